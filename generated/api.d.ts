@@ -57,6 +57,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/open/oauth/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an access or refresh token (RFC 7009)
+         * @description Revokes the whole authorization the token belongs to: its access and refresh tokens and
+         *     every proxy token issued under it. An unknown, expired or foreign token still answers 200
+         *     (RFC 7009 2.2), so the endpoint reveals nothing about tokens of other clients.
+         */
+        post: operations["revokeToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/open/v1/userinfo": {
         parameters: {
             query?: never;
@@ -442,6 +464,19 @@ export interface components {
              */
             client_secret?: string;
         };
+        RevocationRequest: {
+            /** @example ghr_Pn4rT8wQ2zX6vB1mK9sL3dF7gH0jY5cA2eU8iO4pR6t */
+            token: string;
+            /**
+             * @example refresh_token
+             * @enum {string}
+             */
+            token_type_hint?: "access_token" | "refresh_token";
+            /** @example app_3f9a1c0e5b7d2a4c6e8f */
+            client_id?: string;
+            /** @example cs_h7Q2mXv9Lr4Tz1Wk8Np3Bs6Dy0Fc5Ga2Je7Hu4Ki9Lo1 */
+            client_secret?: string;
+        };
         TokenResponse: {
             /** @example gho_Qm3vX8rT1zK6wN4pB9sL2dF7gH0jY5cA2eU8iO4pR6t */
             access_token: string;
@@ -538,6 +573,8 @@ export interface components {
             authorization_endpoint: string;
             /** @example http://localhost:3000/api/open/oauth/token */
             token_endpoint: string;
+            /** @example http://localhost:3000/api/open/oauth/revoke */
+            revocation_endpoint?: string;
             /** @example http://localhost:3000/.well-known/jwks.json */
             jwks_uri?: string;
             /** @example http://localhost:3000/api/open/v1/userinfo */
@@ -1542,6 +1579,76 @@ export interface operations {
                      * @example {
                      *       "error": "temporarily_unavailable",
                      *       "error_description": "The service is temporarily unavailable."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    revokeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["RevocationRequest"];
+            };
+        };
+        responses: {
+            /** @description Revoked, or there was nothing to revoke. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description RFC 6749 5.2 error (`invalid_request`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "error_description": "token is required."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Client authentication failed (`invalid_client`). */
+            401: {
+                headers: {
+                    /** @example Basic realm="token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_client",
+                     *       "error_description": "Client authentication failed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Too many requests for this client. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "slow_down",
+                     *       "error_description": "Too many requests; retry later."
                      *     }
                      */
                     "application/json": components["schemas"]["OAuthError"];
