@@ -1,0 +1,199 @@
+import { describe, expect, it } from 'vitest';
+import { createApiClient, formBody } from '../src/client/index.ts';
+import { allOperationIds, conformanceProblems } from './spec.ts';
+import { contractTarget } from './target.ts';
+
+// The same assertions run against the Prism mock and the live service: the status each request
+// must get, and that the response conforms to openapi.yaml (documented status, content type, schema).
+// `Prefer: code=N` tells Prism which documented response to serve; the live service ignores it.
+
+const target = contractTarget();
+const anonymous = createApiClient(target.baseUrl);
+const withKey = createApiClient(target.baseUrl, { bearer: target.apiKey });
+const withOAuth = createApiClient(target.baseUrl, { bearer: target.accessToken });
+const covered = new Set<string>();
+
+async function expectConformant(
+  operationId: string,
+  call: Promise<{ response: Response; data?: unknown; error?: unknown }>,
+  status: number | number[],
+): Promise<{ status: number; body: unknown; response: Response }> {
+  const { response, data, error } = await call;
+  const body = data ?? error;
+  covered.add(operationId);
+  const allowed = Array.isArray(status) ? status : [status];
+  expect(allowed, `${operationId} answered ${response.status}: ${JSON.stringify(body)}`).toContain(response.status);
+  expect(conformanceProblems(operationId, response.status, response.headers.get('content-type'), body)).toEqual([]);
+  return { status: response.status, body, response };
+}
+
+const seedWorkflow = {
+  name: 'Ticket summariser',
+  description: 'Summarises a support ticket in one line.',
+  nodes: [
+    { id: 'input', type: 'text_input' as const, config: { variable: 'ticket' } },
+    { id: 'summarise', type: 'llm_call' as const, config: { model: 'echo', temperature: 0.2, max_tokens: 256 } },
+    { id: 'result', type: 'text_output' as const, config: { format: 'plain' as const } },
+  ],
+  edges: [
+    { from: 'input', to: 'summarise' },
+    { from: 'summarise', to: 'result' },
+  ],
+};
+
+describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 'the live service'} at ${target.baseUrl}`, () => {
+  describe('health', () => {
+    it('GET /healthz answers 200', async () => {
+      await expectConformant('getLiveness', anonymous.GET('/healthz'), 200);
+    });
+    it('GET /readyz answers 200 when the database and queue are reachable', async () => {
+      await expectConformant('getReadiness', anonymous.GET('/readyz'), 200);
+    });
+  });
+
+  describe('oauth', () => {
+    it('GET /oauth/authorize with an unknown client answers 400 and does not redirect', async () => {
+      const call = anonymous.GET('/oauth/authorize', {
+        params: {
+          query: { response_type: 'code', client_id: 'app_unknown', redirect_uri: 'https://evil.example/cb', scope: 'user_info', state: 's1' },
+        },
+        headers: { Prefer: 'code=400' },
+        parseAs: 'text',
+      });
+      const { response } = await expectConformant('authorize', call, 400);
+      expect(response.headers.get('location')).toBeNull();
+    });
+
+    it('POST /api/open/oauth/token rotates a refresh token (credentials in the body)', async () => {
+      const call = anonymous.POST('/api/open/oauth/token', {
+        body: { grant_type: 'refresh_token', refresh_token: target.refreshToken, client_id: target.clientId, client_secret: target.clientSecret },
+        ...formBody,
+      });
+      const { body, response } = await expectConformant('token', call, 200);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(body).toMatchObject({ token_type: 'Bearer' });
+    });
+
+    it('POST /api/open/oauth/token with an unknown grant_type is unsupported_grant_type', async () => {
+      const call = anonymous.POST('/api/open/oauth/token', {
+        body: { grant_type: 'password' as 'refresh_token', client_id: target.clientId, client_secret: target.clientSecret },
+        ...formBody,
+      });
+      await expectConformant('token', call, 400);
+    });
+
+    it('POST /api/open/oauth/token with a wrong secret over Basic is invalid_client 401', async () => {
+      const basic = createApiClient(target.baseUrl, { basic: { clientId: target.clientId, clientSecret: 'cs_wrong' } });
+      const call = basic.POST('/api/open/oauth/token', {
+        body: { grant_type: 'refresh_token', refresh_token: 'ghr_unknown' },
+        ...formBody,
+        headers: { ...formBody.headers, Prefer: 'code=401' },
+      });
+      await expectConformant('token', call, 401);
+    });
+
+    it('POST /api/open/oauth/revoke answers 200 even for an unknown token (RFC 7009 2.2)', async () => {
+      const call = anonymous.POST('/api/open/oauth/revoke', {
+        body: { token: 'gho_not_a_real_token', client_id: target.clientId, client_secret: target.clientSecret },
+        ...formBody,
+        parseAs: 'text',
+      });
+      await expectConformant('revokeToken', call, 200);
+    });
+
+    it('GET /.well-known/oauth-authorization-server describes the endpoints', async () => {
+      await expectConformant('getAuthorizationServerMetadata', anonymous.GET('/.well-known/oauth-authorization-server'), 200);
+    });
+  });
+
+  describe('open interfaces', () => {
+    it('GET /api/open/v1/userinfo answers the user', async () => {
+      await expectConformant('getUserInfo', withOAuth.GET('/api/open/v1/userinfo'), 200);
+    });
+    it('GET /api/open/v1/userinfo without a token is 401', async () => {
+      await expectConformant('getUserInfo', anonymous.GET('/api/open/v1/userinfo'), 401);
+    });
+    it('GET /api/open/v1/orgs lists organizations', async () => {
+      await expectConformant('listOrgs', withOAuth.GET('/api/open/v1/orgs'), 200);
+    });
+    it('GET /api/open/v1/{namespace}/tokens lists token metadata', async () => {
+      const call = withOAuth.GET('/api/open/v1/{namespace}/tokens', { params: { path: { namespace: target.namespace } } });
+      await expectConformant('listAccessTokens', call, 200);
+    });
+    it('GET /api/open/v1/{namespace}/tokens of a foreign namespace is 404', async () => {
+      const call = withOAuth.GET('/api/open/v1/{namespace}/tokens', {
+        params: { path: { namespace: 'someone-else-entirely' } },
+        headers: { Prefer: 'code=404' },
+      });
+      await expectConformant('listAccessTokens', call, 404);
+    });
+    it('GET /api/open/v1/{namespace}/tokens/{id} issues a proxy token', async () => {
+      const call = withOAuth.GET('/api/open/v1/{namespace}/tokens/{id}', {
+        params: { path: { namespace: target.namespace, id: target.tokenId } },
+      });
+      const { body } = await expectConformant('getAccessToken', call, 200);
+      expect((body as { proxy_access_token: string }).proxy_access_token.split('.')).toHaveLength(3);
+    });
+    it('GET /.well-known/jwks.json publishes the signing keys', async () => {
+      await expectConformant('getJwks', anonymous.GET('/.well-known/jwks.json'), 200);
+    });
+    it('POST /serverless/v1/chat/completions answers with the echo model', async () => {
+      const call = withKey.POST('/serverless/v1/chat/completions', {
+        body: { model: 'echo', messages: [{ role: 'user', content: 'hello' }] },
+      });
+      await expectConformant('createChatCompletion', call, 200);
+    });
+    it('POST /serverless/v1/chat/completions without a token is 401 in the OpenAI error shape', async () => {
+      const call = anonymous.POST('/serverless/v1/chat/completions', { body: { model: 'echo', messages: [{ role: 'user', content: 'hi' }] } });
+      await expectConformant('createChatCompletion', call, 401);
+    });
+  });
+
+  describe('workflows', () => {
+    it('create, read, list, update, run, read the run, list runs, cancel, delete', async () => {
+      const created = await expectConformant('createWorkflow', withKey.POST('/api/workflows', { body: seedWorkflow }), 201);
+      const id = (created.body as { data: { id: string } }).data.id;
+      const path = { workflow_id: id };
+
+      await expectConformant('getWorkflow', withKey.GET('/api/workflows/{workflow_id}', { params: { path } }), 200);
+      await expectConformant('listWorkflows', withKey.GET('/api/workflows', { params: { query: { page: 1, per_page: 20, search: 'Ticket' } } }), 200);
+      await expectConformant(
+        'updateWorkflow',
+        withKey.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { description: 'One line per ticket.' } }),
+        200,
+      );
+      const run = await expectConformant(
+        'runWorkflow',
+        withKey.POST('/api/workflows/{workflow_id}/run', { params: { path }, body: { inputs: { ticket: 'The export button does nothing.' } } }),
+        202,
+      );
+      const runPath = { workflow_id: id, run_id: (run.body as { data: { id: string } }).data.id };
+      await expectConformant('getRun', withKey.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: runPath } }), 200);
+      await expectConformant('listRuns', withKey.GET('/api/workflows/{workflow_id}/runs', { params: { path } }), 200);
+      // A run on `echo` may already have finished: cancelling it then is a 409.
+      await expectConformant('cancelRun', withKey.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: runPath } }), [200, 409]);
+      await expectConformant('deleteWorkflow', withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }), 204);
+    });
+
+    it('GET /api/workflows without an API key is 401', async () => {
+      await expectConformant('listWorkflows', anonymous.GET('/api/workflows'), 401);
+    });
+    it('GET /api/workflows with per_page over 100 is 400', async () => {
+      await expectConformant('listWorkflows', withKey.GET('/api/workflows', { params: { query: { per_page: 101 } } }), 400);
+    });
+    it('GET /api/workflows/{id} of an unknown workflow is 404', async () => {
+      const call = withKey.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: 'wf_doesnotexist' } }, headers: { Prefer: 'code=404' } });
+      await expectConformant('getWorkflow', call, 404);
+    });
+    it('POST /api/workflows with a cyclic graph is 422 listing the problem', async () => {
+      const cyclic = { ...seedWorkflow, edges: [...seedWorkflow.edges, { from: 'result', to: 'summarise' }] };
+      const call = withKey.POST('/api/workflows', { body: cyclic, headers: { Prefer: 'code=422' } });
+      const { body } = await expectConformant('createWorkflow', call, 422);
+      expect((body as { errors: unknown[] }).errors.length).toBeGreaterThan(0);
+    });
+  });
+
+  it('covers every operation of openapi.yaml', () => {
+    expect([...covered].sort()).toEqual(allOperationIds().sort());
+  });
+});

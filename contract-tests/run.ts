@@ -1,0 +1,36 @@
+// `npm run test:contract -- --target mock|URL`: runs the contract suite against the Prism mock
+// (default) or a live service (credentials in CONTRACT_* variables, see target.ts).
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { freePort, startPrism } from './prism.ts';
+
+const { values } = parseArgs({
+  options: { target: { type: 'string', default: process.env.CONTRACT_TARGET ?? 'mock' }, help: { type: 'boolean' } },
+});
+if (values.help) {
+  console.log('usage: npm run test:contract -- [--target mock|http://host:port]\n' +
+    'Against a live service, set CONTRACT_API_KEY, CONTRACT_ACCESS_TOKEN, CONTRACT_REFRESH_TOKEN,\n' +
+    'CONTRACT_CLIENT_ID, CONTRACT_CLIENT_SECRET, CONTRACT_NAMESPACE and CONTRACT_TOKEN_ID.');
+  process.exit(0);
+}
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const env: NodeJS.ProcessEnv = { ...process.env };
+let prism: Awaited<ReturnType<typeof startPrism>> | undefined;
+if (values.target === 'mock') {
+  const port = await freePort();
+  prism = await startPrism(port, { quiet: true });
+  env.CONTRACT_TARGET = `http://127.0.0.1:${port}`;
+  env.CONTRACT_MOCK = '1';
+} else {
+  env.CONTRACT_TARGET = values.target;
+}
+
+const result = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--config', 'contract-tests/vitest.config.ts'], {
+  cwd: root,
+  env,
+  stdio: 'inherit',
+});
+prism?.kill();
+process.exit(result.status ?? 1);
