@@ -1,0 +1,39 @@
+import { echoProvider } from './echo.ts';
+import { openAICompatibleProvider } from './openaiCompatible.ts';
+import { ModelUnavailableError, type ChatRequest, type ChatResult, type ModelProvider } from './types.ts';
+
+export * from './types.ts';
+
+export interface ModelRouter {
+  /** True when some provider serves the model. */
+  has(model: string): boolean;
+  complete(request: ChatRequest): Promise<ChatResult>;
+}
+
+export interface ProviderSettings {
+  MODEL_PROVIDER_BASE_URL?: string | undefined;
+  MODEL_PROVIDER_API_KEY?: string | undefined;
+  MODEL_PROVIDER_MODELS?: string[] | string | undefined;
+}
+
+/** Routes each model to the first provider that serves it: `echo` first, then the configured API. */
+export function createModelRouter(settings: ProviderSettings, extra: ModelProvider[] = []): ModelRouter {
+  const providers: ModelProvider[] = [echoProvider, ...extra];
+  if (settings.MODEL_PROVIDER_BASE_URL) {
+    const models = Array.isArray(settings.MODEL_PROVIDER_MODELS)
+      ? settings.MODEL_PROVIDER_MODELS
+      : (settings.MODEL_PROVIDER_MODELS ?? '*').split(',').map((m) => m.trim()).filter(Boolean);
+    providers.push(
+      openAICompatibleProvider({ baseUrl: settings.MODEL_PROVIDER_BASE_URL, apiKey: settings.MODEL_PROVIDER_API_KEY, models }),
+    );
+  }
+  const find = (model: string) => providers.find((p) => p.serves(model));
+  return {
+    has: (model) => find(model) !== undefined,
+    async complete(request) {
+      const provider = find(request.model);
+      if (!provider) throw new ModelUnavailableError(request.model);
+      return provider.complete(request);
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeOpenAI, type FakeOpenAI } from '../../../test/support/fakeOpenAI.ts';
+import { createModelRouter, ModelUnavailableError, ProviderError } from './index.ts';
+import { openAICompatibleProvider } from './openaiCompatible.ts';
+
+let fake: FakeOpenAI;
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
+afterAll(() => fake.close());
+
+const ask = (content: string) => ({ model: 'llama-3', messages: [{ role: 'user' as const, content }] });
+
+describe('model providers', () => {
+  it('echo answers with the last user message and counts words as usage', async () => {
+    const router = createModelRouter({});
+    const result = await router.complete({ model: 'echo', messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello there' }] });
+    expect(result).toEqual({
+      model: 'echo',
+      content: 'hello there',
+      finishReason: 'stop',
+      usage: { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 },
+    });
+  });
+
+  it('echo honours max_tokens and reports finish_reason length', async () => {
+    const result = await createModelRouter({}).complete({ model: 'echo', messages: [{ role: 'user', content: 'one two three' }], max_tokens: 2 });
+    expect(result.content).toBe('one two');
+    expect(result.finishReason).toBe('length');
+  });
+
+  it('an unknown model is ModelUnavailableError', async () => {
+    await expect(createModelRouter({}).complete(ask('x'))).rejects.toBeInstanceOf(ModelUnavailableError);
+  });
+
+  it('routes configured models to the OpenAI-compatible API and sends its parameters', async () => {
+    const router = createModelRouter({ MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_API_KEY: 'k', MODEL_PROVIDER_MODELS: 'llama-3' });
+    const result = await router.complete({ ...ask('hi'), temperature: 0.3, max_tokens: 9 });
+    expect(result.content).toBe('HI');
+    expect(result.usage.total_tokens).toBeGreaterThan(0);
+    expect(fake.requests.at(-1)).toMatchObject({ model: 'llama-3', temperature: 0.3, max_tokens: 9 });
+    expect(router.has('gpt-unknown')).toBe(false);
+  });
+
+  it('retries 429 and 5xx with backoff, then succeeds', async () => {
+    fake.replies = [
+      { kind: 'error', status: 429, message: 'Rate limit reached', type: 'rate_limit_error', retryAfter: 0 },
+      { kind: 'error', status: 503, message: 'overloaded' },
+      { kind: 'completion', content: 'done' },
+    ];
+    const provider = openAICompatibleProvider({ baseUrl: fake.baseUrl, models: ['*'], backoffMs: 1 });
+    const before = fake.requests.length;
+    expect((await provider.complete(ask('x'))).content).toBe('done');
+    expect(fake.requests.length - before).toBe(3);
+  });
+
+  it('does not retry a 400 and reports the provider message', async () => {
+    fake.replies = [{ kind: 'error', status: 400, message: 'context too long', type: 'invalid_request_error' }];
+    const provider = openAICompatibleProvider({ baseUrl: fake.baseUrl, models: ['*'], backoffMs: 1 });
+    const before = fake.requests.length;
+    const error = await provider.complete(ask('x')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).status).toBe(400);
+    expect((error as Error).message).toContain('context too long');
+    expect(fake.requests.length - before).toBe(1);
+  });
+
+  it('gives up after the last attempt', async () => {
+    fake.replies = Array.from({ length: 3 }, () => ({ kind: 'error' as const, status: 500, message: 'boom' }));
+    const provider = openAICompatibleProvider({ baseUrl: fake.baseUrl, models: ['*'], backoffMs: 1, maxAttempts: 3 });
+    await expect(provider.complete(ask('x'))).rejects.toThrow(/answered 500: boom/);
+  });
+
+  it('times out a provider that does not answer', async () => {
+    fake.replies = [{ kind: 'hang' }];
+    const provider = openAICompatibleProvider({ baseUrl: fake.baseUrl, models: ['*'], timeoutMs: 100, maxAttempts: 1 });
+    await expect(provider.complete(ask('x'))).rejects.toBeInstanceOf(ProviderError);
+  });
+
+  it('stops at once when the caller aborts (run cancelled)', async () => {
+    fake.replies = [{ kind: 'hang' }];
+    const provider = openAICompatibleProvider({ baseUrl: fake.baseUrl, models: ['*'], timeoutMs: 60_000 });
+    const controller = new AbortController();
+    const call = provider.complete({ ...ask('x'), signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('cancelled')), 50);
+    await expect(call).rejects.toThrow('cancelled');
+  });
+});

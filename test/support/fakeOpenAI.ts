@@ -1,0 +1,75 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** What the fake answers to one request: a completion, an OpenAI error, or silence (hang). */
+export type FakeReply =
+  | { kind: 'completion'; content: string; delayMs?: number }
+  | { kind: 'error'; status: number; message: string; type?: string; retryAfter?: number }
+  | { kind: 'hang' };
+
+export interface FakeOpenAI {
+  baseUrl: string;
+  /** Bodies of the requests received, in order. */
+  requests: { model: string; messages: { role: string; content: string }[]; temperature?: number; max_tokens?: number }[];
+  /** Replies to serve in order; when empty, every request gets an upper-cased echo. */
+  replies: FakeReply[];
+  close(): Promise<void>;
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}
+
+/**
+ * A local server speaking the OpenAI chat completions wire format (including its error bodies),
+ * standing in for a model provider: the one thing in these tests the outside world owns.
+ */
+export async function startFakeOpenAI(): Promise<FakeOpenAI> {
+  const fake = { requests: [], replies: [] } as unknown as FakeOpenAI;
+  let created = 1_795_000_000;
+  const server: Server = createServer(async (req, res) => {
+    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+      res.writeHead(404, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'Not found', type: 'invalid_request_error', param: null, code: null } }));
+      return;
+    }
+    const body = (await readJson(req)) as FakeOpenAI['requests'][number];
+    fake.requests.push(body);
+    const last = body.messages.at(-1)?.content ?? '';
+    const reply: FakeReply = fake.replies.shift() ?? { kind: 'completion', content: last.toUpperCase() };
+    if (reply.kind === 'hang') return; // never answers; the client's timeout or abort must end it
+    if (reply.kind === 'error') {
+      res.writeHead(reply.status, {
+        'Content-Type': 'application/json',
+        ...(reply.retryAfter !== undefined ? { 'Retry-After': String(reply.retryAfter) } : {}),
+      });
+      res.end(JSON.stringify({ error: { message: reply.message, type: reply.type ?? 'server_error', param: null, code: null } }));
+      return;
+    }
+    if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+    const promptTokens = body.messages.reduce((n, m) => n + m.content.split(/\s+/).length, 0);
+    const completionTokens = reply.content.split(/\s+/).length;
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        id: `chatcmpl-fake${created}`,
+        object: 'chat.completion',
+        created: created++,
+        model: body.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: reply.content }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  fake.baseUrl = `http://127.0.0.1:${port}/v1`;
+  fake.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return fake;
+}
