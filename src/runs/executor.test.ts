@@ -73,15 +73,15 @@ describe('executeGraph', () => {
   });
 
   it('parses json output, and keeps non-JSON text as a string', async () => {
-    const graph = (text: string): Graph => ({
+    const jsonGraph: Graph = {
       nodes: [
         { id: 'in', type: 'text_input', config: { variable: 'v' } },
         { id: 'out', type: 'text_output', config: { format: 'json' } },
       ],
       edges: [{ from: 'in', to: 'out' }],
-    });
-    expect((await executeGraph(graph(''), { v: '{"a":1}' }, createModelRouter({}))).output).toEqual({ out: { a: 1 } });
-    expect((await executeGraph(graph(''), { v: 'not json' }, createModelRouter({}))).output).toEqual({ out: 'not json' });
+    };
+    expect((await executeGraph(jsonGraph, { v: '{"a":1}' }, createModelRouter({}))).output).toEqual({ out: { a: 1 } });
+    expect((await executeGraph(jsonGraph, { v: 'not json' }, createModelRouter({}))).output).toEqual({ out: 'not json' });
   });
 
   it('fails with model_unavailable and the node id for an unknown model', async () => {
