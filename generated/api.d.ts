@@ -732,12 +732,12 @@ export interface components {
                  * @default 1
                  * @example 0.2
                  */
-                temperature: number;
+                temperature?: number;
                 /**
                  * @default 1024
                  * @example 256
                  */
-                max_tokens: number;
+                max_tokens?: number;
                 /**
                  * @description Optional system message sent before the input text.
                  * @example Summarise the ticket in one line.

@@ -78,11 +78,11 @@ function normalise(err: unknown, req: Request, dialect: ErrorDialect): Problem |
     items = err.errors;
     headers = err.headers;
   } else if (isHttpError(err) && err.status >= 400 && err.status < 500) {
-    status = err.status;
-    const typed = err as ValidatorError & { type?: string };
-    message = typed.type ? bodyParserMessage(typed) : err.message;
-    items = validatorItems(err);
-    headers = err.headers ?? {};
+    const httpError: ValidatorError & { type?: string } = err;
+    status = httpError.status;
+    message = httpError.type ? bodyParserMessage(httpError) : httpError.message;
+    items = validatorItems(httpError);
+    headers = httpError.headers ?? {};
   }
 
   if (dialect === 'oauth') {
@@ -110,12 +110,14 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     const dialect = dialectOf(req.path);
     const rendered = normalise(err, req, dialect);
     if (rendered.status >= 500 && !(rendered.status === 503)) {
-      logger.error({ err, reqId: req.id }, 'unhandled error');
+      logger.error({ err, reqId: res.getHeader('X-Request-Id') }, 'unhandled error');
     }
     for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
     res.status(rendered.status);
     if (rendered instanceof Problem) {
-      res.type('application/problem+json').send(JSON.stringify(rendered.body(req.originalUrl.split('?')[0], String(req.id ?? ''))));
+      const requestId = res.getHeader('X-Request-Id');
+      const body = rendered.body(req.originalUrl.split('?')[0], typeof requestId === 'string' ? requestId : undefined);
+      res.type('application/problem+json').send(JSON.stringify(body));
     } else {
       if (rendered instanceof OAuthError) res.setHeader('Cache-Control', 'no-store');
       res.json(rendered.body());
