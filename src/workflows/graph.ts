@@ -1,0 +1,319 @@
+// Validation of a workflow graph (openapi.yaml WorkflowNode / WorkflowEdge, DESIGN.md "Workflow
+// graph"). It checks the raw body itself, not only what passed the contract validator, so that a
+// single 422 can list every problem at once: schema-level (config per type) and semantic ones
+// (ids, edges, cycles, reachability) together.
+import type { components } from '../../generated/api.d.ts';
+import type { ProblemItem } from '../http/problems.ts';
+
+export type WorkflowNode = components['schemas']['WorkflowNode'];
+export type WorkflowEdge = components['schemas']['WorkflowEdge'];
+
+export interface GraphLimits {
+  /** Highest `max_tokens` an `llm_call` node may ask for (config WORKFLOW_MAX_TOKENS_LIMIT). */
+  maxTokens: number;
+}
+
+// The same bounds as openapi.yaml; the contract is the source, these mirror it.
+const MAX_NODES = 500;
+const MAX_EDGES = 2000;
+const NODE_ID = /^[A-Za-z0-9_-]+$/;
+const NODE_ID_MAX = 64;
+const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const VARIABLE_MAX = 64;
+const MODEL_MAX = 200;
+const SYSTEM_PROMPT_MAX = 20000;
+const SCHEMA_MAX_TOKENS = 32768;
+const FORMATS = ['plain', 'markdown', 'json'] as const;
+export const NODE_TYPES = ['text_input', 'llm_call', 'text_output'] as const;
+
+const CONFIG_KEYS: Record<(typeof NODE_TYPES)[number], readonly string[]> = {
+  text_input: ['variable'],
+  llm_call: ['model', 'temperature', 'max_tokens', 'system_prompt'],
+  text_output: ['format'],
+};
+const REQUIRED_CONFIG_KEYS: Record<(typeof NODE_TYPES)[number], readonly string[]> = {
+  text_input: ['variable'],
+  llm_call: ['model'],
+  text_output: ['format'],
+};
+
+type Report = (pointer: string, message: string) => void;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isNodeType(value: unknown): value is (typeof NODE_TYPES)[number] {
+  return typeof value === 'string' && (NODE_TYPES as readonly string[]).includes(value);
+}
+
+/** JSON pointer escaping (RFC 6901 section 3) for property names in pointers. */
+function escapePointer(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function checkUnknownKeys(value: Record<string, unknown>, allowed: readonly string[], at: string, report: Report): void {
+  for (const key of Object.keys(value)) {
+    if (!allowed.includes(key)) report(`${at}/${escapePointer(key)}`, `unknown property "${key}"`);
+  }
+}
+
+function checkNodeId(value: unknown, at: string, report: Report): value is string {
+  if (typeof value !== 'string') {
+    report(at, 'must be a string');
+    return false;
+  }
+  if (value.length < 1 || value.length > NODE_ID_MAX) {
+    report(at, `must be 1 to ${NODE_ID_MAX} characters`);
+    return false;
+  }
+  if (!NODE_ID.test(value)) {
+    report(at, 'must contain only letters, digits, "_" and "-"');
+    return false;
+  }
+  return true;
+}
+
+function checkConfig(type: (typeof NODE_TYPES)[number], config: Record<string, unknown>, at: string, limits: GraphLimits, report: Report): void {
+  checkUnknownKeys(config, CONFIG_KEYS[type], at, report);
+  for (const key of REQUIRED_CONFIG_KEYS[type]) {
+    if (!(key in config)) report(`${at}/${key}`, `is required for a ${type} node`);
+  }
+  switch (type) {
+    case 'text_input': {
+      const variable = config.variable;
+      if (variable === undefined) break;
+      if (typeof variable !== 'string') report(`${at}/variable`, 'must be a string');
+      else if (variable.length > VARIABLE_MAX || !VARIABLE.test(variable)) {
+        report(`${at}/variable`, `must be an identifier (letters, digits, "_", not starting with a digit; at most ${VARIABLE_MAX} characters)`);
+      }
+      break;
+    }
+    case 'llm_call': {
+      const { model, temperature, max_tokens: maxTokens, system_prompt: systemPrompt } = config;
+      if (model !== undefined) {
+        if (typeof model !== 'string') report(`${at}/model`, 'must be a string');
+        else if (model.trim().length === 0) report(`${at}/model`, 'must not be empty');
+        else if (model.length > MODEL_MAX) report(`${at}/model`, `must be at most ${MODEL_MAX} characters`);
+      }
+      if (temperature !== undefined) {
+        if (typeof temperature !== 'number' || !Number.isFinite(temperature)) report(`${at}/temperature`, 'must be a number');
+        else if (temperature < 0) report(`${at}/temperature`, 'must be >= 0');
+        else if (temperature > 2) report(`${at}/temperature`, 'must be <= 2');
+      }
+      if (maxTokens !== undefined) {
+        const limit = Math.min(limits.maxTokens, SCHEMA_MAX_TOKENS);
+        if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens)) report(`${at}/max_tokens`, 'must be an integer');
+        else if (maxTokens < 1) report(`${at}/max_tokens`, 'must be >= 1');
+        else if (maxTokens > limit) report(`${at}/max_tokens`, `must be <= ${limit}`);
+      }
+      if (systemPrompt !== undefined) {
+        if (typeof systemPrompt !== 'string') report(`${at}/system_prompt`, 'must be a string');
+        else if (systemPrompt.length > SYSTEM_PROMPT_MAX) report(`${at}/system_prompt`, `must be at most ${SYSTEM_PROMPT_MAX} characters`);
+      }
+      break;
+    }
+    case 'text_output': {
+      const format = config.format;
+      if (format === undefined) break;
+      if (typeof format !== 'string' || !(FORMATS as readonly string[]).includes(format)) {
+        report(`${at}/format`, `must be one of ${FORMATS.join(', ')}`);
+      }
+      break;
+    }
+  }
+}
+
+interface NodeFacts {
+  /** Index of the first node with each id. */
+  indexById: Map<string, number>;
+  typeById: Map<string, (typeof NODE_TYPES)[number]>;
+}
+
+function checkNodes(nodes: unknown[], limits: GraphLimits, report: Report): NodeFacts {
+  const indexById = new Map<string, number>();
+  const typeById = new Map<string, (typeof NODE_TYPES)[number]>();
+  nodes.forEach((node, i) => {
+    const at = `/nodes/${i}`;
+    if (!isObject(node)) {
+      report(at, 'must be an object with id, type and config');
+      return;
+    }
+    checkUnknownKeys(node, ['id', 'type', 'config'], at, report);
+
+    let id: string | undefined;
+    if (node.id === undefined) report(`${at}/id`, 'is required');
+    else if (checkNodeId(node.id, `${at}/id`, report)) id = node.id;
+    if (id !== undefined) {
+      const first = indexById.get(id);
+      if (first === undefined) indexById.set(id, i);
+      else report(`${at}/id`, `duplicate node id "${id}" (also /nodes/${first})`);
+    }
+
+    if (node.type === undefined) report(`${at}/type`, 'is required');
+    else if (!isNodeType(node.type)) report(`${at}/type`, `unknown node type ${JSON.stringify(node.type)}; known: ${NODE_TYPES.join(', ')}`);
+    const type = isNodeType(node.type) ? node.type : undefined;
+    if (id !== undefined && type !== undefined && !typeById.has(id)) typeById.set(id, type);
+
+    if (node.config === undefined) report(`${at}/config`, 'is required');
+    else if (!isObject(node.config)) report(`${at}/config`, 'must be an object');
+    else if (type !== undefined) checkConfig(type, node.config, `${at}/config`, limits, report);
+  });
+  return { indexById, typeById };
+}
+
+/** Checks each edge; returns the edges usable for graph checks (both ends exist, no self-loop, not a repeat). */
+function checkEdges(edges: unknown[], facts: NodeFacts, report: Report): { from: string; to: string; index: number }[] {
+  const usable: { from: string; to: string; index: number }[] = [];
+  const seen = new Map<string, number>();
+  edges.forEach((edge, i) => {
+    const at = `/edges/${i}`;
+    if (!isObject(edge)) {
+      report(at, 'must be an object with from and to');
+      return;
+    }
+    checkUnknownKeys(edge, ['from', 'to'], at, report);
+    let ends = true;
+    for (const end of ['from', 'to'] as const) {
+      if (edge[end] === undefined) {
+        report(`${at}/${end}`, 'is required');
+        ends = false;
+      } else if (!checkNodeId(edge[end], `${at}/${end}`, report)) ends = false;
+    }
+    if (!ends) return;
+    const from = edge.from as string;
+    const to = edge.to as string;
+    const unknown = [from, to].filter((id, k, all) => !facts.indexById.has(id) && all.indexOf(id) === k);
+    for (const id of unknown) report(at, `edge refers to unknown node "${id}"`);
+    if (from === to) {
+      report(at, `edge connects node "${from}" to itself`);
+      return;
+    }
+    const key = JSON.stringify([from, to]);
+    const first = seen.get(key);
+    if (first !== undefined) {
+      report(at, `duplicate edge "${from}" -> "${to}" (also /edges/${first})`);
+      return;
+    }
+    seen.set(key, i);
+    if (unknown.length === 0) usable.push({ from, to, index: i });
+  });
+  return usable;
+}
+
+/** Strongly connected components with more than one node (Tarjan): each holds at least one cycle. */
+function cycles(nodeIds: string[], edges: { from: string; to: string }[]): string[][] {
+  const next = new Map<string, string[]>(nodeIds.map((id) => [id, []]));
+  for (const e of edges) next.get(e.from)?.push(e.to);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  let counter = 0;
+
+  // Iterative, so a 500-node chain cannot overflow the call stack.
+  for (const root of nodeIds) {
+    if (index.has(root)) continue;
+    const work: { id: string; child: number }[] = [{ id: root, child: 0 }];
+    index.set(root, counter);
+    low.set(root, counter++);
+    stack.push(root);
+    onStack.add(root);
+    while (work.length > 0) {
+      const frame = work[work.length - 1]!;
+      const children = next.get(frame.id) ?? [];
+      if (frame.child < children.length) {
+        const child = children[frame.child++]!;
+        if (!index.has(child)) {
+          index.set(child, counter);
+          low.set(child, counter++);
+          stack.push(child);
+          onStack.add(child);
+          work.push({ id: child, child: 0 });
+        } else if (onStack.has(child)) {
+          low.set(frame.id, Math.min(low.get(frame.id)!, index.get(child)!));
+        }
+        continue;
+      }
+      work.pop();
+      const parent = work[work.length - 1];
+      if (parent) low.set(parent.id, Math.min(low.get(parent.id)!, low.get(frame.id)!));
+      if (low.get(frame.id) === index.get(frame.id)) {
+        const component: string[] = [];
+        let member: string;
+        do {
+          member = stack.pop()!;
+          onStack.delete(member);
+          component.push(member);
+        } while (member !== frame.id);
+        if (component.length > 1) found.push(component.reverse());
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * Every problem of a workflow graph, as JSON pointers into the workflow (`/nodes/1/config/model`,
+ * `/edges/0`). An empty list means the graph is valid. `nodes` and `edges` are the raw request
+ * values: nothing about their shape is assumed.
+ */
+export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: GraphLimits): ProblemItem[] {
+  const problems: ProblemItem[] = [];
+  const report: Report = (pointer, message) => problems.push({ pointer, message });
+
+  const nodeList = Array.isArray(nodes) ? nodes : [];
+  const edgeList = Array.isArray(edges) ? edges : [];
+  if (!Array.isArray(nodes)) report('/nodes', 'must be an array');
+  else if (nodes.length > MAX_NODES) report('/nodes', `must have at most ${MAX_NODES} nodes`);
+  if (!Array.isArray(edges)) report('/edges', 'must be an array');
+  else if (edges.length > MAX_EDGES) report('/edges', `must have at most ${MAX_EDGES} edges`);
+
+  const facts = checkNodes(nodeList, limits, report);
+  const usable = checkEdges(edgeList, facts, report);
+
+  const ids = [...facts.indexById.keys()];
+  for (const component of cycles(ids, usable)) {
+    const members = new Set(component);
+    const closing = usable.find((e) => members.has(e.from) && members.has(e.to))!;
+    report(`/edges/${closing.index}`, `edges form a cycle through ${component.map((id) => `"${id}"`).join(', ')}`);
+  }
+
+  // Every text_output must be fed, however indirectly, by a text_input: otherwise it can never
+  // produce output. Only nodes whose type is known take part.
+  const reached = new Set<string>();
+  const queue = ids.filter((id) => facts.typeById.get(id) === 'text_input');
+  for (const id of queue) reached.add(id);
+  const next = new Map<string, string[]>();
+  for (const e of usable) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  while (queue.length > 0) {
+    const id = queue.shift()!;
+    for (const to of next.get(id) ?? []) {
+      if (!reached.has(to)) {
+        reached.add(to);
+        queue.push(to);
+      }
+    }
+  }
+  for (const [id, index] of facts.indexById) {
+    if (facts.typeById.get(id) === 'text_output' && !reached.has(id)) {
+      report(`/nodes/${index}`, `text_output "${id}" is not reachable from any text_input`);
+    }
+  }
+
+  return problems.sort((a, b) => comparePointers(a.pointer, b.pointer));
+}
+
+/** Orders problems as a reader scans the body: /nodes before /edges, then by index. */
+function comparePointers(a: string, b: string): number {
+  const rank = (p: string) => (p.startsWith('/nodes') ? 0 : 1);
+  if (rank(a) !== rank(b)) return rank(a) - rank(b);
+  const index = (p: string) => Number(/^\/\w+\/(\d+)/.exec(p)?.[1] ?? -1);
+  return index(a) - index(b);
+}
+
+/** The problems as one RFC 9457 detail sentence. */
+export function describeProblems(problems: ProblemItem[]): string {
+  return problems.length === 1 ? 'The workflow graph has 1 problem.' : `The workflow graph has ${problems.length} problems.`;
+}
