@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // One embedded PostgreSQL for the whole run; each suite makes its own database on it (test/support/db.ts).
+    globalSetup: ['test/support/globalSetup.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,

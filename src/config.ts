@@ -1,0 +1,173 @@
+import { z } from 'zod';
+
+/** Every bad environment variable, one line each; thrown by loadConfig. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+
+  constructor(problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+// Unset and empty variables both mean "use the default".
+const blankToUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+
+function integer(fallback: number, min: number, max: number) {
+  return z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .regex(/^\d+$/, { error: (i) => `must be a whole number between ${min} and ${max} (got "${String(i.input)}")` })
+      .transform(Number)
+      .refine((n) => n >= min && n <= max, { error: (i) => `must be between ${min} and ${max} (got ${String(i.input)})` })
+      .optional()
+      .transform((n) => n ?? fallback),
+  );
+}
+
+const booleanText = z
+  .string()
+  .transform((s) => s.trim().toLowerCase())
+  .refine((s) => ['true', 'false', '1', '0', 'yes', 'no'].includes(s), {
+    error: (i) => `must be true or false (got "${String(i.input)}")`,
+  })
+  .transform((s) => s === 'true' || s === '1' || s === 'yes');
+
+function httpUrl() {
+  return z.string().refine(
+    (s) => {
+      try {
+        const u = new URL(s);
+        return u.protocol === 'http:' || u.protocol === 'https:';
+      } catch {
+        return false;
+      }
+    },
+    { error: (i) => `must be an http:// or https:// URL (got "${String(i.input)}")` },
+  );
+}
+
+function urlWithScheme(schemes: string[], example: string) {
+  return z.string().refine(
+    (s) => {
+      try {
+        return schemes.includes(new URL(s).protocol);
+      } catch {
+        return false;
+      }
+    },
+    // Never echo a database URL: it usually carries a password.
+    { error: `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')}, e.g. ${example}` },
+  );
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const NODE_ENVS = ['development', 'production', 'test'] as const;
+
+const envSchema = z.object({
+  PORT: integer(3000, 1, 65535),
+  HOST: z.preprocess(blankToUndefined, z.string().default('0.0.0.0')),
+  BASE_URL: z.preprocess(blankToUndefined, httpUrl().optional()),
+  DATABASE_URL: z.preprocess(
+    blankToUndefined,
+    urlWithScheme(['mysql:', 'postgres:', 'postgresql:'], 'mysql://user:pass@host:3306/db').optional(),
+  ),
+  QUEUE_URL: z.preprocess(blankToUndefined, urlWithScheme(['postgres:', 'postgresql:'], 'postgres://user:pass@host:5432/db').optional()),
+  DATA_DIR: z.preprocess(blankToUndefined, z.string().default('./.data')),
+  EMBEDDED_PG_PORT: integer(5433, 1, 65535),
+  NODE_ENV: z.preprocess(
+    blankToUndefined,
+    z.enum(NODE_ENVS, { error: (i) => `must be one of ${NODE_ENVS.join(', ')} (got "${String(i.input)}")` }).default('development'),
+  ),
+  LOG_LEVEL: z.preprocess(
+    blankToUndefined,
+    z.enum(LOG_LEVELS, { error: (i) => `must be one of ${LOG_LEVELS.join(', ')} (got "${String(i.input)}")` }).default('info'),
+  ),
+  TRUST_PROXY: z.preprocess(blankToUndefined, z.string().optional()),
+  MODEL_PROVIDER_BASE_URL: z.preprocess(blankToUndefined, httpUrl().optional()),
+  MODEL_PROVIDER_API_KEY: z.preprocess(blankToUndefined, z.string().optional()),
+  MODEL_PROVIDER_MODELS: z.preprocess(blankToUndefined, z.string().optional()),
+  AUTH_CODE_TTL_SECONDS: integer(300, 1, 600),
+  ACCESS_TOKEN_TTL_SECONDS: integer(7200, 1, 31_536_000),
+  REFRESH_TOKEN_TTL_SECONDS: integer(30 * 24 * 3600, 1, 31_536_000),
+  PROXY_TOKEN_TTL_SECONDS: integer(1800, 1, 86_400),
+  WORKFLOW_MAX_TOKENS_LIMIT: integer(32768, 1, 10_000_000),
+  BODY_LIMIT_BYTES: integer(1_048_576, 1024, 1_073_741_824),
+  RUN_TIMEOUT_SECONDS: integer(300, 1, 86_400),
+  RESPONSE_VALIDATION: z.preprocess(blankToUndefined, booleanText.optional()),
+});
+
+/** Express's `trust proxy`: a boolean, a hop count, or a list of addresses / subnet names. */
+function parseTrustProxy(value: string | undefined): boolean | number | string {
+  if (value === undefined) return false;
+  const v = value.trim().toLowerCase();
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  return value.trim();
+}
+
+function parseModels(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function crossFieldProblems(env: z.infer<typeof envSchema>): string[] {
+  const problems: string[] = [];
+  if (env.MODEL_PROVIDER_MODELS && !env.MODEL_PROVIDER_BASE_URL) {
+    problems.push('MODEL_PROVIDER_MODELS: needs MODEL_PROVIDER_BASE_URL, the provider those models are routed to');
+  }
+  if (env.BASE_URL) {
+    const u = new URL(env.BASE_URL);
+    if (u.search || u.hash) problems.push(`BASE_URL: must not have a query or fragment (got "${env.BASE_URL}")`);
+  }
+  return problems;
+}
+
+/** Reads and validates the environment; throws a ConfigError that lists every bad value. */
+export function loadConfig(env: Record<string, string | undefined> = process.env) {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  }
+  const e = parsed.data;
+  const problems = crossFieldProblems(e);
+  if (problems.length) throw new ConfigError(problems);
+
+  const baseUrl = (e.BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
+  const config = {
+    PORT: e.PORT,
+    HOST: e.HOST,
+    /** Public base URL without a trailing slash; the OAuth/JWT issuer. */
+    BASE_URL: baseUrl,
+    /** Absent: the service runs an embedded PostgreSQL under DATA_DIR/pg. */
+    DATABASE_URL: e.DATABASE_URL,
+    /** Absent: the queue uses the store when it is PostgreSQL (see resolveQueueUrl in src/db/connect.ts). */
+    QUEUE_URL: e.QUEUE_URL,
+    DATA_DIR: e.DATA_DIR,
+    EMBEDDED_PG_PORT: e.EMBEDDED_PG_PORT,
+    NODE_ENV: e.NODE_ENV,
+    LOG_LEVEL: e.LOG_LEVEL,
+    TRUST_PROXY: parseTrustProxy(e.TRUST_PROXY),
+    MODEL_PROVIDER_BASE_URL: e.MODEL_PROVIDER_BASE_URL?.replace(/\/+$/, ''),
+    MODEL_PROVIDER_API_KEY: e.MODEL_PROVIDER_API_KEY,
+    /** Model names routed to the OpenAI-compatible provider. */
+    MODEL_PROVIDER_MODELS: Object.freeze(parseModels(e.MODEL_PROVIDER_MODELS)) as readonly string[],
+    AUTH_CODE_TTL_SECONDS: e.AUTH_CODE_TTL_SECONDS,
+    ACCESS_TOKEN_TTL_SECONDS: e.ACCESS_TOKEN_TTL_SECONDS,
+    REFRESH_TOKEN_TTL_SECONDS: e.REFRESH_TOKEN_TTL_SECONDS,
+    PROXY_TOKEN_TTL_SECONDS: e.PROXY_TOKEN_TTL_SECONDS,
+    WORKFLOW_MAX_TOKENS_LIMIT: e.WORKFLOW_MAX_TOKENS_LIMIT,
+    BODY_LIMIT_BYTES: e.BODY_LIMIT_BYTES,
+    RUN_TIMEOUT_SECONDS: e.RUN_TIMEOUT_SECONDS,
+    /** Validate responses against openapi.yaml; on by default except in production. */
+    RESPONSE_VALIDATION: e.RESPONSE_VALIDATION ?? e.NODE_ENV !== 'production',
+  };
+  return Object.freeze(config);
+}
+
+export type Config = ReturnType<typeof loadConfig>;

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
+import { insertReturningId } from './insert.ts';
+import { migrateLatest, migrateRollback, migrationStatus } from './migrate.ts';
+
+const TABLES = [
+  'users',
+  'organizations',
+  'memberships',
+  'namespaces',
+  'applications',
+  'authorizations',
+  'oauth_codes',
+  'oauth_tokens',
+  'access_tokens',
+  'signing_keys',
+  'app_secrets',
+  'workflows',
+  'runs',
+  'run_steps',
+  'rate_limits',
+];
+
+describe.each(testDialects())('migrations on %s', (dialect) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await createTestDb(dialect, { migrate: false });
+  });
+  afterAll(async () => {
+    await t?.destroy();
+  });
+
+  async function existingTables(): Promise<string[]> {
+    const found: string[] = [];
+    for (const table of TABLES) if (await t.db.schema.hasTable(table)) found.push(table);
+    return found;
+  }
+
+  it('creates every table on latest, and a second latest applies nothing', async () => {
+    expect(await migrateLatest(t.db)).toEqual(['0001_initial']);
+    expect(await existingTables()).toEqual(TABLES);
+    expect(await migrateLatest(t.db)).toEqual([]);
+    expect(await migrationStatus(t.db)).toEqual({ applied: ['0001_initial'], pending: [] });
+  });
+
+  it('stores epoch-millisecond BIGINTs and reads them back as numbers', async () => {
+    const now = Date.now();
+    await t.db('app_secrets').insert({ name: 'probe', value: 'x', created_at: now });
+    const row = await t.db('app_secrets').where({ name: 'probe' }).first();
+    expect(row.created_at).toBe(now);
+    await t.db('app_secrets').where({ name: 'probe' }).delete();
+  });
+
+  it('keeps a run idempotency key unique per user and workflow, while NULL keys never collide', async () => {
+    const now = Date.now();
+    const user_id = await insertReturningId(t.db, 'users', { login: 'idem', name: 'I', password_hash: 'x', created_at: now });
+    await t.db('workflows').insert({
+      id: 'wf_1', user_id, name: 'W', name_lower: 'w', description: '', nodes: '[]', edges: '[]', created_at: now, updated_at: now,
+    });
+    const run = (id: string, key: string | null) => ({
+      id, workflow_id: 'wf_1', user_id, status: 'queued', inputs: '{}', graph: '{}', idempotency_key: key, created_at: now,
+    });
+    await t.db('runs').insert([run('r1', null), run('r2', null), run('r3', 'k')]);
+    await expect(t.db('runs').insert(run('r4', 'k'))).rejects.toThrow();
+    await t.db('users').where({ id: user_id }).delete();
+    expect(await t.db('runs').count({ n: '*' }).first()).toMatchObject({ n: 0 });
+  });
+
+  it('rolls everything back, leaving no table behind, and applies again afterwards', async () => {
+    expect(await migrateRollback(t.db, { all: true })).toEqual(['0001_initial']);
+    expect(await existingTables()).toEqual([]);
+    expect(await migrationStatus(t.db)).toEqual({ applied: [], pending: ['0001_initial'] });
+    expect(await migrateLatest(t.db)).toEqual(['0001_initial']);
+    expect(await existingTables()).toEqual(TABLES);
+  });
+});

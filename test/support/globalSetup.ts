@@ -1,0 +1,41 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedPostgres } from '../../src/db/embedded.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** postgres:// URL of the maintenance database of the run's one embedded PostgreSQL. */
+    pgAdminUrl: string;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Starts ONE throw-away embedded PostgreSQL for the whole test run; test/support/db.ts makes a database per suite on it. */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const root = path.resolve('.data', `test-pg-${process.pid}`);
+  await mkdir(root, { recursive: true, mode: 0o755 });
+  const pg = await startEmbeddedPostgres({
+    dataDir: path.join(root, 'pg'),
+    port: await freePort(),
+    database: 'postgres',
+    persistent: false,
+  });
+  project.provide('pgAdminUrl', pg.adminUrl);
+  process.env.TEST_PG_URL = pg.adminUrl;
+  return async () => {
+    await pg.stop();
+    await rm(root, { recursive: true, force: true });
+  };
+}
