@@ -1,0 +1,122 @@
+// Routes of /api/workflows and /api/workflows/{workflow_id} (openapi.yaml: listWorkflows,
+// createWorkflow, getWorkflow, updateWorkflow, deleteWorkflow). The contract validator has already
+// authenticated the API key and checked params and body; handlers map HTTP to service.ts.
+import { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import type { operations } from '../../generated/api.d.ts';
+import type { AppContext } from '../context.ts';
+import { principalOf } from '../http/principal.ts';
+import { paginationLinks } from './pagination.ts';
+import * as service from './service.ts';
+import type { WorkflowDeps } from './service.ts';
+
+type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
+  operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
+
+type ListQuery = NonNullable<operations['listWorkflows']['parameters']['query']>;
+type CreateBody = operations['createWorkflow']['requestBody']['content']['application/json'];
+type UpdateBody = operations['updateWorkflow']['requestBody']['content']['application/json'];
+
+const COLLECTION = '/api/workflows';
+
+export function workflowDeps(ctx: AppContext): WorkflowDeps {
+  return { db: ctx.db, limits: { maxTokens: ctx.config.WORKFLOW_MAX_TOKENS_LIMIT } };
+}
+
+const userOf = (req: Request) => principalOf(req, 'apiKey').userId;
+const workflowIdOf = (req: Request) => String(req.params.workflow_id);
+const ifMatchOf = (req: Request) => req.get('If-Match');
+
+export function workflowsRouter(ctx: AppContext): Router {
+  const deps = workflowDeps(ctx);
+  const router = Router();
+
+  router.get(COLLECTION, async (req: Request, res: Response<JsonOf<'listWorkflows', 200>>) => {
+    // The validator has coerced these and applied the contract's defaults and bounds.
+    const query = req.query as ListQuery;
+    const search = query.search === undefined || query.search === '' ? undefined : String(query.search);
+    const page = await service.listWorkflows(deps, userOf(req), {
+      page: Number(query.page ?? 1),
+      perPage: Number(query.per_page ?? 20),
+      search,
+    });
+    res.setHeader('Link', paginationLinks(COLLECTION, page.meta, { search }));
+    res.status(200).json(page);
+  });
+
+  router.post(COLLECTION, async (req: Request, res: Response<JsonOf<'createWorkflow', 201>>) => {
+    const workflow = await service.createWorkflow(deps, userOf(req), req.body as CreateBody);
+    res.setHeader('Location', `${COLLECTION}/${workflow.id}`);
+    res.setHeader('ETag', service.etagOf(workflow.version));
+    res.status(201).json({ data: workflow });
+  });
+
+  router.get(`${COLLECTION}/:workflow_id`, async (req: Request, res: Response<JsonOf<'getWorkflow', 200>>) => {
+    const workflow = await service.getWorkflow(deps, userOf(req), workflowIdOf(req));
+    res.setHeader('ETag', service.etagOf(workflow.version));
+    res.status(200).json({ data: workflow });
+  });
+
+  router.patch(`${COLLECTION}/:workflow_id`, async (req: Request, res: Response<JsonOf<'updateWorkflow', 200>>) => {
+    const workflow = await service.updateWorkflow(deps, userOf(req), workflowIdOf(req), req.body as UpdateBody, ifMatchOf(req));
+    res.setHeader('ETag', service.etagOf(workflow.version));
+    res.status(200).json({ data: workflow });
+  });
+
+  router.delete(`${COLLECTION}/:workflow_id`, async (req: Request, res: Response) => {
+    await service.deleteWorkflow(deps, userOf(req), workflowIdOf(req));
+    res.status(204).end();
+  });
+
+  return router;
+}
+
+interface RequestValidationError {
+  status: number;
+  errors?: { path?: string }[];
+}
+
+function isRequestValidationError(err: unknown): err is RequestValidationError {
+  return typeof err === 'object' && err !== null && (err as { status?: unknown }).status === 400 && Array.isArray((err as { errors?: unknown }).errors);
+}
+
+/** `/body/nodes/1/config` or `.body.nodes[1].config` (the validator uses both) -> `/body/nodes/1/config`. */
+function pointerOf(path: string): string {
+  return path.startsWith('/') ? path : '/' + path.replace(/^\./, '').replace(/\[(\d+)\]/g, '.$1').split('.').join('/');
+}
+
+const underGraph = (path: string | undefined) => path !== undefined && /^\/body\/(nodes|edges)(\/|$)/.test(pointerOf(path));
+
+/**
+ * Mount just before the global error handler. The contract validator rejects a schema-invalid
+ * graph with a 400 that stops at the schema; the contract promises a 422 that lists every
+ * problem, schema-level and semantic, at once. When every failure of createWorkflow or
+ * updateWorkflow lies under `/body/nodes` or `/body/edges`, this re-validates the raw body and
+ * throws that 422 (or the 404 / 409 an update would have met first). Anything else passes on.
+ */
+export function workflowValidationErrors(ctx: AppContext): ErrorRequestHandler {
+  const deps = workflowDeps(ctx);
+  return (err, req, _res, next) => {
+    const operationId = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
+    if (
+      (operationId !== 'createWorkflow' && operationId !== 'updateWorkflow') ||
+      !isRequestValidationError(err) ||
+      !err.errors?.length ||
+      !err.errors.every((e) => underGraph(e.path)) ||
+      typeof req.body !== 'object' ||
+      req.body === null ||
+      req.principal?.kind !== 'apiKey'
+    ) {
+      next(err);
+      return;
+    }
+    const body = req.body as Record<string, unknown>;
+    // Route params are not set in app-level error middleware; the validator's match is.
+    const pathParams = (req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams;
+    const explain = async () => {
+      if (operationId === 'createWorkflow') service.assertValidGraph(body.nodes ?? [], body.edges ?? [], deps.limits);
+      else await service.prepareUpdate(deps, userOf(req), String(pathParams?.workflow_id), body as UpdateBody, ifMatchOf(req));
+    };
+    // If our validator finds nothing the contract's did, the original 400 stands.
+    explain().then(() => next(err), next);
+  };
+}

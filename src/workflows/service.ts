@@ -1,0 +1,190 @@
+// Rules of the workflows domain: graph validation before any write, per-user isolation (another
+// user's workflow is simply not found), optimistic concurrency on update, soft delete.
+import type { Knex } from 'knex';
+import type { components } from '../../generated/api.d.ts';
+import { Problem } from '../http/problems.ts';
+import { describeProblems, validateWorkflowGraph, type GraphLimits } from './graph.ts';
+import { newWorkflowId } from './ids.ts';
+import * as store from './store.ts';
+import type { WorkflowRow } from './store.ts';
+
+export type Workflow = components['schemas']['Workflow'];
+export type WorkflowCreate = components['schemas']['WorkflowCreate'];
+export type WorkflowUpdate = components['schemas']['WorkflowUpdate'];
+export type PageMeta = components['schemas']['PageMeta'];
+
+export interface WorkflowDeps {
+  db: Knex;
+  limits: GraphLimits;
+  now?: () => number;
+}
+
+/**
+ * Lower-cases each character on its own, so `name_lower` has exactly as many characters as
+ * `name` (a whole-string toLowerCase can grow, e.g. "İ" -> "i̇", and overflow the column).
+ */
+export function foldCase(text: string): string {
+  let out = '';
+  for (const ch of text) {
+    const lower = ch.toLowerCase();
+    out += [...lower].length === 1 ? lower : ch;
+  }
+  return out;
+}
+
+/** The wire shape of a stored workflow (openapi.yaml Workflow). */
+export function toWorkflow(row: WorkflowRow): Workflow {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    nodes: JSON.parse(row.nodes) as Workflow['nodes'],
+    edges: JSON.parse(row.edges) as Workflow['edges'],
+    version: row.version,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+  };
+}
+
+/** A strong ETag for a version (RFC 9110 8.8.3). */
+export const etagOf = (version: number) => `"${version}"`;
+
+/** Throws the one 422 that lists every problem of the graph, if it has any. */
+export function assertValidGraph(nodes: unknown, edges: unknown, limits: GraphLimits): void {
+  const problems = validateWorkflowGraph(nodes, edges, limits);
+  if (problems.length > 0) throw new Problem(422, describeProblems(problems), { errors: problems });
+}
+
+export const notFound = (id: string) => new Problem(404, `No workflow ${id}.`);
+
+export async function createWorkflow(deps: WorkflowDeps, userId: number, body: WorkflowCreate): Promise<Workflow> {
+  const nodes = body.nodes ?? [];
+  const edges = body.edges ?? [];
+  assertValidGraph(nodes, edges, deps.limits);
+  const now = (deps.now ?? Date.now)();
+  const row: store.NewWorkflowRow = {
+    id: newWorkflowId(),
+    user_id: userId,
+    name: body.name,
+    name_lower: foldCase(body.name),
+    description: body.description ?? '',
+    nodes: JSON.stringify(nodes),
+    edges: JSON.stringify(edges),
+    version: 1,
+    created_at: now,
+    updated_at: now,
+  };
+  await store.insertWorkflow(deps.db, row);
+  return toWorkflow({ ...row, seq: 0, deleted_at: null });
+}
+
+export async function getWorkflow(deps: WorkflowDeps, userId: number, id: string): Promise<Workflow> {
+  const row = await store.findLiveWorkflow(deps.db, userId, id);
+  if (!row) throw notFound(id);
+  return toWorkflow(row);
+}
+
+export interface PageRequest {
+  page: number;
+  perPage: number;
+  search?: string;
+}
+
+export async function listWorkflows(deps: WorkflowDeps, userId: number, request: PageRequest): Promise<{ data: Workflow[]; meta: PageMeta }> {
+  const searchLower = request.search ? foldCase(request.search) : undefined;
+  const [total, rows] = await Promise.all([
+    store.countLiveWorkflows(deps.db, userId, searchLower),
+    store.listLiveWorkflowsNewestFirst(deps.db, userId, {
+      offset: (request.page - 1) * request.perPage,
+      limit: request.perPage,
+      searchLower,
+    }),
+  ]);
+  return {
+    data: rows.map(toWorkflow),
+    meta: { page: request.page, per_page: request.perPage, total, total_pages: Math.ceil(total / request.perPage) },
+  };
+}
+
+/**
+ * The versions an `If-Match` header accepts (RFC 9110 13.1.1): `"3"`, a bare `3`, a list of
+ * those, or `*` (null: any version). A malformed header is a 400, not a silent match.
+ */
+export function parseIfMatch(header: string | undefined): number[] | null | undefined {
+  if (header === undefined) return undefined;
+  const versions: number[] = [];
+  for (const raw of header.split(',')) {
+    const tag = raw.trim();
+    if (tag === '*') return null;
+    const match = /^(?:"(\d{1,9})"|(\d{1,9}))$/.exec(tag);
+    if (!match) throw new Problem(400, `If-Match must be an ETag such as "3" or a version number, not ${JSON.stringify(tag)}.`);
+    versions.push(Number(match[1] ?? match[2]));
+  }
+  return versions;
+}
+
+/**
+ * The workflow as it would be after the update, graph validated whole: a change to the nodes
+ * alone is checked against the stored edges, and the other way round. Throws 404, 409 (stale
+ * `If-Match`) or 422; writes nothing.
+ */
+export async function prepareUpdate(
+  deps: WorkflowDeps,
+  userId: number,
+  id: string,
+  body: WorkflowUpdate,
+  ifMatch: string | undefined,
+): Promise<{ current: WorkflowRow; changes: store.WorkflowChanges }> {
+  const accepted = parseIfMatch(ifMatch);
+  const current = await store.findLiveWorkflow(deps.db, userId, id);
+  if (!current) throw notFound(id);
+  if (accepted && !accepted.includes(current.version)) {
+    throw new Problem(409, `The workflow is at version ${current.version}, not ${accepted.join(' or ')}.`);
+  }
+  const changes: store.WorkflowChanges = {};
+  if (body.name !== undefined) {
+    changes.name = body.name;
+    changes.name_lower = foldCase(body.name);
+  }
+  if (body.description !== undefined) changes.description = body.description;
+  if (body.nodes !== undefined || body.edges !== undefined) {
+    const nodes: unknown = body.nodes ?? JSON.parse(current.nodes);
+    const edges: unknown = body.edges ?? JSON.parse(current.edges);
+    assertValidGraph(nodes, edges, deps.limits);
+    changes.nodes = JSON.stringify(nodes);
+    changes.edges = JSON.stringify(edges);
+  }
+  return { current, changes };
+}
+
+/**
+ * Updates a workflow; every successful update bumps `version` (so the ETag changes whenever the
+ * representation does). With `If-Match`, a concurrent writer that got there first makes this a 409.
+ * Without it, a lost race is retried on the fresh row, so the graph is always validated against
+ * what is actually stored.
+ */
+export async function updateWorkflow(
+  deps: WorkflowDeps,
+  userId: number,
+  id: string,
+  body: WorkflowUpdate,
+  ifMatch: string | undefined,
+): Promise<Workflow> {
+  for (let attempt = 0; ; attempt++) {
+    const { current, changes } = await prepareUpdate(deps, userId, id, body, ifMatch);
+    const now = Math.max((deps.now ?? Date.now)(), current.updated_at);
+    if (await store.updateWorkflowAtVersion(deps.db, userId, id, current.version, { ...changes, updated_at: now })) {
+      return toWorkflow({ ...current, ...changes, version: current.version + 1, updated_at: now });
+    }
+    // The row moved between our read and our write (or was deleted: the next read says 404).
+    if (ifMatch !== undefined || attempt >= 4) {
+      const fresh = await store.findLiveWorkflow(deps.db, userId, id);
+      if (!fresh) throw notFound(id);
+      throw new Problem(409, `The workflow changed while it was being updated; it is now at version ${fresh.version}.`);
+    }
+  }
+}
+
+export async function deleteWorkflow(deps: WorkflowDeps, userId: number, id: string): Promise<void> {
+  if (!(await store.softDeleteWorkflow(deps.db, userId, id, (deps.now ?? Date.now)()))) throw notFound(id);
+}

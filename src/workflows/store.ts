@@ -1,0 +1,102 @@
+// SQL of the workflows domain, named by intent. Rows are per user and soft-deleted: a deleted
+// workflow keeps its row (and so its runs) until it is purged, but no query here returns it.
+import type { Knex } from 'knex';
+
+export interface WorkflowRow {
+  seq: number;
+  id: string;
+  user_id: number;
+  name: string;
+  name_lower: string;
+  description: string;
+  /** JSON text of the node array. */
+  nodes: string;
+  /** JSON text of the edge array. */
+  edges: string;
+  version: number;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
+}
+
+export type NewWorkflowRow = Omit<WorkflowRow, 'seq' | 'deleted_at'>;
+export type WorkflowChanges = Partial<Pick<WorkflowRow, 'name' | 'name_lower' | 'description' | 'nodes' | 'edges'>>;
+
+// `!` rather than `\` as the LIKE escape: a backslash would need different quoting in MySQL and
+// in PostgreSQL (standard_conforming_strings), `!` is written the same way in both.
+const LIKE_ESCAPE = '!';
+
+/** A LIKE pattern matching `text` anywhere, with the wildcards `%` and `_` taken literally. */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[!%_]/g, (c) => LIKE_ESCAPE + c)}%`;
+}
+
+const live = (db: Knex, userId: number) => db<WorkflowRow>('workflows').where({ user_id: userId }).whereNull('deleted_at');
+
+function matching(query: Knex.QueryBuilder, searchLower: string | undefined): Knex.QueryBuilder {
+  return searchLower ? query.whereRaw(`name_lower like ? escape '${LIKE_ESCAPE}'`, [containsPattern(searchLower)]) : query;
+}
+
+function fromDb(row: WorkflowRow): WorkflowRow {
+  // mysql2 may hand BIGINT back as a string when it exceeds 2^53; ours never do, but be exact.
+  return {
+    ...row,
+    seq: Number(row.seq),
+    user_id: Number(row.user_id),
+    version: Number(row.version),
+    created_at: Number(row.created_at),
+    updated_at: Number(row.updated_at),
+    deleted_at: row.deleted_at === null ? null : Number(row.deleted_at),
+  };
+}
+
+export async function insertWorkflow(db: Knex, row: NewWorkflowRow): Promise<void> {
+  await db('workflows').insert(row);
+}
+
+export async function findLiveWorkflow(db: Knex, userId: number, id: string): Promise<WorkflowRow | undefined> {
+  const row = await live(db, userId).andWhere({ id }).first();
+  return row ? fromDb(row) : undefined;
+}
+
+export async function countLiveWorkflows(db: Knex, userId: number, searchLower?: string): Promise<number> {
+  const result = (await matching(live(db, userId), searchLower).count({ n: '*' }).first()) as { n: number | string } | undefined;
+  return Number(result?.n ?? 0);
+}
+
+/** One page of the user's workflows, newest first (by insertion sequence, which never ties). */
+export async function listLiveWorkflowsNewestFirst(
+  db: Knex,
+  userId: number,
+  page: { offset: number; limit: number; searchLower?: string },
+): Promise<WorkflowRow[]> {
+  const rows = (await matching(live(db, userId), page.searchLower)
+    .orderBy('seq', 'desc')
+    .offset(page.offset)
+    .limit(page.limit)) as WorkflowRow[];
+  return rows.map(fromDb);
+}
+
+/**
+ * Applies changes only if the workflow is still at `expectedVersion`, bumping the version in the
+ * same statement: of two concurrent updates from the same version, exactly one matches a row.
+ * Returns whether it did.
+ */
+export async function updateWorkflowAtVersion(
+  db: Knex,
+  userId: number,
+  id: string,
+  expectedVersion: number,
+  changes: WorkflowChanges & { updated_at: number },
+): Promise<boolean> {
+  const count = await live(db, userId)
+    .andWhere({ id, version: expectedVersion })
+    .update({ ...changes, version: expectedVersion + 1 });
+  return count === 1;
+}
+
+/** Marks the workflow deleted; returns false when there was no live workflow to delete. */
+export async function softDeleteWorkflow(db: Knex, userId: number, id: string, now: number): Promise<boolean> {
+  const count = await live(db, userId).andWhere({ id }).update({ deleted_at: now });
+  return count === 1;
+}
