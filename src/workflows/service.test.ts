@@ -1,0 +1,161 @@
+// Service rules on a real database, each dialect the run has (embedded PostgreSQL; MySQL when
+// TEST_MYSQL_URL is set). HTTP-level behaviour is in router.test.ts.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Problem } from '../http/problems.ts';
+import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
+import { insertReturningId } from '../db/insert.ts';
+import * as service from './service.ts';
+import type { WorkflowDeps } from './service.ts';
+
+const graph = {
+  nodes: [
+    { id: 'input', type: 'text_input' as const, config: { variable: 'ticket' } },
+    { id: 'summarise', type: 'llm_call' as const, config: { model: 'echo', temperature: 0.2, max_tokens: 256 } },
+    { id: 'result', type: 'text_output' as const, config: { format: 'plain' as const } },
+  ],
+  edges: [
+    { from: 'input', to: 'summarise' },
+    { from: 'summarise', to: 'result' },
+  ],
+};
+
+async function rejection(promise: Promise<unknown>): Promise<Problem> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(Problem);
+  return err as Problem;
+}
+
+describe.each(testDialects())('workflows service on %s', (dialect) => {
+  let testDb: TestDb;
+  let deps: WorkflowDeps;
+  let alice: number;
+  let bob: number;
+
+  beforeAll(async () => {
+    testDb = await createTestDb(dialect);
+    deps = { db: testDb.db, limits: { maxTokens: 4096 } };
+    const user = (login: string) =>
+      insertReturningId(testDb.db, 'users', { login, name: login, password_hash: 'x', created_at: Date.now() });
+    alice = await user('alice');
+    bob = await user('bob');
+  });
+  afterAll(async () => {
+    await testDb?.destroy();
+  });
+
+  it('stores a workflow and reads it back unchanged', async () => {
+    const created = await service.createWorkflow(deps, alice, { name: 'Ticket summariser', description: 'One line.', ...graph });
+    expect(created.id).toMatch(/^wf_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(created.version).toBe(1);
+    expect(await service.getWorkflow(deps, alice, created.id)).toEqual(created);
+  });
+
+  it('defaults description to empty and the graph to no nodes and no edges', async () => {
+    const created = await service.createWorkflow(deps, alice, { name: 'Empty' });
+    expect(created).toMatchObject({ description: '', nodes: [], edges: [] });
+  });
+
+  it('hides one user\'s workflow from another (404, as if it did not exist)', async () => {
+    const created = await service.createWorkflow(deps, alice, { name: 'Private' });
+    expect((await rejection(service.getWorkflow(deps, bob, created.id))).status).toBe(404);
+    expect((await rejection(service.updateWorkflow(deps, bob, created.id, { name: 'x' }, undefined))).status).toBe(404);
+    expect((await rejection(service.deleteWorkflow(deps, bob, created.id))).status).toBe(404);
+  });
+
+  it('validates a partial graph update against the stored other half', async () => {
+    const created = await service.createWorkflow(deps, alice, { name: 'Half', ...graph });
+    const problem = await rejection(service.updateWorkflow(deps, alice, created.id, { nodes: graph.nodes.slice(0, 2) }, undefined));
+    expect(problem.status).toBe(422);
+    expect(problem.errors).toEqual([{ pointer: '/edges/1', message: 'edge refers to unknown node "result"' }]);
+  });
+
+  it('bumps the version on every update and refuses a stale If-Match with 409', async () => {
+    const created = await service.createWorkflow(deps, alice, { name: 'Versioned' });
+    const renamed = await service.updateWorkflow(deps, alice, created.id, { name: 'Renamed' }, '"1"');
+    expect(renamed.version).toBe(2);
+    const stale = await rejection(service.updateWorkflow(deps, alice, created.id, { name: 'Again' }, '"1"'));
+    expect(stale.status).toBe(409);
+    expect(stale.message).toBe('The workflow is at version 2, not 1.');
+    expect((await service.updateWorkflow(deps, alice, created.id, { description: 'd' }, '2')).version).toBe(3);
+    expect((await service.updateWorkflow(deps, alice, created.id, { description: 'e' }, '*')).version).toBe(4);
+  });
+
+  it('lets exactly one of many concurrent updates from the same version win', async () => {
+    const created = await service.createWorkflow(deps, alice, { name: 'Race' });
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) => service.updateWorkflow(deps, alice, created.id, { name: `Writer ${i}` }, '"1"')),
+    );
+    const won = results.filter((r) => r.status === 'fulfilled');
+    const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(won).toHaveLength(1);
+    expect(lost.every((r) => (r.reason as Problem).status === 409)).toBe(true);
+    expect((await service.getWorkflow(deps, alice, created.id)).version).toBe(2);
+  });
+
+  it('applies every concurrent update without If-Match, none lost', async () => {
+    const created = await service.createWorkflow(deps, alice, { name: 'Many writers' });
+    await Promise.all(Array.from({ length: 5 }, (_, i) => service.updateWorkflow(deps, alice, created.id, { description: `d${i}` }, undefined)));
+    expect((await service.getWorkflow(deps, alice, created.id)).version).toBe(6);
+  });
+
+  it('soft-deletes: the workflow is gone for reads, updates and a second delete, but its row stays', async () => {
+    const created = await service.createWorkflow(deps, alice, { name: 'Doomed' });
+    await service.deleteWorkflow(deps, alice, created.id);
+    expect((await rejection(service.getWorkflow(deps, alice, created.id))).status).toBe(404);
+    expect((await rejection(service.updateWorkflow(deps, alice, created.id, { name: 'x' }, undefined))).status).toBe(404);
+    expect((await rejection(service.deleteWorkflow(deps, alice, created.id))).status).toBe(404);
+    const row = (await testDb.db('workflows').where({ id: created.id }).first()) as { deleted_at: unknown };
+    expect(Number(row.deleted_at)).toBeGreaterThan(0);
+  });
+
+  it('searches names case-insensitively with %, _ and ! taken literally', async () => {
+    const names = ['100% Done', '100 percent Done', 'snake_case', 'snakeXcase', 'Wow! Such', 'Wow Such', 'back\\slash', 'ÄRGER'];
+    const carol = await insertReturningId(testDb.db, 'users', { login: 'carol', name: 'carol', password_hash: 'x', created_at: Date.now() });
+    for (const name of names) await service.createWorkflow(deps, carol, { name });
+    const find = async (search: string) =>
+      (await service.listWorkflows(deps, carol, { page: 1, perPage: 100, search })).data.map((w) => w.name);
+    expect(await find('0% d')).toEqual(['100% Done']);
+    expect(await find('E_C')).toEqual(['snake_case']);
+    expect(await find('w! s')).toEqual(['Wow! Such']);
+    expect(await find('K\\S')).toEqual(['back\\slash']);
+    expect(await find('ärg')).toEqual(['ÄRGER']);
+    expect(await find('%')).toEqual(['100% Done']);
+    expect(await find('_')).toEqual(['snake_case']);
+  });
+
+  it('pages newest first with totals', async () => {
+    const dave = await insertReturningId(testDb.db, 'users', { login: 'dave', name: 'dave', password_hash: 'x', created_at: Date.now() });
+    for (let i = 1; i <= 5; i++) await service.createWorkflow(deps, dave, { name: `W${i}` });
+    const page2 = await service.listWorkflows(deps, dave, { page: 2, perPage: 2 });
+    expect(page2.data.map((w) => w.name)).toEqual(['W3', 'W2']);
+    expect(page2.meta).toEqual({ page: 2, per_page: 2, total: 5, total_pages: 3 });
+    const beyond = await service.listWorkflows(deps, dave, { page: 9, perPage: 2 });
+    expect(beyond.data).toEqual([]);
+    expect(beyond.meta.total).toBe(5);
+  });
+});
+
+describe('parseIfMatch', () => {
+  it('accepts a strong ETag, a bare version, a list and *', () => {
+    expect(service.parseIfMatch('"3"')).toEqual([3]);
+    expect(service.parseIfMatch('3')).toEqual([3]);
+    expect(service.parseIfMatch('"3", "4"')).toEqual([3, 4]);
+    expect(service.parseIfMatch('*')).toBeNull();
+    expect(service.parseIfMatch(undefined)).toBeUndefined();
+  });
+
+  it('refuses anything else with 400 rather than matching nothing', () => {
+    expect(() => service.parseIfMatch('W/"3"')).toThrow(Problem);
+    expect(() => service.parseIfMatch('"abc"')).toThrow(/If-Match/);
+  });
+});
+
+describe('foldCase', () => {
+  it('keeps the length of the name, so name_lower always fits its column', () => {
+    expect(service.foldCase('İstanbul ÄÖ')).toBe('İstanbul äö');
+    expect([...service.foldCase('İ'.repeat(200))]).toHaveLength(200);
+  });
+});
