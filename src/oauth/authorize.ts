@@ -1,0 +1,132 @@
+import type { AppContext } from '../context.ts';
+import { isScope, joinScopes, splitScope } from './scopes.ts';
+import { findClientByClientId, type OAuthClient } from './store.ts';
+
+// GET /oauth/authorize (and the consent decision, which re-checks the same request) as the ordered
+// steps of RFC 6749 4.1.1 / 4.1.2.1 and RFC 7636 4.3. The first two steps fail with a page (the
+// redirect_uri cannot be trusted yet); every later one redirects the error to the client.
+
+export type AuthorizeErrorCode = 'invalid_request' | 'unsupported_response_type' | 'invalid_scope' | 'access_denied' | 'server_error';
+
+/** The client or its redirect_uri is not established: show a page, never redirect (4.1.2.1). */
+export class AuthorizePageError extends Error {}
+
+/** An error the client may learn of, sent to its redirect_uri (4.1.2.1). */
+export class AuthorizeRedirectError extends Error {
+  readonly error: AuthorizeErrorCode;
+  constructor(error: AuthorizeErrorCode, description: string) {
+    super(description);
+    this.error = error;
+  }
+}
+
+/** A validated authorization request. */
+export interface AuthorizeRequest {
+  client: OAuthClient;
+  redirectUri: string;
+  scope: string;
+  state: string | undefined;
+  codeChallenge: string | undefined;
+  codeChallengeMethod: 'S256' | undefined;
+}
+
+type Params = Record<string, unknown>;
+type Draft = Partial<AuthorizeRequest>;
+type Step = (ctx: AppContext, params: Params, draft: Draft) => Promise<void> | void;
+
+/** A parameter sent at most once (3.1: "MUST NOT be included more than once"). */
+function single(params: Params, name: string): string | undefined {
+  const value = params[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function isRepeated(params: Params, name: string): boolean {
+  const value = params[name];
+  return value !== undefined && typeof value !== 'string';
+}
+
+const checkClient: Step = async (ctx, params, draft) => {
+  if (isRepeated(params, 'client_id')) throw new AuthorizePageError('client_id was sent more than once.');
+  const clientId = single(params, 'client_id');
+  if (!clientId) throw new AuthorizePageError('The request has no client_id.');
+  const client = await findClientByClientId(ctx.db, clientId);
+  if (!client) throw new AuthorizePageError('There is no application with this client_id.');
+  draft.client = client;
+};
+
+const checkRedirectUri: Step = (_ctx, params, draft) => {
+  if (isRepeated(params, 'redirect_uri')) throw new AuthorizePageError('redirect_uri was sent more than once.');
+  const redirectUri = single(params, 'redirect_uri');
+  if (!redirectUri) throw new AuthorizePageError('The request has no redirect_uri.');
+  // Exact string comparison (RFC 9700 2.1): no prefix, no normalisation.
+  if (redirectUri !== draft.client!.redirectUri) {
+    throw new AuthorizePageError("The redirect_uri does not match the application's registered callback.");
+  }
+  draft.redirectUri = redirectUri;
+};
+
+const checkState: Step = (_ctx, params, draft) => {
+  if (isRepeated(params, 'state')) throw new AuthorizeRedirectError('invalid_request', 'state was sent more than once.');
+  const state = single(params, 'state');
+  draft.state = state === '' ? undefined : state;
+  if (state && state.length > 2000) {
+    draft.state = undefined;
+    throw new AuthorizeRedirectError('invalid_request', 'state is longer than 2000 characters.');
+  }
+};
+
+const checkNoRepeats: Step = (_ctx, params) => {
+  for (const name of ['response_type', 'scope', 'code_challenge', 'code_challenge_method']) {
+    if (isRepeated(params, name)) throw new AuthorizeRedirectError('invalid_request', `${name} was sent more than once.`);
+  }
+};
+
+const checkResponseType: Step = (_ctx, params) => {
+  const responseType = single(params, 'response_type');
+  if (!responseType) throw new AuthorizeRedirectError('invalid_request', 'response_type is required.');
+  if (responseType !== 'code') {
+    throw new AuthorizeRedirectError('unsupported_response_type', 'Only response_type=code is supported.');
+  }
+};
+
+const checkScope: Step = (_ctx, params, draft) => {
+  const scopes = splitScope(single(params, 'scope'));
+  if (scopes.length === 0) throw new AuthorizeRedirectError('invalid_request', 'scope is required.');
+  const unknown = scopes.filter((s) => !isScope(s));
+  if (unknown.length) throw new AuthorizeRedirectError('invalid_scope', `Unknown scope: ${unknown.join(' ')}`);
+  draft.scope = joinScopes(scopes);
+};
+
+const checkPkce: Step = (_ctx, params, draft) => {
+  const challenge = single(params, 'code_challenge');
+  const method = single(params, 'code_challenge_method');
+  if (!challenge) {
+    if (method) throw new AuthorizeRedirectError('invalid_request', 'code_challenge_method was sent without code_challenge.');
+    return;
+  }
+  // RFC 7636 4.3: absent method means plain; we only accept S256 (RFC 9700 2.1.1).
+  if (method !== 'S256') throw new AuthorizeRedirectError('invalid_request', 'code_challenge_method must be S256.');
+  if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) {
+    throw new AuthorizeRedirectError('invalid_request', 'code_challenge must be the base64url SHA-256 of the verifier (43 characters).');
+  }
+  draft.codeChallenge = challenge;
+  draft.codeChallengeMethod = 'S256';
+};
+
+const steps: Step[] = [checkClient, checkRedirectUri, checkState, checkNoRepeats, checkResponseType, checkScope, checkPkce];
+
+/**
+ * Runs every step in order. Throws AuthorizePageError or AuthorizeRedirectError; for the latter,
+ * `partial` tells where to send it (redirect_uri and state are set by then).
+ */
+export async function validateAuthorizeRequest(ctx: AppContext, params: Params, partial: Draft = {}): Promise<AuthorizeRequest> {
+  for (const step of steps) await step(ctx, params, partial);
+  return partial as AuthorizeRequest;
+}
+
+/** The redirect_uri with the response parameters appended (4.1.2 / 4.1.2.1), keeping its own query. */
+export function redirectWith(redirectUri: string, params: Record<string, string | undefined>): string {
+  const url = new URL(redirectUri);
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.append(name, value);
+  return url.toString();
+}

@@ -1,0 +1,42 @@
+import { html, layout } from '../platform/html.ts';
+import type { AuthorizeRequest } from './authorize.ts';
+import { SCOPES, isScope, splitScope } from './scopes.ts';
+
+/** The consent page: who asks, for what, and an Allow/Deny form carrying the request and a CSRF token. */
+export function consentPage(request: AuthorizeRequest, user: { login: string }, csrf: string): string {
+  const { client } = request;
+  const scopes = splitScope(request.scope).filter(isScope);
+  const hidden = {
+    response_type: 'code',
+    client_id: client.clientId,
+    redirect_uri: request.redirectUri,
+    scope: request.scope,
+    state: request.state,
+    code_challenge: request.codeChallenge,
+    code_challenge_method: request.codeChallengeMethod,
+    csrf_token: csrf,
+  };
+  const fields = Object.entries(hidden)
+    .filter(([, value]) => value !== undefined)
+    .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
+  const homepage = /^https?:\/\//i.test(client.homepage) ? html`<a href="${client.homepage}" rel="noopener noreferrer">${client.homepage}</a>` : html`${client.homepage}`;
+  const body = html`<h1>Authorize ${client.name}</h1>
+<p class="app-description">${client.description}</p>
+<p>Homepage: ${homepage}</p>
+<p><strong>${client.name}</strong> wants to access your account <strong>${user.login}</strong>:</p>
+<ul class="scopes">${scopes.map((s) => html`<li><code>${s}</code>: ${SCOPES[s]}</li>`)}</ul>
+<p>You will be sent to <code>${request.redirectUri}</code>.</p>
+<form method="post" action="/oauth/authorize/decision">${fields}
+<button type="submit" name="decision" value="allow" id="allow">Allow</button>
+<button type="submit" name="decision" value="deny" id="deny">Deny</button>
+</form>`;
+  return layout({ title: `Authorize ${client.name}`, user: { login: user.login, csrf } }, body);
+}
+
+/** RFC 6749 4.1.2.1: an invalid client or redirect_uri is told to the user, not to the client. */
+export function authorizeErrorPage(message: string): string {
+  return layout(
+    { title: 'Authorization error' },
+    html`<h1>Authorization error</h1><p class="error">${message}</p><p>The application sent an invalid authorization request. You were not redirected.</p>`,
+  );
+}

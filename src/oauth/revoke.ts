@@ -1,0 +1,55 @@
+import type { Request, RequestHandler } from 'express';
+import type { AppContext } from '../context.ts';
+import { OAuthError } from '../http/problems.ts';
+import { hashToken } from '../shared/crypto.ts';
+import { authenticateClient, findTokenByAccessHash, findTokenByRefreshHash, revokeApplicationForUser } from './store.ts';
+
+/** Client credentials from HTTP Basic (form-urlencoded, RFC 6749 2.3.1) or the form body. */
+function clientCredentials(req: Request): { clientId: string; clientSecret: string; basic: boolean } {
+  const header = req.headers.authorization;
+  const body = (req.body ?? {}) as Record<string, unknown>;
+  if (header && /^Basic /i.test(header)) {
+    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) throw invalidClient(true);
+    if (body.client_id !== undefined || body.client_secret !== undefined) {
+      throw new OAuthError('invalid_request', 'Send client credentials in the Authorization header or in the body, not both.');
+    }
+    const decode = (s: string) => {
+      try {
+        return decodeURIComponent(s.replace(/\+/g, ' '));
+      } catch {
+        return s;
+      }
+    };
+    return { clientId: decode(decoded.slice(0, colon)), clientSecret: decode(decoded.slice(colon + 1)), basic: true };
+  }
+  if (typeof body.client_id !== 'string' || typeof body.client_secret !== 'string') throw invalidClient(false);
+  return { clientId: body.client_id, clientSecret: body.client_secret, basic: false };
+}
+
+function invalidClient(basic: boolean): OAuthError {
+  return new OAuthError('invalid_client', 'Client authentication failed.', 401, basic ? { 'WWW-Authenticate': 'Basic realm="token"' } : {});
+}
+
+/**
+ * POST /api/open/oauth/revoke (RFC 7009). Revoking either token of a pair revokes the user's whole
+ * grant to the application. Unknown or foreign tokens answer 200 as well (2.2).
+ */
+export function revokeHandler(ctx: AppContext): RequestHandler {
+  return async (req, res) => {
+    const credentials = clientCredentials(req);
+    const client = await authenticateClient(ctx.db, credentials.clientId, credentials.clientSecret);
+    if (!client) throw invalidClient(credentials.basic);
+    const { token, token_type_hint: hint } = req.body as { token: string; token_type_hint?: string };
+    const hash = hashToken(token);
+    const lookups = hint === 'refresh_token' ? [findTokenByRefreshHash, findTokenByAccessHash] : [findTokenByAccessHash, findTokenByRefreshHash];
+    for (const find of lookups) {
+      const row = await find(ctx.db, hash);
+      if (!row) continue;
+      if (row.applicationId === client.id) await revokeApplicationForUser(ctx.db, row.userId, row.applicationId, Date.now());
+      break;
+    }
+    res.set('Cache-Control', 'no-store').status(200).end();
+  };
+}

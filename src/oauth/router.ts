@@ -1,0 +1,73 @@
+import { Router, type Request } from 'express';
+import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
+import type { AppContext } from '../context.ts';
+import { OAuthError } from '../http/problems.ts';
+import { csrfToken, loginUrl, sessionMiddleware } from '../platform/session.ts';
+import { AuthorizePageError, AuthorizeRedirectError, redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './authorize.ts';
+import { authorizeErrorPage, consentPage } from './consent.ts';
+import { decisionHandler } from './decision.ts';
+import { metadataHandler } from './metadata.ts';
+import { revokeHandler } from './revoke.ts';
+import { tokenHandler } from './token.ts';
+import { findUserById } from '../platform/users.ts';
+
+/** The browser-facing side: GET /oauth/authorize and the consent decision (not validated by the spec). */
+export function oauthPagesRouter(ctx: AppContext): Router {
+  const router = Router();
+  const session = sessionMiddleware(ctx);
+
+  router.get('/oauth/authorize', session, async (req, res, next) => {
+    const partial: Partial<AuthorizeRequest> = {};
+    try {
+      const request = await validateAuthorizeRequest(ctx, req.query as Record<string, unknown>, partial);
+      const user = req.webSession?.uid ? await findUserById(ctx.db, req.webSession.uid) : null;
+      if (!user) {
+        res.redirect(302, loginUrl(req.originalUrl));
+        return;
+      }
+      res.set('Cache-Control', 'no-store').type('html').send(consentPage(request, user, await csrfToken(ctx, req)));
+    } catch (err) {
+      if (err instanceof AuthorizePageError) {
+        res.status(400).type('html').send(authorizeErrorPage(err.message));
+      } else if (err instanceof AuthorizeRedirectError) {
+        res.redirect(302, redirectWith(partial.redirectUri!, { error: err.error, error_description: err.message, state: partial.state }));
+      } else {
+        next(err);
+      }
+    }
+  });
+
+  router.post('/oauth/authorize/decision', session, decisionHandler(ctx));
+  return router;
+}
+
+/** The client's id for rate limiting: from HTTP Basic or the form body, else the address. */
+function clientKey(req: Request): string {
+  const header = req.headers.authorization;
+  if (header && /^Basic /i.test(header)) {
+    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+    return `client:${decoded.split(':')[0]}`;
+  }
+  const clientId = (req.body as Record<string, unknown> | undefined)?.client_id;
+  return typeof clientId === 'string' ? `client:${clientId}` : `ip:${ipKeyGenerator(req.ip ?? '')}`;
+}
+
+/** The API side, mounted after the contract validator. */
+export function oauthRouter(ctx: AppContext): Router {
+  const router = Router();
+  const perClient = rateLimit({
+    windowMs: 60_000,
+    limit: 120,
+    standardHeaders: 'draft-7',
+    legacyHeaders: false,
+    keyGenerator: clientKey,
+    handler: (_req, _res, next, options) => {
+      const retryAfter = String(Math.ceil(options.windowMs / 1000));
+      next(new OAuthError('slow_down', 'Too many requests; retry later.', 429, { 'Retry-After': retryAfter }));
+    },
+  });
+  router.post('/api/open/oauth/token', perClient, tokenHandler(ctx));
+  router.post('/api/open/oauth/revoke', perClient, revokeHandler(ctx));
+  router.get('/.well-known/oauth-authorization-server', metadataHandler(ctx));
+  return router;
+}

@@ -1,0 +1,23 @@
+/** The scopes an application may request, with the words the consent page shows for each. */
+export const SCOPES = {
+  user_info: 'Read your identity (id, login, name, avatar) and the organizations you belong to.',
+  api_key: 'List your access tokens and issue short-lived proxy tokens for them.',
+} as const;
+
+export type Scope = keyof typeof SCOPES;
+
+export const SUPPORTED_SCOPES = Object.keys(SCOPES) as Scope[];
+
+export function isScope(value: string): value is Scope {
+  return Object.hasOwn(SCOPES, value);
+}
+
+/** Splits a space-delimited scope parameter (RFC 6749 3.3); duplicates collapse, order is kept. */
+export function splitScope(value: string | undefined | null): string[] {
+  return [...new Set((value ?? '').split(' ').filter(Boolean))];
+}
+
+/** Canonical storage and wire form: known scopes in catalogue order, space separated. */
+export function joinScopes(scopes: readonly string[]): string {
+  return SUPPORTED_SCOPES.filter((s) => scopes.includes(s)).join(' ');
+}

@@ -1,0 +1,263 @@
+import type { Knex } from 'knex';
+import { findAppByClientId, verifyClientSecret, type Application } from '../platform/apps.ts';
+import { insertReturningId } from '../db/insert.ts';
+import { joinScopes } from './scopes.ts';
+
+// The OAuth provider's SQL, named by intent. Times are epoch milliseconds (BIGINT).
+
+export interface OAuthClient {
+  id: number;
+  clientId: string;
+  name: string;
+  description: string;
+  homepage: string;
+  redirectUri: string;
+}
+
+function toClient(app: Application): OAuthClient {
+  return { id: app.id, clientId: app.client_id, name: app.name, description: app.description, homepage: app.homepage, redirectUri: app.redirect_uri };
+}
+
+export async function findClientByClientId(db: Knex, clientId: string): Promise<OAuthClient | null> {
+  const app = await findAppByClientId(db, clientId);
+  return app ? toClient(app) : null;
+}
+
+/** The client whose secret matches (RFC 6749 2.3.1), compared in constant time on the hash. */
+export async function authenticateClient(db: Knex, clientId: string, secret: string): Promise<OAuthClient | null> {
+  const app = await findAppByClientId(db, clientId);
+  return app && verifyClientSecret(app, secret) ? toClient(app) : null;
+}
+
+/** A grant row per consent (the schema's choice); revocation covers every row of the user-app pair. */
+export async function insertAuthorization(db: Knex, userId: number, applicationId: number, scope: string, now: number): Promise<number> {
+  return insertReturningId(db, 'authorizations', { user_id: userId, application_id: applicationId, scope, created_at: now });
+}
+
+export interface NewCode {
+  codeHash: string;
+  authorizationId: number;
+  applicationId: number;
+  userId: number;
+  redirectUri: string;
+  scope: string;
+  codeChallenge: string | undefined;
+  codeChallengeMethod: string | undefined;
+  expiresAt: number;
+  createdAt: number;
+}
+
+export async function insertCode(db: Knex, code: NewCode): Promise<void> {
+  await db('oauth_codes').insert({
+    code_hash: code.codeHash,
+    authorization_id: code.authorizationId,
+    application_id: code.applicationId,
+    user_id: code.userId,
+    redirect_uri: code.redirectUri,
+    scope: code.scope,
+    code_challenge: code.codeChallenge ?? null,
+    code_challenge_method: code.codeChallengeMethod ?? null,
+    expires_at: code.expiresAt,
+    created_at: code.createdAt,
+  });
+}
+
+export interface CodeRow {
+  id: number;
+  authorizationId: number;
+  userId: number;
+  clientId: string;
+  redirectUri: string;
+  scope: string;
+  codeChallenge: string | null;
+  codeChallengeMethod: string | null;
+  expiresAt: number;
+  usedAt: number | null;
+}
+
+/** A code whose authorization still stands (revoking an app also kills its pending codes). */
+export async function findCodeByHash(db: Knex, codeHash: string): Promise<CodeRow | null> {
+  const row = await db('oauth_codes as c')
+    .join('authorizations as z', 'z.id', 'c.authorization_id')
+    .join('applications as a', 'a.id', 'z.application_id')
+    .where('c.code_hash', codeHash)
+    .whereNull('z.revoked_at')
+    .first(
+      'c.id',
+      'c.authorization_id',
+      'z.user_id',
+      'a.client_id',
+      'c.redirect_uri',
+      'c.scope',
+      'c.code_challenge',
+      'c.code_challenge_method',
+      'c.expires_at',
+      'c.used_at',
+    );
+  if (!row) return null;
+  return {
+    id: Number(row.id),
+    authorizationId: Number(row.authorization_id),
+    userId: Number(row.user_id),
+    clientId: row.client_id,
+    redirectUri: row.redirect_uri,
+    scope: row.scope,
+    codeChallenge: row.code_challenge,
+    codeChallengeMethod: row.code_challenge_method,
+    expiresAt: Number(row.expires_at),
+    usedAt: row.used_at === null ? null : Number(row.used_at),
+  };
+}
+
+/** Consumes the code; false when another request consumed it first. */
+export async function markCodeUsed(db: Knex, codeId: number, now: number): Promise<boolean> {
+  const count = await db('oauth_codes').where({ id: codeId }).whereNull('used_at').update({ used_at: now });
+  return count === 1;
+}
+
+export async function revokeTokensIssuedFromCode(db: Knex, codeId: number): Promise<void> {
+  await db('oauth_tokens').where({ code_id: codeId }).whereNull('revoked_at').update({ revoked_at: Date.now() });
+}
+
+export interface TokenRow {
+  id: number;
+  authorizationId: number;
+  codeId: number | null;
+  userId: number;
+  applicationId: number;
+  clientId: string;
+  scope: string;
+  accessExpiresAt: number;
+  refreshExpiresAt: number;
+  rotatedAt: number | null;
+  revokedAt: number | null;
+  authorizationRevokedAt: number | null;
+}
+
+function tokenQuery(db: Knex) {
+  return db('oauth_tokens as t')
+    .join('authorizations as z', 'z.id', 't.authorization_id')
+    .join('applications as a', 'a.id', 'z.application_id')
+    .select(
+      't.id',
+      't.authorization_id',
+      't.code_id',
+      'z.user_id',
+      'z.application_id',
+      'a.client_id',
+      't.scope',
+      't.access_expires_at',
+      't.refresh_expires_at',
+      't.rotated_at',
+      't.revoked_at',
+      'z.revoked_at as authorization_revoked_at',
+    );
+}
+
+function toToken(row: Record<string, unknown>): TokenRow {
+  const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  return {
+    id: Number(row.id),
+    authorizationId: Number(row.authorization_id),
+    codeId: n(row.code_id),
+    userId: Number(row.user_id),
+    applicationId: Number(row.application_id),
+    clientId: String(row.client_id),
+    scope: String(row.scope),
+    accessExpiresAt: Number(row.access_expires_at),
+    refreshExpiresAt: Number(row.refresh_expires_at),
+    rotatedAt: n(row.rotated_at),
+    revokedAt: n(row.revoked_at),
+    authorizationRevokedAt: n(row.authorization_revoked_at),
+  };
+}
+
+export async function findTokenByRefreshHash(db: Knex, refreshHash: string): Promise<TokenRow | null> {
+  const row = await tokenQuery(db).where('t.refresh_token_hash', refreshHash).first();
+  return row ? toToken(row) : null;
+}
+
+export async function findTokenByAccessHash(db: Knex, accessHash: string): Promise<TokenRow | null> {
+  const row = await tokenQuery(db).where('t.access_token_hash', accessHash).first();
+  return row ? toToken(row) : null;
+}
+
+/** Refresh rotation: the old pair dies; false when a concurrent refresh rotated it first. */
+export async function markTokenRotated(db: Knex, tokenId: number, now: number): Promise<boolean> {
+  const count = await db('oauth_tokens').where({ id: tokenId }).whereNull('rotated_at').whereNull('revoked_at').update({ rotated_at: now });
+  return count === 1;
+}
+
+export interface NewToken {
+  authorizationId: number;
+  codeId: number | null;
+  accessTokenHash: string;
+  refreshTokenHash: string;
+  scope: string;
+  accessExpiresAt: number;
+  refreshExpiresAt: number;
+  createdAt: number;
+}
+
+export async function insertToken(db: Knex, token: NewToken): Promise<void> {
+  await db('oauth_tokens').insert({
+    authorization_id: token.authorizationId,
+    code_id: token.codeId,
+    access_token_hash: token.accessTokenHash,
+    refresh_token_hash: token.refreshTokenHash,
+    scope: token.scope,
+    access_expires_at: token.accessExpiresAt,
+    refresh_expires_at: token.refreshExpiresAt,
+    created_at: token.createdAt,
+  });
+}
+
+/** Revokes the grant and, at once, every token issued under it. */
+export async function revokeAuthorization(db: Knex, authorizationId: number, now: number): Promise<void> {
+  await db('authorizations').where({ id: authorizationId }).whereNull('revoked_at').update({ revoked_at: now });
+  await db('oauth_tokens').where({ authorization_id: authorizationId }).whereNull('revoked_at').update({ revoked_at: now });
+}
+
+/** Revokes every grant of the user to the application, and at once all their tokens. */
+export async function revokeApplicationForUser(db: Knex, userId: number, applicationId: number, now: number): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    const ids = (await trx('authorizations').where({ user_id: userId, application_id: applicationId }).whereNull('revoked_at').pluck('id')).map(Number);
+    if (ids.length === 0) return false;
+    await trx('authorizations').whereIn('id', ids).update({ revoked_at: now });
+    await trx('oauth_tokens').whereIn('authorization_id', ids).whereNull('revoked_at').update({ revoked_at: now });
+    return true;
+  });
+}
+
+export interface AuthorizedApp {
+  applicationId: number;
+  name: string;
+  homepage: string;
+  scope: string;
+  /** When the user last granted it. */
+  authorizedAt: number;
+}
+
+/** The applications the user has authorized (and not revoked), one entry per application. */
+export async function listAuthorizedApps(db: Knex, userId: number): Promise<AuthorizedApp[]> {
+  const rows = await db('authorizations as z')
+    .join('applications as a', 'a.id', 'z.application_id')
+    .where('z.user_id', userId)
+    .whereNull('z.revoked_at')
+    .orderBy('z.created_at', 'desc')
+    .select('a.id', 'a.name', 'a.homepage', 'z.scope', 'z.created_at');
+  const byApp = new Map<number, AuthorizedApp>();
+  for (const r of rows) {
+    const id = Number(r.id);
+    const seen = byApp.get(id);
+    const scopes = new Set([...(seen?.scope.split(' ') ?? []), ...String(r.scope).split(' ')].filter(Boolean));
+    byApp.set(id, {
+      applicationId: id,
+      name: r.name,
+      homepage: r.homepage,
+      scope: joinScopes([...scopes]),
+      authorizedAt: seen?.authorizedAt ?? Number(r.created_at),
+    });
+  }
+  return [...byApp.values()];
+}

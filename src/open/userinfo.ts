@@ -1,0 +1,31 @@
+import type { RequestHandler } from 'express';
+import type { AppContext } from '../context.ts';
+import type { components } from '../../generated/api.d.ts';
+import { principalOf } from '../http/principal.ts';
+import { invalidBearer } from '../http/problems.ts';
+import { listOrgsForUser } from '../platform/orgs.ts';
+import { findUserById } from '../platform/users.ts';
+
+type UserInfo = components['schemas']['UserInfo'];
+type Organization = components['schemas']['Organization'];
+
+/** GET /api/open/v1/userinfo: exactly {id, login, name, avatar_url} (seed 2.3). */
+export function userInfoHandler(ctx: AppContext): RequestHandler {
+  return async (req, res) => {
+    const principal = principalOf(req, 'oauth');
+    const user = await findUserById(ctx.db, principal.userId);
+    if (!user) throw invalidBearer('The user of this access token no longer exists.');
+    const body: UserInfo = { id: user.id, login: user.login, name: user.name, avatar_url: user.avatar_url };
+    res.set('Cache-Control', 'no-store').json(body);
+  };
+}
+
+/** GET /api/open/v1/orgs: the user's organizations with their namespaces. */
+export function listOrgsHandler(ctx: AppContext): RequestHandler {
+  return async (req, res) => {
+    const principal = principalOf(req, 'oauth');
+    const orgs = await listOrgsForUser(ctx.db, principal.userId);
+    const body: Organization[] = orgs.map((o) => ({ id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url }));
+    res.set('Cache-Control', 'no-store').json(body);
+  };
+}

@@ -1,0 +1,124 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { CookieOptions, NextFunction, Request, RequestHandler, Response } from 'express';
+import type { AppContext } from '../context.ts';
+import { loadSessionKey } from './sessionKey.ts';
+
+// The browser session of the platform pages: a signed cookie (HMAC-SHA256 with a key kept in
+// app_secrets, so every API process accepts every other's cookies). Anonymous visitors get a
+// session too, so the login form itself carries a CSRF token.
+
+export interface WebSession {
+  sid: string;
+  uid: number | null;
+  /** Expiry, epoch seconds. */
+  exp: number;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    webSession?: WebSession;
+  }
+}
+
+export const SESSION_COOKIE = 'oa_session';
+const SESSION_TTL_S = 8 * 3600;
+
+function sign(key: Buffer, payload: string): string {
+  return createHmac('sha256', key).update(payload).digest('base64url');
+}
+
+function equal(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export function encodeSession(key: Buffer, session: WebSession): string {
+  const payload = Buffer.from(JSON.stringify(session)).toString('base64url');
+  return `${payload}.${sign(key, payload)}`;
+}
+
+export function decodeSession(key: Buffer, cookie: string | undefined, now = Date.now()): WebSession | null {
+  if (!cookie) return null;
+  const [payload, mac, extra] = cookie.split('.');
+  if (!payload || !mac || extra !== undefined || !equal(mac, sign(key, payload))) return null;
+  try {
+    const s = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as WebSession;
+    if (typeof s.sid !== 'string' || typeof s.exp !== 'number' || s.exp * 1000 <= now) return null;
+    if (s.uid !== null && !Number.isSafeInteger(s.uid)) return null;
+    return s;
+  } catch {
+    return null;
+  }
+}
+
+function cookieOptions(ctx: AppContext): CookieOptions {
+  return {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: ctx.config.BASE_URL.startsWith('https:'),
+    path: '/',
+    maxAge: SESSION_TTL_S * 1000,
+  };
+}
+
+function newSession(uid: number | null): WebSession {
+  return { sid: randomBytes(18).toString('base64url'), uid, exp: Math.floor(Date.now() / 1000) + SESSION_TTL_S };
+}
+
+/** Reads (or starts) the session of every page request. */
+export function sessionMiddleware(ctx: AppContext): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      const key = await loadSessionKey(ctx);
+      let session = decodeSession(key, req.cookies?.[SESSION_COOKIE] as string | undefined);
+      if (!session) {
+        session = newSession(null);
+        res.cookie(SESSION_COOKIE, encodeSession(key, session), cookieOptions(ctx));
+      }
+      req.webSession = session;
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+
+/** A fresh session id at login (no session fixation), bound to the user. */
+export async function startUserSession(ctx: AppContext, req: Request, res: Response, userId: number): Promise<void> {
+  const key = await loadSessionKey(ctx);
+  const session = newSession(userId);
+  req.webSession = session;
+  res.cookie(SESSION_COOKIE, encodeSession(key, session), cookieOptions(ctx));
+}
+
+export function endSession(ctx: AppContext, res: Response): void {
+  const { maxAge: _maxAge, ...options } = cookieOptions(ctx);
+  res.clearCookie(SESSION_COOKIE, options);
+}
+
+/** Synchronizer token bound to the session id: HMAC(key, "csrf|" + sid). */
+export async function csrfToken(ctx: AppContext, req: Request): Promise<string> {
+  const key = await loadSessionKey(ctx);
+  return sign(key, `csrf|${req.webSession!.sid}`);
+}
+
+export async function csrfValid(ctx: AppContext, req: Request): Promise<boolean> {
+  const sent: unknown = (req.body as Record<string, unknown> | undefined)?.csrf_token;
+  return typeof sent === 'string' && req.webSession !== undefined && equal(sent, await csrfToken(ctx, req));
+}
+
+/** Where to come back to after login: only local paths, never `//host` or a scheme. */
+export function safeReturnTo(value: unknown): string {
+  return typeof value === 'string' && /^\/(?![/\\])/.test(value) ? value : '/settings/applications';
+}
+
+export function loginUrl(returnTo: string): string {
+  return `/login?return_to=${encodeURIComponent(returnTo)}`;
+}
+
+/** Pages for logged-in users only: others go to the login page and come back. */
+export function requireUser(req: Request, res: Response, next: NextFunction): void {
+  if (req.webSession?.uid) return next();
+  res.redirect(303, loginUrl(req.originalUrl));
+}
