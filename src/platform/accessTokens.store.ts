@@ -1,0 +1,45 @@
+import type { Knex } from 'knex';
+import { insertReturningId } from '../db/insert.ts';
+
+export interface AccessTokenRow {
+  id: number;
+  user_id: number;
+  namespace: string;
+  name: string;
+  usage_scenario: 'paid' | 'trial';
+  /** JSON array text, e.g. '["workflows"]'. */
+  permissions: string;
+  /** SHA-256 hex of the raw token; the token itself is never stored. */
+  token_hash: string;
+  token_prefix: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export async function insertAccessToken(db: Knex, row: Omit<AccessTokenRow, 'id'>): Promise<number> {
+  return insertReturningId(db, 'access_tokens', row);
+}
+
+export async function listAccessTokenRows(db: Knex, userId: number, namespace: string): Promise<AccessTokenRow[]> {
+  return db<AccessTokenRow>('access_tokens').where({ user_id: userId, namespace }).orderBy('id');
+}
+
+export async function listAccessTokenRowsOfUser(db: Knex, userId: number): Promise<AccessTokenRow[]> {
+  return db<AccessTokenRow>('access_tokens').where({ user_id: userId }).orderBy('id');
+}
+
+export async function findAccessTokenRow(db: Knex, userId: number, namespace: string, id: number): Promise<AccessTokenRow | undefined> {
+  return db<AccessTokenRow>('access_tokens').where({ id, user_id: userId, namespace }).first();
+}
+
+export async function findAccessTokenRowByHash(db: Knex, tokenHash: string): Promise<AccessTokenRow | undefined> {
+  return db<AccessTokenRow>('access_tokens').where({ token_hash: tokenHash }).first();
+}
+
+export async function touchAccessTokenRow(db: Knex, id: number, now: number): Promise<void> {
+  await db('access_tokens').where({ id }).update({ last_used_at: now });
+}
+
+export async function deleteAccessTokenRow(db: Knex, userId: number, id: number): Promise<number> {
+  return db('access_tokens').where({ id, user_id: userId }).delete();
+}

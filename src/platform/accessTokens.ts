@@ -1,0 +1,161 @@
+import type { Knex } from 'knex';
+import { hashToken, newToken } from '../shared/crypto.ts';
+import { badRequest, notFound } from '../shared/errors.ts';
+import {
+  deleteAccessTokenRow,
+  findAccessTokenRow,
+  findAccessTokenRowByHash,
+  insertAccessToken,
+  listAccessTokenRows,
+  listAccessTokenRowsOfUser,
+  touchAccessTokenRow,
+  type AccessTokenRow,
+} from './accessTokens.store.ts';
+import { namespaceUsableBy } from './namespaces.store.ts';
+import { findUserRowByLogin } from './users.store.ts';
+import { canonicalName, checkText } from './validate.ts';
+
+/** Raw access tokens (API keys) start with this prefix, so leaked ones are scannable. */
+export const ACCESS_TOKEN_PREFIX = 'sk';
+export const USAGE_SCENARIOS = ['paid', 'trial'] as const;
+export type UsageScenario = (typeof USAGE_SCENARIOS)[number];
+/** What a raw access token may be granted; `workflows` opens the workflows API. */
+export const ACCESS_TOKEN_PERMISSIONS = ['workflows'] as const;
+export type AccessTokenPermission = (typeof ACCESS_TOKEN_PERMISSIONS)[number];
+
+/** A raw access token's metadata; never the token or its hash. */
+export interface AccessToken {
+  id: number;
+  user_id: number;
+  namespace: string;
+  name: string;
+  usage_scenario: UsageScenario;
+  permissions: string[];
+  /** The token's first characters, to tell tokens apart in lists. */
+  token_prefix: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+/** The list item of `GET /api/open/v1/{namespace}/tokens` (SEED-SPEC 2.4). */
+export interface AccessTokenListItem {
+  id: number;
+  name: string;
+  usage_scenario: UsageScenario;
+}
+
+export interface NewAccessToken {
+  userId?: number;
+  userLogin?: string;
+  namespace: string;
+  name: string;
+  usageScenario: string;
+  permissions?: string[];
+}
+
+function toAccessToken(row: AccessTokenRow): AccessToken {
+  return {
+    id: row.id,
+    user_id: row.user_id,
+    namespace: row.namespace,
+    name: row.name,
+    usage_scenario: row.usage_scenario,
+    permissions: JSON.parse(row.permissions) as string[],
+    token_prefix: row.token_prefix,
+    created_at: row.created_at,
+    last_used_at: row.last_used_at,
+  };
+}
+
+function checkUsageScenario(value: string): UsageScenario {
+  if (!(USAGE_SCENARIOS as readonly string[]).includes(value)) {
+    throw badRequest(`usage_scenario must be paid or trial (got "${value}").`, [
+      { pointer: '/usage_scenario', message: 'must be paid or trial' },
+    ]);
+  }
+  return value as UsageScenario;
+}
+
+function checkPermissions(values: string[]): AccessTokenPermission[] {
+  const unknown = values.filter((p) => !(ACCESS_TOKEN_PERMISSIONS as readonly string[]).includes(p));
+  if (unknown.length) {
+    throw badRequest(`Unknown permission ${unknown.map((p) => `"${p}"`).join(', ')}; known: ${ACCESS_TOKEN_PERMISSIONS.join(', ')}.`, [
+      { pointer: '/permissions', message: `must be among ${ACCESS_TOKEN_PERMISSIONS.join(', ')}` },
+    ]);
+  }
+  return [...new Set(values)] as AccessTokenPermission[];
+}
+
+async function resolveUserId(db: Knex, input: Pick<NewAccessToken, 'userId' | 'userLogin'>): Promise<number> {
+  if (input.userId !== undefined) return input.userId;
+  const user = input.userLogin ? await findUserRowByLogin(db, canonicalName(input.userLogin)) : undefined;
+  if (!user) throw notFound(`No user with login "${input.userLogin ?? ''}".`);
+  return user.id;
+}
+
+/** 404, not 403: a namespace the user cannot use is indistinguishable from one that does not exist. */
+async function requireUsableNamespace(db: Knex, userId: number, namespace: string): Promise<string> {
+  const name = canonicalName(namespace);
+  if (!(await namespaceUsableBy(db, userId, name))) throw notFound(`No namespace "${namespace}" for this user.`);
+  return name;
+}
+
+/** Creates a raw access token in a namespace the user can use. The plaintext `token` is returned once; only its hash is stored. */
+export async function createAccessToken(db: Knex, input: NewAccessToken): Promise<{ token: string; record: AccessToken }> {
+  const name = checkText('name', input.name, { max: 255 });
+  const usageScenario = checkUsageScenario(input.usageScenario);
+  const permissions = checkPermissions(input.permissions ?? []);
+  const userId = await resolveUserId(db, input);
+  const namespace = await requireUsableNamespace(db, userId, input.namespace);
+
+  const token = newToken(ACCESS_TOKEN_PREFIX);
+  const row = {
+    user_id: userId,
+    namespace,
+    name,
+    usage_scenario: usageScenario,
+    permissions: JSON.stringify(permissions),
+    token_hash: hashToken(token),
+    token_prefix: token.slice(0, 10),
+    created_at: Date.now(),
+    last_used_at: null,
+  };
+  const id = await insertAccessToken(db, row);
+  return { token, record: toAccessToken({ id, ...row }) };
+}
+
+/** The user's tokens in a namespace (SEED-SPEC 4.4); 404 when the namespace is not the user's. */
+export async function listAccessTokens(db: Knex, userId: number, namespace: string): Promise<AccessTokenListItem[]> {
+  const name = await requireUsableNamespace(db, userId, namespace);
+  const rows = await listAccessTokenRows(db, userId, name);
+  return rows.map((r) => ({ id: r.id, name: r.name, usage_scenario: r.usage_scenario }));
+}
+
+/** Every token of the user across namespaces (settings page). */
+export async function listAccessTokensOfUser(db: Knex, userId: number): Promise<AccessToken[]> {
+  return (await listAccessTokenRowsOfUser(db, userId)).map(toAccessToken);
+}
+
+/** The user's token `id` in `namespace`, or undefined when it does not exist, is not the user's, or the namespace is no longer usable. */
+export async function findAccessTokenForUser(db: Knex, userId: number, namespace: string, id: number): Promise<AccessToken | undefined> {
+  const name = canonicalName(namespace);
+  if (!(await namespaceUsableBy(db, userId, name))) return undefined;
+  const row = await findAccessTokenRow(db, userId, name, id);
+  return row && toAccessToken(row);
+}
+
+/** Looks a presented raw token up by its hash. */
+export async function findAccessTokenByPlaintext(db: Knex, token: string): Promise<AccessToken | undefined> {
+  const row = await findAccessTokenRowByHash(db, hashToken(token));
+  return row && toAccessToken(row);
+}
+
+/** Records a use of the token (shown in the settings page). */
+export async function markAccessTokenUsed(db: Knex, id: number, now = Date.now()): Promise<void> {
+  await touchAccessTokenRow(db, id, now);
+}
+
+/** Deletes one of the user's tokens; proxy tokens minted from it stop working on their next use. */
+export async function deleteAccessToken(db: Knex, userId: number, id: number): Promise<void> {
+  if ((await deleteAccessTokenRow(db, userId, id)) === 0) throw notFound(`No access token ${id}.`);
+}

@@ -1,0 +1,135 @@
+import type { Knex } from 'knex';
+import { isUniqueViolation } from '../db/insert.ts';
+import { badRequest, conflict, notFound } from '../shared/errors.ts';
+import { defaultAvatarUrl } from './avatars.ts';
+import { claimNamespace, findNamespace, namespaceUsableBy } from './namespaces.store.ts';
+import {
+  countOwners,
+  deleteMembership,
+  findMembership,
+  findOrgRowByNamespace,
+  insertMembership,
+  insertOrg,
+  listMemberRows,
+  listOrgRowsForUser,
+  updateMembershipRole,
+  type MemberRow,
+  type MembershipRow,
+  type Role,
+} from './orgs.store.ts';
+import { findUserRowByLogin } from './users.store.ts';
+import { canonicalName, checkAvatarUrl, checkNamespaceName, checkText } from './validate.ts';
+
+export type { Role, MemberRow } from './orgs.store.ts';
+
+/** The organization shape of `GET /api/open/v1/orgs`. */
+export interface Organization {
+  id: number;
+  namespace: string;
+  name: string;
+  avatar_url: string;
+}
+
+export interface NewOrg {
+  namespace: string;
+  name: string;
+  ownerLogin: string;
+  avatarUrl?: string;
+}
+
+const ROLES: readonly Role[] = ['owner', 'member'];
+
+function checkRole(role: string): Role {
+  if (!(ROLES as readonly string[]).includes(role)) {
+    throw badRequest(`role must be owner or member (got "${role}").`, [{ pointer: '/role', message: 'must be owner or member' }]);
+  }
+  return role as Role;
+}
+
+async function userIdByLogin(db: Knex, login: string): Promise<number> {
+  const user = await findUserRowByLogin(db, canonicalName(login));
+  if (!user) throw notFound(`No user with login "${login}".`);
+  return user.id;
+}
+
+async function orgByNamespace(db: Knex, namespace: string) {
+  const org = await findOrgRowByNamespace(db, canonicalName(namespace));
+  if (!org) throw notFound(`No organization "${namespace}".`);
+  return org;
+}
+
+/** Creates an organization owned by `ownerLogin`; its namespace is unique across users and orgs (409). */
+export async function createOrg(db: Knex, input: NewOrg): Promise<Organization> {
+  const namespace = checkNamespaceName('namespace', input.namespace);
+  const name = checkText('name', input.name, { max: 255 });
+  const avatarUrl = input.avatarUrl ? checkAvatarUrl('avatar_url', input.avatarUrl) : defaultAvatarUrl(namespace);
+  try {
+    return await db.transaction(async (trx) => {
+      const ownerId = await userIdByLogin(trx, input.ownerLogin);
+      if (await findNamespace(trx, namespace)) throw conflict(`The name "${namespace}" is already taken.`);
+      const now = Date.now();
+      const id = await insertOrg(trx, { namespace, name, avatar_url: avatarUrl, created_at: now });
+      await claimNamespace(trx, { name: namespace, user_id: null, org_id: id });
+      await insertMembership(trx, { org_id: id, user_id: ownerId, role: 'owner', created_at: now });
+      return { id, namespace, name, avatar_url: avatarUrl };
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`The name "${namespace}" is already taken.`);
+    throw err;
+  }
+}
+
+export async function findOrgByNamespace(db: Knex, namespace: string): Promise<Organization | undefined> {
+  const org = await findOrgRowByNamespace(db, canonicalName(namespace));
+  return org && { id: org.id, namespace: org.namespace, name: org.name, avatar_url: org.avatar_url };
+}
+
+/** Adds `login` to the org, or changes the role of an existing member. */
+export async function addMember(db: Knex, namespace: string, login: string, role: string = 'member'): Promise<MembershipRow> {
+  const checkedRole = checkRole(role);
+  return db.transaction(async (trx) => {
+    const org = await orgByNamespace(trx, namespace);
+    const userId = await userIdByLogin(trx, login);
+    const existing = await findMembership(trx, org.id, userId);
+    if (existing) {
+      if (existing.role === 'owner' && checkedRole !== 'owner' && (await countOwners(trx, org.id)) === 1) {
+        throw conflict(`"${login}" is the last owner of "${org.namespace}"; add another owner first.`);
+      }
+      await updateMembershipRole(trx, org.id, userId, checkedRole);
+      return { ...existing, role: checkedRole };
+    }
+    const row: MembershipRow = { org_id: org.id, user_id: userId, role: checkedRole, created_at: Date.now() };
+    await insertMembership(trx, row);
+    return row;
+  });
+}
+
+/** Removes a member; an organization keeps at least one owner (409). */
+export async function removeMember(db: Knex, namespace: string, login: string): Promise<void> {
+  await db.transaction(async (trx) => {
+    const org = await orgByNamespace(trx, namespace);
+    const userId = await userIdByLogin(trx, login);
+    const existing = await findMembership(trx, org.id, userId);
+    if (!existing) throw notFound(`"${login}" is not a member of "${org.namespace}".`);
+    if (existing.role === 'owner' && (await countOwners(trx, org.id)) === 1) {
+      throw conflict(`"${login}" is the last owner of "${org.namespace}"; add another owner first.`);
+    }
+    await deleteMembership(trx, org.id, userId);
+  });
+}
+
+export async function listMembers(db: Knex, namespace: string): Promise<MemberRow[]> {
+  const org = await orgByNamespace(db, namespace);
+  return listMemberRows(db, org.id);
+}
+
+/** The organizations a user belongs to, ordered by namespace. */
+export async function listOrgsForUser(db: Knex, userId: number): Promise<Organization[]> {
+  const rows = await listOrgRowsForUser(db, userId);
+  return rows.map((o) => ({ id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url }));
+}
+
+/** True for the user's own login and for organizations the user is a member of. */
+export async function userCanUseNamespace(db: Knex, userId: number, namespace: string): Promise<boolean> {
+  return namespaceUsableBy(db, userId, canonicalName(namespace));
+}

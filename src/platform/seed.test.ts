@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
+import { findAccessTokenByPlaintext } from './accessTokens.ts';
+import { findAppByClientId, verifyClientSecret } from './apps.ts';
+import { listOrgsForUser } from './orgs.ts';
+import { getOrCreateSecret } from './secrets.ts';
+import { seedDemo } from './seed.ts';
+import { verifyLogin } from './users.ts';
+
+describe.each(testDialects())('demo seed and service secrets on %s', (dialect) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await createTestDb(dialect);
+  });
+  afterAll(async () => {
+    await t?.destroy();
+  });
+
+  it('seeds a demo user, org, app and workflows API key whose printed secrets work', async () => {
+    const seed = await seedDemo(t.db);
+    expect(seed).not.toBeNull();
+    const user = await verifyLogin(t.db, 'demo', 'demo-password');
+    expect(user).toMatchObject({ id: seed!.user.id, name: 'Demo User' });
+    expect((await listOrgsForUser(t.db, user!.id)).map((o) => o.namespace)).toEqual(['demo-org']);
+    const app = await findAppByClientId(t.db, seed!.app.client_id);
+    expect(app).toMatchObject({ name: 'Demo App', redirect_uri: 'http://localhost:4000/callback', homepage: 'http://localhost:4000' });
+    expect(verifyClientSecret(app!, seed!.app.client_secret)).toBe(true);
+    expect((await findAccessTokenByPlaintext(t.db, seed!.apiKey.token))?.permissions).toEqual(['workflows']);
+  });
+
+  it('does nothing on a second start', async () => {
+    expect(await seedDemo(t.db)).toBeNull();
+    expect(await t.db('applications').count({ n: '*' }).first()).toMatchObject({ n: 1 });
+  });
+
+  it('generates a service secret once and returns the same value to every later caller, even concurrent ones', async () => {
+    let calls = 0;
+    const generate = () => `value-${++calls}`;
+    const values = await Promise.all([1, 2, 3, 4].map(() => getOrCreateSecret(t.db, 'session_key_test', generate)));
+    expect(new Set(values).size).toBe(1);
+    expect(await getOrCreateSecret(t.db, 'session_key_test', () => 'other')).toBe(values[0]);
+  });
+});

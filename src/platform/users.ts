@@ -1,0 +1,84 @@
+import type { Knex } from 'knex';
+import { isUniqueViolation } from '../db/insert.ts';
+import { hashPassword, verifyPassword } from '../shared/crypto.ts';
+import { badRequest, conflict } from '../shared/errors.ts';
+import { defaultAvatarUrl } from './avatars.ts';
+import { claimNamespace, findNamespace } from './namespaces.store.ts';
+import { findUserRowById, findUserRowByLogin, insertUser, type UserRow } from './users.store.ts';
+import { canonicalName, checkAvatarUrl, checkNamespaceName, checkText } from './validate.ts';
+
+/** A platform user as services hand it out: never the password hash. */
+export interface User {
+  id: number;
+  login: string;
+  name: string;
+  avatar_url: string;
+  created_at: number;
+}
+
+export interface NewUser {
+  login: string;
+  password: string;
+  /** Defaults to the login. */
+  name?: string;
+  /** Defaults to a generated initial avatar (data: URI). */
+  avatarUrl?: string;
+}
+
+const MIN_PASSWORD = 8;
+const MAX_PASSWORD = 1024;
+
+function toUser(row: UserRow): User {
+  return { id: row.id, login: row.login, name: row.name, avatar_url: row.avatar_url, created_at: Number(row.created_at) };
+}
+
+/** Creates a user and claims its login as a namespace. Logins are unique across users and orgs (409). */
+export async function createUser(db: Knex, input: NewUser): Promise<User> {
+  const login = checkNamespaceName('login', input.login);
+  if (input.password.length < MIN_PASSWORD || input.password.length > MAX_PASSWORD) {
+    throw badRequest(`password must be ${MIN_PASSWORD}-${MAX_PASSWORD} characters.`, [
+      { pointer: '/password', message: `must be ${MIN_PASSWORD}-${MAX_PASSWORD} characters` },
+    ]);
+  }
+  const name = checkText('name', input.name?.trim() ? input.name : login, { max: 255 });
+  const avatarUrl = input.avatarUrl ? checkAvatarUrl('avatar_url', input.avatarUrl) : defaultAvatarUrl(login);
+  const passwordHash = await hashPassword(input.password);
+
+  try {
+    return await db.transaction(async (trx) => {
+      if (await findNamespace(trx, login)) throw conflict(`The name "${login}" is already taken.`);
+      const row = { login, name, avatar_url: avatarUrl, password_hash: passwordHash, created_at: Date.now() };
+      const id = await insertUser(trx, row);
+      await claimNamespace(trx, { name: login, user_id: id, org_id: null });
+      return toUser({ id, ...row });
+    });
+  } catch (err) {
+    // Two concurrent creations of one name: the namespaces primary key decides.
+    if (isUniqueViolation(err)) throw conflict(`The name "${login}" is already taken.`);
+    throw err;
+  }
+}
+
+export async function findUserByLogin(db: Knex, login: string): Promise<User | undefined> {
+  const row = await findUserRowByLogin(db, canonicalName(login));
+  return row && toUser(row);
+}
+
+export async function findUserById(db: Knex, id: number): Promise<User | undefined> {
+  const row = await findUserRowById(db, id);
+  return row && toUser(row);
+}
+
+// Hashed once: verifying against it makes an unknown login cost as much as a wrong password.
+let dummyHash: Promise<string> | undefined;
+
+/** The user when login and password match, else null; takes the same time whether or not the login exists. */
+export async function verifyLogin(db: Knex, login: string, password: string): Promise<User | null> {
+  const row = await findUserRowByLogin(db, canonicalName(login));
+  if (!row) {
+    dummyHash ??= hashPassword('not-a-real-password');
+    await verifyPassword(password, await dummyHash);
+    return null;
+  }
+  return (await verifyPassword(password, row.password_hash)) ? toUser(row) : null;
+}

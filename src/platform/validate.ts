@@ -1,0 +1,56 @@
+import { badRequest } from '../shared/errors.ts';
+
+/** Logins and org namespaces share one name space and one rule (GitHub's): 1-39 letters, digits, inner hyphens. */
+const NAME_RULE = /^[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?$/;
+
+/**
+ * Names are case-insensitive and stored in lower case, so `Alice` and `alice` are one namespace on
+ * PostgreSQL (case-sensitive comparisons) and MySQL (case-insensitive collation) alike.
+ */
+export function canonicalName(value: string): string {
+  return value.trim().toLowerCase();
+}
+
+export function checkNamespaceName(field: string, value: string): string {
+  const name = canonicalName(value);
+  if (name.length < 1 || name.length > 39 || !NAME_RULE.test(name)) {
+    throw badRequest(`${field} must be 1-39 letters, digits or inner hyphens (got "${value}").`, [
+      { pointer: `/${field}`, message: 'must be 1-39 letters, digits or single inner hyphens, starting and ending with a letter or digit' },
+    ]);
+  }
+  return name;
+}
+
+export function checkText(field: string, value: string | undefined, options: { min?: number; max: number }): string {
+  const text = (value ?? '').trim();
+  const min = options.min ?? 1;
+  if (text.length < min || text.length > options.max) {
+    const rule = min > 0 ? `${min}-${options.max} characters` : `at most ${options.max} characters`;
+    throw badRequest(`${field} must be ${rule}.`, [{ pointer: `/${field}`, message: `must be ${rule}` }]);
+  }
+  return text;
+}
+
+/** An absolute http(s) URL without a fragment (RFC 6749 3.1.2 forbids fragments in redirect URIs). */
+export function checkHttpUrl(field: string, value: string | undefined): string {
+  const text = (value ?? '').trim();
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || text.includes('#') || text.length > 2048) {
+    throw badRequest(`${field} must be an absolute http(s) URL without a fragment (got "${text}").`, [
+      { pointer: `/${field}`, message: 'must be an absolute http(s) URL without a fragment' },
+    ]);
+  }
+  return text;
+}
+
+/** Any URI our responses can carry as `format: uri` (http(s) or data:). */
+export function checkAvatarUrl(field: string, value: string): string {
+  const text = value.trim();
+  if (text.startsWith('data:image/') && text.length <= 2048) return text;
+  return checkHttpUrl(field, text);
+}
