@@ -2,27 +2,19 @@ import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import { OAuthError } from '../http/problems.ts';
 import { hashToken } from '../shared/crypto.ts';
+import { basicCredentials, sendOAuthError } from './clientAuth.ts';
 import { authenticateClient, findTokenByAccessHash, findTokenByRefreshHash, revokeApplicationForUser } from './store.ts';
 
-/** Client credentials from HTTP Basic (form-urlencoded, RFC 6749 2.3.1) or the form body. */
+/** Client credentials from HTTP Basic or the form body (RFC 6749 2.3.1), never both. */
 function clientCredentials(req: Request): { clientId: string; clientSecret: string; basic: boolean } {
-  const header = req.headers.authorization;
   const body = (req.body ?? {}) as Record<string, unknown>;
-  if (header && /^Basic /i.test(header)) {
-    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon < 0) throw invalidClient(true);
+  const basic = basicCredentials(req);
+  if (basic === null) throw invalidClient(true);
+  if (basic) {
     if (body.client_id !== undefined || body.client_secret !== undefined) {
       throw new OAuthError('invalid_request', 'Send client credentials in the Authorization header or in the body, not both.');
     }
-    const decode = (s: string) => {
-      try {
-        return decodeURIComponent(s.replace(/\+/g, ' '));
-      } catch {
-        return s;
-      }
-    };
-    return { clientId: decode(decoded.slice(0, colon)), clientSecret: decode(decoded.slice(colon + 1)), basic: true };
+    return { ...basic, basic: true };
   }
   if (typeof body.client_id !== 'string' || typeof body.client_secret !== 'string') throw invalidClient(false);
   return { clientId: body.client_id, clientSecret: body.client_secret, basic: false };
@@ -38,9 +30,15 @@ function invalidClient(basic: boolean): OAuthError {
  */
 export function revokeHandler(ctx: AppContext): RequestHandler {
   return async (req, res) => {
-    const credentials = clientCredentials(req);
-    const client = await authenticateClient(ctx.db, credentials.clientId, credentials.clientSecret);
-    if (!client) throw invalidClient(credentials.basic);
+    let client;
+    try {
+      const credentials = clientCredentials(req);
+      client = await authenticateClient(ctx.db, credentials.clientId, credentials.clientSecret);
+      if (!client) throw invalidClient(credentials.basic);
+    } catch (err) {
+      if (err instanceof OAuthError && err.status === 401) return sendOAuthError(res, err);
+      throw err;
+    }
     const { token, token_type_hint: hint } = req.body as { token: string; token_type_hint?: string };
     const hash = hashToken(token);
     const lookups = hint === 'refresh_token' ? [findTokenByRefreshHash, findTokenByAccessHash] : [findTokenByAccessHash, findTokenByRefreshHash];

@@ -5,6 +5,7 @@ import { OAuthError } from '../http/problems.ts';
 import { csrfToken, loginUrl, sessionMiddleware } from '../platform/session.ts';
 import { AuthorizePageError, AuthorizeRedirectError, redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './authorize.ts';
 import { authorizeErrorPage, consentPage } from './consent.ts';
+import { basicCredentials } from './clientAuth.ts';
 import { decisionHandler } from './decision.ts';
 import { metadataHandler } from './metadata.ts';
 import { revokeHandler } from './revoke.ts';
@@ -43,11 +44,8 @@ export function oauthPagesRouter(ctx: AppContext): Router {
 
 /** The client's id for rate limiting: from HTTP Basic or the form body, else the address. */
 function clientKey(req: Request): string {
-  const header = req.headers.authorization;
-  if (header && /^Basic /i.test(header)) {
-    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
-    return `client:${decoded.split(':')[0]}`;
-  }
+  const basic = basicCredentials(req);
+  if (basic) return `client:${basic.clientId}`;
   const clientId = (req.body as Record<string, unknown> | undefined)?.client_id;
   return typeof clientId === 'string' ? `client:${clientId}` : `ip:${ipKeyGenerator(req.ip ?? '')}`;
 }

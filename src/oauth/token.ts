@@ -2,6 +2,7 @@ import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import { OAuthError, type OAuthErrorCode } from '../http/problems.ts';
+import { basicCredentials, sendOAuthError } from './clientAuth.ts';
 import { createModel, exchangeContext } from './model.ts';
 
 // POST /api/open/oauth/token (RFC 6749 4.1.3, 6): authorization_code and refresh_token grants on
@@ -44,6 +45,11 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
   } as OAuth2Server.ServerOptions);
 
   return async (req, res, next) => {
+    const basic = basicCredentials(req);
+    if (basic) {
+      // The library does not form-decode Basic credentials (RFC 6749 2.3.1); hand it decoded ones.
+      req.headers.authorization = `Basic ${Buffer.from(`${basic.clientId}:${basic.clientSecret}`).toString('base64')}`;
+    }
     const request = new OAuth2Server.Request(req);
     const response = new OAuth2Server.Response(res);
     const trx = await ctx.db.transaction();
@@ -55,7 +61,9 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
       // and that revocation must stand. Anything else rolls back.
       if (err instanceof OAuth2Server.OAuthError && err.name !== 'server_error') await trx.commit();
       else await trx.rollback();
-      next(toOAuthError(err, req));
+      const rendered = toOAuthError(err, req);
+      if (rendered instanceof OAuthError && rendered.status === 401) sendOAuthError(res, rendered);
+      else next(rendered);
       return;
     }
     const body = response.body as Record<string, unknown>;

@@ -73,8 +73,16 @@ export function platformPagesRouter(ctx: AppContext): Router {
   const csrf = csrfProtect(ctx);
   const windowMs = 15 * 60_000;
   const limited: RequestHandler = (_req, res, _next) => tooManyAttempts(res, windowMs / 1000);
-  const loginPerIp = rateLimit({ windowMs, limit: 30, standardHeaders: 'draft-7', legacyHeaders: false, keyGenerator: (req) => ipKeyGenerator(req.ip ?? ''), handler: limited });
-  // Failed attempts per account, wherever they come from (credential stuffing over many IPs).
+  // Failed attempts per address (guessing many accounts) and per account (one account from many addresses).
+  const loginPerIp = rateLimit({
+    windowMs,
+    limit: 100,
+    standardHeaders: 'draft-7',
+    legacyHeaders: false,
+    skipSuccessfulRequests: true,
+    keyGenerator: (req) => ipKeyGenerator(req.ip ?? ''),
+    handler: limited,
+  });
   const loginPerAccount = rateLimit({
     windowMs,
     limit: 10,

@@ -1,0 +1,96 @@
+// Test helpers for the OAuth flow: a cookie-keeping "browser" over fetch, and the user's side of
+// the authorization (log in, consent). The third-party app's side is oauth4webapi, as a real
+// integrator would use it.
+import * as oauth from 'oauth4webapi';
+import type { Knex } from 'knex';
+import { createApp } from '../../src/platform/apps.ts';
+import { createUser } from '../../src/platform/users.ts';
+
+/** fetch with a cookie jar and manual redirects, like a browser that shows us each hop. */
+export class Browser {
+  readonly cookies = new Map<string, string>();
+  readonly baseUrl: string;
+  constructor(baseUrl: string) {
+    this.baseUrl = baseUrl;
+  }
+
+  async fetch(url: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.cookies.size) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
+    const res = await fetch(new URL(url, this.baseUrl), { ...init, headers, redirect: 'manual' });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = pair!.indexOf('=');
+      const name = pair!.slice(0, eq);
+      const value = pair!.slice(eq + 1);
+      if (/expires=Thu, 01 Jan 1970/i.test(line) || value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return res;
+  }
+
+  post(url: string, fields: Record<string, string>): Promise<Response> {
+    return this.fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+  }
+}
+
+/** The value of every hidden/text input of the first form of a page. */
+export function formFields(page: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  for (const m of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[m[1]!] ??= unescape(m[2]!);
+  return fields;
+}
+
+export async function logIn(browser: Browser, login: string, password: string, returnTo = '/settings/applications'): Promise<Response> {
+  const page = await (await browser.fetch(`/login?return_to=${encodeURIComponent(returnTo)}`)).text();
+  const { csrf_token } = formFields(page);
+  return browser.post('/login', { login, password, csrf_token: csrf_token!, return_to: returnTo });
+}
+
+export interface Fixture {
+  userId: number;
+  login: string;
+  password: string;
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+  appName: string;
+}
+
+let counter = 0;
+export async function createFixture(db: Knex, redirectUri = 'https://client.example.test/callback'): Promise<Fixture> {
+  counter += 1;
+  const login = `user${counter}x${Math.floor(Math.random() * 1e6)}`;
+  const password = 'correct horse battery';
+  const user = await createUser(db, { login, password, name: `User ${counter}` });
+  const appName = `Demo App ${counter}`;
+  const { app, clientSecret } = await createApp(db, {
+    ownerUserId: user.id,
+    name: appName,
+    description: 'Reads your profile <for tests>',
+    homepage: 'https://client.example.test/',
+    redirectUri,
+  });
+  return { userId: user.id, login, password, clientId: app.client_id, clientSecret, redirectUri, appName };
+}
+
+export const insecure = { [oauth.allowInsecureRequests]: true } as const;
+
+export async function discover(baseUrl: string): Promise<oauth.AuthorizationServer> {
+  const issuer = new URL(baseUrl);
+  return oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
+}
+
+/**
+ * The user's side: open the authorization URL logged in, answer the consent form, and return the
+ * Location the browser is sent to (the client's callback).
+ */
+export async function authorizeInBrowser(browser: Browser, authorizationUrl: URL, decision: 'allow' | 'deny' = 'allow'): Promise<URL> {
+  const consent = await browser.fetch(authorizationUrl.toString());
+  if (consent.status !== 200) throw new Error(`expected the consent page, got ${consent.status} ${consent.headers.get('location') ?? ''}`);
+  const fields = formFields(await consent.text());
+  const answer = await browser.post('/oauth/authorize/decision', { ...fields, decision });
+  if (answer.status !== 303) throw new Error(`expected a redirect, got ${answer.status}`);
+  return new URL(answer.headers.get('location')!);
+}
