@@ -1,0 +1,38 @@
+import type { AppContext } from '../context.ts';
+import type { PrincipalOf } from '../http/principal.ts';
+import { ACCESS_TOKEN_PREFIX, findAccessTokenByPlaintext, markAccessTokenUsed } from './accessTokens.ts';
+
+// newToken('sk'): the prefix, then 32 random bytes in base64url (43 characters).
+const API_KEY_SHAPE = new RegExp(`^${ACCESS_TOKEN_PREFIX}_[A-Za-z0-9_-]{43}$`);
+
+/** Recording every use would be a write per request; a minute's precision is enough for the settings page. */
+const LAST_USED_PRECISION_MS = 60_000;
+
+/** Whether a bearer token is shaped like a raw access token (an API key), before any lookup. */
+export function looksLikeApiKey(token: string): boolean {
+  return API_KEY_SHAPE.test(token);
+}
+
+/**
+ * The principal of a raw access token presented as `Authorization: Bearer sk_...`: found by the
+ * hash of the token (plaintext is never stored), so a deleted key stops working on its next use.
+ * The security handler (src/http/security.ts) checks the permissions the operation needs.
+ */
+export async function authenticateApiKey(ctx: AppContext, token: string): Promise<PrincipalOf<'apiKey'> | null> {
+  if (!looksLikeApiKey(token)) return null;
+  const record = await findAccessTokenByPlaintext(ctx.db, token);
+  if (!record) return null;
+  const now = Date.now();
+  if (record.last_used_at === null || now - record.last_used_at > LAST_USED_PRECISION_MS) {
+    // Bookkeeping only: a failed write must not refuse a valid key.
+    markAccessTokenUsed(ctx.db, record.id, now).catch((err: unknown) => ctx.logger.warn({ err }, 'could not record API key use'));
+  }
+  return {
+    kind: 'apiKey',
+    userId: record.user_id,
+    accessTokenId: record.id,
+    namespace: record.namespace,
+    usageScenario: record.usage_scenario,
+    permissions: record.permissions,
+  };
+}

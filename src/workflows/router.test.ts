@@ -1,0 +1,376 @@
+// The workflow endpoints through a real HTTP server and a real database (embedded PostgreSQL;
+// MySQL too when TEST_MYSQL_URL is set), called with the typed client integrators use.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiClient, type ApiClient, type Schemas } from '../client/index.ts';
+import { startTestServer } from '../../test/support/server.ts';
+import { testDialects } from '../../test/support/db.ts';
+import type { AppContext } from '../context.ts';
+import { createAccessToken, deleteAccessToken } from '../platform/accessTokens.ts';
+import { createUser } from '../platform/users.ts';
+
+type WorkflowNode = Schemas['WorkflowNode'];
+
+// Fixtures through the same platform services the admin CLI uses.
+async function createUserFixture(ctx: AppContext, login: string): Promise<number> {
+  return (await createUser(ctx.db, { login, password: 'correct horse battery' })).id;
+}
+
+async function createApiKeyFixture(ctx: AppContext, userId: number, namespace: string, permissions: string[]): Promise<string> {
+  const { token } = await createAccessToken(ctx.db, { userId, namespace, name: `key ${permissions.join(',') || 'none'}`, usageScenario: 'paid', permissions });
+  return token;
+}
+
+const nodes: WorkflowNode[] = [
+  { id: 'input', type: 'text_input', config: { variable: 'ticket' } },
+  { id: 'summarise', type: 'llm_call', config: { model: 'echo', temperature: 0.2, max_tokens: 256 } },
+  { id: 'result', type: 'text_output', config: { format: 'plain' } },
+];
+const edges = [
+  { from: 'input', to: 'summarise' },
+  { from: 'summarise', to: 'result' },
+];
+
+describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
+  let server: Awaited<ReturnType<typeof startTestServer>>;
+  let alice: ApiClient;
+  let bob: ApiClient;
+  let aliceKey: string;
+  let noPermissionKey: string;
+
+  /** A raw request, for what the typed client cannot send (bad JSON, oversized bodies). */
+  const raw = (path: string, init: RequestInit & { bearer?: string } = {}) =>
+    fetch(server.baseUrl + path, {
+      ...init,
+      headers: {
+        ...(init.bearer ? { Authorization: `Bearer ${init.bearer}` } : {}),
+        ...(init.body ? { 'Content-Type': 'application/json' } : {}),
+        ...(init.headers as Record<string, string> | undefined),
+      },
+    });
+
+  beforeAll(async () => {
+    server = await startTestServer({ dialect, env: { BODY_LIMIT_BYTES: '65536', WORKFLOW_MAX_TOKENS_LIMIT: '4096' } });
+    const aliceId = await createUserFixture(server.ctx, 'alice');
+    const bobId = await createUserFixture(server.ctx, 'bob');
+    aliceKey = await createApiKeyFixture(server.ctx, aliceId, 'alice', ['workflows']);
+    noPermissionKey = await createApiKeyFixture(server.ctx, aliceId, 'alice', []);
+    alice = createApiClient(server.baseUrl, { bearer: aliceKey });
+    bob = createApiClient(server.baseUrl, { bearer: await createApiKeyFixture(server.ctx, bobId, 'bob', ['workflows']) });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  async function create(name: string, client = alice) {
+    const { data, error } = await client.POST('/api/workflows', { body: { name, nodes, edges } });
+    if (!data) throw new Error(`create failed: ${JSON.stringify(error)}`);
+    return data.data;
+  }
+
+  describe('authentication (RFC 6750)', () => {
+    it('answers 401 with a WWW-Authenticate challenge when no API key is sent', async () => {
+      const { response, error } = await createApiClient(server.baseUrl).GET('/api/workflows');
+      expect(response.status).toBe(401);
+      expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(response.headers.get('www-authenticate')).toMatch(/^Bearer realm="api"/);
+      expect(error).toMatchObject({ status: 401, title: 'Unauthorized' });
+    });
+
+    it('answers 401 invalid_token for an unknown API key', async () => {
+      const { response } = await createApiClient(server.baseUrl, { bearer: 'sk_' + 'A'.repeat(43) }).GET('/api/workflows');
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+    });
+
+    it('answers 401 for a bearer token that is not an API key at all', async () => {
+      const { response } = await createApiClient(server.baseUrl, { bearer: 'gho_notanapikey' }).POST('/api/workflows', { body: { name: 'x' } });
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toMatch(/^Bearer /);
+    });
+
+    it('answers 401 for an API key that was deleted', async () => {
+      const user = await createUser(server.ctx.db, { login: 'erin', password: 'correct horse battery' });
+      const { token, record } = await createAccessToken(server.ctx.db, { userId: user.id, namespace: 'erin', name: 'temp', usageScenario: 'trial', permissions: ['workflows'] });
+      const erin = createApiClient(server.baseUrl, { bearer: token });
+      expect((await erin.GET('/api/workflows')).response.status).toBe(200);
+      await deleteAccessToken(server.ctx.db, user.id, record.id);
+      const { response } = await erin.GET('/api/workflows');
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+    });
+
+    it('answers 403 for an API key without the workflows permission', async () => {
+      const { response, error } = await createApiClient(server.baseUrl, { bearer: noPermissionKey }).GET('/api/workflows');
+      expect(response.status).toBe(403);
+      expect(error?.detail).toBe('This API key does not have the workflows permission.');
+    });
+  });
+
+  describe('create, read, update, delete', () => {
+    it('creates a workflow: 201 with Location, ETag and the stored workflow', async () => {
+      const { data, response } = await alice.POST('/api/workflows', {
+        body: { name: 'Ticket summariser', description: 'Summarises a ticket.', nodes, edges },
+      });
+      expect(response.status).toBe(201);
+      const workflow = data!.data;
+      expect(workflow).toMatchObject({ name: 'Ticket summariser', description: 'Summarises a ticket.', nodes, edges, version: 1 });
+      expect(workflow.id).toMatch(/^wf_[0-9A-Z]{26}$/);
+      expect(workflow.created_at).toBe(workflow.updated_at);
+      expect(response.headers.get('location')).toBe(`/api/workflows/${workflow.id}`);
+      expect(response.headers.get('etag')).toBe('"1"');
+    });
+
+    it('stores nodes exactly as sent: optional llm_call settings are not filled in', async () => {
+      const sparse: WorkflowNode[] = [nodes[0]!, { id: 'summarise', type: 'llm_call', config: { model: 'echo' } }, nodes[2]!];
+      const { data, response } = await alice.POST('/api/workflows', { body: { name: 'Sparse', nodes: sparse, edges } });
+      expect(response.status).toBe(201);
+      expect(data!.data.nodes).toEqual(sparse);
+    });
+
+    it('creates a workflow from a name alone', async () => {
+      const { data, response } = await alice.POST('/api/workflows', { body: { name: 'Draft' } });
+      expect(response.status).toBe(201);
+      expect(data!.data).toMatchObject({ name: 'Draft', description: '', nodes: [], edges: [] });
+    });
+
+    it('reads a workflow with its ETag', async () => {
+      const created = await create('Readable');
+      const { data, response } = await alice.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: created.id } } });
+      expect(response.status).toBe(200);
+      expect(data!.data).toEqual(created);
+      expect(response.headers.get('etag')).toBe('"1"');
+    });
+
+    it('updates any field, bumping the version each time', async () => {
+      const created = await create('Before');
+      const path = { workflow_id: created.id };
+      const renamed = await alice.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { name: 'After', description: 'new' } });
+      expect(renamed.response.status).toBe(200);
+      expect(renamed.data!.data).toMatchObject({ name: 'After', description: 'new', nodes, edges, version: 2 });
+      expect(renamed.response.headers.get('etag')).toBe('"2"');
+
+      const rewired = await alice.PATCH('/api/workflows/{workflow_id}', {
+        params: { path, header: { 'If-Match': '"2"' } },
+        body: { nodes: [nodes[0]!, nodes[2]!], edges: [{ from: 'input', to: 'result' }] },
+      });
+      expect(rewired.response.status).toBe(200);
+      expect(rewired.data!.data).toMatchObject({ version: 3, edges: [{ from: 'input', to: 'result' }] });
+      expect(Date.parse(rewired.data!.data.updated_at)).toBeGreaterThanOrEqual(Date.parse(created.updated_at));
+    });
+
+    it('refuses an update with a stale If-Match (409), by ETag or bare version', async () => {
+      const created = await create('Stale');
+      const path = { workflow_id: created.id };
+      await alice.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { name: 'v2' } });
+      for (const ifMatch of ['"1"', '1']) {
+        const { response, error } = await alice.PATCH('/api/workflows/{workflow_id}', { params: { path, header: { 'If-Match': ifMatch } }, body: { name: 'v3' } });
+        expect(response.status).toBe(409);
+        expect(error?.detail).toBe('The workflow is at version 2, not 1.');
+      }
+    });
+
+    it('lets one of two concurrent updates from the same version win; the other gets 409', async () => {
+      const created = await create('Contested');
+      const patch = (name: string) =>
+        alice.PATCH('/api/workflows/{workflow_id}', { params: { path: { workflow_id: created.id }, header: { 'If-Match': '"1"' } }, body: { name } });
+      const results = await Promise.all([patch('first'), patch('second')]);
+      expect(results.map((r) => r.response.status).sort()).toEqual([200, 409]);
+      const winner = results.find((r) => r.response.status === 200)!.data!.data;
+      const { data } = await alice.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: created.id } } });
+      expect(data!.data).toMatchObject({ name: winner.name, version: 2 });
+    });
+
+    it('deletes a workflow (204); afterwards it is 404 for read, update and delete', async () => {
+      const created = await create('Doomed');
+      const path = { workflow_id: created.id };
+      const deleted = await alice.DELETE('/api/workflows/{workflow_id}', { params: { path } });
+      expect(deleted.response.status).toBe(204);
+      expect((await alice.GET('/api/workflows/{workflow_id}', { params: { path } })).response.status).toBe(404);
+      expect((await alice.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { name: 'x' } })).response.status).toBe(404);
+      const again = await alice.DELETE('/api/workflows/{workflow_id}', { params: { path } });
+      expect(again.response.status).toBe(404);
+      expect(again.error).toMatchObject({ status: 404, detail: `No workflow ${created.id}.` });
+    });
+
+    it('answers 404 for an id that never existed', async () => {
+      const { response } = await alice.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: 'wf_00000000000000000000000000' } } });
+      expect(response.status).toBe(404);
+    });
+  });
+
+  describe('isolation between users', () => {
+    it("treats another user's workflow as not found, for every operation", async () => {
+      const mine = await create('Alice only');
+      const path = { workflow_id: mine.id };
+      expect((await bob.GET('/api/workflows/{workflow_id}', { params: { path } })).response.status).toBe(404);
+      expect((await bob.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { name: 'mine now' } })).response.status).toBe(404);
+      expect((await bob.DELETE('/api/workflows/{workflow_id}', { params: { path } })).response.status).toBe(404);
+      const { data } = await bob.GET('/api/workflows', { params: { query: { search: 'Alice only' } } });
+      expect(data!.data).toEqual([]);
+      expect((await alice.GET('/api/workflows/{workflow_id}', { params: { path } })).data!.data.name).toBe('Alice only');
+    });
+  });
+
+  describe('graph validation (422 with every problem)', () => {
+    const badGraph = {
+      name: 'Broken',
+      nodes: [
+        { id: 'input', type: 'text_input', config: { variable: '9lives' } },
+        { id: 'summarise', type: 'llm_call', config: { model: '', temperature: 3, max_tokens: 5000 } },
+        { id: 'result', type: 'text_output', config: { format: 'html' } },
+        { id: 'input', type: 'text_output', config: { format: 'plain' } },
+        { id: 'mystery', type: 'http_call', config: {} },
+      ],
+      edges: [
+        { from: 'input', to: 'summarise' },
+        { from: 'summarise', to: 'nowhere' },
+        { from: 'summarise', to: 'summarise' },
+        { from: 'input', to: 'summarise' },
+      ],
+    };
+    const expectedErrors = [
+      { pointer: '/nodes/0/config/variable', message: expect.stringMatching(/identifier/) },
+      { pointer: '/nodes/1/config/model', message: 'must not be empty' },
+      { pointer: '/nodes/1/config/temperature', message: 'must be <= 2' },
+      { pointer: '/nodes/1/config/max_tokens', message: 'must be <= 4096' },
+      { pointer: '/nodes/2/config/format', message: 'must be one of plain, markdown, json' },
+      { pointer: '/nodes/2', message: 'text_output "result" is not reachable from any text_input' },
+      { pointer: '/nodes/3/id', message: 'duplicate node id "input" (also /nodes/0)' },
+      { pointer: '/nodes/4/type', message: 'unknown node type "http_call"; known: text_input, llm_call, text_output' },
+      { pointer: '/edges/1', message: 'edge refers to unknown node "nowhere"' },
+      { pointer: '/edges/2', message: 'edge connects node "summarise" to itself' },
+      { pointer: '/edges/3', message: 'duplicate edge "input" -> "summarise" (also /edges/0)' },
+    ];
+
+    it('lists schema-level and semantic problems together in one 422 on create', async () => {
+      const response = await raw('/api/workflows', { method: 'POST', bearer: aliceKey, body: JSON.stringify(badGraph) });
+      expect(response.status).toBe(422);
+      expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(await response.json()).toMatchObject({
+        type: 'https://docs.openauth.dev/problems/invalid-workflow',
+        title: 'Invalid workflow',
+        status: 422,
+        detail: `The workflow graph has ${expectedErrors.length} problems.`,
+        errors: expectedErrors,
+      });
+    });
+
+    it('lists semantic problems of a schema-valid graph (cycle, unreachable output) in one 422', async () => {
+      const { response, error } = await alice.POST('/api/workflows', {
+        body: {
+          name: 'Loop',
+          nodes: [...nodes, { id: 'orphan', type: 'text_output', config: { format: 'json' } }],
+          edges: [...edges, { from: 'result', to: 'summarise' }],
+        },
+      });
+      expect(response.status).toBe(422);
+      expect(error?.errors).toEqual([
+        { pointer: '/nodes/3', message: 'text_output "orphan" is not reachable from any text_input' },
+        { pointer: '/edges/1', message: 'edges form a cycle through "summarise", "result"' },
+      ]);
+    });
+
+    it('validates an update whole: new nodes against the stored edges', async () => {
+      const created = await create('Patch me');
+      const response = await raw(`/api/workflows/${created.id}`, {
+        method: 'PATCH',
+        bearer: aliceKey,
+        body: JSON.stringify({ nodes: [nodes[0], { id: 'summarise', type: 'llm_call', config: { model: 'echo', temperature: -1 } }] }),
+      });
+      expect(response.status).toBe(422);
+      expect((await response.json()).errors).toEqual([
+        { pointer: '/nodes/1/config/temperature', message: 'must be >= 0' },
+        { pointer: '/edges/1', message: 'edge refers to unknown node "result"' },
+      ]);
+      const { data } = await alice.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: created.id } } });
+      expect(data!.data.version).toBe(1);
+    });
+
+    it('keeps a 400 when other fields are invalid too (the graph is not the only problem)', async () => {
+      const response = await raw('/api/workflows', { method: 'POST', bearer: aliceKey, body: JSON.stringify({ ...badGraph, name: '' }) });
+      expect(response.status).toBe(400);
+    });
+  });
+
+  describe('list, pagination and search', () => {
+    let carol: ApiClient;
+    beforeAll(async () => {
+      const carolId = await createUserFixture(server.ctx, 'carol');
+      carol = createApiClient(server.baseUrl, { bearer: await createApiKeyFixture(server.ctx, carolId, 'carol', ['workflows']) });
+      for (let i = 1; i <= 23; i++) await create(`Report ${String(i).padStart(2, '0')}`, carol);
+      for (const name of ['100% organic', '100 percent organic', 'snake_case flow', 'snakeXcase flow']) await create(name, carol);
+    });
+
+    it('pages newest first with meta and RFC 8288 links', async () => {
+      const first = await carol.GET('/api/workflows', { params: { query: { per_page: 10 } } });
+      expect(first.data!.meta).toEqual({ page: 1, per_page: 10, total: 27, total_pages: 3 });
+      expect(first.data!.data[0]!.name).toBe('snakeXcase flow');
+      expect(first.response.headers.get('link')).toBe(
+        '</api/workflows?page=1&per_page=10>; rel="first", </api/workflows?page=2&per_page=10>; rel="next", </api/workflows?page=3&per_page=10>; rel="last"',
+      );
+      const seen: string[] = [];
+      for (let page = 1; page <= 3; page++) {
+        const { data } = await carol.GET('/api/workflows', { params: { query: { page, per_page: 10 } } });
+        seen.push(...data!.data.map((w) => w.name));
+      }
+      expect(seen).toHaveLength(27);
+      expect(new Set(seen).size).toBe(27);
+      expect(seen.slice(-2)).toEqual(['Report 02', 'Report 01']);
+    });
+
+    it('defaults to page 1 of 20', async () => {
+      const { data } = await carol.GET('/api/workflows');
+      expect(data!.meta).toEqual({ page: 1, per_page: 20, total: 27, total_pages: 2 });
+      expect(data!.data).toHaveLength(20);
+    });
+
+    it('searches names case-insensitively across pages, keeping search in the links', async () => {
+      const { data, response } = await carol.GET('/api/workflows', { params: { query: { search: 'REPORT 1', per_page: 4, page: 2 } } });
+      expect(data!.meta).toEqual({ page: 2, per_page: 4, total: 10, total_pages: 3 });
+      expect(data!.data.map((w) => w.name)).toEqual(['Report 15', 'Report 14', 'Report 13', 'Report 12']);
+      expect(response.headers.get('link')).toContain('</api/workflows?page=3&per_page=4&search=REPORT+1>; rel="next"');
+    });
+
+    it('takes % and _ in the search literally', async () => {
+      const names = async (search: string) => (await carol.GET('/api/workflows', { params: { query: { search } } })).data!.data.map((w) => w.name);
+      expect(await names('0% o')).toEqual(['100% organic']);
+      expect(await names('e_c')).toEqual(['snake_case flow']);
+      expect(await names('%')).toEqual(['100% organic']);
+    });
+
+    it('answers an empty page past the end, not an error', async () => {
+      const { data, response } = await carol.GET('/api/workflows', { params: { query: { page: 50 } } });
+      expect(response.status).toBe(200);
+      expect(data!.data).toEqual([]);
+    });
+
+    it('refuses out-of-range page and per_page with 400 instead of clamping', async () => {
+      for (const query of ['per_page=101', 'per_page=0', 'page=0', 'page=abc']) {
+        const response = await raw(`/api/workflows?${query}`, { bearer: aliceKey });
+        expect(response.status, query).toBe(400);
+        expect((await response.json()).errors?.[0]?.pointer).toMatch(/^\/query\//);
+      }
+    });
+  });
+
+  describe('request bodies', () => {
+    it('answers 413 for a body over the configured limit', async () => {
+      const response = await raw('/api/workflows', { method: 'POST', bearer: aliceKey, body: JSON.stringify({ name: 'big', description: 'x'.repeat(70_000) }) });
+      expect(response.status).toBe(413);
+      expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(await response.json()).toMatchObject({ status: 413 });
+    });
+
+    it('answers 400 for malformed JSON', async () => {
+      const response = await raw('/api/workflows', { method: 'POST', bearer: aliceKey, body: '{"name": "x",' });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ status: 400, detail: 'The request body is not valid JSON.' });
+    });
+
+    it('answers 400 for a malformed If-Match', async () => {
+      const created = await create('Header');
+      const response = await raw(`/api/workflows/${created.id}`, { method: 'PATCH', bearer: aliceKey, headers: { 'If-Match': 'W/"1"' }, body: '{"name":"y"}' });
+      expect(response.status).toBe(400);
+    });
+  });
+});
