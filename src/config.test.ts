@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.ts';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe('configuration from the environment', () => {
+  it('needs no setting for a local start: every default is usable', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      PORT: 3000,
+      HOST: '0.0.0.0',
+      BASE_URL: 'http://localhost:3000',
+      DATABASE_URL: undefined,
+      DATA_DIR: './.data',
+      AUTH_CODE_TTL_SECONDS: 300,
+      ACCESS_TOKEN_TTL_SECONDS: 7200,
+      REFRESH_TOKEN_TTL_SECONDS: 2_592_000,
+      PROXY_TOKEN_TTL_SECONDS: 1800,
+      WORKFLOW_MAX_TOKENS_LIMIT: 32768,
+      BODY_LIMIT_BYTES: 1_048_576,
+      RUN_TIMEOUT_SECONDS: 300,
+      RESPONSE_VALIDATION: true,
+      MODEL_PROVIDER_MODELS: [],
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('derives BASE_URL from PORT and drops a trailing slash from a given one', () => {
+    expect(loadConfig({ PORT: '8080' }).BASE_URL).toBe('http://localhost:8080');
+    expect(loadConfig({ BASE_URL: 'https://auth.example.com/' }).BASE_URL).toBe('https://auth.example.com');
+  });
+
+  it('turns response validation off by default in production only', () => {
+    expect(loadConfig({ NODE_ENV: 'production' }).RESPONSE_VALIDATION).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', RESPONSE_VALIDATION: 'true' }).RESPONSE_VALIDATION).toBe(true);
+  });
+
+  it('splits MODEL_PROVIDER_MODELS on commas', () => {
+    const config = loadConfig({ MODEL_PROVIDER_BASE_URL: 'http://127.0.0.1:8000/v1/', MODEL_PROVIDER_MODELS: 'llama3, qwen2 ,' });
+    expect(config.MODEL_PROVIDER_MODELS).toEqual(['llama3', 'qwen2']);
+    expect(config.MODEL_PROVIDER_BASE_URL).toBe('http://127.0.0.1:8000/v1');
+  });
+
+  it('lists every bad value at once, one line each, naming the variable', () => {
+    const problems = problemsOf({
+      PORT: 'abc',
+      BASE_URL: 'ftp://x',
+      DATABASE_URL: 'sqlite:///tmp/x',
+      QUEUE_URL: 'mysql://u:p@h/db',
+      AUTH_CODE_TTL_SECONDS: '900',
+      LOG_LEVEL: 'loud',
+    });
+    expect(problems).toHaveLength(6);
+    expect(problems.map((p) => p.split(':')[0])).toEqual(['PORT', 'BASE_URL', 'DATABASE_URL', 'QUEUE_URL', 'LOG_LEVEL', 'AUTH_CODE_TTL_SECONDS']);
+    expect(problems.find((p) => p.startsWith('AUTH_CODE_TTL_SECONDS'))).toMatch(/between 1 and 600/);
+  });
+
+  it('never echoes a database URL, which carries a password', () => {
+    const problems = problemsOf({ DATABASE_URL: 'oracle://admin:s3cret@db/x' });
+    expect(problems.join('\n')).not.toContain('s3cret');
+  });
+
+  it('accepts mysql://, postgres:// and postgresql:// stores', () => {
+    for (const url of ['mysql://u:p@h:3306/db', 'postgres://u:p@h/db', 'postgresql://u:p@h/db']) {
+      expect(loadConfig({ DATABASE_URL: url }).DATABASE_URL).toBe(url);
+    }
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadConfig({ PORT: '', DATABASE_URL: '' })).toMatchObject({ PORT: 3000, DATABASE_URL: undefined });
+  });
+});
