@@ -55,7 +55,8 @@ function bodyParserMessage(err: { type?: string; status: number; message: string
 function normalise(err: unknown, req: Request, dialect: ErrorDialect): Problem | OAuthError | OpenAIError {
   // A security handler keeps its precise error here: the validator would drop its headers (#604).
   const authFailure = (req as Request & { authFailure?: unknown }).authFailure;
-  if (isHttpError(err) && (err.status === 401 || err.status === 403) && !(err instanceof Problem)) {
+  const ours = err instanceof Problem || err instanceof OAuthError || err instanceof OpenAIError;
+  if (!ours && isHttpError(err) && (err.status === 401 || err.status === 403)) {
     err = authFailure ?? missingBearer(dialect === 'openai' ? 'serverless' : 'api');
   }
 

@@ -1,5 +1,4 @@
-import type { Request, Response } from 'express';
-import type { OAuthError } from '../http/problems.ts';
+import type { Request } from 'express';
 
 export interface BasicCredentials {
   clientId: string;
@@ -34,7 +33,3 @@ export function basicCredentials(req: Request): BasicCredentials | null | undefi
  * handlers), which turns our OAuthError 401 into a 400 invalid_request. Remove once the error
  * handler leaves OAuthError alone.
  */
-export function sendOAuthError(res: Response, err: OAuthError): void {
-  for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-  res.status(err.status).set('Cache-Control', 'no-store').json(err.body());
-}

@@ -2,7 +2,7 @@ import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import { OAuthError } from '../http/problems.ts';
 import { hashToken } from '../shared/crypto.ts';
-import { basicCredentials, sendOAuthError } from './clientAuth.ts';
+import { basicCredentials } from './clientAuth.ts';
 import { authenticateClient, findTokenByAccessHash, findTokenByRefreshHash, revokeApplicationForUser } from './store.ts';
 
 /** Client credentials from HTTP Basic or the form body (RFC 6749 2.3.1), never both. */
@@ -30,15 +30,9 @@ function invalidClient(basic: boolean): OAuthError {
  */
 export function revokeHandler(ctx: AppContext): RequestHandler {
   return async (req, res) => {
-    let client;
-    try {
-      const credentials = clientCredentials(req);
-      client = await authenticateClient(ctx.db, credentials.clientId, credentials.clientSecret);
-      if (!client) throw invalidClient(credentials.basic);
-    } catch (err) {
-      if (err instanceof OAuthError && err.status === 401) return sendOAuthError(res, err);
-      throw err;
-    }
+    const credentials = clientCredentials(req);
+    const client = await authenticateClient(ctx.db, credentials.clientId, credentials.clientSecret);
+    if (!client) throw invalidClient(credentials.basic);
     const { token, token_type_hint: hint } = req.body as { token: string; token_type_hint?: string };
     const hash = hashToken(token);
     const lookups = hint === 'refresh_token' ? [findTokenByRefreshHash, findTokenByAccessHash] : [findTokenByAccessHash, findTokenByRefreshHash];

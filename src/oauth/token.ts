@@ -2,7 +2,7 @@ import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import { OAuthError, type OAuthErrorCode } from '../http/problems.ts';
-import { basicCredentials, sendOAuthError } from './clientAuth.ts';
+import { basicCredentials } from './clientAuth.ts';
 import { createModel, exchangeContext } from './model.ts';
 
 // POST /api/open/oauth/token (RFC 6749 4.1.3, 6): authorization_code and refresh_token grants on
@@ -61,9 +61,7 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
       // and that revocation must stand. Anything else rolls back.
       if (err instanceof OAuth2Server.OAuthError && err.name !== 'server_error') await trx.commit();
       else await trx.rollback();
-      const rendered = toOAuthError(err, req);
-      if (rendered instanceof OAuthError && rendered.status === 401) sendOAuthError(res, rendered);
-      else next(rendered);
+      next(toOAuthError(err, req));
       return;
     }
     const body = response.body as Record<string, unknown>;

@@ -1,0 +1,12 @@
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+
+/** What every domain needs at run time; built once in main.ts (or by a test). */
+export interface AppContext {
+  config: Config;
+  db: Knex;
+  logger: Logger;
+  /** Checks that the run queue's database answers; absent when no queue is wired in. */
+  queueHealth?: () => Promise<void>;
+}

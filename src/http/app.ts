@@ -1,0 +1,68 @@
+import { fileURLToPath } from 'node:url';
+import express from 'express';
+import helmet from 'helmet';
+import cookieParser from 'cookie-parser';
+import * as OpenApiValidator from 'express-openapi-validator';
+import type { AppContext } from '../context.ts';
+import { healthRouter } from './health.ts';
+import { errorHandler, notFoundHandler } from './errorHandler.ts';
+import { httpLogger } from './logger.ts';
+import { securityHandlers } from './security.ts';
+import { oauthRouter, oauthPagesRouter } from '../oauth/router.ts';
+import { openRouter } from '../open/router.ts';
+import { platformPagesRouter } from '../platform/pages.ts';
+import { workflowsRouter, workflowValidationErrors } from '../workflows/router.ts';
+import { runsRouter } from '../runs/router.ts';
+
+export const specPath = fileURLToPath(new URL('../../openapi.yaml', import.meta.url));
+
+/**
+ * Server-rendered pages are not part of the API contract: the validator leaves them alone, and so
+ * does it the authorization endpoint, which must answer some invalid requests with a page and
+ * others with a redirect, in the order RFC 6749 4.1.2.1 sets (src/oauth/authorize.ts).
+ */
+const pagePaths = /^\/(login|logout|settings|assets|oauth\/authorize)(\/|$)/;
+
+/** Assembles the whole HTTP service: middleware, the contract validator, every domain router. */
+export function createApp(ctx: AppContext): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', ctx.config.TRUST_PROXY);
+
+  app.use(httpLogger(ctx.logger));
+  app.use(
+    helmet({
+      contentSecurityPolicy: {
+        directives: { 'frame-ancestors': ["'none'"], 'form-action': ["'self'", 'http:', 'https:'] },
+      },
+    }),
+  );
+  app.use(express.json({ limit: ctx.config.BODY_LIMIT_BYTES, type: ['application/json', 'application/*+json'] }));
+  app.use(express.urlencoded({ extended: false, limit: ctx.config.BODY_LIMIT_BYTES }));
+  app.use(cookieParser());
+
+  app.use(oauthPagesRouter(ctx));
+  app.use(platformPagesRouter(ctx));
+
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: specPath,
+      validateRequests: { allErrors: true },
+      validateResponses: ctx.config.RESPONSE_VALIDATION ? { allErrors: true } : false,
+      validateSecurity: { handlers: securityHandlers(ctx) },
+      validateFormats: true,
+      ignorePaths: pagePaths,
+    }),
+  );
+
+  app.use(healthRouter(ctx));
+  app.use(oauthRouter(ctx));
+  app.use(openRouter(ctx));
+  app.use(workflowsRouter(ctx));
+  app.use(runsRouter(ctx));
+
+  app.use(workflowValidationErrors(ctx));
+  app.use(notFoundHandler);
+  app.use(errorHandler(ctx.logger));
+  return app;
+}

@@ -1,0 +1,49 @@
+import type { Request } from 'express';
+
+/** The caller of an API request, as established by a security handler (security.ts). */
+export type Principal =
+  | {
+      kind: 'oauth';
+      userId: number;
+      applicationId: number;
+      clientId: string;
+      authorizationId: number;
+      scopes: string[];
+    }
+  | {
+      kind: 'apiKey';
+      userId: number;
+      accessTokenId: number;
+      namespace: string;
+      usageScenario: 'paid' | 'trial';
+      permissions: string[];
+    }
+  | {
+      kind: 'proxy';
+      userId: number;
+      accessTokenId: number;
+      authorizationId: number;
+      clientId: string;
+      namespace: string;
+      usageScenario: 'paid' | 'trial';
+      jti: string;
+    };
+
+export type PrincipalOf<K extends Principal['kind']> = Extract<Principal, { kind: K }>;
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    principal?: Principal;
+    /** The precise reason a security handler refused the request (see errorHandler.ts). */
+    authFailure?: Error;
+  }
+}
+
+/** The principal of a request that passed the operation's security requirement. */
+export function principalOf<K extends Principal['kind']>(req: Request, ...kinds: K[]): PrincipalOf<K> {
+  const p = req.principal;
+  if (!p || !(kinds as string[]).includes(p.kind)) {
+    throw new Error(`route expects a ${kinds.join('/')} principal; check its security in openapi.yaml`);
+  }
+  return p as PrincipalOf<K>;
+}
