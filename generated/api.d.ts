@@ -608,8 +608,7 @@ export interface components {
             token_endpoint_auth_methods_supported?: string[];
             /**
              * @example [
-             *       "S256",
-             *       "plain"
+             *       "S256"
              *     ]
              */
             code_challenge_methods_supported?: string[];
@@ -729,12 +728,12 @@ export interface components {
                 /** @example echo */
                 model: string;
                 /**
-                 * @default 1
+                 * @description The provider's default when absent.
                  * @example 0.2
                  */
                 temperature?: number;
                 /**
-                 * @default 1024
+                 * @description The provider's default when absent; at most the service's configured limit.
                  * @example 256
                  */
                 max_tokens?: number;
@@ -1414,8 +1413,11 @@ export interface operations {
                  * @example E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM
                  */
                 code_challenge?: string;
-                /** @example S256 */
-                code_challenge_method?: "S256" | "plain";
+                /**
+                 * @description Only `S256` is accepted; send it whenever `code_challenge` is sent.
+                 * @example S256
+                 */
+                code_challenge_method?: "S256";
             };
             header?: never;
             path?: never;
