@@ -111,6 +111,25 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
     expect(Number(row.deleted_at)).toBeGreaterThan(0);
   });
 
+  it('keeps a deleted workflow visible to the run endpoints until it is purged', async () => {
+    const created = await service.createWorkflow(deps, alice, { name: 'Archived', ...graph });
+    await service.deleteWorkflow(deps, alice, created.id);
+    expect(await service.findWorkflowForRuns(deps, alice, created.id)).toEqual({ workflow: created, deleted: true });
+    expect((await rejection(service.findWorkflowForRuns(deps, bob, created.id))).status).toBe(404);
+    const later = { ...deps, now: () => Date.now() + 60_000 };
+    expect(await service.purgeDeletedWorkflows(later, 30_000)).toBeGreaterThanOrEqual(1);
+    expect((await rejection(service.findWorkflowForRuns(deps, alice, created.id))).status).toBe(404);
+  });
+
+  it('purges only workflows deleted longer ago than the retention', async () => {
+    const kept = await service.createWorkflow(deps, alice, { name: 'Recently deleted' });
+    await service.deleteWorkflow(deps, alice, kept.id);
+    const live = await service.createWorkflow(deps, alice, { name: 'Live' });
+    await service.purgeDeletedWorkflows(deps, 3_600_000);
+    expect((await service.findWorkflowForRuns(deps, alice, kept.id)).deleted).toBe(true);
+    expect((await service.findWorkflowForRuns(deps, alice, live.id)).deleted).toBe(false);
+  });
+
   it('searches names case-insensitively with %, _ and ! taken literally', async () => {
     const names = ['100% Done', '100 percent Done', 'snake_case', 'snakeXcase', 'Wow! Such', 'Wow Such', 'back\\slash', 'ÄRGER'];
     const carol = await insertReturningId(testDb.db, 'users', { login: 'carol', name: 'carol', password_hash: 'x', created_at: Date.now() });

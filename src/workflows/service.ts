@@ -188,3 +188,18 @@ export async function updateWorkflow(
 export async function deleteWorkflow(deps: WorkflowDeps, userId: number, id: string): Promise<void> {
   if (!(await store.softDeleteWorkflow(deps.db, userId, id, (deps.now ?? Date.now)()))) throw notFound(id);
 }
+
+/**
+ * For the run endpoints: the user's workflow, live or deleted but not yet purged (its runs stay
+ * readable in between). 404 once it is gone, or when it is not the user's.
+ */
+export async function findWorkflowForRuns(deps: WorkflowDeps, userId: number, id: string): Promise<{ workflow: Workflow; deleted: boolean }> {
+  const row = await store.findWorkflowIncludingDeleted(deps.db, userId, id);
+  if (!row) throw notFound(id);
+  return { workflow: toWorkflow(row), deleted: row.deleted_at !== null };
+}
+
+/** Hard-deletes workflows soft-deleted more than `retentionMs` ago (and so their runs). Returns how many. */
+export async function purgeDeletedWorkflows(deps: WorkflowDeps, retentionMs: number): Promise<number> {
+  return store.purgeWorkflowsDeletedBefore(deps.db, (deps.now ?? Date.now)() - retentionMs);
+}

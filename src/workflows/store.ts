@@ -100,3 +100,17 @@ export async function softDeleteWorkflow(db: Knex, userId: number, id: string, n
   const count = await live(db, userId).andWhere({ id }).update({ deleted_at: now });
   return count === 1;
 }
+
+/**
+ * The user's workflow whether or not it was deleted: the runs domain shows the runs of a deleted
+ * workflow until it is purged.
+ */
+export async function findWorkflowIncludingDeleted(db: Knex, userId: number, id: string): Promise<WorkflowRow | undefined> {
+  const row = (await db<WorkflowRow>('workflows').where({ user_id: userId, id }).first()) as WorkflowRow | undefined;
+  return row ? fromDb(row) : undefined;
+}
+
+/** Removes workflows deleted before `cutoff` for good; their runs and run steps go with them (FK cascade). Returns how many. */
+export async function purgeWorkflowsDeletedBefore(db: Knex, cutoff: number): Promise<number> {
+  return db('workflows').whereNotNull('deleted_at').andWhere('deleted_at', '<', cutoff).delete();
+}
