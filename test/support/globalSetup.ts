@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -22,8 +22,27 @@ function freePort(): Promise<number> {
   });
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Data left by test runs that were killed before their teardown (their pid is gone). */
+async function removeStaleClusters(): Promise<void> {
+  const entries = await readdir(path.resolve('.data')).catch(() => [] as string[]);
+  for (const entry of entries) {
+    const pid = Number(/^test-pg-(\d+)$/.exec(entry)?.[1]);
+    if (pid && !alive(pid)) await rm(path.resolve('.data', entry), { recursive: true, force: true });
+  }
+}
+
 /** Starts ONE throw-away embedded PostgreSQL for the whole test run; test/support/db.ts makes a database per suite on it. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  await removeStaleClusters();
   const root = path.resolve('.data', `test-pg-${process.pid}`);
   await mkdir(root, { recursive: true, mode: 0o755 });
   const pg = await startEmbeddedPostgres({
