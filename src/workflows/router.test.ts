@@ -373,4 +373,12 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       expect(response.status).toBe(400);
     });
   });
+
+  describe('logs', () => {
+    it('never contain an API key, and record no server error for any request above', () => {
+      expect(server.logs.length).toBeGreaterThan(0);
+      expect(server.logs.filter((line) => line.includes(aliceKey) || line.includes(noPermissionKey))).toEqual([]);
+      expect(server.logs.filter((line) => (JSON.parse(line) as { level: number }).level >= 50)).toEqual([]);
+    });
+  });
 });
