@@ -30,11 +30,18 @@ export function createApp(ctx: AppContext): express.Express {
   app.set('trust proxy', ctx.config.TRUST_PROXY);
 
   app.use(httpLogger(ctx.logger));
+  const https = ctx.config.BASE_URL.startsWith('https:');
   app.use(
     helmet({
       contentSecurityPolicy: {
-        directives: { 'frame-ancestors': ["'none'"], 'form-action': ["'self'", 'http:', 'https:'] },
+        directives: {
+          'frame-ancestors': ["'none'"],
+          // The consent form's answer is a redirect to the client's callback, on any origin.
+          'form-action': ["'self'", 'http:', 'https:'],
+          'upgrade-insecure-requests': https ? [] : null,
+        },
       },
+      strictTransportSecurity: https,
     }),
   );
   app.use(express.json({ limit: ctx.config.BODY_LIMIT_BYTES, type: ['application/json', 'application/*+json'] }));

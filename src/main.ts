@@ -1,0 +1,80 @@
+// `npm start`: validates the configuration, opens (or starts) the database, migrates, seeds the
+// demo data on first start, and serves HTTP until SIGTERM/SIGINT, then shuts down gracefully.
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { ConfigError, loadConfig } from './config.ts';
+import type { AppContext } from './context.ts';
+import { openDatabase } from './db/connect.ts';
+import { createApp } from './http/app.ts';
+import { createLogger } from './http/logger.ts';
+import { DEMO, seedDemo, type DemoSeed } from './platform/seed.ts';
+
+const SHUTDOWN_GRACE_MS = 20_000;
+
+function printDemo(baseUrl: string, seed: DemoSeed | null): void {
+  const lines = [`\n  Service:  ${baseUrl}`, `  Log in:   ${baseUrl}/login  (user "${DEMO.login}")`];
+  if (seed) {
+    lines.push(
+      '',
+      '  First start: demo data created. These secrets are shown once; they are stored only as hashes.',
+      `    login:          ${seed.user.login} / ${seed.user.password}`,
+      `    organization:   ${seed.org.namespace}`,
+      `    app:            ${seed.app.name}  client_id=${seed.app.client_id}`,
+      `                    client_secret=${seed.app.client_secret}`,
+      `                    redirect_uri=${seed.app.redirect_uri}`,
+      `    API key:        ${seed.apiKey.token}  (namespace ${seed.apiKey.namespace}, permission workflows)`,
+      '  Service secrets (session key, signing keys) are generated and kept in the database.',
+    );
+  }
+  console.log(lines.join('\n') + '\n');
+}
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = createLogger({ level: config.LOG_LEVEL });
+  const database = await openDatabase(config);
+  const seed = await seedDemo(database.db);
+
+  const ctx: AppContext = { config, db: database.db, logger };
+  const app = createApp(ctx);
+  const server = app.listen(config.PORT, config.HOST);
+  await once(server, 'listening');
+  // Slow clients must not hold sockets forever (slowloris); keep-alive a bit longer than proxies'.
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 20_000;
+  server.keepAliveTimeout = 65_000;
+  const { port } = server.address() as AddressInfo;
+  logger.info({ port, dialect: database.dialect, embedded: Boolean(database.embedded) }, 'listening');
+  printDemo(config.BASE_URL, seed);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => {
+      logger.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    force.unref();
+    server.close();
+    server.closeIdleConnections();
+    await once(server, 'close');
+    await database.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+await main();
