@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccessToken } from '../platform/accessTokens.ts';
+import { createUser } from '../platform/users.ts';
+import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { testDialects } from '../../test/support/db.ts';
+
+describe.each(testDialects())('the assembled app on %s', (dialect) => {
+  let server: TestServer;
+  let apiKey: string;
+  beforeAll(async () => {
+    server = await startTestServer({ dialect });
+    const user = await createUser(server.ctx.db, { login: 'ada', password: 'correct horse battery', name: 'Ada' });
+    apiKey = (await createAccessToken(server.ctx.db, { userId: user.id, namespace: 'ada', name: 'k', usageScenario: 'paid', permissions: ['workflows'] })).token;
+  });
+  afterAll(() => server.close());
+
+  it('GET /healthz is 200 while the process serves', async () => {
+    const res = await fetch(`${server.baseUrl}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('GET /readyz is 200 when the database answers', async () => {
+    const res = await fetch(`${server.baseUrl}/readyz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: 'ok', checks: { database: 'ok' } });
+  });
+
+  it('answers an unknown route with 404 problem+json', async () => {
+    const res = await fetch(`${server.baseUrl}/api/nothing-here`);
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(await res.json()).toMatchObject({ status: 404, title: 'Not Found', type: expect.stringMatching(/^https:\/\//) });
+  });
+
+  it('answers a wrong method on a documented path with 405 and Allow', async () => {
+    const res = await fetch(`${server.baseUrl}/healthz`, { method: 'DELETE' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toMatch(/GET/);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  });
+
+  it('validates requests against openapi.yaml: a bad query parameter is 400 with a pointer', async () => {
+    const res = await fetch(`${server.baseUrl}/api/workflows?per_page=0`, { headers: { Authorization: `Bearer ${apiKey}` } });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { errors: { pointer: string }[] };
+    expect(body.errors.map((e) => e.pointer)).toContain('/query/per_page');
+  });
+
+  it('echoes a well-formed X-Request-Id and puts it in problem bodies', async () => {
+    const res = await fetch(`${server.baseUrl}/nope`, { headers: { 'X-Request-Id': 'req-123' } });
+    expect(res.headers.get('x-request-id')).toBe('req-123');
+    expect(await res.json()).toMatchObject({ request_id: 'req-123' });
+  });
+
+  it('never writes a credential to the log: headers, cookies, secret query parameters and form fields', async () => {
+    const secrets = [apiKey, 'gho_supersecretaccesstoken', 'oac_secretcode', 'cs_secretclientsecret', 'hunter2-password'];
+    await fetch(`${server.baseUrl}/api/workflows`, { headers: { Authorization: `Bearer ${apiKey}`, Cookie: 'oa_session=gho_supersecretaccesstoken' } });
+    await fetch(`${server.baseUrl}/oauth/authorize?client_id=x&code=oac_secretcode&redirect_uri=y`);
+    await fetch(`${server.baseUrl}/api/open/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=authorization_code&code=oac_secretcode&client_id=x&client_secret=cs_secretclientsecret',
+    });
+    await fetch(`${server.baseUrl}/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'login=ada&password=hunter2-password',
+    });
+    const log = server.logs.join('');
+    expect(log).toContain('/api/open/oauth/token'); // the requests were logged...
+    for (const secret of secrets) expect(log).not.toContain(secret); // ...their secrets were not
+  });
+});
