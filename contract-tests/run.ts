@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { startLiveService, type LiveService } from './liveService.ts';
 import { freePort, startPrism } from './prism.ts';
 
 const { values } = parseArgs({
@@ -18,11 +19,15 @@ if (values.help) {
 const root = fileURLToPath(new URL('..', import.meta.url));
 const env: NodeJS.ProcessEnv = { ...process.env };
 let prism: Awaited<ReturnType<typeof startPrism>> | undefined;
+let live: LiveService | undefined;
 if (values.target === 'mock') {
   const port = await freePort();
   prism = await startPrism(port, { quiet: true });
   env.CONTRACT_TARGET = `http://127.0.0.1:${port}`;
   env.CONTRACT_MOCK = '1';
+} else if (values.target === 'live') {
+  live = await startLiveService();
+  Object.assign(env, live.credentials, { CONTRACT_TARGET: live.baseUrl });
 } else {
   env.CONTRACT_TARGET = values.target;
 }
@@ -33,4 +38,8 @@ const result = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'r
   stdio: 'inherit',
 });
 prism?.kill();
+if (live) {
+  if (result.status !== 0) console.error(`\n--- service output ---\n${live.output()}`);
+  await live.stop();
+}
 process.exit(result.status ?? 1);

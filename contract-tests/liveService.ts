@@ -1,0 +1,126 @@
+// Starts the real service (`src/main.ts`) on a fresh embedded PostgreSQL and provisions what the
+// contract suite and schemathesis need, the way an operator and a third-party app would: the admin
+// CLI creates a user, an organization, an app and an API key; the real OAuth flow (login, consent,
+// code exchange) yields an access token with both scopes.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Browser, authorizeInBrowser, logIn } from '../test/support/oauthFlow.ts';
+import { freePort } from './prism.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+export interface LiveCredentials {
+  CONTRACT_API_KEY: string;
+  CONTRACT_ACCESS_TOKEN: string;
+  CONTRACT_REFRESH_TOKEN: string;
+  CONTRACT_CLIENT_ID: string;
+  CONTRACT_CLIENT_SECRET: string;
+  CONTRACT_NAMESPACE: string;
+  CONTRACT_TOKEN_ID: string;
+}
+
+export interface LiveService {
+  baseUrl: string;
+  credentials: LiveCredentials;
+  /** Everything the service printed, for diagnosing a failure. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+function admin(env: NodeJS.ProcessEnv, ...args: string[]): Record<string, unknown> {
+  const result = spawnSync(process.execPath, ['src/cli/admin.ts', ...args, '--json'], { cwd: root, env, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as Record<string, unknown>;
+}
+
+async function waitReady(baseUrl: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}:\n${output()}`);
+    try {
+      if ((await fetch(`${baseUrl}/readyz`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`the service was not ready within 90 s:\n${output()}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+export async function startLiveService(extraEnv: Record<string, string> = {}): Promise<LiveService> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'oa-live-'));
+  await chmod(dataDir, 0o755); // the embedded cluster runs as its own OS user when we are root
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const { BASE_URL: _vite, ...inherited } = process.env;
+  const env: NodeJS.ProcessEnv = {
+    ...inherited,
+    NODE_ENV: 'development', // response validation on: the live service checks itself too
+    LOG_LEVEL: 'warn',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: baseUrl,
+    DATA_DIR: dataDir,
+    EMBEDDED_PG_PORT: String(await freePort()),
+    ...extraEnv,
+  };
+  let text = '';
+  const child = spawn(process.execPath, ['src/main.ts'], { cwd: root, env });
+  child.stdout.on('data', (d) => (text += d));
+  child.stderr.on('data', (d) => (text += d));
+  const output = () => text;
+  const stop = async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await waitReady(baseUrl, child, output);
+    const login = 'contract-user';
+    const password = 'contract-password-1';
+    const redirectUri = 'http://127.0.0.1:9/callback';
+    admin(env, 'user', 'create', '--login', login, '--password', password, '--name', 'Contract User');
+    admin(env, 'org', 'create', '--namespace', 'contract-org', '--name', 'Contract Org', '--owner', login);
+    const app = admin(env, 'app', 'create', '--owner', login, '--name', 'Contract App', '--description', 'Drives the contract suite',
+      '--homepage', 'http://127.0.0.1:9/', '--redirect-uri', redirectUri) as { client_id: string; client_secret: string };
+    const key = admin(env, 'token', 'create', '--user', login, '--namespace', login, '--name', 'contract key',
+      '--usage-scenario', 'paid', '--permission', 'workflows') as { id: number; token: string };
+
+    const browser = new Browser(baseUrl);
+    await logIn(browser, login, password);
+    const authorizeUrl = new URL('/oauth/authorize', baseUrl);
+    authorizeUrl.search = new URLSearchParams({ response_type: 'code', client_id: app.client_id, redirect_uri: redirectUri, scope: 'user_info api_key', state: 'contract' }).toString();
+    const callback = await authorizeInBrowser(browser, authorizeUrl);
+    const code = callback.searchParams.get('code');
+    if (!code) throw new Error(`no code in the callback: ${callback.toString()}`);
+    const tokenResponse = await fetch(`${baseUrl}/api/open/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: app.client_id, client_secret: app.client_secret }).toString(),
+    });
+    const tokens = (await tokenResponse.json()) as { access_token: string; refresh_token: string };
+    if (!tokenResponse.ok) throw new Error(`code exchange failed: ${JSON.stringify(tokens)}`);
+    return {
+      baseUrl,
+      output,
+      stop,
+      credentials: {
+        CONTRACT_API_KEY: key.token,
+        CONTRACT_ACCESS_TOKEN: tokens.access_token,
+        CONTRACT_REFRESH_TOKEN: tokens.refresh_token,
+        CONTRACT_CLIENT_ID: app.client_id,
+        CONTRACT_CLIENT_SECRET: app.client_secret,
+        CONTRACT_NAMESPACE: login,
+        CONTRACT_TOKEN_ID: String(key.id),
+      },
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
