@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import type { RunMachinery } from './runs/machinery.ts';
 
 /** What every domain needs at run time; built once in main.ts (or by a test). */
 export interface AppContext {
@@ -9,4 +10,6 @@ export interface AppContext {
   logger: Logger;
   /** Checks that the run queue's database answers; absent when no queue is wired in. */
   queueHealth?: () => Promise<void>;
+  /** The run queue, model router and (when this process executes runs) worker; absent without a queue database. */
+  runs?: RunMachinery;
 }

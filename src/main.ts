@@ -4,10 +4,11 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config.ts';
 import type { AppContext } from './context.ts';
-import { openDatabase } from './db/connect.ts';
+import { openDatabase, resolveQueueUrl } from './db/connect.ts';
 import { createApp } from './http/app.ts';
 import { createLogger } from './http/logger.ts';
 import { DEMO, seedDemo, type DemoSeed } from './platform/seed.ts';
+import { startRunMachinery } from './runs/machinery.ts';
 
 const SHUTDOWN_GRACE_MS = 20_000;
 
@@ -45,6 +46,13 @@ async function main(): Promise<void> {
   const seed = await seedDemo(database.db);
 
   const ctx: AppContext = { config, db: database.db, logger };
+  const queueUrl = resolveQueueUrl(config, database);
+  if (queueUrl) {
+    ctx.runs = await startRunMachinery({ config, db: database.db, logger, queueUrl, worker: config.RUN_WORKER });
+    ctx.queueHealth = ctx.runs.queue.health;
+  } else {
+    logger.warn('no queue database (MySQL store without QUEUE_URL): workflow runs are disabled');
+  }
   const app = createApp(ctx);
   const server = app.listen(config.PORT, config.HOST);
   await once(server, 'listening');
@@ -69,6 +77,7 @@ async function main(): Promise<void> {
     server.close();
     server.closeIdleConnections();
     await once(server, 'close');
+    await ctx.runs?.stop();
     await database.close();
     logger.info('stopped');
     process.exit(0);

@@ -10,6 +10,7 @@ import { httpLogger } from './logger.ts';
 import { securityHandlers } from './security.ts';
 import { oauthRouter, oauthPagesRouter } from '../oauth/router.ts';
 import { openRouter } from '../open/router.ts';
+import { serverlessRouter } from '../serverless/router.ts';
 import { platformPagesRouter } from '../platform/pages.ts';
 import { workflowsRouter, workflowValidationErrors } from '../workflows/router.ts';
 import { runsRouter } from '../runs/router.ts';
@@ -65,6 +66,7 @@ export function createApp(ctx: AppContext): express.Express {
   app.use(healthRouter(ctx));
   app.use(oauthRouter(ctx));
   app.use(openRouter(ctx));
+  app.use(serverlessRouter(ctx));
   app.use(workflowsRouter(ctx));
   app.use(runsRouter(ctx));
 

@@ -25,6 +25,8 @@ export interface RunQueueOptions {
   logger: Logger;
   /** Upper bound of one run; a job held longer is expired by pg-boss and retried. */
   runTimeoutSeconds: number;
+  /** How often pg-boss looks for jobs whose worker stopped sending heartbeats (default 5 s). */
+  monitorIntervalSeconds?: number;
 }
 
 /**
@@ -33,7 +35,16 @@ export interface RunQueueOptions {
  * hand its job to another (the executor then finds the run half-done and finishes it clearly).
  */
 export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue> {
-  const boss = new PgBoss({ connectionString: options.url, useListenNotify: true, max: 10 });
+  // The monitor pass is what fails a job whose heartbeat stopped; pg-boss's default (60 s) would
+  // leave a dead worker's run waiting a minute before its retry.
+  const monitorIntervalSeconds = options.monitorIntervalSeconds ?? 5;
+  const boss = new PgBoss({
+    connectionString: options.url,
+    useListenNotify: true,
+    max: 10,
+    monitorIntervalSeconds,
+    superviseIntervalSeconds: monitorIntervalSeconds,
+  });
   boss.on('error', (err: unknown) => options.logger.error({ err }, 'run queue error'));
   await boss.start();
   if (!(await boss.getQueue(RUN_QUEUE))) {

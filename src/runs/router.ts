@@ -1,7 +1,70 @@
-import { Router } from 'express';
+// Routes of /api/workflows/{workflow_id}/run and .../runs (openapi.yaml: runWorkflow, listRuns,
+// getRun, cancelRun). The contract validator has authenticated the API key and checked params and
+// body; handlers map HTTP to service.ts.
+import { Router, type Request, type Response } from 'express';
+import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
+import { principalOf } from '../http/principal.ts';
+import { Problem } from '../http/problems.ts';
+import { paginationLinks } from '../workflows/pagination.ts';
+import { workflowDeps } from '../workflows/router.ts';
+import * as service from './service.ts';
+
+type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
+  operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
+
+type ListQuery = NonNullable<operations['listRuns']['parameters']['query']>;
+type RunBody = operations['runWorkflow']['requestBody']['content']['application/json'];
+
+const userOf = (req: Request) => principalOf(req, 'apiKey').userId;
+const workflowIdOf = (req: Request) => String(req.params.workflow_id);
+const runIdOf = (req: Request) => String(req.params.run_id);
+const runsPath = (workflowId: string) => `/api/workflows/${workflowId}/runs`;
 
 /** Run endpoints under /api/workflows/{id}/run(s) (issue 7). */
-export function runsRouter(_ctx: AppContext): Router {
-  return Router();
+export function runsRouter(ctx: AppContext): Router {
+  const deps = workflowDeps(ctx);
+  const router = Router();
+
+  router.post('/api/workflows/:workflow_id/run', async (req: Request, res: Response<JsonOf<'runWorkflow', 202>>) => {
+    if (!ctx.runs) throw new Problem(503, 'Runs are not available: no queue database is configured (QUEUE_URL).');
+    const runDeps: service.RunDeps = {
+      ...deps,
+      queue: ctx.runs.queue,
+      logger: ctx.logger,
+      onCancelled: (id) => ctx.runs?.runner?.abortLocal(id),
+    };
+    const { run } = await service.startRun(runDeps, userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'));
+    res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
+    res.status(202).json({ data: run });
+  });
+
+  router.get('/api/workflows/:workflow_id/runs', async (req: Request, res: Response<JsonOf<'listRuns', 200>>) => {
+    const query = req.query as ListQuery;
+    const search = query.search === undefined || query.search === '' ? undefined : String(query.search);
+    const page = await service.listRuns(deps, userOf(req), workflowIdOf(req), {
+      page: Number(query.page ?? 1),
+      perPage: Number(query.per_page ?? 20),
+      ...(search ? { search } : {}),
+    });
+    res.setHeader('Link', paginationLinks(runsPath(workflowIdOf(req)), page.meta, { search }));
+    res.status(200).json(page);
+  });
+
+  router.get('/api/workflows/:workflow_id/runs/:run_id', async (req: Request, res: Response<JsonOf<'getRun', 200>>) => {
+    const run = await service.getRun(deps, userOf(req), workflowIdOf(req), runIdOf(req));
+    res.status(200).json({ data: run });
+  });
+
+  router.post('/api/workflows/:workflow_id/runs/:run_id/cancel', async (req: Request, res: Response<JsonOf<'cancelRun', 200>>) => {
+    const run = await service.cancelRun(
+      { ...deps, onCancelled: (id) => ctx.runs?.runner?.abortLocal(id) },
+      userOf(req),
+      workflowIdOf(req),
+      runIdOf(req),
+    );
+    res.status(200).json({ data: run });
+  });
+
+  return router;
 }

@@ -6,19 +6,35 @@ import type { AppContext } from '../../src/context.ts';
 import { createApp } from '../../src/http/app.ts';
 import { createLogger } from '../../src/http/logger.ts';
 import type { Dialect } from '../../src/db/knex.ts';
-import { createTestDb } from './db.ts';
+import { startRunMachinery } from '../../src/runs/machinery.ts';
+import { createTestDb, type TestDb } from './db.ts';
 
 export interface TestServer {
   baseUrl: string;
   ctx: AppContext;
   /** Every log line the service wrote (JSON text), to assert on redaction. */
   logs: string[];
+  /** The store's URL (for child processes such as a worker). */
+  databaseUrl: string;
+  /** The pg-boss database's URL, when started with `runs`. */
+  queueUrl: string | undefined;
   close(): Promise<void>;
 }
 
+export interface TestServerOptions {
+  dialect?: Dialect;
+  env?: Record<string, string>;
+  /**
+   * Start the run queue (pg-boss on the test PostgreSQL: the store itself when it is PostgreSQL,
+   * else a fresh database, as QUEUE_URL would be) and, unless `worker: false`, an in-process worker.
+   */
+  runs?: boolean | { worker?: boolean };
+}
+
 /** A real HTTP server on 127.0.0.1 with a fresh migrated database; BASE_URL is its own address. */
-export async function startTestServer(options: { dialect?: Dialect; env?: Record<string, string> } = {}): Promise<TestServer> {
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const testDb = await createTestDb(options.dialect ?? 'pg');
+  let queueDb: TestDb | undefined;
   const logs: string[] = [];
   const destination = new Writable({
     write(chunk, _encoding, callback) {
@@ -32,15 +48,25 @@ export async function startTestServer(options: { dialect?: Dialect; env?: Record
   const baseUrl = `http://127.0.0.1:${port}`;
   const config = loadConfig({ NODE_ENV: 'test', BASE_URL: baseUrl, LOG_LEVEL: 'info', ...options.env });
   const ctx: AppContext = { config, db: testDb.db, logger: createLogger({ level: config.LOG_LEVEL, destination }) };
+  if (options.runs) {
+    const queueUrl = testDb.dialect === 'pg' ? testDb.url : (queueDb = await createTestDb('pg', { migrate: false })).url;
+    const worker = options.runs === true || options.runs.worker !== false;
+    ctx.runs = await startRunMachinery({ config, db: testDb.db, logger: ctx.logger, queueUrl, worker });
+    ctx.queueHealth = ctx.runs.queue.health;
+  }
   server.on('request', createApp(ctx));
   return {
     baseUrl,
     ctx,
     logs,
+    databaseUrl: testDb.url,
+    queueUrl: options.runs ? (queueDb?.url ?? testDb.url) : undefined,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await ctx.runs?.stop();
       await testDb.destroy();
+      await queueDb?.destroy();
     },
   };
 }

@@ -1,0 +1,61 @@
+// Assembles the run machinery a process needs: the pg-boss queue, the model router and, when the
+// process executes runs (the API by default, `npm run worker`), the worker. Used by main.ts,
+// worker.ts and the test server, so all three run the same thing.
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { createModelRouter, type ModelRouter } from './providers/index.ts';
+import { startRunQueue, type RunQueue } from './queue.ts';
+import { createRunner, type Runner } from './runner.ts';
+
+export interface RunMachinery {
+  queue: RunQueue;
+  models: ModelRouter;
+  /** Set when this process executes runs. */
+  runner: Runner | undefined;
+  /** Starts executing runs in this process (once). */
+  startWorker(options?: { concurrency?: number }): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function modelRouterFor(config: Config): ModelRouter {
+  const models = config.MODEL_PROVIDER_MODELS;
+  return createModelRouter({
+    MODEL_PROVIDER_BASE_URL: config.MODEL_PROVIDER_BASE_URL,
+    MODEL_PROVIDER_API_KEY: config.MODEL_PROVIDER_API_KEY,
+    // No list: every model `echo` does not serve goes to the configured provider.
+    MODEL_PROVIDER_MODELS: models.length ? [...models] : undefined,
+  });
+}
+
+export async function startRunMachinery(options: {
+  config: Config;
+  db: Knex;
+  logger: Logger;
+  queueUrl: string;
+  worker: boolean;
+  monitorIntervalSeconds?: number;
+}): Promise<RunMachinery> {
+  const { config, db, logger } = options;
+  const queue = await startRunQueue({
+    url: options.queueUrl,
+    logger,
+    runTimeoutSeconds: config.RUN_TIMEOUT_SECONDS,
+    ...(options.monitorIntervalSeconds ? { monitorIntervalSeconds: options.monitorIntervalSeconds } : {}),
+  });
+  const models = modelRouterFor(config);
+  const machinery: RunMachinery = {
+    queue,
+    models,
+    runner: undefined,
+    async startWorker({ concurrency } = {}) {
+      if (machinery.runner) return;
+      const runner = createRunner({ db, models, logger, runTimeoutSeconds: config.RUN_TIMEOUT_SECONDS });
+      machinery.runner = runner;
+      await queue.work((runId, job) => runner.handle(runId, job), concurrency ? { concurrency } : {});
+    },
+    stop: () => queue.stop(),
+  };
+  if (options.worker) await machinery.startWorker();
+  return machinery;
+}

@@ -1,0 +1,336 @@
+// The run endpoints through a real HTTP server, a real store (PostgreSQL; MySQL too when
+// TEST_MYSQL_URL is set) and a real pg-boss queue with an in-process worker; the model provider
+// is a local server speaking the OpenAI wire format.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiClient, type ApiClient, type Schemas } from '../client/index.ts';
+import type { AppContext } from '../context.ts';
+import { createAccessToken } from '../platform/accessTokens.ts';
+import { createUser } from '../platform/users.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
+import { testDialects } from '../../test/support/db.ts';
+import { startTestServer, type TestServer } from '../../test/support/server.ts';
+
+type WorkflowNode = Schemas['WorkflowNode'];
+type Run = Schemas['Run'];
+
+async function apiKeyFor(ctx: AppContext, login: string): Promise<string> {
+  const user = await createUser(ctx.db, { login, password: 'correct horse battery' });
+  const { token } = await createAccessToken(ctx.db, { userId: user.id, namespace: login, name: 'runs', usageScenario: 'paid', permissions: ['workflows'] });
+  return token;
+}
+
+/** The seed's example: text_input -> llm_call -> text_output. */
+function seedGraph(model: string, format: 'plain' | 'markdown' | 'json' = 'plain') {
+  const nodes: WorkflowNode[] = [
+    { id: 'input', type: 'text_input', config: { variable: 'ticket' } },
+    { id: 'summarise', type: 'llm_call', config: { model, temperature: 0.2, max_tokens: 256 } },
+    { id: 'result', type: 'text_output', config: { format } },
+  ];
+  const edges = [
+    { from: 'input', to: 'summarise' },
+    { from: 'summarise', to: 'result' },
+  ];
+  return { nodes, edges };
+}
+
+const TERMINAL = ['completed', 'failed', 'cancelled'];
+
+async function createWorkflow(client: ApiClient, model: string, name = `wf ${model}`): Promise<string> {
+  const { data, error } = await client.POST('/api/workflows', { body: { name, ...seedGraph(model) } });
+  if (!data) throw new Error(`create failed: ${JSON.stringify(error)}`);
+  return data.data.id;
+}
+
+async function startRun(client: ApiClient, workflowId: string, inputs: Record<string, string>, key?: string): Promise<Run> {
+  const { data, error, response } = await client.POST('/api/workflows/{workflow_id}/run', {
+    params: { path: { workflow_id: workflowId }, ...(key ? { header: { 'Idempotency-Key': key } } : {}) },
+    body: { inputs },
+  });
+  if (!data) throw new Error(`run failed: ${response.status} ${JSON.stringify(error)}`);
+  expect(response.status).toBe(202);
+  expect(response.headers.get('location')).toBe(`/api/workflows/${workflowId}/runs/${data.data.id}`);
+  return data.data;
+}
+
+async function getRun(client: ApiClient, workflowId: string, runId: string) {
+  const { data, error } = await client.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: runId } } });
+  if (!data) throw new Error(`get failed: ${JSON.stringify(error)}`);
+  return data.data;
+}
+
+/** Polls the run, as a client would, until `until` holds (default: a terminal status). */
+async function pollRun(client: ApiClient, workflowId: string, runId: string, until = (r: Run) => TERMINAL.includes(r.status), timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const run = await getRun(client, workflowId, runId);
+    if (until(run)) return run;
+    if (Date.now() > deadline) throw new Error(`run ${runId} still ${run.status} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe.each(testDialects())('workflow runs on %s', (dialect) => {
+  let fake: FakeOpenAI;
+  let server: TestServer;
+  let alice: ApiClient;
+  let bob: ApiClient;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    server = await startTestServer({
+      dialect,
+      runs: true,
+      env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' },
+    });
+    alice = createApiClient(server.baseUrl, { bearer: await apiKeyFor(server.ctx, 'alice') });
+    bob = createApiClient(server.baseUrl, { bearer: await apiKeyFor(server.ctx, 'bob') });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await fake?.close();
+  });
+
+  it('runs the seed example on echo to completed, with the output keyed by text_output id and per-node logs', async () => {
+    const workflowId = await createWorkflow(alice, 'echo');
+    const queued = await startRun(alice, workflowId, { ticket: 'The export button does nothing on Safari 18.' });
+    expect(queued).toMatchObject({ workflow_id: workflowId, workflow_version: 1, inputs: { ticket: 'The export button does nothing on Safari 18.' } });
+    expect(queued.id).toMatch(/^run_[0-9A-Z]{26}$/);
+
+    const run = await pollRun(alice, workflowId, queued.id);
+    expect(run).toMatchObject({ status: 'completed', output: { result: 'The export button does nothing on Safari 18.' }, error: null });
+    expect(run.duration).toBeGreaterThanOrEqual(0);
+    expect(Date.parse(run.finished_at!)).toBeGreaterThanOrEqual(Date.parse(run.started_at!));
+    expect(run.logs.map((s) => [s.node_id, s.node_type, s.status])).toEqual([
+      ['input', 'text_input', 'completed'],
+      ['summarise', 'llm_call', 'completed'],
+      ['result', 'text_output', 'completed'],
+    ]);
+    expect(run.logs[1]).toMatchObject({
+      input_preview: 'The export button does nothing on Safari 18.',
+      output_preview: 'The export button does nothing on Safari 18.',
+      usage: { prompt_tokens: 8, completion_tokens: 8, total_tokens: 16 },
+      error: null,
+    });
+  });
+
+  it('sends the llm_call node to the OpenAI-compatible provider with its model, temperature and max_tokens', async () => {
+    const workflowId = await createWorkflow(alice, 'llama-3');
+    const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'hello there' })).id);
+    expect(run).toMatchObject({ status: 'completed', output: { result: 'HELLO THERE' } });
+    expect(fake.requests.at(-1)).toMatchObject({ model: 'llama-3', temperature: 0.2, max_tokens: 256, messages: [{ role: 'user', content: 'hello there' }] });
+    expect(run.logs[1]!.usage).toMatchObject({ total_tokens: 4 });
+  });
+
+  it('previews are cut to 500 characters', async () => {
+    const workflowId = await createWorkflow(alice, 'echo', 'long');
+    const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'word '.repeat(300) })).id);
+    expect(run.status).toBe('completed');
+    expect(run.logs[0]!.input_preview!.length).toBe(500);
+  });
+
+  it.each([
+    [400, 'context too long'],
+    [500, 'boom'],
+  ])('a provider answering %i fails the run with provider_error and the node id', async (status, message) => {
+    fake.replies = Array.from({ length: 3 }, () => ({ kind: 'error' as const, status, message }));
+    const workflowId = await createWorkflow(alice, 'llama-3');
+    const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'x' })).id);
+    fake.replies = [];
+    expect(run.status).toBe('failed');
+    expect(run.output).toBeNull();
+    expect(run.error).toMatchObject({ code: 'provider_error', node_id: 'summarise' });
+    expect(run.error!.message).toContain(message);
+    expect(run.logs.find((s) => s.node_id === 'summarise')).toMatchObject({ status: 'failed', error: { code: 'provider_error' } });
+    expect(run.logs.find((s) => s.node_id === 'result')).toBeUndefined();
+  });
+
+  it('an unknown model fails the run with model_unavailable and the node id', async () => {
+    // Only llama-3 is routed to the provider, so gpt-9 has no provider at all.
+    const workflowId = await createWorkflow(alice, 'gpt-9');
+    const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'x' })).id);
+    expect(run).toMatchObject({ status: 'failed', error: { code: 'model_unavailable', node_id: 'summarise' } });
+  });
+
+  it('rejects missing and extra inputs with a 400 listing each', async () => {
+    const workflowId = await createWorkflow(alice, 'echo');
+    const { error, response } = await alice.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: workflowId } },
+      body: { inputs: { tiket: 'typo' } },
+    });
+    expect(response.status).toBe(400);
+    expect(error).toMatchObject({ status: 400 });
+    const pointers = (error as { errors: { pointer: string }[] }).errors.map((e) => e.pointer).sort();
+    expect(pointers).toEqual(['/body/inputs/ticket', '/body/inputs/tiket']);
+    const { data } = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } });
+    expect(data!.meta.total).toBe(0);
+  });
+
+  it('cancels a run hanging on the provider: cancelled at once, the provider call aborted, then 409', async () => {
+    fake.replies = [{ kind: 'hang' }];
+    const workflowId = await createWorkflow(alice, 'llama-3');
+    const started = await startRun(alice, workflowId, { ticket: 'wait' });
+    await pollRun(alice, workflowId, started.id, (r) => r.status === 'running' && r.logs.some((s) => s.node_id === 'summarise'));
+
+    const { data, response } = await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', {
+      params: { path: { workflow_id: workflowId, run_id: started.id } },
+    });
+    expect(response.status).toBe(200);
+    expect(data!.data).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
+
+    // The worker stops the in-flight call and closes the node's log as cancelled.
+    const run = await pollRun(alice, workflowId, started.id, (r) => r.logs.find((s) => s.node_id === 'summarise')?.status === 'cancelled');
+    expect(run.status).toBe('cancelled');
+    expect(run.logs.map((s) => s.node_id)).toEqual(['input', 'summarise']);
+
+    const again = await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', {
+      params: { path: { workflow_id: workflowId, run_id: started.id } },
+    });
+    expect(again.response.status).toBe(409);
+  });
+
+  it('cancel of a completed run is a 409', async () => {
+    const workflowId = await createWorkflow(alice, 'echo');
+    const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'x' })).id);
+    const { response } = await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', {
+      params: { path: { workflow_id: workflowId, run_id: run.id } },
+    });
+    expect(response.status).toBe(409);
+  });
+
+  it('Idempotency-Key: a repeated request returns the same run; different inputs are a 409', async () => {
+    const workflowId = await createWorkflow(alice, 'echo');
+    const first = await startRun(alice, workflowId, { ticket: 'once' }, 'key-1');
+    const second = await startRun(alice, workflowId, { ticket: 'once' }, 'key-1');
+    expect(second.id).toBe(first.id);
+    const { response } = await alice.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: workflowId }, header: { 'Idempotency-Key': 'key-1' } },
+      body: { inputs: { ticket: 'twice' } },
+    });
+    expect(response.status).toBe(409);
+    // The same key on another workflow is another run.
+    const other = await createWorkflow(alice, 'echo');
+    expect((await startRun(alice, other, { ticket: 'once' }, 'key-1')).id).not.toBe(first.id);
+  });
+
+  it('Idempotency-Key: concurrent identical requests start one run', async () => {
+    const workflowId = await createWorkflow(alice, 'echo');
+    const runs = await Promise.all(Array.from({ length: 6 }, () => startRun(alice, workflowId, { ticket: 'race' }, 'race-key')));
+    expect(new Set(runs.map((r) => r.id)).size).toBe(1);
+    const { data } = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } });
+    expect(data!.meta.total).toBe(1);
+    expect((await pollRun(alice, workflowId, runs[0]!.id)).status).toBe('completed');
+  });
+
+  it('history: newest first, paginated with Link, search by status or id prefix', async () => {
+    const workflowId = await createWorkflow(alice, 'echo');
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await startRun(alice, workflowId, { ticket: `n${i}` })).id);
+    for (const id of ids) await pollRun(alice, workflowId, id);
+    fake.replies = [{ kind: 'error', status: 400, message: 'bad' }];
+    const failingWorkflow = await createWorkflow(alice, 'llama-3');
+    await pollRun(alice, failingWorkflow, (await startRun(alice, failingWorkflow, { ticket: 'x' })).id);
+
+    const page1 = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId }, query: { per_page: 2 } } });
+    expect(page1.data!.data.map((r) => r.id)).toEqual([ids[4], ids[3]]);
+    expect(page1.data!.meta).toEqual({ page: 1, per_page: 2, total: 5, total_pages: 3 });
+    expect(page1.response.headers.get('link')).toContain(`</api/workflows/${workflowId}/runs?page=2&per_page=2>; rel="next"`);
+    const page3 = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId }, query: { per_page: 2, page: 3 } } });
+    expect(page3.data!.data.map((r) => r.id)).toEqual([ids[0]]);
+    expect('logs' in page3.data!.data[0]!).toBe(false);
+
+    const completed = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId }, query: { search: 'completed' } } });
+    expect(completed.data!.meta.total).toBe(5);
+    const failed = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId }, query: { search: 'failed' } } });
+    expect(failed.data!.meta.total).toBe(0);
+    const byPrefix = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId }, query: { search: ids[2]!.slice(0, 24) } } });
+    expect(byPrefix.data!.data.map((r) => r.id)).toContain(ids[2]);
+    const exact = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId }, query: { search: ids[2]! } } });
+    expect(exact.data!.data.map((r) => r.id)).toEqual([ids[2]]);
+  });
+
+  it("another user's workflow and runs are 404; a run under another workflow is 404", async () => {
+    const workflowId = await createWorkflow(alice, 'echo');
+    const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'mine' })).id);
+    const path = { workflow_id: workflowId, run_id: run.id };
+    expect((await bob.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path } })).response.status).toBe(404);
+    expect((await bob.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } })).response.status).toBe(404);
+    expect((await bob.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path } })).response.status).toBe(404);
+    expect((await bob.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: workflowId } }, body: { inputs: { ticket: 'x' } } })).response.status).toBe(404);
+    const bobsWorkflow = await createWorkflow(bob, 'echo');
+    expect((await bob.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: bobsWorkflow, run_id: run.id } } })).response.status).toBe(404);
+    const otherOfAlice = await createWorkflow(alice, 'echo');
+    expect((await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: otherOfAlice, run_id: run.id } } })).response.status).toBe(404);
+  });
+
+  it('runs of a deleted (not purged) workflow stay readable; the workflow can no longer be run', async () => {
+    const workflowId = await createWorkflow(alice, 'echo');
+    const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'keep' })).id);
+    await alice.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: workflowId } } });
+    expect((await getRun(alice, workflowId, run.id)).status).toBe('completed');
+    const list = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } });
+    expect(list.data!.meta.total).toBe(1);
+    const { response } = await alice.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: workflowId } }, body: { inputs: { ticket: 'x' } } });
+    expect(response.status).toBe(404);
+  });
+
+  it('a queue that cannot be written fails the run (never left queued) and answers 503', async () => {
+    const workflowId = await createWorkflow(alice, 'echo');
+    const queue = server.ctx.runs!.queue;
+    const enqueue = queue.enqueue;
+    queue.enqueue = () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    try {
+      const { response } = await alice.POST('/api/workflows/{workflow_id}/run', {
+        params: { path: { workflow_id: workflowId }, header: { 'Idempotency-Key': 'q-down' } },
+        body: { inputs: { ticket: 'x' } },
+      });
+      expect(response.status).toBe(503);
+    } finally {
+      queue.enqueue = enqueue;
+    }
+    const { data } = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } });
+    expect(data!.data).toHaveLength(1);
+    expect(data!.data[0]).toMatchObject({ status: 'failed', error: { code: 'queue_unavailable' } });
+    // The client's retry with the same key re-queues that run.
+    const retried = await startRun(alice, workflowId, { ticket: 'x' }, 'q-down');
+    expect(retried.id).toBe(data!.data[0]!.id);
+    expect((await pollRun(alice, workflowId, retried.id)).status).toBe('completed');
+  });
+
+  describe('run-level timeout', () => {
+    let slow: TestServer;
+    let client: ApiClient;
+    beforeAll(async () => {
+      slow = await startTestServer({
+        dialect,
+        runs: true,
+        env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3', RUN_TIMEOUT_SECONDS: '1' },
+      });
+      client = createApiClient(slow.baseUrl, { bearer: await apiKeyFor(slow.ctx, 'carol') });
+    });
+    afterAll(async () => {
+      await slow?.close();
+    });
+
+    it('fails a run still going after RUN_TIMEOUT_SECONDS with error.code timeout and the node id', async () => {
+      fake.replies = [{ kind: 'hang' }];
+      const before = fake.requests.length;
+      const workflowId = await createWorkflow(client, 'llama-3');
+      const run = await pollRun(client, workflowId, (await startRun(client, workflowId, { ticket: 'slow' })).id);
+      expect(fake.requests.length - before).toBe(1);
+      expect(run).toMatchObject({ status: 'failed', error: { code: 'timeout', node_id: 'summarise' } });
+      expect(run.duration).toBeGreaterThanOrEqual(1);
+      expect(run.duration).toBeLessThan(5);
+      expect(run.logs.find((s) => s.node_id === 'summarise')?.status).toBe('cancelled');
+    });
+  });
+
+  void waitFor;
+});

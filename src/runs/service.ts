@@ -1,0 +1,224 @@
+// Rules of the runs API: inputs must match the workflow's text_input variables exactly, a run is
+// stored then enqueued (and failed clearly if the queue cannot take it), Idempotency-Key replays,
+// cancel, history. Execution itself is in runner.ts.
+import type { Logger } from 'pino';
+import type { components } from '../../generated/api.d.ts';
+import { isUniqueViolation } from '../db/insert.ts';
+import { Problem, type ProblemItem } from '../http/problems.ts';
+import { ulid } from '../workflows/ids.ts';
+import { findWorkflowForRuns, type Workflow, type WorkflowDeps } from '../workflows/service.ts';
+import type { RunQueue } from './queue.ts';
+import * as store from './store.ts';
+import type { RunRow, RunStepRow } from './store.ts';
+
+export type Run = components['schemas']['Run'];
+export type RunDetail = components['schemas']['RunDetail'];
+export type RunStep = components['schemas']['RunStep'];
+export type PageMeta = components['schemas']['PageMeta'];
+
+export interface RunDeps extends WorkflowDeps {
+  queue: RunQueue;
+  logger: Logger;
+  /** Aborts this process's execution of a run at once (others notice within a second). */
+  onCancelled?: (runId: string) => void;
+}
+
+/** The graph snapshot stored with each run. */
+export interface GraphSnapshot {
+  version: number;
+  nodes: Workflow['nodes'];
+  edges: Workflow['edges'];
+}
+
+export const QUEUE_UNAVAILABLE = JSON.stringify({
+  code: 'queue_unavailable',
+  message: 'The run could not be queued; retry the request (with the same Idempotency-Key to reuse this run).',
+  node_id: null,
+});
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** The wire shape of a stored run (openapi.yaml Run). */
+export function toRun(row: RunRow): Run {
+  const graph = JSON.parse(row.graph) as GraphSnapshot;
+  return {
+    id: row.id,
+    workflow_id: row.workflow_id,
+    workflow_version: graph.version,
+    status: row.status,
+    inputs: JSON.parse(row.inputs) as Record<string, string>,
+    output: row.output === null ? null : (JSON.parse(row.output) as unknown),
+    error: row.error === null ? null : (JSON.parse(row.error) as Run['error']),
+    duration: row.duration_ms === null ? null : row.duration_ms / 1000,
+    created_at: new Date(row.created_at).toISOString(),
+    started_at: iso(row.started_at),
+    finished_at: iso(row.finished_at),
+  };
+}
+
+export function toRunStep(row: RunStepRow): RunStep {
+  return {
+    node_id: row.node_id,
+    node_type: row.node_type as RunStep['node_type'],
+    status: row.status as RunStep['status'],
+    started_at: iso(row.started_at),
+    finished_at: iso(row.finished_at),
+    input_preview: row.input_preview,
+    output_preview: row.output_preview,
+    usage: row.usage === null ? null : (JSON.parse(row.usage) as RunStep['usage']),
+    error: row.error === null ? null : (JSON.parse(row.error) as RunStep['error']),
+  };
+}
+
+/** A public run id: `run_` + ULID. */
+export const newRunId = () => `run_${ulid()}`;
+
+const runNotFound = (id: string) => new Problem(404, `No run ${id}.`);
+
+/** Missing and extra inputs, as pointers into the request body. */
+export function checkInputs(nodes: Workflow['nodes'], inputs: Record<string, unknown>): ProblemItem[] {
+  const variables = new Set(nodes.flatMap((n) => (n.type === 'text_input' ? [n.config.variable] : [])));
+  const problems: ProblemItem[] = [];
+  for (const v of variables) {
+    if (!Object.hasOwn(inputs, v)) problems.push({ pointer: `/body/inputs/${v}`, message: `is required (text_input variable "${v}")` });
+    else if (typeof inputs[v] !== 'string') problems.push({ pointer: `/body/inputs/${v}`, message: 'must be a string' });
+  }
+  for (const name of Object.keys(inputs)) {
+    if (!variables.has(name)) {
+      problems.push({ pointer: `/body/inputs/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: `is not a text_input variable of this workflow` });
+    }
+  }
+  return problems;
+}
+
+/** Same inputs regardless of key order. */
+const canonical = (inputs: Record<string, string>) => JSON.stringify(Object.keys(inputs).sort().map((k) => [k, inputs[k]]));
+
+async function enqueueOrFail(deps: RunDeps, row: RunRow): Promise<RunRow> {
+  try {
+    await deps.queue.enqueue(row.id);
+    return row;
+  } catch (err) {
+    deps.logger.error({ err, runId: row.id }, 'run queue write failed; failing the run');
+    // Never leave it queued with no job behind it.
+    await store.failUnfinishedRun(deps.db, row.id, QUEUE_UNAVAILABLE, (deps.now ?? Date.now)());
+    throw new Problem(503, 'The run queue is unavailable; the run was not started. Retry later.', { headers: { 'Retry-After': '5' } });
+  }
+}
+
+/** The run a repeated Idempotency-Key names: same inputs -> that run (re-queued if the queue failed it); else 409. */
+async function replay(deps: RunDeps, existing: RunRow, inputs: Record<string, string>): Promise<RunRow> {
+  if (canonical(JSON.parse(existing.inputs) as Record<string, string>) !== canonical(inputs)) {
+    throw new Problem(409, `Idempotency-Key was already used for run ${existing.id} with different inputs.`);
+  }
+  if (existing.status === 'failed' && existing.error === QUEUE_UNAVAILABLE && (await store.requeueRun(deps.db, existing.id, QUEUE_UNAVAILABLE))) {
+    return enqueueOrFail(deps, { ...existing, status: 'queued', error: null, finished_at: null, duration_ms: null });
+  }
+  return existing;
+}
+
+/**
+ * Stores a queued run with a snapshot of the workflow and enqueues it. Without QUEUE_URL on a
+ * MySQL store the two writes are on different databases: if the enqueue fails the run is failed
+ * at once (`queue_unavailable`) and the caller gets a 503, so no run waits for a job that does
+ * not exist.
+ */
+export async function startRun(
+  deps: RunDeps,
+  userId: number,
+  workflowId: string,
+  inputs: Record<string, string>,
+  idempotencyKey: string | undefined,
+): Promise<{ run: Run; replayed: boolean }> {
+  const { workflow, deleted } = await findWorkflowForRuns(deps, userId, workflowId);
+  if (deleted) throw new Problem(404, `No workflow ${workflowId}.`);
+  const problems = checkInputs(workflow.nodes, inputs);
+  if (problems.length) {
+    throw new Problem(400, `The inputs do not match the workflow's text_input variables: ${problems.map((p) => p.pointer.slice('/body/inputs/'.length)).join(', ')}.`, {
+      errors: problems,
+    });
+  }
+  if (idempotencyKey !== undefined) {
+    const existing = await store.findRunByIdempotencyKey(deps.db, userId, workflowId, idempotencyKey);
+    if (existing) return { run: toRun(await replay(deps, existing, inputs)), replayed: true };
+  }
+  const snapshot: GraphSnapshot = { version: workflow.version, nodes: workflow.nodes, edges: workflow.edges };
+  const row: RunRow = {
+    seq: 0,
+    id: newRunId(),
+    workflow_id: workflowId,
+    user_id: userId,
+    status: 'queued',
+    inputs: JSON.stringify(inputs),
+    graph: JSON.stringify(snapshot),
+    output: null,
+    error: null,
+    idempotency_key: idempotencyKey ?? null,
+    attempts: 0,
+    created_at: (deps.now ?? Date.now)(),
+    started_at: null,
+    finished_at: null,
+    duration_ms: null,
+  };
+  try {
+    const { seq: _seq, ...insert } = row;
+    await store.insertRun(deps.db, insert);
+  } catch (err) {
+    // Two concurrent requests with the same key: the loser answers with the winner's run.
+    if (idempotencyKey === undefined || !isUniqueViolation(err)) throw err;
+    const winner = await store.findRunByIdempotencyKey(deps.db, userId, workflowId, idempotencyKey);
+    if (!winner) throw err;
+    return { run: toRun(await replay(deps, winner, inputs)), replayed: true };
+  }
+  return { run: toRun(await enqueueOrFail(deps, row)), replayed: false };
+}
+
+/** Runs of a deleted (not yet purged) workflow stay readable. */
+async function runOf(deps: WorkflowDeps, userId: number, workflowId: string, runId: string): Promise<RunRow> {
+  await findWorkflowForRuns(deps, userId, workflowId);
+  const row = await store.findRunOfWorkflow(deps.db, userId, workflowId, runId);
+  if (!row) throw runNotFound(runId);
+  return row;
+}
+
+export async function getRun(deps: WorkflowDeps, userId: number, workflowId: string, runId: string): Promise<RunDetail> {
+  const row = await runOf(deps, userId, workflowId, runId);
+  const steps = await store.listSteps(deps.db, runId);
+  return { ...toRun(row), logs: steps.map(toRunStep) };
+}
+
+export async function listRuns(
+  deps: WorkflowDeps,
+  userId: number,
+  workflowId: string,
+  request: { page: number; perPage: number; search?: string },
+): Promise<{ data: Run[]; meta: PageMeta }> {
+  await findWorkflowForRuns(deps, userId, workflowId);
+  const [total, rows] = await Promise.all([
+    store.countRuns(deps.db, userId, workflowId, request.search),
+    store.listRunsNewestFirst(deps.db, userId, workflowId, {
+      offset: (request.page - 1) * request.perPage,
+      limit: request.perPage,
+      ...(request.search ? { search: request.search } : {}),
+    }),
+  ]);
+  return {
+    data: rows.map(toRun),
+    meta: { page: request.page, per_page: request.perPage, total, total_pages: Math.ceil(total / request.perPage) },
+  };
+}
+
+export const CANCELLED_BY_USER = JSON.stringify({ code: 'cancelled', message: 'The run was cancelled.', node_id: null });
+
+/** queued|running -> cancelled; a terminal run is a 409. The worker notices and stops (runner.ts). */
+export async function cancelRun(deps: WorkflowDeps & { onCancelled?: (runId: string) => void }, userId: number, workflowId: string, runId: string): Promise<Run> {
+  const row = await runOf(deps, userId, workflowId, runId);
+  const now = (deps.now ?? Date.now)();
+  if (!(await store.cancelRun(deps.db, row.id, now, CANCELLED_BY_USER))) {
+    const current = (await store.findRun(deps.db, row.id)) ?? row;
+    throw new Problem(409, `Run ${runId} is already ${current.status}.`);
+  }
+  deps.onCancelled?.(row.id);
+  return toRun((await store.findRun(deps.db, row.id))!);
+}
+

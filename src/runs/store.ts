@@ -1,0 +1,212 @@
+// SQL of the runs domain, named by intent. Every state change is a conditional update from the
+// state it expects, so concurrent actors (API cancel, a worker, a second worker after a crash)
+// cannot overwrite each other: whoever matches the row wins, the others see 0 rows.
+import type { Knex } from 'knex';
+
+export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+export const TERMINAL: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
+export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', ...TERMINAL];
+
+export interface RunRow {
+  seq: number;
+  id: string;
+  workflow_id: string;
+  user_id: number;
+  status: RunStatus;
+  /** JSON object of the inputs, one string per text_input variable. */
+  inputs: string;
+  /** JSON `{version, nodes, edges}`: the workflow as it was when the run was started. */
+  graph: string;
+  /** JSON of the output (object keyed by text_output node id), null until completed. */
+  output: string | null;
+  /** JSON `{code, message, node_id}`, null unless failed or cancelled. */
+  error: string | null;
+  idempotency_key: string | null;
+  /** Executions started; also the fencing token of the worker currently holding the run. */
+  attempts: number;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  duration_ms: number | null;
+}
+
+export type NewRunRow = Omit<RunRow, 'seq'>;
+
+export interface RunStepRow {
+  id: number;
+  run_id: string;
+  node_id: string;
+  node_type: string;
+  status: string;
+  started_at: number | null;
+  finished_at: number | null;
+  input_preview: string | null;
+  output_preview: string | null;
+  usage: string | null;
+  error: string | null;
+}
+
+const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+function fromDb(row: RunRow): RunRow {
+  return {
+    ...row,
+    seq: Number(row.seq),
+    user_id: Number(row.user_id),
+    attempts: Number(row.attempts),
+    created_at: Number(row.created_at),
+    started_at: num(row.started_at),
+    finished_at: num(row.finished_at),
+    duration_ms: num(row.duration_ms),
+  };
+}
+
+export async function insertRun(db: Knex, row: NewRunRow): Promise<void> {
+  await db('runs').insert(row);
+}
+
+export async function findRun(db: Knex, id: string): Promise<RunRow | undefined> {
+  const row = (await db<RunRow>('runs').where({ id }).first()) as RunRow | undefined;
+  return row ? fromDb(row) : undefined;
+}
+
+/** The run only if it belongs to this user and this workflow (anything else is "not found"). */
+export async function findRunOfWorkflow(db: Knex, userId: number, workflowId: string, id: string): Promise<RunRow | undefined> {
+  const row = (await db<RunRow>('runs').where({ id, user_id: userId, workflow_id: workflowId }).first()) as RunRow | undefined;
+  return row ? fromDb(row) : undefined;
+}
+
+export async function findRunByIdempotencyKey(db: Knex, userId: number, workflowId: string, key: string): Promise<RunRow | undefined> {
+  const row = (await db<RunRow>('runs').where({ user_id: userId, workflow_id: workflowId, idempotency_key: key }).first()) as
+    | RunRow
+    | undefined;
+  return row ? fromDb(row) : undefined;
+}
+
+/** `search` is a status (exact) or a prefix of the run id. */
+function runsOf(db: Knex, userId: number, workflowId: string, search: string | undefined): Knex.QueryBuilder {
+  const query = db('runs').where({ user_id: userId, workflow_id: workflowId });
+  if (!search) return query;
+  // Ids are [A-Za-z0-9_]: escape `_` so it is not a LIKE wildcard (`!` escapes alike on both dialects).
+  const prefix = search.replace(/[!%_]/g, (c) => '!' + c) + '%';
+  return query.andWhere((q) => q.where('status', search).orWhereRaw(`id like ? escape '!'`, [prefix]));
+}
+
+export async function countRuns(db: Knex, userId: number, workflowId: string, search?: string): Promise<number> {
+  const result = (await runsOf(db, userId, workflowId, search).count({ n: '*' }).first()) as { n: number | string } | undefined;
+  return Number(result?.n ?? 0);
+}
+
+/** One page, newest first (insertion sequence never ties). */
+export async function listRunsNewestFirst(
+  db: Knex,
+  userId: number,
+  workflowId: string,
+  page: { offset: number; limit: number; search?: string },
+): Promise<RunRow[]> {
+  const rows = (await runsOf(db, userId, workflowId, page.search).orderBy('seq', 'desc').offset(page.offset).limit(page.limit)) as RunRow[];
+  return rows.map(fromDb);
+}
+
+/** queued -> running for the first execution. Returns the new attempt number, or null if the run was not queued. */
+export async function claimQueuedRun(db: Knex, id: string, now: number): Promise<number | null> {
+  const count = await db('runs')
+    .where({ id, status: 'queued' })
+    .update({ status: 'running', started_at: now, attempts: db.raw('attempts + 1') });
+  if (count !== 1) return null;
+  const row = await findRun(db, id);
+  return row?.attempts ?? null;
+}
+
+/**
+ * running -> running for a retry after the previous holder died: bumps the attempt (so the old
+ * holder, if it is only slow, can no longer finish the run) and restarts the clock.
+ */
+export async function takeOverRun(db: Knex, id: string, expectedAttempt: number, now: number): Promise<boolean> {
+  const count = await db('runs')
+    .where({ id, status: 'running', attempts: expectedAttempt })
+    .update({ started_at: now, attempts: expectedAttempt + 1 });
+  return count === 1;
+}
+
+/** Ends a run held by `attempt`; false when someone else ended it first (e.g. a cancel). */
+export async function finishRun(
+  db: Knex,
+  id: string,
+  attempt: number,
+  end: { status: 'completed' | 'failed' | 'cancelled'; output: string | null; error: string | null; finished_at: number; duration_ms: number },
+): Promise<boolean> {
+  const count = await db('runs').where({ id, status: 'running', attempts: attempt }).update(end);
+  return count === 1;
+}
+
+/** Fails a run that is not yet terminal (queue write failed, worker lost). */
+export async function failUnfinishedRun(db: Knex, id: string, error: string, now: number): Promise<boolean> {
+  const row = await findRun(db, id);
+  if (!row || TERMINAL.includes(row.status)) return false;
+  const count = await db('runs')
+    .where({ id, status: row.status, attempts: row.attempts })
+    .update({
+      status: 'failed',
+      error,
+      finished_at: now,
+      duration_ms: row.started_at === null ? null : Math.max(0, now - row.started_at),
+    });
+  return count === 1;
+}
+
+/** A run that failed only because it could not be enqueued goes back to queued (idempotent retry). */
+export async function requeueRun(db: Knex, id: string, error: string): Promise<boolean> {
+  const count = await db('runs')
+    .where({ id, status: 'failed', error })
+    .update({ status: 'queued', error: null, finished_at: null, duration_ms: null });
+  return count === 1;
+}
+
+/** queued|running -> cancelled. False when the run was already terminal. */
+export async function cancelRun(db: Knex, id: string, now: number, error: string): Promise<boolean> {
+  // A worker may move it queued -> running between our read and write: read again and retry.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const row = await findRun(db, id);
+    if (!row || TERMINAL.includes(row.status)) return false;
+    const count = await db('runs')
+      .where({ id, status: row.status, attempts: row.attempts })
+      .update({
+        status: 'cancelled',
+        error,
+        finished_at: now,
+        duration_ms: row.started_at === null ? null : Math.max(0, now - row.started_at),
+      });
+    if (count === 1) return true;
+  }
+  return false;
+}
+
+export async function runStatusAndAttempt(db: Knex, id: string): Promise<{ status: RunStatus; attempts: number } | undefined> {
+  const row = (await db('runs').select('status', 'attempts').where({ id }).first()) as { status: RunStatus; attempts: number } | undefined;
+  return row ? { status: row.status, attempts: Number(row.attempts) } : undefined;
+}
+
+export async function insertStep(db: Knex, row: Omit<RunStepRow, 'id'>): Promise<void> {
+  await db('run_steps').insert(row);
+}
+
+export async function finishStep(
+  db: Knex,
+  runId: string,
+  nodeId: string,
+  end: Pick<RunStepRow, 'status' | 'finished_at' | 'output_preview' | 'usage' | 'error'>,
+): Promise<void> {
+  await db('run_steps').where({ run_id: runId, node_id: nodeId, status: 'running' }).update(end);
+}
+
+/** A retry runs the graph from scratch: the dead attempt's log goes. */
+export async function deleteSteps(db: Knex, runId: string): Promise<void> {
+  await db('run_steps').where({ run_id: runId }).delete();
+}
+
+/** Steps in execution (start) order. */
+export async function listSteps(db: Knex, runId: string): Promise<RunStepRow[]> {
+  const rows = (await db<RunStepRow>('run_steps').where({ run_id: runId }).orderBy('id', 'asc')) as RunStepRow[];
+  return rows.map((r) => ({ ...r, id: Number(r.id), started_at: num(r.started_at), finished_at: num(r.finished_at) }));
+}
