@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/connect.ts';
 import { migrateLatest, migrateRollback } from '../db/migrate.ts';
+import { rotateSigningKey } from '../open/signingKeys.ts';
 import { createAccessToken, listAccessTokens } from '../platform/accessTokens.ts';
 import { createApp } from '../platform/apps.ts';
 import { addMember, createOrg } from '../platform/orgs.ts';
@@ -20,6 +21,8 @@ Commands:
   app create --owner LOGIN --name NAME --description TEXT --homepage URL --redirect-uri URL
   token create --user LOGIN --namespace NS --name NAME --usage-scenario paid|trial [--permission workflows]...
   token list --user LOGIN --namespace NS
+  keys rotate             retire the proxy-token signing key (still published and verifying
+                          until its tokens expire) and create a new current key
   migrate                 apply pending migrations
   migrate rollback [--all] roll back the last batch (or every migration)
 
@@ -126,6 +129,8 @@ const commands: Record<string, { needs: Array<keyof Values>; run: (db: Knex, v: 
     needs: ['user', 'namespace'],
     run: async (db, v) => ({ data: await listAccessTokens(db, await userIdOf(db, v.user!), v.namespace!) }),
   },
+  // Prints key ids only: a private key never leaves src/open/signingKeys.ts.
+  'keys rotate': { needs: [], run: async (db) => rotateSigningKey(db) },
   migrate: { needs: [], run: async (db) => ({ applied: await migrateLatest(db) }) },
   'migrate rollback': { needs: [], run: async (db, v) => ({ rolled_back: await migrateRollback(db, { all: v.all ?? false }) }) },
 };

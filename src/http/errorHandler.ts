@@ -99,7 +99,9 @@ function normalise(err: unknown, req: Request, dialect: ErrorDialect): Problem |
     const detail = items?.length ? items.map((i) => `${i.pointer.replace(/^\/body\//, '')}: ${i.message}`).join('; ') : message;
     const param = items?.[0]?.pointer.replace(/^\/body\//, '').split('/')[0] ?? null;
     const type = status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
-    return new OpenAIError(status, detail, { type, param, headers });
+    // OpenAI's code for a refused credential; SDKs map it to AuthenticationError.
+    const code = status === 401 ? 'invalid_api_key' : null;
+    return new OpenAIError(status, detail, { type, param, code, headers });
   }
   const known = [400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 429, 503].includes(status);
   return new Problem((known ? status : status >= 500 ? 500 : 400) as ProblemStatus, message, { errors: items, headers });

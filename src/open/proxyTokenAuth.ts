@@ -1,14 +1,41 @@
 import type { AppContext } from '../context.ts';
 import type { PrincipalOf } from '../http/principal.ts';
+import { markAccessTokenUsed } from '../platform/accessTokens.ts';
+import { verifyProxyToken } from './proxyTokens.ts';
+import { findStandingGrant } from './store.ts';
+
+/** Recording every use would be a write per request; a minute's precision is enough (as for API keys). */
+const LAST_USED_PRECISION_MS = 60_000;
 
 export function looksLikeJwt(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
 }
 
 /**
- * Verifies a proxy token and that the authorization and raw access token behind it still stand.
- * Proxy tokens are not issued yet (issue 5), so none can verify.
+ * The principal of a proxy token: signature, `typ`, `iss`, `aud` and `exp` verified against the
+ * published keys (no database trip once the keys are cached), then one indexed query that the
+ * authorization behind it is not revoked and its raw access token still exists. There is no cache
+ * in front of that query, so revoking the app or deleting the raw token refuses the very next call,
+ * on every API process.
  */
-export async function authenticateProxyToken(_ctx: AppContext, _token: string): Promise<PrincipalOf<'proxy'> | null> {
-  return null;
+export async function authenticateProxyToken(ctx: AppContext, token: string): Promise<PrincipalOf<'proxy'> | null> {
+  const claims = await verifyProxyToken(ctx, token);
+  if (!claims) return null;
+  const grant = await findStandingGrant(ctx.db, claims);
+  if (!grant) return null;
+  const now = Date.now();
+  if (grant.lastUsedAt === null || now - grant.lastUsedAt > LAST_USED_PRECISION_MS) {
+    // Usage is attributed to the raw token; bookkeeping only, a failed write must not refuse the call.
+    markAccessTokenUsed(ctx.db, claims.accessTokenId, now).catch((err: unknown) => ctx.logger.warn({ err }, 'could not record access token use'));
+  }
+  return {
+    kind: 'proxy',
+    userId: claims.userId,
+    accessTokenId: claims.accessTokenId,
+    authorizationId: claims.authorizationId,
+    clientId: claims.clientId,
+    namespace: grant.namespace,
+    usageScenario: grant.usageScenario,
+    jti: claims.jti,
+  };
 }

@@ -94,3 +94,31 @@ export async function authorizeInBrowser(browser: Browser, authorizationUrl: URL
   if (answer.status !== 303) throw new Error(`expected a redirect, got ${answer.status}`);
   return new URL(answer.headers.get('location')!);
 }
+
+/**
+ * The whole authorization-code flow as a third-party app runs it with oauth4webapi (PKCE, state):
+ * the user logs in and allows `scope`; the app exchanges the code. Returns the token response and
+ * the user's logged-in browser (for the settings pages).
+ */
+export async function obtainTokens(baseUrl: string, as: oauth.AuthorizationServer, f: Fixture, scope: string): Promise<{ browser: Browser; tokens: oauth.TokenEndpointResponse }> {
+  const browser = new Browser(baseUrl);
+  const login = await logIn(browser, f.login, f.password);
+  if (login.status !== 303) throw new Error(`login failed with ${login.status}`);
+  const state = oauth.generateRandomState();
+  const verifier = oauth.generateRandomCodeVerifier();
+  const url = new URL(as.authorization_endpoint!);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: f.clientId,
+    redirect_uri: f.redirectUri,
+    scope,
+    state,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  }).toString();
+  const callback = await authorizeInBrowser(browser, url);
+  const client = { client_id: f.clientId };
+  const params = oauth.validateAuthResponse(as, client, callback, state);
+  const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(f.clientSecret), params, f.redirectUri, verifier, insecure);
+  return { browser, tokens: await oauth.processAuthorizationCodeResponse(as, client, response) };
+}

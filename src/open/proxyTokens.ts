@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import type { AppContext } from '../context.ts';
+import type { UsageScenario } from '../platform/accessTokens.ts';
+import { keyRing, PROXY_TOKEN_ALG } from './signingKeys.ts';
+
+// Proxy tokens (DESIGN.md "Proxy token"): short-lived ES256 JWTs that let a third-party app call
+// the user's serverless API on behalf of one raw access token, without ever seeing that token.
+
+/** RFC 9068 2.1: an access token JWT is typed, so an ID token or another JWT cannot pass for one. */
+const PROXY_TOKEN_TYP = 'at+jwt';
+
+export interface ProxyTokenSubject {
+  userId: number;
+  clientId: string;
+  /** The OAuth authorization (grant) the app holds; revoking it kills the token. */
+  authorizationId: number;
+  accessTokenId: number;
+  namespace: string;
+  usageScenario: UsageScenario;
+}
+
+export interface ProxyClaims extends ProxyTokenSubject {
+  jti: string;
+  exp: number;
+}
+
+/** The audience of proxy tokens: the gateway of this service, never its OAuth or workflow APIs. */
+export function proxyTokenAudience(ctx: AppContext): string {
+  return `${ctx.config.BASE_URL}/serverless`;
+}
+
+/**
+ * Signs a proxy token valid for PROXY_TOKEN_TTL_SECONDS from `nowMs`. The caller must already hold
+ * the signing key (see issueProxyToken in tokens.ts for why the order matters).
+ */
+export async function signProxyToken(
+  ctx: AppContext,
+  signingKey: { kid: string; key: CryptoKey },
+  subject: ProxyTokenSubject,
+  nowMs = Date.now(),
+): Promise<{ token: string; expiresIn: number; claims: ProxyClaims }> {
+  const iat = Math.floor(nowMs / 1000);
+  const expiresIn = ctx.config.PROXY_TOKEN_TTL_SECONDS;
+  const jti = randomUUID();
+  const token = await new SignJWT({
+    client_id: subject.clientId,
+    token_id: subject.accessTokenId,
+    namespace: subject.namespace,
+    usage_scenario: subject.usageScenario,
+    aid: subject.authorizationId,
+  })
+    .setProtectedHeader({ alg: PROXY_TOKEN_ALG, kid: signingKey.kid, typ: PROXY_TOKEN_TYP })
+    .setIssuer(ctx.config.BASE_URL)
+    .setSubject(String(subject.userId))
+    .setAudience(proxyTokenAudience(ctx))
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + expiresIn)
+    .setJti(jti)
+    .sign(signingKey.key);
+  return { token, expiresIn, claims: { ...subject, jti, exp: iat + expiresIn } };
+}
+
+const positiveInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+
+function toClaims(payload: JWTPayload): ProxyClaims | null {
+  const { sub, jti, exp, client_id, token_id, namespace, usage_scenario, aid } = payload;
+  const userId = Number(sub);
+  if (!positiveInt(userId) || String(userId) !== sub) return null;
+  if (typeof jti !== 'string' || !positiveInt(exp) || typeof client_id !== 'string' || typeof namespace !== 'string') return null;
+  if (!positiveInt(token_id) || !positiveInt(aid) || (usage_scenario !== 'paid' && usage_scenario !== 'trial')) return null;
+  return { userId, clientId: client_id, authorizationId: aid, accessTokenId: token_id, namespace, usageScenario: usage_scenario, jti, exp };
+}
+
+/**
+ * The claims of a proxy token whose signature (a published key, by `kid`), `typ`, `iss`, `aud` and
+ * `exp` check out; null otherwise. Whether its grant and raw token still stand is the caller's
+ * next question (proxyTokenAuth.ts).
+ */
+export async function verifyProxyToken(ctx: AppContext, token: string): Promise<ProxyClaims | null> {
+  const ring = keyRing(ctx);
+  try {
+    const { payload } = await jwtVerify(
+      token,
+      async (header) => {
+        const key = header.kid ? await ring.verificationKey(header.kid) : undefined;
+        if (!key) throw new errors.JWKSNoMatchingKey();
+        return key;
+      },
+      {
+        algorithms: [PROXY_TOKEN_ALG],
+        typ: PROXY_TOKEN_TYP,
+        issuer: ctx.config.BASE_URL,
+        audience: proxyTokenAudience(ctx),
+        requiredClaims: ['sub', 'iat', 'exp', 'jti'],
+      },
+    );
+    return toClaims(payload);
+  } catch (err) {
+    if (err instanceof errors.JOSEError) return null;
+    throw err;
+  }
+}

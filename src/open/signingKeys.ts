@@ -1,0 +1,153 @@
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import type { Knex } from 'knex';
+import type { AppContext } from '../context.ts';
+import { findCurrentSigningKey, insertSigningKey, listVerificationKeys, retireSigningKeys, type SigningKeyRow } from './signingKeys.store.ts';
+
+// ES256 keys that sign proxy tokens. They live in the database (every API process signs with the
+// same keys and verifies every other's tokens) and are cached here. A private key never leaves
+// this module: not in a log line, not in an error, not in CLI output.
+
+export const PROXY_TOKEN_ALG = 'ES256';
+
+/** How long a process keeps signing with the key it loaded; a rotation elsewhere reaches it within this time. */
+const CURRENT_KEY_TTL_MS = 60_000;
+/** A token with an unknown kid reloads the keys at most this often (a forged kid must not mean a query per request). */
+const RELOAD_COOLDOWN_MS = 1_000;
+/** Clock skew allowance between processes when deciding which retired keys are still needed. */
+const SKEW_MS = 60_000;
+
+export interface SigningKey {
+  kid: string;
+  key: CryptoKey;
+}
+
+export interface PublicJwk extends JWK {
+  kty: string;
+  kid: string;
+  alg: string;
+  use: 'sig';
+}
+
+interface KeyRing {
+  signingKey(): Promise<SigningKey>;
+  verificationKey(kid: string): Promise<CryptoKey | undefined>;
+  forget(): void;
+}
+
+/** How long a retired key stays published: the longest a token it signed can live, plus the cache and skew margins. */
+function retentionMs(tokenTtlSeconds: number): number {
+  return tokenTtlSeconds * 1000 + CURRENT_KEY_TTL_MS + SKEW_MS;
+}
+
+async function newSigningKeyRow(now: number): Promise<SigningKeyRow> {
+  const { privateKey, publicKey } = await generateKeyPair(PROXY_TOKEN_ALG, { extractable: true });
+  const publicJwk = await exportJWK(publicKey);
+  // RFC 7638 thumbprint: unique per key, and anyone can recompute it from the published JWK.
+  const kid = await calculateJwkThumbprint(publicJwk);
+  const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: PROXY_TOKEN_ALG };
+  const published: PublicJwk = { ...publicJwk, kty: publicJwk.kty ?? 'EC', kid, alg: PROXY_TOKEN_ALG, use: 'sig' };
+  return { kid, alg: PROXY_TOKEN_ALG, private_jwk: JSON.stringify(privateJwk), public_jwk: JSON.stringify(published), created_at: now, retired_at: null };
+}
+
+async function importPrivate(row: SigningKeyRow): Promise<SigningKey> {
+  const key = await importJWK(JSON.parse(row.private_jwk) as JWK, PROXY_TOKEN_ALG);
+  return { kid: row.kid, key: key as CryptoKey };
+}
+
+/**
+ * Loads the current key, creating the first one on first use. Two processes starting at once may
+ * both create one: that is safe, because a key is published (and verifies) from the moment it is
+ * inserted, and every process converges on the newest key at its next reload.
+ */
+async function loadOrCreateCurrent(db: Knex): Promise<SigningKey> {
+  const existing = await findCurrentSigningKey(db);
+  if (existing) return importPrivate(existing);
+  await insertSigningKey(db, await newSigningKeyRow(Date.now()));
+  const current = await findCurrentSigningKey(db);
+  if (!current) throw new Error('no signing key after creating one');
+  return importPrivate(current);
+}
+
+function createKeyRing(db: Knex, tokenTtlSeconds: number): KeyRing {
+  let current: { promise: Promise<SigningKey>; loadedAt: number } | undefined;
+  let verifiers = new Map<string, Promise<CryptoKey>>();
+  let verifiersLoadedAt = 0;
+  let reloading: Promise<void> | undefined;
+
+  async function reloadVerifiers(): Promise<void> {
+    const rows = await listVerificationKeys(db, Date.now() - retentionMs(tokenTtlSeconds));
+    const next = new Map<string, Promise<CryptoKey>>();
+    for (const row of rows) {
+      next.set(row.kid, verifiers.get(row.kid) ?? (importJWK(JSON.parse(row.public_jwk) as JWK, PROXY_TOKEN_ALG) as Promise<CryptoKey>));
+    }
+    verifiers = next;
+    verifiersLoadedAt = Date.now();
+  }
+
+  return {
+    signingKey() {
+      const now = Date.now();
+      if (!current || now - current.loadedAt > CURRENT_KEY_TTL_MS) {
+        const promise = loadOrCreateCurrent(db);
+        current = { promise, loadedAt: now };
+        // A failed load (database down) must not be cached.
+        promise.catch(() => {
+          if (current?.promise === promise) current = undefined;
+        });
+      }
+      return current.promise;
+    },
+
+    async verificationKey(kid) {
+      const stale = Date.now() - verifiersLoadedAt > CURRENT_KEY_TTL_MS;
+      const unknown = !verifiers.has(kid) && Date.now() - verifiersLoadedAt > RELOAD_COOLDOWN_MS;
+      if (stale || unknown) {
+        reloading ??= reloadVerifiers().finally(() => {
+          reloading = undefined;
+        });
+        await reloading;
+      }
+      return verifiers.get(kid);
+    },
+
+    forget() {
+      current = undefined;
+      verifiers = new Map();
+      verifiersLoadedAt = 0;
+    },
+  };
+}
+
+// One ring per database: tests run several servers, each on its own database, in one process.
+const rings = new WeakMap<Knex, KeyRing>();
+
+export function keyRing(ctx: AppContext): KeyRing {
+  let ring = rings.get(ctx.db);
+  if (!ring) {
+    ring = createKeyRing(ctx.db, ctx.config.PROXY_TOKEN_TTL_SECONDS);
+    rings.set(ctx.db, ring);
+  }
+  return ring;
+}
+
+/** The JWKS document (RFC 7517 5): current and previous public keys. */
+export async function publishedJwks(ctx: AppContext): Promise<{ keys: PublicJwk[] }> {
+  const rows = await listVerificationKeys(ctx.db, Date.now() - retentionMs(ctx.config.PROXY_TOKEN_TTL_SECONDS));
+  return { keys: rows.map((r) => JSON.parse(r.public_jwk) as PublicJwk) };
+}
+
+/**
+ * `keys rotate`: retires the keys in use (they keep verifying, and stay published, until every
+ * token they signed has expired) and creates the new current key, in one transaction. This
+ * process switches at once; other processes within CURRENT_KEY_TTL_MS.
+ */
+export async function rotateSigningKey(db: Knex): Promise<{ kid: string; retired: string[] }> {
+  const row = await newSigningKeyRow(Date.now());
+  const retired = await db.transaction(async (trx) => {
+    const kids = await retireSigningKeys(trx, row.created_at);
+    await insertSigningKey(trx, row);
+    return kids;
+  });
+  rings.get(db)?.forget();
+  return { kid: row.kid, retired };
+}

@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import type { AppContext } from '../context.ts';
+import type { components } from '../../generated/api.d.ts';
+import { principalOf } from '../http/principal.ts';
+import { OpenAIError } from '../http/problems.ts';
+import { ModelUnavailableError, ProviderError, type ChatResult, type ModelRouter } from '../runs/providers/index.ts';
+
+type ChatCompletionRequest = components['schemas']['ChatCompletionRequest'];
+type ChatCompletion = components['schemas']['ChatCompletion'];
+
+const modelNotFound = (model: string) =>
+  new OpenAIError(404, `The model '${model}' does not exist or you do not have access to it.`, { param: 'model', code: 'model_not_found' });
+
+const upstreamError = () => new OpenAIError(502, 'The model provider failed to answer.', { type: 'api_error', code: 'upstream_error' });
+
+function toCompletion(result: ChatResult): ChatCompletion {
+  return {
+    id: `chatcmpl-${randomBytes(12).toString('hex')}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: result.model,
+    choices: [{ index: 0, message: { role: 'assistant', content: result.content }, finish_reason: result.finishReason }],
+    usage: result.usage,
+  };
+}
+
+/**
+ * POST /serverless/v1/chat/completions: an OpenAI-compatible completion through the model
+ * providers, for a proxy token or a raw access token (the security handlers established which).
+ * Usage is attributed to the raw access token: logged with its id and usage_scenario, never a token.
+ */
+export function chatCompletionsHandler(ctx: AppContext, models: ModelRouter): RequestHandler {
+  return async (req, res) => {
+    const principal = principalOf(req, 'proxy', 'apiKey');
+    const body = req.body as ChatCompletionRequest;
+    if (!models.has(body.model)) throw modelNotFound(body.model);
+
+    // The caller hanging up cancels the provider call.
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const started = Date.now();
+    let result: ChatResult;
+    try {
+      result = await models.complete({
+        model: body.model,
+        messages: body.messages,
+        ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
+        ...(body.max_tokens !== undefined ? { max_tokens: body.max_tokens } : {}),
+        signal: abort.signal,
+      });
+    } catch (err) {
+      if (err instanceof ModelUnavailableError) throw modelNotFound(body.model);
+      if (err instanceof ProviderError) {
+        ctx.logger.warn({ err: { message: err.message, status: err.status }, model: body.model }, 'model provider failed');
+        throw upstreamError();
+      }
+      throw err;
+    }
+
+    ctx.logger.info(
+      {
+        serverless_usage: {
+          access_token_id: principal.accessTokenId,
+          user_id: principal.userId,
+          namespace: principal.namespace,
+          usage_scenario: principal.usageScenario,
+          via: principal.kind === 'proxy' ? 'proxy_token' : 'api_key',
+          ...(principal.kind === 'proxy' ? { client_id: principal.clientId, jti: principal.jti } : {}),
+          model: result.model,
+          ...result.usage,
+          duration_ms: Date.now() - started,
+        },
+      },
+      'serverless completion',
+    );
+    res.json(toCompletion(result));
+  };
+}

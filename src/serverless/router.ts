@@ -1,0 +1,18 @@
+import { Router } from 'express';
+import type { AppContext } from '../context.ts';
+import { createModelRouter } from '../runs/providers/index.ts';
+import { chatCompletionsHandler } from './chatCompletions.ts';
+
+/** The OpenAI-compatible serverless gateway (security: proxyToken or apiKey in openapi.yaml). */
+export function serverlessRouter(ctx: AppContext): Router {
+  const { MODEL_PROVIDER_BASE_URL, MODEL_PROVIDER_API_KEY, MODEL_PROVIDER_MODELS } = ctx.config;
+  const models = createModelRouter({
+    MODEL_PROVIDER_BASE_URL,
+    MODEL_PROVIDER_API_KEY,
+    // Unset means every model the built-in ones do not serve goes to the configured provider.
+    MODEL_PROVIDER_MODELS: MODEL_PROVIDER_MODELS.length ? [...MODEL_PROVIDER_MODELS] : undefined,
+  });
+  const router = Router();
+  router.post('/serverless/v1/chat/completions', chatCompletionsHandler(ctx, models));
+  return router;
+}
