@@ -40,7 +40,7 @@ export interface LayoutOptions {
 
 export function layout(options: LayoutOptions, body: Html): string {
   const nav = options.user
-    ? html`<nav><a href="/settings/applications">Applications</a> <a href="/settings/authorizations">Authorized apps</a>
+    ? html`<nav><a href="/settings/applications">Applications</a> <a href="/settings/tokens">Access tokens</a> <a href="/settings/authorizations">Authorized apps</a>
 <form method="post" action="/logout" class="inline"><input type="hidden" name="csrf_token" value="${options.user.csrf}">
 <span>${options.user.login}</span> <button type="submit">Log out</button></form></nav>`
     : html``;
@@ -56,9 +56,10 @@ header{display:flex;gap:1rem;align-items:center;justify-content:space-between;pa
 header a{color:#fff;margin-right:1rem}
 main{max-width:42rem;margin:2rem auto;padding:1.5rem;background:#fff;border:1px solid #d0d7de;border-radius:8px}
 label{display:block;margin:.6rem 0 .2rem}
-input[type=text],input[type=password],input[type=url],textarea{width:100%;box-sizing:border-box;padding:.4rem}
+input[type=text],input[type=password],input[type=url],select,textarea{width:100%;box-sizing:border-box;padding:.4rem}
 button{padding:.4rem .9rem;margin:.3rem .3rem .3rem 0;cursor:pointer}
 .inline{display:inline}
+fieldset{margin:.6rem 0;border:1px solid #d0d7de}fieldset label{display:inline;margin-right:1rem}
 .error{color:#b00020;background:#fde7ea;padding:.5rem;border-radius:4px}
 .notice{background:#fff8c5;padding:.5rem;border-radius:4px}
 code{background:#eff1f3;padding:.1rem .3rem;border-radius:3px;word-break:break-all}

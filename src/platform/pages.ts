@@ -4,13 +4,15 @@ import type { AppContext } from '../context.ts';
 import { splitScope } from '../oauth/scopes.ts';
 import { listAuthorizedApps, revokeApplicationForUser } from '../oauth/store.ts';
 import { isAppError } from '../shared/errors.ts';
+import { ACCESS_TOKEN_PERMISSIONS, createAccessToken, deleteAccessToken, listAccessTokensOfUser, USAGE_SCENARIOS } from './accessTokens.ts';
 import { createApp, deleteApp, listAppsForOwner, rotateSecret, type AppDetails } from './apps.ts';
 import { html, layout, STYLESHEET, type Html } from './html.ts';
 import { csrfToken, csrfValid, endSession, requireUser, safeReturnTo, sessionMiddleware, startUserSession } from './session.ts';
+import { listOrgsForUser } from './orgs.ts';
 import { findUserById, verifyLogin } from './users.ts';
 
-// Server-rendered platform pages: login/logout and the settings for applications and authorized
-// apps. Every form carries a CSRF token bound to the session.
+// Server-rendered platform pages: login/logout and the settings for applications, raw access
+// tokens and authorized apps. Every form carries a CSRF token bound to the session.
 
 function sendPage(res: Response, status: number, title: string, body: Html, user?: { login: string; csrf: string }): void {
   res.status(status).set('Cache-Control', 'no-store').type('html').send(layout({ title, user }, body));
@@ -51,6 +53,20 @@ function tooManyAttempts(res: Response, retryAfterS: number): void {
 function field(req: Request, name: string): string {
   const value = (req.body as Record<string, unknown> | undefined)?.[name];
   return typeof value === 'string' ? value.trim() : '';
+}
+
+/** A repeated form field (checkboxes): the urlencoded parser gives a string for one, an array for more. */
+function fields(req: Request, name: string): string[] {
+  const value = (req.body as Record<string, unknown> | undefined)?.[name];
+  const values = Array.isArray(value) ? value : value === undefined ? [] : [value];
+  return values.filter((v): v is string => typeof v === 'string');
+}
+
+interface TokenInput {
+  name: string;
+  namespace: string;
+  usageScenario: string;
+  permissions: string[];
 }
 
 const date = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
@@ -184,6 +200,72 @@ ${apps.length ? html`<table><tr><th>Application</th><th>Client</th><th></th></tr
     } catch (err) {
       if (!isAppError(err) || err.status !== 404) throw err;
       sendPage(res, 404, 'Not found', html`<h1>Not found</h1><p>No such application.</p>`, user);
+    }
+  });
+
+  async function accessTokensPage(res: Response, status: number, user: { id: number; login: string; csrf: string }, problems: string[], input?: TokenInput): Promise<void> {
+    const [tokens, orgs] = await Promise.all([listAccessTokensOfUser(ctx.db, user.id), listOrgsForUser(ctx.db, user.id)]);
+    const namespaces = [user.login, ...orgs.map((o) => o.namespace)];
+    const rows = tokens.map(
+      (t) => html`<tr><td><strong>${t.name}</strong><br><small><code>${t.token_prefix}…</code></small></td><td>${t.namespace}</td><td>${t.usage_scenario}</td>
+<td>${t.permissions.map((p) => html`<code>${p}</code> `)}</td><td>${date(t.created_at)}<br><small>${t.last_used_at === null ? 'never used' : `used ${date(t.last_used_at)}`}</small></td>
+<td><form method="post" action="/settings/tokens/${t.id}/delete"><input type="hidden" name="csrf_token" value="${user.csrf}"><button type="submit">Delete</button></form></td></tr>`,
+    );
+    const selected = (value: string, chosen: string | undefined) => (value === chosen ? html` selected` : '');
+    sendPage(
+      res,
+      status,
+      'Access tokens',
+      html`<h1>Access tokens</h1><p>Raw access tokens (API keys) call the workflows and serverless APIs. Apps you authorize never see them: they get short-lived proxy tokens instead.</p>
+${tokens.length ? html`<table><tr><th>Token</th><th>Namespace</th><th>Usage</th><th>Permissions</th><th>Created</th><th></th></tr>${rows}</table>` : html`<p>No access tokens yet.</p>`}
+<h2>Create an access token</h2>${problems.map((p) => html`<p class="error">${p}</p>`)}
+<form method="post" action="/settings/tokens"><input type="hidden" name="csrf_token" value="${user.csrf}">
+<label for="name">Name</label><input type="text" id="name" name="name" value="${input?.name ?? ''}" required>
+<label for="namespace">Namespace</label><select id="namespace" name="namespace">${namespaces.map((n) => html`<option value="${n}"${selected(n, input?.namespace)}>${n}</option>`)}</select>
+<label for="usage_scenario">Usage scenario</label><select id="usage_scenario" name="usage_scenario">${USAGE_SCENARIOS.map((u) => html`<option value="${u}"${selected(u, input?.usageScenario)}>${u}</option>`)}</select>
+<fieldset><legend>Permissions</legend>${ACCESS_TOKEN_PERMISSIONS.map(
+        (p) => html`<label><input type="checkbox" name="permissions" value="${p}"${input?.permissions.includes(p) ? html` checked` : ''}> ${p}</label>`,
+      )}</fieldset>
+<button type="submit">Create token</button></form>`,
+      user,
+    );
+  }
+
+  router.get('/settings/tokens', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    await accessTokensPage(res, 200, user, []);
+  });
+
+  router.post('/settings/tokens', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const input: TokenInput = { name: field(req, 'name'), namespace: field(req, 'namespace'), usageScenario: field(req, 'usage_scenario'), permissions: fields(req, 'permissions') };
+    try {
+      const { token, record } = await createAccessToken(ctx.db, { userId: user.id, ...input });
+      // The one time the plaintext exists outside the user's hands: this no-store page.
+      sendPage(
+        res,
+        200,
+        `Created ${record.name}`,
+        html`<h1>Created ${record.name}</h1><p class="notice">Copy the token now: it is shown only once.</p>
+<p>Namespace: ${record.namespace} · usage: ${record.usage_scenario}</p><p><code id="access-token">${token}</code></p>
+<p><a href="/settings/tokens">Back to access tokens</a></p>`,
+        user,
+      );
+    } catch (err) {
+      if (!isAppError(err) || (err.status !== 400 && err.status !== 404)) throw err;
+      await accessTokensPage(res, 400, user, err.errors?.map((e) => e.message) ?? [err.message], input);
+    }
+  });
+
+  router.post('/settings/tokens/:id/delete', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    try {
+      // Proxy tokens minted from it are refused from their next call on (src/open/proxyTokenAuth.ts).
+      await deleteAccessToken(ctx.db, user.id, Number(req.params.id));
+      res.redirect(303, '/settings/tokens');
+    } catch (err) {
+      if (!isAppError(err) || err.status !== 404) throw err;
+      sendPage(res, 404, 'Not found', html`<h1>Not found</h1><p>No such access token.</p>`, user);
     }
   });
 
