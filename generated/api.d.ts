@@ -780,7 +780,10 @@ export interface components {
             from: components["schemas"]["NodeId"];
             to: components["schemas"]["NodeId"];
         };
-        /** @example Ticket summariser */
+        /**
+         * @description Any text without NUL characters.
+         * @example Ticket summariser
+         */
         WorkflowName: string;
         /** @example Summarises a support ticket in one line. */
         WorkflowDescription: string;
@@ -1640,6 +1643,21 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
+            /** @description The body is not `application/x-www-form-urlencoded`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_request",
+                     *       "error_description": "Content-Type must be application/x-www-form-urlencoded."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
             /** @description Too many requests for this client. */
             429: {
                 headers: {
@@ -1838,6 +1856,7 @@ export interface operations {
             401: components["responses"]["OpenAIUnauthorized"];
             404: components["responses"]["OpenAIModelNotFound"];
             413: components["responses"]["OpenAIBadRequest"];
+            415: components["responses"]["OpenAIBadRequest"];
             429: components["responses"]["OpenAIRateLimited"];
             502: components["responses"]["OpenAIUpstreamError"];
         };
@@ -1856,7 +1875,7 @@ export interface operations {
                  */
                 per_page?: components["parameters"]["PerPage"];
                 /**
-                 * @description Case-insensitive substring of the workflow name; `%` and `_` match themselves.
+                 * @description Case-insensitive substring of the workflow name; `%` and `_` match themselves. Empty means no filter.
                  * @example summar
                  */
                 search?: string;
@@ -1977,7 +1996,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The ETag from a previous read (`"3"`), or the bare version (`3`).
+                 * @description The ETag from a previous read (`"3"`, or a list of them), the bare version (`3`), or `*`.
                  * @example "3"
                  */
                 "If-Match"?: string;
@@ -2070,7 +2089,7 @@ export interface operations {
                  */
                 per_page?: components["parameters"]["PerPage"];
                 /**
-                 * @description Matches a run `status` exactly or a prefix of the run `id`.
+                 * @description Matches a run `status` exactly or a prefix of the run `id`. Empty means no filter.
                  * @example completed
                  */
                 search?: string;

@@ -7,6 +7,8 @@ import type { AppContext } from '../context.ts';
 import { healthRouter } from './health.ts';
 import { errorHandler, notFoundHandler } from './errorHandler.ts';
 import { httpLogger } from './logger.ts';
+import { methodNotAllowed } from './methods.ts';
+import { pagePaths } from './pagePaths.ts';
 import { securityHandlers } from './security.ts';
 import { oauthRouter, oauthPagesRouter } from '../oauth/router.ts';
 import { openRouter } from '../open/router.ts';
@@ -16,13 +18,6 @@ import { workflowsRouter, workflowValidationErrors } from '../workflows/router.t
 import { runsRouter } from '../runs/router.ts';
 
 export const specPath = fileURLToPath(new URL('../../openapi.yaml', import.meta.url));
-
-/**
- * Server-rendered pages are not part of the API contract: the validator leaves them alone, and so
- * does it the authorization endpoint, which must answer some invalid requests with a page and
- * others with a redirect, in the order RFC 6749 4.1.2.1 sets (src/oauth/authorize.ts).
- */
-const pagePaths = /^\/(login|logout|settings|assets|oauth\/authorize)(\/|$)/;
 
 /** Assembles the whole HTTP service: middleware, the contract validator, every domain router. */
 export function createApp(ctx: AppContext): express.Express {
@@ -49,6 +44,7 @@ export function createApp(ctx: AppContext): express.Express {
   app.use(express.urlencoded({ extended: false, limit: ctx.config.BODY_LIMIT_BYTES }));
   app.use(cookieParser());
 
+  app.use(methodNotAllowed(specPath));
   app.use(oauthPagesRouter(ctx));
   app.use(platformPagesRouter(ctx));
 

@@ -2,14 +2,28 @@ import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { missingBearer, OAuthError, OpenAIError, Problem, type ProblemItem, type ProblemStatus } from './problems.ts';
 import { isDatabaseUnavailable } from './unavailable.ts';
+import { pagePaths } from './pagePaths.ts';
+import { html, layout } from '../platform/html.ts';
+
+/** Server-rendered pages answer errors with a page, never JSON. */
+function errorPage(problem: Problem): string {
+  return layout({ title: problem.title }, html`<h1>${problem.title}</h1><p>${problem.message}</p>`);
+}
 
 /** How a path answers errors: RFC 6749 JSON, the OpenAI shape, or RFC 9457 problem+json. */
-type ErrorDialect = 'oauth' | 'openai' | 'problem';
+type ErrorDialect = 'oauth' | 'openai' | 'problem' | 'page';
 
 function dialectOf(path: string): ErrorDialect {
   if (path === '/api/open/oauth/token' || path === '/api/open/oauth/revoke') return 'oauth';
   if (path.startsWith('/serverless/')) return 'openai';
+  if (pagePaths.test(path)) return 'page';
   return 'problem';
+}
+
+/** PostgreSQL refuses NUL in text (22021) and some escapes (22P05): bad input, not a server fault. */
+function isUnstorableText(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '22021' || code === '22P05';
 }
 
 interface ValidatorError {
@@ -61,7 +75,10 @@ function normalise(err: unknown, req: Request, dialect: ErrorDialect): Problem |
   }
 
   if (err instanceof OAuthError || err instanceof OpenAIError) return err;
-  if (err instanceof Problem && dialect === 'problem') return err;
+  if (err instanceof Problem && (dialect === 'problem' || dialect === 'page')) return err;
+  if (isUnstorableText(err)) {
+    err = new Problem(400, 'The request contains a character that cannot be stored or matched (such as NUL).');
+  }
   if (isDatabaseUnavailable(err)) {
     const headers = { 'Retry-After': '5' };
     if (dialect === 'oauth') return new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503, headers);
@@ -88,6 +105,7 @@ function normalise(err: unknown, req: Request, dialect: ErrorDialect): Problem |
 
   if (dialect === 'oauth') {
     if (status === 429) return new OAuthError('slow_down', message, 429, headers);
+    if (status === 405) return new OAuthError('invalid_request', message, 405, headers);
     if (status >= 500) return new OAuthError('server_error', message, 500);
     const unsupportedGrant = items?.some((i) => i.pointer === '/body/grant_type' && /allowed values/.test(i.message));
     const detail = items?.length ? items.map((i) => `${i.pointer.replace(/^\/body\//, '')} ${i.message}`).join('; ') : message;
@@ -117,7 +135,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
     res.status(rendered.status);
-    if (rendered instanceof Problem) {
+    if (rendered instanceof Problem && dialect === 'page') {
+      res.type('html').send(errorPage(rendered));
+    } else if (rendered instanceof Problem) {
       const requestId = res.getHeader('X-Request-Id');
       const body = rendered.body(req.originalUrl.split('?')[0], typeof requestId === 'string' ? requestId : undefined);
       res.type('application/problem+json').send(JSON.stringify(body));
