@@ -40,6 +40,19 @@ describe.each(testDialects())('the assembled app on %s', (dialect) => {
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   });
 
+  it('answers an undocumented method on the token endpoint with 405 and Allow, in the RFC 6749 error shape', async () => {
+    const res = await fetch(`${server.baseUrl}/api/open/oauth/token`, { method: 'PUT' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    expect(await res.json()).toMatchObject({ error: 'invalid_request' });
+  });
+
+  it('refuses a NUL character that the store cannot hold with 400, not 500', async () => {
+    const res = await fetch(`${server.baseUrl}/oauth/authorize?response_type=code&scope=user_info&redirect_uri=x&client_id=a%00b`);
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+  });
+
   it('validates requests against openapi.yaml: a bad query parameter is 400 with a pointer', async () => {
     const res = await fetch(`${server.baseUrl}/api/workflows?per_page=0`, { headers: { Authorization: `Bearer ${apiKey}` } });
     expect(res.status).toBe(400);
