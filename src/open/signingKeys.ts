@@ -11,8 +11,6 @@ export const PROXY_TOKEN_ALG = 'ES256';
 
 /** How long a process keeps signing with the key it loaded; a rotation elsewhere reaches it within this time. */
 const CURRENT_KEY_TTL_MS = 60_000;
-/** A token with an unknown kid reloads the keys at most this often (a forged kid must not mean a query per request). */
-const RELOAD_COOLDOWN_MS = 1_000;
 /** Clock skew allowance between processes when deciding which retired keys are still needed. */
 const SKEW_MS = 60_000;
 
@@ -99,14 +97,15 @@ function createKeyRing(db: Knex, tokenTtlSeconds: number): KeyRing {
     },
 
     async verificationKey(kid) {
-      const stale = Date.now() - verifiersLoadedAt > CURRENT_KEY_TTL_MS;
-      const unknown = !verifiers.has(kid) && Date.now() - verifiersLoadedAt > RELOAD_COOLDOWN_MS;
-      if (stale || unknown) {
+      if (Date.now() - verifiersLoadedAt > CURRENT_KEY_TTL_MS) {
         reloading ??= reloadVerifiers().finally(() => {
           reloading = undefined;
         });
         await reloading;
       }
+      // An unknown kid may be a key another process created a moment ago: read again, now. (A
+      // forged kid costs one small query, as an unknown API key costs its hash lookup.)
+      if (!verifiers.has(kid)) await reloadVerifiers();
       return verifiers.get(kid);
     },
 
