@@ -24,17 +24,37 @@ export interface KnexOptions {
   poolMax?: number;
 }
 
+// While a database is down, a request must fail within seconds (and answer 503), not hang: bound
+// the wait for a pooled connection, for a new connection, and (pg) for a query's answer.
+const ACQUIRE_TIMEOUT_MS = 5_000;
+const CONNECT_TIMEOUT_MS = 3_000;
+const QUERY_TIMEOUT_MS = 15_000;
+
 /** A Knex instance for a mysql:// or postgres:// URL. */
 export function createKnex(url: string, options: KnexOptions = {}): Knex {
   const pool = { min: options.poolMin ?? 0, max: options.poolMax ?? 10 };
+  const acquireConnectionTimeout = ACQUIRE_TIMEOUT_MS;
   if (dialectOfUrl(url) === 'mysql') {
     return knex({
       client: 'mysql2',
       // utf8mb4 for full Unicode names; UTC so any DATETIME the server computes is unambiguous
       // (we store epoch milliseconds, but NOW() may appear in ad-hoc queries).
-      connection: { uri: url, charset: 'utf8mb4', timezone: 'Z', supportBigNumbers: true, bigNumberStrings: false } as Knex.MySql2ConnectionConfig,
+      connection: {
+        uri: url,
+        charset: 'utf8mb4',
+        timezone: 'Z',
+        supportBigNumbers: true,
+        bigNumberStrings: false,
+        connectTimeout: CONNECT_TIMEOUT_MS,
+      } as Knex.MySql2ConnectionConfig,
       pool,
+      acquireConnectionTimeout,
     });
   }
-  return knex({ client: 'pg', connection: { connectionString: url }, pool });
+  return knex({
+    client: 'pg',
+    connection: { connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS },
+    pool,
+    acquireConnectionTimeout,
+  });
 }
