@@ -63,7 +63,14 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
     async work(handler, { concurrency = 4 } = {}) {
       await boss.work<{ runId: string }>(
         RUN_QUEUE,
-        { batchSize: 1, localConcurrency: concurrency, pollingIntervalSeconds: 2 },
+        {
+          batchSize: 1,
+          localConcurrency: concurrency,
+          pollingIntervalSeconds: 2,
+          // NOTIFY wakes workers for new jobs only; a retry (dead worker) is found by polling,
+          // whose notify-mode default (30 s) would add half a minute to every recovery.
+          notifyPollingIntervalSeconds: 2,
+        },
         async ([job]) => {
           if (!job) return;
           await handler(job.data.runId, {

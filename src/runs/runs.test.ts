@@ -11,7 +11,7 @@ import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 type WorkflowNode = Schemas['WorkflowNode'];
-type Run = Schemas['Run'];
+type RunDetail = Schemas['RunDetail'];
 
 async function apiKeyFor(ctx: AppContext, login: string): Promise<string> {
   const user = await createUser(ctx.db, { login, password: 'correct horse battery' });
@@ -41,7 +41,7 @@ async function createWorkflow(client: ApiClient, model: string, name = `wf ${mod
   return data.data.id;
 }
 
-async function startRun(client: ApiClient, workflowId: string, inputs: Record<string, string>, key?: string): Promise<Run> {
+async function startRun(client: ApiClient, workflowId: string, inputs: Record<string, string>, key?: string): Promise<Schemas['Run']> {
   const { data, error, response } = await client.POST('/api/workflows/{workflow_id}/run', {
     params: { path: { workflow_id: workflowId }, ...(key ? { header: { 'Idempotency-Key': key } } : {}) },
     body: { inputs },
@@ -59,20 +59,12 @@ async function getRun(client: ApiClient, workflowId: string, runId: string) {
 }
 
 /** Polls the run, as a client would, until `until` holds (default: a terminal status). */
-async function pollRun(client: ApiClient, workflowId: string, runId: string, until = (r: Run) => TERMINAL.includes(r.status), timeoutMs = 15_000) {
+async function pollRun(client: ApiClient, workflowId: string, runId: string, until = (r: RunDetail) => TERMINAL.includes(r.status), timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const run = await getRun(client, workflowId, runId);
     if (until(run)) return run;
     if (Date.now() > deadline) throw new Error(`run ${runId} still ${run.status} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -332,5 +324,4 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     });
   });
 
-  void waitFor;
 });
