@@ -9,6 +9,8 @@ import { createAccessToken, deleteAccessToken } from '../platform/accessTokens.t
 import { addMember, createOrg } from '../platform/orgs.ts';
 import { createUser } from '../platform/users.ts';
 import { signProxyToken } from './proxyTokens.ts';
+import { issueProxyToken } from './tokens.ts';
+import { revokeApplicationForUser } from '../oauth/store.ts';
 import { keyRing, rotateSigningKey } from './signingKeys.ts';
 
 // The third-party flow continued past the OAuth issue: with an `api_key` access token the app lists
@@ -131,6 +133,18 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     expect(refused.response.headers.get('www-authenticate')).toMatch(/^Bearer realm="serverless", error="invalid_token"/);
     expect(refused.error).toMatchObject({ error: { type: 'invalid_request_error', code: 'invalid_api_key' } });
     expect((await detail(accessToken, f.login, paid.record.id)).response.status).toBe(401);
+  });
+
+  it('issues no proxy token once the revocation has committed, even to a request already past its access-token check (issue 10)', async () => {
+    const { f, paid, accessToken } = await setUp();
+    const jwt = (await detail(accessToken, f.login, paid.record.id)).data!.proxy_access_token;
+    const { payload } = await jwtVerify(jwt, createRemoteJWKSet(new URL(`${server.baseUrl}/.well-known/jwks.json`)));
+    // The principal a request held when its security handler ran, before the user revoked the app.
+    const principal = { kind: 'oauth' as const, userId: f.userId, applicationId: 0, clientId: f.clientId, authorizationId: Number(payload.aid), scopes: ['api_key'] };
+    await expect(issueProxyToken(server.ctx, principal, f.login, paid.record.id)).resolves.toMatchObject({ id: paid.record.id });
+    const app = await server.ctx.db('applications').where({ client_id: f.clientId }).first('id');
+    await revokeApplicationForUser(server.ctx.db, f.userId, Number(app.id), Date.now());
+    await expect(issueProxyToken(server.ctx, principal, f.login, paid.record.id)).rejects.toMatchObject({ status: 401 });
   });
 
   it('kills the proxy tokens of a raw access token once it is deleted, and leaves the others working', async () => {
