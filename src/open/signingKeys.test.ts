@@ -11,10 +11,8 @@ import { createAccessToken } from '../platform/accessTokens.ts';
 import { createUser } from '../platform/users.ts';
 import { insertAuthorization } from '../oauth/store.ts';
 import { createApp as createApplication } from '../platform/apps.ts';
-import { authenticateProxyToken } from './proxyTokenAuth.ts';
 import { signProxyToken, verifyProxyToken } from './proxyTokens.ts';
 import { keyRing, publishedJwks, rotateSigningKey } from './signingKeys.ts';
-import { findStandingGrant } from './store.ts';
 
 const exec = promisify(execFile);
 
@@ -91,26 +89,5 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
     expect(decodeProtectedHeader(after).kid).toBe(again.kid);
     expect(await verifyProxyToken(b, after)).not.toBeNull();
     expect(await verifyProxyToken(b, before)).not.toBeNull();
-  });
-
-  it('measures the per-call revocation check (one statement on two primary keys)', async () => {
-    const { token } = await signProxyToken(a, await keyRing(a).signingKey(), subject);
-    expect(await authenticateProxyToken(a, token)).not.toBeNull();
-    const time = async (n: number, fn: () => Promise<unknown>) => {
-      const samples: number[] = [];
-      for (let i = 0; i < n; i++) {
-        const start = performance.now();
-        await fn();
-        samples.push(performance.now() - start);
-      }
-      samples.sort((x, y) => x - y);
-      return { p50: samples[Math.floor(n / 2)]!, p99: samples[Math.floor(n * 0.99)]! };
-    };
-    const check = await time(500, () => findStandingGrant(t.db, subject));
-    const whole = await time(500, () => authenticateProxyToken(a, token));
-    console.log(`[${dialect}] standing-grant check p50 ${check.p50.toFixed(3)} ms p99 ${check.p99.toFixed(3)} ms; whole proxy-token authentication p50 ${whole.p50.toFixed(3)} ms p99 ${whole.p99.toFixed(3)} ms`);
-    // Loose bounds: a regression to a scan or to extra round trips shows; a busy CI machine does not fail it.
-    expect(check.p50).toBeLessThan(10);
-    expect(whole.p50).toBeLessThan(20);
   });
 });
