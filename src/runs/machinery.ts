@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { createModelRouter, type ModelRouter } from './providers/index.ts';
 import { startRunQueue, type RunQueue } from './queue.ts';
-import { createRunner, type Runner } from './runner.ts';
+import { createRunner, sweepStuckRuns, SWEEP_INTERVAL_MS, type Runner } from './runner.ts';
 
 export interface RunMachinery {
   queue: RunQueue;
@@ -44,17 +44,26 @@ export async function startRunMachinery(options: {
     ...(options.monitorIntervalSeconds ? { monitorIntervalSeconds: options.monitorIntervalSeconds } : {}),
   });
   const models = modelRouterFor(config);
+  let sweeper: NodeJS.Timeout | undefined;
   const machinery: RunMachinery = {
     queue,
     models,
     runner: undefined,
     async startWorker({ concurrency } = {}) {
       if (machinery.runner) return;
-      const runner = createRunner({ db, models, logger, runTimeoutSeconds: config.RUN_TIMEOUT_SECONDS });
+      const deps = { db, models, logger, runTimeoutSeconds: config.RUN_TIMEOUT_SECONDS };
+      const runner = createRunner(deps);
       machinery.runner = runner;
       await queue.work((runId, job) => runner.handle(runId, job), concurrency ? { concurrency } : {});
+      sweeper = setInterval(() => {
+        sweepStuckRuns({ ...deps, queue }).catch((err: unknown) => logger.warn({ err }, 'stuck-run sweep failed'));
+      }, SWEEP_INTERVAL_MS);
+      sweeper.unref();
     },
-    stop: () => queue.stop(),
+    async stop() {
+      clearInterval(sweeper);
+      await queue.stop();
+    },
   };
   if (options.worker) await machinery.startWorker();
   return machinery;

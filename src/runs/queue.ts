@@ -49,6 +49,9 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
   await boss.start();
   if (!(await boss.getQueue(RUN_QUEUE))) {
     await boss.createQueue(RUN_QUEUE, {
+      // At most one queued-or-active job per run (singletonKey = run id): re-enqueueing a run
+      // whose job still exists (the stuck-run sweep) is a no-op.
+      policy: 'exclusive',
       notify: true,
       heartbeatSeconds: 10,
       retryLimit: RETRY_LIMIT,
@@ -58,7 +61,7 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
   }
   return {
     async enqueue(runId) {
-      await boss.send(RUN_QUEUE, { runId });
+      await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId });
     },
     async work(handler, { concurrency = 4 } = {}) {
       await boss.work<{ runId: string }>(

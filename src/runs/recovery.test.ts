@@ -9,7 +9,7 @@ import { createUser } from '../platform/users.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
-import { createRunner } from './runner.ts';
+import { createRunner, sweepStuckRuns } from './runner.ts';
 import { newRunId } from './service.ts';
 import * as store from './store.ts';
 
@@ -112,30 +112,54 @@ describe.each(testDialects())('run recovery on %s', (dialect) => {
     expect((await store.findRun(server.ctx.db, runId))!.attempts).toBe(2);
   });
 
-  it('a run still held by a lost worker on the last delivery fails with worker_lost', async () => {
+  /** A run row as a crashed process would leave it. */
+  async function insertStuckRun(status: 'queued' | 'running', at: number): Promise<{ id: string; workflowId: string }> {
     const workflow = (await alice.GET('/api/workflows')).data!.data[0]!;
     const id = newRunId();
-    const now = Date.now();
     await store.insertRun(server.ctx.db, {
       id,
       workflow_id: workflow.id,
       user_id: aliceId,
-      status: 'running',
-      inputs: JSON.stringify({ ticket: 'x' }),
+      status,
+      inputs: JSON.stringify({ ticket: 'swept' }),
       graph: JSON.stringify({ version: 1, nodes: workflow.nodes, edges: workflow.edges }),
       output: null,
       error: null,
       idempotency_key: null,
-      attempts: 2,
-      created_at: now,
-      started_at: now,
+      attempts: status === 'running' ? 1 : 0,
+      created_at: at,
+      started_at: status === 'running' ? at : null,
       finished_at: null,
       duration_ms: null,
     });
+    return { id, workflowId: workflow.id };
+  }
+
+  it('a run still held by a lost worker on the last delivery fails with worker_lost', async () => {
+    const { id, workflowId } = await insertStuckRun('running', Date.now());
+    const workflow = { id: workflowId };
     const runner = createRunner({ db: server.ctx.db, models: server.ctx.runs!.models, logger: server.ctx.logger, runTimeoutSeconds: 5 });
     await runner.handle(id, { retryCount: 2, lastAttempt: true, signal: new AbortController().signal });
     const { data } = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflow.id, run_id: id } } });
     expect(data!.data).toMatchObject({ status: 'failed', error: { code: 'worker_lost', node_id: null } });
     expect(data!.data.finished_at).not.toBeNull();
+  });
+
+  it('the sweep enqueues a run stored but never enqueued (API died in between), and fails a running run long past its timeout', async () => {
+    const old = Date.now() - 10 * 60_000;
+    const orphan = await insertStuckRun('queued', old);
+    const abandoned = await insertStuckRun('running', old);
+    const deps = { db: server.ctx.db, models: server.ctx.runs!.models, logger: server.ctx.logger, runTimeoutSeconds: 60, queue: server.ctx.runs!.queue };
+    await sweepStuckRuns(deps);
+    await sweepStuckRuns(deps); // the queue keeps one job per run: a second sweep adds nothing
+    const get = async (r: { id: string; workflowId: string }) =>
+      (await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: r.workflowId, run_id: r.id } } })).data!.data;
+    const done = await until(async () => {
+      const r = await get(orphan);
+      return r.status === 'completed' ? r : undefined;
+    }, 10_000, 'the swept run completing');
+    expect(done.output).toEqual({ result: 'SWEPT' });
+    expect((await store.findRun(server.ctx.db, orphan.id))!.attempts).toBe(1);
+    expect(await get(abandoned)).toMatchObject({ status: 'failed', error: { code: 'worker_lost' } });
   });
 });

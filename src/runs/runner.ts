@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { executeGraph, RunFailure, type StepReport, type WorkflowNode } from './executor.ts';
 import type { ModelRouter } from './providers/index.ts';
-import type { RunJobContext } from './queue.ts';
+import type { RunJobContext, RunQueue } from './queue.ts';
 import type { GraphSnapshot } from './service.ts';
 import * as store from './store.ts';
 
@@ -162,4 +162,28 @@ export function createRunner(deps: RunnerDeps): Runner {
       local.get(runId)?.abort(new RunFailure('cancelled', 'The run was cancelled.'));
     },
   };
+}
+
+export const SWEEP_INTERVAL_MS = 30_000;
+const QUEUED_GRACE_MS = 30_000;
+const RUNNING_GRACE_MS = 120_000;
+
+/**
+ * The backstop behind "no accepted run is ever lost", run by every worker every 30 s:
+ * - a run queued for 30 s may have no job (the API process died between storing the run and
+ *   enqueueing it): enqueue it again; the queue keeps one job per run, so this is a no-op when
+ *   its job exists;
+ * - a run `running` far past RUN_TIMEOUT_SECONDS has no live worker (its own timer would have
+ *   ended it) and no pg-boss retry left: fail it with `worker_lost`.
+ */
+export async function sweepStuckRuns(deps: RunnerDeps & { queue: Pick<RunQueue, 'enqueue'> }): Promise<void> {
+  const now = (deps.now ?? Date.now)();
+  for (const id of await store.listRunsStuckSince(deps.db, 'queued', now - QUEUED_GRACE_MS, 100)) {
+    await deps.queue.enqueue(id);
+  }
+  const cutoff = now - deps.runTimeoutSeconds * 1000 - RUNNING_GRACE_MS;
+  for (const id of await store.listRunsStuckSince(deps.db, 'running', cutoff, 100)) {
+    const error = JSON.stringify({ code: 'worker_lost', message: 'The worker running this run stopped and the run was not retried.', node_id: null });
+    if (await store.failUnfinishedRun(deps.db, id, error, now)) deps.logger.error({ runId: id }, 'run failed: worker lost');
+  }
 }

@@ -187,6 +187,13 @@ export async function runStatusAndAttempt(db: Knex, id: string): Promise<{ statu
   return row ? { status: row.status, attempts: Number(row.attempts) } : undefined;
 }
 
+/** Ids of runs in `status` since before `cutoff` (by created_at for queued, started_at for running). */
+export async function listRunsStuckSince(db: Knex, status: 'queued' | 'running', cutoff: number, limit: number): Promise<string[]> {
+  const column = status === 'queued' ? 'created_at' : 'started_at';
+  const rows = (await db('runs').select('id').where({ status }).andWhere(column, '<', cutoff).orderBy('seq').limit(limit)) as { id: string }[];
+  return rows.map((r) => r.id);
+}
+
 export async function insertStep(db: Knex, row: Omit<RunStepRow, 'id'>): Promise<void> {
   await db('run_steps').insert(row);
 }
