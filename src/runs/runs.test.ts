@@ -9,6 +9,8 @@ import { createUser } from '../platform/users.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { CANCELLED_BY_USER } from './service.ts';
+import * as store from './store.ts';
 
 type WorkflowNode = Schemas['WorkflowNode'];
 type RunDetail = Schemas['RunDetail'];
@@ -186,6 +188,17 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       params: { path: { workflow_id: workflowId, run_id: started.id } },
     });
     expect(again.response.status).toBe(409);
+  });
+
+  it('a cancel made by another API process (no local abort) stops the in-flight provider call within about a second', async () => {
+    fake.replies = [{ kind: 'hang' }];
+    const workflowId = await createWorkflow(alice, 'llama-3');
+    const started = await startRun(alice, workflowId, { ticket: 'wait' });
+    await pollRun(alice, workflowId, started.id, (r) => r.status === 'running' && r.logs.some((s) => s.node_id === 'summarise'));
+    // What another process's cancel does: only the row changes; this process's worker must notice.
+    expect(await store.cancelRun(server.ctx.db, started.id, Date.now(), CANCELLED_BY_USER)).toBe(true);
+    const run = await pollRun(alice, workflowId, started.id, (r) => r.logs.find((s) => s.node_id === 'summarise')?.status === 'cancelled', 5_000);
+    expect(run).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
   });
 
   it('cancel of a completed run is a 409', async () => {

@@ -118,10 +118,12 @@ async function replay(deps: RunDeps, existing: RunRow, inputs: Record<string, st
 }
 
 /**
- * Stores a queued run with a snapshot of the workflow and enqueues it. Without QUEUE_URL on a
- * MySQL store the two writes are on different databases: if the enqueue fails the run is failed
- * at once (`queue_unavailable`) and the caller gets a 503, so no run waits for a job that does
- * not exist.
+ * Stores a queued run with a snapshot of the workflow and enqueues it. The run and its job may
+ * live in different databases (MySQL store, PostgreSQL queue), so this is two writes, made safe:
+ * - the enqueue fails: the run is failed at once (`queue_unavailable`) and the caller gets a 503;
+ *   repeating the request with the same Idempotency-Key re-queues that run;
+ * - this process dies between the two writes: the workers' sweep (runner.ts sweepStuckRuns)
+ *   enqueues any run queued for 30 s; the queue keeps at most one job per run.
  */
 export async function startRun(
   deps: RunDeps,
