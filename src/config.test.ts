@@ -27,6 +27,7 @@ describe('configuration from the environment', () => {
       WORKFLOW_MAX_TOKENS_LIMIT: 32768,
       BODY_LIMIT_BYTES: 1_048_576,
       RUN_TIMEOUT_SECONDS: 300,
+      TOKEN_RATE_LIMIT_PER_MINUTE: 120,
       RESPONSE_VALIDATION: true,
       MODEL_PROVIDER_MODELS: [],
     });

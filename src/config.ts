@@ -96,6 +96,7 @@ const envSchema = z.object({
   WORKFLOW_MAX_TOKENS_LIMIT: integer(32768, 1, 10_000_000),
   BODY_LIMIT_BYTES: integer(1_048_576, 1024, 1_073_741_824),
   RUN_TIMEOUT_SECONDS: integer(300, 1, 86_400),
+  TOKEN_RATE_LIMIT_PER_MINUTE: integer(120, 1, 1_000_000),
   RUN_WORKER: z.preprocess(blankToUndefined, booleanText.optional()),
   RESPONSE_VALIDATION: z.preprocess(blankToUndefined, booleanText.optional()),
 });
@@ -165,6 +166,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     WORKFLOW_MAX_TOKENS_LIMIT: e.WORKFLOW_MAX_TOKENS_LIMIT,
     BODY_LIMIT_BYTES: e.BODY_LIMIT_BYTES,
     RUN_TIMEOUT_SECONDS: e.RUN_TIMEOUT_SECONDS,
+    /** Requests per client and minute to the token and revocation endpoints. */
+    TOKEN_RATE_LIMIT_PER_MINUTE: e.TOKEN_RATE_LIMIT_PER_MINUTE,
     /** `npm start` also executes runs; false leaves them to `npm run worker` processes. */
     RUN_WORKER: e.RUN_WORKER ?? true,
     /** Validate responses against openapi.yaml; on by default except in production. */

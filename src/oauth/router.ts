@@ -55,7 +55,7 @@ export function oauthRouter(ctx: AppContext): Router {
   const router = Router();
   const perClient = rateLimit({
     windowMs: 60_000,
-    limit: 120,
+    limit: ctx.config.TOKEN_RATE_LIMIT_PER_MINUTE,
     standardHeaders: 'draft-7',
     legacyHeaders: false,
     keyGenerator: clientKey,

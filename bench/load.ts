@@ -1,0 +1,173 @@
+// The load generator, run as its own process by bench/run.ts so that it never shares an event loop
+// with the service or the orchestrator:
+//
+//   sh scripts/node.sh bench/load.ts SPEC.json      (prints one JSON LoadResult on stdout)
+//
+// Fixed requests go through autocannon. Loads where each request depends on the previous answer
+// (refresh chains, single-use codes, runs polled to completion) use the small generator below:
+// `connections` loops over keep-alive sockets, each with one request in flight.
+import http from 'node:http';
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import type { LoadResult, LoadSpec } from './types.ts';
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+interface Reply {
+  status: number;
+  body: string;
+}
+
+function client(baseUrl: string, connections: number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const base = new URL(baseUrl);
+  return (method: string, path: string, headers: Record<string, string>, body?: string): Promise<Reply> =>
+    new Promise((resolve, reject) => {
+      const req = http.request(
+        { host: base.hostname, port: base.port, method, path, agent, headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs `loops` chains until `durationMs` passes; each step returns whether it succeeded. */
+async function runChains(
+  loops: number,
+  durationMs: number,
+  step: (loop: number) => Promise<'ok' | 'error' | 'exhausted'>,
+): Promise<{ latencies: number[]; errors: number; elapsedMs: number; exhausted: boolean }> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let exhausted = false;
+  const start = performance.now();
+  const end = start + durationMs;
+  await Promise.all(
+    Array.from({ length: loops }, async (_, loop) => {
+      while (performance.now() < end && !exhausted) {
+        const t0 = performance.now();
+        let outcome: 'ok' | 'error' | 'exhausted';
+        try {
+          outcome = await step(loop);
+        } catch {
+          outcome = 'error';
+        }
+        if (outcome === 'exhausted') {
+          exhausted = true;
+          break;
+        }
+        latencies.push(performance.now() - t0);
+        if (outcome === 'error') errors += 1;
+      }
+    }),
+  );
+  return { latencies, errors, elapsedMs: performance.now() - start, exhausted };
+}
+
+function summarize(r: { latencies: number[]; errors: number; elapsedMs: number }, extra: Partial<LoadResult> = {}): LoadResult {
+  const sorted = [...r.latencies].sort((a, b) => a - b);
+  return {
+    requests: sorted.length,
+    rps: sorted.length / (r.elapsedMs / 1000),
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    errors: r.errors,
+    seconds: r.elapsedMs / 1000,
+    ...extra,
+  };
+}
+
+async function fixed(spec: Extract<LoadSpec, { kind: 'fixed' }>): Promise<LoadResult> {
+  const result = await autocannon({
+    url: spec.url,
+    method: spec.method,
+    headers: spec.headers,
+    ...(spec.body !== undefined ? { body: spec.body } : {}),
+    connections: spec.connections,
+    duration: spec.durationSeconds,
+  });
+  const failures = result.errors + result.timeouts + result.non2xx;
+  return {
+    requests: result.requests.total,
+    rps: result.requests.total / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: failures,
+    seconds: result.duration,
+  };
+}
+
+async function refresh(spec: Extract<LoadSpec, { kind: 'refresh' }>): Promise<LoadResult> {
+  const send = client(spec.url, spec.connections);
+  const path = new URL(spec.url).pathname;
+  const tokens = [...spec.refreshTokens];
+  const headers = { authorization: spec.authorization, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+  let broken = 0;
+  const r = await runChains(spec.connections, spec.durationSeconds * 1000, async (loop) => {
+    const token = tokens[loop];
+    if (!token) return 'exhausted';
+    const reply = await send('POST', path, headers, new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }).toString());
+    if (reply.status !== 200) {
+      // A chain whose token was refused cannot go on: that is an error and the end of the chain.
+      tokens[loop] = undefined as unknown as string;
+      broken += 1;
+      return broken === spec.connections ? 'exhausted' : 'error';
+    }
+    tokens[loop] = (JSON.parse(reply.body) as { refresh_token: string }).refresh_token;
+    return 'ok';
+  });
+  return summarize(r, { note: broken ? `${broken} chains broke` : undefined });
+}
+
+async function codes(spec: Extract<LoadSpec, { kind: 'codes' }>): Promise<LoadResult> {
+  const send = client(spec.url, spec.connections);
+  const path = new URL(spec.url).pathname;
+  const headers = { authorization: spec.authorization, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+  let next = 0;
+  const r = await runChains(spec.connections, spec.durationSeconds * 1000, async () => {
+    const code = spec.codes[next++];
+    if (code === undefined) return 'exhausted';
+    const reply = await send('POST', path, headers, new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: spec.redirectUri }).toString());
+    return reply.status === 200 ? 'ok' : 'error';
+  });
+  return summarize(r, { note: r.exhausted ? `all ${spec.codes.length} codes used in ${r.elapsedMs.toFixed(0)} ms` : undefined });
+}
+
+async function runs(spec: Extract<LoadSpec, { kind: 'runs' }>): Promise<LoadResult> {
+  const send = client(spec.baseUrl, spec.connections);
+  const headers = { authorization: `Bearer ${spec.apiKey}`, 'content-type': 'application/json', accept: 'application/json' };
+  const body = JSON.stringify({ inputs: spec.inputs });
+  let polls = 0;
+  const r = await runChains(spec.connections, spec.durationSeconds * 1000, async () => {
+    const started = await send('POST', `/api/workflows/${spec.workflowId}/run`, headers, body);
+    if (started.status !== 202) return 'error';
+    const runId = (JSON.parse(started.body) as { data: { id: string } }).data.id;
+    for (;;) {
+      await sleep(spec.pollMs);
+      polls += 1;
+      const reply = await send('GET', `/api/workflows/${spec.workflowId}/runs/${runId}`, headers);
+      if (reply.status !== 200) return 'error';
+      const status = (JSON.parse(reply.body) as { data: { status: string } }).data.status;
+      if (status === 'completed') return 'ok';
+      if (status === 'failed' || status === 'cancelled') return 'error';
+    }
+  });
+  return summarize(r, { note: `polled every ${spec.pollMs} ms, ${(polls / Math.max(1, r.latencies.length)).toFixed(1)} polls per run` });
+}
+
+const spec = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as LoadSpec;
+const result = spec.kind === 'fixed' ? await fixed(spec) : spec.kind === 'refresh' ? await refresh(spec) : spec.kind === 'codes' ? await codes(spec) : await runs(spec);
+process.stdout.write(JSON.stringify(result) + '\n');
+process.exit(0);

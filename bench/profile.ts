@@ -1,0 +1,73 @@
+// Summarizes a .cpuprofile written by `npm run bench -- --profile DIR`: self time by package (or
+// our own source file) and the hottest functions, so a profile can be read without DevTools.
+//
+//   sh scripts/node.sh bench/profile.ts DIR/CPU....cpuprofile [top=25]
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const file = process.argv[2];
+if (!file) {
+  console.error('usage: bench/profile.ts FILE.cpuprofile [top]');
+  process.exit(2);
+}
+const top = Number(process.argv[3] ?? 25);
+const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const parent = new Map<number, number>();
+for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+
+const selfTime = new Map<number, number>();
+profile.samples.forEach((id, i) => selfTime.set(id, (selfTime.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+const total = [...selfTime.values()].reduce((a, b) => a + b, 0);
+
+function where(url: string): string {
+  if (!url) return '(native/VM)';
+  const nm = url.lastIndexOf('node_modules/');
+  if (nm >= 0) {
+    const rest = url.slice(nm + 'node_modules/'.length).split('/');
+    return rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]!;
+  }
+  if (url.startsWith('node:')) return url;
+  const src = url.indexOf('/src/');
+  return src >= 0 ? url.slice(src + 1) : url;
+}
+
+const byPlace = new Map<string, number>();
+const byFunction = new Map<string, number>();
+/** Time under a frame of each place (inclusive, counted once per sample). */
+const inclusive = new Map<string, number>();
+for (const [id, t] of selfTime) {
+  const node = byId.get(id)!;
+  const place = where(node.callFrame.url);
+  byPlace.set(place, (byPlace.get(place) ?? 0) + t);
+  const fn = `${node.callFrame.functionName || '(anonymous)'} ${place}:${node.callFrame.lineNumber + 1}`;
+  byFunction.set(fn, (byFunction.get(fn) ?? 0) + t);
+  const seen = new Set<string>();
+  for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+    const p = where(byId.get(cur)!.callFrame.url);
+    if (!seen.has(p)) {
+      seen.add(p);
+      inclusive.set(p, (inclusive.get(p) ?? 0) + t);
+    }
+  }
+}
+
+const pct = (t: number) => `${((100 * t) / total).toFixed(1).padStart(5)}%`;
+const show = (title: string, m: Map<string, number>) => {
+  console.log(`\n${title}`);
+  for (const [k, t] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${pct(t)}  ${k}`);
+};
+console.log(`${(total / 1e6).toFixed(1)} s sampled`);
+show('self time by place', byPlace);
+show('inclusive time by place', inclusive);
+show('self time by function', byFunction);

@@ -1,0 +1,379 @@
+// `npm run bench`: the service as an operator runs it (MariaDB store, PostgreSQL queue,
+// NODE_ENV=production, LOG_LEVEL=warn) in its own process, data prepared through the admin CLI and
+// the real OAuth flow, each load from another process (bench/load.ts) on loopback, and one table.
+// Loads 1 and 3 also run against panva/oidc-provider (bench/peer.ts); the table divides ours by it.
+//
+//   npm run bench -- [--duration 10] [--connections 32] [--only 1,3,4] [--poll-ms 5] [--profile DIR]
+//
+// --profile starts the service with --cpu-prof and leaves its .cpuprofile in DIR when it stops
+// (pair it with --only to profile one load). Never part of `npm test` or CI.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import mysql from 'mysql2/promise';
+import { startEmbeddedPostgres } from '../src/db/embedded.ts';
+import { Browser, formFields, logIn } from '../test/support/oauthFlow.ts';
+import type { LoadResult, LoadSpec } from './types.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+    only: { type: 'string' },
+    'poll-ms': { type: 'string', default: '5' },
+    profile: { type: 'string' },
+  },
+});
+const DURATION = Number(args.duration);
+const CONNECTIONS = Number(args.connections);
+const POLL_MS = Number(args['poll-ms']);
+const ONLY = args.only ? new Set(args.only.split(',').map((s) => s.trim())) : undefined;
+const wanted = (load: string) => !ONLY || ONLY.has(load);
+
+const LOGIN = 'bench';
+const PASSWORD = 'bench-password-1';
+const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+const THREE_NODE_WORKFLOW = {
+  name: 'Bench summarize',
+  description: 'text_input -> llm_call (echo) -> text_output',
+  nodes: [
+    { id: 'in', type: 'text_input', config: { variable: 'text' } },
+    { id: 'llm', type: 'llm_call', config: { model: 'echo', temperature: 0, max_tokens: 64 } },
+    { id: 'out', type: 'text_output', config: { format: 'plain' } },
+  ],
+  edges: [
+    { from: 'in', to: 'llm' },
+    { from: 'llm', to: 'out' },
+  ],
+};
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+const children: ChildProcess[] = [];
+const cleanups: (() => Promise<void>)[] = [];
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+function startMariaDb(): string {
+  const result = spawnSync('sh', ['scripts/mariadb.sh'], { cwd: root, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`scripts/mariadb.sh failed: ${result.stderr}`);
+  return result.stdout.trim().split('\n').pop()!;
+}
+
+async function freshMysqlDatabase(url: string, name: string): Promise<string> {
+  const conn = await mysql.createConnection(url);
+  await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
+  await conn.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+  await conn.end();
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function waitReady(baseUrl: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}:\n${output()}`);
+    try {
+      if ((await fetch(`${baseUrl}/readyz`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`the service was not ready within 90 s:\n${output()}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+interface Service {
+  baseUrl: string;
+  env: NodeJS.ProcessEnv;
+  stop(): Promise<void>;
+}
+
+async function startService(databaseUrl: string, queueUrl: string): Promise<Service> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const { BASE_URL: _unused, ...inherited } = process.env;
+  const env: NodeJS.ProcessEnv = {
+    ...inherited,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: baseUrl,
+    DATABASE_URL: databaseUrl,
+    QUEUE_URL: queueUrl,
+    // 120 a minute per client is the production default; the loads send thousands a second.
+    TOKEN_RATE_LIMIT_PER_MINUTE: '1000000',
+  };
+  const flags = args.profile ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(args.profile)] : [];
+  let text = '';
+  const child = spawn(process.execPath, [...flags, 'src/main.ts'], { cwd: root, env });
+  children.push(child);
+  child.stdout.on('data', (d) => (text += d));
+  child.stderr.on('data', (d) => (text += d));
+  await waitReady(baseUrl, child, () => text);
+  return {
+    baseUrl,
+    env,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }
+      const problems = text.split('\n').filter((l) => /"level":(50|60)/.test(l));
+      if (problems.length) console.error(`the service logged ${problems.length} errors, e.g.:\n${problems.slice(0, 3).join('\n')}`);
+    },
+  };
+}
+
+function admin(env: NodeJS.ProcessEnv, ...cli: string[]): Record<string, unknown> {
+  const result = spawnSync(process.execPath, ['src/cli/admin.ts', ...cli, '--json'], { cwd: root, env, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`admin ${cli.join(' ')} failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as Record<string, unknown>;
+}
+
+interface Peer {
+  tokenUrl: string;
+  userinfoUrl: string;
+  clientId: string;
+  clientSecret: string;
+  refreshTokens: string[];
+  accessToken: string;
+}
+
+/** A fresh peer per load: its in-memory adapter keeps only the last 1,000 entries. */
+async function startPeer(): Promise<Peer & { stop(): void }> {
+  const child = spawn(process.execPath, ['bench/peer.ts', String(await freePort()), String(CONNECTIONS)], { cwd: root, env: { ...process.env, NODE_ENV: 'production' } });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve({ ...(JSON.parse(out.slice(0, nl)) as Peer), stop: () => child.kill('SIGTERM') });
+    });
+    child.once('exit', (code) => reject(new Error(`the peer exited with ${code}: ${err}`)));
+  });
+}
+
+async function load(spec: LoadSpec): Promise<LoadResult> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'oa-bench-load-'));
+  const file = path.join(dir, 'spec.json');
+  await writeFile(file, JSON.stringify(spec));
+  const child = spawn(process.execPath, ['bench/load.ts', file], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const [code] = (await once(child, 'exit')) as [number];
+  await rm(dir, { recursive: true, force: true });
+  if (code !== 0) throw new Error(`the load generator failed (${code}): ${err}`);
+  return JSON.parse(out.trim().split('\n').pop()!) as LoadResult;
+}
+
+// ---------------------------------------------------------------------------------------------
+// OAuth: codes through the real authorize endpoint
+
+const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+/** One code, the way a browser gets it: the consent page, then the Allow answer; the code is in the Location. */
+async function mintCode(browser: Browser, clientId: string, scope: string): Promise<string> {
+  const url = new URL('/oauth/authorize', browser.baseUrl);
+  url.search = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, scope, state: 'bench' }).toString();
+  const consent = await browser.fetch(url.toString());
+  if (consent.status !== 200) throw new Error(`expected the consent page, got ${consent.status}`);
+  const answer = await browser.post('/oauth/authorize/decision', { ...formFields(await consent.text()), decision: 'allow' });
+  const code = new URL(answer.headers.get('location') ?? 'x:').searchParams.get('code');
+  if (answer.status !== 303 || !code) throw new Error(`expected a redirect with a code, got ${answer.status}`);
+  return code;
+}
+
+async function mintCodes(browser: Browser, clientId: string, scope: string, count: number): Promise<string[]> {
+  const codes: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < count) {
+        next += 1;
+        codes.push(await mintCode(browser, clientId, scope));
+      }
+    }),
+  );
+  return codes;
+}
+
+async function exchange(baseUrl: string, auth: string, code: string): Promise<{ access_token: string; refresh_token: string }> {
+  const res = await fetch(`${baseUrl}/api/open/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: auth },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }).toString(),
+  });
+  const body = (await res.json()) as { access_token: string; refresh_token: string };
+  if (!res.ok) throw new Error(`code exchange failed: ${JSON.stringify(body)}`);
+  return body;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table
+
+type Row = { name: string; result: LoadResult | string; ratio?: string; target?: string };
+const rows: Row[] = [];
+
+const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+
+function printTable(): void {
+  const header = ['load', 'req/s', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'ours ÷ peer', 'target'];
+  const lines = rows.map((r) =>
+    typeof r.result === 'string'
+      ? [r.name, r.result, '', '', '', '', r.target ?? '']
+      : [r.name, fmt(r.result.rps, 0), fmt(r.result.p50), fmt(r.result.p99), String(r.result.errors), r.ratio ?? '', r.target ?? ''],
+  );
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
+  for (const l of lines) console.log(line(l));
+  const notes = rows.filter((r) => typeof r.result !== 'string' && r.result.note);
+  for (const r of notes) console.log(`  ${r.name}: ${(r.result as LoadResult).note}`);
+}
+
+function record(name: string, result: LoadResult | string, extra: Omit<Row, 'name' | 'result'> = {}): void {
+  rows.push({ name, result, ...extra });
+  const shown = typeof result === 'string' ? result : `${fmt(result.rps, 0)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, ${result.errors} errors`;
+  console.error(`  ${name}: ${shown}`);
+}
+
+const NOT_AVAILABLE = 'n/a (endpoint not available)';
+/** Whether a path is served at all (not a 404/405/501 from a route that does not exist yet). */
+const available = (status: number) => status !== 404 && status !== 405 && status !== 501;
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const started = new Date();
+  const common = { connections: CONNECTIONS, durationSeconds: DURATION };
+  console.error(`bench: ${CONNECTIONS} connections, ${DURATION} s per load, ${cpus().length} CPUs`);
+
+  console.error('starting MariaDB, the queue PostgreSQL, the service and the peer…');
+  const databaseUrl = await freshMysqlDatabase(startMariaDb(), 'bench');
+  const pgDir = await mkdtemp(path.join(tmpdir(), 'oa-bench-pg-'));
+  await chmod(pgDir, 0o755); // the cluster runs as its own OS user when we are root
+  cleanups.push(() => rm(pgDir, { recursive: true, force: true }));
+  const pg = await startEmbeddedPostgres({ dataDir: path.join(pgDir, 'pg'), port: await freePort(), database: 'bench_queue', persistent: false });
+  cleanups.unshift(() => pg.stop());
+  const service = await startService(databaseUrl, pg.url);
+  cleanups.unshift(() => service.stop());
+  const { baseUrl, env } = service;
+
+  console.error('provisioning through the admin CLI and the OAuth flow…');
+  admin(env, 'user', 'create', '--login', LOGIN, '--password', PASSWORD, '--name', 'Bench User');
+  admin(env, 'org', 'create', '--namespace', 'bench-org', '--name', 'Bench Org', '--owner', LOGIN);
+  const app = admin(env, 'app', 'create', '--owner', LOGIN, '--name', 'Bench App', '--description', 'npm run bench',
+    '--homepage', 'http://127.0.0.1:9/', '--redirect-uri', REDIRECT_URI) as { client_id: string; client_secret: string };
+  const key = admin(env, 'token', 'create', '--user', LOGIN, '--namespace', LOGIN, '--name', 'bench key',
+    '--usage-scenario', 'paid', '--permission', 'workflows') as { id: number; token: string };
+  const clientAuth = basic(app.client_id, app.client_secret);
+  const browser = new Browser(baseUrl);
+  const loggedIn = await logIn(browser, LOGIN, PASSWORD);
+  if (loggedIn.status !== 303) throw new Error(`login failed with ${loggedIn.status}`);
+  const tokenUrl = `${baseUrl}/api/open/oauth/token`;
+  const scope = 'user_info api_key';
+  const [first, ...chainCodes] = await mintCodes(browser, app.client_id, scope, CONNECTIONS + 1);
+  const bearer = (await exchange(baseUrl, clientAuth, first!)).access_token;
+  const auth = { authorization: `Bearer ${bearer}` };
+
+  // 1. Refresh grant with rotation: each chain sends the refresh token it was just given.
+  if (wanted('1')) {
+    const refreshTokens = await Promise.all(chainCodes.map(async (c) => (await exchange(baseUrl, clientAuth, c)).refresh_token));
+    const ours = await load({ kind: 'refresh', ...common, url: tokenUrl, authorization: clientAuth, refreshTokens });
+    const peer = await startPeer();
+    const theirs = await load({ kind: 'refresh', ...common, url: peer.tokenUrl, authorization: basic(peer.clientId, peer.clientSecret), refreshTokens: peer.refreshTokens });
+    peer.stop();
+    record('1. refresh grant (rotation)', ours, { ratio: `${fmt(ours.rps / theirs.rps, 2)}x`, target: '≥ 2x peer' });
+    record('   peer: oidc-provider refresh', theirs);
+  }
+
+  // 2. Code exchange: codes minted beforehand (they live 300 s); enough for the duration at the
+  // refresh grant's pace and half again, at most 30,000.
+  if (wanted('2')) {
+    const pace = rows.find((r) => r.name.startsWith('1.'))?.result;
+    const count = Math.min(30_000, Math.ceil((typeof pace === 'object' ? pace.rps : 1500) * DURATION * 1.5));
+    const t0 = performance.now();
+    const codes = await mintCodes(browser, app.client_id, scope, count);
+    console.error(`  minted ${codes.length} codes in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    record('2. code exchange', await load({ kind: 'codes', ...common, url: tokenUrl, authorization: clientAuth, redirectUri: REDIRECT_URI, codes }));
+  }
+
+  // 3. User info.
+  if (wanted('3')) {
+    const ours = await load({ kind: 'fixed', ...common, url: `${baseUrl}/api/open/v1/userinfo`, method: 'GET', headers: auth });
+    const peer = await startPeer();
+    const theirs = await load({ kind: 'fixed', ...common, url: peer.userinfoUrl, method: 'GET', headers: { authorization: `Bearer ${peer.accessToken}` } });
+    peer.stop();
+    record('3. GET userinfo', ours, { ratio: `${fmt(ours.rps / theirs.rps, 2)}x`, target: '≥ 2x peer' });
+    record('   peer: oidc-provider userinfo', theirs);
+  }
+
+  // 4. Token detail (issues and signs a proxy token).
+  const detailUrl = `${baseUrl}/api/open/v1/${LOGIN}/tokens/${key.id}`;
+  const detail = await fetch(detailUrl, { headers: auth });
+  const proxyToken = detail.ok ? ((await detail.json()) as { proxy_access_token?: string }).proxy_access_token : undefined;
+  if (wanted('4')) {
+    record('4. GET token detail (proxy JWT)', available(detail.status) ? await load({ kind: 'fixed', ...common, url: detailUrl, method: 'GET', headers: auth }) : NOT_AVAILABLE, { target: '3,000/s' });
+  }
+
+  // 5. The gateway with a proxy token on the built-in echo model.
+  if (wanted('5')) {
+    const chatUrl = `${baseUrl}/serverless/v1/chat/completions`;
+    const chatBody = JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] });
+    const chatHeaders = { authorization: `Bearer ${proxyToken ?? 'none'}`, 'content-type': 'application/json' };
+    const probe = proxyToken ? await fetch(chatUrl, { method: 'POST', headers: chatHeaders, body: chatBody }) : undefined;
+    record('5. POST chat/completions (proxy)', probe && available(probe.status) ? await load({ kind: 'fixed', ...common, url: chatUrl, method: 'POST', headers: chatHeaders, body: chatBody }) : NOT_AVAILABLE, { target: '5,000/s' });
+  }
+
+  // 6. Workflows: create, then list a page.
+  const keyHeaders = { authorization: `Bearer ${key.token}`, 'content-type': 'application/json' };
+  if (wanted('6')) {
+    record('6a. POST /api/workflows', await load({ kind: 'fixed', ...common, url: `${baseUrl}/api/workflows`, method: 'POST', headers: keyHeaders, body: JSON.stringify(THREE_NODE_WORKFLOW) }));
+    record('6b. GET /api/workflows?per_page=20', await load({ kind: 'fixed', ...common, url: `${baseUrl}/api/workflows?per_page=20`, method: 'GET', headers: keyHeaders }));
+  }
+
+  // 7. Runs of the three-node workflow, POST .../run to `completed` as a polling client sees it.
+  if (wanted('7')) {
+    const created = await fetch(`${baseUrl}/api/workflows`, { method: 'POST', headers: keyHeaders, body: JSON.stringify(THREE_NODE_WORKFLOW) });
+    const workflowId = ((await created.json()) as { data: { id: string } }).data.id;
+    const probe = await fetch(`${baseUrl}/api/workflows/${workflowId}/run`, { method: 'POST', headers: keyHeaders, body: JSON.stringify({ inputs: { text: 'warm-up' } }) });
+    record('7. three-node runs (runs/s)', probe.status === 202
+      ? await load({ kind: 'runs', ...common, baseUrl, apiKey: key.token, workflowId, inputs: { text: 'Summarize the benchmark.' }, pollMs: POLL_MS })
+      : NOT_AVAILABLE, { target: '440 runs/s, p50 < 25 ms' });
+  }
+
+  console.log(`\nnpm run bench, ${started.toISOString()}: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${CONNECTIONS} connections, ${DURATION} s per load, MariaDB store + PostgreSQL queue, service and load generator on the same machine\n`);
+  printTable();
+}
+
+try {
+  await main();
+} finally {
+  for (const cleanup of cleanups) await cleanup().catch((err: unknown) => console.error(err));
+  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+}

@@ -1,0 +1,25 @@
+// What bench/run.ts hands bench/load.ts (as a JSON file) and what it answers (one JSON line).
+
+interface Common {
+  connections: number;
+  durationSeconds: number;
+}
+
+export type LoadSpec =
+  | (Common & { kind: 'fixed'; url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string })
+  | (Common & { kind: 'refresh'; url: string; authorization: string; refreshTokens: string[] })
+  | (Common & { kind: 'codes'; url: string; authorization: string; redirectUri: string; codes: string[] })
+  | (Common & { kind: 'runs'; baseUrl: string; apiKey: string; workflowId: string; inputs: Record<string, string>; pollMs: number });
+
+export interface LoadResult {
+  /** Completed requests (for runs: completed or failed runs). */
+  requests: number;
+  rps: number;
+  /** Milliseconds. */
+  p50: number;
+  p99: number;
+  /** Transport errors, timeouts and answers other than the expected 2xx (for runs: failed runs). */
+  errors: number;
+  seconds: number;
+  note?: string | undefined;
+}
