@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLiveService, type LiveService } from '../../contract-tests/liveService.ts';
 import { freePort } from '../../contract-tests/prism.ts';
 import { DEMO } from '../../src/platform/seed.ts';
+import { Browser as HttpBrowser, authorizeInBrowser, logIn } from '../support/oauthFlow.ts';
 
 // The example third-party app (examples/third-party-app) walked in a real browser (Debian's
 // chromium; playwright-core never downloads one) against the real service started as a process
@@ -49,31 +50,22 @@ describe('the example third-party app in a real browser', () => {
   let service: LiveService;
   let exampleApp: { child: ChildProcess; output: () => string } | undefined;
   let browser: Browser;
+  let appUrl: string;
+  /** The demo API key's raw value, printed once by the service: the app must never show it. */
+  let rawApiKey: string;
 
   beforeAll(async () => {
     await mkdir(artifacts, { recursive: true });
     console.log(`screenshots of the browser end-to-end test: ${artifacts}`);
     service = await startLiveService();
+    rawApiKey = /API key:\s+(\S+)/.exec(service.output())?.[1] ?? '';
+    expect(rawApiKey).toMatch(/^\S{20,}$/);
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: chromiumArgs });
-  }, 180_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    if (exampleApp && exampleApp.child.exitCode === null) {
-      exampleApp.child.kill('SIGTERM');
-      await new Promise((r) => exampleApp!.child.once('exit', r));
-    }
-    await service?.stop();
-  }, 60_000);
-
-  it('signs in with PKCE, shows the user, namespaces and tokens, gets an echo answer through a proxy token, and is refused after the user revokes the app', async () => {
+    // The developer registers the app in the service's settings, with the app's own callback
+    // (the seeded demo app's redirect_uri is fixed at port 4000, which a test cannot count on).
     const appPort = await freePort();
-    const appUrl = `http://localhost:${appPort}`;
-    // The demo API key's raw value, printed once by the service: the app must never show it.
-    const rawApiKey = /API key:\s+(\S+)/.exec(service.output())?.[1];
-    expect(rawApiKey).toBeTruthy();
-
-    // 1. The developer registers the app in the service's settings, with the app's callback.
+    appUrl = `http://localhost:${appPort}`;
     const developer = await browser.newContext();
     const settings = await developer.newPage();
     settings.setDefaultTimeout(STEP_TIMEOUT_MS);
@@ -90,8 +82,19 @@ describe('the example third-party app in a real browser', () => {
     await developer.close();
 
     exampleApp = await startExampleApp({ SERVICE_URL: service.baseUrl, CLIENT_ID: clientId, CLIENT_SECRET: clientSecret, PORT: String(appPort) });
+  }, 180_000);
 
-    // 2. The user, in a fresh browser, signs in to the app through the service.
+  afterAll(async () => {
+    await browser?.close();
+    if (exampleApp && exampleApp.child.exitCode === null) {
+      exampleApp.child.kill('SIGTERM');
+      await new Promise((r) => exampleApp!.child.once('exit', r));
+    }
+    await service?.stop();
+  }, 60_000);
+
+  it('signs in with PKCE, shows the user, namespaces and tokens, gets an echo answer through a proxy token, and is refused after the user revokes the app', async () => {
+    // 1. The user, in a fresh browser, signs in to the app through the service.
     const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
     const page = await context.newPage();
     page.setDefaultTimeout(STEP_TIMEOUT_MS);
@@ -111,22 +114,22 @@ describe('the example third-party app in a real browser', () => {
     await page.screenshot({ path: path.join(artifacts, '1-consent.png'), fullPage: true });
     await page.click('#allow');
 
-    // 3. Back in the app: the user, the namespaces (personal and organization), the tokens.
+    // 2. Back in the app: the user, the namespaces (personal and organization), the tokens.
     await page.waitForURL((u) => u.origin === appUrl && u.pathname === '/');
     expect(await page.textContent('#user-login')).toBe(DEMO.login);
     expect(await page.textContent('#user-name')).toBe(DEMO.name);
     expect(await page.locator('#namespaces li code').allTextContents()).toEqual([DEMO.login, DEMO.orgNamespace]);
     const demoKey = page.locator('tr.token', { hasText: DEMO.apiKeyName });
-    await expect.poll(() => demoKey.count()).toBe(1);
+    expect(await demoKey.count()).toBe(1);
     await page.screenshot({ path: path.join(artifacts, '2-app-signed-in.png'), fullPage: true });
 
-    // 4. Pick the token: the app gets a proxy token (a JWT; shown by its header and expiry only).
+    // 3. Pick the token: the app gets a proxy token (a JWT; shown by its header and expiry only).
     await demoKey.locator('button').click();
     await page.waitForSelector('#proxy-token-info');
     expect(await page.textContent('#proxy-token-name')).toBe(DEMO.apiKeyName);
     expect(await page.textContent('#proxy-token-info')).toMatch(/alg ES256.*expires at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/s);
 
-    // 5. Ask the gateway: the built-in echo model answers with the question.
+    // 4. Ask the gateway: the built-in echo model answers with the question.
     const question = 'Hello from the example app <b>escaped</b>';
     await page.fill('#prompt', question);
     await page.click('#ask');
@@ -137,7 +140,7 @@ describe('the example third-party app in a real browser', () => {
     expect(shown).not.toContain(rawApiKey);
     expect(shown).not.toMatch(/eyJ[\w-]+\.eyJ[\w-]+\./); // nor the proxy token itself
 
-    // 6. The user revokes the app in the service's settings, in another tab of the same browser.
+    // 5. The user revokes the app in the service's settings, in another tab of the same browser.
     const servicePage = await context.newPage();
     servicePage.setDefaultTimeout(STEP_TIMEOUT_MS);
     await servicePage.goto(`${service.baseUrl}/settings/authorizations`);
@@ -145,7 +148,7 @@ describe('the example third-party app in a real browser', () => {
     await servicePage.waitForSelector('text=You have not authorized any application.');
     await servicePage.close();
 
-    // 7. The app's next gateway call, with the proxy token it still holds, is refused: 401 shown.
+    // 6. The app's next gateway call, with the proxy token it still holds, is refused: 401 shown.
     await page.fill('#prompt', 'Are you still there?');
     await page.click('#ask');
     await page.waitForSelector('#gateway-error');
@@ -155,10 +158,40 @@ describe('the example third-party app in a real browser', () => {
     // And the app's sign-in itself is gone: the home page asks to sign in again.
     await page.goto(appUrl);
     expect(await page.textContent('#notice')).toMatch(/HTTP 401/);
-    await expect.poll(() => page.locator('#sign-in').count()).toBe(1);
+    expect(await page.locator('#sign-in').count()).toBe(1);
 
     // No CSP violation or script error on the app's or the service's pages (a missing favicon is not one).
     expect(scriptErrors.filter((e) => !/favicon/.test(e))).toEqual([]);
     await context.close();
   }, 240_000);
+
+  it('refuses a callback whose state is not the one it sent, before any code exchange (RFC 6749 10.12)', async () => {
+    const app = new HttpBrowser(appUrl);
+    const start = await app.fetch('/login');
+    expect(start.status).toBe(302);
+    const authorize = new URL(start.headers.get('location')!);
+    expect(authorize.searchParams.get('state')).toMatch(/^[\w-]{20,}$/);
+    expect(authorize.searchParams.get('code_challenge')).toMatch(/^[\w-]{43}$/);
+
+    // A forged callback (an attacker's code with a made-up state) into this browser's sign-in.
+    const forged = await app.fetch(`/callback?code=oac_forged&state=${encodeURIComponent('not-' + authorize.searchParams.get('state'))}`);
+    expect(forged.status).toBe(400);
+    expect(await forged.text()).toMatch(/Sign-in failed[\s\S]*state/);
+    // The sign-in in progress is dropped, and nobody is signed in.
+    expect((await app.fetch(`/callback?code=oac_forged&state=${authorize.searchParams.get('state')}`)).status).toBe(400);
+    expect(await (await app.fetch('/')).text()).toContain('id="sign-in"');
+  });
+
+  it('shows a denied consent as a failed sign-in and signs nobody in', async () => {
+    const app = new HttpBrowser(appUrl);
+    const start = await app.fetch('/login');
+    const user = new HttpBrowser(service.baseUrl);
+    expect((await logIn(user, DEMO.login, DEMO.password)).status).toBe(303);
+    const callback = await authorizeInBrowser(user, new URL(start.headers.get('location')!), 'deny');
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+    const landed = await app.fetch(callback.pathname + callback.search);
+    expect(landed.status).toBe(400);
+    expect(await landed.text()).toContain('access_denied');
+    expect(await (await app.fetch('/')).text()).toContain('id="sign-in"');
+  });
 });
