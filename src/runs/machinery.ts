@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { createModelRouter, type ModelRouter } from './providers/index.ts';
 import { startRunQueue, type RunQueue } from './queue.ts';
+import { purgeDeletedWorkflows } from '../workflows/service.ts';
 import { createRunner, sweepStuckRuns, SWEEP_INTERVAL_MS, type Runner } from './runner.ts';
 
 export interface RunMachinery {
@@ -55,8 +56,11 @@ export async function startRunMachinery(options: {
       const runner = createRunner(deps);
       machinery.runner = runner;
       await queue.work((runId, job) => runner.handle(runId, job), concurrency ? { concurrency } : {});
+      const retentionMs = config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000;
       sweeper = setInterval(() => {
         sweepStuckRuns({ ...deps, queue }).catch((err: unknown) => logger.warn({ err }, 'stuck-run sweep failed'));
+        // Deleted workflows past their retention are gone: remove them and their runs for good.
+        purgeDeletedWorkflows({ db, limits: { maxTokens: config.WORKFLOW_MAX_TOKENS_LIMIT } }, retentionMs).catch((err: unknown) => logger.warn({ err }, 'workflow purge failed'));
       }, SWEEP_INTERVAL_MS);
       sweeper.unref();
     },

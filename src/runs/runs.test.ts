@@ -275,13 +275,14 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     expect((await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: otherOfAlice, run_id: run.id } } })).response.status).toBe(404);
   });
 
-  it('runs of a deleted (not purged) workflow stay readable; the workflow can no longer be run', async () => {
+  it('runs of a deleted workflow are gone with it (default retention 0): 404 for list, read, cancel and run', async () => {
     const workflowId = await createWorkflow(alice, 'echo');
     const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'keep' })).id);
     await alice.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: workflowId } } });
-    expect((await getRun(alice, workflowId, run.id)).status).toBe('completed');
-    const list = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } });
-    expect(list.data!.meta.total).toBe(1);
+    const path = { workflow_id: workflowId, run_id: run.id };
+    expect((await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path } })).response.status).toBe(404);
+    expect((await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } })).response.status).toBe(404);
+    expect((await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path } })).response.status).toBe(404);
     const { response } = await alice.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: workflowId } }, body: { inputs: { ticket: 'x' } } });
     expect(response.status).toBe(404);
   });

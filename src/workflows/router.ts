@@ -19,7 +19,11 @@ type UpdateBody = operations['updateWorkflow']['requestBody']['content']['applic
 const COLLECTION = '/api/workflows';
 
 export function workflowDeps(ctx: AppContext): WorkflowDeps {
-  return { db: ctx.db, limits: { maxTokens: ctx.config.WORKFLOW_MAX_TOKENS_LIMIT } };
+  return {
+    db: ctx.db,
+    limits: { maxTokens: ctx.config.WORKFLOW_MAX_TOKENS_LIMIT },
+    retentionMs: ctx.config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000,
+  };
 }
 
 const userOf = (req: Request) => principalOf(req, 'apiKey').userId;

@@ -111,14 +111,22 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
     expect(Number(row.deleted_at)).toBeGreaterThan(0);
   });
 
-  it('keeps a deleted workflow visible to the run endpoints until it is purged', async () => {
+  it('hides a deleted workflow from the run endpoints at once with the default retention of 0', async () => {
+    const created = await service.createWorkflow(deps, alice, { name: 'Gone', ...graph });
+    await service.deleteWorkflow(deps, alice, created.id);
+    expect((await rejection(service.findWorkflowForRuns({ ...deps, retentionMs: 0 }, alice, created.id))).status).toBe(404);
+  });
+
+  it('keeps a deleted workflow visible to the run endpoints during the retention period, then purges it', async () => {
     const created = await service.createWorkflow(deps, alice, { name: 'Archived', ...graph });
     await service.deleteWorkflow(deps, alice, created.id);
-    expect(await service.findWorkflowForRuns(deps, alice, created.id)).toEqual({ workflow: created, deleted: true });
+    const retaining = { ...deps, retentionMs: 30_000 };
+    expect(await service.findWorkflowForRuns(retaining, alice, created.id)).toEqual({ workflow: created, deleted: true });
+    expect((await rejection(service.findWorkflowForRuns({ ...retaining, now: () => Date.now() + 60_000 }, alice, created.id))).status).toBe(404);
     expect((await rejection(service.findWorkflowForRuns(deps, bob, created.id))).status).toBe(404);
     const later = { ...deps, now: () => Date.now() + 60_000 };
     expect(await service.purgeDeletedWorkflows(later, 30_000)).toBeGreaterThanOrEqual(1);
-    expect((await rejection(service.findWorkflowForRuns(deps, alice, created.id))).status).toBe(404);
+    expect((await rejection(service.findWorkflowForRuns(retaining, alice, created.id))).status).toBe(404);
   });
 
   it('purges only workflows deleted longer ago than the retention', async () => {
@@ -126,7 +134,7 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
     await service.deleteWorkflow(deps, alice, kept.id);
     const live = await service.createWorkflow(deps, alice, { name: 'Live' });
     await service.purgeDeletedWorkflows(deps, 3_600_000);
-    expect((await service.findWorkflowForRuns(deps, alice, kept.id)).deleted).toBe(true);
+    expect((await service.findWorkflowForRuns({ ...deps, retentionMs: 3_600_000 }, alice, kept.id)).deleted).toBe(true);
     expect((await service.findWorkflowForRuns(deps, alice, live.id)).deleted).toBe(false);
   });
 

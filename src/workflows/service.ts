@@ -16,6 +16,8 @@ export type PageMeta = components['schemas']['PageMeta'];
 export interface WorkflowDeps {
   db: Knex;
   limits: GraphLimits;
+  /** How long runs of a deleted workflow stay readable (DELETED_WORKFLOW_RETENTION_SECONDS). */
+  retentionMs?: number;
   now?: () => number;
 }
 
@@ -190,12 +192,15 @@ export async function deleteWorkflow(deps: WorkflowDeps, userId: number, id: str
 }
 
 /**
- * For the run endpoints: the user's workflow, live or deleted but not yet purged (its runs stay
- * readable in between). 404 once it is gone, or when it is not the user's.
+ * For the run endpoints: the user's workflow, live or deleted within the retention period (its
+ * runs stay readable in between). 404 once it is gone, which with the default retention of 0 is
+ * the moment it is deleted, or when it is not the user's.
  */
 export async function findWorkflowForRuns(deps: WorkflowDeps, userId: number, id: string): Promise<{ workflow: Workflow; deleted: boolean }> {
   const row = await store.findWorkflowIncludingDeleted(deps.db, userId, id);
   if (!row) throw notFound(id);
+  const gone = row.deleted_at !== null && row.deleted_at <= (deps.now ?? Date.now)() - (deps.retentionMs ?? 0);
+  if (gone) throw notFound(id);
   return { workflow: toWorkflow(row), deleted: row.deleted_at !== null };
 }
 
