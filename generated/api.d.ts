@@ -271,7 +271,9 @@ export interface paths {
          * @description Every `text_input` variable must be given as a string; missing or extra inputs are a 400
          *     that lists them. The run is queued and executes asynchronously: poll the run until its
          *     status is `completed`, `failed` or `cancelled`. A repeated request with the same
-         *     `Idempotency-Key` returns the same run.
+         *     `Idempotency-Key` returns the same run; the same key with other inputs is a 409. When the
+         *     queue cannot be written the run is failed with `queue_unavailable` and the answer is 503;
+         *     repeating the request with the same key queues that run again.
          */
         post: operations["runWorkflow"];
         delete?: never;
@@ -904,7 +906,7 @@ export interface components {
         RunStatus: "queued" | "running" | "completed" | "failed" | "cancelled";
         RunError: {
             /**
-             * @description Machine-readable reason, e.g. `model_unavailable`, `provider_error`, `timeout`, `cancelled`, `worker_lost`.
+             * @description Machine-readable reason, e.g. `model_unavailable`, `provider_error`, `timeout`, `cancelled`, `worker_lost`, `queue_unavailable`.
              * @example model_unavailable
              */
             code: string;
