@@ -26,8 +26,14 @@ const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
+// Idle time (waiting for the database, or no load at all) is left out: percentages are of busy time.
 const selfTime = new Map<number, number>();
-profile.samples.forEach((id, i) => selfTime.set(id, (selfTime.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+let idle = 0;
+profile.samples.forEach((id, i) => {
+  const t = profile.timeDeltas[i] ?? 0;
+  if (byId.get(id)?.callFrame.functionName === '(idle)') idle += t;
+  else selfTime.set(id, (selfTime.get(id) ?? 0) + t);
+});
 const total = [...selfTime.values()].reduce((a, b) => a + b, 0);
 
 function where(url: string): string {
@@ -67,7 +73,7 @@ const show = (title: string, m: Map<string, number>) => {
   console.log(`\n${title}`);
   for (const [k, t] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${pct(t)}  ${k}`);
 };
-console.log(`${(total / 1e6).toFixed(1)} s sampled`);
+console.log(`${(total / 1e6).toFixed(1)} s busy, ${(idle / 1e6).toFixed(1)} s idle`);
 show('self time by place', byPlace);
 show('inclusive time by place', inclusive);
 show('self time by function', byFunction);

@@ -313,10 +313,10 @@ async function main(): Promise<void> {
   }
 
   // 2. Code exchange: codes minted beforehand (they live 300 s); enough for the duration at the
-  // refresh grant's pace and half again, at most 30,000.
+  // refresh grant's pace three times over, at most 30,000.
   if (wanted('2')) {
     const pace = rows.find((r) => r.name.startsWith('1.'))?.result;
-    const count = Math.min(30_000, Math.ceil((typeof pace === 'object' ? pace.rps : 1500) * DURATION * 1.5));
+    const count = Math.min(30_000, Math.ceil((typeof pace === 'object' ? pace.rps : 1500) * DURATION * 3));
     const t0 = performance.now();
     const codes = await mintCodes(browser, app.client_id, scope, count);
     console.error(`  minted ${codes.length} codes in ${((performance.now() - t0) / 1000).toFixed(1)} s`);

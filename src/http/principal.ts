@@ -9,6 +9,8 @@ export type Principal =
       clientId: string;
       authorizationId: number;
       scopes: string[];
+      /** The user's public profile, read with the token (absent when a principal is built by hand). */
+      user?: { id: number; login: string; name: string; avatar_url: string };
     }
   | {
       kind: 'apiKey';

@@ -2,7 +2,7 @@ import type { AppContext } from '../context.ts';
 import type { PrincipalOf } from '../http/principal.ts';
 import { hashToken } from '../shared/crypto.ts';
 import { splitScope } from './scopes.ts';
-import { findTokenByAccessHash } from './store.ts';
+import { findTokenWithUserByAccessHash } from './store.ts';
 
 /**
  * The principal of an OAuth access token (RFC 6750): found by hash, not expired, not revoked, and
@@ -10,7 +10,7 @@ import { findTokenByAccessHash } from './store.ts';
  */
 export async function authenticateOAuthAccessToken(ctx: AppContext, token: string): Promise<PrincipalOf<'oauth'> | null> {
   if (!token.startsWith('gho_')) return null;
-  const row = await findTokenByAccessHash(ctx.db, hashToken(token));
+  const row = await findTokenWithUserByAccessHash(ctx.db, hashToken(token));
   if (!row || row.revokedAt !== null || row.authorizationRevokedAt !== null) return null;
   if (row.accessExpiresAt <= Date.now()) return null;
   return {
@@ -20,5 +20,6 @@ export async function authenticateOAuthAccessToken(ctx: AppContext, token: strin
     clientId: row.clientId,
     authorizationId: row.authorizationId,
     scopes: splitScope(row.scope),
+    user: { id: row.userId, login: row.user.login, name: row.user.name, avatar_url: row.user.avatarUrl },
   };
 }

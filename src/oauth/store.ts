@@ -182,6 +182,26 @@ export async function findTokenByAccessHash(db: Knex, accessHash: string): Promi
   return row ? toToken(row) : null;
 }
 
+export interface TokenUser {
+  login: string;
+  name: string;
+  avatarUrl: string;
+}
+
+/**
+ * A bearer access token with its user's public profile, in one statement: resource requests
+ * (user info above all) then need no second round trip for the user.
+ */
+export async function findTokenWithUserByAccessHash(db: Knex, accessHash: string): Promise<(TokenRow & { user: TokenUser }) | null> {
+  const row = await tokenQuery(db)
+    .join('users as u', 'u.id', 'z.user_id')
+    .select('u.login as user_login', 'u.name as user_name', 'u.avatar_url as user_avatar_url')
+    .where('t.access_token_hash', accessHash)
+    .first();
+  if (!row) return null;
+  return { ...toToken(row), user: { login: String(row.user_login), name: String(row.user_name), avatarUrl: String(row.user_avatar_url) } };
+}
+
 /** Refresh rotation: the old pair dies; false when a concurrent refresh rotated it first. */
 export async function markTokenRotated(db: Knex, tokenId: number, now: number): Promise<boolean> {
   const count = await db('oauth_tokens').where({ id: tokenId }).whereNull('rotated_at').whereNull('revoked_at').update({ rotated_at: now });

@@ -13,7 +13,8 @@ type Organization = components['schemas']['Organization'];
 export function userInfoHandler(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     const principal = principalOf(req, 'oauth');
-    const user = await findUserById(ctx.db, principal.userId);
+    // The bearer check read the profile with the token (one round trip in all).
+    const user = principal.user ?? (await findUserById(ctx.db, principal.userId));
     if (!user) throw invalidBearer('The user of this access token no longer exists.');
     const body: UserInfo = { id: user.id, login: user.login, name: user.name, avatar_url: user.avatar_url };
     res.set('Cache-Control', 'no-store').json(body);
