@@ -2,15 +2,13 @@
 // demo data on first start, and serves HTTP until SIGTERM/SIGINT, then shuts down gracefully.
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { ConfigError, loadConfig } from './config.ts';
+import { loadConfigOrExit, stopGracefully } from './lifecycle.ts';
 import type { AppContext } from './context.ts';
 import { openDatabase, resolveQueueUrl } from './db/connect.ts';
 import { createApp } from './http/app.ts';
 import { createLogger } from './http/logger.ts';
 import { DEMO, seedDemo, type DemoSeed } from './platform/seed.ts';
 import { startRunMachinery } from './runs/machinery.ts';
-
-const SHUTDOWN_GRACE_MS = 20_000;
 
 function printDemo(baseUrl: string, seed: DemoSeed | null): void {
   const lines = [`\n  Service:  ${baseUrl}`, `  Log in:   ${baseUrl}/login  (user "${DEMO.login}")`];
@@ -31,16 +29,7 @@ function printDemo(baseUrl: string, seed: DemoSeed | null): void {
 }
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(1);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   const logger = createLogger({ level: config.LOG_LEVEL });
   const database = await openDatabase(config);
   const seed = await seedDemo(database.db);
@@ -64,26 +53,13 @@ async function main(): Promise<void> {
   logger.info({ port, dialect: database.dialect, embedded: Boolean(database.embedded) }, 'listening');
   printDemo(config.BASE_URL, seed);
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    const force = setTimeout(() => {
-      logger.error('shutdown took too long; exiting');
-      process.exit(1);
-    }, SHUTDOWN_GRACE_MS);
-    force.unref();
+  stopGracefully(logger, 'service', async () => {
     server.close();
     server.closeIdleConnections();
     await once(server, 'close');
     await ctx.runs?.stop();
     await database.close();
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  });
 }
 
 await main();

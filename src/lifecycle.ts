@@ -1,0 +1,42 @@
+// What every entry point (`npm start`, `npm run worker`) does around its work: read the
+// configuration or exit with its problems, and stop gracefully on SIGTERM/SIGINT.
+import type { Logger } from 'pino';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+
+const SHUTDOWN_GRACE_MS = 20_000;
+
+/** The validated configuration; on a bad value, prints every problem and exits 1. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+/**
+ * On the first SIGTERM or SIGINT, runs `stop` (finish in-flight work, close pools) and exits 0; if
+ * it takes longer than the grace period, exits 1 (held jobs are then retried elsewhere).
+ */
+export function stopGracefully(logger: Logger, what: string, stop: () => Promise<void>): void {
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, `${what} stopping: finishing in-flight work`);
+    const force = setTimeout(() => {
+      logger.error(`${what} took too long to stop; exiting`);
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    force.unref();
+    await stop();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
