@@ -18,13 +18,31 @@ function refuse(req: Request, reason: Error): false {
   return false;
 }
 
+type Handler = SecurityHandlers[string];
+
+/**
+ * The validator turns anything a security handler throws into a 401 and drops the error. A
+ * database outage (or a bug) is not a credential problem: keep the error itself so the error
+ * handler answers 503 (or 500), not "bad credentials". Our deliberate refusals carry a `status`.
+ */
+function keepingFaults(handler: Handler): Handler {
+  return async (req, scopes, scheme) => {
+    try {
+      return await handler(req, scopes, scheme);
+    } catch (err) {
+      if (typeof (err as { status?: unknown } | null)?.status !== 'number') (req as Request).authFailure = err as Error;
+      throw err;
+    }
+  };
+}
+
 /**
  * One handler per security scheme of openapi.yaml. Each authenticates for real and sets
  * `req.principal`; the validator runs them before request validation, so an unauthenticated bad
  * request is a 401, not a 400.
  */
 export function securityHandlers(ctx: AppContext): SecurityHandlers {
-  return {
+  const handlers: SecurityHandlers = {
     async oauth2(req, scopes) {
       const token = bearerToken(req);
       if (!token) return refuse(req, missingBearer());
@@ -69,4 +87,5 @@ export function securityHandlers(ctx: AppContext): SecurityHandlers {
       return true;
     },
   };
+  return Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, keepingFaults(handler)]));
 }

@@ -5,7 +5,8 @@ import { loadConfig } from '../../src/config.ts';
 import type { AppContext } from '../../src/context.ts';
 import { createApp } from '../../src/http/app.ts';
 import { createLogger } from '../../src/http/logger.ts';
-import type { Dialect } from '../../src/db/knex.ts';
+import { createKnex, dialectOfUrl, type Dialect } from '../../src/db/knex.ts';
+import { migrateLatest } from '../../src/db/migrate.ts';
 import { startRunMachinery } from '../../src/runs/machinery.ts';
 import { createTestDb, type TestDb } from './db.ts';
 
@@ -29,11 +30,22 @@ export interface TestServerOptions {
    * else a fresh database, as QUEUE_URL would be) and, unless `worker: false`, an in-process worker.
    */
   runs?: boolean | { worker?: boolean };
+  /** Use (and migrate) this database as the store instead of a fresh one on the shared test server. */
+  databaseUrl?: string;
+  /** With `runs`: put the queue in this PostgreSQL database instead. */
+  queueUrl?: string;
+}
+
+/** A store at a given URL, migrated; closing it only closes the pool (the database is the caller's). */
+async function existingDb(url: string): Promise<TestDb> {
+  const db = createKnex(url, { poolMax: 5 });
+  await migrateLatest(db);
+  return { db, dialect: dialectOfUrl(url), url, destroy: () => db.destroy() };
 }
 
 /** A real HTTP server on 127.0.0.1 with a fresh migrated database; BASE_URL is its own address. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const testDb = await createTestDb(options.dialect ?? 'pg');
+  const testDb = options.databaseUrl ? await existingDb(options.databaseUrl) : await createTestDb(options.dialect ?? 'pg');
   let queueDb: TestDb | undefined;
   const logs: string[] = [];
   const destination = new Writable({
@@ -49,7 +61,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const config = loadConfig({ NODE_ENV: 'test', BASE_URL: baseUrl, LOG_LEVEL: 'info', ...options.env });
   const ctx: AppContext = { config, db: testDb.db, logger: createLogger({ level: config.LOG_LEVEL, destination }) };
   if (options.runs) {
-    const queueUrl = testDb.dialect === 'pg' ? testDb.url : (queueDb = await createTestDb('pg', { migrate: false })).url;
+    const queueUrl =
+      options.queueUrl ?? (testDb.dialect === 'pg' ? testDb.url : (queueDb = await createTestDb('pg', { migrate: false })).url);
     const worker = options.runs === true || options.runs.worker !== false;
     ctx.runs = await startRunMachinery({ config, db: testDb.db, logger: ctx.logger, queueUrl, worker });
     ctx.queueHealth = ctx.runs.queue.health;
@@ -60,7 +73,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ctx,
     logs,
     databaseUrl: testDb.url,
-    queueUrl: options.runs ? (queueDb?.url ?? testDb.url) : undefined,
+    queueUrl: options.runs ? (options.queueUrl ?? queueDb?.url ?? testDb.url) : undefined,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

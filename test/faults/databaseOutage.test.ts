@@ -1,0 +1,107 @@
+// Database outage: the store's server is stopped under a running service and started again. The
+// service must answer 503 (problem+json or RFC 6749 JSON, with Retry-After) within a bounded time,
+// never a 500 and never a hang, and its pool must recover by itself once the database is back.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFixture, discover, obtainTokens } from '../support/oauthFlow.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { mariadbAvailable, startOwnMariaDb, startOwnPostgres, type OwnDatabase } from './support/databases.ts';
+import { apiKeyFor, bearer, createWorkflow, waitFor } from './support/fixtures.ts';
+
+// Only a hang guard: a request must end (with a 503) well before a client would give up.
+const BOUNDED_MS = 15_000;
+
+const kinds = [['PostgreSQL (embedded)', startOwnPostgres] as const, ...(mariadbAvailable() ? [['MariaDB', startOwnMariaDb] as const] : [])];
+
+describe.each(kinds)('store outage on %s', (_name, startDatabase) => {
+  let database: OwnDatabase;
+  let server: TestServer;
+  let apiKey: string;
+  let workflowId: string;
+  let accessToken: string;
+  let refreshToken: string;
+  let clientId: string;
+  let clientSecret: string;
+
+  beforeAll(async () => {
+    database = await startDatabase();
+    server = await startTestServer({ databaseUrl: database.url });
+    apiKey = (await apiKeyFor(server.ctx.db)).token;
+    workflowId = await createWorkflow(server.baseUrl, apiKey, 'echo');
+    const f = await createFixture(server.ctx.db);
+    const { tokens } = await obtainTokens(server.baseUrl, await discover(server.baseUrl), f, 'user_info');
+    accessToken = tokens.access_token;
+    refreshToken = tokens.refresh_token!;
+    clientId = f.clientId;
+    clientSecret = f.clientSecret;
+  }, 120_000);
+  afterAll(async () => {
+    await server?.close();
+    await database?.destroy();
+  });
+
+  const timed = async (path: string, init: RequestInit = {}) => {
+    const started = Date.now();
+    const res = await fetch(`${server.baseUrl}${path}`, init);
+    return { res, ms: Date.now() - started, body: await res.text() };
+  };
+  const refresh = () =>
+    timed('/api/open/oauth/token', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, client_secret: clientSecret }),
+    });
+
+  it('answers 503 with Retry-After (never 500, never a hang) while the database is down, and recovers without a restart', async () => {
+    expect((await timed('/readyz')).res.status).toBe(200);
+    await database.stop();
+
+    const ready = await timed('/readyz');
+    expect(ready.res.status).toBe(503);
+    expect(ready.res.headers.get('retry-after')).toBeTruthy();
+    expect(JSON.parse(ready.body)).toMatchObject({ status: 'unavailable', checks: { database: 'unavailable' } });
+    expect(ready.ms).toBeLessThan(BOUNDED_MS);
+
+    const apiCalls = [
+      timed('/api/workflows', { headers: bearer(apiKey) }),
+      timed(`/api/workflows/${workflowId}`, { headers: bearer(apiKey) }),
+      timed('/api/workflows', { method: 'POST', headers: bearer(apiKey, { 'content-type': 'application/json' }), body: JSON.stringify({ name: 'during outage', nodes: [], edges: [] }) }),
+      timed('/api/open/v1/userinfo', { headers: bearer(accessToken) }),
+    ];
+    for (const { res, ms, body } of await Promise.all(apiCalls)) {
+      expect(res.status, body).toBe(503);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(res.headers.get('retry-after')).toBeTruthy();
+      expect(JSON.parse(body)).toMatchObject({ status: 503 });
+      expect(ms).toBeLessThan(BOUNDED_MS);
+    }
+
+    const token = await refresh();
+    expect(token.res.status, token.body).toBe(503);
+    expect(token.res.headers.get('retry-after')).toBeTruthy();
+    expect(JSON.parse(token.body)).toMatchObject({ error: 'temporarily_unavailable' });
+    expect(token.ms).toBeLessThan(BOUNDED_MS);
+
+    // Pages and the gateway answer in their own shapes, but never with a 500.
+    const others = await Promise.all([
+      timed('/login'),
+      timed('/.well-known/jwks.json'),
+      timed('/serverless/v1/chat/completions', { method: 'POST', headers: bearer(apiKey, { 'content-type': 'application/json' }), body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }) }),
+    ]);
+    for (const { res, ms } of others) {
+      expect(res.status).not.toBe(500);
+      expect(ms).toBeLessThan(BOUNDED_MS);
+    }
+
+    await database.start();
+    // The same pools must reconnect by themselves within seconds.
+    const recoveredMs = await waitFor('the API answers 200 again', async () => (await timed('/api/workflows', { headers: bearer(apiKey) })).res.status === 200, 20_000);
+    expect(recoveredMs).toBeLessThan(20_000);
+    expect((await timed('/readyz')).res.status).toBe(200);
+    expect((await timed('/api/open/v1/userinfo', { headers: bearer(accessToken) })).res.status).toBe(200);
+    // The refresh token refused with 503 was not consumed: nothing was changed by a failed request.
+    const after = await refresh();
+    expect(after.res.status, after.body).toBe(200);
+    // What was acknowledged before the outage is still there.
+    expect((await timed(`/api/workflows/${workflowId}`, { headers: bearer(apiKey) })).res.status).toBe(200);
+  }, 120_000);
+});
