@@ -100,7 +100,14 @@ export function createModel(ctx: AppContext): OAuth2Server.AuthorizationCodeMode
 
     async revokeToken() {
       const exchange = current();
-      return store.markTokenRotated(exchange.trx, exchange.refresh!.id, Date.now());
+      const refresh = exchange.refresh!;
+      if (await store.markTokenRotated(exchange.trx, refresh.id, Date.now())) return true;
+      // A concurrent request rotated this refresh token first (we waited on its row lock): the
+      // token was presented twice, which is reuse however close together (RFC 9700 4.14.2). Revoke
+      // the grant as getRefreshToken does for a later reuse, so both timings end the same way.
+      await store.revokeAuthorization(exchange.trx, refresh.authorizationId, Date.now());
+      ctx.logger.warn({ authorizationId: refresh.authorizationId }, 'refresh token used concurrently; authorization revoked');
+      return false;
     },
 
     async validateScope(_user, _client, scope) {
