@@ -10,7 +10,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,6 +18,7 @@ import mysql from 'mysql2/promise';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { Browser, formFields, logIn } from '../test/support/oauthFlow.ts';
 import type { LoadResult, LoadSpec } from './types.ts';
+import { freePort, waitForReady } from '../test/support/processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -60,15 +60,6 @@ const THREE_NODE_WORKFLOW = {
 const children: ChildProcess[] = [];
 const cleanups: (() => Promise<void>)[] = [];
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
-
 function startMariaDb(): string {
   const result = spawnSync('sh', ['scripts/mariadb.sh'], { cwd: root, encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`scripts/mariadb.sh failed: ${result.stderr}`);
@@ -83,20 +74,6 @@ async function freshMysqlDatabase(url: string, name: string): Promise<string> {
   const u = new URL(url);
   u.pathname = `/${name}`;
   return u.toString();
-}
-
-async function waitReady(baseUrl: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}:\n${output()}`);
-    try {
-      if ((await fetch(`${baseUrl}/readyz`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`the service was not ready within 90 s:\n${output()}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 interface Service {
@@ -127,7 +104,7 @@ async function startService(databaseUrl: string, queueUrl: string): Promise<Serv
   children.push(child);
   child.stdout.on('data', (d) => (text += d));
   child.stderr.on('data', (d) => (text += d));
-  await waitReady(baseUrl, child, () => text);
+  await waitForReady(`${baseUrl}/readyz`, child, () => text);
   return {
     baseUrl,
     env,

@@ -2,13 +2,13 @@
 // contract suite and schemathesis need, the way an operator and a third-party app would: the admin
 // CLI creates a user, an organization, an app and an API key; the real OAuth flow (login, consent,
 // code exchange) yields an access token with both scopes.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Browser, authorizeInBrowser, logIn } from '../test/support/oauthFlow.ts';
-import { freePort } from './prism.ts';
+import { freePort, waitForReady } from '../test/support/processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -34,20 +34,6 @@ function admin(env: NodeJS.ProcessEnv, ...args: string[]): Record<string, unknow
   const result = spawnSync(process.execPath, ['src/cli/admin.ts', ...args, '--json'], { cwd: root, env, encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${result.stderr}`);
   return JSON.parse(result.stdout) as Record<string, unknown>;
-}
-
-async function waitReady(baseUrl: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}:\n${output()}`);
-    try {
-      if ((await fetch(`${baseUrl}/readyz`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`the service was not ready within 90 s:\n${output()}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 export async function startLiveService(extraEnv: Record<string, string> = {}): Promise<LiveService> {
@@ -80,7 +66,7 @@ export async function startLiveService(extraEnv: Record<string, string> = {}): P
     await rm(dataDir, { recursive: true, force: true });
   };
   try {
-    await waitReady(baseUrl, child, output);
+    await waitForReady(`${baseUrl}/readyz`, child, output);
     const login = 'contract-user';
     const password = 'contract-password-1';
     const redirectUri = 'http://127.0.0.1:9/callback';

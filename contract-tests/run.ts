@@ -4,7 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startLiveService, type LiveService } from './liveService.ts';
-import { freePort, startPrism } from './prism.ts';
+import { freePort } from '../test/support/processes.ts';
+import { startPrism } from './prism.ts';
 
 const { values } = parseArgs({
   options: { target: { type: 'string', default: process.env.CONTRACT_TARGET ?? 'mock' }, help: { type: 'boolean' } },

@@ -1,22 +1,13 @@
 import { execFile } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded.ts';
 import { createKnex } from './knex.ts';
+import { freePort } from '../../test/support/processes.ts';
 
 const exec = promisify(execFile);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe('embedded PostgreSQL (the zero-setup default store)', () => {
   const dataDir = path.resolve('.data', `test-embedded-${process.pid}`);

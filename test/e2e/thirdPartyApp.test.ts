@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLiveService, type LiveService } from '../../contract-tests/liveService.ts';
-import { freePort } from '../../contract-tests/prism.ts';
+import { freePort } from '../support/processes.ts';
 import { DEMO } from '../../src/platform/seed.ts';
 import { Browser as HttpBrowser, authorizeInBrowser, logIn } from '../support/oauthFlow.ts';
 

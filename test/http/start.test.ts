@@ -1,35 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../support/db.ts';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitReady(url: string, child: ChildProcess, output: () => string): Promise<Response> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}:\n${output()}`);
-    try {
-      const res = await fetch(url);
-      if (res.status === 200) return res;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`not ready within 60 s:\n${output()}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+import { freePort, waitForReady } from '../support/processes.ts';
 
 function start(env: Record<string, string>): { child: ChildProcess; output: () => string } {
   let text = '';
@@ -52,7 +28,7 @@ describe('npm start (src/main.ts as a real process)', () => {
     const port = await freePort();
     const { child, output } = start({ DATABASE_URL: testDb.url, PORT: String(port), HOST: '127.0.0.1' });
     cleanups.push(async () => void child.kill('SIGKILL'));
-    const res = await waitReady(`http://127.0.0.1:${port}/readyz`, child, output);
+    const res = await waitForReady(`http://127.0.0.1:${port}/readyz`, child, output);
     expect(await res.json()).toMatchObject({ status: 'ok', checks: { database: 'ok' } });
     expect(output()).toContain('demo / demo-password'); // first start seeds and prints the demo login once
     child.kill('SIGTERM');
@@ -77,7 +53,7 @@ describe('npm start (src/main.ts as a real process)', () => {
     for (const round of [1, 2]) {
       const { child, output } = start(env);
       cleanups.push(async () => void child.kill('SIGKILL'));
-      await waitReady(`http://127.0.0.1:${env.PORT}/readyz`, child, output);
+      await waitForReady(`http://127.0.0.1:${env.PORT}/readyz`, child, output);
       if (round === 1) expect(output()).toContain('First start: demo data created');
       else expect(output()).not.toContain('First start');
       child.kill('SIGTERM');

@@ -1,25 +1,14 @@
 import { mkdir, readdir, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../src/db/embedded.ts';
+import { freePort } from './processes.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** postgres:// URL of the maintenance database of the run's one embedded PostgreSQL. */
     pgAdminUrl: string;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 function alive(pid: number): boolean {
