@@ -2,6 +2,7 @@ import { Router, type Request } from 'express';
 import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
 import type { AppContext } from '../context.ts';
 import { OAuthError } from '../http/problems.ts';
+import { databaseRateLimitStore, retryAfterSeconds } from '../http/rateLimitStore.ts';
 import { csrfToken, loginUrl, sessionMiddleware } from '../platform/session.ts';
 import { AuthorizePageError, AuthorizeRedirectError, redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './authorize.ts';
 import { authorizeErrorPage, consentPage } from './consent.ts';
@@ -59,8 +60,10 @@ export function oauthRouter(ctx: AppContext): Router {
     standardHeaders: 'draft-7',
     legacyHeaders: false,
     keyGenerator: clientKey,
-    handler: (_req, _res, next, options) => {
-      const retryAfter = String(Math.ceil(options.windowMs / 1000));
+    // Shared by every API process (the memory store would multiply the limit by the process count).
+    store: databaseRateLimitStore(ctx.db, 'token:'),
+    handler: (req, _res, next, options) => {
+      const retryAfter = String(retryAfterSeconds(req, options.windowMs));
       next(new OAuthError('slow_down', 'Too many requests; retry later.', 429, { 'Retry-After': retryAfter }));
     },
   });

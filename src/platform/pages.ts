@@ -3,6 +3,7 @@ import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
 import type { AppContext } from '../context.ts';
 import { splitScope } from '../oauth/scopes.ts';
 import { listAuthorizedApps, revokeApplicationForUser } from '../oauth/store.ts';
+import { databaseRateLimitStore, retryAfterSeconds } from '../http/rateLimitStore.ts';
 import { isAppError } from '../shared/errors.ts';
 import { ACCESS_TOKEN_PERMISSIONS, createAccessToken, deleteAccessToken, listAccessTokensOfUser, USAGE_SCENARIOS } from './accessTokens.ts';
 import { createApp, deleteApp, listAppsForOwner, rotateSecret, type AppDetails } from './apps.ts';
@@ -88,7 +89,7 @@ export function platformPagesRouter(ctx: AppContext): Router {
   const session = sessionMiddleware(ctx);
   const csrf = csrfProtect(ctx);
   const windowMs = 15 * 60_000;
-  const limited: RequestHandler = (_req, res, _next) => tooManyAttempts(res, windowMs / 1000);
+  const limited: RequestHandler = (req, res, _next) => tooManyAttempts(res, retryAfterSeconds(req, windowMs));
   // Failed attempts per address (guessing many accounts) and per account (one account from many addresses).
   const loginPerIp = rateLimit({
     windowMs,
@@ -97,6 +98,7 @@ export function platformPagesRouter(ctx: AppContext): Router {
     legacyHeaders: false,
     skipSuccessfulRequests: true,
     keyGenerator: (req) => ipKeyGenerator(req.ip ?? ''),
+    store: databaseRateLimitStore(ctx.db, 'login-ip:'),
     handler: limited,
   });
   const loginPerAccount = rateLimit({
@@ -106,6 +108,7 @@ export function platformPagesRouter(ctx: AppContext): Router {
     legacyHeaders: false,
     skipSuccessfulRequests: true,
     keyGenerator: (req) => `login:${field(req, 'login').toLowerCase()}`,
+    store: databaseRateLimitStore(ctx.db, 'login-account:'),
     handler: limited,
   });
 
