@@ -55,8 +55,12 @@ async function main(): Promise<void> {
 
   stopGracefully(logger, 'service', async () => {
     server.close();
+    // close() ends only the connections idle right now; a keep-alive connection whose request
+    // was in flight turns idle later and would hold the server open for keepAliveTimeout (65 s).
+    const closeIdle = setInterval(() => server.closeIdleConnections(), 100);
     server.closeIdleConnections();
     await once(server, 'close');
+    clearInterval(closeIdle);
     await ctx.runs?.stop();
     await database.close();
   });
