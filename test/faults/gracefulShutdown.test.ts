@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI.ts';
-import { freePort } from './support/databases.ts';
+import { freePort } from '../support/processes.ts';
 import { bearer, createWorkflow, waitFor } from './support/fixtures.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -3,21 +3,10 @@
 // without touching the shared test databases.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../../src/db/embedded.ts';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
+import { freePort } from '../../support/processes.ts';
 
 export interface OwnDatabase {
   /** URL of a database the application may use (created on first start). */
