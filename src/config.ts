@@ -96,8 +96,10 @@ const envSchema = z.object({
   WORKFLOW_MAX_TOKENS_LIMIT: integer(32768, 1, 10_000_000),
   BODY_LIMIT_BYTES: integer(1_048_576, 1024, 1_073_741_824),
   RUN_TIMEOUT_SECONDS: integer(300, 1, 86_400),
+  RUN_CONCURRENCY: integer(32, 1, 1000),
   DELETED_WORKFLOW_RETENTION_SECONDS: integer(0, 0, 31_536_000),
   TOKEN_RATE_LIMIT_PER_MINUTE: integer(120, 1, 1_000_000),
+  API_RATE_LIMIT_PER_MINUTE: integer(6000, 1, 100_000_000),
   RUN_WORKER: z.preprocess(blankToUndefined, booleanText.optional()),
   RESPONSE_VALIDATION: z.preprocess(blankToUndefined, booleanText.optional()),
 });
@@ -167,10 +169,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     WORKFLOW_MAX_TOKENS_LIMIT: e.WORKFLOW_MAX_TOKENS_LIMIT,
     BODY_LIMIT_BYTES: e.BODY_LIMIT_BYTES,
     RUN_TIMEOUT_SECONDS: e.RUN_TIMEOUT_SECONDS,
+    /** Runs one worker process executes at once (each mostly waits on the store and the model provider). */
+    RUN_CONCURRENCY: e.RUN_CONCURRENCY,
     /** How long a deleted workflow's runs stay readable before the workflow is gone (0: at once). */
     DELETED_WORKFLOW_RETENTION_SECONDS: e.DELETED_WORKFLOW_RETENTION_SECONDS,
     /** Requests per client and minute to the token and revocation endpoints. */
     TOKEN_RATE_LIMIT_PER_MINUTE: e.TOKEN_RATE_LIMIT_PER_MINUTE,
+    /** Requests per minute per OAuth grant or raw access token on the open, serverless and workflow APIs. */
+    API_RATE_LIMIT_PER_MINUTE: e.API_RATE_LIMIT_PER_MINUTE,
     /** `npm start` also executes runs; false leaves them to `npm run worker` processes. */
     RUN_WORKER: e.RUN_WORKER ?? true,
     /** Validate responses against openapi.yaml; on by default except in production. */

@@ -8,6 +8,7 @@ import { healthRouter } from './health.ts';
 import { errorHandler, notFoundHandler } from './errorHandler.ts';
 import { httpLogger } from './logger.ts';
 import { methodNotAllowed } from './methods.ts';
+import { apiRateLimit } from './apiRateLimit.ts';
 import { pagePaths } from './pagePaths.ts';
 import { securityHandlers } from './security.ts';
 import { oauthRouter, oauthPagesRouter } from '../oauth/router.ts';
@@ -59,6 +60,10 @@ export function createApp(ctx: AppContext): express.Express {
     }),
   );
 
+  // After the validator's security handlers, which establish whose allowance a request spends.
+  const limiter = apiRateLimit(ctx.db, ctx.logger, ctx.config.API_RATE_LIMIT_PER_MINUTE);
+  app.locals.apiRateLimit = limiter;
+  app.use(['/api/open/v1', '/api/workflows', '/serverless'], limiter.middleware);
   app.use(healthRouter(ctx));
   app.use(oauthRouter(ctx));
   app.use(openRouter(ctx));

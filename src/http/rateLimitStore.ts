@@ -18,11 +18,40 @@ interface Row {
 
 const info = (row: Row): ClientRateLimitInfo => ({ totalHits: Number(row.hits), resetTime: new Date(Number(row.reset_at)) });
 
+/**
+ * Adds `hits` to the row `id` in one atomic statement and returns the window's total: a window that
+ * has ended restarts at `hits` in the same statement, so concurrent adds from several processes
+ * never lose a count and never reset each other's windows.
+ */
+export async function addRateLimitHits(db: Knex, id: string, hits: number, windowMs: number): Promise<ClientRateLimitInfo> {
+  const now = Date.now();
+  const resetAt = now + windowMs;
+  if (dialectOf(db) === 'mysql') {
+    // MySQL has no RETURNING: upsert, then read the row we just locked, in one transaction.
+    // Assignments apply left to right, so reset_at's IF still sees the old reset_at.
+    return db.transaction(async (trx) => {
+      await trx.raw(
+        'INSERT INTO rate_limits (`key`, hits, reset_at) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE ' +
+          'hits = IF(reset_at <= ?, VALUES(hits), hits + VALUES(hits)), reset_at = IF(reset_at <= ?, VALUES(reset_at), reset_at)',
+        [id, hits, resetAt, now, now],
+      );
+      return info((await trx('rate_limits').select('hits', 'reset_at').where('key', id).first()) as Row);
+    });
+  }
+  const result = await db.raw<{ rows: Row[] }>(
+    'INSERT INTO rate_limits (key, hits, reset_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET ' +
+      'hits = CASE WHEN rate_limits.reset_at <= ? THEN EXCLUDED.hits ELSE rate_limits.hits + EXCLUDED.hits END, ' +
+      'reset_at = CASE WHEN rate_limits.reset_at <= ? THEN EXCLUDED.reset_at ELSE rate_limits.reset_at END ' +
+      'RETURNING hits, reset_at',
+    [id, hits, resetAt, now, now],
+  );
+  return info(result.rows[0]!);
+}
+
 /** A Store whose keys are `${prefix}${key}` rows of `rate_limits`; give each limiter its own prefix. */
 export function databaseRateLimitStore(db: Knex, prefix: string): Store {
   let windowMs = 60_000;
   let hitsSinceSweep = 0;
-  const mysql = dialectOf(db) === 'mysql';
   // Keys hold user input (a login name): long ones are hashed to fit the column.
   const rowKey = (key: string) => {
     const full = prefix + key;
@@ -42,33 +71,9 @@ export function databaseRateLimitStore(db: Knex, prefix: string): Store {
     },
 
     async increment(key: string): Promise<IncrementResponse> {
-      const now = Date.now();
-      const id = rowKey(key);
-      const resetAt = now + windowMs;
-      let row: Row;
-      if (mysql) {
-        // MySQL has no RETURNING: upsert, then read the row we just locked, in one transaction.
-        // Assignments apply left to right, so reset_at's IF still sees the old reset_at.
-        row = await db.transaction(async (trx) => {
-          await trx.raw(
-            'INSERT INTO rate_limits (`key`, hits, reset_at) VALUES (?, 1, ?) ON DUPLICATE KEY UPDATE ' +
-              'hits = IF(reset_at <= ?, 1, hits + 1), reset_at = IF(reset_at <= ?, VALUES(reset_at), reset_at)',
-            [id, resetAt, now, now],
-          );
-          return (await trx('rate_limits').select('hits', 'reset_at').where('key', id).first()) as Row;
-        });
-      } else {
-        const result = await db.raw<{ rows: Row[] }>(
-          'INSERT INTO rate_limits (key, hits, reset_at) VALUES (?, 1, ?) ON CONFLICT (key) DO UPDATE SET ' +
-            'hits = CASE WHEN rate_limits.reset_at <= ? THEN 1 ELSE rate_limits.hits + 1 END, ' +
-            'reset_at = CASE WHEN rate_limits.reset_at <= ? THEN EXCLUDED.reset_at ELSE rate_limits.reset_at END ' +
-            'RETURNING hits, reset_at',
-          [id, resetAt, now, now],
-        );
-        row = result.rows[0]!;
-      }
-      if (++hitsSinceSweep >= SWEEP_EVERY) await sweep(now);
-      return info(row);
+      const result = await addRateLimitHits(db, rowKey(key), 1, windowMs);
+      if (++hitsSinceSweep >= SWEEP_EVERY) await sweep(Date.now());
+      return result;
     },
 
     async decrement(key: string): Promise<void> {

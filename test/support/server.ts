@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import { loadConfig } from '../../src/config.ts';
 import type { AppContext } from '../../src/context.ts';
 import { createApp } from '../../src/http/app.ts';
+import type { ApiRateLimit } from '../../src/http/apiRateLimit.ts';
 import { createLogger } from '../../src/http/logger.ts';
 import { createKnex, dialectOfUrl, type Dialect } from '../../src/db/knex.ts';
 import { migrateLatest } from '../../src/db/migrate.ts';
@@ -19,6 +20,8 @@ export interface TestServer {
   databaseUrl: string;
   /** The pg-boss database's URL, when started with `runs`. */
   queueUrl: string | undefined;
+  /** The per-token limiter of the API (flush it to share counts with other instances now). */
+  apiRateLimit: ApiRateLimit;
   close(): Promise<void>;
 }
 
@@ -67,14 +70,18 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ctx.runs = await startRunMachinery({ config, db: testDb.db, logger: ctx.logger, queueUrl, worker });
     ctx.queueHealth = ctx.runs.queue.health;
   }
-  server.on('request', createApp(ctx));
+  const app = createApp(ctx);
+  const apiRateLimit = app.locals.apiRateLimit as ApiRateLimit;
+  server.on('request', app);
   return {
+    apiRateLimit,
     baseUrl,
     ctx,
     logs,
     databaseUrl: testDb.url,
     queueUrl: options.runs ? (options.queueUrl ?? queueDb?.url ?? testDb.url) : undefined,
     async close() {
+      apiRateLimit.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await ctx.runs?.stop();
