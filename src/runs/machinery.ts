@@ -55,7 +55,7 @@ export async function startRunMachinery(options: {
       const deps = { db, models, logger, runTimeoutSeconds: config.RUN_TIMEOUT_SECONDS };
       const runner = createRunner(deps);
       machinery.runner = runner;
-      await queue.work((runId, job) => runner.handle(runId, job), concurrency ? { concurrency } : {});
+      await queue.work((runId, job) => runner.handle(runId, job), { concurrency: concurrency ?? config.RUN_CONCURRENCY });
       const retentionMs = config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000;
       sweeper = setInterval(() => {
         sweepStuckRuns({ ...deps, queue }).catch((err: unknown) => logger.warn({ err }, 'stuck-run sweep failed'));

@@ -1,4 +1,7 @@
-import { PgBoss } from 'pg-boss';
+import { PgBoss, type WipData } from 'pg-boss';
+// The expression pg-boss's own listener evaluates for its NOTIFY channel (pg-boss 12): the queue's
+// inserts NOTIFY on it, and we listen on the same channel (see wakeOne below).
+import { notifyChannelSql } from 'pg-boss/dist/plans.js';
 import type { Logger } from 'pino';
 
 export const RUN_QUEUE = 'workflow-runs';
@@ -29,10 +32,20 @@ export interface RunQueueOptions {
   monitorIntervalSeconds?: number;
 }
 
+const SCHEMA = 'pgboss';
+const POLLING_INTERVAL_SECONDS = 2;
+
 /**
- * The pg-boss queue that carries run ids to workers. Jobs wake idle workers by LISTEN/NOTIFY, so
- * a run starts in milliseconds; heartbeats let pg-boss notice a dead worker within seconds and
- * hand its job to another (the executor then finds the run half-done and finishes it clearly).
+ * The pg-boss queue that carries run ids to workers. A new job wakes one worker at once by
+ * LISTEN/NOTIFY, so a run starts in milliseconds; heartbeats let pg-boss notice a dead worker
+ * within seconds and hand its job to another (the executor then finds the run half-done and
+ * finishes it clearly).
+ *
+ * pg-boss's own listener (`useListenNotify`) wakes every worker of the queue for every job: with
+ * RUN_CONCURRENCY workers mostly idle, each job cost that many fetch queries, all but one empty.
+ * So the process listens itself, on the channel the queue's inserts already NOTIFY, and wakes one
+ * worker per job: an idle one if there is one, else a busy one, which then fetches again as soon
+ * as it is done. Polling (2 s) stays the backstop, and finds retries of jobs whose worker died.
  */
 export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue> {
   // The monitor pass is what fails a job whose heartbeat stopped; pg-boss's default (60 s) would
@@ -40,7 +53,9 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
   const monitorIntervalSeconds = options.monitorIntervalSeconds ?? 5;
   const boss = new PgBoss({
     connectionString: options.url,
-    useListenNotify: true,
+    schema: SCHEMA,
+    // Listening is ours (see above); the queue's inserts still NOTIFY (`notify: true`).
+    useListenNotify: false,
     max: 10,
     monitorIntervalSeconds,
     superviseIntervalSeconds: monitorIntervalSeconds,
@@ -59,6 +74,20 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
       expireInSeconds: options.runTimeoutSeconds + 30,
     });
   }
+  let listener: { close(): Promise<void> } | undefined;
+  let next = 0;
+  /** Wakes one worker of this process for one new job (the next idle one in turn, else a busy one). */
+  const wakeOne = () => {
+    const workers = boss.getWipData().filter((w: WipData) => w.name === RUN_QUEUE && w.state === 'active');
+    if (!workers.length) return;
+    const idle = workers.filter((w) => w.count === 0);
+    const pool = idle.length ? idle : workers;
+    boss.notifyWorker(pool[next++ % pool.length]!.id);
+  };
+  /** After the listener (re)connects, notifications may have been missed: every worker fetches once. */
+  const wakeAll = () => {
+    for (const w of boss.getWipData()) if (w.name === RUN_QUEUE) boss.notifyWorker(w.id);
+  };
   return {
     async enqueue(runId) {
       await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId });
@@ -69,10 +98,8 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
         {
           batchSize: 1,
           localConcurrency: concurrency,
-          pollingIntervalSeconds: 2,
-          // NOTIFY wakes workers for new jobs only; a retry (dead worker) is found by polling,
-          // whose notify-mode default (30 s) would add half a minute to every recovery.
-          notifyPollingIntervalSeconds: 2,
+          // NOTIFY wakes workers for new jobs only; a retry (dead worker) is found by polling.
+          pollingIntervalSeconds: POLLING_INTERVAL_SECONDS,
         },
         async ([job]) => {
           if (!job) return;
@@ -83,11 +110,22 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
           });
         },
       );
+      const db = boss.getDb();
+      if (listener || !db.listen) return;
+      const { rows } = await db.executeSql(`SELECT ${notifyChannelSql(SCHEMA)} AS channel`);
+      const channel = String((rows[0] as { channel: string }).channel);
+      try {
+        listener = await db.listen(channel, (queue) => queue === RUN_QUEUE && wakeOne(), wakeAll);
+      } catch (err) {
+        options.logger.warn({ err }, `run queue: LISTEN failed; new runs wait for the ${POLLING_INTERVAL_SECONDS} s poll`);
+      }
     },
     async health() {
       await boss.getDb().executeSql('select 1');
     },
     async stop() {
+      await listener?.close();
+      listener = undefined;
       await boss.stop({ graceful: true, timeout: 15_000 });
     },
   };

@@ -33,6 +33,7 @@ export function runsRouter(ctx: AppContext): Router {
       queue: ctx.runs.queue,
       logger: ctx.logger,
       onCancelled: (id) => ctx.runs?.runner?.abortLocal(id),
+      onEnqueue: (row) => ctx.runs?.runner?.expect(row),
     };
     const { run } = await service.startRun(runDeps, userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'));
     res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);

@@ -8,9 +8,23 @@ import type { ModelRouter } from './providers/index.ts';
 import type { RunJobContext, RunQueue } from './queue.ts';
 import type { GraphSnapshot } from './service.ts';
 import * as store from './store.ts';
+import type { RunRow, RunStepRow } from './store.ts';
 
 export const PREVIEW_CHARS = 500;
+/** How often a worker reads the state of the runs it executes, to notice another process's cancel. */
 const STATUS_POLL_MS = 1000;
+/**
+ * The check between nodes trusts an ownership confirmed this recently (by the claim, the status
+ * poll or an earlier check) instead of asking the store again: well inside the status poll's
+ * second, and a fast graph costs no query per node.
+ */
+const OWNERSHIP_FRESH_MS = 250;
+/**
+ * A node still running after this long has its start written at once (a client polling the run
+ * sees it `running`); steps that end sooner are written once, start and end together, in one
+ * insert with the others (at the latest just before the run is finished).
+ */
+export const STEP_LOG_DELAY_MS = 50;
 
 export interface RunnerDeps {
   db: Knex;
@@ -25,7 +39,16 @@ export interface Runner {
   handle(runId: string, job: RunJobContext): Promise<void>;
   /** Stops this process's execution of a cancelled run at once (in-flight provider calls included). */
   abortLocal(runId: string): void;
+  /**
+   * The run this process is about to enqueue, as stored: if this process's worker gets its job,
+   * it claims the run without reading it back (graph and inputs never change after the insert).
+   */
+  expect(run: RunRow): void;
 }
+
+/** Runs handed over by `expect`, at most this many and this large (the rest are read from the store). */
+const HANDOVER_MAX_RUNS = 256;
+const HANDOVER_MAX_CHARS = 64 * 1024;
 
 export function preview(text: string | null): string | null {
   if (text === null) return null;
@@ -42,12 +65,138 @@ const WORKER_LOST = (retries: number) =>
 /** The job was taken away from this worker (pg-boss expiry or shutdown): not the run's fault. */
 class Interrupted extends Error {}
 
+type NewStep = Omit<RunStepRow, 'id'>;
+type StepEnd = Pick<RunStepRow, 'status' | 'finished_at' | 'output_preview' | 'usage' | 'error'>;
+
+/**
+ * One run's per-node log, written behind execution: a step that starts and ends within
+ * STEP_LOG_DELAY_MS is inserted once, already ended, together with the others; a slower one is
+ * inserted as `running` when the delay passes and updated when it ends. Inserts keep start order,
+ * so the log reads in execution order. `close()` writes what is left and reports a failed write.
+ */
+class StepLog {
+  private readonly pending: NewStep[] = [];
+  private writes: Promise<void> = Promise.resolve();
+  private failure: unknown;
+  private timer: NodeJS.Timeout | undefined;
+
+  private readonly db: Knex;
+  private readonly runId: string;
+
+  constructor(db: Knex, runId: string) {
+    this.db = db;
+    this.runId = runId;
+  }
+
+  start(row: NewStep): void {
+    this.pending.push(row);
+    if (!this.timer) this.timer = setTimeout(() => this.flush(), STEP_LOG_DELAY_MS);
+  }
+
+  end(nodeId: string, end: StepEnd): void {
+    const row = this.pending.find((r) => r.node_id === nodeId && r.status === 'running');
+    if (row) {
+      Object.assign(row, end);
+      return;
+    }
+    this.enqueue(() => store.finishStep(this.db, this.runId, nodeId, end));
+  }
+
+  /** Writes every step not yet written; resolves when all writes are done, rejects if one failed. */
+  async close(): Promise<void> {
+    this.flush();
+    await this.writes;
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** The attempt was taken away: nothing more is written. */
+  discard(): void {
+    clearTimeout(this.timer);
+    this.pending.length = 0;
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.pending.length) return;
+    const rows = this.pending.splice(0).map((r) => ({ ...r }));
+    this.enqueue(() => store.insertSteps(this.db, rows));
+  }
+
+  private enqueue(write: () => Promise<void>): void {
+    this.writes = this.writes.then(async () => {
+      if (this.failure !== undefined) return;
+      try {
+        await write();
+      } catch (err) {
+        this.failure = err;
+      }
+    });
+  }
+}
+
+interface Executing {
+  attempt: number;
+  controller: AbortController;
+  /** performance.now() when the store last said this attempt still holds the run. */
+  confirmedAt: number;
+}
+
 export function createRunner(deps: RunnerDeps): Runner {
   const now = deps.now ?? Date.now;
-  const local = new Map<string, AbortController>();
+  const executing = new Map<string, Executing>();
+  const handedOver = new Map<string, RunRow>();
 
-  /** Claims the run for this job; returns the attempt number to fence writes with, or null to ack and stop. */
-  async function claim(runId: string, job: RunJobContext): Promise<number | null> {
+  // One status poll for all the runs this process executes: a cancel made by another process is
+  // seen within a second, for a node waiting on a provider too, at one query a second.
+  let poll: NodeJS.Timeout | undefined;
+  let polling = false;
+  const pollStates = async () => {
+    if (polling || !executing.size) return;
+    polling = true;
+    try {
+      const ids = [...executing.keys()];
+      const states = await store.runStatesOf(deps.db, ids);
+      const at = performance.now();
+      for (const id of ids) {
+        const run = executing.get(id);
+        if (!run) continue;
+        const state = states.get(id);
+        if (state?.status === 'running' && state.attempts === run.attempt) run.confirmedAt = at;
+        else run.controller.abort(new RunFailure('cancelled', 'The run was cancelled.'));
+      }
+    } catch (err) {
+      deps.logger.warn({ err }, 'run status poll failed');
+    } finally {
+      polling = false;
+    }
+  };
+  const watch = (runId: string, run: Executing) => {
+    executing.set(runId, run);
+    if (!poll) {
+      poll = setInterval(() => void pollStates(), STATUS_POLL_MS);
+      poll.unref();
+    }
+  };
+  const unwatch = (runId: string) => {
+    executing.delete(runId);
+    if (!executing.size) {
+      clearInterval(poll);
+      poll = undefined;
+    }
+  };
+
+  /** Claims the run for this job; returns it as this attempt holds it, or null to ack and stop. */
+  async function claim(runId: string, job: RunJobContext): Promise<RunRow | null> {
+    const known = handedOver.get(runId);
+    if (known) {
+      handedOver.delete(runId);
+      // The conditional update is the claim either way; a miss (cancelled meanwhile) reads the run.
+      const startedAt = now();
+      if (known.status === 'queued' && job.retryCount === 0 && (await store.claimQueuedRun(deps.db, runId, known.attempts, startedAt))) {
+        return { ...known, status: 'running', started_at: startedAt, attempts: known.attempts + 1 };
+      }
+    }
     const run = await store.findRun(deps.db, runId);
     if (!run) {
       deps.logger.warn({ runId }, 'job for an unknown run; dropped');
@@ -55,8 +204,10 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
     if (store.TERMINAL.includes(run.status)) return null; // e.g. cancelled while queued
     if (run.status === 'queued') {
-      const attempt = await store.claimQueuedRun(deps.db, runId, now());
-      if (attempt !== null) return attempt;
+      const startedAt = now();
+      if (await store.claimQueuedRun(deps.db, runId, run.attempts, startedAt)) {
+        return { ...run, status: 'running', started_at: startedAt, attempts: run.attempts + 1 };
+      }
       return claim(runId, job); // cancelled or claimed meanwhile: look again
     }
     // `running`: a first delivery finding it so is a duplicate of a live job; leave it to that one.
@@ -67,10 +218,11 @@ export function createRunner(deps: RunnerDeps): Runner {
       deps.logger.error({ runId, retryCount: job.retryCount }, 'run failed: worker lost on the last attempt');
       return null;
     }
-    if (!(await store.takeOverRun(deps.db, runId, run.attempts, now()))) return claim(runId, job);
+    const startedAt = now();
+    if (!(await store.takeOverRun(deps.db, runId, run.attempts, startedAt))) return claim(runId, job);
     await store.deleteSteps(deps.db, runId); // re-run from scratch: the graph is re-executed whole
     deps.logger.warn({ runId, retryCount: job.retryCount }, 'run taken over after its worker was lost');
-    return run.attempts + 1;
+    return { ...run, started_at: startedAt, attempts: run.attempts + 1 };
   }
 
   async function stillMine(runId: string, attempt: number): Promise<boolean> {
@@ -78,31 +230,34 @@ export function createRunner(deps: RunnerDeps): Runner {
     return current?.status === 'running' && current.attempts === attempt;
   }
 
-  async function execute(runId: string, attempt: number, job: RunJobContext): Promise<void> {
-    const run = (await store.findRun(deps.db, runId))!;
+  async function execute(run: RunRow, job: RunJobContext): Promise<void> {
+    const runId = run.id;
+    const attempt = run.attempts;
     const snapshot = JSON.parse(run.graph) as GraphSnapshot;
     const inputs = JSON.parse(run.inputs) as Record<string, string>;
     const startedAt = run.started_at ?? now();
 
     const controller = new AbortController();
-    local.set(runId, controller);
+    const self: Executing = { attempt, controller, confirmedAt: performance.now() };
+    watch(runId, self);
     const timer = setTimeout(
       () => controller.abort(new RunFailure('timeout', `The run took longer than ${deps.runTimeoutSeconds} s (RUN_TIMEOUT_SECONDS).`)),
       deps.runTimeoutSeconds * 1000,
     );
-    // Another process's cancel: seen between nodes by shouldContinue, and within a second here
-    // for a node that is waiting on a provider.
-    const poll = setInterval(() => {
-      stillMine(runId, attempt).then(
-        (mine) => mine || controller.abort(new RunFailure('cancelled', 'The run was cancelled.')),
-        (err: unknown) => deps.logger.warn({ err, runId }, 'run status poll failed'),
-      );
-    }, STATUS_POLL_MS);
     const onJobAbort = () => controller.abort(new Interrupted('the job was taken away from this worker'));
     job.signal.addEventListener('abort', onJobAbort, { once: true });
 
-    const stepStart = async (node: WorkflowNode, input: string) => {
-      await store.insertStep(deps.db, {
+    // Another process's cancel: seen between nodes here (the store is asked unless the poll or
+    // the claim confirmed the run very recently), and within a second by the status poll.
+    const shouldContinue = async () => {
+      if (performance.now() - self.confirmedAt < OWNERSHIP_FRESH_MS) return true;
+      const mine = await stillMine(runId, attempt);
+      if (mine) self.confirmedAt = performance.now();
+      return mine;
+    };
+    const steps = new StepLog(deps.db, runId);
+    const stepStart = (node: WorkflowNode, input: string) => {
+      steps.start({
         run_id: runId,
         node_id: node.id,
         node_type: node.type,
@@ -115,8 +270,8 @@ export function createRunner(deps: RunnerDeps): Runner {
         error: null,
       });
     };
-    const stepEnd = async (report: StepReport) => {
-      await store.finishStep(deps.db, runId, report.nodeId, {
+    const stepEnd = (report: StepReport) => {
+      steps.end(report.nodeId, {
         status: report.status,
         finished_at: now(),
         output_preview: preview(report.output),
@@ -129,18 +284,28 @@ export function createRunner(deps: RunnerDeps): Runner {
     try {
       const { output } = await executeGraph(snapshot, inputs, deps.models, {
         signal: controller.signal,
-        hooks: { onStepStart: stepStart, onStepEnd: stepEnd, shouldContinue: () => stillMine(runId, attempt) },
+        hooks: { onStepStart: stepStart, onStepEnd: stepEnd, shouldContinue },
       });
       end = { status: 'completed', output: JSON.stringify(output), error: null };
     } catch (err) {
-      if (controller.signal.reason instanceof Interrupted) throw controller.signal.reason;
+      if (controller.signal.reason instanceof Interrupted) {
+        steps.discard();
+        throw controller.signal.reason;
+      }
       const failure = err instanceof RunFailure ? err : new RunFailure('internal_error', (err as Error).message);
       end = { status: failure.code === 'cancelled' ? 'cancelled' : 'failed', output: null, error: JSON.stringify(failure.toJSON()) };
     } finally {
       clearTimeout(timer);
-      clearInterval(poll);
+      unwatch(runId);
       job.signal.removeEventListener('abort', onJobAbort);
-      local.delete(runId);
+    }
+    try {
+      await steps.close(); // the log is complete before the run is seen finished
+    } catch (err) {
+      deps.logger.error({ err, runId }, 'run log write failed');
+      if (end.status === 'completed') {
+        end = { status: 'failed', output: null, error: JSON.stringify(new RunFailure('internal_error', `The run's log could not be written: ${(err as Error).message}`).toJSON()) };
+      }
     }
     const finishedAt = now();
     const finished = await store.finishRun(deps.db, runId, attempt, {
@@ -154,12 +319,18 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   return {
     async handle(runId, job) {
-      const attempt = await claim(runId, job);
-      if (attempt === null) return;
-      await execute(runId, attempt, job);
+      const run = await claim(runId, job);
+      if (run === null) return;
+      await execute(run, job);
     },
     abortLocal(runId) {
-      local.get(runId)?.abort(new RunFailure('cancelled', 'The run was cancelled.'));
+      executing.get(runId)?.controller.abort(new RunFailure('cancelled', 'The run was cancelled.'));
+    },
+    expect(run) {
+      if (run.graph.length + run.inputs.length > HANDOVER_MAX_CHARS) return;
+      handedOver.delete(run.id);
+      handedOver.set(run.id, run);
+      if (handedOver.size > HANDOVER_MAX_RUNS) handedOver.delete(handedOver.keys().next().value!);
     },
   };
 }

@@ -21,6 +21,8 @@ export interface RunDeps extends WorkflowDeps {
   logger: Logger;
   /** Aborts this process's execution of a run at once (others notice within a second). */
   onCancelled?: (runId: string) => void;
+  /** Told of each run about to be enqueued (this process's worker can then claim it without reading it back). */
+  onEnqueue?: (row: RunRow) => void;
 }
 
 /** The graph snapshot stored with each run. */
@@ -96,6 +98,7 @@ const canonical = (inputs: Record<string, string>) => JSON.stringify(Object.keys
 
 async function enqueueOrFail(deps: RunDeps, row: RunRow): Promise<RunRow> {
   try {
+    deps.onEnqueue?.(row); // before the job exists: a worker here may take it at once
     await deps.queue.enqueue(row.id);
     return row;
   } catch (err) {
@@ -183,10 +186,16 @@ async function runOf(deps: WorkflowDeps, userId: number, workflowId: string, run
   return row;
 }
 
+/**
+ * A run with its logs: what polling clients call over and over, so two queries side by side (the
+ * run joined with its workflow's deletion, and the steps). Anything unusual (no such run, a
+ * deleted workflow) takes the general path, which answers the right 404.
+ */
 export async function getRun(deps: WorkflowDeps, userId: number, workflowId: string, runId: string): Promise<RunDetail> {
+  const [found, steps] = await Promise.all([store.findRunOfWorkflowWithDeletion(deps.db, userId, workflowId, runId), store.listSteps(deps.db, runId)]);
+  if (found && found.workflowDeletedAt === null) return { ...toRun(found.run), logs: steps.map(toRunStep) };
   const row = await runOf(deps, userId, workflowId, runId);
-  const steps = await store.listSteps(deps.db, runId);
-  return { ...toRun(row), logs: steps.map(toRunStep) };
+  return { ...toRun(row), logs: (await store.listSteps(deps.db, runId)).map(toRunStep) };
 }
 
 export async function listRuns(

@@ -76,6 +76,28 @@ export async function findRunOfWorkflow(db: Knex, userId: number, workflowId: st
   return row ? fromDb(row) : undefined;
 }
 
+/**
+ * The run of this user and workflow with its workflow's `deleted_at`, in one query (the read path
+ * of a polled run); undefined when either is missing.
+ */
+export async function findRunOfWorkflowWithDeletion(
+  db: Knex,
+  userId: number,
+  workflowId: string,
+  id: string,
+): Promise<{ run: RunRow; workflowDeletedAt: number | null } | undefined> {
+  const row = (await db('runs')
+    .join('workflows', function () {
+      this.on('workflows.id', '=', 'runs.workflow_id').andOn('workflows.user_id', '=', 'runs.user_id');
+    })
+    .select('runs.*', 'workflows.deleted_at as workflow_deleted_at')
+    .where({ 'runs.id': id, 'runs.user_id': userId, 'runs.workflow_id': workflowId })
+    .first()) as (RunRow & { workflow_deleted_at: unknown }) | undefined;
+  if (!row) return undefined;
+  const { workflow_deleted_at: deletedAt, ...run } = row;
+  return { run: fromDb(run), workflowDeletedAt: num(deletedAt) };
+}
+
 export async function findRunByIdempotencyKey(db: Knex, userId: number, workflowId: string, key: string): Promise<RunRow | undefined> {
   const row = (await db<RunRow>('runs').where({ user_id: userId, workflow_id: workflowId, idempotency_key: key }).first()) as
     | RunRow
@@ -108,14 +130,16 @@ export async function listRunsNewestFirst(
   return rows.map(fromDb);
 }
 
-/** queued -> running for the first execution. Returns the new attempt number, or null if the run was not queued. */
-export async function claimQueuedRun(db: Knex, id: string, now: number): Promise<number | null> {
+/**
+ * queued -> running for the first execution, fenced on the attempt count read with the run (so a
+ * run requeued meanwhile is not claimed twice). True when this caller now holds attempt
+ * `expectedAttempt + 1`; false if the run was no longer queued (cancelled, or claimed meanwhile).
+ */
+export async function claimQueuedRun(db: Knex, id: string, expectedAttempt: number, now: number): Promise<boolean> {
   const count = await db('runs')
-    .where({ id, status: 'queued' })
-    .update({ status: 'running', started_at: now, attempts: db.raw('attempts + 1') });
-  if (count !== 1) return null;
-  const row = await findRun(db, id);
-  return row?.attempts ?? null;
+    .where({ id, status: 'queued', attempts: expectedAttempt })
+    .update({ status: 'running', started_at: now, attempts: expectedAttempt + 1 });
+  return count === 1;
 }
 
 /**
@@ -187,6 +211,16 @@ export async function runStatusAndAttempt(db: Knex, id: string): Promise<{ statu
   return row ? { status: row.status, attempts: Number(row.attempts) } : undefined;
 }
 
+/** Status and attempt of many runs in one query (the runs a worker is executing); missing runs are absent. */
+export async function runStatesOf(db: Knex, ids: readonly string[]): Promise<Map<string, { status: RunStatus; attempts: number }>> {
+  const states = new Map<string, { status: RunStatus; attempts: number }>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = (await db('runs').select('id', 'status', 'attempts').whereIn('id', ids.slice(i, i + 500))) as { id: string; status: RunStatus; attempts: number }[];
+    for (const r of rows) states.set(r.id, { status: r.status, attempts: Number(r.attempts) });
+  }
+  return states;
+}
+
 /** Ids of runs in `status` since before `cutoff` (by created_at for queued, started_at for running). */
 export async function listRunsStuckSince(db: Knex, status: 'queued' | 'running', cutoff: number, limit: number): Promise<string[]> {
   const column = status === 'queued' ? 'created_at' : 'started_at';
@@ -194,8 +228,9 @@ export async function listRunsStuckSince(db: Knex, status: 'queued' | 'running',
   return rows.map((r) => r.id);
 }
 
-export async function insertStep(db: Knex, row: Omit<RunStepRow, 'id'>): Promise<void> {
-  await db('run_steps').insert(row);
+/** Inserts steps in the order given, which is their execution order (listSteps orders by id). */
+export async function insertSteps(db: Knex, rows: Omit<RunStepRow, 'id'>[]): Promise<void> {
+  if (rows.length) await db('run_steps').insert(rows);
 }
 
 export async function finishStep(
