@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createApiClient, formBody } from '../src/client/index.ts';
 import { allOperationIds, conformanceProblems } from './spec.ts';
 import { contractTarget } from './target.ts';
+import { seedGraph } from '../test/support/seedWorkflow.ts';
 
 // The same assertions run against the Prism mock and the live service: the status each request
 // must get, and that the response conforms to openapi.yaml (documented status, content type, schema).
@@ -27,19 +28,7 @@ async function expectConformant(
   return { status: response.status, body, response };
 }
 
-const seedWorkflow = {
-  name: 'Ticket summariser',
-  description: 'Summarises a support ticket in one line.',
-  nodes: [
-    { id: 'input', type: 'text_input' as const, config: { variable: 'ticket' } },
-    { id: 'summarise', type: 'llm_call' as const, config: { model: 'echo', temperature: 0.2, max_tokens: 256 } },
-    { id: 'result', type: 'text_output' as const, config: { format: 'plain' as const } },
-  ],
-  edges: [
-    { from: 'input', to: 'summarise' },
-    { from: 'summarise', to: 'result' },
-  ],
-};
+const seedWorkflow = { name: 'Ticket summariser', description: 'Summarises a support ticket in one line.', ...seedGraph() };
 
 describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 'the live service'} at ${target.baseUrl}`, () => {
   describe('health', () => {

@@ -1,18 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { executeGraph, RunFailure, type Graph, type StepReport } from './executor.ts';
 import { createModelRouter, type ChatRequest, type ModelProvider } from './providers/index.ts';
+import { seedGraph } from '../../test/support/seedWorkflow.ts';
 
-const seed: Graph = {
-  nodes: [
-    { id: 'input', type: 'text_input', config: { variable: 'ticket' } },
-    { id: 'summarise', type: 'llm_call', config: { model: 'echo', temperature: 0.2, max_tokens: 256 } },
-    { id: 'result', type: 'text_output', config: { format: 'plain' } },
-  ],
-  edges: [
-    { from: 'input', to: 'summarise' },
-    { from: 'summarise', to: 'result' },
-  ],
-};
+const seed: Graph = seedGraph();
 
 /** A provider whose calls finish only when the test says so, to observe concurrency. */
 function gatedProvider() {

@@ -12,6 +12,7 @@ import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createRunner, sweepStuckRuns } from './runner.ts';
 import { newRunId } from './service.ts';
 import * as store from './store.ts';
+import { seedGraph } from '../../test/support/seedWorkflow.ts';
 
 type Run = Schemas['RunDetail'];
 
@@ -60,15 +61,7 @@ describe.each(testDialects())('run recovery on %s', (dialect) => {
     const created = await alice.POST('/api/workflows', {
       body: {
         name: 'recover me',
-        nodes: [
-          { id: 'input', type: 'text_input', config: { variable: 'ticket' } },
-          { id: 'summarise', type: 'llm_call', config: { model: 'llama-3' } },
-          { id: 'result', type: 'text_output', config: { format: 'plain' } },
-        ],
-        edges: [
-          { from: 'input', to: 'summarise' },
-          { from: 'summarise', to: 'result' },
-        ],
+        ...seedGraph('llama-3'),
       },
     });
     const workflowId = created.data!.data.id;

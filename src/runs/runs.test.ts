@@ -11,8 +11,8 @@ import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { CANCELLED_BY_USER } from './service.ts';
 import * as store from './store.ts';
+import { seedGraph } from '../../test/support/seedWorkflow.ts';
 
-type WorkflowNode = Schemas['WorkflowNode'];
 type RunDetail = Schemas['RunDetail'];
 
 async function apiKeyFor(ctx: AppContext, login: string): Promise<string> {
@@ -21,19 +21,6 @@ async function apiKeyFor(ctx: AppContext, login: string): Promise<string> {
   return token;
 }
 
-/** The seed's example: text_input -> llm_call -> text_output. */
-function seedGraph(model: string, format: 'plain' | 'markdown' | 'json' = 'plain') {
-  const nodes: WorkflowNode[] = [
-    { id: 'input', type: 'text_input', config: { variable: 'ticket' } },
-    { id: 'summarise', type: 'llm_call', config: { model, temperature: 0.2, max_tokens: 256 } },
-    { id: 'result', type: 'text_output', config: { format } },
-  ];
-  const edges = [
-    { from: 'input', to: 'summarise' },
-    { from: 'summarise', to: 'result' },
-  ];
-  return { nodes, edges };
-}
 
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 

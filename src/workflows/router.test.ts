@@ -7,6 +7,7 @@ import { testDialects } from '../../test/support/db.ts';
 import type { AppContext } from '../context.ts';
 import { createAccessToken, deleteAccessToken } from '../platform/accessTokens.ts';
 import { createUser } from '../platform/users.ts';
+import { seedGraph } from '../../test/support/seedWorkflow.ts';
 
 type WorkflowNode = Schemas['WorkflowNode'];
 
@@ -20,15 +21,7 @@ async function createApiKeyFixture(ctx: AppContext, userId: number, namespace: s
   return token;
 }
 
-const nodes: WorkflowNode[] = [
-  { id: 'input', type: 'text_input', config: { variable: 'ticket' } },
-  { id: 'summarise', type: 'llm_call', config: { model: 'echo', temperature: 0.2, max_tokens: 256 } },
-  { id: 'result', type: 'text_output', config: { format: 'plain' } },
-];
-const edges = [
-  { from: 'input', to: 'summarise' },
-  { from: 'summarise', to: 'result' },
-];
+const { nodes, edges } = seedGraph();
 
 describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
   let server: Awaited<ReturnType<typeof startTestServer>>;

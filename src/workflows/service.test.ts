@@ -6,18 +6,9 @@ import { createTestDb, testDialects, type TestDb } from '../../test/support/db.t
 import { insertReturningId } from '../db/insert.ts';
 import * as service from './service.ts';
 import type { WorkflowDeps } from './service.ts';
+import { seedGraph } from '../../test/support/seedWorkflow.ts';
 
-const graph = {
-  nodes: [
-    { id: 'input', type: 'text_input' as const, config: { variable: 'ticket' } },
-    { id: 'summarise', type: 'llm_call' as const, config: { model: 'echo', temperature: 0.2, max_tokens: 256 } },
-    { id: 'result', type: 'text_output' as const, config: { format: 'plain' as const } },
-  ],
-  edges: [
-    { from: 'input', to: 'summarise' },
-    { from: 'summarise', to: 'result' },
-  ],
-};
+const graph = seedGraph();
 
 async function rejection(promise: Promise<unknown>): Promise<Problem> {
   const err = await promise.then(

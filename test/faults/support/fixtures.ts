@@ -2,6 +2,9 @@
 import type { Knex } from 'knex';
 import { createAccessToken } from '../../../src/platform/accessTokens.ts';
 import { createUser } from '../../../src/platform/users.ts';
+import { seedGraph } from '../../support/seedWorkflow.ts';
+
+export { seedGraph };
 
 let counter = 0;
 
@@ -15,19 +18,6 @@ export async function apiKeyFor(db: Knex, prefix = 'fault'): Promise<{ userId: n
 }
 
 /** The seed's example graph: text_input -> llm_call(model) -> text_output. */
-export function seedGraph(model: string) {
-  return {
-    nodes: [
-      { id: 'input', type: 'text_input', config: { variable: 'ticket' } },
-      { id: 'summarise', type: 'llm_call', config: { model, temperature: 0.2, max_tokens: 256 } },
-      { id: 'result', type: 'text_output', config: { format: 'plain' } },
-    ],
-    edges: [
-      { from: 'input', to: 'summarise' },
-      { from: 'summarise', to: 'result' },
-    ],
-  };
-}
 
 export function bearer(token: string, extra: Record<string, string> = {}): Record<string, string> {
   return { authorization: `Bearer ${token}`, ...extra };
