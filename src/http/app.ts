@@ -9,6 +9,7 @@ import { errorHandler, notFoundHandler } from './errorHandler.ts';
 import { httpLogger } from './logger.ts';
 import { methodNotAllowed } from './methods.ts';
 import { apiRateLimit } from './apiRateLimit.ts';
+import { sharedRateLimiter, type SharedRateLimiter } from './sharedRateLimiter.ts';
 import { pagePaths } from './pagePaths.ts';
 import { securityHandlers } from './security.ts';
 import { oauthRouter, oauthPagesRouter } from '../oauth/router.ts';
@@ -21,8 +22,25 @@ import { runsRouter } from '../runs/router.ts';
 export const specPath = fileURLToPath(new URL('../../openapi.yaml', import.meta.url));
 
 /** Assembles the whole HTTP service: middleware, the contract validator, every domain router. */
+export interface RateLimiters {
+  /** Per OAuth grant or raw access token on the open, serverless and workflow APIs. */
+  api: SharedRateLimiter;
+  /** Per client on the token and revocation endpoints. */
+  token: SharedRateLimiter;
+}
+
+/** The app's shared rate limiters, to flush or stop them (tests, shutdown). */
+export function rateLimitersOf(app: express.Express): RateLimiters {
+  return app.locals.rateLimiters as RateLimiters;
+}
+
 export function createApp(ctx: AppContext): express.Express {
   const app = express();
+  const rateLimiters: RateLimiters = {
+    api: sharedRateLimiter(ctx.db, ctx.logger, 'api:', ctx.config.API_RATE_LIMIT_PER_MINUTE),
+    token: sharedRateLimiter(ctx.db, ctx.logger, 'token:', ctx.config.TOKEN_RATE_LIMIT_PER_MINUTE),
+  };
+  app.locals.rateLimiters = rateLimiters;
   app.disable('x-powered-by');
   app.set('trust proxy', ctx.config.TRUST_PROXY);
 
@@ -61,11 +79,9 @@ export function createApp(ctx: AppContext): express.Express {
   );
 
   // After the validator's security handlers, which establish whose allowance a request spends.
-  const limiter = apiRateLimit(ctx.db, ctx.logger, ctx.config.API_RATE_LIMIT_PER_MINUTE);
-  app.locals.apiRateLimit = limiter;
-  app.use(['/api/open/v1', '/api/workflows', '/serverless'], limiter.middleware);
+  app.use(['/api/open/v1', '/api/workflows', '/serverless'], apiRateLimit(rateLimiters.api, ctx.config.API_RATE_LIMIT_PER_MINUTE));
   app.use(healthRouter(ctx));
-  app.use(oauthRouter(ctx));
+  app.use(oauthRouter(ctx, rateLimiters.token));
   app.use(openRouter(ctx));
   app.use(serverlessRouter(ctx));
   app.use(workflowsRouter(ctx));

@@ -48,6 +48,12 @@ export async function addRateLimitHits(db: Knex, id: string, hits: number, windo
   return info(result.rows[0]!);
 }
 
+/** The current counts of the given rows, by key (absent rows are missing from the map). */
+export async function readRateLimits(db: Knex, ids: string[]): Promise<Map<string, ClientRateLimitInfo>> {
+  const rows = (await db('rate_limits').select('key', 'hits', 'reset_at').whereIn('key', ids)) as (Row & { key: string })[];
+  return new Map(rows.map((row) => [row.key, info(row)]));
+}
+
 /** A Store whose keys are `${prefix}${key}` rows of `rate_limits`; give each limiter its own prefix. */
 export function databaseRateLimitStore(db: Knex, prefix: string): Store {
   let windowMs = 60_000;

@@ -1,8 +1,8 @@
-import { Router, type Request } from 'express';
-import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
+import { Router, type Request, type RequestHandler } from 'express';
+import { ipKeyGenerator } from 'express-rate-limit';
 import type { AppContext } from '../context.ts';
 import { OAuthError } from '../http/problems.ts';
-import { databaseRateLimitStore, retryAfterSeconds } from '../http/rateLimitStore.ts';
+import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { csrfToken, loginUrl, sessionMiddleware } from '../platform/session.ts';
 import { AuthorizePageError, AuthorizeRedirectError, redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './authorize.ts';
 import { authorizeErrorPage, consentPage } from './consent.ts';
@@ -52,21 +52,14 @@ function clientKey(req: Request): string {
 }
 
 /** The API side, mounted after the contract validator. */
-export function oauthRouter(ctx: AppContext): Router {
+export function oauthRouter(ctx: AppContext, limiter: SharedRateLimiter): Router {
   const router = Router();
-  const perClient = rateLimit({
-    windowMs: 60_000,
-    limit: ctx.config.TOKEN_RATE_LIMIT_PER_MINUTE,
-    standardHeaders: 'draft-7',
-    legacyHeaders: false,
-    keyGenerator: clientKey,
-    // Shared by every API process (the memory store would multiply the limit by the process count).
-    store: databaseRateLimitStore(ctx.db, 'token:'),
-    handler: (req, _res, next, options) => {
-      const retryAfter = String(retryAfterSeconds(req, options.windowMs));
-      next(new OAuthError('slow_down', 'Too many requests; retry later.', 429, { 'Retry-After': retryAfter }));
-    },
-  });
+  // Shared by every API process, without a database write per token request (sharedRateLimiter.ts).
+  const perClient: RequestHandler = (req, _res, next) => {
+    const retryAfter = limiter.hit(clientKey(req));
+    if (retryAfter === null) return next();
+    next(new OAuthError('slow_down', 'Too many requests; retry later.', 429, { 'Retry-After': String(retryAfter) }));
+  };
   router.post('/api/open/oauth/token', perClient, tokenHandler(ctx));
   router.post('/api/open/oauth/revoke', perClient, revokeHandler(ctx));
   router.get('/.well-known/oauth-authorization-server', metadataHandler(ctx));

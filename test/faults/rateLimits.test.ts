@@ -1,5 +1,6 @@
 // Rate limits across processes: two app instances on one database share each limit through the
-// `rate_limits` table (src/http/rateLimitStore.ts), so a client cannot multiply its allowance by
+// `rate_limits` table (login: every hit, src/http/rateLimitStore.ts; the token endpoint: batched once
+// a second, src/http/sharedRateLimiter.ts), so a client cannot multiply its allowance by
 // spreading requests over the instances behind a load balancer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseRateLimitStore } from '../../src/http/rateLimitStore.ts';
@@ -47,6 +48,10 @@ describe.each(testDialects())('rate limits shared by two instances on one databa
         body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'ghr_unknown', client_id: f.clientId, client_secret: f.clientSecret }),
       });
     for (const server of [a, b, a, b]) expect((await request(server)).status).toBe(400);
+    // Each instance adds its hits to the shared count and reads the others' once a second; do it now.
+    await a.rateLimiters.token.flush();
+    await b.rateLimiters.token.flush();
+    await a.rateLimiters.token.flush();
     for (const server of [b, a]) {
       const res = await request(server);
       expect(res.status).toBe(429);

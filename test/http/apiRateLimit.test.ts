@@ -40,13 +40,13 @@ describe.each(testDialects())('per-token rate limit of the APIs (%s)', (dialect)
 
   it('shares one allowance between API processes once their counts are flushed', async () => {
     for (let i = 0; i < LIMIT - 1; i++) expect((await list(a, keys[2]!)).status).toBe(200);
-    await a.apiRateLimit.flush();
+    await a.rateLimiters.api.flush();
     expect((await list(b, keys[2]!)).status).toBe(200); // the last hit of the allowance
     // b learns the shared count when it flushes (once a second on its own): from then on, refused.
-    await b.apiRateLimit.flush();
+    await b.rateLimiters.api.flush();
     expect((await list(b, keys[2]!)).status).toBe(429);
     expect((await list(a, keys[2]!)).status).toBe(200); // a has not flushed since: it may overshoot by one interval
-    await a.apiRateLimit.flush();
+    await a.rateLimiters.api.flush();
     expect((await list(a, keys[2]!)).status).toBe(429);
   });
 

@@ -3,8 +3,7 @@ import { Writable } from 'node:stream';
 import { createServer } from 'node:http';
 import { loadConfig } from '../../src/config.ts';
 import type { AppContext } from '../../src/context.ts';
-import { createApp } from '../../src/http/app.ts';
-import type { ApiRateLimit } from '../../src/http/apiRateLimit.ts';
+import { createApp, rateLimitersOf, type RateLimiters } from '../../src/http/app.ts';
 import { createLogger } from '../../src/http/logger.ts';
 import { createKnex, dialectOfUrl, type Dialect } from '../../src/db/knex.ts';
 import { migrateLatest } from '../../src/db/migrate.ts';
@@ -20,8 +19,8 @@ export interface TestServer {
   databaseUrl: string;
   /** The pg-boss database's URL, when started with `runs`. */
   queueUrl: string | undefined;
-  /** The per-token limiter of the API (flush it to share counts with other instances now). */
-  apiRateLimit: ApiRateLimit;
+  /** The app's shared rate limiters (flush them to share counts with other instances now). */
+  rateLimiters: RateLimiters;
   close(): Promise<void>;
 }
 
@@ -71,17 +70,18 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ctx.queueHealth = ctx.runs.queue.health;
   }
   const app = createApp(ctx);
-  const apiRateLimit = app.locals.apiRateLimit as ApiRateLimit;
+  const rateLimiters = rateLimitersOf(app);
   server.on('request', app);
   return {
-    apiRateLimit,
+    rateLimiters,
     baseUrl,
     ctx,
     logs,
     databaseUrl: testDb.url,
     queueUrl: options.runs ? (options.queueUrl ?? queueDb?.url ?? testDb.url) : undefined,
     async close() {
-      apiRateLimit.stop();
+      rateLimiters.api.stop();
+      rateLimiters.token.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await ctx.runs?.stop();

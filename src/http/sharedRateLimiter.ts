@@ -1,0 +1,85 @@
+// Rate limits for hot paths (the token endpoint, the open, serverless and workflow APIs), shared by
+// every API process without a database write per request.
+//
+// Each process counts hits locally and adds them to the shared row of `rate_limits` once a second;
+// its verdict is the shared count it last read plus its own unflushed hits. Across N processes a
+// limit may be overshot by at most what they serve in one flush interval; one process is exact.
+// (Login, which is not a hot path, counts every hit in the database: src/http/rateLimitStore.ts.)
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import { addRateLimitHits, readRateLimits } from './rateLimitStore.ts';
+
+const WINDOW_MS = 60_000;
+const FLUSH_MS = 1_000;
+const READ_BATCH = 500;
+
+interface Count {
+  /** The shared count of the window as this process last read it. */
+  shared: number;
+  /** Hits of this process not yet added to the shared row. */
+  pending: number;
+  resetAt: number;
+}
+
+export interface SharedRateLimiter {
+  /** Counts a hit for `key`; returns null when allowed, else the seconds to wait (Retry-After). */
+  hit(key: string): number | null;
+  /** Adds pending hits to the shared counts and reads them back (also runs once a second). */
+  flush(): Promise<void>;
+  stop(): void;
+}
+
+export function sharedRateLimiter(db: Knex, logger: Logger, prefix: string, limitPerMinute: number): SharedRateLimiter {
+  const counts = new Map<string, Count>();
+
+  async function flush(): Promise<void> {
+    const now = Date.now();
+    const idle: string[] = [];
+    for (const [key, count] of counts) {
+      if (count.pending === 0) {
+        if (count.resetAt <= now) counts.delete(key);
+        else idle.push(key);
+        continue;
+      }
+      const hits = count.pending;
+      count.pending = 0;
+      const shared = await addRateLimitHits(db, prefix + key, hits, WINDOW_MS);
+      count.shared = shared.totalHits;
+      count.resetAt = shared.resetTime?.getTime() ?? count.resetAt;
+    }
+    // Keys this process did not hit in the last second may have been spent by other processes.
+    for (let i = 0; i < idle.length; i += READ_BATCH) {
+      const keys = idle.slice(i, i + READ_BATCH);
+      const rows = await readRateLimits(db, keys.map((k) => prefix + k));
+      for (const key of keys) {
+        const count = counts.get(key);
+        const row = rows.get(prefix + key);
+        if (count && row && row.resetTime && row.resetTime.getTime() > now) {
+          count.shared = row.totalHits;
+          count.resetAt = row.resetTime.getTime();
+        }
+      }
+    }
+  }
+
+  const timer = setInterval(() => {
+    flush().catch((err: unknown) => logger.warn({ err }, 'rate limit flush failed'));
+  }, FLUSH_MS);
+  timer.unref();
+
+  return {
+    hit(key) {
+      const now = Date.now();
+      let count = counts.get(key);
+      if (!count || count.resetAt <= now) {
+        count = { shared: 0, pending: 0, resetAt: now + WINDOW_MS };
+        counts.set(key, count);
+      }
+      if (count.shared + count.pending >= limitPerMinute) return Math.max(1, Math.ceil((count.resetAt - now) / 1000));
+      count.pending += 1;
+      return null;
+    },
+    flush,
+    stop: () => clearInterval(timer),
+  };
+}
