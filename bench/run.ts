@@ -18,7 +18,7 @@ import mysql from 'mysql2/promise';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { Browser, formFields, logIn } from '../test/support/oauthFlow.ts';
 import type { LoadResult, LoadSpec } from './types.ts';
-import { freePort, waitForReady } from '../test/support/processes.ts';
+import { adminCli, freePort, waitForReady } from '../test/support/processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -118,12 +118,6 @@ async function startService(databaseUrl: string, queueUrl: string): Promise<Serv
       if (problems.length) console.error(`the service logged ${problems.length} errors, e.g.:\n${problems.slice(0, 3).join('\n')}`);
     },
   };
-}
-
-function admin(env: NodeJS.ProcessEnv, ...cli: string[]): Record<string, unknown> {
-  const result = spawnSync(process.execPath, ['src/cli/admin.ts', ...cli, '--json'], { cwd: root, env, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`admin ${cli.join(' ')} failed: ${result.stderr}`);
-  return JSON.parse(result.stdout) as Record<string, unknown>;
 }
 
 interface Peer {
@@ -263,11 +257,11 @@ async function main(): Promise<void> {
   const { baseUrl, env } = service;
 
   console.error('provisioning through the admin CLI and the OAuth flow…');
-  admin(env, 'user', 'create', '--login', LOGIN, '--password', PASSWORD, '--name', 'Bench User');
-  admin(env, 'org', 'create', '--namespace', 'bench-org', '--name', 'Bench Org', '--owner', LOGIN);
-  const app = admin(env, 'app', 'create', '--owner', LOGIN, '--name', 'Bench App', '--description', 'npm run bench',
+  adminCli(env, 'user', 'create', '--login', LOGIN, '--password', PASSWORD, '--name', 'Bench User');
+  adminCli(env, 'org', 'create', '--namespace', 'bench-org', '--name', 'Bench Org', '--owner', LOGIN);
+  const app = adminCli(env, 'app', 'create', '--owner', LOGIN, '--name', 'Bench App', '--description', 'npm run bench',
     '--homepage', 'http://127.0.0.1:9/', '--redirect-uri', REDIRECT_URI) as { client_id: string; client_secret: string };
-  const key = admin(env, 'token', 'create', '--user', LOGIN, '--namespace', LOGIN, '--name', 'bench key',
+  const key = adminCli(env, 'token', 'create', '--user', LOGIN, '--namespace', LOGIN, '--name', 'bench key',
     '--usage-scenario', 'paid', '--permission', 'workflows') as { id: number; token: string };
   const clientAuth = basic(app.client_id, app.client_secret);
   const browser = new Browser(baseUrl);

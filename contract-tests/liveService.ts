@@ -2,13 +2,11 @@
 // contract suite and schemathesis need, the way an operator and a third-party app would: the admin
 // CLI creates a user, an organization, an app and an API key; the real OAuth flow (login, consent,
 // code exchange) yields an access token with both scopes.
-import { spawn, spawnSync } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Browser, authorizeInBrowser, logIn } from '../test/support/oauthFlow.ts';
-import { freePort, waitForReady } from '../test/support/processes.ts';
+import { adminCli, embeddedServiceEnv, waitForReady } from '../test/support/processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -30,29 +28,8 @@ export interface LiveService {
   stop(): Promise<void>;
 }
 
-function admin(env: NodeJS.ProcessEnv, ...args: string[]): Record<string, unknown> {
-  const result = spawnSync(process.execPath, ['src/cli/admin.ts', ...args, '--json'], { cwd: root, env, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${result.stderr}`);
-  return JSON.parse(result.stdout) as Record<string, unknown>;
-}
-
 export async function startLiveService(extraEnv: Record<string, string> = {}): Promise<LiveService> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'oa-live-'));
-  await chmod(dataDir, 0o755); // the embedded cluster runs as its own OS user when we are root
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const { BASE_URL: _vite, ...inherited } = process.env;
-  const env: NodeJS.ProcessEnv = {
-    ...inherited,
-    NODE_ENV: 'development', // response validation on: the live service checks itself too
-    LOG_LEVEL: 'warn',
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    BASE_URL: baseUrl,
-    DATA_DIR: dataDir,
-    EMBEDDED_PG_PORT: String(await freePort()),
-    ...extraEnv,
-  };
+  const { env, baseUrl, dataDir } = await embeddedServiceEnv('oa-live', extraEnv);
   let text = '';
   const child = spawn(process.execPath, ['src/main.ts'], { cwd: root, env });
   child.stdout.on('data', (d) => (text += d));
@@ -70,11 +47,11 @@ export async function startLiveService(extraEnv: Record<string, string> = {}): P
     const login = 'contract-user';
     const password = 'contract-password-1';
     const redirectUri = 'http://127.0.0.1:9/callback';
-    admin(env, 'user', 'create', '--login', login, '--password', password, '--name', 'Contract User');
-    admin(env, 'org', 'create', '--namespace', 'contract-org', '--name', 'Contract Org', '--owner', login);
-    const app = admin(env, 'app', 'create', '--owner', login, '--name', 'Contract App', '--description', 'Drives the contract suite',
+    adminCli(env, 'user', 'create', '--login', login, '--password', password, '--name', 'Contract User');
+    adminCli(env, 'org', 'create', '--namespace', 'contract-org', '--name', 'Contract Org', '--owner', login);
+    const app = adminCli(env, 'app', 'create', '--owner', login, '--name', 'Contract App', '--description', 'Drives the contract suite',
       '--homepage', 'http://127.0.0.1:9/', '--redirect-uri', redirectUri) as { client_id: string; client_secret: string };
-    const key = admin(env, 'token', 'create', '--user', login, '--namespace', login, '--name', 'contract key',
+    const key = adminCli(env, 'token', 'create', '--user', login, '--namespace', login, '--name', 'contract key',
       '--usage-scenario', 'paid', '--permission', 'workflows') as { id: number; token: string };
 
     const browser = new Browser(baseUrl);

@@ -2,14 +2,12 @@
 // worker) while work is in flight on a slow model provider: on SIGTERM the in-flight gateway
 // request completes, the process exits 0, and every run accepted before the restart ends
 // `completed` once a new process has started on the same data. None is lost.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI.ts';
-import { freePort } from '../support/processes.ts';
+import { adminCli, embeddedServiceEnv } from '../support/processes.ts';
 import { bearer, createWorkflow, waitFor } from './support/fixtures.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -44,31 +42,12 @@ describe('graceful shutdown of the service process', () => {
       return (await fetch(`${baseUrl}/readyz`)).status === 200;
     }, 90_000);
   }
-  function admin(...args: string[]): Record<string, unknown> {
-    const result = spawnSync(process.execPath, ['src/cli/admin.ts', ...args, '--json'], { cwd: root, env, encoding: 'utf8' });
-    if (result.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${result.stderr}`);
-    return JSON.parse(result.stdout) as Record<string, unknown>;
-  }
-
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    dataDir = await mkdtemp(path.join(tmpdir(), 'fault-shutdown-'));
-    await chmod(dataDir, 0o755); // the embedded cluster runs as its own OS user when we are root
-    const port = await freePort();
-    baseUrl = `http://127.0.0.1:${port}`;
-    const { BASE_URL: _vitest, ...inherited } = process.env;
-    env = {
-      ...inherited,
-      NODE_ENV: 'development',
-      LOG_LEVEL: 'warn',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      BASE_URL: baseUrl,
-      DATA_DIR: dataDir,
-      EMBEDDED_PG_PORT: String(await freePort()),
+    ({ env, baseUrl, dataDir } = await embeddedServiceEnv('fault-shutdown', {
       MODEL_PROVIDER_BASE_URL: fake.baseUrl,
       MODEL_PROVIDER_MODELS: 'slow-model',
-    };
+    }));
   }, 30_000);
   afterAll(async () => {
     for (const service of started) {
@@ -84,8 +63,8 @@ describe('graceful shutdown of the service process', () => {
   it('finishes the in-flight request, exits 0 on SIGTERM, and completes every accepted run after a restart', async () => {
     const first = startService();
     await ready(first);
-    admin('user', 'create', '--login', 'sigterm', '--password', 'correct horse battery', '--name', 'Sigterm');
-    const key = admin('token', 'create', '--user', 'sigterm', '--namespace', 'sigterm', '--name', 'k', '--usage-scenario', 'paid', '--permission', 'workflows') as { token: string };
+    adminCli(env, 'user', 'create', '--login', 'sigterm', '--password', 'correct horse battery', '--name', 'Sigterm');
+    const key = adminCli(env, 'token', 'create', '--user', 'sigterm', '--namespace', 'sigterm', '--name', 'k', '--usage-scenario', 'paid', '--permission', 'workflows') as { token: string };
     const workflowId = await createWorkflow(baseUrl, key.token, 'slow-model');
     fake.replies.push(...Array.from({ length: 10 }, () => ({ kind: 'completion' as const, content: 'slow answer', delayMs: PROVIDER_DELAY_MS })));
 

@@ -1,6 +1,12 @@
 // Small helpers for tests, benchmarks and scripts that start real servers.
-import type { ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /** A TCP port on 127.0.0.1 that was free a moment ago. */
 export function freePort(): Promise<number> {
@@ -31,4 +37,35 @@ export async function waitForReady(url: string, child: ChildProcess, output: () 
     if (Date.now() > deadline) throw new Error(`${url} was not ready within ${timeoutMs / 1000} s:\n${output()}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** Runs the admin CLI (`src/cli/admin.ts ... --json`) with `env` and returns its JSON answer. */
+export function adminCli(env: NodeJS.ProcessEnv, ...args: string[]): Record<string, unknown> {
+  const result = spawnSync(process.execPath, ['src/cli/admin.ts', ...args, '--json'], { cwd: root, env, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as Record<string, unknown>;
+}
+
+/**
+ * The environment of a real service process (`src/main.ts`) on a fresh embedded PostgreSQL in a
+ * temporary data directory, listening on a free port of 127.0.0.1, with response validation on.
+ */
+export async function embeddedServiceEnv(name: string, extra: Record<string, string> = {}): Promise<{ env: NodeJS.ProcessEnv; baseUrl: string; dataDir: string }> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), `${name}-`));
+  await chmod(dataDir, 0o755); // the embedded cluster runs as its own OS user when we are root
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const { BASE_URL: _vite, ...inherited } = process.env; // vitest sets BASE_URL=/ for Vite
+  const env: NodeJS.ProcessEnv = {
+    ...inherited,
+    NODE_ENV: 'development', // response validation on: the live service checks itself too
+    LOG_LEVEL: 'warn',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: baseUrl,
+    DATA_DIR: dataDir,
+    EMBEDDED_PG_PORT: String(await freePort()),
+    ...extra,
+  };
+  return { env, baseUrl, dataDir };
 }
