@@ -42,6 +42,9 @@ export function createApp(ctx: AppContext): express.Express {
   };
   app.locals.rateLimiters = rateLimiters;
   app.disable('x-powered-by');
+  // No automatic weak ETags (a SHA-1 of every JSON body): API answers are no-store or carry their
+  // own ETag (a workflow's version), which conditional requests use.
+  app.set('etag', false);
   app.set('trust proxy', ctx.config.TRUST_PROXY);
 
   app.use(httpLogger(ctx.logger));
@@ -64,8 +67,9 @@ export function createApp(ctx: AppContext): express.Express {
   app.use(cookieParser());
 
   app.use(methodNotAllowed(specPath));
-  app.use(oauthPagesRouter(ctx));
-  app.use(platformPagesRouter(ctx));
+  // API requests skip the page routers' route matching.
+  const pages = express.Router().use(oauthPagesRouter(ctx), platformPagesRouter(ctx));
+  app.use((req, res, next) => (pagePaths.test(req.path) ? pages(req, res, next) : next()));
 
   app.use(
     OpenApiValidator.middleware({

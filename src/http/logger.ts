@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { pinoHttp } from 'pino-http';
+import type { RequestHandler } from 'express';
 
 /** Field names whose values are secrets wherever they appear in a log line. */
 const secretFields = ['authorization', 'cookie', 'set-cookie', 'client_secret', 'code', 'code_verifier', 'refresh_token', 'access_token', 'password', 'token', 'proxy_access_token'];
@@ -32,25 +33,50 @@ export function scrubUrl(url: string): string {
 
 const requestIdPattern = /^[A-Za-z0-9._-]{1,64}$/;
 
-export function httpLogger(logger: Logger) {
+/** The caller's X-Request-Id when it is a sane token, else a new one; echoed in the response. */
+function requestId(req: IncomingMessage, res: ServerResponse): string {
+  const incoming = req.headers['x-request-id'];
+  const id = typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : randomUUID();
+  res.setHeader('X-Request-Id', id);
+  return id;
+}
+
+// Log what identifies a request, never its headers, body or response headers (Location carries codes).
+const serializers = {
+  req: (req: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
+    id: req.id,
+    method: req.method,
+    url: scrubUrl(req.url),
+    remoteAddress: req.remoteAddress,
+  }),
+  res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+};
+
+/**
+ * One line per request at `info`; failures (5xx) at `error`. When `info` is off (production's
+ * LOG_LEVEL=warn), only failures can be logged, so skip pino-http's per-request child logger
+ * (it serializes and redacts the request up front) and write the same error line ourselves.
+ */
+export function httpLogger(logger: Logger): RequestHandler {
+  if (!logger.isLevelEnabled('info')) return failureLogger(logger);
   return pinoHttp({
     logger,
-    genReqId(req: IncomingMessage, res: ServerResponse) {
-      const incoming = req.headers['x-request-id'];
-      const id = typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    // Log what identifies a request, never its headers, body or response headers (Location carries codes).
-    serializers: {
-      req: (req: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
-        id: req.id,
-        method: req.method,
-        url: scrubUrl(req.url),
-        remoteAddress: req.remoteAddress,
-      }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-    },
+    genReqId: requestId,
+    serializers,
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
   });
+}
+
+function failureLogger(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const id = requestId(req, res);
+    (req as { id?: unknown }).id = id;
+    const start = performance.now();
+    res.once('finish', () => {
+      if (res.statusCode < 500) return;
+      const request = serializers.req({ id, method: req.method, url: req.originalUrl, remoteAddress: req.socket.remoteAddress });
+      logger.error({ req: request, res: serializers.res(res), responseTime: Math.round(performance.now() - start) }, 'request errored');
+    });
+    next();
+  };
 }

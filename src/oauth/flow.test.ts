@@ -126,6 +126,23 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     expect((await userinfo(third.access_token)).status).toBe(200);
   });
 
+  it('keeps a refresh token usable after a refused refresh (wider scope, wrong secret, another client)', async () => {
+    const f = await createFixture(server.ctx.db);
+    const other = await createFixture(server.ctx.db);
+    const { tokens } = await obtainTokens(f);
+    const refresh = (fields: Record<string, string>) =>
+      tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: f.clientId, client_secret: f.clientSecret, ...fields });
+    const widened = await refresh({ scope: 'user_info api_key' });
+    expect([widened.status, (await widened.json()).error]).toEqual([400, 'invalid_scope']);
+    const wrongSecret = await refresh({ client_secret: other.clientSecret });
+    expect([wrongSecret.status, (await wrongSecret.json()).error]).toEqual([401, 'invalid_client']);
+    const foreign = await refresh({ client_id: other.clientId, client_secret: other.clientSecret });
+    expect([foreign.status, (await foreign.json()).error]).toEqual([400, 'invalid_grant']);
+    const good = await refresh({});
+    expect(good.status).toBe(200);
+    expect((await userinfo((await good.json()).access_token)).status).toBe(200);
+  });
+
   it('rejects a reused refresh token and revokes the whole authorization (RFC 9700 4.14.2)', async () => {
     const f = await createFixture(server.ctx.db);
     const { tokens } = await obtainTokens(f);

@@ -64,6 +64,8 @@ export async function insertCode(db: Knex, code: NewCode): Promise<void> {
 
 export interface CodeRow {
   id: number;
+  /** The client's, read with the code so that client authentication needs no query of its own. */
+  clientSecretHash: string;
   authorizationId: number;
   userId: number;
   clientId: string;
@@ -93,10 +95,12 @@ export async function findCodeByHash(db: Knex, codeHash: string): Promise<CodeRo
       'c.code_challenge_method',
       'c.expires_at',
       'c.used_at',
+      'a.client_secret_hash',
     );
   if (!row) return null;
   return {
     id: Number(row.id),
+    clientSecretHash: String(row.client_secret_hash),
     authorizationId: Number(row.authorization_id),
     userId: Number(row.user_id),
     clientId: row.client_id,
@@ -172,9 +176,10 @@ function toToken(row: Record<string, unknown>): TokenRow {
   };
 }
 
-export async function findTokenByRefreshHash(db: Knex, refreshHash: string): Promise<TokenRow | null> {
-  const row = await tokenQuery(db).where('t.refresh_token_hash', refreshHash).first();
-  return row ? toToken(row) : null;
+/** A refresh token with its client's secret hash, so that client authentication needs no query of its own. */
+export async function findTokenByRefreshHash(db: Knex, refreshHash: string): Promise<(TokenRow & { clientSecretHash: string }) | null> {
+  const row = await tokenQuery(db).select('a.client_secret_hash').where('t.refresh_token_hash', refreshHash).first();
+  return row ? { ...toToken(row), clientSecretHash: String(row.client_secret_hash) } : null;
 }
 
 export async function findTokenByAccessHash(db: Knex, accessHash: string): Promise<TokenRow | null> {

@@ -4,6 +4,7 @@ import type { AppContext } from '../context.ts';
 import { OAuthError, type OAuthErrorCode } from '../http/problems.ts';
 import { basicCredentials } from './clientAuth.ts';
 import { createModel, exchangeContext } from './model.ts';
+import { hashToken } from '../shared/crypto.ts';
 
 // POST /api/open/oauth/token (RFC 6749 4.1.3, 6): authorization_code and refresh_token grants on
 // @node-oauth/oauth2-server; the grant rules live in model.ts.
@@ -52,15 +53,16 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
     }
     const request = new OAuth2Server.Request(req);
     const response = new OAuth2Server.Response(res);
-    const trx = await ctx.db.transaction();
+    const form = req.body as Record<string, unknown>;
+    const secret = (name: string) => (typeof form[name] === 'string' && form[name] ? hashToken(form[name]) : undefined);
+    const exchange = {
+      db: ctx.db,
+      codeHash: form.grant_type === 'authorization_code' ? secret('code') : undefined,
+      refreshHash: form.grant_type === 'refresh_token' ? secret('refresh_token') : undefined,
+    };
     try {
-      await exchangeContext.run({ trx }, () => server.token(request, response));
-      await trx.commit();
+      await exchangeContext.run(exchange, () => server.token(request, response));
     } catch (err) {
-      // OAuth errors commit: a replayed code or reused refresh token has just revoked tokens,
-      // and that revocation must stand. Anything else rolls back.
-      if (err instanceof OAuth2Server.OAuthError && err.name !== 'server_error') await trx.commit();
-      else await trx.rollback();
       next(toOAuthError(err, req));
       return;
     }
