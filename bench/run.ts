@@ -3,7 +3,9 @@
 // the real OAuth flow, each load from another process (bench/load.ts) on loopback, and one table.
 // Loads 1 and 3 also run against panva/oidc-provider (bench/peer.ts); the table divides ours by it.
 //
-//   npm run bench -- [--duration 10] [--connections 32] [--only 1,3,4] [--poll-ms 5] [--profile DIR]
+//   npm run bench -- [--duration 10] [--connections 32] [--only 1,3,4,ref] [--poll-ms 5] [--profile DIR]
+//
+// `ref` rows: the same load against do-nothing servers (bare node:http and bare Express), for scale.
 //
 // --profile starts the service with --cpu-prof and leaves its .cpuprofile in DIR when it stops
 // (pair it with --only to profile one load). Never part of `npm test` or CI.
@@ -337,6 +339,17 @@ async function main(): Promise<void> {
     record('7. three-node runs (runs/s)', probe.status === 202
       ? await load({ kind: 'runs', ...common, baseUrl, apiKey: key.token, workflowId, inputs: { text: 'Summarize the benchmark.' }, pollMs: POLL_MS })
       : NOT_AVAILABLE, { target: '440 runs/s, p50 < 25 ms' });
+  }
+
+  // For scale: the same load against servers that do nothing (bench/ceiling.ts).
+  if (wanted('ref')) {
+    const [nodePort, expressPort] = [await freePort(), await freePort()];
+    const child = spawn(process.execPath, ['bench/ceiling.ts', String(nodePort), String(expressPort)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    await once(child.stdout, 'data');
+    record('ref. bare node:http, static JSON', await load({ kind: 'fixed', ...common, url: `http://127.0.0.1:${nodePort}/hello`, method: 'GET', headers: {} }));
+    record('ref. bare Express 5, static JSON', await load({ kind: 'fixed', ...common, url: `http://127.0.0.1:${expressPort}/hello`, method: 'GET', headers: {} }));
+    child.kill('SIGTERM');
   }
 
   console.log(`\nnpm run bench, ${started.toISOString()}: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${CONNECTIONS} connections, ${DURATION} s per load, MariaDB store + PostgreSQL queue, service and load generator on the same machine\n`);

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { findAppByClientId, verifyClientSecret, type Application } from '../platform/apps.ts';
 import { insertReturningId } from '../db/insert.ts';
+import { prepared } from '../db/prepared.ts';
 import { joinScopes } from './scopes.ts';
 
 // The OAuth provider's SQL, named by intent. Times are epoch milliseconds (BIGINT).
@@ -178,9 +179,13 @@ function toToken(row: Record<string, unknown>): TokenRow {
 
 /** A refresh token with its client's secret hash, so that client authentication needs no query of its own. */
 export async function findTokenByRefreshHash(db: Knex, refreshHash: string): Promise<(TokenRow & { clientSecretHash: string }) | null> {
-  const row = await tokenQuery(db).select('a.client_secret_hash').where('t.refresh_token_hash', refreshHash).first();
+  const row = await tokenByRefreshHash.first(db, { refreshHash });
   return row ? { ...toToken(row), clientSecretHash: String(row.client_secret_hash) } : null;
 }
+
+const tokenByRefreshHash = prepared<{ refreshHash: string }>('oauth_token_by_refresh_hash', (db, param) =>
+  tokenQuery(db).select('a.client_secret_hash').where('t.refresh_token_hash', param('refreshHash')).first(),
+);
 
 export async function findTokenByAccessHash(db: Knex, accessHash: string): Promise<TokenRow | null> {
   const row = await tokenQuery(db).where('t.access_token_hash', accessHash).first();
@@ -198,14 +203,18 @@ export interface TokenUser {
  * (user info above all) then need no second round trip for the user.
  */
 export async function findTokenWithUserByAccessHash(db: Knex, accessHash: string): Promise<(TokenRow & { user: TokenUser }) | null> {
-  const row = await tokenQuery(db)
-    .join('users as u', 'u.id', 'z.user_id')
-    .select('u.login as user_login', 'u.name as user_name', 'u.avatar_url as user_avatar_url')
-    .where('t.access_token_hash', accessHash)
-    .first();
+  const row = await tokenWithUserByAccessHash.first(db, { accessHash });
   if (!row) return null;
   return { ...toToken(row), user: { login: String(row.user_login), name: String(row.user_name), avatarUrl: String(row.user_avatar_url) } };
 }
+
+const tokenWithUserByAccessHash = prepared<{ accessHash: string }>('oauth_token_with_user_by_access_hash', (db, param) =>
+  tokenQuery(db)
+    .join('users as u', 'u.id', 'z.user_id')
+    .select('u.login as user_login', 'u.name as user_name', 'u.avatar_url as user_avatar_url')
+    .where('t.access_token_hash', param('accessHash'))
+    .first(),
+);
 
 /** Refresh rotation: the old pair dies; false when a concurrent refresh rotated it first. */
 export async function markTokenRotated(db: Knex, tokenId: number, now: number): Promise<boolean> {

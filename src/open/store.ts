@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { UsageScenario } from '../platform/accessTokens.ts';
+import { prepared } from '../db/prepared.ts';
 
 // The open interfaces' SQL, named by intent. Each function is one round trip on primary keys.
 
@@ -21,26 +22,30 @@ export async function findTokenForIssuance(
   db: Knex,
   q: { userId: number; namespace: string; id: number; authorizationId: number },
 ): Promise<TokenForIssuance | undefined> {
-  const row = await db('access_tokens as t')
-    .join('namespaces as n', 'n.name', 't.namespace')
-    .leftJoin('memberships as m', function joinMembership() {
-      this.on('m.org_id', '=', 'n.org_id').andOn('m.user_id', '=', db.raw('?', [q.userId]));
-    })
-    .leftJoin('authorizations as z', function joinAuthorization() {
-      this.on('z.id', '=', db.raw('?', [q.authorizationId])).andOn('z.user_id', '=', 't.user_id').andOnNull('z.revoked_at');
-    })
-    .where({ 't.id': q.id, 't.user_id': q.userId, 't.namespace': q.namespace })
-    .andWhere((w) => w.where('n.user_id', q.userId).orWhereNotNull('m.user_id'))
-    .first('t.id', 't.name', 't.namespace', 't.usage_scenario', 'z.id as authorization_id');
+  const row = await tokenForIssuance.first(db, q);
   if (!row) return undefined;
   return {
     id: Number(row.id),
-    name: row.name,
-    namespace: row.namespace,
-    usageScenario: row.usage_scenario,
+    name: String(row.name),
+    namespace: String(row.namespace),
+    usageScenario: row.usage_scenario as UsageScenario,
     authorizationStands: row.authorization_id !== null && row.authorization_id !== undefined,
   };
 }
+
+const tokenForIssuance = prepared<{ userId: number; namespace: string; id: number; authorizationId: number }>('token_for_issuance', (db, param) =>
+  db('access_tokens as t')
+    .join('namespaces as n', 'n.name', 't.namespace')
+    .leftJoin('memberships as m', function joinMembership() {
+      this.on('m.org_id', '=', 'n.org_id').andOn('m.user_id', '=', db.raw('?', [param('userId')]));
+    })
+    .leftJoin('authorizations as z', function joinAuthorization() {
+      this.on('z.id', '=', db.raw('?', [param('authorizationId')])).andOn('z.user_id', '=', 't.user_id').andOnNull('z.revoked_at');
+    })
+    .where({ 't.id': param('id'), 't.user_id': param('userId'), 't.namespace': param('namespace') })
+    .andWhere((w) => w.where('n.user_id', param('userId')).orWhereNotNull('m.user_id'))
+    .first('t.id', 't.name', 't.namespace', 't.usage_scenario', 'z.id as authorization_id'),
+);
 
 export interface StandingGrant {
   namespace: string;
@@ -56,13 +61,17 @@ export async function findStandingGrant(
   db: Knex,
   q: { userId: number; authorizationId: number; accessTokenId: number },
 ): Promise<StandingGrant | undefined> {
-  const row = await db('authorizations as z')
-    .join('access_tokens as t', function joinToken() {
-      this.on('t.id', '=', db.raw('?', [q.accessTokenId])).andOn('t.user_id', '=', 'z.user_id');
-    })
-    .where({ 'z.id': q.authorizationId, 'z.user_id': q.userId })
-    .whereNull('z.revoked_at')
-    .first('t.namespace', 't.usage_scenario', 't.last_used_at');
+  const row = await standingGrant.first(db, q);
   if (!row) return undefined;
-  return { namespace: row.namespace, usageScenario: row.usage_scenario, lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at) };
+  return { namespace: String(row.namespace), usageScenario: row.usage_scenario as UsageScenario, lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at) };
 }
+
+const standingGrant = prepared<{ userId: number; authorizationId: number; accessTokenId: number }>('standing_grant', (db, param) =>
+  db('authorizations as z')
+    .join('access_tokens as t', function joinToken() {
+      this.on('t.id', '=', db.raw('?', [param('accessTokenId')])).andOn('t.user_id', '=', 'z.user_id');
+    })
+    .where({ 'z.id': param('authorizationId'), 'z.user_id': param('userId') })
+    .whereNull('z.revoked_at')
+    .first('t.namespace', 't.usage_scenario', 't.last_used_at'),
+);

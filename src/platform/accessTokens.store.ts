@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { insertReturningId } from '../db/insert.ts';
+import { prepared } from '../db/prepared.ts';
 
 export interface AccessTokenRow {
   id: number;
@@ -33,8 +34,13 @@ export async function findAccessTokenRow(db: Knex, userId: number, namespace: st
 }
 
 export async function findAccessTokenRowByHash(db: Knex, tokenHash: string): Promise<AccessTokenRow | undefined> {
-  return db<AccessTokenRow>('access_tokens').where({ token_hash: tokenHash }).first();
+  return accessTokenRowByHash.first(db, { tokenHash });
 }
+
+// Every API-key request runs it.
+const accessTokenRowByHash = prepared<{ tokenHash: string }, AccessTokenRow>('access_token_by_hash', (db, param) =>
+  db('access_tokens').where({ token_hash: param('tokenHash') }).first(),
+);
 
 export async function touchAccessTokenRow(db: Knex, id: number, now: number): Promise<void> {
   await db('access_tokens').where({ id }).update({ last_used_at: now });

@@ -1,0 +1,82 @@
+import type { Knex } from 'knex';
+import { dialectOf, type Dialect } from './knex.ts';
+
+// The statements every authenticated request runs (bearer and API-key lookups, the proxy token's
+// revocation check, the refresh grant's read) as server-side prepared statements, on a connection
+// of knex's own pool: the query is written once with the knex builder, compiled to SQL once per
+// dialect, and per request only its parameters travel (MySQL binary protocol, PostgreSQL named
+// statements); the server parses it once per connection. Measured in docs/benchmarks.md.
+
+type Params = Record<string, string | number>;
+
+/** Where a parameter goes in the built query (a string: knex refuses objects as values). */
+const PLACEHOLDER = '\u0000param:';
+const placeholder = (name: string) => `${PLACEHOLDER}${name}`;
+const paramName = (binding: unknown) => (typeof binding === 'string' && binding.startsWith(PLACEHOLDER) ? binding.slice(PLACEHOLDER.length) : undefined);
+
+interface Compiled {
+  sql: string;
+  bindings: readonly unknown[];
+}
+
+interface MysqlConnection {
+  execute(sql: string, values: unknown[], callback: (err: Error | null, rows: unknown) => void): void;
+}
+interface PgConnection {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+}
+
+export interface PreparedQuery<P extends Params, Row> {
+  /** Every row the statement returns. */
+  rows(db: Knex, params: P): Promise<Row[]>;
+  /** The first row, or undefined. */
+  first(db: Knex, params: P): Promise<Row | undefined>;
+}
+
+/**
+ * A prepared query. `build` gets the knex instance and `param(name)`, which stands for a parameter;
+ * the built query must have the same shape whatever the parameters are.
+ */
+export function prepared<P extends Params, Row = Record<string, unknown>>(
+  name: string,
+  build: (db: Knex, param: (name: keyof P & string) => string) => Knex.QueryBuilder,
+): PreparedQuery<P, Row> {
+  const compiled = new Map<Dialect, Compiled>();
+  const compile = (db: Knex, dialect: Dialect): Compiled => {
+    let found = compiled.get(dialect);
+    if (!found) {
+      const native = build(db, placeholder).toSQL().toNative();
+      found = { sql: native.sql, bindings: native.bindings };
+      compiled.set(dialect, found);
+    }
+    return found;
+  };
+
+  async function rows(db: Knex, params: P): Promise<Row[]> {
+    const dialect = dialectOf(db);
+    const { sql, bindings } = compile(db, dialect);
+    const values = bindings.map((b) => {
+      const param = paramName(b);
+      return param === undefined ? b : params[param];
+    });
+    const client = db.client as { acquireConnection(): Promise<unknown>; releaseConnection(conn: unknown): Promise<void> };
+    const connection = await client.acquireConnection();
+    try {
+      if (dialect === 'mysql') {
+        return await new Promise<Row[]>((resolve, reject) => {
+          (connection as MysqlConnection).execute(sql, values, (err, result) => (err ? reject(err) : resolve(result as Row[])));
+        });
+      }
+      return (await (connection as PgConnection).query({ name, text: sql, values })).rows as Row[];
+    } finally {
+      await client.releaseConnection(connection);
+    }
+  }
+
+  return {
+    rows,
+    async first(db, params) {
+      return (await rows(db, params))[0];
+    },
+  };
+}
