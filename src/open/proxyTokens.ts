@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import type { AppContext } from '../context.ts';
 import type { UsageScenario } from '../platform/accessTokens.ts';
@@ -78,6 +78,42 @@ function toClaims(payload: JWTPayload): ProxyClaims | null {
  * next question (proxyTokenAuth.ts).
  */
 export async function verifyProxyToken(ctx: AppContext, token: string): Promise<ProxyClaims | null> {
+  const verified = verifiedTokens(ctx);
+  const digest = createHash('sha256').update(token).digest('base64url');
+  const known = verified.get(digest);
+  if (known) {
+    if (known.exp > Math.floor(Date.now() / 1000)) return known;
+    verified.delete(digest);
+    return null;
+  }
+  const claims = await verifySignatureAndClaims(ctx, token);
+  if (claims) {
+    if (verified.size >= VERIFIED_TOKENS_MAX) verified.delete(verified.keys().next().value!);
+    verified.set(digest, claims);
+  }
+  return claims;
+}
+
+/**
+ * Proxy tokens whose signature and claims checked out, by SHA-256 of the token, until they expire:
+ * an app calls the gateway many times with one token, and an ES256 verification costs more CPU
+ * than the rest of such a request (docs/benchmarks.md). Only this check is remembered; whether the
+ * grant and the raw token still stand is read on every call (proxyTokenAuth.ts), so revoking
+ * still refuses the very next call. At most this many, oldest out first.
+ */
+const VERIFIED_TOKENS_MAX = 10_000;
+const verifiedByContext = new WeakMap<AppContext, Map<string, ProxyClaims>>();
+
+function verifiedTokens(ctx: AppContext): Map<string, ProxyClaims> {
+  let verified = verifiedByContext.get(ctx);
+  if (!verified) {
+    verified = new Map();
+    verifiedByContext.set(ctx, verified);
+  }
+  return verified;
+}
+
+async function verifySignatureAndClaims(ctx: AppContext, token: string): Promise<ProxyClaims | null> {
   const ring = keyRing(ctx);
   try {
     const { payload } = await jwtVerify(

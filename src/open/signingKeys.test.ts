@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../config.ts';
 import type { AppContext } from '../context.ts';
 import { createKnex } from '../db/knex.ts';
@@ -89,5 +89,24 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
     expect(decodeProtectedHeader(after).kid).toBe(again.kid);
     expect(await verifyProxyToken(b, after)).not.toBeNull();
     expect(await verifyProxyToken(b, before)).not.toBeNull();
+  });
+
+  it('remembers a verified token only until it expires, and never a forged one', async () => {
+    const key = await keyRing(a).signingKey();
+    const ttl = a.config.PROXY_TOKEN_TTL_SECONDS;
+    // Expires two seconds from now: verified (and remembered) now, refused once the clock passes exp.
+    const { token } = await signProxyToken(a, key, subject, Date.now() - (ttl - 2) * 1000);
+    expect(await verifyProxyToken(a, token)).not.toBeNull();
+    expect(await verifyProxyToken(a, token)).not.toBeNull();
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 3000 });
+    try {
+      expect(await verifyProxyToken(a, token)).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
+    // Another signature on the same claims is not the remembered token.
+    const [header, payload, signature] = token.split('.');
+    const forged = `${header}.${payload}.${signature!.slice(0, -4)}${signature!.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
+    expect(await verifyProxyToken(a, forged)).toBeNull();
   });
 });
