@@ -8,5 +8,8 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // CI keeps a JUnit report next to the console summary.
+    reporters: process.env.CI ? ['default', 'junit'] : ['default'],
+    outputFile: { junit: 'artifacts/vitest/junit.xml' },
   },
 });
