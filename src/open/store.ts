@@ -71,7 +71,13 @@ const standingGrant = prepared<{ userId: number; authorizationId: number; access
     .join('access_tokens as t', function joinToken() {
       this.on('t.id', '=', db.raw('?', [param('accessTokenId')])).andOn('t.user_id', '=', 'z.user_id');
     })
+    .join('namespaces as n', 'n.name', 't.namespace')
+    .leftJoin('memberships as m', function joinMembership() {
+      this.on('m.org_id', '=', 'n.org_id').andOn('m.user_id', '=', 'z.user_id');
+    })
     .where({ 'z.id': param('authorizationId'), 'z.user_id': param('userId') })
     .whereNull('z.revoked_at')
+    // The user may still use the token's namespace: their own, or an org they are still in.
+    .andWhere((w) => w.where('n.user_id', db.ref('z.user_id')).orWhereNotNull('m.user_id'))
     .first('t.namespace', 't.usage_scenario', 't.last_used_at'),
 );

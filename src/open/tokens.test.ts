@@ -6,7 +6,7 @@ import { testDialects } from '../../test/support/db.ts';
 import { createFixture, discover, formFields, obtainTokens, type Browser, type Fixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createAccessToken, deleteAccessToken } from '../platform/accessTokens.ts';
-import { addMember, createOrg } from '../platform/orgs.ts';
+import { addMember, createOrg, removeMember } from '../platform/orgs.ts';
 import { createUser } from '../platform/users.ts';
 import { signProxyToken } from './proxyTokens.ts';
 import { issueProxyToken } from './tokens.ts';
@@ -198,6 +198,27 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     expect(list.data).toEqual([{ id: ci.record.id, name: 'CI', usage_scenario: 'trial' }]);
     const { data } = await detail(accessToken, org.namespace, ci.record.id);
     expect(data).toMatchObject({ id: ci.record.id, usage_scenario: 'trial' });
+  });
+
+  it('stops an org token, raw and proxied, as soon as its owner leaves the org; their own tokens keep working', async () => {
+    const { f, paid, accessToken } = await setUp();
+    const owner = await createUser(server.ctx.db, { login: `lead${Date.now().toString(36)}`, password: 'password-1' });
+    const org = await createOrg(server.ctx.db, { namespace: `crew${Date.now().toString(36)}`, name: 'Crew', ownerLogin: owner.login });
+    await addMember(server.ctx.db, org.namespace, f.login);
+    const ci = await createAccessToken(server.ctx.db, { userId: f.userId, namespace: org.namespace, name: 'CI', usageScenario: 'trial' });
+    secrets.push(ci.token);
+    const proxy = (await detail(accessToken, org.namespace, ci.record.id)).data!.proxy_access_token;
+    const ownProxy = (await detail(accessToken, f.login, paid.record.id)).data!.proxy_access_token;
+    expect((await chat(proxy)).response.status).toBe(200);
+    expect((await chat(ci.token)).response.status).toBe(200);
+
+    await removeMember(server.ctx.db, org.namespace, f.login);
+
+    expect((await chat(proxy)).response.status).toBe(401);
+    expect((await chat(ci.token)).response.status).toBe(401);
+    expect((await detail(accessToken, org.namespace, ci.record.id)).response.status).toBe(404);
+    expect((await chat(ownProxy)).response.status).toBe(200);
+    expect((await chat(paid.token)).response.status).toBe(200);
   });
 
   it('refuses an expired proxy token (401), one for another audience, and one signed by an unpublished key', async () => {

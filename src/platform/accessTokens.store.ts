@@ -34,12 +34,27 @@ export async function findAccessTokenRow(db: Knex, userId: number, namespace: st
 }
 
 export async function findAccessTokenRowByHash(db: Knex, tokenHash: string): Promise<AccessTokenRow | undefined> {
-  return accessTokenRowByHash.first(db, { tokenHash });
+  return db<AccessTokenRow>('access_tokens').where({ token_hash: tokenHash }).first();
 }
 
-// Every API-key request runs it.
-const accessTokenRowByHash = prepared<{ tokenHash: string }, AccessTokenRow>('access_token_by_hash', (db, param) =>
-  db('access_tokens').where({ token_hash: param('tokenHash') }).first(),
+/**
+ * A presented raw token its owner may still use: in their own namespace, or in an org they are
+ * still a member of (leaving an org stops that org's tokens of theirs at once). Every API-key
+ * request runs it.
+ */
+export async function findUsableAccessTokenRowByHash(db: Knex, tokenHash: string): Promise<AccessTokenRow | undefined> {
+  return usableAccessTokenRowByHash.first(db, { tokenHash });
+}
+
+const usableAccessTokenRowByHash = prepared<{ tokenHash: string }, AccessTokenRow>('usable_access_token_by_hash', (db, param) =>
+  db('access_tokens as t')
+    .join('namespaces as n', 'n.name', 't.namespace')
+    .leftJoin('memberships as m', function joinMembership() {
+      this.on('m.org_id', '=', 'n.org_id').andOn('m.user_id', '=', 't.user_id');
+    })
+    .where('t.token_hash', param('tokenHash'))
+    .andWhere((w) => w.where('n.user_id', db.ref('t.user_id')).orWhereNotNull('m.user_id'))
+    .first('t.*'),
 );
 
 export async function touchAccessTokenRow(db: Knex, id: number, now: number): Promise<void> {

@@ -5,6 +5,7 @@ import {
   deleteAccessTokenRow,
   findAccessTokenRow,
   findAccessTokenRowByHash,
+  findUsableAccessTokenRowByHash,
   insertAccessToken,
   listAccessTokenRows,
   listAccessTokenRowsOfUser,
@@ -147,6 +148,12 @@ export async function findAccessTokenForUser(db: Knex, userId: number, namespace
 /** Looks a presented raw token up by its hash. */
 export async function findAccessTokenByPlaintext(db: Knex, token: string): Promise<AccessToken | undefined> {
   const row = await findAccessTokenRowByHash(db, hashToken(token));
+  return row && toAccessToken(row);
+}
+
+/** A presented raw token, if its owner may still use its namespace (see findUsableAccessTokenRowByHash). */
+export async function findUsableAccessTokenByPlaintext(db: Knex, token: string): Promise<AccessToken | undefined> {
+  const row = await findUsableAccessTokenRowByHash(db, hashToken(token));
   return row && toAccessToken(row);
 }
 

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.ts';
 import type { PrincipalOf } from '../http/principal.ts';
-import { ACCESS_TOKEN_PREFIX, findAccessTokenByPlaintext, markAccessTokenUsed } from './accessTokens.ts';
+import { ACCESS_TOKEN_PREFIX, findUsableAccessTokenByPlaintext, markAccessTokenUsed } from './accessTokens.ts';
 
 // newToken('sk'): the prefix, then 32 random bytes in base64url (43 characters).
 const API_KEY_SHAPE = new RegExp(`^${ACCESS_TOKEN_PREFIX}_[A-Za-z0-9_-]{43}$`);
@@ -15,12 +15,13 @@ export function looksLikeApiKey(token: string): boolean {
 
 /**
  * The principal of a raw access token presented as `Authorization: Bearer sk_...`: found by the
- * hash of the token (plaintext is never stored), so a deleted key stops working on its next use.
+ * hash of the token (plaintext is never stored), so a deleted key, or one in an org its owner has
+ * left, stops working on its next use.
  * The security handler (src/http/security.ts) checks the permissions the operation needs.
  */
 export async function authenticateApiKey(ctx: AppContext, token: string): Promise<PrincipalOf<'apiKey'> | null> {
   if (!looksLikeApiKey(token)) return null;
-  const record = await findAccessTokenByPlaintext(ctx.db, token);
+  const record = await findUsableAccessTokenByPlaintext(ctx.db, token);
   if (!record) return null;
   const now = Date.now();
   if (record.last_used_at === null || now - record.last_used_at > LAST_USED_PRECISION_MS) {
