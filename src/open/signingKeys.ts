@@ -1,3 +1,4 @@
+import { KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Knex } from 'knex';
 import type { AppContext } from '../context.ts';
@@ -16,7 +17,7 @@ const SKEW_MS = 60_000;
 
 export interface SigningKey {
   kid: string;
-  key: CryptoKey;
+  key: KeyObject;
 }
 
 export interface PublicJwk extends JWK {
@@ -49,7 +50,7 @@ async function newSigningKeyRow(now: number): Promise<SigningKeyRow> {
 
 async function importPrivate(row: SigningKeyRow): Promise<SigningKey> {
   const key = await importJWK(JSON.parse(row.private_jwk) as JWK, PROXY_TOKEN_ALG);
-  return { kid: row.kid, key: key as CryptoKey };
+  return { kid: row.kid, key: KeyObject.from(key as CryptoKey) };
 }
 
 /**
