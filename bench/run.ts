@@ -3,7 +3,11 @@
 // the real OAuth flow, each load from another process (bench/load.ts) on loopback, and one table.
 // Loads 1 and 3 also run against panva/oidc-provider (bench/peer.ts); the table divides ours by it.
 //
-//   npm run bench -- [--duration 10] [--connections 32] [--only 1,3,4,ref] [--poll-ms 5] [--profile DIR]
+//   npm run bench -- [--duration 10] [--connections 32] [--only 1,3,4,ref] [--poll-ms 5] [--repeat 1] [--profile DIR]
+//
+// --repeat N runs the whole bench N times, each from scratch (fresh databases, service and peer),
+// and prints the median of each row (and the median of each run's ours ÷ peer): on a shared VM
+// single runs minutes apart differ by up to 2x.
 //
 // `ref` rows: the same load against do-nothing servers (bare node:http and bare Express), for scale.
 //
@@ -31,11 +35,13 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     'poll-ms': { type: 'string', default: '5' },
     profile: { type: 'string' },
+    repeat: { type: 'string', default: '1' },
   },
 });
 const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const POLL_MS = Number(args['poll-ms']);
+const REPEAT = Math.max(1, Number(args.repeat));
 const ONLY = args.only ? new Set(args.only.split(',').map((s) => s.trim())) : undefined;
 const wanted = (load: string) => !ONLY || ONLY.has(load);
 
@@ -209,24 +215,43 @@ async function exchange(baseUrl: string, auth: string, code: string): Promise<{ 
 // ---------------------------------------------------------------------------------------------
 // The table
 
-type Row = { name: string; result: LoadResult | string; ratio?: string; target?: string };
-const rows: Row[] = [];
+type Row = { name: string; result: LoadResult | string; ratio?: number; target?: string };
+/** The rows of the run in progress. */
+let rows: Row[] = [];
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 
-function printTable(): void {
+function median<T>(values: T[], key: (v: T) => number): T {
+  return [...values].sort((a, b) => key(a) - key(b))[Math.floor((values.length - 1) / 2)]!;
+}
+
+/** Per row, the run with the median req/s (its p50 and p99 with it), and the median ratio. */
+function medianRows(runs: Row[][]): Row[] {
+  return runs[0]!.map((first) => {
+    const all = runs.map((run) => run.find((r) => r.name === first.name)).filter((r): r is Row => r !== undefined);
+    const measured = all.filter((r) => typeof r.result !== 'string');
+    if (measured.length === 0) return first;
+    const ratios = measured.map((r) => r.ratio).filter((x): x is number => x !== undefined);
+    const row: Row = { ...first, result: median(measured, (r) => (r.result as LoadResult).rps).result };
+    if (ratios.length) row.ratio = median(ratios, (x) => x);
+    return row;
+  });
+}
+
+function printTable(table: Row[]): void {
   const header = ['load', 'req/s', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'ours ÷ peer', 'target'];
-  const lines = rows.map((r) =>
+  const ratio = (r: Row) => (r.ratio === undefined ? '' : `${fmt(r.ratio, 2)}x`);
+  const lines = table.map((r) =>
     typeof r.result === 'string'
       ? [r.name, r.result, '', '', '', '', r.target ?? '']
-      : [r.name, fmt(r.result.rps, 0), fmt(r.result.p50), fmt(r.result.p99), String(r.result.errors), r.ratio ?? '', r.target ?? ''],
+      : [r.name, fmt(r.result.rps, 0), fmt(r.result.p50), fmt(r.result.p99), String(r.result.errors), ratio(r), r.target ?? ''],
   );
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
   console.log(line(header));
   console.log(`|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
   for (const l of lines) console.log(line(l));
-  const notes = rows.filter((r) => typeof r.result !== 'string' && r.result.note);
+  const notes = table.filter((r) => typeof r.result !== 'string' && r.result.note);
   for (const r of notes) console.log(`  ${r.name}: ${(r.result as LoadResult).note}`);
 }
 
@@ -242,8 +267,7 @@ const available = (status: number) => status !== 404 && status !== 405 && status
 
 // ---------------------------------------------------------------------------------------------
 
-async function main(): Promise<void> {
-  const started = new Date();
+async function runOnce(): Promise<void> {
   const common = { connections: CONNECTIONS, durationSeconds: DURATION };
   console.error(`bench: ${CONNECTIONS} connections, ${DURATION} s per load, ${cpus().length} CPUs`);
 
@@ -282,7 +306,7 @@ async function main(): Promise<void> {
     const peer = await startPeer();
     const theirs = await load({ kind: 'refresh', ...common, url: peer.tokenUrl, authorization: basic(peer.clientId, peer.clientSecret), refreshTokens: peer.refreshTokens });
     peer.stop();
-    record('1. refresh grant (rotation)', ours, { ratio: `${fmt(ours.rps / theirs.rps, 2)}x`, target: '≥ 2x peer' });
+    record('1. refresh grant (rotation)', ours, { ratio: ours.rps / theirs.rps, target: '≥ 2x peer' });
     record('   peer: oidc-provider refresh', theirs);
   }
 
@@ -303,7 +327,7 @@ async function main(): Promise<void> {
     const peer = await startPeer();
     const theirs = await load({ kind: 'fixed', ...common, url: peer.userinfoUrl, method: 'GET', headers: { authorization: `Bearer ${peer.accessToken}` } });
     peer.stop();
-    record('3. GET userinfo', ours, { ratio: `${fmt(ours.rps / theirs.rps, 2)}x`, target: '≥ 2x peer' });
+    record('3. GET userinfo', ours, { ratio: ours.rps / theirs.rps, target: '≥ 2x peer' });
     record('   peer: oidc-provider userinfo', theirs);
   }
 
@@ -352,13 +376,26 @@ async function main(): Promise<void> {
     child.kill('SIGTERM');
   }
 
-  console.log(`\nnpm run bench, ${started.toISOString()}: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${CONNECTIONS} connections, ${DURATION} s per load, MariaDB store + PostgreSQL queue, service and load generator on the same machine\n`);
-  printTable();
 }
 
-try {
-  await main();
-} finally {
-  for (const cleanup of cleanups) await cleanup().catch((err: unknown) => console.error(err));
-  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+async function cleanUp(): Promise<void> {
+  for (const cleanup of cleanups.splice(0)) await cleanup().catch((err: unknown) => console.error(err));
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGTERM');
 }
+
+const started = new Date();
+const runs: Row[][] = [];
+try {
+  for (let run = 1; run <= REPEAT; run += 1) {
+    if (REPEAT > 1) console.error(`run ${run} of ${REPEAT}`);
+    rows = [];
+    await runOnce();
+    runs.push(rows);
+    await cleanUp();
+  }
+} finally {
+  await cleanUp();
+}
+const repeated = REPEAT > 1 ? `, median of ${REPEAT} runs` : '';
+console.log(`\nnpm run bench, ${started.toISOString()}: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${CONNECTIONS} connections, ${DURATION} s per load${repeated}, MariaDB store + PostgreSQL queue, service and load generator on the same machine\n`);
+printTable(medianRows(runs));
