@@ -60,8 +60,10 @@ export function prepared<P extends Params, Row = Record<string, unknown>>(
       return param === undefined ? b : params[param];
     });
     const client = db.client as { acquireConnection(): Promise<unknown>; releaseConnection(conn: unknown): Promise<void> };
-    const connection = await client.acquireConnection();
+    const connection = (await client.acquireConnection()) as { __knex__disposed?: Error };
     try {
+      // As knex does before each query: a connection that failed since it was pooled is not used.
+      if (connection.__knex__disposed) throw connection.__knex__disposed;
       if (dialect === 'mysql') {
         return await new Promise<Row[]>((resolve, reject) => {
           (connection as MysqlConnection).execute(sql, values, (err, result) => (err ? reject(err) : resolve(result as Row[])));
