@@ -78,6 +78,8 @@ export function createApp(ctx: AppContext): express.Express {
       validateResponses: ctx.config.RESPONSE_VALIDATION ? { allErrors: true } : false,
       validateSecurity: { handlers: securityHandlers(ctx) },
       validateFormats: true,
+      // No operation takes multipart/form-data: skip the upload stage on every request.
+      fileUploader: false,
       ignorePaths: pagePaths,
     }),
   );
