@@ -228,8 +228,7 @@ function median<T>(values: T[], key: (v: T) => number): T {
 /** Per row, the run with the median req/s (its p50 and p99 with it), and the median ratio. */
 function medianRows(runs: Row[][]): Row[] {
   return runs[0]!.map((first) => {
-    const all = runs.map((run) => run.find((r) => r.name === first.name)).filter((r): r is Row => r !== undefined);
-    const measured = all.filter((r) => typeof r.result !== 'string');
+    const measured = runs.map((run) => run.find((r) => r.name === first.name)).filter((r): r is Row => r !== undefined && typeof r.result !== 'string');
     if (measured.length === 0) return first;
     const ratios = measured.map((r) => r.ratio).filter((x): x is number => x !== undefined);
     const row: Row = { ...first, result: median(measured, (r) => (r.result as LoadResult).rps).result };
@@ -378,7 +377,6 @@ async function runOnce(): Promise<void> {
     record('ref. bare Express 5, static JSON', await load({ kind: 'fixed', ...common, url: `http://127.0.0.1:${expressPort}/hello`, method: 'GET', headers: {} }));
     child.kill('SIGTERM');
   }
-
 }
 
 async function cleanUp(): Promise<void> {

@@ -25,8 +25,10 @@ interface Exchange {
   /** Hash of the request's code or refresh token, so that getClient can read it with the client. */
   codeHash?: string;
   refreshHash?: string;
+  /** Read once, by whichever model function needs it first (getClient, as the library calls it). */
+  row?: Promise<store.CodeRow | store.RefreshTokenRow | null>;
   code?: store.CodeRow;
-  refresh?: store.TokenRow & { clientSecretHash: string };
+  refresh?: store.RefreshTokenRow;
 }
 
 export const exchangeContext = new AsyncLocalStorage<Exchange>();
@@ -41,11 +43,22 @@ function scopesOf(scope: string): string[] {
   return splitScope(scope);
 }
 
-/** Reads the request's code or refresh token once; getClient and the grant share the row. */
-async function grantRow(exchange: Exchange): Promise<{ clientId: string; clientSecretHash: string } | null> {
-  if (exchange.codeHash) exchange.code ??= (await store.findCodeByHash(exchange.db, exchange.codeHash)) ?? undefined;
-  else if (exchange.refreshHash) exchange.refresh ??= (await store.findTokenByRefreshHash(exchange.db, exchange.refreshHash)) ?? undefined;
-  return exchange.code ?? exchange.refresh ?? null;
+async function readGrantRow(exchange: Exchange): Promise<store.CodeRow | store.RefreshTokenRow | null> {
+  if (exchange.codeHash) {
+    exchange.code = (await store.findCodeByHash(exchange.db, exchange.codeHash)) ?? undefined;
+    return exchange.code ?? null;
+  }
+  if (exchange.refreshHash) {
+    exchange.refresh = (await store.findTokenByRefreshHash(exchange.db, exchange.refreshHash)) ?? undefined;
+    return exchange.refresh ?? null;
+  }
+  return null;
+}
+
+/** The request's code or refresh token row, read once; getClient and the grant share it. */
+function grantRow(exchange: Exchange): Promise<store.CodeRow | store.RefreshTokenRow | null> {
+  exchange.row ??= readGrantRow(exchange);
+  return exchange.row;
 }
 
 const GRANTS = ['authorization_code', 'refresh_token'];
@@ -68,7 +81,8 @@ export function createModel(ctx: AppContext): OAuth2Server.AuthorizationCodeMode
 
     async getAuthorizationCode(code: string) {
       const exchange = current();
-      const found = hashToken(code) === exchange.codeHash ? exchange.code : undefined;
+      await grantRow(exchange);
+      const found = exchange.code;
       if (!found) return null;
       if (found.usedAt !== null) {
         // RFC 6749 4.1.2 / RFC 9700 4.2.4: a replayed code may have been stolen; revoke what it issued.
@@ -100,7 +114,8 @@ export function createModel(ctx: AppContext): OAuth2Server.AuthorizationCodeMode
 
     async getRefreshToken(refreshToken: string) {
       const exchange = current();
-      const row = hashToken(refreshToken) === exchange.refreshHash ? exchange.refresh : undefined;
+      await grantRow(exchange);
+      const row = exchange.refresh;
       if (!row || row.revokedAt !== null || row.authorizationRevokedAt !== null) return null;
       if (row.rotatedAt !== null) {
         // RFC 9700 4.14.2: a rotated (or revoked) refresh token came back; whoever holds the

@@ -178,7 +178,9 @@ function toToken(row: Record<string, unknown>): TokenRow {
 }
 
 /** A refresh token with its client's secret hash, so that client authentication needs no query of its own. */
-export async function findTokenByRefreshHash(db: Knex, refreshHash: string): Promise<(TokenRow & { clientSecretHash: string }) | null> {
+export type RefreshTokenRow = TokenRow & { clientSecretHash: string };
+
+export async function findTokenByRefreshHash(db: Knex, refreshHash: string): Promise<RefreshTokenRow | null> {
   const row = await tokenByRefreshHash.first(db, { refreshHash });
   return row ? { ...toToken(row), clientSecretHash: String(row.client_secret_hash) } : null;
 }

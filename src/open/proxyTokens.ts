@@ -1,4 +1,4 @@
-import { createHash, KeyObject, randomUUID, sign } from 'node:crypto';
+import { createHash, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { errors, jwtVerify, type JWTPayload } from 'jose';
 import type { AppContext } from '../context.ts';
 import type { UsageScenario } from '../platform/accessTokens.ts';
@@ -42,7 +42,7 @@ const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toStrin
  */
 export async function signProxyToken(
   ctx: AppContext,
-  signingKey: { kid: string; key: KeyObject | CryptoKey },
+  signingKey: { kid: string; key: KeyObject },
   subject: ProxyTokenSubject,
   nowMs = Date.now(),
 ): Promise<{ token: string; expiresIn: number; claims: ProxyClaims }> {
@@ -64,9 +64,8 @@ export async function signProxyToken(
     aid: subject.authorizationId,
   };
   const signingInput = `${base64url(header)}.${base64url(payload)}`;
-  const key = signingKey.key instanceof KeyObject ? signingKey.key : KeyObject.from(signingKey.key);
   // ES256 in JWS is the raw 64-byte r||s (RFC 7518 3.4), not DER.
-  const signature = sign('sha256', Buffer.from(signingInput), { key, dsaEncoding: 'ieee-p1363' });
+  const signature = sign('sha256', Buffer.from(signingInput), { key: signingKey.key, dsaEncoding: 'ieee-p1363' });
   return { token: `${signingInput}.${signature.toString('base64url')}`, expiresIn, claims: { ...subject, jti, exp: iat + expiresIn } };
 }
 

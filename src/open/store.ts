@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { UsageScenario } from '../platform/accessTokens.ts';
 import { prepared } from '../db/prepared.ts';
+import { usableNamespaces } from '../platform/namespaces.store.ts';
 
 // The open interfaces' SQL, named by intent. Each function is one round trip on primary keys.
 
@@ -34,17 +35,15 @@ export async function findTokenForIssuance(
 }
 
 const tokenForIssuance = prepared<{ userId: number; namespace: string; id: number; authorizationId: number }>('token_for_issuance', (db, param) =>
-  db('access_tokens as t')
-    .join('namespaces as n', 'n.name', 't.namespace')
-    .leftJoin('memberships as m', function joinMembership() {
-      this.on('m.org_id', '=', 'n.org_id').andOn('m.user_id', '=', db.raw('?', [param('userId')]));
-    })
-    .leftJoin('authorizations as z', function joinAuthorization() {
-      this.on('z.id', '=', db.raw('?', [param('authorizationId')])).andOn('z.user_id', '=', 't.user_id').andOnNull('z.revoked_at');
-    })
-    .where({ 't.id': param('id'), 't.user_id': param('userId'), 't.namespace': param('namespace') })
-    .andWhere((w) => w.where('n.user_id', param('userId')).orWhereNotNull('m.user_id'))
-    .first('t.id', 't.name', 't.namespace', 't.usage_scenario', 'z.id as authorization_id'),
+  usableNamespaces(
+    db('access_tokens as t')
+      .join('namespaces as n', 'n.name', 't.namespace')
+      .leftJoin('authorizations as z', function joinAuthorization() {
+        this.on('z.id', '=', db.raw('?', [param('authorizationId')])).andOn('z.user_id', '=', 't.user_id').andOnNull('z.revoked_at');
+      })
+      .where({ 't.id': param('id'), 't.user_id': param('userId'), 't.namespace': param('namespace') }),
+    db.raw('?', [param('userId')]),
+  ).first('t.id', 't.name', 't.namespace', 't.usage_scenario', 'z.id as authorization_id'),
 );
 
 export interface StandingGrant {
@@ -67,17 +66,15 @@ export async function findStandingGrant(
 }
 
 const standingGrant = prepared<{ userId: number; authorizationId: number; accessTokenId: number }>('standing_grant', (db, param) =>
-  db('authorizations as z')
-    .join('access_tokens as t', function joinToken() {
-      this.on('t.id', '=', db.raw('?', [param('accessTokenId')])).andOn('t.user_id', '=', 'z.user_id');
-    })
-    .join('namespaces as n', 'n.name', 't.namespace')
-    .leftJoin('memberships as m', function joinMembership() {
-      this.on('m.org_id', '=', 'n.org_id').andOn('m.user_id', '=', 'z.user_id');
-    })
-    .where({ 'z.id': param('authorizationId'), 'z.user_id': param('userId') })
-    .whereNull('z.revoked_at')
-    // The user may still use the token's namespace: their own, or an org they are still in.
-    .andWhere((w) => w.where('n.user_id', db.ref('z.user_id')).orWhereNotNull('m.user_id'))
-    .first('t.namespace', 't.usage_scenario', 't.last_used_at'),
+  // The user may still use the token's namespace: their own, or an org they are still in.
+  usableNamespaces(
+    db('authorizations as z')
+      .join('access_tokens as t', function joinToken() {
+        this.on('t.id', '=', db.raw('?', [param('accessTokenId')])).andOn('t.user_id', '=', 'z.user_id');
+      })
+      .join('namespaces as n', 'n.name', 't.namespace')
+      .where({ 'z.id': param('authorizationId'), 'z.user_id': param('userId') })
+      .whereNull('z.revoked_at'),
+    db.ref('z.user_id'),
+  ).first('t.namespace', 't.usage_scenario', 't.last_used_at'),
 );

@@ -1,3 +1,4 @@
+import { KeyObject } from 'node:crypto';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import type * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -248,7 +249,7 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
 
     const { generateKeyPair } = await import('jose');
     const rogue = await generateKeyPair('ES256');
-    const forged = await signProxyToken(server.ctx, { kid: decodeProtectedHeader(fresh.token).kid!, key: rogue.privateKey }, subject);
+    const forged = await signProxyToken(server.ctx, { kid: decodeProtectedHeader(fresh.token).kid!, key: KeyObject.from(rogue.privateKey) }, subject);
     expect((await chat(forged.token)).response.status).toBe(401);
   });
 

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { insertReturningId } from '../db/insert.ts';
 import { prepared } from '../db/prepared.ts';
+import { usableNamespaces } from './namespaces.store.ts';
 
 export interface AccessTokenRow {
   id: number;
@@ -47,14 +48,9 @@ export async function findUsableAccessTokenRowByHash(db: Knex, tokenHash: string
 }
 
 const usableAccessTokenRowByHash = prepared<{ tokenHash: string }, AccessTokenRow>('usable_access_token_by_hash', (db, param) =>
-  db('access_tokens as t')
-    .join('namespaces as n', 'n.name', 't.namespace')
-    .leftJoin('memberships as m', function joinMembership() {
-      this.on('m.org_id', '=', 'n.org_id').andOn('m.user_id', '=', 't.user_id');
-    })
-    .where('t.token_hash', param('tokenHash'))
-    .andWhere((w) => w.where('n.user_id', db.ref('t.user_id')).orWhereNotNull('m.user_id'))
-    .first('t.*'),
+  usableNamespaces(db('access_tokens as t').join('namespaces as n', 'n.name', 't.namespace').where('t.token_hash', param('tokenHash')), db.ref('t.user_id')).first(
+    't.*',
+  ),
 );
 
 export async function touchAccessTokenRow(db: Knex, id: number, now: number): Promise<void> {

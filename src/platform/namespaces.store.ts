@@ -15,14 +15,21 @@ export async function claimNamespace(db: Knex, row: NamespaceRow): Promise<void>
   await db('namespaces').insert(row);
 }
 
+/**
+ * Keeps the rows whose namespace (`namespaces as n`, joined by the caller) `user` may use: their own
+ * login, or an organization they are a member of. `user` is a column (`db.ref`) or a value
+ * (`db.raw('?', [id])`). The one place this rule is written.
+ */
+export function usableNamespaces<Q extends Knex.QueryBuilder>(query: Q, user: Knex.Raw): Q {
+  return query
+    .leftJoin('memberships as m', function joinMembership() {
+      this.on('m.org_id', '=', 'n.org_id').andOn('m.user_id', '=', user);
+    })
+    .andWhere((w) => w.where('n.user_id', user).orWhereNotNull('m.user_id')) as Q;
+}
+
 /** True when `name` is the user's own login or an organization the user belongs to. */
 export async function namespaceUsableBy(db: Knex, userId: number, name: string): Promise<boolean> {
-  const row = await db('namespaces as n')
-    .leftJoin('memberships as m', function joinMembership() {
-      this.on('m.org_id', '=', 'n.org_id').andOn('m.user_id', '=', db.raw('?', [userId]));
-    })
-    .where('n.name', name)
-    .andWhere((q) => q.where('n.user_id', userId).orWhereNotNull('m.user_id'))
-    .first('n.name');
+  const row = await usableNamespaces(db('namespaces as n').where('n.name', name), db.raw('?', [userId])).first('n.name');
   return row !== undefined;
 }
