@@ -26,6 +26,7 @@ export interface SharedRateLimiter {
   hit(key: string): number | null;
   /** Adds pending hits to the shared counts and reads them back (also runs once a second). */
   flush(): Promise<void>;
+  /** Ends the flush once a second (hits are still counted; `flush()` still shares them). */
   stop(): void;
 }
 
