@@ -33,7 +33,12 @@ if (values.target === 'mock') {
   env.CONTRACT_TARGET = values.target;
 }
 
-const result = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--config', 'contract-tests/vitest.config.ts'], {
+// Under CI, a JUnit report per target (scripts/ci-totals.ts sums them).
+const target = values.target === 'mock' || values.target === 'live' ? values.target : 'url';
+const junit = process.env.CI
+  ? ['--reporter=default', '--reporter=junit', `--outputFile.junit=artifacts/contract-${target}/junit.xml`]
+  : [];
+const result = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--config', 'contract-tests/vitest.config.ts', ...junit], {
   cwd: root,
   env,
   stdio: 'inherit',
