@@ -3,7 +3,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded.ts';
+import { removeEmbeddedPostgresData, startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded.ts';
 import { createKnex } from './knex.ts';
 import { freePort } from '../../test/support/processes.ts';
 
@@ -15,6 +15,7 @@ describe('embedded PostgreSQL (the zero-setup default store)', () => {
   let port: number;
   afterAll(async () => {
     await running?.stop();
+    await removeEmbeddedPostgresData(path.join(dataDir, 'pg'));
     await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -47,5 +48,40 @@ describe('embedded PostgreSQL (the zero-setup default store)', () => {
     running = undefined;
     const list = await admin('token', 'list', '--user', 'kept', '--namespace', 'kept');
     expect(list).toEqual({ data: [] });
+  });
+});
+
+describe.runIf(process.getuid?.() === 0)('embedded PostgreSQL as root in a private (mode 700) directory', () => {
+  it('runs the cluster as the postgres OS user from a postgres-owned mode-700 directory, and leaves no secret readable by others', async () => {
+    const { lstat, readdir, readFile, stat, mkdtemp, realpath } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const tmpBefore = new Set(await readdir(tmpdir()));
+    const home = await mkdtemp(path.join(tmpdir(), 'private-home-')); // mkdtemp: mode 700, owned by root
+    const dataDir = path.join(home, 'app', '.data', 'pg');
+    const pg = await startEmbeddedPostgres({ dataDir, port: await freePort() });
+    try {
+      const db = createKnex(pg.url);
+      expect((await db.raw('select current_user as name')).rows[0].name).toBe('postgres');
+      await db.destroy();
+      expect((await lstat(dataDir)).isSymbolicLink()).toBe(true);
+      const cluster = await stat(await realpath(dataDir));
+      expect(cluster.mode & 0o777).toBe(0o700);
+      expect(cluster.uid).not.toBe(0);
+      expect((await stat(`${dataDir}.password`)).mode & 0o077).toBe(0);
+      expect((await stat(path.dirname(dataDir))).mode & 0o077).toBe(0);
+      // The password file initdb reads is gone, and no new file in /tmp holds the password.
+      const password = (await readFile(`${dataDir}.password`, 'utf8')).trim();
+      const added = (await readdir(tmpdir())).filter((f) => !tmpBefore.has(f));
+      const holding = [];
+      for (const f of added) {
+        const text = await readFile(path.join(tmpdir(), f), 'utf8').catch(() => '');
+        if (text.includes(password)) holding.push(f);
+      }
+      expect(holding).toEqual([]);
+    } finally {
+      await pg.stop();
+      await removeEmbeddedPostgresData(dataDir);
+      await rm(home, { recursive: true, force: true });
+    }
   });
 });

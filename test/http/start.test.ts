@@ -1,11 +1,31 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { removeEmbeddedPostgresData } from '../../src/db/embedded.ts';
 import { createTestDb, testDialects, type TestDb } from '../support/db.ts';
 import { freePort, waitForReady } from '../support/processes.ts';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `npm start` as a user types it, in its own process group (so a test can play the terminal's Ctrl-C). */
+function npmStart(env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  let text = '';
+  const { BASE_URL: _ignored, ...inherited } = process.env; // vitest sets BASE_URL=/ for Vite
+  const child = spawn('npm', ['start', '--silent'], { env: { ...inherited, ...env }, detached: true });
+  child.stdout!.on('data', (d) => (text += d));
+  child.stderr!.on('data', (d) => (text += d));
+  return { child, output: () => text };
+}
 
 function start(env: Record<string, string>): { child: ChildProcess; output: () => string } {
   let text = '';
@@ -45,20 +65,35 @@ describe('npm start (src/main.ts as a real process)', () => {
     expect(output()).toMatch(/DATABASE_URL: must be a URL starting with mysql:\/\//);
   });
 
-  it('starts an embedded PostgreSQL when DATABASE_URL is unset, and reuses its data on a second start', async () => {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'oa-start-'));
-    await chmod(dataDir, 0o755); // as root, the cluster runs as its own OS user, which must reach it
-    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+  it('`npm start` runs an embedded PostgreSQL from a private (mode 700) data directory, reuses its data, and stops node and PostgreSQL quietly on SIGTERM to its process and on Ctrl-C', async () => {
+    const home = await mkdtemp(path.join(tmpdir(), 'oa-start-')); // mode 700: as root, PostgreSQL runs as an OS user who cannot enter it
+    const dataDir = path.join(home, 'data');
+    cleanups.push(async () => {
+      await removeEmbeddedPostgresData(path.join(dataDir, 'pg'));
+      await rm(home, { recursive: true, force: true });
+    });
     const env = { DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1', EMBEDDED_PG_PORT: String(await freePort()) };
-    for (const round of [1, 2]) {
-      const { child, output } = start(env);
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const { child, output } = npmStart(env);
       cleanups.push(async () => void child.kill('SIGKILL'));
       await waitForReady(`http://127.0.0.1:${env.PORT}/readyz`, child, output);
-      if (round === 1) expect(output()).toContain('First start: demo data created');
+      if (signal === 'SIGTERM') expect(output()).toContain('First start: demo data created');
       else expect(output()).not.toContain('First start');
-      child.kill('SIGTERM');
+      const postgresPid = Number((await readFile(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+      expect(alive(postgresPid)).toBe(true);
+      if (signal === 'SIGTERM') {
+        // What a container runtime does to `CMD npm start`: signal the process npm started.
+        const started = execFileSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' }).trim().split(/\s+/).map(Number);
+        expect(started).toHaveLength(1);
+        process.kill(started[0]!, 'SIGTERM');
+      } else {
+        process.kill(-child.pid!, 'SIGINT'); // a terminal's Ctrl-C: the whole foreground process group
+      }
       const [code] = await once(child, 'exit');
       expect(code).toBe(0);
+      expect(alive(postgresPid)).toBe(false);
+      expect(output()).toContain('"msg":"stopped"');
+      expect(output()).not.toMatch(/\n\s+at |"level":[56]0|Error/);
     }
   });
 });

@@ -1,7 +1,7 @@
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedPostgres } from '../../src/db/embedded.ts';
+import { removeEmbeddedPostgresData, startEmbeddedPostgres } from '../../src/db/embedded.ts';
 import { freePort } from './processes.ts';
 
 declare module 'vitest' {
@@ -25,7 +25,9 @@ async function removeStaleClusters(): Promise<void> {
   const entries = await readdir(path.resolve('.data')).catch(() => [] as string[]);
   for (const entry of entries) {
     const pid = Number(/^test-pg-(\d+)$/.exec(entry)?.[1]);
-    if (pid && !alive(pid)) await rm(path.resolve('.data', entry), { recursive: true, force: true });
+    if (!pid || alive(pid)) continue;
+    await removeEmbeddedPostgresData(path.resolve('.data', entry, 'pg'));
+    await rm(path.resolve('.data', entry), { recursive: true, force: true });
   }
 }
 
