@@ -240,7 +240,9 @@ export interface paths {
         post?: never;
         /**
          * Delete a workflow
-         * @description Its runs stay readable through the run endpoints until the workflow is gone; then they are 404 too.
+         * @description Its queued and running runs are cancelled first (error `cancelled`; a node waiting on a model
+         *     provider is aborted), so no run of a deleted workflow keeps calling a model. Its runs stay
+         *     readable through the run endpoints until the workflow is gone; then they are 404 too.
          */
         delete: operations["deleteWorkflow"];
         options?: never;
@@ -249,7 +251,10 @@ export interface paths {
          * Update a workflow's name, description or graph
          * @description Any of `name`, `description`, `nodes`, `edges`. A graph change is validated whole and bumps
          *     `version`. Send `If-Match` with the version's ETag (or the bare version number) for
-         *     optimistic concurrency: a stale update is refused with 409.
+         *     optimistic concurrency: a stale `If-Match` is refused with 412 Precondition Failed (RFC 9110
+         *     13.1.1). Without `If-Match`, an update that keeps losing a race with other writers is a 409.
+         *     Problems in `name` or `description` are listed in the same 422 as the graph's when the graph
+         *     has problems too.
          */
         patch: operations["updateWorkflow"];
         trace?: never;
@@ -940,6 +945,8 @@ export interface components {
              */
             output: unknown;
             error: components["schemas"]["RunError"] | null;
+            /** @description Token usage of the whole run, the sum over its `llm_call` nodes (zeros until the run ends, and for runs without a model call). */
+            usage: components["schemas"]["Usage"];
             /**
              * @description Seconds from start to end; null until the run ends.
              * @example 0.012
@@ -961,6 +968,12 @@ export interface components {
              */
             finished_at: string | null;
         };
+        /**
+         * @description One node of the run. Every node of the graph has one once the run has ended: those that
+         *     never started are `not_started` (the run failed or was cancelled first). `input` and
+         *     `output` are kept whole up to 200000 characters each; a longer text is cut there and
+         *     `truncated` is true.
+         */
         RunStep: {
             /** @example summarise */
             node_id: string;
@@ -970,10 +983,11 @@ export interface components {
              */
             node_type: "text_input" | "llm_call" | "text_output";
             /**
+             * @description `not_started`: the run ended before the node could start.
              * @example completed
              * @enum {string}
              */
-            status: "running" | "completed" | "failed" | "cancelled";
+            status: "running" | "completed" | "failed" | "cancelled" | "not_started";
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.005Z
@@ -984,10 +998,21 @@ export interface components {
              * @example 2026-11-22T10:00:00.010Z
              */
             finished_at: string | null;
-            /** @example The export button does nothing on Safari 18. */
-            input_preview: string | null;
-            /** @example The export button does nothing on Safari 18. */
-            output_preview: string | null;
+            /**
+             * @description The text the node worked on (for an `llm_call`, the prompt it sent).
+             * @example The export button does nothing on Safari 18.
+             */
+            input: string | null;
+            /**
+             * @description The text the node produced; null unless it completed.
+             * @example The export button does nothing on Safari 18.
+             */
+            output: string | null;
+            /**
+             * @description `input` or `output` was longer than 200000 characters and is cut there.
+             * @example false
+             */
+            truncated: boolean;
             usage: components["schemas"]["Usage"] | null;
             error: components["schemas"]["RunError"] | null;
         };
@@ -1121,7 +1146,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The resource changed (stale `If-Match`), or the request conflicts with its state. */
+        /** @description The request conflicts with the resource's state (a run already ended, an update that kept losing races). */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -1132,6 +1157,24 @@ export interface components {
                  *       "type": "https://docs.openauth.dev/problems/conflict",
                  *       "title": "Conflict",
                  *       "status": 409,
+                 *       "detail": "Run run_01JD6Z4K2B7C9D1E3F5G7H9J is already completed."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `If-Match` names a version that is no longer current (RFC 9110 13.1.1): read the workflow again. */
+        PreconditionFailed: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://docs.openauth.dev/problems/precondition-failed",
+                 *       "title": "Precondition Failed",
+                 *       "status": 412,
                  *       "detail": "The workflow is at version 4, not 3."
                  *     }
                  */
@@ -1172,7 +1215,14 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The workflow graph is invalid; every problem is listed. */
+        /**
+         * @description The workflow is invalid; every problem is listed, those of `name` and `description` too.
+         *     Besides the schema, a graph must have at least one node; unique node ids; edges between
+         *     existing nodes, never into a `text_input` nor out of a `text_output`; no cycle; every
+         *     `llm_call` fed by at least one upstream node; every `text_output` reachable from a
+         *     `text_input`; and, when the service has a fixed model list (`MODEL_PROVIDER_MODELS`, or no
+         *     provider at all: then only `echo`), every `llm_call` model on it.
+         */
         InvalidWorkflow: {
             headers: {
                 [name: string]: unknown;
@@ -2030,6 +2080,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["InvalidWorkflow"];

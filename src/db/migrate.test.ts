@@ -21,6 +21,8 @@ const TABLES = [
   'rate_limits',
 ];
 
+const ALL = ['0001_initial', '0002_run_logs_whole'];
+
 describe.each(testDialects())('migrations on %s', (dialect) => {
   let t: TestDb;
   beforeAll(async () => {
@@ -37,10 +39,10 @@ describe.each(testDialects())('migrations on %s', (dialect) => {
   }
 
   it('creates every table on latest, and a second latest applies nothing', async () => {
-    expect(await migrateLatest(t.db)).toEqual(['0001_initial']);
+    expect(await migrateLatest(t.db)).toEqual(ALL);
     expect(await existingTables()).toEqual(TABLES);
     expect(await migrateLatest(t.db)).toEqual([]);
-    expect(await migrationStatus(t.db)).toEqual({ applied: ['0001_initial'], pending: [] });
+    expect(await migrationStatus(t.db)).toEqual({ applied: ALL, pending: [] });
   });
 
   it('stores epoch-millisecond BIGINTs and reads them back as numbers', async () => {
@@ -67,10 +69,10 @@ describe.each(testDialects())('migrations on %s', (dialect) => {
   });
 
   it('rolls everything back, leaving no table behind, and applies again afterwards', async () => {
-    expect(await migrateRollback(t.db, { all: true })).toEqual(['0001_initial']);
+    expect(await migrateRollback(t.db, { all: true })).toEqual([...ALL].reverse());
     expect(await existingTables()).toEqual([]);
-    expect(await migrationStatus(t.db)).toEqual({ applied: [], pending: ['0001_initial'] });
-    expect(await migrateLatest(t.db)).toEqual(['0001_initial']);
+    expect(await migrationStatus(t.db)).toEqual({ applied: [], pending: ALL });
+    expect(await migrateLatest(t.db)).toEqual(ALL);
     expect(await existingTables()).toEqual(TABLES);
   });
 });

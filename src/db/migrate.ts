@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import * as initial from './migrations/0001_initial.ts';
+import * as runLogsWhole from './migrations/0002_run_logs_whole.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -7,7 +8,10 @@ interface Migration {
 }
 
 /** Every migration, in order. Add new ones here; knex's file loader is not used (it cannot load .ts). */
-const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [['0001_initial', initial]];
+const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
+  ['0001_initial', initial],
+  ['0002_run_logs_whole', runLogsWhole],
+];
 
 const migrationSource: Knex.MigrationSource<string> = {
   getMigrations: async () => migrations.map(([name]) => name),

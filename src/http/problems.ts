@@ -14,6 +14,7 @@ const problemTypes = {
   405: ['method-not-allowed', 'Method Not Allowed'],
   406: ['not-acceptable', 'Not Acceptable'],
   409: ['conflict', 'Conflict'],
+  412: ['precondition-failed', 'Precondition Failed'],
   413: ['payload-too-large', 'Payload Too Large'],
   415: ['unsupported-media-type', 'Unsupported Media Type'],
   422: ['invalid-workflow', 'Invalid workflow'],

@@ -118,6 +118,7 @@ describe.each(testDialects())('run recovery on %s', (dialect) => {
       graph: JSON.stringify({ version: 1, nodes: workflow.nodes, edges: workflow.edges }),
       output: null,
       error: null,
+      usage: null,
       idempotency_key: null,
       attempts: status === 'running' ? 1 : 0,
       created_at: at,

@@ -10,7 +10,8 @@ import type { GraphSnapshot } from './service.ts';
 import * as store from './store.ts';
 import type { RunRow, RunStepRow } from './store.ts';
 
-export const PREVIEW_CHARS = 500;
+/** A step's input and output are logged whole up to this many characters (openapi.yaml RunStep). */
+export const LOG_TEXT_MAX = 200_000;
 /** How often a worker reads the state of the runs it executes, to notice another process's cancel. */
 const STATUS_POLL_MS = 1000;
 /**
@@ -50,9 +51,11 @@ export interface Runner {
 const HANDOVER_MAX_RUNS = 256;
 const HANDOVER_MAX_CHARS = 64 * 1024;
 
-export function preview(text: string | null): string | null {
-  if (text === null) return null;
-  return text.length > PREVIEW_CHARS ? text.slice(0, PREVIEW_CHARS - 1) + '…' : text;
+/** The text as logged: whole, or cut at LOG_TEXT_MAX characters (never inside a surrogate pair). */
+export function logText(text: string | null): { text: string | null; cut: boolean } {
+  if (text === null || text.length <= LOG_TEXT_MAX) return { text, cut: false };
+  const end = /[\uD800-\uDBFF]/.test(text[LOG_TEXT_MAX - 1]!) ? LOG_TEXT_MAX - 1 : LOG_TEXT_MAX;
+  return { text: text.slice(0, end), cut: true };
 }
 
 const WORKER_LOST = (retries: number) =>
@@ -66,7 +69,7 @@ const WORKER_LOST = (retries: number) =>
 class Interrupted extends Error {}
 
 type NewStep = Omit<RunStepRow, 'id'>;
-type StepEnd = Pick<RunStepRow, 'status' | 'finished_at' | 'output_preview' | 'usage' | 'error'>;
+type StepEnd = Pick<RunStepRow, 'status' | 'finished_at' | 'output_preview' | 'truncated' | 'usage' | 'error'>;
 
 /**
  * One run's per-node log, written behind execution: a step that starts and ends within
@@ -256,7 +259,11 @@ export function createRunner(deps: RunnerDeps): Runner {
       return mine;
     };
     const steps = new StepLog(deps.db, runId);
+    const inputCut = new Map<string, boolean>();
+    const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
     const stepStart = (node: WorkflowNode, input: string) => {
+      const logged = logText(input);
+      inputCut.set(node.id, logged.cut);
       steps.start({
         run_id: runId,
         node_id: node.id,
@@ -264,47 +271,81 @@ export function createRunner(deps: RunnerDeps): Runner {
         status: 'running',
         started_at: now(),
         finished_at: null,
-        input_preview: preview(input),
+        input_preview: logged.text,
         output_preview: null,
+        truncated: logged.cut,
         usage: null,
         error: null,
       });
     };
     const stepEnd = (report: StepReport) => {
+      const logged = logText(report.output);
+      if (report.usage) {
+        usage.prompt_tokens += report.usage.prompt_tokens;
+        usage.completion_tokens += report.usage.completion_tokens;
+        usage.total_tokens += report.usage.total_tokens;
+      }
       steps.end(report.nodeId, {
         status: report.status,
         finished_at: now(),
-        output_preview: preview(report.output),
+        output_preview: logged.text,
+        truncated: logged.cut || (inputCut.get(report.nodeId) ?? false),
         usage: report.usage ? JSON.stringify(report.usage) : null,
         error: report.error ? JSON.stringify(report.error.toJSON()) : null,
       });
     };
+    /** Every node has a log entry once the run ends: those that never started say so. */
+    const logNotStarted = () => {
+      for (const node of snapshot.nodes) {
+        if (inputCut.has(node.id)) continue;
+        steps.start({
+          run_id: runId,
+          node_id: node.id,
+          node_type: node.type,
+          status: 'not_started',
+          started_at: null,
+          finished_at: null,
+          input_preview: null,
+          output_preview: null,
+          truncated: false,
+          usage: null,
+          error: null,
+        });
+      }
+    };
 
-    let end: { status: 'completed' | 'failed' | 'cancelled'; output: string | null; error: string | null };
+    let end: { status: 'completed' | 'failed' | 'cancelled'; output: string | null; error: string | null; usage: string | null };
     try {
       const { output } = await executeGraph(snapshot, inputs, deps.models, {
         signal: controller.signal,
         hooks: { onStepStart: stepStart, onStepEnd: stepEnd, shouldContinue },
       });
-      end = { status: 'completed', output: JSON.stringify(output), error: null };
+      end = { status: 'completed', output: JSON.stringify(output), error: null, usage: null };
     } catch (err) {
       if (controller.signal.reason instanceof Interrupted) {
         steps.discard();
         throw controller.signal.reason;
       }
       const failure = err instanceof RunFailure ? err : new RunFailure('internal_error', (err as Error).message);
-      end = { status: failure.code === 'cancelled' ? 'cancelled' : 'failed', output: null, error: JSON.stringify(failure.toJSON()) };
+      end = { status: failure.code === 'cancelled' ? 'cancelled' : 'failed', output: null, error: JSON.stringify(failure.toJSON()), usage: null };
     } finally {
       clearTimeout(timer);
       unwatch(runId);
       job.signal.removeEventListener('abort', onJobAbort);
     }
+    end.usage = JSON.stringify(usage);
+    logNotStarted();
     try {
       await steps.close(); // the log is complete before the run is seen finished
     } catch (err) {
       deps.logger.error({ err, runId }, 'run log write failed');
       if (end.status === 'completed') {
-        end = { status: 'failed', output: null, error: JSON.stringify(new RunFailure('internal_error', `The run's log could not be written: ${(err as Error).message}`).toJSON()) };
+        end = {
+          ...end,
+          status: 'failed',
+          output: null,
+          error: JSON.stringify(new RunFailure('internal_error', `The run's log could not be written: ${(err as Error).message}`).toJSON()),
+        };
       }
     }
     const finishedAt = now();

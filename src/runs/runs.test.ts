@@ -95,8 +95,9 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       ['result', 'text_output', 'completed'],
     ]);
     expect(run.logs[1]).toMatchObject({
-      input_preview: 'The export button does nothing on Safari 18.',
-      output_preview: 'The export button does nothing on Safari 18.',
+      input: 'The export button does nothing on Safari 18.',
+      output: 'The export button does nothing on Safari 18.',
+      truncated: false,
       usage: { prompt_tokens: 8, completion_tokens: 8, total_tokens: 16 },
       error: null,
     });
@@ -110,11 +111,45 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     expect(run.logs[1]!.usage).toMatchObject({ total_tokens: 4 });
   });
 
-  it('previews are cut to 500 characters', async () => {
+  it('keeps step inputs and outputs whole (up to the documented 200000 characters) and sums token usage on the run', async () => {
     const workflowId = await createWorkflow(alice, 'echo', 'long');
-    const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'word '.repeat(300) })).id);
+    const ticket = 'word '.repeat(30_000).trim();
+    const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket })).id);
     expect(run.status).toBe('completed');
-    expect(run.logs[0]!.input_preview!.length).toBe(500);
+    const first256 = ticket.split(' ').slice(0, 256).join(' '); // the seed's max_tokens on echo
+    expect(run.logs.map((s) => [s.input, s.output, s.truncated])).toEqual([
+      [ticket, ticket, false],
+      [ticket, first256, false],
+      [first256, first256, false],
+    ]);
+    expect(run.usage).toEqual({ prompt_tokens: 30_000, completion_tokens: 256, total_tokens: 30_256 });
+  });
+
+  it('cuts a step text longer than 200000 characters there and says so', async () => {
+    const { data } = await alice.POST('/api/workflows', {
+      body: {
+        name: 'joined',
+        nodes: [
+          { id: 'a', type: 'text_input', config: { variable: 'a' } },
+          { id: 'b', type: 'text_input', config: { variable: 'b' } },
+          { id: 'result', type: 'text_output', config: { format: 'plain' } },
+        ],
+        edges: [
+          { from: 'a', to: 'result' },
+          { from: 'b', to: 'result' },
+        ],
+      },
+    });
+    const workflowId = data!.data.id;
+    const inputs = { a: 'a'.repeat(150_000), b: 'b'.repeat(150_000) };
+    const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, inputs)).id);
+    expect(run.status).toBe('completed');
+    const result = run.logs.find((s) => s.node_id === 'result')!;
+    expect(result.truncated).toBe(true);
+    expect(result.input).toHaveLength(200_000);
+    expect(result.output).toHaveLength(200_000);
+    expect(run.logs.filter((s) => s.node_id !== 'result').every((s) => !s.truncated)).toBe(true);
+    expect(run.output).toEqual({ result: `${inputs.a}\n${inputs.b}` }); // the run's output itself is never cut
   });
 
   it.each([
@@ -130,14 +165,35 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     expect(run.error).toMatchObject({ code: 'provider_error', node_id: 'summarise' });
     expect(run.error!.message).toContain(message);
     expect(run.logs.find((s) => s.node_id === 'summarise')).toMatchObject({ status: 'failed', error: { code: 'provider_error' } });
-    expect(run.logs.find((s) => s.node_id === 'result')).toBeUndefined();
+    expect(run.logs.find((s) => s.node_id === 'result')).toMatchObject({ status: 'not_started', started_at: null, input: null, output: null });
+    expect(run.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
   });
 
-  it('an unknown model fails the run with model_unavailable and the node id', async () => {
-    // Only llama-3 is routed to the provider, so gpt-9 has no provider at all.
-    const workflowId = await createWorkflow(alice, 'gpt-9');
-    const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'x' })).id);
-    expect(run).toMatchObject({ status: 'failed', error: { code: 'model_unavailable', node_id: 'summarise' } });
+  it('an unknown model is refused when the workflow is saved (the model list is fixed): 422 at the model', async () => {
+    // Only llama-3 is routed to the provider (and echo is built in), so gpt-9 could never run.
+    const { response, error } = await alice.POST('/api/workflows', { body: { name: 'unknown model', ...seedGraph('gpt-9') } });
+    expect(response.status).toBe(422);
+    expect(error).toMatchObject({ errors: [{ pointer: '/nodes/1/config/model', message: 'unknown model "gpt-9"; this service serves echo, llama-3' }] });
+  });
+
+  it('deleting a workflow cancels its in-flight runs and aborts their provider calls', async () => {
+    fake.replies = [{ kind: 'hang' }];
+    const workflowId = await createWorkflow(alice, 'llama-3');
+    const started = await startRun(alice, workflowId, { ticket: 'wait' });
+    await pollRun(alice, workflowId, started.id, (r) => r.status === 'running' && r.logs.some((s) => s.node_id === 'summarise'));
+    expect((await alice.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: workflowId } } })).response.status).toBe(204);
+
+    const run = await store.findRun(server.ctx.db, started.id);
+    expect(run).toMatchObject({ status: 'cancelled' });
+    expect(JSON.parse(run!.error!)).toMatchObject({ code: 'cancelled', message: 'The run was cancelled: its workflow was deleted.' });
+    // The worker stops the hanging call: the node's log closes as cancelled.
+    const deadline = Date.now() + 5_000;
+    let steps = await store.listSteps(server.ctx.db, started.id);
+    while (steps.find((s) => s.node_id === 'summarise')?.status !== 'cancelled' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+      steps = await store.listSteps(server.ctx.db, started.id);
+    }
+    expect(steps.find((s) => s.node_id === 'summarise')?.status).toBe('cancelled');
   });
 
   it('rejects missing and extra inputs with a 400 listing each', async () => {
@@ -167,9 +223,13 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     expect(data!.data).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
 
     // The worker stops the in-flight call and closes the node's log as cancelled.
-    const run = await pollRun(alice, workflowId, started.id, (r) => r.logs.find((s) => s.node_id === 'summarise')?.status === 'cancelled');
+    const run = await pollRun(alice, workflowId, started.id, (r) => r.logs.length === 3);
     expect(run.status).toBe('cancelled');
-    expect(run.logs.map((s) => s.node_id)).toEqual(['input', 'summarise']);
+    expect(run.logs.map((s) => [s.node_id, s.status])).toEqual([
+      ['input', 'completed'],
+      ['summarise', 'cancelled'],
+      ['result', 'not_started'],
+    ]);
 
     const again = await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', {
       params: { path: { workflow_id: workflowId, run_id: started.id } },

@@ -38,6 +38,8 @@ export const QUEUE_UNAVAILABLE = JSON.stringify({
   node_id: null,
 });
 
+export const NO_USAGE = Object.freeze({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** The wire shape of a stored run (openapi.yaml Run). */
@@ -51,6 +53,7 @@ export function toRun(row: RunRow): Run {
     inputs: JSON.parse(row.inputs) as Record<string, string>,
     output: row.output === null ? null : (JSON.parse(row.output) as unknown),
     error: row.error === null ? null : (JSON.parse(row.error) as Run['error']),
+    usage: row.usage === null ? { ...NO_USAGE } : (JSON.parse(row.usage) as Run['usage']),
     duration: row.duration_ms === null ? null : row.duration_ms / 1000,
     created_at: new Date(row.created_at).toISOString(),
     started_at: iso(row.started_at),
@@ -65,8 +68,9 @@ export function toRunStep(row: RunStepRow): RunStep {
     status: row.status as RunStep['status'],
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),
-    input_preview: row.input_preview,
-    output_preview: row.output_preview,
+    input: row.input_preview,
+    output: row.output_preview,
+    truncated: row.truncated,
     usage: row.usage === null ? null : (JSON.parse(row.usage) as RunStep['usage']),
     error: row.error === null ? null : (JSON.parse(row.error) as RunStep['error']),
   };
@@ -158,6 +162,7 @@ export async function startRun(
     graph: JSON.stringify(snapshot),
     output: null,
     error: null,
+    usage: null,
     idempotency_key: idempotencyKey ?? null,
     attempts: 0,
     created_at: (deps.now ?? Date.now)(),
@@ -220,6 +225,22 @@ export async function listRuns(
 }
 
 export const CANCELLED_BY_USER = JSON.stringify({ code: 'cancelled', message: 'The run was cancelled.', node_id: null });
+
+export const CANCELLED_BY_DELETE = JSON.stringify({ code: 'cancelled', message: 'The run was cancelled: its workflow was deleted.', node_id: null });
+
+/**
+ * Cancels every queued or running run of a workflow that was just deleted, so none keeps calling a
+ * model for a run that is about to be 404. Workers elsewhere notice within a second (runner.ts).
+ */
+export async function cancelRunsOfDeletedWorkflow(deps: WorkflowDeps & { onCancelled?: (runId: string) => void }, workflowId: string): Promise<number> {
+  const now = (deps.now ?? Date.now)();
+  let cancelled = 0;
+  for (const id of await store.listUnfinishedRunsOfWorkflow(deps.db, workflowId)) {
+    if (await store.cancelRun(deps.db, id, now, CANCELLED_BY_DELETE)) cancelled++;
+    deps.onCancelled?.(id);
+  }
+  return cancelled;
+}
 
 /** queued|running -> cancelled; a terminal run is a 409. The worker notices and stops (runner.ts). */
 export async function cancelRun(deps: WorkflowDeps & { onCancelled?: (runId: string) => void }, userId: number, workflowId: string, runId: string): Promise<Run> {

@@ -21,6 +21,8 @@ export interface RunRow {
   output: string | null;
   /** JSON `{code, message, node_id}`, null unless failed or cancelled. */
   error: string | null;
+  /** JSON Usage summed over the run's llm_call nodes, written when the run ends; null before. */
+  usage: string | null;
   idempotency_key: string | null;
   /** Executions started; also the fencing token of the worker currently holding the run. */
   attempts: number;
@@ -42,6 +44,8 @@ export interface RunStepRow {
   finished_at: number | null;
   input_preview: string | null;
   output_preview: string | null;
+  /** input_preview or output_preview was cut at LOG_TEXT_MAX characters. */
+  truncated: boolean;
   usage: string | null;
   error: string | null;
 }
@@ -158,7 +162,14 @@ export async function finishRun(
   db: Knex,
   id: string,
   attempt: number,
-  end: { status: 'completed' | 'failed' | 'cancelled'; output: string | null; error: string | null; finished_at: number; duration_ms: number },
+  end: {
+    status: 'completed' | 'failed' | 'cancelled';
+    output: string | null;
+    error: string | null;
+    usage: string | null;
+    finished_at: number;
+    duration_ms: number;
+  },
 ): Promise<boolean> {
   const count = await db('runs').where({ id, status: 'running', attempts: attempt }).update(end);
   return count === 1;
@@ -206,6 +217,12 @@ export async function cancelRun(db: Knex, id: string, now: number, error: string
   return false;
 }
 
+/** Ids of the workflow's runs that are not yet terminal. */
+export async function listUnfinishedRunsOfWorkflow(db: Knex, workflowId: string): Promise<string[]> {
+  const rows = (await db('runs').select('id').where({ workflow_id: workflowId }).whereIn('status', ['queued', 'running'])) as { id: string }[];
+  return rows.map((r) => r.id);
+}
+
 export async function runStatusAndAttempt(db: Knex, id: string): Promise<{ status: RunStatus; attempts: number } | undefined> {
   const row = (await db('runs').select('status', 'attempts').where({ id }).first()) as { status: RunStatus; attempts: number } | undefined;
   return row ? { status: row.status, attempts: Number(row.attempts) } : undefined;
@@ -237,7 +254,7 @@ export async function finishStep(
   db: Knex,
   runId: string,
   nodeId: string,
-  end: Pick<RunStepRow, 'status' | 'finished_at' | 'output_preview' | 'usage' | 'error'>,
+  end: Pick<RunStepRow, 'status' | 'finished_at' | 'output_preview' | 'truncated' | 'usage' | 'error'>,
 ): Promise<void> {
   await db('run_steps').where({ run_id: runId, node_id: nodeId, status: 'running' }).update(end);
 }
@@ -250,5 +267,5 @@ export async function deleteSteps(db: Knex, runId: string): Promise<void> {
 /** Steps in execution (start) order. */
 export async function listSteps(db: Knex, runId: string): Promise<RunStepRow[]> {
   const rows = (await db<RunStepRow>('run_steps').where({ run_id: runId }).orderBy('id', 'asc')) as RunStepRow[];
-  return rows.map((r) => ({ ...r, id: Number(r.id), started_at: num(r.started_at), finished_at: num(r.finished_at) }));
+  return rows.map((r) => ({ ...r, id: Number(r.id), started_at: num(r.started_at), finished_at: num(r.finished_at), truncated: Boolean(r.truncated) }));
 }

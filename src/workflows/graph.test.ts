@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateWorkflowGraph } from './graph.ts';
+import { validateWorkflowGraph, type GraphLimits } from './graph.ts';
 
 const limits = { maxTokens: 4096 };
 const input = (id: string, variable = 'ticket') => ({ id, type: 'text_input', config: { variable } });
@@ -12,17 +12,20 @@ const valid = {
   edges: [edge('input', 'summarise'), edge('summarise', 'result')],
 };
 
-function problems(nodes: unknown, edges: unknown, max = limits) {
+function problems(nodes: unknown, edges: unknown, max: GraphLimits = limits) {
   return validateWorkflowGraph(nodes, edges, max);
 }
+
+/** Only the problems inside node configs (the config rules, without the graph's own). */
+const configProblems = (nodes: unknown, edges: unknown, max: GraphLimits = limits) => problems(nodes, edges, max).filter((p) => p.pointer.includes('/config'));
 
 describe('validateWorkflowGraph', () => {
   it('accepts the seed example graph', () => {
     expect(problems(valid.nodes, valid.edges)).toEqual([]);
   });
 
-  it('accepts an empty graph (a workflow may be saved before it is built)', () => {
-    expect(problems([], [])).toEqual([]);
+  it('refuses a graph without nodes: it could never run', () => {
+    expect(problems([], [])).toEqual([{ pointer: '/nodes', message: expect.stringMatching(/at least one node/) }]);
   });
 
   it('accepts branches that join (a DAG, not only a chain)', () => {
@@ -87,7 +90,7 @@ describe('validateWorkflowGraph', () => {
     });
 
     it('llm_call: model is required and non-empty', () => {
-      expect(problems([llm('a', {}), llm('b', { model: '  ' }), llm('c', { model: 7 })], [])).toEqual([
+      expect(configProblems([llm('a', {}), llm('b', { model: '  ' }), llm('c', { model: 7 })], [])).toEqual([
         { pointer: '/nodes/0/config/model', message: 'is required for a llm_call node' },
         { pointer: '/nodes/1/config/model', message: 'must not be empty' },
         { pointer: '/nodes/2/config/model', message: 'must be a string' },
@@ -95,7 +98,7 @@ describe('validateWorkflowGraph', () => {
     });
 
     it('llm_call: temperature is a number from 0 to 2', () => {
-      expect(problems([llm('a', { model: 'm', temperature: 2.5 }), llm('b', { model: 'm', temperature: -0.1 }), llm('c', { model: 'm', temperature: 'hot' }), llm('d', { model: 'm', temperature: 2 })], [])).toEqual([
+      expect(configProblems([llm('a', { model: 'm', temperature: 2.5 }), llm('b', { model: 'm', temperature: -0.1 }), llm('c', { model: 'm', temperature: 'hot' }), llm('d', { model: 'm', temperature: 2 })], [])).toEqual([
         { pointer: '/nodes/0/config/temperature', message: 'must be <= 2' },
         { pointer: '/nodes/1/config/temperature', message: 'must be >= 0' },
         { pointer: '/nodes/2/config/temperature', message: 'must be a number' },
@@ -103,7 +106,7 @@ describe('validateWorkflowGraph', () => {
     });
 
     it('llm_call: max_tokens is a positive integer up to the configured limit', () => {
-      expect(problems([llm('a', { model: 'm', max_tokens: 0 }), llm('b', { model: 'm', max_tokens: 1.5 }), llm('c', { model: 'm', max_tokens: 4097 }), llm('d', { model: 'm', max_tokens: 4096 })], [])).toEqual([
+      expect(configProblems([llm('a', { model: 'm', max_tokens: 0 }), llm('b', { model: 'm', max_tokens: 1.5 }), llm('c', { model: 'm', max_tokens: 4097 }), llm('d', { model: 'm', max_tokens: 4096 })], [])).toEqual([
         { pointer: '/nodes/0/config/max_tokens', message: 'must be >= 1' },
         { pointer: '/nodes/1/config/max_tokens', message: 'must be an integer' },
         { pointer: '/nodes/2/config/max_tokens', message: 'must be <= 4096' },
@@ -111,7 +114,7 @@ describe('validateWorkflowGraph', () => {
     });
 
     it('llm_call: the contract maximum of max_tokens holds even when the configured limit is higher', () => {
-      expect(problems([llm('a', { model: 'm', max_tokens: 40000 })], [], { maxTokens: 100000 })).toEqual([
+      expect(configProblems([llm('a', { model: 'm', max_tokens: 40000 })], [], { maxTokens: 100000 })).toEqual([
         { pointer: '/nodes/0/config/max_tokens', message: 'must be <= 32768' },
       ]);
     });
@@ -124,7 +127,7 @@ describe('validateWorkflowGraph', () => {
     });
 
     it('rejects config keys that do not belong to the type, and a config that is not an object', () => {
-      expect(problems([{ id: 'a', type: 'text_input', config: { variable: 'v', model: 'echo' } }, { id: 'b', type: 'llm_call', config: [] }], [])).toEqual([
+      expect(configProblems([{ id: 'a', type: 'text_input', config: { variable: 'v', model: 'echo' } }, { id: 'b', type: 'llm_call', config: [] }], [])).toEqual([
         { pointer: '/nodes/0/config/model', message: 'unknown property "model"' },
         { pointer: '/nodes/1/config', message: 'must be an object' },
       ]);
@@ -136,7 +139,33 @@ describe('validateWorkflowGraph', () => {
       expect(problems([input('a')], [edge('a', 'summarise'), edge('ghost', 'a')])).toEqual([
         { pointer: '/edges/0', message: 'edge refers to unknown node "summarise"' },
         { pointer: '/edges/1', message: 'edge refers to unknown node "ghost"' },
+        { pointer: '/edges/1', message: 'edge into text_input "a": a text_input takes only its run input' },
       ]);
+    });
+
+    it('refuses an edge into a text_input or out of a text_output: neither carries anything', () => {
+      const nodes = [input('in'), input('other', 'other'), llm('a'), output('out'), llm('after')];
+      const edges = [edge('in', 'a'), edge('a', 'other'), edge('a', 'out'), edge('out', 'after')];
+      expect(problems(nodes, edges)).toEqual([
+        { pointer: '/edges/1', message: 'edge into text_input "other": a text_input takes only its run input' },
+        { pointer: '/edges/3', message: 'edge out of text_output "out": a text_output ends the graph' },
+      ]);
+    });
+
+    it('refuses an llm_call with no upstream node: it would have no prompt', () => {
+      expect(problems([input('in'), llm('lonely'), output('out')], [edge('in', 'out')])).toEqual([
+        { pointer: '/nodes/1', message: 'llm_call "lonely" has no upstream node: connect an edge into it to give it its prompt' },
+      ]);
+    });
+
+    it('refuses a model the service does not serve when its model list is fixed, naming the list', () => {
+      const fixed = { ...limits, models: ['echo', 'llama-3'] };
+      expect(problems(valid.nodes.map((n) => (n.type === 'llm_call' ? llm(n.id, { model: 'gpt-9' }) : n)), valid.edges, fixed)).toEqual([
+        { pointer: '/nodes/1/config/model', message: 'unknown model "gpt-9"; this service serves echo, llama-3' },
+      ]);
+      expect(problems(valid.nodes, valid.edges, fixed)).toEqual([]);
+      // Without a fixed list (a provider serving every model) any model name is accepted.
+      expect(problems(valid.nodes.map((n) => (n.type === 'llm_call' ? llm(n.id, { model: 'gpt-9' }) : n)), valid.edges)).toEqual([]);
     });
 
     it('rejects a self-loop', () => {
@@ -182,14 +211,19 @@ describe('validateWorkflowGraph', () => {
 
   describe('reachability', () => {
     it('rejects a text_output that no text_input reaches', () => {
-      const nodes = [input('in'), llm('a'), output('fed'), llm('b'), output('orphan')];
-      const edges = [edge('in', 'a'), edge('a', 'fed'), edge('b', 'orphan')];
-      expect(problems(nodes, edges)).toEqual([{ pointer: '/nodes/4', message: 'text_output "orphan" is not reachable from any text_input' }]);
+      const nodes = [input('in'), llm('a'), output('fed'), llm('b'), output('orphan'), llm('c')];
+      const edges = [edge('in', 'a'), edge('a', 'fed'), edge('c', 'b'), edge('b', 'orphan'), edge('b', 'c')];
+      expect(problems(nodes, edges)).toEqual([
+        { pointer: '/nodes/4', message: 'text_output "orphan" is not reachable from any text_input' },
+        { pointer: '/edges/2', message: 'edges form a cycle through "b", "c"' },
+      ]);
     });
 
     it('follows edges in their direction only', () => {
       expect(problems([input('in'), output('out')], [edge('out', 'in')])).toEqual([
         { pointer: '/nodes/1', message: 'text_output "out" is not reachable from any text_input' },
+        { pointer: '/edges/0', message: 'edge into text_input "in": a text_input takes only its run input' },
+        { pointer: '/edges/0', message: 'edge out of text_output "out": a text_output ends the graph' },
       ]);
     });
   });

@@ -11,6 +11,11 @@ export type WorkflowEdge = components['schemas']['WorkflowEdge'];
 export interface GraphLimits {
   /** Highest `max_tokens` an `llm_call` node may ask for (config WORKFLOW_MAX_TOKENS_LIMIT). */
   maxTokens: number;
+  /**
+   * The models this service serves when that list is fixed (MODEL_PROVIDER_MODELS, or `echo`
+   * alone without a provider); undefined when any model may be served.
+   */
+  models?: readonly string[] | undefined;
 }
 
 // The same bounds as openapi.yaml; the contract is the source, these mirror it.
@@ -196,6 +201,10 @@ function checkEdges(edges: unknown[], facts: NodeFacts, report: Report): { from:
       return;
     }
     seen.set(key, i);
+    // A text_input's text is its run input and a text_output's is the run's result: an edge into
+    // the one or out of the other would carry nothing anywhere.
+    if (facts.typeById.get(to) === 'text_input') report(at, `edge into text_input "${to}": a text_input takes only its run input`);
+    if (facts.typeById.get(from) === 'text_output') report(at, `edge out of text_output "${from}": a text_output ends the graph`);
     if (unknown.length === 0) usable.push({ from, to, index: i });
   });
   return usable;
@@ -270,8 +279,15 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
   if (!Array.isArray(edges)) report('/edges', 'must be an array');
   else if (edges.length > MAX_EDGES) report('/edges', `must have at most ${MAX_EDGES} edges`);
 
+  if (Array.isArray(nodes) && nodes.length === 0) report('/nodes', 'a workflow needs at least one node (a text_input feeding a text_output, for a start)');
   const facts = checkNodes(nodeList, limits, report);
   const usable = checkEdges(edgeList, facts, report);
+  checkModels(nodeList, limits, report);
+  for (const [id, index] of facts.indexById) {
+    if (facts.typeById.get(id) === 'llm_call' && !usable.some((e) => e.to === id)) {
+      report(`/nodes/${index}`, `llm_call "${id}" has no upstream node: connect an edge into it to give it its prompt`);
+    }
+  }
 
   const ids = [...facts.indexById.keys()];
   for (const component of cycles(ids, usable)) {
@@ -302,12 +318,26 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
     }
   }
 
-  return problems.sort((a, b) => comparePointers(a.pointer, b.pointer));
+  return sortProblems(problems);
+}
+
+/** Fields first, then /nodes, then /edges, each by index (a stable sort keeps the rest in order). */
+export const sortProblems = (problems: ProblemItem[]): ProblemItem[] => [...problems].sort((a, b) => comparePointers(a.pointer, b.pointer));
+
+/** With a fixed model list, an llm_call naming another model could only fail at run time. */
+function checkModels(nodes: unknown[], limits: GraphLimits, report: Report): void {
+  if (!limits.models) return;
+  nodes.forEach((node, i) => {
+    if (!isObject(node) || node.type !== 'llm_call' || !isObject(node.config)) return;
+    const model = node.config.model;
+    if (typeof model !== 'string' || model.trim() === '' || limits.models!.includes(model)) return;
+    report(`/nodes/${i}/config/model`, `unknown model ${JSON.stringify(model)}; this service serves ${limits.models!.join(', ')}`);
+  });
 }
 
 /** Orders problems as a reader scans the body: /nodes before /edges, then by index. */
 function comparePointers(a: string, b: string): number {
-  const rank = (p: string) => (p.startsWith('/nodes') ? 0 : 1);
+  const rank = (p: string) => (p.startsWith('/nodes') ? 1 : p.startsWith('/edges') ? 2 : 0);
   if (rank(a) !== rank(b)) return rank(a) - rank(b);
   const index = (p: string) => Number(/^\/\w+\/(\d+)/.exec(p)?.[1] ?? -1);
   return index(a) - index(b);
@@ -316,4 +346,30 @@ function comparePointers(a: string, b: string): number {
 /** The problems as one RFC 9457 detail sentence. */
 export function describeProblems(problems: ProblemItem[]): string {
   return problems.length === 1 ? 'The workflow graph has 1 problem.' : `The workflow graph has ${problems.length} problems.`;
+}
+
+const NAME_MAX = 200;
+const DESCRIPTION_MAX = 10000;
+
+/**
+ * The problems of a create or update body outside its graph (`name`, `description`, unknown
+ * keys), as pointers into the workflow like the graph's (`/name`): listed in the same 422 when
+ * the graph has problems too.
+ */
+export function validateWorkflowFields(body: Record<string, unknown>, operation: 'create' | 'update'): ProblemItem[] {
+  const problems: ProblemItem[] = [];
+  const report: Report = (pointer, message) => problems.push({ pointer, message });
+  checkUnknownKeys(body, ['name', 'description', 'nodes', 'edges'], '', report);
+  if (operation === 'create' && body.name === undefined) report('/name', 'is required');
+  if (body.name !== undefined) {
+    if (typeof body.name !== 'string') report('/name', 'must be a string');
+    else if (body.name.length < 1 || body.name.length > NAME_MAX) report('/name', `must be 1 to ${NAME_MAX} characters`);
+    else if (body.name.includes('\u0000')) report('/name', 'must not contain NUL characters');
+  }
+  if (body.description !== undefined) {
+    if (typeof body.description !== 'string') report('/description', 'must be a string');
+    else if (body.description.length > DESCRIPTION_MAX) report('/description', `must be at most ${DESCRIPTION_MAX} characters`);
+    else if (body.description.includes('\u0000')) report('/description', 'must not contain NUL characters');
+  }
+  return problems;
 }

@@ -120,10 +120,10 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       expect(data!.data.nodes).toEqual(sparse);
     });
 
-    it('creates a workflow from a name alone', async () => {
-      const { data, response } = await alice.POST('/api/workflows', { body: { name: 'Draft' } });
-      expect(response.status).toBe(201);
-      expect(data!.data).toMatchObject({ name: 'Draft', description: '', nodes: [], edges: [] });
+    it('refuses a workflow from a name alone (422): a graph without nodes could never run', async () => {
+      const { error, response } = await alice.POST('/api/workflows', { body: { name: 'Draft' } });
+      expect(response.status).toBe(422);
+      expect(error?.errors).toEqual([{ pointer: '/nodes', message: expect.stringMatching(/at least one node/) }]);
     });
 
     it('reads a workflow with its ETag', async () => {
@@ -151,23 +151,24 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       expect(Date.parse(rewired.data!.data.updated_at)).toBeGreaterThanOrEqual(Date.parse(created.updated_at));
     });
 
-    it('refuses an update with a stale If-Match (409), by ETag or bare version', async () => {
+    it('refuses an update with a stale If-Match (412, RFC 9110 13.1.1), by ETag or bare version, with the current ETag', async () => {
       const created = await create('Stale');
       const path = { workflow_id: created.id };
       await alice.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { name: 'v2' } });
       for (const ifMatch of ['"1"', '1']) {
         const { response, error } = await alice.PATCH('/api/workflows/{workflow_id}', { params: { path, header: { 'If-Match': ifMatch } }, body: { name: 'v3' } });
-        expect(response.status).toBe(409);
+        expect(response.status).toBe(412);
+        expect(response.headers.get('etag')).toBe('"2"');
         expect(error?.detail).toBe('The workflow is at version 2, not 1.');
       }
     });
 
-    it('lets one of two concurrent updates from the same version win; the other gets 409', async () => {
+    it('lets one of two concurrent updates from the same version win; the other gets 412', async () => {
       const created = await create('Contested');
       const patch = (name: string) =>
         alice.PATCH('/api/workflows/{workflow_id}', { params: { path: { workflow_id: created.id }, header: { 'If-Match': '"1"' } }, body: { name } });
       const results = await Promise.all([patch('first'), patch('second')]);
-      expect(results.map((r) => r.response.status).sort()).toEqual([200, 409]);
+      expect(results.map((r) => r.response.status).sort()).toEqual([200, 412]);
       const winner = results.find((r) => r.response.status === 200)!.data!.data;
       const { data } = await alice.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: created.id } } });
       expect(data!.data).toMatchObject({ name: winner.name, version: 2 });
@@ -260,6 +261,7 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       expect(error?.errors).toEqual([
         { pointer: '/nodes/3', message: 'text_output "orphan" is not reachable from any text_input' },
         { pointer: '/edges/1', message: 'edges form a cycle through "summarise", "result"' },
+        { pointer: '/edges/2', message: 'edge out of text_output "result": a text_output ends the graph' },
       ]);
     });
 
@@ -279,9 +281,31 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       expect(data!.data.version).toBe(1);
     });
 
-    it('keeps a 400 when other fields are invalid too (the graph is not the only problem)', async () => {
-      const response = await raw('/api/workflows', { method: 'POST', bearer: aliceKey, body: JSON.stringify({ ...badGraph, name: '' }) });
-      expect(response.status).toBe(400);
+    it('lists problems of name and description in the same 422 as the graph\'s', async () => {
+      const response = await raw('/api/workflows', { method: 'POST', bearer: aliceKey, body: JSON.stringify({ ...badGraph, name: '', description: 7 }) });
+      expect(response.status).toBe(422);
+      const { errors } = (await response.json()) as { errors: { pointer: string; message: string }[] };
+      expect(errors.slice(0, 2)).toEqual([
+        { pointer: '/name', message: 'must be 1 to 200 characters' },
+        { pointer: '/description', message: 'must be a string' },
+      ]);
+      expect(errors.slice(2)).toEqual(expectedErrors);
+    });
+
+    it('lists a bad name with the graph\'s problems on update too; a bad name alone stays a 400', async () => {
+      const created = await create('Rename me');
+      const both = await raw(`/api/workflows/${created.id}`, { method: 'PATCH', bearer: aliceKey, body: JSON.stringify({ name: '', nodes: [] }) });
+      expect(both.status).toBe(422);
+      expect(((await both.json()) as { errors: unknown[] }).errors).toEqual([
+        { pointer: '/name', message: 'must be 1 to 200 characters' },
+        { pointer: '/nodes', message: expect.stringMatching(/at least one node/) },
+        { pointer: '/edges/0', message: 'edge refers to unknown node "input"' },
+        { pointer: '/edges/0', message: 'edge refers to unknown node "summarise"' },
+        { pointer: '/edges/1', message: 'edge refers to unknown node "summarise"' },
+        { pointer: '/edges/1', message: 'edge refers to unknown node "result"' },
+      ]);
+      const nameOnly = await raw(`/api/workflows/${created.id}`, { method: 'PATCH', bearer: aliceKey, body: JSON.stringify({ name: '' }) });
+      expect(nameOnly.status).toBe(400);
     });
   });
 

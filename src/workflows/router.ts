@@ -5,7 +5,11 @@ import { Router, type ErrorRequestHandler, type Request, type Response } from 'e
 import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/principal.ts';
+import { Problem } from '../http/problems.ts';
+import type { Config } from '../config.ts';
+import { validateWorkflowFields, type GraphLimits } from './graph.ts';
 import { paginationLinks } from './pagination.ts';
+import { cancelRunsOfDeletedWorkflow } from '../runs/service.ts';
 import * as service from './service.ts';
 import type { WorkflowDeps } from './service.ts';
 
@@ -18,10 +22,17 @@ type UpdateBody = operations['updateWorkflow']['requestBody']['content']['applic
 
 const COLLECTION = '/api/workflows';
 
+/** The models a graph may name: fixed unless an OpenAI-compatible provider serves every model (`*`, or no list). */
+export function graphLimits(config: Config): GraphLimits {
+  const list = config.MODEL_PROVIDER_MODELS;
+  const models = !config.MODEL_PROVIDER_BASE_URL ? ['echo'] : list.length && !list.includes('*') ? ['echo', ...list] : undefined;
+  return { maxTokens: config.WORKFLOW_MAX_TOKENS_LIMIT, models };
+}
+
 export function workflowDeps(ctx: AppContext): WorkflowDeps {
   return {
     db: ctx.db,
-    limits: { maxTokens: ctx.config.WORKFLOW_MAX_TOKENS_LIMIT },
+    limits: graphLimits(ctx.config),
     retentionMs: ctx.config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000,
   };
 }
@@ -68,6 +79,8 @@ export function workflowsRouter(ctx: AppContext): Router {
 
   router.delete(`${COLLECTION}/:workflow_id`, async (req: Request, res: Response) => {
     await service.deleteWorkflow(deps, userOf(req), workflowIdOf(req));
+    // Deleted first, so no new run can start; then what is in flight stops.
+    await cancelRunsOfDeletedWorkflow({ ...deps, onCancelled: (id) => ctx.runs?.runner?.abortLocal(id) }, workflowIdOf(req));
     res.status(204).end();
   });
 
@@ -88,14 +101,16 @@ function pointerOf(path: string): string {
   return path.startsWith('/') ? path : '/' + path.replace(/^\./, '').replace(/\[(\d+)\]/g, '.$1').split('.').join('/');
 }
 
-const underGraph = (path: string | undefined) => path !== undefined && /^\/body\/(nodes|edges)(\/|$)/.test(pointerOf(path));
+const inBody = (path: string | undefined) => path !== undefined && /^\/body(\/|$)/.test(pointerOf(path));
 
 /**
  * Mount just before the global error handler. The contract validator rejects a schema-invalid
- * graph with a 400 that stops at the schema; the contract promises a 422 that lists every
- * problem, schema-level and semantic, at once. When every failure of createWorkflow or
- * updateWorkflow lies under `/body/nodes` or `/body/edges`, this re-validates the raw body and
- * throws that 422 (or the 404 / 409 an update would have met first). Anything else passes on.
+ * body with a 400 that stops at the schema; the contract promises a 422 that lists every
+ * problem of the workflow, schema-level and semantic, `name` and `description` included, at
+ * once. When every failure of createWorkflow or updateWorkflow lies in the body, this
+ * re-validates the raw body and, if its graph has problems, throws that 422 (or the 404 / 412 an
+ * update would have met first). Anything else passes on, and a body whose only problems are
+ * outside the graph keeps the validator's 400.
  */
 export function workflowValidationErrors(ctx: AppContext): ErrorRequestHandler {
   const deps = workflowDeps(ctx);
@@ -105,7 +120,7 @@ export function workflowValidationErrors(ctx: AppContext): ErrorRequestHandler {
       (operationId !== 'createWorkflow' && operationId !== 'updateWorkflow') ||
       !isRequestValidationError(err) ||
       !err.errors?.length ||
-      !err.errors.every((e) => underGraph(e.path)) ||
+      !err.errors.every((e) => inBody(e.path)) ||
       typeof req.body !== 'object' ||
       req.body === null ||
       req.principal?.kind !== 'apiKey'
@@ -116,9 +131,16 @@ export function workflowValidationErrors(ctx: AppContext): ErrorRequestHandler {
     const body = req.body as Record<string, unknown>;
     // Route params are not set in app-level error middleware; the validator's match is.
     const pathParams = (req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams;
+    const fields = validateWorkflowFields(body, operationId === 'createWorkflow' ? 'create' : 'update');
     const explain = async () => {
-      if (operationId === 'createWorkflow') service.assertValidGraph(body.nodes ?? [], body.edges ?? [], deps.limits);
-      else await service.prepareUpdate(deps, userOf(req), String(pathParams?.workflow_id), body as UpdateBody, ifMatchOf(req));
+      try {
+        if (operationId === 'createWorkflow') service.assertValidGraph(body.nodes ?? [], body.edges ?? [], deps.limits);
+        else await service.prepareUpdate(deps, userOf(req), String(pathParams?.workflow_id), body as UpdateBody, ifMatchOf(req));
+      } catch (problem) {
+        // The graph's problems and the other fields' in one answer.
+        if (problem instanceof Problem && problem.status === 422 && problem.errors) throw service.invalidWorkflow([...fields, ...problem.errors]);
+        throw problem;
+      }
     };
     // If our validator finds nothing the contract's did, the original 400 stands.
     explain().then(() => next(err), next);

@@ -44,13 +44,16 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
     expect(await service.getWorkflow(deps, alice, created.id)).toEqual(created);
   });
 
-  it('defaults description to empty and the graph to no nodes and no edges', async () => {
-    const created = await service.createWorkflow(deps, alice, { name: 'Empty' });
-    expect(created).toMatchObject({ description: '', nodes: [], edges: [] });
+  it('defaults description to empty, and refuses a workflow without nodes (422): it could never run', async () => {
+    const created = await service.createWorkflow(deps, alice, { name: 'Plain', ...graph });
+    expect(created).toMatchObject({ description: '' });
+    const problem = await rejection(service.createWorkflow(deps, alice, { name: 'Empty' }));
+    expect(problem.status).toBe(422);
+    expect(problem.errors).toEqual([{ pointer: '/nodes', message: expect.stringMatching(/at least one node/) }]);
   });
 
   it('hides one user\'s workflow from another (404, as if it did not exist)', async () => {
-    const created = await service.createWorkflow(deps, alice, { name: 'Private' });
+    const created = await service.createWorkflow(deps, alice, { name: 'Private', ...graph });
     expect((await rejection(service.getWorkflow(deps, bob, created.id))).status).toBe(404);
     expect((await rejection(service.updateWorkflow(deps, bob, created.id, { name: 'x' }, undefined))).status).toBe(404);
     expect((await rejection(service.deleteWorkflow(deps, bob, created.id))).status).toBe(404);
@@ -63,37 +66,37 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
     expect(problem.errors).toEqual([{ pointer: '/edges/1', message: 'edge refers to unknown node "result"' }]);
   });
 
-  it('bumps the version on every update and refuses a stale If-Match with 409', async () => {
-    const created = await service.createWorkflow(deps, alice, { name: 'Versioned' });
+  it('bumps the version on every update and refuses a stale If-Match with 412 (RFC 9110 13.1.1)', async () => {
+    const created = await service.createWorkflow(deps, alice, { name: 'Versioned', ...graph });
     const renamed = await service.updateWorkflow(deps, alice, created.id, { name: 'Renamed' }, '"1"');
     expect(renamed.version).toBe(2);
     const stale = await rejection(service.updateWorkflow(deps, alice, created.id, { name: 'Again' }, '"1"'));
-    expect(stale.status).toBe(409);
+    expect(stale.status).toBe(412);
     expect(stale.message).toBe('The workflow is at version 2, not 1.');
     expect((await service.updateWorkflow(deps, alice, created.id, { description: 'd' }, '2')).version).toBe(3);
     expect((await service.updateWorkflow(deps, alice, created.id, { description: 'e' }, '*')).version).toBe(4);
   });
 
   it('lets exactly one of many concurrent updates from the same version win', async () => {
-    const created = await service.createWorkflow(deps, alice, { name: 'Race' });
+    const created = await service.createWorkflow(deps, alice, { name: 'Race', ...graph });
     const results = await Promise.allSettled(
       Array.from({ length: 8 }, (_, i) => service.updateWorkflow(deps, alice, created.id, { name: `Writer ${i}` }, '"1"')),
     );
     const won = results.filter((r) => r.status === 'fulfilled');
     const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     expect(won).toHaveLength(1);
-    expect(lost.every((r) => (r.reason as Problem).status === 409)).toBe(true);
+    expect(lost.every((r) => (r.reason as Problem).status === 412)).toBe(true);
     expect((await service.getWorkflow(deps, alice, created.id)).version).toBe(2);
   });
 
   it('applies every concurrent update without If-Match, none lost', async () => {
-    const created = await service.createWorkflow(deps, alice, { name: 'Many writers' });
+    const created = await service.createWorkflow(deps, alice, { name: 'Many writers', ...graph });
     await Promise.all(Array.from({ length: 5 }, (_, i) => service.updateWorkflow(deps, alice, created.id, { description: `d${i}` }, undefined)));
     expect((await service.getWorkflow(deps, alice, created.id)).version).toBe(6);
   });
 
   it('soft-deletes: the workflow is gone for reads, updates and a second delete, but its row stays', async () => {
-    const created = await service.createWorkflow(deps, alice, { name: 'Doomed' });
+    const created = await service.createWorkflow(deps, alice, { name: 'Doomed', ...graph });
     await service.deleteWorkflow(deps, alice, created.id);
     expect((await rejection(service.getWorkflow(deps, alice, created.id))).status).toBe(404);
     expect((await rejection(service.updateWorkflow(deps, alice, created.id, { name: 'x' }, undefined))).status).toBe(404);
@@ -121,9 +124,9 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
   });
 
   it('purges only workflows deleted longer ago than the retention', async () => {
-    const kept = await service.createWorkflow(deps, alice, { name: 'Recently deleted' });
+    const kept = await service.createWorkflow(deps, alice, { name: 'Recently deleted', ...graph });
     await service.deleteWorkflow(deps, alice, kept.id);
-    const live = await service.createWorkflow(deps, alice, { name: 'Live' });
+    const live = await service.createWorkflow(deps, alice, { name: 'Live', ...graph });
     await service.purgeDeletedWorkflows(deps, 3_600_000);
     expect((await service.findWorkflowForRuns({ ...deps, retentionMs: 3_600_000 }, alice, kept.id)).deleted).toBe(true);
     expect((await service.findWorkflowForRuns(deps, alice, live.id)).deleted).toBe(false);
@@ -132,7 +135,7 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
   it('searches names case-insensitively with %, _ and ! taken literally', async () => {
     const names = ['100% Done', '100 percent Done', 'snake_case', 'snakeXcase', 'Wow! Such', 'Wow Such', 'back\\slash', 'ÄRGER'];
     const carol = await insertReturningId(testDb.db, 'users', { login: 'carol', name: 'carol', password_hash: 'x', created_at: Date.now() });
-    for (const name of names) await service.createWorkflow(deps, carol, { name });
+    for (const name of names) await service.createWorkflow(deps, carol, { name, ...graph });
     const find = async (search: string) =>
       (await service.listWorkflows(deps, carol, { page: 1, perPage: 100, search })).data.map((w) => w.name);
     expect(await find('0% d')).toEqual(['100% Done']);
@@ -146,7 +149,7 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
 
   it('pages newest first with totals', async () => {
     const dave = await insertReturningId(testDb.db, 'users', { login: 'dave', name: 'dave', password_hash: 'x', created_at: Date.now() });
-    for (let i = 1; i <= 5; i++) await service.createWorkflow(deps, dave, { name: `W${i}` });
+    for (let i = 1; i <= 5; i++) await service.createWorkflow(deps, dave, { name: `W${i}`, ...graph });
     const page2 = await service.listWorkflows(deps, dave, { page: 2, perPage: 2 });
     expect(page2.data.map((w) => w.name)).toEqual(['W3', 'W2']);
     expect(page2.meta).toEqual({ page: 2, per_page: 2, total: 5, total_pages: 3 });

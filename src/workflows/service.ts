@@ -2,8 +2,8 @@
 // user's workflow is simply not found), optimistic concurrency on update, soft delete.
 import type { Knex } from 'knex';
 import type { components } from '../../generated/api.d.ts';
-import { Problem } from '../http/problems.ts';
-import { describeProblems, validateWorkflowGraph, type GraphLimits } from './graph.ts';
+import { Problem, type ProblemItem } from '../http/problems.ts';
+import { describeProblems, sortProblems, validateWorkflowGraph, type GraphLimits } from './graph.ts';
 import { newWorkflowId } from './ids.ts';
 import * as store from './store.ts';
 import type { WorkflowRow } from './store.ts';
@@ -51,13 +51,23 @@ export function toWorkflow(row: WorkflowRow): Workflow {
 /** A strong ETag for a version (RFC 9110 8.8.3). */
 export const etagOf = (version: number) => `"${version}"`;
 
+/** The one 422 that lists every problem of a workflow, in the order a reader scans the body. */
+export function invalidWorkflow(problems: ProblemItem[]): Problem {
+  const sorted = sortProblems(problems);
+  return new Problem(422, describeProblems(sorted), { errors: sorted });
+}
+
 /** Throws the one 422 that lists every problem of the graph, if it has any. */
 export function assertValidGraph(nodes: unknown, edges: unknown, limits: GraphLimits): void {
   const problems = validateWorkflowGraph(nodes, edges, limits);
-  if (problems.length > 0) throw new Problem(422, describeProblems(problems), { errors: problems });
+  if (problems.length > 0) throw invalidWorkflow(problems);
 }
 
 export const notFound = (id: string) => new Problem(404, `No workflow ${id}.`);
+
+/** A stale `If-Match` (RFC 9110 13.1.1): 412, with the current ETag so the client can re-read. */
+const stale = (current: number, accepted: number[]) =>
+  new Problem(412, `The workflow is at version ${current}, not ${accepted.join(' or ')}.`, { headers: { ETag: etagOf(current) } });
 
 export async function createWorkflow(deps: WorkflowDeps, userId: number, body: WorkflowCreate): Promise<Workflow> {
   const nodes = body.nodes ?? [];
@@ -140,9 +150,7 @@ export async function prepareUpdate(
   const accepted = parseIfMatch(ifMatch);
   const current = await store.findLiveWorkflow(deps.db, userId, id);
   if (!current) throw notFound(id);
-  if (accepted && !accepted.includes(current.version)) {
-    throw new Problem(409, `The workflow is at version ${current.version}, not ${accepted.join(' or ')}.`);
-  }
+  if (accepted && !accepted.includes(current.version)) throw stale(current.version, accepted);
   const changes: store.WorkflowChanges = {};
   if (body.name !== undefined) {
     changes.name = body.name;
@@ -182,6 +190,8 @@ export async function updateWorkflow(
     if (ifMatch !== undefined || attempt >= 4) {
       const fresh = await store.findLiveWorkflow(deps.db, userId, id);
       if (!fresh) throw notFound(id);
+      const accepted = parseIfMatch(ifMatch);
+      if (accepted) throw stale(fresh.version, accepted);
       throw new Problem(409, `The workflow changed while it was being updated; it is now at version ${fresh.version}.`);
     }
   }

@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { describe, expect, it } from 'vitest';
 import type { AppContext } from '../context.ts';
 import { Problem } from '../http/problems.ts';
+import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { workflowValidationErrors } from './router.ts';
 
 const ctx = { config: { WORKFLOW_MAX_TOKENS_LIMIT: 4096 }, db: undefined } as unknown as AppContext;
@@ -32,6 +33,7 @@ describe('workflowValidationErrors', () => {
     expect((result as Problem).status).toBe(422);
     expect((result as Problem).errors).toEqual([
       { pointer: '/nodes/0/config/temperature', message: 'must be <= 2' },
+      { pointer: '/nodes/0', message: 'llm_call "a" has no upstream node: connect an edge into it to give it its prompt' },
       { pointer: '/edges/0', message: 'edge refers to unknown node "b"' },
     ]);
   });
@@ -41,14 +43,26 @@ describe('workflowValidationErrors', () => {
     expect((result as Problem).status).toBe(422);
   });
 
-  it('leaves a 400 alone when another part of the request is invalid as well', async () => {
+  it('lists the other invalid fields of the body in the same 422', async () => {
     const err = validatorError('/body/nodes/0/config/temperature', '/body/name');
-    expect(await run(err, { name: '', nodes: badNodes })).toBe(err);
+    const result = await run(err, { name: '', nodes: badNodes });
+    expect((result as Problem).status).toBe(422);
+    expect((result as Problem).errors![0]).toEqual({ pointer: '/name', message: 'must be 1 to 200 characters' });
+  });
+
+  it('leaves a 400 alone when the graph has no problem (only other fields are wrong)', async () => {
+    const err = validatorError('/body/name');
+    expect(await run(err, { name: '', ...seedGraph() })).toBe(err);
   });
 
   it('leaves a 400 alone when its own validation finds nothing to report', async () => {
     const err = validatorError('/body/nodes/0');
-    expect(await run(err, { name: 'x', nodes: [] })).toBe(err);
+    expect(await run(err, { name: 'x', ...seedGraph() })).toBe(err);
+  });
+
+  it('leaves a 400 outside the body alone', async () => {
+    const err = validatorError('/query/page', '/body/nodes/0');
+    expect(await run(err, { name: 'x', nodes: badNodes })).toBe(err);
   });
 
   it('leaves other operations and other errors alone', async () => {

@@ -6,6 +6,7 @@ import { createFixture, discover, obtainTokens } from '../support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { mariadbAvailable, startOwnMariaDb, startOwnPostgres, type OwnDatabase } from './support/databases.ts';
 import { apiKeyFor, bearer, createWorkflow, waitFor } from './support/fixtures.ts';
+import { seedGraph } from '../support/seedWorkflow.ts';
 
 // Only a hang guard: a request must end (with a 503) well before a client would give up.
 const BOUNDED_MS = 15_000;
@@ -64,7 +65,7 @@ describe.each(kinds)('store outage on %s', (_name, startDatabase) => {
     const apiCalls = [
       timed('/api/workflows', { headers: bearer(apiKey) }),
       timed(`/api/workflows/${workflowId}`, { headers: bearer(apiKey) }),
-      timed('/api/workflows', { method: 'POST', headers: bearer(apiKey, { 'content-type': 'application/json' }), body: JSON.stringify({ name: 'during outage', nodes: [], edges: [] }) }),
+      timed('/api/workflows', { method: 'POST', headers: bearer(apiKey, { 'content-type': 'application/json' }), body: JSON.stringify({ name: 'during outage', ...seedGraph() }) }),
       timed('/api/open/v1/userinfo', { headers: bearer(accessToken) }),
     ];
     for (const { res, ms, body } of await Promise.all(apiCalls)) {
