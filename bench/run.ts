@@ -13,6 +13,7 @@
 //
 // --profile starts the service with --cpu-prof and leaves its .cpuprofile in DIR when it stops
 // (pair it with --only to profile one load). Never part of `npm test` or CI.
+import { randomBytes } from 'node:crypto';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -97,6 +98,7 @@ async function startService(databaseUrl: string, queueUrl: string): Promise<Serv
   const env: NodeJS.ProcessEnv = {
     ...inherited,
     NODE_ENV: 'production',
+    SECRETS_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'warn',
     PORT: String(port),
     HOST: '127.0.0.1',

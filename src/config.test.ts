@@ -11,6 +11,9 @@ function problemsOf(env: Record<string, string>): string[] {
   return [];
 }
 
+const KEK = Buffer.alloc(32, 1).toString('base64');
+const OTHER_KEK = Buffer.alloc(32, 2).toString('base64url');
+
 describe('configuration from the environment', () => {
   it('needs no setting for a local start: every default is usable', () => {
     const config = loadConfig({});
@@ -40,8 +43,19 @@ describe('configuration from the environment', () => {
   });
 
   it('turns response validation off by default in production only', () => {
-    expect(loadConfig({ NODE_ENV: 'production' }).RESPONSE_VALIDATION).toBe(false);
-    expect(loadConfig({ NODE_ENV: 'production', RESPONSE_VALIDATION: 'true' }).RESPONSE_VALIDATION).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEK }).RESPONSE_VALIDATION).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEK, RESPONSE_VALIDATION: 'true' }).RESPONSE_VALIDATION).toBe(true);
+  });
+
+  it('requires a key-encryption key in production, and never echoes a bad one', () => {
+    expect(problemsOf({ NODE_ENV: 'production' })).toEqual([expect.stringMatching(/^SECRETS_KEY: required in production/)]);
+    const bad = problemsOf({ SECRETS_KEY: 'c2hvcnQga2V5', SECRETS_KEY_PREVIOUS: `${KEK},nope` });
+    expect(bad.map((p) => p.split(':')[0])).toEqual(['SECRETS_KEY', 'SECRETS_KEY_PREVIOUS']);
+    expect(bad.join('\n')).not.toContain('c2hvcnQga2V5');
+    const config = loadConfig({ SECRETS_KEY: KEK, SECRETS_KEY_PREVIOUS: `${OTHER_KEK}, ${KEK}` });
+    expect(config.SECRETS_KEY).toEqual(Buffer.from(KEK, 'base64'));
+    expect(config.SECRETS_KEY_PREVIOUS).toEqual([Buffer.from(OTHER_KEK, 'base64'), Buffer.from(KEK, 'base64')]);
+    expect(problemsOf({ SECRETS_KEY_PREVIOUS: KEK })).toEqual([expect.stringMatching(/^SECRETS_KEY_PREVIOUS: needs SECRETS_KEY/)]);
   });
 
   it('splits MODEL_PROVIDER_MODELS on commas', () => {

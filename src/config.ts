@@ -63,6 +63,16 @@ function urlWithScheme(schemes: string[], example: string) {
   );
 }
 
+/** A key-encryption key: base64 (or base64url) of exactly 32 bytes. Never echoed in an error. */
+function parseKek(text: string): Buffer | null {
+  const t = text.trim();
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(t)) return null;
+  const key = Buffer.from(t, t.includes('-') || t.includes('_') ? 'base64url' : 'base64');
+  return key.length === 32 ? key : null;
+}
+
+const KEK_HINT = 'must be 32 random bytes in base64, e.g. the output of `openssl rand -base64 32`';
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const NODE_ENVS = ['development', 'production', 'test'] as const;
 
@@ -102,6 +112,14 @@ const envSchema = z.object({
   API_RATE_LIMIT_PER_MINUTE: integer(6000, 1, 100_000_000),
   RUN_WORKER: z.preprocess(blankToUndefined, booleanText.optional()),
   RESPONSE_VALIDATION: z.preprocess(blankToUndefined, booleanText.optional()),
+  SECRETS_KEY: z.preprocess(blankToUndefined, z.string().refine((s) => parseKek(s) !== null, { error: KEK_HINT }).optional()),
+  SECRETS_KEY_PREVIOUS: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .refine((s) => s.split(',').every((k) => parseKek(k) !== null), { error: `must be a comma-separated list of keys; each ${KEK_HINT}` })
+      .optional(),
+  ),
 });
 
 /** Express's `trust proxy`: a boolean, a hop count, or a list of addresses / subnet names. */
@@ -125,6 +143,12 @@ function crossFieldProblems(env: z.infer<typeof envSchema>): string[] {
   const problems: string[] = [];
   if (env.MODEL_PROVIDER_MODELS && !env.MODEL_PROVIDER_BASE_URL) {
     problems.push('MODEL_PROVIDER_MODELS: needs MODEL_PROVIDER_BASE_URL, the provider those models are routed to');
+  }
+  if (env.NODE_ENV === 'production' && !env.SECRETS_KEY) {
+    problems.push('SECRETS_KEY: required in production (the key that seals signing keys and the session key at rest); create one with `openssl rand -base64 32`');
+  }
+  if (env.SECRETS_KEY_PREVIOUS && !env.SECRETS_KEY) {
+    problems.push('SECRETS_KEY_PREVIOUS: needs SECRETS_KEY, the key that replaces them');
   }
   if (env.BASE_URL) {
     const u = new URL(env.BASE_URL);
@@ -181,6 +205,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     RUN_WORKER: e.RUN_WORKER ?? true,
     /** Validate responses against openapi.yaml; on by default except in production. */
     RESPONSE_VALIDATION: e.RESPONSE_VALIDATION ?? e.NODE_ENV !== 'production',
+    /**
+     * The key-encryption key that seals secrets at rest; absent outside production, where the
+     * service keeps a generated one in DATA_DIR/secrets.key (see src/shared/keyEncryptionKey.ts).
+     */
+    SECRETS_KEY: e.SECRETS_KEY ? parseKek(e.SECRETS_KEY)! : undefined,
+    /** Former keys, accepted for opening until `admin secrets reseal` has resealed everything. */
+    SECRETS_KEY_PREVIOUS: Object.freeze((e.SECRETS_KEY_PREVIOUS ?? '').split(',').filter((k) => k.trim()).map((k) => parseKek(k)!)) as readonly Buffer[],
   };
   return Object.freeze(config);
 }

@@ -9,6 +9,7 @@ import { createApp } from './http/app.ts';
 import { createLogger } from './http/logger.ts';
 import { DEMO, seedDemo, type DemoSeed } from './platform/seed.ts';
 import { startRunMachinery } from './runs/machinery.ts';
+import { SealingError } from './shared/sealing.ts';
 
 function printDemo(baseUrl: string, seed: DemoSeed | null): void {
   const lines = [`\n  Service:  ${baseUrl}`, `  Log in:   ${baseUrl}/login  (user "${DEMO.login}")`];
@@ -31,10 +32,15 @@ function printDemo(baseUrl: string, seed: DemoSeed | null): void {
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.LOG_LEVEL });
-  const database = await openDatabase(config);
+  const database = await openDatabase(config).catch((err: unknown) => {
+    // A key-encryption key that does not open the stored secrets: say which, in one line.
+    if (!(err instanceof SealingError)) throw err;
+    console.error(`Cannot open the stored secrets: ${err.message}`);
+    process.exit(1);
+  });
   const seed = await seedDemo(database.db);
 
-  const ctx: AppContext = { config, db: database.db, logger };
+  const ctx: AppContext = { config, db: database.db, logger, sealer: database.sealer };
   const queueUrl = resolveQueueUrl(config, database);
   if (queueUrl) {
     ctx.runs = await startRunMachinery({ config, db: database.db, logger, queueUrl, worker: config.RUN_WORKER });

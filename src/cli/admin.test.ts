@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { hashToken } from '../shared/crypto.ts';
+import { TEST_SECRETS_KEY } from '../../test/support/secrets.ts';
 
 const exec = promisify(execFile);
 
@@ -25,7 +26,7 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
     try {
       const { stdout, stderr } = await exec('sh', ['scripts/node.sh', 'src/cli/admin.ts', ...args], {
         // Not process.env: vitest puts Vite's BASE_URL=/ (and MODE, DEV ...) there.
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', DATABASE_URL: t.url },
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', DATABASE_URL: t.url, SECRETS_KEY: TEST_SECRETS_KEY },
       });
       return { code: 0, stdout, stderr };
     } catch (err) {

@@ -5,12 +5,14 @@ import type { Knex } from 'knex';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/connect.ts';
 import { migrateLatest, migrateRollback } from '../db/migrate.ts';
+import { sealAllSecrets } from '../db/sealedSecrets.ts';
 import { rotateSigningKey } from '../open/signingKeys.ts';
 import { createAccessToken, listAccessTokens } from '../platform/accessTokens.ts';
 import { createApp } from '../platform/apps.ts';
 import { addMember, createOrg } from '../platform/orgs.ts';
 import { createUser, findUserByLogin } from '../platform/users.ts';
 import { AppError } from '../shared/errors.ts';
+import { SealingError, type Sealer } from '../shared/sealing.ts';
 
 const USAGE = `Usage: npm run -s admin -- COMMAND [options] [--json]
 
@@ -23,6 +25,8 @@ Commands:
   token list --user LOGIN --namespace NS
   keys rotate             retire the proxy-token signing key (still published and verifying
                           until its tokens expire) and create a new current key
+  secrets reseal          seal every stored secret with SECRETS_KEY (after a key-encryption key
+                          rotation: the old key in SECRETS_KEY_PREVIOUS until this has run)
   migrate                 apply pending migrations
   migrate rollback [--all] roll back the last batch (or every migration)
 
@@ -70,7 +74,7 @@ async function userIdOf(db: Knex, login: string): Promise<number> {
 }
 
 /** Each command: the options it needs and what it does. */
-const commands: Record<string, { needs: Array<keyof Values>; run: (db: Knex, v: Values) => Promise<Output> }> = {
+const commands: Record<string, { needs: Array<keyof Values>; run: (db: Knex, v: Values, sealer: Sealer) => Promise<Output> }> = {
   'user create': {
     needs: ['login', 'password', 'name'],
     run: async (db, v) => {
@@ -130,9 +134,14 @@ const commands: Record<string, { needs: Array<keyof Values>; run: (db: Knex, v: 
     run: async (db, v) => ({ data: await listAccessTokens(db, await userIdOf(db, v.user!), v.namespace!) }),
   },
   // Prints key ids only: a private key never leaves src/open/signingKeys.ts.
-  'keys rotate': { needs: [], run: async (db) => rotateSigningKey(db) },
-  migrate: { needs: [], run: async (db) => ({ applied: await migrateLatest(db) }) },
-  'migrate rollback': { needs: [], run: async (db, v) => ({ rolled_back: await migrateRollback(db, { all: v.all ?? false }) }) },
+  'keys rotate': { needs: [], run: async (db, _v, sealer) => rotateSigningKey(db, sealer) },
+  // Prints counts and the key's one-way id only.
+  'secrets reseal': { needs: [], run: async (db, _v, sealer) => ({ key_id: sealer.currentKeyId, ...(await sealAllSecrets(db, sealer)) }) },
+  migrate: { needs: [], run: async (db, _v, sealer) => ({ applied: await migrateLatest(db, { sealer }) }) },
+  'migrate rollback': {
+    needs: [],
+    run: async (db, v, sealer) => ({ rolled_back: await migrateRollback(db, { all: v.all ?? false, sealer }) }),
+  },
 };
 
 function printHuman(output: Output): void {
@@ -172,7 +181,7 @@ export async function main(argv: string[]): Promise<number> {
     const isMigration = name.startsWith('migrate');
     const database = await openDatabase(config, { migrate: !isMigration, poolMax: 2 });
     try {
-      const output = await command.run(database.db, values);
+      const output = await command.run(database.db, values, database.sealer);
       if (values.json) console.log(JSON.stringify(output));
       else printHuman(output);
       return 0;
@@ -184,7 +193,7 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`admin ${name}: ${err.message}\nRun with --help for usage.`);
       return 2;
     }
-    if (err instanceof AppError || err instanceof ConfigError) {
+    if (err instanceof AppError || err instanceof ConfigError || err instanceof SealingError) {
       console.error(`admin ${name}: ${err.message}`);
       return 1;
     }

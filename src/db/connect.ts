@@ -4,6 +4,8 @@ import type { Config } from '../config.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded.ts';
 import { createKnex, dialectOfUrl, type Dialect } from './knex.ts';
 import { migrateLatest } from './migrate.ts';
+import { loadSealer } from '../shared/keyEncryptionKey.ts';
+import type { Sealer } from '../shared/sealing.ts';
 
 export interface Database {
   db: Knex;
@@ -12,6 +14,8 @@ export interface Database {
   url: string;
   /** Set when the store is the embedded PostgreSQL under DATA_DIR/pg. */
   embedded: EmbeddedPostgresHandle | undefined;
+  /** Seals and opens the secrets kept in this store, with the key-encryption key. */
+  sealer: Sealer;
   /** Destroys the pool, then stops the embedded cluster if this process started it. */
   close(): Promise<void>;
 }
@@ -25,6 +29,7 @@ export interface OpenDatabaseOptions {
 
 /** Connects to DATABASE_URL, or starts the embedded PostgreSQL when it is unset; migrates by default. */
 export async function openDatabase(config: Config, options: OpenDatabaseOptions = {}): Promise<Database> {
+  const sealer = await loadSealer(config);
   const embedded = config.DATABASE_URL
     ? undefined
     : await startEmbeddedPostgres({
@@ -35,7 +40,7 @@ export async function openDatabase(config: Config, options: OpenDatabaseOptions 
   const url = config.DATABASE_URL ?? embedded!.url;
   const db = createKnex(url, { poolMax: options.poolMax ?? 10 });
   try {
-    if (options.migrate ?? true) await migrateLatest(db);
+    if (options.migrate ?? true) await migrateLatest(db, { sealer });
   } catch (err) {
     await db.destroy();
     await embedded?.stop();
@@ -46,6 +51,7 @@ export async function openDatabase(config: Config, options: OpenDatabaseOptions 
     dialect: dialectOfUrl(url),
     url,
     embedded,
+    sealer,
     close: async () => {
       await db.destroy();
       await embedded?.stop();

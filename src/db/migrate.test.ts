@@ -21,7 +21,7 @@ const TABLES = [
   'rate_limits',
 ];
 
-const ALL = ['0001_initial', '0002_run_logs_whole'];
+const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets'];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {
   let t: TestDb;

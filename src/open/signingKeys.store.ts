@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 export interface SigningKeyRow {
   kid: string;
   alg: string;
-  /** Private JWK as JSON text: a secret at rest. Never log a row of this table. */
+  /** Private JWK as JSON text, sealed with the key-encryption key (src/shared/sealing.ts). Never log a row of this table. */
   private_jwk: string;
   public_jwk: string;
   created_at: number;

@@ -7,6 +7,9 @@ import type { AppContext } from '../context.ts';
 import { createKnex } from '../db/knex.ts';
 import { createLogger } from '../http/logger.ts';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
+import { TEST_SECRETS_KEY } from '../../test/support/secrets.ts';
+import { createSealer } from '../shared/sealing.ts';
+import { signingKeyContext } from '../db/sealedSecrets.ts';
 import { createAccessToken } from '../platform/accessTokens.ts';
 import { createUser } from '../platform/users.ts';
 import { insertAuthorization } from '../oauth/store.ts';
@@ -23,10 +26,12 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
   let b: AppContext;
   let subject: Parameters<typeof signProxyToken>[2];
 
+  const sealer = createSealer(Buffer.from(TEST_SECRETS_KEY, 'base64'));
   const context = (db: AppContext['db']): AppContext => ({
     config: loadConfig({ NODE_ENV: 'test', BASE_URL: 'http://issuer.test' }),
     db,
     logger: createLogger({ level: 'silent' }),
+    sealer,
   });
 
   beforeAll(async () => {
@@ -57,14 +62,18 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
     }
   });
 
-  it('stores the private key only in signing_keys and never publishes it', async () => {
+  it('stores the private key only in signing_keys, sealed with the key-encryption key, and never publishes it', async () => {
     const jwks = await publishedJwks(a);
     for (const key of jwks.keys) {
       expect(key).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
       expect(key).not.toHaveProperty('d');
     }
     const row = await t.db('signing_keys').first();
-    expect(JSON.parse(row.private_jwk)).toHaveProperty('d');
+    expect(row.private_jwk).toMatch(/^sealed:v1:/);
+    expect(row.private_jwk).not.toContain('"d"');
+    expect(JSON.parse(sealer.open(row.private_jwk, signingKeyContext(row.kid)))).toHaveProperty('d');
+    // Bound to its row: the same sealed value under another kid does not open.
+    expect(() => sealer.open(row.private_jwk, signingKeyContext('another-kid'))).toThrow(/sealed for another row/);
   });
 
   it('rotates with the admin CLI: the old key is retired but still verifies and is published, the new one signs', async () => {
@@ -72,7 +81,7 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
     const { token: before } = await signProxyToken(a, old, subject);
 
     const { stdout } = await exec('sh', ['scripts/node.sh', 'src/cli/admin.ts', 'keys', 'rotate', '--json'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', DATABASE_URL: t.url },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', DATABASE_URL: t.url, SECRETS_KEY: TEST_SECRETS_KEY },
     });
     const out = JSON.parse(stdout) as { kid: string; retired: string[] };
     expect(out.retired).toContain(old.kid);
@@ -84,7 +93,7 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
     expect(await verifyProxyToken(b, before)).not.toBeNull();
 
     // A process that rotates itself switches at once.
-    const again = await rotateSigningKey(t.db);
+    const again = await rotateSigningKey(t.db, sealer);
     const { token: after } = await signProxyToken(a, await keyRing(a).signingKey(), subject);
     expect(decodeProtectedHeader(after).kid).toBe(again.kid);
     expect(await verifyProxyToken(b, after)).not.toBeNull();

@@ -2,6 +2,8 @@ import { KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Knex } from 'knex';
 import type { AppContext } from '../context.ts';
+import { signingKeyContext } from '../db/sealedSecrets.ts';
+import type { Sealer } from '../shared/sealing.ts';
 import { findCurrentSigningKey, insertSigningKey, listVerificationKeys, retireSigningKeys, type SigningKeyRow } from './signingKeys.store.ts';
 
 // ES256 keys that sign proxy tokens. They live in the database (every API process signs with the
@@ -38,18 +40,18 @@ function retentionMs(tokenTtlSeconds: number): number {
   return tokenTtlSeconds * 1000 + CURRENT_KEY_TTL_MS + SKEW_MS;
 }
 
-async function newSigningKeyRow(now: number): Promise<SigningKeyRow> {
+async function newSigningKeyRow(sealer: Sealer, now: number): Promise<SigningKeyRow> {
   const { privateKey, publicKey } = await generateKeyPair(PROXY_TOKEN_ALG, { extractable: true });
   const publicJwk = await exportJWK(publicKey);
   // RFC 7638 thumbprint: unique per key, and anyone can recompute it from the published JWK.
   const kid = await calculateJwkThumbprint(publicJwk);
   const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: PROXY_TOKEN_ALG };
   const published: PublicJwk = { ...publicJwk, kty: publicJwk.kty ?? 'EC', kid, alg: PROXY_TOKEN_ALG, use: 'sig' };
-  return { kid, alg: PROXY_TOKEN_ALG, private_jwk: JSON.stringify(privateJwk), public_jwk: JSON.stringify(published), created_at: now, retired_at: null };
+  return { kid, alg: PROXY_TOKEN_ALG, private_jwk: sealer.seal(JSON.stringify(privateJwk), signingKeyContext(kid)), public_jwk: JSON.stringify(published), created_at: now, retired_at: null };
 }
 
-async function importPrivate(row: SigningKeyRow): Promise<SigningKey> {
-  const key = await importJWK(JSON.parse(row.private_jwk) as JWK, PROXY_TOKEN_ALG);
+async function importPrivate(sealer: Sealer, row: SigningKeyRow): Promise<SigningKey> {
+  const key = await importJWK(JSON.parse(sealer.open(row.private_jwk, signingKeyContext(row.kid))) as JWK, PROXY_TOKEN_ALG);
   return { kid: row.kid, key: KeyObject.from(key as CryptoKey) };
 }
 
@@ -58,16 +60,16 @@ async function importPrivate(row: SigningKeyRow): Promise<SigningKey> {
  * both create one: that is safe, because a key is published (and verifies) from the moment it is
  * inserted, and every process converges on the newest key at its next reload.
  */
-async function loadOrCreateCurrent(db: Knex): Promise<SigningKey> {
+async function loadOrCreateCurrent(db: Knex, sealer: Sealer): Promise<SigningKey> {
   const existing = await findCurrentSigningKey(db);
-  if (existing) return importPrivate(existing);
-  await insertSigningKey(db, await newSigningKeyRow(Date.now()));
+  if (existing) return importPrivate(sealer, existing);
+  await insertSigningKey(db, await newSigningKeyRow(sealer, Date.now()));
   const current = await findCurrentSigningKey(db);
   if (!current) throw new Error('no signing key after creating one');
-  return importPrivate(current);
+  return importPrivate(sealer, current);
 }
 
-function createKeyRing(db: Knex, tokenTtlSeconds: number): KeyRing {
+function createKeyRing(db: Knex, sealer: Sealer, tokenTtlSeconds: number): KeyRing {
   let current: { promise: Promise<SigningKey>; loadedAt: number } | undefined;
   let verifiers = new Map<string, Promise<CryptoKey>>();
   let verifiersLoadedAt = 0;
@@ -87,7 +89,7 @@ function createKeyRing(db: Knex, tokenTtlSeconds: number): KeyRing {
     signingKey() {
       const now = Date.now();
       if (!current || now - current.loadedAt > CURRENT_KEY_TTL_MS) {
-        const promise = loadOrCreateCurrent(db);
+        const promise = loadOrCreateCurrent(db, sealer);
         current = { promise, loadedAt: now };
         // A failed load (database down) must not be cached.
         promise.catch(() => {
@@ -124,7 +126,7 @@ const rings = new WeakMap<Knex, KeyRing>();
 export function keyRing(ctx: AppContext): KeyRing {
   let ring = rings.get(ctx.db);
   if (!ring) {
-    ring = createKeyRing(ctx.db, ctx.config.PROXY_TOKEN_TTL_SECONDS);
+    ring = createKeyRing(ctx.db, ctx.sealer, ctx.config.PROXY_TOKEN_TTL_SECONDS);
     rings.set(ctx.db, ring);
   }
   return ring;
@@ -141,8 +143,8 @@ export async function publishedJwks(ctx: AppContext): Promise<{ keys: PublicJwk[
  * token they signed has expired) and creates the new current key, in one transaction. This
  * process switches at once; other processes within CURRENT_KEY_TTL_MS.
  */
-export async function rotateSigningKey(db: Knex): Promise<{ kid: string; retired: string[] }> {
-  const row = await newSigningKeyRow(Date.now());
+export async function rotateSigningKey(db: Knex, sealer: Sealer): Promise<{ kid: string; retired: string[] }> {
+  const row = await newSigningKeyRow(sealer, Date.now());
   const retired = await db.transaction(async (trx) => {
     const kids = await retireSigningKeys(trx, row.created_at);
     await insertSigningKey(trx, row);

@@ -258,7 +258,7 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     const before = (await detail(accessToken, f.login, paid.record.id)).data!.proxy_access_token;
     const oldKid = decodeProtectedHeader(before).kid!;
 
-    const rotated = await rotateSigningKey(server.ctx.db);
+    const rotated = await rotateSigningKey(server.ctx.db, server.ctx.sealer);
     expect(rotated.retired).toContain(oldKid);
 
     const after = (await detail(accessToken, f.login, paid.record.id)).data!.proxy_access_token;

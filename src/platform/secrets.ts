@@ -1,18 +1,21 @@
 import type { Knex } from 'knex';
 import { isUniqueViolation } from '../db/insert.ts';
+import { appSecretContext } from '../db/sealedSecrets.ts';
+import type { Sealer } from '../shared/sealing.ts';
 
 /**
- * A service secret (session key ...) generated on first start and kept in the database so every
- * API process shares it. Race-safe: concurrent first starts insert, one wins, all read the winner.
+ * A service secret (session key ...) generated on first start and kept in the database, sealed
+ * with the key-encryption key, so every API process shares it and a database read alone does not
+ * reveal it. Race-safe: concurrent first starts insert, one wins, all read the winner.
  */
-export async function getOrCreateSecret(db: Knex, name: string, generate: () => string): Promise<string> {
+export async function getOrCreateSecret(db: Knex, sealer: Sealer, name: string, generate: () => string): Promise<string> {
   const existing = await db('app_secrets').where({ name }).first('value');
-  if (existing) return existing.value as string;
+  if (existing) return sealer.open(existing.value as string, appSecretContext(name));
   try {
-    await db('app_secrets').insert({ name, value: generate(), created_at: Date.now() });
+    await db('app_secrets').insert({ name, value: sealer.seal(generate(), appSecretContext(name)), created_at: Date.now() });
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
   }
   const row = await db('app_secrets').where({ name }).first('value');
-  return row!.value as string;
+  return sealer.open(row!.value as string, appSecretContext(name));
 }

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
+import { TEST_SECRETS_KEY } from '../../test/support/secrets.ts';
+import { appSecretContext } from '../db/sealedSecrets.ts';
+import { createSealer } from '../shared/sealing.ts';
 import { findAccessTokenByPlaintext } from './accessTokens.ts';
 import { findAppByClientId, verifyClientSecret } from './apps.ts';
 import { listOrgsForUser } from './orgs.ts';
@@ -33,11 +36,16 @@ describe.each(testDialects())('demo seed and service secrets on %s', (dialect) =
     expect(await t.db('applications').count({ n: '*' }).first()).toMatchObject({ n: 1 });
   });
 
-  it('generates a service secret once and returns the same value to every later caller, even concurrent ones', async () => {
+  it('generates a service secret once and returns the same value to every later caller, even concurrent ones; sealed at rest', async () => {
+    const sealer = createSealer(Buffer.from(TEST_SECRETS_KEY, 'base64'));
     let calls = 0;
     const generate = () => `value-${++calls}`;
-    const values = await Promise.all([1, 2, 3, 4].map(() => getOrCreateSecret(t.db, 'session_key_test', generate)));
+    const values = await Promise.all([1, 2, 3, 4].map(() => getOrCreateSecret(t.db, sealer, 'session_key_test', generate)));
     expect(new Set(values).size).toBe(1);
-    expect(await getOrCreateSecret(t.db, 'session_key_test', () => 'other')).toBe(values[0]);
+    expect(await getOrCreateSecret(t.db, sealer, 'session_key_test', () => 'other')).toBe(values[0]);
+    const stored = (await t.db('app_secrets').where({ name: 'session_key_test' }).first()).value as string;
+    expect(stored).toMatch(/^sealed:v1:/);
+    expect(stored).not.toContain(values[0]);
+    expect(sealer.open(stored, appSecretContext('session_key_test'))).toBe(values[0]);
   });
 });

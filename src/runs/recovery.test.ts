@@ -13,13 +13,14 @@ import { createRunner, sweepStuckRuns } from './runner.ts';
 import { newRunId } from './service.ts';
 import * as store from './store.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
+import { TEST_SECRETS_KEY } from '../../test/support/secrets.ts';
 
 type Run = Schemas['RunDetail'];
 
 function startWorkerProcess(env: Record<string, string>): { child: ChildProcess; output: () => string } {
   let text = '';
   const { BASE_URL: _ignored, ...inherited } = process.env; // vitest sets BASE_URL=/ for Vite
-  const child = spawn('sh', ['scripts/node.sh', 'src/worker.ts'], { env: { ...inherited, NODE_ENV: 'test', LOG_LEVEL: 'info', ...env } });
+  const child = spawn('sh', ['scripts/node.sh', 'src/worker.ts'], { env: { ...inherited, NODE_ENV: 'test', LOG_LEVEL: 'info', SECRETS_KEY: TEST_SECRETS_KEY, ...env } });
   child.stdout!.on('data', (d) => (text += d));
   child.stderr!.on('data', (d) => (text += d));
   return { child, output: () => text };

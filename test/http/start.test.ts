@@ -1,12 +1,13 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { removeEmbeddedPostgresData } from '../../src/db/embedded.ts';
 import { createTestDb, testDialects, type TestDb } from '../support/db.ts';
 import { freePort, waitForReady } from '../support/processes.ts';
+import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
 function alive(pid: number): boolean {
   try {
@@ -46,7 +47,7 @@ describe('npm start (src/main.ts as a real process)', () => {
     const testDb: TestDb = await createTestDb(dialect, { migrate: false });
     cleanups.push(() => testDb.destroy());
     const port = await freePort();
-    const { child, output } = start({ DATABASE_URL: testDb.url, PORT: String(port), HOST: '127.0.0.1' });
+    const { child, output } = start({ DATABASE_URL: testDb.url, PORT: String(port), HOST: '127.0.0.1', SECRETS_KEY: TEST_SECRETS_KEY });
     cleanups.push(async () => void child.kill('SIGKILL'));
     const res = await waitForReady(`http://127.0.0.1:${port}/readyz`, child, output);
     expect(await res.json()).toMatchObject({ status: 'ok', checks: { database: 'ok' } });
@@ -65,6 +66,13 @@ describe('npm start (src/main.ts as a real process)', () => {
     expect(output()).toMatch(/DATABASE_URL: must be a URL starting with mysql:\/\//);
   });
 
+  it('refuses to start in production without a key-encryption key, saying what to set', async () => {
+    const { child, output } = start({ DATABASE_URL: 'mysql://app:app@127.0.0.1:1/none' });
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(1);
+    expect(output()).toMatch(/SECRETS_KEY: required in production .*openssl rand -base64 32/);
+  });
+
   it('`npm start` runs an embedded PostgreSQL from a private (mode 700) data directory, reuses its data, and stops node and PostgreSQL quietly on SIGTERM to its process and on Ctrl-C', async () => {
     const home = await mkdtemp(path.join(tmpdir(), 'oa-start-')); // mode 700: as root, PostgreSQL runs as an OS user who cannot enter it
     const dataDir = path.join(home, 'data');
@@ -79,6 +87,8 @@ describe('npm start (src/main.ts as a real process)', () => {
       await waitForReady(`http://127.0.0.1:${env.PORT}/readyz`, child, output);
       if (signal === 'SIGTERM') expect(output()).toContain('First start: demo data created');
       else expect(output()).not.toContain('First start');
+      // Its key-encryption key, generated on the first start, readable by its owner only.
+      expect((await stat(path.join(dataDir, 'secrets.key'))).mode & 0o777).toBe(0o600);
       const postgresPid = Number((await readFile(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8')).split('\n')[0]);
       expect(alive(postgresPid)).toBe(true);
       if (signal === 'SIGTERM') {

@@ -9,6 +9,7 @@ import { createKnex, dialectOfUrl, type Dialect } from '../../src/db/knex.ts';
 import { migrateLatest } from '../../src/db/migrate.ts';
 import { startRunMachinery } from '../../src/runs/machinery.ts';
 import { createTestDb, type TestDb } from './db.ts';
+import { TEST_SECRETS_KEY, testSealer } from './secrets.ts';
 
 export interface TestServer {
   baseUrl: string;
@@ -60,8 +61,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
-  const config = loadConfig({ NODE_ENV: 'test', BASE_URL: baseUrl, LOG_LEVEL: 'info', ...options.env });
-  const ctx: AppContext = { config, db: testDb.db, logger: createLogger({ level: config.LOG_LEVEL, destination }) };
+  const config = loadConfig({ NODE_ENV: 'test', BASE_URL: baseUrl, LOG_LEVEL: 'info', SECRETS_KEY: TEST_SECRETS_KEY, ...options.env });
+  const ctx: AppContext = { config, db: testDb.db, logger: createLogger({ level: config.LOG_LEVEL, destination }), sealer: await testSealer(config) };
   if (options.runs) {
     const queueUrl =
       options.queueUrl ?? (testDb.dialect === 'pg' ? testDb.url : (queueDb = await createTestDb('pg', { migrate: false })).url);
