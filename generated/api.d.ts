@@ -1927,7 +1927,7 @@ export interface operations {
                  */
                 per_page?: components["parameters"]["PerPage"];
                 /**
-                 * @description Case-insensitive substring of the workflow name; `%` and `_` match themselves. Empty means no filter.
+                 * @description Case-insensitive substring of the workflow name: each character is compared after Unicode lower-casing, otherwise exactly (no accent, width or emoji folding, so `cafe` does not find `Café` and `🎉` finds only `🎉`); `%` and `_` match themselves. Empty means no filter.
                  * @example summar
                  */
                 search?: string;
@@ -2142,7 +2142,7 @@ export interface operations {
                  */
                 per_page?: components["parameters"]["PerPage"];
                 /**
-                 * @description Matches a run `status` exactly or a prefix of the run `id`. Empty means no filter.
+                 * @description Matches a run `status` exactly or a prefix of the run `id`, case-sensitively (`COMPLETED` matches nothing). Empty means no filter.
                  * @example completed
                  */
                 search?: string;

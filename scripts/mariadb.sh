@@ -2,6 +2,8 @@
 # Idempotent: installs Debian's mariadb-server when missing, starts mariadbd on $MYSQL_PORT
 # (default 3306) with data under $MYSQL_DATA (default /var/lib/mysql-ci), and creates the database
 # and user of $TEST_MYSQL_URL's shape: mysql://app:app@127.0.0.1:PORT/app_test.
+# The server keeps its default collation (utf8mb4_general_ci, case-insensitive) as production
+# servers do: the migrations, not the server, make comparisons exact.
 set -e
 port=${MYSQL_PORT:-3306}
 data=${MYSQL_DATA:-/var/lib/mysql-ci}
@@ -19,7 +21,7 @@ if ! mariadb-admin --socket="$sock" ping >/dev/null 2>&1; then
   fi
   mariadbd --user=mysql --datadir="$data" --socket="$sock" --port="$port" --bind-address=127.0.0.1 \
     --skip-name-resolve --innodb-flush-log-at-trx-commit=2 --max-connections=500 \
-    --character-set-server=utf8mb4 --collation-server=utf8mb4_bin \
+    --character-set-server=utf8mb4 \
     --log-error="$data/error.log" >/dev/null 2>&1 &
   i=0
   until mariadb-admin --socket="$sock" ping >/dev/null 2>&1; do

@@ -21,7 +21,7 @@ const TABLES = [
   'rate_limits',
 ];
 
-const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets'];
+const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations'];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {
   let t: TestDb;
@@ -66,6 +66,27 @@ describe.each(testDialects())('migrations on %s', (dialect) => {
     await expect(t.db('runs').insert(run('r4', 'k'))).rejects.toThrow();
     await t.db('users').where({ id: user_id }).delete();
     expect(await t.db('runs').count({ n: '*' }).first()).toMatchObject({ n: 0 });
+  });
+
+  it('compares every text column exactly: case, accents and distinct emoji are different keys', async () => {
+    if (dialect === 'mysql') {
+      // The test database has the server's usual case-insensitive default (test/support/db.ts).
+      const [columns] = (await t.db.raw(
+        `select table_name as t, column_name as c, collation_name as k from information_schema.columns
+          where table_schema = database() and collation_name is not null and table_name not in ('knex_migrations', 'knex_migrations_lock')`,
+      )) as [Array<{ t: string; c: string; k: string }>];
+      expect(columns.length).toBeGreaterThan(40);
+      expect(columns.filter((col) => col.k !== 'utf8mb4_bin').map((col) => `${col.t}.${col.c} ${col.k}`)).toEqual([]);
+    }
+    const now = Date.now();
+    for (const name of ['abc-1', 'ABC-1', 'e', 'é', '🎉', '😀']) await t.db('namespaces').insert({ name });
+    expect(await t.db('namespaces').where({ name: 'ABC-1' }).select('name')).toEqual([{ name: 'ABC-1' }]);
+    expect(await t.db('namespaces').where({ name: '🎉' }).select('name')).toEqual([{ name: '🎉' }]);
+    expect(await t.db('namespaces').where({ name: 'E' }).select('name')).toEqual([]);
+    await t.db('namespaces').whereIn('name', ['abc-1', 'ABC-1', 'e', 'é', '🎉', '😀']).delete();
+    await t.db('app_secrets').insert({ name: 'Probe', value: 'x', created_at: now });
+    expect(await t.db('app_secrets').whereRaw('name like ?', ['prob%']).select('name')).toEqual([]);
+    await t.db('app_secrets').where({ name: 'Probe' }).delete();
   });
 
   it('rolls everything back, leaving no table behind, and applies again afterwards', async () => {

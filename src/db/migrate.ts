@@ -3,6 +3,7 @@ import type { Sealer } from '../shared/sealing.ts';
 import * as initial from './migrations/0001_initial.ts';
 import * as runLogsWhole from './migrations/0002_run_logs_whole.ts';
 import { sealSecretsMigration } from './migrations/0003_seal_secrets.ts';
+import * as exactCollations from './migrations/0004_exact_collations.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -20,6 +21,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0001_initial', initial],
     ['0002_run_logs_whole', runLogsWhole],
     ['0003_seal_secrets', sealSecretsMigration(options.sealer)],
+    ['0004_exact_collations', exactCollations],
   ];
 }
 

@@ -4,8 +4,8 @@ import { badRequest } from '../shared/errors.ts';
 const NAME_RULE = /^[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?$/;
 
 /**
- * Names are case-insensitive and stored in lower case, so `Alice` and `alice` are one namespace on
- * PostgreSQL (case-sensitive comparisons) and MySQL (case-insensitive collation) alike.
+ * Names are case-insensitive and stored in lower case, so `Alice` and `alice` are one namespace; the
+ * database compares exactly on both dialects (migration 0004), the folding is done here.
  */
 export function canonicalName(value: string): string {
   return value.trim().toLowerCase();

@@ -272,6 +272,32 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     expect((await startRun(alice, other, { ticket: 'once' }, 'key-1')).id).not.toBe(first.id);
   });
 
+  it('Idempotency-Key: keys are compared exactly, so a key in another case is another run', async () => {
+    const workflowId = await createWorkflow(alice, 'echo');
+    const lower = await startRun(alice, workflowId, { ticket: 'case' }, 'abc-1');
+    const upper = await startRun(alice, workflowId, { ticket: 'case' }, 'ABC-1');
+    expect(upper.id).not.toBe(lower.id);
+    // Different inputs under the other-case key are a new run, not a 409 against `abc-1`.
+    expect((await startRun(alice, workflowId, { ticket: 'other' }, 'Abc-1')).id).not.toBe(lower.id);
+    expect((await startRun(alice, workflowId, { ticket: 'case' }, 'ABC-1')).id).toBe(upper.id);
+  });
+
+  it('run ids and statuses are compared exactly: another case is 404, search=COMPLETED matches nothing', async () => {
+    const workflowId = await createWorkflow(alice, 'echo');
+    const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'exact' })).id);
+    expect(run.status).toBe('completed');
+    const flipped = run.id.replace(/[a-z]/gi, (c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()));
+    const other = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: flipped } } });
+    expect(other.response.status).toBe(404);
+    const search = async (term: string) =>
+      (await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId }, query: { search: term } } })).data!.meta.total;
+    expect(await search('completed')).toBe(1);
+    expect(await search('COMPLETED')).toBe(0);
+    expect(await search('Completed')).toBe(0);
+    expect(await search(flipped.slice(0, 10))).toBe(0);
+    expect(await search(run.id.slice(0, 10))).toBe(1);
+  });
+
   it('Idempotency-Key: concurrent identical requests start one run', async () => {
     const workflowId = await createWorkflow(alice, 'echo');
     const runs = await Promise.all(Array.from({ length: 6 }, () => startRun(alice, workflowId, { ticket: 'race' }, 'race-key')));

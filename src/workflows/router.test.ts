@@ -186,6 +186,16 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       expect(again.error).toMatchObject({ status: 404, detail: `No workflow ${created.id}.` });
     });
 
+    it('compares ids exactly: the id in another case is 404 on every dialect (MySQL default collations fold case)', async () => {
+      const created = await create('Case of the id');
+      const swapped = created.id.replace(/[a-z]/gi, (c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()));
+      for (const workflowId of [created.id.toUpperCase(), created.id.toLowerCase(), swapped]) {
+        const { response } = await alice.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: workflowId } } });
+        expect(response.status, workflowId).toBe(404);
+      }
+      expect((await alice.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: created.id } } })).response.status).toBe(200);
+    });
+
     it('answers 404 for an id that never existed', async () => {
       const { response } = await alice.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: 'wf_00000000000000000000000000' } } });
       expect(response.status).toBe(404);
@@ -353,6 +363,19 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       expect(await names('0% o')).toEqual(['100% organic']);
       expect(await names('e_c')).toEqual(['snake_case flow']);
       expect(await names('%')).toEqual(['100% organic']);
+    });
+
+    it('never equates different characters: an emoji finds only its own name, an accent only itself', async () => {
+      const dave = createApiClient(server.baseUrl, { bearer: await createApiKeyFixture(server.ctx, await createUserFixture(server.ctx, 'dave'), 'dave', ['workflows']) });
+      for (const name of ['Party 🎉', 'Smile 😀', 'Café', 'Cafe', 'Straße']) await create(name, dave);
+      const names = async (search: string) => (await dave.GET('/api/workflows', { params: { query: { search } } })).data!.data.map((w) => w.name);
+      expect(await names('🎉')).toEqual(['Party 🎉']);
+      expect(await names('😀')).toEqual(['Smile 😀']);
+      expect(await names('CAFÉ')).toEqual(['Café']);
+      expect(await names('cafe')).toEqual(['Cafe']);
+      expect(await names('strasse')).toEqual([]);
+      expect(await names('STRASSE')).toEqual([]);
+      expect(await names('straße')).toEqual(['Straße']);
     });
 
     it('answers an empty page past the end, not an error', async () => {

@@ -48,7 +48,7 @@ export async function startOwnMariaDb(): Promise<OwnDatabase> {
     child = spawn('mariadbd', [
       ...userArgs, `--datadir=${data}`, `--socket=${socket}`, `--port=${port}`, '--bind-address=127.0.0.1',
       '--skip-name-resolve', '--innodb-flush-log-at-trx-commit=2', `--pid-file=${path.join(dir, 'mysqld.pid')}`,
-      '--character-set-server=utf8mb4', '--collation-server=utf8mb4_bin', `--log-error=${path.join(dir, 'error.log')}`,
+      '--character-set-server=utf8mb4', `--log-error=${path.join(dir, 'error.log')}`,
     ], { stdio: 'ignore' });
     const deadline = Date.now() + 30_000;
     while (!ping()) {
