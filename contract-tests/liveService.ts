@@ -1,10 +1,14 @@
-// Starts the real service (`src/main.ts`) on a fresh embedded PostgreSQL and provisions what the
-// contract suite and schemathesis need, the way an operator and a third-party app would: the admin
+// Starts the real service (`src/main.ts`) on a fresh store and provisions what the contract suite
+// and schemathesis need, the way an operator and a third-party app would: the admin
 // CLI creates a user, an organization, an app and an API key; the real OAuth flow (login, consent,
 // code exchange) yields an access token with both scopes.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startEmbeddedPostgres } from '../src/db/embedded.ts';
+import { createKnex } from '../src/db/knex.ts';
 import { Browser, authorizeInBrowser, logIn } from '../test/support/oauthFlow.ts';
 import { adminCli, embeddedServiceEnv, waitForReady } from '../test/support/processes.ts';
 
@@ -28,8 +32,59 @@ export interface LiveService {
   stop(): Promise<void>;
 }
 
-export async function startLiveService(extraEnv: Record<string, string> = {}): Promise<LiveService> {
+/**
+ * The live service's store. `embedded`: the zero-setup default (an embedded PostgreSQL holds the
+ * store and the queue). `production`: what operators run, a MySQL/MariaDB store (a fresh database
+ * with the server's default collation on CONTRACT_MYSQL_URL's server, else TEST_MYSQL_URL's), the
+ * queue on a PostgreSQL of its own, NODE_ENV=production (responses are still validated).
+ * CONTRACT_STORE selects it when the caller does not.
+ */
+export type LiveStore = 'embedded' | 'production';
+
+export function liveStoreFromEnv(): LiveStore {
+  const store = process.env.CONTRACT_STORE ?? 'embedded';
+  if (store !== 'embedded' && store !== 'production') throw new Error(`CONTRACT_STORE must be embedded or production (got "${store}")`);
+  return store;
+}
+
+/** A fresh MySQL database for the production store, and the queue's own PostgreSQL; `drop` removes both. */
+async function productionStore(dataDir: string, queuePort: number): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+  const server = process.env.CONTRACT_MYSQL_URL ?? process.env.TEST_MYSQL_URL;
+  if (!server) throw new Error('CONTRACT_STORE=production needs CONTRACT_MYSQL_URL or TEST_MYSQL_URL (sh scripts/mariadb.sh prints one)');
+  const name = `contract_${randomBytes(4).toString('hex')}`;
+  const admin = createKnex(server, { poolMax: 1 });
+  try {
+    await admin.raw('CREATE DATABASE ??', [name]); // the server's default character set and collation
+  } finally {
+    await admin.destroy();
+  }
+  const storeUrl = new URL(server);
+  storeUrl.pathname = `/${name}`;
+  const queue = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'queue-pg'), port: queuePort, database: 'queue', persistent: false });
+  return {
+    env: {
+      DATABASE_URL: storeUrl.toString(),
+      QUEUE_URL: queue.url,
+      NODE_ENV: 'production',
+      RESPONSE_VALIDATION: 'true',
+      SECRETS_KEY: randomBytes(32).toString('base64'), // production requires the key-encryption key
+    },
+    async drop() {
+      await queue.stop();
+      const dropper = createKnex(server, { poolMax: 1 });
+      try {
+        await dropper.raw('DROP DATABASE IF EXISTS ??', [name]);
+      } finally {
+        await dropper.destroy();
+      }
+    },
+  };
+}
+
+export async function startLiveService(extraEnv: Record<string, string> = {}, store: LiveStore = liveStoreFromEnv()): Promise<LiveService> {
   const { env, baseUrl, dataDir } = await embeddedServiceEnv('oa-live', extraEnv);
+  const production = store === 'production' ? await productionStore(dataDir, Number(env.EMBEDDED_PG_PORT)) : undefined;
+  Object.assign(env, production?.env, extraEnv);
   let text = '';
   const child = spawn(process.execPath, ['src/main.ts'], { cwd: root, env });
   child.stdout.on('data', (d) => (text += d));
@@ -40,6 +95,7 @@ export async function startLiveService(extraEnv: Record<string, string> = {}): P
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
     }
+    await production?.drop();
     await rm(dataDir, { recursive: true, force: true });
   };
   try {

@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startLiveService, type LiveService } from './liveService.ts';
+import { liveStoreFromEnv, startLiveService, type LiveService } from './liveService.ts';
 import { freePort } from '../test/support/processes.ts';
 import { startPrism } from './prism.ts';
 
@@ -12,6 +12,7 @@ const { values } = parseArgs({
 });
 if (values.help) {
   console.log('usage: npm run test:contract -- [--target mock|http://host:port]\n' +
+    'With --target live, CONTRACT_STORE=production runs the service on MySQL (TEST_MYSQL_URL) with NODE_ENV=production.\n' +
     'Against a live service, set CONTRACT_API_KEY, CONTRACT_ACCESS_TOKEN, CONTRACT_REFRESH_TOKEN,\n' +
     'CONTRACT_CLIENT_ID, CONTRACT_CLIENT_SECRET, CONTRACT_NAMESPACE and CONTRACT_TOKEN_ID.');
   process.exit(0);
@@ -34,7 +35,7 @@ if (values.target === 'mock') {
 }
 
 // Under CI, a JUnit report per target (scripts/ci-totals.ts sums them).
-const target = values.target === 'mock' || values.target === 'live' ? values.target : 'url';
+const target = values.target === 'mock' ? 'mock' : values.target === 'live' ? `live-${liveStoreFromEnv()}` : 'url';
 const junit = process.env.CI
   ? ['--reporter=default', '--reporter=junit', `--outputFile.junit=artifacts/contract-${target}/junit.xml`]
   : [];
