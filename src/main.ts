@@ -32,7 +32,7 @@ function printDemo(baseUrl: string, seed: DemoSeed | null): void {
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.LOG_LEVEL });
-  const database = await openDatabase(config).catch((err: unknown) => {
+  const database = await openDatabase(config, { logger }).catch((err: unknown) => {
     // A key-encryption key that does not open the stored secrets: say which, in one line.
     if (!(err instanceof SealingError)) throw err;
     console.error(`Cannot open the stored secrets: ${err.message}`);

@@ -14,7 +14,7 @@ async function main(): Promise<void> {
     console.error('DATABASE_URL must be set for a worker (the store the API uses).');
     process.exit(1);
   }
-  const database = await openDatabase(config);
+  const database = await openDatabase(config, { logger });
   const queueUrl = resolveQueueUrl(config, database);
   if (!queueUrl) {
     console.error('QUEUE_URL must be set: the store is MySQL and runs are queued on PostgreSQL.');

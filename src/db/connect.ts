@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Knex } from 'knex';
+import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded.ts';
 import { createKnex, dialectOfUrl, type Dialect } from './knex.ts';
@@ -24,6 +25,8 @@ export interface OpenDatabaseOptions {
   /** Apply pending migrations before returning (default true). */
   migrate?: boolean;
   poolMax?: number;
+  /** Where knex's own messages go (see createKnex). */
+  logger?: Logger;
   onEmbeddedLog?: (line: string) => void;
 }
 
@@ -38,7 +41,7 @@ export async function openDatabase(config: Config, options: OpenDatabaseOptions 
         ...(options.onEmbeddedLog ? { onLog: options.onEmbeddedLog } : {}),
       });
   const url = config.DATABASE_URL ?? embedded!.url;
-  const db = createKnex(url, { poolMax: options.poolMax ?? 10 });
+  const db = createKnex(url, { poolMax: options.poolMax ?? 10, ...(options.logger ? { logger: options.logger } : {}) });
   try {
     if (options.migrate ?? true) await migrateLatest(db, { sealer });
   } catch (err) {

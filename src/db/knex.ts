@@ -1,5 +1,6 @@
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
+import { pino, type Logger } from 'pino';
 
 export type Dialect = 'pg' | 'mysql';
 
@@ -22,6 +23,26 @@ export function dialectOf(db: Knex): Dialect {
 export interface KnexOptions {
   poolMin?: number;
   poolMax?: number;
+  /** Where knex's own messages go; by default a pino logger at `warn` on stderr. */
+  logger?: Logger;
+}
+
+let stderrLogger: Logger | undefined;
+
+/**
+ * knex writes its own messages (`Connection Error: ...`, `Acquire connection error: <stack>`,
+ * deprecations) with console.log unless given a `log` option: they go through pino instead, so a
+ * production log stays one JSON object per line (and stdout stays clean for the admin CLI's --json).
+ */
+export function knexLog(logger: Logger | undefined): Knex.Config['log'] {
+  const target = (logger ?? (stderrLogger ??= pino({ level: 'warn' }, process.stderr))).child({ component: 'knex' });
+  const to = (level: 'warn' | 'error' | 'debug') => (message: unknown) => {
+    if (typeof message === 'string') target[level](message);
+    else target[level]({ detail: message }, 'knex');
+  };
+  // knex's Logger calls deprecate with the message it formatted, not (method, alternative) as typed.
+  const deprecate = to('warn') as unknown as (method: string, alternative: string) => void;
+  return { warn: to('warn'), error: to('error'), debug: to('debug'), deprecate };
 }
 
 // While a database is down, a request must fail within seconds (and answer 503), not hang: bound
@@ -34,6 +55,7 @@ const QUERY_TIMEOUT_MS = 15_000;
 export function createKnex(url: string, options: KnexOptions = {}): Knex {
   const pool = { min: options.poolMin ?? 0, max: options.poolMax ?? 10 };
   const acquireConnectionTimeout = ACQUIRE_TIMEOUT_MS;
+  const log = knexLog(options.logger);
   if (dialectOfUrl(url) === 'mysql') {
     return knex({
       client: 'mysql2',
@@ -49,6 +71,7 @@ export function createKnex(url: string, options: KnexOptions = {}): Knex {
       } as Knex.MySql2ConnectionConfig,
       pool,
       acquireConnectionTimeout,
+      log,
     });
   }
   return knex({
@@ -56,5 +79,6 @@ export function createKnex(url: string, options: KnexOptions = {}): Knex {
     connection: { connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS },
     pool,
     acquireConnectionTimeout,
+    log,
   });
 }
