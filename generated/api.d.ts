@@ -720,7 +720,8 @@ export interface components {
          *       "config": {
          *         "model": "echo",
          *         "temperature": 0.2,
-         *         "max_tokens": 256
+         *         "max_tokens": 256,
+         *         "prompt": "Summarise: {{ inputs.ticket }}"
          *       }
          *     }
          */
@@ -745,10 +746,44 @@ export interface components {
                  */
                 max_tokens?: number;
                 /**
-                 * @description Optional system message sent before the input text.
+                 * @description Optional system message sent before the prompt.
                  * @example Summarise the ticket in one line.
                  */
                 system_prompt?: string;
+                /**
+                 * @description The user message, as a Liquid template over `inputs.<variable>` (the run's inputs) and
+                 *     `nodes.<id>.output` (the text of a node upstream of this one). Liquid only: no code runs,
+                 *     no file is read. A reference to an input no `text_input` provides, or to a node that is
+                 *     not upstream, is a 422 when the workflow is saved. Without `prompt`, the user message is
+                 *     the upstream nodes' texts joined by a blank line, in the order of the edges into the node.
+                 * @example Summarise this ticket in one line: {{ inputs.ticket }}
+                 */
+                prompt?: string;
+            };
+        };
+        /**
+         * @description Its text is `template` rendered (Liquid, as `llm_call.prompt`), without calling a model.
+         * @example {
+         *       "id": "framed",
+         *       "type": "template",
+         *       "config": {
+         *         "template": "Ticket: {{ inputs.ticket }}"
+         *       }
+         *     }
+         */
+        TemplateNode: {
+            id: components["schemas"]["NodeId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "template";
+            config: {
+                /**
+                 * @description A Liquid template over `inputs.<variable>` and `nodes.<id>.output` (upstream nodes).
+                 * @example Ticket: {{ inputs.ticket }}
+                 */
+                template: string;
             };
         };
         /**
@@ -776,7 +811,7 @@ export interface components {
             };
         };
         /** @description A node; `config` depends on `type`. */
-        WorkflowNode: components["schemas"]["TextInputNode"] | components["schemas"]["LlmCallNode"] | components["schemas"]["TextOutputNode"];
+        WorkflowNode: components["schemas"]["TextInputNode"] | components["schemas"]["LlmCallNode"] | components["schemas"]["TemplateNode"] | components["schemas"]["TextOutputNode"];
         /**
          * @example {
          *       "from": "input",
@@ -911,7 +946,7 @@ export interface components {
         RunStatus: "queued" | "running" | "completed" | "failed" | "cancelled";
         RunError: {
             /**
-             * @description Machine-readable reason, e.g. `model_unavailable`, `provider_error`, `timeout`, `cancelled`, `worker_lost`, `queue_unavailable`.
+             * @description Machine-readable reason, e.g. `model_unavailable`, `provider_error`, `template_error` (a template that could not be rendered), `timeout`, `cancelled`, `worker_lost`, `queue_unavailable`.
              * @example model_unavailable
              */
             code: string;
@@ -981,7 +1016,7 @@ export interface components {
              * @example llm_call
              * @enum {string}
              */
-            node_type: "text_input" | "llm_call" | "text_output";
+            node_type: "text_input" | "llm_call" | "template" | "text_output";
             /**
              * @description `not_started`: the run ended before the node could start.
              * @example completed

@@ -1,4 +1,5 @@
 import type { components } from '../../generated/api.d.ts';
+import { renderTemplate, TemplateError, type TemplateScope } from '../workflows/templates.ts';
 import { ModelUnavailableError, type ModelRouter, type Usage } from './providers/index.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
@@ -73,6 +74,8 @@ export async function executeGraph(
   for (const edge of graph.edges) predecessors.get(edge.to)?.push(edge.from);
 
   const texts = new Map<string, Promise<string>>();
+  /** What templates see: the run's inputs and each finished node's text. */
+  const scope: TemplateScope = { inputs, nodes: {} };
   const output: Record<string, unknown> = {};
 
   const runNode = (node: WorkflowNode): Promise<string> => {
@@ -84,12 +87,15 @@ export async function executeGraph(
       if (hooks.shouldContinue && !(await hooks.shouldContinue())) {
         throw new RunFailure('cancelled', 'The run was cancelled.', node.id);
       }
-      const input = node.type === 'text_input' ? (inputs[node.config.variable] ?? '') : before.join('\n\n');
-      await hooks.onStepStart?.(node, input);
+      let input = '';
       let usage: Usage | null = null;
+      let started = false;
       try {
+        input = await inputOf(node, before, inputs, scope);
+        await hooks.onStepStart?.(node, input);
+        started = true;
         let text: string;
-        if (node.type === 'text_input') text = input;
+        if (node.type === 'text_input' || node.type === 'template') text = input;
         else if (node.type === 'llm_call') {
           const messages = [
             ...(node.config.system_prompt ? [{ role: 'system' as const, content: node.config.system_prompt }] : []),
@@ -110,9 +116,11 @@ export async function executeGraph(
           text = typeof value === 'string' ? value : JSON.stringify(value);
         }
         await hooks.onStepEnd?.({ nodeId: node.id, nodeType: node.type, status: 'completed', input, output: text, usage, error: null });
+        scope.nodes[node.id] = { output: text };
         return text;
       } catch (err) {
         const failure = toFailure(err, node, signal);
+        if (!started) await hooks.onStepStart?.(node, input); // a template that did not render: logged as the node's failure
         await hooks.onStepEnd?.({
           nodeId: node.id,
           nodeType: node.type,
@@ -141,6 +149,24 @@ export async function executeGraph(
   return { output };
 }
 
+/**
+ * The text a node works on: a text_input's run input; a template's rendering; an llm_call's
+ * prompt (rendered, or without one its upstream texts joined by a blank line in edge order); a
+ * text_output's upstream texts.
+ */
+async function inputOf(node: WorkflowNode, before: string[], inputs: Record<string, string>, scope: TemplateScope): Promise<string> {
+  switch (node.type) {
+    case 'text_input':
+      return inputs[node.config.variable] ?? '';
+    case 'template':
+      return renderTemplate(node.config.template, scope);
+    case 'llm_call':
+      return node.config.prompt === undefined ? before.join('\n\n') : renderTemplate(node.config.prompt, scope);
+    default:
+      return before.join('\n\n');
+  }
+}
+
 function toFailure(err: unknown, node: WorkflowNode, signal: AbortSignal): RunFailure {
   const reason: unknown = signal.aborted ? signal.reason : err;
   if (reason instanceof RunFailure) {
@@ -150,5 +176,6 @@ function toFailure(err: unknown, node: WorkflowNode, signal: AbortSignal): RunFa
   }
   if (signal.aborted) return new RunFailure('cancelled', 'The run was cancelled.', node.id);
   if (err instanceof ModelUnavailableError) return new RunFailure('model_unavailable', err.message, node.id);
+  if (err instanceof TemplateError) return new RunFailure('template_error', err.message, node.id);
   return new RunFailure('provider_error', (err as Error).message, node.id);
 }

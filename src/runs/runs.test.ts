@@ -111,6 +111,63 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     expect(run.logs[1]!.usage).toMatchObject({ total_tokens: 4 });
   });
 
+  it('builds the prompt from its Liquid template over inputs and upstream outputs; a template node renders without a model', async () => {
+    const { data, error } = await alice.POST('/api/workflows', {
+      body: {
+        name: 'templated',
+        nodes: [
+          { id: 'ticket', type: 'text_input', config: { variable: 'ticket' } },
+          { id: 'framed', type: 'template', config: { template: 'Ticket #{{ inputs.number }}: {{ inputs.ticket | strip }}' } },
+          { id: 'number', type: 'text_input', config: { variable: 'number' } },
+          {
+            id: 'summarise',
+            type: 'llm_call',
+            config: { model: 'llama-3', system_prompt: 'Be brief.', prompt: 'Summarise in one line.\n{{ nodes.framed.output }}{% if inputs.number == "7" %} (urgent){% endif %}' },
+          },
+          { id: 'result', type: 'text_output', config: { format: 'plain' } },
+        ],
+        edges: [
+          { from: 'ticket', to: 'framed' },
+          { from: 'number', to: 'framed' },
+          { from: 'framed', to: 'summarise' },
+          { from: 'summarise', to: 'result' },
+        ],
+      },
+    });
+    if (!data) throw new Error(JSON.stringify(error));
+    const run = await pollRun(alice, data.data.id, (await startRun(alice, data.data.id, { ticket: '  Export is broken  ', number: '7' })).id);
+    expect(run.status).toBe('completed');
+    expect(fake.requests.at(-1)!.messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Summarise in one line.\nTicket #7: Export is broken (urgent)' },
+    ]);
+    expect(run.logs.find((s) => s.node_id === 'framed')).toMatchObject({ node_type: 'template', status: 'completed', output: 'Ticket #7: Export is broken', usage: null });
+    expect(run.logs.find((s) => s.node_id === 'summarise')!.input).toBe('Summarise in one line.\nTicket #7: Export is broken (urgent)');
+    expect(run.output).toEqual({ result: 'SUMMARISE IN ONE LINE.\nTICKET #7: EXPORT IS BROKEN (URGENT)' });
+  });
+
+  it('refuses at save a prompt naming an unknown input or a node that is not upstream (422)', async () => {
+    const { response, error } = await alice.POST('/api/workflows', {
+      body: {
+        name: 'bad refs',
+        nodes: [
+          { id: 'input', type: 'text_input', config: { variable: 'ticket' } },
+          { id: 'summarise', type: 'llm_call', config: { model: 'echo', prompt: '{{ inputs.tikcet }} {{ nodes.result.output }}' } },
+          { id: 'result', type: 'text_output', config: { format: 'plain' } },
+        ],
+        edges: [
+          { from: 'input', to: 'summarise' },
+          { from: 'summarise', to: 'result' },
+        ],
+      },
+    });
+    expect(response.status).toBe(422);
+    expect(error?.errors).toEqual([
+      { pointer: '/nodes/1/config/prompt', message: '"inputs.tikcet": no text_input has the variable "tikcet"' },
+      { pointer: '/nodes/1/config/prompt', message: '"nodes.result.output": node "result" is not upstream of this node (add an edge path from it)' },
+    ]);
+  });
+
   it('keeps step inputs and outputs whole (up to the documented 200000 characters) and sums token usage on the run', async () => {
     const workflowId = await createWorkflow(alice, 'echo', 'long');
     const ticket = 'word '.repeat(30_000).trim();

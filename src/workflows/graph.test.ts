@@ -51,7 +51,7 @@ describe('validateWorkflowGraph', () => {
   describe('node types and shape', () => {
     it('rejects an unknown type and names the known ones', () => {
       expect(problems([{ id: 'n', type: 'http_call', config: {} }], [])).toEqual([
-        { pointer: '/nodes/0/type', message: 'unknown node type "http_call"; known: text_input, llm_call, text_output' },
+        { pointer: '/nodes/0/type', message: 'unknown node type "http_call"; known: text_input, llm_call, template, text_output' },
       ]);
     });
 
@@ -154,7 +154,7 @@ describe('validateWorkflowGraph', () => {
 
     it('refuses an llm_call with no upstream node: it would have no prompt', () => {
       expect(problems([input('in'), llm('lonely'), output('out')], [edge('in', 'out')])).toEqual([
-        { pointer: '/nodes/1', message: 'llm_call "lonely" has no upstream node: connect an edge into it to give it its prompt' },
+        { pointer: '/nodes/1', message: 'llm_call "lonely" has no upstream node: connect an edge into it, or give it a prompt' },
       ]);
     });
 
@@ -224,6 +224,54 @@ describe('validateWorkflowGraph', () => {
         { pointer: '/nodes/1', message: 'text_output "out" is not reachable from any text_input' },
         { pointer: '/edges/0', message: 'edge into text_input "in": a text_input takes only its run input' },
         { pointer: '/edges/0', message: 'edge out of text_output "out": a text_output ends the graph' },
+      ]);
+    });
+  });
+
+  describe('templates (llm_call.prompt, template nodes)', () => {
+    const template = (id: string, text: string) => ({ id, type: 'template', config: { template: text } });
+
+    it('accepts a prompt over inputs and upstream nodes, and a template node; a prompted llm_call needs no edge in', () => {
+      const nodes = [
+        input('in'),
+        template('framed', 'Ticket: {{ inputs.ticket | strip }}'),
+        llm('first', { model: 'echo', prompt: 'Summarise {{ inputs.ticket }}' }),
+        llm('second', { model: 'echo', prompt: '{% if nodes.first.output != "" %}{{ nodes.first.output | upcase }}{% endif %} / {{ nodes.framed.output }}' }),
+        output('out'),
+      ];
+      const edges = [edge('first', 'second'), edge('framed', 'second'), edge('second', 'out')];
+      expect(problems(nodes, edges)).toEqual([]);
+    });
+
+    it('refuses a reference to an unknown input, a node that is not upstream, an unknown root or field', () => {
+      const nodes = [
+        input('in'),
+        llm('a', { model: 'echo', prompt: '{{ inputs.tiket }} {{ nodes.b.output }} {{ secret }} {{ nodes.in.text }} {{ inputs.ticket }}' }),
+        llm('b'),
+        output('out'),
+      ];
+      const edges = [edge('in', 'a'), edge('a', 'b'), edge('b', 'out')];
+      expect(problems(nodes, edges)).toEqual([
+        { pointer: '/nodes/1/config/prompt', message: '"inputs.tiket": no text_input has the variable "tiket"' },
+        { pointer: '/nodes/1/config/prompt', message: '"nodes.b.output": node "b" is not upstream of this node (add an edge path from it)' },
+        { pointer: '/nodes/1/config/prompt', message: '"nodes.in.text": a node offers only nodes.in.output' },
+        { pointer: '/nodes/1/config/prompt', message: '"secret": unknown variable; a template reads inputs.<variable> and nodes.<id>.output' },
+      ]);
+    });
+
+    it('refuses a template that is not valid Liquid, or that tries to include a file', () => {
+      const nodes = [input('in'), template('t', '{% if %}'), template('u', '{% include "/etc/passwd" %}'), output('out')];
+      const edges = [edge('in', 't'), edge('t', 'u'), edge('u', 'out')];
+      const result = problems(nodes, edges);
+      expect(result.map((p) => p.pointer)).toEqual(['/nodes/1/config/template', '/nodes/2/config/template']);
+      expect(result.every((p) => p.message.startsWith('is not a valid Liquid template'))).toBe(true);
+    });
+
+    it('checks the template config: required and a string', () => {
+      expect(configProblems([{ id: 't', type: 'template', config: {} }, { id: 'u', type: 'template', config: { template: 3 } }, llm('l', { model: 'echo', prompt: '' })], [])).toEqual([
+        { pointer: '/nodes/0/config/template', message: 'is required for a template node' },
+        { pointer: '/nodes/1/config/template', message: 'must be a string' },
+        { pointer: '/nodes/2/config/prompt', message: 'must be 1 to 20000 characters' },
       ]);
     });
   });

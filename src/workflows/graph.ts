@@ -4,6 +4,7 @@
 // (ids, edges, cycles, reachability) together.
 import type { components } from '../../generated/api.d.ts';
 import type { ProblemItem } from '../http/problems.ts';
+import { analyseTemplate, referenceProblem } from './templates.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
 export type WorkflowEdge = components['schemas']['WorkflowEdge'];
@@ -29,18 +30,24 @@ const MODEL_MAX = 200;
 const SYSTEM_PROMPT_MAX = 20000;
 const SCHEMA_MAX_TOKENS = 32768;
 const FORMATS = ['plain', 'markdown', 'json'] as const;
-export const NODE_TYPES = ['text_input', 'llm_call', 'text_output'] as const;
+const TEMPLATE_MAX = 20000;
+export const NODE_TYPES = ['text_input', 'llm_call', 'template', 'text_output'] as const;
 
 const CONFIG_KEYS: Record<(typeof NODE_TYPES)[number], readonly string[]> = {
   text_input: ['variable'],
-  llm_call: ['model', 'temperature', 'max_tokens', 'system_prompt'],
+  llm_call: ['model', 'temperature', 'max_tokens', 'system_prompt', 'prompt'],
+  template: ['template'],
   text_output: ['format'],
 };
 const REQUIRED_CONFIG_KEYS: Record<(typeof NODE_TYPES)[number], readonly string[]> = {
   text_input: ['variable'],
   llm_call: ['model'],
+  template: ['template'],
   text_output: ['format'],
 };
+
+/** The config key holding a node's Liquid template, if its type has one. */
+const TEMPLATE_KEY: Partial<Record<(typeof NODE_TYPES)[number], string>> = { llm_call: 'prompt', template: 'template' };
 
 type Report = (pointer: string, message: string) => void;
 
@@ -116,6 +123,17 @@ function checkConfig(type: (typeof NODE_TYPES)[number], config: Record<string, u
         if (typeof systemPrompt !== 'string') report(`${at}/system_prompt`, 'must be a string');
         else if (systemPrompt.length > SYSTEM_PROMPT_MAX) report(`${at}/system_prompt`, `must be at most ${SYSTEM_PROMPT_MAX} characters`);
       }
+      if (config.prompt !== undefined) {
+        if (typeof config.prompt !== 'string') report(`${at}/prompt`, 'must be a string');
+        else if (config.prompt.length < 1 || config.prompt.length > TEMPLATE_MAX) report(`${at}/prompt`, `must be 1 to ${TEMPLATE_MAX} characters`);
+      }
+      break;
+    }
+    case 'template': {
+      const template = config.template;
+      if (template === undefined) break;
+      if (typeof template !== 'string') report(`${at}/template`, 'must be a string');
+      else if (template.length > TEMPLATE_MAX) report(`${at}/template`, `must be at most ${TEMPLATE_MAX} characters`);
       break;
     }
     case 'text_output': {
@@ -283,11 +301,13 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
   const facts = checkNodes(nodeList, limits, report);
   const usable = checkEdges(edgeList, facts, report);
   checkModels(nodeList, limits, report);
+  const templated = templatedNodes(nodeList, facts);
   for (const [id, index] of facts.indexById) {
-    if (facts.typeById.get(id) === 'llm_call' && !usable.some((e) => e.to === id)) {
-      report(`/nodes/${index}`, `llm_call "${id}" has no upstream node: connect an edge into it to give it its prompt`);
+    if (facts.typeById.get(id) === 'llm_call' && !templated.has(id) && !usable.some((e) => e.to === id)) {
+      report(`/nodes/${index}`, `llm_call "${id}" has no upstream node: connect an edge into it, or give it a prompt`);
     }
   }
+  checkTemplates(nodeList, facts, usable, templated, report);
 
   const ids = [...facts.indexById.keys()];
   for (const component of cycles(ids, usable)) {
@@ -299,7 +319,8 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
   // Every text_output must be fed, however indirectly, by a text_input: otherwise it can never
   // produce output. Only nodes whose type is known take part.
   const reached = new Set<string>();
-  const queue = ids.filter((id) => facts.typeById.get(id) === 'text_input');
+  // A template reading run inputs is fed by them as surely as by an edge from a text_input.
+  const queue = ids.filter((id) => facts.typeById.get(id) === 'text_input' || templated.has(id));
   for (const id of queue) reached.add(id);
   const next = new Map<string, string[]>();
   for (const e of usable) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
@@ -323,6 +344,62 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
 
 /** Fields first, then /nodes, then /edges, each by index (a stable sort keeps the rest in order). */
 export const sortProblems = (problems: ProblemItem[]): ProblemItem[] => [...problems].sort((a, b) => comparePointers(a.pointer, b.pointer));
+
+/** Ids of nodes with a template (a `template` node, an `llm_call` with `prompt`), with its text and pointer. */
+function templatedNodes(nodes: unknown[], facts: NodeFacts): Map<string, { source: string; pointer: string }> {
+  const found = new Map<string, { source: string; pointer: string }>();
+  nodes.forEach((node, i) => {
+    if (!isObject(node) || typeof node.id !== 'string' || facts.indexById.get(node.id) !== i || !isNodeType(node.type)) return;
+    const key = TEMPLATE_KEY[node.type];
+    const source = key && isObject(node.config) ? node.config[key] : undefined;
+    if (typeof source === 'string') found.set(node.id, { source, pointer: `/nodes/${i}/config/${key}` });
+  });
+  return found;
+}
+
+/**
+ * Each template parses, and reads only inputs some text_input provides and nodes upstream of its
+ * own (so their text exists when it renders).
+ */
+function checkTemplates(
+  nodes: unknown[],
+  facts: NodeFacts,
+  usable: { from: string; to: string }[],
+  templated: Map<string, { source: string; pointer: string }>,
+  report: Report,
+): void {
+  if (!templated.size) return;
+  const variables = new Set<string>();
+  for (const node of nodes) {
+    if (isObject(node) && node.type === 'text_input' && isObject(node.config) && typeof node.config.variable === 'string') variables.add(node.config.variable);
+  }
+  const before = new Map<string, string[]>();
+  for (const e of usable) before.set(e.to, [...(before.get(e.to) ?? []), e.from]);
+  for (const [id, { source, pointer }] of templated) {
+    const analysis = analyseTemplate(source);
+    if (!analysis.ok) {
+      report(pointer, analysis.message);
+      continue;
+    }
+    const upstream = new Set<string>();
+    const stack = [...(before.get(id) ?? [])];
+    while (stack.length) {
+      const next = stack.pop()!;
+      if (upstream.has(next)) continue;
+      upstream.add(next);
+      stack.push(...(before.get(next) ?? []));
+    }
+    upstream.delete(id);
+    const seen = new Set<string>();
+    for (const reference of analysis.references) {
+      const problem = referenceProblem(reference, variables, upstream);
+      if (problem && !seen.has(problem)) {
+        seen.add(problem);
+        report(pointer, problem);
+      }
+    }
+  }
+}
 
 /** With a fixed model list, an llm_call naming another model could only fail at run time. */
 function checkModels(nodes: unknown[], limits: GraphLimits, report: Report): void {

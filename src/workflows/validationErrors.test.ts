@@ -33,7 +33,7 @@ describe('workflowValidationErrors', () => {
     expect((result as Problem).status).toBe(422);
     expect((result as Problem).errors).toEqual([
       { pointer: '/nodes/0/config/temperature', message: 'must be <= 2' },
-      { pointer: '/nodes/0', message: 'llm_call "a" has no upstream node: connect an edge into it to give it its prompt' },
+      { pointer: '/nodes/0', message: 'llm_call "a" has no upstream node: connect an edge into it, or give it a prompt' },
       { pointer: '/edges/0', message: 'edge refers to unknown node "b"' },
     ]);
   });
