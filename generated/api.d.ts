@@ -787,6 +787,47 @@ export interface components {
             };
         };
         /**
+         * @description A branch. Its text is `true` or `false`: `left` and `right` (Liquid templates, as
+         *     `llm_call.prompt`) are rendered and compared with `operator`, exactly and case-sensitively
+         *     (`empty` and `not_empty` look at `left` alone, ignoring surrounding whitespace). Every edge
+         *     out of it carries `branch`; the nodes reached only through the branch not taken are
+         *     `skipped`.
+         * @example {
+         *       "id": "is_urgent",
+         *       "type": "condition",
+         *       "config": {
+         *         "left": "{{ nodes.triage.output }}",
+         *         "operator": "contains",
+         *         "right": "urgent"
+         *       }
+         *     }
+         */
+        ConditionNode: {
+            id: components["schemas"]["NodeId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "condition";
+            config: {
+                /**
+                 * @description A Liquid template.
+                 * @example {{ nodes.triage.output }}
+                 */
+                left: string;
+                /**
+                 * @example contains
+                 * @enum {string}
+                 */
+                operator: "equals" | "not_equals" | "contains" | "not_contains" | "starts_with" | "ends_with" | "empty" | "not_empty";
+                /**
+                 * @description A Liquid template; required by every operator but `empty` and `not_empty`, which take none.
+                 * @example urgent
+                 */
+                right?: string;
+            };
+        };
+        /**
          * @example {
          *       "id": "result",
          *       "type": "text_output",
@@ -811,7 +852,7 @@ export interface components {
             };
         };
         /** @description A node; `config` depends on `type`. */
-        WorkflowNode: components["schemas"]["TextInputNode"] | components["schemas"]["LlmCallNode"] | components["schemas"]["TemplateNode"] | components["schemas"]["TextOutputNode"];
+        WorkflowNode: components["schemas"]["TextInputNode"] | components["schemas"]["LlmCallNode"] | components["schemas"]["TemplateNode"] | components["schemas"]["ConditionNode"] | components["schemas"]["TextOutputNode"];
         /**
          * @example {
          *       "from": "input",
@@ -821,6 +862,12 @@ export interface components {
         WorkflowEdge: {
             from: components["schemas"]["NodeId"];
             to: components["schemas"]["NodeId"];
+            /**
+             * @description Required on an edge out of a `condition` node, and only there: the edge is followed when the condition is this.
+             * @example true
+             * @enum {string}
+             */
+            branch?: "true" | "false";
         };
         /**
          * @description Any text without NUL characters.
@@ -973,7 +1020,8 @@ export interface components {
             };
             /**
              * @description Result of a completed run (null before): an object keyed by `text_output` node id, each
-             *     value the formatted text (or, for `format: json`, the parsed JSON value).
+             *     value the formatted text (or, for `format: json`, the parsed JSON value). A `text_output`
+             *     that was skipped (a branch not taken) is absent.
              * @example {
              *       "result": "The export button does nothing on Safari 18."
              *     }
@@ -1016,13 +1064,13 @@ export interface components {
              * @example llm_call
              * @enum {string}
              */
-            node_type: "text_input" | "llm_call" | "template" | "text_output";
+            node_type: "text_input" | "llm_call" | "template" | "condition" | "text_output";
             /**
-             * @description `not_started`: the run ended before the node could start.
+             * @description `skipped`: every way into the node came through a branch not taken (or a skipped node). `not_started`: the run ended before the node could start.
              * @example completed
              * @enum {string}
              */
-            status: "running" | "completed" | "failed" | "cancelled" | "not_started";
+            status: "running" | "completed" | "failed" | "cancelled" | "skipped" | "not_started";
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.005Z

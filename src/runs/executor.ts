@@ -4,6 +4,7 @@ import { ModelUnavailableError, type ModelRouter, type Usage } from './providers
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
 export type WorkflowEdge = components['schemas']['WorkflowEdge'];
+type ConditionOperator = components['schemas']['ConditionNode']['config']['operator'];
 export type RunErrorBody = components['schemas']['RunError'];
 
 export interface Graph {
@@ -38,6 +39,8 @@ export interface StepReport {
 export interface ExecutionHooks {
   onStepStart?(node: WorkflowNode, input: string): Promise<void> | void;
   onStepEnd?(report: StepReport): Promise<void> | void;
+  /** The node will not run: every way into it came through a branch not taken. */
+  onStepSkipped?(node: WorkflowNode): Promise<void> | void;
   /** Asked before each node starts; false stops the run as cancelled (the run's own state). */
   shouldContinue?(): Promise<boolean> | boolean;
 }
@@ -57,9 +60,34 @@ function formatOutput(format: 'plain' | 'markdown' | 'json', texts: string[]): u
   }
 }
 
+/** A condition's verdict on its rendered sides (exact, case-sensitive; `empty` ignores surrounding whitespace). */
+export function compare(operator: ConditionOperator, left: string, right: string): boolean {
+  switch (operator) {
+    case 'equals':
+      return left === right;
+    case 'not_equals':
+      return left !== right;
+    case 'contains':
+      return left.includes(right);
+    case 'not_contains':
+      return !left.includes(right);
+    case 'starts_with':
+      return left.startsWith(right);
+    case 'ends_with':
+      return left.endsWith(right);
+    case 'empty':
+      return left.trim() === '';
+    case 'not_empty':
+      return left.trim() !== '';
+  }
+}
+
 /**
  * Runs a validated graph: every node starts as soon as all its predecessors are done, so
- * independent branches run concurrently. The first failure aborts the rest.
+ * independent branches run concurrently. The first failure aborts the rest. An edge out of a
+ * condition is followed only when its `branch` is the condition's text; a node none of whose
+ * edges in is followed (its sources skipped, or their branches not taken) is skipped, and reads
+ * only the texts of the edges that were followed.
  */
 export async function executeGraph(
   graph: Graph,
@@ -70,20 +98,32 @@ export async function executeGraph(
   const hooks = options.hooks ?? {};
   const controller = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
-  const predecessors = new Map<string, string[]>(graph.nodes.map((n) => [n.id, []]));
-  for (const edge of graph.edges) predecessors.get(edge.to)?.push(edge.from);
+  const edgesIn = new Map<string, WorkflowEdge[]>(graph.nodes.map((n) => [n.id, []]));
+  for (const edge of graph.edges) edgesIn.get(edge.to)?.push(edge);
 
-  const texts = new Map<string, Promise<string>>();
+  /** Each node's text once done; null when it was skipped. */
+  const texts = new Map<string, Promise<string | null>>();
   /** What templates see: the run's inputs and each finished node's text. */
   const scope: TemplateScope = { inputs, nodes: {} };
+  /** Each condition's text (`true` / `false`), set when its sides are rendered. */
+  const verdicts = new Map<string, string>();
   const output: Record<string, unknown> = {};
 
-  const runNode = (node: WorkflowNode): Promise<string> => {
+  const runNode = (node: WorkflowNode): Promise<string | null> => {
     let pending = texts.get(node.id);
     if (pending) return pending;
     pending = (async () => {
-      const before = await Promise.all((predecessors.get(node.id) ?? []).map((id) => runNode(byId.get(id)!)));
+      const incoming = edgesIn.get(node.id) ?? [];
+      const sources = await Promise.all(incoming.map((edge) => runNode(byId.get(edge.from)!)));
+      const before = incoming.flatMap((edge, i) => {
+        const text = sources[i];
+        return text === null || text === undefined || (edge.branch !== undefined && edge.branch !== text) ? [] : [text];
+      });
       if (signal.aborted) throw signal.reason instanceof RunFailure ? signal.reason : new RunFailure('cancelled', 'The run was cancelled.');
+      if (incoming.length > 0 && before.length === 0) {
+        await hooks.onStepSkipped?.(node);
+        return null;
+      }
       if (hooks.shouldContinue && !(await hooks.shouldContinue())) {
         throw new RunFailure('cancelled', 'The run was cancelled.', node.id);
       }
@@ -91,11 +131,12 @@ export async function executeGraph(
       let usage: Usage | null = null;
       let started = false;
       try {
-        input = await inputOf(node, before, inputs, scope);
+        input = await inputOf(node, before, inputs, scope, verdicts);
         await hooks.onStepStart?.(node, input);
         started = true;
         let text: string;
         if (node.type === 'text_input' || node.type === 'template') text = input;
+        else if (node.type === 'condition') text = verdicts.get(node.id)!;
         else if (node.type === 'llm_call') {
           const messages = [
             ...(node.config.system_prompt ? [{ role: 'system' as const, content: node.config.system_prompt }] : []),
@@ -152,14 +193,27 @@ export async function executeGraph(
 /**
  * The text a node works on: a text_input's run input; a template's rendering; an llm_call's
  * prompt (rendered, or without one its upstream texts joined by a blank line in edge order); a
- * text_output's upstream texts.
+ * condition's comparison; a text_output's upstream texts.
  */
-async function inputOf(node: WorkflowNode, before: string[], inputs: Record<string, string>, scope: TemplateScope): Promise<string> {
+async function inputOf(
+  node: WorkflowNode,
+  before: string[],
+  inputs: Record<string, string>,
+  scope: TemplateScope,
+  verdicts: Map<string, string>,
+): Promise<string> {
   switch (node.type) {
     case 'text_input':
       return inputs[node.config.variable] ?? '';
     case 'template':
       return renderTemplate(node.config.template, scope);
+    case 'condition': {
+      // Rendered once: logged as what was compared, and the verdict kept for the node's text.
+      const left = await renderTemplate(node.config.left, scope);
+      const right = node.config.right === undefined ? '' : await renderTemplate(node.config.right, scope);
+      verdicts.set(node.id, String(compare(node.config.operator, left, right)));
+      return node.config.right === undefined ? `${JSON.stringify(left)} ${node.config.operator}` : `${JSON.stringify(left)} ${node.config.operator} ${JSON.stringify(right)}`;
+    }
     case 'llm_call':
       return node.config.prompt === undefined ? before.join('\n\n') : renderTemplate(node.config.prompt, scope);
     default:

@@ -294,31 +294,33 @@ export function createRunner(deps: RunnerDeps): Runner {
         error: report.error ? JSON.stringify(report.error.toJSON()) : null,
       });
     };
+    /** A node without a start: skipped (a branch not taken) or, once the run ends, never started. */
+    const logUnstarted = (node: WorkflowNode, status: 'skipped' | 'not_started') => {
+      inputCut.set(node.id, false);
+      steps.start({
+        run_id: runId,
+        node_id: node.id,
+        node_type: node.type,
+        status,
+        started_at: null,
+        finished_at: null,
+        input_preview: null,
+        output_preview: null,
+        truncated: false,
+        usage: null,
+        error: null,
+      });
+    };
     /** Every node has a log entry once the run ends: those that never started say so. */
     const logNotStarted = () => {
-      for (const node of snapshot.nodes) {
-        if (inputCut.has(node.id)) continue;
-        steps.start({
-          run_id: runId,
-          node_id: node.id,
-          node_type: node.type,
-          status: 'not_started',
-          started_at: null,
-          finished_at: null,
-          input_preview: null,
-          output_preview: null,
-          truncated: false,
-          usage: null,
-          error: null,
-        });
-      }
+      for (const node of snapshot.nodes) if (!inputCut.has(node.id)) logUnstarted(node, 'not_started');
     };
 
     let end: { status: 'completed' | 'failed' | 'cancelled'; output: string | null; error: string | null; usage: string | null };
     try {
       const { output } = await executeGraph(snapshot, inputs, deps.models, {
         signal: controller.signal,
-        hooks: { onStepStart: stepStart, onStepEnd: stepEnd, shouldContinue },
+        hooks: { onStepStart: stepStart, onStepEnd: stepEnd, onStepSkipped: (node) => logUnstarted(node, 'skipped'), shouldContinue },
       });
       end = { status: 'completed', output: JSON.stringify(output), error: null, usage: null };
     } catch (err) {

@@ -168,6 +168,56 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     ]);
   });
 
+  it('branches: only the branch the condition takes runs; nodes reached only through the other are skipped and their outputs absent', async () => {
+    const { data, error } = await alice.POST('/api/workflows', {
+      body: {
+        name: 'triage',
+        nodes: [
+          { id: 'ticket', type: 'text_input', config: { variable: 'ticket' } },
+          { id: 'is_urgent', type: 'condition', config: { left: '{{ inputs.ticket | downcase }}', operator: 'contains', right: 'urgent' } },
+          { id: 'page', type: 'llm_call', config: { model: 'llama-3', prompt: 'Page someone: {{ inputs.ticket }}' } },
+          { id: 'paged', type: 'text_output', config: { format: 'plain' } },
+          { id: 'queue', type: 'template', config: { template: 'Queued: {{ inputs.ticket }}' } },
+          { id: 'queued', type: 'text_output', config: { format: 'plain' } },
+          { id: 'log', type: 'text_output', config: { format: 'plain' } },
+        ],
+        edges: [
+          { from: 'ticket', to: 'is_urgent' },
+          { from: 'is_urgent', to: 'page', branch: 'true' },
+          { from: 'page', to: 'paged' },
+          { from: 'is_urgent', to: 'queue', branch: 'false' },
+          { from: 'queue', to: 'queued' },
+          { from: 'page', to: 'log' },
+          { from: 'queue', to: 'log' },
+        ],
+      },
+    });
+    if (!data) throw new Error(JSON.stringify(error));
+    const workflowId = data.data.id;
+    const calls = fake.requests.length;
+
+    const calm = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'Export is slow' })).id);
+    expect(calm.status).toBe('completed');
+    expect(calm.output).toEqual({ queued: 'Queued: Export is slow', log: 'Queued: Export is slow' });
+    expect(Object.fromEntries(calm.logs.map((s) => [s.node_id, s.status]))).toEqual({
+      ticket: 'completed',
+      is_urgent: 'completed',
+      page: 'skipped',
+      paged: 'skipped',
+      queue: 'completed',
+      queued: 'completed',
+      log: 'completed',
+    });
+    expect(calm.logs.find((s) => s.node_id === 'is_urgent')).toMatchObject({ input: '"export is slow" contains "urgent"', output: 'false' });
+    expect(calm.logs.find((s) => s.node_id === 'page')).toMatchObject({ started_at: null, input: null, output: null });
+    expect(fake.requests.length).toBe(calls); // the skipped llm_call never reached the provider
+
+    const urgent = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'URGENT: export down' })).id);
+    expect(urgent.output).toEqual({ paged: 'PAGE SOMEONE: URGENT: EXPORT DOWN', log: 'PAGE SOMEONE: URGENT: EXPORT DOWN' });
+    expect(urgent.logs.filter((s) => s.status === 'skipped').map((s) => s.node_id).sort()).toEqual(['queue', 'queued']);
+    expect(fake.requests.length).toBe(calls + 1);
+  });
+
   it('keeps step inputs and outputs whole (up to the documented 200000 characters) and sums token usage on the run', async () => {
     const workflowId = await createWorkflow(alice, 'echo', 'long');
     const ticket = 'word '.repeat(30_000).trim();

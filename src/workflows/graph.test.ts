@@ -51,7 +51,7 @@ describe('validateWorkflowGraph', () => {
   describe('node types and shape', () => {
     it('rejects an unknown type and names the known ones', () => {
       expect(problems([{ id: 'n', type: 'http_call', config: {} }], [])).toEqual([
-        { pointer: '/nodes/0/type', message: 'unknown node type "http_call"; known: text_input, llm_call, template, text_output' },
+        { pointer: '/nodes/0/type', message: 'unknown node type "http_call"; known: text_input, llm_call, template, condition, text_output' },
       ]);
     });
 
@@ -272,6 +272,46 @@ describe('validateWorkflowGraph', () => {
         { pointer: '/nodes/0/config/template', message: 'is required for a template node' },
         { pointer: '/nodes/1/config/template', message: 'must be a string' },
         { pointer: '/nodes/2/config/prompt', message: 'must be 1 to 20000 characters' },
+      ]);
+    });
+  });
+
+  describe('conditions and branches', () => {
+    const condition = (id: string, config: Record<string, unknown>) => ({ id, type: 'condition', config });
+    const branch = (from: string, to: string, value: string) => ({ from, to, branch: value });
+
+    it('accepts a condition whose edges out carry branch true or false', () => {
+      const nodes = [input('in'), condition('urgent', { left: '{{ inputs.ticket }}', operator: 'contains', right: 'urgent' }), llm('page'), llm('queue'), output('out')];
+      const edges = [edge('in', 'urgent'), branch('urgent', 'page', 'true'), branch('urgent', 'queue', 'false'), edge('page', 'out'), edge('queue', 'out')];
+      expect(problems(nodes, edges)).toEqual([]);
+    });
+
+    it('refuses an edge out of a condition without branch, a bad branch value, and a branch on any other edge', () => {
+      const nodes = [input('in'), condition('c', { left: '{{ inputs.ticket }}', operator: 'empty' }), llm('a'), llm('b'), output('out')];
+      const edges = [branch('in', 'c', 'true'), edge('c', 'a'), branch('c', 'b', 'maybe'), edge('a', 'out'), edge('b', 'out')];
+      expect(problems(nodes, edges)).toEqual([
+        { pointer: '/edges/0/branch', message: 'only an edge out of a condition node carries a branch ("in" is a text_input)' },
+        { pointer: '/edges/1', message: 'an edge out of condition "c" needs "branch": "true" or "false"' },
+        { pointer: '/edges/2/branch', message: 'must be "true" or "false"' },
+      ]);
+    });
+
+    it('checks the condition config: operator known, right required by binary operators and refused by unary ones, templates valid', () => {
+      const nodes = [
+        input('in'),
+        condition('a', { left: 'x', operator: 'matches', right: 'y' }),
+        condition('b', { left: 'x', operator: 'equals' }),
+        condition('c', { left: 'x', operator: 'not_empty', right: 'y' }),
+        condition('d', { operator: 'empty' }),
+        condition('e', { left: '{{ inputs.nope }}', operator: 'starts_with', right: '{% if %}' }),
+      ];
+      expect(problems(nodes, ['a', 'b', 'c', 'd', 'e'].map((id) => edge('in', id)))).toEqual([
+        { pointer: '/nodes/1/config/operator', message: 'must be one of equals, not_equals, contains, not_contains, starts_with, ends_with, empty, not_empty' },
+        { pointer: '/nodes/2/config/right', message: 'is required by the operator equals' },
+        { pointer: '/nodes/3/config/right', message: 'is not used by the operator not_empty (it looks at left alone)' },
+        { pointer: '/nodes/4/config/left', message: 'is required for a condition node' },
+        { pointer: '/nodes/5/config/left', message: '"inputs.nope": no text_input has the variable "nope"' },
+        { pointer: '/nodes/5/config/right', message: expect.stringMatching(/^is not a valid Liquid template/) },
       ]);
     });
   });

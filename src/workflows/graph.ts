@@ -31,23 +31,31 @@ const SYSTEM_PROMPT_MAX = 20000;
 const SCHEMA_MAX_TOKENS = 32768;
 const FORMATS = ['plain', 'markdown', 'json'] as const;
 const TEMPLATE_MAX = 20000;
-export const NODE_TYPES = ['text_input', 'llm_call', 'template', 'text_output'] as const;
+export const NODE_TYPES = ['text_input', 'llm_call', 'template', 'condition', 'text_output'] as const;
+export const CONDITION_OPERATORS = ['equals', 'not_equals', 'contains', 'not_contains', 'starts_with', 'ends_with', 'empty', 'not_empty'] as const;
+const UNARY_OPERATORS: readonly string[] = ['empty', 'not_empty'];
 
 const CONFIG_KEYS: Record<(typeof NODE_TYPES)[number], readonly string[]> = {
   text_input: ['variable'],
   llm_call: ['model', 'temperature', 'max_tokens', 'system_prompt', 'prompt'],
   template: ['template'],
+  condition: ['left', 'operator', 'right'],
   text_output: ['format'],
 };
 const REQUIRED_CONFIG_KEYS: Record<(typeof NODE_TYPES)[number], readonly string[]> = {
   text_input: ['variable'],
   llm_call: ['model'],
   template: ['template'],
+  condition: ['left', 'operator'],
   text_output: ['format'],
 };
 
-/** The config key holding a node's Liquid template, if its type has one. */
-const TEMPLATE_KEY: Partial<Record<(typeof NODE_TYPES)[number], string>> = { llm_call: 'prompt', template: 'template' };
+/** The config keys holding a node's Liquid templates, if its type has any. */
+const TEMPLATE_KEYS: Partial<Record<(typeof NODE_TYPES)[number], readonly string[]>> = {
+  llm_call: ['prompt'],
+  template: ['template'],
+  condition: ['left', 'right'],
+};
 
 type Report = (pointer: string, message: string) => void;
 
@@ -129,11 +137,20 @@ function checkConfig(type: (typeof NODE_TYPES)[number], config: Record<string, u
       }
       break;
     }
-    case 'template': {
-      const template = config.template;
-      if (template === undefined) break;
-      if (typeof template !== 'string') report(`${at}/template`, 'must be a string');
-      else if (template.length > TEMPLATE_MAX) report(`${at}/template`, `must be at most ${TEMPLATE_MAX} characters`);
+    case 'template':
+    case 'condition': {
+      for (const key of TEMPLATE_KEYS[type]!) {
+        const template = config[key];
+        if (template === undefined) continue;
+        if (typeof template !== 'string') report(`${at}/${key}`, 'must be a string');
+        else if (template.length > TEMPLATE_MAX) report(`${at}/${key}`, `must be at most ${TEMPLATE_MAX} characters`);
+      }
+      if (type !== 'condition' || config.operator === undefined) break;
+      if (typeof config.operator !== 'string' || !(CONDITION_OPERATORS as readonly string[]).includes(config.operator)) {
+        report(`${at}/operator`, `must be one of ${CONDITION_OPERATORS.join(', ')}`);
+      } else if (UNARY_OPERATORS.includes(config.operator)) {
+        if (config.right !== undefined) report(`${at}/right`, `is not used by the operator ${config.operator} (it looks at left alone)`);
+      } else if (config.right === undefined) report(`${at}/right`, `is required by the operator ${config.operator}`);
       break;
     }
     case 'text_output': {
@@ -195,7 +212,7 @@ function checkEdges(edges: unknown[], facts: NodeFacts, report: Report): { from:
       report(at, 'must be an object with from and to');
       return;
     }
-    checkUnknownKeys(edge, ['from', 'to'], at, report);
+    checkUnknownKeys(edge, ['from', 'to', 'branch'], at, report);
     let ends = true;
     for (const end of ['from', 'to'] as const) {
       if (edge[end] === undefined) {
@@ -223,9 +240,20 @@ function checkEdges(edges: unknown[], facts: NodeFacts, report: Report): { from:
     // the one or out of the other would carry nothing anywhere.
     if (facts.typeById.get(to) === 'text_input') report(at, `edge into text_input "${to}": a text_input takes only its run input`);
     if (facts.typeById.get(from) === 'text_output') report(at, `edge out of text_output "${from}": a text_output ends the graph`);
+    checkBranch(edge.branch, facts.typeById.get(from), from, at, report);
     if (unknown.length === 0) usable.push({ from, to, index: i });
   });
   return usable;
+}
+
+/** An edge out of a condition says which branch it follows; no other edge does. */
+function checkBranch(branch: unknown, fromType: string | undefined, from: string, at: string, report: Report): void {
+  if (fromType === 'condition') {
+    if (branch === undefined) report(at, `an edge out of condition "${from}" needs "branch": "true" or "false"`);
+    else if (branch !== 'true' && branch !== 'false') report(`${at}/branch`, 'must be "true" or "false"');
+  } else if (branch !== undefined && fromType !== undefined) {
+    report(`${at}/branch`, `only an edge out of a condition node carries a branch ("${from}" is a ${fromType})`);
+  }
 }
 
 /** Strongly connected components with more than one node (Tarjan): each holds at least one cycle. */
@@ -345,14 +373,18 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
 /** Fields first, then /nodes, then /edges, each by index (a stable sort keeps the rest in order). */
 export const sortProblems = (problems: ProblemItem[]): ProblemItem[] => [...problems].sort((a, b) => comparePointers(a.pointer, b.pointer));
 
-/** Ids of nodes with a template (a `template` node, an `llm_call` with `prompt`), with its text and pointer. */
-function templatedNodes(nodes: unknown[], facts: NodeFacts): Map<string, { source: string; pointer: string }> {
-  const found = new Map<string, { source: string; pointer: string }>();
+type Templates = Map<string, { source: string; pointer: string }[]>;
+
+/** Nodes with templates (`template`, `condition`, an `llm_call` with `prompt`), with each text and its pointer. */
+function templatedNodes(nodes: unknown[], facts: NodeFacts): Templates {
+  const found: Templates = new Map();
   nodes.forEach((node, i) => {
-    if (!isObject(node) || typeof node.id !== 'string' || facts.indexById.get(node.id) !== i || !isNodeType(node.type)) return;
-    const key = TEMPLATE_KEY[node.type];
-    const source = key && isObject(node.config) ? node.config[key] : undefined;
-    if (typeof source === 'string') found.set(node.id, { source, pointer: `/nodes/${i}/config/${key}` });
+    if (!isObject(node) || typeof node.id !== 'string' || facts.indexById.get(node.id) !== i || !isNodeType(node.type) || !isObject(node.config)) return;
+    const config = node.config;
+    const templates = (TEMPLATE_KEYS[node.type] ?? []).flatMap((key) =>
+      typeof config[key] === 'string' ? [{ source: config[key], pointer: `/nodes/${i}/config/${key}` }] : [],
+    );
+    if (templates.length) found.set(node.id, templates);
   });
   return found;
 }
@@ -365,7 +397,7 @@ function checkTemplates(
   nodes: unknown[],
   facts: NodeFacts,
   usable: { from: string; to: string }[],
-  templated: Map<string, { source: string; pointer: string }>,
+  templated: Templates,
   report: Report,
 ): void {
   if (!templated.size) return;
@@ -375,12 +407,7 @@ function checkTemplates(
   }
   const before = new Map<string, string[]>();
   for (const e of usable) before.set(e.to, [...(before.get(e.to) ?? []), e.from]);
-  for (const [id, { source, pointer }] of templated) {
-    const analysis = analyseTemplate(source);
-    if (!analysis.ok) {
-      report(pointer, analysis.message);
-      continue;
-    }
+  for (const [id, templates] of templated) {
     const upstream = new Set<string>();
     const stack = [...(before.get(id) ?? [])];
     while (stack.length) {
@@ -390,12 +417,19 @@ function checkTemplates(
       stack.push(...(before.get(next) ?? []));
     }
     upstream.delete(id);
-    const seen = new Set<string>();
-    for (const reference of analysis.references) {
-      const problem = referenceProblem(reference, variables, upstream);
-      if (problem && !seen.has(problem)) {
-        seen.add(problem);
-        report(pointer, problem);
+    for (const { source, pointer } of templates) {
+      const analysis = analyseTemplate(source);
+      if (!analysis.ok) {
+        report(pointer, analysis.message);
+        continue;
+      }
+      const seen = new Set<string>();
+      for (const reference of analysis.references) {
+        const problem = referenceProblem(reference, variables, upstream);
+        if (problem && !seen.has(problem)) {
+          seen.add(problem);
+          report(pointer, problem);
+        }
       }
     }
   }
