@@ -11,7 +11,7 @@ import { createAccessToken, listAccessTokens } from '../platform/accessTokens.ts
 import { createApp } from '../platform/apps.ts';
 import { addMember, createOrg } from '../platform/orgs.ts';
 import { createUser, findUserByLogin } from '../platform/users.ts';
-import { AppError } from '../shared/errors.ts';
+import { Problem, userNotFound } from '../shared/errors.ts';
 import { SealingError, type Sealer } from '../shared/sealing.ts';
 
 const USAGE = `Usage: npm run -s admin -- COMMAND [options] [--json]
@@ -69,7 +69,7 @@ function required(values: Values, ...names: Array<keyof Values>): void {
 
 async function userIdOf(db: Knex, login: string): Promise<number> {
   const user = await findUserByLogin(db, login);
-  if (!user) throw new AppError('not_found', `No user with login "${login}".`);
+  if (!user) throw userNotFound(login);
   return user.id;
 }
 
@@ -193,7 +193,7 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`admin ${name}: ${err.message}\nRun with --help for usage.`);
       return 2;
     }
-    if (err instanceof AppError || err instanceof ConfigError || err instanceof SealingError) {
+    if (err instanceof Problem || err instanceof ConfigError || err instanceof SealingError) {
       console.error(`admin ${name}: ${err.message}`);
       return 1;
     }

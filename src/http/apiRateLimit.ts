@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { Problem } from './problems.ts';
+import { apiRateLimited } from '../shared/errors.ts';
 import type { Principal } from './principal.ts';
 import type { SharedRateLimiter } from './sharedRateLimiter.ts';
 
@@ -14,8 +14,6 @@ export function apiRateLimit(limiter: SharedRateLimiter, limitPerMinute: number)
     if (!req.principal) return next();
     const retryAfter = limiter.hit(keyOf(req.principal));
     if (retryAfter === null) return next();
-    next(new Problem(429, `Rate limit of ${limitPerMinute} requests per minute for this token exceeded; retry in ${retryAfter} s.`, {
-      headers: { 'Retry-After': String(retryAfter) },
-    }));
+    next(apiRateLimited(limitPerMinute, retryAfter));
   };
 }

@@ -10,12 +10,15 @@ import { httpLogger } from './logger.ts';
 import { methodNotAllowed } from './methods.ts';
 import { apiRateLimit } from './apiRateLimit.ts';
 import { sharedRateLimiter, type SharedRateLimiter } from './sharedRateLimiter.ts';
-import { pagePaths } from './pagePaths.ts';
 import { securityHandlers } from './security.ts';
-import { oauthRouter, oauthPagesRouter } from '../oauth/router.ts';
+// The one file of src/http that knows the domains: it assembles them.
+import { authenticateOAuthAccessToken } from '../oauth/accessTokenAuth.ts';
+import { oauthErrors, oauthPagePaths, oauthRouter, oauthPagesRouter } from '../oauth/router.ts';
+import { authenticateProxyToken, looksLikeJwt } from '../open/proxyTokenAuth.ts';
 import { openRouter } from '../open/router.ts';
-import { serverlessRouter } from '../serverless/router.ts';
-import { platformPagesRouter } from '../platform/pages.ts';
+import { serverlessErrors, serverlessRouter } from '../serverless/router.ts';
+import { authenticateApiKey, looksLikeApiKey } from '../platform/apiKeyAuth.ts';
+import { platformPageErrors, platformPagePaths, platformPagesRouter } from '../platform/pages.ts';
 import { workflowsRouter, workflowValidationErrors } from '../workflows/router.ts';
 import { runsRouter } from '../runs/router.ts';
 
@@ -66,6 +69,9 @@ export function createApp(ctx: AppContext): express.Express {
   app.use(express.urlencoded({ extended: false, limit: ctx.config.BODY_LIMIT_BYTES }));
   app.use(cookieParser());
 
+  // Server-rendered pages are not part of the API contract: the validator leaves them alone.
+  const pagePaths = new RegExp(`${platformPagePaths.source}|${oauthPagePaths.source}`);
+
   app.use(methodNotAllowed(specPath));
   // API requests skip the page routers' route matching.
   const pages = express.Router().use(oauthPagesRouter(ctx), platformPagesRouter(ctx));
@@ -76,7 +82,15 @@ export function createApp(ctx: AppContext): express.Express {
       apiSpec: specPath,
       validateRequests: { allErrors: true },
       validateResponses: ctx.config.RESPONSE_VALIDATION ? { allErrors: true } : false,
-      validateSecurity: { handlers: securityHandlers(ctx) },
+      validateSecurity: {
+        handlers: securityHandlers({
+          oauthAccessToken: (token) => authenticateOAuthAccessToken(ctx, token),
+          looksLikeApiKey,
+          apiKey: (token) => authenticateApiKey(ctx, token),
+          looksLikeProxyToken: looksLikeJwt,
+          proxyToken: (token) => authenticateProxyToken(ctx, token),
+        }),
+      },
       validateFormats: true,
       // No operation takes multipart/form-data: skip the upload stage on every request.
       fileUploader: false,
@@ -95,6 +109,6 @@ export function createApp(ctx: AppContext): express.Express {
 
   app.use(workflowValidationErrors(ctx));
   app.use(notFoundHandler);
-  app.use(errorHandler(ctx.logger));
+  app.use(errorHandler(ctx.logger, [...oauthErrors, serverlessErrors, platformPageErrors]));
   return app;
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { RequestHandler } from 'express';
 import { parse } from 'yaml';
-import { Problem } from './problems.ts';
+import { methodNotAllowed as notAllowed } from '../shared/errors.ts';
 
 const httpMethods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
@@ -21,6 +21,6 @@ export function methodNotAllowed(specPath: string): RequestHandler {
   return (req, _res, next) => {
     const route = routes.find((r) => r.regex.test(req.path));
     if (!route || route.methods.includes(req.method)) return next();
-    next(new Problem(405, `${req.method} is not allowed on ${req.path}.`, { headers: { Allow: route.methods.join(', ') } }));
+    next(notAllowed(req.method, req.path, route.methods));
   };
 }

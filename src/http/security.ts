@@ -1,10 +1,7 @@
 import type { Request } from 'express';
 import type { SecurityHandlers } from 'express-openapi-validator/dist/framework/types.js';
-import type { AppContext } from '../context.ts';
-import { authenticateOAuthAccessToken } from '../oauth/accessTokenAuth.ts';
-import { authenticateProxyToken, looksLikeJwt } from '../open/proxyTokenAuth.ts';
-import { authenticateApiKey, looksLikeApiKey } from '../platform/apiKeyAuth.ts';
-import { insufficientScope, invalidBearer, missingBearer, Problem } from './problems.ts';
+import { insufficientScope, invalidAccessToken, invalidApiKey, invalidProxyToken, missingBearer, missingPermission } from '../shared/errors.ts';
+import type { PrincipalOf } from './principal.ts';
 
 export function bearerToken(req: Request): string | undefined {
   const header = req.headers.authorization;
@@ -36,18 +33,28 @@ function keepingFaults(handler: Handler): Handler {
   };
 }
 
+/** How each kind of bearer credential is checked; the domains provide them (src/http/app.ts). */
+export interface Authenticators {
+  oauthAccessToken(token: string): Promise<PrincipalOf<'oauth'> | null>;
+  /** Whether a token has the shape of this kind; another kind's token is not refused here. */
+  looksLikeApiKey(token: string): boolean;
+  apiKey(token: string): Promise<PrincipalOf<'apiKey'> | null>;
+  looksLikeProxyToken(token: string): boolean;
+  proxyToken(token: string): Promise<PrincipalOf<'proxy'> | null>;
+}
+
 /**
  * One handler per security scheme of openapi.yaml. Each authenticates for real and sets
  * `req.principal`; the validator runs them before request validation, so an unauthenticated bad
  * request is a 401, not a 400.
  */
-export function securityHandlers(ctx: AppContext): SecurityHandlers {
+export function securityHandlers(authenticate: Authenticators): SecurityHandlers {
   const handlers: SecurityHandlers = {
     async oauth2(req, scopes) {
       const token = bearerToken(req);
       if (!token) return refuse(req, missingBearer());
-      const principal = await authenticateOAuthAccessToken(ctx, token);
-      if (!principal) return refuse(req, invalidBearer('The access token is invalid, expired or revoked.'));
+      const principal = await authenticate.oauthAccessToken(token);
+      if (!principal) return refuse(req, invalidAccessToken());
       const missing = scopes.find((s) => !principal.scopes.includes(s));
       if (missing) {
         req.authFailure = insufficientScope(missing);
@@ -63,12 +70,12 @@ export function securityHandlers(ctx: AppContext): SecurityHandlers {
     async apiKey(req, permissions) {
       const token = bearerToken(req);
       if (!token) return refuse(req, missingBearer());
-      if (!looksLikeApiKey(token)) return false;
-      const principal = await authenticateApiKey(ctx, token);
-      if (!principal) return refuse(req, invalidBearer('The API key is invalid or was deleted.'));
+      if (!authenticate.looksLikeApiKey(token)) return false;
+      const principal = await authenticate.apiKey(token);
+      if (!principal) return refuse(req, invalidApiKey());
       const missing = permissions.find((p) => !principal.permissions.includes(p));
       if (missing) {
-        req.authFailure = new Problem(403, `This API key does not have the ${missing} permission.`);
+        req.authFailure = missingPermission(missing);
         throw Object.assign(new Error('missing permission'), { status: 403 });
       }
       req.principal = principal;
@@ -78,11 +85,9 @@ export function securityHandlers(ctx: AppContext): SecurityHandlers {
     async proxyToken(req) {
       const token = bearerToken(req);
       if (!token) return refuse(req, missingBearer('serverless'));
-      if (!looksLikeJwt(token)) return false;
-      const principal = await authenticateProxyToken(ctx, token);
-      if (!principal) {
-        return refuse(req, invalidBearer('The proxy token is invalid, expired, or its authorization was revoked.', 'serverless'));
-      }
+      if (!authenticate.looksLikeProxyToken(token)) return false;
+      const principal = await authenticate.proxyToken(token);
+      if (!principal) return refuse(req, invalidProxyToken());
       req.principal = principal;
       return true;
     },

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.ts';
 import { isScope, joinScopes, splitScope } from './scopes.ts';
-import { findClientByClientId, type OAuthClient } from './store.ts';
+import { findClientByClientId, type OAuthClient } from './clients.ts';
 
 // GET /oauth/authorize (and the consent decision, which re-checks the same request) as the ordered
 // steps of RFC 6749 4.1.1 / 4.1.2.1 and RFC 7636 4.3. The first two steps fail with a page (the

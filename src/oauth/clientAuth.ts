@@ -26,10 +26,3 @@ export function basicCredentials(req: Request): BasicCredentials | null | undefi
   if (colon < 0) return null;
   return { clientId: formDecode(decoded.slice(0, colon)), clientSecret: formDecode(decoded.slice(colon + 1)) };
 }
-
-/**
- * Sends an invalid_client error directly. Workaround: src/http/errorHandler.ts replaces every
- * thrown 401 that is not a Problem with the request's bearer failure (meant for security
- * handlers), which turns our OAuthError 401 into a 400 invalid_request. Remove once the error
- * handler leaves OAuthError alone.
- */

@@ -5,7 +5,7 @@ import type { AppContext } from '../context.ts';
 import { hashToken, newToken } from '../shared/crypto.ts';
 import { joinScopes, splitScope, isScope } from './scopes.ts';
 import * as store from './store.ts';
-import { verifyClientSecret } from '../platform/apps.ts';
+import { authenticateClient, clientSecretMatches } from './clients.ts';
 
 // The knex model behind @node-oauth/oauth2-server. The library calls the model functions one by
 // one; the request's state lives in AsyncLocalStorage. No transaction: each grant has one
@@ -71,11 +71,11 @@ export function createModel(ctx: AppContext): OAuth2Server.AuthorizationCodeMode
       const exchange = current();
       const row = await grantRow(exchange);
       if (row?.clientId === clientId) {
-        return verifyClientSecret({ client_secret_hash: row.clientSecretHash }, clientSecret) ? { id: clientId, grants: GRANTS } : null;
+        return clientSecretMatches(row.clientSecretHash, clientSecret) ? { id: clientId, grants: GRANTS } : null;
       }
       // No such code or token, or another client's: authenticate the client on its own (RFC 6749
       // 5.2 wants invalid_client before invalid_grant); the grant then fails.
-      const client = await store.authenticateClient(exchange.db, clientId, clientSecret);
+      const client = await authenticateClient(exchange.db, clientId, clientSecret);
       return client ? { id: client.clientId, grants: GRANTS } : null;
     },
 

@@ -1,9 +1,10 @@
 import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
-import { OAuthError } from '../http/problems.ts';
+import { invalidClient, twoClientCredentials } from '../shared/errors.ts';
 import { hashToken } from '../shared/crypto.ts';
 import { basicCredentials } from './clientAuth.ts';
-import { authenticateClient, findTokenByAccessHash, findTokenByRefreshHash, revokeApplicationForUser } from './store.ts';
+import { authenticateClient } from './clients.ts';
+import { findTokenByAccessHash, findTokenByRefreshHash, revokeApplicationForUser } from './store.ts';
 
 /** Client credentials from HTTP Basic or the form body (RFC 6749 2.3.1), never both. */
 function clientCredentials(req: Request): { clientId: string; clientSecret: string; basic: boolean } {
@@ -12,16 +13,12 @@ function clientCredentials(req: Request): { clientId: string; clientSecret: stri
   if (basic === null) throw invalidClient(true);
   if (basic) {
     if (body.client_id !== undefined || body.client_secret !== undefined) {
-      throw new OAuthError('invalid_request', 'Send client credentials in the Authorization header or in the body, not both.');
+      throw twoClientCredentials();
     }
     return { ...basic, basic: true };
   }
   if (typeof body.client_id !== 'string' || typeof body.client_secret !== 'string') throw invalidClient(false);
   return { clientId: body.client_id, clientSecret: body.client_secret, basic: false };
-}
-
-function invalidClient(basic: boolean): OAuthError {
-  return new OAuthError('invalid_client', 'Client authentication failed.', 401, basic ? { 'WWW-Authenticate': 'Basic realm="token"' } : {});
 }
 
 /**

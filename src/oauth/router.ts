@@ -1,8 +1,10 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { AppContext } from '../context.ts';
-import { OAuthError } from '../http/problems.ts';
+import { htmlPages, oauthJson, type ErrorSurface } from '../http/errorDialects.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
+import { tokenRateLimited } from '../shared/errors.ts';
+import { errorPage } from '../platform/views/errorPage.ts';
 import { csrfToken, loginUrl, sessionMiddleware } from '../platform/session.ts';
 import { AuthorizePageError, AuthorizeRedirectError, redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './authorize.ts';
 import { authorizeErrorPage, consentPage } from './consent.ts';
@@ -12,6 +14,18 @@ import { metadataHandler } from './metadata.ts';
 import { revokeHandler } from './revoke.ts';
 import { tokenHandler } from './token.ts';
 import { findUserById } from '../platform/users.ts';
+
+/**
+ * The authorization endpoint is a page, not part of the API contract: it must answer some invalid
+ * requests with a page and others with a redirect, in the order RFC 6749 4.1.2.1 sets
+ * (authorize.ts), so the contract validator leaves it alone and its errors are pages.
+ */
+export const oauthPagePaths = /^\/oauth\/authorize(\/|$)/;
+
+export const oauthErrors: ErrorSurface[] = [
+  { paths: /^\/api\/open\/oauth\/(token|revoke)$/, dialect: oauthJson },
+  { paths: oauthPagePaths, dialect: htmlPages(errorPage) },
+];
 
 /** The browser-facing side: GET /oauth/authorize and the consent decision (not validated by the spec). */
 export function oauthPagesRouter(ctx: AppContext): Router {
@@ -58,7 +72,7 @@ export function oauthRouter(ctx: AppContext, limiter: SharedRateLimiter): Router
   const perClient: RequestHandler = (req, _res, next) => {
     const retryAfter = limiter.hit(clientKey(req));
     if (retryAfter === null) return next();
-    next(new OAuthError('slow_down', 'Too many requests; retry later.', 429, { 'Retry-After': String(retryAfter) }));
+    next(tokenRateLimited(retryAfter));
   };
   router.post('/api/open/oauth/token', perClient, tokenHandler(ctx));
   router.post('/api/open/oauth/revoke', perClient, revokeHandler(ctx));

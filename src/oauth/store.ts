@@ -1,34 +1,9 @@
 import type { Knex } from 'knex';
-import { findAppByClientId, verifyClientSecret, type Application } from '../platform/apps.ts';
 import { insertReturningId } from '../db/insert.ts';
 import { prepared } from '../db/prepared.ts';
 import { joinScopes } from './scopes.ts';
 
 // The OAuth provider's SQL, named by intent. Times are epoch milliseconds (BIGINT).
-
-export interface OAuthClient {
-  id: number;
-  clientId: string;
-  name: string;
-  description: string;
-  homepage: string;
-  redirectUri: string;
-}
-
-function toClient(app: Application): OAuthClient {
-  return { id: app.id, clientId: app.client_id, name: app.name, description: app.description, homepage: app.homepage, redirectUri: app.redirect_uri };
-}
-
-export async function findClientByClientId(db: Knex, clientId: string): Promise<OAuthClient | null> {
-  const app = await findAppByClientId(db, clientId);
-  return app ? toClient(app) : null;
-}
-
-/** The client whose secret matches (RFC 6749 2.3.1), compared in constant time on the hash. */
-export async function authenticateClient(db: Knex, clientId: string, secret: string): Promise<OAuthClient | null> {
-  const app = await findAppByClientId(db, clientId);
-  return app && verifyClientSecret(app, secret) ? toClient(app) : null;
-}
 
 /** A grant row per consent (the schema's choice); revocation covers every row of the user-app pair. */
 export async function insertAuthorization(db: Knex, userId: number, applicationId: number, scope: string, now: number): Promise<number> {

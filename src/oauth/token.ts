@@ -1,7 +1,7 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
-import { OAuthError, type OAuthErrorCode } from '../http/problems.ts';
+import { OAuthError, type OAuthErrorCode } from '../shared/errors.ts';
 import { basicCredentials } from './clientAuth.ts';
 import { createModel, exchangeContext } from './model.ts';
 import { hashToken } from '../shared/crypto.ts';

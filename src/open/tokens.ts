@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
 import { principalOf, type PrincipalOf } from '../http/principal.ts';
-import { invalidBearer, Problem } from '../http/problems.ts';
+import { accessTokenNotInNamespace, invalidAccessToken } from '../shared/errors.ts';
 import { listAccessTokens } from '../platform/accessTokens.ts';
 import { canonicalName } from '../platform/validate.ts';
 import { signProxyToken } from './proxyTokens.ts';
@@ -49,8 +49,8 @@ export async function issueProxyToken(
     id,
     authorizationId: principal.authorizationId,
   });
-  if (!token) throw new Problem(404, `No access token ${id} in namespace "${namespace}".`);
-  if (!token.authorizationStands) throw invalidBearer('The access token is invalid, expired or revoked.');
+  if (!token) throw accessTokenNotInNamespace(id, namespace);
+  if (!token.authorizationStands) throw invalidAccessToken();
   const proxy = await signProxyToken(ctx, signingKey, {
     userId: principal.userId,
     clientId: principal.clientId,

@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
 import { principalOf } from '../http/principal.ts';
-import { invalidBearer } from '../http/problems.ts';
+import { userGone } from '../shared/errors.ts';
 import { listOrgsForUser } from '../platform/orgs.ts';
 import { findUserById } from '../platform/users.ts';
 
@@ -15,7 +15,7 @@ export function userInfoHandler(ctx: AppContext): RequestHandler {
     const principal = principalOf(req, 'oauth');
     // The bearer check read the profile with the token (one round trip in all).
     const user = principal.user ?? (await findUserById(ctx.db, principal.userId));
-    if (!user) throw invalidBearer('The user of this access token no longer exists.');
+    if (!user) throw userGone();
     const body: UserInfo = { id: user.id, login: user.login, name: user.name, avatar_url: user.avatar_url };
     res.set('Cache-Control', 'no-store').json(body);
   };

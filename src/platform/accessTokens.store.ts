@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { insertReturningId } from '../db/insert.ts';
 import { prepared } from '../db/prepared.ts';
-import { usableNamespaces } from './namespaces.store.ts';
+import { usableNamespaces } from './namespaces.ts';
 
 export interface AccessTokenRow {
   id: number;

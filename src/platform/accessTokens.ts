@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { hashToken, newToken } from '../shared/crypto.ts';
-import { badRequest, notFound } from '../shared/errors.ts';
+import { accessTokenNotFound, invalidField, namespaceNotFound, userNotFound } from '../shared/errors.ts';
 import {
   deleteAccessTokenRow,
   findAccessTokenRow,
@@ -70,9 +70,7 @@ function toAccessToken(row: AccessTokenRow): AccessToken {
 
 function checkUsageScenario(value: string): UsageScenario {
   if (!(USAGE_SCENARIOS as readonly string[]).includes(value)) {
-    throw badRequest(`usage_scenario must be paid or trial (got "${value}").`, [
-      { pointer: '/usage_scenario', message: 'must be paid or trial' },
-    ]);
+    throw invalidField(`usage_scenario must be paid or trial (got "${value}").`, '/usage_scenario', 'must be paid or trial');
   }
   return value as UsageScenario;
 }
@@ -80,9 +78,11 @@ function checkUsageScenario(value: string): UsageScenario {
 function checkPermissions(values: string[]): AccessTokenPermission[] {
   const unknown = values.filter((p) => !(ACCESS_TOKEN_PERMISSIONS as readonly string[]).includes(p));
   if (unknown.length) {
-    throw badRequest(`Unknown permission ${unknown.map((p) => `"${p}"`).join(', ')}; known: ${ACCESS_TOKEN_PERMISSIONS.join(', ')}.`, [
-      { pointer: '/permissions', message: `must be among ${ACCESS_TOKEN_PERMISSIONS.join(', ')}` },
-    ]);
+    throw invalidField(
+      `Unknown permission ${unknown.map((p) => `"${p}"`).join(', ')}; known: ${ACCESS_TOKEN_PERMISSIONS.join(', ')}.`,
+      '/permissions',
+      `must be among ${ACCESS_TOKEN_PERMISSIONS.join(', ')}`,
+    );
   }
   return [...new Set(values)] as AccessTokenPermission[];
 }
@@ -90,14 +90,14 @@ function checkPermissions(values: string[]): AccessTokenPermission[] {
 async function resolveUserId(db: Knex, input: Pick<NewAccessToken, 'userId' | 'userLogin'>): Promise<number> {
   if (input.userId !== undefined) return input.userId;
   const user = input.userLogin ? await findUserRowByLogin(db, canonicalName(input.userLogin)) : undefined;
-  if (!user) throw notFound(`No user with login "${input.userLogin ?? ''}".`);
+  if (!user) throw userNotFound(input.userLogin ?? '');
   return user.id;
 }
 
 /** 404, not 403: a namespace the user cannot use is indistinguishable from one that does not exist. */
 async function requireUsableNamespace(db: Knex, userId: number, namespace: string): Promise<string> {
   const name = canonicalName(namespace);
-  if (!(await namespaceUsableBy(db, userId, name))) throw notFound(`No namespace "${namespace}" for this user.`);
+  if (!(await namespaceUsableBy(db, userId, name))) throw namespaceNotFound(namespace);
   return name;
 }
 
@@ -164,5 +164,5 @@ export async function markAccessTokenUsed(db: Knex, id: number, now = Date.now()
 
 /** Deletes one of the user's tokens; proxy tokens minted from it stop working on their next use. */
 export async function deleteAccessToken(db: Knex, userId: number, id: number): Promise<void> {
-  if ((await deleteAccessTokenRow(db, userId, id)) === 0) throw notFound(`No access token ${id}.`);
+  if ((await deleteAccessTokenRow(db, userId, id)) === 0) throw accessTokenNotFound(id);
 }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { hashToken, newClientId, newToken, safeEqual } from '../shared/crypto.ts';
-import { notFound } from '../shared/errors.ts';
+import { applicationNotFound, userNotFound } from '../shared/errors.ts';
 import {
   deleteAppRow,
   findAppRowByClientId,
@@ -55,7 +55,7 @@ function checkDetails(input: AppDetails) {
 async function ownerId(db: Knex, input: Pick<NewApp, 'ownerLogin' | 'ownerUserId'>): Promise<number> {
   if (input.ownerUserId !== undefined) return input.ownerUserId;
   const owner = input.ownerLogin ? await findUserRowByLogin(db, canonicalName(input.ownerLogin)) : undefined;
-  if (!owner) throw notFound(`No user with login "${input.ownerLogin ?? ''}".`);
+  if (!owner) throw userNotFound(input.ownerLogin ?? '');
   return owner.id;
 }
 
@@ -90,7 +90,7 @@ export async function findAppById(db: Knex, id: number): Promise<Application | u
 /** One of the owner's apps, or a 404 for apps that do not exist or belong to someone else. */
 export async function getAppOfOwner(db: Knex, ownerUserId: number, appId: number): Promise<Application> {
   const app = await findAppRowOfOwner(db, ownerUserId, appId);
-  if (!app) throw notFound(`No application ${appId}.`);
+  if (!app) throw applicationNotFound(appId);
   return app;
 }
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { isUniqueViolation } from '../db/insert.ts';
-import { badRequest, conflict, notFound } from '../shared/errors.ts';
+import { invalidField, lastOwner, nameTaken, notAMember, organizationNotFound, userNotFound } from '../shared/errors.ts';
 import { defaultAvatarUrl } from './avatars.ts';
 import { claimNamespace, findNamespace, namespaceUsableBy } from './namespaces.store.ts';
 import {
@@ -41,20 +41,20 @@ const ROLES: readonly Role[] = ['owner', 'member'];
 
 function checkRole(role: string): Role {
   if (!(ROLES as readonly string[]).includes(role)) {
-    throw badRequest(`role must be owner or member (got "${role}").`, [{ pointer: '/role', message: 'must be owner or member' }]);
+    throw invalidField(`role must be owner or member (got "${role}").`, '/role', 'must be owner or member');
   }
   return role as Role;
 }
 
 async function userIdByLogin(db: Knex, login: string): Promise<number> {
   const user = await findUserRowByLogin(db, canonicalName(login));
-  if (!user) throw notFound(`No user with login "${login}".`);
+  if (!user) throw userNotFound(login);
   return user.id;
 }
 
 async function orgByNamespace(db: Knex, namespace: string) {
   const org = await findOrgRowByNamespace(db, canonicalName(namespace));
-  if (!org) throw notFound(`No organization "${namespace}".`);
+  if (!org) throw organizationNotFound(namespace);
   return org;
 }
 
@@ -66,7 +66,7 @@ export async function createOrg(db: Knex, input: NewOrg): Promise<Organization> 
   try {
     return await db.transaction(async (trx) => {
       const ownerId = await userIdByLogin(trx, input.ownerLogin);
-      if (await findNamespace(trx, namespace)) throw conflict(`The name "${namespace}" is already taken.`);
+      if (await findNamespace(trx, namespace)) throw nameTaken(namespace);
       const now = Date.now();
       const id = await insertOrg(trx, { namespace, name, avatar_url: avatarUrl, created_at: now });
       await claimNamespace(trx, { name: namespace, user_id: null, org_id: id });
@@ -74,7 +74,7 @@ export async function createOrg(db: Knex, input: NewOrg): Promise<Organization> 
       return { id, namespace, name, avatar_url: avatarUrl };
     });
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict(`The name "${namespace}" is already taken.`);
+    if (isUniqueViolation(err)) throw nameTaken(namespace);
     throw err;
   }
 }
@@ -93,7 +93,7 @@ export async function addMember(db: Knex, namespace: string, login: string, role
     const existing = await findMembership(trx, org.id, userId);
     if (existing) {
       if (existing.role === 'owner' && checkedRole !== 'owner' && (await countOwners(trx, org.id)) === 1) {
-        throw conflict(`"${login}" is the last owner of "${org.namespace}"; add another owner first.`);
+        throw lastOwner(login, org.namespace);
       }
       await updateMembershipRole(trx, org.id, userId, checkedRole);
       return { ...existing, role: checkedRole };
@@ -110,9 +110,9 @@ export async function removeMember(db: Knex, namespace: string, login: string): 
     const org = await orgByNamespace(trx, namespace);
     const userId = await userIdByLogin(trx, login);
     const existing = await findMembership(trx, org.id, userId);
-    if (!existing) throw notFound(`"${login}" is not a member of "${org.namespace}".`);
+    if (!existing) throw notAMember(login, org.namespace);
     if (existing.role === 'owner' && (await countOwners(trx, org.id)) === 1) {
-      throw conflict(`"${login}" is the last owner of "${org.namespace}"; add another owner first.`);
+      throw lastOwner(login, org.namespace);
     }
     await deleteMembership(trx, org.id, userId);
   });

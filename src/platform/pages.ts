@@ -2,9 +2,11 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
 import type { AppContext } from '../context.ts';
 import { splitScope } from '../oauth/scopes.ts';
-import { listAuthorizedApps, revokeApplicationForUser } from '../oauth/store.ts';
+import { listAuthorizedApps, revokeApplication } from '../oauth/authorizations.ts';
 import { databaseRateLimitStore, retryAfterSeconds } from '../http/rateLimitStore.ts';
-import { isAppError } from '../shared/errors.ts';
+import { Problem } from '../shared/errors.ts';
+import { htmlPages, type ErrorSurface } from '../http/errorDialects.ts';
+import { errorPage } from './views/errorPage.ts';
 import { ACCESS_TOKEN_PERMISSIONS, createAccessToken, deleteAccessToken, listAccessTokensOfUser, USAGE_SCENARIOS } from './accessTokens.ts';
 import { createApp, deleteApp, listAppsForOwner, rotateSecret, type AppDetails } from './apps.ts';
 import { html, layout, STYLESHEET, type Html } from './html.ts';
@@ -14,6 +16,11 @@ import { findUserById, verifyLogin } from './users.ts';
 
 // Server-rendered platform pages: login/logout and the settings for applications, raw access
 // tokens and authorized apps. Every form carries a CSRF token bound to the session.
+
+/** The platform's pages: not part of the API contract, so the validator leaves them alone. */
+export const platformPagePaths = /^\/(login|logout|settings|assets)(\/|$)/;
+
+export const platformPageErrors: ErrorSurface = { paths: platformPagePaths, dialect: htmlPages(errorPage) };
 
 function sendPage(res: Response, status: number, title: string, body: Html, user?: { login: string; csrf: string }): void {
   res.status(status).set('Cache-Control', 'no-store').type('html').send(layout({ title, user }, body));
@@ -179,7 +186,7 @@ ${apps.length ? html`<table><tr><th>Application</th><th>Client</th><th></th></tr
       const { app, clientSecret } = await createApp(ctx.db, { ownerUserId: user.id, ...input });
       secretPage(res, user, `Registered ${app.name}`, app.client_id, clientSecret);
     } catch (err) {
-      if (!isAppError(err) || err.status !== 400) throw err;
+      if (!(err instanceof Problem) || err.status !== 400) throw err;
       await applicationsPage(res, 400, user, err.errors?.map((e) => e.message) ?? [err.message], input);
     }
   });
@@ -190,7 +197,7 @@ ${apps.length ? html`<table><tr><th>Application</th><th>Client</th><th></th></tr
       const { app, clientSecret } = await rotateSecret(ctx.db, user.id, Number(req.params.id));
       secretPage(res, user, `New secret for ${app.name}`, app.client_id, clientSecret);
     } catch (err) {
-      if (!isAppError(err) || err.status !== 404) throw err;
+      if (!(err instanceof Problem) || err.status !== 404) throw err;
       sendPage(res, 404, 'Not found', html`<h1>Not found</h1><p>No such application.</p>`, user);
     }
   });
@@ -201,7 +208,7 @@ ${apps.length ? html`<table><tr><th>Application</th><th>Client</th><th></th></tr
       await deleteApp(ctx.db, user.id, Number(req.params.id));
       res.redirect(303, '/settings/applications');
     } catch (err) {
-      if (!isAppError(err) || err.status !== 404) throw err;
+      if (!(err instanceof Problem) || err.status !== 404) throw err;
       sendPage(res, 404, 'Not found', html`<h1>Not found</h1><p>No such application.</p>`, user);
     }
   });
@@ -255,7 +262,7 @@ ${tokens.length ? html`<table><tr><th>Token</th><th>Namespace</th><th>Usage</th>
         user,
       );
     } catch (err) {
-      if (!isAppError(err) || (err.status !== 400 && err.status !== 404)) throw err;
+      if (!(err instanceof Problem) || (err.status !== 400 && err.status !== 404)) throw err;
       await accessTokensPage(res, 400, user, err.errors?.map((e) => e.message) ?? [err.message], input);
     }
   });
@@ -267,7 +274,7 @@ ${tokens.length ? html`<table><tr><th>Token</th><th>Namespace</th><th>Usage</th>
       await deleteAccessToken(ctx.db, user.id, Number(req.params.id));
       res.redirect(303, '/settings/tokens');
     } catch (err) {
-      if (!isAppError(err) || err.status !== 404) throw err;
+      if (!(err instanceof Problem) || err.status !== 404) throw err;
       sendPage(res, 404, 'Not found', html`<h1>Not found</h1><p>No such access token.</p>`, user);
     }
   });
@@ -291,7 +298,7 @@ ${tokens.length ? html`<table><tr><th>Token</th><th>Namespace</th><th>Usage</th>
   router.post('/settings/authorizations/:applicationId/revoke', async (req, res) => {
     const user = await pageUser(ctx, req);
     const id = Number(req.params.applicationId);
-    if (Number.isSafeInteger(id)) await revokeApplicationForUser(ctx.db, user.id, id, Date.now());
+    if (Number.isSafeInteger(id)) await revokeApplication(ctx.db, user.id, id);
     res.redirect(303, '/settings/authorizations');
   });
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { isUniqueViolation } from '../db/insert.ts';
 import { hashPassword, verifyPassword } from '../shared/crypto.ts';
-import { badRequest, conflict } from '../shared/errors.ts';
+import { invalidField, nameTaken } from '../shared/errors.ts';
 import { defaultAvatarUrl } from './avatars.ts';
 import { claimNamespace, findNamespace } from './namespaces.store.ts';
 import { findUserRowById, findUserRowByLogin, insertUser, type UserRow } from './users.store.ts';
@@ -36,9 +36,7 @@ function toUser(row: UserRow): User {
 export async function createUser(db: Knex, input: NewUser): Promise<User> {
   const login = checkNamespaceName('login', input.login);
   if (input.password.length < MIN_PASSWORD || input.password.length > MAX_PASSWORD) {
-    throw badRequest(`password must be ${MIN_PASSWORD}-${MAX_PASSWORD} characters.`, [
-      { pointer: '/password', message: `must be ${MIN_PASSWORD}-${MAX_PASSWORD} characters` },
-    ]);
+    throw invalidField(`password must be ${MIN_PASSWORD}-${MAX_PASSWORD} characters.`, '/password', `must be ${MIN_PASSWORD}-${MAX_PASSWORD} characters`);
   }
   const name = checkText('name', input.name?.trim() ? input.name : login, { max: 255 });
   const avatarUrl = input.avatarUrl ? checkAvatarUrl('avatar_url', input.avatarUrl) : defaultAvatarUrl(login);
@@ -46,7 +44,7 @@ export async function createUser(db: Knex, input: NewUser): Promise<User> {
 
   try {
     return await db.transaction(async (trx) => {
-      if (await findNamespace(trx, login)) throw conflict(`The name "${login}" is already taken.`);
+      if (await findNamespace(trx, login)) throw nameTaken(login);
       const row = { login, name, avatar_url: avatarUrl, password_hash: passwordHash, created_at: Date.now() };
       const id = await insertUser(trx, row);
       await claimNamespace(trx, { name: login, user_id: id, org_id: null });
@@ -54,7 +52,7 @@ export async function createUser(db: Knex, input: NewUser): Promise<User> {
     });
   } catch (err) {
     // Two concurrent creations of one name: the namespaces primary key decides.
-    if (isUniqueViolation(err)) throw conflict(`The name "${login}" is already taken.`);
+    if (isUniqueViolation(err)) throw nameTaken(login);
     throw err;
   }
 }

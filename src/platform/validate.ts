@@ -1,4 +1,4 @@
-import { badRequest } from '../shared/errors.ts';
+import { invalidField } from '../shared/errors.ts';
 
 /** Logins and org namespaces share one name space and one rule (GitHub's): 1-39 letters, digits, inner hyphens. */
 const NAME_RULE = /^[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?$/;
@@ -14,9 +14,11 @@ export function canonicalName(value: string): string {
 export function checkNamespaceName(field: string, value: string): string {
   const name = canonicalName(value);
   if (name.length < 1 || name.length > 39 || !NAME_RULE.test(name)) {
-    throw badRequest(`${field} must be 1-39 letters, digits or inner hyphens (got "${value}").`, [
-      { pointer: `/${field}`, message: 'must be 1-39 letters, digits or single inner hyphens, starting and ending with a letter or digit' },
-    ]);
+    throw invalidField(
+      `${field} must be 1-39 letters, digits or inner hyphens (got "${value}").`,
+      `/${field}`,
+      'must be 1-39 letters, digits or single inner hyphens, starting and ending with a letter or digit',
+    );
   }
   return name;
 }
@@ -26,7 +28,7 @@ export function checkText(field: string, value: string | undefined, options: { m
   const min = options.min ?? 1;
   if (text.length < min || text.length > options.max) {
     const rule = min > 0 ? `${min}-${options.max} characters` : `at most ${options.max} characters`;
-    throw badRequest(`${field} must be ${rule}.`, [{ pointer: `/${field}`, message: `must be ${rule}` }]);
+    throw invalidField(`${field} must be ${rule}.`, `/${field}`, `must be ${rule}`);
   }
   return text;
 }
@@ -41,9 +43,7 @@ export function checkHttpUrl(field: string, value: string | undefined): string {
     url = undefined;
   }
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || text.includes('#') || text.length > 2048) {
-    throw badRequest(`${field} must be an absolute http(s) URL without a fragment (got "${text}").`, [
-      { pointer: `/${field}`, message: 'must be an absolute http(s) URL without a fragment' },
-    ]);
+    throw invalidField(`${field} must be an absolute http(s) URL without a fragment (got "${text}").`, `/${field}`, 'must be an absolute http(s) URL without a fragment');
   }
   return text;
 }

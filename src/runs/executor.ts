@@ -1,5 +1,6 @@
 import type { components } from '../../generated/api.d.ts';
 import { renderTemplate, TemplateError, type TemplateScope } from '../workflows/templates.ts';
+import type { RunErrorCode } from '../shared/errors.ts';
 import { ModelUnavailableError, type ModelRouter, type Usage } from './providers/index.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
@@ -14,14 +15,14 @@ export interface Graph {
 
 /** Why a node (and so the run) failed; `code` is what clients branch on. */
 export class RunFailure extends Error {
-  readonly code: string;
+  readonly code: RunErrorCode;
   readonly nodeId: string | null;
-  constructor(code: string, message: string, nodeId: string | null = null) {
+  constructor(code: RunErrorCode, message: string, nodeId: string | null = null) {
     super(message);
     this.code = code;
     this.nodeId = nodeId;
   }
-  toJSON(): RunErrorBody {
+  toJSON(): RunErrorBody & { code: RunErrorCode } {
     return { code: this.code, message: this.message, node_id: this.nodeId };
   }
 }

@@ -5,9 +5,9 @@ import { Router, type Request, type Response } from 'express';
 import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/principal.ts';
-import { Problem } from '../http/problems.ts';
-import { paginationLinks } from '../workflows/pagination.ts';
-import { workflowDeps } from '../workflows/router.ts';
+import { runsNotConfigured } from '../shared/errors.ts';
+import { paginationLinks } from '../http/pagination.ts';
+import { workflowDeps } from '../workflows/service.ts';
 import * as service from './service.ts';
 
 type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
@@ -27,7 +27,7 @@ export function runsRouter(ctx: AppContext): Router {
   const router = Router();
 
   router.post('/api/workflows/:workflow_id/run', async (req: Request, res: Response<JsonOf<'runWorkflow', 202>>) => {
-    if (!ctx.runs) throw new Problem(503, 'Runs are not available: no queue database is configured (QUEUE_URL).');
+    if (!ctx.runs) throw runsNotConfigured();
     const runDeps: service.RunDeps = {
       ...deps,
       queue: ctx.runs.queue,

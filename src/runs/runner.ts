@@ -59,11 +59,7 @@ export function logText(text: string | null): { text: string | null; cut: boolea
 }
 
 const WORKER_LOST = (retries: number) =>
-  JSON.stringify({
-    code: 'worker_lost',
-    message: `The worker running this run stopped responding ${retries + 1} times; the run was not retried again.`,
-    node_id: null,
-  });
+  JSON.stringify(new RunFailure('worker_lost', `The worker running this run stopped responding ${retries + 1} times; the run was not retried again.`));
 
 /** The job was taken away from this worker (pg-boss expiry or shutdown): not the run's fault. */
 class Interrupted extends Error {}
@@ -397,7 +393,7 @@ export async function sweepStuckRuns(deps: RunnerDeps & { queue: Pick<RunQueue, 
   }
   const cutoff = now - deps.runTimeoutSeconds * 1000 - RUNNING_GRACE_MS;
   for (const id of await store.listRunsStuckSince(deps.db, 'running', cutoff, 100)) {
-    const error = JSON.stringify({ code: 'worker_lost', message: 'The worker running this run stopped and the run was not retried.', node_id: null });
+    const error = JSON.stringify(new RunFailure('worker_lost', 'The worker running this run stopped and the run was not retried.'));
     if (await store.failUnfinishedRun(deps.db, id, error, now)) deps.logger.error({ runId: id }, 'run failed: worker lost');
   }
 }

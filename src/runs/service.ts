@@ -4,9 +4,10 @@
 import type { Logger } from 'pino';
 import type { components } from '../../generated/api.d.ts';
 import { isUniqueViolation } from '../db/insert.ts';
-import { Problem, type ProblemItem } from '../http/problems.ts';
-import { ulid } from '../workflows/ids.ts';
+import { idempotencyConflict, invalidRunInputs, queueUnavailable, runAlreadyFinished, runNotFound, workflowNotFound, type ProblemItem } from '../shared/errors.ts';
+import { ulid } from '../shared/ids.ts';
 import { findWorkflowForRuns, type Workflow, type WorkflowDeps } from '../workflows/service.ts';
+import { RunFailure } from './executor.ts';
 import type { RunQueue } from './queue.ts';
 import * as store from './store.ts';
 import type { RunRow, RunStepRow } from './store.ts';
@@ -32,11 +33,9 @@ export interface GraphSnapshot {
   edges: Workflow['edges'];
 }
 
-export const QUEUE_UNAVAILABLE = JSON.stringify({
-  code: 'queue_unavailable',
-  message: 'The run could not be queued; retry the request (with the same Idempotency-Key to reuse this run).',
-  node_id: null,
-});
+export const QUEUE_UNAVAILABLE = JSON.stringify(
+  new RunFailure('queue_unavailable', 'The run could not be queued; retry the request (with the same Idempotency-Key to reuse this run).'),
+);
 
 export const NO_USAGE = Object.freeze({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
 
@@ -79,8 +78,6 @@ export function toRunStep(row: RunStepRow): RunStep {
 /** A public run id: `run_` + ULID. */
 export const newRunId = () => `run_${ulid()}`;
 
-const runNotFound = (id: string) => new Problem(404, `No run ${id}.`);
-
 /** Missing and extra inputs, as pointers into the request body. */
 export function checkInputs(nodes: Workflow['nodes'], inputs: Record<string, unknown>): ProblemItem[] {
   const variables = new Set(nodes.flatMap((n) => (n.type === 'text_input' ? [n.config.variable] : [])));
@@ -109,14 +106,14 @@ async function enqueueOrFail(deps: RunDeps, row: RunRow): Promise<RunRow> {
     deps.logger.error({ err, runId: row.id }, 'run queue write failed; failing the run');
     // Never leave it queued with no job behind it.
     await store.failUnfinishedRun(deps.db, row.id, QUEUE_UNAVAILABLE, (deps.now ?? Date.now)());
-    throw new Problem(503, 'The run queue is unavailable; the run was not started. Retry later.', { headers: { 'Retry-After': '5' } });
+    throw queueUnavailable();
   }
 }
 
 /** The run a repeated Idempotency-Key names: same inputs -> that run (re-queued if the queue failed it); else 409. */
 async function replay(deps: RunDeps, existing: RunRow, inputs: Record<string, string>): Promise<RunRow> {
   if (canonical(JSON.parse(existing.inputs) as Record<string, string>) !== canonical(inputs)) {
-    throw new Problem(409, `Idempotency-Key was already used for run ${existing.id} with different inputs.`);
+    throw idempotencyConflict(existing.id);
   }
   if (existing.status === 'failed' && existing.error === QUEUE_UNAVAILABLE && (await store.requeueRun(deps.db, existing.id, QUEUE_UNAVAILABLE))) {
     return enqueueOrFail(deps, { ...existing, status: 'queued', error: null, finished_at: null, duration_ms: null });
@@ -140,13 +137,9 @@ export async function startRun(
   idempotencyKey: string | undefined,
 ): Promise<{ run: Run; replayed: boolean }> {
   const { workflow, deleted } = await findWorkflowForRuns(deps, userId, workflowId);
-  if (deleted) throw new Problem(404, `No workflow ${workflowId}.`);
+  if (deleted) throw workflowNotFound(workflowId);
   const problems = checkInputs(workflow.nodes, inputs);
-  if (problems.length) {
-    throw new Problem(400, `The inputs do not match the workflow's text_input variables: ${problems.map((p) => p.pointer.slice('/body/inputs/'.length)).join(', ')}.`, {
-      errors: problems,
-    });
-  }
+  if (problems.length) throw invalidRunInputs(problems);
   if (idempotencyKey !== undefined) {
     const existing = await store.findRunByIdempotencyKey(deps.db, userId, workflowId, idempotencyKey);
     if (existing) return { run: toRun(await replay(deps, existing, inputs)), replayed: true };
@@ -224,7 +217,7 @@ export async function listRuns(
   };
 }
 
-export const CANCELLED_BY_USER = JSON.stringify({ code: 'cancelled', message: 'The run was cancelled.', node_id: null });
+export const CANCELLED_BY_USER = JSON.stringify(new RunFailure('cancelled', 'The run was cancelled.'));
 
 export const CANCELLED_BY_DELETE = JSON.stringify({ code: 'cancelled', message: 'The run was cancelled: its workflow was deleted.', node_id: null });
 
@@ -248,7 +241,7 @@ export async function cancelRun(deps: WorkflowDeps & { onCancelled?: (runId: str
   const now = (deps.now ?? Date.now)();
   if (!(await store.cancelRun(deps.db, row.id, now, CANCELLED_BY_USER))) {
     const current = (await store.findRun(deps.db, row.id)) ?? row;
-    throw new Problem(409, `Run ${runId} is already ${current.status}.`);
+    throw runAlreadyFinished(runId, current.status);
   }
   deps.onCancelled?.(row.id);
   return toRun((await store.findRun(deps.db, row.id))!);

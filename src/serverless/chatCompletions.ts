@@ -3,16 +3,11 @@ import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
 import { principalOf } from '../http/principal.ts';
-import { OpenAIError } from '../http/problems.ts';
+import { modelNotFound, upstreamError } from '../shared/errors.ts';
 import { ModelUnavailableError, ProviderError, type ChatResult, type ModelRouter } from '../runs/providers/index.ts';
 
 type ChatCompletionRequest = components['schemas']['ChatCompletionRequest'];
 type ChatCompletion = components['schemas']['ChatCompletion'];
-
-const modelNotFound = (model: string) =>
-  new OpenAIError(404, `The model '${model}' does not exist or you do not have access to it.`, { param: 'model', code: 'model_not_found' });
-
-const upstreamError = () => new OpenAIError(502, 'The model provider failed to answer.', { type: 'api_error', code: 'upstream_error' });
 
 function toCompletion(result: ChatResult): ChatCompletion {
   return {

@@ -1,7 +1,11 @@
 import { Router } from 'express';
 import type { AppContext } from '../context.ts';
 import { createModelRouter } from '../runs/providers/index.ts';
+import { openAIJson, type ErrorSurface } from '../http/errorDialects.ts';
 import { chatCompletionsHandler } from './chatCompletions.ts';
+
+/** The gateway answers errors in OpenAI's shape, which OpenAI SDKs parse. */
+export const serverlessErrors: ErrorSurface = { paths: /^\/serverless\//, dialect: openAIJson };
 
 /** The OpenAI-compatible serverless gateway (security: proxyToken or apiKey in openapi.yaml). */
 export function serverlessRouter(ctx: AppContext): Router {

@@ -1,42 +1,250 @@
-// Domain errors thrown by services. The HTTP layer (src/http/errorHandler.ts) renders any error
-// with a 4xx `status` as problem+json using `message` as the detail; the admin CLI prints it.
+// The one catalogue of the errors the service answers with: RFC 9457 problem types, RFC 6749 OAuth
+// errors and the OpenAI error shape of the gateway. Code throws them by name (`throw
+// workflowNotFound(id)`); the error dialect of the route renders them (src/http/errorDialects.ts);
+// the admin CLI prints their message.
 
-export type AppErrorCode = 'bad_request' | 'forbidden' | 'not_found' | 'conflict' | 'unprocessable';
-
-export interface AppErrorItem {
-  /** JSON pointer or field name the problem is about. */
+/** One failed rule of a request, as a JSON pointer into it (`/body/nodes/1/config`). */
+export interface ProblemItem {
   pointer: string;
   message: string;
 }
 
-const statusOf: Record<AppErrorCode, number> = {
-  bad_request: 400,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  unprocessable: 422,
-};
+const problemTypes = {
+  400: ['bad-request', 'Bad Request'],
+  401: ['unauthorized', 'Unauthorized'],
+  403: ['forbidden', 'Forbidden'],
+  404: ['not-found', 'Not Found'],
+  405: ['method-not-allowed', 'Method Not Allowed'],
+  406: ['not-acceptable', 'Not Acceptable'],
+  409: ['conflict', 'Conflict'],
+  412: ['precondition-failed', 'Precondition Failed'],
+  413: ['payload-too-large', 'Payload Too Large'],
+  415: ['unsupported-media-type', 'Unsupported Media Type'],
+  422: ['invalid-workflow', 'Invalid workflow'],
+  429: ['rate-limited', 'Too Many Requests'],
+  500: ['internal', 'Internal Server Error'],
+  503: ['unavailable', 'Service Unavailable'],
+} as const satisfies Record<number, readonly [string, string]>;
 
-export class AppError extends Error {
-  readonly code: AppErrorCode;
-  readonly status: number;
-  readonly errors: AppErrorItem[] | undefined;
+export type ProblemStatus = keyof typeof problemTypes;
 
-  constructor(code: AppErrorCode, message: string, errors?: AppErrorItem[]) {
-    super(message);
-    this.name = 'AppError';
-    this.code = code;
-    this.status = statusOf[code];
-    this.errors = errors;
+export const PROBLEM_BASE = 'https://docs.openauth.dev/problems/';
+
+/** An RFC 9457 problem. Throw one of the named errors below rather than building one. */
+export class Problem extends Error {
+  readonly status: ProblemStatus;
+  /** The problem type's name (`not_found`, `conflict`, `insufficient_scope`), for code to branch on. */
+  readonly code: string;
+  readonly type: string;
+  readonly title: string;
+  readonly errors: ProblemItem[] | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: ProblemStatus,
+    detail: string,
+    options: { errors?: ProblemItem[]; headers?: Record<string, string>; type?: string; title?: string } = {},
+  ) {
+    super(detail);
+    const [slug, title] = problemTypes[status];
+    this.status = status;
+    this.code = (options.type ?? slug).replace(/-/g, '_');
+    this.type = PROBLEM_BASE + (options.type ?? slug);
+    this.title = options.title ?? title;
+    this.errors = options.errors;
+    this.headers = options.headers ?? {};
+  }
+
+  body(instance?: string, requestId?: string): Record<string, unknown> {
+    return {
+      type: this.type,
+      title: this.title,
+      status: this.status,
+      detail: this.message,
+      ...(instance ? { instance } : {}),
+      ...(requestId ? { request_id: requestId } : {}),
+      ...(this.errors ? { errors: this.errors } : {}),
+    };
   }
 }
 
-export const badRequest = (message: string, errors?: AppErrorItem[]) => new AppError('bad_request', message, errors);
-export const forbidden = (message: string) => new AppError('forbidden', message);
-export const notFound = (message: string) => new AppError('not_found', message);
-export const conflict = (message: string) => new AppError('conflict', message);
-export const unprocessable = (message: string, errors?: AppErrorItem[]) => new AppError('unprocessable', message, errors);
+export const isKnownProblemStatus = (status: number): status is ProblemStatus => Object.hasOwn(problemTypes, status);
 
-export function isAppError(err: unknown): err is AppError {
-  return err instanceof AppError;
+// --- 400: bad input ------------------------------------------------------------------------------
+
+/** A field of a service's input breaks its rule (the admin CLI and the settings pages show the detail). */
+export const invalidField = (detail: string, pointer: string, message: string) => new Problem(400, detail, { errors: [{ pointer, message }] });
+
+export const invalidRunInputs = (items: ProblemItem[]) =>
+  new Problem(400, `The inputs do not match the workflow's text_input variables: ${items.map((p) => p.pointer.slice('/body/inputs/'.length)).join(', ')}.`, {
+    errors: items,
+  });
+
+export const invalidIfMatch = (tag: string) =>
+  new Problem(400, `If-Match must be an ETag such as "3" or a version number, not ${JSON.stringify(tag)}.`);
+
+export const unstorableText = () => new Problem(400, 'The request contains a character that cannot be stored or matched (such as NUL).');
+
+// --- 401 / 403: credentials (RFC 6750 3: every bearer failure carries WWW-Authenticate) ----------
+
+export const missingBearer = (realm = 'api') =>
+  new Problem(401, 'Send credentials as Authorization: Bearer <token>.', {
+    headers: { 'WWW-Authenticate': `Bearer realm="${realm}"` },
+  });
+
+export const invalidBearer = (detail: string, realm = 'api') =>
+  new Problem(401, detail, {
+    headers: {
+      'WWW-Authenticate': `Bearer realm="${realm}", error="invalid_token", error_description="${detail.replace(/"/g, "'")}"`,
+    },
+  });
+
+export const invalidAccessToken = () => invalidBearer('The access token is invalid, expired or revoked.');
+export const invalidApiKey = () => invalidBearer('The API key is invalid or was deleted.');
+export const invalidProxyToken = () => invalidBearer('The proxy token is invalid, expired, or its authorization was revoked.', 'serverless');
+export const userGone = () => invalidBearer('The user of this access token no longer exists.');
+
+export const insufficientScope = (scope: string) =>
+  new Problem(403, `This endpoint needs the scope ${scope}.`, {
+    type: 'insufficient-scope',
+    title: 'Insufficient scope',
+    headers: { 'WWW-Authenticate': `Bearer realm="api", error="insufficient_scope", scope="${scope}"` },
+  });
+
+export const missingPermission = (permission: string) => new Problem(403, `This API key does not have the ${permission} permission.`);
+
+// --- 404: not found or not yours ----------------------------------------------------------------
+
+export const routeNotFound = (method: string, path: string) => new Problem(404, `No route for ${method} ${path}.`);
+export const workflowNotFound = (id: string) => new Problem(404, `No workflow ${id}.`);
+export const runNotFound = (id: string) => new Problem(404, `No run ${id}.`);
+export const userNotFound = (login: string) => new Problem(404, `No user with login "${login}".`);
+export const organizationNotFound = (namespace: string) => new Problem(404, `No organization "${namespace}".`);
+export const notAMember = (login: string, namespace: string) => new Problem(404, `"${login}" is not a member of "${namespace}".`);
+/** 404, not 403: a namespace the user cannot use is indistinguishable from one that does not exist. */
+export const namespaceNotFound = (namespace: string) => new Problem(404, `No namespace "${namespace}" for this user.`);
+export const applicationNotFound = (id: number) => new Problem(404, `No application ${id}.`);
+export const accessTokenNotFound = (id: number) => new Problem(404, `No access token ${id}.`);
+export const accessTokenNotInNamespace = (id: number, namespace: string) => new Problem(404, `No access token ${id} in namespace "${namespace}".`);
+
+// --- 405 / 409 / 422 / 429 / 503 -----------------------------------------------------------------
+
+export const methodNotAllowed = (method: string, path: string, allow: string[]) =>
+  new Problem(405, `${method} is not allowed on ${path}.`, { headers: { Allow: allow.join(', ') } });
+
+export const nameTaken = (name: string) => new Problem(409, `The name "${name}" is already taken.`);
+export const lastOwner = (login: string, namespace: string) =>
+  new Problem(409, `"${login}" is the last owner of "${namespace}"; add another owner first.`);
+/** A stale `If-Match` (RFC 9110 13.1.1): 412, with the current ETag so the client can re-read. */
+export const staleVersion = (current: number, accepted: number[]) =>
+  new Problem(412, `The workflow is at version ${current}, not ${accepted.join(' or ')}.`, { headers: { ETag: `"${current}"` } });
+export const concurrentUpdate = (current: number) =>
+  new Problem(409, `The workflow changed while it was being updated; it is now at version ${current}.`);
+export const idempotencyConflict = (runId: string) =>
+  new Problem(409, `Idempotency-Key was already used for run ${runId} with different inputs.`);
+export const runAlreadyFinished = (runId: string, status: string) => new Problem(409, `Run ${runId} is already ${status}.`);
+
+/** Every problem of a workflow graph at once (schema-level and semantic). */
+export const invalidWorkflow = (items: ProblemItem[]) =>
+  new Problem(422, items.length === 1 ? 'The workflow graph has 1 problem.' : `The workflow graph has ${items.length} problems.`, { errors: items });
+
+export const apiRateLimited = (limitPerMinute: number, retryAfter: number) =>
+  new Problem(429, `Rate limit of ${limitPerMinute} requests per minute for this token exceeded; retry in ${retryAfter} s.`, {
+    headers: { 'Retry-After': String(retryAfter) },
+  });
+
+export const databaseUnavailable = () =>
+  new Problem(503, 'The database is unavailable; nothing was changed. Retry later.', { headers: { 'Retry-After': '5' } });
+export const queueUnavailable = () =>
+  new Problem(503, 'The run queue is unavailable; the run was not started. Retry later.', { headers: { 'Retry-After': '5' } });
+export const runsNotConfigured = () => new Problem(503, 'Runs are not available: no queue database is configured (QUEUE_URL).');
+
+// --- RFC 6749 5.2: the token and revocation endpoints --------------------------------------------
+
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'slow_down'
+  | 'temporarily_unavailable'
+  | 'server_error';
+
+export class OAuthError extends Error {
+  readonly error: OAuthErrorCode;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+
+  constructor(error: OAuthErrorCode, description: string, status = 400, headers: Record<string, string> = {}) {
+    super(description);
+    this.error = error;
+    this.status = status;
+    this.headers = headers;
+  }
+
+  body(): { error: OAuthErrorCode; error_description: string } {
+    return { error: this.error, error_description: this.message };
+  }
 }
+
+export const invalidRequest = (description: string, status = 400, headers: Record<string, string> = {}) =>
+  new OAuthError('invalid_request', description, status, headers);
+export const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
+export const invalidScope = (description: string) => new OAuthError('invalid_scope', description);
+export const unsupportedGrantType = () => new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
+/** 401 whatever the method; the Basic challenge only when the client tried Basic (RFC 6749 5.2). */
+export const invalidClient = (usedBasic: boolean) =>
+  new OAuthError('invalid_client', 'Client authentication failed.', 401, usedBasic ? { 'WWW-Authenticate': 'Basic realm="token"' } : {});
+export const twoClientCredentials = () =>
+  invalidRequest('Send client credentials in the Authorization header or in the body, not both.');
+export const tokenRateLimited = (retryAfter: number) =>
+  new OAuthError('slow_down', 'Too many requests; retry later.', 429, { 'Retry-After': String(retryAfter) });
+export const oauthUnavailable = () =>
+  new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503, { 'Retry-After': '5' });
+
+// --- The OpenAI error shape of the serverless gateway ---------------------------------------------
+
+export class OpenAIError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly param: string | null;
+  readonly code: string | null;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: number,
+    message: string,
+    options: { type?: string; param?: string | null; code?: string | null; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.status = status;
+    this.type = options.type ?? 'invalid_request_error';
+    this.param = options.param ?? null;
+    this.code = options.code ?? null;
+    this.headers = options.headers ?? {};
+  }
+
+  body(): { error: { message: string; type: string; param: string | null; code: string | null } } {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+}
+
+export const modelNotFound = (model: string) =>
+  new OpenAIError(404, `The model '${model}' does not exist or you do not have access to it.`, { param: 'model', code: 'model_not_found' });
+export const upstreamError = () => new OpenAIError(502, 'The model provider failed to answer.', { type: 'api_error', code: 'upstream_error' });
+export const gatewayUnavailable = () =>
+  new OpenAIError(503, 'The service is temporarily unavailable.', { type: 'api_error', headers: { 'Retry-After': '5' } });
+
+// --- Why a run failed: `error.code` of a run (openapi.yaml RunError), what clients branch on -----
+
+export type RunErrorCode =
+  | 'cancelled'
+  | 'timeout'
+  | 'model_unavailable'
+  | 'provider_error'
+  | 'template_error'
+  | 'internal_error'
+  | 'worker_lost'
+  | 'queue_unavailable';

@@ -3,8 +3,8 @@
 // single 422 can list every problem at once: schema-level (config per type) and semantic ones
 // (ids, edges, cycles, reachability) together.
 import type { components } from '../../generated/api.d.ts';
-import type { ProblemItem } from '../http/problems.ts';
 import { analyseTemplate, referenceProblem } from './templates.ts';
+import type { ProblemItem } from '../shared/errors.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
 export type WorkflowEdge = components['schemas']['WorkflowEdge'];
@@ -452,11 +452,6 @@ function comparePointers(a: string, b: string): number {
   if (rank(a) !== rank(b)) return rank(a) - rank(b);
   const index = (p: string) => Number(/^\/\w+\/(\d+)/.exec(p)?.[1] ?? -1);
   return index(a) - index(b);
-}
-
-/** The problems as one RFC 9457 detail sentence. */
-export function describeProblems(problems: ProblemItem[]): string {
-  return problems.length === 1 ? 'The workflow graph has 1 problem.' : `The workflow graph has ${problems.length} problems.`;
 }
 
 const NAME_MAX = 200;

@@ -5,13 +5,12 @@ import { Router, type ErrorRequestHandler, type Request, type Response } from 'e
 import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/principal.ts';
-import { Problem } from '../http/problems.ts';
-import type { Config } from '../config.ts';
-import { validateWorkflowFields, type GraphLimits } from './graph.ts';
-import { paginationLinks } from './pagination.ts';
+import { Problem } from '../shared/errors.ts';
+import { toPointer } from '../http/errorHandler.ts';
+import { paginationLinks } from '../http/pagination.ts';
+import { validateWorkflowFields } from './graph.ts';
 import { cancelRunsOfDeletedWorkflow } from '../runs/service.ts';
 import * as service from './service.ts';
-import type { WorkflowDeps } from './service.ts';
 
 type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
   operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
@@ -22,27 +21,12 @@ type UpdateBody = operations['updateWorkflow']['requestBody']['content']['applic
 
 const COLLECTION = '/api/workflows';
 
-/** The models a graph may name: fixed unless an OpenAI-compatible provider serves every model (`*`, or no list). */
-export function graphLimits(config: Config): GraphLimits {
-  const list = config.MODEL_PROVIDER_MODELS;
-  const models = !config.MODEL_PROVIDER_BASE_URL ? ['echo'] : list.length && !list.includes('*') ? ['echo', ...list] : undefined;
-  return { maxTokens: config.WORKFLOW_MAX_TOKENS_LIMIT, models };
-}
-
-export function workflowDeps(ctx: AppContext): WorkflowDeps {
-  return {
-    db: ctx.db,
-    limits: graphLimits(ctx.config),
-    retentionMs: ctx.config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000,
-  };
-}
-
 const userOf = (req: Request) => principalOf(req, 'apiKey').userId;
 const workflowIdOf = (req: Request) => String(req.params.workflow_id);
 const ifMatchOf = (req: Request) => req.get('If-Match');
 
 export function workflowsRouter(ctx: AppContext): Router {
-  const deps = workflowDeps(ctx);
+  const deps = service.workflowDeps(ctx);
   const router = Router();
 
   router.get(COLLECTION, async (req: Request, res: Response<JsonOf<'listWorkflows', 200>>) => {
@@ -96,12 +80,7 @@ function isRequestValidationError(err: unknown): err is RequestValidationError {
   return typeof err === 'object' && err !== null && (err as { status?: unknown }).status === 400 && Array.isArray((err as { errors?: unknown }).errors);
 }
 
-/** `/body/nodes/1/config` or `.body.nodes[1].config` (the validator uses both) -> `/body/nodes/1/config`. */
-function pointerOf(path: string): string {
-  return path.startsWith('/') ? path : '/' + path.replace(/^\./, '').replace(/\[(\d+)\]/g, '.$1').split('.').join('/');
-}
-
-const inBody = (path: string | undefined) => path !== undefined && /^\/body(\/|$)/.test(pointerOf(path));
+const inBody = (path: string | undefined) => path !== undefined && /^\/body(\/|$)/.test(toPointer(path));
 
 /**
  * Mount just before the global error handler. The contract validator rejects a schema-invalid
@@ -113,7 +92,7 @@ const inBody = (path: string | undefined) => path !== undefined && /^\/body(\/|$
  * outside the graph keeps the validator's 400.
  */
 export function workflowValidationErrors(ctx: AppContext): ErrorRequestHandler {
-  const deps = workflowDeps(ctx);
+  const deps = service.workflowDeps(ctx);
   return (err, req, _res, next) => {
     const operationId = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
     if (

@@ -1,7 +1,7 @@
 // Service rules on a real database, each dialect the run has (embedded PostgreSQL; MySQL when
 // TEST_MYSQL_URL is set). HTTP-level behaviour is in router.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Problem } from '../http/problems.ts';
+import { Problem } from '../shared/errors.ts';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { insertReturningId } from '../db/insert.ts';
 import * as service from './service.ts';

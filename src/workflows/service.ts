@@ -2,9 +2,11 @@
 // user's workflow is simply not found), optimistic concurrency on update, soft delete.
 import type { Knex } from 'knex';
 import type { components } from '../../generated/api.d.ts';
-import { Problem, type ProblemItem } from '../http/problems.ts';
-import { describeProblems, sortProblems, validateWorkflowGraph, type GraphLimits } from './graph.ts';
-import { newWorkflowId } from './ids.ts';
+import { concurrentUpdate, invalidIfMatch, invalidWorkflow as invalidWorkflowProblem, staleVersion, workflowNotFound, type ProblemItem } from '../shared/errors.ts';
+import { sortProblems, validateWorkflowGraph, type GraphLimits } from './graph.ts';
+import { newWorkflowId } from '../shared/ids.ts';
+import type { AppContext } from '../context.ts';
+import type { Config } from '../config.ts';
 import * as store from './store.ts';
 import type { WorkflowRow } from './store.ts';
 
@@ -19,6 +21,21 @@ export interface WorkflowDeps {
   /** How long runs of a deleted workflow stay readable (DELETED_WORKFLOW_RETENTION_SECONDS). */
   retentionMs?: number;
   now?: () => number;
+}
+
+/** The models a graph may name: fixed unless an OpenAI-compatible provider serves every model (`*`, or no list). */
+export function graphLimits(config: Config): GraphLimits {
+  const list = config.MODEL_PROVIDER_MODELS;
+  const models = !config.MODEL_PROVIDER_BASE_URL ? ['echo'] : list.length && !list.includes('*') ? ['echo', ...list] : undefined;
+  return { maxTokens: config.WORKFLOW_MAX_TOKENS_LIMIT, models };
+}
+
+export function workflowDeps(ctx: AppContext): WorkflowDeps {
+  return {
+    db: ctx.db,
+    limits: graphLimits(ctx.config),
+    retentionMs: ctx.config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000,
+  };
 }
 
 /**
@@ -52,9 +69,8 @@ export function toWorkflow(row: WorkflowRow): Workflow {
 export const etagOf = (version: number) => `"${version}"`;
 
 /** The one 422 that lists every problem of a workflow, in the order a reader scans the body. */
-export function invalidWorkflow(problems: ProblemItem[]): Problem {
-  const sorted = sortProblems(problems);
-  return new Problem(422, describeProblems(sorted), { errors: sorted });
+export function invalidWorkflow(problems: ProblemItem[]) {
+  return invalidWorkflowProblem(sortProblems(problems));
 }
 
 /** Throws the one 422 that lists every problem of the graph, if it has any. */
@@ -62,12 +78,6 @@ export function assertValidGraph(nodes: unknown, edges: unknown, limits: GraphLi
   const problems = validateWorkflowGraph(nodes, edges, limits);
   if (problems.length > 0) throw invalidWorkflow(problems);
 }
-
-export const notFound = (id: string) => new Problem(404, `No workflow ${id}.`);
-
-/** A stale `If-Match` (RFC 9110 13.1.1): 412, with the current ETag so the client can re-read. */
-const stale = (current: number, accepted: number[]) =>
-  new Problem(412, `The workflow is at version ${current}, not ${accepted.join(' or ')}.`, { headers: { ETag: etagOf(current) } });
 
 export async function createWorkflow(deps: WorkflowDeps, userId: number, body: WorkflowCreate): Promise<Workflow> {
   const nodes = body.nodes ?? [];
@@ -92,7 +102,7 @@ export async function createWorkflow(deps: WorkflowDeps, userId: number, body: W
 
 export async function getWorkflow(deps: WorkflowDeps, userId: number, id: string): Promise<Workflow> {
   const row = await store.findLiveWorkflow(deps.db, userId, id);
-  if (!row) throw notFound(id);
+  if (!row) throw workflowNotFound(id);
   return toWorkflow(row);
 }
 
@@ -129,7 +139,7 @@ export function parseIfMatch(header: string | undefined): number[] | null | unde
     const tag = raw.trim();
     if (tag === '*') return null;
     const match = /^(?:"(\d{1,9})"|(\d{1,9}))$/.exec(tag);
-    if (!match) throw new Problem(400, `If-Match must be an ETag such as "3" or a version number, not ${JSON.stringify(tag)}.`);
+    if (!match) throw invalidIfMatch(tag);
     versions.push(Number(match[1] ?? match[2]));
   }
   return versions;
@@ -149,8 +159,8 @@ export async function prepareUpdate(
 ): Promise<{ current: WorkflowRow; changes: store.WorkflowChanges }> {
   const accepted = parseIfMatch(ifMatch);
   const current = await store.findLiveWorkflow(deps.db, userId, id);
-  if (!current) throw notFound(id);
-  if (accepted && !accepted.includes(current.version)) throw stale(current.version, accepted);
+  if (!current) throw workflowNotFound(id);
+  if (accepted && !accepted.includes(current.version)) throw staleVersion(current.version, accepted);
   const changes: store.WorkflowChanges = {};
   if (body.name !== undefined) {
     changes.name = body.name;
@@ -189,16 +199,16 @@ export async function updateWorkflow(
     // The row moved between our read and our write (or was deleted: the next read says 404).
     if (ifMatch !== undefined || attempt >= 4) {
       const fresh = await store.findLiveWorkflow(deps.db, userId, id);
-      if (!fresh) throw notFound(id);
+      if (!fresh) throw workflowNotFound(id);
       const accepted = parseIfMatch(ifMatch);
-      if (accepted) throw stale(fresh.version, accepted);
-      throw new Problem(409, `The workflow changed while it was being updated; it is now at version ${fresh.version}.`);
+      if (accepted) throw staleVersion(fresh.version, accepted);
+      throw concurrentUpdate(fresh.version);
     }
   }
 }
 
 export async function deleteWorkflow(deps: WorkflowDeps, userId: number, id: string): Promise<void> {
-  if (!(await store.softDeleteWorkflow(deps.db, userId, id, (deps.now ?? Date.now)()))) throw notFound(id);
+  if (!(await store.softDeleteWorkflow(deps.db, userId, id, (deps.now ?? Date.now)()))) throw workflowNotFound(id);
 }
 
 /**
@@ -208,9 +218,9 @@ export async function deleteWorkflow(deps: WorkflowDeps, userId: number, id: str
  */
 export async function findWorkflowForRuns(deps: WorkflowDeps, userId: number, id: string): Promise<{ workflow: Workflow; deleted: boolean }> {
   const row = await store.findWorkflowIncludingDeleted(deps.db, userId, id);
-  if (!row) throw notFound(id);
+  if (!row) throw workflowNotFound(id);
   const gone = row.deleted_at !== null && row.deleted_at <= (deps.now ?? Date.now)() - (deps.retentionMs ?? 0);
-  if (gone) throw notFound(id);
+  if (gone) throw workflowNotFound(id);
   return { workflow: toWorkflow(row), deleted: row.deleted_at !== null };
 }
 

@@ -3,7 +3,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { describe, expect, it } from 'vitest';
 import type { AppContext } from '../context.ts';
-import { Problem } from '../http/problems.ts';
+import { Problem } from '../shared/errors.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { workflowValidationErrors } from './router.ts';
 

@@ -1,0 +1,17 @@
+import type { Knex } from 'knex';
+import * as store from './store.ts';
+import type { AuthorizedApp } from './store.ts';
+
+// The user's grants to applications, as other domains (the settings pages) see them.
+
+export type { AuthorizedApp };
+
+/** The applications the user has authorized (and not revoked), one entry per application. */
+export function listAuthorizedApps(db: Knex, userId: number): Promise<AuthorizedApp[]> {
+  return store.listAuthorizedApps(db, userId);
+}
+
+/** Revokes every grant of the user to the application, and at once all their tokens. */
+export function revokeApplication(db: Knex, userId: number, applicationId: number): Promise<boolean> {
+  return store.revokeApplicationForUser(db, userId, applicationId, Date.now());
+}

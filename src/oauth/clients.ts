@@ -1,0 +1,33 @@
+import type { Knex } from 'knex';
+import { findAppByClientId, verifyClientSecret, type Application } from '../platform/apps.ts';
+
+// The OAuth clients are the platform's registered applications, read through its service.
+
+export interface OAuthClient {
+  id: number;
+  clientId: string;
+  name: string;
+  description: string;
+  homepage: string;
+  redirectUri: string;
+}
+
+function toClient(app: Application): OAuthClient {
+  return { id: app.id, clientId: app.client_id, name: app.name, description: app.description, homepage: app.homepage, redirectUri: app.redirect_uri };
+}
+
+export async function findClientByClientId(db: Knex, clientId: string): Promise<OAuthClient | null> {
+  const app = await findAppByClientId(db, clientId);
+  return app ? toClient(app) : null;
+}
+
+/** The client whose secret matches (RFC 6749 2.3.1), compared in constant time on the hash. */
+export async function authenticateClient(db: Knex, clientId: string, secret: string): Promise<OAuthClient | null> {
+  const app = await findAppByClientId(db, clientId);
+  return app && verifyClientSecret(app, secret) ? toClient(app) : null;
+}
+
+/** Whether `secret` is the client's, given the secret hash read along with a code or refresh token. */
+export function clientSecretMatches(secretHash: string, secret: string): boolean {
+  return verifyClientSecret({ client_secret_hash: secretHash }, secret);
+}
