@@ -1,8 +1,16 @@
 import type { Request } from 'express';
+import { invalidClient } from '../shared/errors.ts';
 
-export interface BasicCredentials {
+// Client credentials of the token and revocation endpoints (RFC 6749 2.3.1): HTTP Basic
+// (client_secret_basic) or the form body (client_secret_post).
+
+export interface ClientCredentials {
   clientId: string;
   clientSecret: string;
+  /** The client tried HTTP Basic: a refusal then carries a Basic challenge (RFC 6749 5.2). */
+  usedBasic: boolean;
+  /** Credentials in the form body as well as in the Authorization header. */
+  alsoInBody: boolean;
 }
 
 function formDecode(value: string): string {
@@ -18,11 +26,23 @@ function formDecode(value: string): string {
  * before base64 (oauth4webapi encodes even `-` and `_`), so decode them. Undefined without Basic;
  * null when the header is malformed.
  */
-export function basicCredentials(req: Request): BasicCredentials | null | undefined {
+export function basicCredentials(req: Request): { clientId: string; clientSecret: string } | null | undefined {
   const header = req.headers.authorization;
   if (!header || !/^Basic /i.test(header)) return undefined;
   const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) return null;
   return { clientId: formDecode(decoded.slice(0, colon)), clientSecret: formDecode(decoded.slice(colon + 1)) };
+}
+
+/** The request's client credentials, Basic first; invalid_client when there are none or Basic is malformed. */
+export function clientCredentials(req: Request): ClientCredentials {
+  const body = (req.body ?? {}) as Record<string, unknown>;
+  const basic = basicCredentials(req);
+  if (basic === null) throw invalidClient(true);
+  if (basic) return { ...basic, usedBasic: true, alsoInBody: body.client_id !== undefined || body.client_secret !== undefined };
+  if (typeof body.client_id !== 'string' || typeof body.client_secret !== 'string' || !body.client_id || !body.client_secret) {
+    throw invalidClient(false);
+  }
+  return { clientId: body.client_id, clientSecret: body.client_secret, usedBasic: false, alsoInBody: false };
 }
