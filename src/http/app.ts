@@ -18,7 +18,7 @@ import { authenticateProxyToken, looksLikeJwt } from '../open/proxyTokenAuth.ts'
 import { openRouter } from '../open/router.ts';
 import { serverlessErrors, serverlessRouter } from '../serverless/router.ts';
 import { authenticateApiKey, looksLikeApiKey } from '../platform/apiKeyAuth.ts';
-import { platformPageErrors, platformPagePaths, platformPagesRouter } from '../platform/pages.ts';
+import { platformPageErrors, platformPagePaths, platformPagesRouter } from '../platform/pages/router.ts';
 import { workflowsRouter, workflowValidationErrors } from '../workflows/router.ts';
 import { runsRouter } from '../runs/router.ts';
 

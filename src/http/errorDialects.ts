@@ -45,10 +45,10 @@ export const problemJson: ErrorDialect = {
 };
 
 /** Server-rendered pages answer errors with a page, never JSON. */
-export function htmlPages(page: (problem: Problem) => string): ErrorDialect {
+export function htmlPages(page: (problem: Problem) => { toString(): string }): ErrorDialect {
   return {
     realm: 'api',
-    send: (error, _req, res) => (error instanceof Problem ? head(error, res).type('html').send(page(error)) : sendJson(error, res)),
+    send: (error, _req, res) => (error instanceof Problem ? head(error, res).type('html').send(String(page(error))) : sendJson(error, res)),
   };
 }
 

@@ -1,9 +1,10 @@
-import { html, layout } from '../platform/html.ts';
+import { html, type Html } from '../platform/html.ts';
+import { layout } from '../platform/views/layout.ts';
 import type { AuthorizeRequest } from './authorize.ts';
 import { SCOPES, isScope, splitScope } from './scopes.ts';
 
 /** The consent page: who asks, for what, and an Allow/Deny form carrying the request and a CSRF token. */
-export function consentPage(request: AuthorizeRequest, user: { login: string }, csrf: string): string {
+export function consentPage(request: AuthorizeRequest, user: { login: string }, csrf: string): Html {
   const { client } = request;
   const scopes = splitScope(request.scope).filter(isScope);
   const hidden = {
@@ -34,7 +35,7 @@ export function consentPage(request: AuthorizeRequest, user: { login: string }, 
 }
 
 /** RFC 6749 4.1.2.1: an invalid client or redirect_uri is told to the user, not to the client. */
-export function authorizeErrorPage(message: string): string {
+export function authorizeErrorPage(message: string): Html {
   return layout(
     { title: 'Authorization error' },
     html`<h1>Authorization error</h1><p class="error">${message}</p><p>The application sent an invalid authorization request. You were not redirected.</p>`,

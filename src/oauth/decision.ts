@@ -17,11 +17,11 @@ export function decisionHandler(ctx: AppContext): RequestHandler {
     try {
       const request = await validateAuthorizeRequest(ctx, body, partial);
       if (!req.webSession?.uid) {
-        res.status(401).type('html').send(authorizeErrorPage('Your session has ended. Log in and start again from the application.'));
+        res.status(401).type('html').send(String(authorizeErrorPage('Your session has ended. Log in and start again from the application.')));
         return;
       }
       if (!(await csrfValid(ctx, req))) {
-        res.status(403).type('html').send(authorizeErrorPage('The form expired or did not come from this site. Go back to the application and try again.'));
+        res.status(403).type('html').send(String(authorizeErrorPage('The form expired or did not come from this site. Go back to the application and try again.')));
         return;
       }
       if (body.decision !== 'allow') {
@@ -46,7 +46,7 @@ export function decisionHandler(ctx: AppContext): RequestHandler {
       res.redirect(303, redirectWith(request.redirectUri, { code, state: request.state }));
     } catch (err) {
       if (err instanceof AuthorizePageError) {
-        res.status(400).type('html').send(authorizeErrorPage(err.message));
+        res.status(400).type('html').send(String(authorizeErrorPage(err.message)));
       } else if (err instanceof AuthorizeRedirectError) {
         res.redirect(303, redirectWith(partial.redirectUri!, { error: err.error, error_description: err.message, state: partial.state }));
       } else {

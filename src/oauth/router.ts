@@ -41,10 +41,10 @@ export function oauthPagesRouter(ctx: AppContext): Router {
         res.redirect(302, loginUrl(req.originalUrl));
         return;
       }
-      res.set('Cache-Control', 'no-store').type('html').send(consentPage(request, user, await csrfToken(ctx, req)));
+      res.set('Cache-Control', 'no-store').type('html').send(String(consentPage(request, user, await csrfToken(ctx, req))));
     } catch (err) {
       if (err instanceof AuthorizePageError) {
-        res.status(400).type('html').send(authorizeErrorPage(err.message));
+        res.status(400).type('html').send(String(authorizeErrorPage(err.message)));
       } else if (err instanceof AuthorizeRedirectError) {
         res.redirect(302, redirectWith(partial.redirectUri!, { error: err.error, error_description: err.message, state: partial.state }));
       } else {

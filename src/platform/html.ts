@@ -1,9 +1,19 @@
 // Server-rendered pages: tiny, escaped, and compatible with a strict CSP (no inline script or
-// style; the one stylesheet is /assets/app.css).
+// style; the one stylesheet is /assets/app.css). Views are pure functions `(model) => Html`
+// (src/platform/views/).
 
-/** A fragment of HTML that is already safe to emit. */
-export interface Html {
-  readonly __html: string;
+/**
+ * A fragment of HTML that is already safe to emit. Trusted by its class: only `html` and `raw`
+ * make one, so no value parsed from a request (a plain object) can pass for markup.
+ */
+export class Html {
+  readonly #text: string;
+  constructor(text: string) {
+    this.#text = text;
+  }
+  toString(): string {
+    return this.#text;
+  }
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -13,7 +23,7 @@ export function escapeHtml(value: unknown): string {
 }
 
 export function raw(html: string): Html {
-  return { __html: html };
+  return new Html(html);
 }
 
 /** Tagged template: interpolated values are escaped unless they are `Html` (or arrays of it). */
@@ -22,32 +32,14 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
   values.forEach((value, i) => {
     out += render(value) + (strings[i + 1] ?? '');
   });
-  return raw(out);
+  return new Html(out);
 }
 
 function render(value: unknown): string {
   if (value === null || value === undefined || value === false) return '';
   if (Array.isArray(value)) return value.map(render).join('');
-  if (typeof value === 'object' && '__html' in value) return (value as Html).__html;
+  if (value instanceof Html) return value.toString();
   return escapeHtml(value);
-}
-
-export interface LayoutOptions {
-  title: string;
-  /** The logged-in user's login, shown in the header with a logout form. */
-  user?: { login: string; csrf: string } | undefined;
-}
-
-export function layout(options: LayoutOptions, body: Html): string {
-  const nav = options.user
-    ? html`<nav><a href="/settings/applications">Applications</a> <a href="/settings/tokens">Access tokens</a> <a href="/settings/authorizations">Authorized apps</a>
-<form method="post" action="/logout" class="inline"><input type="hidden" name="csrf_token" value="${options.user.csrf}">
-<span>${options.user.login}</span> <button type="submit">Log out</button></form></nav>`
-    : html``;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(options.title)}</title><link rel="stylesheet" href="/assets/app.css"></head>
-<body><header><strong>OpenAuth</strong>${nav.__html}</header><main>${body.__html}</main></body></html>`;
 }
 
 export const STYLESHEET = `

@@ -1,0 +1,50 @@
+import { Router, type Response } from 'express';
+import type { AppContext } from '../../context.ts';
+import { Problem } from '../../shared/errors.ts';
+import { createAccessToken, deleteAccessToken, listAccessTokensOfUser } from '../accessTokens.ts';
+import { listOrgsForUser } from '../orgs.ts';
+import { accessTokensPage, tokenCreatedPage, type TokenInput } from '../views/accessTokens.ts';
+import type { PageUser } from '../views/format.ts';
+import { field, fields, notFoundPage, pageUser, sendPage } from './common.ts';
+
+// /settings/tokens: create and delete the user's raw access tokens (API keys).
+
+export function accessTokensRouter(ctx: AppContext): Router {
+  const router = Router();
+
+  async function showTokens(res: Response, status: number, user: PageUser, problems: string[], input?: TokenInput): Promise<void> {
+    const [tokens, orgs] = await Promise.all([listAccessTokensOfUser(ctx.db, user.id), listOrgsForUser(ctx.db, user.id)]);
+    const namespaces = [user.login, ...orgs.map((o) => o.namespace)];
+    sendPage(res, status, accessTokensPage({ user, tokens, namespaces, problems, input }));
+  }
+
+  router.get('/settings/tokens', async (req, res) => {
+    await showTokens(res, 200, await pageUser(ctx, req), []);
+  });
+
+  router.post('/settings/tokens', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const input: TokenInput = { name: field(req, 'name'), namespace: field(req, 'namespace'), usageScenario: field(req, 'usage_scenario'), permissions: fields(req, 'permissions') };
+    try {
+      const { token, record } = await createAccessToken(ctx.db, { userId: user.id, ...input });
+      sendPage(res, 200, tokenCreatedPage({ user, token, record }));
+    } catch (err) {
+      if (!(err instanceof Problem) || (err.status !== 400 && err.status !== 404)) throw err;
+      await showTokens(res, 400, user, err.errors?.map((e) => e.message) ?? [err.message], input);
+    }
+  });
+
+  router.post('/settings/tokens/:id/delete', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    try {
+      // Proxy tokens minted from it are refused from their next call on (src/open/proxyTokenAuth.ts).
+      await deleteAccessToken(ctx.db, user.id, Number(req.params.id));
+      res.redirect(303, '/settings/tokens');
+    } catch (err) {
+      if (!(err instanceof Problem) || err.status !== 404) throw err;
+      sendPage(res, 404, notFoundPage(user, 'access token'));
+    }
+  });
+
+  return router;
+}

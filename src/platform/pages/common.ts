@@ -1,0 +1,39 @@
+import type { Request, RequestHandler, Response } from 'express';
+import type { AppContext } from '../../context.ts';
+import type { Html } from '../html.ts';
+import { csrfToken, csrfValid } from '../session.ts';
+import { findUserById } from '../users.ts';
+import type { PageUser } from '../views/format.ts';
+import { messagePage } from '../views/message.ts';
+
+/** Every settings page is personal: never cached. */
+export function sendPage(res: Response, status: number, page: Html): void {
+  res.status(status).set('Cache-Control', 'no-store').type('html').send(String(page));
+}
+
+export async function pageUser(ctx: AppContext, req: Request): Promise<PageUser> {
+  const user = await findUserById(ctx.db, req.webSession!.uid!);
+  if (!user) throw new Error('session user vanished');
+  return { id: user.id, login: user.login, csrf: await csrfToken(ctx, req) };
+}
+
+export function csrfProtect(ctx: AppContext): RequestHandler {
+  return async (req, res, next) => {
+    if (req.method !== 'POST' || (await csrfValid(ctx, req))) return next();
+    sendPage(res, 403, messagePage({ title: 'Form expired', message: 'The form expired or did not come from this site. Go back, reload the page and try again.', error: true }));
+  };
+}
+
+export function field(req: Request, name: string): string {
+  const value = (req.body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value.trim() : '';
+}
+
+/** A repeated form field (checkboxes): the urlencoded parser gives a string for one, an array for more. */
+export function fields(req: Request, name: string): string[] {
+  const value = (req.body as Record<string, unknown> | undefined)?.[name];
+  const values = Array.isArray(value) ? value : value === undefined ? [] : [value];
+  return values.filter((v): v is string => typeof v === 'string');
+}
+
+export const notFoundPage = (user: PageUser, what: string) => messagePage({ title: 'Not found', message: `No such ${what}.`, user });

@@ -1,0 +1,69 @@
+import { Router, type RequestHandler, type Response } from 'express';
+import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
+import type { AppContext } from '../../context.ts';
+import { databaseRateLimitStore, retryAfterSeconds } from '../../http/rateLimitStore.ts';
+import { csrfToken, endSession, safeReturnTo, startUserSession } from '../session.ts';
+import { verifyLogin } from '../users.ts';
+import { loginPage } from '../views/login.ts';
+import { messagePage } from '../views/message.ts';
+import { field, sendPage } from './common.ts';
+
+// GET/POST /login and POST /logout. Failed logins are limited per address (guessing many
+// accounts) and per account (one account from many addresses).
+
+function tooManyAttempts(res: Response, retryAfterS: number): void {
+  res.set('Retry-After', String(retryAfterS));
+  sendPage(res, 429, messagePage({ title: 'Too many requests', message: 'Too many login attempts. Wait a few minutes and try again.', error: true }));
+}
+
+export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: RequestHandler): Router {
+  const router = Router();
+  const windowMs = 15 * 60_000;
+  const limited: RequestHandler = (req, res, _next) => tooManyAttempts(res, retryAfterSeconds(req, windowMs));
+  const loginPerIp = rateLimit({
+    windowMs,
+    limit: 100,
+    standardHeaders: 'draft-7',
+    legacyHeaders: false,
+    skipSuccessfulRequests: true,
+    keyGenerator: (req) => ipKeyGenerator(req.ip ?? ''),
+    store: databaseRateLimitStore(ctx.db, 'login-ip:'),
+    handler: limited,
+  });
+  const loginPerAccount = rateLimit({
+    windowMs,
+    limit: 10,
+    standardHeaders: false,
+    legacyHeaders: false,
+    skipSuccessfulRequests: true,
+    keyGenerator: (req) => `login:${field(req, 'login').toLowerCase()}`,
+    store: databaseRateLimitStore(ctx.db, 'login-account:'),
+    handler: limited,
+  });
+
+  router.get('/login', session, async (req, res) => {
+    const returnTo = safeReturnTo(req.query.return_to);
+    if (req.webSession?.uid) return res.redirect(303, returnTo);
+    sendPage(res, 200, loginPage({ csrf: await csrfToken(ctx, req), returnTo }));
+  });
+
+  router.post('/login', session, csrf, loginPerIp, loginPerAccount, async (req, res) => {
+    const login = field(req, 'login');
+    const password = (req.body as Record<string, unknown>).password;
+    const returnTo = safeReturnTo(req.body.return_to);
+    const user = login && typeof password === 'string' ? await verifyLogin(ctx.db, login, password) : null;
+    if (!user) {
+      sendPage(res, 401, loginPage({ csrf: await csrfToken(ctx, req), returnTo, error: 'Incorrect login or password.', login }));
+      return;
+    }
+    await startUserSession(ctx, req, res, user.id);
+    res.redirect(303, returnTo);
+  });
+
+  router.post('/logout', session, csrf, (_req, res) => {
+    endSession(ctx, res);
+    res.redirect(303, '/login');
+  });
+
+  return router;
+}

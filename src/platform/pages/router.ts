@@ -1,0 +1,36 @@
+import { Router } from 'express';
+import type { AppContext } from '../../context.ts';
+import { htmlPages, type ErrorSurface } from '../../http/errorDialects.ts';
+import { STYLESHEET } from '../html.ts';
+import { requireUser, sessionMiddleware } from '../session.ts';
+import { errorPage } from '../views/errorPage.ts';
+import { accessTokensRouter } from './accessTokens.ts';
+import { applicationsRouter } from './applications.ts';
+import { authorizationsRouter } from './authorizations.ts';
+import { csrfProtect } from './common.ts';
+import { loginRouter } from './login.ts';
+
+// Server-rendered platform pages: login/logout and the settings for applications, raw access
+// tokens and authorized apps, one module per area. Every form carries a CSRF token bound to the
+// session; views are pure functions in ../views/.
+
+/** The platform's pages: not part of the API contract, so the validator leaves them alone. */
+export const platformPagePaths = /^\/(login|logout|settings|assets)(\/|$)/;
+
+export const platformPageErrors: ErrorSurface = { paths: platformPagePaths, dialect: htmlPages(errorPage) };
+
+export function platformPagesRouter(ctx: AppContext): Router {
+  const router = Router();
+  const session = sessionMiddleware(ctx);
+  const csrf = csrfProtect(ctx);
+
+  router.get('/assets/app.css', (_req, res) => {
+    res.type('css').set('Cache-Control', 'public, max-age=3600').send(STYLESHEET);
+  });
+  router.use(loginRouter(ctx, session, csrf));
+
+  router.use('/settings', session, requireUser, csrf);
+  router.get('/settings', (_req, res) => res.redirect(303, '/settings/applications'));
+  router.use(applicationsRouter(ctx), accessTokensRouter(ctx), authorizationsRouter(ctx));
+  return router;
+}

@@ -1,0 +1,60 @@
+import { ACCESS_TOKEN_PERMISSIONS, USAGE_SCENARIOS, type AccessToken } from '../accessTokens.ts';
+import { html, type Html } from '../html.ts';
+import { formatDate, type PageUser } from './format.ts';
+import { layout } from './layout.ts';
+
+export interface TokenInput {
+  name: string;
+  namespace: string;
+  usageScenario: string;
+  permissions: string[];
+}
+
+export interface AccessTokensModel {
+  user: PageUser;
+  tokens: AccessToken[];
+  /** The user's login and the organizations they belong to. */
+  namespaces: string[];
+  /** Why the last creation was refused, with what the user chose. */
+  problems: string[];
+  input?: TokenInput;
+}
+
+const selected = (value: string, chosen: string | undefined) => (value === chosen ? html` selected` : '');
+
+export function accessTokensPage({ user, tokens, namespaces, problems, input }: AccessTokensModel): Html {
+  const rows = tokens.map(
+    (t) => html`<tr><td><strong>${t.name}</strong><br><small><code>${t.token_prefix}…</code></small></td><td>${t.namespace}</td><td>${t.usage_scenario}</td>
+<td>${t.permissions.map((p) => html`<code>${p}</code> `)}</td><td>${formatDate(t.created_at)}<br><small>${t.last_used_at === null ? 'never used' : `used ${formatDate(t.last_used_at)}`}</small></td>
+<td><form method="post" action="/settings/tokens/${t.id}/delete"><input type="hidden" name="csrf_token" value="${user.csrf}"><button type="submit">Delete</button></form></td></tr>`,
+  );
+  return layout(
+    { title: 'Access tokens', user },
+    html`<h1>Access tokens</h1><p>Raw access tokens (API keys) call the workflows and serverless APIs. Apps you authorize never see them: they get short-lived proxy tokens instead.</p>
+${tokens.length ? html`<table><tr><th>Token</th><th>Namespace</th><th>Usage</th><th>Permissions</th><th>Created</th><th></th></tr>${rows}</table>` : html`<p>No access tokens yet.</p>`}
+<h2>Create an access token</h2>${problems.map((p) => html`<p class="error">${p}</p>`)}
+<form method="post" action="/settings/tokens"><input type="hidden" name="csrf_token" value="${user.csrf}">
+<label for="name">Name</label><input type="text" id="name" name="name" value="${input?.name ?? ''}" required>
+<label for="namespace">Namespace</label><select id="namespace" name="namespace">${namespaces.map((n) => html`<option value="${n}"${selected(n, input?.namespace)}>${n}</option>`)}</select>
+<label for="usage_scenario">Usage scenario</label><select id="usage_scenario" name="usage_scenario">${USAGE_SCENARIOS.map((u) => html`<option value="${u}"${selected(u, input?.usageScenario)}>${u}</option>`)}</select>
+<fieldset><legend>Permissions</legend>${ACCESS_TOKEN_PERMISSIONS.map(
+      (p) => html`<label><input type="checkbox" name="permissions" value="${p}"${input?.permissions.includes(p) ? html` checked` : ''}> ${p}</label>`,
+    )}</fieldset>
+<button type="submit">Create token</button></form>`,
+  );
+}
+
+export interface TokenCreatedModel {
+  user: PageUser;
+  token: string;
+  record: AccessToken;
+}
+
+/** The one time the plaintext exists outside the user's hands: a no-store page. */
+export const tokenCreatedPage = ({ user, token, record }: TokenCreatedModel): Html =>
+  layout(
+    { title: `Created ${record.name}`, user },
+    html`<h1>Created ${record.name}</h1><p class="notice">Copy the token now: it is shown only once.</p>
+<p>Namespace: ${record.namespace} · usage: ${record.usage_scenario}</p><p><code id="access-token">${token}</code></p>
+<p><a href="/settings/tokens">Back to access tokens</a></p>`,
+  );

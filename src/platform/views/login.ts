@@ -1,0 +1,20 @@
+import { html, type Html } from '../html.ts';
+import { layout } from './layout.ts';
+
+export interface LoginModel {
+  csrf: string;
+  returnTo: string;
+  error?: string;
+  login?: string;
+}
+
+export const loginPage = (m: LoginModel): Html =>
+  layout(
+    { title: 'Log in' },
+    html`<h1>Log in</h1>${m.error ? html`<p class="error" role="alert">${m.error}</p>` : ''}
+<form method="post" action="/login">
+<input type="hidden" name="csrf_token" value="${m.csrf}"><input type="hidden" name="return_to" value="${m.returnTo}">
+<label for="login">Login</label><input type="text" id="login" name="login" value="${m.login ?? ''}" autocomplete="username" required>
+<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>
+<button type="submit">Log in</button></form>`,
+  );
