@@ -4,7 +4,8 @@ import helmet from 'helmet';
 import cookieParser from 'cookie-parser';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { AppContext } from '../context.ts';
-import { healthRouter } from './health.ts';
+import { healthOperations } from './health.ts';
+import { mountOperations, type Operations } from './operations.ts';
 import { errorHandler, notFoundHandler } from './errorHandler.ts';
 import { httpLogger } from './logger.ts';
 import { methodNotAllowed } from './methods.ts';
@@ -13,14 +14,14 @@ import { sharedRateLimiter, type SharedRateLimiter } from './sharedRateLimiter.t
 import { securityHandlers } from './security.ts';
 // The one file of src/http that knows the domains: it assembles them.
 import { authenticateOAuthAccessToken } from '../oauth/accessTokenAuth.ts';
-import { oauthErrors, oauthPagePaths, oauthRouter, oauthPagesRouter } from '../oauth/router.ts';
+import { oauthErrors, oauthOperations, oauthPagePaths, oauthPagesRouter } from '../oauth/router.ts';
 import { authenticateProxyToken, looksLikeJwt } from '../open/proxyTokenAuth.ts';
-import { openRouter } from '../open/router.ts';
-import { serverlessErrors, serverlessRouter } from '../serverless/router.ts';
+import { openOperations } from '../open/router.ts';
+import { serverlessErrors, serverlessOperations } from '../serverless/router.ts';
 import { authenticateApiKey, looksLikeApiKey } from '../platform/apiKeyAuth.ts';
 import { platformPageErrors, platformPagePaths, platformPagesRouter } from '../platform/pages/router.ts';
-import { workflowsRouter, workflowValidationErrors } from '../workflows/router.ts';
-import { runsRouter } from '../runs/router.ts';
+import { workflowOperations, workflowValidationErrors } from '../workflows/router.ts';
+import { runOperations } from '../runs/router.ts';
 
 export const specPath = fileURLToPath(new URL('../../openapi.yaml', import.meta.url));
 
@@ -35,6 +36,18 @@ export interface RateLimiters {
 /** The app's shared rate limiters, to flush or stop them (tests, shutdown). */
 export function rateLimitersOf(app: express.Express): RateLimiters {
   return app.locals.rateLimiters as RateLimiters;
+}
+
+/** The handler of every operation of openapi.yaml, by operationId. */
+export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): Operations {
+  return {
+    ...healthOperations(ctx),
+    ...oauthOperations(ctx, rateLimiters.token),
+    ...openOperations(ctx),
+    ...serverlessOperations(ctx),
+    ...workflowOperations(ctx),
+    ...runOperations(ctx),
+  };
 }
 
 export function createApp(ctx: AppContext): express.Express {
@@ -100,12 +113,7 @@ export function createApp(ctx: AppContext): express.Express {
 
   // After the validator's security handlers, which establish whose allowance a request spends.
   app.use(['/api/open/v1', '/api/workflows', '/serverless'], apiRateLimit(rateLimiters.api, ctx.config.API_RATE_LIMIT_PER_MINUTE));
-  app.use(healthRouter(ctx));
-  app.use(oauthRouter(ctx, rateLimiters.token));
-  app.use(openRouter(ctx));
-  app.use(serverlessRouter(ctx));
-  app.use(workflowsRouter(ctx));
-  app.use(runsRouter(ctx));
+  app.use(mountOperations(specPath, operationHandlers(ctx, rateLimiters)));
 
   app.use(workflowValidationErrors(ctx));
   app.use(notFoundHandler);

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { Operations } from './operations.ts';
 import type { AppContext } from '../context.ts';
 
 const CHECK_TIMEOUT_MS = 2000;
@@ -18,19 +18,19 @@ async function check(probe: () => Promise<unknown>): Promise<'ok' | 'unavailable
   }
 }
 
-export function healthRouter(ctx: AppContext): Router {
-  const router = Router();
-  router.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  router.get('/readyz', async (_req, res) => {
-    const checks: Record<string, 'ok' | 'unavailable'> = {
-      database: await check(() => ctx.db.raw('select 1')),
-    };
-    if (ctx.queueHealth) checks.queue = await check(ctx.queueHealth);
-    const ready = Object.values(checks).every((c) => c === 'ok');
-    if (!ready) res.setHeader('Retry-After', '5');
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ok' : 'unavailable', checks });
-  });
-  return router;
+export function healthOperations(ctx: AppContext): Operations {
+  return {
+    getLiveness(_req, res) {
+      res.json({ status: 'ok' });
+    },
+    async getReadiness(_req, res) {
+      const checks: Record<string, 'ok' | 'unavailable'> = {
+        database: await check(() => ctx.db.raw('select 1')),
+      };
+      if (ctx.queueHealth) checks.queue = await check(ctx.queueHealth);
+      const ready = Object.values(checks).every((c) => c === 'ok');
+      if (!ready) res.setHeader('Retry-After', '5');
+      res.status(ready ? 200 : 503).json({ status: ready ? 'ok' : 'unavailable', checks });
+    },
+  };
 }

@@ -6,7 +6,7 @@ import { SUPPORTED_SCOPES } from './scopes.ts';
 type Metadata = components['schemas']['AuthorizationServerMetadata'];
 
 /** GET /.well-known/oauth-authorization-server (RFC 8414 2): what a client library needs. */
-export function metadataHandler(ctx: AppContext): RequestHandler {
+export function getAuthorizationServerMetadata(ctx: AppContext): RequestHandler {
   const base = ctx.config.BASE_URL;
   const metadata: Metadata = {
     issuer: base,

@@ -10,7 +10,7 @@ import { findTokenByAccessHash, findTokenByRefreshHash, revokeApplicationForUser
  * POST /api/open/oauth/revoke (RFC 7009). Revoking either token of a pair revokes the user's whole
  * grant to the application. Unknown or foreign tokens answer 200 as well (2.2).
  */
-export function revokeHandler(ctx: AppContext): RequestHandler {
+export function revokeToken(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     const credentials = clientCredentials(req);
     if (credentials.usedBasic && credentials.alsoInBody) throw twoClientCredentials();

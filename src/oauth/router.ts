@@ -2,6 +2,7 @@ import { Router, type Request, type RequestHandler } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { AppContext } from '../context.ts';
 import { htmlPages, oauthJson, type ErrorSurface } from '../http/errorDialects.ts';
+import type { Operations } from '../http/operations.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { tokenRateLimited } from '../shared/errors.ts';
 import { errorPage } from '../platform/views/errorPage.ts';
@@ -10,9 +11,9 @@ import { AuthorizePageError, AuthorizeRedirectError, redirectWith, validateAutho
 import { authorizeErrorPage, consentPage } from './consent.ts';
 import { basicCredentials } from './clientAuth.ts';
 import { decisionHandler } from './decision.ts';
-import { metadataHandler } from './metadata.ts';
-import { revokeHandler } from './revoke.ts';
-import { tokenHandler } from './token.ts';
+import { getAuthorizationServerMetadata } from './metadata.ts';
+import { revokeToken } from './revoke.ts';
+import { token } from './token.ts';
 import { findUserById } from '../platform/users.ts';
 
 /**
@@ -27,12 +28,9 @@ export const oauthErrors: ErrorSurface[] = [
   { paths: oauthPagePaths, dialect: htmlPages(errorPage) },
 ];
 
-/** The browser-facing side: GET /oauth/authorize and the consent decision (not validated by the spec). */
-export function oauthPagesRouter(ctx: AppContext): Router {
-  const router = Router();
-  const session = sessionMiddleware(ctx);
-
-  router.get('/oauth/authorize', session, async (req, res, next) => {
+/** GET /oauth/authorize (RFC 6749 4.1.1): the consent page, or the login page first. */
+function authorize(ctx: AppContext): RequestHandler {
+  return async (req, res, next) => {
     const partial: Partial<AuthorizeRequest> = {};
     try {
       const request = await validateAuthorizeRequest(ctx, req.query as Record<string, unknown>, partial);
@@ -51,9 +49,13 @@ export function oauthPagesRouter(ctx: AppContext): Router {
         next(err);
       }
     }
-  });
+  };
+}
 
-  router.post('/oauth/authorize/decision', session, decisionHandler(ctx));
+/** The consent decision: a form post of the consent page, not part of the API contract. */
+export function oauthPagesRouter(ctx: AppContext): Router {
+  const router = Router();
+  router.post('/oauth/authorize/decision', sessionMiddleware(ctx), decisionHandler(ctx));
   return router;
 }
 
@@ -65,17 +67,18 @@ function clientKey(req: Request): string {
   return typeof clientId === 'string' ? `client:${clientId}` : `ip:${ipKeyGenerator(req.ip ?? '')}`;
 }
 
-/** The API side, mounted after the contract validator. */
-export function oauthRouter(ctx: AppContext, limiter: SharedRateLimiter): Router {
-  const router = Router();
+/** The operations of openapi.yaml this domain serves. */
+export function oauthOperations(ctx: AppContext, limiter: SharedRateLimiter): Operations {
   // Shared by every API process, without a database write per token request (sharedRateLimiter.ts).
   const perClient: RequestHandler = (req, _res, next) => {
     const retryAfter = limiter.hit(clientKey(req));
     if (retryAfter === null) return next();
     next(tokenRateLimited(retryAfter));
   };
-  router.post('/api/open/oauth/token', perClient, tokenHandler(ctx));
-  router.post('/api/open/oauth/revoke', perClient, revokeHandler(ctx));
-  router.get('/.well-known/oauth-authorization-server', metadataHandler(ctx));
-  return router;
+  return {
+    authorize: [sessionMiddleware(ctx), authorize(ctx)],
+    token: [perClient, token(ctx)],
+    revokeToken: [perClient, revokeToken(ctx)],
+    getAuthorizationServerMetadata: getAuthorizationServerMetadata(ctx),
+  };
 }

@@ -17,8 +17,7 @@ const grants: Record<TokenForm['grant_type'], Grant> = {
   refresh_token: refreshTokenGrant,
 };
 
-/** operationId: token. */
-export function tokenHandler(ctx: AppContext): RequestHandler {
+export function token(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     const form = req.body as TokenForm;
     const credentials = clientCredentials(req);

@@ -10,7 +10,7 @@ type Jwks = components['schemas']['Jwks'];
  * Read from the database on each request, so a rotation by any process shows at once; clients
  * cache it, and refetch on an unknown `kid` (jose's createRemoteJWKSet does).
  */
-export function jwksHandler(ctx: AppContext): RequestHandler {
+export function getJwks(ctx: AppContext): RequestHandler {
   return async (_req, res) => {
     const body: Jwks = await publishedJwks(ctx);
     res.set('Cache-Control', 'public, max-age=300').json(body);

@@ -1,4 +1,5 @@
 import { createHash, randomUUID, sign, type KeyObject } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { errors, jwtVerify, type JWTPayload } from 'jose';
 import type { AppContext } from '../context.ts';
 import type { UsageScenario } from '../platform/accessTokens.ts';
@@ -95,10 +96,7 @@ export async function verifyProxyToken(ctx: AppContext, token: string): Promise<
     return null;
   }
   const claims = await verifySignatureAndClaims(ctx, token);
-  if (claims) {
-    if (verified.size >= VERIFIED_TOKENS_MAX) verified.delete(verified.keys().next().value!);
-    verified.set(digest, claims);
-  }
+  if (claims) verified.set(digest, claims);
   return claims;
 }
 
@@ -107,15 +105,15 @@ export async function verifyProxyToken(ctx: AppContext, token: string): Promise<
  * an app calls the gateway many times with one token, and an ES256 verification costs more CPU
  * than the rest of such a request (docs/benchmarks.md). Only this check is remembered; whether the
  * grant and the raw token still stand is read on every call (proxyTokenAuth.ts), so revoking
- * still refuses the very next call. At most this many, oldest out first.
+ * still refuses the very next call. At most this many, the least recently used out first.
  */
 const VERIFIED_TOKENS_MAX = 10_000;
-const verifiedByContext = new WeakMap<AppContext, Map<string, ProxyClaims>>();
+const verifiedByContext = new WeakMap<AppContext, LRUCache<string, ProxyClaims>>();
 
-function verifiedTokens(ctx: AppContext): Map<string, ProxyClaims> {
+function verifiedTokens(ctx: AppContext): LRUCache<string, ProxyClaims> {
   let verified = verifiedByContext.get(ctx);
   if (!verified) {
-    verified = new Map();
+    verified = new LRUCache({ max: VERIFIED_TOKENS_MAX });
     verifiedByContext.set(ctx, verified);
   }
   return verified;

@@ -1,16 +1,16 @@
-import { Router } from 'express';
 import type { AppContext } from '../context.ts';
-import { jwksHandler } from './jwks.ts';
-import { getAccessTokenHandler, listAccessTokensHandler } from './tokens.ts';
-import { listOrgsHandler, userInfoHandler } from './userinfo.ts';
+import type { Operations } from '../http/operations.ts';
+import { getJwks } from './jwks.ts';
+import { getAccessToken, listAccessTokens } from './tokens.ts';
+import { getUserInfo, listOrgs } from './userinfo.ts';
 
 /** Open interfaces called by third-party apps with an OAuth access token (security: oauth2 in openapi.yaml). */
-export function openRouter(ctx: AppContext): Router {
-  const router = Router();
-  router.get('/api/open/v1/userinfo', userInfoHandler(ctx));
-  router.get('/api/open/v1/orgs', listOrgsHandler(ctx));
-  router.get('/api/open/v1/:namespace/tokens', listAccessTokensHandler(ctx));
-  router.get('/api/open/v1/:namespace/tokens/:id', getAccessTokenHandler(ctx));
-  router.get('/.well-known/jwks.json', jwksHandler(ctx));
-  return router;
+export function openOperations(ctx: AppContext): Operations {
+  return {
+    getUserInfo: getUserInfo(ctx),
+    listOrgs: listOrgs(ctx),
+    listAccessTokens: listAccessTokens(ctx),
+    getAccessToken: getAccessToken(ctx),
+    getJwks: getJwks(ctx),
+  };
 }

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
 import { principalOf, type PrincipalOf } from '../http/principal.ts';
 import { accessTokenNotInNamespace, invalidAccessToken } from '../shared/errors.ts';
-import { listAccessTokens } from '../platform/accessTokens.ts';
+import { listAccessTokens as listAccessTokensOf } from '../platform/accessTokens.ts';
 import { canonicalName } from '../platform/validate.ts';
 import { signProxyToken } from './proxyTokens.ts';
 import { keyRing } from './signingKeys.ts';
@@ -13,10 +13,10 @@ type AccessTokenListItem = components['schemas']['AccessTokenListItem'];
 type AccessTokenDetail = components['schemas']['AccessTokenDetail'];
 
 /** GET /api/open/v1/{namespace}/tokens: exactly [{id, name, usage_scenario}]; a foreign namespace is 404. */
-export function listAccessTokensHandler(ctx: AppContext): RequestHandler {
+export function listAccessTokens(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     const principal = principalOf(req, 'oauth');
-    const tokens = await listAccessTokens(ctx.db, principal.userId, String(req.params.namespace));
+    const tokens = await listAccessTokensOf(ctx.db, principal.userId, String(req.params.namespace));
     const body: AccessTokenListItem[] = tokens.map((t) => ({ id: t.id, name: t.name, usage_scenario: t.usage_scenario }));
     res.set('Cache-Control', 'no-store').json(body);
   };
@@ -67,7 +67,7 @@ export async function issueProxyToken(
 }
 
 /** GET /api/open/v1/{namespace}/tokens/{id}: token detail with a fresh proxy token, never the raw token. */
-export function getAccessTokenHandler(ctx: AppContext): RequestHandler {
+export function getAccessToken(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     const principal = principalOf(req, 'oauth');
     const id = Number(req.params.id);

@@ -10,7 +10,7 @@ type UserInfo = components['schemas']['UserInfo'];
 type Organization = components['schemas']['Organization'];
 
 /** GET /api/open/v1/userinfo: exactly {id, login, name, avatar_url} (seed 2.3). */
-export function userInfoHandler(ctx: AppContext): RequestHandler {
+export function getUserInfo(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     const principal = principalOf(req, 'oauth');
     // The bearer check read the profile with the token (one round trip in all).
@@ -22,7 +22,7 @@ export function userInfoHandler(ctx: AppContext): RequestHandler {
 }
 
 /** GET /api/open/v1/orgs: the user's organizations with their namespaces. */
-export function listOrgsHandler(ctx: AppContext): RequestHandler {
+export function listOrgs(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     const principal = principalOf(req, 'oauth');
     const orgs = await listOrgsForUser(ctx.db, principal.userId);

@@ -23,10 +23,6 @@ export async function findAppRowByClientId(db: Knex, clientId: string): Promise<
   return db<ApplicationRow>('applications').where({ client_id: clientId }).first();
 }
 
-export async function findAppRowById(db: Knex, id: number): Promise<ApplicationRow | undefined> {
-  return db<ApplicationRow>('applications').where({ id }).first();
-}
-
 export async function findAppRowOfOwner(db: Knex, ownerUserId: number, id: number): Promise<ApplicationRow | undefined> {
   return db<ApplicationRow>('applications').where({ id, owner_user_id: ownerUserId }).first();
 }

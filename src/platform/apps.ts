@@ -4,7 +4,6 @@ import { applicationNotFound, userNotFound } from '../shared/errors.ts';
 import {
   deleteAppRow,
   findAppRowByClientId,
-  findAppRowById,
   findAppRowOfOwner,
   insertApp,
   listAppRowsOfOwner,
@@ -81,10 +80,6 @@ export async function createApp(db: Knex, input: NewApp): Promise<AppWithSecret>
 
 export async function findAppByClientId(db: Knex, clientId: string): Promise<Application | undefined> {
   return findAppRowByClientId(db, clientId);
-}
-
-export async function findAppById(db: Knex, id: number): Promise<Application | undefined> {
-  return findAppRowById(db, id);
 }
 
 /** One of the owner's apps, or a 404 for apps that do not exist or belong to someone else. */

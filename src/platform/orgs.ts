@@ -79,11 +79,6 @@ export async function createOrg(db: Knex, input: NewOrg): Promise<Organization> 
   }
 }
 
-export async function findOrgByNamespace(db: Knex, namespace: string): Promise<Organization | undefined> {
-  const org = await findOrgRowByNamespace(db, canonicalName(namespace));
-  return org && { id: org.id, namespace: org.namespace, name: org.name, avatar_url: org.avatar_url };
-}
-
 /** Adds `login` to the org, or changes the role of an existing member. */
 export async function addMember(db: Knex, namespace: string, login: string, role: string = 'member'): Promise<MembershipRow> {
   const checkedRole = checkRole(role);

@@ -1,11 +1,12 @@
 // Routes of /api/workflows/{workflow_id}/run and .../runs (openapi.yaml: runWorkflow, listRuns,
 // getRun, cancelRun). The contract validator has authenticated the API key and checked params and
 // body; handlers map HTTP to service.ts.
-import { Router, type Request, type Response } from 'express';
+import type { Request, Response } from 'express';
 import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/principal.ts';
 import { runsNotConfigured } from '../shared/errors.ts';
+import type { Operations } from '../http/operations.ts';
 import { paginationLinks } from '../http/pagination.ts';
 import { workflowDeps } from '../workflows/service.ts';
 import * as service from './service.ts';
@@ -22,11 +23,10 @@ const runIdOf = (req: Request) => String(req.params.run_id);
 const runsPath = (workflowId: string) => `/api/workflows/${workflowId}/runs`;
 
 /** Run endpoints under /api/workflows/{id}/run(s) (issue 7). */
-export function runsRouter(ctx: AppContext): Router {
+export function runOperations(ctx: AppContext): Operations {
   const deps = workflowDeps(ctx);
-  const router = Router();
 
-  router.post('/api/workflows/:workflow_id/run', async (req: Request, res: Response<JsonOf<'runWorkflow', 202>>) => {
+  async function runWorkflow(req: Request, res: Response<JsonOf<'runWorkflow', 202>>) {
     if (!ctx.runs) throw runsNotConfigured();
     const runDeps: service.RunDeps = {
       ...deps,
@@ -38,9 +38,9 @@ export function runsRouter(ctx: AppContext): Router {
     const { run } = await service.startRun(runDeps, userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'));
     res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
     res.status(202).json({ data: run });
-  });
+  }
 
-  router.get('/api/workflows/:workflow_id/runs', async (req: Request, res: Response<JsonOf<'listRuns', 200>>) => {
+  async function listRuns(req: Request, res: Response<JsonOf<'listRuns', 200>>) {
     const query = req.query as ListQuery;
     const search = query.search === undefined || query.search === '' ? undefined : String(query.search);
     const page = await service.listRuns(deps, userOf(req), workflowIdOf(req), {
@@ -50,14 +50,14 @@ export function runsRouter(ctx: AppContext): Router {
     });
     res.setHeader('Link', paginationLinks(runsPath(workflowIdOf(req)), page.meta, { search }));
     res.status(200).json(page);
-  });
+  }
 
-  router.get('/api/workflows/:workflow_id/runs/:run_id', async (req: Request, res: Response<JsonOf<'getRun', 200>>) => {
+  async function getRun(req: Request, res: Response<JsonOf<'getRun', 200>>) {
     const run = await service.getRun(deps, userOf(req), workflowIdOf(req), runIdOf(req));
     res.status(200).json({ data: run });
-  });
+  }
 
-  router.post('/api/workflows/:workflow_id/runs/:run_id/cancel', async (req: Request, res: Response<JsonOf<'cancelRun', 200>>) => {
+  async function cancelRun(req: Request, res: Response<JsonOf<'cancelRun', 200>>) {
     const run = await service.cancelRun(
       { ...deps, onCancelled: (id) => ctx.runs?.runner?.abortLocal(id) },
       userOf(req),
@@ -65,7 +65,7 @@ export function runsRouter(ctx: AppContext): Router {
       runIdOf(req),
     );
     res.status(200).json({ data: run });
-  });
+  }
 
-  return router;
+  return { runWorkflow, listRuns, getRun, cancelRun };
 }

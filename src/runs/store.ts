@@ -5,7 +5,6 @@ import type { Knex } from 'knex';
 
 export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
 export const TERMINAL: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
-export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', ...TERMINAL];
 
 export interface RunRow {
   seq: number;

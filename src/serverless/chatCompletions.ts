@@ -25,7 +25,7 @@ function toCompletion(result: ChatResult): ChatCompletion {
  * providers, for a proxy token or a raw access token (the security handlers established which).
  * Usage is attributed to the raw access token: logged with its id and usage_scenario, never a token.
  */
-export function chatCompletionsHandler(ctx: AppContext, models: ModelRouter): RequestHandler {
+export function createChatCompletion(ctx: AppContext, models: ModelRouter): RequestHandler {
   return async (req, res) => {
     const principal = principalOf(req, 'proxy', 'apiKey');
     const body = req.body as ChatCompletionRequest;

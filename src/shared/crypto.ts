@@ -14,11 +14,6 @@ export function newClientId(): string {
   return `app_${randomBytes(10).toString('hex')}`;
 }
 
-/** A short random hex id (e.g. for key ids). */
-export function randomHex(bytes: number): string {
-  return randomBytes(bytes).toString('hex');
-}
-
 /**
  * SHA-256 hex of a token, as stored at rest. Our tokens carry 256 bits of entropy, so a fast hash
  * is enough (no dictionary to attack) and keeps lookups by hash indexable.

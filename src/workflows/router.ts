@@ -1,12 +1,13 @@
 // Routes of /api/workflows and /api/workflows/{workflow_id} (openapi.yaml: listWorkflows,
 // createWorkflow, getWorkflow, updateWorkflow, deleteWorkflow). The contract validator has already
 // authenticated the API key and checked params and body; handlers map HTTP to service.ts.
-import { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/principal.ts';
 import { Problem } from '../shared/errors.ts';
 import { toPointer } from '../http/errorHandler.ts';
+import type { Operations } from '../http/operations.ts';
 import { paginationLinks } from '../http/pagination.ts';
 import { validateWorkflowFields } from './graph.ts';
 import { cancelRunsOfDeletedWorkflow } from '../runs/service.ts';
@@ -25,11 +26,10 @@ const userOf = (req: Request) => principalOf(req, 'apiKey').userId;
 const workflowIdOf = (req: Request) => String(req.params.workflow_id);
 const ifMatchOf = (req: Request) => req.get('If-Match');
 
-export function workflowsRouter(ctx: AppContext): Router {
+export function workflowOperations(ctx: AppContext): Operations {
   const deps = service.workflowDeps(ctx);
-  const router = Router();
 
-  router.get(COLLECTION, async (req: Request, res: Response<JsonOf<'listWorkflows', 200>>) => {
+  async function listWorkflows(req: Request, res: Response<JsonOf<'listWorkflows', 200>>) {
     // The validator has coerced these and applied the contract's defaults and bounds.
     const query = req.query as ListQuery;
     const search = query.search === undefined || query.search === '' ? undefined : String(query.search);
@@ -40,35 +40,35 @@ export function workflowsRouter(ctx: AppContext): Router {
     });
     res.setHeader('Link', paginationLinks(COLLECTION, page.meta, { search }));
     res.status(200).json(page);
-  });
+  }
 
-  router.post(COLLECTION, async (req: Request, res: Response<JsonOf<'createWorkflow', 201>>) => {
+  async function createWorkflow(req: Request, res: Response<JsonOf<'createWorkflow', 201>>) {
     const workflow = await service.createWorkflow(deps, userOf(req), req.body as CreateBody);
     res.setHeader('Location', `${COLLECTION}/${workflow.id}`);
     res.setHeader('ETag', service.etagOf(workflow.version));
     res.status(201).json({ data: workflow });
-  });
+  }
 
-  router.get(`${COLLECTION}/:workflow_id`, async (req: Request, res: Response<JsonOf<'getWorkflow', 200>>) => {
+  async function getWorkflow(req: Request, res: Response<JsonOf<'getWorkflow', 200>>) {
     const workflow = await service.getWorkflow(deps, userOf(req), workflowIdOf(req));
     res.setHeader('ETag', service.etagOf(workflow.version));
     res.status(200).json({ data: workflow });
-  });
+  }
 
-  router.patch(`${COLLECTION}/:workflow_id`, async (req: Request, res: Response<JsonOf<'updateWorkflow', 200>>) => {
+  async function updateWorkflow(req: Request, res: Response<JsonOf<'updateWorkflow', 200>>) {
     const workflow = await service.updateWorkflow(deps, userOf(req), workflowIdOf(req), req.body as UpdateBody, ifMatchOf(req));
     res.setHeader('ETag', service.etagOf(workflow.version));
     res.status(200).json({ data: workflow });
-  });
+  }
 
-  router.delete(`${COLLECTION}/:workflow_id`, async (req: Request, res: Response) => {
+  async function deleteWorkflow(req: Request, res: Response) {
     await service.deleteWorkflow(deps, userOf(req), workflowIdOf(req));
     // Deleted first, so no new run can start; then what is in flight stops.
     await cancelRunsOfDeletedWorkflow({ ...deps, onCancelled: (id) => ctx.runs?.runner?.abortLocal(id) }, workflowIdOf(req));
     res.status(204).end();
-  });
+  }
 
-  return router;
+  return { listWorkflows, createWorkflow, getWorkflow, updateWorkflow, deleteWorkflow };
 }
 
 interface RequestValidationError {

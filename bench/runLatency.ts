@@ -1,21 +1,21 @@
 // Run latency: POST /run of the seed's three-node example on `echo`, then polling GET until
 // `completed`, measured end to end through HTTP, the queue (LISTEN/NOTIFY wake-up) and a worker.
-//   [DATABASE_URL=... QUEUE_URL=...] sh scripts/node.sh src/runs/bench.ts [runs]
+//   [DATABASE_URL=... QUEUE_URL=...] sh scripts/node.sh bench/runLatency.ts [runs]
 // Same configuration as `npm start` (embedded PostgreSQL when DATABASE_URL is unset: stop
 // `npm start` first, or set DATA_DIR and EMBEDDED_PG_PORT). Creates a throw-away user; prints
 // p50 / p90 / max in milliseconds.
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { createApiClient } from '../client/index.ts';
-import { loadConfig } from '../config.ts';
-import type { AppContext } from '../context.ts';
-import { openDatabase, resolveQueueUrl } from '../db/connect.ts';
-import { createApp } from '../http/app.ts';
-import { createLogger } from '../http/logger.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
-import { startRunMachinery } from './machinery.ts';
+import { createApiClient } from '../src/client/index.ts';
+import { loadConfig } from '../src/config.ts';
+import type { AppContext } from '../src/context.ts';
+import { openDatabase, resolveQueueUrl } from '../src/db/connect.ts';
+import { createApp } from '../src/http/app.ts';
+import { createLogger } from '../src/http/logger.ts';
+import { createAccessToken } from '../src/platform/accessTokens.ts';
+import { createUser } from '../src/platform/users.ts';
+import { startRunMachinery } from '../src/runs/machinery.ts';
 
 const count = Number(process.argv[2] ?? 50);
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });
