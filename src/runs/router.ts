@@ -22,7 +22,7 @@ const workflowIdOf = (req: Request) => String(req.params.workflow_id);
 const runIdOf = (req: Request) => String(req.params.run_id);
 const runsPath = (workflowId: string) => `/api/workflows/${workflowId}/runs`;
 
-/** Run endpoints under /api/workflows/{id}/run(s) (issue 7). */
+/** The run operations of openapi.yaml: runWorkflow, listRuns, getRun, cancelRun. */
 export function runOperations(ctx: AppContext): Operations {
   const deps = workflowDeps(ctx);
 
