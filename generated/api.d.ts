@@ -993,7 +993,7 @@ export interface components {
         RunStatus: "queued" | "running" | "completed" | "failed" | "cancelled";
         RunError: {
             /**
-             * @description Machine-readable reason, e.g. `model_unavailable`, `provider_error`, `template_error` (a template that could not be rendered), `timeout`, `cancelled`, `worker_lost`, `queue_unavailable`.
+             * @description Machine-readable reason, e.g. `model_unavailable`, `provider_error`, `template_error` (a template that could not be rendered), `timeout`, `cancelled`, `queue_unavailable`, `worker_lost` (the worker executing the run stopped on its last delivery), `store_unavailable` (the database stayed unreachable through every retry of the run).
              * @example model_unavailable
              */
             code: string;

@@ -1,11 +1,22 @@
-import { PgBoss, type WipData } from 'pg-boss';
+import { PgBoss, type JobWithMetadata, type WipData } from 'pg-boss';
 // The expression pg-boss's own listener evaluates for its NOTIFY channel (pg-boss 12): the queue's
 // inserts NOTIFY on it, and we listen on the same channel (see wakeOne below).
 import { notifyChannelSql } from 'pg-boss/dist/plans.js';
 import type { Logger } from 'pino';
 
 export const RUN_QUEUE = 'workflow-runs';
-const RETRY_LIMIT = 2;
+/**
+ * Deliveries after the first. A delivery whose store stayed unreachable (an attempt already rides
+ * out a minute of outage, see runner.ts) fails the job and is retried after a growing delay
+ * (2, 4, 8, 16, 30 s, with jitter): a store or queue outage of a few minutes costs no run.
+ */
+const RETRY = { retryLimit: 5, retryDelay: 2, retryBackoff: true, retryDelayMax: 30 } as const;
+
+/** Why the previous delivery of a job ended without completing it. */
+export type DeliveryFailure = 'store_unavailable' | 'worker_lost';
+
+/** The marker a handler's error carries when the store could not be reached (pg-boss keeps it as the job's output). */
+export const STORE_UNAVAILABLE = 'store_unavailable';
 
 export interface RunJobContext {
   /** 0 on the first delivery; more when pg-boss retries a job whose worker died or failed. */
@@ -14,13 +25,29 @@ export interface RunJobContext {
   lastAttempt: boolean;
   /** Aborted when pg-boss gives up on the job (expiry) or the worker stops. */
   signal: AbortSignal;
+  /** On a retry: why the previous delivery failed (its handler threw store_unavailable, or its worker went silent). */
+  previousFailure?: DeliveryFailure | undefined;
+}
+
+/** What the queue knows of a run's jobs: whether one is still queued or held, and how the last one failed. */
+export interface RunJobState {
+  live: boolean;
+  lastFailure: DeliveryFailure | null;
 }
 
 export interface RunQueue {
   enqueue(runId: string): Promise<void>;
   work(handler: (runId: string, job: RunJobContext) => Promise<void>, options?: { concurrency?: number }): Promise<void>;
+  /** The state of the run's jobs (the sweeper asks about runs that look stuck). */
+  jobState(runId: string): Promise<RunJobState>;
   health(): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** A failed delivery's cause from the output pg-boss stored: our handler's error, or its own expiry/heartbeat message. */
+export function failureOf(output: unknown): DeliveryFailure | null {
+  if (typeof output !== 'object' || output === null) return null;
+  return (output as { code?: unknown }).code === STORE_UNAVAILABLE ? 'store_unavailable' : 'worker_lost';
 }
 
 export interface RunQueueOptions {
@@ -62,17 +89,17 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
   });
   boss.on('error', (err: unknown) => options.logger.error({ err }, 'run queue error'));
   await boss.start();
+  const settings = { notify: true, ...RETRY, expireInSeconds: options.runTimeoutSeconds + 30 };
   if (!(await boss.getQueue(RUN_QUEUE))) {
     await boss.createQueue(RUN_QUEUE, {
       // At most one queued-or-active job per run (singletonKey = run id): re-enqueueing a run
       // whose job still exists (the stuck-run sweep) is a no-op.
       policy: 'exclusive',
-      notify: true,
       heartbeatSeconds: 10,
-      retryLimit: RETRY_LIMIT,
-      retryDelay: 1,
-      expireInSeconds: options.runTimeoutSeconds + 30,
+      ...settings,
     });
+  } else {
+    await boss.updateQueue(RUN_QUEUE, settings); // a queue made by an older version keeps up with the retry policy
   }
   let listener: { close(): Promise<void> } | undefined;
   let next = 0;
@@ -93,20 +120,23 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
       await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId });
     },
     async work(handler, { concurrency = 4 } = {}) {
-      await boss.work<{ runId: string }>(
+      await boss.work(
         RUN_QUEUE,
         {
           batchSize: 1,
           localConcurrency: concurrency,
           // NOTIFY wakes workers for new jobs only; a retry (dead worker) is found by polling.
           pollingIntervalSeconds: POLLING_INTERVAL_SECONDS,
+          // A retried job still carries the output of its failed delivery: its cause.
+          includeMetadata: true as const,
         },
-        async ([job]) => {
+        async ([job]: JobWithMetadata<{ runId: string }>[]) => {
           if (!job) return;
           await handler(job.data.runId, {
             retryCount: job.retryCount,
-            lastAttempt: job.retryCount >= RETRY_LIMIT,
+            lastAttempt: job.retryCount >= RETRY.retryLimit,
             signal: job.signal,
+            previousFailure: job.retryCount > 0 ? (failureOf(job.output) ?? 'worker_lost') : undefined,
           });
         },
       );
@@ -119,6 +149,12 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
       } catch (err) {
         options.logger.warn({ err }, `run queue: LISTEN failed; new runs wait for the ${POLLING_INTERVAL_SECONDS} s poll`);
       }
+    },
+    async jobState(runId) {
+      const jobs = await boss.findJobs(RUN_QUEUE, { key: runId });
+      const live = jobs.some((j) => j.state === 'created' || j.state === 'retry' || j.state === 'active');
+      const failed = jobs.filter((j) => j.state === 'failed').sort((a, b) => +(b.completedOn ?? 0) - +(a.completedOn ?? 0));
+      return { live, lastFailure: failed.length ? failureOf(failed[0]!.output) : null };
     },
     async health() {
       await boss.getDb().executeSql('select 1');

@@ -3,9 +3,10 @@
 // conditional update that only its own attempt can make (the `attempts` column is the fence).
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import { isDatabaseUnavailable } from '../http/unavailable.ts';
 import { executeGraph, RunFailure, type StepReport, type WorkflowNode } from './executor.ts';
 import type { ModelRouter } from './providers/index.ts';
-import type { RunJobContext, RunQueue } from './queue.ts';
+import { STORE_UNAVAILABLE, type DeliveryFailure, type RunJobContext, type RunQueue } from './queue.ts';
 import type { GraphSnapshot } from './service.ts';
 import * as store from './store.ts';
 import type { RunRow, RunStepRow } from './store.ts';
@@ -32,7 +33,42 @@ export interface RunnerDeps {
   models: ModelRouter;
   logger: Logger;
   runTimeoutSeconds: number;
+  /** How long one attempt rides out an unreachable store (default STORE_OUTAGE_BUDGET_MS). */
+  storeOutageBudgetMs?: number;
   now?: () => number;
+}
+
+/**
+ * How long one attempt keeps retrying a store call that cannot reach the database (backoff from
+ * 100 ms to 5 s) before it gives the job back to the queue, which retries it later (queue.ts).
+ * Execution goes on meanwhile: a model call does not need the store.
+ */
+export const STORE_OUTAGE_BUDGET_MS = 60_000;
+
+/** The store stayed unreachable through an attempt's budget; pg-boss keeps `code` as the job's output. */
+export class StoreUnavailable extends Error {
+  readonly code = STORE_UNAVAILABLE;
+  constructor(cause: unknown) {
+    super(`The store could not be reached: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'StoreUnavailable';
+  }
+}
+
+/** `fn`, retried with backoff while the database is unreachable, for at most `budgetMs`. */
+export async function withStore<T>(fn: () => Promise<T>, budgetMs: number, logger?: Logger): Promise<T> {
+  const deadline = performance.now() + budgetMs;
+  let delay = 100;
+  for (let tries = 1; ; tries++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isDatabaseUnavailable(err)) throw err;
+      if (performance.now() + delay > deadline) throw new StoreUnavailable(err);
+      if (tries === 1) logger?.warn({ err }, 'store unreachable; a run step is retried with backoff');
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 5_000);
+    }
+  }
 }
 
 export interface Runner {
@@ -58,8 +94,16 @@ export function logText(text: string | null): { text: string | null; cut: boolea
   return { text: text.slice(0, end), cut: true };
 }
 
-const WORKER_LOST = (retries: number) =>
-  JSON.stringify(new RunFailure('worker_lost', `The worker running this run stopped responding ${retries + 1} times; the run was not retried again.`));
+/** The error of a run given up without a live attempt, by the true cause of its last failed delivery. */
+export function abandonedRunError(cause: DeliveryFailure, deliveries?: number): string {
+  const message =
+    cause === 'store_unavailable'
+      ? 'The database stayed unreachable through every retry of this run; it was given up.'
+      : deliveries
+        ? `The worker running this run stopped responding ${deliveries} times; the run was not retried again.`
+        : 'The worker running this run stopped and the run was not retried.';
+  return JSON.stringify(new RunFailure(cause, message));
+}
 
 /** The job was taken away from this worker (pg-boss expiry or shutdown): not the run's fault. */
 class Interrupted extends Error {}
@@ -81,10 +125,12 @@ class StepLog {
 
   private readonly db: Knex;
   private readonly runId: string;
+  private readonly retry: <T>(fn: () => Promise<T>) => Promise<T>;
 
-  constructor(db: Knex, runId: string) {
+  constructor(db: Knex, runId: string, retry: <T>(fn: () => Promise<T>) => Promise<T>) {
     this.db = db;
     this.runId = runId;
+    this.retry = retry;
   }
 
   start(row: NewStep): void {
@@ -126,7 +172,7 @@ class StepLog {
     this.writes = this.writes.then(async () => {
       if (this.failure !== undefined) return;
       try {
-        await write();
+        await this.retry(write);
       } catch (err) {
         this.failure = err;
       }
@@ -143,6 +189,9 @@ interface Executing {
 
 export function createRunner(deps: RunnerDeps): Runner {
   const now = deps.now ?? Date.now;
+  const budgetMs = deps.storeOutageBudgetMs ?? STORE_OUTAGE_BUDGET_MS;
+  /** A store call of an attempt: an outage shorter than the budget only delays it. */
+  const stored = <T>(fn: () => Promise<T>) => withStore(fn, budgetMs, deps.logger);
   const executing = new Map<string, Executing>();
   const handedOver = new Map<string, RunRow>();
 
@@ -192,11 +241,11 @@ export function createRunner(deps: RunnerDeps): Runner {
       handedOver.delete(runId);
       // The conditional update is the claim either way; a miss (cancelled meanwhile) reads the run.
       const startedAt = now();
-      if (known.status === 'queued' && job.retryCount === 0 && (await store.claimQueuedRun(deps.db, runId, known.attempts, startedAt))) {
+      if (known.status === 'queued' && job.retryCount === 0 && (await claimQueued(known, startedAt))) {
         return { ...known, status: 'running', started_at: startedAt, attempts: known.attempts + 1 };
       }
     }
-    const run = await store.findRun(deps.db, runId);
+    const run = await stored(() => store.findRun(deps.db, runId));
     if (!run) {
       deps.logger.warn({ runId }, 'job for an unknown run; dropped');
       return null;
@@ -204,28 +253,41 @@ export function createRunner(deps: RunnerDeps): Runner {
     if (store.TERMINAL.includes(run.status)) return null; // e.g. cancelled while queued
     if (run.status === 'queued') {
       const startedAt = now();
-      if (await store.claimQueuedRun(deps.db, runId, run.attempts, startedAt)) {
+      if (await claimQueued(run, startedAt)) {
         return { ...run, status: 'running', started_at: startedAt, attempts: run.attempts + 1 };
       }
       return claim(runId, job); // cancelled or claimed meanwhile: look again
     }
     // `running`: a first delivery finding it so is a duplicate of a live job; leave it to that one.
     if (job.retryCount === 0) return null;
-    // A retry: the previous attempt's worker died (missed heartbeats) or threw.
-    if (job.lastAttempt) {
-      await store.failUnfinishedRun(deps.db, runId, WORKER_LOST(job.retryCount), now());
+    // A retry: the previous attempt's worker died (missed heartbeats), or its store was unreachable.
+    // The store answers now, so a store outage is simply retried, on the last delivery too.
+    if (job.lastAttempt && job.previousFailure !== 'store_unavailable') {
+      await stored(() => store.failUnfinishedRun(deps.db, runId, abandonedRunError('worker_lost', job.retryCount + 1), now()));
       deps.logger.error({ runId, retryCount: job.retryCount }, 'run failed: worker lost on the last attempt');
       return null;
     }
     const startedAt = now();
-    if (!(await store.takeOverRun(deps.db, runId, run.attempts, startedAt))) return claim(runId, job);
-    await store.deleteSteps(deps.db, runId); // re-run from scratch: the graph is re-executed whole
-    deps.logger.warn({ runId, retryCount: job.retryCount }, 'run taken over after its worker was lost');
+    if (!(await stored(() => store.takeOverRun(deps.db, runId, run.attempts, startedAt)))) return claim(runId, job);
+    await stored(() => store.deleteSteps(deps.db, runId)); // re-run from scratch: the graph is re-executed whole
+    deps.logger.warn({ runId, retryCount: job.retryCount, previousFailure: job.previousFailure }, 'run taken over after its previous attempt failed');
     return { ...run, started_at: startedAt, attempts: run.attempts + 1 };
   }
 
+  /**
+   * queued -> running, retried through a store outage. An update that committed but whose answer
+   * was lost reads back as `running` with our attempt and start time: that claim is ours.
+   */
+  async function claimQueued(run: RunRow, startedAt: number): Promise<boolean> {
+    return stored(async () => {
+      if (await store.claimQueuedRun(deps.db, run.id, run.attempts, startedAt)) return true;
+      const current = await store.findRun(deps.db, run.id);
+      return current?.status === 'running' && current.attempts === run.attempts + 1 && current.started_at === startedAt;
+    });
+  }
+
   async function stillMine(runId: string, attempt: number): Promise<boolean> {
-    const current = await store.runStatusAndAttempt(deps.db, runId);
+    const current = await stored(() => store.runStatusAndAttempt(deps.db, runId));
     return current?.status === 'running' && current.attempts === attempt;
   }
 
@@ -250,11 +312,17 @@ export function createRunner(deps: RunnerDeps): Runner {
     // the claim confirmed the run very recently), and within a second by the status poll.
     const shouldContinue = async () => {
       if (performance.now() - self.confirmedAt < OWNERSHIP_FRESH_MS) return true;
-      const mine = await stillMine(runId, attempt);
-      if (mine) self.confirmedAt = performance.now();
-      return mine;
+      try {
+        const mine = await stillMine(runId, attempt);
+        if (mine) self.confirmedAt = performance.now();
+        return mine;
+      } catch (err) {
+        if (!(err instanceof StoreUnavailable)) throw err;
+        controller.abort(err); // the attempt ends, not the run: the job is retried (below)
+        return false;
+      }
     };
-    const steps = new StepLog(deps.db, runId);
+    const steps = new StepLog(deps.db, runId, stored);
     const inputCut = new Map<string, boolean>();
     const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
     const stepStart = (node: WorkflowNode, input: string) => {
@@ -320,7 +388,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       });
       end = { status: 'completed', output: JSON.stringify(output), error: null, usage: null };
     } catch (err) {
-      if (controller.signal.reason instanceof Interrupted) {
+      if (controller.signal.reason instanceof Interrupted || controller.signal.reason instanceof StoreUnavailable) {
         steps.discard();
         throw controller.signal.reason;
       }
@@ -336,6 +404,8 @@ export function createRunner(deps: RunnerDeps): Runner {
     try {
       await steps.close(); // the log is complete before the run is seen finished
     } catch (err) {
+      // The store stayed away longer than the budget: the job fails and pg-boss retries it later.
+      if (err instanceof StoreUnavailable) throw err;
       deps.logger.error({ err, runId }, 'run log write failed');
       if (end.status === 'completed') {
         end = {
@@ -347,11 +417,9 @@ export function createRunner(deps: RunnerDeps): Runner {
       }
     }
     const finishedAt = now();
-    const finished = await store.finishRun(deps.db, runId, attempt, {
-      ...end,
-      finished_at: finishedAt,
-      duration_ms: Math.max(0, finishedAt - startedAt),
-    });
+    const finished = await stored(() =>
+      store.finishRun(deps.db, runId, attempt, { ...end, finished_at: finishedAt, duration_ms: Math.max(0, finishedAt - startedAt) }),
+    );
     // Not finished by us: the run was cancelled (its state already says so) or taken over.
     deps.logger.info({ runId, status: finished ? end.status : 'superseded', attempt }, 'run ended');
   }
@@ -374,26 +442,29 @@ export function createRunner(deps: RunnerDeps): Runner {
   };
 }
 
-export const SWEEP_INTERVAL_MS = 30_000;
-const QUEUED_GRACE_MS = 30_000;
-const RUNNING_GRACE_MS = 120_000;
+/** Every worker sweeps this often: a stuck run is noticed within seconds. */
+export const SWEEP_INTERVAL_MS = 5_000;
+/** A run younger than this is never swept (its job is being created, or just claimed it). */
+const SWEEP_GRACE_MS = 10_000;
 
 /**
- * The backstop behind "no accepted run is ever lost", run by every worker every 30 s:
- * - a run queued for 30 s may have no job (the API process died between storing the run and
- *   enqueueing it): enqueue it again; the queue keeps one job per run, so this is a no-op when
- *   its job exists;
- * - a run `running` far past RUN_TIMEOUT_SECONDS has no live worker (its own timer would have
- *   ended it) and no pg-boss retry left: fail it with `worker_lost`.
+ * The backstop behind "no accepted run is ever lost", run by every worker every few seconds:
+ * - a run queued for a few seconds may have no job (the API process died between storing the run
+ *   and enqueueing it, or its job failed for good): enqueue it again; the queue keeps one job per
+ *   run, so this is a no-op when its job exists;
+ * - a run `running` whose job is neither queued nor held (pg-boss gave up on it: its worker died on
+ *   the last delivery, or every delivery met a store outage) has no one to finish it: fail it with
+ *   the cause of its job's last failure, `store_unavailable` or `worker_lost`, closing its steps.
  */
-export async function sweepStuckRuns(deps: RunnerDeps & { queue: Pick<RunQueue, 'enqueue'> }): Promise<void> {
+export async function sweepStuckRuns(deps: RunnerDeps & { queue: Pick<RunQueue, 'enqueue' | 'jobState'> }): Promise<void> {
   const now = (deps.now ?? Date.now)();
-  for (const id of await store.listRunsStuckSince(deps.db, 'queued', now - QUEUED_GRACE_MS, 100)) {
+  for (const id of await store.listRunsStuckSince(deps.db, 'queued', now - SWEEP_GRACE_MS, 100)) {
     await deps.queue.enqueue(id);
   }
-  const cutoff = now - deps.runTimeoutSeconds * 1000 - RUNNING_GRACE_MS;
-  for (const id of await store.listRunsStuckSince(deps.db, 'running', cutoff, 100)) {
-    const error = JSON.stringify(new RunFailure('worker_lost', 'The worker running this run stopped and the run was not retried.'));
-    if (await store.failUnfinishedRun(deps.db, id, error, now)) deps.logger.error({ runId: id }, 'run failed: worker lost');
+  for (const id of await store.listRunsStuckSince(deps.db, 'running', now - SWEEP_GRACE_MS, 100)) {
+    const job = await deps.queue.jobState(id);
+    if (job.live) continue; // pg-boss notices a dead worker by its heartbeat and retries the job
+    const cause = job.lastFailure ?? 'worker_lost';
+    if (await store.failUnfinishedRun(deps.db, id, abandonedRunError(cause), now)) deps.logger.error({ runId: id, cause }, 'run failed: no attempt left');
   }
 }

@@ -174,19 +174,27 @@ export async function finishRun(
   return count === 1;
 }
 
-/** Fails a run that is not yet terminal (queue write failed, worker lost). */
+/**
+ * Fails a run that is not yet terminal (queue write failed, worker lost, store unavailable), and
+ * closes the steps its lost attempt left `running` with the same error: no step stays open.
+ */
 export async function failUnfinishedRun(db: Knex, id: string, error: string, now: number): Promise<boolean> {
   const row = await findRun(db, id);
   if (!row || TERMINAL.includes(row.status)) return false;
-  const count = await db('runs')
-    .where({ id, status: row.status, attempts: row.attempts })
-    .update({
-      status: 'failed',
-      error,
-      finished_at: now,
-      duration_ms: row.started_at === null ? null : Math.max(0, now - row.started_at),
-    });
-  return count === 1;
+  const { code, message } = JSON.parse(error) as { code: string; message: string };
+  return db.transaction(async (trx) => {
+    const count = await trx('runs')
+      .where({ id, status: row.status, attempts: row.attempts })
+      .update({
+        status: 'failed',
+        error,
+        finished_at: now,
+        duration_ms: row.started_at === null ? null : Math.max(0, now - row.started_at),
+      });
+    if (count !== 1) return false;
+    await trx('run_steps').where({ run_id: id, status: 'running' }).update({ status: 'failed', finished_at: now, error: JSON.stringify({ code, message }) });
+    return true;
+  });
 }
 
 /** A run that failed only because it could not be enqueued goes back to queued (idempotent retry). */

@@ -247,4 +247,5 @@ export type RunErrorCode =
   | 'template_error'
   | 'internal_error'
   | 'worker_lost'
+  | 'store_unavailable'
   | 'queue_unavailable';
