@@ -42,10 +42,15 @@ export interface paths {
          * Exchange an authorization code, or rotate a refresh token
          * @description `authorization_code` grant: exchanges a single-use code (valid 300 s, bound to its client and
          *     `redirect_uri`; `code_verifier` is required when the code was issued with a PKCE challenge).
-         *     A second use fails with `invalid_grant` and revokes the tokens issued from that code.
+         *     A second use fails with `invalid_grant` and revokes everything issued from that code (access
+         *     and refresh tokens, tokens later refreshed from them, and proxy tokens minted through the
+         *     grant), even when the two exchanges run concurrently.
          *
          *     `refresh_token` grant: returns a new access token and a new refresh token; the old refresh
-         *     token stops working. Reusing a rotated refresh token revokes the whole authorization.
+         *     token is rotated. Presented again within the grace window (`REFRESH_REUSE_GRACE_SECONDS`,
+         *     default 30 s, after its rotation: a refresh whose answer was lost, or two concurrent
+         *     refreshes), it returns another new pair and the grant stands. Reused after the window, it
+         *     revokes the whole authorization.
          *
          *     Client authentication: `client_id` and `client_secret` in the form body, or an HTTP Basic
          *     `Authorization` header.

@@ -102,6 +102,7 @@ const envSchema = z.object({
   AUTH_CODE_TTL_SECONDS: integer(300, 1, 600),
   ACCESS_TOKEN_TTL_SECONDS: integer(7200, 1, 31_536_000),
   REFRESH_TOKEN_TTL_SECONDS: integer(30 * 24 * 3600, 1, 31_536_000),
+  REFRESH_REUSE_GRACE_SECONDS: integer(30, 0, 300),
   PROXY_TOKEN_TTL_SECONDS: integer(1800, 1, 86_400),
   WORKFLOW_MAX_TOKENS_LIMIT: integer(32768, 1, 10_000_000),
   BODY_LIMIT_BYTES: integer(1_048_576, 1024, 1_073_741_824),
@@ -189,6 +190,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     AUTH_CODE_TTL_SECONDS: e.AUTH_CODE_TTL_SECONDS,
     ACCESS_TOKEN_TTL_SECONDS: e.ACCESS_TOKEN_TTL_SECONDS,
     REFRESH_TOKEN_TTL_SECONDS: e.REFRESH_TOKEN_TTL_SECONDS,
+    /** How long a rotated refresh token may be presented again (a retried refresh) before its reuse revokes the grant; 0: never. */
+    REFRESH_REUSE_GRACE_SECONDS: e.REFRESH_REUSE_GRACE_SECONDS,
     PROXY_TOKEN_TTL_SECONDS: e.PROXY_TOKEN_TTL_SECONDS,
     WORKFLOW_MAX_TOKENS_LIMIT: e.WORKFLOW_MAX_TOKENS_LIMIT,
     BODY_LIMIT_BYTES: e.BODY_LIMIT_BYTES,

@@ -1,5 +1,6 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashToken } from '../shared/crypto.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { authorizeInBrowser, Browser, createFixture, discover, formFields, insecure, logIn, type Fixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
@@ -143,12 +144,14 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     expect((await userinfo((await good.json()).access_token)).status).toBe(200);
   });
 
-  it('rejects a reused refresh token and revokes the whole authorization (RFC 9700 4.14.2)', async () => {
+  it('rejects a refresh token reused after the grace window and revokes the whole authorization (RFC 9700 4.14.2)', async () => {
     const f = await createFixture(server.ctx.db);
     const { tokens } = await obtainTokens(f);
     const creds = { client_id: f.clientId, client_secret: f.clientSecret };
     const rotated = await (await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, ...creds })).json();
     expect(rotated.refresh_token).toBeDefined();
+    // Its rotation moved back past REFRESH_REUSE_GRACE_SECONDS (within it, a retry gets a new pair: test/faults/refreshRace.test.ts).
+    await server.ctx.db('oauth_tokens').where({ refresh_token_hash: hashToken(tokens.refresh_token!) }).update({ rotated_at: Date.now() - 31_000 });
 
     const reuse = await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, ...creds });
     expect(reuse.status).toBe(400);
@@ -178,6 +181,9 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     const fields = { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: f.redirectUri, client_id: f.clientId, client_secret: f.clientSecret };
     const results = await Promise.all(Array.from({ length: 5 }, () => tokenRequest(fields)));
     expect(results.map((r) => r.status).sort()).toEqual([200, 400, 400, 400, 400]);
+    // The others were replays of the code (RFC 9700 4.2.4): the winner's tokens are revoked too.
+    const winner = (await results.find((r) => r.status === 200)!.json()) as { access_token: string };
+    expect((await userinfo(winner.access_token)).status).toBe(401);
   });
 
   it('rejects an expired code with invalid_grant', async () => {

@@ -25,9 +25,7 @@ export async function authorizationCodeGrant(ctx: AppContext, form: TokenForm, c
   if (!isVisibleAscii(form.code)) throw invalidRequest('Invalid parameter: `code`');
   if (!code) throw invalidGrant('Invalid grant: authorization code is invalid');
   if (code.usedAt !== null) {
-    // A code used twice may have been stolen: revoke what it issued (4.1.2, RFC 9700 4.2.4).
-    await store.revokeTokensIssuedFromCode(ctx.db, code.id);
-    ctx.logger.warn({ authorizationId: code.authorizationId }, 'authorization code replayed; tokens issued from it revoked');
+    await revokeOnReplay(ctx, code.authorizationId, 'authorization code replayed; its grant revoked');
     throw invalidGrant('Invalid grant: authorization code is invalid');
   }
   if (code.clientId !== clientId) throw invalidGrant('Invalid grant: authorization code is invalid');
@@ -35,7 +33,11 @@ export async function authorizationCodeGrant(ctx: AppContext, form: TokenForm, c
 
   // 4. Consume it. Conditional: of two concurrent exchanges only the first flips used_at. Done
   //    before the checks below, so a wrong verifier or redirect_uri burns the code too (no guessing).
-  if (!(await store.markCodeUsed(ctx.db, code.id, Date.now()))) throw invalidGrant('Invalid grant: authorization code is invalid');
+  //    The loser of two concurrent exchanges is a replay too, however close together.
+  if (!(await store.markCodeUsed(ctx.db, code.id, Date.now()))) {
+    await revokeOnReplay(ctx, code.authorizationId, 'authorization code exchanged concurrently; its grant revoked');
+    throw invalidGrant('Invalid grant: authorization code is invalid');
+  }
 
   // 5. PKCE (RFC 7636 4.6): the verifier must hash to the challenge; none without a challenge.
   checkVerifier(code.codeChallenge, form.code_verifier);
@@ -48,6 +50,18 @@ export async function authorizationCodeGrant(ctx: AppContext, form: TokenForm, c
 
   // 7. Issue the tokens (5.1).
   return issueTokens(ctx, { authorizationId: code.authorizationId, codeId: code.id, scope: splitScope(code.scope) });
+}
+
+/**
+ * A code used twice may have been stolen (4.1.2, RFC 9700 4.2.4): its grant goes. The code has an
+ * authorization row of its own (one per consent), so revoking it refuses exactly what the code led
+ * to: its access and refresh tokens, those refreshes issued, and the proxy tokens minted through
+ * the grant (they check the authorization on every call). Tokens a concurrent winning exchange
+ * stores after this are born under the revoked grant: no interleaving leaves one standing.
+ */
+async function revokeOnReplay(ctx: AppContext, authorizationId: number, message: string): Promise<void> {
+  await store.revokeAuthorization(ctx.db, authorizationId, Date.now());
+  ctx.logger.warn({ authorizationId }, message);
 }
 
 /** RFC 7636 4.1: 43-128 unreserved characters. */

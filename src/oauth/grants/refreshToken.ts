@@ -23,9 +23,10 @@ export async function refreshTokenGrant(ctx: AppContext, form: TokenForm, creden
   if (!isVisibleAscii(form.refresh_token)) throw invalidRequest('Invalid parameter: `refresh_token`');
   if (!token || token.revokedAt !== null || token.authorizationRevokedAt !== null) throw invalidGrant('Invalid grant: refresh token is invalid');
 
-  // 4. Reuse: a rotated refresh token came back. Whoever holds the family may be an attacker, so
-  //    the whole grant goes, proxy tokens included (RFC 9700 4.14.2).
-  if (token.rotatedAt !== null) {
+  // 4. Reuse: a rotated refresh token came back after the grace window. Whoever holds the family
+  //    may be an attacker, so the whole grant goes, proxy tokens included (RFC 9700 4.14.2).
+  //    Within the window (a client retrying a refresh whose answer was lost), it gets a new pair.
+  if (token.rotatedAt !== null && !withinGrace(ctx, token.rotatedAt)) {
     await revokeOnReuse(ctx, token.authorizationId, 'refresh token reused; authorization revoked');
     throw invalidGrant('Invalid grant: refresh token is invalid');
   }
@@ -37,16 +38,32 @@ export async function refreshTokenGrant(ctx: AppContext, form: TokenForm, creden
   // 6. Scope: the granted one, or a subset of it (6: "MUST NOT include any scope not originally granted").
   const scope = narrowedScope(form.scope, splitScope(token.scope));
 
-  // 7. Rotate: the new pair is stored first, then the old token is rotated by a conditional update.
-  //    If that update loses, a concurrent request presented the same token: that is reuse however
-  //    close together, and it ends as step 4 does; the pair just stored dies with the grant. If the
-  //    request fails before the rotation, the old refresh token still works and nothing is lost.
+  // 7. Rotate: the new pair is stored first, then the old token is rotated by a conditional update
+  //    (a token rotated within the grace window stays as it is). If that update loses, a concurrent
+  //    request presented the same token: within the window that is a retry and both get a pair;
+  //    otherwise (the token was revoked meanwhile) it ends as step 4 does and the pair just stored
+  //    dies with the grant. If the request fails before the rotation, the old token still works.
   const issued = await issueTokens(ctx, { authorizationId: token.authorizationId, codeId: token.codeId, scope });
-  if (!(await store.markTokenRotated(ctx.db, token.id, Date.now()))) {
+  if (token.rotatedAt === null && !(await store.markTokenRotated(ctx.db, token.id, Date.now())) && !(await rotatedWithinGrace(ctx, form.refresh_token))) {
     await revokeOnReuse(ctx, token.authorizationId, 'refresh token used concurrently; authorization revoked');
     throw invalidGrant('Invalid grant: refresh token is invalid or could not be revoked');
   }
   return issued;
+}
+
+/**
+ * The grace window (REFRESH_REUSE_GRACE_SECONDS, default 30 s) in which a rotated refresh token may
+ * be presented again and gets a new pair without revoking the grant, as Ory Hydra's graceful
+ * refresh (ory/hydra#1831): a client whose refresh answer was lost retries with the only token it has.
+ */
+function withinGrace(ctx: AppContext, rotatedAt: number): boolean {
+  return Date.now() - rotatedAt <= ctx.config.REFRESH_REUSE_GRACE_SECONDS * 1000;
+}
+
+/** After losing the rotation to a concurrent refresh: the token now stands rotated (not revoked) within the window. */
+async function rotatedWithinGrace(ctx: AppContext, refreshToken: string): Promise<boolean> {
+  const now = await store.findTokenByRefreshHash(ctx.db, hashToken(refreshToken));
+  return !!now && now.revokedAt === null && now.authorizationRevokedAt === null && now.rotatedAt !== null && withinGrace(ctx, now.rotatedAt);
 }
 
 async function revokeOnReuse(ctx: AppContext, authorizationId: number, message: string): Promise<void> {
