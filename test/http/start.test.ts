@@ -105,5 +105,5 @@ describe('npm start (src/main.ts as a real process)', () => {
       expect(output()).toContain('"msg":"stopped"');
       expect(output()).not.toMatch(/\n\s+at |"level":[56]0|Error/);
     }
-  });
+  }, 180_000); // two first starts (initdb) of a real process: no speed claim, a loaded machine needs minutes
 });
