@@ -2,6 +2,8 @@
 // configuration or exit with its problems, and stop gracefully on SIGTERM/SIGINT.
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import { databaseProblem } from './db/connect.ts';
+import { EmbeddedPostgresError } from './db/embedded.ts';
 
 const SHUTDOWN_GRACE_MS = 20_000;
 
@@ -15,6 +17,22 @@ export function loadConfigOrExit(): Config {
       process.exit(1);
     }
     throw err;
+  }
+}
+
+/**
+ * A start-up step that fails for a reason the operator can fix (a database that cannot be reached,
+ * an embedded PostgreSQL that cannot start) prints one line saying what to check and exits 1;
+ * anything else is a bug and keeps its stack.
+ */
+export async function orExit<T>(step: Promise<T>, database?: { url: string; variable: 'DATABASE_URL' | 'QUEUE_URL' }): Promise<T> {
+  try {
+    return await step;
+  } catch (err) {
+    const line = err instanceof EmbeddedPostgresError ? err.message : database && databaseProblem(err, database.url, database.variable);
+    if (!line) throw err;
+    console.error(line);
+    process.exit(1);
   }
 }
 

@@ -2,7 +2,7 @@
 // demo data on first start, and serves HTTP until SIGTERM/SIGINT, then shuts down gracefully.
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { loadConfigOrExit, stopGracefully } from './lifecycle.ts';
+import { loadConfigOrExit, orExit, stopGracefully } from './lifecycle.ts';
 import type { AppContext } from './context.ts';
 import { openDatabase, resolveQueueUrl } from './db/connect.ts';
 import { createApp } from './http/app.ts';
@@ -32,18 +32,25 @@ function printDemo(baseUrl: string, seed: DemoSeed | null): void {
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.LOG_LEVEL });
-  const database = await openDatabase(config, { logger }).catch((err: unknown) => {
-    // A key-encryption key that does not open the stored secrets: say which, in one line.
-    if (!(err instanceof SealingError)) throw err;
-    console.error(`Cannot open the stored secrets: ${err.message}`);
-    process.exit(1);
-  });
+  const progress = (message: string) => logger.info(message);
+  const database = await orExit(
+    openDatabase(config, { logger, onProgress: progress }).catch((err: unknown) => {
+      // A key-encryption key that does not open the stored secrets: say which, in one line.
+      if (!(err instanceof SealingError)) throw err;
+      console.error(`Cannot open the stored secrets: ${err.message}`);
+      process.exit(1);
+    }),
+    config.DATABASE_URL ? { url: config.DATABASE_URL, variable: 'DATABASE_URL' } : undefined,
+  );
   const seed = await seedDemo(database.db);
 
   const ctx: AppContext = { config, db: database.db, logger, sealer: database.sealer };
   const queueUrl = resolveQueueUrl(config, database);
   if (queueUrl) {
-    ctx.runs = await startRunMachinery({ config, db: database.db, logger, queueUrl, worker: config.RUN_WORKER });
+    ctx.runs = await orExit(
+      startRunMachinery({ config, db: database.db, logger, queueUrl, worker: config.RUN_WORKER }),
+      { url: queueUrl, variable: config.QUEUE_URL ? 'QUEUE_URL' : 'DATABASE_URL' },
+    );
     ctx.queueHealth = ctx.runs.queue.health;
   } else {
     logger.warn('no queue database (MySQL store without QUEUE_URL): workflow runs are disabled');

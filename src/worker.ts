@@ -1,7 +1,7 @@
 // `npm run worker`: a process that only executes workflow runs (pg-boss jobs), for scaling out
 // beside the API processes. Same configuration as `npm start`; needs DATABASE_URL (the store) and
 // a PostgreSQL queue (QUEUE_URL, or the store itself when it is PostgreSQL).
-import { loadConfigOrExit, stopGracefully } from './lifecycle.ts';
+import { loadConfigOrExit, orExit, stopGracefully } from './lifecycle.ts';
 import { openDatabase, resolveQueueUrl } from './db/connect.ts';
 import { createLogger } from './http/logger.ts';
 import { startRunMachinery } from './runs/machinery.ts';
@@ -14,14 +14,17 @@ async function main(): Promise<void> {
     console.error('DATABASE_URL must be set for a worker (the store the API uses).');
     process.exit(1);
   }
-  const database = await openDatabase(config, { logger });
+  const database = await orExit(openDatabase(config, { logger }), { url: config.DATABASE_URL, variable: 'DATABASE_URL' });
   const queueUrl = resolveQueueUrl(config, database);
   if (!queueUrl) {
     console.error('QUEUE_URL must be set: the store is MySQL and runs are queued on PostgreSQL.');
     await database.close();
     process.exit(1);
   }
-  const runs = await startRunMachinery({ config, db: database.db, logger, queueUrl, worker: true });
+  const runs = await orExit(startRunMachinery({ config, db: database.db, logger, queueUrl, worker: true }), {
+    url: queueUrl,
+    variable: config.QUEUE_URL ? 'QUEUE_URL' : 'DATABASE_URL',
+  });
   logger.info({ pid: process.pid }, 'worker started');
 
   // Unfinished runs of a worker that cannot stop in time are retried by another worker.

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded.ts';
-import { createKnex, dialectOfUrl, type Dialect } from './knex.ts';
+import { createKnex, dialectOfUrl, probeDatabase, type Dialect } from './knex.ts';
 import { migrateLatest } from './migrate.ts';
 import { loadSealer } from '../shared/keyEncryptionKey.ts';
 import type { Sealer } from '../shared/sealing.ts';
@@ -28,6 +28,8 @@ export interface OpenDatabaseOptions {
   /** Where knex's own messages go (see createKnex). */
   logger?: Logger;
   onEmbeddedLog?: (line: string) => void;
+  /** What is happening, for a person waiting on a first start (one short sentence each). */
+  onProgress?: (message: string) => void;
 }
 
 /** Connects to DATABASE_URL, or starts the embedded PostgreSQL when it is unset; migrates by default. */
@@ -39,11 +41,16 @@ export async function openDatabase(config: Config, options: OpenDatabaseOptions 
         dataDir: path.join(config.DATA_DIR, 'pg'),
         port: config.EMBEDDED_PG_PORT,
         ...(options.onEmbeddedLog ? { onLog: options.onEmbeddedLog } : {}),
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       });
   const url = config.DATABASE_URL ?? embedded!.url;
+  if (config.DATABASE_URL) await probeDatabase(url);
   const db = createKnex(url, { poolMax: options.poolMax ?? 10, ...(options.logger ? { logger: options.logger } : {}) });
   try {
-    if (options.migrate ?? true) await migrateLatest(db, { sealer });
+    if (options.migrate ?? true) {
+      const applied = await migrateLatest(db, { sealer });
+      if (applied.length) options.onProgress?.(`applied ${applied.length} database migration${applied.length === 1 ? '' : 's'}`);
+    }
   } catch (err) {
     await db.destroy();
     await embedded?.stop();
@@ -66,4 +73,43 @@ export async function openDatabase(config: Config, options: OpenDatabaseOptions 
 export function resolveQueueUrl(config: Config, database: Pick<Database, 'dialect' | 'url'>): string | undefined {
   if (config.QUEUE_URL) return config.QUEUE_URL;
   return database.dialect === 'pg' ? database.url : undefined;
+}
+
+const DEFAULT_PORTS: Record<string, string> = { 'mysql:': '3306', 'postgres:': '5432', 'postgresql:': '5432' };
+
+/**
+ * One line for the operator when a database named by `variable` cannot be used at start-up
+ * (refused, unknown host, no answer, wrong credentials or database), naming the host and what to
+ * check; undefined for any other error (a bug: let its stack show).
+ */
+export function databaseProblem(err: unknown, url: string, variable: 'DATABASE_URL' | 'QUEUE_URL'): string | undefined {
+  let host = '?';
+  let port = '';
+  let database = '';
+  try {
+    const parsed = new URL(url);
+    host = parsed.hostname;
+    port = parsed.port || (DEFAULT_PORTS[parsed.protocol] ?? '');
+    database = decodeURIComponent(parsed.pathname.slice(1));
+  } catch {
+    // config validation already refused a malformed URL
+  }
+  const e = err as { code?: string; name?: string; message?: string };
+  const code = e.code ?? '';
+  const message = e.message ?? '';
+  const where = `${host}${port ? `:${port}` : ''}`;
+  const hostAndPort = `check that ${variable} names the right host and port`;
+  let problem: [string, string] | undefined;
+  if (code === 'ECONNREFUSED') problem = ['connection refused', `Check that the database server is running and listening there, and ${hostAndPort}.`];
+  else if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') problem = [`host "${host}" not found`, `Check the host name in ${variable} and DNS.`];
+  else if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') problem = ['host unreachable', `Check the network route and firewall, and ${hostAndPort}.`];
+  else if (code === 'ETIMEDOUT' || e.name === 'KnexTimeoutError' || /timeout|timed out/i.test(message)) problem = ['no answer in time', `Check for a firewall in between, and ${hostAndPort}.`];
+  else if (code === '28P01' || code === '28000' || code === 'ER_ACCESS_DENIED_ERROR') problem = ['the server refused the user name or password', `Check the credentials in ${variable}.`];
+  else if (code === '3D000' || code === 'ER_BAD_DB_ERROR') problem = [`database "${database}" does not exist`, `Create it, or fix the database name in ${variable}.`];
+  else if (code === 'ECONNRESET' || /self.signed|certificate|SSL|TLS/i.test(message)) problem = [`the connection failed (${message})`, `Check the port and the TLS settings in ${variable}.`];
+  else if (/Connection terminated|from backend|PROTOCOL|handshake|Malformed/i.test(`${code} ${message}`)) {
+    problem = [`the connection failed (${message})`, `Check that the server at that port speaks the protocol of ${variable}'s scheme (postgres:// or mysql://), and ${hostAndPort}.`];
+  }
+  if (!problem) return undefined;
+  return `Cannot use the database at ${where} (${variable}): ${problem[0]}. ${problem[1]}`;
 }

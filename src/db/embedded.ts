@@ -20,6 +20,8 @@ export interface EmbeddedPostgresOptions {
   /** Keep the data after stop (default true). Tests pass false for a throw-away cluster. */
   persistent?: boolean;
   onLog?: (line: string) => void;
+  /** What is happening, for a person waiting on a first start. */
+  onProgress?: (message: string) => void;
 }
 
 export interface EmbeddedPostgresHandle {
@@ -316,6 +318,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const failure = (what: string, err: unknown) =>
     new EmbeddedPostgresError(`Embedded PostgreSQL failed to ${what} (data ${dataDir}, port ${wantedPort}): ${(err as Error).message}`);
 
+  const progress = options.onProgress ?? (() => {});
+  progress(
+    clusterExists
+      ? `starting the embedded PostgreSQL (data in ${path.relative(process.cwd(), dataDir) || dataDir})`
+      : `first start: creating the embedded PostgreSQL database in ${path.relative(process.cwd(), dataDir) || dataDir} (takes several seconds)`,
+  );
   const user = await postgresUser();
   const bin = await binariesFor(user);
   const clusterDir = await placeCluster(dataDir, user);
@@ -339,6 +347,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     await stopPostgres(postgres);
     throw err;
   }
+  progress(`embedded PostgreSQL ready on 127.0.0.1:${wantedPort}`);
   return {
     url: urlFor(password, wantedPort, database),
     adminUrl,

@@ -51,6 +51,27 @@ const ACQUIRE_TIMEOUT_MS = 5_000;
 const CONNECT_TIMEOUT_MS = 3_000;
 const QUERY_TIMEOUT_MS = 15_000;
 
+/**
+ * Opens and closes one connection to `url`, outside any pool: at start-up, a database that cannot
+ * be reached fails here with the driver's own error (code ECONNREFUSED, 28P01 ...), for a one-line
+ * hint, before a pool would log each failed attempt with its stack.
+ */
+export async function probeDatabase(url: string): Promise<void> {
+  if (dialectOfUrl(url) === 'mysql') {
+    const mysql = await import('mysql2/promise');
+    const connection = await mysql.createConnection({ uri: url, connectTimeout: CONNECT_TIMEOUT_MS });
+    await connection.end();
+    return;
+  }
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  client.on('error', () => {}); // a failure is the rejection of connect()
+  try {
+    await client.connect();
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
 /** A Knex instance for a mysql:// or postgres:// URL. */
 export function createKnex(url: string, options: KnexOptions = {}): Knex {
   const pool = { min: options.poolMin ?? 0, max: options.poolMax ?? 10 };

@@ -66,6 +66,16 @@ describe.each(testDialects())('the assembled app on %s', (dialect) => {
     expect(await res.json()).toMatchObject({ request_id: 'req-123' });
   });
 
+  it('logs probes (/healthz, /readyz) below info, so a load balancer polling them does not flood the log; other requests at info', async () => {
+    const before = server.logs.length;
+    await fetch(`${server.baseUrl}/healthz`);
+    await fetch(`${server.baseUrl}/readyz`);
+    await fetch(`${server.baseUrl}/.well-known/jwks.json`);
+    const lines = server.logs.slice(before).join('');
+    expect(lines).toContain('/.well-known/jwks.json');
+    expect(lines).not.toMatch(/healthz|readyz/);
+  });
+
   it('never writes a credential to the log: headers, cookies, secret query parameters and form fields', async () => {
     const secrets = [apiKey, 'gho_supersecretaccesstoken', 'oac_secretcode', 'cs_secretclientsecret', 'hunter2-password'];
     await fetch(`${server.baseUrl}/api/workflows`, { headers: { Authorization: `Bearer ${apiKey}`, Cookie: 'oa_session=gho_supersecretaccesstoken' } });

@@ -52,8 +52,11 @@ const serializers = {
   res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
 };
 
+/** Load balancers and orchestrators call these every few seconds: logged at `debug` (a 503 at `warn`). */
+const probePaths = new Set(['/healthz', '/readyz']);
+
 /**
- * One line per request at `info`; failures (5xx) at `error`. When `info` is off (production's
+ * One line per request at `info` (probes at `debug`); failures (5xx) at `error`. When `info` is off (production's
  * LOG_LEVEL=warn), only failures can be logged, so skip pino-http's per-request child logger
  * (it serializes and redacts the request up front) and write the same error line ourselves.
  */
@@ -63,7 +66,10 @@ export function httpLogger(logger: Logger): RequestHandler {
     logger,
     genReqId: requestId,
     serializers,
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    customLogLevel: (req, res, err) => {
+      if (err || res.statusCode >= 500) return probePaths.has(req.url ?? '') && !err ? 'warn' : 'error';
+      return probePaths.has(req.url ?? '') ? 'debug' : 'info';
+    },
   });
 }
 
@@ -75,7 +81,9 @@ function failureLogger(logger: Logger): RequestHandler {
     res.once('finish', () => {
       if (res.statusCode < 500) return;
       const request = serializers.req({ id, method: req.method, url: req.originalUrl, remoteAddress: req.socket.remoteAddress });
-      logger.error({ req: request, res: serializers.res(res), responseTime: Math.round(performance.now() - start) }, 'request errored');
+      const line = { req: request, res: serializers.res(res), responseTime: Math.round(performance.now() - start) };
+      if (probePaths.has(req.originalUrl)) logger.warn(line, 'not ready');
+      else logger.error(line, 'request errored');
     });
     next();
   };

@@ -58,6 +58,16 @@ describe('npm start (src/main.ts as a real process)', () => {
     expect(output()).toContain('"msg":"stopped"');
   });
 
+  it('stops with one line naming DATABASE_URL, the host and what to check when the database refuses connections (no stack)', async () => {
+    const port = await freePort(); // nothing listens there
+    const { child, output } = start({ DATABASE_URL: `postgres://app:secret-pw@127.0.0.1:${port}/app`, PORT: String(await freePort()) });
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(1);
+    expect(output().trim()).toBe(
+      `Cannot use the database at 127.0.0.1:${port} (DATABASE_URL): connection refused. Check that the database server is running and listening there, and check that DATABASE_URL names the right host and port.`,
+    );
+  });
+
   it('refuses to start on a bad setting, naming it', async () => {
     const { child, output } = start({ PORT: 'eighty', DATABASE_URL: 'redis://localhost' });
     const [code] = await once(child, 'exit');
@@ -85,8 +95,14 @@ describe('npm start (src/main.ts as a real process)', () => {
       const { child, output } = npmStart(env);
       cleanups.push(async () => void child.kill('SIGKILL'));
       await waitForReady(`http://127.0.0.1:${env.PORT}/readyz`, child, output);
-      if (signal === 'SIGTERM') expect(output()).toContain('First start: demo data created');
-      else expect(output()).not.toContain('First start');
+      if (signal === 'SIGTERM') {
+        expect(output()).toContain('First start: demo data created');
+        // Said before the several seconds a first start takes, not after.
+        expect(output().indexOf('first start: creating the embedded PostgreSQL database')).toBeLessThan(output().indexOf('"msg":"listening"'));
+      } else {
+        expect(output()).not.toContain('First start');
+        expect(output()).toContain('starting the embedded PostgreSQL');
+      }
       // Its key-encryption key, generated on the first start, readable by its owner only.
       expect((await stat(path.join(dataDir, 'secrets.key'))).mode & 0o777).toBe(0o600);
       const postgresPid = Number((await readFile(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8')).split('\n')[0]);
