@@ -121,6 +121,7 @@ const envSchema = z.object({
       .refine((s) => s.split(',').every((k) => parseKek(k) !== null), { error: `must be a comma-separated list of keys; each ${KEK_HINT}` })
       .optional(),
   ),
+  METRICS_TOKEN: z.preprocess(blankToUndefined, z.string().min(16, { error: 'must be at least 16 characters (it guards /metrics)' }).optional()),
 });
 
 /** Express's `trust proxy`: a boolean, a hop count, or a list of addresses / subnet names. */
@@ -215,6 +216,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     SECRETS_KEY: e.SECRETS_KEY ? parseKek(e.SECRETS_KEY)! : undefined,
     /** Former keys, accepted for opening until `admin secrets reseal` has resealed everything. */
     SECRETS_KEY_PREVIOUS: Object.freeze((e.SECRETS_KEY_PREVIOUS ?? '').split(',').filter((k) => k.trim()).map((k) => parseKek(k)!)) as readonly Buffer[],
+    /** Bearer token that GET /metrics requires; absent: /metrics is off (404). */
+    METRICS_TOKEN: e.METRICS_TOKEN,
   };
   return Object.freeze(config);
 }

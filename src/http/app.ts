@@ -22,6 +22,8 @@ import { authenticateApiKey, looksLikeApiKey } from '../platform/apiKeyAuth.ts';
 import { platformPageErrors, platformPagePaths, platformPagesRouter } from '../platform/pages/router.ts';
 import { workflowOperations, workflowValidationErrors } from '../workflows/router.ts';
 import { runOperations } from '../runs/router.ts';
+import { httpMetrics, metricsRouter } from '../ops/metrics.ts';
+import { opsPagesRouter } from '../ops/pages.ts';
 
 export const specPath = fileURLToPath(new URL('../../openapi.yaml', import.meta.url));
 
@@ -63,6 +65,7 @@ export function createApp(ctx: AppContext): express.Express {
   app.set('etag', false);
   app.set('trust proxy', ctx.config.TRUST_PROXY);
 
+  app.use(httpMetrics());
   app.use(httpLogger(ctx.logger));
   const https = ctx.config.BASE_URL.startsWith('https:');
   app.use(
@@ -84,6 +87,9 @@ export function createApp(ctx: AppContext): express.Express {
 
   // Server-rendered pages are not part of the API contract: the validator leaves them alone.
   const pagePaths = new RegExp(`${platformPagePaths.source}|${oauthPagePaths.source}`);
+  // Landing page, API reference, the spec and /metrics: outside the contract (not API operations).
+  app.use(opsPagesRouter(ctx, specPath), metricsRouter(ctx));
+
 
   app.use(methodNotAllowed(specPath));
   // API requests skip the page routers' route matching.

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
-import { unsupportedGrantType } from '../shared/errors.ts';
+import { OAuthError, unsupportedGrantType } from '../shared/errors.ts';
+import { countTokenGrant } from '../ops/metrics.ts';
 import { clientCredentials, type ClientCredentials } from './clientAuth.ts';
 import { authorizationCodeGrant } from './grants/authorizationCode.ts';
 import type { TokenForm } from './grants/form.ts';
@@ -20,10 +21,17 @@ const grants: Record<TokenForm['grant_type'], Grant> = {
 export function token(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     const form = req.body as TokenForm;
-    const credentials = clientCredentials(req);
-    const grant = Object.hasOwn(grants, form.grant_type) ? grants[form.grant_type] : undefined;
-    if (!grant) throw unsupportedGrantType();
-    const tokens = await grant(ctx, form, credentials);
+    let tokens: TokenResponse;
+    try {
+      const credentials = clientCredentials(req);
+      const grant = Object.hasOwn(grants, form.grant_type) ? grants[form.grant_type] : undefined;
+      if (!grant) throw unsupportedGrantType();
+      tokens = await grant(ctx, form, credentials);
+    } catch (err) {
+      countTokenGrant(form.grant_type, err instanceof OAuthError ? err.error : 'server_error');
+      throw err;
+    }
+    countTokenGrant(form.grant_type, 'granted');
     // RFC 6749 5.1: the response must not be cached.
     res.set('Cache-Control', 'no-store').set('Pragma', 'no-cache').status(200).json(tokens);
   };

@@ -9,6 +9,7 @@ import type { ModelRouter } from './providers/index.ts';
 import { STORE_UNAVAILABLE, type DeliveryFailure, type RunJobContext, type RunQueue } from './queue.ts';
 import type { GraphSnapshot } from './service.ts';
 import * as store from './store.ts';
+import { observeRunFinished } from '../ops/metrics.ts';
 import type { RunRow, RunStepRow } from './store.ts';
 
 /** A step's input and output are logged whole up to this many characters (openapi.yaml RunStep). */
@@ -422,6 +423,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     );
     // Not finished by us: the run was cancelled (its state already says so) or taken over.
     deps.logger.info({ runId, status: finished ? end.status : 'superseded', attempt }, 'run ended');
+    if (finished) observeRunFinished(end.status, finishedAt - startedAt);
   }
 
   return {

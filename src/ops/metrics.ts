@@ -1,0 +1,137 @@
+// Prometheus metrics (prom-client) at GET /metrics, behind METRICS_TOKEN. What this process
+// counts (HTTP requests, token grants, runs it finished) lives in one process-wide registry; what
+// the store knows (runs by status, so the queue's depth) and the pool's use are read at scrape time.
+import type { Request, RequestHandler, Router } from 'express';
+import express from 'express';
+import type { Knex } from 'knex';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { AppContext } from '../context.ts';
+import { safeEqual } from '../shared/crypto.ts';
+
+const processRegistry = new Registry();
+collectDefaultMetrics({ register: processRegistry });
+
+const httpDuration = new Histogram({
+  name: 'http_request_duration_seconds',
+  help: 'HTTP requests by method, route (the path template, "unmatched" for none) and status code',
+  labelNames: ['method', 'route', 'status_code'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [processRegistry],
+});
+
+const tokenGrants = new Counter({
+  name: 'oauth_token_grants_total',
+  help: 'Token endpoint requests by grant type and outcome ("granted" or the RFC 6749 error code)',
+  labelNames: ['grant_type', 'outcome'] as const,
+  registers: [processRegistry],
+});
+
+const runsFinished = new Histogram({
+  name: 'workflow_run_duration_seconds',
+  help: 'Runs this process finished, by final status, and how long each took',
+  labelNames: ['status'] as const,
+  buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+  registers: [processRegistry],
+});
+
+const GRANT_TYPES = new Set(['authorization_code', 'refresh_token', 'client_credentials', 'password']);
+
+/** Counts one answer of the token endpoint. */
+export function countTokenGrant(grantType: unknown, outcome: string): void {
+  tokenGrants.inc({ grant_type: typeof grantType === 'string' && GRANT_TYPES.has(grantType) ? grantType : 'other', outcome });
+}
+
+/** Records a run this process finished (its final status and duration). */
+export function observeRunFinished(status: string, durationMs: number): void {
+  runsFinished.observe({ status }, durationMs / 1000);
+}
+
+/** The route template that served `req` (bounded label values: never the raw path). */
+function routeOf(req: Request): string {
+  const openapi = (req as { openapi?: { openApiRoute?: string } }).openapi;
+  if (openapi?.openApiRoute) return openapi.openApiRoute;
+  const route = (req as { route?: { path?: unknown } }).route;
+  if (route && typeof route.path === 'string') return `${req.baseUrl}${route.path}`;
+  return 'unmatched';
+}
+
+/** Times every request; mount first. */
+export function httpMetrics(): RequestHandler {
+  return (req, res, next) => {
+    const end = httpDuration.startTimer();
+    res.once('finish', () => end({ method: req.method, route: routeOf(req), status_code: res.statusCode }));
+    next();
+  };
+}
+
+interface Pool {
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+  max: number;
+}
+
+/** Gauges read from this app's store and pool when scraped. */
+function storeRegistry(db: Knex): Registry {
+  const registry = new Registry();
+  new Gauge({
+    name: 'workflow_runs',
+    help: 'Stored runs by status (all processes); "queued" is the depth of the run queue',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    async collect() {
+      const rows = (await db('runs').select('status').count({ n: '*' }).groupBy('status')) as Array<{ status: string; n: number | string }>;
+      this.reset();
+      for (const status of ['queued', 'running', 'completed', 'failed', 'cancelled']) this.set({ status }, 0);
+      for (const row of rows) this.set({ status: row.status }, Number(row.n));
+    },
+  });
+  const pool = () => (db.client as { pool?: Pool }).pool;
+  new Gauge({
+    name: 'db_pool_connections',
+    help: "This process's store connection pool: connections in use, idle, and requests waiting for one",
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const p = pool();
+      this.set({ state: 'used' }, p?.numUsed() ?? 0);
+      this.set({ state: 'free' }, p?.numFree() ?? 0);
+      this.set({ state: 'pending' }, p?.numPendingAcquires() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'db_pool_max_connections',
+    help: "The size limit of this process's store connection pool",
+    registers: [registry],
+    collect() {
+      this.set(pool()?.max ?? 0);
+    },
+  });
+  return registry;
+}
+
+/**
+ * GET /metrics in the Prometheus text format, for a scraper that sends
+ * `Authorization: Bearer $METRICS_TOKEN`. Without METRICS_TOKEN the endpoint does not exist (404):
+ * metrics reveal traffic and should not be public by default.
+ */
+export function metricsRouter(ctx: AppContext): Router {
+  const router = express.Router();
+  const token = ctx.config.METRICS_TOKEN;
+  if (!token) return router;
+  const store = storeRegistry(ctx.db);
+  router.get('/metrics', async (req, res, next) => {
+    const given = /^Bearer (.+)$/i.exec(req.get('authorization') ?? '')?.[1];
+    if (!given || !safeEqual(given, token)) {
+      res.status(401).set('WWW-Authenticate', 'Bearer realm="metrics"').type('text/plain').send('Send Authorization: Bearer <METRICS_TOKEN>.\n');
+      return;
+    }
+    try {
+      const merged = Registry.merge([processRegistry, store]);
+      res.set('Cache-Control', 'no-store').type(merged.contentType).send(await merged.metrics());
+    } catch (err) {
+      next(err);
+    }
+  });
+  return router;
+}

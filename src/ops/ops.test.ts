@@ -1,0 +1,89 @@
+import { readFile } from 'node:fs/promises';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { specPath } from '../http/app.ts';
+import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { createFixture, discover, obtainTokens } from '../../test/support/oauthFlow.ts';
+
+const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
+
+describe('what operators and integrators find: landing page, API reference, spec, metrics', () => {
+  let server: TestServer;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    server = await startTestServer({ runs: true, env: { METRICS_TOKEN } });
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('GET / is a landing page linking sign-in, settings and the API reference (not a JSON 404)', async () => {
+    const res = await fetch(`${server.baseUrl}/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    const body = await res.text();
+    for (const href of ['/login', '/settings/applications', '/docs', '/openapi.yaml']) expect(body).toContain(`href="${href}"`);
+  });
+
+  it('GET /openapi.yaml serves the contract the service validates against', async () => {
+    const res = await fetch(`${server.baseUrl}/openapi.yaml`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/yaml/);
+    expect(await res.text()).toBe(await readFile(specPath, 'utf8'));
+  });
+
+  it('GET /docs renders the API reference in a real browser from the bundled Redoc, under the CSP, with no request off the service', async () => {
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    // Redoc's sidebar footer always asks for Redocly's logo on their CDN; the CSP (img-src 'self'
+    // data:) blocks it before any request leaves, and Redoc then hides the image. Nothing else may
+    // fail, and no request may reach another origin.
+    const blockedLogo = /cdn\.redoc\.ly\/redoc\/logo-mini\.svg/;
+    page.on('console', (m) => m.type() === 'error' && !blockedLogo.test(m.text()) && problems.push(`${m.text()} ${m.location().url}`));
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('requestfinished', (r) => {
+      if (!r.url().startsWith(server.baseUrl) && !/^(data|blob):/.test(r.url())) problems.push(`request off the service: ${r.url()}`);
+    });
+    await page.goto(`${server.baseUrl}/docs`);
+    await page.getByText('Open Authorization and Workflows Service').first().waitFor({ timeout: 20_000 });
+    // An operation of the contract is listed in the navigation.
+    await page.getByText('/api/workflows').first().waitFor({ timeout: 20_000 });
+    await page.screenshot({ path: 'artifacts/e2e/docs.png' }).catch(() => {});
+    await page.close();
+    expect(problems).toEqual([]);
+  });
+
+  it('GET /metrics needs the METRICS_TOKEN bearer (401 without it, compared in constant time)', async () => {
+    expect((await fetch(`${server.baseUrl}/metrics`)).status).toBe(401);
+    const wrong = await fetch(`${server.baseUrl}/metrics`, { headers: { Authorization: 'Bearer metrics-token-for-tests-0123456788' } });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toMatch(/^Bearer/);
+  });
+
+  it('GET /metrics exports HTTP latency by route and status, token grants by type and outcome, runs by status, and pool use', async () => {
+    const f = await createFixture(server.ctx.db);
+    await obtainTokens(server.baseUrl, await discover(server.baseUrl), f, 'user_info'); // one granted authorization_code exchange
+    await fetch(`${server.baseUrl}/api/open/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'ghr_not-a-token', client_id: f.clientId, client_secret: f.clientSecret }),
+    });
+    await fetch(`${server.baseUrl}/api/workflows/wf_nope`, { headers: { Authorization: 'Bearer sk_nope' } });
+
+    const res = await fetch(`${server.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    expect(text).toMatch(/http_request_duration_seconds_count\{method="GET",route="\/api\/workflows\/\{workflow_id\}",status_code="401"\} [1-9]/);
+    expect(text).toMatch(/oauth_token_grants_total\{grant_type="authorization_code",outcome="granted"\} [1-9]/);
+    expect(text).toMatch(/oauth_token_grants_total\{grant_type="refresh_token",outcome="invalid_grant"\} [1-9]/);
+    expect(text).toMatch(/workflow_runs\{status="queued"\} \d+/);
+    expect(text).toContain('# TYPE workflow_run_duration_seconds histogram');
+    expect(text).toMatch(/db_pool_connections\{state="used"\} \d+/);
+    expect(text).toMatch(/db_pool_max_connections \d+/);
+    expect(text).not.toMatch(/route="\/api\/workflows\/wf_nope"/); // templates, never raw paths
+  });
+});
