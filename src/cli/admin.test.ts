@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
@@ -23,10 +26,14 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
   });
 
   async function admin(...args: string[]): Promise<CliResult> {
+    return adminWith({ DATABASE_URL: t.url }, ...args);
+  }
+
+  async function adminWith(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
     try {
       const { stdout, stderr } = await exec('sh', ['scripts/node.sh', 'src/cli/admin.ts', ...args], {
         // Not process.env: vitest puts Vite's BASE_URL=/ (and MODE, DEV ...) there.
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', DATABASE_URL: t.url, SECRETS_KEY: TEST_SECRETS_KEY },
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', SECRETS_KEY: TEST_SECRETS_KEY, ...env },
       });
       return { code: 0, stdout, stderr };
     } catch (err) {
@@ -76,11 +83,16 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
     expect(await adminJson('org', 'add-member', '--namespace', 'cli-org', '--login', 'cli-member')).toMatchObject({ role: 'member' });
   });
 
-  it('exits 1 with a message on stderr when the service refuses (duplicate login)', async () => {
-    const result = await admin('user', 'create', '--login', 'cli-user', '--password', 'cli-password', '--name', 'Again', '--json');
-    expect(result.code).toBe(1);
-    expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(/already taken/);
+  it('exits 1 with a message on stderr when the service refuses (duplicate login); with --json, one JSON error object on stdout', async () => {
+    const args = ['user', 'create', '--login', 'cli-user', '--password', 'cli-password', '--name', 'Again'];
+    const human = await admin(...args);
+    expect(human.code).toBe(1);
+    expect(human.stdout).toBe('');
+    expect(human.stderr).toMatch(/already taken/);
+    const json = await admin(...args, '--json');
+    expect(json.code).toBe(1);
+    expect(json.stderr).toBe('');
+    expect(JSON.parse(json.stdout)).toEqual({ error: { code: 'conflict', message: expect.stringMatching(/already taken/) } });
   });
 
   it('exits 2 on bad usage: missing options, unknown command or option', async () => {
@@ -89,6 +101,72 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/--help/);
     }
+    const json = await admin('user', 'create', '--bogus', '--json');
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toEqual({ error: { code: 'usage', message: expect.any(String) } });
+  });
+
+  it('names an unknown option and the options the command takes; an option of another command is called that', async () => {
+    const unknown = await admin('user', 'create', '--logn', 'x');
+    expect(unknown.stderr).toContain('unknown option --logn (user create takes --login, --password, --name, --avatar-url)');
+    const foreign = await admin('user', 'create', '--owner', 'x');
+    expect(foreign.stderr).toContain('option --owner does not apply to user create');
+  });
+
+  it('shows a group\'s help for a bare group (`admin user`: exit 2) and for `admin user --help` (exit 0)', async () => {
+    const bare = await admin('user');
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toMatch(/user create --login LOGIN/);
+    expect(bare.stderr).toMatch(/user delete --login LOGIN/);
+    expect(bare.stderr).not.toMatch(/org create/);
+    const help = await admin('user', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/user delete --login LOGIN/);
+  });
+
+  it('refuses a DATA_DIR with no database instead of creating an empty one there', async () => {
+    const dataDir = path.join(tmpdir(), `no-db-${process.pid}-${Date.now()}`);
+    const result = await adminWith({ DATA_DIR: dataDir }, 'token', 'list', '--user', 'demo', '--json');
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toEqual({ error: { code: 'no_database', message: expect.stringContaining('start the service once (npm start)') } });
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('updates an app by client_id, keeping its secret; refuses an update with nothing to change', async () => {
+    await adminJson('user', 'create', '--login', 'cli-owner', '--password', 'cli-password', '--name', 'Owner');
+    const app = await adminJson('app', 'create', '--owner', 'cli-owner', '--name', 'Before', '--description', 'd', '--homepage', 'https://a.example', '--redirect-uri', 'https://a.example/cb');
+    const updated = await adminJson('app', 'update', '--client-id', String(app.client_id), '--name', 'After', '--redirect-uri', 'https://b.example/cb');
+    expect(updated).toMatchObject({ client_id: app.client_id, name: 'After', description: 'd', redirect_uri: 'https://b.example/cb' });
+    const row = await t.db('applications').where({ client_id: app.client_id }).first();
+    expect(row).toMatchObject({ name: 'After', redirect_uri: 'https://b.example/cb', client_secret_hash: hashToken(app.client_secret as string) });
+    expect((await admin('app', 'update', '--client-id', String(app.client_id))).code).toBe(2);
+    expect((await admin('app', 'update', '--client-id', 'app_nope', '--name', 'x')).code).toBe(1);
+  });
+
+  it('lists a user\'s access tokens across namespaces and revokes one by id', async () => {
+    await adminJson('user', 'create', '--login', 'cli-keys', '--password', 'cli-password', '--name', 'Keys');
+    const token = await adminJson('token', 'create', '--user', 'cli-keys', '--namespace', 'cli-keys', '--name', 'k', '--usage-scenario', 'trial');
+    const list = await adminJson('token', 'list', '--user', 'cli-keys');
+    expect(list).toEqual({ data: [expect.objectContaining({ id: token.id, namespace: 'cli-keys', name: 'k', last_used_at: null })] });
+    expect(JSON.stringify(list)).not.toContain(token.token as string);
+    expect(await adminJson('token', 'revoke', '--user', 'cli-keys', '--id', String(token.id))).toEqual({ revoked: true, id: token.id });
+    expect(await t.db('access_tokens').where({ id: token.id }).first()).toBeUndefined();
+    expect((await admin('token', 'revoke', '--user', 'cli-keys', '--id', String(token.id))).code).toBe(1);
+  });
+
+  it('deletes a user with everything theirs, but not the last owner of an organization', async () => {
+    await adminJson('user', 'create', '--login', 'cli-gone', '--password', 'cli-password', '--name', 'Gone');
+    await adminJson('app', 'create', '--owner', 'cli-gone', '--name', 'G', '--description', 'd', '--homepage', 'https://g.example', '--redirect-uri', 'https://g.example/cb');
+    await adminJson('org', 'create', '--namespace', 'cli-gone-org', '--name', 'Gone Org', '--owner', 'cli-gone');
+    const refused = await admin('user', 'delete', '--login', 'cli-gone');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/last owner of "cli-gone-org"/);
+    await adminJson('org', 'add-member', '--namespace', 'cli-gone-org', '--login', 'cli-user', '--role', 'owner');
+    expect(await adminJson('user', 'delete', '--login', 'cli-gone')).toMatchObject({ deleted: true, login: 'cli-gone' });
+    expect(await t.db('users').where({ login: 'cli-gone' }).first()).toBeUndefined();
+    expect(await t.db('namespaces').where({ name: 'cli-gone' }).first()).toBeUndefined();
+    expect(await t.db('applications').where({ name: 'G' }).first()).toBeUndefined();
+    expect((await admin('user', 'delete', '--login', 'cli-gone')).code).toBe(1);
   });
 
   it('prints usage with --help', async () => {

@@ -1,49 +1,37 @@
 // The admin CLI: `npm run -s admin -- COMMAND [options]`. Uses the same services as the HTTP API,
 // on the database the service itself would use (DATABASE_URL, else the embedded PostgreSQL).
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
-import { ConfigError, loadConfig } from '../config.ts';
-import { openDatabase } from '../db/connect.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { databaseProblem, openDatabase } from '../db/connect.ts';
+import { EmbeddedPostgresError } from '../db/embedded.ts';
 import { migrateLatest, migrateRollback } from '../db/migrate.ts';
 import { sealAllSecrets } from '../db/sealedSecrets.ts';
 import { rotateSigningKey } from '../open/signingKeys.ts';
-import { createAccessToken, listAccessTokens } from '../platform/accessTokens.ts';
-import { createApp } from '../platform/apps.ts';
+import { createAccessToken, deleteAccessToken, listAccessTokens, listAccessTokensOfUser } from '../platform/accessTokens.ts';
+import { createApp, findAppByClientId, updateApp } from '../platform/apps.ts';
 import { addMember, createOrg } from '../platform/orgs.ts';
-import { createUser, findUserByLogin } from '../platform/users.ts';
-import { Problem, userNotFound } from '../shared/errors.ts';
+import { createUser, deleteUser, findUserByLogin } from '../platform/users.ts';
+import { clientNotFound, Problem, userNotFound } from '../shared/errors.ts';
 import { SealingError, type Sealer } from '../shared/sealing.ts';
 
-const USAGE = `Usage: npm run -s admin -- COMMAND [options] [--json]
-
-Commands:
-  user create --login LOGIN --password PASSWORD --name NAME [--avatar-url URL]
-  org create --namespace NS --name NAME --owner LOGIN
-  org add-member --namespace NS --login LOGIN [--role member|owner]
-  app create --owner LOGIN --name NAME --description TEXT --homepage URL --redirect-uri URL
-  token create --user LOGIN --namespace NS --name NAME --usage-scenario paid|trial [--permission workflows]...
-  token list --user LOGIN --namespace NS
-  keys rotate             retire the proxy-token signing key (still published and verifying
-                          until its tokens expire) and create a new current key
-  secrets reseal          seal every stored secret with SECRETS_KEY (after a key-encryption key
-                          rotation: the old key in SECRETS_KEY_PREVIOUS until this has run)
-  migrate                 apply pending migrations
-  migrate rollback [--all] roll back the last batch (or every migration)
-
-Options:
-  --json   print exactly one JSON object on stdout
-  --help   print this help
-
-Connects to DATABASE_URL, or to the embedded PostgreSQL under DATA_DIR when it is unset,
-and applies pending migrations first. Exit status: 0 done, 1 refused or failed, 2 bad usage.`;
-
-/** Wrong command line: printed with a pointer to --help, exit status 2. */
-class UsageError extends Error {}
+/** Each command: its usage line, what it does (for --help), the options it takes and needs, and its work. */
+interface Command {
+  usage: string;
+  summary?: string;
+  options: Array<keyof Values>;
+  needs: Array<keyof Values>;
+  run: (db: Knex, v: Values, sealer: Sealer) => Promise<Output>;
+}
 
 const options = {
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   all: { type: 'boolean' },
+  id: { type: 'string' },
+  'client-id': { type: 'string' },
   login: { type: 'string' },
   password: { type: 'string' },
   name: { type: 'string' },
@@ -62,6 +50,12 @@ const options = {
 type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values'];
 type Output = Record<string, unknown>;
 
+/** Wrong command line: printed with a pointer to --help, exit status 2. */
+class UsageError extends Error {}
+
+/** A refusal that is not the service's (no database yet): exit status 1. */
+class RefusedError extends Error {}
+
 function required(values: Values, ...names: Array<keyof Values>): void {
   const missing = names.filter((n) => values[n] === undefined);
   if (missing.length) throw new UsageError(`missing ${missing.map((n) => `--${String(n)}`).join(', ')}`);
@@ -73,16 +67,34 @@ async function userIdOf(db: Knex, login: string): Promise<number> {
   return user.id;
 }
 
-/** Each command: the options it needs and what it does. */
-const commands: Record<string, { needs: Array<keyof Values>; run: (db: Knex, v: Values, sealer: Sealer) => Promise<Output> }> = {
+function idOf(value: string, what: string): number {
+  if (!/^[1-9]\d{0,15}$/.test(value)) throw new UsageError(`--id must be the ${what}'s numeric id (got "${value}")`);
+  return Number(value);
+}
+
+const commands: Record<string, Command> = {
   'user create': {
+    usage: 'user create --login LOGIN --password PASSWORD --name NAME [--avatar-url URL]',
+    options: ['login', 'password', 'name', 'avatar-url'],
     needs: ['login', 'password', 'name'],
     run: async (db, v) => {
       const user = await createUser(db, { login: v.login!, password: v.password!, name: v.name!, ...(v['avatar-url'] ? { avatarUrl: v['avatar-url'] } : {}) });
       return { id: user.id, login: user.login, name: user.name, avatar_url: user.avatar_url };
     },
   },
+  'user delete': {
+    usage: 'user delete --login LOGIN',
+    summary: 'deletes the user and everything theirs (apps, grants, tokens, workflows, runs)',
+    options: ['login'],
+    needs: ['login'],
+    run: async (db, v) => {
+      const user = await deleteUser(db, v.login!);
+      return { deleted: true, id: user.id, login: user.login };
+    },
+  },
   'org create': {
+    usage: 'org create --namespace NS --name NAME --owner LOGIN',
+    options: ['namespace', 'name', 'owner'],
     needs: ['namespace', 'name', 'owner'],
     run: async (db, v) => {
       const org = await createOrg(db, { namespace: v.namespace!, name: v.name!, ownerLogin: v.owner! });
@@ -90,6 +102,8 @@ const commands: Record<string, { needs: Array<keyof Values>; run: (db: Knex, v: 
     },
   },
   'org add-member': {
+    usage: 'org add-member --namespace NS --login LOGIN [--role member|owner]',
+    options: ['namespace', 'login', 'role'],
     needs: ['namespace', 'login'],
     run: async (db, v) => {
       const m = await addMember(db, v.namespace!, v.login!, v.role ?? 'member');
@@ -97,6 +111,9 @@ const commands: Record<string, { needs: Array<keyof Values>; run: (db: Knex, v: 
     },
   },
   'app create': {
+    usage: 'app create --owner LOGIN --name NAME --description TEXT --homepage URL --redirect-uri URL',
+    summary: 'prints client_id and client_secret (shown once)',
+    options: ['owner', 'name', 'description', 'homepage', 'redirect-uri'],
     needs: ['owner', 'name', 'description', 'homepage', 'redirect-uri'],
     run: async (db, v) => {
       const { app, clientSecret } = await createApp(db, {
@@ -109,7 +126,29 @@ const commands: Record<string, { needs: Array<keyof Values>; run: (db: Knex, v: 
       return { id: app.id, client_id: app.client_id, client_secret: clientSecret, name: app.name, redirect_uri: app.redirect_uri };
     },
   },
+  'app update': {
+    usage: 'app update --client-id ID [--name NAME] [--description TEXT] [--homepage URL] [--redirect-uri URL]',
+    summary: 'changes the given details; the client secret stays',
+    options: ['client-id', 'name', 'description', 'homepage', 'redirect-uri'],
+    needs: ['client-id'],
+    run: async (db, v) => {
+      const found = await findAppByClientId(db, v['client-id']!);
+      if (!found) throw clientNotFound(v['client-id']!);
+      const details = {
+        ...(v.name !== undefined ? { name: v.name } : {}),
+        ...(v.description !== undefined ? { description: v.description } : {}),
+        ...(v.homepage !== undefined ? { homepage: v.homepage } : {}),
+        ...(v['redirect-uri'] !== undefined ? { redirectUri: v['redirect-uri'] } : {}),
+      };
+      if (!Object.keys(details).length) throw new UsageError('nothing to change: give --name, --description, --homepage or --redirect-uri');
+      const app = await updateApp(db, found.owner_user_id, found.id, details);
+      return { id: app.id, client_id: app.client_id, name: app.name, description: app.description, homepage: app.homepage, redirect_uri: app.redirect_uri };
+    },
+  },
   'token create': {
+    usage: 'token create --user LOGIN --namespace NS --name NAME --usage-scenario paid|trial [--permission workflows]...',
+    summary: 'an access token (API key); prints it once',
+    options: ['user', 'namespace', 'name', 'usage-scenario', 'permission'],
     needs: ['user', 'namespace', 'name', 'usage-scenario'],
     run: async (db, v) => {
       const { token, record } = await createAccessToken(db, {
@@ -130,19 +169,84 @@ const commands: Record<string, { needs: Array<keyof Values>; run: (db: Knex, v: 
     },
   },
   'token list': {
-    needs: ['user', 'namespace'],
-    run: async (db, v) => ({ data: await listAccessTokens(db, await userIdOf(db, v.user!), v.namespace!) }),
+    usage: 'token list --user LOGIN [--namespace NS]',
+    summary: "the user's access tokens (in one namespace, or all)",
+    options: ['user', 'namespace'],
+    needs: ['user'],
+    run: async (db, v) => {
+      const userId = await userIdOf(db, v.user!);
+      if (v.namespace !== undefined) return { data: await listAccessTokens(db, userId, v.namespace) };
+      const tokens = await listAccessTokensOfUser(db, userId);
+      return {
+        data: tokens.map((t) => ({
+          id: t.id,
+          namespace: t.namespace,
+          name: t.name,
+          usage_scenario: t.usage_scenario,
+          permissions: t.permissions,
+          token_prefix: t.token_prefix,
+          created_at: new Date(t.created_at).toISOString(),
+          last_used_at: t.last_used_at === null ? null : new Date(t.last_used_at).toISOString(),
+        })),
+      };
+    },
+  },
+  'token revoke': {
+    usage: 'token revoke --user LOGIN --id ID',
+    summary: 'deletes the access token; proxy tokens minted from it stop working',
+    options: ['user', 'id'],
+    needs: ['user', 'id'],
+    run: async (db, v) => {
+      const id = idOf(v.id!, 'access token');
+      await deleteAccessToken(db, await userIdOf(db, v.user!), id);
+      return { revoked: true, id };
+    },
   },
   // Prints key ids only: a private key never leaves src/open/signingKeys.ts.
-  'keys rotate': { needs: [], run: async (db, _v, sealer) => rotateSigningKey(db, sealer) },
+  'keys rotate': {
+    usage: 'keys rotate',
+    summary: 'retires the proxy-token signing key (still published and verifying until its tokens expire) and creates a new current key',
+    options: [],
+    needs: [],
+    run: async (db, _v, sealer) => rotateSigningKey(db, sealer),
+  },
   // Prints counts and the key's one-way id only.
-  'secrets reseal': { needs: [], run: async (db, _v, sealer) => ({ key_id: sealer.currentKeyId, ...(await sealAllSecrets(db, sealer)) }) },
-  migrate: { needs: [], run: async (db, _v, sealer) => ({ applied: await migrateLatest(db, { sealer }) }) },
+  'secrets reseal': {
+    usage: 'secrets reseal',
+    summary: 'seals every stored secret with SECRETS_KEY (after a key-encryption key rotation: the old key in SECRETS_KEY_PREVIOUS until this has run)',
+    options: [],
+    needs: [],
+    run: async (db, _v, sealer) => ({ key_id: sealer.currentKeyId, ...(await sealAllSecrets(db, sealer)) }),
+  },
+  migrate: { usage: 'migrate', summary: 'applies pending migrations', options: [], needs: [], run: async (db, _v, sealer) => ({ applied: await migrateLatest(db, { sealer }) }) },
   'migrate rollback': {
+    usage: 'migrate rollback [--all]',
+    summary: 'rolls back the last batch (or every migration)',
+    options: ['all'],
     needs: [],
     run: async (db, v, sealer) => ({ rolled_back: await migrateRollback(db, { all: v.all ?? false, sealer }) }),
   },
 };
+
+const groups = [...new Set(Object.keys(commands).map((name) => name.split(' ')[0]!))];
+
+function usage(group?: string): string {
+  const lines = Object.entries(commands)
+    .filter(([name]) => !group || name.split(' ')[0] === group)
+    .map(([, c]) => `  ${c.usage}${c.summary ? `\n      ${c.summary}` : ''}`);
+  return `Usage: npm run -s admin -- ${group ?? 'COMMAND'}${group && !commands[group] ? ' SUBCOMMAND' : ''} [options] [--json]
+
+${group ? `Commands of "${group}"` : 'Commands'}:
+${lines.join('\n')}
+
+Options:
+  --json   print exactly one JSON object on stdout (on failure: {"error": {"code", "message"}})
+  --help   print this help
+
+Connects to DATABASE_URL, or to the embedded PostgreSQL under DATA_DIR when it is unset (created by
+the first \`npm start\`), and applies pending migrations first.
+Exit status: 0 done, 1 refused or failed, 2 bad usage.`;
+}
 
 function printHuman(output: Output): void {
   for (const [key, value] of Object.entries(output)) {
@@ -155,29 +259,104 @@ function printHuman(output: Output): void {
   }
 }
 
-export async function main(argv: string[]): Promise<number> {
-  let parsed;
+/** The command named by the words before the first option (`user create`, `migrate`, ...). */
+function commandWords(argv: string[]): string[] {
+  const words: string[] = [];
+  for (const arg of argv) {
+    if (arg.startsWith('-') || words.length === 2) break;
+    words.push(arg);
+  }
+  return words;
+}
+
+/** Exactly what the command line asked for, or a UsageError that says what is wrong. */
+function parseFor(argv: string[], name: string, command: Command | undefined): Values {
+  const allowed = new Set<string>(['json', 'help', ...(command?.options ?? [])]);
+  const mine = Object.fromEntries(Object.entries(options).filter(([key]) => allowed.has(key)));
   try {
-    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    const { values, positionals } = parseArgs({ args: argv, options: mine, allowPositionals: true, strict: true });
+    const extra = positionals.slice(name.split(' ').length);
+    if (command && extra.length) throw new UsageError(`unexpected argument "${extra[0]}"`);
+    return values as Values;
   } catch (err) {
-    console.error(`admin: ${(err as Error).message}\nRun with --help for usage.`);
-    return 2;
+    if (err instanceof UsageError) throw err;
+    const code = (err as { code?: string }).code;
+    const message = (err as Error).message;
+    const flag = /'(-[^' ]+)/.exec(message)?.[1];
+    const takes = command?.options.length ? ` (${name} takes ${command.options.map((o) => `--${o}`).join(', ')})` : '';
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      const known = flag && flag.replace(/^-+/, '') in options;
+      throw new UsageError(known ? `option ${flag} does not apply to ${name}${takes}` : `unknown option ${flag ?? message}${takes}`);
+    }
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw new UsageError(flag ? `option ${flag} needs a value` : message);
+    throw new UsageError(message);
   }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
+}
+
+/**
+ * The embedded PostgreSQL is created by the service's first start; the CLI never makes an empty one
+ * where the operator expected data (a mistyped DATA_DIR).
+ */
+function checkDatabaseExists(config: Config): void {
+  if (config.DATABASE_URL) return;
+  const pgDir = path.join(config.DATA_DIR, 'pg');
+  if (!existsSync(path.join(pgDir, 'PG_VERSION'))) {
+    throw new RefusedError(
+      `no database in DATA_DIR (${path.resolve(pgDir)} does not exist): start the service once (npm start) to create it, set DATA_DIR to the service's data directory, or set DATABASE_URL.`,
+    );
   }
-  const name = positionals.join(' ');
+}
+
+type Failure = { status: number; code: string; message: string };
+
+function failureOf(err: unknown, config: Config | undefined): Failure {
+  if (err instanceof UsageError) return { status: 2, code: 'usage', message: err.message };
+  if (err instanceof Problem) return { status: 1, code: err.code, message: err.message };
+  if (err instanceof ConfigError) return { status: 1, code: 'config', message: err.message };
+  if (err instanceof SealingError) return { status: 1, code: 'secrets', message: err.message };
+  if (err instanceof RefusedError) return { status: 1, code: 'no_database', message: err.message };
+  if (err instanceof EmbeddedPostgresError) return { status: 1, code: 'database', message: err.message };
+  const line = config?.DATABASE_URL ? databaseProblem(err, config.DATABASE_URL, 'DATABASE_URL') : undefined;
+  if (line) return { status: 1, code: 'database', message: line };
+  return { status: 1, code: 'internal', message: `unexpected error: ${(err as Error).stack ?? String(err)}` };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const json = argv.includes('--json');
+  const words = commandWords(argv);
+  const name = words.join(' ');
   const command = commands[name];
+  const group = !command && words.length === 1 && groups.includes(words[0]!) ? words[0] : undefined;
+  const fail = ({ status, code, message }: Failure): number => {
+    if (json) console.log(JSON.stringify({ error: { code, message } }));
+    else console.error(`admin${name ? ` ${name}` : ''}: ${message}${status === 2 ? '\nRun with --help for usage.' : ''}`);
+    return status;
+  };
+
   if (!command) {
-    console.error(`admin: ${name ? `unknown command "${name}"` : 'no command given'}\nRun with --help for usage.`);
+    const asked = argv.includes('--help') || argv.includes('-h');
+    if (name && !group) return fail({ status: 2, code: 'usage', message: `unknown command "${name}" (commands: ${groups.join(', ')})` });
+    // `admin --help`, `admin user --help`: the help asked for. `admin`, `admin user`: the same help, as a usage error.
+    if (asked) {
+      console.log(usage(group));
+      return 0;
+    }
+    const subcommands = Object.keys(commands).filter((c) => group && c.startsWith(`${group} `));
+    if (json) return fail({ status: 2, code: 'usage', message: group ? `"${group}" needs a subcommand: ${subcommands.join(', ')}` : 'no command given' });
+    console.error(usage(group));
     return 2;
   }
 
+  let config: Config | undefined;
   try {
+    const values = parseFor(argv, name, command);
+    if (values.help) {
+      console.log(usage(name.split(' ')[0]));
+      return 0;
+    }
     required(values, ...command.needs);
-    const config = loadConfig();
+    config = loadConfig();
+    checkDatabaseExists(config);
     const isMigration = name.startsWith('migrate');
     const database = await openDatabase(config, { migrate: !isMigration, poolMax: 2 });
     try {
@@ -189,16 +368,7 @@ export async function main(argv: string[]): Promise<number> {
       await database.close();
     }
   } catch (err) {
-    if (err instanceof UsageError) {
-      console.error(`admin ${name}: ${err.message}\nRun with --help for usage.`);
-      return 2;
-    }
-    if (err instanceof Problem || err instanceof ConfigError || err instanceof SealingError) {
-      console.error(`admin ${name}: ${err.message}`);
-      return 1;
-    }
-    console.error(`admin ${name}: unexpected error: ${(err as Error).stack ?? String(err)}`);
-    return 1;
+    return fail(failureOf(err, config));
   }
 }
 

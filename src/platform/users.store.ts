@@ -21,3 +21,19 @@ export async function findUserRowByLogin(db: Knex, login: string): Promise<UserR
 export async function findUserRowById(db: Knex, id: number): Promise<UserRow | undefined> {
   return db<UserRow>('users').where({ id }).first();
 }
+
+/** Organizations (namespace) where the user is the only owner. */
+export async function findOrgsOnlyOwnedBy(db: Knex, userId: number): Promise<string[]> {
+  const rows = (await db('memberships as m')
+    .join('organizations as o', 'o.id', 'm.org_id')
+    .where({ 'm.user_id': userId, 'm.role': 'owner' })
+    .whereNotExists((q) => q.select(db.raw('1')).from('memberships as other').whereRaw('other.org_id = m.org_id').where('other.role', 'owner').whereNot('other.user_id', userId))
+    .select('o.namespace')
+    .orderBy('o.namespace')) as Array<{ namespace: string }>;
+  return rows.map((r) => r.namespace);
+}
+
+/** Deletes the user; the schema cascades to everything the user owns or was issued. */
+export async function deleteUserRow(db: Knex, id: number): Promise<number> {
+  return db('users').where({ id }).delete();
+}

@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 import { isUniqueViolation } from '../db/insert.ts';
 import { hashPassword, verifyPassword } from '../shared/crypto.ts';
-import { invalidField, nameTaken } from '../shared/errors.ts';
+import { invalidField, lastOwner, nameTaken, userNotFound } from '../shared/errors.ts';
 import { defaultAvatarUrl } from './avatars.ts';
 import { claimNamespace, findNamespace } from './namespaces.store.ts';
-import { findUserRowById, findUserRowByLogin, insertUser, type UserRow } from './users.store.ts';
+import { deleteUserRow, findOrgsOnlyOwnedBy, findUserRowById, findUserRowByLogin, insertUser, type UserRow } from './users.store.ts';
 import { canonicalName, checkAvatarUrl, checkNamespaceName, checkText } from './validate.ts';
 
 /** A platform user as services hand it out: never the password hash. */
@@ -79,4 +79,20 @@ export async function verifyLogin(db: Knex, login: string, password: string): Pr
     return null;
   }
   return (await verifyPassword(password, row.password_hash)) ? toUser(row) : null;
+}
+
+/**
+ * Deletes a user with everything theirs (applications, grants and tokens issued to or by them,
+ * access tokens, workflows and runs, memberships, their namespace). Refused (409) while the user is
+ * the last owner of an organization: it would be left with no one to manage it.
+ */
+export async function deleteUser(db: Knex, login: string): Promise<User> {
+  return db.transaction(async (trx) => {
+    const row = await findUserRowByLogin(trx, canonicalName(login));
+    if (!row) throw userNotFound(login);
+    const [sole] = await findOrgsOnlyOwnedBy(trx, row.id);
+    if (sole) throw lastOwner(row.login, sole);
+    await deleteUserRow(trx, row.id);
+    return toUser(row);
+  });
 }

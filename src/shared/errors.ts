@@ -124,6 +124,7 @@ export const notAMember = (login: string, namespace: string) => new Problem(404,
 /** 404, not 403: a namespace the user cannot use is indistinguishable from one that does not exist. */
 export const namespaceNotFound = (namespace: string) => new Problem(404, `No namespace "${namespace}" for this user.`);
 export const applicationNotFound = (id: number) => new Problem(404, `No application ${id}.`);
+export const clientNotFound = (clientId: string) => new Problem(404, `No application with client_id "${clientId}".`);
 export const accessTokenNotFound = (id: number) => new Problem(404, `No access token ${id}.`);
 export const accessTokenNotInNamespace = (id: number, namespace: string) => new Problem(404, `No access token ${id} in namespace "${namespace}".`);
 
