@@ -37,7 +37,7 @@ until curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; do
   sleep 0.5
 done
 echo "ready in $(($(date +%s) - start)) s"
-grep -q 'First start: demo data created' "$home/out.log" || fail "no first-start summary printed"
+grep -q 'first start: creating the embedded PostgreSQL database' "$home/out.log" || fail "the first start did not say what it was doing"
 postgres=$(head -1 .data/pg/postmaster.pid)
 
 node_pid=$(ps -o pid= --ppid "$pid" | tr -d ' ')
