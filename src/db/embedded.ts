@@ -319,10 +319,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     new EmbeddedPostgresError(`Embedded PostgreSQL failed to ${what} (data ${dataDir}, port ${wantedPort}): ${(err as Error).message}`);
 
   const progress = options.onProgress ?? (() => {});
+  const relative = path.relative(process.cwd(), dataDir);
+  const shown = relative && !relative.startsWith('..') ? relative : dataDir;
   progress(
     clusterExists
-      ? `starting the embedded PostgreSQL (data in ${path.relative(process.cwd(), dataDir) || dataDir})`
-      : `first start: creating the embedded PostgreSQL database in ${path.relative(process.cwd(), dataDir) || dataDir} (takes several seconds)`,
+      ? `starting the embedded PostgreSQL (data in ${shown})`
+      : `first start: creating the embedded PostgreSQL database in ${shown} (takes several seconds)`,
   );
   const user = await postgresUser();
   const bin = await binariesFor(user);
