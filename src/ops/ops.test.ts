@@ -4,6 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { specPath } from '../http/app.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createFixture, discover, obtainTokens } from '../../test/support/oauthFlow.ts';
+import { seedGraph } from '../../test/support/seedWorkflow.ts';
+import { createApiClient } from '../client/index.ts';
+import { createAccessToken } from '../platform/accessTokens.ts';
 
 const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
 
@@ -63,7 +66,7 @@ describe('what operators and integrators find: landing page, API reference, spec
     expect(wrong.headers.get('www-authenticate')).toMatch(/^Bearer/);
   });
 
-  it('GET /metrics exports HTTP latency by route and status, token grants by type and outcome, runs by status, and pool use', async () => {
+  it('GET /metrics exports HTTP latency by route and status, token grants by type and outcome, runs by status and duration, queue depth and pool use', async () => {
     const f = await createFixture(server.ctx.db);
     await obtainTokens(server.baseUrl, await discover(server.baseUrl), f, 'user_info'); // one granted authorization_code exchange
     await fetch(`${server.baseUrl}/api/open/oauth/token`, {
@@ -72,6 +75,16 @@ describe('what operators and integrators find: landing page, API reference, spec
       body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'ghr_not-a-token', client_id: f.clientId, client_secret: f.clientSecret }),
     });
     await fetch(`${server.baseUrl}/api/workflows/wf_nope`, { headers: { Authorization: 'Bearer sk_nope' } });
+    // One run through the real queue and worker, to completion.
+    const { token } = await createAccessToken(server.ctx.db, { userId: f.userId, namespace: f.login, name: 'metrics', usageScenario: 'paid', permissions: ['workflows'] });
+    const api = createApiClient(server.baseUrl, { bearer: token });
+    const { data: workflow } = await api.POST('/api/workflows', { body: { name: 'metrics', ...seedGraph('echo') } });
+    const { data: run } = await api.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: workflow!.data.id } }, body: { inputs: { ticket: 'hi' } } });
+    for (let i = 0; i < 150; i++) {
+      const { data } = await api.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflow!.data.id, run_id: run!.data.id } } });
+      if (data!.data.status === 'completed') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
 
     const res = await fetch(`${server.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } });
     expect(res.status).toBe(200);
@@ -81,7 +94,8 @@ describe('what operators and integrators find: landing page, API reference, spec
     expect(text).toMatch(/oauth_token_grants_total\{grant_type="authorization_code",outcome="granted"\} [1-9]/);
     expect(text).toMatch(/oauth_token_grants_total\{grant_type="refresh_token",outcome="invalid_grant"\} [1-9]/);
     expect(text).toMatch(/workflow_runs\{status="queued"\} \d+/);
-    expect(text).toContain('# TYPE workflow_run_duration_seconds histogram');
+    expect(text).toMatch(/workflow_runs\{status="completed"\} [1-9]/);
+    expect(text).toMatch(/workflow_run_duration_seconds_count\{status="completed"\} [1-9]/);
     expect(text).toMatch(/db_pool_connections\{state="used"\} \d+/);
     expect(text).toMatch(/db_pool_max_connections \d+/);
     expect(text).not.toMatch(/route="\/api\/workflows\/wf_nope"/); // templates, never raw paths
