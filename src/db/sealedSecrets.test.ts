@@ -80,8 +80,12 @@ describe.each(testDialects())('secrets sealed at rest on %s', (dialect) => {
     } finally {
       await probe.destroy();
     }
-    const refused = await admin({ DATABASE_URL: t.url, SECRETS_KEY: newKey }, 'secrets', 'reseal').catch((e: { code: number; stderr: string }) => e);
-    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/neither SECRETS_KEY .* nor in SECRETS_KEY_PREVIOUS/) });
+    const refused = await admin({ DATABASE_URL: t.url, SECRETS_KEY: newKey }, 'secrets', 'reseal').catch((e: { code: number; stdout: string }) => e);
+    expect(refused).toMatchObject({ code: 1 });
+    // --json: the failure is one JSON object on stdout.
+    expect(JSON.parse((refused as { stdout: string }).stdout)).toEqual({
+      error: { code: 'secrets', message: expect.stringMatching(/neither SECRETS_KEY .* nor in SECRETS_KEY_PREVIOUS/) },
+    });
 
     // The new key with the old one as previous: reseal everything with the new key.
     const { stdout } = await admin({ DATABASE_URL: t.url, SECRETS_KEY: newKey, SECRETS_KEY_PREVIOUS: oldKey }, 'secrets', 'reseal');

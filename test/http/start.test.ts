@@ -60,7 +60,7 @@ describe('npm start (src/main.ts as a real process)', () => {
 
   it('stops with one line naming DATABASE_URL, the host and what to check when the database refuses connections (no stack)', async () => {
     const port = await freePort(); // nothing listens there
-    const { child, output } = start({ DATABASE_URL: `postgres://app:secret-pw@127.0.0.1:${port}/app`, PORT: String(await freePort()) });
+    const { child, output } = start({ DATABASE_URL: `postgres://app:secret-pw@127.0.0.1:${port}/app`, PORT: String(await freePort()), SECRETS_KEY: TEST_SECRETS_KEY });
     const [code] = await once(child, 'exit');
     expect(code).toBe(1);
     expect(output().trim()).toBe(

@@ -42,7 +42,7 @@ export async function waitForReady(url: string, child: ChildProcess, output: () 
 /** Runs the admin CLI (`src/cli/admin.ts ... --json`) with `env` and returns its JSON answer. */
 export function adminCli(env: NodeJS.ProcessEnv, ...args: string[]): Record<string, unknown> {
   const result = spawnSync(process.execPath, ['src/cli/admin.ts', ...args, '--json'], { cwd: root, env, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${result.stderr}`);
+  if (result.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${result.stdout}${result.stderr}`); // --json: the error object is on stdout
   return JSON.parse(result.stdout) as Record<string, unknown>;
 }
 
