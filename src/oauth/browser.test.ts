@@ -1,14 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../../test/support/chromium.ts';
 import { createFixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 // A real browser (Debian's chromium, installed by scripts/chromium.sh; playwright-core never
 // downloads one) logs in, sees the consent page and lands on the app's callback.
 
-const executablePath = '/usr/bin/chromium';
 
 describe('authorization in a real browser', () => {
   let server: TestServer;
@@ -26,7 +26,7 @@ describe('authorization in a real browser', () => {
     });
     await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve));
     callbackUrl = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`;
-    browser = await chromium.launch({ executablePath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -28,7 +28,7 @@ export function consentPage(request: AuthorizeRequest, user: { login: string }, 
 <ul class="scopes">${scopes.map((s) => html`<li><code>${s}</code>: ${SCOPES[s]}</li>`)}</ul>
 <p>You will be sent to <code>${request.redirectUri}</code>.</p>
 <form method="post" action="/oauth/authorize/decision">${fields}
-<button type="submit" name="decision" value="allow" id="allow">Allow</button>
+<button type="submit" name="decision" value="allow" id="allow" class="primary">Allow</button>
 <button type="submit" name="decision" value="deny" id="deny">Deny</button>
 </form>`;
   return layout({ title: `Authorize ${client.name}`, user: { login: user.login, csrf } }, body);

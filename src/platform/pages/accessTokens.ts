@@ -5,14 +5,15 @@ import { createAccessToken, deleteAccessToken, listAccessTokensOfUser } from '..
 import { listOrgsForUser } from '../orgs.ts';
 import { accessTokensPage, tokenCreatedPage, type TokenInput } from '../views/accessTokens.ts';
 import type { PageUser } from '../views/format.ts';
-import { field, fields, notFoundPage, pageUser, sendPage } from './common.ts';
+import type { FormProblem } from '../views/form.ts';
+import { field, formProblemsOf, fields, notFoundPage, pageUser, sendPage } from './common.ts';
 
 // /settings/tokens: create and delete the user's raw access tokens (API keys).
 
 export function accessTokensRouter(ctx: AppContext): Router {
   const router = Router();
 
-  async function showTokens(res: Response, status: number, user: PageUser, problems: string[], input?: TokenInput): Promise<void> {
+  async function showTokens(res: Response, status: number, user: PageUser, problems: FormProblem[], input?: TokenInput): Promise<void> {
     const [tokens, orgs] = await Promise.all([listAccessTokensOfUser(ctx.db, user.id), listOrgsForUser(ctx.db, user.id)]);
     const namespaces = [user.login, ...orgs.map((o) => o.namespace)];
     sendPage(res, status, accessTokensPage({ user, tokens, namespaces, problems, input }));
@@ -30,7 +31,7 @@ export function accessTokensRouter(ctx: AppContext): Router {
       sendPage(res, 200, tokenCreatedPage({ user, token, record }));
     } catch (err) {
       if (!(err instanceof Problem) || (err.status !== 400 && err.status !== 404)) throw err;
-      await showTokens(res, 400, user, err.errors?.map((e) => e.message) ?? [err.message], input);
+      await showTokens(res, 400, user, formProblemsOf(err), input);
     }
   });
 

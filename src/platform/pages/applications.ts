@@ -4,14 +4,15 @@ import { Problem } from '../../shared/errors.ts';
 import { createApp, deleteApp, listAppsForOwner, rotateSecret, type AppDetails } from '../apps.ts';
 import { applicationsPage, clientSecretPage } from '../views/applications.ts';
 import type { PageUser } from '../views/format.ts';
-import { field, notFoundPage, pageUser, sendPage } from './common.ts';
+import type { FormProblem } from '../views/form.ts';
+import { field, formProblemsOf, notFoundPage, pageUser, sendPage } from './common.ts';
 
 // /settings/applications: register, rotate the secret of, and delete the user's OAuth applications.
 
 export function applicationsRouter(ctx: AppContext): Router {
   const router = Router();
 
-  async function showApplications(res: Response, status: number, user: PageUser, problems: string[], input?: Required<AppDetails>): Promise<void> {
+  async function showApplications(res: Response, status: number, user: PageUser, problems: FormProblem[], input?: Required<AppDetails>): Promise<void> {
     sendPage(res, status, applicationsPage({ user, apps: await listAppsForOwner(ctx.db, user.id), problems, input }));
   }
 
@@ -27,7 +28,7 @@ export function applicationsRouter(ctx: AppContext): Router {
       sendPage(res, 200, clientSecretPage({ user, title: `Registered ${app.name}`, clientId: app.client_id, secret: clientSecret }));
     } catch (err) {
       if (!(err instanceof Problem) || err.status !== 400) throw err;
-      await showApplications(res, 400, user, err.errors?.map((e) => e.message) ?? [err.message], input);
+      await showApplications(res, 400, user, formProblemsOf(err), input);
     }
   });
 

@@ -1,9 +1,11 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../../context.ts';
+import type { Problem } from '../../shared/errors.ts';
 import type { Html } from '../html.ts';
 import { csrfToken, csrfValid } from '../session.ts';
 import { findUserById } from '../users.ts';
 import type { PageUser } from '../views/format.ts';
+import type { FormProblem } from '../views/form.ts';
 import { messagePage } from '../views/message.ts';
 
 /** Every settings page is personal: never cached. */
@@ -37,3 +39,9 @@ export function fields(req: Request, name: string): string[] {
 }
 
 export const notFoundPage = (user: PageUser, what: string) => messagePage({ title: 'Not found', message: `No such ${what}.`, user });
+
+/** A refused form's problems: each item of the problem about the field its pointer names (`/name`), else the problem's message. */
+export function formProblemsOf(err: Problem): FormProblem[] {
+  if (!err.errors?.length) return [{ message: err.message }];
+  return err.errors.map((e) => ({ field: e.pointer.slice(1) || undefined, message: e.message.charAt(0).toUpperCase() + e.message.slice(1) + '.' }));
+}

@@ -4,14 +4,22 @@ export interface LayoutModel {
   title: string;
   /** The logged-in user's login, shown in the header with a logout form. */
   user?: { login: string; csrf: string } | undefined;
+  /** The settings page this is (a path of the navigation), marked `aria-current="page"` there. */
+  current?: string;
 }
+
+const SETTINGS_NAV = [
+  ['/settings/applications', 'Applications'],
+  ['/settings/tokens', 'Access tokens'],
+  ['/settings/authorizations', 'Authorized apps'],
+] as const;
 
 /** The page around every view: title, stylesheet, and the settings navigation for a logged-in user. */
 export function layout(model: LayoutModel, body: Html): Html {
   const nav = model.user
-    ? html`<nav><a href="/settings/applications">Applications</a> <a href="/settings/tokens">Access tokens</a> <a href="/settings/authorizations">Authorized apps</a>
+    ? html`<nav aria-label="Settings">${SETTINGS_NAV.map(([path, label]) => html`<a href="${path}"${path === model.current ? html` aria-current="page"` : ''}>${label}</a> `)}
 <form method="post" action="/logout" class="inline"><input type="hidden" name="csrf_token" value="${model.user.csrf}">
-<span>${model.user.login}</span> <button type="submit">Log out</button></form></nav>`
+<span>${model.user.login}</span> <button type="submit" class="link">Log out</button></form></nav>`
     : html``;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

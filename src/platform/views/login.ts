@@ -16,5 +16,5 @@ export const loginPage = (m: LoginModel): Html =>
 <input type="hidden" name="csrf_token" value="${m.csrf}"><input type="hidden" name="return_to" value="${m.returnTo}">
 <label for="login">Login</label><input type="text" id="login" name="login" value="${m.login ?? ''}" autocomplete="username" required>
 <label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>
-<button type="submit">Log in</button></form>`,
+<button type="submit" class="primary">Log in</button></form>`,
   );

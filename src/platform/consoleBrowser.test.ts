@@ -1,0 +1,75 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, logInPage, screenshot, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
+import { createFixture } from '../../test/support/oauthFlow.ts';
+import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { createAccessToken } from './accessTokens.ts';
+import { createApp } from './apps.ts';
+
+// The settings pages in a real browser, at desktop and phone widths: the current page is marked
+// in the nav, nothing scrolls sideways, a refused form names its fields for assistive technology.
+
+describe('settings pages in a real browser', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let page: Page;
+  const errors: string[] = [];
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    const f = await createFixture(server.ctx.db);
+    // Long values: the tables must wrap them on a phone rather than scroll.
+    await createApp(server.ctx.db, {
+      ownerUserId: f.userId,
+      name: 'A notes app with a rather long name',
+      description: 'Keeps notes in sync across every device you own',
+      homepage: 'https://notes.example/',
+      redirectUri: 'https://notes.example/oauth/callback/with/a/long/path',
+    });
+    await createAccessToken(server.ctx.db, { userId: f.userId, name: 'deploy bot', namespace: f.login, usageScenario: 'paid', permissions: ['workflows'] });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: SCREEN_WIDTHS.desktop, height: 800 } });
+    page.on('console', (m) => m.type() === 'error' && errors.push(`${m.text()} ${m.location().url}`));
+    await logInPage(page, server.baseUrl, f.login, f.password);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  const pages = [
+    ['applications', '/settings/applications', 'Applications'],
+    ['tokens', '/settings/tokens', 'Access tokens'],
+    ['authorizations', '/settings/authorizations', 'Authorized apps'],
+  ] as const;
+
+  it.each(pages)('%s: marks its nav link as the current page and fits a phone without sideways scrolling', async (name, path, label) => {
+    for (const [device, width] of Object.entries(SCREEN_WIDTHS)) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.goto(`${server.baseUrl}${path}`);
+      expect(await page.locator('nav a[aria-current=page]').allTextContents()).toEqual([label]);
+      expect(await scrollsSideways(page), `${path} at ${width}px`).toBe(false);
+      await screenshot(page, `settings-${name}-${device}`);
+    }
+    expect(errors.filter((e) => !/favicon/.test(e))).toEqual([]);
+  });
+
+  it('a refused registration marks the bad field aria-invalid and describes it with the message', async () => {
+    await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 800 });
+    await page.goto(`${server.baseUrl}/settings/applications`);
+    await page.fill('#name', 'Broken');
+    await page.fill('#homepage', 'https://broken.example/');
+    // A URL the browser accepts but the service refuses (a fragment).
+    await page.fill('#redirect_uri', 'https://broken.example/cb#frag');
+    await page.click('button.primary');
+    await page.waitForSelector('[role=alert]');
+    const field = page.locator('#redirect_uri');
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    const describedBy = await field.getAttribute('aria-describedby');
+    expect(await page.locator(`#${describedBy}`).textContent()).toMatch(/fragment/);
+    expect(await page.locator('#name').getAttribute('aria-invalid')).toBeNull();
+    expect(await page.inputValue('#name')).toBe('Broken');
+    await screenshot(page, 'settings-applications-error-desktop');
+  });
+});
