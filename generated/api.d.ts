@@ -756,6 +756,35 @@ export interface components {
                  */
                 system_prompt?: string;
                 /**
+                 * @description How often a failed provider call is tried (network failure, timeout, 429 or 5xx; a 4xx
+                 *     other than 429 and an unusable answer are not retried). Defaults: 3 attempts, 0.25 s
+                 *     backoff, doubled per attempt with jitter; a `Retry-After` from the provider wins.
+                 */
+                retry?: {
+                    /**
+                     * @description Attempts in all (1 = no retry).
+                     * @example 3
+                     */
+                    max_attempts?: number;
+                    /**
+                     * @description Wait before the second attempt; doubled for each further one.
+                     * @example 0.5
+                     */
+                    backoff_seconds?: number;
+                };
+                /**
+                 * @description Limit of each attempt (default 60); one that takes longer fails with `provider_timeout`.
+                 * @example 30
+                 */
+                timeout_seconds?: number;
+                /**
+                 * @description `fail` (default): the node's failure fails the run. `continue`: the node is logged `failed`
+                 *     with its error, its text is empty, and the run goes on.
+                 * @example continue
+                 * @enum {string}
+                 */
+                on_error?: "fail" | "continue";
+                /**
                  * @description The user message, as a Liquid template over `inputs.<variable>` (the run's inputs) and
                  *     `nodes.<id>.output` (the text of a node upstream of this one). Liquid only: no code runs,
                  *     no file is read. A reference to an input no `text_input` provides, or to a node that is
@@ -998,7 +1027,14 @@ export interface components {
         RunStatus: "queued" | "running" | "completed" | "failed" | "cancelled";
         RunError: {
             /**
-             * @description Machine-readable reason, e.g. `model_unavailable`, `provider_error`, `template_error` (a template that could not be rendered), `timeout`, `cancelled`, `queue_unavailable`, `worker_lost` (the worker executing the run stopped on its last delivery), `store_unavailable` (the database stayed unreachable through every retry of the run).
+             * @description Machine-readable reason. A model provider's failure is `rate_limited` (429 after every
+             *     attempt), `provider_timeout` (no answer within `timeout_seconds`, or the provider could not
+             *     be reached), `provider_bad_response` (an answer that is not a completion) or
+             *     `provider_error` (any other error answer). Others: `model_unavailable`, `template_error`
+             *     (a template that could not be rendered), `timeout` (the run's limit), `cancelled`,
+             *     `queue_unavailable`, `worker_lost` (the worker executing the run stopped on its last
+             *     delivery), `store_unavailable` (the database stayed unreachable through every retry of
+             *     the run).
              * @example model_unavailable
              */
             code: string;

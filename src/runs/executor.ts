@@ -1,7 +1,7 @@
 import type { components } from '../../generated/api.d.ts';
 import { renderTemplate, TemplateError, type TemplateScope } from '../workflows/templates.ts';
 import type { RunErrorCode } from '../shared/errors.ts';
-import { ModelUnavailableError, type ModelRouter, type Usage } from './providers/index.ts';
+import { ModelUnavailableError, ProviderError, type ModelRouter, type Usage } from './providers/index.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
 export type WorkflowEdge = components['schemas']['WorkflowEdge'];
@@ -143,12 +143,15 @@ export async function executeGraph(
             ...(node.config.system_prompt ? [{ role: 'system' as const, content: node.config.system_prompt }] : []),
             { role: 'user' as const, content: input },
           ];
+          const { retry, timeout_seconds: timeoutSeconds } = node.config;
           const result = await models.complete({
             model: node.config.model,
             messages,
             temperature: node.config.temperature,
             max_tokens: node.config.max_tokens,
             signal,
+            ...(retry ? { retry: { maxAttempts: retry.max_attempts ?? 3, backoffMs: (retry.backoff_seconds ?? 0.25) * 1000 } } : {}),
+            ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
           });
           usage = result.usage;
           text = result.content;
@@ -172,6 +175,12 @@ export async function executeGraph(
           usage,
           error: failure,
         });
+        // on_error: continue — the failure is logged and the run goes on with an empty text (never
+        // for a cancel or the run's own timeout, which stop everything).
+        if (node.type === 'llm_call' && node.config.on_error === 'continue' && !signal.aborted && failure.code !== 'cancelled') {
+          scope.nodes[node.id] = { output: '' };
+          return '';
+        }
         throw failure;
       }
     })();
@@ -232,5 +241,6 @@ function toFailure(err: unknown, node: WorkflowNode, signal: AbortSignal): RunFa
   if (signal.aborted) return new RunFailure('cancelled', 'The run was cancelled.', node.id);
   if (err instanceof ModelUnavailableError) return new RunFailure('model_unavailable', err.message, node.id);
   if (err instanceof TemplateError) return new RunFailure('template_error', err.message, node.id);
+  if (err instanceof ProviderError) return new RunFailure(err.kind, err.message, node.id);
   return new RunFailure('provider_error', (err as Error).message, node.id);
 }

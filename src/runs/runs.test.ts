@@ -62,6 +62,7 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
   let fake: FakeOpenAI;
   let server: TestServer;
   let alice: ApiClient;
+  let aliceKey: string;
   let bob: ApiClient;
 
   beforeAll(async () => {
@@ -71,7 +72,8 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       runs: true,
       env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' },
     });
-    alice = createApiClient(server.baseUrl, { bearer: await apiKeyFor(server.ctx, 'alice') });
+    aliceKey = await apiKeyFor(server.ctx, 'alice');
+    alice = createApiClient(server.baseUrl, { bearer: aliceKey });
     bob = createApiClient(server.baseUrl, { bearer: await apiKeyFor(server.ctx, 'bob') });
   });
   afterAll(async () => {
@@ -216,6 +218,69 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     expect(urgent.output).toEqual({ paged: 'PAGE SOMEONE: URGENT: EXPORT DOWN', log: 'PAGE SOMEONE: URGENT: EXPORT DOWN' });
     expect(urgent.logs.filter((s) => s.status === 'skipped').map((s) => s.node_id).sort()).toEqual(['queue', 'queued']);
     expect(fake.requests.length).toBe(calls + 1);
+  });
+
+  describe('per-node policies and classified provider failures', () => {
+    async function workflowWith(config: Record<string, unknown>): Promise<string> {
+      const graph = seedGraph('llama-3');
+      const nodes = graph.nodes.map((n) => (n.type === 'llm_call' ? { ...n, config: { ...n.config, ...config } } : n));
+      const { data, error } = await alice.POST('/api/workflows', { body: { name: 'policies', nodes, edges: graph.edges } as never });
+      if (!data) throw new Error(JSON.stringify(error));
+      return data.data.id;
+    }
+
+    it('retry.max_attempts bounds the attempts; a 429 after every attempt is rate_limited', async () => {
+      const workflowId = await workflowWith({ retry: { max_attempts: 2, backoff_seconds: 0 } });
+      fake.replies = Array.from({ length: 3 }, () => ({ kind: 'error' as const, status: 429, message: 'slow down', type: 'rate_limit_error', retryAfter: 0 }));
+      const before = fake.requests.length;
+      const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'x' })).id);
+      fake.replies = [];
+      expect(fake.requests.length - before).toBe(2);
+      expect(run).toMatchObject({ status: 'failed', error: { code: 'rate_limited', node_id: 'summarise' } });
+    });
+
+    it('an answer that is not a completion is provider_bad_response, not retried', async () => {
+      const workflowId = await workflowWith({});
+      fake.replies = [{ kind: 'raw', status: 200, body: '<html>gateway</html>' }];
+      const before = fake.requests.length;
+      const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'x' })).id);
+      expect(fake.requests.length - before).toBe(1);
+      expect(run).toMatchObject({ status: 'failed', error: { code: 'provider_bad_response', node_id: 'summarise' } });
+    });
+
+    it('timeout_seconds limits each attempt: provider_timeout', async () => {
+      const workflowId = await workflowWith({ timeout_seconds: 0.2, retry: { max_attempts: 1 } });
+      fake.replies = [{ kind: 'hang' }];
+      const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'x' })).id);
+      expect(run).toMatchObject({ status: 'failed', error: { code: 'provider_timeout', node_id: 'summarise' } });
+      expect(run.error!.message).toBe('The model provider did not answer within 0.2 s.');
+    });
+
+    it('on_error continue: the node is logged failed with its error, its text is empty, and the run completes', async () => {
+      const workflowId = await workflowWith({ on_error: 'continue', retry: { max_attempts: 1 } });
+      fake.replies = [{ kind: 'error', status: 400, message: 'context too long', type: 'invalid_request_error' }];
+      const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'x' })).id);
+      expect(run).toMatchObject({ status: 'completed', error: null, output: { result: '' } });
+      expect(run.logs.find((s) => s.node_id === 'summarise')).toMatchObject({ status: 'failed', output: null, error: { code: 'provider_error', node_id: 'summarise' } });
+      expect(run.logs.find((s) => s.node_id === 'result')).toMatchObject({ status: 'completed', output: '' });
+    });
+
+    it('refuses bad policies at save (422)', async () => {
+      const graph = seedGraph('llama-3');
+      const nodes = graph.nodes.map((n) => (n.type === 'llm_call' ? { ...n, config: { ...n.config, retry: { max_attempts: 0, backoff_seconds: -1 }, timeout_seconds: 0, on_error: 'ignore' } } : n));
+      const response = await fetch(`${server.baseUrl}/api/workflows`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${aliceKey}` },
+        body: JSON.stringify({ name: 'bad policies', nodes, edges: graph.edges }),
+      });
+      expect(response.status).toBe(422);
+      expect(((await response.json()) as { errors: { pointer: string }[] }).errors.map((e) => e.pointer)).toEqual([
+        '/nodes/1/config/retry/max_attempts',
+        '/nodes/1/config/retry/backoff_seconds',
+        '/nodes/1/config/timeout_seconds',
+        '/nodes/1/config/on_error',
+      ]);
+    });
   });
 
   it('keeps step inputs and outputs whole (up to the documented 200000 characters) and sums token usage on the run', async () => {

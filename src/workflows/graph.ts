@@ -37,7 +37,7 @@ const UNARY_OPERATORS: readonly string[] = ['empty', 'not_empty'];
 
 const CONFIG_KEYS: Record<(typeof NODE_TYPES)[number], readonly string[]> = {
   text_input: ['variable'],
-  llm_call: ['model', 'temperature', 'max_tokens', 'system_prompt', 'prompt'],
+  llm_call: ['model', 'temperature', 'max_tokens', 'system_prompt', 'prompt', 'retry', 'timeout_seconds', 'on_error'],
   template: ['template'],
   condition: ['left', 'operator', 'right'],
   text_output: ['format'],
@@ -131,6 +131,7 @@ function checkConfig(type: (typeof NODE_TYPES)[number], config: Record<string, u
         if (typeof systemPrompt !== 'string') report(`${at}/system_prompt`, 'must be a string');
         else if (systemPrompt.length > SYSTEM_PROMPT_MAX) report(`${at}/system_prompt`, `must be at most ${SYSTEM_PROMPT_MAX} characters`);
       }
+      checkPolicies(config, at, report);
       if (config.prompt !== undefined) {
         if (typeof config.prompt !== 'string') report(`${at}/prompt`, 'must be a string');
         else if (config.prompt.length < 1 || config.prompt.length > TEMPLATE_MAX) report(`${at}/prompt`, `must be 1 to ${TEMPLATE_MAX} characters`);
@@ -244,6 +245,29 @@ function checkEdges(edges: unknown[], facts: NodeFacts, report: Report): { from:
     if (unknown.length === 0) usable.push({ from, to, index: i });
   });
   return usable;
+}
+
+/** An llm_call's failure policies: retry {max_attempts, backoff_seconds}, timeout_seconds, on_error. */
+function checkPolicies(config: Record<string, unknown>, at: string, report: Report): void {
+  const { retry, timeout_seconds: timeout, on_error: onError } = config;
+  if (retry !== undefined) {
+    if (!isObject(retry)) report(`${at}/retry`, 'must be an object with max_attempts and/or backoff_seconds');
+    else {
+      checkUnknownKeys(retry, ['max_attempts', 'backoff_seconds'], `${at}/retry`, report);
+      const attempts = retry.max_attempts;
+      if (attempts !== undefined && (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 1 || attempts > 10)) {
+        report(`${at}/retry/max_attempts`, 'must be an integer from 1 to 10');
+      }
+      const backoff = retry.backoff_seconds;
+      if (backoff !== undefined && (typeof backoff !== 'number' || !Number.isFinite(backoff) || backoff < 0 || backoff > 60)) {
+        report(`${at}/retry/backoff_seconds`, 'must be a number from 0 to 60');
+      }
+    }
+  }
+  if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0 || timeout > 600)) {
+    report(`${at}/timeout_seconds`, 'must be a number above 0 and at most 600');
+  }
+  if (onError !== undefined && onError !== 'fail' && onError !== 'continue') report(`${at}/on_error`, 'must be one of fail, continue');
 }
 
 /** An edge out of a condition says which branch it follows; no other edge does. */

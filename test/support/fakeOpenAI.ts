@@ -5,7 +5,9 @@ import type { AddressInfo } from 'node:net';
 export type FakeReply =
   | { kind: 'completion'; content: string; delayMs?: number }
   | { kind: 'error'; status: number; message: string; type?: string; retryAfter?: number }
-  | { kind: 'hang' };
+  | { kind: 'hang' }
+  /** An answer that is not a completion: this status and body as they are. */
+  | { kind: 'raw'; status: number; body: string };
 
 export interface FakeOpenAI {
   baseUrl: string;
@@ -40,6 +42,11 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     const last = body.messages.at(-1)?.content ?? '';
     const reply: FakeReply = fake.replies.shift() ?? { kind: 'completion', content: last.toUpperCase() };
     if (reply.kind === 'hang') return; // never answers; the client's timeout or abort must end it
+    if (reply.kind === 'raw') {
+      res.writeHead(reply.status, { 'Content-Type': 'application/json' });
+      res.end(reply.body);
+      return;
+    }
     if (reply.kind === 'error') {
       res.writeHead(reply.status, {
         'Content-Type': 'application/json',

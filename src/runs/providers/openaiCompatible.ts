@@ -36,7 +36,7 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
   const all = options.models.includes('*');
 
   async function attempt(request: ChatRequest): Promise<Response> {
-    const signals = [AbortSignal.timeout(timeoutMs), ...(request.signal ? [request.signal] : [])];
+    const signals = [AbortSignal.timeout(request.timeoutMs ?? timeoutMs), ...(request.signal ? [request.signal] : [])];
     return fetch(url, {
       method: 'POST',
       headers: {
@@ -59,34 +59,42 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
     serves: (model) => all || options.models.includes(model),
     async complete(request) {
       let lastError: ProviderError | undefined;
-      for (let n = 1; n <= maxAttempts; n++) {
+      const attempts = request.retry?.maxAttempts ?? maxAttempts;
+      const backoff = request.retry?.backoffMs ?? backoffMs;
+      const limitMs = request.timeoutMs ?? timeoutMs;
+      for (let n = 1; n <= attempts; n++) {
         let response: Response;
+        let body: CompletionBody | undefined;
         try {
           response = await attempt(request);
+          body = (await response.json().catch(() => undefined)) as CompletionBody | undefined;
         } catch (err) {
           if (request.signal?.aborted) throw request.signal.reason ?? err;
-          lastError = new ProviderError(`The model provider did not answer: ${(err as Error).message}`);
-          if (n < maxAttempts) await sleep(retryDelay(n, backoffMs, null), undefined, { signal: request.signal });
+          const timedOut = (err as Error).name === 'TimeoutError';
+          lastError = timedOut
+            ? new ProviderError(`The model provider did not answer within ${limitMs / 1000} s.`, undefined, 'provider_timeout')
+            : new ProviderError(`The model provider could not be reached: ${(err as Error).message}`, undefined, 'provider_timeout');
+          if (n < attempts) await sleep(retryDelay(n, backoff, null), undefined, { signal: request.signal });
           continue;
         }
-        const body = (await response.json().catch(() => ({}))) as CompletionBody;
         if (response.ok) return toResult(request.model, body);
         lastError = new ProviderError(
-          `The model provider answered ${response.status}: ${body.error?.message ?? response.statusText}`,
+          `The model provider answered ${response.status}: ${body?.error?.message ?? response.statusText}`,
           response.status,
         );
-        if (!retryable(response.status) || n === maxAttempts) break;
-        await sleep(retryDelay(n, backoffMs, response.headers.get('retry-after')), undefined, { signal: request.signal });
+        if (!retryable(response.status) || n === attempts) break;
+        await sleep(retryDelay(n, backoff, response.headers.get('retry-after')), undefined, { signal: request.signal });
       }
       throw lastError ?? new ProviderError('The model provider failed.');
     },
   };
 }
 
-function toResult(model: string, body: CompletionBody): ChatResult {
+function toResult(model: string, body: CompletionBody | undefined): ChatResult {
+  if (typeof body !== 'object' || body === null) throw new ProviderError('The model provider answered with something that is not JSON.', undefined, 'provider_bad_response');
   const choice = body.choices?.[0];
   const content = choice?.message?.content;
-  if (typeof content !== 'string') throw new ProviderError('The model provider answered without a message.');
+  if (typeof content !== 'string') throw new ProviderError('The model provider answered without a message.', undefined, 'provider_bad_response');
   const prompt = body.usage?.prompt_tokens ?? 0;
   const completion = body.usage?.completion_tokens ?? 0;
   return {

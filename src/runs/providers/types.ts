@@ -10,6 +10,10 @@ export interface ChatRequest {
   max_tokens?: number;
   /** Aborts the call (run cancelled, run timed out, client gone). */
   signal?: AbortSignal;
+  /** Attempts and first backoff for this call (an llm_call node's `retry`); the provider's defaults otherwise. */
+  retry?: { maxAttempts: number; backoffMs: number };
+  /** Limit of each attempt (an llm_call node's `timeout_seconds`); the provider's default otherwise. */
+  timeoutMs?: number;
 }
 
 export interface Usage {
@@ -40,11 +44,16 @@ export class ModelUnavailableError extends Error {
   }
 }
 
+/** How a provider failed; also the run error `code` of a node that failed so. */
+export type ProviderFailure = 'rate_limited' | 'provider_timeout' | 'provider_bad_response' | 'provider_error';
+
 /** The provider failed (after retries), or answered something that is not a completion. */
 export class ProviderError extends Error {
   readonly status: number | undefined;
-  constructor(message: string, status?: number) {
+  readonly kind: ProviderFailure;
+  constructor(message: string, status?: number, kind?: ProviderFailure) {
     super(message);
     this.status = status;
+    this.kind = kind ?? (status === 429 ? 'rate_limited' : 'provider_error');
   }
 }
