@@ -281,7 +281,9 @@ export interface paths {
          * @description Every `text_input` variable must be given as a string; missing or extra inputs are a 400
          *     that lists them. The run is queued and executes asynchronously: poll the run until its
          *     status is `completed`, `failed` or `cancelled`. A repeated request with the same
-         *     `Idempotency-Key` returns the same run; the same key with other inputs is a 409. When the
+         *     `Idempotency-Key` returns the same run; the same key with other inputs is a 409. With
+         *     `Prefer: wait=N` (RFC 7240, N <= 60) the answer waits until the run ends, then is a 200 with
+         *     the ended run (a blocking call), or after N seconds the usual 202. When the
          *     queue cannot be written the run is failed with `queue_unavailable` and the answer is 503;
          *     repeating the request with the same key queues that run again.
          */
@@ -324,7 +326,12 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** One run with its status, output, error and per-node logs */
+        /**
+         * One run with its status, output, error and per-node logs
+         * @description With `Prefer: wait=N` (RFC 7240, N <= 60; more is taken as 60) the answer comes as soon as
+         *     the run is `completed`, `failed` or `cancelled`, or after N seconds with the run as it is
+         *     then: a client waits without polling. `Preference-Applied` echoes the wait applied.
+         */
         get: operations["getRun"];
         put?: never;
         post?: never;
@@ -1525,6 +1532,11 @@ export interface components {
          * @example demo
          */
         Namespace: string;
+        /**
+         * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds (at most 60) for the run to end. Other preferences are ignored.
+         * @example wait=5
+         */
+        PreferWait: string;
         /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
         WorkflowId: string;
         /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
@@ -1542,6 +1554,11 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description Sent when a `Prefer: wait` was honoured: the wait applied, in seconds (RFC 7240 section 3).
+         * @example wait=5
+         */
+        PreferenceApplied: string;
         /**
          * @description RFC 8288 pagination links (`first`, `prev`, `next`, `last`).
          * @example </api/workflows?page=2&per_page=20>; rel="next", </api/workflows?page=5&per_page=20>; rel="last"
@@ -2217,6 +2234,11 @@ export interface operations {
             header?: {
                 /** @example 7c4f8a2e-run-1 */
                 "Idempotency-Key"?: string;
+                /**
+                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds (at most 60) for the run to end. Other preferences are ignored.
+                 * @example wait=5
+                 */
+                Prefer?: components["parameters"]["PreferWait"];
             };
             path: {
                 /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
@@ -2230,11 +2252,24 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Accepted and queued. */
+            /** @description With `Prefer: wait=N`: the run ended within N seconds; here it is, with its logs. */
+            200: {
+                headers: {
+                    /** @example /api/workflows/wf_01JD6Z3V8Q4X2M7N5P9R0T1W/runs/run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                    Location?: string;
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunDetailEnvelope"];
+                };
+            };
+            /** @description Accepted and queued (with `Prefer: wait=N`, still not ended after N seconds). */
             202: {
                 headers: {
                     /** @example /api/workflows/wf_01JD6Z3V8Q4X2M7N5P9R0T1W/runs/run_01JD6Z4K2B7C9D1E3F5G7H9J */
                     Location?: string;
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2300,7 +2335,13 @@ export interface operations {
     getRun: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds (at most 60) for the run to end. Other preferences are ignored.
+                 * @example wait=5
+                 */
+                Prefer?: components["parameters"]["PreferWait"];
+            };
             path: {
                 /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
                 workflow_id: components["parameters"]["WorkflowId"];
@@ -2314,6 +2355,7 @@ export interface operations {
             /** @description The run. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {

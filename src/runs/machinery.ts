@@ -52,7 +52,13 @@ export async function startRunMachinery(options: {
     runner: undefined,
     async startWorker({ concurrency } = {}) {
       if (machinery.runner) return;
-      const deps = { db, models, logger, runTimeoutSeconds: config.RUN_TIMEOUT_SECONDS };
+      const deps = {
+        db,
+        models,
+        logger,
+        runTimeoutSeconds: config.RUN_TIMEOUT_SECONDS,
+        announceEnded: (runId: string) => void queue.announceRunEnded(runId).catch((err: unknown) => logger.warn({ err, runId }, 'run end NOTIFY failed')),
+      };
       const runner = createRunner(deps);
       machinery.runner = runner;
       await queue.work((runId, job) => runner.handle(runId, job), { concurrency: concurrency ?? config.RUN_CONCURRENCY });

@@ -17,6 +17,8 @@ export type DeliveryFailure = 'store_unavailable' | 'worker_lost';
 
 /** The marker a handler's error carries when the store could not be reached (pg-boss keeps it as the job's output). */
 export const STORE_UNAVAILABLE = 'store_unavailable';
+/** NOTIFY channel on the queue database: the payload is the id of a run that just ended. */
+const RUN_ENDED_CHANNEL = 'workflow_run_ended';
 
 export interface RunJobContext {
   /** 0 on the first delivery; more when pg-boss retries a job whose worker died or failed. */
@@ -41,6 +43,13 @@ export interface RunQueue {
   /** The state of the run's jobs (the sweeper asks about runs that look stuck). */
   jobState(runId: string): Promise<RunJobState>;
   health(): Promise<void>;
+  /** Tells every process that the run ended (NOTIFY), so `Prefer: wait` requests answer at once. */
+  announceRunEnded(runId: string): Promise<void>;
+  /**
+   * Calls `listener` with the id of each run that ends, in any process (and with null after the
+   * listening connection was re-made, when notices may have been missed). Returns the unsubscribe.
+   */
+  watchRunEnded(listener: (runId: string | null) => void): Promise<() => void>;
   stop(): Promise<void>;
 }
 
@@ -102,6 +111,12 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
     await boss.updateQueue(RUN_QUEUE, settings); // a queue made by an older version keeps up with the retry policy
   }
   let listener: { close(): Promise<void> } | undefined;
+  // One LISTEN connection per process for run ends, opened with the first waiter.
+  const endedListeners = new Set<(runId: string | null) => void>();
+  let endedListening: Promise<{ close(): Promise<void> } | undefined> | undefined;
+  const tellEnded = (runId: string | null) => {
+    for (const l of endedListeners) l(runId);
+  };
   let next = 0;
   /** Wakes one worker of this process for one new job (the next idle one in turn, else a busy one). */
   const wakeOne = () => {
@@ -159,9 +174,27 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
     async health() {
       await boss.getDb().executeSql('select 1');
     },
+    async announceRunEnded(runId) {
+      await boss.getDb().executeSql('SELECT pg_notify($1, $2)', [RUN_ENDED_CHANNEL, runId]);
+    },
+    async watchRunEnded(onEnded) {
+      const db = boss.getDb();
+      endedListening ??= db.listen
+        ? db.listen(RUN_ENDED_CHANNEL, (runId) => tellEnded(runId), () => tellEnded(null)).catch((err: unknown) => {
+            options.logger.warn({ err }, 'run queue: LISTEN for run ends failed; Prefer: wait answers at its deadline');
+            endedListening = undefined;
+            return undefined;
+          })
+        : Promise.resolve(undefined);
+      endedListeners.add(onEnded);
+      await endedListening;
+      return () => endedListeners.delete(onEnded);
+    },
     async stop() {
       await listener?.close();
       listener = undefined;
+      await (await endedListening)?.close();
+      endedListening = undefined;
       await boss.stop({ graceful: true, timeout: 15_000 });
     },
   };

@@ -10,6 +10,8 @@ import type { Operations } from '../http/operations.ts';
 import { paginationLinks } from '../http/pagination.ts';
 import { workflowDeps } from '../workflows/service.ts';
 import * as service from './service.ts';
+import { TERMINAL } from './store.ts';
+import { preferredWait, readWhenEnded } from './waiting.ts';
 
 type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
   operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
@@ -26,17 +28,38 @@ const runsPath = (workflowId: string) => `/api/workflows/${workflowId}/runs`;
 export function runOperations(ctx: AppContext): Operations {
   const deps = workflowDeps(ctx);
 
-  async function runWorkflow(req: Request, res: Response<JsonOf<'runWorkflow', 202>>) {
+  /** Waits for the run's end if the request asked to (`Prefer: wait=N`) and the queue can tell; undefined otherwise. */
+  const waitFor = async <T extends { status: string }>(req: Request, res: Response, runId: string, read: () => Promise<T>): Promise<T | undefined> => {
+    const seconds = preferredWait(req.get('Prefer'));
+    const queue = ctx.runs?.queue;
+    if (seconds === undefined || !queue) return undefined;
+    res.setHeader('Preference-Applied', `wait=${seconds}`);
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    return readWhenEnded((listener) => queue.watchRunEnded(listener), runId, seconds, read, gone.signal);
+  };
+  const announce = (id: string) => {
+    ctx.runs?.runner?.abortLocal(id);
+    ctx.runs?.queue.announceRunEnded(id).catch((err: unknown) => ctx.logger.warn({ err, runId: id }, 'run end NOTIFY failed'));
+  };
+
+  async function runWorkflow(req: Request, res: Response<JsonOf<'runWorkflow', 202> | JsonOf<'runWorkflow', 200>>) {
     if (!ctx.runs) throw runsNotConfigured();
     const runDeps: service.RunDeps = {
       ...deps,
       queue: ctx.runs.queue,
       logger: ctx.logger,
-      onCancelled: (id) => ctx.runs?.runner?.abortLocal(id),
+      onCancelled: announce,
       onEnqueue: (row) => ctx.runs?.runner?.expect(row),
     };
     const { run } = await service.startRun(runDeps, userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'));
     res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
+    // Dify's blocking mode: the ended run in this answer when it ends within the wait.
+    const ended = await waitFor(req, res, run.id, () => service.getRun(deps, userOf(req), workflowIdOf(req), run.id));
+    if (ended && TERMINAL.includes(ended.status)) {
+      res.status(200).json({ data: ended });
+      return;
+    }
     res.status(202).json({ data: run });
   }
 
@@ -53,13 +76,14 @@ export function runOperations(ctx: AppContext): Operations {
   }
 
   async function getRun(req: Request, res: Response<JsonOf<'getRun', 200>>) {
-    const run = await service.getRun(deps, userOf(req), workflowIdOf(req), runIdOf(req));
+    const read = () => service.getRun(deps, userOf(req), workflowIdOf(req), runIdOf(req));
+    const run = (await waitFor(req, res, runIdOf(req), read)) ?? (await read());
     res.status(200).json({ data: run });
   }
 
   async function cancelRun(req: Request, res: Response<JsonOf<'cancelRun', 200>>) {
     const run = await service.cancelRun(
-      { ...deps, onCancelled: (id) => ctx.runs?.runner?.abortLocal(id) },
+      { ...deps, onCancelled: announce },
       userOf(req),
       workflowIdOf(req),
       runIdOf(req),

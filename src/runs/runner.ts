@@ -37,6 +37,8 @@ export interface RunnerDeps {
   /** How long one attempt rides out an unreachable store (default STORE_OUTAGE_BUDGET_MS). */
   storeOutageBudgetMs?: number;
   now?: () => number;
+  /** Told of each run this process ended (NOTIFY for `Prefer: wait`); never throws. */
+  announceEnded?: (runId: string) => void;
 }
 
 /**
@@ -264,7 +266,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     // A retry: the previous attempt's worker died (missed heartbeats), or its store was unreachable.
     // The store answers now, so a store outage is simply retried, on the last delivery too.
     if (job.lastAttempt && job.previousFailure !== 'store_unavailable') {
-      await stored(() => store.failUnfinishedRun(deps.db, runId, abandonedRunError('worker_lost', job.retryCount + 1), now()));
+      if (await stored(() => store.failUnfinishedRun(deps.db, runId, abandonedRunError('worker_lost', job.retryCount + 1), now()))) deps.announceEnded?.(runId);
       deps.logger.error({ runId, retryCount: job.retryCount }, 'run failed: worker lost on the last attempt');
       return null;
     }
@@ -422,6 +424,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       store.finishRun(deps.db, runId, attempt, { ...end, finished_at: finishedAt, duration_ms: Math.max(0, finishedAt - startedAt) }),
     );
     // Not finished by us: the run was cancelled (its state already says so) or taken over.
+    if (finished) deps.announceEnded?.(runId);
     deps.logger.info({ runId, status: finished ? end.status : 'superseded', attempt }, 'run ended');
     if (finished) observeRunFinished(end.status, finishedAt - startedAt);
   }
@@ -467,6 +470,9 @@ export async function sweepStuckRuns(deps: RunnerDeps & { queue: Pick<RunQueue, 
     const job = await deps.queue.jobState(id);
     if (job.live) continue; // pg-boss notices a dead worker by its heartbeat and retries the job
     const cause = job.lastFailure ?? 'worker_lost';
-    if (await store.failUnfinishedRun(deps.db, id, abandonedRunError(cause), now)) deps.logger.error({ runId: id, cause }, 'run failed: no attempt left');
+    if (await store.failUnfinishedRun(deps.db, id, abandonedRunError(cause), now)) {
+      deps.announceEnded?.(id);
+      deps.logger.error({ runId: id, cause }, 'run failed: no attempt left');
+    }
   }
 }

@@ -220,6 +220,77 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     expect(fake.requests.length).toBe(calls + 1);
   });
 
+  describe('Prefer: wait=N (RFC 7240)', () => {
+    const getWaiting = (workflowId: string, runId: string, prefer: string) =>
+      alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: runId }, header: { Prefer: prefer } } });
+
+    it('GET answers once the worker ends the run (woken by its NOTIFY), with Preference-Applied', async () => {
+      // What every process hears on the queue database's LISTEN connection.
+      const heard: (string | null)[] = [];
+      const stop = await server.ctx.runs!.queue.watchRunEnded((id) => heard.push(id));
+      fake.replies = [{ kind: 'completion', content: 'slow answer', delayMs: 300 }];
+      const workflowId = await createWorkflow(alice, 'llama-3');
+      const started = await startRun(alice, workflowId, { ticket: 'x' });
+      const { data, response } = await getWaiting(workflowId, started.id, 'wait=30');
+      stop();
+      expect(response.headers.get('preference-applied')).toBe('wait=30');
+      expect(data!.data).toMatchObject({ status: 'completed', output: { result: 'slow answer' } });
+      expect(data!.data.logs).toHaveLength(3);
+      expect(heard).toContain(started.id); // the worker's NOTIFY, the waiter's wake-up (waiting.test.ts)
+    });
+
+    it('GET answers when another request cancels the run', async () => {
+      fake.replies = [{ kind: 'hang' }];
+      const workflowId = await createWorkflow(alice, 'llama-3');
+      const started = await startRun(alice, workflowId, { ticket: 'x' });
+      const waiting = getWaiting(workflowId, started.id, 'respond-async, wait=30');
+      await pollRun(alice, workflowId, started.id, (r) => r.status === 'running');
+      await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: { workflow_id: workflowId, run_id: started.id } } });
+      const { data, response } = await waiting;
+      expect(response.headers.get('preference-applied')).toBe('wait=30');
+      expect(data!.data.status).toBe('cancelled');
+    });
+
+    it('GET after the wait answers with the run as it is; a wait over 60 is taken as 60; no Prefer, no Preference-Applied', async () => {
+      fake.replies = [{ kind: 'hang' }];
+      const workflowId = await createWorkflow(alice, 'llama-3');
+      const started = await startRun(alice, workflowId, { ticket: 'x' });
+      const { data, response } = await getWaiting(workflowId, started.id, 'wait=1');
+      expect(response.status).toBe(200);
+      expect(response.headers.get('preference-applied')).toBe('wait=1');
+      expect(['queued', 'running']).toContain(data!.data.status);
+      const plain = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: started.id } } });
+      expect(plain.response.headers.get('preference-applied')).toBeNull();
+      await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: { workflow_id: workflowId, run_id: started.id } } });
+      const ended = await getWaiting(workflowId, started.id, 'wait=600');
+      expect(ended.response.headers.get('preference-applied')).toBe('wait=60');
+      expect(ended.data!.data.status).toBe('cancelled');
+    });
+
+    it('POST .../run answers 200 with the ended run and its logs when it ends within the wait (blocking mode), else 202', async () => {
+      const workflowId = await createWorkflow(alice, 'echo');
+      const blocking = await alice.POST('/api/workflows/{workflow_id}/run', {
+        params: { path: { workflow_id: workflowId }, header: { Prefer: 'wait=30' } },
+        body: { inputs: { ticket: 'right away' } },
+      });
+      expect(blocking.response.status).toBe(200);
+      expect(blocking.response.headers.get('preference-applied')).toBe('wait=30');
+      expect(blocking.response.headers.get('location')).toBe(`/api/workflows/${workflowId}/runs/${blocking.data!.data.id}`);
+      expect(blocking.data!.data).toMatchObject({ status: 'completed', output: { result: 'right away' } });
+      expect((blocking.data!.data as RunDetail).logs.map((s) => s.status)).toEqual(['completed', 'completed', 'completed']);
+
+      fake.replies = [{ kind: 'hang' }];
+      const slowWorkflow = await createWorkflow(alice, 'llama-3');
+      const accepted = await alice.POST('/api/workflows/{workflow_id}/run', {
+        params: { path: { workflow_id: slowWorkflow }, header: { Prefer: 'wait=1' } },
+        body: { inputs: { ticket: 'hangs' } },
+      });
+      expect(accepted.response.status).toBe(202);
+      expect(accepted.response.headers.get('preference-applied')).toBe('wait=1');
+      await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: { workflow_id: slowWorkflow, run_id: accepted.data!.data.id } } });
+    });
+  });
+
   describe('per-node policies and classified provider failures', () => {
     async function workflowWith(config: Record<string, unknown>): Promise<string> {
       const graph = seedGraph('llama-3');

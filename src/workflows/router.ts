@@ -64,7 +64,16 @@ export function workflowOperations(ctx: AppContext): Operations {
   async function deleteWorkflow(req: Request, res: Response) {
     await service.deleteWorkflow(deps, userOf(req), workflowIdOf(req));
     // Deleted first, so no new run can start; then what is in flight stops.
-    await cancelRunsOfDeletedWorkflow({ ...deps, onCancelled: (id) => ctx.runs?.runner?.abortLocal(id) }, workflowIdOf(req));
+    await cancelRunsOfDeletedWorkflow(
+      {
+        ...deps,
+        onCancelled: (id) => {
+          ctx.runs?.runner?.abortLocal(id);
+          ctx.runs?.queue.announceRunEnded(id).catch((err: unknown) => ctx.logger.warn({ err, runId: id }, 'run end NOTIFY failed'));
+        },
+      },
+      workflowIdOf(req),
+    );
     res.status(204).end();
   }
 
