@@ -153,7 +153,12 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
       );
       const run = await expectConformant(
         'runWorkflow',
-        withKey.POST('/api/workflows/{workflow_id}/run', { params: { path }, body: { inputs: { ticket: 'The export button does nothing.' } } }),
+        // Prism answers the lowest 2XX (200, the `Prefer: wait` answer) unless asked for another by
+        // `Prefer: code=`; the service ignores that preference and answers 202 as without Prefer.
+        withKey.POST('/api/workflows/{workflow_id}/run', {
+          params: { path, header: { Prefer: 'code=202' } },
+          body: { inputs: { ticket: 'The export button does nothing.' } },
+        }),
         202,
       );
       const runPath = { workflow_id: id, run_id: (run.body as { data: { id: string } }).data.id };
