@@ -7,7 +7,7 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { createApiClient } from '../src/client/index.ts';
+import { createApiClient } from '../client/src/index.ts';
 import { loadConfig } from '../src/config.ts';
 import type { AppContext } from '../src/context.ts';
 import { openDatabase, resolveQueueUrl } from '../src/db/connect.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createApiClient, formBody } from '../src/client/index.ts';
+import { createApiClient, formBody } from '../client/src/index.ts';
 import { allOperationIds, conformanceProblems } from './spec.ts';
 import { contractTarget } from './target.ts';
 import { seedGraph } from '../test/support/seedWorkflow.ts';

@@ -2,7 +2,7 @@ import { KeyObject } from 'node:crypto';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import type * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient } from '../client/index.ts';
+import { createApiClient } from '../../client/src/index.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { createFixture, discover, formFields, obtainTokens, type Browser, type Fixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';

@@ -3,7 +3,7 @@
 // another worker once pg-boss notices the missed heartbeats; on the last attempt it fails clearly.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient, type Schemas } from '../client/index.ts';
+import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
 import { createAccessToken } from '../platform/accessTokens.ts';
 import { createUser } from '../platform/users.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';

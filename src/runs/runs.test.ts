@@ -2,7 +2,7 @@
 // TEST_MYSQL_URL is set) and a real pg-boss queue with an in-process worker; the model provider
 // is a local server speaking the OpenAI wire format.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient, type Schemas } from '../client/index.ts';
+import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
 import type { AppContext } from '../context.ts';
 import { createAccessToken } from '../platform/accessTokens.ts';
 import { createUser } from '../platform/users.ts';

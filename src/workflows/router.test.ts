@@ -1,7 +1,7 @@
 // The workflow endpoints through a real HTTP server and a real database (embedded PostgreSQL;
 // MySQL too when TEST_MYSQL_URL is set), called with the typed client integrators use.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient, type Schemas } from '../client/index.ts';
+import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
 import { startTestServer } from '../../test/support/server.ts';
 import { testDialects } from '../../test/support/db.ts';
 import type { AppContext } from '../context.ts';

@@ -21,7 +21,7 @@ export interface Credentials {
 /** HTTP Basic credentials as RFC 6749 2.3.1 wants them: each part form-urlencoded first. */
 export function basicAuthorization(clientId: string, clientSecret: string): string {
   const encode = (s: string) => encodeURIComponent(s).replace(/%20/g, '+');
-  return 'Basic ' + Buffer.from(`${encode(clientId)}:${encode(clientSecret)}`).toString('base64');
+  return 'Basic ' + btoa(`${encode(clientId)}:${encode(clientSecret)}`);
 }
 
 export function authMiddleware(credentials: Credentials): Middleware {
