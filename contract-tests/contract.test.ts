@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createApiClient, formBody } from '../client/src/index.ts';
-import { allOperationIds, conformanceProblems } from './spec.ts';
+import { allOperationIds, conformanceProblems, findOperation, namedExamples, spec } from './spec.ts';
 import { contractTarget } from './target.ts';
 import { seedGraph } from '../test/support/seedWorkflow.ts';
 
@@ -26,6 +26,39 @@ async function expectConformant(
   expect(allowed, `${operationId} answered ${response.status}: ${JSON.stringify(body)}`).toContain(response.status);
   expect(conformanceProblems(operationId, response.status, response.headers.get('content-type'), body)).toEqual([]);
   return { status: response.status, body, response };
+}
+
+/** A request the mock accepts for each operation (Prism validates it before it answers). */
+function exampleRequest(operationId: string): { method: string; path: string; headers: Record<string, string>; body?: string } {
+  const json = { 'Content-Type': 'application/json' };
+  const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
+  const key = { Authorization: 'Bearer sk_mock' };
+  const oauth = { Authorization: 'Bearer gho_mock' };
+  const wf = '/api/workflows/wf_01JD6Z3V8Q4X2M7N5P9R0T1W';
+  const requests: Record<string, ReturnType<typeof exampleRequest>> = {
+    authorize: { method: 'GET', path: '/oauth/authorize?response_type=code&client_id=app_1&redirect_uri=https%3A%2F%2Fc.example%2Fcb&scope=user_info', headers: {} },
+    exchangeToken: { method: 'POST', path: '/api/open/oauth/token', headers: form, body: 'grant_type=refresh_token&refresh_token=ghr_1&client_id=app_1&client_secret=cs_1' },
+    revokeToken: { method: 'POST', path: '/api/open/oauth/revoke', headers: form, body: 'token=ghr_1&client_id=app_1&client_secret=cs_1' },
+    getUserInfo: { method: 'GET', path: '/api/open/v1/userinfo', headers: oauth },
+    listOrgs: { method: 'GET', path: '/api/open/v1/orgs', headers: oauth },
+    listAccessTokens: { method: 'GET', path: '/api/open/v1/demo/tokens', headers: oauth },
+    getAccessToken: { method: 'GET', path: '/api/open/v1/demo/tokens/42', headers: oauth },
+    getJwks: { method: 'GET', path: '/.well-known/jwks.json', headers: {} },
+    getAuthorizationServerMetadata: { method: 'GET', path: '/.well-known/oauth-authorization-server', headers: {} },
+    createChatCompletion: { method: 'POST', path: '/serverless/v1/chat/completions', headers: { ...key, ...json }, body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }) },
+    listWorkflows: { method: 'GET', path: '/api/workflows', headers: key },
+    createWorkflow: { method: 'POST', path: '/api/workflows', headers: { ...key, ...json }, body: JSON.stringify({ name: 'x' }) },
+    getWorkflow: { method: 'GET', path: wf, headers: key },
+    updateWorkflow: { method: 'PATCH', path: wf, headers: { ...key, ...json }, body: JSON.stringify({ name: 'x' }) },
+    deleteWorkflow: { method: 'DELETE', path: wf, headers: key },
+    runWorkflow: { method: 'POST', path: `${wf}/run`, headers: { ...key, ...json }, body: JSON.stringify({ inputs: {} }) },
+    listRuns: { method: 'GET', path: `${wf}/runs`, headers: key },
+    getRun: { method: 'GET', path: `${wf}/runs/run_1`, headers: key },
+    cancelRun: { method: 'POST', path: `${wf}/runs/run_1/cancel`, headers: key },
+    getLiveness: { method: 'GET', path: '/healthz', headers: {} },
+    getReadiness: { method: 'GET', path: '/readyz', headers: {} },
+  };
+  return requests[operationId]!;
 }
 
 const seedWorkflow = { name: 'Ticket summariser', description: 'Summarises a support ticket in one line.', ...seedGraph() };
@@ -58,7 +91,7 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
         body: { grant_type: 'refresh_token', refresh_token: target.refreshToken, client_id: target.clientId, client_secret: target.clientSecret },
         ...formBody,
       });
-      const { body, response } = await expectConformant('token', call, 200);
+      const { body, response } = await expectConformant('exchangeToken', call, 200);
       expect(response.headers.get('cache-control')).toBe('no-store');
       expect(body).toMatchObject({ token_type: 'Bearer' });
     });
@@ -68,7 +101,7 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
         body: { grant_type: 'password' as 'refresh_token', client_id: target.clientId, client_secret: target.clientSecret },
         ...formBody,
       });
-      await expectConformant('token', call, 400);
+      await expectConformant('exchangeToken', call, 400);
     });
 
     it('POST /api/open/oauth/token with a wrong secret over Basic is invalid_client 401', async () => {
@@ -78,16 +111,27 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
         ...formBody,
         headers: { ...formBody.headers, Prefer: 'code=401' },
       });
-      await expectConformant('token', call, 401);
+      await expectConformant('exchangeToken', call, 401);
     });
 
-    it('POST /api/open/oauth/revoke answers 200 even for an unknown token (RFC 7009 2.2)', async () => {
+    it('POST /api/open/oauth/revoke answers 200 with a JSON {} even for an unknown token (RFC 7009 2.2)', async () => {
       const call = anonymous.POST('/api/open/oauth/revoke', {
         body: { token: 'gho_not_a_real_token', client_id: target.clientId, client_secret: target.clientSecret },
         ...formBody,
-        parseAs: 'text',
       });
-      await expectConformant('revokeToken', call, 200);
+      const { body, response } = await expectConformant('revokeToken', call, 200);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(body).toEqual({});
+    });
+
+    it('POST /api/open/oauth/token without a form body is a 415 whose description is ours, not the validator\'s', async () => {
+      const call = anonymous.POST('/api/open/oauth/token', {
+        body: { grant_type: 'refresh_token' },
+        bodySerializer: () => 'grant_type=refresh_token',
+        headers: { 'Content-Type': 'text/plain', Prefer: 'code=415' },
+      });
+      const { body } = await expectConformant('exchangeToken', call, 415);
+      expect((body as { error_description: string }).error_description).toBe('Content-Type must be application/x-www-form-urlencoded.');
     });
 
     it('GET /.well-known/oauth-authorization-server describes the endpoints', async () => {
@@ -96,8 +140,10 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
   });
 
   describe('open interfaces', () => {
-    it('GET /api/open/v1/userinfo answers the user', async () => {
-      await expectConformant('getUserInfo', withOAuth.GET('/api/open/v1/userinfo'), 200);
+    it('GET /api/open/v1/userinfo answers the user, with sub (the id as a string) for OpenID Connect clients', async () => {
+      const { body } = await expectConformant('getUserInfo', withOAuth.GET('/api/open/v1/userinfo'), 200);
+      const user = body as { sub: string; id: number };
+      expect(user.sub).toBe(String(user.id));
     });
     it('GET /api/open/v1/userinfo without a token is 401', async () => {
       await expectConformant('getUserInfo', anonymous.GET('/api/open/v1/userinfo'), 401);
@@ -172,6 +218,16 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
     it('GET /api/workflows without an API key is 401', async () => {
       await expectConformant('listWorkflows', anonymous.GET('/api/workflows'), 401);
     });
+    // Prism checks only that a bearer token is there, so this is the live service's rule alone.
+    it.skipIf(target.mock)('GET /api/workflows with an OAuth access token (the wrong kind) is 401 invalid_token (RFC 6750 3.1)', async () => {
+      const { response } = await expectConformant('listWorkflows', withOAuth.GET('/api/workflows'), 401);
+      expect(response.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+    });
+    it('POST /api/workflows with a body of the wrong types is 422 on the mock and the live service alike', async () => {
+      const call = withKey.POST('/api/workflows', { body: { name: 42 as unknown as string, nodes: 'none' as unknown as [] } });
+      const { body } = await expectConformant('createWorkflow', call, 422);
+      expect((body as { errors: unknown[] }).errors.length).toBeGreaterThan(0);
+    });
     it('GET /api/workflows with per_page over 100 is 400', async () => {
       await expectConformant('listWorkflows', withKey.GET('/api/workflows', { params: { query: { per_page: 101 } } }), 400);
     });
@@ -184,6 +240,43 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
       const call = withKey.POST('/api/workflows', { body: cyclic, headers: { Prefer: 'code=422' } });
       const { body } = await expectConformant('createWorkflow', call, 422);
       expect((body as { errors: unknown[] }).errors.length).toBeGreaterThan(0);
+    });
+  });
+
+  describe('named examples', () => {
+    const examples = namedExamples();
+    it('every documented response with a body has at least one named example, and each is valid', () => {
+      for (const operationId of allOperationIds()) {
+        const { operation } = findOperation(operationId);
+        for (const [status, response] of Object.entries(operation.responses)) {
+          const resolved = response.$ref ? spec.components.responses[response.$ref.split('/').pop()!]! : response;
+          if (!resolved.content) continue;
+          expect(examples.some((e) => e.operationId === operationId && e.status === status), `${operationId} ${status}`).toBe(true);
+        }
+      }
+      for (const e of examples) {
+        const value = e.mediaType === 'application/json' || e.mediaType.endsWith('+json') ? e.value : String(e.value);
+        expect(conformanceProblems(e.operationId, Number(e.status), e.mediaType, value), `${e.operationId} ${e.status} ${e.name}`).toEqual([]);
+      }
+    });
+    it('a run can be read in each state', () => {
+      const names = examples.filter((e) => e.operationId === 'getRun' && e.status === '200').map((e) => e.name);
+      expect(names.sort()).toEqual(['cancelled', 'completed', 'failed', 'queued', 'running']);
+    });
+    // QA asks the mock for one answer by name: `Prefer: code=200, example=failed`.
+    it.runIf(target.mock)('the mock serves each named example when asked for it by name', async () => {
+      for (const e of examples) {
+        const request = exampleRequest(e.operationId);
+        const response = await fetch(new URL(request.path, target.baseUrl), {
+          method: request.method,
+          redirect: 'manual',
+          headers: { ...request.headers, Prefer: `code=${e.status}, example=${e.name}` },
+          body: request.body,
+        });
+        const text = await response.text();
+        expect(response.status, `${e.operationId} ${e.name}: ${text.slice(0, 200)}`).toBe(Number(e.status));
+        expect(e.mediaType.endsWith('json') ? JSON.parse(text) : text, `${e.operationId} ${e.name}`).toEqual(e.value);
+      }
     });
   });
 

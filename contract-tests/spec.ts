@@ -69,3 +69,33 @@ function pointerTo(operationId: string, status: number, mediaType: string): stri
   }
   return `/paths/${esc(path)}/${method}/responses/${status}/content/${esc(mediaType)}/schema`;
 }
+
+export interface NamedExample {
+  operationId: string;
+  status: string;
+  mediaType: string;
+  name: string;
+  value: unknown;
+}
+
+/** Every named example of every documented response (with `$ref`s to components resolved). */
+export function namedExamples(): NamedExample[] {
+  const components = spec.components as unknown as { responses: Record<string, ResponseObject>; examples?: Record<string, { value: unknown }> };
+  const found: NamedExample[] = [];
+  for (const item of Object.values(spec.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (!methods.has(method)) continue;
+      for (const [status, ref] of Object.entries(operation.responses)) {
+        const response = ref.$ref ? components.responses[ref.$ref.split('/').pop()!]! : ref;
+        for (const [mediaType, media] of Object.entries(response.content ?? {})) {
+          const examples = (media as { examples?: Record<string, { value?: unknown; $ref?: string }> }).examples ?? {};
+          for (const [name, example] of Object.entries(examples)) {
+            const value = example.$ref ? components.examples![example.$ref.split('/').pop()!]!.value : example.value;
+            found.push({ operationId: operation.operationId, status, mediaType, name, value });
+          }
+        }
+      }
+    }
+  }
+  return found;
+}

@@ -55,7 +55,7 @@ export interface paths {
          *     Client authentication: `client_id` and `client_secret` in the form body, or an HTTP Basic
          *     `Authorization` header.
          */
-        post: operations["token"];
+        post: operations["exchangeToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -512,6 +512,11 @@ export interface components {
             scope: string;
         };
         UserInfo: {
+            /**
+             * @description The user id as a string: the OpenID Connect subject, for clients that bind accounts by `sub`.
+             * @example 1
+             */
+            sub: string;
             /** @example 1 */
             id: number;
             /** @example demo */
@@ -1147,7 +1152,54 @@ export interface components {
             usage: components["schemas"]["Usage"] | null;
             error: components["schemas"]["RunError"] | null;
         };
-        RunDetail: components["schemas"]["Run"] & {
+        /** @description A run with its per-node logs. The fields of `Run` are written out, not `allOf`, so that every generator keeps the nullable ones nullable. */
+        RunDetail: {
+            /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
+            id: string;
+            /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+            workflow_id: string;
+            /** @example 1 */
+            workflow_version?: number;
+            status: components["schemas"]["RunStatus"];
+            /**
+             * @example {
+             *       "ticket": "The export button does nothing on Safari 18."
+             *     }
+             */
+            inputs: {
+                [key: string]: string;
+            };
+            /**
+             * @description Result of a completed run (null before): an object keyed by `text_output` node id, each
+             *     value the formatted text (or, for `format: json`, the parsed JSON value).
+             * @example {
+             *       "result": "The export button does nothing on Safari 18."
+             *     }
+             */
+            output: unknown;
+            error: components["schemas"]["RunError"] | null;
+            /** @description Token usage of the whole run, the sum over its `llm_call` nodes (zeros until the run ends, and for runs without a model call). */
+            usage: components["schemas"]["Usage"];
+            /**
+             * @description Seconds from start to end; null until the run ends.
+             * @example 0.012
+             */
+            duration: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.004Z
+             */
+            started_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.016Z
+             */
+            finished_at: string | null;
             /** @description Per-node log, in execution order. */
             logs: components["schemas"]["RunStep"][];
         };
@@ -1185,20 +1237,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://docs.openauth.dev/problems/bad-request",
-                 *       "title": "Bad Request",
-                 *       "status": 400,
-                 *       "detail": "The request does not match the API contract.",
-                 *       "errors": [
-                 *         {
-                 *           "pointer": "/query/per_page",
-                 *           "message": "must be <= 100"
-                 *         }
-                 *       ]
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1213,14 +1251,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://docs.openauth.dev/problems/unauthorized",
-                 *       "title": "Unauthorized",
-                 *       "status": 401,
-                 *       "detail": "The access token is expired or revoked."
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1232,14 +1262,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://docs.openauth.dev/problems/insufficient-scope",
-                 *       "title": "Insufficient scope",
-                 *       "status": 403,
-                 *       "detail": "This endpoint needs the scope api_key."
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1249,14 +1271,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://docs.openauth.dev/problems/forbidden",
-                 *       "title": "Forbidden",
-                 *       "status": 403,
-                 *       "detail": "This API key does not have the workflows permission."
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1266,14 +1280,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://docs.openauth.dev/problems/not-found",
-                 *       "title": "Not Found",
-                 *       "status": 404,
-                 *       "detail": "No workflow wf_01JD6Z3V8Q4X2M7N5P9R0T1W."
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1283,14 +1289,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://docs.openauth.dev/problems/conflict",
-                 *       "title": "Conflict",
-                 *       "status": 409,
-                 *       "detail": "Run run_01JD6Z4K2B7C9D1E3F5G7H9J is already completed."
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1301,14 +1299,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://docs.openauth.dev/problems/precondition-failed",
-                 *       "title": "Precondition Failed",
-                 *       "status": 412,
-                 *       "detail": "The workflow is at version 4, not 3."
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1318,14 +1308,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://docs.openauth.dev/problems/payload-too-large",
-                 *       "title": "Payload Too Large",
-                 *       "status": 413,
-                 *       "detail": "The request body is larger than 1048576 bytes."
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1335,14 +1317,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://docs.openauth.dev/problems/unsupported-media-type",
-                 *       "title": "Unsupported Media Type",
-                 *       "status": 415,
-                 *       "detail": "Send the body as application/json."
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1359,24 +1333,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://docs.openauth.dev/problems/invalid-workflow",
-                 *       "title": "Invalid workflow",
-                 *       "status": 422,
-                 *       "detail": "The workflow graph has 2 problems.",
-                 *       "errors": [
-                 *         {
-                 *           "pointer": "/edges/1",
-                 *           "message": "edge refers to unknown node \"summarise\""
-                 *         },
-                 *         {
-                 *           "pointer": "/nodes/1/config/temperature",
-                 *           "message": "must be <= 2"
-                 *         }
-                 *       ]
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1387,14 +1343,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://docs.openauth.dev/problems/rate-limited",
-                 *       "title": "Too Many Requests",
-                 *       "status": 429,
-                 *       "detail": "Rate limit exceeded; retry in 30 seconds."
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1405,7 +1353,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /** @example <!doctype html><title>Too many requests</title> */
                 "text/html": string;
             };
         };
@@ -1416,14 +1363,35 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://docs.openauth.dev/problems/unavailable",
-                 *       "title": "Service Unavailable",
-                 *       "status": 503,
-                 *       "detail": "The queue is unavailable; the run was not accepted."
-                 *     }
-                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The database is unavailable; retry later. Shown as a page. */
+        ServiceUnavailableHtml: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /** @description The database is unavailable; retry later (RFC 6749 `temporarily_unavailable`). */
+        OAuthUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description The request line and headers together are over 64 KiB. */
+        RequestHeaderFieldsTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1433,16 +1401,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "message": "messages: must NOT have fewer than 1 items",
-                 *         "type": "invalid_request_error",
-                 *         "param": "messages",
-                 *         "code": null
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["OpenAIError"];
             };
         };
@@ -1454,16 +1412,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "message": "The proxy token is expired or its authorization was revoked.",
-                 *         "type": "invalid_request_error",
-                 *         "param": null,
-                 *         "code": "invalid_api_key"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["OpenAIError"];
             };
         };
@@ -1473,16 +1421,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "message": "The model 'gpt-9' does not exist.",
-                 *         "type": "invalid_request_error",
-                 *         "param": "model",
-                 *         "code": "model_not_found"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["OpenAIError"];
             };
         };
@@ -1493,16 +1431,16 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "message": "Rate limit exceeded.",
-                 *         "type": "rate_limit_error",
-                 *         "param": null,
-                 *         "code": "rate_limit_exceeded"
-                 *       }
-                 *     }
-                 */
+                "application/json": components["schemas"]["OpenAIError"];
+            };
+        };
+        /** @description The database is unavailable; retry later. */
+        OpenAIUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
                 "application/json": components["schemas"]["OpenAIError"];
             };
         };
@@ -1512,16 +1450,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "message": "The model provider did not answer.",
-                 *         "type": "api_error",
-                 *         "param": null,
-                 *         "code": "upstream_error"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["OpenAIError"];
             };
         };
@@ -1600,7 +1528,9 @@ export interface operations {
                  */
                 scope: string;
                 /**
-                 * @description Opaque value returned unchanged to the callback.
+                 * @description Opaque value returned unchanged to the callback: up to 2,000 characters of any Unicode
+                 *     text. The service reads request lines and headers of up to 64 KiB, so every request whose
+                 *     parameters stay within their documented lengths is served; a longer one is refused with 431.
                  * @example af0ifjsldkj
                  */
                 state?: string;
@@ -1627,7 +1557,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /** @example <!doctype html><title>Authorize Demo App</title> */
                     "text/html": string;
                 };
             };
@@ -1653,14 +1582,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /** @example <!doctype html><title>Authorization error</title><p>The redirect_uri does not match the application's registered callback.</p> */
                     "text/html": string;
                 };
             };
             429: components["responses"]["TooManyRequestsHtml"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailableHtml"];
         };
     };
-    token: {
+    exchangeToken: {
         parameters: {
             query?: never;
             header?: never;
@@ -1691,12 +1621,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "invalid_grant",
-                     *       "error_description": "The authorization code has already been used."
-                     *     }
-                     */
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
@@ -1711,12 +1635,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "invalid_client",
-                     *       "error_description": "Client authentication failed."
-                     *     }
-                     */
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
@@ -1726,12 +1644,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "invalid_request",
-                     *       "error_description": "The request body is too large."
-                     *     }
-                     */
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
@@ -1741,12 +1653,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "invalid_request",
-                     *       "error_description": "Content-Type must be application/x-www-form-urlencoded."
-                     *     }
-                     */
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
@@ -1757,31 +1663,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "slow_down",
-                     *       "error_description": "Too many requests; retry later."
-                     *     }
-                     */
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
-            /** @description The database is unavailable; retry later. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "temporarily_unavailable",
-                     *       "error_description": "The service is temporarily unavailable."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["OAuthError"];
-                };
-            };
+            503: components["responses"]["OAuthUnavailable"];
         };
     };
     revokeToken: {
@@ -1797,12 +1682,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Revoked, or there was nothing to revoke. */
+            /** @description Revoked, or there was nothing to revoke. The body is an empty JSON object. */
             200: {
                 headers: {
+                    "Cache-Control"?: "no-store";
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": Record<string, never>;
+                };
             };
             /** @description RFC 6749 5.2 error (`invalid_request`). */
             400: {
@@ -1810,12 +1698,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "invalid_request",
-                     *       "error_description": "token is required."
-                     *     }
-                     */
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
@@ -1827,12 +1709,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "invalid_client",
-                     *       "error_description": "Client authentication failed."
-                     *     }
-                     */
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
@@ -1842,12 +1727,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "invalid_request",
-                     *       "error_description": "Content-Type must be application/x-www-form-urlencoded."
-                     *     }
-                     */
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
@@ -1858,15 +1737,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "slow_down",
-                     *       "error_description": "Too many requests; retry later."
-                     *     }
-                     */
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
+            503: components["responses"]["OAuthUnavailable"];
         };
     };
     getUserInfo: {
@@ -1890,6 +1764,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listOrgs: {
@@ -1913,6 +1788,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listAccessTokens: {
@@ -1944,6 +1820,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getAccessToken: {
@@ -1981,6 +1858,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getJwks: {
@@ -2001,6 +1879,7 @@ export interface operations {
                     "application/json": components["schemas"]["Jwks"];
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getAuthorizationServerMetadata: {
@@ -2052,6 +1931,7 @@ export interface operations {
             415: components["responses"]["OpenAIBadRequest"];
             429: components["responses"]["OpenAIRateLimited"];
             502: components["responses"]["OpenAIUpstreamError"];
+            503: components["responses"]["OpenAIUnavailable"];
         };
     };
     listWorkflows: {
@@ -2093,6 +1973,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWorkflow: {
@@ -2127,6 +2008,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["InvalidWorkflow"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWorkflow: {
@@ -2156,6 +2038,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteWorkflow: {
@@ -2182,6 +2065,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateWorkflow: {
@@ -2226,6 +2110,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["InvalidWorkflow"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     runWorkflow: {
@@ -2330,6 +2215,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getRun: {
@@ -2367,6 +2253,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     cancelRun: {
@@ -2398,6 +2285,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getLiveness: {
@@ -2415,11 +2303,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "status": "ok"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Health"];
                 };
             };
@@ -2440,15 +2323,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "status": "ok",
-                     *       "checks": {
-                     *         "database": "ok",
-                     *         "queue": "ok"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Health"];
                 };
             };
@@ -2459,15 +2333,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "status": "unavailable",
-                     *       "checks": {
-                     *         "database": "unavailable",
-                     *         "queue": "ok"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Health"];
                 };
             };

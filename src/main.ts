@@ -7,6 +7,7 @@ import type { AppContext } from './context.ts';
 import { openDatabase, resolveQueueUrl } from './db/connect.ts';
 import { createApp } from './http/app.ts';
 import { createLogger } from './http/logger.ts';
+import { createHttpServer } from './http/server.ts';
 import { DEMO, seedDemo, type DemoSeed } from './platform/seed.ts';
 import { startRunMachinery } from './runs/machinery.ts';
 import { SealingError } from './shared/sealing.ts';
@@ -56,7 +57,7 @@ async function main(): Promise<void> {
     logger.warn('no queue database (MySQL store without QUEUE_URL): workflow runs are disabled');
   }
   const app = createApp(ctx);
-  const server = app.listen(config.PORT, config.HOST);
+  const server = createHttpServer(app).listen(config.PORT, config.HOST);
   await once(server, 'listening');
   // Slow clients must not hold sockets forever (slowloris); keep-alive a bit longer than proxies'.
   server.requestTimeout = 30_000;

@@ -70,7 +70,8 @@ function toCatalogueError(err: unknown, req: Request, dialect: ErrorDialect): Ca
   if (isDatabaseUnavailable(err)) return databaseUnavailable();
   if (isHttpError(err) && err.status >= 400 && err.status < 500) {
     const status = isKnownProblemStatus(err.status) ? err.status : 400;
-    const message = err.type ? bodyParserMessage(err) : err.message;
+    // Our words, not the validator's ("unsupported media type undefined").
+    const message = err.status === 415 ? 'Send the body as application/json.' : err.type ? bodyParserMessage(err) : err.message;
     return new Problem(status, message, { errors: validatorItems(err), headers: err.headers ?? {} });
   }
   return new Problem(500, 'An unexpected error occurred.');

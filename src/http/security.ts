@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { SecurityHandlers } from 'express-openapi-validator/dist/framework/types.js';
-import { insufficientScope, invalidAccessToken, invalidApiKey, invalidProxyToken, missingBearer, missingPermission } from '../shared/errors.ts';
+import { insufficientScope, invalidAccessToken, invalidApiKey, invalidProxyToken, missingBearer, missingPermission, wrongKindOfToken } from '../shared/errors.ts';
 import type { PrincipalOf } from './principal.ts';
 
 export function bearerToken(req: Request): string | undefined {
@@ -69,8 +69,11 @@ export function securityHandlers(authenticate: Authenticators): SecurityHandlers
 
     async apiKey(req, permissions) {
       const token = bearerToken(req);
-      if (!token) return refuse(req, missingBearer());
-      if (!authenticate.looksLikeApiKey(token)) return false;
+      const realm = req.path.startsWith('/serverless/') ? 'serverless' : 'api';
+      if (!token) return refuse(req, missingBearer(realm));
+      // Another kind of token is a bad token here, not a missing one, so that a client knows to
+      // send another credential.
+      if (!authenticate.looksLikeApiKey(token)) return refuse(req, wrongKindOfToken(realm));
       const principal = await authenticate.apiKey(token);
       if (!principal) return refuse(req, invalidApiKey());
       const missing = permissions.find((p) => !principal.permissions.includes(p));

@@ -69,7 +69,8 @@ const checkState: Step = (_ctx, params, draft) => {
   if (isRepeated(params, 'state')) throw new AuthorizeRedirectError('invalid_request', 'state was sent more than once.');
   const state = single(params, 'state');
   draft.state = state === '' ? undefined : state;
-  if (state && state.length > 2000) {
+  // Characters as openapi.yaml's maxLength counts them (code points), not UTF-16 units.
+  if (state && [...state].length > 2000) {
     draft.state = undefined;
     throw new AuthorizeRedirectError('invalid_request', 'state is longer than 2000 characters.');
   }

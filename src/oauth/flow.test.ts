@@ -60,7 +60,7 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     expect(as.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post']);
   });
 
-  it('runs the whole flow with client_secret_post: code, tokens, then userinfo {id, login, name, avatar_url} exactly', async () => {
+  it('runs the whole flow with client_secret_post: code, tokens, then userinfo {id, login, name, avatar_url} and sub (the id as a string) exactly', async () => {
     const f = await createFixture(server.ctx.db);
     const { tokens } = await obtainTokens(f);
     expect(tokens.token_type).toBe('bearer'); // oauth4webapi lower-cases it
@@ -72,8 +72,8 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     const res = await userinfo(tokens.access_token);
     expect(res.status).toBe(200);
     const body = await res.json();
-    expect(Object.keys(body).sort()).toEqual(['avatar_url', 'id', 'login', 'name']);
-    expect(body).toMatchObject({ id: f.userId, login: f.login, name: expect.any(String) });
+    expect(Object.keys(body).sort()).toEqual(['avatar_url', 'id', 'login', 'name', 'sub']);
+    expect(body).toMatchObject({ sub: String(f.userId), id: f.userId, login: f.login, name: expect.any(String) });
 
     const orgs = await fetch(`${server.baseUrl}/api/open/v1/orgs`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect(orgs.status).toBe(200);

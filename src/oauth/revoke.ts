@@ -25,6 +25,7 @@ export function revokeToken(ctx: AppContext): RequestHandler {
       if (row.applicationId === client.id) await revokeApplicationForUser(ctx.db, row.userId, row.applicationId, Date.now());
       break;
     }
-    res.set('Cache-Control', 'no-store').status(200).end();
+    // A JSON body (`{}`), not an empty one: client libraries parse every token-endpoint answer as JSON.
+    res.set('Cache-Control', 'no-store').status(200).json({});
   };
 }

@@ -77,7 +77,7 @@ export function oauthOperations(ctx: AppContext, limiter: SharedRateLimiter): Op
   };
   return {
     authorize: [sessionMiddleware(ctx), authorize(ctx)],
-    token: [perClient, token(ctx)],
+    exchangeToken: [perClient, token(ctx)],
     revokeToken: [perClient, revokeToken(ctx)],
     getAuthorizationServerMetadata: getAuthorizationServerMetadata(ctx),
   };

@@ -9,14 +9,17 @@ import { findUserById } from '../platform/users.ts';
 type UserInfo = components['schemas']['UserInfo'];
 type Organization = components['schemas']['Organization'];
 
-/** GET /api/open/v1/userinfo: exactly {id, login, name, avatar_url} (seed 2.3). */
+/**
+ * GET /api/open/v1/userinfo: the seed's {id, login, name, avatar_url} (2.3) and `sub`, the id as a
+ * string, which OpenID Connect clients require (openid-client's fetchUserInfo refuses a body without it).
+ */
 export function getUserInfo(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     const principal = principalOf(req, 'oauth');
     // The bearer check read the profile with the token (one round trip in all).
     const user = principal.user ?? (await findUserById(ctx.db, principal.userId));
     if (!user) throw userGone();
-    const body: UserInfo = { id: user.id, login: user.login, name: user.name, avatar_url: user.avatar_url };
+    const body: UserInfo = { sub: String(user.id), id: user.id, login: user.login, name: user.name, avatar_url: user.avatar_url };
     res.set('Cache-Control', 'no-store').json(body);
   };
 }

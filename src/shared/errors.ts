@@ -102,6 +102,9 @@ export const invalidBearer = (detail: string, realm = 'api') =>
 export const invalidAccessToken = () => invalidBearer('The access token is invalid, expired or revoked.');
 export const invalidApiKey = () => invalidBearer('The API key is invalid or was deleted.');
 export const invalidProxyToken = () => invalidBearer('The proxy token is invalid, expired, or its authorization was revoked.', 'serverless');
+/** A bearer token of another kind (an OAuth token where an API key is wanted): RFC 6750 3.1 `invalid_token`. */
+export const wrongKindOfToken = (realm: 'api' | 'serverless') =>
+  invalidBearer(`This endpoint takes ${realm === 'serverless' ? 'a proxy token or an API key' : 'an API key (sk_...)'}, not this kind of token.`, realm);
 export const userGone = () => invalidBearer('The user of this access token no longer exists.');
 
 export const insufficientScope = (scope: string) =>

@@ -302,7 +302,7 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       expect(errors.slice(2)).toEqual(expectedErrors);
     });
 
-    it('lists a bad name with the graph\'s problems on update too; a bad name alone stays a 400', async () => {
+    it('lists a bad name with the graph\'s problems on update too; a bad name alone is a 422 of its own', async () => {
       const created = await create('Rename me');
       const both = await raw(`/api/workflows/${created.id}`, { method: 'PATCH', bearer: aliceKey, body: JSON.stringify({ name: '', nodes: [] }) });
       expect(both.status).toBe(422);
@@ -315,7 +315,16 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
         { pointer: '/edges/1', message: 'edge refers to unknown node "result"' },
       ]);
       const nameOnly = await raw(`/api/workflows/${created.id}`, { method: 'PATCH', bearer: aliceKey, body: JSON.stringify({ name: '' }) });
-      expect(nameOnly.status).toBe(400);
+      expect(nameOnly.status).toBe(422);
+      expect(((await nameOnly.json()) as { errors: unknown[] }).errors).toEqual([{ pointer: '/name', message: 'must be 1 to 200 characters' }]);
+    });
+
+    it('answers 422 for a body of the wrong types (as a Prism mock does), and 400 for a bad path parameter', async () => {
+      const wrongTypes = await raw('/api/workflows', { method: 'POST', bearer: aliceKey, body: JSON.stringify({ name: 42, nodes: 'none' }) });
+      expect(wrongTypes.status).toBe(422);
+      expect(wrongTypes.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      const badId = await raw('/api/workflows/not%20an%20id', { method: 'PATCH', bearer: aliceKey, body: JSON.stringify({ name: 'x' }) });
+      expect(badId.status).toBe(400);
     });
   });
 

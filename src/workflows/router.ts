@@ -82,7 +82,7 @@ export function workflowOperations(ctx: AppContext): Operations {
 
 interface RequestValidationError {
   status: number;
-  errors?: { path?: string }[];
+  errors?: { path?: string; message?: string }[];
 }
 
 function isRequestValidationError(err: unknown): err is RequestValidationError {
@@ -97,8 +97,10 @@ const inBody = (path: string | undefined) => path !== undefined && /^\/body(\/|$
  * problem of the workflow, schema-level and semantic, `name` and `description` included, at
  * once. When every failure of createWorkflow or updateWorkflow lies in the body, this
  * re-validates the raw body and, if its graph has problems, throws that 422 (or the 404 / 412 an
- * update would have met first). Anything else passes on, and a body whose only problems are
- * outside the graph keeps the validator's 400.
+ * update would have met first). A body whose only problems are outside the graph is a 422 too:
+ * the body is the workflow, and a Prism mock of openapi.yaml answers any request failing
+ * validation with the operation's 422, so the mock and the service agree. A bad path parameter
+ * or header passes on (400).
  */
 export function workflowValidationErrors(ctx: AppContext): ErrorRequestHandler {
   const deps = service.workflowDeps(ctx);
@@ -109,11 +111,14 @@ export function workflowValidationErrors(ctx: AppContext): ErrorRequestHandler {
       !isRequestValidationError(err) ||
       !err.errors?.length ||
       !err.errors.every((e) => inBody(e.path)) ||
-      typeof req.body !== 'object' ||
-      req.body === null ||
       req.principal?.kind !== 'apiKey'
     ) {
       next(err);
+      return;
+    }
+    const contractProblems = err.errors.map((e) => ({ pointer: toPointer(e.path).replace(/^\/body/, '') || '/', message: e.message ?? 'is invalid' }));
+    if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) {
+      next(service.invalidWorkflow(contractProblems));
       return;
     }
     const body = req.body as Record<string, unknown>;
@@ -130,7 +135,7 @@ export function workflowValidationErrors(ctx: AppContext): ErrorRequestHandler {
         throw problem;
       }
     };
-    // If our validator finds nothing the contract's did, the original 400 stands.
-    explain().then(() => next(err), next);
+    // No graph problem: the other fields' problems in our words, else the contract's.
+    explain().then(() => next(service.invalidWorkflow(fields.length ? fields : contractProblems)), next);
   };
 }

@@ -50,14 +50,21 @@ describe('workflowValidationErrors', () => {
     expect((result as Problem).errors![0]).toEqual({ pointer: '/name', message: 'must be 1 to 200 characters' });
   });
 
-  it('leaves a 400 alone when the graph has no problem (only other fields are wrong)', async () => {
-    const err = validatorError('/body/name');
-    expect(await run(err, { name: '', ...seedGraph() })).toBe(err);
+  it('answers 422 when the graph has no problem and only other fields are wrong (as a Prism mock does)', async () => {
+    const result = await run(validatorError('/body/name'), { name: '', ...seedGraph() });
+    expect((result as Problem).status).toBe(422);
+    expect((result as Problem).errors).toEqual([{ pointer: '/name', message: 'must be 1 to 200 characters' }]);
   });
 
-  it('leaves a 400 alone when its own validation finds nothing to report', async () => {
-    const err = validatorError('/body/nodes/0');
-    expect(await run(err, { name: 'x', ...seedGraph() })).toBe(err);
+  it('answers 422 with the contract\'s problems when its own validation finds nothing to report', async () => {
+    const result = await run(validatorError('/body/nodes/0'), { name: 'x', ...seedGraph() });
+    expect((result as Problem).status).toBe(422);
+    expect((result as Problem).errors).toEqual([{ pointer: '/nodes/0', message: 'x' }]);
+  });
+
+  it('answers 422 for a body that is not an object', async () => {
+    const result = await run(validatorError('/body'), [1, 2]);
+    expect((result as Problem).status).toBe(422);
   });
 
   it('leaves a 400 outside the body alone', async () => {

@@ -2,6 +2,7 @@
 // service must answer 503 (problem+json or RFC 6749 JSON, with Retry-After) within a bounded time,
 // never a 500 and never a hang, and its pool must recover by itself once the database is back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { conformanceProblems } from '../../contract-tests/spec.ts';
 import { createFixture, discover, obtainTokens } from '../support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { mariadbAvailable, startOwnMariaDb, startOwnPostgres, type OwnDatabase } from './support/databases.ts';
@@ -74,6 +75,39 @@ describe.each(kinds)('store outage on %s', (_name, startDatabase) => {
       expect(res.headers.get('retry-after')).toBeTruthy();
       expect(JSON.parse(body)).toMatchObject({ status: 503 });
       expect(ms).toBeLessThan(BOUNDED_MS);
+    }
+
+    // Every operation that reads the database answers its documented 503 (status, content type,
+    // body schema and Retry-After), the gateway in the OpenAI shape and authorize as a page.
+    const json = { 'content-type': 'application/json' };
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const wf = `/api/workflows/${workflowId}`;
+    const operations: [string, string, RequestInit][] = [
+      ['authorize', `/oauth/authorize?response_type=code&client_id=${clientId}&redirect_uri=https%3A%2F%2Fx.example%2Fcb&scope=user_info`, {}],
+      ['revokeToken', '/api/open/oauth/revoke', { method: 'POST', headers: form, body: new URLSearchParams({ token: refreshToken, client_id: clientId, client_secret: clientSecret }) }],
+      ['getUserInfo', '/api/open/v1/userinfo', { headers: bearer(accessToken) }],
+      ['listOrgs', '/api/open/v1/orgs', { headers: bearer(accessToken) }],
+      ['listAccessTokens', '/api/open/v1/someone/tokens', { headers: bearer(accessToken) }],
+      ['getAccessToken', '/api/open/v1/someone/tokens/1', { headers: bearer(accessToken) }],
+      ['getJwks', '/.well-known/jwks.json', {}],
+      ['createChatCompletion', '/serverless/v1/chat/completions', { method: 'POST', headers: bearer(apiKey, json), body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }) }],
+      ['listWorkflows', '/api/workflows', { headers: bearer(apiKey) }],
+      ['createWorkflow', '/api/workflows', { method: 'POST', headers: bearer(apiKey, json), body: JSON.stringify({ name: 'during outage' }) }],
+      ['getWorkflow', wf, { headers: bearer(apiKey) }],
+      ['updateWorkflow', wf, { method: 'PATCH', headers: bearer(apiKey, json), body: JSON.stringify({ name: 'renamed' }) }],
+      ['deleteWorkflow', wf, { method: 'DELETE', headers: bearer(apiKey) }],
+      ['runWorkflow', `${wf}/run`, { method: 'POST', headers: bearer(apiKey, json), body: JSON.stringify({ inputs: { ticket: 'x' } }) }],
+      ['listRuns', `${wf}/runs`, { headers: bearer(apiKey) }],
+      ['getRun', `${wf}/runs/run_x`, { headers: bearer(apiKey) }],
+      ['cancelRun', `${wf}/runs/run_x/cancel`, { method: 'POST', headers: bearer(apiKey) }],
+    ];
+    for (const [operationId, path, init] of operations) {
+      const { res, body } = await timed(path, init);
+      expect(res.status, `${operationId}: ${body.slice(0, 200)}`).toBe(503);
+      expect(res.headers.get('retry-after'), operationId).toBeTruthy();
+      const contentType = res.headers.get('content-type');
+      const parsed = /json/.test(contentType ?? '') ? JSON.parse(body) : body;
+      expect(conformanceProblems(operationId, 503, contentType, parsed), operationId).toEqual([]);
     }
 
     const token = await refresh();

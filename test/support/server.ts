@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { createServer } from 'node:http';
 import { loadConfig } from '../../src/config.ts';
 import type { AppContext } from '../../src/context.ts';
 import { createApp, rateLimitersOf, type RateLimiters } from '../../src/http/app.ts';
 import { createLogger } from '../../src/http/logger.ts';
+import { createHttpServer } from '../../src/http/server.ts';
 import { createKnex, dialectOfUrl, type Dialect } from '../../src/db/knex.ts';
 import { migrateLatest } from '../../src/db/migrate.ts';
 import { startRunMachinery } from '../../src/runs/machinery.ts';
@@ -57,7 +57,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       callback();
     },
   });
-  const server = createServer();
+  const server = createHttpServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
