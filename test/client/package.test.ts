@@ -54,7 +54,7 @@ console.log(JSON.stringify({ created: created.response.status, name: read.data.d
     // Asynchronously: the service runs in this process and must keep answering.
     const { stdout: out } = await promisify(execFile)(plainNode, ['main.js', server.baseUrl, apiKey], { cwd: project, encoding: 'utf8' });
     expect(JSON.parse(out)).toEqual({ created: 201, name: 'From the package', total: 1 });
-  });
+  }, 60_000);
 
   it('type-checks an integrator\'s TypeScript against the shipped declarations (and refuses a wrong path)', () => {
     writeFileSync(
@@ -84,5 +84,5 @@ void api.GET('/api/no-such-path');
       }
     })();
     expect(result).toBe('');
-  });
+  }, 180_000);
 });
