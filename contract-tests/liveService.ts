@@ -1,7 +1,8 @@
 // Starts the real service (`src/main.ts`) on a fresh store and provisions what the contract suite
-// and schemathesis need, the way an operator and a third-party app would: the admin
-// CLI creates a user, an organization, an app and an API key; the real OAuth flow (login, consent,
-// code exchange) yields an access token with both scopes.
+// and schemathesis need, the way an operator and a third-party app would: the admin CLI creates
+// two users (A with an organization, an app and an API key; B with an API key) and a third (C)
+// whose grants schemathesis revokes; the real OAuth flow (login, consent, code exchange) yields A
+// and B an access token with both scopes.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
@@ -22,6 +23,18 @@ export interface LiveCredentials {
   CONTRACT_CLIENT_SECRET: string;
   CONTRACT_NAMESPACE: string;
   CONTRACT_TOKEN_ID: string;
+  /** User A's login, for the real login and consent pages (schemathesis mints codes with them). */
+  CONTRACT_LOGIN: string;
+  CONTRACT_PASSWORD: string;
+  CONTRACT_REDIRECT_URI: string;
+  /** A second user, B, with an API key and an access token of the same app (two identities). */
+  CONTRACT_B_LOGIN: string;
+  CONTRACT_B_PASSWORD: string;
+  CONTRACT_B_API_KEY: string;
+  CONTRACT_B_ACCESS_TOKEN: string;
+  /** A third user whose grants schemathesis may revoke (a revocation ends the user's whole grant). */
+  CONTRACT_C_LOGIN: string;
+  CONTRACT_C_PASSWORD: string;
 }
 
 export interface LiveService {
@@ -110,20 +123,33 @@ export async function startLiveService(extraEnv: Record<string, string> = {}, st
     const key = adminCli(env, 'token', 'create', '--user', login, '--namespace', login, '--name', 'contract key',
       '--usage-scenario', 'paid', '--permission', 'workflows') as { id: number; token: string };
 
-    const browser = new Browser(baseUrl);
-    await logIn(browser, login, password);
-    const authorizeUrl = new URL('/oauth/authorize', baseUrl);
-    authorizeUrl.search = new URLSearchParams({ response_type: 'code', client_id: app.client_id, redirect_uri: redirectUri, scope: 'user_info api_key', state: 'contract' }).toString();
-    const callback = await authorizeInBrowser(browser, authorizeUrl);
-    const code = callback.searchParams.get('code');
-    if (!code) throw new Error(`no code in the callback: ${callback.toString()}`);
-    const tokenResponse = await fetch(`${baseUrl}/api/open/oauth/token`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: app.client_id, client_secret: app.client_secret }).toString(),
-    });
-    const tokens = (await tokenResponse.json()) as { access_token: string; refresh_token: string };
-    if (!tokenResponse.ok) throw new Error(`code exchange failed: ${JSON.stringify(tokens)}`);
+    const grant = async (user: string, pass: string) => {
+      const browser = new Browser(baseUrl);
+      await logIn(browser, user, pass);
+      const authorizeUrl = new URL('/oauth/authorize', baseUrl);
+      authorizeUrl.search = new URLSearchParams({ response_type: 'code', client_id: app.client_id, redirect_uri: redirectUri, scope: 'user_info api_key', state: 'contract' }).toString();
+      const callback = await authorizeInBrowser(browser, authorizeUrl);
+      const code = callback.searchParams.get('code');
+      if (!code) throw new Error(`no code in the callback: ${callback.toString()}`);
+      const tokenResponse = await fetch(`${baseUrl}/api/open/oauth/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: app.client_id, client_secret: app.client_secret }).toString(),
+      });
+      const tokens = (await tokenResponse.json()) as { access_token: string; refresh_token: string };
+      if (!tokenResponse.ok) throw new Error(`code exchange failed: ${JSON.stringify(tokens)}`);
+      return tokens;
+    };
+    const tokens = await grant(login, password);
+    const loginB = 'contract-user-b';
+    const passwordB = 'contract-password-b';
+    adminCli(env, 'user', 'create', '--login', loginB, '--password', passwordB, '--name', 'Contract User B');
+    const keyB = adminCli(env, 'token', 'create', '--user', loginB, '--namespace', loginB, '--name', 'contract key b',
+      '--usage-scenario', 'trial', '--permission', 'workflows') as { token: string };
+    const tokensB = await grant(loginB, passwordB);
+    const loginC = 'contract-user-c';
+    const passwordC = 'contract-password-c';
+    adminCli(env, 'user', 'create', '--login', loginC, '--password', passwordC, '--name', 'Contract User C');
     return {
       baseUrl,
       output,
@@ -136,6 +162,15 @@ export async function startLiveService(extraEnv: Record<string, string> = {}, st
         CONTRACT_CLIENT_SECRET: app.client_secret,
         CONTRACT_NAMESPACE: login,
         CONTRACT_TOKEN_ID: String(key.id),
+        CONTRACT_LOGIN: login,
+        CONTRACT_PASSWORD: password,
+        CONTRACT_REDIRECT_URI: redirectUri,
+        CONTRACT_B_LOGIN: loginB,
+        CONTRACT_B_PASSWORD: passwordB,
+        CONTRACT_B_API_KEY: keyB.token,
+        CONTRACT_B_ACCESS_TOKEN: tokensB.access_token,
+        CONTRACT_C_LOGIN: loginC,
+        CONTRACT_C_PASSWORD: passwordC,
       },
     };
   } catch (err) {

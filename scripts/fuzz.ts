@@ -1,7 +1,10 @@
 // `npm run test:fuzz`: schemathesis (from PyPI, in .venv) over every operation of openapi.yaml,
-// against the live service on a fresh database, with all default checks and stateful testing
-// through the spec's OpenAPI links. Extra arguments go to `st run` (e.g. --max-examples 100).
+// against the live service on a fresh database, with all default checks, stateful testing through
+// the spec's OpenAPI links, and the hooks of contract-tests/schemathesis_hooks.py (real OAuth
+// success paths, two identities). A fresh seed each run, printed so that a failure can be replayed
+// with FUZZ_SEED=N. Extra arguments go to `st run` (e.g. --max-examples 200).
 import { spawnSync } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { startLiveService } from '../contract-tests/liveService.ts';
@@ -11,7 +14,12 @@ const setup = spawnSync('sh', ['scripts/schemathesis.sh'], { cwd: root, encoding
 if (setup.status !== 0) process.exit(setup.status ?? 1);
 const st = setup.stdout.trim().split('\n').pop()!;
 
-const live = await startLiveService();
+const seed = process.env.FUZZ_SEED ?? String(randomInt(2 ** 31));
+console.log(`schemathesis seed: ${seed} (replay this run with FUZZ_SEED=${seed} npm run test:fuzz)`);
+
+// Every positive token request is a real one here (a code minted through login and consent), far
+// more than a client makes in a minute: the token limit would answer most of them 429.
+const live = await startLiveService({ TOKEN_RATE_LIMIT_PER_MINUTE: '1000000' });
 let status = 1;
 try {
   const { CONTRACT_ACCESS_TOKEN, CONTRACT_NAMESPACE, CONTRACT_TOKEN_ID } = live.credentials;
@@ -23,11 +31,22 @@ try {
   mkdirSync(`${root}/artifacts`, { recursive: true });
   const result = spawnSync(
     st,
-    ['run', 'openapi.yaml', '--url', live.baseUrl, '--report', 'junit', '--report-dir', 'artifacts/schemathesis', ...process.argv.slice(2)],
-    { cwd: root, stdio: 'inherit', env: { ...process.env, ...live.credentials, CONTRACT_PROXY_TOKEN: proxy } },
+    ['run', 'openapi.yaml', '--url', live.baseUrl, '--seed', seed, '--report', 'junit', '--report-dir', 'artifacts/schemathesis', ...process.argv.slice(2)],
+    {
+      cwd: root,
+      stdio: 'inherit',
+      env: {
+        ...process.env,
+        ...live.credentials,
+        CONTRACT_PROXY_TOKEN: proxy,
+        FUZZ_BASE_URL: live.baseUrl,
+        FUZZ_SEED: seed,
+        SCHEMATHESIS_HOOKS: 'contract-tests/schemathesis_hooks.py',
+      },
+    },
   );
   status = result.status ?? 1;
-  if (status !== 0) console.error(`\n--- service output (last 8000 chars) ---\n${live.output().slice(-8000)}`);
+  if (status !== 0) console.error(`\n--- service output (last 8000 chars) ---\n${live.output().slice(-8000)}\n\nschemathesis seed: ${seed}`);
 } finally {
   await live.stop();
 }
