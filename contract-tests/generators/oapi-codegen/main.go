@@ -1,0 +1,109 @@
+// Drives the oapi-codegen client (types and client with responses) through a workflow's life.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"reflect"
+	"time"
+
+	"driver/client"
+)
+
+const workflowJSON = `{"name": "Generated client (oapi-codegen)",
+  "nodes": [{"id": "input", "type": "text_input", "config": {"variable": "ticket"}},
+            {"id": "model", "type": "llm_call", "config": {"model": "fake"}},
+            {"id": "result", "type": "text_output", "config": {"format": "plain"}}],
+  "edges": [{"from": "input", "to": "model"}, {"from": "model", "to": "result"}]}`
+
+var (
+	api *client.ClientWithResponses
+	ctx = context.Background()
+)
+
+func must(err error, what string) {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", what, err)
+		os.Exit(1)
+	}
+}
+
+func check(ok bool, format string, args ...any) {
+	if !ok {
+		fmt.Fprintf(os.Stderr, format+"\n", args...)
+		os.Exit(1)
+	}
+}
+
+func readUntil(workflowID, runID string, status client.RunStatus) client.RunDetail {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		answer, err := api.GetRunWithResponse(ctx, workflowID, runID)
+		must(err, "get run")
+		check(answer.JSON200 != nil, "get run answered %d: %s", answer.StatusCode(), answer.Body)
+		if answer.JSON200.Data.Status == status {
+			return answer.JSON200.Data
+		}
+		check(time.Now().Before(deadline), "run %s is %s, not %s", runID, answer.JSON200.Data.Status, status)
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func run(workflowID, text string) string {
+	answer, err := api.RunWorkflowWithResponse(ctx, workflowID, nil, client.RunRequest{Inputs: map[string]string{"ticket": text}})
+	must(err, "run workflow")
+	check(answer.JSON202 != nil, "run answered %d: %s", answer.StatusCode(), answer.Body)
+	return answer.JSON202.Data.Id
+}
+
+func main() {
+	bearer := func(_ context.Context, req *http.Request) error {
+		req.Header.Set("Authorization", "Bearer "+os.Getenv("API_KEY"))
+		return nil
+	}
+	var err error
+	api, err = client.NewClientWithResponses(os.Getenv("BASE_URL"), client.WithRequestEditorFn(bearer))
+	must(err, "client")
+
+	var body client.WorkflowCreate
+	must(json.Unmarshal([]byte(workflowJSON), &body), "workflow JSON")
+	created, err := api.CreateWorkflowWithResponse(ctx, body)
+	must(err, "create workflow")
+	check(created.JSON201 != nil, "create answered %d: %s", created.StatusCode(), created.Body)
+	id := created.JSON201.Data.Id
+	fmt.Println("ok create")
+
+	held := run(id, "hang")
+	running := readUntil(id, held, client.RunStatus("running"))
+	check(running.Output == nil && running.Error == nil && running.Duration == nil, "running run: %+v", running)
+	fmt.Println("ok read running")
+	waiting := run(id, "hang")
+	queued := readUntil(id, waiting, client.RunStatus("queued"))
+	check(queued.StartedAt == nil && len(queued.Logs) == 0, "queued run: %+v", queued)
+	fmt.Println("ok read queued")
+	_, err = api.CancelRunWithResponse(ctx, id, waiting)
+	must(err, "cancel queued run")
+	cancelled := readUntil(id, waiting, client.RunStatus("cancelled"))
+	check(cancelled.Error != nil && cancelled.Error.Code == "cancelled", "cancelled run: %+v", cancelled)
+	_, err = api.CancelRunWithResponse(ctx, id, held)
+	must(err, "cancel running run")
+	readUntil(id, held, client.RunStatus("cancelled"))
+	fmt.Println("ok read cancelled")
+	completed := readUntil(id, run(id, "hello"), client.RunStatus("completed"))
+	check(reflect.DeepEqual(completed.Output, map[string]any{"result": "HELLO"}), "completed output: %#v", completed.Output)
+	check(completed.Error == nil && completed.Duration != nil, "completed run: %+v", completed)
+	fmt.Println("ok read completed")
+	failed := readUntil(id, run(id, "fail"), client.RunStatus("failed"))
+	check(failed.Error != nil && failed.Error.Code != "" && failed.Error.NodeId != nil && *failed.Error.NodeId == "model", "failed run: %+v", failed)
+	fmt.Println("ok read failed")
+	deleted, err := api.DeleteWorkflowWithResponse(ctx, id)
+	must(err, "delete workflow")
+	check(deleted.StatusCode() == 204, "delete answered %d", deleted.StatusCode())
+	gone, err := api.GetWorkflowWithResponse(ctx, id)
+	must(err, "read deleted workflow")
+	check(gone.StatusCode() == 404, "the deleted workflow answered %d", gone.StatusCode())
+	fmt.Println("ok delete")
+}
