@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { apiKeyFor } from '../faults/support/fixtures.ts';
+import { seedGraph } from '../support/seedWorkflow.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 // Plain Node of the integrator's kind: no TypeScript stripping, no flags.
@@ -45,7 +46,7 @@ describe(`the client package (npm pack, installed in an empty project, Node ${ex
       path.join(project, 'main.js'),
       `import { createApiClient } from 'openauth-workflows-client';
 const api = createApiClient(process.argv[2], { bearer: process.argv[3] });
-const created = await api.POST('/api/workflows', { body: { name: 'From the package' } });
+const created = await api.POST('/api/workflows', { body: { name: 'From the package', ...${JSON.stringify(seedGraph())} } });
 const read = await api.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: created.data.data.id } } });
 const list = await api.GET('/api/workflows', { params: { query: { search: 'From the package' } } });
 console.log(JSON.stringify({ created: created.response.status, name: read.data.data.name, total: list.data.meta.total }));
