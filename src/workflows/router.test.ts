@@ -319,6 +319,14 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       expect(((await nameOnly.json()) as { errors: unknown[] }).errors).toEqual([{ pointer: '/name', message: 'must be 1 to 200 characters' }]);
     });
 
+    it('answers 422, not a 500, to an update whose name is not a string (schemathesis found it)', async () => {
+      const created = await create('Typed name');
+      const response = await raw(`/api/workflows/${created.id}`, { method: 'PATCH', bearer: aliceKey, body: JSON.stringify({ description: '', edges: [], name: {}, nodes: [] }) });
+      expect(response.status).toBe(422);
+      const { errors } = (await response.json()) as { errors: { pointer: string }[] };
+      expect(errors.map((e) => e.pointer)).toContain('/name');
+    });
+
     it('answers 422 for a body of the wrong types (as a Prism mock does), and 400 for a bad path parameter', async () => {
       const wrongTypes = await raw('/api/workflows', { method: 'POST', bearer: aliceKey, body: JSON.stringify({ name: 42, nodes: 'none' }) });
       expect(wrongTypes.status).toBe(422);

@@ -128,7 +128,12 @@ export function workflowValidationErrors(ctx: AppContext): ErrorRequestHandler {
     const explain = async () => {
       try {
         if (operationId === 'createWorkflow') service.assertValidGraph(body.nodes ?? [], body.edges ?? [], deps.limits);
-        else await service.prepareUpdate(deps, userOf(req), String(pathParams?.workflow_id), body as UpdateBody, ifMatchOf(req));
+        else {
+          // Only the graph: the other fields failed the contract (a `name` of another type would
+          // break the update's own handling) and are reported from `fields`.
+          const graph = { ...(body.nodes !== undefined && { nodes: body.nodes }), ...(body.edges !== undefined && { edges: body.edges }) };
+          await service.prepareUpdate(deps, userOf(req), String(pathParams?.workflow_id), graph as UpdateBody, ifMatchOf(req));
+        }
       } catch (problem) {
         // The graph's problems and the other fields' in one answer.
         if (problem instanceof Problem && problem.status === 422 && problem.errors) throw service.invalidWorkflow([...fields, ...problem.errors]);
