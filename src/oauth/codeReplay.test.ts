@@ -3,7 +3,7 @@
 // through the grant) is refused afterwards. The interleavings are forced, not left to chance: the
 // store's consumption of the code and its insertion of tokens wait at gates the test opens.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createApiClient } from '../client/index.ts';
+import { createApiClient } from '../../client/src/index.ts';
 import { createAccessToken } from '../platform/accessTokens.ts';
 import { hashToken } from '../shared/crypto.ts';
 import { testDialects } from '../../test/support/db.ts';

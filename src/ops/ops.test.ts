@@ -5,7 +5,7 @@ import { specPath } from '../http/app.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createFixture, discover, obtainTokens } from '../../test/support/oauthFlow.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
-import { createApiClient } from '../client/index.ts';
+import { createApiClient } from '../../client/src/index.ts';
 import { createAccessToken } from '../platform/accessTokens.ts';
 
 const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
