@@ -43,11 +43,18 @@ function client(baseUrl: string, connections: number) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Runs `loops` chains until `durationMs` passes; each step returns whether it succeeded. */
+/**
+ * What one step of a chain came to: 'ok' or 'error' (counted, the chain goes on), 'error-end' (counted,
+ * and this chain alone stops: the others keep going), or 'exhausted' (the shared input ran out, so every
+ * chain stops).
+ */
+type Outcome = 'ok' | 'error' | 'error-end' | 'exhausted';
+
+/** Runs `loops` chains until `durationMs` passes; each step returns what it came to. */
 async function runChains(
   loops: number,
   durationMs: number,
-  step: (loop: number) => Promise<'ok' | 'error' | 'exhausted'>,
+  step: (loop: number) => Promise<Outcome>,
 ): Promise<{ latencies: number[]; errors: number; elapsedMs: number; exhausted: boolean }> {
   const latencies: number[] = [];
   let errors = 0;
@@ -58,7 +65,7 @@ async function runChains(
     Array.from({ length: loops }, async (_, loop) => {
       while (performance.now() < end && !exhausted) {
         const t0 = performance.now();
-        let outcome: 'ok' | 'error' | 'exhausted';
+        let outcome: Outcome;
         try {
           outcome = await step(loop);
         } catch {
@@ -69,7 +76,8 @@ async function runChains(
           break;
         }
         latencies.push(performance.now() - t0);
-        if (outcome === 'error') errors += 1;
+        if (outcome === 'error' || outcome === 'error-end') errors += 1;
+        if (outcome === 'error-end') break;
       }
     }),
   );
@@ -114,21 +122,21 @@ async function refresh(spec: Extract<LoadSpec, { kind: 'refresh' }>): Promise<Lo
   const path = new URL(spec.url).pathname;
   const tokens = [...spec.refreshTokens];
   const headers = { authorization: spec.authorization, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+  if (tokens.length < spec.connections) throw new Error(`refresh load: ${tokens.length} refresh tokens for ${spec.connections} chains`);
   let broken = 0;
   const r = await runChains(spec.connections, spec.durationSeconds * 1000, async (loop) => {
-    const token = tokens[loop];
-    if (!token) return 'exhausted';
+    const token = tokens[loop]!;
     const reply = await send('POST', path, headers, new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }).toString());
     if (reply.status !== 200) {
-      // A chain whose token was refused cannot go on: that is an error and the end of the chain.
-      tokens[loop] = undefined as unknown as string;
+      // A chain whose token was refused cannot go on: that is an error and the end of this chain only;
+      // the other chains keep their tokens and run for the whole duration.
       broken += 1;
-      return broken === spec.connections ? 'exhausted' : 'error';
+      return 'error-end';
     }
     tokens[loop] = (JSON.parse(reply.body) as { refresh_token: string }).refresh_token;
     return 'ok';
   });
-  return summarize(r, { note: broken ? `${broken} chains broke` : undefined });
+  return summarize(r, { note: broken ? `${broken} of ${spec.connections} chains broke (refused token), the rest ran on` : undefined });
 }
 
 async function codes(spec: Extract<LoadSpec, { kind: 'codes' }>): Promise<LoadResult> {
