@@ -32,6 +32,7 @@ describe('configuration from the environment', () => {
       BODY_LIMIT_BYTES: 1_048_576,
       RUN_TIMEOUT_SECONDS: 300,
       TOKEN_RATE_LIMIT_PER_MINUTE: 120,
+      PRINCIPAL_CACHE_MS: 200,
       RESPONSE_VALIDATION: true,
       MODEL_PROVIDER_MODELS: [],
     });
@@ -57,6 +58,13 @@ describe('configuration from the environment', () => {
     expect(config.SECRETS_KEY).toEqual(Buffer.from(KEK, 'base64'));
     expect(config.SECRETS_KEY_PREVIOUS).toEqual([Buffer.from(OTHER_KEK, 'base64'), Buffer.from(KEK, 'base64')]);
     expect(problemsOf({ SECRETS_KEY_PREVIOUS: KEK })).toEqual([expect.stringMatching(/^SECRETS_KEY_PREVIOUS: needs SECRETS_KEY/)]);
+  });
+
+  it('bounds the principal cache lease to 0-250 ms (0 disables it)', () => {
+    expect(loadConfig({ PRINCIPAL_CACHE_MS: '0' }).PRINCIPAL_CACHE_MS).toBe(0);
+    expect(loadConfig({ PRINCIPAL_CACHE_MS: '250' }).PRINCIPAL_CACHE_MS).toBe(250);
+    expect(problemsOf({ PRINCIPAL_CACHE_MS: '251' })).toEqual([expect.stringMatching(/^PRINCIPAL_CACHE_MS: must be between 0 and 250/)]);
+    expect(problemsOf({ PRINCIPAL_CACHE_MS: '-1' })).toEqual([expect.stringMatching(/^PRINCIPAL_CACHE_MS: must be a whole number between 0 and 250/)]);
   });
 
   it('splits MODEL_PROVIDER_MODELS on commas', () => {

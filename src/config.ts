@@ -111,6 +111,7 @@ const envSchema = z.object({
   DELETED_WORKFLOW_RETENTION_SECONDS: integer(0, 0, 31_536_000),
   TOKEN_RATE_LIMIT_PER_MINUTE: integer(120, 1, 1_000_000),
   API_RATE_LIMIT_PER_MINUTE: integer(6000, 1, 100_000_000),
+  PRINCIPAL_CACHE_MS: integer(200, 0, 250),
   RUN_WORKER: z.preprocess(blankToUndefined, booleanText.optional()),
   RESPONSE_VALIDATION: z.preprocess(blankToUndefined, booleanText.optional()),
   SECRETS_KEY: z.preprocess(blankToUndefined, z.string().refine((s) => parseKek(s) !== null, { error: KEK_HINT }).optional()),
@@ -205,6 +206,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     TOKEN_RATE_LIMIT_PER_MINUTE: e.TOKEN_RATE_LIMIT_PER_MINUTE,
     /** Requests per minute per OAuth grant or raw access token on the open, serverless and workflow APIs. */
     API_RATE_LIMIT_PER_MINUTE: e.API_RATE_LIMIT_PER_MINUTE,
+    /**
+     * How long one process may serve a bearer, API-key or proxy-token principal from its cache,
+     * counted from when its read began; every revoking call waits this long after its commit
+     * (src/shared/principalLease.ts). 0: no cache, no wait.
+     */
+    PRINCIPAL_CACHE_MS: e.PRINCIPAL_CACHE_MS,
     /** `npm start` also executes runs; false leaves them to `npm run worker` processes. */
     RUN_WORKER: e.RUN_WORKER ?? true,
     /** Validate responses against openapi.yaml; on by default except in production. */

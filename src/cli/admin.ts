@@ -15,6 +15,7 @@ import { createApp, findAppByClientId, updateApp } from '../platform/apps.ts';
 import { addMember, createOrg } from '../platform/orgs.ts';
 import { createUser, deleteUser, findUserByLogin } from '../platform/users.ts';
 import { clientNotFound, Problem, userNotFound } from '../shared/errors.ts';
+import { revocationLease } from '../shared/principalLease.ts';
 import { SealingError, type Sealer } from '../shared/sealing.ts';
 
 /** Each command: its usage line, what it does (for --help), the options it takes and needs, and its work. */
@@ -356,6 +357,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     required(values, ...command.needs);
     config = loadConfig();
+    revocationLease.expect(config.PRINCIPAL_CACHE_MS); // a revoking command answers once no service process honours what it revoked
     checkDatabaseExists(config);
     const isMigration = name.startsWith('migrate');
     const database = await openDatabase(config, { migrate: !isMigration, poolMax: 2 });

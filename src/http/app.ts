@@ -24,6 +24,7 @@ import { workflowOperations, workflowValidationErrors } from '../workflows/route
 import { runOperations } from '../runs/router.ts';
 import { httpMetrics, metricsRouter } from '../ops/metrics.ts';
 import { opsPagesRouter } from '../ops/pages.ts';
+import { principalLease } from '../shared/principalLease.ts';
 
 export const specPath = fileURLToPath(new URL('../../openapi.yaml', import.meta.url));
 
@@ -53,6 +54,7 @@ export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): 
 }
 
 export function createApp(ctx: AppContext): express.Express {
+  principalLease(ctx); // from now on, revoking calls in this process wait out its lease
   const app = express();
   const rateLimiters: RateLimiters = {
     api: sharedRateLimiter(ctx.db, ctx.logger, 'api:', ctx.config.API_RATE_LIMIT_PER_MINUTE),

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import * as store from './store.ts';
+import { revocationLease } from '../shared/principalLease.ts';
 import type { AuthorizedApp } from './store.ts';
 
 // The user's grants to applications, as other domains (the settings pages) see them.
@@ -11,7 +12,9 @@ export function listAuthorizedApps(db: Knex, userId: number): Promise<Authorized
   return store.listAuthorizedApps(db, userId);
 }
 
-/** Revokes every grant of the user to the application, and at once all their tokens. */
-export function revokeApplication(db: Knex, userId: number, applicationId: number): Promise<boolean> {
-  return store.revokeApplicationForUser(db, userId, applicationId, Date.now());
+/** Revokes every grant of the user to the application and all their tokens; answers once no process honours them. */
+export async function revokeApplication(db: Knex, userId: number, applicationId: number): Promise<boolean> {
+  const revoked = await store.revokeApplicationForUser(db, userId, applicationId, Date.now());
+  await revocationLease.settle(); // even when a concurrent call revoked first: it may still be settling
+  return revoked;
 }

@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import { invalidClient, twoClientCredentials } from '../shared/errors.ts';
 import { hashToken } from '../shared/crypto.ts';
+import { revocationLease } from '../shared/principalLease.ts';
 import { clientCredentials } from './clientAuth.ts';
 import { authenticateClient } from './clients.ts';
 import { findTokenByAccessHash, findTokenByRefreshHash, revokeApplicationForUser } from './store.ts';
@@ -22,7 +23,10 @@ export function revokeToken(ctx: AppContext): RequestHandler {
     for (const find of lookups) {
       const row = await find(ctx.db, hash);
       if (!row) continue;
-      if (row.applicationId === client.id) await revokeApplicationForUser(ctx.db, row.userId, row.applicationId, Date.now());
+      if (row.applicationId === client.id) {
+        await revokeApplicationForUser(ctx.db, row.userId, row.applicationId, Date.now());
+        await revocationLease.settle(); // answer once no process honours the tokens
+      }
       break;
     }
     // A JSON body (`{}`), not an empty one: client libraries parse every token-endpoint answer as JSON.

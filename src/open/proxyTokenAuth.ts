@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.ts';
 import type { PrincipalOf } from '../http/principal.ts';
 import { markAccessTokenUsed } from '../platform/accessTokens.ts';
+import { principalLease } from '../shared/principalLease.ts';
 import { verifyProxyToken } from './proxyTokens.ts';
 import { findStandingGrant } from './store.ts';
 
@@ -14,11 +15,15 @@ export function looksLikeJwt(token: string): boolean {
 /**
  * The principal of a proxy token: signature, `typ`, `iss`, `aud` and `exp` verified against the
  * published keys (no database trip once the keys are cached), then one indexed query that the
- * authorization behind it is not revoked and its raw access token still exists. There is no cache
- * in front of that query, so revoking the app or deleting the raw token refuses the very next call,
- * on every API process.
+ * authorization behind it is not revoked and its raw access token still exists. The principal is
+ * served from the principal lease for at most PRINCIPAL_CACHE_MS; revoking the app or deleting the
+ * raw token waits that long, so when it answers no API process honours the token.
  */
 export async function authenticateProxyToken(ctx: AppContext, token: string): Promise<PrincipalOf<'proxy'> | null> {
+  return principalLease(ctx).principal('proxy', token, () => readProxyPrincipal(ctx, token));
+}
+
+async function readProxyPrincipal(ctx: AppContext, token: string): Promise<{ principal: PrincipalOf<'proxy'>; expiresAt: number } | null> {
   const claims = await verifyProxyToken(ctx, token);
   if (!claims) return null;
   const grant = await findStandingGrant(ctx.db, claims);
@@ -28,7 +33,7 @@ export async function authenticateProxyToken(ctx: AppContext, token: string): Pr
     // Usage is attributed to the raw token; bookkeeping only, a failed write must not refuse the call.
     markAccessTokenUsed(ctx.db, claims.accessTokenId, now).catch((err: unknown) => ctx.logger.warn({ err }, 'could not record access token use'));
   }
-  return {
+  const principal: PrincipalOf<'proxy'> = {
     kind: 'proxy',
     userId: claims.userId,
     accessTokenId: claims.accessTokenId,
@@ -38,4 +43,5 @@ export async function authenticateProxyToken(ctx: AppContext, token: string): Pr
     usageScenario: grant.usageScenario,
     jti: claims.jti,
   };
+  return { principal, expiresAt: claims.exp * 1000 };
 }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { hashToken, newToken } from '../shared/crypto.ts';
 import { accessTokenNotFound, invalidField, namespaceNotFound, userNotFound } from '../shared/errors.ts';
+import { revocationLease } from '../shared/principalLease.ts';
 import {
   deleteAccessTokenRow,
   findAccessTokenRow,
@@ -162,7 +163,8 @@ export async function markAccessTokenUsed(db: Knex, id: number, now = Date.now()
   await touchAccessTokenRow(db, id, now);
 }
 
-/** Deletes one of the user's tokens; proxy tokens minted from it stop working on their next use. */
+/** Deletes one of the user's tokens; answers once no process honours it, nor the proxy tokens minted from it. */
 export async function deleteAccessToken(db: Knex, userId: number, id: number): Promise<void> {
   if ((await deleteAccessTokenRow(db, userId, id)) === 0) throw accessTokenNotFound(id);
+  await revocationLease.settle();
 }

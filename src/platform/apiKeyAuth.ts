@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.ts';
 import type { PrincipalOf } from '../http/principal.ts';
+import { principalLease } from '../shared/principalLease.ts';
 import { ACCESS_TOKEN_PREFIX, findUsableAccessTokenByPlaintext, markAccessTokenUsed } from './accessTokens.ts';
 
 // newToken('sk'): the prefix, then 32 random bytes in base64url (43 characters).
@@ -16,11 +17,16 @@ export function looksLikeApiKey(token: string): boolean {
 /**
  * The principal of a raw access token presented as `Authorization: Bearer sk_...`: found by the
  * hash of the token (plaintext is never stored), so a deleted key, or one in an org its owner has
- * left, stops working on its next use.
+ * left, stops working: served from the principal lease for at most PRINCIPAL_CACHE_MS, and deleting
+ * the key or leaving the org waits that long before it answers.
  * The security handler (src/http/security.ts) checks the permissions the operation needs.
  */
 export async function authenticateApiKey(ctx: AppContext, token: string): Promise<PrincipalOf<'apiKey'> | null> {
   if (!looksLikeApiKey(token)) return null;
+  return principalLease(ctx).principal('apiKey', token, () => readApiKeyPrincipal(ctx, token));
+}
+
+async function readApiKeyPrincipal(ctx: AppContext, token: string): Promise<{ principal: PrincipalOf<'apiKey'> } | null> {
   const record = await findUsableAccessTokenByPlaintext(ctx.db, token);
   if (!record) return null;
   const now = Date.now();
@@ -29,11 +35,13 @@ export async function authenticateApiKey(ctx: AppContext, token: string): Promis
     markAccessTokenUsed(ctx.db, record.id, now).catch((err: unknown) => ctx.logger.warn({ err }, 'could not record API key use'));
   }
   return {
-    kind: 'apiKey',
-    userId: record.user_id,
-    accessTokenId: record.id,
-    namespace: record.namespace,
-    usageScenario: record.usage_scenario,
-    permissions: record.permissions,
+    principal: {
+      kind: 'apiKey',
+      userId: record.user_id,
+      accessTokenId: record.id,
+      namespace: record.namespace,
+      usageScenario: record.usage_scenario,
+      permissions: record.permissions,
+    },
   };
 }

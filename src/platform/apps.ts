@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { hashToken, newClientId, newToken, safeEqual } from '../shared/crypto.ts';
 import { applicationNotFound, userNotFound } from '../shared/errors.ts';
+import { revocationLease } from '../shared/principalLease.ts';
 import {
   deleteAppRow,
   findAppRowByClientId,
@@ -110,10 +111,11 @@ export async function updateApp(db: Knex, ownerUserId: number, appId: number, in
   return { ...app, ...details };
 }
 
-/** Deletes the app with every grant and token issued to it. */
+/** Deletes the app with every grant and token issued to it; answers once no process honours them. */
 export async function deleteApp(db: Knex, ownerUserId: number, appId: number): Promise<void> {
   const app = await getAppOfOwner(db, ownerUserId, appId);
   await deleteAppRow(db, app.id);
+  await revocationLease.settle();
 }
 
 export async function listAppsForOwner(db: Knex, ownerUserId: number): Promise<Application[]> {

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { isUniqueViolation } from '../db/insert.ts';
 import { invalidField, lastOwner, nameTaken, notAMember, organizationNotFound, userNotFound } from '../shared/errors.ts';
+import { revocationLease } from '../shared/principalLease.ts';
 import { defaultAvatarUrl } from './avatars.ts';
 import { claimNamespace, findNamespace, namespaceUsableBy } from './namespaces.store.ts';
 import {
@@ -99,7 +100,10 @@ export async function addMember(db: Knex, namespace: string, login: string, role
   });
 }
 
-/** Removes a member; an organization keeps at least one owner (409). */
+/**
+ * Removes a member (their API keys in the org stop working; this answers once no process honours
+ * them); an organization keeps at least one owner (409).
+ */
 export async function removeMember(db: Knex, namespace: string, login: string): Promise<void> {
   await db.transaction(async (trx) => {
     const org = await orgByNamespace(trx, namespace);
@@ -111,6 +115,7 @@ export async function removeMember(db: Knex, namespace: string, login: string): 
     }
     await deleteMembership(trx, org.id, userId);
   });
+  await revocationLease.settle(); // after the commit
 }
 
 export async function listMembers(db: Knex, namespace: string): Promise<MemberRow[]> {

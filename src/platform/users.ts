@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { isUniqueViolation } from '../db/insert.ts';
 import { hashPassword, verifyPassword } from '../shared/crypto.ts';
 import { invalidField, lastOwner, nameTaken, userNotFound } from '../shared/errors.ts';
+import { revocationLease } from '../shared/principalLease.ts';
 import { defaultAvatarUrl } from './avatars.ts';
 import { claimNamespace, findNamespace } from './namespaces.store.ts';
 import { deleteUserRow, findOrgsOnlyOwnedBy, findUserRowById, findUserRowByLogin, insertUser, type UserRow } from './users.store.ts';
@@ -87,7 +88,7 @@ export async function verifyLogin(db: Knex, login: string, password: string): Pr
  * the last owner of an organization: it would be left with no one to manage it.
  */
 export async function deleteUser(db: Knex, login: string): Promise<User> {
-  return db.transaction(async (trx) => {
+  const user = await db.transaction(async (trx) => {
     const row = await findUserRowByLogin(trx, canonicalName(login));
     if (!row) throw userNotFound(login);
     const [sole] = await findOrgsOnlyOwnedBy(trx, row.id);
@@ -95,4 +96,6 @@ export async function deleteUser(db: Knex, login: string): Promise<User> {
     await deleteUserRow(trx, row.id);
     return toUser(row);
   });
+  await revocationLease.settle(); // after the commit: answers once no process honours the user's tokens
+  return user;
 }

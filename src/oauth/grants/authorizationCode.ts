@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import { safeEqual, hashToken } from '../../shared/crypto.ts';
 import { invalidGrant, invalidRequest } from '../../shared/errors.ts';
+import { revocationLease } from '../../shared/principalLease.ts';
 import type { ClientCredentials } from '../clientAuth.ts';
 import { splitScope } from '../scopes.ts';
 import * as store from '../store.ts';
@@ -62,6 +63,7 @@ export async function authorizationCodeGrant(ctx: AppContext, form: TokenForm, c
 async function revokeOnReplay(ctx: AppContext, authorizationId: number, message: string): Promise<void> {
   await store.revokeAuthorization(ctx.db, authorizationId, Date.now());
   ctx.logger.warn({ authorizationId }, message);
+  await revocationLease.settle();
 }
 
 /** RFC 7636 4.1: 43-128 unreserved characters. */

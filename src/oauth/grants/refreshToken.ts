@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context.ts';
 import { hashToken } from '../../shared/crypto.ts';
 import { invalidGrant, invalidRequest, invalidScope } from '../../shared/errors.ts';
+import { revocationLease } from '../../shared/principalLease.ts';
 import type { ClientCredentials } from '../clientAuth.ts';
 import { splitScope } from '../scopes.ts';
 import * as store from '../store.ts';
@@ -69,6 +70,7 @@ async function rotatedWithinGrace(ctx: AppContext, refreshToken: string): Promis
 async function revokeOnReuse(ctx: AppContext, authorizationId: number, message: string): Promise<void> {
   await store.revokeAuthorization(ctx.db, authorizationId, Date.now());
   ctx.logger.warn({ authorizationId }, message);
+  await revocationLease.settle();
 }
 
 /** The requested scope (RFC 6749 3.3 syntax), which may only narrow the granted one. */
