@@ -75,7 +75,9 @@ export interface paths {
          * Revoke an access or refresh token (RFC 7009)
          * @description Revokes the whole authorization the token belongs to: its access and refresh tokens and
          *     every proxy token issued under it. An unknown, expired or foreign token still answers 200
-         *     (RFC 7009 2.2), so the endpoint reveals nothing about tokens of other clients.
+         *     (RFC 7009 2.2), so the endpoint reveals nothing about tokens of other clients. It answers
+         *     once no API process honours the revoked tokens any more (it waits out the principal cache
+         *     lease, `PRINCIPAL_CACHE_MS`).
          */
         post: operations["revokeToken"];
         delete?: never;
