@@ -52,7 +52,7 @@ describe('settings pages in a real browser', () => {
       expect(await scrollsSideways(page), `${path} at ${width}px`).toBe(false);
       await screenshot(page, `settings-${name}-${device}`);
     }
-    expect(errors.filter((e) => !/favicon/.test(e))).toEqual([]);
+    expect(errors.filter((e) => !/favicon|status of 400/.test(e))).toEqual([]);
   });
 
   it('a refused registration marks the bad field aria-invalid and describes it with the message', async () => {
@@ -71,5 +71,49 @@ describe('settings pages in a real browser', () => {
     expect(await page.locator('#name').getAttribute('aria-invalid')).toBeNull();
     expect(await page.inputValue('#name')).toBe('Broken');
     await screenshot(page, 'settings-applications-error-desktop');
+  });
+
+  it('deleting an app asks first (a confirm page whose red button posts the CSRF-protected form), then says it is done', async () => {
+    await page.setViewportSize({ width: SCREEN_WIDTHS.phone, height: 800 });
+    await page.goto(`${server.baseUrl}/settings/applications`);
+    const row = page.locator('tr', { hasText: 'A notes app with a rather long name' });
+    await row.locator('a.danger', { hasText: 'Delete' }).click();
+    await page.waitForURL((url) => url.pathname.endsWith('/delete'));
+    expect(await page.textContent('h1')).toBe('Delete A notes app with a rather long name?');
+    expect(await scrollsSideways(page)).toBe(false);
+    await screenshot(page, 'settings-applications-confirm-delete-phone');
+    // Cancel leaves it in place.
+    await page.click('text=Cancel');
+    await page.waitForURL((url) => url.pathname === '/settings/applications');
+    expect(await page.locator('tr', { hasText: 'A notes app with a rather long name' }).count()).toBe(1);
+
+    await page.locator('tr', { hasText: 'A notes app with a rather long name' }).locator('a.danger').click();
+    await page.click('button.danger.confirm');
+    await page.waitForURL((url) => url.pathname === '/settings/applications');
+    expect(await page.textContent('[role=status]')).toMatch(/^Application deleted\./);
+    expect(await page.locator('tr', { hasText: 'A notes app with a rather long name' }).count()).toBe(0);
+    await screenshot(page, 'settings-applications-deleted-phone');
+  });
+
+  it('deleting a token asks first and then says so', async () => {
+    await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 800 });
+    await page.goto(`${server.baseUrl}/settings/tokens`);
+    await page.locator('tr', { hasText: 'deploy bot' }).locator('a.danger').click();
+    expect(await page.textContent('h1')).toBe('Delete deploy bot?');
+    await screenshot(page, 'settings-tokens-confirm-delete-desktop');
+    await page.click('button.danger.confirm');
+    await page.waitForURL((url) => url.pathname === '/settings/tokens');
+    expect(await page.textContent('[role=status]')).toMatch(/^Access token deleted\./);
+    expect(await page.locator('tr', { hasText: 'deploy bot' }).count()).toBe(0);
+  });
+
+  it('a Copy button puts the client ID on the clipboard', async () => {
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.baseUrl });
+    await page.goto(`${server.baseUrl}/settings/applications`);
+    const clientId = await page.locator('code[data-copy]').first().textContent();
+    await page.locator('button.copy').first().click();
+    await expect.poll(() => page.locator('button.copy').first().textContent()).toBe('Copied');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(clientId);
+    expect(errors.filter((e) => !/favicon|status of 400/.test(e))).toEqual([]);
   });
 });

@@ -42,6 +42,22 @@ function render(value: unknown): string {
   return escapeHtml(value);
 }
 
+/** Progressive enhancement (/assets/console.js, allowed by the CSP's script-src 'self'): a Copy button after each <code data-copy="what">. */
+export const CONSOLE_SCRIPT = `
+for (const code of document.querySelectorAll('code[data-copy]')) {
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.className = 'copy';
+  button.textContent = 'Copy';
+  button.setAttribute('aria-label', 'Copy ' + code.dataset.copy);
+  button.addEventListener('click', async () => {
+    await navigator.clipboard.writeText(code.textContent);
+    button.textContent = 'Copied';
+  });
+  code.after(button);
+}
+`;
+
 /** The one stylesheet: system fonts, one accent colour (blue), red only for what destroys. */
 export const STYLESHEET = `
 :root{--accent:#0969da;--danger:#cf222e;--border:#d0d7de;--muted:#59636e;color-scheme:light}
@@ -66,6 +82,9 @@ button.primary{background:var(--accent);border-color:var(--accent);color:#fff;fo
 button.primary:hover{background:#0757ba}
 button.danger{color:var(--danger)}
 button.danger:hover,button.danger.confirm{background:var(--danger);border-color:var(--danger);color:#fff}
+a.button{display:inline-block;font-size:.9rem;padding:.35rem .9rem;margin:.3rem .3rem .3rem 0;border:1px solid var(--border);border-radius:6px;background:#f6f8fa;text-decoration:none}
+a.button.danger{color:var(--danger)}a.button.danger:hover{background:var(--danger);border-color:var(--danger);color:#fff}
+button.copy{font-size:.8rem;padding:.1rem .5rem;margin:0 0 0 .3rem}
 button.link{background:none;border:0;color:#fff;text-decoration:underline;padding:0;margin:0}
 .inline{display:inline}
 fieldset{margin:.8rem 0;border:1px solid var(--border);border-radius:6px}fieldset label{display:inline-block;margin:.2rem 1rem .2rem 0;font-weight:400}

@@ -3,24 +3,25 @@ import type { AppContext } from '../../context.ts';
 import { Problem } from '../../shared/errors.ts';
 import { createAccessToken, deleteAccessToken, listAccessTokensOfUser } from '../accessTokens.ts';
 import { listOrgsForUser } from '../orgs.ts';
+import { confirmPage } from '../views/confirm.ts';
 import { accessTokensPage, tokenCreatedPage, type TokenInput } from '../views/accessTokens.ts';
 import type { PageUser } from '../views/format.ts';
 import type { FormProblem } from '../views/form.ts';
-import { field, formProblemsOf, fields, notFoundPage, pageUser, sendPage } from './common.ts';
+import { doneMessage, field, formProblemsOf, fields, notFoundPage, pageUser, sendPage } from './common.ts';
 
 // /settings/tokens: create and delete the user's raw access tokens (API keys).
 
 export function accessTokensRouter(ctx: AppContext): Router {
   const router = Router();
 
-  async function showTokens(res: Response, status: number, user: PageUser, problems: FormProblem[], input?: TokenInput): Promise<void> {
+  async function showTokens(res: Response, status: number, user: PageUser, problems: FormProblem[], input?: TokenInput, flash?: string): Promise<void> {
     const [tokens, orgs] = await Promise.all([listAccessTokensOfUser(ctx.db, user.id), listOrgsForUser(ctx.db, user.id)]);
     const namespaces = [user.login, ...orgs.map((o) => o.namespace)];
-    sendPage(res, status, accessTokensPage({ user, tokens, namespaces, problems, input }));
+    sendPage(res, status, accessTokensPage({ user, tokens, namespaces, problems, input, flash }));
   }
 
   router.get('/settings/tokens', async (req, res) => {
-    await showTokens(res, 200, await pageUser(ctx, req), []);
+    await showTokens(res, 200, await pageUser(ctx, req), [], undefined, doneMessage(req));
   });
 
   router.post('/settings/tokens', async (req, res) => {
@@ -35,12 +36,27 @@ export function accessTokensRouter(ctx: AppContext): Router {
     }
   });
 
+  router.get('/settings/tokens/:id/delete', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const token = (await listAccessTokensOfUser(ctx.db, user.id)).find((t) => t.id === Number(req.params.id));
+    if (!token) return sendPage(res, 404, notFoundPage(user, 'access token'));
+    sendPage(res, 200, confirmPage({
+      user,
+      current: '/settings/tokens',
+      title: `Delete ${token.name}?`,
+      consequence: `Anything calling the API with ${token.token_prefix}… (namespace ${token.namespace}), or with proxy tokens minted from it, is refused from now on. This cannot be undone.`,
+      action: `/settings/tokens/${token.id}/delete`,
+      button: 'Delete this token',
+      cancel: '/settings/tokens',
+    }));
+  });
+
   router.post('/settings/tokens/:id/delete', async (req, res) => {
     const user = await pageUser(ctx, req);
     try {
       // Proxy tokens minted from it are refused from their next call on (src/open/proxyTokenAuth.ts).
       await deleteAccessToken(ctx.db, user.id, Number(req.params.id));
-      res.redirect(303, '/settings/tokens');
+      res.redirect(303, '/settings/tokens?done=token-deleted');
     } catch (err) {
       if (!(err instanceof Problem) || err.status !== 404) throw err;
       sendPage(res, 404, notFoundPage(user, 'access token'));

@@ -1,23 +1,24 @@
 import { Router, type Response } from 'express';
 import type { AppContext } from '../../context.ts';
 import { Problem } from '../../shared/errors.ts';
-import { createApp, deleteApp, listAppsForOwner, rotateSecret, type AppDetails } from '../apps.ts';
+import { createApp, getAppOfOwner, deleteApp, listAppsForOwner, rotateSecret, type AppDetails } from '../apps.ts';
 import { applicationsPage, clientSecretPage } from '../views/applications.ts';
+import { confirmPage } from '../views/confirm.ts';
 import type { PageUser } from '../views/format.ts';
 import type { FormProblem } from '../views/form.ts';
-import { field, formProblemsOf, notFoundPage, pageUser, sendPage } from './common.ts';
+import { doneMessage, field, formProblemsOf, notFoundPage, pageUser, sendPage } from './common.ts';
 
 // /settings/applications: register, rotate the secret of, and delete the user's OAuth applications.
 
 export function applicationsRouter(ctx: AppContext): Router {
   const router = Router();
 
-  async function showApplications(res: Response, status: number, user: PageUser, problems: FormProblem[], input?: Required<AppDetails>): Promise<void> {
-    sendPage(res, status, applicationsPage({ user, apps: await listAppsForOwner(ctx.db, user.id), problems, input }));
+  async function showApplications(res: Response, status: number, user: PageUser, problems: FormProblem[], input?: Required<AppDetails>, flash?: string): Promise<void> {
+    sendPage(res, status, applicationsPage({ user, apps: await listAppsForOwner(ctx.db, user.id), problems, input, flash }));
   }
 
   router.get('/settings/applications', async (req, res) => {
-    await showApplications(res, 200, await pageUser(ctx, req), []);
+    await showApplications(res, 200, await pageUser(ctx, req), [], undefined, doneMessage(req));
   });
 
   router.post('/settings/applications', async (req, res) => {
@@ -43,11 +44,30 @@ export function applicationsRouter(ctx: AppContext): Router {
     }
   });
 
+  router.get('/settings/applications/:id/delete', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    try {
+      const app = await getAppOfOwner(ctx.db, user.id, Number(req.params.id));
+      sendPage(res, 200, confirmPage({
+        user,
+        current: '/settings/applications',
+        title: `Delete ${app.name}?`,
+        consequence: `Its client ID ${app.client_id} and secret stop working at once, and every user's tokens for it are revoked. This cannot be undone.`,
+        action: `/settings/applications/${app.id}/delete`,
+        button: 'Delete this application',
+        cancel: '/settings/applications',
+      }));
+    } catch (err) {
+      if (!(err instanceof Problem) || err.status !== 404) throw err;
+      sendPage(res, 404, notFoundPage(user, 'application'));
+    }
+  });
+
   router.post('/settings/applications/:id/delete', async (req, res) => {
     const user = await pageUser(ctx, req);
     try {
       await deleteApp(ctx.db, user.id, Number(req.params.id));
-      res.redirect(303, '/settings/applications');
+      res.redirect(303, '/settings/applications?done=app-deleted');
     } catch (err) {
       if (!(err instanceof Problem) || err.status !== 404) throw err;
       sendPage(res, 404, notFoundPage(user, 'application'));

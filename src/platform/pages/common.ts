@@ -38,6 +38,15 @@ export function fields(req: Request, name: string): string[] {
   return values.filter((v): v is string => typeof v === 'string');
 }
 
+/** The success messages a redirect after an action names (`?done=app-deleted`): a fixed catalogue, so a link cannot make the page say anything else. */
+const DONE_MESSAGES: Record<string, string> = {
+  'app-deleted': 'Application deleted. Its client credentials and every token it was granted no longer work.',
+  'token-deleted': 'Access token deleted. Calls with it, and with proxy tokens minted from it, are refused from now on.',
+  'app-revoked': 'Access revoked. The application\'s tokens no longer work; it must ask you again.',
+};
+
+export const doneMessage = (req: Request): string | undefined => (typeof req.query.done === 'string' ? DONE_MESSAGES[req.query.done] : undefined);
+
 export const notFoundPage = (user: PageUser, what: string) => messagePage({ title: 'Not found', message: `No such ${what}.`, user });
 
 /** A refused form's problems: each item of the problem about the field its pointer names (`/name`), else the problem's message. */

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { AppContext } from '../../context.ts';
 import { htmlPages, type ErrorSurface } from '../../http/errorDialects.ts';
-import { STYLESHEET } from '../html.ts';
+import { CONSOLE_SCRIPT, STYLESHEET } from '../html.ts';
 import { requireUser, sessionMiddleware } from '../session.ts';
 import { errorPage } from '../views/errorPage.ts';
 import { accessTokensRouter } from './accessTokens.ts';
@@ -26,6 +26,9 @@ export function platformPagesRouter(ctx: AppContext): Router {
 
   router.get('/assets/app.css', (_req, res) => {
     res.type('css').set('Cache-Control', 'public, max-age=3600').send(STYLESHEET);
+  });
+  router.get('/assets/console.js', (_req, res) => {
+    res.type('js').set('Cache-Control', 'public, max-age=3600').send(CONSOLE_SCRIPT);
   });
   router.use(loginRouter(ctx, session, csrf));
 

@@ -19,18 +19,19 @@ export interface AccessTokensModel {
   /** Why the last creation was refused, with what the user chose. */
   problems: FormProblem[];
   input?: TokenInput;
+  flash?: string | undefined;
 }
 
 const selected = (value: string, chosen: string | undefined) => (value === chosen ? html` selected` : '');
 
-export function accessTokensPage({ user, tokens, namespaces, problems, input }: AccessTokensModel): Html {
+export function accessTokensPage({ user, tokens, namespaces, problems, input, flash }: AccessTokensModel): Html {
   const rows = tokens.map(
     (t) => html`<tr><td><strong>${t.name}</strong><br><small><code>${t.token_prefix}…</code></small></td><td>${t.namespace}</td><td>${t.usage_scenario}</td>
 <td>${t.permissions.map((p) => html`<code>${p}</code> `)}</td><td>${formatDate(t.created_at)}<br><small>${t.last_used_at === null ? 'never used' : `used ${formatDate(t.last_used_at)}`}</small></td>
-<td><form method="post" action="/settings/tokens/${t.id}/delete"><input type="hidden" name="csrf_token" value="${user.csrf}"><button type="submit" class="danger">Delete</button></form></td></tr>`,
+<td><a class="button danger" href="/settings/tokens/${t.id}/delete">Delete</a></td></tr>`,
   );
   return layout(
-    { title: 'Access tokens', user, current: '/settings/tokens' },
+    { title: 'Access tokens', user, current: '/settings/tokens', flash },
     html`<h1>Access tokens</h1><p>Raw access tokens (API keys) call the workflows and serverless APIs. Apps you authorize never see them: they get short-lived proxy tokens instead.</p>
 ${tokens.length ? html`<table><thead><tr><th>Token</th><th>Namespace</th><th>Usage</th><th>Permissions</th><th>Created</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>No access tokens yet.</p>`}
 <h2>Create an access token</h2>${formProblems(problems)}
@@ -56,6 +57,6 @@ export const tokenCreatedPage = ({ user, token, record }: TokenCreatedModel): Ht
   layout(
     { title: `Created ${record.name}`, user },
     html`<h1>Created ${record.name}</h1><p class="notice">Copy the token now: it is shown only once.</p>
-<p>Namespace: ${record.namespace} · usage: ${record.usage_scenario}</p><p><code id="access-token">${token}</code></p>
+<p>Namespace: ${record.namespace} · usage: ${record.usage_scenario}</p><p><code id="access-token" data-copy="access token">${token}</code></p>
 <p><a href="/settings/tokens">Back to access tokens</a></p>`,
   );

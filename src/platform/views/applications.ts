@@ -10,16 +10,17 @@ export interface ApplicationsModel {
   /** Why the last registration was refused, with what the user typed. */
   problems: FormProblem[];
   input?: Required<AppDetails>;
+  flash?: string | undefined;
 }
 
-export function applicationsPage({ user, apps, problems, input }: ApplicationsModel): Html {
+export function applicationsPage({ user, apps, problems, input, flash }: ApplicationsModel): Html {
   const rows = apps.map(
-    (a) => html`<tr><td><strong>${a.name}</strong><br><small>${a.description}</small></td><td><code>${a.client_id}</code><br><small>${a.redirect_uri}</small></td>
+    (a) => html`<tr><td><strong>${a.name}</strong><br><small>${a.description}</small></td><td><code data-copy="client ID">${a.client_id}</code><br><small>${a.redirect_uri}</small></td>
 <td><form method="post" action="/settings/applications/${a.id}/rotate"><input type="hidden" name="csrf_token" value="${user.csrf}"><button type="submit">Rotate secret</button></form>
-<form method="post" action="/settings/applications/${a.id}/delete"><input type="hidden" name="csrf_token" value="${user.csrf}"><button type="submit" class="danger">Delete</button></form></td></tr>`,
+<a class="button danger" href="/settings/applications/${a.id}/delete">Delete</a></td></tr>`,
   );
   return layout(
-    { title: 'Applications', user, current: '/settings/applications' },
+    { title: 'Applications', user, current: '/settings/applications', flash },
     html`<h1>Your applications</h1>
 ${apps.length ? html`<table><thead><tr><th>Application</th><th>Client</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>No applications yet.</p>`}
 <h2>Register an application</h2>${formProblems(problems)}
@@ -44,6 +45,6 @@ export const clientSecretPage = ({ user, title, clientId, secret }: ClientSecret
   layout(
     { title, user },
     html`<h1>${title}</h1><p class="notice">Copy the client secret now: it is shown only once.</p>
-<p>client_id: <code id="client-id">${clientId}</code></p><p>client_secret: <code id="client-secret">${secret}</code></p>
+<p>client_id: <code id="client-id" data-copy="client ID">${clientId}</code></p><p>client_secret: <code id="client-secret" data-copy="client secret">${secret}</code></p>
 <p><a href="/settings/applications">Back to applications</a></p>`,
   );

@@ -6,6 +6,8 @@ export interface LayoutModel {
   user?: { login: string; csrf: string } | undefined;
   /** The settings page this is (a path of the navigation), marked `aria-current="page"` there. */
   current?: string;
+  /** A success message after an action ("Application deleted."). */
+  flash?: string | undefined;
 }
 
 const SETTINGS_NAV = [
@@ -23,6 +25,6 @@ export function layout(model: LayoutModel, body: Html): Html {
     : html``;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${model.title}</title><link rel="stylesheet" href="/assets/app.css"></head>
-<body><header><strong>OpenAuth</strong>${nav}</header><main>${body}</main></body></html>`;
+<title>${model.title}</title><link rel="stylesheet" href="/assets/app.css"><script src="/assets/console.js" defer></script></head>
+<body><header><strong>OpenAuth</strong>${nav}</header><main>${model.flash ? html`<p class="success" role="status">${model.flash}</p>` : ''}${body}</main></body></html>`;
 }

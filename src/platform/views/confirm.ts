@@ -1,0 +1,27 @@
+import { html, type Html } from '../html.ts';
+import type { PageUser } from './format.ts';
+import { layout } from './layout.ts';
+
+export interface ConfirmModel {
+  user: PageUser;
+  /** The settings page this step belongs to (the nav marks it). */
+  current: string;
+  /** The question, as the page's title: "Delete Notes?". */
+  title: string;
+  /** What happens, said plainly: who loses what. */
+  consequence: string;
+  /** Where the confirming form posts (CSRF-protected like every form). */
+  action: string;
+  /** The destructive button's words: "Delete this application". */
+  button: string;
+  cancel: string;
+}
+
+/** The step before a destructive action: says what will happen; only its red button does it. */
+export const confirmPage = (m: ConfirmModel): Html =>
+  layout(
+    { title: m.title, user: m.user, current: m.current },
+    html`<h1>${m.title}</h1><p class="notice">${m.consequence}</p>
+<form method="post" action="${m.action}"><input type="hidden" name="csrf_token" value="${m.user.csrf}">
+<button type="submit" class="danger confirm">${m.button}</button> <a href="${m.cancel}">Cancel</a></form>`,
+  );
