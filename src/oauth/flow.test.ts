@@ -346,7 +346,7 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     expect(list).toContain(f.appName);
     expect(list).toContain('api_key');
     const { csrf_token } = formFields(list);
-    const action = /action="(\/settings\/authorizations\/\d+\/revoke)"/.exec(list)![1]!;
+    const action = /href="(\/settings\/authorizations\/\d+\/revoke)"/.exec(list)![1]!;
     expect((await browser.post(action, { csrf_token: csrf_token! })).status).toBe(303);
 
     expect((await userinfo(tokens.access_token)).status).toBe(401);

@@ -85,7 +85,7 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
     const { csrf_token } = formFields(await page());
     const deleted = await browser.post(`/settings/tokens/${record.id}/delete`, { csrf_token: csrf_token! });
     expect(deleted.status).toBe(303);
-    expect(deleted.headers.get('location')).toBe('/settings/tokens');
+    expect(deleted.headers.get('location')).toBe('/settings/tokens?done=token-deleted');
     expect(await findAccessTokenByPlaintext(server.ctx.db, token)).toBeUndefined();
     expect(await page()).not.toContain('Temp');
 

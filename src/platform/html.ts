@@ -44,12 +44,12 @@ function render(value: unknown): string {
 
 /** Progressive enhancement (/assets/console.js, allowed by the CSP's script-src 'self'): a Copy button after each <code data-copy="what">. */
 export const CONSOLE_SCRIPT = `
-for (const code of document.querySelectorAll('code[data-copy]')) {
+for (const code of document.querySelectorAll('code[data-copy], code#client-id, code#client-secret, code#access-token')) {
   const button = document.createElement('button');
   button.type = 'button';
   button.className = 'copy';
   button.textContent = 'Copy';
-  button.setAttribute('aria-label', 'Copy ' + code.dataset.copy);
+  button.setAttribute('aria-label', 'Copy ' + (code.dataset.copy ?? code.id.replace('-', ' ')));
   button.addEventListener('click', async () => {
     await navigator.clipboard.writeText(code.textContent);
     button.textContent = 'Copied';

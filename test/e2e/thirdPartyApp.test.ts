@@ -144,7 +144,8 @@ describe('the example third-party app in a real browser', () => {
     const servicePage = await context.newPage();
     servicePage.setDefaultTimeout(STEP_TIMEOUT_MS);
     await servicePage.goto(`${service.baseUrl}/settings/authorizations`);
-    await servicePage.locator('tr', { hasText: APP_NAME }).locator('button', { hasText: 'Revoke' }).click();
+    await servicePage.locator('tr', { hasText: APP_NAME }).locator('a', { hasText: 'Revoke' }).click();
+    await servicePage.locator('button.danger.confirm').click();
     await servicePage.waitForSelector('text=You have not authorized any application.');
     await servicePage.close();
 

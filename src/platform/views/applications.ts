@@ -45,6 +45,6 @@ export const clientSecretPage = ({ user, title, clientId, secret }: ClientSecret
   layout(
     { title, user },
     html`<h1>${title}</h1><p class="notice">Copy the client secret now: it is shown only once.</p>
-<p>client_id: <code id="client-id" data-copy="client ID">${clientId}</code></p><p>client_secret: <code id="client-secret" data-copy="client secret">${secret}</code></p>
+<p>client_id: <code id="client-id">${clientId}</code></p><p>client_secret: <code id="client-secret">${secret}</code></p>
 <p><a href="/settings/applications">Back to applications</a></p>`,
   );
