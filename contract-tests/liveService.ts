@@ -42,6 +42,8 @@ export interface LiveService {
   credentials: LiveCredentials;
   /** Everything the service printed, for diagnosing a failure. */
   output(): string;
+  /** The service's environment (for the admin CLI on the same store). */
+  env: NodeJS.ProcessEnv;
   stop(): Promise<void>;
 }
 
@@ -153,6 +155,7 @@ export async function startLiveService(extraEnv: Record<string, string> = {}, st
     return {
       baseUrl,
       output,
+      env,
       stop,
       credentials: {
         CONTRACT_API_KEY: key.token,

@@ -18,7 +18,9 @@ export interface paths {
          *     and never redirects. Any other problem redirects to `redirect_uri` with `error`,
          *     `error_description` and `state`. A user who is not logged in is sent to the login page and
          *     comes back here; a logged-in user sees the consent page. Allowing redirects with `code`
-         *     and `state`; denying redirects with `error=access_denied` and `state`.
+         *     and `state`; denying redirects with `error=access_denied` and `state`. Every redirect to
+         *     the client also carries `iss`, the issuer (RFC 9207), which the client compares with the
+         *     issuer it started with (mix-up attacks).
          */
         get: operations["authorize"];
         put?: never;
@@ -638,6 +640,11 @@ export interface components {
              *     ]
              */
             code_challenge_methods_supported?: string[];
+            /**
+             * @description Authorization responses carry `iss` (RFC 9207).
+             * @example true
+             */
+            authorization_response_iss_parameter_supported?: boolean;
         };
         ChatMessage: {
             /**

@@ -49,6 +49,15 @@ describe('configuration from the environment', () => {
     expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEK, RESPONSE_VALIDATION: 'true' }).RESPONSE_VALIDATION).toBe(true);
   });
 
+  it('creates demo data by default only in development on the embedded database, and never in production', () => {
+    expect(loadConfig({}).DEMO).toBe(true);
+    expect(loadConfig({ DATABASE_URL: 'mysql://u:p@h/db' }).DEMO).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'test' }).DEMO).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'test', DEMO: 'true' }).DEMO).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEK }).DEMO).toBe(false);
+    expect(problemsOf({ NODE_ENV: 'production', SECRETS_KEY: KEK, DEMO: 'true' })).toEqual([expect.stringMatching(/^DEMO: demo data \(a known login\) is never created in production/)]);
+  });
+
   it('requires a key-encryption key in production, and never echoes a bad one', () => {
     expect(problemsOf({ NODE_ENV: 'production' })).toEqual([expect.stringMatching(/^SECRETS_KEY: required in production/)]);
     const bad = problemsOf({ SECRETS_KEY: 'c2hvcnQga2V5', SECRETS_KEY_PREVIOUS: `${KEK},nope` });

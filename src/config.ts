@@ -114,6 +114,7 @@ const envSchema = z.object({
   PRINCIPAL_CACHE_MS: integer(200, 0, 250),
   RUN_WORKER: z.preprocess(blankToUndefined, booleanText.optional()),
   RESPONSE_VALIDATION: z.preprocess(blankToUndefined, booleanText.optional()),
+  DEMO: z.preprocess(blankToUndefined, booleanText.optional()),
   SECRETS_KEY: z.preprocess(blankToUndefined, z.string().refine((s) => parseKek(s) !== null, { error: KEK_HINT }).optional()),
   SECRETS_KEY_PREVIOUS: z.preprocess(
     blankToUndefined,
@@ -149,6 +150,9 @@ function crossFieldProblems(env: z.infer<typeof envSchema>): string[] {
   }
   if (env.NODE_ENV === 'production' && !env.SECRETS_KEY) {
     problems.push('SECRETS_KEY: required in production (the key that seals signing keys and the session key at rest); create one with `openssl rand -base64 32`');
+  }
+  if (env.NODE_ENV === 'production' && env.DEMO) {
+    problems.push('DEMO: demo data (a known login) is never created in production; create the first owner with `npm run -s admin -- user create`');
   }
   if (env.SECRETS_KEY_PREVIOUS && !env.SECRETS_KEY) {
     problems.push('SECRETS_KEY_PREVIOUS: needs SECRETS_KEY, the key that replaces them');
@@ -216,6 +220,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     RUN_WORKER: e.RUN_WORKER ?? true,
     /** Validate responses against openapi.yaml; on by default except in production. */
     RESPONSE_VALIDATION: e.RESPONSE_VALIDATION ?? e.NODE_ENV !== 'production',
+    /**
+     * Seed the demo user, org, app and API key on first start (`DEMO`, or `npm start -- --demo`):
+     * by default only in development on the embedded database; never in production.
+     */
+    DEMO: e.DEMO ?? (e.NODE_ENV === 'development' && !e.DATABASE_URL),
     /**
      * The key-encryption key that seals secrets at rest; absent outside production, where the
      * service keeps a generated one in DATA_DIR/secrets.key (see src/shared/keyEncryptionKey.ts).

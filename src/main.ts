@@ -1,5 +1,5 @@
 // `npm start`: validates the configuration, opens (or starts) the database, migrates, seeds the
-// demo data on first start, and serves HTTP until SIGTERM/SIGINT, then shuts down gracefully.
+// demo data on first start when asked (DEMO; development on the embedded database), and serves HTTP until SIGTERM/SIGINT, then shuts down gracefully.
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { loadConfigOrExit, orExit, stopGracefully } from './lifecycle.ts';
@@ -8,12 +8,33 @@ import { openDatabase, resolveQueueUrl } from './db/connect.ts';
 import { createApp } from './http/app.ts';
 import { createLogger } from './http/logger.ts';
 import { createHttpServer } from './http/server.ts';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
 import { DEMO, seedDemo, type DemoSeed } from './platform/seed.ts';
+import { anyUserExists } from './platform/users.ts';
 import { startRunMachinery } from './runs/machinery.ts';
 import { SealingError } from './shared/sealing.ts';
 
-function printDemo(baseUrl: string, seed: DemoSeed | null): void {
-  const lines = [`\n  Service:  ${baseUrl}`, `  Log in:   ${baseUrl}/login  (user "${DEMO.login}")`];
+const FIRST_OWNER_HINT = 'npm run -s admin -- user create --login LOGIN --password PASSWORD --name NAME';
+
+/**
+ * What a person starting the service needs: where it is, the demo login and its secrets (first
+ * start with DEMO only), or how to create the first account. Secrets go only to a terminal: when
+ * stdout is not a TTY it is a log stream (a container, a process manager), so the service logs
+ * what was created without any secret.
+ */
+function announce(config: Config, logger: Logger, seed: DemoSeed | null, hasUsers: boolean): void {
+  if (!process.stdout.isTTY) {
+    if (seed) {
+      logger.info(
+        { login: seed.user.login, organization: seed.org.namespace, client_id: seed.app.client_id },
+        'First start: demo data created (user, organization, app, API key); its secrets are printed only to a terminal',
+      );
+    }
+    if (!hasUsers) logger.warn(`No account yet: create the first owner with \`${FIRST_OWNER_HINT}\``);
+    return;
+  }
+  const lines = [`\n  Service:  ${config.BASE_URL}`, `  Log in:   ${config.BASE_URL}/login${config.DEMO ? `  (user "${DEMO.login}")` : ''}`];
   if (seed) {
     lines.push(
       '',
@@ -24,13 +45,16 @@ function printDemo(baseUrl: string, seed: DemoSeed | null): void {
       `                    client_secret=${seed.app.client_secret}`,
       `                    redirect_uri=${seed.app.redirect_uri}`,
       `    API key:        ${seed.apiKey.token}  (namespace ${seed.apiKey.namespace}, permission workflows)`,
-      '  Service secrets (session key, signing keys) are generated and kept in the database.',
+      '  Service secrets (session key, signing keys) are generated and kept in the database, sealed.',
     );
   }
+  if (!hasUsers) lines.push('', '  No account yet. Create the first owner:', `    ${FIRST_OWNER_HINT}`);
   console.log(lines.join('\n') + '\n');
 }
 
 async function main(): Promise<void> {
+  // `npm start -- --demo`: the same as DEMO=true (refused in production).
+  if (process.argv.slice(2).includes('--demo')) process.env.DEMO = 'true';
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.LOG_LEVEL });
   const progress = (message: string) => logger.info(message);
@@ -43,7 +67,8 @@ async function main(): Promise<void> {
     }),
     config.DATABASE_URL ? { url: config.DATABASE_URL, variable: 'DATABASE_URL' } : undefined,
   );
-  const seed = await seedDemo(database.db);
+  const seed = config.DEMO ? await seedDemo(database.db) : null;
+  const hasUsers = seed !== null || (await anyUserExists(database.db));
 
   const ctx: AppContext = { config, db: database.db, logger, sealer: database.sealer };
   const queueUrl = resolveQueueUrl(config, database);
@@ -65,7 +90,7 @@ async function main(): Promise<void> {
   server.keepAliveTimeout = 65_000;
   const { port } = server.address() as AddressInfo;
   logger.info({ port, dialect: database.dialect, embedded: Boolean(database.embedded) }, 'listening');
-  printDemo(config.BASE_URL, seed);
+  announce(config, logger, seed, hasUsers);
 
   stopGracefully(logger, 'service', async () => {
     server.close();

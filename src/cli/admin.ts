@@ -13,7 +13,8 @@ import { rotateSigningKey } from '../open/signingKeys.ts';
 import { createAccessToken, deleteAccessToken, listAccessTokens, listAccessTokensOfUser } from '../platform/accessTokens.ts';
 import { createApp, findAppByClientId, updateApp } from '../platform/apps.ts';
 import { addMember, createOrg } from '../platform/orgs.ts';
-import { createUser, deleteUser, findUserByLogin } from '../platform/users.ts';
+import { DEMO, seedDemo } from '../platform/seed.ts';
+import { createUser, deleteUser, findUserByLogin, setPassword } from '../platform/users.ts';
 import { clientNotFound, Problem, userNotFound } from '../shared/errors.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { SealingError, type Sealer } from '../shared/sealing.ts';
@@ -83,9 +84,19 @@ const commands: Record<string, Command> = {
       return { id: user.id, login: user.login, name: user.name, avatar_url: user.avatar_url };
     },
   },
+  'user set-password': {
+    usage: 'user set-password --login LOGIN --password PASSWORD',
+    summary: 'sets a new password and ends every browser session of the user at once',
+    options: ['login', 'password'],
+    needs: ['login', 'password'],
+    run: async (db, v) => {
+      const { user, sessionsEnded } = await setPassword(db, v.login!, v.password!);
+      return { id: user.id, login: user.login, sessions_ended: sessionsEnded };
+    },
+  },
   'user delete': {
     usage: 'user delete --login LOGIN',
-    summary: 'deletes the user and everything theirs (apps, grants, tokens, workflows, runs)',
+    summary: 'deletes the user and everything theirs (apps, grants, tokens, workflows, runs); their sessions end at once',
     options: ['login'],
     needs: ['login'],
     run: async (db, v) => {
@@ -201,6 +212,27 @@ const commands: Record<string, Command> = {
       const id = idOf(v.id!, 'access token');
       await deleteAccessToken(db, await userIdOf(db, v.user!), id);
       return { revoked: true, id };
+    },
+  },
+  'demo seed': {
+    usage: 'demo seed',
+    summary: 'creates the demo user, organization, app and API key and prints their secrets (not in production; `npm start` does it by itself in development)',
+    options: [],
+    needs: [],
+    run: async (db) => {
+      if (loadConfig().NODE_ENV === 'production') throw new Problem(403, 'Demo data (a known login) is never created in production.');
+      const seed = await seedDemo(db);
+      if (!seed) throw new Problem(409, `The demo user "${DEMO.login}" exists already.`);
+      return {
+        login: seed.user.login,
+        password: seed.user.password,
+        organization: seed.org.namespace,
+        client_id: seed.app.client_id,
+        client_secret: seed.app.client_secret,
+        redirect_uri: seed.app.redirect_uri,
+        api_key: seed.apiKey.token,
+        api_key_namespace: seed.apiKey.namespace,
+      };
     },
   },
   // Prints key ids only: a private key never leaves src/open/signingKeys.ts.

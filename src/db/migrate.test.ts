@@ -19,9 +19,10 @@ const TABLES = [
   'runs',
   'run_steps',
   'rate_limits',
+  'web_sessions',
 ];
 
-const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations'];
+const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions'];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {
   let t: TestDb;

@@ -55,7 +55,8 @@ describe.each(testDialects())('secrets sealed at rest on %s', (dialect) => {
     }
   });
 
-  it('rotates the key-encryption key: SECRETS_KEY_PREVIOUS keeps the service working until `admin secrets reseal`, then the old key is not needed', async () => {
+  // Four admin CLI processes and two services: a guard against a hang, not a speed check.
+  it('rotates the key-encryption key: SECRETS_KEY_PREVIOUS keeps the service working until `admin secrets reseal`, then the old key is not needed', { timeout: 180_000 }, async () => {
     const oldKey = randomBytes(32).toString('base64');
     const newKey = randomBytes(32).toString('base64');
     await createUser(t.db, { login: 'rotator', password: 'rotate-password-1' });

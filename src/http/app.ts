@@ -98,6 +98,13 @@ export function createApp(ctx: AppContext): express.Express {
   const pages = express.Router().use(oauthPagesRouter(ctx), platformPagesRouter(ctx));
   app.use((req, res, next) => (pagePaths.test(req.path) ? pages(req, res, next) : next()));
 
+  // HEAD is GET without the content (RFC 9110 9.3.2), as the 405s' `Allow: GET, HEAD` promises.
+  // The spec documents GET only, so the validator and routers see a GET; node's response still
+  // knows the request was HEAD and sends the headers alone.
+  app.use((req, _res, next) => {
+    if (req.method === 'HEAD') req.method = 'GET';
+    next();
+  });
   app.use(
     OpenApiValidator.middleware({
       apiSpec: specPath,

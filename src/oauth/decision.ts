@@ -43,12 +43,12 @@ export function decisionHandler(ctx: AppContext): RequestHandler {
         expiresAt: now + ctx.config.AUTH_CODE_TTL_SECONDS * 1000,
         createdAt: now,
       });
-      res.redirect(303, redirectWith(request.redirectUri, { code, state: request.state }));
+      res.redirect(303, redirectWith(request.redirectUri, { code, state: request.state, iss: ctx.config.BASE_URL }));
     } catch (err) {
       if (err instanceof AuthorizePageError) {
         res.status(400).type('html').send(String(authorizeErrorPage(err.message)));
       } else if (err instanceof AuthorizeRedirectError) {
-        res.redirect(303, redirectWith(partial.redirectUri!, { error: err.error, error_description: err.message, state: partial.state }));
+        res.redirect(303, redirectWith(partial.redirectUri!, { error: err.error, error_description: err.message, state: partial.state, iss: ctx.config.BASE_URL }));
       } else {
         next(err);
       }

@@ -366,7 +366,7 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     expect(wrong.status).toBe(401);
   });
 
-  it('shows an error on a wrong password (not a 500) and rate limits failed logins per account', async () => {
+  it('shows an error on a wrong password (not a 500) and rate limits failed logins per account and address', async () => {
     const f = await createFixture(server.ctx.db);
     const browser = new Browser(server.baseUrl);
     const res = await logIn(browser, f.login, 'wrong password');

@@ -20,6 +20,7 @@ export function getAuthorizationServerMetadata(ctx: AppContext): RequestHandler 
     grant_types_supported: ['authorization_code', 'refresh_token'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
   };
   return (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').json(metadata);

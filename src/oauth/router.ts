@@ -44,7 +44,7 @@ function authorize(ctx: AppContext): RequestHandler {
       if (err instanceof AuthorizePageError) {
         res.status(400).type('html').send(String(authorizeErrorPage(err.message)));
       } else if (err instanceof AuthorizeRedirectError) {
-        res.redirect(302, redirectWith(partial.redirectUri!, { error: err.error, error_description: err.message, state: partial.state }));
+        res.redirect(302, redirectWith(partial.redirectUri!, { error: err.error, error_description: err.message, state: partial.state, iss: ctx.config.BASE_URL }));
       } else {
         next(err);
       }
@@ -59,12 +59,19 @@ export function oauthPagesRouter(ctx: AppContext): Router {
   return router;
 }
 
-/** The client's id for rate limiting: from HTTP Basic or the form body, else the address. */
+/**
+ * The rate-limit key: the client id the request claims (HTTP Basic or the form body) AND the
+ * source address. The claim is counted before the secret is checked, so a key of the client id
+ * alone let anyone spend a client's allowance with its public id and lock it out (RFC 6749 10.10
+ * asks to slow guessing, not to hand out lockouts); with the address in the key, requests from
+ * elsewhere never touch the real client's count.
+ */
 function clientKey(req: Request): string {
+  const address = `ip:${ipKeyGenerator(req.ip ?? '')}`;
   const basic = basicCredentials(req);
-  if (basic) return `client:${basic.clientId}`;
+  if (basic) return `client:${basic.clientId}|${address}`;
   const clientId = (req.body as Record<string, unknown> | undefined)?.client_id;
-  return typeof clientId === 'string' ? `client:${clientId}` : `ip:${ipKeyGenerator(req.ip ?? '')}`;
+  return typeof clientId === 'string' ? `client:${clientId}|${address}` : address;
 }
 
 /** The operations of openapi.yaml this domain serves. */

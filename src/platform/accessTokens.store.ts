@@ -60,3 +60,8 @@ export async function touchAccessTokenRow(db: Knex, id: number, now: number): Pr
 export async function deleteAccessTokenRow(db: Knex, userId: number, id: number): Promise<number> {
   return db('access_tokens').where({ id, user_id: userId }).delete();
 }
+
+/** Deletes a user's access tokens in one namespace (the user left that organization). */
+export async function deleteAccessTokenRowsInNamespace(db: Knex, userId: number, namespace: string): Promise<number> {
+  return db('access_tokens').where({ user_id: userId, namespace }).delete();
+}

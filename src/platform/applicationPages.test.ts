@@ -50,6 +50,14 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
     expect(list).not.toContain(app.clientSecret);
   });
 
+  it('accepts a plain-http callback only on a loopback host (RFC 8252 7.3); elsewhere https', async () => {
+    const attempt = (redirect_uri: string) => post('/settings/applications', { name: 'Local', description: '', homepage: 'https://l.example/', redirect_uri });
+    const refused = await attempt('http://notes.example/cb');
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('must use https');
+    for (const uri of ['http://localhost:4000/callback', 'http://127.0.0.1:9/cb', 'http://[::1]:8080/cb']) expect((await attempt(uri)).status).toBe(200);
+  });
+
   it('refuses a registration with a bad callback URL, showing why and keeping the input', async () => {
     const res = await post('/settings/applications', { name: 'Broken', description: '', homepage: 'https://b.example/', redirect_uri: 'not a url' });
     expect(res.status).toBe(400);

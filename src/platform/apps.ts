@@ -13,7 +13,7 @@ import {
   type ApplicationRow,
 } from './apps.store.ts';
 import { findUserRowByLogin } from './users.store.ts';
-import { canonicalName, checkHttpUrl, checkText } from './validate.ts';
+import { canonicalName, checkHttpUrl, checkRedirectUri, checkText } from './validate.ts';
 
 /** A registered OAuth client. `client_secret_hash` is a hash: safe to pass around, never to render. */
 export type Application = ApplicationRow;
@@ -48,7 +48,7 @@ function checkDetails(input: AppDetails) {
     ...(input.name !== undefined ? { name: checkText('name', input.name, { max: 100 }) } : {}),
     ...(input.description !== undefined ? { description: checkText('description', input.description, { min: 0, max: 1000 }) } : {}),
     ...(input.homepage !== undefined ? { homepage: checkHttpUrl('homepage', input.homepage) } : {}),
-    ...(input.redirectUri !== undefined ? { redirect_uri: checkHttpUrl('redirect_uri', input.redirectUri) } : {}),
+    ...(input.redirectUri !== undefined ? { redirect_uri: checkRedirectUri('redirect_uri', input.redirectUri) } : {}),
   };
 }
 

@@ -18,6 +18,7 @@ import {
   type MembershipRow,
   type Role,
 } from './orgs.store.ts';
+import { deleteAccessTokenRowsInNamespace } from './accessTokens.store.ts';
 import { findUserRowByLogin } from './users.store.ts';
 import { canonicalName, checkAvatarUrl, checkNamespaceName, checkText } from './validate.ts';
 
@@ -101,8 +102,10 @@ export async function addMember(db: Knex, namespace: string, login: string, role
 }
 
 /**
- * Removes a member (their API keys in the org stop working; this answers once no process honours
- * them); an organization keeps at least one owner (409).
+ * Removes a member; an organization keeps at least one owner (409). The member's access tokens in
+ * the organization's namespace are deleted with the membership: re-adding the member later must
+ * not bring back keys (and the proxy tokens minted from them) issued before they left. Answers
+ * once no process honours them (the principal lease).
  */
 export async function removeMember(db: Knex, namespace: string, login: string): Promise<void> {
   await db.transaction(async (trx) => {
@@ -114,6 +117,7 @@ export async function removeMember(db: Knex, namespace: string, login: string): 
       throw lastOwner(login, org.namespace);
     }
     await deleteMembership(trx, org.id, userId);
+    await deleteAccessTokenRowsInNamespace(trx, userId, org.namespace);
   });
   await revocationLease.settle(); // after the commit
 }

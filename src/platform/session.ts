@@ -1,11 +1,16 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { CookieOptions, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../context.ts';
+import { hashToken } from '../shared/crypto.ts';
 import { loadSessionKey } from './sessionKey.ts';
+import { deleteExpiredWebSessionsOfUser, deleteWebSession, insertWebSession, webSessionStands } from './sessions.store.ts';
 
 // The browser session of the platform pages: a signed cookie (HMAC-SHA256 with a key kept in
 // app_secrets, so every API process accepts every other's cookies). Anonymous visitors get a
-// session too, so the login form itself carries a CSRF token.
+// session too, so the login form itself carries a CSRF token; those live in the cookie only. A
+// signed-in session also needs its row in web_sessions: logout, a password change and the user's
+// deletion remove it, so a copied cookie stops working at once (the signature alone would keep it
+// valid until it expires).
 
 export interface WebSession {
   sid: string;
@@ -20,7 +25,15 @@ declare module 'express-serve-static-core' {
   }
 }
 
-export const SESSION_COOKIE = 'oa_session';
+const SESSION_COOKIE = 'oa_session';
+
+/**
+ * The cookie's name: under https with the `__Host-` prefix, which browsers accept only with
+ * Secure, Path=/ and no Domain, so a sibling subdomain cannot set or shadow it (RFC 6265bis 4.1.3.2).
+ */
+export function sessionCookieName(ctx: AppContext): string {
+  return ctx.config.BASE_URL.startsWith('https:') ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE;
+}
 const SESSION_TTL_S = 8 * 3600;
 
 function sign(key: Buffer, payload: string): string {
@@ -71,10 +84,12 @@ export function sessionMiddleware(ctx: AppContext): RequestHandler {
   return async (req, res, next) => {
     try {
       const key = await loadSessionKey(ctx);
-      let session = decodeSession(key, req.cookies?.[SESSION_COOKIE] as string | undefined);
+      let session = decodeSession(key, req.cookies?.[sessionCookieName(ctx)] as string | undefined);
+      // A signed-in cookie whose server-side session has ended (logout elsewhere, password change): anonymous again.
+      if (session?.uid && !(await webSessionStands(ctx.db, hashToken(session.sid), session.uid, Date.now()))) session = null;
       if (!session) {
         session = newSession(null);
-        res.cookie(SESSION_COOKIE, encodeSession(key, session), cookieOptions(ctx));
+        res.cookie(sessionCookieName(ctx), encodeSession(key, session), cookieOptions(ctx));
       }
       req.webSession = session;
       next();
@@ -88,13 +103,18 @@ export function sessionMiddleware(ctx: AppContext): RequestHandler {
 export async function startUserSession(ctx: AppContext, req: Request, res: Response, userId: number): Promise<void> {
   const key = await loadSessionKey(ctx);
   const session = newSession(userId);
+  const now = Date.now();
+  await deleteExpiredWebSessionsOfUser(ctx.db, userId, now);
+  await insertWebSession(ctx.db, { id_hash: hashToken(session.sid), user_id: userId, created_at: now, expires_at: session.exp * 1000 });
   req.webSession = session;
-  res.cookie(SESSION_COOKIE, encodeSession(key, session), cookieOptions(ctx));
+  res.cookie(sessionCookieName(ctx), encodeSession(key, session), cookieOptions(ctx));
 }
 
-export function endSession(ctx: AppContext, res: Response): void {
+/** Logout: the server-side session ends (every copy of the cookie with it) and the cookie is cleared. */
+export async function endSession(ctx: AppContext, req: Request, res: Response): Promise<void> {
+  if (req.webSession?.uid) await deleteWebSession(ctx.db, hashToken(req.webSession.sid));
   const { maxAge: _maxAge, ...options } = cookieOptions(ctx);
-  res.clearCookie(SESSION_COOKIE, options);
+  res.clearCookie(sessionCookieName(ctx), options);
 }
 
 /** Synchronizer token bound to the session id: HMAC(key, "csrf|" + sid). */

@@ -22,6 +22,14 @@ export async function findUserRowById(db: Knex, id: number): Promise<UserRow | u
   return db<UserRow>('users').where({ id }).first();
 }
 
+export async function anyUserRow(db: Knex): Promise<boolean> {
+  return (await db('users').first('id')) !== undefined;
+}
+
+export async function updatePasswordHash(db: Knex, id: number, passwordHash: string): Promise<void> {
+  await db('users').where({ id }).update({ password_hash: passwordHash });
+}
+
 /** Organizations (namespace) where the user is the only owner. */
 export async function findOrgsOnlyOwnedBy(db: Knex, userId: number): Promise<string[]> {
   const rows = (await db('memberships as m')

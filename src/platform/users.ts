@@ -3,9 +3,10 @@ import { isUniqueViolation } from '../db/insert.ts';
 import { hashPassword, verifyPassword } from '../shared/crypto.ts';
 import { invalidField, lastOwner, nameTaken, userNotFound } from '../shared/errors.ts';
 import { revocationLease } from '../shared/principalLease.ts';
+import { deleteWebSessionsOfUser } from './sessions.store.ts';
 import { defaultAvatarUrl } from './avatars.ts';
 import { claimNamespace, findNamespace } from './namespaces.store.ts';
-import { deleteUserRow, findOrgsOnlyOwnedBy, findUserRowById, findUserRowByLogin, insertUser, type UserRow } from './users.store.ts';
+import { anyUserRow, deleteUserRow, findOrgsOnlyOwnedBy, findUserRowById, findUserRowByLogin, insertUser, updatePasswordHash, type UserRow } from './users.store.ts';
 import { canonicalName, checkAvatarUrl, checkNamespaceName, checkText } from './validate.ts';
 
 /** A platform user as services hand it out: never the password hash. */
@@ -29,6 +30,12 @@ export interface NewUser {
 const MIN_PASSWORD = 8;
 const MAX_PASSWORD = 1024;
 
+function checkPassword(password: string): void {
+  if (password.length < MIN_PASSWORD || password.length > MAX_PASSWORD) {
+    throw invalidField(`password must be ${MIN_PASSWORD}-${MAX_PASSWORD} characters.`, '/password', `must be ${MIN_PASSWORD}-${MAX_PASSWORD} characters`);
+  }
+}
+
 function toUser(row: UserRow): User {
   return { id: row.id, login: row.login, name: row.name, avatar_url: row.avatar_url, created_at: Number(row.created_at) };
 }
@@ -36,9 +43,7 @@ function toUser(row: UserRow): User {
 /** Creates a user and claims its login as a namespace. Logins are unique across users and orgs (409). */
 export async function createUser(db: Knex, input: NewUser): Promise<User> {
   const login = checkNamespaceName('login', input.login);
-  if (input.password.length < MIN_PASSWORD || input.password.length > MAX_PASSWORD) {
-    throw invalidField(`password must be ${MIN_PASSWORD}-${MAX_PASSWORD} characters.`, '/password', `must be ${MIN_PASSWORD}-${MAX_PASSWORD} characters`);
-  }
+  checkPassword(input.password);
   const name = checkText('name', input.name?.trim() ? input.name : login, { max: 255 });
   const avatarUrl = input.avatarUrl ? checkAvatarUrl('avatar_url', input.avatarUrl) : defaultAvatarUrl(login);
   const passwordHash = await hashPassword(input.password);
@@ -56,6 +61,11 @@ export async function createUser(db: Knex, input: NewUser): Promise<User> {
     if (isUniqueViolation(err)) throw nameTaken(login);
     throw err;
   }
+}
+
+/** Whether any account exists (none: the first owner is still to be created with the admin CLI). */
+export async function anyUserExists(db: Knex): Promise<boolean> {
+  return anyUserRow(db);
 }
 
 export async function findUserByLogin(db: Knex, login: string): Promise<User | undefined> {
@@ -82,10 +92,23 @@ export async function verifyLogin(db: Knex, login: string, password: string): Pr
   return (await verifyPassword(password, row.password_hash)) ? toUser(row) : null;
 }
 
+/** Sets a new password and ends every browser session of the user at once (a stolen cookie with them). */
+export async function setPassword(db: Knex, login: string, password: string): Promise<{ user: User; sessionsEnded: number }> {
+  checkPassword(password);
+  const passwordHash = await hashPassword(password);
+  return db.transaction(async (trx) => {
+    const row = await findUserRowByLogin(trx, canonicalName(login));
+    if (!row) throw userNotFound(login);
+    await updatePasswordHash(trx, row.id, passwordHash);
+    return { user: toUser(row), sessionsEnded: await deleteWebSessionsOfUser(trx, row.id) };
+  });
+}
+
 /**
- * Deletes a user with everything theirs (applications, grants and tokens issued to or by them,
- * access tokens, workflows and runs, memberships, their namespace). Refused (409) while the user is
- * the last owner of an organization: it would be left with no one to manage it.
+ * Deletes a user with everything theirs (browser sessions, applications, grants and tokens issued to
+ * or by them, access tokens, workflows and runs, memberships, their namespace: the foreign keys
+ * cascade), so their sessions end at once. Refused (409) while the user is the last owner of an
+ * organization: it would be left with no one to manage it.
  */
 export async function deleteUser(db: Knex, login: string): Promise<User> {
   const user = await db.transaction(async (trx) => {

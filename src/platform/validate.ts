@@ -48,6 +48,22 @@ export function checkHttpUrl(field: string, value: string | undefined): string {
   return text;
 }
 
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * A redirect URI: an absolute URL without a fragment, https except on a loopback host, where a
+ * native or development client listens (RFC 8252 7.3). A plain-http callback elsewhere would carry
+ * the authorization code in clear over the network (RFC 6749 3.1.2.1, RFC 9700 2.1).
+ */
+export function checkRedirectUri(field: string, value: string | undefined): string {
+  const text = checkHttpUrl(field, value);
+  const url = new URL(text);
+  if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
+    throw invalidField(`${field} must use https; plain http only for a loopback host (localhost, 127.0.0.1, [::1]) (got "${text}").`, `/${field}`, 'must use https (plain http only for localhost, 127.0.0.1 or [::1])');
+  }
+  return text;
+}
+
 /** Any URI our responses can carry as `format: uri` (http(s) or data:). */
 export function checkAvatarUrl(field: string, value: string): string {
   const text = value.trim();

@@ -5,13 +5,13 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLiveService, type LiveService } from '../../contract-tests/liveService.ts';
-import { freePort } from '../support/processes.ts';
+import { adminCli, freePort } from '../support/processes.ts';
 import { DEMO } from '../../src/platform/seed.ts';
 import { Browser as HttpBrowser, authorizeInBrowser, logIn } from '../support/oauthFlow.ts';
 
 // The example third-party app (examples/third-party-app) walked in a real browser (Debian's
 // chromium; playwright-core never downloads one) against the real service started as a process
-// (`src/main.ts` on a fresh embedded PostgreSQL, with its first-start demo data). Both are real
+// (`src/main.ts` on a fresh embedded PostgreSQL, with the demo data of `admin demo seed`). Both are real
 // HTTP servers; the service on 127.0.0.1 and the app on localhost, so they keep separate cookies
 // as two sites would. Nothing here waits on a clock: every step waits for a page or an element.
 
@@ -51,15 +51,17 @@ describe('the example third-party app in a real browser', () => {
   let exampleApp: { child: ChildProcess; output: () => string } | undefined;
   let browser: Browser;
   let appUrl: string;
-  /** The demo API key's raw value, printed once by the service: the app must never show it. */
+  /** The demo API key's raw value, printed once by the admin CLI: the app must never show it. */
   let rawApiKey: string;
 
   beforeAll(async () => {
     await mkdir(artifacts, { recursive: true });
     console.log(`screenshots of the browser end-to-end test: ${artifacts}`);
-    service = await startLiveService();
-    rawApiKey = /API key:\s+(\S+)/.exec(service.output())?.[1] ?? '';
-    expect(rawApiKey).toMatch(/^\S{20,}$/);
+    // Demo data through the admin CLI: the service prints secrets only to a terminal, never to a log stream.
+    service = await startLiveService({ DEMO: 'false' });
+    expect(service.output()).not.toContain('sk_');
+    rawApiKey = String(adminCli(service.env, 'demo', 'seed').api_key);
+    expect(rawApiKey).toMatch(/^sk_\S{20,}$/);
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: chromiumArgs });
 
     // The developer registers the app in the service's settings, with the app's own callback
@@ -175,11 +177,13 @@ describe('the example third-party app in a real browser', () => {
     expect(authorize.searchParams.get('code_challenge')).toMatch(/^[\w-]{43}$/);
 
     // A forged callback (an attacker's code with a made-up state) into this browser's sign-in.
-    const forged = await app.fetch(`/callback?code=oac_forged&state=${encodeURIComponent('not-' + authorize.searchParams.get('state'))}`);
+    // It names our issuer (RFC 9207), so the state check is what refuses it.
+    const iss = encodeURIComponent(service.baseUrl);
+    const forged = await app.fetch(`/callback?code=oac_forged&state=${encodeURIComponent('not-' + authorize.searchParams.get('state'))}&iss=${iss}`);
     expect(forged.status).toBe(400);
     expect(await forged.text()).toMatch(/Sign-in failed[\s\S]*state/);
     // The sign-in in progress is dropped, and nobody is signed in.
-    expect((await app.fetch(`/callback?code=oac_forged&state=${authorize.searchParams.get('state')}`)).status).toBe(400);
+    expect((await app.fetch(`/callback?code=oac_forged&state=${authorize.searchParams.get('state')}&iss=${iss}`)).status).toBe(400);
     expect(await (await app.fetch('/')).text()).toContain('id="sign-in"');
   });
 

@@ -35,7 +35,7 @@ describe.each(testDialects())('rate limits shared by two instances on one databa
     const retryAfter = Number(limited.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(15 * 60);
-    // Even the right password waits now, on either instance (per account, not per process).
+    // Even the right password waits now, on either instance (per account and address, not per process).
     expect((await logIn(browsers[0]!, f.login, f.password)).status).toBe(429);
   });
 

@@ -51,7 +51,12 @@ describe('npm start (src/main.ts as a real process)', () => {
     cleanups.push(async () => void child.kill('SIGKILL'));
     const res = await waitForReady(`http://127.0.0.1:${port}/readyz`, child, output);
     expect(await res.json()).toMatchObject({ status: 'ok', checks: { database: 'ok' } });
-    expect(output()).toContain('demo / demo-password'); // first start seeds and prints the demo login once
+    // Production: no known login. No demo data, no secret printed; the log says how to create the first owner.
+    expect(output()).not.toMatch(/demo-password|sk_|cs_/);
+    expect(output()).toMatch(/"msg":"No account yet: create the first owner with `npm run -s admin -- user create/);
+    expect(await testDb.db('users').first('id')).toBeUndefined();
+    const login = await (await fetch(`http://127.0.0.1:${port}/login`)).text();
+    expect(login).toContain('No account exists yet');
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
@@ -76,6 +81,17 @@ describe('npm start (src/main.ts as a real process)', () => {
     expect(output()).toMatch(/DATABASE_URL: must be a URL starting with mysql:\/\//);
   });
 
+  it('refuses demo data in production, even when asked for with --demo', async () => {
+    const child = spawn('sh', ['scripts/node.sh', 'src/main.ts', '--demo'], {
+      env: { ...process.env, BASE_URL: '', NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, DATABASE_URL: 'mysql://app:app@127.0.0.1:1/none' },
+    });
+    let text = '';
+    child.stderr!.on('data', (d) => (text += d));
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(1);
+    expect(text).toMatch(/DEMO: demo data \(a known login\) is never created in production/);
+  });
+
   it('refuses to start in production without a key-encryption key, saying what to set', async () => {
     const { child, output } = start({ DATABASE_URL: 'mysql://app:app@127.0.0.1:1/none' });
     const [code] = await once(child, 'exit');
@@ -90,7 +106,7 @@ describe('npm start (src/main.ts as a real process)', () => {
       await removeEmbeddedPostgresData(path.join(dataDir, 'pg'));
       await rm(home, { recursive: true, force: true });
     });
-    const env = { DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1', EMBEDDED_PG_PORT: String(await freePort()) };
+    const env = { NODE_ENV: 'development', DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1', EMBEDDED_PG_PORT: String(await freePort()) };
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       const { child, output } = npmStart(env);
       cleanups.push(async () => void child.kill('SIGKILL'));

@@ -3,13 +3,13 @@ import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
 import type { AppContext } from '../../context.ts';
 import { databaseRateLimitStore, retryAfterSeconds } from '../../http/rateLimitStore.ts';
 import { csrfToken, endSession, safeReturnTo, startUserSession } from '../session.ts';
-import { verifyLogin } from '../users.ts';
+import { anyUserExists, verifyLogin } from '../users.ts';
 import { loginPage } from '../views/login.ts';
 import { messagePage } from '../views/message.ts';
 import { field, sendPage } from './common.ts';
 
 // GET/POST /login and POST /logout. Failed logins are limited per address (guessing many
-// accounts) and per account (one account from many addresses).
+// accounts) and per account and address (one account guessed from one address).
 
 function tooManyAttempts(res: Response, retryAfterS: number): void {
   res.set('Retry-After', String(retryAfterS));
@@ -30,24 +30,28 @@ export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: Requ
     store: databaseRateLimitStore(ctx.db, 'login-ip:'),
     handler: limited,
   });
-  const loginPerAccount = rateLimit({
+  // Never per account alone: then anyone could lock a user out with ten wrong passwords, while the
+  // right password from the user's own address must pass (OWASP authentication cheat sheet).
+  const loginPerAccountAndIp = rateLimit({
     windowMs,
     limit: 10,
     standardHeaders: false,
     legacyHeaders: false,
     skipSuccessfulRequests: true,
-    keyGenerator: (req) => `login:${field(req, 'login').toLowerCase()}`,
-    store: databaseRateLimitStore(ctx.db, 'login-account:'),
+    keyGenerator: (req) => `login:${field(req, 'login').toLowerCase()}|${ipKeyGenerator(req.ip ?? '')}`,
+    store: databaseRateLimitStore(ctx.db, 'login-account-ip:'),
     handler: limited,
   });
 
   router.get('/login', session, async (req, res) => {
     const returnTo = safeReturnTo(req.query.return_to);
     if (req.webSession?.uid) return res.redirect(303, returnTo);
-    sendPage(res, 200, loginPage({ csrf: await csrfToken(ctx, req), returnTo }));
+    // No account at all (production creates no demo user): say how the first one is made.
+    const noAccount = (await anyUserExists(ctx.db)) ? {} : { error: 'No account exists yet. The operator creates the first one with: npm run -s admin -- user create' };
+    sendPage(res, 200, loginPage({ csrf: await csrfToken(ctx, req), returnTo, ...noAccount }));
   });
 
-  router.post('/login', session, csrf, loginPerIp, loginPerAccount, async (req, res) => {
+  router.post('/login', session, csrf, loginPerIp, loginPerAccountAndIp, async (req, res) => {
     const login = field(req, 'login');
     const password = (req.body as Record<string, unknown>).password;
     const returnTo = safeReturnTo(req.body.return_to);
@@ -60,8 +64,8 @@ export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: Requ
     res.redirect(303, returnTo);
   });
 
-  router.post('/logout', session, csrf, (_req, res) => {
-    endSession(ctx, res);
+  router.post('/logout', session, csrf, async (req, res) => {
+    await endSession(ctx, req, res);
     res.redirect(303, '/login');
   });
 
