@@ -54,7 +54,7 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
     const attempt = (redirect_uri: string) => post('/settings/applications', { name: 'Local', description: '', homepage: 'https://l.example/', redirect_uri });
     const refused = await attempt('http://notes.example/cb');
     expect(refused.status).toBe(400);
-    expect(await refused.text()).toContain('must use https');
+    expect(await refused.text()).toMatch(/must use https/i); // the field's message, capitalised under it
     for (const uri of ['http://localhost:4000/callback', 'http://127.0.0.1:9/cb', 'http://[::1]:8080/cb']) expect((await attempt(uri)).status).toBe(200);
   });
 
