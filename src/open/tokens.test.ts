@@ -57,8 +57,11 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
   }
 
   async function revokeInSettings(browser: Browser, f: Fixture): Promise<void> {
-    const page = await (await browser.fetch('/settings/authorizations')).text();
-    expect(page).toContain(f.appName);
+    const list = await (await browser.fetch('/settings/authorizations')).text();
+    expect(list).toContain(f.appName);
+    // Revoke asks first: the list links to a confirm page, whose form posts the revocation.
+    const confirmPath = /href="(\/settings\/authorizations\/\d+\/revoke)"/.exec(list)![1]!;
+    const page = await (await browser.fetch(confirmPath)).text();
     const action = /action="(\/settings\/authorizations\/\d+\/revoke)"/.exec(page)![1]!;
     const res = await browser.post(action, { csrf_token: formFields(page).csrf_token! });
     expect(res.status).toBe(303);
