@@ -24,6 +24,24 @@ const workflowIdOf = (req: Request) => String(req.params.workflow_id);
 const runIdOf = (req: Request) => String(req.params.run_id);
 const runsPath = (workflowId: string) => `/api/workflows/${workflowId}/runs`;
 
+/** What starting a run needs (the API's runWorkflow and the console's run form alike); 503 without a queue. */
+export function runDepsOf(ctx: AppContext): service.RunDeps {
+  if (!ctx.runs) throw runsNotConfigured();
+  return {
+    ...workflowDeps(ctx),
+    queue: ctx.runs.queue,
+    logger: ctx.logger,
+    onCancelled: (id) => announceRunEnded(ctx, id),
+    onEnqueue: (row) => ctx.runs?.runner?.expect(row),
+  };
+}
+
+/** Tells this process's worker and every other process that a run ended outside a worker (cancelled). */
+function announceRunEnded(ctx: AppContext, id: string): void {
+  ctx.runs?.runner?.abortLocal(id);
+  ctx.runs?.queue.announceRunEnded(id).catch((err: unknown) => ctx.logger.warn({ err, runId: id }, 'run end NOTIFY failed'));
+}
+
 /** The run operations of openapi.yaml: runWorkflow, listRuns, getRun, cancelRun. */
 export function runOperations(ctx: AppContext): Operations {
   const deps = workflowDeps(ctx);
@@ -38,21 +56,10 @@ export function runOperations(ctx: AppContext): Operations {
     res.on('close', () => gone.abort());
     return readWhenEnded((listener) => queue.watchRunEnded(listener), runId, seconds, read, gone.signal);
   };
-  const announce = (id: string) => {
-    ctx.runs?.runner?.abortLocal(id);
-    ctx.runs?.queue.announceRunEnded(id).catch((err: unknown) => ctx.logger.warn({ err, runId: id }, 'run end NOTIFY failed'));
-  };
+  const announce = (id: string) => announceRunEnded(ctx, id);
 
   async function runWorkflow(req: Request, res: Response<JsonOf<'runWorkflow', 202> | JsonOf<'runWorkflow', 200>>) {
-    if (!ctx.runs) throw runsNotConfigured();
-    const runDeps: service.RunDeps = {
-      ...deps,
-      queue: ctx.runs.queue,
-      logger: ctx.logger,
-      onCancelled: announce,
-      onEnqueue: (row) => ctx.runs?.runner?.expect(row),
-    };
-    const { run } = await service.startRun(runDeps, userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'));
+    const { run } = await service.startRun(runDepsOf(ctx), userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'));
     res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
     // Dify's blocking mode: the ended run in this answer when it ends within the wait.
     const ended = await waitFor(req, res, run.id, () => service.getRun(deps, userOf(req), workflowIdOf(req), run.id));

@@ -196,6 +196,19 @@ export async function getRun(deps: WorkflowDeps, userId: number, workflowId: str
   return { ...toRun(row), logs: (await store.listSteps(deps.db, runId)).map(toRunStep) };
 }
 
+/** A run with its logs and the graph snapshot it ran (the console draws it); 404 as getRun. */
+export async function getRunWithGraph(deps: WorkflowDeps, userId: number, workflowId: string, runId: string): Promise<{ run: RunDetail; graph: GraphSnapshot }> {
+  const row = await runOf(deps, userId, workflowId, runId);
+  const steps = await store.listSteps(deps.db, runId);
+  return { run: { ...toRun(row), logs: steps.map(toRunStep) }, graph: JSON.parse(row.graph) as GraphSnapshot };
+}
+
+/** The newest run of each of the user's workflows named (the console's list shows its status). */
+export async function latestRuns(deps: WorkflowDeps, userId: number, workflowIds: readonly string[]): Promise<Map<string, Run>> {
+  const rows = await store.latestRunsOfWorkflows(deps.db, userId, workflowIds);
+  return new Map([...rows].map(([id, row]) => [id, toRun(row)]));
+}
+
 export async function listRuns(
   deps: WorkflowDeps,
   userId: number,

@@ -133,6 +133,14 @@ export async function listRunsNewestFirst(
   return rows.map(fromDb);
 }
 
+/** The newest run of each of these workflows of the user (the console's workflow list), by workflow id. */
+export async function latestRunsOfWorkflows(db: Knex, userId: number, workflowIds: readonly string[]): Promise<Map<string, RunRow>> {
+  if (!workflowIds.length) return new Map();
+  const newest = db('runs').where({ user_id: userId }).whereIn('workflow_id', workflowIds).groupBy('workflow_id').max({ seq: 'seq' });
+  const rows = (await db('runs').where({ user_id: userId }).whereIn('seq', newest)) as RunRow[];
+  return new Map(rows.map((r) => [r.workflow_id, fromDb(r)]));
+}
+
 /**
  * queued -> running for the first execution, fenced on the attempt count read with the run (so a
  * run requeued meanwhile is not claimed twice). True when this caller now holds attempt
