@@ -17,6 +17,7 @@ function landing(baseUrl: string): string {
 <p>An OAuth 2.0 provider with open token interfaces, and a REST API that stores and runs ML workflows.</p>
 <ul class="links">
 <li><a href="/login">Sign in</a></li>
+<li><a href="/workflows">Workflows</a>: your workflows drawn as graphs, a form to run each, and every run node by node</li>
 <li><a href="/settings/applications">Settings</a>: your applications, access tokens (API keys) and authorized apps</li>
 <li><a href="/docs">API reference</a> (from <a href="/openapi.yaml">openapi.yaml</a>, OpenAPI 3.1)</li>
 <li><a href="/.well-known/oauth-authorization-server">Authorization server metadata</a> (RFC 8414) and <a href="/.well-known/jwks.json">signing keys</a></li>

@@ -56,6 +56,29 @@ for (const code of document.querySelectorAll('code[data-copy], code#client-id, c
   });
   code.after(button);
 }
+// A run that has not ended: its state part (data-live) follows the run, read from the same
+// origin once a second until the X-Run-Status header says it ended (src/platform/pages/workflows.ts).
+const live = document.querySelector('[data-live]');
+if (live) {
+  const follow = async () => {
+    let ended = false;
+    try {
+      const res = await fetch(live.dataset.live, { headers: { Accept: 'text/html' }, cache: 'no-store', redirect: 'error' });
+      const status = res.headers.get('X-Run-Status');
+      if (!res.ok || !status) return; // signed out or gone: the page as it stands, a reload says why
+      live.innerHTML = await res.text();
+      ended = ['completed', 'failed', 'cancelled'].includes(status);
+      if (ended) {
+        live.removeAttribute('data-live');
+        document.getElementById('live-note')?.remove();
+      }
+    } catch {
+      ended = false;
+    }
+    if (!ended) setTimeout(follow, 1000);
+  };
+  setTimeout(follow, 1000);
+}
 `;
 
 /** The one stylesheet: system fonts, one accent colour (blue), red only for what destroys. */
@@ -96,6 +119,30 @@ small{color:var(--muted)}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid var(--border);padding:.5rem;text-align:left;vertical-align:top}
 td form{display:inline}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+/* Workflows and runs */
+.crumbs{margin:0 0 .25rem;font-size:.9rem}
+.badge{display:inline-block;padding:0 .5rem;border-radius:1rem;font-size:.8rem;font-weight:600;border:1px solid var(--border);background:#f6f8fa;color:#1f2328;white-space:nowrap}
+.badge.status-completed{background:#dafbe1;border-color:#aceebb;color:#116329}.badge.status-failed{background:#ffebe9;border-color:#ffcecb;color:#82071e}
+.badge.status-running{background:#ddf4ff;border-color:#b6e3ff;color:#0a3069}.badge.status-cancelled,.badge.status-skipped,.badge.status-not_started{color:var(--muted)}
+.graph{overflow-x:auto;margin:.5rem 0 1rem;padding:.5rem;border:1px solid var(--border);border-radius:6px;background:#f6f8fa}
+.graph svg{display:block;max-width:100%;height:auto;margin:0 auto;font:13px system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
+.graph .node rect{fill:#fff;stroke:#8c959f}.graph .node .stripe{stroke:none;fill:#8c959f}
+.graph .type-text_input .stripe{fill:#0969da}.graph .type-llm_call .stripe{fill:#8250df}.graph .type-template .stripe{fill:#bf8700}.graph .type-condition .stripe{fill:#bc4c00}.graph .type-text_output .stripe{fill:#1a7f37}
+.graph .node-id{font-weight:600;fill:#1f2328}.graph .node-type{font-size:11px;fill:var(--muted)}
+.graph .status-completed rect:first-of-type{stroke:#1a7f37;stroke-width:2}.graph .status-failed rect:first-of-type{stroke:var(--danger);stroke-width:2}
+.graph .status-running rect:first-of-type{stroke:var(--accent);stroke-width:2;stroke-dasharray:5 3}.graph .status-skipped rect:first-of-type,.graph .status-not_started rect:first-of-type{stroke-dasharray:3 3;fill:#f6f8fa}
+.graph .edge path{fill:none;stroke:#6e7781;stroke-width:1.5}.graph marker path{fill:#6e7781}
+.graph .branch{font-size:12px;font-weight:600;paint-order:stroke;stroke:#f6f8fa;stroke-width:4px}.graph .branch-true{fill:#116329}.graph .branch-false{fill:#82071e}
+pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;border:1px solid var(--border);border-radius:6px;padding:.5rem .75rem;margin:.25rem 0;font-size:.85rem;max-height:24rem;overflow:auto}
+.facts{display:flex;flex-wrap:wrap;gap:.5rem 2rem;margin:1rem 0}.facts dt{font-size:.8rem;color:var(--muted)}.facts dd{margin:0}
+.inputs dt{font-weight:600;margin-top:.5rem}.inputs dd{margin:0}
+.pager{display:flex;gap:1rem;align-items:center;margin:1rem 0}
+h2.first{margin-top:1rem;border-top:0;padding-top:0}
+.cell-label{display:none}
+td.step-output{min-width:12rem}
+@media (max-width:40rem){
+.cell-label{display:inline}td.step-output{min-width:0}
+}
 @media (max-width:40rem){
 main{margin:0;border:0;border-radius:0;padding:1rem}
 thead{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)}

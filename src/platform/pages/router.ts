@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { AppContext } from '../../context.ts';
+import type { SharedRateLimiter } from '../../http/sharedRateLimiter.ts';
 import { htmlPages, type ErrorSurface } from '../../http/errorDialects.ts';
 import { CONSOLE_SCRIPT, STYLESHEET } from '../html.ts';
 import { requireUser, sessionMiddleware } from '../session.ts';
@@ -9,17 +10,19 @@ import { applicationsRouter } from './applications.ts';
 import { authorizationsRouter } from './authorizations.ts';
 import { csrfProtect } from './common.ts';
 import { loginRouter } from './login.ts';
+import { workflowPagesRouter } from './workflows.ts';
 
-// Server-rendered platform pages: login/logout and the settings for applications, raw access
-// tokens and authorized apps, one module per area. Every form carries a CSRF token bound to the
-// session; views are pure functions in ../views/.
+// Server-rendered platform pages: login/logout, the settings for applications, raw access
+// tokens and authorized apps, and the user's workflows and runs, one module per area. Every form
+// carries a CSRF token bound to the session; views are pure functions in ../views/.
 
 /** The platform's pages: not part of the API contract, so the validator leaves them alone. */
-export const platformPagePaths = /^\/(login|logout|settings|assets)(\/|$)/;
+export const platformPagePaths = /^\/(login|logout|settings|workflows|assets)(\/|$)/;
 
 export const platformPageErrors: ErrorSurface = { paths: platformPagePaths, dialect: htmlPages(errorPage) };
 
-export function platformPagesRouter(ctx: AppContext): Router {
+/** `runLimiter`: the API's per-minute allowance, which the console's run form spends per user. */
+export function platformPagesRouter(ctx: AppContext, runLimiter?: SharedRateLimiter): Router {
   const router = Router();
   const session = sessionMiddleware(ctx);
   const csrf = csrfProtect(ctx);
@@ -35,5 +38,8 @@ export function platformPagesRouter(ctx: AppContext): Router {
   router.use('/settings', session, requireUser, csrf);
   router.get('/settings', (_req, res) => res.redirect(303, '/settings/applications'));
   router.use(applicationsRouter(ctx), accessTokensRouter(ctx), authorizationsRouter(ctx));
+
+  router.use('/workflows', session, requireUser, csrf);
+  router.use(workflowPagesRouter(ctx, runLimiter));
   return router;
 }

@@ -4,22 +4,23 @@ export interface LayoutModel {
   title: string;
   /** The logged-in user's login, shown in the header with a logout form. */
   user?: { login: string; csrf: string } | undefined;
-  /** The settings page this is (a path of the navigation), marked `aria-current="page"` there. */
+  /** The console page this is (a path of the navigation), marked `aria-current="page"` there. */
   current?: string;
   /** A success message after an action ("Application deleted."). */
   flash?: string | undefined;
 }
 
 const SETTINGS_NAV = [
+  ['/workflows', 'Workflows'],
   ['/settings/applications', 'Applications'],
   ['/settings/tokens', 'Access tokens'],
   ['/settings/authorizations', 'Authorized apps'],
 ] as const;
 
-/** The page around every view: title, stylesheet, and the settings navigation for a logged-in user. */
+/** The page around every view: title, stylesheet, and the console navigation (workflows, settings) for a logged-in user. */
 export function layout(model: LayoutModel, body: Html): Html {
   const nav = model.user
-    ? html`<nav aria-label="Settings">${SETTINGS_NAV.map(([path, label]) => html`<a href="${path}"${path === model.current ? html` aria-current="page"` : ''}>${label}</a> `)}
+    ? html`<nav aria-label="Console">${SETTINGS_NAV.map(([path, label]) => html`<a href="${path}"${path === model.current ? html` aria-current="page"` : ''}>${label}</a> `)}
 <form method="post" action="/logout" class="inline"><input type="hidden" name="csrf_token" value="${model.user.csrf}">
 <span>${model.user.login}</span> <button type="submit" class="link">Log out</button></form></nav>`
     : html``;

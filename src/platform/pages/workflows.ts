@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import { Router, type Request, type Response } from 'express';
+import type { AppContext } from '../../context.ts';
+import type { SharedRateLimiter } from '../../http/sharedRateLimiter.ts';
+import { runDepsOf } from '../../runs/router.ts';
+import * as runs from '../../runs/service.ts';
+import { Problem } from '../../shared/errors.ts';
+import { getWorkflow, listWorkflows, workflowDeps, type Workflow } from '../../workflows/service.ts';
+import type { PageUser } from '../views/format.ts';
+import type { FormProblem } from '../views/form.ts';
+import { runPage, runState } from '../views/runs.ts';
+import { inputField, inputVariables, workflowPage, workflowsPage, type RunFormState } from '../views/workflows.ts';
+import { notFoundPage, pageUser, sendPage } from './common.ts';
+
+// /workflows: the signed-in user's workflows and runs (another user's id is simply not found, as
+// in the API). Runs start through the same service as POST /api/workflows/{id}/run: the same
+// input rules, the same queue, and the same per-minute allowance as one API key.
+
+const PER_PAGE = 20;
+
+/** `?page=N`: a positive integer, else the first page. */
+function pageOf(req: Request): number {
+  const page = Number(req.query.page);
+  return Number.isSafeInteger(page) && page >= 1 && page <= 1_000_000 ? page : 1;
+}
+
+/** A form field as sent (run inputs keep their whitespace); '' when absent. */
+function rawField(req: Request, name: string): string {
+  const value = (req.body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : '';
+}
+
+const isNotFound = (err: unknown): err is Problem => err instanceof Problem && err.status === 404;
+
+export function workflowPagesRouter(ctx: AppContext, runLimiter?: SharedRateLimiter): Router {
+  const router = Router();
+  const deps = workflowDeps(ctx);
+
+  router.get('/workflows', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const { data, meta } = await listWorkflows(deps, user.id, { page: pageOf(req), perPage: PER_PAGE });
+    const latest = await runs.latestRuns(deps, user.id, data.map((w) => w.id));
+    sendPage(res, 200, workflowsPage({ user, workflows: data, latest, meta }));
+  });
+
+  async function showWorkflow(req: Request, res: Response, status: number, user: PageUser, workflow: Workflow, form: RunFormState): Promise<void> {
+    const history = await runs.listRuns(deps, user.id, workflow.id, { page: pageOf(req), perPage: PER_PAGE });
+    sendPage(res, status, workflowPage({ user, workflow, runs: history.data, runsMeta: history.meta, form }));
+  }
+
+  const freshForm = (): RunFormState => ({ idempotencyKey: `console-${randomUUID()}`, values: {}, problems: [] });
+
+  router.get('/workflows/:id', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    let workflow: Workflow;
+    try {
+      workflow = await getWorkflow(deps, user.id, req.params.id);
+    } catch (err) {
+      if (isNotFound(err)) return sendPage(res, 404, notFoundPage(user, 'workflow'));
+      throw err;
+    }
+    await showWorkflow(req, res, 200, user, workflow, freshForm());
+  });
+
+  router.post('/workflows/:id/run', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    let workflow: Workflow;
+    try {
+      workflow = await getWorkflow(deps, user.id, req.params.id);
+    } catch (err) {
+      if (isNotFound(err)) return sendPage(res, 404, notFoundPage(user, 'workflow'));
+      throw err;
+    }
+    const variables = inputVariables(workflow.nodes);
+    const values = Object.fromEntries(variables.map((v) => [v, rawField(req, inputField(v))]));
+    const idempotencyKey = /^[A-Za-z0-9-]{1,100}$/.test(rawField(req, 'idempotency_key')) ? rawField(req, 'idempotency_key') : `console-${randomUUID()}`;
+    const refuse = (status: number, problems: FormProblem[], key = idempotencyKey) => showWorkflow(req, res, status, user, workflow, { idempotencyKey: key, values, problems });
+
+    // The console asks for text in every input (the API also takes an empty string).
+    const empty = variables.filter((v) => values[v]!.trim() === '');
+    if (empty.length) return refuse(400, empty.map((v) => ({ field: inputField(v), message: `Enter the ${v}.` })));
+
+    const retryAfter = runLimiter?.hit(`console:${user.id}`) ?? null;
+    if (retryAfter !== null) {
+      res.set('Retry-After', String(retryAfter));
+      return refuse(429, [{ message: `You started too many runs in the last minute (at most ${ctx.config.API_RATE_LIMIT_PER_MINUTE}); try again in ${retryAfter} s.` }]);
+    }
+    try {
+      const { run } = await runs.startRun(runDepsOf(ctx), user.id, workflow.id, values, idempotencyKey);
+      res.redirect(303, `/workflows/${workflow.id}/runs/${run.id}`);
+    } catch (err) {
+      if (!(err instanceof Problem)) throw err;
+      if (err.status === 404) return sendPage(res, 404, notFoundPage(user, 'workflow'));
+      if (err.status === 400 && err.errors?.length) {
+        return refuse(400, err.errors.map((e) => ({ field: inputField(e.pointer.slice('/body/inputs/'.length)), message: `${e.pointer.slice('/body/inputs/'.length)} ${e.message}.` })));
+      }
+      // The same form sent again after its inputs changed (the back button): a fresh key runs it anew.
+      if (err.status === 409) return refuse(409, [{ message: 'This form already started a run with other inputs. Check the inputs and run again.' }], `console-${randomUUID()}`);
+      if (err.status === 503) {
+        for (const [name, value] of Object.entries(err.headers)) res.set(name, value);
+        return refuse(503, [{ message: err.message }]);
+      }
+      throw err;
+    }
+  });
+
+  /** The run, its graph snapshot and the workflow's name; undefined when it is not the user's. */
+  async function findRun(user: PageUser, workflowId: string, runId: string) {
+    try {
+      const { run, graph } = await runs.getRunWithGraph(deps, user.id, workflowId, runId);
+      const workflow = await getWorkflow(deps, user.id, workflowId).catch((err: unknown) => {
+        if (isNotFound(err)) return undefined; // deleted, its runs still readable for a while
+        throw err;
+      });
+      return { run, graph, workflow, workflowId, workflowName: workflow?.name ?? workflowId };
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  router.get('/workflows/:id/runs/:runId', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const found = await findRun(user, req.params.id, req.params.runId);
+    if (!found) return sendPage(res, 404, notFoundPage(user, 'run'));
+    sendPage(res, 200, runPage({ user, ...found }));
+  });
+
+  // The live page's source: the changing part of the run page alone. `X-Run-Status` tells the
+  // script when the run has ended, so it stops asking.
+  router.get('/workflows/:id/runs/:runId/state', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const found = await findRun(user, req.params.id, req.params.runId);
+    if (!found) return res.status(404).set('Cache-Control', 'no-store').type('text').send('No such run.');
+    res.set('X-Run-Status', found.run.status);
+    sendPage(res, 200, runState(found));
+  });
+
+  return router;
+}

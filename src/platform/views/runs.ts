@@ -1,0 +1,86 @@
+import type { GraphSnapshot, RunDetail, RunStep } from '../../runs/service.ts';
+import type { Workflow } from '../../workflows/service.ts';
+import { html, type Html } from '../html.ts';
+import type { PageUser } from './format.ts';
+import { graphSvg, nodeTypeLabel } from './graphSvg.ts';
+import { layout } from './layout.ts';
+import { formatDuration, isoDate, statusBadge, WORKFLOWS_NAV } from './workflows.ts';
+
+// A run's page: per-node status, timing, usage and output, the run's inputs and final output.
+// While the run is queued or running, /assets/console.js reloads the state part of the page from
+// `.../state` (the same markup, alone) once a second until the run ends; without script the page
+// is complete as it stands and a reload shows the state.
+
+const ENDED = ['completed', 'failed', 'cancelled'];
+
+export const runEnded = (run: RunDetail) => ENDED.includes(run.status);
+
+const seconds = (from: string | null, to: string | null): number | null => (from && to ? (Date.parse(to) - Date.parse(from)) / 1000 : null);
+
+/** Text as written, whitespace kept; a JSON value pretty-printed. */
+const textBlock = (value: unknown): Html => html`<pre>${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}</pre>`;
+
+/** A node's row: its log if it has one; otherwise what the run's state says happened to it. */
+function nodeRow(node: GraphSnapshot['nodes'][number], step: RunStep | undefined, run: RunDetail): Html {
+  const status = step?.status ?? (runEnded(run) ? (run.status === 'completed' ? 'skipped' : 'not_started') : 'pending');
+  const usage = step?.usage ? html`${step.usage.total_tokens}<span class="cell-label"> tokens</span><br><small>${step.usage.prompt_tokens} in, ${step.usage.completion_tokens} out</small>` : html`<small>—</small>`;
+  let detail: Html;
+  if (step?.error) detail = html`<div class="error"><p><strong>${step.error.code}</strong>: ${step.error.message}</p></div>${step.output ? textBlock(step.output) : ''}`;
+  else if (status === 'skipped') detail = html`<small>Skipped: on a branch not taken.</small>`;
+  else if (status === 'not_started') detail = html`<small>Not started: the run ended first.</small>`;
+  else if (step?.output !== null && step?.output !== undefined) detail = textBlock(step.output);
+  else detail = html`<small>${status === 'running' ? 'Working…' : '—'}</small>`;
+  return html`<tr data-node="${node.id}" class="step status-${status}"><td><strong>${node.id}</strong><br><small>${nodeTypeLabel(node.type)}</small></td>
+<td>${statusBadge(status)}</td><td>${step?.started_at ? html`<small>${isoDate(step.started_at)}</small><br>${formatDuration(seconds(step.started_at, step.finished_at))}` : html`<small>—</small>`}</td>
+<td>${usage}</td><td class="step-output">${detail}${step?.truncated ? html`<p><small>Cut at 200,000 characters.</small></p>` : ''}</td></tr>`;
+}
+
+export interface RunModel {
+  workflowId: string;
+  /** The workflow's name now (the run ran its snapshot, which may be an older version). */
+  workflowName: string;
+  run: RunDetail;
+  graph: GraphSnapshot;
+}
+
+/** The part of the page that changes while the run goes on (also served alone to the live page). */
+export function runState({ workflowName, run, graph }: RunModel): Html {
+  const steps = new Map(run.logs.map((s) => [s.node_id, s]));
+  const statuses = new Map(graph.nodes.map((n) => [n.id, steps.get(n.id)?.status ?? (runEnded(run) ? (run.status === 'completed' ? 'skipped' : 'not_started') : 'pending')]));
+  const inputs = Object.entries(run.inputs);
+  const output = run.output && typeof run.output === 'object' ? Object.entries(run.output as Record<string, unknown>) : [];
+  return html`<dl class="facts"><div><dt>Status</dt><dd id="run-status">${statusBadge(run.status)}</dd></div>
+<div><dt>Started</dt><dd>${isoDate(run.started_at)}</dd></div><div><dt>Duration</dt><dd>${formatDuration(run.duration)}</dd></div>
+<div><dt>Tokens</dt><dd>${run.usage.total_tokens} <small>(${run.usage.prompt_tokens} in, ${run.usage.completion_tokens} out)</small></dd></div></dl>
+${run.error ? html`<div class="error" role="alert"><p><strong>${run.error.code}</strong>: ${run.error.message}${run.error.node_id ? html` (node <code>${run.error.node_id}</code>)` : ''}</p></div>` : ''}
+<h2>Inputs</h2>${inputs.length ? html`<dl class="inputs">${inputs.map(([k, v]) => html`<dt>${k}</dt><dd>${textBlock(v)}</dd>`)}</dl>` : html`<p><small>None.</small></p>`}
+<h2>Output</h2>${
+    run.status === 'completed'
+      ? output.length
+        ? output.map(([id, value]) => html`<h3><code>${id}</code></h3>${textBlock(value)}`)
+        : html`<p>No output: every text output was on a branch not taken.</p>`
+      : html`<p><small>${runEnded(run) ? 'None: the run did not complete.' : 'Not yet: the run has not ended.'}</small></p>`
+  }
+<h2>Nodes</h2>
+${graphSvg(graph.nodes, graph.edges, { title: `${workflowName}, run ${run.id}: each node's status`, statuses })}
+<table class="steps"><thead><tr><th>Node</th><th>Status</th><th>Time</th><th>Usage</th><th>Output</th></tr></thead><tbody>${graph.nodes.map((n) => nodeRow(n, steps.get(n.id), run))}</tbody></table>`;
+}
+
+export interface RunPageModel extends RunModel {
+  user: PageUser;
+  /** The workflow as it is now, if it still exists (its run form is one click away). */
+  workflow?: Workflow | undefined;
+}
+
+export function runPage(model: RunPageModel): Html {
+  const { user, workflowId, workflowName, run } = model;
+  const live = runEnded(run) ? html`` : html` data-live="/workflows/${workflowId}/runs/${run.id}/state"`;
+  return layout(
+    { title: `Run ${run.id} of ${workflowName}`, user, current: WORKFLOWS_NAV },
+    html`<p class="crumbs"><a href="/workflows">Workflows</a> / <a href="/workflows/${workflowId}" id="back-to-workflow" autofocus>${workflowName}</a> /</p>
+<h1>Run <code>${run.id}</code></h1>
+<p><small>Version ${run.workflow_version ?? '?'} of the workflow · created ${isoDate(run.created_at)}${run.finished_at ? ` · ended ${isoDate(run.finished_at)}` : ''}</small></p>
+${runEnded(run) ? '' : html`<p class="notice" id="live-note">This run has not ended. The page follows it as it goes; without JavaScript, reload the page to see its progress.</p>`}
+<div id="run-state"${live}>${runState(model)}</div>`,
+  );
+}

@@ -1,0 +1,125 @@
+import type { Run } from '../../runs/service.ts';
+import type { PageMeta, Workflow } from '../../workflows/service.ts';
+import { html, type Html } from '../html.ts';
+import { formatDate, type PageUser } from './format.ts';
+import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
+import { graphSvg } from './graphSvg.ts';
+import { layout } from './layout.ts';
+
+// The console's workflow pages: the list, and a workflow (graph, description, run form, run
+// history). Graphs are read-only here: they are created and changed through the API.
+
+export const WORKFLOWS_NAV = '/workflows';
+
+/** A run's status as a badge (colour per status in the stylesheet, the word always written). */
+export const statusBadge = (status: string): Html => html`<span class="badge status-${status}">${status.replace('_', ' ')}</span>`;
+
+/** Seconds as people read them: `0.42 s`, `12 s`, `3 min 05 s`. */
+export function formatDuration(seconds: number | null): string {
+  if (seconds === null) return '—';
+  if (seconds < 10) return `${seconds.toFixed(2)} s`;
+  if (seconds < 60) return `${Math.round(seconds)} s`;
+  const s = Math.round(seconds);
+  return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+}
+
+export const isoDate = (iso: string | null): string => (iso === null ? '—' : formatDate(Date.parse(iso)));
+
+/** Previous / next links of a paginated list (`?page=N`), with where we are. */
+export function pager(path: string, meta: PageMeta, param = 'page'): Html {
+  if (meta.total_pages <= 1) return html``;
+  const link = (page: number) => `${path}?${param}=${page}`;
+  return html`<nav class="pager" aria-label="Pages">${meta.page > 1 ? html`<a href="${link(meta.page - 1)}" rel="prev">Previous</a>` : ''}
+<span>Page ${meta.page} of ${meta.total_pages}</span>${meta.page < meta.total_pages ? html`<a href="${link(meta.page + 1)}" rel="next">Next</a>` : ''}</nav>`;
+}
+
+export interface WorkflowsModel {
+  user: PageUser;
+  workflows: Workflow[];
+  /** The newest run of each workflow shown, by workflow id. */
+  latest: ReadonlyMap<string, Run>;
+  meta: PageMeta;
+}
+
+export function workflowsPage({ user, workflows, latest, meta }: WorkflowsModel): Html {
+  const rows = workflows.map((w, i) => {
+    const run = latest.get(w.id);
+    // Keyboard focus starts at the first workflow.
+    return html`<tr><td><a href="/workflows/${w.id}"${i === 0 ? html` autofocus` : ''}><strong>${w.name}</strong></a>${w.description ? html`<br><small>${w.description}</small>` : ''}</td>
+<td>${w.nodes.length}<span class="cell-label"> nodes</span></td>
+<td>${run ? html`<a href="/workflows/${w.id}/runs/${run.id}">${statusBadge(run.status)}</a> <small>${isoDate(run.created_at)}</small>` : html`<small>never run</small>`}</td>
+<td><small>updated ${isoDate(w.updated_at)}</small></td></tr>`;
+  });
+  return layout(
+    { title: 'Workflows', user, current: WORKFLOWS_NAV },
+    html`<h1>Workflows</h1>
+${
+  workflows.length
+    ? html`<table class="workflows"><thead><tr><th>Workflow</th><th>Nodes</th><th>Last run</th><th>Updated</th></tr></thead><tbody>${rows}</tbody></table>${pager('/workflows', meta)}`
+    : meta.total
+      ? html`<p>No workflows on this page. <a href="/workflows">Back to the first page</a>.</p>`
+      : html`<p>No workflows yet. Workflows are created through the API (<code>POST /api/workflows</code> with an access token that has the <code>workflows</code> permission): see the <a href="/docs">API reference</a>.</p>`
+}`,
+  );
+}
+
+/** The `text_input` variables of a graph, in node order, each once: the run form's fields. */
+export function inputVariables(nodes: Workflow['nodes']): string[] {
+  return [...new Set(nodes.flatMap((n) => (n.type === 'text_input' ? [n.config.variable] : [])))];
+}
+
+/** The form field of a variable (`input_ticket`): variables are identifiers, so the name is one too. */
+export const inputField = (variable: string) => `input_${variable}`;
+
+export interface RunFormState {
+  /** A fresh key per rendered form: submitting it twice starts one run (the API's Idempotency-Key). */
+  idempotencyKey: string;
+  values: Record<string, string>;
+  problems: FormProblem[];
+}
+
+function runForm(user: PageUser, workflow: Workflow, state: RunFormState): Html {
+  const variables = inputVariables(workflow.nodes);
+  // Keyboard focus starts here: on the first field with a problem, else the first field.
+  const focus = state.problems.find((p) => p.field)?.field ?? (variables[0] === undefined ? undefined : inputField(variables[0]));
+  const fields = variables.map((v) => {
+    const name = inputField(v);
+    return html`<label for="${name}">${v}</label><textarea id="${name}" name="${name}" rows="3" required${name === focus ? html` autofocus` : ''}${invalidAttrs(state.problems, name)}>${state.values[v] ?? ''}</textarea>${fieldError(state.problems, name)}`;
+  });
+  return html`<form method="post" action="/workflows/${workflow.id}/run" class="run-form"><input type="hidden" name="csrf_token" value="${user.csrf}">
+<input type="hidden" name="idempotency_key" value="${state.idempotencyKey}">${formProblems(state.problems)}
+${variables.length ? html`<p><small>Every input is required.</small></p>` : html`<p><small>This workflow takes no inputs.</small></p>`}${fields}
+<button type="submit" class="primary"${focus ? '' : html` autofocus`}>Run workflow</button></form>`;
+}
+
+export interface WorkflowModel {
+  user: PageUser;
+  workflow: Workflow;
+  runs: Run[];
+  runsMeta: PageMeta;
+  form: RunFormState;
+}
+
+export function workflowPage({ user, workflow, runs, runsMeta, form }: WorkflowModel): Html {
+  const history = runs.map(
+    (r) => html`<tr><td><a href="/workflows/${workflow.id}/runs/${r.id}">${statusBadge(r.status)}</a><br><small><code>${r.id}</code></small></td>
+<td><span class="cell-label">Started </span>${isoDate(r.started_at ?? r.created_at)}</td><td><span class="cell-label">Duration </span>${formatDuration(r.duration)}</td>
+<td>${r.usage.total_tokens}<span class="cell-label"> tokens</span></td></tr>`,
+  );
+  // The run form comes first in the page (and so in keyboard order): running is what this page is for.
+  return layout(
+    { title: workflow.name, user, current: WORKFLOWS_NAV },
+    html`<p class="crumbs"><a href="/workflows">Workflows</a> /</p><h1>${workflow.name}</h1>
+${workflow.description ? html`<p>${workflow.description}</p>` : ''}
+<section aria-labelledby="run-heading"><h2 id="run-heading" class="first">Run it</h2>${runForm(user, workflow, form)}</section>
+<section aria-labelledby="graph-heading"><h2 id="graph-heading">Graph</h2>
+<p><small>Version ${workflow.version} · ${workflow.nodes.length} nodes · updated ${isoDate(workflow.updated_at)}. Change it through the API (<code>PATCH /api/workflows/${workflow.id}</code>).</small></p>
+${graphSvg(workflow.nodes, workflow.edges, { title: `The graph of ${workflow.name}` })}</section>
+<section aria-labelledby="runs-heading"><h2 id="runs-heading">Runs</h2>
+${
+  runs.length
+    ? html`<table class="runs"><thead><tr><th>Run</th><th>Started</th><th>Duration</th><th>Tokens</th></tr></thead><tbody>${history}</tbody></table>${pager(`/workflows/${workflow.id}`, runsMeta)}`
+    : html`<p>No runs yet.</p>`
+}</section>`,
+  );
+}

@@ -1,0 +1,246 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
+import { launchChromium, logInPage, screenshot, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
+import { createFixture } from '../../test/support/oauthFlow.ts';
+import { seedGraph } from '../../test/support/seedWorkflow.ts';
+import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { createAccessToken } from './accessTokens.ts';
+
+// The console's workflow and run pages in a real browser at desktop and phone widths, with real
+// runs: created by the run form, executed by the real queue and worker, the model provider a
+// local server speaking the OpenAI wire format. Graphs are created through the API, as users do.
+
+/** A triage pipeline with a branch: urgent tickets are escalated, the others answered. */
+const triageGraph = (): Pick<Schemas['WorkflowCreate'], 'nodes' | 'edges'> => ({
+  nodes: [
+    { id: 'ticket', type: 'text_input', config: { variable: 'ticket' } },
+    { id: 'customer', type: 'text_input', config: { variable: 'customer' } },
+    { id: 'triage', type: 'llm_call', config: { model: 'llama-3', prompt: 'Triage for {{ inputs.customer }}: {{ inputs.ticket }}' } },
+    { id: 'is_urgent', type: 'condition', config: { left: '{{ nodes.triage.output }}', operator: 'contains', right: 'URGENT' } },
+    { id: 'escalate', type: 'template', config: { template: 'Escalated: {{ nodes.triage.output }}' } },
+    { id: 'acknowledge', type: 'template', config: { template: 'Thanks, {{ inputs.customer }}: <we are on it>' } },
+    { id: 'urgent_reply', type: 'text_output', config: { format: 'plain' } },
+    { id: 'reply', type: 'text_output', config: { format: 'plain' } },
+  ],
+  edges: [
+    { from: 'ticket', to: 'triage' },
+    { from: 'customer', to: 'triage' },
+    { from: 'triage', to: 'is_urgent' },
+    { from: 'is_urgent', to: 'escalate', branch: 'true' },
+    { from: 'is_urgent', to: 'acknowledge', branch: 'false' },
+    { from: 'escalate', to: 'urgent_reply' },
+    { from: 'acknowledge', to: 'reply' },
+  ],
+});
+
+describe('workflow and run pages in a real browser', () => {
+  let server: TestServer;
+  let fake: FakeOpenAI;
+  let browser: Browser;
+  let page: Page;
+  let api: ApiClient;
+  let triageId: string;
+  let othersId: string;
+  const errors: string[] = [];
+
+  async function createWorkflow(client: ApiClient, body: Schemas['WorkflowCreate']): Promise<string> {
+    const { data, error } = await client.POST('/api/workflows', { body });
+    if (!data) throw new Error(`create failed: ${JSON.stringify(error)}`);
+    return data.data.id;
+  }
+
+  async function apiFor(userId: number, login: string): Promise<ApiClient> {
+    const { token } = await createAccessToken(server.ctx.db, { userId, namespace: login, name: 'api', usageScenario: 'paid', permissions: ['workflows'] });
+    return createApiClient(server.baseUrl, { bearer: token });
+  }
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    server = await startTestServer({ runs: true, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' } });
+    const me = await createFixture(server.ctx.db);
+    const other = await createFixture(server.ctx.db);
+    api = await apiFor(me.userId, me.login);
+    // More than a page of workflows, so the list paginates; the triage one is the newest.
+    for (let i = 1; i <= 21; i++) await createWorkflow(api, { name: `Summariser ${i}`, ...seedGraph('echo') });
+    triageId = await createWorkflow(api, { name: 'Ticket triage with a rather long name to wrap', description: 'Escalates urgent tickets <and answers the rest>', ...triageGraph() });
+    othersId = await createWorkflow(await apiFor(other.userId, other.login), { name: 'Not yours', ...seedGraph('echo') });
+
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: SCREEN_WIDTHS.desktop, height: 800 } });
+    page.on('console', (m) => m.type() === 'error' && errors.push(`${m.text()} ${m.location().url}`));
+    await logInPage(page, server.baseUrl, me.login, me.password, '/workflows');
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await fake?.close();
+  });
+
+  const unexpectedErrors = () => errors.filter((e) => !/favicon|status of 40[04]/.test(e));
+
+  it('lists the user\'s workflows a page at a time, newest first, with node count and last run; the nav marks Workflows', async () => {
+    for (const [device, width] of Object.entries(SCREEN_WIDTHS)) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.goto(`${server.baseUrl}/workflows`);
+      expect(await page.locator('nav a[aria-current=page]').allTextContents()).toEqual(['Workflows']);
+      expect(await page.locator('table.workflows tbody tr').count()).toBe(20);
+      const first = page.locator('table.workflows tbody tr').first();
+      expect(await first.locator('a').first().textContent()).toBe('Ticket triage with a rather long name to wrap');
+      expect(await first.textContent()).toMatch(/8\s*nodes?/);
+      expect(await first.textContent()).toContain('never run');
+      expect(await page.textContent('body')).not.toContain('Not yours');
+      // Keyboard focus starts at the main action: the first workflow.
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Ticket triage with a rather long name to wrap');
+      expect(await scrollsSideways(page), `list at ${width}px`).toBe(false);
+      await screenshot(page, `workflows-list-${device}`);
+    }
+    await page.click('a[rel=next]');
+    await page.waitForURL((url) => url.search === '?page=2');
+    expect(await page.locator('table.workflows tbody tr a').allTextContents()).toEqual(['Summariser 2', 'Summariser 1']);
+    expect(await page.textContent('.pager')).toContain('Page 2 of 2');
+  });
+
+  it('draws the graph as an SVG (nodes in layers, arrows, true/false on the branches, each node\'s type) and fits a phone', async () => {
+    for (const [device, width] of Object.entries(SCREEN_WIDTHS)) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${server.baseUrl}/workflows/${triageId}`);
+      expect(await page.textContent('h1')).toBe('Ticket triage with a rather long name to wrap');
+      expect(await page.textContent('main')).toContain('Escalates urgent tickets <and answers the rest>');
+      const svg = page.locator('.graph svg');
+      expect(await svg.getAttribute('role')).toBe('img');
+      expect(await svg.locator('g.node').count()).toBe(8);
+      expect(await svg.locator('g.edge').count()).toBe(7);
+      expect((await svg.locator('text.branch').allTextContents()).sort()).toEqual(['false', 'true']);
+      expect(await svg.locator('g.node[data-node=is_urgent] text.node-type').textContent()).toBe('condition');
+      // Layers: each edge points downwards.
+      const top = async (id: string) => (await svg.locator(`g.node[data-node=${id}]`).boundingBox())!.y;
+      expect(await top('ticket')).toBe(await top('customer'));
+      expect(await top('triage')).toBeGreaterThan(await top('ticket'));
+      expect(await top('is_urgent')).toBeGreaterThan(await top('triage'));
+      expect(await top('urgent_reply')).toBeGreaterThan(await top('escalate'));
+      // The picture scales into its box.
+      const box = (await svg.boundingBox())!;
+      expect(box.width).toBeLessThanOrEqual(width);
+      expect(await scrollsSideways(page), `workflow at ${width}px`).toBe(false);
+      expect(await page.locator('nav a[aria-current=page]').allTextContents()).toEqual(['Workflows']);
+      await screenshot(page, `workflow-graph-${device}`);
+    }
+  });
+
+  it('the run form is built from the text_input variables; keyboard focus starts at it; an empty field is named with aria-invalid and aria-describedby', async () => {
+    await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 900 });
+    await page.goto(`${server.baseUrl}/workflows/${triageId}`);
+    expect(await page.locator('form.run-form label').allTextContents()).toEqual(['ticket', 'customer']);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('input_ticket');
+    // The browser's own check would stop an empty required field: send it anyway, as a script could.
+    await page.evaluate(() => document.querySelector('form.run-form')?.setAttribute('novalidate', ''));
+    await page.fill('#input_ticket', 'The export button does nothing');
+    await page.click('form.run-form button.primary');
+    await page.waitForSelector('[role=alert]');
+    const customer = page.locator('#input_customer');
+    expect(await customer.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator(`#${await customer.getAttribute('aria-describedby')}`).textContent()).toBe('Enter the customer.');
+    expect(await page.locator('#input_ticket').getAttribute('aria-invalid')).toBeNull();
+    expect(await page.inputValue('#input_ticket')).toBe('The export button does nothing');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('input_customer');
+    await screenshot(page, 'workflow-run-form-error-desktop');
+  });
+
+  it('runs it through the queue; the run page follows the run live to its end: per-node status, timing, usage, output, skipped branch', async () => {
+    fake.replies.push({ kind: 'completion', content: 'URGENT: export is broken for Ada', delayMs: 1500 });
+    await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 900 });
+    await page.goto(`${server.baseUrl}/workflows/${triageId}`);
+    await page.fill('#input_ticket', 'The export button does nothing');
+    await page.fill('#input_customer', 'Ada');
+    await page.click('form.run-form button.primary');
+    await page.waitForURL((url) => /^\/workflows\/[^/]+\/runs\/run_/.test(url.pathname));
+    const runUrl = page.url();
+    // Not ended when the page was served: it follows the run without a reload.
+    expect(await page.locator('#run-state[data-live]').count()).toBe(1);
+    expect(await page.locator('#run-status .badge').textContent()).toMatch(/queued|running/);
+    await screenshot(page, 'run-live-desktop');
+    await page.waitForSelector('#run-status .badge.status-completed', { timeout: 15_000 });
+    expect(page.url()).toBe(runUrl);
+    expect(await page.locator('#live-note').count()).toBe(0);
+
+    expect(fake.requests.at(-1)?.messages.at(-1)?.content).toBe('Triage for Ada: The export button does nothing');
+    const row = (id: string) => page.locator(`tr.step[data-node=${id}]`);
+    expect(await row('triage').locator('.badge').textContent()).toBe('completed');
+    expect(await row('triage').textContent()).toMatch(/\d+ tokens/);
+    expect(await row('triage').locator('pre').textContent()).toBe('URGENT: export is broken for Ada');
+    expect(await row('acknowledge').locator('.badge').textContent()).toBe('skipped');
+    expect(await row('reply').locator('.badge').textContent()).toBe('skipped');
+    expect(await page.locator('.graph g.node[data-node=acknowledge]').getAttribute('class')).toContain('status-skipped');
+    expect(await page.locator('main').textContent()).toContain('Escalated: URGENT: export is broken for Ada');
+    expect(await page.locator('dl.inputs').textContent()).toContain('Ada');
+    expect(await scrollsSideways(page)).toBe(false);
+    await screenshot(page, 'run-completed-desktop');
+
+    await page.setViewportSize({ width: SCREEN_WIDTHS.phone, height: 900 });
+    await page.reload();
+    expect(await scrollsSideways(page), 'run page at 390px').toBe(false);
+    expect(await page.locator('nav a[aria-current=page]').allTextContents()).toEqual(['Workflows']);
+    await screenshot(page, 'run-completed-phone');
+
+    // The workflow's run history and the list's last run show it.
+    await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 900 });
+    await page.click('#back-to-workflow');
+    const history = page.locator('table.runs tbody tr');
+    expect(await history.count()).toBe(1);
+    expect(await history.first().locator('.badge').textContent()).toBe('completed');
+    await page.goto(`${server.baseUrl}/workflows`);
+    expect(await page.locator('table.workflows tbody tr').first().locator('.badge').textContent()).toBe('completed');
+    expect(unexpectedErrors()).toEqual([]);
+  });
+
+  it('shows a failed node\'s error, and the nodes the run never reached', async () => {
+    fake.replies.push({ kind: 'error', status: 400, message: 'The model refused <this> prompt', type: 'invalid_request_error' });
+    await page.goto(`${server.baseUrl}/workflows/${triageId}`);
+    await page.fill('#input_ticket', 'Anything');
+    await page.fill('#input_customer', 'Bob');
+    await page.click('form.run-form button.primary');
+    await page.waitForSelector('#run-status .badge.status-failed', { timeout: 15_000 });
+    const triage = page.locator('tr.step[data-node=triage]');
+    expect(await triage.locator('.badge').textContent()).toBe('failed');
+    expect(await triage.locator('.error').textContent()).toContain('The model refused <this> prompt');
+    expect(await page.locator('#run-state > .error[role=alert]').textContent()).toContain('triage');
+    expect(await page.locator('tr.step[data-node=escalate] .badge').textContent()).toMatch(/not started|skipped/);
+    await screenshot(page, 'run-failed-desktop');
+  });
+
+  it('works without JavaScript: the run form posts, the run page shows the state, a reload shows the end', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: SCREEN_WIDTHS.phone, height: 900 } });
+    await context.addCookies(await page.context().cookies());
+    const plain = await context.newPage();
+    fake.replies.push({ kind: 'completion', content: 'routine question', delayMs: 300 });
+    await plain.goto(`${server.baseUrl}/workflows/${triageId}`);
+    await plain.fill('#input_ticket', 'How do I export?');
+    await plain.fill('#input_customer', 'Cy');
+    await plain.click('form.run-form button.primary');
+    await plain.waitForURL((url) => url.pathname.includes('/runs/run_'));
+    await expect
+      .poll(async () => {
+        await plain.reload();
+        return plain.locator('#run-status .badge').textContent();
+      }, { timeout: 15_000 })
+      .toBe('completed');
+    expect(await plain.locator('tr.step[data-node=escalate] .badge').textContent()).toBe('skipped');
+    expect(await plain.locator('main').textContent()).toContain('Thanks, Cy: <we are on it>');
+    await screenshot(plain, 'run-no-script-phone');
+    await context.close();
+  });
+
+  it('another user\'s workflow or run is a 404 page, as is a run under the wrong workflow', async () => {
+    const response = await page.goto(`${server.baseUrl}/workflows/${othersId}`);
+    expect(response?.status()).toBe(404);
+    expect(await page.textContent('h1')).toBe('Not found');
+    const runs = await api.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: triageId } } });
+    const runId = runs.data!.data[0]!.id;
+    expect((await page.goto(`${server.baseUrl}/workflows/${othersId}/runs/${runId}`))?.status()).toBe(404);
+    expect((await page.goto(`${server.baseUrl}/workflows/${triageId}/runs/run_nope`))?.status()).toBe(404);
+    expect((await page.goto(`${server.baseUrl}/workflows/${triageId}/runs/${runId}`))?.status()).toBe(200);
+  });
+});
