@@ -55,7 +55,13 @@ export interface paths {
          *     revokes the whole authorization.
          *
          *     Client authentication: `client_id` and `client_secret` in the form body, or an HTTP Basic
-         *     `Authorization` header.
+         *     `Authorization` header, never both (RFC 6749 2.3): Basic with a `client_secret` in the body,
+         *     or with a body `client_id` naming another client, is a 400 `invalid_request` (a body
+         *     `client_id` equal to Basic's is accepted).
+         *
+         *     Failed client authentications are limited per source address as well as per client (429
+         *     `slow_down`), whatever client id they name, so rotating made-up client ids does not evade
+         *     the limit; a client that authenticates from another address is not affected.
          */
         post: operations["exchangeToken"];
         delete?: never;
@@ -1623,7 +1629,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description RFC 6749 5.2 error (`invalid_request`, `invalid_grant`, `unsupported_grant_type`, `invalid_scope`). */
+            /** @description RFC 6749 5.2 error (`invalid_request`, including two client authentication methods in one request; `invalid_grant`, `unsupported_grant_type`, `invalid_scope`). */
             400: {
                 headers: {
                     "Cache-Control"?: "no-store";
@@ -1665,7 +1671,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
-            /** @description Too many token requests for this client. */
+            /** @description Too many token requests for this client from this address, or too many failed client authentications from this address. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1739,7 +1745,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
-            /** @description Too many requests for this client. */
+            /** @description Too many requests for this client from this address, or too many failed client authentications from this address. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];

@@ -110,6 +110,7 @@ const envSchema = z.object({
   RUN_CONCURRENCY: integer(32, 1, 1000),
   DELETED_WORKFLOW_RETENTION_SECONDS: integer(0, 0, 31_536_000),
   TOKEN_RATE_LIMIT_PER_MINUTE: integer(120, 1, 1_000_000),
+  TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE: integer(60, 1, 1_000_000),
   API_RATE_LIMIT_PER_MINUTE: integer(6000, 1, 100_000_000),
   PRINCIPAL_CACHE_MS: integer(200, 0, 250),
   RUN_WORKER: z.preprocess(blankToUndefined, booleanText.optional()),
@@ -208,6 +209,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     DELETED_WORKFLOW_RETENTION_SECONDS: e.DELETED_WORKFLOW_RETENTION_SECONDS,
     /** Requests per client and minute to the token and revocation endpoints. */
     TOKEN_RATE_LIMIT_PER_MINUTE: e.TOKEN_RATE_LIMIT_PER_MINUTE,
+    /** Failed client authentications per source address and minute (any client id, unknown ones included). */
+    TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE: e.TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE,
     /** Requests per minute per OAuth grant or raw access token on the open, serverless and workflow APIs. */
     API_RATE_LIMIT_PER_MINUTE: e.API_RATE_LIMIT_PER_MINUTE,
     /**

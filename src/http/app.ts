@@ -34,6 +34,8 @@ export interface RateLimiters {
   api: SharedRateLimiter;
   /** Per client on the token and revocation endpoints. */
   token: SharedRateLimiter;
+  /** Failed client authentications per source address on the token and revocation endpoints. */
+  tokenFailures: SharedRateLimiter;
 }
 
 /** The app's shared rate limiters, to flush or stop them (tests, shutdown). */
@@ -45,7 +47,7 @@ export function rateLimitersOf(app: express.Express): RateLimiters {
 export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): Operations {
   return {
     ...healthOperations(ctx),
-    ...oauthOperations(ctx, rateLimiters.token),
+    ...oauthOperations(ctx, rateLimiters.token, rateLimiters.tokenFailures),
     ...openOperations(ctx),
     ...serverlessOperations(ctx),
     ...workflowOperations(ctx),
@@ -59,6 +61,7 @@ export function createApp(ctx: AppContext): express.Express {
   const rateLimiters: RateLimiters = {
     api: sharedRateLimiter(ctx.db, ctx.logger, 'api:', ctx.config.API_RATE_LIMIT_PER_MINUTE),
     token: sharedRateLimiter(ctx.db, ctx.logger, 'token:', ctx.config.TOKEN_RATE_LIMIT_PER_MINUTE),
+    tokenFailures: sharedRateLimiter(ctx.db, ctx.logger, 'token-fail:', ctx.config.TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE),
   };
   app.locals.rateLimiters = rateLimiters;
   app.disable('x-powered-by');

@@ -24,6 +24,8 @@ interface Count {
 export interface SharedRateLimiter {
   /** Counts a hit for `key`; returns null when allowed, else the seconds to wait (Retry-After). */
   hit(key: string): number | null;
+  /** Like `hit` without counting: null while `key` is under its limit, else the seconds to wait. */
+  check(key: string): number | null;
   /** Adds pending hits to the shared counts and reads them back (also runs once a second). */
   flush(): Promise<void>;
   /** Ends the flush once a second (hits are still counted; `flush()` still shares them). */
@@ -68,17 +70,27 @@ export function sharedRateLimiter(db: Knex, logger: Logger, prefix: string, limi
   }, FLUSH_MS);
   timer.unref();
 
+  function countOf(key: string, now: number): Count {
+    let count = counts.get(key);
+    if (!count || count.resetAt <= now) {
+      count = { shared: 0, pending: 0, resetAt: now + WINDOW_MS };
+      counts.set(key, count);
+    }
+    return count;
+  }
+
   return {
     hit(key) {
       const now = Date.now();
-      let count = counts.get(key);
-      if (!count || count.resetAt <= now) {
-        count = { shared: 0, pending: 0, resetAt: now + WINDOW_MS };
-        counts.set(key, count);
-      }
+      const count = countOf(key, now);
       if (count.shared + count.pending >= limitPerMinute) return Math.max(1, Math.ceil((count.resetAt - now) / 1000));
       count.pending += 1;
       return null;
+    },
+    check(key) {
+      const now = Date.now();
+      const count = countOf(key, now);
+      return count.shared + count.pending >= limitPerMinute ? Math.max(1, Math.ceil((count.resetAt - now) / 1000)) : null;
     },
     flush,
     stop: () => clearInterval(timer),

@@ -11,6 +11,12 @@ export interface ClientCredentials {
   usedBasic: boolean;
   /** Credentials in the form body as well as in the Authorization header. */
   alsoInBody: boolean;
+  /**
+   * A second authentication method beside HTTP Basic: a client_secret in the body, or a body
+   * client_id naming another client (RFC 6749 2.3: one method per request). A body client_id equal
+   * to Basic's is no second method (some libraries send it).
+   */
+  secondMethod: boolean;
 }
 
 function formDecode(value: string): string {
@@ -40,9 +46,16 @@ export function clientCredentials(req: Request): ClientCredentials {
   const body = (req.body ?? {}) as Record<string, unknown>;
   const basic = basicCredentials(req);
   if (basic === null) throw invalidClient(true);
-  if (basic) return { ...basic, usedBasic: true, alsoInBody: body.client_id !== undefined || body.client_secret !== undefined };
+  if (basic) {
+    return {
+      ...basic,
+      usedBasic: true,
+      alsoInBody: body.client_id !== undefined || body.client_secret !== undefined,
+      secondMethod: body.client_secret !== undefined || (body.client_id !== undefined && body.client_id !== basic.clientId),
+    };
+  }
   if (typeof body.client_id !== 'string' || typeof body.client_secret !== 'string' || !body.client_id || !body.client_secret) {
     throw invalidClient(false);
   }
-  return { clientId: body.client_id, clientSecret: body.client_secret, usedBasic: false, alsoInBody: false };
+  return { clientId: body.client_id, clientSecret: body.client_secret, usedBasic: false, alsoInBody: false, secondMethod: false };
 }

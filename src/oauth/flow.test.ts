@@ -226,6 +226,27 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     expect(await basic.json()).toMatchObject({ error: 'invalid_client' });
   });
 
+  it('refuses two client authentication methods in one token request with 400 invalid_request (RFC 6749 2.3)', async () => {
+    const f = await createFixture(server.ctx.db);
+    const other = await createFixture(server.ctx.db);
+    const { tokens } = await obtainTokens(f);
+    const basic = (clientId: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}` });
+    const refresh = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! };
+
+    // Basic and client_secret_post together, even when both name the same client with its secret.
+    const both = await tokenRequest({ ...refresh, client_id: f.clientId, client_secret: f.clientSecret }, basic(f.clientId, f.clientSecret));
+    expect(both.status).toBe(400);
+    expect(await both.json()).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(/not both/) });
+    // Basic for one client, a body client_id naming another.
+    const mismatch = await tokenRequest({ ...refresh, client_id: other.clientId }, basic(f.clientId, f.clientSecret));
+    expect(mismatch.status).toBe(400);
+    expect(await mismatch.json()).toMatchObject({ error: 'invalid_request' });
+    // A body client_id equal to Basic's is one method: accepted, and the refused requests spent nothing.
+    const same = await tokenRequest({ ...refresh, client_id: f.clientId }, basic(f.clientId, f.clientSecret));
+    expect(same.status).toBe(200);
+    expect(await same.json()).toMatchObject({ access_token: expect.stringMatching(/^gho_/) });
+  });
+
   it('reports token endpoint errors in RFC 6749 5.2 form', async () => {
     const f = await createFixture(server.ctx.db);
     const creds = { client_id: f.clientId, client_secret: f.clientSecret };

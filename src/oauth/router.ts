@@ -4,7 +4,7 @@ import type { AppContext } from '../context.ts';
 import { htmlPages, oauthJson, type ErrorSurface } from '../http/errorDialects.ts';
 import type { Operations } from '../http/operations.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
-import { tokenRateLimited } from '../shared/errors.ts';
+import { OAuthError, tokenRateLimited } from '../shared/errors.ts';
 import { errorPage } from '../platform/views/errorPage.ts';
 import { csrfToken, loginUrl, sessionMiddleware } from '../platform/session.ts';
 import { AuthorizePageError, AuthorizeRedirectError, redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './authorize.ts';
@@ -66,16 +66,41 @@ export function oauthPagesRouter(ctx: AppContext): Router {
  * asks to slow guessing, not to hand out lockouts); with the address in the key, requests from
  * elsewhere never touch the real client's count.
  */
+const addressKey = (req: Request) => `ip:${ipKeyGenerator(req.ip ?? '')}`;
+
 function clientKey(req: Request): string {
-  const address = `ip:${ipKeyGenerator(req.ip ?? '')}`;
+  const address = addressKey(req);
   const basic = basicCredentials(req);
   if (basic) return `client:${basic.clientId}|${address}`;
   const clientId = (req.body as Record<string, unknown> | undefined)?.client_id;
   return typeof clientId === 'string' ? `client:${clientId}|${address}` : address;
 }
 
+/**
+ * Failed client authentications (invalid_client) per source address, whatever client id they
+ * named: the per-client key above gives each made-up client id a fresh allowance, so rotating ids
+ * would evade it. An address past its limit is refused before any secret is checked (slowing
+ * guessing, RFC 6749 10.10); other addresses, the real client's included, are untouched.
+ */
+function limitFailedAuthentications(failures: SharedRateLimiter, handler: RequestHandler): RequestHandler[] {
+  const refuse: RequestHandler = (req, _res, next) => {
+    const retryAfter = failures.check(addressKey(req));
+    if (retryAfter === null) return next();
+    next(tokenRateLimited(retryAfter));
+  };
+  const countFailure: RequestHandler = async (req, res, next) => {
+    try {
+      await handler(req, res, next);
+    } catch (err) {
+      if (err instanceof OAuthError && err.error === 'invalid_client') failures.hit(addressKey(req));
+      throw err;
+    }
+  };
+  return [refuse, countFailure];
+}
+
 /** The operations of openapi.yaml this domain serves. */
-export function oauthOperations(ctx: AppContext, limiter: SharedRateLimiter): Operations {
+export function oauthOperations(ctx: AppContext, limiter: SharedRateLimiter, failures: SharedRateLimiter): Operations {
   // Shared by every API process, without a database write per token request (sharedRateLimiter.ts).
   const perClient: RequestHandler = (req, _res, next) => {
     const retryAfter = limiter.hit(clientKey(req));
@@ -84,8 +109,8 @@ export function oauthOperations(ctx: AppContext, limiter: SharedRateLimiter): Op
   };
   return {
     authorize: [sessionMiddleware(ctx), authorize(ctx)],
-    exchangeToken: [perClient, token(ctx)],
-    revokeToken: [perClient, revokeToken(ctx)],
+    exchangeToken: [perClient, ...limitFailedAuthentications(failures, token(ctx))],
+    revokeToken: [perClient, ...limitFailedAuthentications(failures, revokeToken(ctx))],
     getAuthorizationServerMetadata: getAuthorizationServerMetadata(ctx),
   };
 }

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
-import { OAuthError, unsupportedGrantType } from '../shared/errors.ts';
+import { OAuthError, twoClientCredentials, unsupportedGrantType } from '../shared/errors.ts';
 import { countTokenGrant } from '../ops/metrics.ts';
 import { clientCredentials, type ClientCredentials } from './clientAuth.ts';
 import { authorizationCodeGrant } from './grants/authorizationCode.ts';
@@ -24,6 +24,8 @@ export function token(ctx: AppContext): RequestHandler {
     let tokens: TokenResponse;
     try {
       const credentials = clientCredentials(req);
+      // RFC 6749 2.3: a client must not use more than one authentication method per request.
+      if (credentials.secondMethod) throw twoClientCredentials();
       const grant = Object.hasOwn(grants, form.grant_type) ? grants[form.grant_type] : undefined;
       if (!grant) throw unsupportedGrantType();
       tokens = await grant(ctx, form, credentials);

@@ -4,15 +4,17 @@ import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 // The token and revocation endpoints count requests per claimed client AND source address: a
 // stranger who sends requests with a client's public client_id (and a wrong secret) exhausts only
-// their own allowance, never the real client's (RFC 6749 10.10: slow guessing, no lockouts).
+// their own allowance, never the real client's (RFC 6749 10.10: slow guessing, no lockouts). Failed
+// client authentications also count per address alone, so made-up client ids buy no fresh allowance.
 
 describe('token endpoint limits per client and address', () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer({ env: { TOKEN_RATE_LIMIT_PER_MINUTE: '3', TRUST_PROXY: 'true' } });
+    server = await startTestServer({ env: { TOKEN_RATE_LIMIT_PER_MINUTE: '3', TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE: '5', TRUST_PROXY: 'true' } });
     // One process counts exactly; the once-a-second flush to the shared row could briefly hide
     // in-flight hits (documented overshoot) and make the count here depend on timing.
     server.rateLimiters.token.stop();
+    server.rateLimiters.tokenFailures.stop();
   });
   afterAll(async () => {
     await server?.close();
@@ -35,5 +37,32 @@ describe('token endpoint limits per client and address', () => {
 
     // The real client, from its own address: authenticated and answered.
     expect((await revoke('198.51.100.20', f.clientId, f.clientSecret)).status).toBe(200);
+  });
+
+  it('limits failed client authentications per address whatever client id they name: rotating made-up ids does not evade it', async () => {
+    const f = await createFixture(server.ctx.db);
+    const rotator = '203.0.113.77';
+    const token = (address: string, clientId: string, clientSecret: string) =>
+      fetch(`${server.baseUrl}/api/open/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': address },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'ghr_unknown', client_id: clientId, client_secret: clientSecret }),
+      });
+    // Five failures (the limit), each under a fresh client id (unknown ones, then the victim's with
+    // a guess), on both endpoints: each id's own allowance (3) is never reached.
+    for (let i = 0; i < 4; i += 1) expect((await token(rotator, `app_fake${i}`, 'cs_guess')).status).toBe(401);
+    expect((await revoke(rotator, f.clientId, 'cs_guess')).status).toBe(401);
+    // The sixth is refused before any secret is checked, even with a new id or the right secret.
+    for (const [clientId, secret] of [['app_fake-next', 'cs_guess'], [f.clientId, f.clientSecret]] as const) {
+      const refused = await token(rotator, clientId, secret);
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await refused.json()).toMatchObject({ error: 'slow_down' });
+    }
+    // Successful authentications are not failures: the real client from a fresh address is answered,
+    // past the failure limit's count, while the rotator stays refused.
+    for (let i = 0; i < 3; i += 1) expect((await token('198.51.100.30', f.clientId, f.clientSecret)).status).toBe(400); // invalid_grant, after authenticating
+    expect((await revoke('198.51.100.31', f.clientId, f.clientSecret)).status).toBe(200);
+    expect((await token(rotator, 'app_fake-later', 'cs_guess')).status).toBe(429);
   });
 });
