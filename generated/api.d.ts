@@ -667,7 +667,11 @@ export interface components {
             messages: components["schemas"]["ChatMessage"][];
             /** @example 0.2 */
             temperature?: number;
-            /** @example 256 */
+            /**
+             * @description At most the service's `WORKFLOW_MAX_TOKENS_LIMIT` (32768 by default, the same ceiling as an
+             *     `llm_call` node's); above it the answer is 400 with `param: max_tokens` and `code: invalid_value`.
+             * @example 256
+             */
             max_tokens?: number;
             /**
              * @description Streaming is not supported.

@@ -82,6 +82,20 @@ describe.each(testDialects())('POST /serverless/v1/chat/completions (%s)', (dial
     expect((await chat({ model: 'echo', messages: [{ role: 'user', content: 'x' }], stream: true })).status).toBe(400);
   });
 
+  it('refuses max_tokens above WORKFLOW_MAX_TOKENS_LIMIT with 400 naming max_tokens, before calling the provider', async () => {
+    const limit = server.ctx.config.WORKFLOW_MAX_TOKENS_LIMIT;
+    expect(limit).toBe(32768); // the documented default
+    const calls = fake.requests.length;
+    const res = await chat({ model: 'llama-3', messages: [{ role: 'user', content: 'hi' }], max_tokens: limit + 1 });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: { message: `max_tokens is too large: ${limit + 1}. This service allows at most ${limit}.`, type: 'invalid_request_error', param: 'max_tokens', code: 'invalid_value' },
+    });
+    expect(fake.requests.length).toBe(calls);
+    // The limit itself is allowed.
+    expect((await chat({ model: 'echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: limit })).status).toBe(200);
+  });
+
   it('answers 401 with WWW-Authenticate for no token, an unknown key, a malformed JWT, and a deleted key', async () => {
     const body = { model: 'echo', messages: [{ role: 'user', content: 'hi' }] };
     const none = await chat(body, null);

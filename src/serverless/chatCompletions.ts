@@ -3,7 +3,7 @@ import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
 import { principalOf } from '../http/principal.ts';
-import { modelNotFound, upstreamError } from '../shared/errors.ts';
+import { maxTokensTooLarge, modelNotFound, upstreamError } from '../shared/errors.ts';
 import { ModelUnavailableError, ProviderError, type ChatResult, type ModelRouter } from '../runs/providers/index.ts';
 
 type ChatCompletionRequest = components['schemas']['ChatCompletionRequest'];
@@ -30,6 +30,10 @@ export function createChatCompletion(ctx: AppContext, models: ModelRouter): Requ
     const principal = principalOf(req, 'proxy', 'apiKey');
     const body = req.body as ChatCompletionRequest;
     if (!models.has(body.model)) throw modelNotFound(body.model);
+    // The same ceiling as an llm_call node's max_tokens: one operator setting bounds what any caller asks a provider for.
+    if (body.max_tokens !== undefined && body.max_tokens > ctx.config.WORKFLOW_MAX_TOKENS_LIMIT) {
+      throw maxTokensTooLarge(body.max_tokens, ctx.config.WORKFLOW_MAX_TOKENS_LIMIT);
+    }
 
     // The caller hanging up cancels the provider call.
     const abort = new AbortController();

@@ -237,6 +237,8 @@ export class OpenAIError extends Error {
 
 export const modelNotFound = (model: string) =>
   new OpenAIError(404, `The model '${model}' does not exist or you do not have access to it.`, { param: 'model', code: 'model_not_found' });
+export const maxTokensTooLarge = (requested: number, limit: number) =>
+  new OpenAIError(400, `max_tokens is too large: ${requested}. This service allows at most ${limit}.`, { param: 'max_tokens', code: 'invalid_value' });
 export const upstreamError = () => new OpenAIError(502, 'The model provider failed to answer.', { type: 'api_error', code: 'upstream_error' });
 export const gatewayUnavailable = () =>
   new OpenAIError(503, 'The service is temporarily unavailable.', { type: 'api_error', headers: { 'Retry-After': '5' } });
