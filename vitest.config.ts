@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     // One embedded PostgreSQL for the whole run; each suite makes its own database on it (test/support/db.ts).
     globalSetup: ['test/support/globalSetup.ts'],
+    // Cheap password hashes for the many users tests create (test/support/passwordCost.ts).
+    setupFiles: ['test/support/passwordCost.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -124,6 +124,7 @@ const envSchema = z.object({
       .refine((s) => s.split(',').every((k) => parseKek(k) !== null), { error: `must be a comma-separated list of keys; each ${KEK_HINT}` })
       .optional(),
   ),
+  PASSWORD_HASH_COST: integer(17, 10, 20),
   METRICS_TOKEN: z.preprocess(blankToUndefined, z.string().min(16, { error: 'must be at least 16 characters (it guards /metrics)' }).optional()),
 });
 
@@ -154,6 +155,9 @@ function crossFieldProblems(env: z.infer<typeof envSchema>): string[] {
   }
   if (env.NODE_ENV === 'production' && env.DEMO) {
     problems.push('DEMO: demo data (a known login) is never created in production; create the first owner with `npm run -s admin -- user create`');
+  }
+  if (env.NODE_ENV === 'production' && env.PASSWORD_HASH_COST < 17) {
+    problems.push(`PASSWORD_HASH_COST: at least 17 in production (scrypt N=2^17, OWASP's minimum; got ${env.PASSWORD_HASH_COST})`);
   }
   if (env.SECRETS_KEY_PREVIOUS && !env.SECRETS_KEY) {
     problems.push('SECRETS_KEY_PREVIOUS: needs SECRETS_KEY, the key that replaces them');
@@ -235,6 +239,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     SECRETS_KEY: e.SECRETS_KEY ? parseKek(e.SECRETS_KEY)! : undefined,
     /** Former keys, accepted for opening until `admin secrets reseal` has resealed everything. */
     SECRETS_KEY_PREVIOUS: Object.freeze((e.SECRETS_KEY_PREVIOUS ?? '').split(',').filter((k) => k.trim()).map((k) => parseKek(k)!)) as readonly Buffer[],
+    /** scrypt cost (log2 N, r=8, p=1) of new password hashes; older, cheaper hashes are upgraded at login. */
+    PASSWORD_HASH_COST: e.PASSWORD_HASH_COST,
     /** Bearer token that GET /metrics requires; absent: /metrics is off (404). */
     METRICS_TOKEN: e.METRICS_TOKEN,
   };

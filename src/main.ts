@@ -13,6 +13,7 @@ import type { Config } from './config.ts';
 import { DEMO, seedDemo, type DemoSeed } from './platform/seed.ts';
 import { anyUserExists } from './platform/users.ts';
 import { startRunMachinery } from './runs/machinery.ts';
+import { setPasswordHashCost } from './shared/crypto.ts';
 import { SealingError } from './shared/sealing.ts';
 
 const FIRST_OWNER_HINT = 'npm run -s admin -- user create --login LOGIN --password PASSWORD --name NAME';
@@ -56,6 +57,7 @@ async function main(): Promise<void> {
   // `npm start -- --demo`: the same as DEMO=true (refused in production).
   if (process.argv.slice(2).includes('--demo')) process.env.DEMO = 'true';
   const config = loadConfigOrExit();
+  setPasswordHashCost(config.PASSWORD_HASH_COST);
   const logger = createLogger({ level: config.LOG_LEVEL });
   const progress = (message: string) => logger.info(message);
   const database = await orExit(

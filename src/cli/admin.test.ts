@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { hashToken } from '../shared/crypto.ts';
 import { TEST_SECRETS_KEY } from '../../test/support/secrets.ts';
+import { TEST_PASSWORD_HASH_COST } from '../../test/support/passwordCost.ts';
 
 const exec = promisify(execFile);
 
@@ -35,10 +36,11 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
 
   async function adminWith(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
     try {
-      const { stdout, stderr } = await exec('sh', ['scripts/node.sh', 'src/cli/admin.ts', ...args], {
-        // Not process.env: vitest puts Vite's BASE_URL=/ (and MODE, DEV ...) there.
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', SECRETS_KEY: TEST_SECRETS_KEY, ...env },
-      });
+      // Not process.env: vitest puts Vite's BASE_URL=/ (and MODE, DEV ...) there.
+      const childEnv: Record<string, string | undefined> = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', SECRETS_KEY: TEST_SECRETS_KEY, ...env };
+      // Cheap password hashes, as in this process (production refuses a cost below 17).
+      if (childEnv.NODE_ENV !== 'production') childEnv.PASSWORD_HASH_COST ??= String(TEST_PASSWORD_HASH_COST);
+      const { stdout, stderr } = await exec('sh', ['scripts/node.sh', 'src/cli/admin.ts', ...args], { env: childEnv });
       return { code: 0, stdout, stderr };
     } catch (err) {
       const e = err as { code: number; stdout: string; stderr: string };

@@ -16,6 +16,7 @@ import { addMember, createOrg } from '../platform/orgs.ts';
 import { DEMO, seedDemo } from '../platform/seed.ts';
 import { createUser, deleteUser, findUserByLogin, setPassword } from '../platform/users.ts';
 import { clientNotFound, Problem, userNotFound } from '../shared/errors.ts';
+import { setPasswordHashCost } from '../shared/crypto.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { SealingError, type Sealer } from '../shared/sealing.ts';
 
@@ -389,6 +390,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     required(values, ...command.needs);
     config = loadConfig();
+    setPasswordHashCost(config.PASSWORD_HASH_COST);
     revocationLease.expect(config.PRINCIPAL_CACHE_MS); // a revoking command answers once no service process honours what it revoked
     checkDatabaseExists(config);
     const isMigration = name.startsWith('migrate');

@@ -30,6 +30,11 @@ export async function updatePasswordHash(db: Knex, id: number, passwordHash: str
   await db('users').where({ id }).update({ password_hash: passwordHash });
 }
 
+/** Replaces a hash with a stronger one of the same password, unless the password changed meanwhile. */
+export async function upgradePasswordHash(db: Knex, id: number, oldHash: string, newHash: string): Promise<void> {
+  await db('users').where({ id, password_hash: oldHash }).update({ password_hash: newHash });
+}
+
 /** Organizations (namespace) where the user is the only owner. */
 export async function findOrgsOnlyOwnedBy(db: Knex, userId: number): Promise<string[]> {
   const rows = (await db('memberships as m')

@@ -1,12 +1,12 @@
 import type { Knex } from 'knex';
 import { isUniqueViolation } from '../db/insert.ts';
-import { hashPassword, verifyPassword } from '../shared/crypto.ts';
+import { hashPassword, passwordNeedsRehash, verifyPassword } from '../shared/crypto.ts';
 import { invalidField, lastOwner, nameTaken, userNotFound } from '../shared/errors.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { deleteWebSessionsOfUser } from './sessions.store.ts';
 import { defaultAvatarUrl } from './avatars.ts';
 import { claimNamespace, findNamespace } from './namespaces.store.ts';
-import { anyUserRow, deleteUserRow, findOrgsOnlyOwnedBy, findUserRowById, findUserRowByLogin, insertUser, updatePasswordHash, type UserRow } from './users.store.ts';
+import { anyUserRow, deleteUserRow, findOrgsOnlyOwnedBy, findUserRowById, findUserRowByLogin, insertUser, updatePasswordHash, upgradePasswordHash, type UserRow } from './users.store.ts';
 import { canonicalName, checkAvatarUrl, checkNamespaceName, checkText } from './validate.ts';
 
 /** A platform user as services hand it out: never the password hash. */
@@ -89,7 +89,10 @@ export async function verifyLogin(db: Knex, login: string, password: string): Pr
     await verifyPassword(password, await dummyHash);
     return null;
   }
-  return (await verifyPassword(password, row.password_hash)) ? toUser(row) : null;
+  if (!(await verifyPassword(password, row.password_hash))) return null;
+  // Hashes made at an older, cheaper cost are upgraded now, the one moment the password is known.
+  if (passwordNeedsRehash(row.password_hash)) await upgradePasswordHash(db, row.id, row.password_hash, await hashPassword(password));
+  return toUser(row);
 }
 
 /** Sets a new password and ends every browser session of the user at once (a stolen cookie with them). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashPassword, hashToken, newClientId, newToken, safeEqual, verifyPassword } from './crypto.ts';
+import { hashPassword, passwordNeedsRehash, hashToken, newClientId, newToken, safeEqual, verifyPassword } from './crypto.ts';
 
 describe('tokens, hashes and passwords', () => {
   it('makes prefixed tokens with 256 random bits, never the same twice', () => {
@@ -23,9 +23,19 @@ describe('tokens, hashes and passwords', () => {
     const first = await hashPassword('hunter22');
     const second = await hashPassword('hunter22');
     expect(first).not.toBe(second);
-    expect(first.startsWith('scrypt$32768$8$1$')).toBe(true);
+    // The suite's lowered cost (test/support/passwordCost.ts); the default is proven in platform/passwordHashing.test.ts.
+    expect(first.startsWith('scrypt$1024$8$1$')).toBe(true);
     expect(await verifyPassword('hunter22', first)).toBe(true);
     expect(await verifyPassword('hunter23', first)).toBe(false);
     expect(await verifyPassword('hunter22', 'not-a-hash')).toBe(false);
+    expect(passwordNeedsRehash(first)).toBe(false);
+  });
+
+  it('refuses stored hashes whose parameters are out of bounds instead of computing them', async () => {
+    const [, , , , salt, hash] = (await hashPassword('hunter22')).split('$');
+    for (const params of ['2097152$8$1', '1000$8$1', '1024$64$1', '1024$8$16', '1024$x$1']) {
+      expect(await verifyPassword('hunter22', `scrypt$${params}$${salt}$${hash}`)).toBe(false);
+    }
+    expect(passwordNeedsRehash(`scrypt$512$8$1$${salt}$${hash}`)).toBe(true);
   });
 });

@@ -34,30 +34,69 @@ export function safeEqual(a: string, b: string): boolean {
   return timingSafeEqual(ab, bb);
 }
 
-// scrypt parameters: N=2^15, r=8, p=1 (OWASP's minimum for scrypt is N=2^17 with p=1 or an
-// equivalent; 2^15 keeps logins and tests fast while memory cost stays at 32 MiB).
-const SCRYPT = { N: 32768, r: 8, p: 1, keyLength: 32 };
+// Passwords: scrypt at OWASP's minimum (Password Storage Cheat Sheet): N=2^17, r=8, p=1, which
+// takes 128 MiB per hash (128 * N * r bytes). Node runs scrypt on the libuv thread pool (4 threads
+// by default), so concurrent logins hold at most 4 * 128 MiB. PASSWORD_HASH_COST (log2 N) may only
+// be lowered outside production: the test suite creates hundreds of users (vitest.config.ts).
+export const DEFAULT_PASSWORD_HASH_COST = 17;
+const SCRYPT_R = 8;
+const SCRYPT_P = 1;
+const KEY_LENGTH = 32;
+// A stored hash names its own parameters; above these bounds it is refused, not computed (a
+// corrupt or planted row must not make one login allocate gigabytes).
+const MAX_N = 2 ** 20;
+const MAX_R = 16;
+const MAX_P = 4;
+
+let passwordHashCost = DEFAULT_PASSWORD_HASH_COST;
+
+/** The scrypt cost (log2 N) of new password hashes: the service and the admin CLI set PASSWORD_HASH_COST here. */
+export function setPasswordHashCost(log2N: number): void {
+  passwordHashCost = log2N;
+}
 
 function scryptAsync(password: string, salt: Buffer, N: number, r: number, p: number, keyLength: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    scrypt(password.normalize('NFC'), salt, keyLength, { N, r, p, maxmem: 256 * N * r }, (err, key) =>
+    // maxmem: Node's default (32 MiB) is below what N=2^17 needs (128 * N * r bytes); allow twice that.
+    scrypt(password.normalize('NFC'), salt, keyLength, { N, r, p, maxmem: 256 * N * r * p }, (err, key) =>
       err ? reject(err) : resolve(key),
     );
   });
 }
 
+interface StoredHash {
+  N: number;
+  r: number;
+  p: number;
+  salt: Buffer;
+  hash: Buffer;
+}
+
+function parseHash(stored: string): StoredHash | null {
+  const parts = stored.split('$');
+  if (parts.length !== 6 || parts[0] !== 'scrypt') return null;
+  const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
+  if (![N, r, p].every(Number.isSafeInteger) || N < 2 || N > MAX_N || (N & (N - 1)) !== 0 || r < 1 || r > MAX_R || p < 1 || p > MAX_P) return null;
+  return { N, r, p, salt: Buffer.from(parts[4]!, 'base64url'), hash: Buffer.from(parts[5]!, 'base64url') };
+}
+
 /** `scrypt$N$r$p$salt$hash` (salt and hash base64url): parameters travel with the hash. */
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const key = await scryptAsync(password, salt, SCRYPT.N, SCRYPT.r, SCRYPT.p, SCRYPT.keyLength);
-  return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+  const N = 2 ** passwordHashCost;
+  const key = await scryptAsync(password, salt, N, SCRYPT_R, SCRYPT_P, KEY_LENGTH);
+  return ['scrypt', N, SCRYPT_R, SCRYPT_P, salt.toString('base64url'), key.toString('base64url')].join('$');
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const parts = stored.split('$');
-  if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
-  const [, n, r, p, saltText, hashText] = parts as [string, string, string, string, string, string];
-  const expected = Buffer.from(hashText, 'base64url');
-  const key = await scryptAsync(password, Buffer.from(saltText, 'base64url'), Number(n), Number(r), Number(p), expected.length);
-  return key.length === expected.length && timingSafeEqual(key, expected);
+  const parsed = parseHash(stored);
+  if (!parsed || parsed.hash.length === 0) return false;
+  const key = await scryptAsync(password, parsed.salt, parsed.N, parsed.r, parsed.p, parsed.hash.length);
+  return key.length === parsed.hash.length && timingSafeEqual(key, parsed.hash);
+}
+
+/** Whether a stored hash is cheaper than what hashPassword makes now: rehash it at the next successful login. */
+export function passwordNeedsRehash(stored: string): boolean {
+  const parsed = parseHash(stored);
+  return !parsed || parsed.N < 2 ** passwordHashCost || parsed.r < SCRYPT_R || parsed.p < SCRYPT_P;
 }
