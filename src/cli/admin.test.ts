@@ -6,7 +6,10 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { hashToken } from '../shared/crypto.ts';
+import { createUser } from '../platform/users.ts';
 import { TEST_SECRETS_KEY } from '../../test/support/secrets.ts';
+import { Browser, logIn } from '../../test/support/oauthFlow.ts';
+import { startTestServer } from '../../test/support/server.ts';
 import { TEST_PASSWORD_HASH_COST } from '../../test/support/passwordCost.ts';
 
 const exec = promisify(execFile);
@@ -182,6 +185,55 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
     expect(await t.db('access_tokens').where({ id: token.id }).first()).toBeUndefined();
     expect((await admin('token', 'revoke', '--user', 'cli-keys', '--id', String(token.id))).code).toBe(1);
   });
+
+  it('lists a user\'s browser sessions and revokes one by id, or all: the cookie stops working at once', async () => {
+    const server = await startTestServer({ dialect, databaseUrl: t.url });
+    try {
+      await createUser(server.ctx.db, { login: 'cli-sess', password: 'cli-password' });
+      const browsers = [new Browser(server.baseUrl), new Browser(server.baseUrl)];
+      for (const b of browsers) expect((await logIn(b, 'cli-sess', 'cli-password')).status).toBe(303);
+      const sessionIdOf = (b: Browser) => {
+        const payload = b.cookies.get('oa_session')!.split('.')[0]!;
+        return hashToken((JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sid: string }).sid).slice(0, 16);
+      };
+      const settings = async (b: Browser) => (await b.fetch('/settings/applications')).status;
+      expect(await settings(browsers[0]!)).toBe(200);
+
+      const list = await adminJson('session', 'list', '--user', 'cli-sess');
+      expect(list).toEqual({
+        data: expect.arrayContaining(browsers.map((b) => ({ id: sessionIdOf(b), created_at: expect.any(String), expires_at: expect.any(String) }))),
+      });
+      expect((list.data as unknown[]).length).toBe(2);
+      for (const b of browsers) expect(JSON.stringify(list)).not.toContain(b.cookies.get('oa_session')!.split('.')[1]);
+
+      // One session: its browser is signed out at once, the other stays.
+      const first = sessionIdOf(browsers[0]!);
+      expect(await adminJson('session', 'revoke', '--user', 'cli-sess', '--id', first)).toEqual({ revoked: 1, user: 'cli-sess', id: first });
+      expect(await settings(browsers[0]!)).not.toBe(200);
+      expect(await settings(browsers[1]!)).toBe(200);
+
+      // Clear errors: a session that is gone, a malformed id, neither or both of --id and --all, an unknown user.
+      const gone = await admin('session', 'revoke', '--user', 'cli-sess', '--id', first, '--json');
+      expect(gone.code).toBe(1);
+      expect(JSON.parse(gone.stdout)).toEqual({ error: { code: 'not_found', message: expect.stringMatching(new RegExp(`No session ${first} of user "cli-sess"`)) } });
+      const malformed = await admin('session', 'revoke', '--user', 'cli-sess', '--id', 'oa_session');
+      expect(malformed.code).toBe(2);
+      expect(malformed.stderr).toMatch(/--id must be a session id from session list/);
+      const neither = await admin('session', 'revoke', '--user', 'cli-sess');
+      expect(neither.code).toBe(2);
+      expect(neither.stderr).toMatch(/either --id ID \(from session list\) or --all/);
+      const nobody = await admin('session', 'list', '--user', 'nobody-here', '--json');
+      expect(nobody.code).toBe(1);
+      expect(JSON.parse(nobody.stdout)).toEqual({ error: { code: 'not_found', message: 'No user with login "nobody-here".' } });
+
+      // All of them.
+      expect(await adminJson('session', 'revoke', '--user', 'cli-sess', '--all')).toEqual({ revoked: 1, user: 'cli-sess' });
+      expect(await settings(browsers[1]!)).not.toBe(200);
+      expect((await admin('session', 'list', '--user', 'cli-sess')).stdout).toBe('data:\n');
+    } finally {
+      await server.close();
+    }
+  }, 120_000); // eight CLI processes, each starting Node
 
   it('deletes a user with everything theirs, but not the last owner of an organization', async () => {
     await adminJson('user', 'create', '--login', 'cli-gone', '--password', 'cli-password', '--name', 'Gone');

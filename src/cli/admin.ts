@@ -15,6 +15,7 @@ import { createApp, findAppByClientId, updateApp } from '../platform/apps.ts';
 import { addMember, createOrg } from '../platform/orgs.ts';
 import { DEMO, seedDemo } from '../platform/seed.ts';
 import { createUser, deleteUser, findUserByLogin, setPassword } from '../platform/users.ts';
+import { isSessionId, listUserSessions, revokeUserSessions, SESSION_ID_LENGTH } from '../platform/webSessions.ts';
 import { clientNotFound, Problem, userNotFound } from '../shared/errors.ts';
 import { setPasswordHashCost } from '../shared/crypto.ts';
 import { revocationLease } from '../shared/principalLease.ts';
@@ -213,6 +214,25 @@ const commands: Record<string, Command> = {
       const id = idOf(v.id!, 'access token');
       await deleteAccessToken(db, await userIdOf(db, v.user!), id);
       return { revoked: true, id };
+    },
+  },
+  'session list': {
+    usage: 'session list --user LOGIN',
+    summary: "the user's signed-in browser sessions that have not expired (id, created_at, expires_at), newest first",
+    options: ['user'],
+    needs: ['user'],
+    run: async (db, v) => ({ data: await listUserSessions(db, v.user!) }),
+  },
+  'session revoke': {
+    usage: 'session revoke --user LOGIN (--id ID | --all)',
+    summary: 'ends one browser session of the user (an id from session list), or all of them; the cookie stops working at once',
+    options: ['user', 'id', 'all'],
+    needs: ['user'],
+    run: async (db, v) => {
+      if ((v.id === undefined) === !v.all) throw new UsageError('give either --id ID (from session list) or --all');
+      if (v.id !== undefined && !isSessionId(v.id)) throw new UsageError(`--id must be a session id from session list: ${SESSION_ID_LENGTH} hex characters (got "${v.id}")`);
+      const ended = await revokeUserSessions(db, v.user!, v.id !== undefined ? { id: v.id } : 'all');
+      return { revoked: ended, user: v.user!.toLowerCase(), ...(v.id !== undefined ? { id: v.id } : {}) };
     },
   },
   'demo seed': {

@@ -24,3 +24,18 @@ export async function deleteWebSessionsOfUser(db: Knex, userId: number): Promise
 export async function deleteExpiredWebSessionsOfUser(db: Knex, userId: number, now: number): Promise<void> {
   await db('web_sessions').where({ user_id: userId }).andWhere('expires_at', '<=', now).delete();
 }
+
+/** A user's sessions that have not expired, newest first. */
+export async function listWebSessionsOfUser(db: Knex, userId: number, now: number): Promise<{ id_hash: string; created_at: number; expires_at: number }[]> {
+  const rows = (await db('web_sessions')
+    .where({ user_id: userId })
+    .andWhere('expires_at', '>', now)
+    .orderBy('created_at', 'desc')
+    .select('id_hash', 'created_at', 'expires_at')) as { id_hash: string; created_at: number | string; expires_at: number | string }[];
+  return rows.map((r) => ({ id_hash: r.id_hash, created_at: Number(r.created_at), expires_at: Number(r.expires_at) }));
+}
+
+/** Ends the user's sessions whose id_hash starts with `prefix` (hex); returns how many ended. */
+export async function deleteWebSessionsOfUserByPrefix(db: Knex, userId: number, prefix: string): Promise<number> {
+  return db('web_sessions').where({ user_id: userId }).andWhere('id_hash', 'like', `${prefix}%`).delete();
+}

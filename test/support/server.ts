@@ -83,6 +83,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async close() {
       rateLimiters.api.stop();
       rateLimiters.token.stop();
+      rateLimiters.tokenFailures.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await ctx.runs?.stop();
