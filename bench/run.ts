@@ -108,6 +108,9 @@ async function startService(databaseUrl: string, queueUrl: string): Promise<Serv
     // 120 a minute per client is the production default; the loads send thousands a second.
     TOKEN_RATE_LIMIT_PER_MINUTE: '1000000',
     API_RATE_LIMIT_PER_MINUTE: '100000000',
+    // One bench user starts runs from 32 connections: the per-user run quotas would answer most 429.
+    USER_MAX_CONCURRENT_RUNS: '1000000',
+    USER_RUNS_PER_MINUTE: '1000000',
   };
   const flags = args.profile ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(args.profile)] : [];
   let text = '';

@@ -296,6 +296,11 @@ export interface paths {
          *     the ended run (a blocking call), or after N seconds the usual 202. When the
          *     queue cannot be written the run is failed with `queue_unavailable` and the answer is 503;
          *     repeating the request with the same key queues that run again.
+         *
+         *     Quotas per user (each a 429 with `Retry-After`; an `Idempotency-Key` replay is not a new
+         *     run and counts against neither): at most `USER_MAX_CONCURRENT_RUNS` runs queued or running
+         *     at once (10 by default; `Retry-After: 5`), and at most `USER_RUNS_PER_MINUTE` runs started
+         *     per minute (120 by default; `Retry-After` says when the minute's window ends).
          */
         post: operations["runWorkflow"];
         delete?: never;
@@ -1344,11 +1349,25 @@ export interface components {
          *     Besides the schema, a graph must have at least one node; unique node ids; edges between
          *     existing nodes, never into a `text_input` nor out of a `text_output`; no cycle; every
          *     `llm_call` fed by at least one upstream node; every `text_output` reachable from a
-         *     `text_input`; and, when the service has a fixed model list (`MODEL_PROVIDER_MODELS`, or no
+         *     `text_input`; at most `WORKFLOW_MAX_NODES` nodes (100 by default; the pointer is `/nodes`);
+         *     and, when the service has a fixed model list (`MODEL_PROVIDER_MODELS`, or no
          *     provider at all: then only `echo`), every `llm_call` model on it.
          */
         InvalidWorkflow: {
             headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description A per-user run quota is reached (`USER_MAX_CONCURRENT_RUNS` runs queued or running, or
+         *     `USER_RUNS_PER_MINUTE` runs started this minute), or the API key's request rate limit.
+         */
+        RunQuotaExceeded: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
             content: {
@@ -2026,7 +2045,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["InvalidWorkflow"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["RunQuotaExceeded"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -18,8 +18,15 @@ const seed = process.env.FUZZ_SEED ?? String(randomInt(2 ** 31));
 console.log(`schemathesis seed: ${seed} (replay this run with FUZZ_SEED=${seed} npm run test:fuzz)`);
 
 // Every positive token request is a real one here (a code minted through login and consent), far
-// more than a client makes in a minute: the token limit would answer most of them 429.
-const live = await startLiveService({ TOKEN_RATE_LIMIT_PER_MINUTE: '1000000' });
+// more than a client makes in a minute: the token limit would answer most of them 429. Negative
+// cases fail client authentication by the hundred from one address, and user A starts hundreds of
+// runs: the failure limit and the run quotas would refuse the positive cases after them.
+const live = await startLiveService({
+  TOKEN_RATE_LIMIT_PER_MINUTE: '1000000',
+  TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE: '1000000',
+  USER_MAX_CONCURRENT_RUNS: '1000000',
+  USER_RUNS_PER_MINUTE: '1000000',
+});
 let status = 1;
 try {
   const { CONTRACT_ACCESS_TOKEN, CONTRACT_NAMESPACE, CONTRACT_TOKEN_ID } = live.credentials;

@@ -111,6 +111,9 @@ const envSchema = z.object({
   DELETED_WORKFLOW_RETENTION_SECONDS: integer(0, 0, 31_536_000),
   TOKEN_RATE_LIMIT_PER_MINUTE: integer(120, 1, 1_000_000),
   TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE: integer(60, 1, 1_000_000),
+  USER_MAX_CONCURRENT_RUNS: integer(10, 1, 1_000_000),
+  USER_RUNS_PER_MINUTE: integer(120, 1, 1_000_000),
+  WORKFLOW_MAX_NODES: integer(100, 1, 500),
   API_RATE_LIMIT_PER_MINUTE: integer(6000, 1, 100_000_000),
   PRINCIPAL_CACHE_MS: integer(200, 0, 250),
   RUN_WORKER: z.preprocess(blankToUndefined, booleanText.optional()),
@@ -215,6 +218,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     TOKEN_RATE_LIMIT_PER_MINUTE: e.TOKEN_RATE_LIMIT_PER_MINUTE,
     /** Failed client authentications per source address and minute (any client id, unknown ones included). */
     TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE: e.TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE,
+    /** Runs one user may have queued or running at once; more are refused with 429. */
+    USER_MAX_CONCURRENT_RUNS: e.USER_MAX_CONCURRENT_RUNS,
+    /** Runs one user may start per minute; more are refused with 429. */
+    USER_RUNS_PER_MINUTE: e.USER_RUNS_PER_MINUTE,
+    /** Nodes a workflow may have (at most 500, the contract's bound); more are a 422 on /nodes. */
+    WORKFLOW_MAX_NODES: e.WORKFLOW_MAX_NODES,
     /** Requests per minute per OAuth grant or raw access token on the open, serverless and workflow APIs. */
     API_RATE_LIMIT_PER_MINUTE: e.API_RATE_LIMIT_PER_MINUTE,
     /**

@@ -36,6 +36,8 @@ export interface RateLimiters {
   token: SharedRateLimiter;
   /** Failed client authentications per source address on the token and revocation endpoints. */
   tokenFailures: SharedRateLimiter;
+  /** Run starts per user (USER_RUNS_PER_MINUTE). */
+  runStarts: SharedRateLimiter;
 }
 
 /** The app's shared rate limiters, to flush or stop them (tests, shutdown). */
@@ -51,7 +53,7 @@ export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): 
     ...openOperations(ctx),
     ...serverlessOperations(ctx),
     ...workflowOperations(ctx),
-    ...runOperations(ctx),
+    ...runOperations(ctx, rateLimiters.runStarts),
   };
 }
 
@@ -62,6 +64,7 @@ export function createApp(ctx: AppContext): express.Express {
     api: sharedRateLimiter(ctx.db, ctx.logger, 'api:', ctx.config.API_RATE_LIMIT_PER_MINUTE),
     token: sharedRateLimiter(ctx.db, ctx.logger, 'token:', ctx.config.TOKEN_RATE_LIMIT_PER_MINUTE),
     tokenFailures: sharedRateLimiter(ctx.db, ctx.logger, 'token-fail:', ctx.config.TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE),
+    runStarts: sharedRateLimiter(ctx.db, ctx.logger, 'runs:', ctx.config.USER_RUNS_PER_MINUTE),
   };
   app.locals.rateLimiters = rateLimiters;
   app.disable('x-powered-by');
@@ -98,7 +101,7 @@ export function createApp(ctx: AppContext): express.Express {
 
   app.use(methodNotAllowed(specPath));
   // API requests skip the page routers' route matching.
-  const pages = express.Router().use(oauthPagesRouter(ctx), platformPagesRouter(ctx, rateLimiters.api));
+  const pages = express.Router().use(oauthPagesRouter(ctx), platformPagesRouter(ctx, rateLimiters.api, rateLimiters.runStarts));
   app.use((req, res, next) => (pagePaths.test(req.path) ? pages(req, res, next) : next()));
 
   // HEAD is GET without the content (RFC 9110 9.3.2), as the 405s' `Allow: GET, HEAD` promises.

@@ -7,6 +7,7 @@ import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/principal.ts';
 import { runsNotConfigured } from '../shared/errors.ts';
 import type { Operations } from '../http/operations.ts';
+import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { paginationLinks } from '../http/pagination.ts';
 import { workflowDeps } from '../workflows/service.ts';
 import * as service from './service.ts';
@@ -24,8 +25,11 @@ const workflowIdOf = (req: Request) => String(req.params.workflow_id);
 const runIdOf = (req: Request) => String(req.params.run_id);
 const runsPath = (workflowId: string) => `/api/workflows/${workflowId}/runs`;
 
-/** What starting a run needs (the API's runWorkflow and the console's run form alike); 503 without a queue. */
-export function runDepsOf(ctx: AppContext): service.RunDeps {
+/**
+ * What starting a run needs (the API's runWorkflow and the console's run form alike); 503 without a
+ * queue. `runStarts` counts USER_RUNS_PER_MINUTE; with it the per-user run quotas apply.
+ */
+export function runDepsOf(ctx: AppContext, runStarts?: SharedRateLimiter): service.RunDeps {
   if (!ctx.runs) throw runsNotConfigured();
   return {
     ...workflowDeps(ctx),
@@ -33,6 +37,16 @@ export function runDepsOf(ctx: AppContext): service.RunDeps {
     logger: ctx.logger,
     onCancelled: (id) => announceRunEnded(ctx, id),
     onEnqueue: (row) => ctx.runs?.runner?.expect(row),
+    ...(runStarts ? { quotas: runQuotas(ctx, runStarts) } : {}),
+  };
+}
+
+/** The per-user run quotas (USER_MAX_CONCURRENT_RUNS, USER_RUNS_PER_MINUTE). */
+function runQuotas(ctx: AppContext, runStarts: SharedRateLimiter): service.RunQuotas {
+  return {
+    maxConcurrent: ctx.config.USER_MAX_CONCURRENT_RUNS,
+    perMinute: ctx.config.USER_RUNS_PER_MINUTE,
+    hitPerMinute: (userId) => runStarts.hit(`user:${userId}`),
   };
 }
 
@@ -43,7 +57,7 @@ function announceRunEnded(ctx: AppContext, id: string): void {
 }
 
 /** The run operations of openapi.yaml: runWorkflow, listRuns, getRun, cancelRun. */
-export function runOperations(ctx: AppContext): Operations {
+export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Operations {
   const deps = workflowDeps(ctx);
 
   /** Waits for the run's end if the request asked to (`Prefer: wait=N`) and the queue can tell; undefined otherwise. */
@@ -59,7 +73,7 @@ export function runOperations(ctx: AppContext): Operations {
   const announce = (id: string) => announceRunEnded(ctx, id);
 
   async function runWorkflow(req: Request, res: Response<JsonOf<'runWorkflow', 202> | JsonOf<'runWorkflow', 200>>) {
-    const { run } = await service.startRun(runDepsOf(ctx), userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'));
+    const { run } = await service.startRun(runDepsOf(ctx, runStarts), userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'));
     res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
     // Dify's blocking mode: the ended run in this answer when it ends within the wait.
     const ended = await waitFor(req, res, run.id, () => service.getRun(deps, userOf(req), workflowIdOf(req), run.id));

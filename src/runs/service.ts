@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { components } from '../../generated/api.d.ts';
 import { isUniqueViolation } from '../db/insert.ts';
-import { idempotencyConflict, invalidRunInputs, queueUnavailable, runAlreadyFinished, runNotFound, workflowNotFound, type ProblemItem } from '../shared/errors.ts';
+import { idempotencyConflict, invalidRunInputs, queueUnavailable, runAlreadyFinished, runNotFound, tooManyConcurrentRuns, tooManyRunsPerMinute, workflowNotFound, type ProblemItem } from '../shared/errors.ts';
 import { ulid } from '../shared/ids.ts';
 import { findWorkflowForRuns, type Workflow, type WorkflowDeps } from '../workflows/service.ts';
 import { RunFailure } from './executor.ts';
@@ -24,6 +24,17 @@ export interface RunDeps extends WorkflowDeps {
   onCancelled?: (runId: string) => void;
   /** Told of each run about to be enqueued (this process's worker can then claim it without reading it back). */
   onEnqueue?: (row: RunRow) => void;
+  /** Per-user run quotas (the HTTP API always has them). */
+  quotas?: RunQuotas;
+}
+
+export interface RunQuotas {
+  /** Runs one user may have queued or running at once (USER_MAX_CONCURRENT_RUNS). */
+  maxConcurrent: number;
+  /** USER_RUNS_PER_MINUTE */
+  perMinute: number;
+  /** Counts a run start of the user against USER_RUNS_PER_MINUTE: null when allowed, else the seconds to wait. */
+  hitPerMinute(userId: number): number | null;
 }
 
 /** The graph snapshot stored with each run. */
@@ -165,7 +176,15 @@ export async function startRun(
   };
   try {
     const { seq: _seq, ...insert } = row;
-    await store.insertRun(deps.db, insert);
+    // Quotas count new runs only: an Idempotency-Key replay above answered without one.
+    const quotas = deps.quotas;
+    if (quotas) {
+      const retryAfter = quotas.hitPerMinute(userId);
+      if (retryAfter !== null) throw tooManyRunsPerMinute(quotas.perMinute, retryAfter);
+      if (!(await store.insertRunWithinLimit(deps.db, insert, quotas.maxConcurrent))) throw tooManyConcurrentRuns(quotas.maxConcurrent);
+    } else {
+      await store.insertRun(deps.db, insert);
+    }
   } catch (err) {
     // Two concurrent requests with the same key: the loser answers with the winner's run.
     if (idempotencyKey === undefined || !isUniqueViolation(err)) throw err;

@@ -64,6 +64,22 @@ function fromDb(row: RunRow): RunRow {
   };
 }
 
+/**
+ * Inserts the run unless the user already has `limit` runs queued or running; returns false then.
+ * The user's row is locked for the check and the insert, so concurrent starts by one user are
+ * counted one after another and never overshoot the limit (the `status` index finds the few
+ * unfinished runs).
+ */
+export async function insertRunWithinLimit(db: Knex, row: NewRunRow, limit: number): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    await trx('users').where({ id: row.user_id }).forUpdate().first('id');
+    const [{ active }] = (await trx('runs').where({ user_id: row.user_id }).whereIn('status', ['queued', 'running']).count({ active: '*' })) as [{ active: number | string }];
+    if (Number(active) >= limit) return false;
+    await trx('runs').insert(row);
+    return true;
+  });
+}
+
 export async function insertRun(db: Knex, row: NewRunRow): Promise<void> {
   await db('runs').insert(row);
 }

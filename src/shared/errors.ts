@@ -158,6 +158,17 @@ export const apiRateLimited = (limitPerMinute: number, retryAfter: number) =>
     headers: { 'Retry-After': String(retryAfter) },
   });
 
+/** Retry-After of a refused run start while the user's runs are at the concurrency quota: about when one may have ended. */
+export const RUN_QUOTA_RETRY_SECONDS = 5;
+export const tooManyConcurrentRuns = (limit: number) =>
+  new Problem(429, `At most ${limit} runs may be queued or running at once per user; retry when one has ended.`, {
+    headers: { 'Retry-After': String(RUN_QUOTA_RETRY_SECONDS) },
+  });
+export const tooManyRunsPerMinute = (limit: number, retryAfter: number) =>
+  new Problem(429, `At most ${limit} runs may be started per minute per user; retry in ${retryAfter} s.`, {
+    headers: { 'Retry-After': String(retryAfter) },
+  });
+
 export const databaseUnavailable = () =>
   new Problem(503, 'The database is unavailable; nothing was changed. Retry later.', { headers: { 'Retry-After': '5' } });
 export const queueUnavailable = () =>

@@ -12,6 +12,8 @@ export type WorkflowEdge = components['schemas']['WorkflowEdge'];
 export interface GraphLimits {
   /** Highest `max_tokens` an `llm_call` node may ask for (config WORKFLOW_MAX_TOKENS_LIMIT). */
   maxTokens: number;
+  /** Most nodes a workflow may have (config WORKFLOW_MAX_NODES); the contract's 500 when absent. */
+  maxNodes?: number;
   /**
    * The models this service serves when that list is fixed (MODEL_PROVIDER_MODELS, or `echo`
    * alone without a provider); undefined when any model may be served.
@@ -345,7 +347,7 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
   const nodeList = Array.isArray(nodes) ? nodes : [];
   const edgeList = Array.isArray(edges) ? edges : [];
   if (!Array.isArray(nodes)) report('/nodes', 'must be an array');
-  else if (nodes.length > MAX_NODES) report('/nodes', `must have at most ${MAX_NODES} nodes`);
+  else if (nodes.length > Math.min(limits.maxNodes ?? MAX_NODES, MAX_NODES)) report('/nodes', `must have at most ${Math.min(limits.maxNodes ?? MAX_NODES, MAX_NODES)} nodes`);
   if (!Array.isArray(edges)) report('/edges', 'must be an array');
   else if (edges.length > MAX_EDGES) report('/edges', `must have at most ${MAX_EDGES} edges`);
 

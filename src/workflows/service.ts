@@ -27,7 +27,7 @@ export interface WorkflowDeps {
 export function graphLimits(config: Config): GraphLimits {
   const list = config.MODEL_PROVIDER_MODELS;
   const models = !config.MODEL_PROVIDER_BASE_URL ? ['echo'] : list.length && !list.includes('*') ? ['echo', ...list] : undefined;
-  return { maxTokens: config.WORKFLOW_MAX_TOKENS_LIMIT, models };
+  return { maxTokens: config.WORKFLOW_MAX_TOKENS_LIMIT, maxNodes: config.WORKFLOW_MAX_NODES, models };
 }
 
 export function workflowDeps(ctx: AppContext): WorkflowDeps {

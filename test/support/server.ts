@@ -84,6 +84,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       rateLimiters.api.stop();
       rateLimiters.token.stop();
       rateLimiters.tokenFailures.stop();
+      rateLimiters.runStarts.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await ctx.runs?.stop();

@@ -32,7 +32,7 @@ function rawField(req: Request, name: string): string {
 
 const isNotFound = (err: unknown): err is Problem => err instanceof Problem && err.status === 404;
 
-export function workflowPagesRouter(ctx: AppContext, runLimiter?: SharedRateLimiter): Router {
+export function workflowPagesRouter(ctx: AppContext, runLimiter?: SharedRateLimiter, runStarts?: SharedRateLimiter): Router {
   const router = Router();
   const deps = workflowDeps(ctx);
 
@@ -86,7 +86,7 @@ export function workflowPagesRouter(ctx: AppContext, runLimiter?: SharedRateLimi
       return refuse(429, [{ message: `You started too many runs in the last minute (at most ${ctx.config.API_RATE_LIMIT_PER_MINUTE}); try again in ${retryAfter} s.` }]);
     }
     try {
-      const { run } = await runs.startRun(runDepsOf(ctx), user.id, workflow.id, values, idempotencyKey);
+      const { run } = await runs.startRun(runDepsOf(ctx, runStarts), user.id, workflow.id, values, idempotencyKey);
       res.redirect(303, `/workflows/${workflow.id}/runs/${run.id}`);
     } catch (err) {
       if (!(err instanceof Problem)) throw err;
@@ -96,7 +96,8 @@ export function workflowPagesRouter(ctx: AppContext, runLimiter?: SharedRateLimi
       }
       // The same form sent again after its inputs changed (the back button): a fresh key runs it anew.
       if (err.status === 409) return refuse(409, [{ message: 'This form already started a run with other inputs. Check the inputs and run again.' }], `console-${randomUUID()}`);
-      if (err.status === 503) {
+      // The run quotas (429) and an unavailable queue (503) say what to do in their message.
+      if (err.status === 503 || err.status === 429) {
         for (const [name, value] of Object.entries(err.headers)) res.set(name, value);
         return refuse(503, [{ message: err.message }]);
       }
