@@ -99,7 +99,7 @@ export function workflowPagesRouter(ctx: AppContext, runLimiter?: SharedRateLimi
       // The run quotas (429) and an unavailable queue (503) say what to do in their message.
       if (err.status === 503 || err.status === 429) {
         for (const [name, value] of Object.entries(err.headers)) res.set(name, value);
-        return refuse(503, [{ message: err.message }]);
+        return refuse(err.status, [{ message: err.message }]);
       }
       throw err;
     }
