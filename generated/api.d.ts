@@ -2187,7 +2187,11 @@ export interface operations {
                     "application/json": components["schemas"]["RunDetailEnvelope"];
                 };
             };
-            /** @description Accepted and queued (with `Prefer: wait=N`, still not ended after N seconds). */
+            /**
+             * @description Accepted and queued (with `Prefer: wait=N`, still not ended after N seconds). The body has
+             *     the 200's schema: `logs` is `[]` for a run just queued, and the steps so far for a run
+             *     returned again by its `Idempotency-Key` or still running after the wait.
+             */
             202: {
                 headers: {
                     /** @example /api/workflows/wf_01JD6Z3V8Q4X2M7N5P9R0T1W/runs/run_01JD6Z4K2B7C9D1E3F5G7H9J */
@@ -2196,7 +2200,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RunEnvelope"];
+                    "application/json": components["schemas"]["RunDetailEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];

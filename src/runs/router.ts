@@ -73,15 +73,18 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
   const announce = (id: string) => announceRunEnded(ctx, id);
 
   async function runWorkflow(req: Request, res: Response<JsonOf<'runWorkflow', 202> | JsonOf<'runWorkflow', 200>>) {
-    const { run } = await service.startRun(runDepsOf(ctx, runStarts), userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'));
+    const { run, replayed } = await service.startRun(runDepsOf(ctx, runStarts), userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'));
     res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
+    const read = () => service.getRun(deps, userOf(req), workflowIdOf(req), run.id);
     // Dify's blocking mode: the ended run in this answer when it ends within the wait.
-    const ended = await waitFor(req, res, run.id, () => service.getRun(deps, userOf(req), workflowIdOf(req), run.id));
-    if (ended && TERMINAL.includes(ended.status)) {
-      res.status(200).json({ data: ended });
+    const waited = await waitFor(req, res, run.id, read);
+    if (waited && TERMINAL.includes(waited.status)) {
+      res.status(200).json({ data: waited });
       return;
     }
-    res.status(202).json({ data: run });
+    // Both answers carry the logs (one schema for generated clients): none yet for a run just queued.
+    const detail = waited ?? (replayed ? await read() : { ...run, logs: [] });
+    res.status(202).json({ data: detail });
   }
 
   async function listRuns(req: Request, res: Response<JsonOf<'listRuns', 200>>) {

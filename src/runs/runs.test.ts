@@ -30,7 +30,7 @@ async function createWorkflow(client: ApiClient, model: string, name = `wf ${mod
   return data.data.id;
 }
 
-async function startRun(client: ApiClient, workflowId: string, inputs: Record<string, string>, key?: string): Promise<Schemas['Run']> {
+async function startRun(client: ApiClient, workflowId: string, inputs: Record<string, string>, key?: string): Promise<RunDetail> {
   const { data, error, response } = await client.POST('/api/workflows/{workflow_id}/run', {
     params: { path: { workflow_id: workflowId }, ...(key ? { header: { 'Idempotency-Key': key } } : {}) },
     body: { inputs },
@@ -38,6 +38,8 @@ async function startRun(client: ApiClient, workflowId: string, inputs: Record<st
   if (!data) throw new Error(`run failed: ${response.status} ${JSON.stringify(error)}`);
   expect(response.status).toBe(202);
   expect(response.headers.get('location')).toBe(`/api/workflows/${workflowId}/runs/${data.data.id}`);
+  // The 202 has the 200's schema (generated clients decode both as RunDetail): no steps yet when just queued.
+  if (!key) expect(data.data.logs).toEqual([]);
   return data.data;
 }
 
@@ -287,6 +289,10 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       });
       expect(accepted.response.status).toBe(202);
       expect(accepted.response.headers.get('preference-applied')).toBe('wait=1');
+      // Not ended after the wait: the steps so far (none while queued on a busy machine; else the
+      // input done and the model call under way).
+      const notEnded = accepted.data!.data;
+      expect(notEnded.logs.map((s) => s.status)).toEqual(notEnded.status === 'queued' ? [] : ['completed', 'running']);
       await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: { workflow_id: slowWorkflow, run_id: accepted.data!.data.id } } });
     });
   });
@@ -503,8 +509,12 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
   it('Idempotency-Key: a repeated request returns the same run; different inputs are a 409', async () => {
     const workflowId = await createWorkflow(alice, 'echo');
     const first = await startRun(alice, workflowId, { ticket: 'once' }, 'key-1');
+    await pollRun(alice, workflowId, first.id);
     const second = await startRun(alice, workflowId, { ticket: 'once' }, 'key-1');
     expect(second.id).toBe(first.id);
+    // Returned again, the run comes with its steps so far (here all of them: it has ended).
+    expect(second).toMatchObject({ status: 'completed', output: { result: 'once' } });
+    expect((second as RunDetail).logs.map((s) => s.status)).toEqual(['completed', 'completed', 'completed']);
     const { response } = await alice.POST('/api/workflows/{workflow_id}/run', {
       params: { path: { workflow_id: workflowId }, header: { 'Idempotency-Key': 'key-1' } },
       body: { inputs: { ticket: 'twice' } },

@@ -41,7 +41,7 @@ func check(ok bool, format string, args ...any) {
 func readUntil(workflowID, runID string, status client.RunStatus) client.RunDetail {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		answer, err := api.GetRunWithResponse(ctx, workflowID, runID)
+		answer, err := api.GetRunWithResponse(ctx, workflowID, runID, nil)
 		must(err, "get run")
 		check(answer.JSON200 != nil, "get run answered %d: %s", answer.StatusCode(), answer.Body)
 		if answer.JSON200.Data.Status == status {
