@@ -71,7 +71,13 @@ function record(name: string, fn: () => void): boolean {
 // --- tools (idempotent) ---
 const jar = path.join(root, `.tools/openapi-generator/openapi-generator-cli-${OPENAPI_GENERATOR_VERSION}.jar`);
 const python = path.join(root, '.venv/bin/python');
+const onPath = (command: string) => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
 function installTools(): void {
+  // Java and Maven from Debian when the machine lacks them; Go comes with the machine (Debian's is too old).
+  if (!onPath('mvn') || !onPath('java')) {
+    run('apt-get', ['update', '-qq']);
+    run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'maven', 'openjdk-17-jdk-headless']);
+  }
   if (!existsSync(jar)) {
     run('mvn', ['-q', '-B', 'dependency:copy', `-Dartifact=org.openapitools:openapi-generator-cli:${OPENAPI_GENERATOR_VERSION}`, `-DoutputDirectory=${path.dirname(jar)}`]);
   }
