@@ -21,7 +21,7 @@ import { serverlessErrors, serverlessOperations } from '../serverless/router.ts'
 import { authenticateApiKey, looksLikeApiKey } from '../platform/apiKeyAuth.ts';
 import { platformPageErrors, platformPagePaths, platformPagesRouter } from '../platform/pages/router.ts';
 import { workflowOperations, workflowValidationErrors } from '../workflows/router.ts';
-import { runOperations } from '../runs/router.ts';
+import { cancelRunsOfDeletedWorkflow, runOperations } from '../runs/router.ts';
 import { httpMetrics, metricsRouter } from '../ops/metrics.ts';
 import { opsPagesRouter } from '../ops/pages.ts';
 import { principalLease } from '../shared/principalLease.ts';
@@ -52,7 +52,7 @@ export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): 
     ...oauthOperations(ctx, rateLimiters.token, rateLimiters.tokenFailures),
     ...openOperations(ctx),
     ...serverlessOperations(ctx),
-    ...workflowOperations(ctx),
+    ...workflowOperations(ctx, cancelRunsOfDeletedWorkflow(ctx)),
     ...runOperations(ctx, rateLimiters.runStarts),
   };
 }

@@ -56,6 +56,12 @@ function announceRunEnded(ctx: AppContext, id: string): void {
   ctx.runs?.queue.announceRunEnded(id).catch((err: unknown) => ctx.logger.warn({ err, runId: id }, 'run end NOTIFY failed'));
 }
 
+/** What ends with a deleted workflow (deleteWorkflow's `onDeleted`): its queued and running runs. */
+export function cancelRunsOfDeletedWorkflow(ctx: AppContext): (workflowId: string) => Promise<number> {
+  const deps = { ...workflowDeps(ctx), onCancelled: (id: string) => announceRunEnded(ctx, id) };
+  return (workflowId) => service.cancelRunsOfDeletedWorkflow(deps, workflowId);
+}
+
 /** The run operations of openapi.yaml: runWorkflow, listRuns, getRun, cancelRun. */
 export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Operations {
   const deps = workflowDeps(ctx);

@@ -10,7 +10,6 @@ import { toPointer } from '../http/errorHandler.ts';
 import type { Operations } from '../http/operations.ts';
 import { paginationLinks } from '../http/pagination.ts';
 import { validateWorkflowFields } from './graph.ts';
-import { cancelRunsOfDeletedWorkflow } from '../runs/service.ts';
 import * as service from './service.ts';
 
 type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
@@ -26,7 +25,11 @@ const userOf = (req: Request) => principalOf(req, 'apiKey').userId;
 const workflowIdOf = (req: Request) => String(req.params.workflow_id);
 const ifMatchOf = (req: Request) => req.get('If-Match');
 
-export function workflowOperations(ctx: AppContext): Operations {
+/**
+ * `onDeleted`: what else ends with a workflow (its runs in flight: runs/router.ts); the app
+ * assembly passes it, so this domain needs no other.
+ */
+export function workflowOperations(ctx: AppContext, onDeleted: (workflowId: string) => Promise<unknown>): Operations {
   const deps = service.workflowDeps(ctx);
 
   async function listWorkflows(req: Request, res: Response<JsonOf<'listWorkflows', 200>>) {
@@ -64,16 +67,7 @@ export function workflowOperations(ctx: AppContext): Operations {
   async function deleteWorkflow(req: Request, res: Response) {
     await service.deleteWorkflow(deps, userOf(req), workflowIdOf(req));
     // Deleted first, so no new run can start; then what is in flight stops.
-    await cancelRunsOfDeletedWorkflow(
-      {
-        ...deps,
-        onCancelled: (id) => {
-          ctx.runs?.runner?.abortLocal(id);
-          ctx.runs?.queue.announceRunEnded(id).catch((err: unknown) => ctx.logger.warn({ err, runId: id }, 'run end NOTIFY failed'));
-        },
-      },
-      workflowIdOf(req),
-    );
+    await onDeleted(workflowIdOf(req));
     res.status(204).end();
   }
 
