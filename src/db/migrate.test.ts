@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { insertReturningId } from './insert.ts';
-import { migrateLatest, migrateRollback, migrationStatus } from './migrate.ts';
+import { migrateLatest, migrateRollback } from './migrate.ts';
 
 const TABLES = [
   'users',
@@ -33,6 +33,9 @@ describe.each(testDialects())('migrations on %s', (dialect) => {
     await t?.destroy();
   });
 
+  /** The migrations knex has recorded as applied, in order. */
+  const appliedMigrations = async (): Promise<string[]> => (await t.db('knex_migrations').orderBy('id')).map((m: { name: string }) => m.name);
+
   async function existingTables(): Promise<string[]> {
     const found: string[] = [];
     for (const table of TABLES) if (await t.db.schema.hasTable(table)) found.push(table);
@@ -43,7 +46,7 @@ describe.each(testDialects())('migrations on %s', (dialect) => {
     expect(await migrateLatest(t.db)).toEqual(ALL);
     expect(await existingTables()).toEqual(TABLES);
     expect(await migrateLatest(t.db)).toEqual([]);
-    expect(await migrationStatus(t.db)).toEqual({ applied: ALL, pending: [] });
+    expect(await appliedMigrations()).toEqual(ALL);
   });
 
   it('stores epoch-millisecond BIGINTs and reads them back as numbers', async () => {
@@ -93,7 +96,7 @@ describe.each(testDialects())('migrations on %s', (dialect) => {
   it('rolls everything back, leaving no table behind, and applies again afterwards', async () => {
     expect(await migrateRollback(t.db, { all: true })).toEqual([...ALL].reverse());
     expect(await existingTables()).toEqual([]);
-    expect(await migrationStatus(t.db)).toEqual({ applied: [], pending: ALL });
+    expect(await appliedMigrations()).toEqual([]);
     expect(await migrateLatest(t.db)).toEqual(ALL);
     expect(await existingTables()).toEqual(TABLES);
   });

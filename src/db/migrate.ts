@@ -53,7 +53,3 @@ export async function migrateRollback(db: Knex, options: { all?: boolean } & Mig
   return rolledBack;
 }
 
-export async function migrationStatus(db: Knex): Promise<{ applied: string[]; pending: string[] }> {
-  const [applied, pending] = (await db.migrate.list(migratorConfig({}))) as [Array<{ name: string }>, string[]];
-  return { applied: applied.map((m) => m.name), pending: pending.map((m) => String(m)) };
-}

@@ -95,10 +95,6 @@ export async function markCodeUsed(db: Knex, codeId: number, now: number): Promi
   return count === 1;
 }
 
-export async function revokeTokensIssuedFromCode(db: Knex, codeId: number): Promise<void> {
-  await db('oauth_tokens').where({ code_id: codeId }).whereNull('revoked_at').update({ revoked_at: Date.now() });
-}
-
 export interface TokenRow {
   id: number;
   authorizationId: number;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/db.ts';
 import { Browser, formFields, logIn } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
-import { findAccessTokenByPlaintext } from './accessTokens.ts';
+import { findUsableAccessTokenByPlaintext } from './accessTokens.ts';
 import { createOrg } from './orgs.ts';
 import { createUser } from './users.ts';
 
@@ -52,7 +52,7 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
     expect(res.headers.get('cache-control')).toBe('no-store');
     const token = /<code id="access-token">(sk_[\w-]{43})<\/code>/.exec(await res.text())![1]!;
     shown.push(token);
-    const record = await findAccessTokenByPlaintext(server.ctx.db, token);
+    const record = await findUsableAccessTokenByPlaintext(server.ctx.db, token);
     expect(record).toMatchObject({ name: 'CI key', namespace: 'pats-team', usage_scenario: 'paid', permissions: ['workflows'] });
 
     const list = await page();
@@ -81,12 +81,12 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
     const res = await create({ name: 'Temp', namespace: 'pat', usage_scenario: 'trial' });
     const token = /<code id="access-token">([^<]+)<\/code>/.exec(await res.text())![1]!;
     shown.push(token);
-    const record = (await findAccessTokenByPlaintext(server.ctx.db, token))!;
+    const record = (await findUsableAccessTokenByPlaintext(server.ctx.db, token))!;
     const { csrf_token } = formFields(await page());
     const deleted = await browser.post(`/settings/tokens/${record.id}/delete`, { csrf_token: csrf_token! });
     expect(deleted.status).toBe(303);
     expect(deleted.headers.get('location')).toBe('/settings/tokens?done=token-deleted');
-    expect(await findAccessTokenByPlaintext(server.ctx.db, token)).toBeUndefined();
+    expect(await findUsableAccessTokenByPlaintext(server.ctx.db, token)).toBeUndefined();
     expect(await page()).not.toContain('Temp');
 
     const eve = new Browser(server.baseUrl);

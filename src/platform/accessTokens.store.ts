@@ -30,14 +30,6 @@ export async function listAccessTokenRowsOfUser(db: Knex, userId: number): Promi
   return db<AccessTokenRow>('access_tokens').where({ user_id: userId }).orderBy('id');
 }
 
-export async function findAccessTokenRow(db: Knex, userId: number, namespace: string, id: number): Promise<AccessTokenRow | undefined> {
-  return db<AccessTokenRow>('access_tokens').where({ id, user_id: userId, namespace }).first();
-}
-
-export async function findAccessTokenRowByHash(db: Knex, tokenHash: string): Promise<AccessTokenRow | undefined> {
-  return db<AccessTokenRow>('access_tokens').where({ token_hash: tokenHash }).first();
-}
-
 /**
  * A presented raw token its owner may still use: in their own namespace, or in an org they are
  * still a member of (leaving an org stops that org's tokens of theirs at once). Every API-key

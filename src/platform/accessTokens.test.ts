@@ -4,8 +4,7 @@ import { hashToken } from '../shared/crypto.ts';
 import {
   createAccessToken,
   deleteAccessToken,
-  findAccessTokenByPlaintext,
-  findAccessTokenForUser,
+  findUsableAccessTokenByPlaintext,
   listAccessTokens,
   markAccessTokenUsed,
 } from './accessTokens.ts';
@@ -75,24 +74,25 @@ describe.each(testDialects())('raw access tokens on %s', (dialect) => {
 
   it('finds a token by its plaintext, and a user token by namespace and id, but not someone else', async () => {
     const { token, record } = await createAccessToken(t.db, { userId: alice.id, namespace: 'alice', name: 'find', usageScenario: 'paid' });
-    expect((await findAccessTokenByPlaintext(t.db, token))?.id).toBe(record.id);
-    expect(await findAccessTokenByPlaintext(t.db, token + 'x')).toBeUndefined();
-    expect((await findAccessTokenForUser(t.db, alice.id, 'alice', record.id))?.name).toBe('find');
-    expect(await findAccessTokenForUser(t.db, alice.id, 'team', record.id)).toBeUndefined();
-    expect(await findAccessTokenForUser(t.db, bob.id, 'alice', record.id)).toBeUndefined();
+    expect((await findUsableAccessTokenByPlaintext(t.db, token))?.id).toBe(record.id);
+    expect(await findUsableAccessTokenByPlaintext(t.db, token + 'x')).toBeUndefined();
+    const inList = async (userId: number, namespace: string) => (await listAccessTokens(t.db, userId, namespace)).find((x) => x.id === record.id);
+    expect((await inList(alice.id, 'alice'))?.name).toBe('find');
+    expect(await inList(alice.id, 'team')).toBeUndefined();
+    await expect(inList(bob.id, 'alice')).rejects.toMatchObject({ status: 404 });
   });
 
   it('records last use', async () => {
     const { token, record } = await createAccessToken(t.db, { userId: alice.id, namespace: 'alice', name: 'used', usageScenario: 'paid' });
     await markAccessTokenUsed(t.db, record.id, 1_700_000_000_000);
-    expect((await findAccessTokenByPlaintext(t.db, token))?.last_used_at).toBe(1_700_000_000_000);
+    expect((await findUsableAccessTokenByPlaintext(t.db, token))?.last_used_at).toBe(1_700_000_000_000);
   });
 
   it('deletes only the user own token; deleting someone else token is 404', async () => {
     const { token, record } = await createAccessToken(t.db, { userId: alice.id, namespace: 'alice', name: 'tmp', usageScenario: 'paid' });
     await expect(deleteAccessToken(t.db, bob.id, record.id)).rejects.toMatchObject({ status: 404 });
     await deleteAccessToken(t.db, alice.id, record.id);
-    expect(await findAccessTokenByPlaintext(t.db, token)).toBeUndefined();
+    expect(await findUsableAccessTokenByPlaintext(t.db, token)).toBeUndefined();
     await expect(deleteAccessToken(t.db, alice.id, record.id)).rejects.toMatchObject({ status: 404 });
   });
 });

@@ -4,8 +4,6 @@ import { accessTokenNotFound, invalidField, namespaceNotFound, userNotFound } fr
 import { revocationLease } from '../shared/principalLease.ts';
 import {
   deleteAccessTokenRow,
-  findAccessTokenRow,
-  findAccessTokenRowByHash,
   findUsableAccessTokenRowByHash,
   insertAccessToken,
   listAccessTokenRows,
@@ -136,20 +134,6 @@ export async function listAccessTokens(db: Knex, userId: number, namespace: stri
 /** Every token of the user across namespaces (settings page). */
 export async function listAccessTokensOfUser(db: Knex, userId: number): Promise<AccessToken[]> {
   return (await listAccessTokenRowsOfUser(db, userId)).map(toAccessToken);
-}
-
-/** The user's token `id` in `namespace`, or undefined when it does not exist, is not the user's, or the namespace is no longer usable. */
-export async function findAccessTokenForUser(db: Knex, userId: number, namespace: string, id: number): Promise<AccessToken | undefined> {
-  const name = canonicalName(namespace);
-  if (!(await namespaceUsableBy(db, userId, name))) return undefined;
-  const row = await findAccessTokenRow(db, userId, name, id);
-  return row && toAccessToken(row);
-}
-
-/** Looks a presented raw token up by its hash. */
-export async function findAccessTokenByPlaintext(db: Knex, token: string): Promise<AccessToken | undefined> {
-  const row = await findAccessTokenRowByHash(db, hashToken(token));
-  return row && toAccessToken(row);
 }
 
 /** A presented raw token, if its owner may still use its namespace (see findUsableAccessTokenRowByHash). */

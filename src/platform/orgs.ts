@@ -3,7 +3,7 @@ import { isUniqueViolation } from '../db/insert.ts';
 import { invalidField, lastOwner, nameTaken, notAMember, organizationNotFound, userNotFound } from '../shared/errors.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { defaultAvatarUrl } from './avatars.ts';
-import { claimNamespace, findNamespace, namespaceUsableBy } from './namespaces.store.ts';
+import { claimNamespace, findNamespace } from './namespaces.store.ts';
 import {
   countOwners,
   deleteMembership,
@@ -133,7 +133,3 @@ export async function listOrgsForUser(db: Knex, userId: number): Promise<Organiz
   return rows.map((o) => ({ id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url }));
 }
 
-/** True for the user's own login and for organizations the user is a member of. */
-export async function userCanUseNamespace(db: Knex, userId: number, namespace: string): Promise<boolean> {
-  return namespaceUsableBy(db, userId, canonicalName(namespace));
-}

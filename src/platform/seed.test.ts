@@ -3,7 +3,7 @@ import { createTestDb, testDialects, type TestDb } from '../../test/support/db.t
 import { TEST_SECRETS_KEY } from '../../test/support/secrets.ts';
 import { appSecretContext } from '../db/sealedSecrets.ts';
 import { createSealer } from '../shared/sealing.ts';
-import { findAccessTokenByPlaintext } from './accessTokens.ts';
+import { findUsableAccessTokenByPlaintext } from './accessTokens.ts';
 import { findAppByClientId, verifyClientSecret } from './apps.ts';
 import { listOrgsForUser } from './orgs.ts';
 import { getOrCreateSecret } from './secrets.ts';
@@ -28,7 +28,7 @@ describe.each(testDialects())('demo seed and service secrets on %s', (dialect) =
     const app = await findAppByClientId(t.db, seed!.app.client_id);
     expect(app).toMatchObject({ name: 'Demo App', redirect_uri: 'http://localhost:4000/callback', homepage: 'http://localhost:4000' });
     expect(verifyClientSecret(app!, seed!.app.client_secret)).toBe(true);
-    expect((await findAccessTokenByPlaintext(t.db, seed!.apiKey.token))?.permissions).toEqual(['workflows']);
+    expect((await findUsableAccessTokenByPlaintext(t.db, seed!.apiKey.token))?.permissions).toEqual(['workflows']);
   });
 
   it('does nothing on a second start', async () => {
