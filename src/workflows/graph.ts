@@ -3,6 +3,7 @@
 // single 422 can list every problem at once: schema-level (config per type) and semantic ones
 // (ids, edges, cycles, reachability) together.
 import type { components } from '../../generated/api.d.ts';
+import { configProblems, escapePointer, NODE_TYPES, type NodeType } from './nodeConfig.ts';
 import { analyseTemplate, referenceProblem } from './templates.ts';
 import type { ProblemItem } from '../shared/errors.ts';
 
@@ -26,34 +27,9 @@ const MAX_NODES = 500;
 const MAX_EDGES = 2000;
 const NODE_ID = /^[A-Za-z0-9_-]+$/;
 const NODE_ID_MAX = 64;
-const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const VARIABLE_MAX = 64;
-const MODEL_MAX = 200;
-const SYSTEM_PROMPT_MAX = 20000;
-const SCHEMA_MAX_TOKENS = 32768;
-const FORMATS = ['plain', 'markdown', 'json'] as const;
-const TEMPLATE_MAX = 20000;
-export const NODE_TYPES = ['text_input', 'llm_call', 'template', 'condition', 'text_output'] as const;
-export const CONDITION_OPERATORS = ['equals', 'not_equals', 'contains', 'not_contains', 'starts_with', 'ends_with', 'empty', 'not_empty'] as const;
-const UNARY_OPERATORS: readonly string[] = ['empty', 'not_empty'];
-
-const CONFIG_KEYS: Record<(typeof NODE_TYPES)[number], readonly string[]> = {
-  text_input: ['variable'],
-  llm_call: ['model', 'temperature', 'max_tokens', 'system_prompt', 'prompt', 'retry', 'timeout_seconds', 'on_error'],
-  template: ['template'],
-  condition: ['left', 'operator', 'right'],
-  text_output: ['format'],
-};
-const REQUIRED_CONFIG_KEYS: Record<(typeof NODE_TYPES)[number], readonly string[]> = {
-  text_input: ['variable'],
-  llm_call: ['model'],
-  template: ['template'],
-  condition: ['left', 'operator'],
-  text_output: ['format'],
-};
 
 /** The config keys holding a node's Liquid templates, if its type has any. */
-const TEMPLATE_KEYS: Partial<Record<(typeof NODE_TYPES)[number], readonly string[]>> = {
+const TEMPLATE_KEYS: Partial<Record<NodeType, readonly string[]>> = {
   llm_call: ['prompt'],
   template: ['template'],
   condition: ['left', 'right'],
@@ -65,13 +41,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function isNodeType(value: unknown): value is (typeof NODE_TYPES)[number] {
+function isNodeType(value: unknown): value is NodeType {
   return typeof value === 'string' && (NODE_TYPES as readonly string[]).includes(value);
-}
-
-/** JSON pointer escaping (RFC 6901 section 3) for property names in pointers. */
-function escapePointer(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 function checkUnknownKeys(value: Record<string, unknown>, allowed: readonly string[], at: string, report: Report): void {
@@ -96,86 +67,20 @@ function checkNodeId(value: unknown, at: string, report: Report): value is strin
   return true;
 }
 
-function checkConfig(type: (typeof NODE_TYPES)[number], config: Record<string, unknown>, at: string, limits: GraphLimits, report: Report): void {
-  checkUnknownKeys(config, CONFIG_KEYS[type], at, report);
-  for (const key of REQUIRED_CONFIG_KEYS[type]) {
-    if (!(key in config)) report(`${at}/${key}`, `is required for a ${type} node`);
-  }
-  switch (type) {
-    case 'text_input': {
-      const variable = config.variable;
-      if (variable === undefined) break;
-      if (typeof variable !== 'string') report(`${at}/variable`, 'must be a string');
-      else if (variable.length > VARIABLE_MAX || !VARIABLE.test(variable)) {
-        report(`${at}/variable`, `must be an identifier (letters, digits, "_", not starting with a digit; at most ${VARIABLE_MAX} characters)`);
-      }
-      break;
-    }
-    case 'llm_call': {
-      const { model, temperature, max_tokens: maxTokens, system_prompt: systemPrompt } = config;
-      if (model !== undefined) {
-        if (typeof model !== 'string') report(`${at}/model`, 'must be a string');
-        else if (model.trim().length === 0) report(`${at}/model`, 'must not be empty');
-        else if (model.length > MODEL_MAX) report(`${at}/model`, `must be at most ${MODEL_MAX} characters`);
-      }
-      if (temperature !== undefined) {
-        if (typeof temperature !== 'number' || !Number.isFinite(temperature)) report(`${at}/temperature`, 'must be a number');
-        else if (temperature < 0) report(`${at}/temperature`, 'must be >= 0');
-        else if (temperature > 2) report(`${at}/temperature`, 'must be <= 2');
-      }
-      if (maxTokens !== undefined) {
-        const limit = Math.min(limits.maxTokens, SCHEMA_MAX_TOKENS);
-        if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens)) report(`${at}/max_tokens`, 'must be an integer');
-        else if (maxTokens < 1) report(`${at}/max_tokens`, 'must be >= 1');
-        else if (maxTokens > limit) report(`${at}/max_tokens`, `must be <= ${limit}`);
-      }
-      if (systemPrompt !== undefined) {
-        if (typeof systemPrompt !== 'string') report(`${at}/system_prompt`, 'must be a string');
-        else if (systemPrompt.length > SYSTEM_PROMPT_MAX) report(`${at}/system_prompt`, `must be at most ${SYSTEM_PROMPT_MAX} characters`);
-      }
-      checkPolicies(config, at, report);
-      if (config.prompt !== undefined) {
-        if (typeof config.prompt !== 'string') report(`${at}/prompt`, 'must be a string');
-        else if (config.prompt.length < 1 || config.prompt.length > TEMPLATE_MAX) report(`${at}/prompt`, `must be 1 to ${TEMPLATE_MAX} characters`);
-      }
-      break;
-    }
-    case 'template':
-    case 'condition': {
-      for (const key of TEMPLATE_KEYS[type]!) {
-        const template = config[key];
-        if (template === undefined) continue;
-        if (typeof template !== 'string') report(`${at}/${key}`, 'must be a string');
-        else if (template.length > TEMPLATE_MAX) report(`${at}/${key}`, `must be at most ${TEMPLATE_MAX} characters`);
-      }
-      if (type !== 'condition' || config.operator === undefined) break;
-      if (typeof config.operator !== 'string' || !(CONDITION_OPERATORS as readonly string[]).includes(config.operator)) {
-        report(`${at}/operator`, `must be one of ${CONDITION_OPERATORS.join(', ')}`);
-      } else if (UNARY_OPERATORS.includes(config.operator)) {
-        if (config.right !== undefined) report(`${at}/right`, `is not used by the operator ${config.operator} (it looks at left alone)`);
-      } else if (config.right === undefined) report(`${at}/right`, `is required by the operator ${config.operator}`);
-      break;
-    }
-    case 'text_output': {
-      const format = config.format;
-      if (format === undefined) break;
-      if (typeof format !== 'string' || !(FORMATS as readonly string[]).includes(format)) {
-        report(`${at}/format`, `must be one of ${FORMATS.join(', ')}`);
-      }
-      break;
-    }
-  }
+/** A node's config against its type's schema in openapi.yaml (nodeConfig.ts). */
+function checkConfig(type: NodeType, config: Record<string, unknown>, at: string, limits: GraphLimits, report: Report): void {
+  for (const { pointer, message } of configProblems(type, config, limits.maxTokens)) report(`${at}${pointer}`, message);
 }
 
 interface NodeFacts {
   /** Index of the first node with each id. */
   indexById: Map<string, number>;
-  typeById: Map<string, (typeof NODE_TYPES)[number]>;
+  typeById: Map<string, NodeType>;
 }
 
 function checkNodes(nodes: unknown[], limits: GraphLimits, report: Report): NodeFacts {
   const indexById = new Map<string, number>();
-  const typeById = new Map<string, (typeof NODE_TYPES)[number]>();
+  const typeById = new Map<string, NodeType>();
   nodes.forEach((node, i) => {
     const at = `/nodes/${i}`;
     if (!isObject(node)) {
@@ -247,29 +152,6 @@ function checkEdges(edges: unknown[], facts: NodeFacts, report: Report): { from:
     if (unknown.length === 0) usable.push({ from, to, index: i });
   });
   return usable;
-}
-
-/** An llm_call's failure policies: retry {max_attempts, backoff_seconds}, timeout_seconds, on_error. */
-function checkPolicies(config: Record<string, unknown>, at: string, report: Report): void {
-  const { retry, timeout_seconds: timeout, on_error: onError } = config;
-  if (retry !== undefined) {
-    if (!isObject(retry)) report(`${at}/retry`, 'must be an object with max_attempts and/or backoff_seconds');
-    else {
-      checkUnknownKeys(retry, ['max_attempts', 'backoff_seconds'], `${at}/retry`, report);
-      const attempts = retry.max_attempts;
-      if (attempts !== undefined && (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 1 || attempts > 10)) {
-        report(`${at}/retry/max_attempts`, 'must be an integer from 1 to 10');
-      }
-      const backoff = retry.backoff_seconds;
-      if (backoff !== undefined && (typeof backoff !== 'number' || !Number.isFinite(backoff) || backoff < 0 || backoff > 60)) {
-        report(`${at}/retry/backoff_seconds`, 'must be a number from 0 to 60');
-      }
-    }
-  }
-  if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0 || timeout > 600)) {
-    report(`${at}/timeout_seconds`, 'must be a number above 0 and at most 600');
-  }
-  if (onError !== undefined && onError !== 'fail' && onError !== 'continue') report(`${at}/on_error`, 'must be one of fail, continue');
 }
 
 /** An edge out of a condition says which branch it follows; no other edge does. */

@@ -1,0 +1,146 @@
+// The config of each node type, checked against its schema in openapi.yaml (TextInputNode.config,
+// LlmCallNode.config, ...) compiled with Ajv, so the contract is the one source of these rules.
+// Problems come out in the words the 422s use (`must be a string`, `must be 1 to 20000
+// characters`), one per field, in the order of the fields. What a schema cannot say stays here: a
+// blank model, the configured max_tokens limit, and `right` required or refused by the operator.
+import { readFileSync } from 'node:fs';
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { parse } from 'yaml';
+import type { ProblemItem } from '../shared/errors.ts';
+
+export const NODE_TYPES = ['text_input', 'llm_call', 'template', 'condition', 'text_output'] as const;
+export type NodeType = (typeof NODE_TYPES)[number];
+
+const SCHEMA_NAME: Record<NodeType, string> = {
+  text_input: 'TextInputNode',
+  llm_call: 'LlmCallNode',
+  template: 'TemplateNode',
+  condition: 'ConditionNode',
+  text_output: 'TextOutputNode',
+};
+
+/** The operators that look at `left` alone (ConditionNode: `right` is refused with them, required with the others). */
+const UNARY_OPERATORS: readonly string[] = ['empty', 'not_empty'];
+
+interface Schema {
+  type?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  enum?: unknown[];
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+}
+
+const spec = parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as {
+  components: { schemas: Record<string, { properties: { config: Schema } }> };
+};
+const ajv = new Ajv2020({ allErrors: true, strict: false });
+const configs = Object.fromEntries(
+  NODE_TYPES.map((type) => {
+    const schema = spec.components.schemas[SCHEMA_NAME[type]]!.properties.config;
+    return [type, { schema, validate: ajv.compile(schema) }];
+  }),
+) as Record<NodeType, { schema: Schema; validate: ReturnType<typeof ajv.compile> }>;
+
+/** Where the plain wording of a keyword is not the 422's: by the field's pointer inside config. */
+const WORDING: Record<string, (schema: Schema, keyword: string) => string | undefined> = {
+  '/variable': (s, keyword) =>
+    keyword === 'type' ? undefined : `must be an identifier (letters, digits, "_", not starting with a digit; at most ${s.maxLength} characters)`,
+  // Blank is a problem of its own (below): past the length, only the upper bound is news.
+  '/model': (s, keyword) => (keyword === 'maxLength' ? `must be at most ${s.maxLength} characters` : undefined),
+  '/retry': () => 'must be an object with max_attempts and/or backoff_seconds',
+  '/retry/max_attempts': (s) => `must be an integer from ${s.minimum} to ${s.maximum}`,
+  '/retry/backoff_seconds': (s) => `must be a number from ${s.minimum} to ${s.maximum}`,
+  '/timeout_seconds': (s) => `must be a number above ${s.exclusiveMinimum} and at most ${s.maximum}`,
+};
+
+const A_TYPE: Record<string, string> = { string: 'a string', number: 'a number', integer: 'an integer', object: 'an object', boolean: 'a boolean', array: 'an array' };
+
+function wording(path: string, error: ErrorObject, schema: Schema): string {
+  if (schema.enum) return `must be one of ${schema.enum.join(', ')}`;
+  const special = WORDING[path]?.(schema, error.keyword);
+  if (special) return special;
+  switch (error.keyword) {
+    case 'type':
+      return `must be ${A_TYPE[String(error.params.type)] ?? String(error.params.type)}`;
+    case 'minLength':
+    case 'maxLength':
+      if (schema.minLength !== undefined && schema.maxLength !== undefined) return `must be ${schema.minLength} to ${schema.maxLength} characters`;
+      return schema.maxLength !== undefined ? `must be at most ${schema.maxLength} characters` : `must be at least ${schema.minLength} characters`;
+    case 'minimum':
+      return `must be >= ${schema.minimum}`;
+    case 'maximum':
+      return `must be <= ${schema.maximum}`;
+    case 'exclusiveMinimum':
+      return `must be > ${schema.exclusiveMinimum}`;
+    default:
+      return 'is invalid';
+  }
+}
+
+/** JSON pointer escaping (RFC 6901 section 3) for a property name. */
+export const escapePointer = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
+const schemaAt = (root: Schema, path: string): Schema =>
+  path
+    .split('/')
+    .slice(1)
+    .reduce<Schema>((s, key) => s.properties?.[key.replace(/~1/g, '/').replace(/~0/g, '~')] ?? {}, root);
+
+/**
+ * The problems of one node's config (an object, of a known type), as pointers inside the config
+ * (`/model`, `/retry/max_attempts`). `maxTokens`: the configured limit of `llm_call.max_tokens`.
+ */
+export function configProblems(type: NodeType, config: Record<string, unknown>, maxTokens: number): ProblemItem[] {
+  const { schema, validate } = configs[type];
+  validate(config);
+  const found: { pointer: string; message: string; rank: number[] }[] = [];
+  const fields = Object.keys(schema.properties ?? {});
+  // `left` and `right` are read before `operator`: whether `right` belongs depends on it.
+  if (type === 'condition') fields.sort((a, b) => Number(a === 'operator') - Number(b === 'operator'));
+  const rankOf = (path: string): number[] => {
+    const [field, ...rest] = path.split('/').slice(1);
+    const parent = schema.properties?.[field!] ?? {};
+    return [2, fields.indexOf(field!), ...(rest.length ? [1, Object.keys(parent.properties ?? {}).indexOf(rest[0]!)] : [0])];
+  };
+  const seen = new Set<string>();
+  const blankModel = type === 'llm_call' && typeof config.model === 'string' && config.model.trim() === '';
+  for (const error of validate.errors ?? []) {
+    const path = error.instancePath;
+    if (error.keyword === 'additionalProperties') {
+      const key = String(error.params.additionalProperty);
+      const owner = path === '' ? config : (config[path.slice(1)] as Record<string, unknown>);
+      const rank = path === '' ? [0, Object.keys(config).indexOf(key)] : [...rankOf(path).slice(0, 2), 0.5, Object.keys(owner).indexOf(key)];
+      found.push({ pointer: `${path}/${escapePointer(key)}`, message: `unknown property "${key}"`, rank });
+    } else if (error.keyword === 'required') {
+      const key = String(error.params.missingProperty);
+      found.push({ pointer: `${path}/${escapePointer(key)}`, message: `is required for a ${type} node`, rank: [1, schema.required?.indexOf(key) ?? 0] });
+    } else if (!seen.has(path) && !(path === '/model' && blankModel) && !(path === '/max_tokens' && error.keyword === 'maximum')) {
+      seen.add(path);
+      found.push({ pointer: path, message: wording(path, error, schemaAt(schema, path)), rank: rankOf(path) });
+    }
+  }
+  if (blankModel) found.push({ pointer: '/model', message: 'must not be empty', rank: rankOf('/model') });
+  // The configured limit, never above the contract's own maximum.
+  const tokens = config.max_tokens;
+  const limit = Math.min(maxTokens, schemaAt(schema, '/max_tokens').maximum ?? Infinity);
+  if (type === 'llm_call' && !seen.has('/max_tokens') && typeof tokens === 'number' && tokens > limit) {
+    found.push({ pointer: '/max_tokens', message: `must be <= ${limit}`, rank: rankOf('/max_tokens') });
+  }
+  if (type === 'condition' && !seen.has('/operator') && typeof config.operator === 'string') {
+    const unary = UNARY_OPERATORS.includes(config.operator);
+    if (unary && config.right !== undefined) {
+      found.push({ pointer: '/right', message: `is not used by the operator ${config.operator} (it looks at left alone)`, rank: [3] });
+    } else if (!unary && config.right === undefined) {
+      found.push({ pointer: '/right', message: `is required by the operator ${config.operator}`, rank: [3] });
+    }
+  }
+  const compare = (a: number[], b: number[]): number => {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) if ((a[i] ?? -1) !== (b[i] ?? -1)) return (a[i] ?? -1) - (b[i] ?? -1);
+    return 0;
+  };
+  return found.sort((a, b) => compare(a.rank, b.rank)).map(({ pointer, message }) => ({ pointer, message }));
+}
