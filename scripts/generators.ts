@@ -164,6 +164,7 @@ const clients: Client[] = [
     },
     compile: () => {
       copyFileSync(path.join(drivers, 'openapi-generator-go/main.go'), path.join(work, 'go/main.go'));
+      copyFileSync(path.join(drivers, 'common.go'), path.join(work, 'go/common.go'));
       goModule(path.join(work, 'go'), 'require github.com/openauth/client v0.0.0\nreplace github.com/openauth/client => ./client\n');
     },
     driver: () => ({ command: path.join(work, 'go/driver'), args: [], cwd: work }),
@@ -177,6 +178,7 @@ const clients: Client[] = [
     },
     compile: () => {
       copyFileSync(path.join(drivers, 'oapi-codegen/main.go'), path.join(work, 'oapi/main.go'));
+      copyFileSync(path.join(drivers, 'common.go'), path.join(work, 'oapi/common.go'));
       goModule(path.join(work, 'oapi'), '');
     },
     driver: () => ({ command: path.join(work, 'oapi/driver'), args: [], cwd: work }),
@@ -227,7 +229,7 @@ if (built.length > 0) {
       const started = Date.now();
       const { command, args, cwd, env } = client.driver();
       try {
-        const output = await runAsync(command, args, { cwd, env: { ...process.env, ...env, BASE_URL: live.baseUrl, API_KEY: live.credentials.CONTRACT_API_KEY } });
+        const output = await runAsync(command, args, { cwd, env: { ...process.env, ...env, BASE_URL: live.baseUrl, API_KEY: live.credentials.CONTRACT_API_KEY, WORKFLOW_FILE: path.join(drivers, 'workflow.json') } });
         outcomes.push({ name, ms: Date.now() - started });
         console.log(`ok   ${name}\n${output.trim().replace(/^/gm, '       ')}`);
       } catch (err) {

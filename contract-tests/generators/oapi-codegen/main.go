@@ -8,48 +8,22 @@ import (
 	"net/http"
 	"os"
 	"reflect"
-	"time"
 
 	"driver/client"
 )
-
-const workflowJSON = `{"name": "Generated client (oapi-codegen)",
-  "nodes": [{"id": "input", "type": "text_input", "config": {"variable": "ticket"}},
-            {"id": "model", "type": "llm_call", "config": {"model": "fake"}},
-            {"id": "result", "type": "text_output", "config": {"format": "plain"}}],
-  "edges": [{"from": "input", "to": "model"}, {"from": "model", "to": "result"}]}`
 
 var (
 	api *client.ClientWithResponses
 	ctx = context.Background()
 )
 
-func must(err error, what string) {
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", what, err)
-		os.Exit(1)
-	}
-}
-
-func check(ok bool, format string, args ...any) {
-	if !ok {
-		fmt.Fprintf(os.Stderr, format+"\n", args...)
-		os.Exit(1)
-	}
-}
-
-func readUntil(workflowID, runID string, status client.RunStatus) client.RunDetail {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+func readRun(workflowID, runID, status string) client.RunDetail {
+	return readUntil(runID, status, func() (client.RunDetail, string) {
 		answer, err := api.GetRunWithResponse(ctx, workflowID, runID, nil)
 		must(err, "get run")
 		check(answer.JSON200 != nil, "get run answered %d: %s", answer.StatusCode(), answer.Body)
-		if answer.JSON200.Data.Status == status {
-			return answer.JSON200.Data
-		}
-		check(time.Now().Before(deadline), "run %s is %s, not %s", runID, answer.JSON200.Data.Status, status)
-		time.Sleep(100 * time.Millisecond)
-	}
+		return answer.JSON200.Data, string(answer.JSON200.Data.Status)
+	})
 }
 
 func run(workflowID, text string) string {
@@ -69,7 +43,7 @@ func main() {
 	must(err, "client")
 
 	var body client.WorkflowCreate
-	must(json.Unmarshal([]byte(workflowJSON), &body), "workflow JSON")
+	must(json.Unmarshal(workflowJSON("oapi-codegen"), &body), "workflow JSON")
 	created, err := api.CreateWorkflowWithResponse(ctx, body)
 	must(err, "create workflow")
 	check(created.JSON201 != nil, "create answered %d: %s", created.StatusCode(), created.Body)
@@ -77,26 +51,26 @@ func main() {
 	fmt.Println("ok create")
 
 	held := run(id, "hang")
-	running := readUntil(id, held, client.RunStatus("running"))
+	running := readRun(id, held, "running")
 	check(running.Output == nil && running.Error == nil && running.Duration == nil, "running run: %+v", running)
 	fmt.Println("ok read running")
 	waiting := run(id, "hang")
-	queued := readUntil(id, waiting, client.RunStatus("queued"))
+	queued := readRun(id, waiting, "queued")
 	check(queued.StartedAt == nil && len(queued.Logs) == 0, "queued run: %+v", queued)
 	fmt.Println("ok read queued")
 	_, err = api.CancelRunWithResponse(ctx, id, waiting)
 	must(err, "cancel queued run")
-	cancelled := readUntil(id, waiting, client.RunStatus("cancelled"))
+	cancelled := readRun(id, waiting, "cancelled")
 	check(cancelled.Error != nil && cancelled.Error.Code == "cancelled", "cancelled run: %+v", cancelled)
 	_, err = api.CancelRunWithResponse(ctx, id, held)
 	must(err, "cancel running run")
-	readUntil(id, held, client.RunStatus("cancelled"))
+	readRun(id, held, "cancelled")
 	fmt.Println("ok read cancelled")
-	completed := readUntil(id, run(id, "hello"), client.RunStatus("completed"))
+	completed := readRun(id, run(id, "hello"), "completed")
 	check(reflect.DeepEqual(completed.Output, map[string]any{"result": "HELLO"}), "completed output: %#v", completed.Output)
 	check(completed.Error == nil && completed.Duration != nil, "completed run: %+v", completed)
 	fmt.Println("ok read completed")
-	failed := readUntil(id, run(id, "fail"), client.RunStatus("failed"))
+	failed := readRun(id, run(id, "fail"), "failed")
 	check(failed.Error != nil && failed.Error.Code != "" && failed.Error.NodeId != nil && *failed.Error.NodeId == "model", "failed run: %+v", failed)
 	fmt.Println("ok read failed")
 	deleted, err := api.DeleteWorkflowWithResponse(ctx, id)

@@ -1,17 +1,11 @@
 // Drives the openapi-generator `typescript-fetch` client (compiled with tsc next to it, in gen/)
 // through a workflow's life, in plain Node.
+import { readFileSync } from 'node:fs';
 import { Configuration, ResponseError, WorkflowsApi, RunStatus, WorkflowCreateFromJSON, type RunDetail } from './gen/index';
 
 const api = new WorkflowsApi(new Configuration({ basePath: process.env.BASE_URL, accessToken: process.env.API_KEY }));
-const workflowJson = {
-  name: 'Generated client (openapi-generator typescript-fetch)',
-  nodes: [
-    { id: 'input', type: 'text_input', config: { variable: 'ticket' } },
-    { id: 'model', type: 'llm_call', config: { model: 'fake' } },
-    { id: 'result', type: 'text_output', config: { format: 'plain' } },
-  ],
-  edges: [{ from: 'input', to: 'model' }, { from: 'model', to: 'result' }],
-};
+// workflow.json (WORKFLOW_FILE), named after the generator.
+const workflowJson = { name: 'Generated client (openapi-generator typescript-fetch)', ...JSON.parse(readFileSync(process.env.WORKFLOW_FILE!, 'utf8')) };
 
 function check(ok: boolean, message: string): void {
   if (!ok) throw new Error(message);

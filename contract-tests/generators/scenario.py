@@ -1,0 +1,63 @@
+"""The life of a workflow that each Python driver walks with its own generated client (README.md)."""
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+
+def workflow(generator: str) -> dict:
+    """The three-node workflow of workflow.json, named after the generator."""
+    return {"name": f"Generated client ({generator})", **json.loads((Path(__file__).parent / "workflow.json").read_text())}
+
+
+def step(name: str) -> None:
+    print(f"ok {name}", flush=True)
+
+
+def drive(
+    create: Callable[[], str],
+    run: Callable[[str, str], str],
+    read: Callable[[str, str], Any],
+    cancel: Callable[[str, str], None],
+    delete: Callable[[str], None],
+    found: Callable[[str], bool],
+) -> None:
+    """create() -> workflow id; run(workflow, text) -> run id; read(workflow, run) -> the run;
+    cancel(workflow, run); delete(workflow); found(workflow) -> whether it can still be read."""
+
+    def read_until(workflow_id: str, run_id: str, status: str):
+        deadline = time.time() + 30
+        while True:
+            answer = read(workflow_id, run_id)
+            if answer.status.value == status:
+                return answer
+            if time.time() > deadline:
+                sys.exit(f"run {run_id} is {answer.status.value}, not {status}")
+            time.sleep(0.1)
+
+    workflow_id = create()
+    step("create")
+    held = run(workflow_id, "hang")
+    running = read_until(workflow_id, held, "running")
+    assert running.output is None and running.error is None and running.duration is None, running
+    step("read running")
+    waiting = run(workflow_id, "hang")
+    queued = read_until(workflow_id, waiting, "queued")
+    assert queued.started_at is None and queued.logs == [], queued
+    step("read queued")
+    cancel(workflow_id, waiting)
+    cancelled = read_until(workflow_id, waiting, "cancelled")
+    assert cancelled.error.code == "cancelled", cancelled
+    cancel(workflow_id, held)
+    read_until(workflow_id, held, "cancelled")
+    step("read cancelled")
+    completed = read_until(workflow_id, run(workflow_id, "hello"), "completed")
+    assert completed.output == {"result": "HELLO"} and completed.error is None and completed.duration >= 0, completed
+    step("read completed")
+    failed = read_until(workflow_id, run(workflow_id, "fail"), "failed")
+    assert failed.error.code and failed.error.node_id == "model", failed
+    step("read failed")
+    delete(workflow_id)
+    assert not found(workflow_id), "the deleted workflow is still there"
+    step("delete")
