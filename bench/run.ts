@@ -25,7 +25,7 @@ import mysql from 'mysql2/promise';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { Browser, formFields, logIn } from '../test/support/oauthFlow.ts';
 import type { LoadResult, LoadSpec } from './types.ts';
-import { adminCli, freePort, waitForReady } from '../test/support/processes.ts';
+import { freePort, provisionThroughCli, waitForReady } from '../test/support/processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -287,12 +287,7 @@ async function runOnce(): Promise<void> {
   const { baseUrl, env } = service;
 
   console.error('provisioning through the admin CLI and the OAuth flow…');
-  adminCli(env, 'user', 'create', '--login', LOGIN, '--password', PASSWORD, '--name', 'Bench User');
-  adminCli(env, 'org', 'create', '--namespace', 'bench-org', '--name', 'Bench Org', '--owner', LOGIN);
-  const app = adminCli(env, 'app', 'create', '--owner', LOGIN, '--name', 'Bench App', '--description', 'npm run bench',
-    '--homepage', 'http://127.0.0.1:9/', '--redirect-uri', REDIRECT_URI) as { client_id: string; client_secret: string };
-  const key = adminCli(env, 'token', 'create', '--user', LOGIN, '--namespace', LOGIN, '--name', 'bench key',
-    '--usage-scenario', 'paid', '--permission', 'workflows') as { id: number; token: string };
+  const { app, key } = provisionThroughCli(env, { label: 'Bench', login: LOGIN, password: PASSWORD, redirectUri: REDIRECT_URI, appDescription: 'npm run bench' });
   const clientAuth = basic(app.client_id, app.client_secret);
   const browser = new Browser(baseUrl);
   const loggedIn = await logIn(browser, LOGIN, PASSWORD);

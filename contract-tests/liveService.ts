@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { createKnex } from '../src/db/knex.ts';
 import { Browser, authorizeInBrowser, logIn } from '../test/support/oauthFlow.ts';
-import { adminCli, embeddedServiceEnv, waitForReady } from '../test/support/processes.ts';
+import { adminCli, embeddedServiceEnv, provisionThroughCli, waitForReady } from '../test/support/processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -118,12 +118,7 @@ export async function startLiveService(extraEnv: Record<string, string> = {}, st
     const login = 'contract-user';
     const password = 'contract-password-1';
     const redirectUri = 'http://127.0.0.1:9/callback';
-    adminCli(env, 'user', 'create', '--login', login, '--password', password, '--name', 'Contract User');
-    adminCli(env, 'org', 'create', '--namespace', 'contract-org', '--name', 'Contract Org', '--owner', login);
-    const app = adminCli(env, 'app', 'create', '--owner', login, '--name', 'Contract App', '--description', 'Drives the contract suite',
-      '--homepage', 'http://127.0.0.1:9/', '--redirect-uri', redirectUri) as { client_id: string; client_secret: string };
-    const key = adminCli(env, 'token', 'create', '--user', login, '--namespace', login, '--name', 'contract key',
-      '--usage-scenario', 'paid', '--permission', 'workflows') as { id: number; token: string };
+    const { app, key } = provisionThroughCli(env, { label: 'Contract', login, password, redirectUri, appDescription: 'Drives the contract suite' });
 
     const grant = async (user: string, pass: string) => {
       const browser = new Browser(baseUrl);

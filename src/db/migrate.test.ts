@@ -2,25 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { insertReturningId } from './insert.ts';
 import { migrateLatest, migrateRollback } from './migrate.ts';
+import { TABLES_IN_CREATION_ORDER } from './migrations/0001_initial.ts';
 
-const TABLES = [
-  'users',
-  'organizations',
-  'memberships',
-  'namespaces',
-  'applications',
-  'authorizations',
-  'oauth_codes',
-  'oauth_tokens',
-  'access_tokens',
-  'signing_keys',
-  'app_secrets',
-  'workflows',
-  'runs',
-  'run_steps',
-  'rate_limits',
-  'web_sessions',
-];
+// The tables of 0001_initial, then of later migrations.
+const TABLES = [...TABLES_IN_CREATION_ORDER, 'web_sessions'];
 
 const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions'];
 

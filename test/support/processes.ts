@@ -47,6 +47,25 @@ export function adminCli(env: NodeJS.ProcessEnv, ...args: string[]): Record<stri
 }
 
 /**
+ * What a live-service suite starts from, made through the admin CLI as an operator would: the user
+ * `login` with an organization `<label>-org` they own, an app with one redirect URI, and a
+ * workflows API key in their own namespace.
+ */
+export function provisionThroughCli(
+  env: NodeJS.ProcessEnv,
+  p: { label: string; login: string; password: string; redirectUri: string; appDescription: string },
+): { app: { client_id: string; client_secret: string }; key: { id: number; token: string } } {
+  const slug = p.label.toLowerCase();
+  adminCli(env, 'user', 'create', '--login', p.login, '--password', p.password, '--name', `${p.label} User`);
+  adminCli(env, 'org', 'create', '--namespace', `${slug}-org`, '--name', `${p.label} Org`, '--owner', p.login);
+  const app = adminCli(env, 'app', 'create', '--owner', p.login, '--name', `${p.label} App`, '--description', p.appDescription,
+    '--homepage', 'http://127.0.0.1:9/', '--redirect-uri', p.redirectUri) as { client_id: string; client_secret: string };
+  const key = adminCli(env, 'token', 'create', '--user', p.login, '--namespace', p.login, '--name', `${slug} key`,
+    '--usage-scenario', 'paid', '--permission', 'workflows') as { id: number; token: string };
+  return { app, key };
+}
+
+/**
  * The environment of a real service process (`src/main.ts`) on a fresh embedded PostgreSQL in a
  * temporary data directory, listening on a free port of 127.0.0.1, with response validation on.
  */

@@ -209,7 +209,8 @@ export async function up(knex: Knex): Promise<void> {
   });
 }
 
-const TABLES_IN_CREATION_ORDER = [
+/** Also the tables 0004_exact_collations converts: every table there was then. */
+export const TABLES_IN_CREATION_ORDER = [
   'users',
   'organizations',
   'memberships',

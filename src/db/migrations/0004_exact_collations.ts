@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { dialectOf } from '../knex.ts';
+import { TABLES_IN_CREATION_ORDER } from './0001_initial.ts';
 
 // Every column compares exactly, on both dialects, whatever the server's default collation.
 //
@@ -17,24 +18,6 @@ import { dialectOf } from '../knex.ts';
 
 export const EXACT_COLLATION = 'utf8mb4_bin';
 
-const TABLES = [
-  'users',
-  'organizations',
-  'memberships',
-  'namespaces',
-  'applications',
-  'authorizations',
-  'oauth_codes',
-  'oauth_tokens',
-  'access_tokens',
-  'signing_keys',
-  'app_secrets',
-  'workflows',
-  'runs',
-  'run_steps',
-  'rate_limits',
-];
-
 // MySQL and MariaDB refuse to change the collation of a column a foreign key joins (even with
 // FOREIGN_KEY_CHECKS=0): the three text foreign keys are dropped, both sides converted, and they
 // are added back as 0001 made them.
@@ -48,7 +31,7 @@ async function convertEveryTable(knex: Knex, collation: string | null): Promise<
   for (const fk of TEXT_FOREIGN_KEYS) {
     await knex.schema.alterTable(fk.table, (t) => t.dropForeign([fk.column]));
   }
-  for (const table of TABLES) {
+  for (const table of TABLES_IN_CREATION_ORDER) {
     await knex.raw(`ALTER TABLE ?? CONVERT TO CHARACTER SET utf8mb4${collation ? ` COLLATE ${collation}` : ''}`, [table]);
   }
   for (const fk of TEXT_FOREIGN_KEYS) {
