@@ -1,7 +1,10 @@
 // Summarizes a .cpuprofile written by `npm run bench -- --profile DIR`: self time by package (or
 // our own source file) and the hottest functions, so a profile can be read without DevTools.
 //
-//   sh scripts/node.sh bench/profile.ts DIR/CPU....cpuprofile [top=25]
+//   sh scripts/node.sh bench/profile.ts DIR/CPU....cpuprofile [top=25] [window=SECONDS]
+//
+// `window`: only the busiest SECONDS of the profile (the load itself, without the service's start-up,
+// the provisioning through the OAuth flow, or the idle time while the peer is measured).
 import { readFileSync } from 'node:fs';
 
 interface ProfileNode {
@@ -21,19 +24,44 @@ if (!file) {
   process.exit(2);
 }
 const top = Number(process.argv[3] ?? 25);
+const windowUs = process.argv[4] ? Number(process.argv[4]) * 1e6 : undefined;
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const isIdle = (id: number) => byId.get(id)?.callFrame.functionName === '(idle)';
+
+/** The indexes of the samples in the busiest `windowUs` of the profile (all of them without a window). */
+function busiestWindow(): [number, number] {
+  if (windowUs === undefined) return [0, profile.samples.length];
+  const at: number[] = [];
+  let t = 0;
+  for (const d of profile.timeDeltas) at.push((t += d));
+  let best: [number, number] = [0, 0];
+  let bestBusy = -1;
+  let busy = 0;
+  let start = 0;
+  for (let end = 0; end < at.length; end += 1) {
+    if (!isIdle(profile.samples[end]!)) busy += profile.timeDeltas[end] ?? 0;
+    while (at[end]! - at[start]! > windowUs) {
+      if (!isIdle(profile.samples[start]!)) busy -= profile.timeDeltas[start] ?? 0;
+      start += 1;
+    }
+    if (busy > bestBusy) [bestBusy, best] = [busy, [start, end + 1]];
+  }
+  return best;
+}
+const [first, last] = busiestWindow();
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
 // Idle time (waiting for the database, or no load at all) is left out: percentages are of busy time.
 const selfTime = new Map<number, number>();
 let idle = 0;
-profile.samples.forEach((id, i) => {
+for (let i = first; i < last; i += 1) {
+  const id = profile.samples[i]!;
   const t = profile.timeDeltas[i] ?? 0;
-  if (byId.get(id)?.callFrame.functionName === '(idle)') idle += t;
+  if (isIdle(id)) idle += t;
   else selfTime.set(id, (selfTime.get(id) ?? 0) + t);
-});
+}
 const total = [...selfTime.values()].reduce((a, b) => a + b, 0);
 
 function where(url: string): string {
