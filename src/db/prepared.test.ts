@@ -41,6 +41,18 @@ describe.each(testDialects())('prepared queries on %s', (dialect) => {
     expect(await byLogin.first(t.db, { login: "grace' OR '1'='1" })).toBeUndefined();
   });
 
+  it('runs writes and answers how many rows they changed (0 when a condition fails)', async () => {
+    const rename = prepared<{ id: number; name: string }>('prepared_test_rename', (db, param) =>
+      db('users').where('id', param('id')).whereNot('name', 'renamed').update({ name: param('name') }),
+    );
+    expect(await rename.run(t.db, { id: ids[1]!, name: 'renamed' })).toBe(1);
+    expect(await rename.run(t.db, { id: ids[1]!, name: 'renamed' })).toBe(0);
+    expect(await rename.run(t.db, { id: -1, name: 'renamed' })).toBe(0);
+    expect(await t.db('users').where('id', ids[1]!).first('name')).toEqual({ name: 'renamed' });
+    const remove = prepared<{ login: string }>('prepared_test_delete', (db, param) => db('users').where('login', param('login')).delete());
+    expect(await remove.run(t.db, { login: 'nobody' })).toBe(0);
+  });
+
   it('gives its connection back to the pool after a failing statement', async () => {
     const broken = prepared<{ id: number }>('prepared_test_broken', (db, param) => db('no_such_table').where('id', param('id')).first());
     for (let i = 0; i < 15; i += 1) await expect(broken.first(t.db, { id: 1 })).rejects.toThrow();

@@ -2,12 +2,12 @@ import type { Knex } from 'knex';
 import { dialectOf, type Dialect } from './knex.ts';
 
 // The statements every authenticated request runs (bearer and API-key lookups, the proxy token's
-// revocation check, the refresh grant's read) as server-side prepared statements, on a connection
+// revocation check, the token endpoint's reads and writes) as server-side prepared statements, on a connection
 // of knex's own pool: the query is written once with the knex builder, compiled to SQL once per
 // dialect, and per request only its parameters travel (MySQL binary protocol, PostgreSQL named
 // statements); the server parses it once per connection. Measured in docs/benchmarks.md.
 
-type Params = Record<string, string | number>;
+type Params = Record<string, string | number | null>;
 
 /** Where a parameter goes in the built query (a string: knex refuses objects as values). */
 const PLACEHOLDER = '\u0000param:';
@@ -23,7 +23,7 @@ interface MysqlConnection {
   execute(sql: string, values: unknown[], callback: (err: Error | null, rows: unknown) => void): void;
 }
 interface PgConnection {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[]; rowCount: number | null }>;
 }
 
 export interface PreparedQuery<P extends Params, Row> {
@@ -31,11 +31,14 @@ export interface PreparedQuery<P extends Params, Row> {
   rows(db: Knex, params: P): Promise<Row[]>;
   /** The first row, or undefined. */
   first(db: Knex, params: P): Promise<Row | undefined>;
+  /** Runs an insert, update or delete: the number of rows it changed. */
+  run(db: Knex, params: P): Promise<number>;
 }
 
 /**
  * A prepared query. `build` gets the knex instance and `param(name)`, which stands for a parameter;
- * the built query must have the same shape whatever the parameters are.
+ * the built query must have the same shape whatever the parameters are. Not for a transaction's
+ * statements: it runs on a connection of its own from the pool.
  */
 export function prepared<P extends Params, Row = Record<string, unknown>>(
   name: string,
@@ -52,7 +55,8 @@ export function prepared<P extends Params, Row = Record<string, unknown>>(
     return found;
   };
 
-  async function rows(db: Knex, params: P): Promise<Row[]> {
+  /** The driver's answer: rows for a select; for a write, MySQL's result header or PostgreSQL's result. */
+  async function execute(db: Knex, params: P): Promise<unknown> {
     const dialect = dialectOf(db);
     const { sql, bindings } = compile(db, dialect);
     const values = bindings.map((b) => {
@@ -65,20 +69,29 @@ export function prepared<P extends Params, Row = Record<string, unknown>>(
       // As knex does before each query: a connection that failed since it was pooled is not used.
       if (connection.__knex__disposed) throw connection.__knex__disposed;
       if (dialect === 'mysql') {
-        return await new Promise<Row[]>((resolve, reject) => {
-          (connection as MysqlConnection).execute(sql, values, (err, result) => (err ? reject(err) : resolve(result as Row[])));
+        return await new Promise<unknown>((resolve, reject) => {
+          (connection as MysqlConnection).execute(sql, values, (err, result) => (err ? reject(err) : resolve(result)));
         });
       }
-      return (await (connection as PgConnection).query({ name, text: sql, values })).rows as Row[];
+      return await (connection as PgConnection).query({ name, text: sql, values });
     } finally {
       await client.releaseConnection(connection);
     }
+  }
+
+  async function rows(db: Knex, params: P): Promise<Row[]> {
+    const result = await execute(db, params);
+    return (dialectOf(db) === 'mysql' ? result : (result as { rows: unknown[] }).rows) as Row[];
   }
 
   return {
     rows,
     async first(db, params) {
       return (await rows(db, params))[0];
+    },
+    async run(db, params) {
+      const result = await execute(db, params);
+      return Number(dialectOf(db) === 'mysql' ? (result as { affectedRows: number }).affectedRows : (result as { rowCount: number | null }).rowCount ?? 0);
     },
   };
 }

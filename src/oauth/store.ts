@@ -53,12 +53,33 @@ export interface CodeRow {
   usedAt: number | null;
 }
 
+// The token endpoint's statements are prepared (src/db/prepared.ts): a grant is three of them, and
+// building each with knex per request was a tenth of the refresh grant's CPU (docs/benchmarks.md).
+
 /** A code whose authorization still stands (revoking an app also kills its pending codes). */
 export async function findCodeByHash(db: Knex, codeHash: string): Promise<CodeRow | null> {
-  const row = await db('oauth_codes as c')
+  const row = await codeByHash.first(db, { codeHash });
+  if (!row) return null;
+  return {
+    id: Number(row.id),
+    clientSecretHash: String(row.client_secret_hash),
+    authorizationId: Number(row.authorization_id),
+    userId: Number(row.user_id),
+    clientId: String(row.client_id),
+    redirectUri: String(row.redirect_uri),
+    scope: String(row.scope),
+    codeChallenge: row.code_challenge === null ? null : String(row.code_challenge),
+    codeChallengeMethod: row.code_challenge_method === null ? null : String(row.code_challenge_method),
+    expiresAt: Number(row.expires_at),
+    usedAt: row.used_at === null ? null : Number(row.used_at),
+  };
+}
+
+const codeByHash = prepared<{ codeHash: string }>('oauth_code_by_hash', (db, param) =>
+  db('oauth_codes as c')
     .join('authorizations as z', 'z.id', 'c.authorization_id')
     .join('applications as a', 'a.id', 'z.application_id')
-    .where('c.code_hash', codeHash)
+    .where('c.code_hash', param('codeHash'))
     .whereNull('z.revoked_at')
     .first(
       'c.id',
@@ -72,28 +93,17 @@ export async function findCodeByHash(db: Knex, codeHash: string): Promise<CodeRo
       'c.expires_at',
       'c.used_at',
       'a.client_secret_hash',
-    );
-  if (!row) return null;
-  return {
-    id: Number(row.id),
-    clientSecretHash: String(row.client_secret_hash),
-    authorizationId: Number(row.authorization_id),
-    userId: Number(row.user_id),
-    clientId: row.client_id,
-    redirectUri: row.redirect_uri,
-    scope: row.scope,
-    codeChallenge: row.code_challenge,
-    codeChallengeMethod: row.code_challenge_method,
-    expiresAt: Number(row.expires_at),
-    usedAt: row.used_at === null ? null : Number(row.used_at),
-  };
-}
+    ),
+);
 
 /** Consumes the code; false when another request consumed it first. */
 export async function markCodeUsed(db: Knex, codeId: number, now: number): Promise<boolean> {
-  const count = await db('oauth_codes').where({ id: codeId }).whereNull('used_at').update({ used_at: now });
-  return count === 1;
+  return (await codeUsed.run(db, { codeId, now })) === 1;
 }
+
+const codeUsed = prepared<{ codeId: number; now: number }>('oauth_code_used', (db, param) =>
+  db('oauth_codes').where('id', param('codeId')).whereNull('used_at').update({ used_at: param('now') }),
+);
 
 export interface TokenRow {
   id: number;
@@ -191,9 +201,12 @@ const tokenWithUserByAccessHash = prepared<{ accessHash: string }>('oauth_token_
 
 /** Refresh rotation: the old pair dies; false when a concurrent refresh rotated it first. */
 export async function markTokenRotated(db: Knex, tokenId: number, now: number): Promise<boolean> {
-  const count = await db('oauth_tokens').where({ id: tokenId }).whereNull('rotated_at').whereNull('revoked_at').update({ rotated_at: now });
-  return count === 1;
+  return (await tokenRotated.run(db, { tokenId, now })) === 1;
 }
+
+const tokenRotated = prepared<{ tokenId: number; now: number }>('oauth_token_rotated', (db, param) =>
+  db('oauth_tokens').where('id', param('tokenId')).whereNull('rotated_at').whereNull('revoked_at').update({ rotated_at: param('now') }),
+);
 
 export interface NewToken {
   authorizationId: number;
@@ -207,17 +220,21 @@ export interface NewToken {
 }
 
 export async function insertToken(db: Knex, token: NewToken): Promise<void> {
-  await db('oauth_tokens').insert({
-    authorization_id: token.authorizationId,
-    code_id: token.codeId,
-    access_token_hash: token.accessTokenHash,
-    refresh_token_hash: token.refreshTokenHash,
-    scope: token.scope,
-    access_expires_at: token.accessExpiresAt,
-    refresh_expires_at: token.refreshExpiresAt,
-    created_at: token.createdAt,
-  });
+  await tokenInsert.run(db, { ...token });
 }
+
+const tokenInsert = prepared<{ [K in keyof NewToken]: NewToken[K] }>('oauth_token_insert', (db, param) =>
+  db('oauth_tokens').insert({
+    authorization_id: param('authorizationId'),
+    code_id: param('codeId'),
+    access_token_hash: param('accessTokenHash'),
+    refresh_token_hash: param('refreshTokenHash'),
+    scope: param('scope'),
+    access_expires_at: param('accessExpiresAt'),
+    refresh_expires_at: param('refreshExpiresAt'),
+    created_at: param('createdAt'),
+  }),
+);
 
 /** Revokes the grant and, at once, every token issued under it. */
 export async function revokeAuthorization(db: Knex, authorizationId: number, now: number): Promise<void> {
