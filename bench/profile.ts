@@ -1,10 +1,12 @@
 // Summarizes a .cpuprofile written by `npm run bench -- --profile DIR`: self time by package (or
 // our own source file) and the hottest functions, so a profile can be read without DevTools.
 //
-//   sh scripts/node.sh bench/profile.ts DIR/CPU....cpuprofile [top=25] [window=SECONDS]
+//   sh scripts/node.sh bench/profile.ts DIR/CPU....cpuprofile [top=25] [window=SECONDS|FROM-TO]
 //
 // `window`: only the busiest SECONDS of the profile (the load itself, without the service's start-up,
-// the provisioning through the OAuth flow, or the idle time while the peer is measured).
+// the provisioning through the OAuth flow, or the idle time while the peer is measured), or the
+// seconds FROM to TO after the profile began (with several loads in one profile: the busy share of
+// each second is printed first, to find them).
 import { readFileSync } from 'node:fs';
 
 interface ProfileNode {
@@ -24,17 +26,25 @@ if (!file) {
   process.exit(2);
 }
 const top = Number(process.argv[3] ?? 25);
-const windowUs = process.argv[4] ? Number(process.argv[4]) * 1e6 : undefined;
+const windowArg = process.argv[4];
+const range = windowArg?.includes('-') ? windowArg.split('-').map((x) => Number(x) * 1e6) : undefined;
+const windowUs = windowArg && !range ? Number(windowArg) * 1e6 : undefined;
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const isIdle = (id: number) => byId.get(id)?.callFrame.functionName === '(idle)';
 
 /** The indexes of the samples in the busiest `windowUs` of the profile (all of them without a window). */
+const at: number[] = [];
+let clock = 0;
+for (const d of profile.timeDeltas) at.push((clock += d));
+
 function busiestWindow(): [number, number] {
+  if (range) {
+    const from = at.findIndex((t) => t >= range[0]!);
+    const to = at.findIndex((t) => t > range[1]!);
+    return [Math.max(0, from), to < 0 ? at.length : to];
+  }
   if (windowUs === undefined) return [0, profile.samples.length];
-  const at: number[] = [];
-  let t = 0;
-  for (const d of profile.timeDeltas) at.push((t += d));
   let best: [number, number] = [0, 0];
   let bestBusy = -1;
   let busy = 0;
@@ -50,6 +60,16 @@ function busiestWindow(): [number, number] {
   return best;
 }
 const [first, last] = busiestWindow();
+if (windowArg) {
+  const perSecond: number[] = [];
+  profile.samples.forEach((id, i) => {
+    const second = Math.floor(at[i]! / 1e6);
+    perSecond[second] ??= 0;
+    if (!isIdle(id)) perSecond[second] += profile.timeDeltas[i] ?? 0;
+  });
+  console.log(`busy share per second: ${perSecond.map((us, s) => `${s}:${Math.round((us ?? 0) / 1e4)}%`).join(' ')}`);
+  console.log(`window: ${(at[first]! / 1e6).toFixed(1)}-${(at[last - 1]! / 1e6).toFixed(1)} s`);
+}
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
