@@ -65,8 +65,12 @@ export async function signProxyToken(
     aid: subject.authorizationId,
   };
   const signingInput = `${base64url(header)}.${base64url(payload)}`;
-  // ES256 in JWS is the raw 64-byte r||s (RFC 7518 3.4), not DER.
-  const signature = sign('sha256', Buffer.from(signingInput), { key: signingKey.key, dsaEncoding: 'ieee-p1363' });
+  // ES256 in JWS is the raw 64-byte r||s (RFC 7518 3.4), not DER. Signed on libuv's thread pool
+  // (the callback form): on the main thread one signature (about 70 us with Node 24's OpenSSL 3.5)
+  // was a third of token detail's CPU there (docs/benchmarks.md, issue 19).
+  const signature = await new Promise<Buffer>((resolve, reject) => {
+    sign('sha256', Buffer.from(signingInput), { key: signingKey.key, dsaEncoding: 'ieee-p1363' }, (err, sig) => (err ? reject(err) : resolve(sig)));
+  });
   return { token: `${signingInput}.${signature.toString('base64url')}`, expiresIn, claims: { ...subject, jti, exp: iat + expiresIn } };
 }
 

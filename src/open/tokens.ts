@@ -31,7 +31,7 @@ export function listAccessTokens(ctx: AppContext): RequestHandler {
  * 1. the signing key is fetched first (it may need the database on first use or cache expiry);
  * 2. the last database read is one statement that loads the raw token and re-reads the
  *    authorization row (findTokenForIssuance);
- * 3. signing is CPU only, with no I/O and no await on anything shared.
+ * 3. signing is CPU only (on the thread pool), with no I/O and no await on anything shared.
  * If the revocation committed before that statement, the statement sees it and we refuse (401).
  * If it commits after, the issuance precedes it; and the gateway re-checks the authorization on
  * every call, so such a token is refused at its first use after the revocation.
