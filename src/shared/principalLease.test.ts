@@ -59,6 +59,33 @@ describe('the principal lease', () => {
     expect(store.reads).toBe(2);
   });
 
+  it('shares a read under way with requests that arrive within its lease, and only those', async () => {
+    let clock = 1_000;
+    const lease = new PrincipalLease(200, { now: () => clock });
+    const answers: ((found: { principal: { userId: number } } | null) => void)[] = [];
+    const read = () => new Promise<{ principal: { userId: number } } | null>((resolve) => answers.push(resolve));
+    const first = lease.principal('oauth', 'gho_y', read); // its read begins at 1000
+    clock += 150;
+    const second = lease.principal('oauth', 'gho_y', read); // 1150: shares it
+    expect(answers).toHaveLength(1);
+    clock += 60;
+    const third = lease.principal('oauth', 'gho_y', read); // 1210: a read begun at 1000 is too old to share
+    expect(answers).toHaveLength(2);
+    answers[0]!({ principal: { userId: 8 } });
+    answers[1]!({ principal: { userId: 9 } });
+    expect(await Promise.all([first, second, third])).toEqual([{ userId: 8 }, { userId: 8 }, { userId: 9 }]);
+    // A refusal answers the requests that shared its read, and is not kept.
+    clock += 1_000;
+    const refused = [lease.principal('oauth', 'gho_y', read), lease.principal('oauth', 'gho_y', read)];
+    expect(answers).toHaveLength(3);
+    answers[2]!(null);
+    expect(await Promise.all(refused)).toEqual([null, null]);
+    const again = lease.principal('oauth', 'gho_y', read);
+    expect(answers).toHaveLength(4);
+    answers[3]!({ principal: { userId: 8 } });
+    expect(await again).toEqual({ userId: 8 });
+  });
+
   it('with a lease of 0 reads the store every time', async () => {
     const { lease, store, read } = leaseWithCountedStore(0);
     await lease.principal('apiKey', 'sk_a', read);

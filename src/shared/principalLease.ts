@@ -13,6 +13,8 @@ import { hashToken } from './crypto.ts';
 export class PrincipalLease {
   readonly leaseMs: number;
   private readonly entries: LRUCache<string, { principal: object; until: number }>;
+  /** Reads under way, by key: requests that arrive during one share it (see `principal`). */
+  private readonly reads = new Map<string, { began: number; answer: Promise<{ principal: object; expiresAt?: number } | null> }>();
   /** A monotonic clock in milliseconds (a test may drive its own). */
   private readonly now: () => number;
 
@@ -31,20 +33,43 @@ export class PrincipalLease {
     if (this.leaseMs <= 0) return (await read())?.principal ?? null;
     // Keyed by the token's hash: the cache never holds a credential in plaintext.
     const key = `${kind}:${hashToken(token)}`;
+    const arrived = this.now();
     const cached = this.entries.get(key);
-    if (cached && this.now() < cached.until) return cached.principal as P;
+    if (cached && arrived < cached.until) return cached.principal as P;
+    // A read of this token under way, begun less than a lease ago, answers this request too, as
+    // its cache entry would: when a lease runs out, the 32 requests in flight made 32 reads of one
+    // token instead of one (issue 19). A refusal is shared only with requests that arrived during
+    // its read, never cached.
+    const pending = this.reads.get(key);
+    if (pending && arrived < pending.began + this.leaseMs) {
+      const shared = await pending.answer;
+      if (!shared) return null;
+      if (arrived < this.leaseEnd(pending.began, shared.expiresAt)) return shared.principal as P;
+    }
     const readBegan = this.now();
-    const found = await read();
+    const answer = read();
+    const mine = { began: readBegan, answer };
+    this.reads.set(key, mine);
+    let found: Awaited<typeof answer>;
+    try {
+      found = await answer;
+    } finally {
+      if (this.reads.get(key) === mine) this.reads.delete(key);
+    }
     if (!found) {
       this.entries.delete(key);
       return null;
     }
-    // The lease runs from when the read began, and never past the credential's own expiry.
-    const expiresIn = found.expiresAt === undefined ? Infinity : found.expiresAt - Date.now();
-    const until = readBegan + Math.min(this.leaseMs, expiresIn);
+    const until = this.leaseEnd(readBegan, found.expiresAt);
     const current = this.entries.get(key);
     if (!current || current.until < until) this.entries.set(key, { principal: found.principal, until });
     return found.principal;
+  }
+
+  /** The lease runs from when the read began, and never past the credential's own expiry (epoch ms). */
+  private leaseEnd(readBegan: number, expiresAt: number | undefined): number {
+    const expiresIn = expiresAt === undefined ? Infinity : expiresAt - Date.now();
+    return readBegan + Math.min(this.leaseMs, expiresIn);
   }
 
   /** Whether the cache has an entry for `token` (`serving`: one whose lease still runs). */
