@@ -207,10 +207,17 @@ async function runOf(deps: WorkflowDeps, userId: number, workflowId: string, run
  * A run with its logs: what polling clients call over and over, so two queries side by side (the
  * run joined with its workflow's deletion, and the steps). Anything unusual (no such run, a
  * deleted workflow) takes the general path, which answers the right 404.
+ *
+ * A worker writes the last steps, then ends the run. Side by side, the steps may be read before
+ * that last write and the run after its end: an ended run's steps are read again, after the run,
+ * so an ended run always comes with its whole log (once per run: its last poll).
  */
 export async function getRun(deps: WorkflowDeps, userId: number, workflowId: string, runId: string): Promise<RunDetail> {
   const [found, steps] = await Promise.all([store.findRunOfWorkflowWithDeletion(deps.db, userId, workflowId, runId), store.listSteps(deps.db, runId)]);
-  if (found && found.workflowDeletedAt === null) return { ...toRun(found.run), logs: steps.map(toRunStep) };
+  if (found && found.workflowDeletedAt === null) {
+    const logs = store.TERMINAL.includes(found.run.status) ? await store.listSteps(deps.db, runId) : steps;
+    return { ...toRun(found.run), logs: logs.map(toRunStep) };
+  }
   const row = await runOf(deps, userId, workflowId, runId);
   return { ...toRun(row), logs: (await store.listSteps(deps.db, runId)).map(toRunStep) };
 }
