@@ -2,6 +2,11 @@
 // state it expects, so concurrent actors (API cancel, a worker, a second worker after a crash)
 // cannot overwrite each other: whoever matches the row wins, the others see 0 rows.
 import type { Knex } from 'knex';
+import { prepared } from '../db/prepared.ts';
+
+// The statements of every run (its insert, claim and end) and of every poll (the run and its
+// steps) are prepared (src/db/prepared.ts): building them with knex per call was about a tenth of
+// the service's CPU under the runs load (docs/benchmarks.md, issue 19).
 
 export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
 export const TERMINAL: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
@@ -81,8 +86,17 @@ export async function insertRunWithinLimit(db: Knex, row: NewRunRow, limit: numb
 }
 
 export async function insertRun(db: Knex, row: NewRunRow): Promise<void> {
-  await db('runs').insert(row);
+  await runInsert.run(db, { ...row });
 }
+
+const runColumns = [
+  'id', 'workflow_id', 'user_id', 'status', 'inputs', 'graph', 'output', 'error', 'usage',
+  'idempotency_key', 'attempts', 'created_at', 'started_at', 'finished_at', 'duration_ms',
+] as const satisfies readonly (keyof NewRunRow)[];
+
+const runInsert = prepared<{ [K in keyof NewRunRow]: NewRunRow[K] }>('run_insert', (db, param) =>
+  db('runs').insert(Object.fromEntries(runColumns.map((c) => [c, param(c)]))),
+);
 
 export async function findRun(db: Knex, id: string): Promise<RunRow | undefined> {
   const row = (await db<RunRow>('runs').where({ id }).first()) as RunRow | undefined;
@@ -105,17 +119,21 @@ export async function findRunOfWorkflowWithDeletion(
   workflowId: string,
   id: string,
 ): Promise<{ run: RunRow; workflowDeletedAt: number | null } | undefined> {
-  const row = (await db('runs')
-    .join('workflows', function () {
-      this.on('workflows.id', '=', 'runs.workflow_id').andOn('workflows.user_id', '=', 'runs.user_id');
-    })
-    .select('runs.*', 'workflows.deleted_at as workflow_deleted_at')
-    .where({ 'runs.id': id, 'runs.user_id': userId, 'runs.workflow_id': workflowId })
-    .first()) as (RunRow & { workflow_deleted_at: unknown }) | undefined;
+  const row = (await runWithDeletion.first(db, { id, userId, workflowId })) as (RunRow & { workflow_deleted_at: unknown }) | undefined;
   if (!row) return undefined;
   const { workflow_deleted_at: deletedAt, ...run } = row;
   return { run: fromDb(run), workflowDeletedAt: num(deletedAt) };
 }
+
+const runWithDeletion = prepared<{ id: string; userId: number; workflowId: string }>('run_with_workflow_deletion', (db, param) =>
+  db('runs')
+    .join('workflows', function () {
+      this.on('workflows.id', '=', 'runs.workflow_id').andOn('workflows.user_id', '=', 'runs.user_id');
+    })
+    .select('runs.*', 'workflows.deleted_at as workflow_deleted_at')
+    .where({ 'runs.id': param('id'), 'runs.user_id': param('userId'), 'runs.workflow_id': param('workflowId') })
+    .first(),
+);
 
 export async function findRunByIdempotencyKey(db: Knex, userId: number, workflowId: string, key: string): Promise<RunRow | undefined> {
   const row = (await db<RunRow>('runs').where({ user_id: userId, workflow_id: workflowId, idempotency_key: key }).first()) as
@@ -163,11 +181,14 @@ export async function latestRunsOfWorkflows(db: Knex, userId: number, workflowId
  * `expectedAttempt + 1`; false if the run was no longer queued (cancelled, or claimed meanwhile).
  */
 export async function claimQueuedRun(db: Knex, id: string, expectedAttempt: number, now: number): Promise<boolean> {
-  const count = await db('runs')
-    .where({ id, status: 'queued', attempts: expectedAttempt })
-    .update({ status: 'running', started_at: now, attempts: expectedAttempt + 1 });
-  return count === 1;
+  return (await runClaim.run(db, { id, expectedAttempt, nextAttempt: expectedAttempt + 1, now })) === 1;
 }
+
+const runClaim = prepared<{ id: string; expectedAttempt: number; nextAttempt: number; now: number }>('run_claim', (db, param) =>
+  db('runs')
+    .where({ id: param('id'), status: 'queued', attempts: param('expectedAttempt') })
+    .update({ status: 'running', started_at: param('now'), attempts: param('nextAttempt') }),
+);
 
 /**
  * running -> running for a retry after the previous holder died: bumps the attempt (so the old
@@ -194,9 +215,30 @@ export async function finishRun(
     duration_ms: number;
   },
 ): Promise<boolean> {
-  const count = await db('runs').where({ id, status: 'running', attempts: attempt }).update(end);
-  return count === 1;
+  return (await runFinish.run(db, { id, attempt, ...end })) === 1;
 }
+
+const runFinish = prepared<{
+  id: string;
+  attempt: number;
+  status: string;
+  output: string | null;
+  error: string | null;
+  usage: string | null;
+  finished_at: number;
+  duration_ms: number;
+}>('run_finish', (db, param) =>
+  db('runs')
+    .where({ id: param('id'), status: 'running', attempts: param('attempt') })
+    .update({
+      status: param('status'),
+      output: param('output'),
+      error: param('error'),
+      usage: param('usage'),
+      finished_at: param('finished_at'),
+      duration_ms: param('duration_ms'),
+    }),
+);
 
 /**
  * Fails a run that is not yet terminal (queue write failed, worker lost, store unavailable), and
@@ -297,6 +339,8 @@ export async function deleteSteps(db: Knex, runId: string): Promise<void> {
 
 /** Steps in execution (start) order. */
 export async function listSteps(db: Knex, runId: string): Promise<RunStepRow[]> {
-  const rows = (await db<RunStepRow>('run_steps').where({ run_id: runId }).orderBy('id', 'asc')) as RunStepRow[];
+  const rows = (await stepsOfRun.rows(db, { runId })) as unknown as RunStepRow[];
   return rows.map((r) => ({ ...r, id: Number(r.id), started_at: num(r.started_at), finished_at: num(r.finished_at), truncated: Boolean(r.truncated) }));
 }
+
+const stepsOfRun = prepared<{ runId: string }>('run_steps_of_run', (db, param) => db('run_steps').where({ run_id: param('runId') }).orderBy('id', 'asc'));

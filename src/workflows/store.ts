@@ -1,6 +1,7 @@
 // SQL of the workflows domain, named by intent. Rows are per user and soft-deleted: a deleted
 // workflow keeps its row (and so its runs) until it is purged, but no query here returns it.
 import type { Knex } from 'knex';
+import { prepared } from '../db/prepared.ts';
 
 export interface WorkflowRow {
   seq: number;
@@ -106,9 +107,14 @@ export async function softDeleteWorkflow(db: Knex, userId: number, id: string, n
  * workflow until it is purged.
  */
 export async function findWorkflowIncludingDeleted(db: Knex, userId: number, id: string): Promise<WorkflowRow | undefined> {
-  const row = (await db<WorkflowRow>('workflows').where({ user_id: userId, id }).first()) as WorkflowRow | undefined;
+  const row = (await workflowIncludingDeleted.first(db, { userId, id })) as WorkflowRow | undefined;
   return row ? fromDb(row) : undefined;
 }
+
+/** Prepared (src/db/prepared.ts): every run and every run page reads it (issue 19). */
+const workflowIncludingDeleted = prepared<{ userId: number; id: string }>('workflow_including_deleted', (db, param) =>
+  db('workflows').where({ user_id: param('userId'), id: param('id') }).first(),
+);
 
 /** Removes workflows deleted before `cutoff` for good; their runs and run steps go with them (FK cascade). Returns how many. */
 export async function purgeWorkflowsDeletedBefore(db: Knex, cutoff: number): Promise<number> {
