@@ -60,6 +60,7 @@ for (const code of document.querySelectorAll('code[data-copy], code#client-id, c
 // origin once a second until the X-Run-Status header says it ended (src/platform/pages/workflows.ts).
 const live = document.querySelector('[data-live]');
 if (live) {
+  let failures = 0;
   const follow = async () => {
     let ended = false;
     try {
@@ -68,14 +69,17 @@ if (live) {
       if (!res.ok || !status) return; // signed out or gone: the page as it stands, a reload says why
       live.innerHTML = await res.text();
       ended = ['completed', 'failed', 'cancelled'].includes(status);
+      failures = 0;
       if (ended) {
         live.removeAttribute('data-live');
         document.getElementById('live-note')?.remove();
+        const announce = document.getElementById('run-announce');
+        if (announce) announce.textContent = 'The run ' + status + '.';
       }
     } catch {
-      ended = false;
+      failures += 1; // the service restarting, say; after a minute of that, a reload is the way
     }
-    if (!ended) setTimeout(follow, 1000);
+    if (!ended && failures < 60) setTimeout(follow, 1000);
   };
   setTimeout(follow, 1000);
 }
@@ -141,7 +145,7 @@ h2.first{margin-top:1rem;border-top:0;padding-top:0}
 .cell-label{display:none}
 td.step-output{min-width:12rem}
 @media (max-width:40rem){
-.cell-label{display:inline}td.step-output{min-width:0}
+.cell-label{display:inline}td.step-output{min-width:0}.graph svg.wide{max-width:none}
 }
 @media (max-width:40rem){
 main{margin:0;border:0;border-radius:0;padding:1rem}

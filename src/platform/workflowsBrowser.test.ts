@@ -69,6 +69,7 @@ describe('workflow and run pages in a real browser', () => {
 
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: SCREEN_WIDTHS.desktop, height: 800 } });
+    page.setDefaultTimeout(15_000); // a missing element fails its step, with its name, before the test's own limit
     page.on('console', (m) => m.type() === 'error' && errors.push(`${m.text()} ${m.location().url}`));
     await logInPage(page, server.baseUrl, me.login, me.password, '/workflows');
   });
@@ -130,6 +131,29 @@ describe('workflow and run pages in a real browser', () => {
     }
   });
 
+  it('a graph too wide to read shrunk on a phone scrolls inside its own box, never the page', async () => {
+    const fan = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'];
+    const wideId = await createWorkflow(api, {
+      name: 'Six opinions',
+      nodes: [
+        { id: 'question', type: 'text_input', config: { variable: 'question' } },
+        ...fan.map((id) => ({ id, type: 'template' as const, config: { template: `${id}: {{ inputs.question }}` } })),
+        { id: 'answers', type: 'text_output', config: { format: 'markdown' } },
+      ],
+      edges: [...fan.map((id) => ({ from: 'question', to: id })), ...fan.map((id) => ({ from: id, to: 'answers' }))],
+    });
+    for (const [device, width] of Object.entries(SCREEN_WIDTHS)) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${server.baseUrl}/workflows/${wideId}`);
+      const box = page.locator('.graph');
+      const scrolls = await box.evaluate((el) => el.scrollWidth > el.clientWidth);
+      // A desktop shows it whole (scaled into the page); a phone keeps it legible and scrolls the box.
+      expect(scrolls, `graph box at ${width}px`).toBe(device === 'phone');
+      expect(await scrollsSideways(page), `page at ${width}px`).toBe(false);
+      await screenshot(page, `workflow-wide-graph-${device}`);
+    }
+  });
+
   it('the run form is built from the text_input variables; keyboard focus starts at it; an empty field is named with aria-invalid and aria-describedby', async () => {
     await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 900 });
     await page.goto(`${server.baseUrl}/workflows/${triageId}`);
@@ -165,6 +189,7 @@ describe('workflow and run pages in a real browser', () => {
     await page.waitForSelector('#run-status .badge.status-completed', { timeout: 15_000 });
     expect(page.url()).toBe(runUrl);
     expect(await page.locator('#live-note').count()).toBe(0);
+    expect(await page.locator('#run-announce[aria-live=polite]').textContent()).toBe('The run completed.');
 
     expect(fake.requests.at(-1)?.messages.at(-1)?.content).toBe('Triage for Ada: The export button does nothing');
     const row = (id: string) => page.locator(`tr.step[data-node=${id}]`);
@@ -192,7 +217,7 @@ describe('workflow and run pages in a real browser', () => {
     expect(await history.count()).toBe(1);
     expect(await history.first().locator('.badge').textContent()).toBe('completed');
     await page.goto(`${server.baseUrl}/workflows`);
-    expect(await page.locator('table.workflows tbody tr').first().locator('.badge').textContent()).toBe('completed');
+    expect(await page.locator('table.workflows tbody tr', { hasText: 'Ticket triage' }).locator('.badge').textContent()).toBe('completed');
     expect(unexpectedErrors()).toEqual([]);
   });
 

@@ -14,6 +14,8 @@ const GAP_Y = 54;
 const MARGIN = 12;
 /** Node ids are at most 64 characters; longer than this is cut in the box (the whole id is its title). */
 const LABEL_MAX = 20;
+/** Up to three boxes side by side (~600 px) scale down to a phone; wider graphs scroll there. */
+const WIDE = 3 * NODE_WIDTH + 2 * GAP_X + 2 * MARGIN;
 
 export interface PlacedNode {
   node: WorkflowNode;
@@ -147,7 +149,9 @@ export function graphSvg(nodes: readonly WorkflowNode[], edges: readonly Workflo
 <rect width="${NODE_WIDTH}" height="${NODE_HEIGHT}" rx="6"/><rect class="stripe" width="6" height="${NODE_HEIGHT}" rx="3"/>
 <text class="node-id" x="14" y="19">${cut(node.id)}</text><text class="node-type" x="14" y="36">${type}${status ? ` · ${status.replace('_', ' ')}` : ''}</text></g>`;
   });
-  return html`<div class="graph"><svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${layout.width} ${layout.height}" width="${layout.width}" height="${layout.height}" role="img" aria-label="${options.title}">
+  // A graph wider than three boxes would shrink past reading on a phone: it keeps its size there and scrolls in its own box.
+  const wide = layout.width > WIDE ? html` class="wide"` : '';
+  return html`<div class="graph"><svg xmlns="http://www.w3.org/2000/svg"${wide} viewBox="0 0 ${layout.width} ${layout.height}" width="${layout.width}" height="${layout.height}" role="img" aria-label="${options.title}">
 <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0L10 5L0 10z"/></marker></defs>
 ${arrows}${boxes}</svg></div>`;
 }

@@ -81,6 +81,6 @@ export function runPage(model: RunPageModel): Html {
 <h1>Run <code>${run.id}</code></h1>
 <p><small>Version ${run.workflow_version ?? '?'} of the workflow · created ${isoDate(run.created_at)}${run.finished_at ? ` · ended ${isoDate(run.finished_at)}` : ''}</small></p>
 ${runEnded(run) ? '' : html`<p class="notice" id="live-note">This run has not ended. The page follows it as it goes; without JavaScript, reload the page to see its progress.</p>`}
-<div id="run-state"${live}>${runState(model)}</div>`,
+<p id="run-announce" class="visually-hidden" aria-live="polite"></p><div id="run-state"${live}>${runState(model)}</div>`,
   );
 }

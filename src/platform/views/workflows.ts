@@ -45,7 +45,7 @@ export function workflowsPage({ user, workflows, latest, meta }: WorkflowsModel)
   const rows = workflows.map((w, i) => {
     const run = latest.get(w.id);
     // Keyboard focus starts at the first workflow.
-    return html`<tr><td><a href="/workflows/${w.id}"${i === 0 ? html` autofocus` : ''}><strong>${w.name}</strong></a>${w.description ? html`<br><small>${w.description}</small>` : ''}</td>
+    return html`<tr><td><a href="/workflows/${w.id}"${i === 0 ? html` autofocus` : ''}><strong>${w.name}</strong></a>${w.description ? html`<br><small>${w.description.length > 140 ? `${w.description.slice(0, 139)}…` : w.description}</small>` : ''}</td>
 <td>${w.nodes.length}<span class="cell-label"> nodes</span></td>
 <td>${run ? html`<a href="/workflows/${w.id}/runs/${run.id}">${statusBadge(run.status)}</a> <small>${isoDate(run.created_at)}</small>` : html`<small>never run</small>`}</td>
 <td><small>updated ${isoDate(w.updated_at)}</small></td></tr>`;
