@@ -18,7 +18,10 @@ export interface paths {
          *     and never redirects. Any other problem redirects to `redirect_uri` with `error`,
          *     `error_description` and `state`. A user who is not logged in is sent to the login page and
          *     comes back here; a logged-in user sees the consent page. Allowing redirects with `code`
-         *     and `state`; denying redirects with `error=access_denied` and `state`. Every redirect to
+         *     and `state`; denying redirects with `error=access_denied` and `state`. A user who already
+         *     allowed this application every requested scope, and has not revoked it since, is not asked
+         *     again: the request (after every check above) redirects with `code` and `state` at once,
+         *     unless `prompt=consent` asks for the consent page. Every redirect to
          *     the client also carries `iss`, the issuer (RFC 9207), which the client compares with the
          *     issuer it started with (mix-up attacks).
          */
@@ -1582,6 +1585,12 @@ export interface operations {
                  * @example S256
                  */
                 code_challenge_method?: "S256";
+                /**
+                 * @description `consent` shows the consent page even when the user already granted these scopes to the
+                 *     application (OpenID Connect Core 3.1.2.1).
+                 * @example consent
+                 */
+                prompt?: "consent";
             };
             header?: never;
             path?: never;
@@ -1589,7 +1598,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The consent page (application name, description, homepage, requested scopes; Allow/Deny). */
+            /** @description The consent page (application name, owner, description, homepage, requested scopes; Allow/Deny). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1599,9 +1608,10 @@ export interface operations {
                 };
             };
             /**
-             * @description Redirect: to the login page when no user is logged in; or to `redirect_uri` with
+             * @description Redirect: to the login page when no user is logged in; to `redirect_uri` with
              *     `error`, `error_description` and `state` when the request is invalid
-             *     (`invalid_request`, `unsupported_response_type`, `invalid_scope`).
+             *     (`invalid_request`, `unsupported_response_type`, `invalid_scope`); or to `redirect_uri`
+             *     with `code` and `state` when the user already granted these scopes (a remembered grant).
              */
             302: {
                 headers: {

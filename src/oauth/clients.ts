@@ -10,10 +10,12 @@ export interface OAuthClient {
   description: string;
   homepage: string;
   redirectUri: string;
+  /** The user who registered it (the consent page names them). */
+  ownerUserId: number;
 }
 
 function toClient(app: Application): OAuthClient {
-  return { id: app.id, clientId: app.client_id, name: app.name, description: app.description, homepage: app.homepage, redirectUri: app.redirect_uri };
+  return { id: app.id, clientId: app.client_id, name: app.name, description: app.description, homepage: app.homepage, redirectUri: app.redirect_uri, ownerUserId: app.owner_user_id };
 }
 
 export async function findClientByClientId(db: Knex, clientId: string): Promise<OAuthClient | null> {

@@ -4,7 +4,7 @@ import type { AuthorizeRequest } from './authorize.ts';
 import { SCOPES, isScope, splitScope } from './scopes.ts';
 
 /** The consent page: who asks, for what, and an Allow/Deny form carrying the request and a CSRF token. */
-export function consentPage(request: AuthorizeRequest, user: { login: string }, csrf: string): Html {
+export function consentPage(request: AuthorizeRequest, user: { login: string }, csrf: string, ownerLogin?: string): Html {
   const { client } = request;
   const scopes = splitScope(request.scope).filter(isScope);
   const hidden = {
@@ -23,7 +23,7 @@ export function consentPage(request: AuthorizeRequest, user: { login: string }, 
   const homepage = /^https?:\/\//i.test(client.homepage) ? html`<a href="${client.homepage}" rel="noopener noreferrer">${client.homepage}</a>` : html`${client.homepage}`;
   const body = html`<h1>Authorize ${client.name}</h1>
 <p class="app-description">${client.description}</p>
-<p>Homepage: ${homepage}</p>
+<p class="app-meta">${ownerLogin ? html`Registered by <strong>${ownerLogin}</strong> · ` : ''}Homepage: ${homepage}</p>
 <p><strong>${client.name}</strong> wants to access your account <strong>${user.login}</strong>:</p>
 <ul class="scopes">${scopes.map((s) => html`<li><code>${s}</code>: ${SCOPES[s]}</li>`)}</ul>
 <p>You will be sent to <code>${request.redirectUri}</code>.</p>

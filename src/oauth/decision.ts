@@ -6,6 +6,25 @@ import { AuthorizePageError, AuthorizeRedirectError, redirectWith, validateAutho
 import { authorizeErrorPage } from './consent.ts';
 import { insertAuthorization, insertCode } from './store.ts';
 
+/** A code for the validated request under the user's grant; answers the redirect to the client that carries it. */
+export async function issueCode(ctx: AppContext, request: AuthorizeRequest, userId: number, authorizationId: number): Promise<string> {
+  const now = Date.now();
+  const code = newToken('oac');
+  await insertCode(ctx.db, {
+    codeHash: hashToken(code),
+    authorizationId,
+    applicationId: request.client.id,
+    userId,
+    redirectUri: request.redirectUri,
+    scope: request.scope,
+    codeChallenge: request.codeChallenge,
+    codeChallengeMethod: request.codeChallengeMethod,
+    expiresAt: now + ctx.config.AUTH_CODE_TTL_SECONDS * 1000,
+    createdAt: now,
+  });
+  return redirectWith(request.redirectUri, { code, state: request.state, iss: ctx.config.BASE_URL });
+}
+
 /**
  * POST /oauth/authorize/decision: the consent form. The request it carries is validated again with
  * the same steps as GET /oauth/authorize (the form fields are user-controlled too).
@@ -27,23 +46,9 @@ export function decisionHandler(ctx: AppContext): RequestHandler {
       if (body.decision !== 'allow') {
         throw new AuthorizeRedirectError('access_denied', 'The user denied the request.');
       }
-      const now = Date.now();
       const userId = req.webSession.uid;
-      const authorizationId = await insertAuthorization(ctx.db, userId, request.client.id, request.scope, now);
-      const code = newToken('oac');
-      await insertCode(ctx.db, {
-        codeHash: hashToken(code),
-        authorizationId,
-        applicationId: request.client.id,
-        userId,
-        redirectUri: request.redirectUri,
-        scope: request.scope,
-        codeChallenge: request.codeChallenge,
-        codeChallengeMethod: request.codeChallengeMethod,
-        expiresAt: now + ctx.config.AUTH_CODE_TTL_SECONDS * 1000,
-        createdAt: now,
-      });
-      res.redirect(303, redirectWith(request.redirectUri, { code, state: request.state, iss: ctx.config.BASE_URL }));
+      const authorizationId = await insertAuthorization(ctx.db, userId, request.client.id, request.scope, Date.now());
+      res.redirect(303, await issueCode(ctx, request, userId, authorizationId));
     } catch (err) {
       if (err instanceof AuthorizePageError) {
         res.status(400).type('html').send(String(authorizeErrorPage(err.message)));

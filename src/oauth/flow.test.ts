@@ -323,6 +323,68 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     expect(page).toContain('https://client.example.test/');
   });
 
+  it('names the app you are signing in to on the login page an authorization request sends you to', async () => {
+    const f = await createFixture(server.ctx.db);
+    const first = await new Browser(server.baseUrl).fetch(authorizationUrl(f).toString());
+    const login = await (await fetch(new URL(first.headers.get('location')!, server.baseUrl))).text();
+    expect(login).toContain(`to continue to <strong>${f.appName}</strong>`);
+    // Not from an authorization request (or from one naming no registered app): no app named.
+    expect(await (await fetch(`${server.baseUrl}/login`)).text()).not.toContain('continue to');
+    expect(await (await fetch(`${server.baseUrl}/login?return_to=${encodeURIComponent('/oauth/authorize?client_id=app_nobody')}`)).text()).not.toContain('continue to');
+  });
+
+  it('shows who registered the app on the consent page', async () => {
+    const f = await createFixture(server.ctx.db);
+    const page = await (await (await loggedIn(f)).fetch(authorizationUrl(f).toString())).text();
+    expect(page).toContain(`Registered by <strong>${f.login}</strong>`);
+  });
+
+  it('remembers a grant: the same app and scopes (or fewer) answer with a code at once, until the user revokes the app', async () => {
+    const f = await createFixture(server.ctx.db);
+    const browser = await loggedIn(f);
+    await authorizeInBrowser(browser, authorizationUrl(f, { scope: 'user_info api_key' }));
+    for (const scope of ['user_info api_key', 'user_info', 'api_key']) {
+      const again = await browser.fetch(authorizationUrl(f, { scope, state: 'again' }).toString());
+      expect(again.status).toBe(302);
+      const callback = new URL(again.headers.get('location')!);
+      expect(callback.origin + callback.pathname).toBe(f.redirectUri);
+      expect(callback.searchParams.get('state')).toBe('again');
+      const res = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: f.redirectUri, client_id: f.clientId, client_secret: f.clientSecret });
+      expect(res.status).toBe(200);
+      expect((await res.json()).scope).toBe(scope);
+    }
+    // prompt=consent asks all the same.
+    expect((await browser.fetch(authorizationUrl(f, { prompt: 'consent' }).toString())).status).toBe(200);
+    // The checks still run: a wrong callback is an error page, a bad PKCE method a redirected error.
+    expect((await browser.fetch(authorizationUrl(f, { redirect_uri: 'https://evil.example/cb' }).toString())).status).toBe(400);
+    const badPkce = await browser.fetch(authorizationUrl(f, { code_challenge: 'x'.repeat(43), code_challenge_method: 'plain' }).toString());
+    expect(new URL(badPkce.headers.get('location')!).searchParams.get('error')).toBe('invalid_request');
+    // PKCE is bound to the remembered code too: the exchange needs the verifier.
+    const verifier = oauth.generateRandomCodeVerifier();
+    const withPkce = await browser.fetch(authorizationUrl(f, { code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' }).toString());
+    const code = new URL(withPkce.headers.get('location')!).searchParams.get('code')!;
+    const base = { grant_type: 'authorization_code', code, redirect_uri: f.redirectUri, client_id: f.clientId, client_secret: f.clientSecret };
+    expect((await tokenRequest({ ...base, code_verifier: oauth.generateRandomCodeVerifier() })).status).toBe(400);
+
+    // Revoked: asked again.
+    const list = await (await browser.fetch('/settings/authorizations')).text();
+    const action = /href="(\/settings\/authorizations\/\d+\/revoke)"/.exec(list)![1]!;
+    const { csrf_token } = formFields(await (await browser.fetch(action)).text());
+    expect((await browser.post(action, { csrf_token: csrf_token! })).status).toBe(303);
+    expect((await browser.fetch(authorizationUrl(f).toString())).status).toBe(200);
+  });
+
+  it('asks again for a scope the user has not granted', async () => {
+    const f = await createFixture(server.ctx.db);
+    const browser = await loggedIn(f);
+    await authorizeInBrowser(browser, authorizationUrl(f, { scope: 'user_info' }));
+    const wider = await browser.fetch(authorizationUrl(f, { scope: 'user_info api_key' }).toString());
+    expect(wider.status).toBe(200);
+    // Another user of the same app is asked too.
+    const other = await createFixture(server.ctx.db);
+    expect((await (await loggedIn(other)).fetch(authorizationUrl({ ...other, clientId: f.clientId, redirectUri: f.redirectUri }).toString())).status).toBe(200);
+  });
+
   it('refuses a consent decision without the CSRF token', async () => {
     const f = await createFixture(server.ctx.db);
     const browser = await loggedIn(f);

@@ -10,7 +10,9 @@ import { csrfToken, loginUrl, sessionMiddleware } from '../platform/session.ts';
 import { AuthorizePageError, AuthorizeRedirectError, redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './authorize.ts';
 import { authorizeErrorPage, consentPage } from './consent.ts';
 import { basicCredentials } from './clientAuth.ts';
-import { decisionHandler } from './decision.ts';
+import { decisionHandler, issueCode } from './decision.ts';
+import { splitScope } from './scopes.ts';
+import { findStandingGrant } from './store.ts';
 import { getAuthorizationServerMetadata } from './metadata.ts';
 import { revokeToken } from './revoke.ts';
 import { token } from './token.ts';
@@ -39,7 +41,16 @@ function authorize(ctx: AppContext): RequestHandler {
         res.redirect(302, loginUrl(req.originalUrl));
         return;
       }
-      res.set('Cache-Control', 'no-store').type('html').send(String(consentPage(request, user, await csrfToken(ctx, req))));
+      // A remembered grant (as GitHub and Auth0): the same app asking for scopes the user already
+      // granted, and not since revoked, goes straight back with a code, after every check above.
+      // `prompt=consent` (OpenID Connect Core 3.1.2.1) asks again all the same.
+      const grant = req.query.prompt === 'consent' ? null : await findStandingGrant(ctx.db, user.id, request.client.id);
+      if (grant && splitScope(request.scope).every((s) => grant.scopes.has(s))) {
+        res.redirect(302, await issueCode(ctx, request, user.id, grant.authorizationId));
+        return;
+      }
+      const owner = await findUserById(ctx.db, request.client.ownerUserId);
+      res.set('Cache-Control', 'no-store').type('html').send(String(consentPage(request, user, await csrfToken(ctx, req), owner?.login)));
     } catch (err) {
       if (err instanceof AuthorizePageError) {
         res.status(400).type('html').send(String(authorizeErrorPage(err.message)));

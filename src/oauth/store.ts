@@ -10,6 +10,16 @@ export async function insertAuthorization(db: Knex, userId: number, applicationI
   return insertReturningId(db, 'authorizations', { user_id: userId, application_id: applicationId, scope, created_at: now });
 }
 
+/**
+ * The user's standing grant to the application: the latest authorization not revoked, with the
+ * scopes of all of them (a user who allowed `user_info` and later `api_key` granted both).
+ */
+export async function findStandingGrant(db: Knex, userId: number, applicationId: number): Promise<{ authorizationId: number; scopes: Set<string> } | null> {
+  const rows = await db('authorizations').where({ user_id: userId, application_id: applicationId }).whereNull('revoked_at').orderBy('id', 'desc').select('id', 'scope');
+  if (!rows.length) return null;
+  return { authorizationId: Number(rows[0].id), scopes: new Set(rows.flatMap((r) => String(r.scope).split(' ').filter(Boolean))) };
+}
+
 export interface NewCode {
   codeHash: string;
   authorizationId: number;

@@ -87,7 +87,13 @@ export async function discover(baseUrl: string): Promise<oauth.AuthorizationServ
  * Location the browser is sent to (the client's callback).
  */
 export async function authorizeInBrowser(browser: Browser, authorizationUrl: URL, decision: 'allow' | 'deny' = 'allow'): Promise<URL> {
-  const consent = await browser.fetch(authorizationUrl.toString());
+  // A user who granted these scopes before is not asked again (a remembered grant): allowing is
+  // then the redirect itself; denying needs the page, which `prompt=consent` brings back.
+  const url = new URL(authorizationUrl);
+  if (decision === 'deny') url.searchParams.set('prompt', 'consent');
+  const consent = await browser.fetch(url.toString());
+  const location = consent.headers.get('location');
+  if (consent.status === 302 && location && new URL(location, url).searchParams.has('code')) return new URL(location);
   if (consent.status !== 200) throw new Error(`expected the consent page, got ${consent.status} ${consent.headers.get('location') ?? ''}`);
   const fields = formFields(await consent.text());
   const answer = await browser.post('/oauth/authorize/decision', { ...fields, decision });

@@ -3,6 +3,7 @@ import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
 import type { AppContext } from '../../context.ts';
 import { databaseRateLimitStore, retryAfterSeconds } from '../../http/rateLimitStore.ts';
 import { csrfToken, endSession, safeReturnTo, startUserSession } from '../session.ts';
+import { findAppByClientId } from '../apps.ts';
 import { anyUserExists, verifyLogin } from '../users.ts';
 import { loginPage } from '../views/login.ts';
 import { messagePage } from '../views/message.ts';
@@ -43,12 +44,20 @@ export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: Requ
     handler: limited,
   });
 
+  /** The name of the registered application whose authorization request the login returns to, if it is one. */
+  async function appAskingFor(returnTo: string): Promise<string | undefined> {
+    if (!returnTo.startsWith('/oauth/authorize?')) return undefined;
+    const clientId = new URLSearchParams(returnTo.slice(returnTo.indexOf('?'))).getAll('client_id');
+    if (clientId.length !== 1 || !clientId[0]) return undefined;
+    return (await findAppByClientId(ctx.db, clientId[0]))?.name;
+  }
+
   router.get('/login', session, async (req, res) => {
     const returnTo = safeReturnTo(req.query.return_to);
     if (req.webSession?.uid) return res.redirect(303, returnTo);
     // No account at all (production creates no demo user): say how the first one is made.
     const noAccount = (await anyUserExists(ctx.db)) ? {} : { error: 'No account exists yet. The operator creates the first one with: npm run -s admin -- user create' };
-    sendPage(res, 200, loginPage({ csrf: await csrfToken(ctx, req), returnTo, ...noAccount }));
+    sendPage(res, 200, loginPage({ csrf: await csrfToken(ctx, req), returnTo, appName: await appAskingFor(returnTo), ...noAccount }));
   });
 
   router.post('/login', session, csrf, loginPerIp, loginPerAccountAndIp, async (req, res) => {
@@ -57,7 +66,7 @@ export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: Requ
     const returnTo = safeReturnTo(req.body.return_to);
     const user = login && typeof password === 'string' ? await verifyLogin(ctx.db, login, password) : null;
     if (!user) {
-      sendPage(res, 401, loginPage({ csrf: await csrfToken(ctx, req), returnTo, error: 'Incorrect login or password.', login }));
+      sendPage(res, 401, loginPage({ csrf: await csrfToken(ctx, req), returnTo, appName: await appAskingFor(returnTo), error: 'Incorrect login or password.', login }));
       return;
     }
     await startUserSession(ctx, req, res, user.id);

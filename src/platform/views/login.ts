@@ -6,12 +6,14 @@ export interface LoginModel {
   returnTo: string;
   error?: string;
   login?: string;
+  /** The application an authorization request came from: the user signs in to continue to it. */
+  appName?: string | undefined;
 }
 
 export const loginPage = (m: LoginModel): Html =>
   layout(
     { title: 'Log in' },
-    html`<h1>Log in</h1>${m.error ? html`<p class="error" role="alert">${m.error}</p>` : ''}
+    html`<h1>Log in</h1>${m.appName ? html`<p class="continue-to">to continue to <strong>${m.appName}</strong></p>` : ''}${m.error ? html`<p class="error" role="alert">${m.error}</p>` : ''}
 <form method="post" action="/login">
 <input type="hidden" name="csrf_token" value="${m.csrf}"><input type="hidden" name="return_to" value="${m.returnTo}">
 <label for="login">Login</label><input type="text" id="login" name="login" value="${m.login ?? ''}" autocomplete="username" required>
