@@ -79,7 +79,7 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
 
     // What the CLI printed once is stored only as hashes.
     const appRow = await t.db('applications').where({ client_id: app.client_id }).first();
-    expect(appRow.client_secret_hash).toBe(hashToken(app.client_secret as string));
+    expect(await t.db('client_secrets').where({ application_id: appRow.id }).pluck('secret_hash')).toEqual([hashToken(app.client_secret as string)]);
     const tokenRow = await t.db('access_tokens').where({ id: token.id }).first();
     expect(tokenRow.token_hash).toBe(hashToken(token.token as string));
 
@@ -170,7 +170,8 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
     const updated = await adminJson('app', 'update', '--client-id', String(app.client_id), '--name', 'After', '--redirect-uri', 'https://b.example/cb');
     expect(updated).toMatchObject({ client_id: app.client_id, name: 'After', description: 'd', redirect_uri: 'https://b.example/cb' });
     const row = await t.db('applications').where({ client_id: app.client_id }).first();
-    expect(row).toMatchObject({ name: 'After', redirect_uri: 'https://b.example/cb', client_secret_hash: hashToken(app.client_secret as string) });
+    expect(row).toMatchObject({ name: 'After', redirect_uri: 'https://b.example/cb' });
+    expect(await t.db('client_secrets').where({ application_id: row.id }).pluck('secret_hash')).toEqual([hashToken(app.client_secret as string)]);
     expect((await admin('app', 'update', '--client-id', String(app.client_id))).code).toBe(2);
     expect((await admin('app', 'update', '--client-id', 'app_nope', '--name', 'x')).code).toBe(1);
   });

@@ -5,6 +5,7 @@ import * as runLogsWhole from './migrations/0002_run_logs_whole.ts';
 import { sealSecretsMigration } from './migrations/0003_seal_secrets.ts';
 import * as exactCollations from './migrations/0004_exact_collations.ts';
 import * as webSessions from './migrations/0005_web_sessions.ts';
+import * as clientSecrets from './migrations/0006_client_secrets.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -24,6 +25,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0003_seal_secrets', sealSecretsMigration(options.sealer)],
     ['0004_exact_collations', exactCollations],
     ['0005_web_sessions', webSessions],
+    ['0006_client_secrets', clientSecrets],
   ];
 }
 

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { findAppByClientId, verifyClientSecret, type Application } from '../platform/apps.ts';
+import { findAppByClientId, matchClientSecret, noteClientSecretUsed, verifyClientSecret, type Application, type ClientSecret } from '../platform/apps.ts';
 
 // The OAuth clients are the platform's registered applications, read through its service.
 
@@ -23,13 +23,15 @@ export async function findClientByClientId(db: Knex, clientId: string): Promise<
   return app ? toClient(app) : null;
 }
 
-/** The client whose secret matches (RFC 6749 2.3.1), compared in constant time on the hash. */
+/** The client one of whose secrets matches (RFC 6749 2.3.1), compared in constant time on the hash. */
 export async function authenticateClient(db: Knex, clientId: string, secret: string): Promise<OAuthClient | null> {
   const app = await findAppByClientId(db, clientId);
-  return app && verifyClientSecret(app, secret) ? toClient(app) : null;
+  return app && (await verifyClientSecret(db, app.id, secret)) ? toClient(app) : null;
 }
 
-/** Whether `secret` is the client's, given the secret hash read along with a code or refresh token. */
-export function clientSecretMatches(secretHash: string, secret: string): boolean {
-  return verifyClientSecret({ client_secret_hash: secretHash }, secret);
+/** Whether `secret` is one of the client's, given its secrets read along with a code or refresh token (recording the use). */
+export async function clientSecretMatches(db: Knex, secrets: readonly Pick<ClientSecret, 'id' | 'secret_hash' | 'last_used_at'>[], secret: string): Promise<boolean> {
+  const match = matchClientSecret(secrets, secret);
+  if (match) await noteClientSecretUsed(db, match);
+  return match !== undefined;
 }

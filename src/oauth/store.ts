@@ -51,7 +51,7 @@ export async function insertCode(db: Knex, code: NewCode): Promise<void> {
 export interface CodeRow {
   id: number;
   /** The client's, read with the code so that client authentication needs no query of its own. */
-  clientSecretHash: string;
+  clientSecrets: IssuedToSecret[];
   authorizationId: number;
   userId: number;
   clientId: string;
@@ -66,13 +66,31 @@ export interface CodeRow {
 // The token endpoint's statements are prepared (src/db/prepared.ts): a grant is three of them, and
 // building each with knex per request was a tenth of the refresh grant's CPU (docs/benchmarks.md).
 
+/** One of the client's secrets, as read with the code or refresh token being exchanged. */
+export interface IssuedToSecret {
+  id: number;
+  secret_hash: string;
+  last_used_at: number | null;
+}
+
+/** A client's secrets, joined to the code or token being exchanged. */
+const SECRET_COLUMNS = ['s.id as secret_id', 's.secret_hash', 's.last_used_at as secret_last_used_at'] as const;
+
+function secretsOf(rows: Array<Record<string, unknown>>): IssuedToSecret[] {
+  return rows
+    .filter((r) => r.secret_id !== null && r.secret_id !== undefined)
+    .map((r) => ({ id: Number(r.secret_id), secret_hash: String(r.secret_hash), last_used_at: r.secret_last_used_at === null ? null : Number(r.secret_last_used_at) }));
+}
+
 /** A code whose authorization still stands (revoking an app also kills its pending codes). */
 export async function findCodeByHash(db: Knex, codeHash: string): Promise<CodeRow | null> {
-  const row = await codeByHash.first(db, { codeHash });
+  // One row per client secret (two during a rotation; one with NULLs when the app has none).
+  const rows = await codeByHash.rows(db, { codeHash });
+  const row = rows[0];
   if (!row) return null;
   return {
     id: Number(row.id),
-    clientSecretHash: String(row.client_secret_hash),
+    clientSecrets: secretsOf(rows),
     authorizationId: Number(row.authorization_id),
     userId: Number(row.user_id),
     clientId: String(row.client_id),
@@ -89,9 +107,10 @@ const codeByHash = prepared<{ codeHash: string }>('oauth_code_by_hash', (db, par
   db('oauth_codes as c')
     .join('authorizations as z', 'z.id', 'c.authorization_id')
     .join('applications as a', 'a.id', 'z.application_id')
+    .leftJoin('client_secrets as s', 's.application_id', 'a.id')
     .where('c.code_hash', param('codeHash'))
     .whereNull('z.revoked_at')
-    .first(
+    .select(
       'c.id',
       'c.authorization_id',
       'z.user_id',
@@ -102,7 +121,7 @@ const codeByHash = prepared<{ codeHash: string }>('oauth_code_by_hash', (db, par
       'c.code_challenge_method',
       'c.expires_at',
       'c.used_at',
-      'a.client_secret_hash',
+      ...SECRET_COLUMNS,
     ),
 );
 
@@ -169,15 +188,15 @@ function toToken(row: Record<string, unknown>): TokenRow {
 }
 
 /** A refresh token with its client's secret hash, so that client authentication needs no query of its own. */
-export type RefreshTokenRow = TokenRow & { clientSecretHash: string };
+export type RefreshTokenRow = TokenRow & { clientSecrets: IssuedToSecret[] };
 
 export async function findTokenByRefreshHash(db: Knex, refreshHash: string): Promise<RefreshTokenRow | null> {
-  const row = await tokenByRefreshHash.first(db, { refreshHash });
-  return row ? { ...toToken(row), clientSecretHash: String(row.client_secret_hash) } : null;
+  const rows = await tokenByRefreshHash.rows(db, { refreshHash });
+  return rows[0] ? { ...toToken(rows[0]), clientSecrets: secretsOf(rows) } : null;
 }
 
 const tokenByRefreshHash = prepared<{ refreshHash: string }>('oauth_token_by_refresh_hash', (db, param) =>
-  tokenQuery(db).select('a.client_secret_hash').where('t.refresh_token_hash', param('refreshHash')).first(),
+  tokenQuery(db).leftJoin('client_secrets as s', 's.application_id', 'a.id').select(...SECRET_COLUMNS).where('t.refresh_token_hash', param('refreshHash')),
 );
 
 export async function findTokenByAccessHash(db: Knex, accessHash: string): Promise<TokenRow | null> {

@@ -44,7 +44,7 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
     const app = await register('Notes');
     const stored = await findAppByClientId(server.ctx.db, app.clientId);
     expect(stored).toMatchObject({ name: 'Notes', homepage: 'https://notes.example/', redirect_uri: 'https://notes.example/cb' });
-    expect(verifyClientSecret(stored!, app.clientSecret)).toBe(true);
+    expect(await verifyClientSecret(server.ctx.db, stored!.id, app.clientSecret)).toBe(true);
     const list = await (await browser.fetch('/settings/applications')).text();
     expect(list).toContain(app.clientId);
     expect(list).not.toContain(app.clientSecret);
@@ -66,15 +66,84 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
     expect(page).toContain('value="Broken"');
   });
 
-  it('rotates the secret: the new one authenticates, the old one no longer does', async () => {
+  async function postOn(page: string, path: string, fields: Record<string, string> = {}, as = browser): Promise<Response> {
+    const { csrf_token } = formFields(await (await as.fetch(page)).text());
+    return as.post(path, { csrf_token: csrf_token!, ...fields });
+  }
+
+  it('generates a second secret that works beside the first until that one is deleted (behind a confirm page); the last goes only when the user says so', async () => {
     const app = await register('Rotating');
-    const res = await post(`/settings/applications/${app.id}/rotate`);
+    const res = await post(`/settings/applications/${app.id}/secrets`);
     expect(res.status).toBe(200);
-    const rotated = shownCredentials(await res.text());
-    expect(rotated.clientId).toBe(app.clientId);
-    const stored = await findAppByClientId(server.ctx.db, app.clientId);
-    expect(verifyClientSecret(stored!, rotated.clientSecret)).toBe(true);
-    expect(verifyClientSecret(stored!, app.clientSecret)).toBe(false);
+    const fresh = shownCredentials(await res.text());
+    expect(fresh.clientId).toBe(app.clientId);
+    expect(await verifyClientSecret(server.ctx.db, app.id, fresh.clientSecret)).toBe(true);
+    expect(await verifyClientSecret(server.ctx.db, app.id, app.clientSecret)).toBe(true);
+    // A third is refused, saying why.
+    const third = await post(`/settings/applications/${app.id}/secrets`);
+    expect(third.status).toBe(409);
+    expect(await third.text()).toContain('already has 2 client secrets');
+
+    const page = await (await browser.fetch(`/settings/applications/${app.id}`)).text();
+    const deletes = [...page.matchAll(/href="(\/settings\/applications\/\d+\/secrets\/\d+\/delete)"/g)].map((m) => m[1]!);
+    expect(deletes).toHaveLength(2);
+    expect(page).not.toContain(app.clientSecret);
+    expect(page).not.toContain(fresh.clientSecret);
+    const confirm = await (await browser.fetch(deletes[0]!)).text();
+    expect(confirm).toContain('The other secret keeps working');
+    const deleted = await postOn(deletes[0]!, deletes[0]!);
+    expect(deleted.status).toBe(303);
+    expect(deleted.headers.get('location')).toBe(`/settings/applications/${app.id}?done=secret-deleted`);
+    expect(await verifyClientSecret(server.ctx.db, app.id, app.clientSecret)).toBe(false);
+    expect(await verifyClientSecret(server.ctx.db, app.id, fresh.clientSecret)).toBe(true);
+
+    // The last one: the confirm page says what that means and its form says it is meant.
+    const lastConfirm = await (await browser.fetch(deletes[1]!)).text();
+    expect(lastConfirm).toContain('This is the only client secret');
+    expect(lastConfirm).toContain('name="even_the_last" value="yes"');
+    // A post that does not say so (a stale confirm page) is refused and deletes nothing.
+    expect((await postOn(deletes[1]!, deletes[1]!)).status).toBe(409);
+    expect(await verifyClientSecret(server.ctx.db, app.id, fresh.clientSecret)).toBe(true);
+    expect((await postOn(deletes[1]!, deletes[1]!, { even_the_last: 'yes' })).status).toBe(303);
+    expect(await verifyClientSecret(server.ctx.db, app.id, fresh.clientSecret)).toBe(false);
+    expect(await (await browser.fetch(`/settings/applications/${app.id}`)).text()).toContain('has no client secret');
+  });
+
+  it('edits an app with the same validation as registering it', async () => {
+    const app = await register('Editable');
+    const edit = (fields: Record<string, string>) =>
+      postOn(`/settings/applications/${app.id}`, `/settings/applications/${app.id}`, { name: 'Edited', description: 'New words', homepage: 'https://edited.example/', redirect_uri: 'https://edited.example/cb', ...fields });
+    const refused = await edit({ redirect_uri: 'https://edited.example/cb#frag' });
+    expect(refused.status).toBe(400);
+    const page = await refused.text();
+    expect(page).toMatch(/id="redirect_uri"[^>]*aria-invalid="true" aria-describedby="redirect_uri-error"/);
+    expect(page).toContain('value="Edited"');
+    expect((await findAppByClientId(server.ctx.db, app.clientId))!.name).toBe('Editable');
+
+    const saved = await edit({});
+    expect(saved.status).toBe(303);
+    expect(saved.headers.get('location')).toBe(`/settings/applications/${app.id}?done=app-updated`);
+    expect(await findAppByClientId(server.ctx.db, app.clientId)).toMatchObject({ name: 'Edited', description: 'New words', homepage: 'https://edited.example/', redirect_uri: 'https://edited.example/cb' });
+    expect(await verifyClientSecret(server.ctx.db, app.id, app.clientSecret)).toBe(true);
+  });
+
+  it('registers one app for one form, however often it is submitted (a one-time nonce)', async () => {
+    const form = formFields(await (await browser.fetch('/settings/applications')).text());
+    expect(form.form_nonce).toMatch(/^[\w-]{32}$/);
+    const fields = { csrf_token: form.csrf_token!, form_nonce: form.form_nonce!, name: 'Once', description: '', homepage: 'https://once.example/', redirect_uri: 'https://once.example/cb' };
+    const [a, b] = await Promise.all([browser.post('/settings/applications', fields), browser.post('/settings/applications', fields)]);
+    const again = await browser.post('/settings/applications', fields);
+    const statuses = [a.status, b.status].sort();
+    expect(statuses).toEqual([200, 303]);
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toMatch(/^\/settings\/applications\/\d+\?done=app-already-registered$/);
+    const rows = await server.ctx.db('applications').where({ name: 'Once' });
+    expect(rows).toHaveLength(1);
+    expect(await (await browser.fetch(again.headers.get('location')!)).text()).toContain('This form was already submitted');
+    // A fresh form registers another.
+    const fresh = formFields(await (await browser.fetch('/settings/applications')).text()).form_nonce!;
+    expect(fresh).not.toBe(form.form_nonce);
+    expect((await browser.post('/settings/applications', { ...fields, form_nonce: fresh })).status).toBe(200);
   });
 
   it('deletes an app, and the tokens it was granted stop working at once', async () => {
@@ -92,13 +161,19 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
     expect((await userinfo()).status).toBe(401);
   });
 
-  it("answers 404 to rotating or deleting another user's app, and changes nothing", async () => {
+  it("answers 404 to viewing, editing, adding or deleting secrets of, or deleting another user's app, and changes nothing", async () => {
     const foreign = await createFixture(server.ctx.db);
     const app = await findAppByClientId(server.ctx.db, foreign.clientId);
-    expect((await post(`/settings/applications/${app!.id}/rotate`)).status).toBe(404);
+    const [secret] = await server.ctx.db('client_secrets').where({ application_id: app!.id });
+    expect((await browser.fetch(`/settings/applications/${app!.id}`)).status).toBe(404);
+    expect((await browser.fetch(`/settings/applications/${app!.id}/secrets/${secret.id}/delete`)).status).toBe(404);
+    expect((await post(`/settings/applications/${app!.id}`, { name: 'Mine', description: '', homepage: 'https://m.example/', redirect_uri: 'https://m.example/cb' })).status).toBe(404);
+    expect((await post(`/settings/applications/${app!.id}/secrets`)).status).toBe(404);
+    expect((await post(`/settings/applications/${app!.id}/secrets/${secret.id}/delete`, { even_the_last: 'yes' })).status).toBe(404);
     expect((await post(`/settings/applications/${app!.id}/delete`)).status).toBe(404);
     const after = await findAppByClientId(server.ctx.db, foreign.clientId);
-    expect(verifyClientSecret(after!, foreign.clientSecret)).toBe(true);
+    expect(after!.name).toBe(foreign.appName);
+    expect(await verifyClientSecret(server.ctx.db, app!.id, foreign.clientSecret)).toBe(true);
   });
 
   it('refuses a form without its CSRF token and changes nothing', async () => {

@@ -4,19 +4,54 @@ import { insertReturningId } from '../db/insert.ts';
 export interface ApplicationRow {
   id: number;
   client_id: string;
-  /** SHA-256 hex of the client secret; the secret itself is never stored. */
-  client_secret_hash: string;
   owner_user_id: number;
   name: string;
   description: string;
   homepage: string;
   redirect_uri: string;
   created_at: number;
-  secret_rotated_at: number | null;
+  /** The registration form's one-time nonce: a resubmitted form finds this app instead of making another. */
+  creation_nonce?: string | null;
 }
 
-export async function insertApp(db: Knex, row: Omit<ApplicationRow, 'id'>): Promise<number> {
-  return insertReturningId(db, 'applications', row);
+/** One of an app's client secrets (at most two: the current one and, during a rotation, the next). */
+export interface ClientSecretRow {
+  id: number;
+  application_id: number;
+  /** SHA-256 hex of the client secret; the secret itself is never stored. */
+  secret_hash: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+/** Inserts the app with its first client secret. */
+export async function insertApp(db: Knex, row: Omit<ApplicationRow, 'id'>, secretHash: string): Promise<number> {
+  return db.transaction(async (trx) => {
+    const id = await insertReturningId(trx, 'applications', row);
+    await insertClientSecret(trx, id, secretHash, row.created_at);
+    return id;
+  });
+}
+
+export async function findAppRowByNonce(db: Knex, ownerUserId: number, nonce: string): Promise<ApplicationRow | undefined> {
+  return db<ApplicationRow>('applications').where({ owner_user_id: ownerUserId, creation_nonce: nonce }).first();
+}
+
+export async function insertClientSecret(db: Knex | Knex.Transaction, applicationId: number, secretHash: string, now: number): Promise<number> {
+  return insertReturningId(db, 'client_secrets', { application_id: applicationId, secret_hash: secretHash, created_at: now, last_used_at: null });
+}
+
+export async function listClientSecretRows(db: Knex, applicationId: number): Promise<ClientSecretRow[]> {
+  const rows = await db<ClientSecretRow>('client_secrets').where({ application_id: applicationId }).orderBy('id');
+  return rows.map((r) => ({ ...r, id: Number(r.id), created_at: Number(r.created_at), last_used_at: r.last_used_at === null ? null : Number(r.last_used_at) }));
+}
+
+export async function deleteClientSecretRow(db: Knex, applicationId: number, secretId: number): Promise<number> {
+  return db('client_secrets').where({ id: secretId, application_id: applicationId }).delete();
+}
+
+export async function markClientSecretUsed(db: Knex, secretId: number, now: number): Promise<void> {
+  await db('client_secrets').where({ id: secretId }).update({ last_used_at: now });
 }
 
 export async function findAppRowByClientId(db: Knex, clientId: string): Promise<ApplicationRow | undefined> {
@@ -29,10 +64,6 @@ export async function findAppRowOfOwner(db: Knex, ownerUserId: number, id: numbe
 
 export async function listAppRowsOfOwner(db: Knex, ownerUserId: number): Promise<ApplicationRow[]> {
   return db<ApplicationRow>('applications').where({ owner_user_id: ownerUserId }).orderBy('id');
-}
-
-export async function replaceSecretHash(db: Knex, id: number, secretHash: string, now: number): Promise<void> {
-  await db('applications').where({ id }).update({ client_secret_hash: secretHash, secret_rotated_at: now });
 }
 
 export async function updateAppDetails(

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { hashToken } from '../shared/crypto.ts';
-import { createApp, deleteApp, findAppByClientId, listAppsForOwner, rotateSecret, updateApp, verifyClientSecret } from './apps.ts';
+import { addClientSecret, createApp, createAppOnce, deleteApp, deleteClientSecret, findAppByClientId, listAppsForOwner, listClientSecrets, updateApp, verifyClientSecret } from './apps.ts';
 import { createUser, type User } from './users.ts';
 
 const details = {
@@ -34,29 +34,62 @@ describe.each(testDialects())('applications on %s', (dialect) => {
 
   it('stores the client secret only as its SHA-256 hash', async () => {
     const { app, clientSecret } = await createApp(t.db, { ownerUserId: owner.id, ...details });
-    const row = await t.db('applications').where({ id: app.id }).first();
-    expect(row.client_secret_hash).toBe(hashToken(clientSecret));
-    expect(JSON.stringify(row)).not.toContain(clientSecret);
+    const rows = await t.db('client_secrets').where({ application_id: app.id });
+    expect(rows.map((r) => r.secret_hash)).toEqual([hashToken(clientSecret)]);
+    expect(JSON.stringify([rows, await t.db('applications').where({ id: app.id }).first()])).not.toContain(clientSecret);
   });
 
-  it('verifies the client secret: the issued one passes, anything else fails', async () => {
+  it('verifies the client secret: the issued one passes (and is marked used), anything else fails', async () => {
     const { app, clientSecret } = await createApp(t.db, { ownerLogin: 'owner', ...details });
-    expect(verifyClientSecret(app, clientSecret)).toBe(true);
-    expect(verifyClientSecret(app, clientSecret + 'x')).toBe(false);
-    expect(verifyClientSecret(app, '')).toBe(false);
+    expect((await listClientSecrets(t.db, owner.id, app.id))[0]!.last_used_at).toBeNull();
+    expect(await verifyClientSecret(t.db, app.id, clientSecret)).toBe(true);
+    expect(await verifyClientSecret(t.db, app.id, clientSecret + 'x')).toBe(false);
+    expect(await verifyClientSecret(t.db, app.id, '')).toBe(false);
+    expect((await listClientSecrets(t.db, owner.id, app.id))[0]!.last_used_at).toEqual(expect.any(Number));
   });
 
-  it('rotating the secret makes the old one fail and the new one pass', async () => {
+  it('keeps the old secret valid beside a new one until it is deleted; two at most; the last goes only when meant', async () => {
     const { app, clientSecret: old } = await createApp(t.db, { ownerLogin: 'owner', ...details });
-    const { clientSecret: fresh } = await rotateSecret(t.db, owner.id, app.id);
-    const stored = (await findAppByClientId(t.db, app.client_id))!;
-    expect(verifyClientSecret(stored, old)).toBe(false);
-    expect(verifyClientSecret(stored, fresh)).toBe(true);
+    const { clientSecret: fresh } = await addClientSecret(t.db, owner.id, app.id);
+    expect(await verifyClientSecret(t.db, app.id, old)).toBe(true);
+    expect(await verifyClientSecret(t.db, app.id, fresh)).toBe(true);
+    await expect(addClientSecret(t.db, owner.id, app.id)).rejects.toMatchObject({ status: 409 });
+
+    const [first, second] = await listClientSecrets(t.db, owner.id, app.id);
+    await deleteClientSecret(t.db, owner.id, app.id, first!.id);
+    expect(await verifyClientSecret(t.db, app.id, old)).toBe(false);
+    expect(await verifyClientSecret(t.db, app.id, fresh)).toBe(true);
+
+    await expect(deleteClientSecret(t.db, owner.id, app.id, second!.id)).rejects.toMatchObject({ status: 409 });
+    expect(await verifyClientSecret(t.db, app.id, fresh)).toBe(true);
+    await deleteClientSecret(t.db, owner.id, app.id, second!.id, { evenTheLast: true });
+    expect(await verifyClientSecret(t.db, app.id, fresh)).toBe(false);
+    expect(await listClientSecrets(t.db, owner.id, app.id)).toEqual([]);
+    // A secret of another app is not this app's to delete.
+    const other = await createApp(t.db, { ownerLogin: 'owner', ...details });
+    const [otherSecret] = await listClientSecrets(t.db, owner.id, other.app.id);
+    await expect(deleteClientSecret(t.db, owner.id, app.id, otherSecret!.id, { evenTheLast: true })).rejects.toMatchObject({ status: 404 });
   });
 
-  it('hides other owners apps: rotate, update and delete answer 404', async () => {
+  it('registers once per form nonce: the same nonce again answers the app it made, without a secret', async () => {
+    const nonce = 'n'.repeat(32);
+    const first = await createAppOnce(t.db, { ownerUserId: owner.id, ...details }, nonce);
+    expect(first.clientSecret).toEqual(expect.any(String));
+    const again = await Promise.all([1, 2].map(() => createAppOnce(t.db, { ownerUserId: owner.id, ...details }, nonce)));
+    expect(again.map((r) => [r.app.id, r.clientSecret])).toEqual([[first.app.id, null], [first.app.id, null]]);
+    // Two submissions at once of a fresh form: one app.
+    const raced = await Promise.all([1, 2, 3].map(() => createAppOnce(t.db, { ownerUserId: owner.id, ...details }, 'r'.repeat(32))));
+    expect(new Set(raced.map((r) => r.app.id)).size).toBe(1);
+    expect(raced.filter((r) => r.clientSecret !== null)).toHaveLength(1);
+    // Another user's nonce is theirs.
+    expect((await createAppOnce(t.db, { ownerUserId: stranger.id, ...details }, nonce)).clientSecret).toEqual(expect.any(String));
+    await deleteApp(t.db, stranger.id, (await listAppsForOwner(t.db, stranger.id))[0]!.id);
+  });
+
+  it('hides other owners apps: secrets, update and delete answer 404', async () => {
     const { app } = await createApp(t.db, { ownerLogin: 'owner', ...details });
-    await expect(rotateSecret(t.db, stranger.id, app.id)).rejects.toMatchObject({ status: 404 });
+    await expect(addClientSecret(t.db, stranger.id, app.id)).rejects.toMatchObject({ status: 404 });
+    await expect(listClientSecrets(t.db, stranger.id, app.id)).rejects.toMatchObject({ status: 404 });
     await expect(updateApp(t.db, stranger.id, app.id, { name: 'Mine' })).rejects.toMatchObject({ status: 404 });
     await expect(deleteApp(t.db, stranger.id, app.id)).rejects.toMatchObject({ status: 404 });
   });

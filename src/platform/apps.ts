@@ -1,22 +1,34 @@
 import type { Knex } from 'knex';
 import { hashToken, newClientId, newToken, safeEqual } from '../shared/crypto.ts';
-import { applicationNotFound, userNotFound } from '../shared/errors.ts';
+import { applicationNotFound, Problem, userNotFound } from '../shared/errors.ts';
 import { revocationLease } from '../shared/principalLease.ts';
+import { isUniqueViolation } from '../db/insert.ts';
 import {
   deleteAppRow,
+  deleteClientSecretRow,
   findAppRowByClientId,
+  findAppRowByNonce,
   findAppRowOfOwner,
   insertApp,
+  insertClientSecret,
   listAppRowsOfOwner,
-  replaceSecretHash,
+  listClientSecretRows,
+  markClientSecretUsed,
   updateAppDetails,
   type ApplicationRow,
+  type ClientSecretRow,
 } from './apps.store.ts';
 import { findUserRowByLogin } from './users.store.ts';
 import { canonicalName, checkHttpUrl, checkRedirectUri, checkText } from './validate.ts';
 
-/** A registered OAuth client. `client_secret_hash` is a hash: safe to pass around, never to render. */
+/** A registered OAuth client (its secrets are rows of their own: ClientSecret). */
 export type Application = ApplicationRow;
+
+/** One of an app's client secrets: its hash (never rendered), when it was made and last used. */
+export type ClientSecret = ClientSecretRow;
+
+/** How many client secrets an app may have at once: the current one and the next, during a rotation. */
+export const MAX_CLIENT_SECRETS = 2;
 
 export interface NewApp {
   /** The owner, by login (CLI) or id (settings pages). */
@@ -60,23 +72,43 @@ async function ownerId(db: Knex, input: Pick<NewApp, 'ownerLogin' | 'ownerUserId
 }
 
 /** Registers an app and returns it with its client secret (stored only as a SHA-256 hash). */
-export async function createApp(db: Knex, input: NewApp): Promise<AppWithSecret> {
+export async function createApp(db: Knex, input: NewApp & { creationNonce?: string }): Promise<AppWithSecret> {
   const details = checkDetails(input);
   const owner_user_id = await ownerId(db, input);
   const clientSecret = newToken(CLIENT_SECRET_PREFIX);
   const row = {
     client_id: newClientId(),
-    client_secret_hash: hashToken(clientSecret),
     owner_user_id,
     name: details.name!,
     description: details.description!,
     homepage: details.homepage!,
     redirect_uri: details.redirect_uri!,
     created_at: Date.now(),
-    secret_rotated_at: null,
+    creation_nonce: input.creationNonce ?? null,
   };
-  const id = await insertApp(db, row);
+  const id = await insertApp(db, row, hashToken(clientSecret));
   return { app: { id, ...row }, clientSecret };
+}
+
+/**
+ * Registers an app once per registration form (its one-time nonce): the same form submitted again
+ * (the back button, a double click) answers the app it created, without a secret (shown only once).
+ */
+export async function createAppOnce(db: Knex, input: NewApp & { ownerUserId: number }, nonce: string): Promise<AppWithSecret | { app: Application; clientSecret: null }> {
+  const earlier = async () => {
+    const app = await findAppRowByNonce(db, input.ownerUserId, nonce);
+    return app ? { app, clientSecret: null } : undefined;
+  };
+  const found = await earlier();
+  if (found) return found;
+  try {
+    return await createApp(db, { ...input, creationNonce: nonce });
+  } catch (err) {
+    // Two submissions at once: the other one's insert won the unique (owner, nonce).
+    const raced = isUniqueViolation(err) ? await earlier() : undefined;
+    if (raced) return raced;
+    throw err;
+  }
 }
 
 export async function findAppByClientId(db: Knex, clientId: string): Promise<Application | undefined> {
@@ -90,18 +122,64 @@ export async function getAppOfOwner(db: Knex, ownerUserId: number, appId: number
   return app;
 }
 
-/** Constant-time comparison of the hash of `secret` with the stored one (RFC 6749 2.3.1). */
-export function verifyClientSecret(app: Pick<Application, 'client_secret_hash'>, secret: string): boolean {
-  return safeEqual(hashToken(secret), app.client_secret_hash);
+/**
+ * The secret among `secrets` that `secret` is (RFC 6749 2.3.1): its hash is compared with every
+ * stored hash in constant time, without stopping at a match.
+ */
+export function matchClientSecret<T extends Pick<ClientSecret, 'secret_hash'>>(secrets: readonly T[], secret: string): T | undefined {
+  const hash = hashToken(secret);
+  let match: T | undefined;
+  for (const s of secrets) if (safeEqual(hash, s.secret_hash) && !match) match = s;
+  return match;
 }
 
-/** Replaces the client secret; the old one stops working at once. */
-export async function rotateSecret(db: Knex, ownerUserId: number, appId: number): Promise<AppWithSecret> {
-  const app = await getAppOfOwner(db, ownerUserId, appId);
-  const clientSecret = newToken(CLIENT_SECRET_PREFIX);
+/** How stale a secret's last-used time may get before a use writes it again: one write an hour at most. */
+const LAST_USED_RESOLUTION_MS = 60 * 60_000;
+
+/** Records that a client authenticated with this secret (when the stored time is over an hour old). */
+export async function noteClientSecretUsed(db: Knex, secret: Pick<ClientSecret, 'id' | 'last_used_at'>): Promise<void> {
   const now = Date.now();
-  await replaceSecretHash(db, app.id, hashToken(clientSecret), now);
-  return { app: { ...app, client_secret_hash: hashToken(clientSecret), secret_rotated_at: now }, clientSecret };
+  if (secret.last_used_at === null || now - secret.last_used_at > LAST_USED_RESOLUTION_MS) await markClientSecretUsed(db, secret.id, now);
+}
+
+/** Whether `secret` is one of the app's client secrets (recording its use). */
+export async function verifyClientSecret(db: Knex, applicationId: number, secret: string): Promise<boolean> {
+  const match = matchClientSecret(await listClientSecretRows(db, applicationId), secret);
+  if (match) await noteClientSecretUsed(db, match);
+  return match !== undefined;
+}
+
+export async function listClientSecrets(db: Knex, ownerUserId: number, appId: number): Promise<ClientSecret[]> {
+  const app = await getAppOfOwner(db, ownerUserId, appId);
+  return listClientSecretRows(db, app.id);
+}
+
+/**
+ * A new client secret for the app; the ones it has keep working until deleted, so a deployment
+ * switches without downtime (as GitHub). Two at most: delete one before making a third.
+ */
+export async function addClientSecret(db: Knex, ownerUserId: number, appId: number): Promise<AppWithSecret> {
+  const app = await getAppOfOwner(db, ownerUserId, appId);
+  if ((await listClientSecretRows(db, app.id)).length >= MAX_CLIENT_SECRETS) {
+    throw new Problem(409, `${app.name} already has ${MAX_CLIENT_SECRETS} client secrets. Delete the one no deployment uses any more, then generate a new one.`);
+  }
+  const clientSecret = newToken(CLIENT_SECRET_PREFIX);
+  await insertClientSecret(db, app.id, hashToken(clientSecret), Date.now());
+  return { app, clientSecret };
+}
+
+/**
+ * Deletes one client secret: clients presenting it are refused from then on. The last one goes
+ * only with `evenTheLast` (the app then cannot obtain tokens until a new secret is generated).
+ */
+export async function deleteClientSecret(db: Knex, ownerUserId: number, appId: number, secretId: number, options: { evenTheLast?: boolean } = {}): Promise<void> {
+  const app = await getAppOfOwner(db, ownerUserId, appId);
+  const secrets = await listClientSecretRows(db, app.id);
+  if (!secrets.some((s) => s.id === secretId)) throw new Problem(404, `No client secret ${secretId} for ${app.name}.`);
+  if (secrets.length === 1 && !options.evenTheLast) {
+    throw new Problem(409, `This is the only client secret of ${app.name}: without it the app cannot obtain tokens. Generate a new one first, or confirm deleting the last one.`);
+  }
+  await deleteClientSecretRow(db, app.id, secretId);
 }
 
 export async function updateApp(db: Knex, ownerUserId: number, appId: number, input: AppDetails): Promise<Application> {

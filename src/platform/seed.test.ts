@@ -27,7 +27,7 @@ describe.each(testDialects())('demo seed and service secrets on %s', (dialect) =
     expect((await listOrgsForUser(t.db, user!.id)).map((o) => o.namespace)).toEqual(['demo-org']);
     const app = await findAppByClientId(t.db, seed!.app.client_id);
     expect(app).toMatchObject({ name: 'Demo App', redirect_uri: 'http://localhost:4000/callback', homepage: 'http://localhost:4000' });
-    expect(verifyClientSecret(app!, seed!.app.client_secret)).toBe(true);
+    expect(await verifyClientSecret(t.db, app!.id, seed!.app.client_secret)).toBe(true);
     expect((await findUsableAccessTokenByPlaintext(t.db, seed!.apiKey.token))?.permissions).toEqual(['workflows']);
   });
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as crypto from '../../src/shared/crypto.ts';
 import type * as RealCrypto from '../../src/shared/crypto.ts';
-import { verifyClientSecret } from '../../src/platform/apps.ts';
+import { matchClientSecret } from '../../src/platform/apps.ts';
 import { verifyLogin } from '../../src/platform/users.ts';
 import { createAccessToken } from '../../src/platform/accessTokens.ts';
 import { testDialects } from '../support/db.ts';
@@ -107,11 +107,13 @@ describe.each(testDialects())('secrets at rest (%s)', (dialect) => {
     vi.mocked(crypto.safeEqual).mockClear();
     vi.mocked(crypto.verifyPassword).mockClear();
 
-    const app = { client_secret_hash: crypto.hashToken(f.clientSecret) };
-    expect(verifyClientSecret(app, f.clientSecret)).toBe(true);
-    expect(verifyClientSecret(app, f.clientSecret.slice(0, -1) + 'x')).toBe(false);
-    expect(crypto.safeEqual).toHaveBeenCalledTimes(2);
-    expect(crypto.safeEqual).toHaveBeenLastCalledWith(expect.stringMatching(/^[0-9a-f]{64}$/), app.client_secret_hash);
+    // Every stored secret of the app is compared (two during a rotation), without stopping at a match.
+    const secrets = [{ secret_hash: crypto.hashToken(f.clientSecret) }, { secret_hash: crypto.hashToken('cs_another') }];
+    expect(matchClientSecret(secrets, f.clientSecret)).toBe(secrets[0]);
+    expect(matchClientSecret(secrets, f.clientSecret.slice(0, -1) + 'x')).toBeUndefined();
+    expect(crypto.safeEqual).toHaveBeenCalledTimes(4);
+    expect(crypto.safeEqual).toHaveBeenCalledWith(expect.stringMatching(/^[0-9a-f]{64}$/), secrets[0]!.secret_hash);
+    expect(crypto.safeEqual).toHaveBeenLastCalledWith(expect.stringMatching(/^[0-9a-f]{64}$/), secrets[1]!.secret_hash);
 
     // The token endpoint authenticates its client through the same check.
     const res = await fetch(`${server.baseUrl}/api/open/oauth/token`, {
@@ -120,7 +122,7 @@ describe.each(testDialects())('secrets at rest (%s)', (dialect) => {
       body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'ghr_nope', client_id: f.clientId, client_secret: 'cs_wrong' }),
     });
     expect(res.status).toBe(401);
-    expect(crypto.safeEqual).toHaveBeenCalledTimes(3);
+    expect(crypto.safeEqual).toHaveBeenCalledTimes(5);
 
     expect(await verifyLogin(server.ctx.db, f.login, f.password)).toMatchObject({ login: f.login });
     expect(await verifyLogin(server.ctx.db, f.login, 'wrong password')).toBeNull();

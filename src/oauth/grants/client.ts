@@ -1,18 +1,19 @@
 import type { AppContext } from '../../context.ts';
 import { invalidClient } from '../../shared/errors.ts';
 import type { ClientCredentials } from '../clientAuth.ts';
+import type { IssuedToSecret } from '../store.ts';
 import { authenticateClient, clientSecretMatches } from '../clients.ts';
 
 /** What a grant read along with its code or refresh token: the client it was issued to. */
 export interface IssuedTo {
   clientId: string;
-  clientSecretHash: string;
+  clientSecrets: IssuedToSecret[];
 }
 
 /**
  * Authenticates the client (RFC 6749 3.2.1, 2.3.1) before anything about the code or token is
  * revealed: RFC 6749 5.2 puts invalid_client before invalid_grant. When the grant's row was issued
- * to the presented client, its secret hash came with the row and no query is needed.
+ * to the presented client, its secrets came with the row and no query is needed.
  */
 export async function authenticateGrantClient(ctx: AppContext, credentials: ClientCredentials, row: IssuedTo | null): Promise<string> {
   const { clientId, clientSecret } = credentials;
@@ -20,7 +21,7 @@ export async function authenticateGrantClient(ctx: AppContext, credentials: Clie
   const authenticated = !clientSecret
     ? false
     : row?.clientId === clientId
-      ? clientSecretMatches(row.clientSecretHash, clientSecret)
+      ? await clientSecretMatches(ctx.db, row.clientSecrets, clientSecret)
       : (await authenticateClient(ctx.db, clientId, clientSecret)) !== null;
   if (!authenticated) throw invalidClient(credentials.usedBasic);
   return clientId;

@@ -1,20 +1,60 @@
-import { Router, type Response } from 'express';
+import { randomBytes } from 'node:crypto';
+import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context.ts';
 import { Problem } from '../../shared/errors.ts';
-import { createApp, getAppOfOwner, deleteApp, listAppsForOwner, rotateSecret, type AppDetails } from '../apps.ts';
-import { applicationsPage, clientSecretPage } from '../views/applications.ts';
+import {
+  addClientSecret,
+  createApp,
+  createAppOnce,
+  deleteApp,
+  deleteClientSecret,
+  getAppOfOwner,
+  listAppsForOwner,
+  listClientSecrets,
+  updateApp,
+  type AppDetails,
+} from '../apps.ts';
+import { applicationPage, applicationsPage, clientSecretPage } from '../views/applications.ts';
 import { confirmPage } from '../views/confirm.ts';
 import type { PageUser } from '../views/format.ts';
 import type { FormProblem } from '../views/form.ts';
 import { doneMessage, field, formProblemsOf, notFoundPage, pageUser, sendPage } from './common.ts';
 
-// /settings/applications: register, rotate the secret of, and delete the user's OAuth applications.
+// /settings/applications: register, edit, manage the client secrets of, and delete the user's
+// OAuth applications.
+
+/** A fresh one-time nonce for a registration form. */
+const newNonce = () => randomBytes(24).toString('base64url');
+const NONCE = /^[A-Za-z0-9_-]{32}$/;
+
+const detailsOf = (req: Request): Required<AppDetails> => ({
+  name: field(req, 'name'),
+  description: field(req, 'description'),
+  homepage: field(req, 'homepage'),
+  redirectUri: field(req, 'redirect_uri'),
+});
+
+/** The page for a Problem of the expected statuses; anything else is rethrown (a 500). */
+function refusedWith(err: unknown, ...statuses: number[]): Problem {
+  if (err instanceof Problem && statuses.includes(err.status)) return err;
+  throw err;
+}
 
 export function applicationsRouter(ctx: AppContext): Router {
   const router = Router();
 
   async function showApplications(res: Response, status: number, user: PageUser, problems: FormProblem[], input?: Required<AppDetails>, flash?: string): Promise<void> {
-    sendPage(res, status, applicationsPage({ user, apps: await listAppsForOwner(ctx.db, user.id), problems, input, flash }));
+    sendPage(res, status, applicationsPage({ user, apps: await listAppsForOwner(ctx.db, user.id), problems, input, nonce: newNonce(), flash }));
+  }
+
+  async function showApplication(res: Response, status: number, user: PageUser, appId: number, problems: FormProblem[] = [], input?: Required<AppDetails>, flash?: string): Promise<void> {
+    try {
+      const app = await getAppOfOwner(ctx.db, user.id, appId);
+      sendPage(res, status, applicationPage({ user, app, secrets: await listClientSecrets(ctx.db, user.id, app.id), problems, input, flash }));
+    } catch (err) {
+      refusedWith(err, 404);
+      sendPage(res, 404, notFoundPage(user, 'application'));
+    }
   }
 
   router.get('/settings/applications', async (req, res) => {
@@ -23,24 +63,96 @@ export function applicationsRouter(ctx: AppContext): Router {
 
   router.post('/settings/applications', async (req, res) => {
     const user = await pageUser(ctx, req);
-    const input: Required<AppDetails> = { name: field(req, 'name'), description: field(req, 'description'), homepage: field(req, 'homepage'), redirectUri: field(req, 'redirect_uri') };
+    const input = detailsOf(req);
+    const nonce = field(req, 'form_nonce');
     try {
-      const { app, clientSecret } = await createApp(ctx.db, { ownerUserId: user.id, ...input });
-      sendPage(res, 200, clientSecretPage({ user, title: `Registered ${app.name}`, clientId: app.client_id, secret: clientSecret }));
+      // A form without a nonce (a script posting it) registers as asked, every time.
+      const created = NONCE.test(nonce) ? await createAppOnce(ctx.db, { ownerUserId: user.id, ...input }, nonce) : await createApp(ctx.db, { ownerUserId: user.id, ...input });
+      if (created.clientSecret === null) {
+        // The same form again (back button, double click): the app it registered, not a second one.
+        res.redirect(303, `/settings/applications/${created.app.id}?done=app-already-registered`);
+        return;
+      }
+      sendPage(res, 200, clientSecretPage({ user, title: `Registered ${created.app.name}`, appId: created.app.id, clientId: created.app.client_id, secret: created.clientSecret }));
     } catch (err) {
-      if (!(err instanceof Problem) || err.status !== 400) throw err;
-      await showApplications(res, 400, user, formProblemsOf(err), input);
+      await showApplications(res, 400, user, formProblemsOf(refusedWith(err, 400)), input);
     }
   });
 
-  router.post('/settings/applications/:id/rotate', async (req, res) => {
+  router.get('/settings/applications/:id', async (req, res) => {
+    await showApplication(res, 200, await pageUser(ctx, req), Number(req.params.id), [], undefined, doneMessage(req));
+  });
+
+  router.post('/settings/applications/:id', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const input = detailsOf(req);
+    try {
+      const app = await updateApp(ctx.db, user.id, Number(req.params.id), input);
+      res.redirect(303, `/settings/applications/${app.id}?done=app-updated`);
+    } catch (err) {
+      const problem = refusedWith(err, 400, 404);
+      if (problem.status === 404) return sendPage(res, 404, notFoundPage(user, 'application'));
+      await showApplication(res, 400, user, Number(req.params.id), formProblemsOf(problem), input);
+    }
+  });
+
+  router.post('/settings/applications/:id/secrets', async (req, res) => {
     const user = await pageUser(ctx, req);
     try {
-      const { app, clientSecret } = await rotateSecret(ctx.db, user.id, Number(req.params.id));
-      sendPage(res, 200, clientSecretPage({ user, title: `New secret for ${app.name}`, clientId: app.client_id, secret: clientSecret }));
+      const { app, clientSecret } = await addClientSecret(ctx.db, user.id, Number(req.params.id));
+      const others = (await listClientSecrets(ctx.db, user.id, app.id)).length - 1;
+      sendPage(res, 200, clientSecretPage({
+        user,
+        title: `New client secret for ${app.name}`,
+        appId: app.id,
+        clientId: app.client_id,
+        secret: clientSecret,
+        note: others ? 'The previous secret keeps working until you delete it: deploy this one, then delete the old one.' : undefined,
+      }));
     } catch (err) {
-      if (!(err instanceof Problem) || err.status !== 404) throw err;
+      const problem = refusedWith(err, 404, 409);
+      if (problem.status === 404) return sendPage(res, 404, notFoundPage(user, 'application'));
+      await showApplication(res, 409, user, Number(req.params.id), [{ message: problem.message }]);
+    }
+  });
+
+  router.get('/settings/applications/:id/secrets/:secretId/delete', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    try {
+      const app = await getAppOfOwner(ctx.db, user.id, Number(req.params.id));
+      const secrets = await listClientSecrets(ctx.db, user.id, app.id);
+      const index = secrets.findIndex((s) => s.id === Number(req.params.secretId));
+      if (index < 0) return sendPage(res, 404, notFoundPage(user, 'client secret'));
+      const last = secrets.length === 1;
+      sendPage(res, 200, confirmPage({
+        user,
+        current: '/settings/applications',
+        title: `Delete client secret ${index + 1} of ${app.name}?`,
+        consequence: last
+          ? `This is the only client secret of ${app.name}. Without it the app cannot obtain or refresh tokens until you generate a new one; its users' existing access tokens keep working until they expire.`
+          : `Deployments of ${app.name} that still use this secret can no longer obtain or refresh tokens. The other secret keeps working.`,
+        action: `/settings/applications/${app.id}/secrets/${secrets[index]!.id}/delete`,
+        button: last ? 'Delete the last client secret' : 'Delete this client secret',
+        cancel: `/settings/applications/${app.id}`,
+        hidden: last ? { even_the_last: 'yes' } : undefined,
+      }));
+    } catch (err) {
+      refusedWith(err, 404);
       sendPage(res, 404, notFoundPage(user, 'application'));
+    }
+  });
+
+  router.post('/settings/applications/:id/secrets/:secretId/delete', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const appId = Number(req.params.id);
+    try {
+      await deleteClientSecret(ctx.db, user.id, appId, Number(req.params.secretId), { evenTheLast: field(req, 'even_the_last') === 'yes' });
+      res.redirect(303, `/settings/applications/${appId}?done=secret-deleted`);
+    } catch (err) {
+      const problem = refusedWith(err, 404, 409);
+      if (problem.status === 404) return sendPage(res, 404, notFoundPage(user, 'client secret'));
+      // The last secret, from a confirm page that did not say so (another secret was deleted since).
+      await showApplication(res, 409, user, appId, [{ message: problem.message }]);
     }
   });
 
@@ -52,13 +164,13 @@ export function applicationsRouter(ctx: AppContext): Router {
         user,
         current: '/settings/applications',
         title: `Delete ${app.name}?`,
-        consequence: `Its client ID ${app.client_id} and secret stop working at once, and every user's tokens for it are revoked. This cannot be undone.`,
+        consequence: `Its client ID ${app.client_id} and secrets stop working at once, and every user's tokens for it are revoked. This cannot be undone.`,
         action: `/settings/applications/${app.id}/delete`,
         button: 'Delete this application',
         cancel: '/settings/applications',
       }));
     } catch (err) {
-      if (!(err instanceof Problem) || err.status !== 404) throw err;
+      refusedWith(err, 404);
       sendPage(res, 404, notFoundPage(user, 'application'));
     }
   });
@@ -69,7 +181,7 @@ export function applicationsRouter(ctx: AppContext): Router {
       await deleteApp(ctx.db, user.id, Number(req.params.id));
       res.redirect(303, '/settings/applications?done=app-deleted');
     } catch (err) {
-      if (!(err instanceof Problem) || err.status !== 404) throw err;
+      refusedWith(err, 404);
       sendPage(res, 404, notFoundPage(user, 'application'));
     }
   });

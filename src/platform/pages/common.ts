@@ -41,6 +41,9 @@ export function fields(req: Request, name: string): string[] {
 /** The success messages a redirect after an action names (`?done=app-deleted`): a fixed catalogue, so a link cannot make the page say anything else. */
 const DONE_MESSAGES: Record<string, string> = {
   'app-deleted': 'Application deleted. Its client credentials and every token it was granted no longer work.',
+  'app-updated': 'Application updated.',
+  'app-already-registered': 'This form was already submitted, so the application was registered once. Its client secret was shown then; if you did not copy it, generate a new one below and delete the old one.',
+  'secret-deleted': 'Client secret deleted. Clients presenting it are refused from now on.',
   'token-deleted': 'Access token deleted. Calls with it, and with proxy tokens minted from it, are refused from now on.',
   'app-revoked': 'Access revoked. The application\'s tokens no longer work; it must ask you again.',
 };

@@ -8,6 +8,11 @@ export interface LayoutModel {
   current?: string;
   /** A success message after an action ("Application deleted."). */
   flash?: string | undefined;
+  /**
+   * The page's main action (an element id and what it is): the first Tab stop is a link to it, so
+   * keyboard order starts at the main action rather than at the navigation.
+   */
+  mainAction?: { id: string; label: string } | undefined;
 }
 
 const SETTINGS_NAV = [
@@ -27,5 +32,5 @@ export function layout(model: LayoutModel, body: Html): Html {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${model.title}</title><link rel="stylesheet" href="/assets/app.css"><script src="/assets/console.js" defer></script></head>
-<body><header><strong>OpenAuth</strong>${nav}</header><main>${model.flash ? html`<p class="success" role="status">${model.flash}</p>` : ''}${body}</main></body></html>`;
+<body>${model.mainAction ? html`<a class="skip-link" href="#${model.mainAction.id}">Skip to ${model.mainAction.label}</a>` : ''}<header><strong>OpenAuth</strong>${nav}</header><main>${model.flash ? html`<p class="success" role="status">${model.flash}</p>` : ''}${body}</main></body></html>`;
 }
