@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../test/support/chromium.ts';
+import { launchChromium, screenshot, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
 import { createFixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
@@ -47,6 +47,9 @@ describe('authorization in a real browser', () => {
     await page.goto(authorize.toString());
 
     expect(new URL(page.url()).pathname).toBe('/login');
+    // The login page names the app the user is signing in to.
+    expect(await page.textContent('.continue-to')).toBe(`to continue to ${f.appName}`);
+    await screenshot(page, 'oauth-login-for-app-desktop');
     await page.fill('#login', f.login);
     await page.fill('#password', f.password);
     await page.click('button[type=submit]');
@@ -55,6 +58,16 @@ describe('authorization in a real browser', () => {
     expect(await page.textContent('h1')).toBe(`Authorize ${f.appName}`);
     expect(await page.textContent('.app-description')).toBe('Reads your profile <for tests>');
     expect(await page.locator('.scopes li').count()).toBe(2);
+    expect(await page.textContent('.app-meta')).toBe(`Registered by ${f.login} · Homepage: https://client.example.test/`);
+    for (const [device, width] of Object.entries(SCREEN_WIDTHS)) {
+      await page.setViewportSize({ width, height: 800 });
+      expect(await scrollsSideways(page), `consent at ${width}px`).toBe(false);
+      await screenshot(page, `oauth-consent-${device}`);
+    }
+    // Keyboard order starts at Allow.
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('allow');
 
     await page.click('#allow');
     await page.waitForURL((url) => url.href.startsWith(callbackUrl));

@@ -31,7 +31,7 @@ export function consentPage(request: AuthorizeRequest, user: { login: string }, 
 <button type="submit" name="decision" value="allow" id="allow" class="primary">Allow</button>
 <button type="submit" name="decision" value="deny" id="deny">Deny</button>
 </form>`;
-  return layout({ title: `Authorize ${client.name}`, user: { login: user.login, csrf } }, body);
+  return layout({ title: `Authorize ${client.name}`, user: { login: user.login, csrf }, mainAction: { id: 'allow', label: 'Allow or Deny' } }, body);
 }
 
 /** RFC 6749 4.1.2.1: an invalid client or redirect_uri is told to the user, not to the client. */

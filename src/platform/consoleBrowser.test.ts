@@ -13,11 +13,13 @@ describe('settings pages in a real browser', () => {
   let server: TestServer;
   let browser: Browser;
   let page: Page;
+  let fixture: Awaited<ReturnType<typeof createFixture>>;
   const errors: string[] = [];
 
   beforeAll(async () => {
     server = await startTestServer();
     const f = await createFixture(server.ctx.db);
+    fixture = f;
     // Long values: the tables must wrap them on a phone rather than scroll.
     await createApp(server.ctx.db, {
       ownerUserId: f.userId,
@@ -105,6 +107,75 @@ describe('settings pages in a real browser', () => {
     await page.waitForURL((url) => url.pathname === '/settings/tokens');
     expect(await page.textContent('[role=status]')).toMatch(/^Access token deleted\./);
     expect(await page.locator('tr', { hasText: 'deploy bot' }).count()).toBe(0);
+  });
+
+  it('an app page: two client secrets during a rotation, the old one deleted behind a confirm page, an edit form that names its errors; fits a phone', async () => {
+    const { app } = await createApp(server.ctx.db, { ownerUserId: fixture.userId, name: 'Rotating app', description: 'Changes secrets', homepage: 'https://rot.example/', redirectUri: 'https://rot.example/oauth/callback' });
+    await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 800 });
+    await page.goto(`${server.baseUrl}/settings/applications`);
+    await page.locator('tr', { hasText: 'Rotating app' }).locator('a', { hasText: 'Settings' }).click();
+    await page.waitForURL((url) => url.pathname === `/settings/applications/${app.id}`);
+    expect(await page.locator('nav a[aria-current=page]').allTextContents()).toEqual(['Applications']);
+    expect(await page.locator('table.secrets tbody tr').count()).toBe(1);
+
+    await page.click('#generate-secret');
+    await page.waitForSelector('#client-secret');
+    expect(await page.textContent('#client-secret')).toMatch(/^cs_/);
+    expect(await page.textContent('main')).toContain('The previous secret keeps working');
+    await page.click('text=Done: back to the application');
+    expect(await page.locator('table.secrets tbody tr').count()).toBe(2);
+    expect(await page.locator('#generate-secret').count()).toBe(0);
+    for (const [device, width] of Object.entries(SCREEN_WIDTHS)) {
+      await page.setViewportSize({ width, height: 800 });
+      expect(await scrollsSideways(page), `app page at ${width}px`).toBe(false);
+      await screenshot(page, `settings-application-two-secrets-${device}`);
+    }
+
+    await page.locator('table.secrets tr', { hasText: 'Client secret 1' }).locator('a.danger').click();
+    expect(await page.textContent('h1')).toBe('Delete client secret 1 of Rotating app?');
+    expect(await scrollsSideways(page)).toBe(false);
+    await screenshot(page, 'settings-application-confirm-delete-secret-phone');
+    await page.click('button.danger.confirm');
+    await page.waitForURL((url) => url.pathname === `/settings/applications/${app.id}`);
+    expect(await page.textContent('[role=status]')).toMatch(/^Client secret deleted\./);
+    expect(await page.locator('table.secrets tbody tr').count()).toBe(1);
+
+    await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 800 });
+    await page.fill('#name', '');
+    await page.fill('#name', 'Renamed app');
+    await page.fill('#redirect_uri', 'http://rot.example/cb'); // plain http off loopback: refused
+    await page.click('text=Update application');
+    await page.waitForSelector('[role=alert]');
+    expect(await page.locator('#redirect_uri').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#redirect_uri-error').textContent()).toMatch(/https/);
+    expect(await page.inputValue('#name')).toBe('Renamed app');
+    await screenshot(page, 'settings-application-edit-error-desktop');
+    await page.fill('#redirect_uri', 'https://rot.example/cb');
+    await page.click('text=Update application');
+    await page.waitForSelector('[role=status]');
+    expect(await page.textContent('h1')).toBe('Renamed app');
+    expect(errors.filter((e) => !/favicon|status of 40[09]/.test(e))).toEqual([]);
+  });
+
+  it('keyboard order starts at the main action: the first Tab stop leads to it', async () => {
+    const { app } = await createApp(server.ctx.db, { ownerUserId: fixture.userId, name: 'Keyboard app', description: '', homepage: 'https://k.example/', redirectUri: 'https://k.example/cb' });
+    await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 800 });
+    const mainActions = [
+      ['/settings/applications', 'name'],
+      [`/settings/applications/${app.id}`, 'generate-secret'],
+      [`/settings/applications/${app.id}/delete`, 'confirm'],
+    ] as const;
+    for (const [path, id] of mainActions) {
+      await page.goto(`${server.baseUrl}${path}`);
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.className), path).toBe('skip-link');
+      expect(await page.locator('.skip-link').isVisible()).toBe(true);
+      await page.keyboard.press('Enter');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id), { message: path }).toBe(id);
+    }
+    await page.goto(`${server.baseUrl}/settings/applications`);
+    await page.keyboard.press('Tab');
+    await screenshot(page, 'settings-applications-skip-link-desktop');
   });
 
   it('a Copy button puts the client ID on the clipboard', async () => {
