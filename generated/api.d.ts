@@ -157,7 +157,7 @@ export interface paths {
         };
         /**
          * One access token, with a freshly issued JWT proxy token
-         * @description Each call issues a new proxy token. The proxy token stops working when the user revokes the application or deletes the access token.
+         * @description Each call issues a new proxy token. The proxy token stops working when the user revokes the application, deletes the access token, or the access token reaches the expiry its owner chose (an expired access token answers 404).
          */
         get: operations["getAccessToken"];
         put?: never;

@@ -6,6 +6,7 @@ import { sealSecretsMigration } from './migrations/0003_seal_secrets.ts';
 import * as exactCollations from './migrations/0004_exact_collations.ts';
 import * as webSessions from './migrations/0005_web_sessions.ts';
 import * as clientSecrets from './migrations/0006_client_secrets.ts';
+import * as accessTokenExpiry from './migrations/0007_access_token_expiry.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -26,6 +27,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0004_exact_collations', exactCollations],
     ['0005_web_sessions', webSessions],
     ['0006_client_secrets', clientSecrets],
+    ['0007_access_token_expiry', accessTokenExpiry],
   ];
 }
 

@@ -27,8 +27,9 @@ async function readProxyPrincipal(ctx: AppContext, token: string): Promise<{ pri
   const claims = await verifyProxyToken(ctx, token);
   if (!claims) return null;
   const grant = await findStandingGrant(ctx.db, claims);
-  if (!grant) return null;
   const now = Date.now();
+  // The raw token it was minted from expired: its proxy tokens stop with it.
+  if (!grant || (grant.expiresAt !== null && grant.expiresAt <= now)) return null;
   if (grant.lastUsedAt === null || now - grant.lastUsedAt > LAST_USED_PRECISION_MS) {
     // Usage is attributed to the raw token; bookkeeping only, a failed write must not refuse the call.
     markAccessTokenUsed(ctx.db, claims.accessTokenId, now).catch((err: unknown) => ctx.logger.warn({ err }, 'could not record access token use'));
@@ -43,5 +44,5 @@ async function readProxyPrincipal(ctx: AppContext, token: string): Promise<{ pri
     usageScenario: grant.usageScenario,
     jti: claims.jti,
   };
-  return { principal, expiresAt: claims.exp * 1000 };
+  return { principal, expiresAt: grant.expiresAt === null ? claims.exp * 1000 : Math.min(claims.exp * 1000, grant.expiresAt) };
 }

@@ -12,6 +12,8 @@ export interface TokenForIssuance {
   usageScenario: UsageScenario;
   /** False when the app's authorization was revoked (or is not the user's). */
   authorizationStands: boolean;
+  /** When the raw token expires; null: never. */
+  expiresAt: number | null;
 }
 
 /**
@@ -31,6 +33,7 @@ export async function findTokenForIssuance(
     namespace: String(row.namespace),
     usageScenario: row.usage_scenario as UsageScenario,
     authorizationStands: row.authorization_id !== null && row.authorization_id !== undefined,
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
   };
 }
 
@@ -43,13 +46,15 @@ const tokenForIssuance = prepared<{ userId: number; namespace: string; id: numbe
       })
       .where({ 't.id': param('id'), 't.user_id': param('userId'), 't.namespace': param('namespace') }),
     db.raw('?', [param('userId')]),
-  ).first('t.id', 't.name', 't.namespace', 't.usage_scenario', 'z.id as authorization_id'),
+  ).first('t.id', 't.name', 't.namespace', 't.usage_scenario', 't.expires_at', 'z.id as authorization_id'),
 );
 
 export interface StandingGrant {
   namespace: string;
   usageScenario: UsageScenario;
   lastUsedAt: number | null;
+  /** When the raw token expires; null: never. */
+  expiresAt: number | null;
 }
 
 /**
@@ -62,7 +67,12 @@ export async function findStandingGrant(
 ): Promise<StandingGrant | undefined> {
   const row = await standingGrant.first(db, q);
   if (!row) return undefined;
-  return { namespace: String(row.namespace), usageScenario: row.usage_scenario as UsageScenario, lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at) };
+  return {
+    namespace: String(row.namespace),
+    usageScenario: row.usage_scenario as UsageScenario,
+    lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+  };
 }
 
 const standingGrant = prepared<{ userId: number; authorizationId: number; accessTokenId: number }>('standing_grant', (db, param) =>
@@ -76,5 +86,5 @@ const standingGrant = prepared<{ userId: number; authorizationId: number; access
       .where({ 'z.id': param('authorizationId'), 'z.user_id': param('userId') })
       .whereNull('z.revoked_at'),
     db.ref('z.user_id'),
-  ).first('t.namespace', 't.usage_scenario', 't.last_used_at'),
+  ).first('t.namespace', 't.usage_scenario', 't.last_used_at', 't.expires_at'),
 );

@@ -163,6 +163,28 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     expect((await detail(accessToken, f.login, paid.record.id)).response.status).toBe(404);
   });
 
+  it('stops an expired raw token everywhere it is used: as an API key, for new proxy tokens, and for proxy tokens minted before', async () => {
+    const { f, paid, trial, accessToken } = await setUp();
+    const { data } = await detail(accessToken, f.login, paid.record.id);
+    const minted = data!.proxy_access_token;
+    // Both expire (neither was used yet, so no process holds them).
+    await server.ctx.db('access_tokens').whereIn('id', [paid.record.id, trial.record.id]).update({ expires_at: Date.now() - 1 });
+
+    expect((await chat(minted)).response.status).toBe(401);
+    const again = await detail(accessToken, f.login, paid.record.id);
+    expect(again.response.status).toBe(404);
+    expect(JSON.stringify(again.error)).toContain('has expired');
+    const asApiKey = await fetch(`${server.baseUrl}/api/workflows`, { headers: { authorization: `Bearer ${trial.token}` } });
+    expect(asApiKey.status).toBe(401);
+
+    // One that expires later works until then.
+    const later = await createAccessToken(server.ctx.db, { userId: f.userId, namespace: f.login, name: 'Week key', usageScenario: 'paid', permissions: ['workflows'], expiresInDays: 7 });
+    secrets.push(later.token);
+    expect(later.record.expires_at! - later.record.created_at).toBe(7 * 86_400_000);
+    expect((await fetch(`${server.baseUrl}/api/workflows`, { headers: { authorization: `Bearer ${later.token}` } })).status).toBe(200);
+    expect((await chat((await detail(accessToken, f.login, later.record.id)).data!.proxy_access_token)).response.status).toBe(200);
+  });
+
   it('answers 403 insufficient_scope on the token endpoints to a token of scope user_info only', async () => {
     const { f, paid, api, accessToken } = await setUp('user_info');
     const list = await api.GET('/api/open/v1/{namespace}/tokens', { params: { path: { namespace: f.login } } });

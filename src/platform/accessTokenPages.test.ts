@@ -61,10 +61,38 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
     expect(list).not.toContain(token);
   });
 
+  it('creates a token with an expiry, listed with it; refuses an expiry not offered, naming the field', async () => {
+    const res = await create({ name: 'Week key', namespace: 'pat', usage_scenario: 'trial', expires_in_days: '30' });
+    expect(res.status).toBe(200);
+    const token = /<code id="access-token">(sk_[\w-]{43})<\/code>/.exec(await res.text())![1]!;
+    shown.push(token);
+    const record = await findUsableAccessTokenByPlaintext(server.ctx.db, token);
+    expect(record!.expires_at! - record!.created_at).toBe(30 * 86_400_000);
+    expect(await page()).toMatch(/Week key[\s\S]*Expires \d{4}-\d\d-\d\d/);
+    for (const expires_in_days of ['0', '400', 'soon', '1.5']) {
+      const refused = await create({ name: 'Bad expiry', namespace: 'pat', usage_scenario: 'paid', expires_in_days });
+      expect(refused.status, expires_in_days).toBe(400);
+      expect(await refused.text()).toMatch(/id="expires_in_days"[^>]*aria-invalid="true" aria-describedby="expires_in_days-error"/);
+    }
+    // No expiry: the default.
+    const forever = await create({ name: 'Forever key', namespace: 'pat', usage_scenario: 'paid', expires_in_days: '' });
+    const foreverToken = /<code id="access-token">(sk_[\w-]{43})<\/code>/.exec(await forever.text())![1]!;
+    shown.push(foreverToken);
+    expect((await findUsableAccessTokenByPlaintext(server.ctx.db, foreverToken))!.expires_at).toBeNull();
+  });
+
+  it('explains usage_scenario on the form, tied to the field for assistive technology', async () => {
+    const html = await page();
+    expect(html).toContain('aria-describedby="usage_scenario-help"');
+    expect(html).toMatch(/id="usage_scenario-help">[^<]*edition/);
+  });
+
   it('refuses a namespace the user cannot use, and an unknown usage scenario, with the form again (400)', async () => {
     const foreign = await create({ name: 'x', namespace: 'eve', usage_scenario: 'paid' });
     expect(foreign.status).toBe(400);
-    expect(await foreign.text()).toContain('No namespace');
+    const text = await foreign.text();
+    expect(text).toContain('No namespace');
+    expect(text).toMatch(/id="namespace"[^>]*aria-invalid="true"/);
     expect((await create({ name: 'x', namespace: 'pat', usage_scenario: 'free' })).status).toBe(400);
   });
 

@@ -16,6 +16,8 @@ export interface AccessTokenRow {
   token_prefix: string;
   created_at: number;
   last_used_at: number | null;
+  /** When it stops working; null: never. */
+  expires_at: number | null;
 }
 
 export async function insertAccessToken(db: Knex, row: Omit<AccessTokenRow, 'id'>): Promise<number> {

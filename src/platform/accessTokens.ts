@@ -35,7 +35,15 @@ export interface AccessToken {
   token_prefix: string;
   created_at: number;
   last_used_at: number | null;
+  /** When it stops working (epoch ms); null: never. */
+  expires_at: number | null;
 }
+
+/** The expiries the settings form offers, in days (as GitHub's personal access tokens); none: never. */
+export const TOKEN_EXPIRY_DAYS = [7, 30, 60, 90, 365] as const;
+
+/** Whether the token has expired (at `now`). */
+export const isExpired = (token: Pick<AccessToken, 'expires_at'>, now = Date.now()): boolean => token.expires_at !== null && token.expires_at <= now;
 
 /** The list item of `GET /api/open/v1/{namespace}/tokens` (SEED-SPEC 2.4). */
 export interface AccessTokenListItem {
@@ -51,6 +59,8 @@ export interface NewAccessToken {
   name: string;
   usageScenario: string;
   permissions?: string[];
+  /** Days until it expires; absent: never. */
+  expiresInDays?: number | undefined;
 }
 
 function toAccessToken(row: AccessTokenRow): AccessToken {
@@ -62,9 +72,16 @@ function toAccessToken(row: AccessTokenRow): AccessToken {
     usage_scenario: row.usage_scenario,
     permissions: JSON.parse(row.permissions) as string[],
     token_prefix: row.token_prefix,
-    created_at: row.created_at,
-    last_used_at: row.last_used_at,
+    created_at: Number(row.created_at),
+    last_used_at: row.last_used_at === null ? null : Number(row.last_used_at),
+    expires_at: row.expires_at === null || row.expires_at === undefined ? null : Number(row.expires_at),
   };
+}
+
+function checkExpiry(days: number | undefined, now: number): number | null {
+  if (days === undefined) return null;
+  if (!Number.isInteger(days) || days < 1 || days > 366) throw invalidField(`expires_in_days must be a whole number of days from 1 to 366.`, '/expires_in_days', 'must be 1 to 366 days, or no expiry');
+  return now + days * 86_400_000;
 }
 
 function checkUsageScenario(value: string): UsageScenario {
@@ -107,6 +124,8 @@ export async function createAccessToken(db: Knex, input: NewAccessToken): Promis
   const permissions = checkPermissions(input.permissions ?? []);
   const userId = await resolveUserId(db, input);
   const namespace = await requireUsableNamespace(db, userId, input.namespace);
+  const now = Date.now();
+  const expiresAt = checkExpiry(input.expiresInDays, now);
 
   const token = newToken(ACCESS_TOKEN_PREFIX);
   const row = {
@@ -117,8 +136,9 @@ export async function createAccessToken(db: Knex, input: NewAccessToken): Promis
     permissions: JSON.stringify(permissions),
     token_hash: hashToken(token),
     token_prefix: token.slice(0, 10),
-    created_at: Date.now(),
+    created_at: now,
     last_used_at: null,
+    expires_at: expiresAt,
   };
   const id = await insertAccessToken(db, row);
   return { token, record: toAccessToken({ id, ...row }) };
@@ -136,10 +156,11 @@ export async function listAccessTokensOfUser(db: Knex, userId: number): Promise<
   return (await listAccessTokenRowsOfUser(db, userId)).map(toAccessToken);
 }
 
-/** A presented raw token, if its owner may still use its namespace (see findUsableAccessTokenRowByHash). */
+/** A presented raw token, if it has not expired and its owner may still use its namespace (see findUsableAccessTokenRowByHash). */
 export async function findUsableAccessTokenByPlaintext(db: Knex, token: string): Promise<AccessToken | undefined> {
   const row = await findUsableAccessTokenRowByHash(db, hashToken(token));
-  return row && toAccessToken(row);
+  const record = row && toAccessToken(row);
+  return record && !isExpired(record) ? record : undefined;
 }
 
 /** Records a use of the token (shown in the settings page). */

@@ -35,6 +35,8 @@ async function readApiKeyPrincipal(ctx: AppContext, token: string): Promise<{ pr
     markAccessTokenUsed(ctx.db, record.id, now).catch((err: unknown) => ctx.logger.warn({ err }, 'could not record API key use'));
   }
   return {
+    // The lease keeps it no longer than the token lives.
+    ...(record.expires_at !== null ? { expiresAt: record.expires_at } : {}),
     principal: {
       kind: 'apiKey',
       userId: record.user_id,

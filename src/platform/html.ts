@@ -123,6 +123,7 @@ small{color:var(--muted)}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid var(--border);padding:.5rem;text-align:left;vertical-align:top}
 td form{display:inline}
 .skip-link{position:absolute;left:-999rem;top:.5rem;z-index:1;background:#fff;color:var(--accent);padding:.4rem .8rem;border-radius:6px}.skip-link:focus{left:1rem}
+.hint{margin:.1rem 0 .4rem;color:var(--muted);font-size:.9rem}.expired{color:var(--danger);font-size:.9rem}
 .continue-to{margin:-.6rem 0 1rem;color:var(--muted)}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 /* Workflows and runs */

@@ -130,6 +130,7 @@ export const applicationNotFound = (id: number) => new Problem(404, `No applicat
 export const clientNotFound = (clientId: string) => new Problem(404, `No application with client_id "${clientId}".`);
 export const accessTokenNotFound = (id: number) => new Problem(404, `No access token ${id}.`);
 export const sessionNotFound = (login: string, id: string) => new Problem(404, `No session ${id} of user "${login}" (see session list --user ${login}).`);
+export const accessTokenExpired = (id: number) => new Problem(404, `Access token ${id} has expired; its owner can create a new one in settings.`);
 export const accessTokenNotInNamespace = (id: number, namespace: string) => new Problem(404, `No access token ${id} in namespace "${namespace}".`);
 
 // --- 405 / 409 / 422 / 429 / 503 -----------------------------------------------------------------

@@ -26,13 +26,22 @@ export function accessTokensRouter(ctx: AppContext): Router {
 
   router.post('/settings/tokens', async (req, res) => {
     const user = await pageUser(ctx, req);
-    const input: TokenInput = { name: field(req, 'name'), namespace: field(req, 'namespace'), usageScenario: field(req, 'usage_scenario'), permissions: fields(req, 'permissions') };
+    const input: TokenInput = {
+      name: field(req, 'name'),
+      namespace: field(req, 'namespace'),
+      usageScenario: field(req, 'usage_scenario'),
+      permissions: fields(req, 'permissions'),
+      expiresInDays: field(req, 'expires_in_days'),
+    };
     try {
-      const { token, record } = await createAccessToken(ctx.db, { userId: user.id, ...input });
+      const expiresInDays = input.expiresInDays === '' ? undefined : /^\d{1,4}$/.test(input.expiresInDays) ? Number(input.expiresInDays) : NaN;
+      const { token, record } = await createAccessToken(ctx.db, { userId: user.id, ...input, expiresInDays });
       sendPage(res, 200, tokenCreatedPage({ user, token, record }));
     } catch (err) {
       if (!(err instanceof Problem) || (err.status !== 400 && err.status !== 404)) throw err;
-      await showTokens(res, 400, user, formProblemsOf(err), input);
+      // A namespace the user cannot use (left the org since the form was shown) is about that field.
+      const problems = err.status === 404 ? [{ field: 'namespace', message: err.message }] : formProblemsOf(err);
+      await showTokens(res, 400, user, problems, input);
     }
   });
 

@@ -1,4 +1,4 @@
-import { ACCESS_TOKEN_PERMISSIONS, USAGE_SCENARIOS, type AccessToken } from '../accessTokens.ts';
+import { ACCESS_TOKEN_PERMISSIONS, isExpired, TOKEN_EXPIRY_DAYS, USAGE_SCENARIOS, type AccessToken } from '../accessTokens.ts';
 import { html, type Html } from '../html.ts';
 import { formatDate, type PageUser } from './format.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
@@ -9,7 +9,18 @@ export interface TokenInput {
   namespace: string;
   usageScenario: string;
   permissions: string[];
+  /** Days until it expires, as chosen ('' for never). */
+  expiresInDays: string;
 }
+
+/** What each usage scenario means, said where the user picks one. */
+const USAGE_SCENARIO_HELP: Record<(typeof USAGE_SCENARIOS)[number], string> = {
+  paid: 'paid: the paid edition.',
+  trial: 'trial: the trial edition.',
+};
+
+const expiry = (t: AccessToken) =>
+  t.expires_at === null ? html`<small>No expiry</small>` : isExpired(t) ? html`<strong class="expired">Expired ${formatDate(t.expires_at)}</strong>` : html`<small>Expires ${formatDate(t.expires_at)}</small>`;
 
 export interface AccessTokensModel {
   user: PageUser;
@@ -27,18 +38,19 @@ const selected = (value: string, chosen: string | undefined) => (value === chose
 export function accessTokensPage({ user, tokens, namespaces, problems, input, flash }: AccessTokensModel): Html {
   const rows = tokens.map(
     (t) => html`<tr><td><strong>${t.name}</strong><br><small><code>${t.token_prefix}…</code></small></td><td>${t.namespace}</td><td>${t.usage_scenario}</td>
-<td>${t.permissions.map((p) => html`<code>${p}</code> `)}</td><td>${formatDate(t.created_at)}<br><small>${t.last_used_at === null ? 'never used' : `used ${formatDate(t.last_used_at)}`}</small></td>
+<td>${t.permissions.map((p) => html`<code>${p}</code> `)}</td><td>${formatDate(t.created_at)}<br><small>${t.last_used_at === null ? 'never used' : `used ${formatDate(t.last_used_at)}`}</small><br>${expiry(t)}</td>
 <td><a class="button danger" href="/settings/tokens/${t.id}/delete">Delete</a></td></tr>`,
   );
   return layout(
-    { title: 'Access tokens', user, current: '/settings/tokens', flash },
+    { title: 'Access tokens', user, current: '/settings/tokens', flash, mainAction: { id: 'name', label: 'Create an access token' } },
     html`<h1>Access tokens</h1><p>Raw access tokens (API keys) call the workflows and serverless APIs. Apps you authorize never see them: they get short-lived proxy tokens instead.</p>
 ${tokens.length ? html`<table><thead><tr><th>Token</th><th>Namespace</th><th>Usage</th><th>Permissions</th><th>Created</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>No access tokens yet.</p>`}
 <h2>Create an access token</h2>${formProblems(problems)}
 <form method="post" action="/settings/tokens"><input type="hidden" name="csrf_token" value="${user.csrf}">
 <label for="name">Name</label><input type="text" id="name" name="name"${invalidAttrs(problems, 'name')} value="${input?.name ?? ''}" required>${fieldError(problems, 'name')}
-<label for="namespace">Namespace</label><select id="namespace" name="namespace">${namespaces.map((n) => html`<option value="${n}"${selected(n, input?.namespace)}>${n}</option>`)}</select>
-<label for="usage_scenario">Usage scenario</label><select id="usage_scenario" name="usage_scenario"${invalidAttrs(problems, 'usage_scenario')}>${USAGE_SCENARIOS.map((u) => html`<option value="${u}"${selected(u, input?.usageScenario)}>${u}</option>`)}</select>${fieldError(problems, 'usage_scenario')}
+<label for="namespace">Namespace <small>(your own, or an organization you belong to: the token acts there)</small></label><select id="namespace" name="namespace"${invalidAttrs(problems, 'namespace')}>${namespaces.map((n) => html`<option value="${n}"${selected(n, input?.namespace)}>${n}</option>`)}</select>${fieldError(problems, 'namespace')}
+<label for="usage_scenario">Usage scenario</label><p class="hint" id="usage_scenario-help">The edition the token's calls are made for. It travels with every call made with the token, and in the proxy tokens that apps you authorize obtain from it (the <code>usage_scenario</code> claim); the functions and apps receiving those calls decide what each edition allows. ${USAGE_SCENARIOS.map((u) => html`<br>${USAGE_SCENARIO_HELP[u]}`)}</p><select id="usage_scenario" name="usage_scenario" aria-describedby="usage_scenario-help${problems.some((p) => p.field === 'usage_scenario') ? ' usage_scenario-error' : ''}"${problems.some((p) => p.field === 'usage_scenario') ? html` aria-invalid="true"` : ''}>${USAGE_SCENARIOS.map((u) => html`<option value="${u}"${selected(u, input?.usageScenario)}>${u}</option>`)}</select>${fieldError(problems, 'usage_scenario')}
+<label for="expires_in_days">Expiration</label><select id="expires_in_days" name="expires_in_days"${invalidAttrs(problems, 'expires_in_days')}><option value=""${selected('', input?.expiresInDays ?? '')}>No expiration</option>${TOKEN_EXPIRY_DAYS.map((d) => html`<option value="${d}"${selected(String(d), input?.expiresInDays ?? '')}>${d} days</option>`)}</select>${fieldError(problems, 'expires_in_days')}
 <fieldset${invalidAttrs(problems, 'permissions')}><legend>Permissions</legend>${ACCESS_TOKEN_PERMISSIONS.map(
       (p) => html`<label><input type="checkbox" name="permissions" value="${p}"${input?.permissions.includes(p) ? html` checked` : ''}> ${p}</label>`,
     )}${fieldError(problems, 'permissions')}</fieldset>
@@ -57,6 +69,6 @@ export const tokenCreatedPage = ({ user, token, record }: TokenCreatedModel): Ht
   layout(
     { title: `Created ${record.name}`, user },
     html`<h1>Created ${record.name}</h1><p class="notice">Copy the token now: it is shown only once.</p>
-<p>Namespace: ${record.namespace} · usage: ${record.usage_scenario}</p><p><code id="access-token">${token}</code></p>
+<p>Namespace: ${record.namespace} · usage: ${record.usage_scenario} · ${record.expires_at === null ? 'no expiry' : `expires ${formatDate(record.expires_at)}`}</p><p><code id="access-token">${token}</code></p>
 <p><a href="/settings/tokens">Back to access tokens</a></p>`,
   );
