@@ -5,6 +5,7 @@ import { createFixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createAccessToken } from './accessTokens.ts';
 import { createApp } from './apps.ts';
+import { createUser } from './users.ts';
 
 // The settings pages in a real browser, at desktop and phone widths: the current page is marked
 // in the nav, nothing scrolls sideways, a refused form names its fields for assistive technology.
@@ -44,6 +45,7 @@ describe('settings pages in a real browser', () => {
     ['applications', '/settings/applications', 'Applications'],
     ['tokens', '/settings/tokens', 'Access tokens'],
     ['authorizations', '/settings/authorizations', 'Authorized apps'],
+    ['organizations', '/settings/organizations', 'Organizations'],
   ] as const;
 
   it.each(pages)('%s: marks its nav link as the current page and fits a phone without sideways scrolling', async (name, path, label) => {
@@ -176,6 +178,55 @@ describe('settings pages in a real browser', () => {
     await page.goto(`${server.baseUrl}/settings/applications`);
     await page.keyboard.press('Tab');
     await screenshot(page, 'settings-applications-skip-link-desktop');
+  });
+
+  it('organizations: create one, add a member by username, remove them behind a confirm page; tokens show their namespace; fits a phone', async () => {
+    const member = await createUser(server.ctx.db, { login: `member${Date.now() % 100000}`, password: 'password-1' });
+    await page.setViewportSize({ width: SCREEN_WIDTHS.phone, height: 800 });
+    await page.goto(`${server.baseUrl}/settings/organizations`);
+    await page.fill('#namespace', 'Acme-Research-Laboratories');
+    await page.fill('#name', 'Acme Research Laboratories');
+    await page.click('button:has-text("Create organization")');
+    await page.waitForURL((url) => url.pathname === '/settings/organizations/acme-research-laboratories');
+    expect(await page.textContent('[role=status]')).toMatch(/^Organization created\./);
+    await page.fill('#login', 'nobody-at-all');
+    await page.click('button:has-text("Add member")');
+    await page.waitForSelector('#login-error');
+    expect(await page.locator('#login').getAttribute('aria-invalid')).toBe('true');
+    await page.fill('#login', member.login);
+    await page.click('button:has-text("Add member")');
+    await page.waitForSelector('[role=status]');
+    expect(await page.locator('tbody tr').count()).toBe(2);
+    expect(await scrollsSideways(page)).toBe(false);
+    await screenshot(page, 'settings-organization-members-phone');
+    await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 800 });
+    await screenshot(page, 'settings-organization-members-desktop');
+
+    await page.locator('tr', { hasText: member.login }).locator('a.danger').click();
+    expect(await page.textContent('h1')).toBe(`Remove ${member.login} from Acme Research Laboratories?`);
+    await screenshot(page, 'settings-organization-confirm-remove-desktop');
+    await page.click('button.danger.confirm');
+    await page.waitForURL((url) => url.pathname === '/settings/organizations/acme-research-laboratories');
+    expect(await page.textContent('[role=status]')).toMatch(/^Member removed\./);
+    expect(await page.locator('tbody tr').count()).toBe(1);
+
+    // A token in the org's namespace: the tokens list says where it lives.
+    await page.goto(`${server.baseUrl}/settings/tokens`);
+    await page.fill('#name', 'acme key');
+    await page.selectOption('#namespace', 'acme-research-laboratories');
+    await page.selectOption('#expires_in_days', '30');
+    await page.click('button:has-text("Create token")');
+    await page.waitForSelector('#access-token');
+    await page.click('text=Back to access tokens');
+    const row = page.locator('tr', { hasText: 'acme key' });
+    expect(await row.textContent()).toContain('acme-research-laboratories');
+    expect(await row.textContent()).toMatch(/Expires \d{4}-/);
+    for (const [device, width] of Object.entries(SCREEN_WIDTHS)) {
+      await page.setViewportSize({ width, height: 800 });
+      expect(await scrollsSideways(page)).toBe(false);
+      await screenshot(page, `settings-tokens-with-expiry-${device}`);
+    }
+    expect(errors.filter((e) => !/favicon|status of 40[09]/.test(e))).toEqual([]);
   });
 
   it('a Copy button puts the client ID on the clipboard', async () => {

@@ -47,12 +47,13 @@ export async function countOwners(db: Knex, orgId: number): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-export async function listOrgRowsForUser(db: Knex, userId: number): Promise<OrgRow[]> {
-  return db<OrgRow>('organizations as o')
+/** The user's organizations, each with the user's role in it. */
+export async function listOrgRowsForUser(db: Knex, userId: number): Promise<Array<OrgRow & { role: Role }>> {
+  return db('organizations as o')
     .join('memberships as m', 'm.org_id', 'o.id')
     .where('m.user_id', userId)
     .orderBy('o.namespace')
-    .select('o.id', 'o.namespace', 'o.name', 'o.avatar_url', 'o.created_at');
+    .select('o.id', 'o.namespace', 'o.name', 'o.avatar_url', 'o.created_at', 'm.role');
 }
 
 export interface MemberRow {

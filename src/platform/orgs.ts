@@ -133,3 +133,15 @@ export async function listOrgsForUser(db: Knex, userId: number): Promise<Organiz
   return rows.map((o) => ({ id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url }));
 }
 
+/** The organizations a user belongs to with the user's role in each (the settings page). */
+export async function listOrgsWithRoleForUser(db: Knex, userId: number): Promise<Array<Organization & { role: Role }>> {
+  const rows = await listOrgRowsForUser(db, userId);
+  return rows.map((o) => ({ id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url, role: o.role }));
+}
+
+/** An organization by namespace, or a 404 for one that does not exist. */
+export async function getOrg(db: Knex, namespace: string): Promise<Organization> {
+  const o = await orgByNamespace(db, namespace);
+  return { id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url };
+}
+

@@ -10,6 +10,7 @@ import { applicationsRouter } from './applications.ts';
 import { authorizationsRouter } from './authorizations.ts';
 import { csrfProtect } from './common.ts';
 import { loginRouter } from './login.ts';
+import { organizationsRouter } from './organizations.ts';
 import { workflowPagesRouter } from './workflows.ts';
 
 // Server-rendered platform pages: login/logout, the settings for applications, raw access
@@ -40,7 +41,7 @@ export function platformPagesRouter(ctx: AppContext, runLimiter?: SharedRateLimi
 
   router.use('/settings', session, requireUser, csrf);
   router.get('/settings', (_req, res) => res.redirect(303, '/settings/applications'));
-  router.use(applicationsRouter(ctx), accessTokensRouter(ctx), authorizationsRouter(ctx));
+  router.use(applicationsRouter(ctx), accessTokensRouter(ctx), authorizationsRouter(ctx), organizationsRouter(ctx));
 
   router.use('/workflows', session, requireUser, csrf);
   router.use(workflowPagesRouter(ctx, runLimiter, runStarts));

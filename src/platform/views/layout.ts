@@ -19,6 +19,7 @@ const SETTINGS_NAV = [
   ['/workflows', 'Workflows'],
   ['/settings/applications', 'Applications'],
   ['/settings/tokens', 'Access tokens'],
+  ['/settings/organizations', 'Organizations'],
   ['/settings/authorizations', 'Authorized apps'],
 ] as const;
 

@@ -1,0 +1,124 @@
+import { Router, type Request, type Response } from 'express';
+import type { AppContext } from '../../context.ts';
+import { Problem } from '../../shared/errors.ts';
+import { addMember, createOrg, getOrg, listMembers, listOrgsWithRoleForUser, removeMember, type Role } from '../orgs.ts';
+import { confirmPage } from '../views/confirm.ts';
+import type { PageUser } from '../views/format.ts';
+import type { FormProblem } from '../views/form.ts';
+import { organizationPage, organizationsPage, type MemberInput, type OrgInput } from '../views/organizations.ts';
+import { doneMessage, field, formProblemsOf, notFoundPage, pageUser, sendPage } from './common.ts';
+import { messagePage } from '../views/message.ts';
+
+// /settings/organizations: the user's organizations, creating one, and its members (owners add and
+// remove them; a member can leave). Organizations the user is not in answer 404, as in the API.
+
+/** The Problem of one of the expected statuses; anything else is rethrown (a 500). */
+function refusedWith(err: unknown, ...statuses: number[]): Problem {
+  if (err instanceof Problem && statuses.includes(err.status)) return err;
+  throw err;
+}
+
+export function organizationsRouter(ctx: AppContext): Router {
+  const router = Router();
+
+  async function showOrgs(res: Response, status: number, user: PageUser, problems: FormProblem[] = [], input?: OrgInput, flash?: string): Promise<void> {
+    sendPage(res, status, organizationsPage({ user, orgs: await listOrgsWithRoleForUser(ctx.db, user.id), problems, input, flash }));
+  }
+
+  /** The org and the user's role in it, or undefined when it does not exist or the user is not a member. */
+  async function membershipOf(user: PageUser, namespace: string) {
+    try {
+      const org = await getOrg(ctx.db, namespace);
+      const members = await listMembers(ctx.db, org.namespace);
+      const me = members.find((m) => m.user_id === user.id);
+      return me ? { org, members, role: me.role as Role } : undefined;
+    } catch (err) {
+      refusedWith(err, 400, 404);
+      return undefined;
+    }
+  }
+
+  async function showOrg(req: Request, res: Response, status: number, user: PageUser, problems: FormProblem[] = [], input?: MemberInput, flash?: string): Promise<void> {
+    const found = await membershipOf(user, String(req.params.namespace));
+    if (!found) return sendPage(res, 404, notFoundPage(user, 'organization'));
+    sendPage(res, status, organizationPage({ user, ...found, problems, input, flash }));
+  }
+
+  router.get('/settings/organizations', async (req, res) => {
+    await showOrgs(res, 200, await pageUser(ctx, req), [], undefined, doneMessage(req));
+  });
+
+  router.post('/settings/organizations', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const input: OrgInput = { namespace: field(req, 'namespace'), name: field(req, 'name') };
+    try {
+      const org = await createOrg(ctx.db, { ...input, ownerLogin: user.login });
+      res.redirect(303, `/settings/organizations/${org.namespace}?done=org-created`);
+    } catch (err) {
+      const problem = refusedWith(err, 400, 409);
+      // A taken namespace (409) is about that field.
+      await showOrgs(res, problem.status, user, problem.status === 409 ? [{ field: 'namespace', message: problem.message }] : formProblemsOf(problem), input);
+    }
+  });
+
+  router.get('/settings/organizations/:namespace', async (req, res) => {
+    await showOrg(req, res, 200, await pageUser(ctx, req), [], undefined, doneMessage(req));
+  });
+
+  router.post('/settings/organizations/:namespace/members', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const found = await membershipOf(user, String(req.params.namespace));
+    if (!found) return sendPage(res, 404, notFoundPage(user, 'organization'));
+    if (found.role !== 'owner') return sendPage(res, 403, messagePage({ title: 'Owners only', message: `Only an owner of ${found.org.name} adds members.`, error: true, user }));
+    const input: MemberInput = { login: field(req, 'login'), role: field(req, 'role') || 'member' };
+    try {
+      if (!input.login) throw new Problem(400, 'Enter a username.', { errors: [{ pointer: '/login', message: 'enter the username of the person to add' }] });
+      await addMember(ctx.db, found.org.namespace, input.login, input.role);
+      res.redirect(303, `/settings/organizations/${found.org.namespace}?done=member-added`);
+    } catch (err) {
+      const problem = refusedWith(err, 400, 404, 409);
+      // 404: no such user; 409: the last owner would become a member.
+      const problems = problem.status === 400 ? formProblemsOf(problem) : [{ field: 'login', message: problem.message }];
+      await showOrg(req, res, problem.status === 404 ? 400 : problem.status, user, problems, input);
+    }
+  });
+
+  router.get('/settings/organizations/:namespace/members/:login/remove', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const found = await membershipOf(user, String(req.params.namespace));
+    if (!found) return sendPage(res, 404, notFoundPage(user, 'organization'));
+    const member = found.members.find((m) => m.login === req.params.login);
+    const self = member?.user_id === user.id;
+    if (!member || (!self && found.role !== 'owner')) return sendPage(res, 404, notFoundPage(user, 'member'));
+    const { org } = found;
+    sendPage(res, 200, confirmPage({
+      user,
+      current: '/settings/organizations',
+      title: self ? `Leave ${org.name}?` : `Remove ${member.login} from ${org.name}?`,
+      consequence: self
+        ? `You lose the ${org.namespace} namespace, and your access tokens in it are deleted (with the proxy tokens minted from them). An owner can add you again; the tokens do not come back.`
+        : `${member.login} loses the ${org.namespace} namespace, and their access tokens in it are deleted (with the proxy tokens minted from them). You can add them again; the tokens do not come back.`,
+      action: `/settings/organizations/${org.namespace}/members/${member.login}/remove`,
+      button: self ? 'Leave this organization' : 'Remove this member',
+      cancel: `/settings/organizations/${org.namespace}`,
+    }));
+  });
+
+  router.post('/settings/organizations/:namespace/members/:login/remove', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const found = await membershipOf(user, String(req.params.namespace));
+    if (!found) return sendPage(res, 404, notFoundPage(user, 'organization'));
+    const member = found.members.find((m) => m.login === req.params.login);
+    const self = member?.user_id === user.id;
+    if (!member || (!self && found.role !== 'owner')) return sendPage(res, 404, notFoundPage(user, 'member'));
+    try {
+      await removeMember(ctx.db, found.org.namespace, member.login);
+      res.redirect(303, self ? '/settings/organizations?done=org-left' : `/settings/organizations/${found.org.namespace}?done=member-removed`);
+    } catch (err) {
+      // The last owner cannot leave or be removed (409): said on the org page.
+      await showOrg(req, res, 409, user, [{ message: refusedWith(err, 404, 409).message }]);
+    }
+  });
+
+  return router;
+}
