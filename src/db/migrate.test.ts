@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { insertReturningId } from './insert.ts';
-import { migrateLatest, migrateRollback } from './migrate.ts';
+import { migrateLatest, migrateRollback, migrateUp } from './migrate.ts';
 import { TABLES_IN_CREATION_ORDER } from './migrations/0001_initial.ts';
 
 // The tables of 0001_initial, then of later migrations.
@@ -84,5 +84,31 @@ describe.each(testDialects())('migrations on %s', (dialect) => {
     expect(await appliedMigrations()).toEqual([]);
     expect(await migrateLatest(t.db)).toEqual(ALL);
     expect(await existingTables()).toEqual(TABLES);
+  });
+
+  it('0006 moves the client secret hash of each app to client_secrets, and back on rollback', async () => {
+    expect(await migrateRollback(t.db, { all: true })).toEqual([...ALL].reverse());
+    for (const name of ALL.slice(0, ALL.indexOf('0006_client_secrets'))) expect(await migrateUp(t.db)).toEqual([name]);
+    const owner_user_id = await insertReturningId(t.db, 'users', { login: 'm6', name: 'M', password_hash: 'x', created_at: 1000 });
+    const app = (client_id: string, hash: string, rotated: number | null) => ({
+      client_id, client_secret_hash: hash, owner_user_id, name: 'A', description: '', homepage: 'https://a.example', redirect_uri: 'https://a.example/cb', created_at: 2000, secret_rotated_at: rotated,
+    });
+    const a = await insertReturningId(t.db, 'applications', app('app_a', 'a'.repeat(64), null));
+    const b = await insertReturningId(t.db, 'applications', app('app_b', 'b'.repeat(64), 3000));
+
+    expect(await migrateUp(t.db)).toEqual(['0006_client_secrets']);
+    const moved = await t.db('client_secrets').orderBy('application_id').select('application_id', 'secret_hash', 'created_at', 'last_used_at');
+    expect(moved).toEqual([
+      { application_id: a, secret_hash: 'a'.repeat(64), created_at: 2000, last_used_at: null },
+      { application_id: b, secret_hash: 'b'.repeat(64), created_at: 3000, last_used_at: null },
+    ]);
+    expect(await t.db.schema.hasColumn('applications', 'client_secret_hash')).toBe(false);
+
+    // Down keeps the newest secret of each app.
+    await t.db('client_secrets').insert({ application_id: a, secret_hash: 'c'.repeat(64), created_at: 4000, last_used_at: null });
+    expect(await migrateRollback(t.db)).toEqual(['0006_client_secrets']);
+    expect(await t.db('applications').orderBy('id').pluck('client_secret_hash')).toEqual(['c'.repeat(64), 'b'.repeat(64)]);
+    await t.db('users').where({ id: owner_user_id }).delete();
+    expect(await migrateLatest(t.db)).toEqual(ALL.slice(ALL.indexOf('0006_client_secrets')));
   });
 });

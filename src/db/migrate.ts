@@ -51,6 +51,12 @@ export async function migrateLatest(db: Knex, options: MigrateOptions = {}): Pro
   return applied;
 }
 
+/** Applies the next pending migration only; returns its name (none: []). For tests of one migration's data. */
+export async function migrateUp(db: Knex, options: MigrateOptions = {}): Promise<string[]> {
+  const [, applied] = (await db.migrate.up(migratorConfig(options))) as [number, string[]];
+  return applied;
+}
+
 /** Rolls back the last batch, or every migration with `all`; returns the names rolled back. */
 export async function migrateRollback(db: Knex, options: { all?: boolean } & MigrateOptions = {}): Promise<string[]> {
   const [, rolledBack] = (await db.migrate.rollback(migratorConfig(options), options.all ?? false)) as [number, string[]];
