@@ -24,7 +24,10 @@ interface Count {
 export interface SharedRateLimiter {
   /** Counts a hit for `key`; returns null when allowed, else the seconds to wait (Retry-After). */
   hit(key: string): number | null;
-  /** Like `hit` without counting: null while `key` is under its limit, else the seconds to wait. */
+  /**
+   * Like `hit` without counting: null while `key` is under its limit, else the seconds to wait. Only
+   * keys this process has hit are known (with the other processes' shared count from then on).
+   */
   check(key: string): number | null;
   /** Adds pending hits to the shared counts and reads them back (also runs once a second). */
   flush(): Promise<void>;
@@ -88,8 +91,11 @@ export function sharedRateLimiter(db: Knex, logger: Logger, prefix: string, limi
       return null;
     },
     check(key) {
+      // A key this process never hit is not tracked (no entry, no shared read each second): a
+      // check on every request must cost nothing for the keys that are never hit.
       const now = Date.now();
-      const count = countOf(key, now);
+      const count = counts.get(key);
+      if (!count || count.resetAt <= now) return null;
       return count.shared + count.pending >= limitPerMinute ? Math.max(1, Math.ceil((count.resetAt - now) / 1000)) : null;
     },
     flush,
