@@ -54,6 +54,7 @@ function exampleRequest(operationId: string): { method: string; path: string; he
     runWorkflow: { method: 'POST', path: `${wf}/run`, headers: { ...key, ...json }, body: JSON.stringify({ inputs: {} }) },
     listRuns: { method: 'GET', path: `${wf}/runs`, headers: key },
     getRun: { method: 'GET', path: `${wf}/runs/run_1`, headers: key },
+    streamRunEvents: { method: 'GET', path: `${wf}/runs/run_1/events`, headers: key },
     cancelRun: { method: 'POST', path: `${wf}/runs/run_1/cancel`, headers: key },
     getLiveness: { method: 'GET', path: '/healthz', headers: {} },
     getReadiness: { method: 'GET', path: '/readyz', headers: {} },
@@ -210,6 +211,14 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
       const runPath = { workflow_id: id, run_id: (run.body as { data: { id: string } }).data.id };
       await expectConformant('getRun', withKey.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: runPath } }), 200);
       await expectConformant('listRuns', withKey.GET('/api/workflows/{workflow_id}/runs', { params: { path } }), 200);
+      // The event stream ends after run.finished (the mock serves its example at once).
+      const events = await expectConformant(
+        'streamRunEvents',
+        withKey.GET('/api/workflows/{workflow_id}/runs/{run_id}/events', { params: { path: runPath }, parseAs: 'text' }),
+        200,
+      );
+      expect(String(events.body)).toMatch(/^id: 1\nevent: run\.status\n/);
+      expect(String(events.body)).toMatch(/event: run\.finished\ndata: \{.*\}\n\n$/);
       // A run on `echo` may already have finished: cancelling it then is a 409.
       await expectConformant('cancelRun', withKey.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: runPath } }), [200, 409]);
       await expectConformant('deleteWorkflow', withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }), 204);

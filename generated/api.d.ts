@@ -359,6 +359,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workflows/{workflow_id}/runs/{run_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The run's events as they happen (Server-Sent Events)
+         * @description A `text/event-stream` (WHATWG HTML, Server-Sent Events) of the run's events, oldest first.
+         *     Each event has an `id:` (the run's event sequence number, from 1), an `event:` name and one
+         *     `data:` line of JSON. The stream ends after `run.finished`; a run that has already ended
+         *     replays its events and ends. A client that reconnects with `Last-Event-ID` (an
+         *     `EventSource` does so by itself) gets every event after that id, none lost and none
+         *     repeated. A comment line (`: keepalive`) is sent every 15 s while nothing else is.
+         *
+         *     | event | when | data |
+         *     |---|---|---|
+         *     | `run.status` | a worker starts the run (again after a lost worker), and when it ends | `{"status": "running"}` (or the terminal status) |
+         *     | `node.started` | a node starts | `{"node_id", "node_type"}` |
+         *     | `node.delta` | an `llm_call` receives a chunk of its answer (OpenAI-compatible providers stream) | `{"node_id", "text"}`: append the texts in order |
+         *     | `node.finished` | a node ends, or is skipped | `{"node_id", "node_type", "status", "output", "usage", "error"}`, as in `RunStep` (`output` whole up to 200000 characters) |
+         *     | `run.finished` | the run ended: completed, failed or cancelled | the `Run` (without logs) |
+         *
+         *     Events are stored, so any API process serves any run's stream, whichever worker runs it.
+         *     A run's events before a worker first picks it up: none (`getRun` says `queued`).
+         */
+        get: operations["streamRunEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workflows/{workflow_id}/runs/{run_id}/cancel": {
         parameters: {
             query?: never;
@@ -2298,6 +2339,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RunDetailEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    streamRunEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Resume after this event id (the `id:` of the last event received).
+                 * @example 3
+                 */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream (ends after `run.finished`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];

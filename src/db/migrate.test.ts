@@ -5,9 +5,9 @@ import { migrateLatest, migrateRollback, migrateUp } from './migrate.ts';
 import { TABLES_IN_CREATION_ORDER } from './migrations/0001_initial.ts';
 
 // The tables of 0001_initial, then of later migrations.
-const TABLES = [...TABLES_IN_CREATION_ORDER, 'web_sessions', 'client_secrets'];
+const TABLES = [...TABLES_IN_CREATION_ORDER, 'web_sessions', 'client_secrets', 'run_events'];
 
-const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions', '0006_client_secrets', '0007_access_token_expiry'];
+const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions', '0006_client_secrets', '0007_access_token_expiry', '0008_run_events'];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {
   let t: TestDb;

@@ -7,6 +7,7 @@ import * as exactCollations from './migrations/0004_exact_collations.ts';
 import * as webSessions from './migrations/0005_web_sessions.ts';
 import * as clientSecrets from './migrations/0006_client_secrets.ts';
 import * as accessTokenExpiry from './migrations/0007_access_token_expiry.ts';
+import * as runEvents from './migrations/0008_run_events.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -28,6 +29,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0005_web_sessions', webSessions],
     ['0006_client_secrets', clientSecrets],
     ['0007_access_token_expiry', accessTokenExpiry],
+    ['0008_run_events', runEvents],
   ];
 }
 

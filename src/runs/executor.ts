@@ -39,6 +39,8 @@ export interface StepReport {
 
 export interface ExecutionHooks {
   onStepStart?(node: WorkflowNode, input: string): Promise<void> | void;
+  /** A chunk of an llm_call's answer as the provider streams it (the texts, in order, make its output). */
+  onStepDelta?(node: WorkflowNode, text: string): void;
   onStepEnd?(report: StepReport): Promise<void> | void;
   /** The node will not run: every way into it came through a branch not taken. */
   onStepSkipped?(node: WorkflowNode): Promise<void> | void;
@@ -150,6 +152,7 @@ export async function executeGraph(
             temperature: node.config.temperature,
             max_tokens: node.config.max_tokens,
             signal,
+            ...(hooks.onStepDelta ? { onDelta: (text: string) => hooks.onStepDelta?.(node, text) } : {}),
             ...(retry ? { retry: { maxAttempts: retry.max_attempts ?? 3, backoffMs: (retry.backoff_seconds ?? 0.25) * 1000 } } : {}),
             ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
           });

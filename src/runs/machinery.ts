@@ -58,6 +58,7 @@ export async function startRunMachinery(options: {
         logger,
         runTimeoutSeconds: config.RUN_TIMEOUT_SECONDS,
         announceEnded: (runId: string) => void queue.announceRunEnded(runId).catch((err: unknown) => logger.warn({ err, runId }, 'run end NOTIFY failed')),
+        announceEvents: (runId: string) => void queue.announceRunEvents(runId).catch((err: unknown) => logger.warn({ err, runId }, 'run events NOTIFY failed')),
       };
       const runner = createRunner(deps);
       machinery.runner = runner;

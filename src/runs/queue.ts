@@ -19,6 +19,8 @@ export type DeliveryFailure = 'store_unavailable' | 'worker_lost';
 export const STORE_UNAVAILABLE = 'store_unavailable';
 /** NOTIFY channel on the queue database: the payload is the id of a run that just ended. */
 const RUN_ENDED_CHANNEL = 'workflow_run_ended';
+/** NOTIFY channel on the queue database: the payload is the id of a run whose events were just stored. */
+const RUN_EVENTS_CHANNEL = 'workflow_run_events';
 
 export interface RunJobContext {
   /** 0 on the first delivery; more when pg-boss retries a job whose worker died or failed. */
@@ -50,6 +52,10 @@ export interface RunQueue {
    * listening connection was re-made, when notices may have been missed). Returns the unsubscribe.
    */
   watchRunEnded(listener: (runId: string | null) => void): Promise<() => void>;
+  /** Tells every process that events of the run were stored (NOTIFY), so its event streams read them. */
+  announceRunEvents(runId: string): Promise<void>;
+  /** As watchRunEnded, for runs whose events were stored. */
+  watchRunEvents(listener: (runId: string | null) => void): Promise<() => void>;
   stop(): Promise<void>;
 }
 
@@ -111,12 +117,39 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
     await boss.updateQueue(RUN_QUEUE, settings); // a queue made by an older version keeps up with the retry policy
   }
   let listener: { close(): Promise<void> } | undefined;
-  // One LISTEN connection per process for run ends, opened with the first waiter.
-  const endedListeners = new Set<(runId: string | null) => void>();
-  let endedListening: Promise<{ close(): Promise<void> } | undefined> | undefined;
-  const tellEnded = (runId: string | null) => {
-    for (const l of endedListeners) l(runId);
+  /**
+   * One LISTEN connection per channel and process, opened with its first watcher, telling every
+   * watcher each payload (a run id), and null after a reconnect (notices may have been missed).
+   */
+  const channelFeed = (channel: string, what: string) => {
+    const watchers = new Set<(runId: string | null) => void>();
+    const tell = (runId: string | null) => {
+      for (const w of watchers) w(runId);
+    };
+    let listening: Promise<{ close(): Promise<void> } | undefined> | undefined;
+    return {
+      async watch(watcher: (runId: string | null) => void): Promise<() => void> {
+        const db = boss.getDb();
+        listening ??= db.listen
+          ? db.listen(channel, (runId) => tell(runId), () => tell(null)).catch((err: unknown) => {
+              options.logger.warn({ err }, `run queue: LISTEN for ${what} failed`);
+              listening = undefined;
+              return undefined;
+            })
+          : Promise.resolve(undefined);
+        watchers.add(watcher);
+        await listening;
+        return () => watchers.delete(watcher);
+      },
+      async close() {
+        await (await listening)?.close();
+        listening = undefined;
+      },
+    };
   };
+  // Run ends wake `Prefer: wait` requests and event streams; stored events wake event streams.
+  const ended = channelFeed(RUN_ENDED_CHANNEL, 'run ends; Prefer: wait answers at its deadline');
+  const stored = channelFeed(RUN_EVENTS_CHANNEL, 'run events; event streams wait for the run end');
   let next = 0;
   /** Wakes one worker of this process for one new job (the next idle one in turn, else a busy one). */
   const wakeOne = () => {
@@ -177,24 +210,16 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
     async announceRunEnded(runId) {
       await boss.getDb().executeSql('SELECT pg_notify($1, $2)', [RUN_ENDED_CHANNEL, runId]);
     },
-    async watchRunEnded(onEnded) {
-      const db = boss.getDb();
-      endedListening ??= db.listen
-        ? db.listen(RUN_ENDED_CHANNEL, (runId) => tellEnded(runId), () => tellEnded(null)).catch((err: unknown) => {
-            options.logger.warn({ err }, 'run queue: LISTEN for run ends failed; Prefer: wait answers at its deadline');
-            endedListening = undefined;
-            return undefined;
-          })
-        : Promise.resolve(undefined);
-      endedListeners.add(onEnded);
-      await endedListening;
-      return () => endedListeners.delete(onEnded);
+    watchRunEnded: (watcher) => ended.watch(watcher),
+    async announceRunEvents(runId) {
+      await boss.getDb().executeSql('SELECT pg_notify($1, $2)', [RUN_EVENTS_CHANNEL, runId]);
     },
+    watchRunEvents: (watcher) => stored.watch(watcher),
     async stop() {
       await listener?.close();
       listener = undefined;
-      await (await endedListening)?.close();
-      endedListening = undefined;
+      await ended.close();
+      await stored.close();
       await boss.stop({ graceful: true, timeout: 15_000 });
     },
   };

@@ -13,6 +13,7 @@ import { workflowDeps } from '../workflows/service.ts';
 import * as service from './service.ts';
 import { TERMINAL } from './store.ts';
 import { preferredWait, readWhenEnded } from './waiting.ts';
+import { streamRunEvents as streamEvents } from './eventStream.ts';
 
 type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
   operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
@@ -62,7 +63,7 @@ export function cancelRunsOfDeletedWorkflow(ctx: AppContext): (workflowId: strin
   return (workflowId) => service.cancelRunsOfDeletedWorkflow(deps, workflowId);
 }
 
-/** The run operations of openapi.yaml: runWorkflow, listRuns, getRun, cancelRun. */
+/** The run operations of openapi.yaml: runWorkflow, listRuns, getRun, streamRunEvents, cancelRun. */
 export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Operations {
   const deps = workflowDeps(ctx);
 
@@ -111,6 +112,14 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     res.status(200).json({ data: run });
   }
 
+  /** Same auth, ownership and errors as getRun, then the run's events as Server-Sent Events. */
+  async function streamRunEvents(req: Request, res: Response) {
+    const queue = ctx.runs?.queue;
+    if (!queue) throw runsNotConfigured();
+    const read = () => service.getRun(deps, userOf(req), workflowIdOf(req), runIdOf(req));
+    await streamEvents({ db: ctx.db, queue, logger: ctx.logger }, req, res, runIdOf(req), read);
+  }
+
   async function cancelRun(req: Request, res: Response<JsonOf<'cancelRun', 200>>) {
     const run = await service.cancelRun(
       { ...deps, onCancelled: announce },
@@ -121,5 +130,5 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     res.status(200).json({ data: run });
   }
 
-  return { runWorkflow, listRuns, getRun, cancelRun };
+  return { runWorkflow, listRuns, getRun, streamRunEvents, cancelRun };
 }

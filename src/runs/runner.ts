@@ -7,7 +7,8 @@ import { isDatabaseUnavailable } from '../http/unavailable.ts';
 import { executeGraph, RunFailure, type StepReport, type WorkflowNode } from './executor.ts';
 import type { ModelRouter } from './providers/index.ts';
 import { STORE_UNAVAILABLE, type DeliveryFailure, type RunJobContext, type RunQueue } from './queue.ts';
-import type { GraphSnapshot } from './service.ts';
+import { appendRunEvents, type NewRunEvent } from './events.ts';
+import { runEndEvents, type GraphSnapshot } from './service.ts';
 import * as store from './store.ts';
 import { observeRunFinished } from '../ops/metrics.ts';
 import type { RunRow, RunStepRow } from './store.ts';
@@ -39,6 +40,8 @@ export interface RunnerDeps {
   now?: () => number;
   /** Told of each run this process ended (NOTIFY for `Prefer: wait`); never throws. */
   announceEnded?: (runId: string) => void;
+  /** Told when events of a run were stored (NOTIFY for its event streams); never throws. */
+  announceEvents?: (runId: string) => void;
 }
 
 /**
@@ -183,6 +186,61 @@ class StepLog {
   }
 }
 
+/**
+ * One run's event stream (events.ts), written behind execution in order: events that come while a
+ * write is in flight go together in the next one (an llm_call's deltas pile up into one insert),
+ * and each write is announced so the run's streams read it at once. `close()` waits for the last
+ * write and reports a failed one.
+ */
+class EventLog {
+  private readonly pending: NewRunEvent[] = [];
+  private writing: Promise<void> | undefined;
+  private failure: unknown;
+  private discarded = false;
+
+  private readonly deps: RunnerDeps;
+  private readonly runId: string;
+  private readonly retry: <T>(fn: () => Promise<T>) => Promise<T>;
+
+  constructor(deps: RunnerDeps, runId: string, retry: <T>(fn: () => Promise<T>) => Promise<T>) {
+    this.deps = deps;
+    this.runId = runId;
+    this.retry = retry;
+  }
+
+  add(type: NewRunEvent['type'], data: unknown): void {
+    if (this.discarded || this.failure !== undefined) return;
+    this.pending.push({ type, data });
+    this.writing ??= this.drain();
+  }
+
+  async close(): Promise<void> {
+    await this.writing;
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** The attempt was taken away: nothing more is written. */
+  discard(): void {
+    this.discarded = true;
+    this.pending.length = 0;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.pending.length && !this.discarded) {
+        const batch = this.pending.splice(0);
+        await this.retry(() => appendRunEvents(this.deps.db, this.runId, batch, (this.deps.now ?? Date.now)()));
+        this.deps.announceEvents?.(this.runId);
+      }
+    } catch (err) {
+      this.failure = err;
+      this.pending.length = 0;
+    } finally {
+      this.writing = undefined;
+    }
+  }
+}
+
 interface Executing {
   attempt: number;
   controller: AbortController;
@@ -266,7 +324,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     // A retry: the previous attempt's worker died (missed heartbeats), or its store was unreachable.
     // The store answers now, so a store outage is simply retried, on the last delivery too.
     if (job.lastAttempt && job.previousFailure !== 'store_unavailable') {
-      if (await stored(() => store.failUnfinishedRun(deps.db, runId, abandonedRunError('worker_lost', job.retryCount + 1), now()))) deps.announceEnded?.(runId);
+      if (await stored(() => store.failUnfinishedRun(deps.db, runId, abandonedRunError('worker_lost', job.retryCount + 1), now(), runEndEvents))) deps.announceEnded?.(runId);
       deps.logger.error({ runId, retryCount: job.retryCount }, 'run failed: worker lost on the last attempt');
       return null;
     }
@@ -326,11 +384,14 @@ export function createRunner(deps: RunnerDeps): Runner {
       }
     };
     const steps = new StepLog(deps.db, runId, stored);
+    const events = new EventLog(deps, runId, stored);
+    events.add('run.status', { status: 'running' });
     const inputCut = new Map<string, boolean>();
     const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
     const stepStart = (node: WorkflowNode, input: string) => {
       const logged = logText(input);
       inputCut.set(node.id, logged.cut);
+      events.add('node.started', { node_id: node.id, node_type: node.type });
       steps.start({
         run_id: runId,
         node_id: node.id,
@@ -352,6 +413,14 @@ export function createRunner(deps: RunnerDeps): Runner {
         usage.completion_tokens += report.usage.completion_tokens;
         usage.total_tokens += report.usage.total_tokens;
       }
+      events.add('node.finished', {
+        node_id: report.nodeId,
+        node_type: report.nodeType,
+        status: report.status,
+        output: logged.text,
+        usage: report.usage,
+        error: report.error ? report.error.toJSON() : null,
+      });
       steps.end(report.nodeId, {
         status: report.status,
         finished_at: now(),
@@ -364,6 +433,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     /** A node without a start: skipped (a branch not taken) or, once the run ends, never started. */
     const logUnstarted = (node: WorkflowNode, status: 'skipped' | 'not_started') => {
       inputCut.set(node.id, false);
+      events.add('node.finished', { node_id: node.id, node_type: node.type, status, output: null, usage: null, error: null });
       steps.start({
         run_id: runId,
         node_id: node.id,
@@ -387,12 +457,19 @@ export function createRunner(deps: RunnerDeps): Runner {
     try {
       const { output } = await executeGraph(snapshot, inputs, deps.models, {
         signal: controller.signal,
-        hooks: { onStepStart: stepStart, onStepEnd: stepEnd, onStepSkipped: (node) => logUnstarted(node, 'skipped'), shouldContinue },
+        hooks: {
+          onStepStart: stepStart,
+          onStepDelta: (node, text) => events.add('node.delta', { node_id: node.id, text }),
+          onStepEnd: stepEnd,
+          onStepSkipped: (node) => logUnstarted(node, 'skipped'),
+          shouldContinue,
+        },
       });
       end = { status: 'completed', output: JSON.stringify(output), error: null, usage: null };
     } catch (err) {
       if (controller.signal.reason instanceof Interrupted || controller.signal.reason instanceof StoreUnavailable) {
         steps.discard();
+        events.discard();
         throw controller.signal.reason;
       }
       const failure = err instanceof RunFailure ? err : new RunFailure('internal_error', (err as Error).message);
@@ -405,7 +482,9 @@ export function createRunner(deps: RunnerDeps): Runner {
     end.usage = JSON.stringify(usage);
     logNotStarted();
     try {
-      await steps.close(); // the log is complete before the run is seen finished
+      // The log and the stream are complete before the run is seen finished.
+      const closed = await Promise.allSettled([steps.close(), events.close()]);
+      for (const c of closed) if (c.status === 'rejected') throw c.reason;
     } catch (err) {
       // The store stayed away longer than the budget: the job fails and pg-boss retries it later.
       if (err instanceof StoreUnavailable) throw err;
@@ -421,7 +500,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
     const finishedAt = now();
     const finished = await stored(() =>
-      store.finishRun(deps.db, runId, attempt, { ...end, finished_at: finishedAt, duration_ms: Math.max(0, finishedAt - startedAt) }),
+      store.finishRun(deps.db, runId, attempt, { ...end, finished_at: finishedAt, duration_ms: Math.max(0, finishedAt - startedAt) }, runEndEvents),
     );
     // Not finished by us: the run was cancelled (its state already says so) or taken over.
     if (finished) deps.announceEnded?.(runId);
@@ -470,7 +549,7 @@ export async function sweepStuckRuns(deps: RunnerDeps & { queue: Pick<RunQueue, 
     const job = await deps.queue.jobState(id);
     if (job.live) continue; // pg-boss notices a dead worker by its heartbeat and retries the job
     const cause = job.lastFailure ?? 'worker_lost';
-    if (await store.failUnfinishedRun(deps.db, id, abandonedRunError(cause), now)) {
+    if (await store.failUnfinishedRun(deps.db, id, abandonedRunError(cause), now, runEndEvents)) {
       deps.announceEnded?.(id);
       deps.logger.error({ runId: id, cause }, 'run failed: no attempt left');
     }

@@ -9,6 +9,7 @@ import { ulid } from '../shared/ids.ts';
 import { findWorkflowForRuns, type Workflow, type WorkflowDeps } from '../workflows/service.ts';
 import { RunFailure } from './executor.ts';
 import type { RunQueue } from './queue.ts';
+import type { NewRunEvent } from './events.ts';
 import * as store from './store.ts';
 import type { RunRow, RunStepRow } from './store.ts';
 
@@ -69,6 +70,14 @@ export function toRun(row: RunRow): Run {
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),
   };
+}
+
+/** What a run's stream says when the run ends (openapi.yaml streamRunEvents): its status, then the run. */
+export function runEndEvents(ended: RunRow): NewRunEvent[] {
+  return [
+    { type: 'run.status', data: { status: ended.status } },
+    { type: 'run.finished', data: toRun(ended) },
+  ];
 }
 
 export function toRunStep(row: RunStepRow): RunStep {
@@ -268,7 +277,7 @@ export async function cancelRunsOfDeletedWorkflow(deps: WorkflowDeps & { onCance
   const now = (deps.now ?? Date.now)();
   let cancelled = 0;
   for (const id of await store.listUnfinishedRunsOfWorkflow(deps.db, workflowId)) {
-    if (await store.cancelRun(deps.db, id, now, CANCELLED_BY_DELETE)) cancelled++;
+    if (await store.cancelRun(deps.db, id, now, CANCELLED_BY_DELETE, runEndEvents)) cancelled++;
     deps.onCancelled?.(id);
   }
   return cancelled;
@@ -278,7 +287,7 @@ export async function cancelRunsOfDeletedWorkflow(deps: WorkflowDeps & { onCance
 export async function cancelRun(deps: WorkflowDeps & { onCancelled?: (runId: string) => void }, userId: number, workflowId: string, runId: string): Promise<Run> {
   const row = await runOf(deps, userId, workflowId, runId);
   const now = (deps.now ?? Date.now)();
-  if (!(await store.cancelRun(deps.db, row.id, now, CANCELLED_BY_USER))) {
+  if (!(await store.cancelRun(deps.db, row.id, now, CANCELLED_BY_USER, runEndEvents))) {
     const current = (await store.findRun(deps.db, row.id)) ?? row;
     throw runAlreadyFinished(runId, current.status);
   }

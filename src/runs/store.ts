@@ -2,6 +2,7 @@
 // state it expects, so concurrent actors (API cancel, a worker, a second worker after a crash)
 // cannot overwrite each other: whoever matches the row wins, the others see 0 rows.
 import type { Knex } from 'knex';
+import { appendRunEvents, type NewRunEvent } from './events.ts';
 import { prepared } from '../db/prepared.ts';
 
 // The statements of every run (its insert, claim and end) and of every poll (the run and its
@@ -37,6 +38,16 @@ export interface RunRow {
 }
 
 export type NewRunRow = Omit<RunRow, 'seq'>;
+
+/** The events that tell a run's stream it ended, made from the ended run (service.ts runEndEvents). */
+export type EndEvents = (ended: RunRow) => NewRunEvent[];
+
+/** Appends the end events of a run just ended in `trx`: the run's stream sees its end with it, or neither. */
+async function appendEndEvents(trx: Knex.Transaction, id: string, endEvents: EndEvents | undefined, now: number): Promise<void> {
+  if (!endEvents) return;
+  const row = (await trx<RunRow>('runs').where({ id }).first()) as RunRow;
+  await appendRunEvents(trx, id, endEvents(fromDb(row)), now);
+}
 
 export interface RunStepRow {
   id: number;
@@ -214,8 +225,16 @@ export async function finishRun(
     finished_at: number;
     duration_ms: number;
   },
+  endEvents?: EndEvents,
 ): Promise<boolean> {
-  return (await runFinish.run(db, { id, attempt, ...end })) === 1;
+  if (!endEvents) return (await runFinish.run(db, { id, attempt, ...end })) === 1;
+  // With the stream's end events, one transaction (a prepared statement runs on a connection of its own).
+  return db.transaction(async (trx) => {
+    const count = await trx('runs').where({ id, status: 'running', attempts: attempt }).update(end);
+    if (count !== 1) return false;
+    await appendEndEvents(trx, id, endEvents, end.finished_at);
+    return true;
+  });
 }
 
 const runFinish = prepared<{
@@ -244,7 +263,7 @@ const runFinish = prepared<{
  * Fails a run that is not yet terminal (queue write failed, worker lost, store unavailable), and
  * closes the steps its lost attempt left `running` with the same error: no step stays open.
  */
-export async function failUnfinishedRun(db: Knex, id: string, error: string, now: number): Promise<boolean> {
+export async function failUnfinishedRun(db: Knex, id: string, error: string, now: number, endEvents?: EndEvents): Promise<boolean> {
   const row = await findRun(db, id);
   if (!row || TERMINAL.includes(row.status)) return false;
   const { code, message } = JSON.parse(error) as { code: string; message: string };
@@ -259,6 +278,7 @@ export async function failUnfinishedRun(db: Knex, id: string, error: string, now
       });
     if (count !== 1) return false;
     await trx('run_steps').where({ run_id: id, status: 'running' }).update({ status: 'failed', finished_at: now, error: JSON.stringify({ code, message }) });
+    await appendEndEvents(trx, id, endEvents, now);
     return true;
   });
 }
@@ -272,20 +292,25 @@ export async function requeueRun(db: Knex, id: string, error: string): Promise<b
 }
 
 /** queued|running -> cancelled. False when the run was already terminal. */
-export async function cancelRun(db: Knex, id: string, now: number, error: string): Promise<boolean> {
+export async function cancelRun(db: Knex, id: string, now: number, error: string, endEvents?: EndEvents): Promise<boolean> {
   // A worker may move it queued -> running between our read and write: read again and retry.
   for (let attempt = 0; attempt < 5; attempt++) {
     const row = await findRun(db, id);
     if (!row || TERMINAL.includes(row.status)) return false;
-    const count = await db('runs')
-      .where({ id, status: row.status, attempts: row.attempts })
-      .update({
-        status: 'cancelled',
-        error,
-        finished_at: now,
-        duration_ms: row.started_at === null ? null : Math.max(0, now - row.started_at),
-      });
-    if (count === 1) return true;
+    const cancelled = await db.transaction(async (trx) => {
+      const count = await trx('runs')
+        .where({ id, status: row.status, attempts: row.attempts })
+        .update({
+          status: 'cancelled',
+          error,
+          finished_at: now,
+          duration_ms: row.started_at === null ? null : Math.max(0, now - row.started_at),
+        });
+      if (count !== 1) return false;
+      await appendEndEvents(trx, id, endEvents, now);
+      return true;
+    });
+    if (cancelled) return true;
   }
   return false;
 }

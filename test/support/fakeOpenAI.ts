@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 /** What the fake answers to one request: a completion, an OpenAI error, or silence (hang). */
 export type FakeReply =
   | { kind: 'completion'; content: string; delayMs?: number }
+  /** A streamed answer that stops after these chunks, without finish_reason or `[DONE]` (a dropped connection). */
+  | { kind: 'cut-stream'; chunks: string[] }
   | { kind: 'error'; status: number; message: string; type?: string; retryAfter?: number }
   | { kind: 'hang' }
   /** An answer that is not a completion: this status and body as they are. */
@@ -12,7 +14,16 @@ export type FakeReply =
 export interface FakeOpenAI {
   baseUrl: string;
   /** Bodies of the requests received, in order. */
-  requests: { model: string; messages: { role: string; content: string }[]; temperature?: number; max_tokens?: number }[];
+  requests: {
+    model: string;
+    messages: { role: string; content: string }[];
+    temperature?: number;
+    max_tokens?: number;
+    stream?: boolean;
+    stream_options?: { include_usage?: boolean };
+  }[];
+  /** False: answers `stream: true` with one JSON completion, as providers without streaming do (default true). */
+  streams: boolean;
   /** Replies to serve in order; when empty, every request gets an upper-cased echo. */
   replies: FakeReply[];
   close(): Promise<void>;
@@ -29,8 +40,16 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
  * standing in for a model provider: the one thing in these tests the outside world owns.
  */
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
-  const fake = { requests: [], replies: [] } as unknown as FakeOpenAI;
+  const fake = { requests: [], replies: [], streams: true } as unknown as FakeOpenAI;
   let created = 1_795_000_000;
+  const chunk = (model: string, delta: Record<string, string>, finishReason: string | null) => ({
+    id: `chatcmpl-fake${created}`,
+    object: 'chat.completion.chunk',
+    created: created++,
+    model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    usage: null,
+  });
   const server: Server = createServer(async (req, res) => {
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
       res.writeHead(404, { 'Content-Type': 'application/json' });
@@ -55,9 +74,28 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       res.end(JSON.stringify({ error: { message: reply.message, type: reply.type ?? 'server_error', param: null, code: null } }));
       return;
     }
-    if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     const promptTokens = body.messages.reduce((n, m) => n + m.content.split(/\s+/).length, 0);
+    if (reply.kind === 'cut-stream') {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      for (const piece of reply.chunks) res.write(`data: ${JSON.stringify(chunk(body.model, { content: piece }, null))}\n\n`);
+      res.end();
+      return;
+    }
+    if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     const completionTokens = reply.content.split(/\s+/).length;
+    const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+    if (body.stream && fake.streams) {
+      // OpenAI's streaming wire format: a role chunk, a chunk per word, a finish chunk, the usage
+      // chunk (choices empty) when stream_options.include_usage asks for it, then [DONE].
+      res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache' });
+      const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+      send(chunk(body.model, { role: 'assistant', content: '' }, null));
+      for (const piece of reply.content.match(/\s*\S+\s*/g) ?? []) send(chunk(body.model, { content: piece }, null));
+      send(chunk(body.model, {}, 'stop'));
+      if (body.stream_options?.include_usage) send({ ...chunk(body.model, {}, null), choices: [], usage });
+      res.end('data: [DONE]\n\n');
+      return;
+    }
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end(
       JSON.stringify({
@@ -66,7 +104,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         created: created++,
         model: body.model,
         choices: [{ index: 0, message: { role: 'assistant', content: reply.content }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+        usage,
       }),
     );
   });

@@ -22,6 +22,8 @@ export const echoProvider: ModelProvider = {
       content = content.trim().split(/\s+/).slice(0, request.max_tokens).join(' ');
       finishReason = 'length';
     }
+    // Streamed word by word (each with the spaces after it), as a model streams tokens.
+    if (request.onDelta) for (const piece of content.match(/\s*\S+\s*/g) ?? []) request.onDelta(piece);
     const prompt = request.messages.reduce((n, m) => n + countWords(m.content), 0);
     const completion = countWords(content);
     return {

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ProviderError, type ChatRequest, type ChatResult, type ModelProvider } from './types.ts';
+import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { ProviderError, type ChatRequest, type ChatResult, type ModelProvider, type Usage } from './types.ts';
 
 export interface OpenAICompatibleOptions {
   baseUrl: string;
@@ -27,6 +28,15 @@ interface CompletionBody {
   error?: { message?: string };
 }
 
+/** One `data:` line of a streamed completion (OpenAI's `chat.completion.chunk`). */
+interface CompletionChunk {
+  model?: string;
+  choices?: { delta?: { content?: string | null }; finish_reason?: string | null }[];
+  /** With `stream_options.include_usage`: on the last chunk (whose `choices` is empty), null before. */
+  usage?: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null;
+  error?: { message?: string };
+}
+
 /** Any OpenAI-compatible chat completions API (vLLM, Ollama, llama.cpp server, hosted APIs). */
 export function openAICompatibleProvider(options: OpenAICompatibleOptions): ModelProvider {
   const url = options.baseUrl.replace(/\/+$/, '') + '/chat/completions';
@@ -48,7 +58,8 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
         messages: request.messages,
         ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
         ...(request.max_tokens !== undefined ? { max_tokens: request.max_tokens } : {}),
-        stream: false,
+        // Streamed when the caller takes chunks: usage then comes on the last chunk.
+        ...(request.onDelta ? { stream: true, stream_options: { include_usage: true } } : { stream: false }),
       }),
       signal: AbortSignal.any(signals),
     });
@@ -67,20 +78,29 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
         let body: CompletionBody | undefined;
         try {
           response = await attempt(request);
+          // A provider may answer a streamed request with one JSON completion: taken as it is.
+          if (response.ok && request.onDelta && isEventStream(response)) {
+            // Not retried once chunks are out: the caller already has them.
+            return await readStream(response, request, limitMs);
+          }
           body = (await response.json().catch(() => undefined)) as CompletionBody | undefined;
         } catch (err) {
           if (request.signal?.aborted) throw request.signal.reason ?? err;
-          const timedOut = (err as Error).name === 'TimeoutError';
-          lastError = timedOut
-            ? new ProviderError(`The model provider did not answer within ${limitMs / 1000} s.`, undefined, 'provider_timeout')
-            : new ProviderError(`The model provider could not be reached: ${(err as Error).message}`, undefined, 'provider_timeout');
+          if (err instanceof ProviderError) throw err;
+          lastError = unreachable(err, limitMs);
           if (n < attempts) await sleep(retryDelay(n, backoff, null), undefined, { signal: request.signal });
           continue;
         }
-        if (response.ok) return toResult(request.model, body);
+        if (response.ok) {
+          const result = toResult(request.model, body);
+          request.onDelta?.(result.content);
+          return result;
+        }
         lastError = new ProviderError(
           `The model provider answered ${response.status}: ${body?.error?.message ?? response.statusText}`,
           response.status,
+          undefined,
+          response.headers.get('retry-after'),
         );
         if (!retryable(response.status) || n === attempts) break;
         await sleep(retryDelay(n, backoff, response.headers.get('retry-after')), undefined, { signal: request.signal });
@@ -88,6 +108,61 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
       throw lastError ?? new ProviderError('The model provider failed.');
     },
   };
+}
+
+const isEventStream = (response: Response) => (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
+
+/** A call that got no answer: the attempt's time ran out, or the provider could not be reached. */
+function unreachable(err: unknown, limitMs: number): ProviderError {
+  return (err as Error).name === 'TimeoutError'
+    ? new ProviderError(`The model provider did not answer within ${limitMs / 1000} s.`, undefined, 'provider_timeout')
+    : new ProviderError(`The model provider could not be reached: ${(err as Error).message}`, undefined, 'provider_timeout');
+}
+
+const usageOf = (usage: CompletionBody['usage'] | null | undefined): Usage => {
+  const prompt = usage?.prompt_tokens ?? 0;
+  const completion = usage?.completion_tokens ?? 0;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: usage?.total_tokens ?? prompt + completion };
+};
+
+/**
+ * A streamed completion (OpenAI's wire format): `data: {chat.completion.chunk}` events, each
+ * content delta handed to `onDelta` as it comes, usage from the last chunk, then `data: [DONE]`.
+ */
+async function readStream(response: Response, request: ChatRequest, limitMs: number): Promise<ChatResult> {
+  let content = '';
+  let model = request.model;
+  let finishReason: string | null = null;
+  let usage: CompletionChunk['usage'] = null;
+  const events = response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+  try {
+    for await (const event of events) {
+      if (event.data === '[DONE]') return { model, content, finishReason, usage: usageOf(usage) };
+      let chunk: CompletionChunk;
+      try {
+        chunk = JSON.parse(event.data) as CompletionChunk;
+      } catch {
+        throw new ProviderError('The model provider streamed something that is not JSON.', undefined, 'provider_bad_response');
+      }
+      if (chunk.error) throw new ProviderError(`The model provider failed while streaming: ${chunk.error.message ?? 'unknown error'}`);
+      model = chunk.model ?? model;
+      usage = chunk.usage ?? usage;
+      const choice = chunk.choices?.[0];
+      if (choice?.finish_reason) finishReason = choice.finish_reason;
+      const text = choice?.delta?.content;
+      if (typeof text === 'string' && text !== '') {
+        content += text;
+        request.onDelta?.(text);
+      }
+    }
+  } catch (err) {
+    if (err instanceof ProviderError) throw err;
+    if (request.signal?.aborted) throw request.signal.reason ?? err;
+    throw unreachable(err, limitMs);
+  }
+  // Some servers close without `[DONE]`: a stream that said how it finished is whole.
+  if (finishReason !== null) return { model, content, finishReason, usage: usageOf(usage) };
+  throw new ProviderError('The model provider\'s stream ended before the answer did.', undefined, 'provider_bad_response');
 }
 
 function toResult(model: string, body: CompletionBody | undefined): ChatResult {

@@ -85,4 +85,52 @@ describe('model providers', () => {
     setTimeout(() => controller.abort(new Error('cancelled')), 50);
     await expect(call).rejects.toThrow('cancelled');
   });
+
+  describe('streaming (stream: true, OpenAI chunks)', () => {
+    const provider = () => openAICompatibleProvider({ baseUrl: fake.baseUrl, models: ['*'], backoffMs: 1 });
+
+    it('hands each chunk to onDelta as it comes, and takes usage from the last chunk', async () => {
+      fake.replies = [{ kind: 'completion', content: 'alpha beta gamma' }];
+      const deltas: string[] = [];
+      const result = await provider().complete({ ...ask('x'), onDelta: (t) => deltas.push(t) });
+      expect(fake.requests.at(-1)).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+      expect(deltas).toEqual(['alpha ', 'beta ', 'gamma']);
+      expect(result).toMatchObject({ content: 'alpha beta gamma', finishReason: 'stop', usage: { prompt_tokens: 1, completion_tokens: 3, total_tokens: 4 } });
+    });
+
+    it('a provider answering one JSON completion instead is taken as one chunk', async () => {
+      fake.streams = false;
+      try {
+        const deltas: string[] = [];
+        const result = await provider().complete({ ...ask('quiet please'), onDelta: (t) => deltas.push(t) });
+        expect(deltas).toEqual(['QUIET PLEASE']);
+        expect(result.content).toBe('QUIET PLEASE');
+      } finally {
+        fake.streams = true;
+      }
+    });
+
+    it('a stream cut before its end is provider_bad_response, not retried once chunks are out', async () => {
+      fake.replies = [{ kind: 'cut-stream', chunks: ['half ', 'an '] }];
+      const before = fake.requests.length;
+      const deltas: string[] = [];
+      const error = await provider().complete({ ...ask('x'), onDelta: (t) => deltas.push(t) }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ProviderError);
+      expect((error as ProviderError).kind).toBe('provider_bad_response');
+      expect(deltas).toEqual(['half ', 'an ']);
+      expect(fake.requests.length - before).toBe(1);
+    });
+
+    it('without onDelta the request is not streamed (stream: false)', async () => {
+      await provider().complete(ask('x'));
+      expect(fake.requests.at(-1)).toMatchObject({ stream: false });
+    });
+
+    it('echo streams word by word', async () => {
+      const deltas: string[] = [];
+      const result = await createModelRouter({}).complete({ model: 'echo', messages: [{ role: 'user', content: 'hello  there world' }], onDelta: (t) => deltas.push(t) });
+      expect(deltas.join('')).toBe(result.content);
+      expect(deltas).toEqual(['hello  ', 'there ', 'world']);
+    });
+  });
 });

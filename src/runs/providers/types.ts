@@ -14,6 +14,12 @@ export interface ChatRequest {
   retry?: { maxAttempts: number; backoffMs: number };
   /** Limit of each attempt (an llm_call node's `timeout_seconds`); the provider's default otherwise. */
   timeoutMs?: number;
+  /**
+   * Asks for the answer streamed (`stream: true`): called with each chunk of text as it arrives.
+   * A provider that cannot stream calls it once with the whole text. An attempt that fails after
+   * some chunks is not retried (its chunks are already out).
+   */
+  onDelta?: (text: string) => void;
 }
 
 export interface Usage {
@@ -51,9 +57,12 @@ export type ProviderFailure = 'rate_limited' | 'provider_timeout' | 'provider_ba
 export class ProviderError extends Error {
   readonly status: number | undefined;
   readonly kind: ProviderFailure;
-  constructor(message: string, status?: number, kind?: ProviderFailure) {
+  /** The provider's `Retry-After` on its last answer, as sent. */
+  readonly retryAfter: string | null;
+  constructor(message: string, status?: number, kind?: ProviderFailure, retryAfter?: string | null) {
     super(message);
     this.status = status;
     this.kind = kind ?? (status === 429 ? 'rate_limited' : 'provider_error');
+    this.retryAfter = retryAfter ?? null;
   }
 }

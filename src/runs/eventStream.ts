@@ -1,0 +1,100 @@
+// GET /api/workflows/{workflow_id}/runs/{run_id}/events (openapi.yaml streamRunEvents): the run's
+// stored events (events.ts) as Server-Sent Events. Replays what is stored after Last-Event-ID,
+// then waits for the NOTIFY of new events or of the run's end (queue.ts), never a poll loop, and
+// ends after run.finished. A client that leaves frees its listeners and timers at once.
+import type { Request, Response } from 'express';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import { listRunEventsAfter, sseFrame, type StoredRunEvent } from './events.ts';
+import type { RunQueue } from './queue.ts';
+import type { RunDetail } from './service.ts';
+
+/** A comment line this often keeps proxies and load balancers from closing a quiet stream. */
+export const KEEPALIVE_MS = 15_000;
+/** Events read per query (a long answer's deltas are many). */
+const PAGE = 500;
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+export interface EventStreamDeps {
+  db: Knex;
+  queue: Pick<RunQueue, 'watchRunEvents' | 'watchRunEnded'>;
+  logger: Logger;
+}
+
+/**
+ * Streams the run's events. `readRun` answers the run as getRun does (and throws getRun's 404 for
+ * another user's run) before anything is written, so errors keep their problem+json bodies.
+ */
+export async function streamRunEvents(
+  deps: EventStreamDeps,
+  req: Request,
+  res: Response,
+  runId: string,
+  readRun: () => Promise<RunDetail>,
+): Promise<void> {
+  let after = Number(req.get('Last-Event-ID') ?? 0); // the contract allows digits only
+  let notices = 0;
+  let wake: () => void = () => {};
+  const onNotice = (id: string | null) => {
+    if (id === null || id === runId) {
+      notices++;
+      wake();
+    }
+  };
+  // Listening before the first read: an event stored between the two is not missed.
+  const stops = await Promise.all([deps.queue.watchRunEvents(onNotice), deps.queue.watchRunEnded(onNotice)]);
+  let keepalive: NodeJS.Timeout | undefined;
+  let gone = false;
+  const onClose = () => {
+    gone = true;
+    wake();
+  };
+  try {
+    const run = await readRun();
+    res.status(200);
+    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache, no-transform');
+    res.setHeader('X-Accel-Buffering', 'no'); // nginx: pass each event on at once
+    res.flushHeaders();
+    res.on('close', onClose);
+    keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
+    const write = async (text: string) => {
+      if (!res.write(text) && !gone) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
+    };
+    for (;;) {
+      const seen = notices;
+      let events: StoredRunEvent[];
+      try {
+        events = await listRunEventsAfter(deps.db, runId, after, PAGE);
+      } catch (err) {
+        // The client reconnects with Last-Event-ID and loses nothing.
+        deps.logger.warn({ err, runId }, 'run event stream: read failed; stream ended');
+        return;
+      }
+      for (const event of events) {
+        if (gone) return;
+        await write(sseFrame(event));
+        after = event.seq;
+        if (event.type === 'run.finished') return;
+      }
+      if (gone) return;
+      if (events.length === PAGE) continue;
+      if (TERMINAL.has(run.status)) {
+        // Ended before its events were stored (a run older than the event stream): its end alone.
+        const { logs: _logs, ...ended } = run;
+        await write(sseFrame({ seq: after + 1, type: 'run.finished', data: JSON.stringify(ended) }));
+        return;
+      }
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        if (notices !== seen || gone) resolve();
+      });
+    }
+  } finally {
+    clearInterval(keepalive);
+    res.off('close', onClose);
+    for (const stop of stops) stop();
+    if (res.headersSent && !res.writableEnded) res.end();
+  }
+}

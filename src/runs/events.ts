@@ -1,0 +1,68 @@
+// A run's events (GET .../runs/{run_id}/events, openapi.yaml streamRunEvents), stored in
+// run_events with a per-run sequence so that any API process serves any run's stream and a client
+// resuming with Last-Event-ID loses nothing. Writers: the worker executing the run (eventLog in
+// runner.ts) and whoever ends it (worker, cancel, sweep), the last in the same transaction as the
+// run's end, so a run seen ended always has its run.finished.
+import type { Knex } from 'knex';
+import { isUniqueViolation } from '../db/insert.ts';
+
+export type RunEventType = 'run.status' | 'node.started' | 'node.delta' | 'node.finished' | 'run.finished';
+
+export interface NewRunEvent {
+  type: RunEventType;
+  data: unknown;
+}
+
+export interface StoredRunEvent {
+  seq: number;
+  type: RunEventType;
+  /** The event's data as JSON text (one line: JSON.stringify never writes a raw newline). */
+  data: string;
+}
+
+/** Tries of an append whose numbers another writer of the run took first (a cancel beside the worker). */
+const APPEND_TRIES = 10;
+
+/**
+ * Appends events to the run's stream, numbered after the last one; returns the last number. The
+ * last number is read with a locking read (MySQL's repeatable read would otherwise re-read a stale
+ * snapshot inside a transaction), and a number taken meanwhile by another writer is a unique-key
+ * violation: read again and retry. Each try is its own (nested) transaction, so a violation does
+ * not poison a caller's transaction on PostgreSQL.
+ */
+export async function appendRunEvents(db: Knex | Knex.Transaction, runId: string, events: NewRunEvent[], now: number): Promise<number> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await db.transaction(async (trx) => {
+        const last = (await trx('run_events').select('seq').where({ run_id: runId }).orderBy('seq', 'desc').limit(1).forUpdate().first()) as
+          | { seq: number }
+          | undefined;
+        const base = Number(last?.seq ?? 0);
+        if (events.length) {
+          await trx('run_events').insert(
+            events.map((e, i) => ({ run_id: runId, seq: base + i + 1, type: e.type, data: JSON.stringify(e.data), created_at: now })),
+          );
+        }
+        return base + events.length;
+      });
+    } catch (err) {
+      if (!isUniqueViolation(err) || tries >= APPEND_TRIES) throw err;
+    }
+  }
+}
+
+/** The run's events numbered after `after`, oldest first, at most `limit`. */
+export async function listRunEventsAfter(db: Knex, runId: string, after: number, limit: number): Promise<StoredRunEvent[]> {
+  const rows = (await db('run_events')
+    .select('seq', 'type', 'data')
+    .where({ run_id: runId })
+    .andWhere('seq', '>', after)
+    .orderBy('seq', 'asc')
+    .limit(limit)) as StoredRunEvent[];
+  return rows.map((r) => ({ seq: Number(r.seq), type: r.type, data: r.data }));
+}
+
+/** One event as a Server-Sent Events frame (WHATWG HTML 9.2): id, event name, one data line. */
+export function sseFrame(event: StoredRunEvent): string {
+  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${event.data}\n\n`;
+}
