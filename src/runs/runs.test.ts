@@ -9,7 +9,10 @@ import { createUser } from '../platform/users.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
-import { CANCELLED_BY_USER } from './service.ts';
+import type { Knex } from 'knex';
+import { CANCELLED_BY_DELETE, CANCELLED_BY_USER, cancelRunsOfDeletedWorkflow } from './service.ts';
+import * as runService from './service.ts';
+import { deleteWorkflow, workflowDeps } from '../workflows/service.ts';
 import * as store from './store.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 
@@ -611,6 +614,35 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     expect((await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path } })).response.status).toBe(404);
     const { response } = await alice.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: workflowId } }, body: { inputs: { ticket: 'x' } } });
     expect(response.status).toBe(404);
+  });
+
+  it('a run started while its workflow is deleted is cancelled, never enqueued: the delete sweep cannot miss it', async () => {
+    const workflowId = await createWorkflow(alice, 'echo');
+    const db = server.ctx.db;
+    const { user_id: userId } = (await db('workflows').where({ id: workflowId }).first()) as { user_id: number };
+    const deps = workflowDeps(server.ctx);
+    let runId = '';
+    // The delete (and its cancel sweep) lands between startRun's read of the workflow and its insert.
+    const racing = new Proxy(db, {
+      apply(target, self, args: unknown[]) {
+        const query = Reflect.apply(target, self, args) as Knex.QueryBuilder;
+        if (args[0] !== 'runs') return query;
+        const insert = query.insert.bind(query);
+        return Object.assign(query, {
+          insert: async (row: { id: string }) => {
+            runId = row.id;
+            await deleteWorkflow(deps, userId, workflowId);
+            expect(await cancelRunsOfDeletedWorkflow(deps, workflowId)).toBe(0); // the run is not stored yet
+            return insert(row);
+          },
+        });
+      },
+    });
+    const queue = server.ctx.runs!.queue;
+    const started = runService.startRun({ ...deps, db: racing, queue, logger: server.ctx.logger }, userId, workflowId, { ticket: 'x' }, undefined);
+    await expect(started).rejects.toMatchObject({ status: 404 });
+    expect(await store.findRun(db, runId)).toMatchObject({ status: 'cancelled', error: CANCELLED_BY_DELETE });
+    expect((await queue.jobState(runId)).live).toBe(false);
   });
 
   it('a queue that cannot be written fails the run (never left queued) and answers 503', async () => {

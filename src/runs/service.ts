@@ -201,6 +201,13 @@ export async function startRun(
     if (!winner) throw err;
     return { run: toRun(await replay(deps, winner, inputs)), replayed: true };
   }
+  // A delete that came between the workflow read above and the insert did not see this run in its
+  // cancel sweep (cancelRunsOfDeletedWorkflow): it is cancelled here instead, never enqueued. One
+  // of the two always sees the other: the delete marks the workflow before it lists its runs.
+  if ((await findWorkflowForRuns(deps, userId, workflowId).catch(() => ({ deleted: true }))).deleted) {
+    await store.cancelRun(deps.db, row.id, (deps.now ?? Date.now)(), CANCELLED_BY_DELETE, runEndEvents);
+    throw workflowNotFound(workflowId);
+  }
   return { run: toRun(await enqueueOrFail(deps, row)), replayed: false };
 }
 
