@@ -216,6 +216,13 @@ export interface paths {
          * @description Accepts a proxy token (from the token detail endpoint) or a raw access token. A proxy token
          *     is refused as soon as the user revokes the application or deletes the access token behind
          *     it. Errors use the OpenAI error shape. Usage is attributed to the access token.
+         *
+         *     With `stream: true` the answer is OpenAI's stream (what the OpenAI SDKs read): `data:` lines
+         *     of `chat.completion.chunk` objects (the first with `delta.role`, then one per piece of text
+         *     in `delta.content`, then one with `finish_reason`; with `stream_options.include_usage` a last
+         *     one with `usage` and empty `choices`), then `data: [DONE]`. A failure before the first chunk
+         *     is an ordinary error response (a provider's rate limit is a 429 with its `Retry-After`); a
+         *     failure after it is a last `data: {"error": {...}}` event.
          */
         post: operations["createChatCompletion"];
         delete?: never;
@@ -723,11 +730,15 @@ export interface components {
              */
             max_tokens?: number;
             /**
-             * @description Streaming is not supported.
+             * @description true: the answer comes as OpenAI's `text/event-stream` of `chat.completion.chunk` events, ended by `data: [DONE]`.
              * @example false
-             * @constant
              */
-            stream?: false;
+            stream?: boolean;
+            /** @description With `stream`, `include_usage` adds a last chunk with `usage` (and no `choices`). */
+            stream_options?: {
+                /** @example true */
+                include_usage?: boolean;
+            };
             /** @example user-1 */
             user?: string;
         };
@@ -2004,13 +2015,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The completion. */
+            /** @description The completion, whole (`application/json`) or streamed (`stream: true`, `text/event-stream`). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ChatCompletion"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["OpenAIBadRequest"];

@@ -1,23 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
 import { principalOf } from '../http/principal.ts';
-import { maxTokensTooLarge, modelNotFound, upstreamError } from '../shared/errors.ts';
+import { maxTokensTooLarge, modelNotFound, providerRateLimited, upstreamError, type OpenAIError } from '../shared/errors.ts';
 import { ModelUnavailableError, ProviderError, type ChatResult, type ModelRouter } from '../runs/providers/index.ts';
 
 type ChatCompletionRequest = components['schemas']['ChatCompletionRequest'];
 type ChatCompletion = components['schemas']['ChatCompletion'];
 
 /**
- * 24 random hex digits. From randomUUID, which draws on a batch of entropy it refills every 128
+ * `chatcmpl-` and 24 random hex digits. From randomUUID, which draws on a batch of entropy it refills every 128
  * ids: randomBytes(12) read fresh entropy on every completion, 4% of the gateway's CPU (issue 19).
  */
-const completionId = () => randomUUID().replace(/-/g, '').slice(0, 24);
+const completionId = () => `chatcmpl-${randomUUID().replace(/-/g, '').slice(0, 24)}`;
 
 function toCompletion(result: ChatResult): ChatCompletion {
   return {
-    id: `chatcmpl-${completionId()}`,
+    id: completionId(),
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: result.model,
@@ -27,9 +27,76 @@ function toCompletion(result: ChatResult): ChatCompletion {
 }
 
 /**
+ * A streamed answer in OpenAI's wire format (`stream: true`): `data: {chat.completion.chunk}`
+ * events, the first with the role, one per piece of text, one with finish_reason, one with the
+ * usage when `stream_options.include_usage` asks (its `choices` empty), then `data: [DONE]`. The
+ * status line waits for the first piece, so a provider that fails before it still gets its
+ * status (429, 502) and JSON error; a failure after it is an `error` event, as OpenAI sends.
+ */
+class ChunkStream {
+  private readonly id = completionId();
+  private readonly created = Math.floor(Date.now() / 1000);
+  private readonly res: Response;
+  private readonly model: string;
+  private readonly includeUsage: boolean;
+
+  constructor(res: Response, model: string, includeUsage: boolean) {
+    this.res = res;
+    this.model = model;
+    this.includeUsage = includeUsage;
+  }
+
+  get started(): boolean {
+    return this.res.headersSent;
+  }
+
+  delta(text: string): void {
+    this.start();
+    this.send(this.chunk({ content: text }, null));
+  }
+
+  finish(result: ChatResult): void {
+    this.start();
+    this.send(this.chunk({}, result.finishReason));
+    if (this.includeUsage) this.send({ ...this.chunk({}, null), choices: [], usage: result.usage });
+    this.res.end('data: [DONE]\n\n');
+  }
+
+  fail(error: OpenAIError): void {
+    this.send(error.body());
+    this.res.end();
+  }
+
+  private start(): void {
+    if (this.res.headersSent) return;
+    this.res.status(200);
+    this.res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    this.res.setHeader('Cache-Control', 'no-cache, no-transform');
+    this.res.setHeader('X-Accel-Buffering', 'no');
+    this.send(this.chunk({ role: 'assistant', content: '' }, null));
+  }
+
+  private chunk(delta: Record<string, string>, finishReason: string | null) {
+    return {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+      ...(this.includeUsage ? { usage: null } : {}),
+    };
+  }
+
+  private send(data: unknown): void {
+    if (!this.res.writableEnded) this.res.write(`data: ${JSON.stringify(data)}\n\n`);
+  }
+}
+
+/**
  * POST /serverless/v1/chat/completions: an OpenAI-compatible completion through the model
- * providers, for a proxy token or a raw access token (the security handlers established which).
- * Usage is attributed to the raw access token: logged with its id and usage_scenario, never a token.
+ * providers, for a proxy token or a raw access token (the security handlers established which),
+ * whole or streamed (`stream: true`). Usage is attributed to the raw access token: logged with
+ * its id and usage_scenario, never a token.
  */
 export function createChatCompletion(ctx: AppContext, models: ModelRouter): RequestHandler {
   return async (req, res) => {
@@ -46,6 +113,7 @@ export function createChatCompletion(ctx: AppContext, models: ModelRouter): Requ
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
     });
+    const stream = body.stream ? new ChunkStream(res, body.model, body.stream_options?.include_usage === true) : undefined;
     const started = Date.now();
     let result: ChatResult;
     try {
@@ -54,15 +122,27 @@ export function createChatCompletion(ctx: AppContext, models: ModelRouter): Requ
         messages: body.messages,
         ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
         ...(body.max_tokens !== undefined ? { max_tokens: body.max_tokens } : {}),
+        ...(stream ? { onDelta: (text: string) => stream.delta(text) } : {}),
         signal: abort.signal,
       });
     } catch (err) {
-      if (err instanceof ModelUnavailableError) throw modelNotFound(body.model);
-      if (err instanceof ProviderError) {
-        ctx.logger.warn({ err: { message: err.message, status: err.status }, model: body.model }, 'model provider failed');
-        throw upstreamError();
+      if (abort.signal.aborted) return; // the caller left: no one to answer
+      const failure =
+        err instanceof ModelUnavailableError
+          ? modelNotFound(body.model)
+          : err instanceof ProviderError
+            ? err.status === 429
+              ? providerRateLimited(err.retryAfter)
+              : upstreamError()
+            : undefined;
+      if (err instanceof ProviderError) ctx.logger.warn({ err: { message: err.message, status: err.status }, model: body.model }, 'model provider failed');
+      if (stream?.started) {
+        // The status line is out: the failure is the stream's last event.
+        stream.fail(failure ?? upstreamError());
+        if (!failure) ctx.logger.error({ err }, 'streamed completion failed');
+        return;
       }
-      throw err;
+      throw failure ?? err;
     }
 
     ctx.logger.info(
@@ -77,10 +157,12 @@ export function createChatCompletion(ctx: AppContext, models: ModelRouter): Requ
           model: result.model,
           ...result.usage,
           duration_ms: Date.now() - started,
+          streamed: stream !== undefined,
         },
       },
       'serverless completion',
     );
-    res.json(toCompletion(result));
+    if (stream) stream.finish(result);
+    else res.json(toCompletion(result));
   };
 }

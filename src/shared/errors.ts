@@ -253,6 +253,16 @@ export const modelNotFound = (model: string) =>
 export const maxTokensTooLarge = (requested: number, limit: number) =>
   new OpenAIError(400, `max_tokens is too large: ${requested}. This service allows at most ${limit}.`, { param: 'max_tokens', code: 'invalid_value' });
 export const upstreamError = () => new OpenAIError(502, 'The model provider failed to answer.', { type: 'api_error', code: 'upstream_error' });
+/** The model provider answered 429: passed on, with its Retry-After when it sent a valid one (RFC 9110 10.2.3). */
+export const providerRateLimited = (retryAfter: string | null) => {
+  const value = retryAfter?.trim() ?? '';
+  const valid = /^\d{1,9}$/.test(value) || (/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(value) && !Number.isNaN(Date.parse(value)));
+  return new OpenAIError(429, 'The model provider is rate limiting requests; retry later.', {
+    type: 'rate_limit_error',
+    code: 'rate_limit_exceeded',
+    headers: valid ? { 'Retry-After': value } : {},
+  });
+};
 export const gatewayUnavailable = () =>
   new OpenAIError(503, 'The service is temporarily unavailable.', { type: 'api_error', headers: { 'Retry-After': '5' } });
 
