@@ -2022,7 +2022,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChatCompletion"];
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        /** @description A `chat.completion.chunk` as JSON, or `[DONE]` last, or `{"error": {...}}` on a failure after the first chunk. */
+                        data?: string;
+                    };
                 };
             };
             400: components["responses"]["OpenAIBadRequest"];
@@ -2387,7 +2390,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        /** @description The run's event number, from 1. */
+                        id?: string;
+                        /** @enum {string} */
+                        event?: "run.status" | "node.started" | "node.delta" | "node.finished" | "run.finished";
+                        /** @description One line of JSON (see the table above). */
+                        data?: string;
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];

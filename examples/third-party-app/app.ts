@@ -204,8 +204,8 @@ export function createExampleApp(config: ExampleConfig, client: OAuthClient = oa
       const { data, error, response } = await gateway.POST('/serverless/v1/chat/completions', {
         body: { model: 'echo', messages: [{ role: 'user', content: prompt }] },
       });
-      // Without `stream: true` the answer is the JSON completion (the other 200 is the streamed text).
-      if (data && typeof data !== 'string') outcome = { ok: true, content: data.choices[0]?.message.content ?? '', model: data.model, usage: data.usage };
+      // Without `stream: true` the answer is the JSON completion (the other 200 is the event stream).
+      if (data && 'choices' in data) outcome = { ok: true, content: data.choices[0]?.message.content ?? '', model: data.model, usage: data.usage };
       else {
         const body = (error ?? {}) as { error?: { message?: string; code?: string | null } };
         outcome = { ok: false, status: response.status, code: body.error?.code ?? null, message: body.error?.message ?? response.statusText };
