@@ -46,9 +46,16 @@ export async function appendRunEvents(db: Knex | Knex.Transaction, runId: string
         return base + events.length;
       });
     } catch (err) {
-      if (!isUniqueViolation(err) || tries >= APPEND_TRIES) throw err;
+      // A deadlock: InnoDB's gap locks of concurrent runs' first events can cross; the loser retries.
+      if (!(isUniqueViolation(err) || isDeadlock(err)) || tries >= APPEND_TRIES) throw err;
     }
   }
+}
+
+/** MySQL ER_LOCK_DEADLOCK, PostgreSQL deadlock_detected. */
+function isDeadlock(err: unknown): boolean {
+  const e = err as { code?: string; errno?: number };
+  return e?.errno === 1213 || e?.code === 'ER_LOCK_DEADLOCK' || e?.code === '40P01';
 }
 
 /** The run's events numbered after `after`, oldest first, at most `limit`. */

@@ -483,8 +483,13 @@ export function createRunner(deps: RunnerDeps): Runner {
     logNotStarted();
     try {
       // The log and the stream are complete before the run is seen finished.
-      const closed = await Promise.allSettled([steps.close(), events.close()]);
-      for (const c of closed) if (c.status === 'rejected') throw c.reason;
+      const [stepsClosed, eventsClosed] = await Promise.allSettled([steps.close(), events.close()]);
+      if (stepsClosed.status === 'rejected') throw stepsClosed.reason;
+      // The stream is not the run: a lost event write is logged, the run's own outcome stands.
+      if (eventsClosed.status === 'rejected') {
+        if (eventsClosed.reason instanceof StoreUnavailable) throw eventsClosed.reason;
+        deps.logger.error({ err: eventsClosed.reason, runId }, 'run event write failed');
+      }
     } catch (err) {
       // The store stayed away longer than the budget: the job fails and pg-boss retries it later.
       if (err instanceof StoreUnavailable) throw err;

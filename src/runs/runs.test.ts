@@ -9,7 +9,6 @@ import { createUser } from '../platform/users.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
-import type { Knex } from 'knex';
 import { CANCELLED_BY_DELETE, CANCELLED_BY_USER, cancelRunsOfDeletedWorkflow } from './service.ts';
 import * as runService from './service.ts';
 import { deleteWorkflow, workflowDeps } from '../workflows/service.ts';
@@ -621,28 +620,31 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     const db = server.ctx.db;
     const { user_id: userId } = (await db('workflows').where({ id: workflowId }).first()) as { user_id: number };
     const deps = workflowDeps(server.ctx);
-    let runId = '';
-    // The delete (and its cancel sweep) lands between startRun's read of the workflow and its insert.
-    const racing = new Proxy(db, {
-      apply(target, self, args: unknown[]) {
-        const query = Reflect.apply(target, self, args) as Knex.QueryBuilder;
-        if (args[0] !== 'runs') return query;
-        const insert = query.insert.bind(query);
-        return Object.assign(query, {
-          insert: async (row: { id: string }) => {
-            runId = row.id;
-            await deleteWorkflow(deps, userId, workflowId);
-            expect(await cancelRunsOfDeletedWorkflow(deps, workflowId)).toBe(0); // the run is not stored yet
-            return insert(row);
-          },
-        });
+    // The delete (and its cancel sweep) lands between startRun's read of the workflow and its
+    // insert: the second connection startRun takes (both statements are prepared, db/prepared.ts).
+    let acquired = 0;
+    const client = new Proxy(db.client as { acquireConnection(): Promise<unknown> }, {
+      get(target, prop) {
+        if (prop === 'acquireConnection') {
+          return async () => {
+            if (++acquired === 2) {
+              await deleteWorkflow(deps, userId, workflowId);
+              expect(await cancelRunsOfDeletedWorkflow(deps, workflowId)).toBe(0); // the run is not stored yet
+            }
+            return target.acquireConnection();
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
+    const racing = new Proxy(db, { get: (target, prop) => (prop === 'client' ? client : Reflect.get(target, prop, target)) });
     const queue = server.ctx.runs!.queue;
     const started = runService.startRun({ ...deps, db: racing, queue, logger: server.ctx.logger }, userId, workflowId, { ticket: 'x' }, undefined);
     await expect(started).rejects.toMatchObject({ status: 404 });
-    expect(await store.findRun(db, runId)).toMatchObject({ status: 'cancelled', error: CANCELLED_BY_DELETE });
-    expect((await queue.jobState(runId)).live).toBe(false);
+    const [runId] = (await db('runs').where({ workflow_id: workflowId }).pluck('id')) as string[];
+    expect(await store.findRun(db, runId!)).toMatchObject({ status: 'cancelled', error: CANCELLED_BY_DELETE });
+    expect((await queue.jobState(runId!)).live).toBe(false);
   });
 
   it('a queue that cannot be written fails the run (never left queued) and answers 503', async () => {
