@@ -46,6 +46,11 @@ function runAsync(command: string, args: string[], options: { cwd?: string; env?
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
+    // A driver that cannot start (not built) is that client's failure, not the end of the job.
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(Object.assign(err, { output }));
+    });
     child.on('close', (code) => {
       clearTimeout(timer);
       if (code === 0) resolve(output);
