@@ -724,8 +724,9 @@ export interface components {
             /** @example 0.2 */
             temperature?: number;
             /**
-             * @description At most the service's `WORKFLOW_MAX_TOKENS_LIMIT` (32768 by default, the same ceiling as an
-             *     `llm_call` node's); above it the answer is 400 with `param: max_tokens` and `code: invalid_value`.
+             * @description At most 32768, the same ceiling as an `llm_call` node's, and at most the service's
+             *     `WORKFLOW_MAX_TOKENS_LIMIT` when an operator sets it lower; above either the answer is 400
+             *     with `param: max_tokens` (`code: invalid_value` for the configured limit).
              * @example 256
              */
             max_tokens?: number;

@@ -16,7 +16,8 @@ describe.each(testDialects())('POST /serverless/v1/chat/completions (%s)', (dial
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    server = await startTestServer({ dialect, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' } });
+    // An operator's limit below the contract's ceiling of 32768 (openapi.yaml), so that both refusals show.
+    server = await startTestServer({ dialect, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3', WORKFLOW_MAX_TOKENS_LIMIT: '4096' } });
     const user = await createUser(server.ctx.db, { login: 'gw', password: 'password-1' });
     // No permission at all: the gateway takes any raw access token.
     const created = await createAccessToken(server.ctx.db, { userId: user.id, namespace: 'gw', name: 'gateway', usageScenario: 'trial' });
@@ -84,7 +85,7 @@ describe.each(testDialects())('POST /serverless/v1/chat/completions (%s)', (dial
 
   it('refuses max_tokens above WORKFLOW_MAX_TOKENS_LIMIT with 400 naming max_tokens, before calling the provider', async () => {
     const limit = server.ctx.config.WORKFLOW_MAX_TOKENS_LIMIT;
-    expect(limit).toBe(32768); // the documented default
+    expect(limit).toBe(4096);
     const calls = fake.requests.length;
     const res = await chat({ model: 'llama-3', messages: [{ role: 'user', content: 'hi' }], max_tokens: limit + 1 });
     expect(res.status).toBe(400);
@@ -94,6 +95,11 @@ describe.each(testDialects())('POST /serverless/v1/chat/completions (%s)', (dial
     expect(fake.requests.length).toBe(calls);
     // The limit itself is allowed.
     expect((await chat({ model: 'echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: limit })).status).toBe(200);
+    // Above the contract's ceiling the validator answers, in the same shape.
+    const aboveCeiling = await chat({ model: 'echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: 32769 });
+    expect(aboveCeiling.status).toBe(400);
+    expect(await aboveCeiling.json()).toMatchObject({ error: { type: 'invalid_request_error', param: 'max_tokens' } });
+    expect(fake.requests.length).toBe(calls);
   });
 
   it('answers 401 with WWW-Authenticate for no token, an unknown key, a malformed JWT, and a deleted key', async () => {
