@@ -25,6 +25,19 @@ export function organizationsRouter(ctx: AppContext): Router {
     sendPage(res, status, organizationsPage({ user, orgs: await listOrgsWithRoleForUser(ctx.db, user.id), problems, input, flash }));
   }
 
+  /**
+   * A member the user may remove (an owner, anyone; a member, themselves), with the org; or the 404
+   * page is sent and undefined returned.
+   */
+  async function removalOrNotFoundPage(res: Response, user: PageUser, namespace: string, login: string) {
+    const found = await membershipOf(user, namespace);
+    if (!found) return void sendPage(res, 404, notFoundPage(user, 'organization'));
+    const member = found.members.find((m) => m.login === login);
+    const self = member?.user_id === user.id;
+    if (!member || (!self && found.role !== 'owner')) return void sendPage(res, 404, notFoundPage(user, 'member'));
+    return { found, member, self };
+  }
+
   /** The org and the user's role in it, or undefined when it does not exist or the user is not a member. */
   async function membershipOf(user: PageUser, namespace: string) {
     try {
@@ -85,11 +98,9 @@ export function organizationsRouter(ctx: AppContext): Router {
 
   router.get('/settings/organizations/:namespace/members/:login/remove', async (req, res) => {
     const user = await pageUser(ctx, req);
-    const found = await membershipOf(user, String(req.params.namespace));
-    if (!found) return sendPage(res, 404, notFoundPage(user, 'organization'));
-    const member = found.members.find((m) => m.login === req.params.login);
-    const self = member?.user_id === user.id;
-    if (!member || (!self && found.role !== 'owner')) return sendPage(res, 404, notFoundPage(user, 'member'));
+    const removal = await removalOrNotFoundPage(res, user, String(req.params.namespace), String(req.params.login));
+    if (!removal) return;
+    const { found, member, self } = removal;
     const { org } = found;
     sendPage(res, 200, confirmPage({
       user,
@@ -106,11 +117,9 @@ export function organizationsRouter(ctx: AppContext): Router {
 
   router.post('/settings/organizations/:namespace/members/:login/remove', async (req, res) => {
     const user = await pageUser(ctx, req);
-    const found = await membershipOf(user, String(req.params.namespace));
-    if (!found) return sendPage(res, 404, notFoundPage(user, 'organization'));
-    const member = found.members.find((m) => m.login === req.params.login);
-    const self = member?.user_id === user.id;
-    if (!member || (!self && found.role !== 'owner')) return sendPage(res, 404, notFoundPage(user, 'member'));
+    const removal = await removalOrNotFoundPage(res, user, String(req.params.namespace), String(req.params.login));
+    if (!removal) return;
+    const { found, member, self } = removal;
     try {
       await removeMember(ctx.db, found.org.namespace, member.login);
       res.redirect(303, self ? '/settings/organizations?done=org-left' : `/settings/organizations/${found.org.namespace}?done=member-removed`);

@@ -48,29 +48,30 @@ export function workflowPagesRouter(ctx: AppContext, runLimiter?: SharedRateLimi
     sendPage(res, status, workflowPage({ user, workflow, runs: history.data, runsMeta: history.meta, form }));
   }
 
+  /** The user's workflow; or, when it is not theirs or not there, the 404 page is sent and undefined returned. */
+  async function workflowOrNotFoundPage(res: Response, user: PageUser, workflowId: string): Promise<Workflow | undefined> {
+    try {
+      return await getWorkflow(deps, user.id, workflowId);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      sendPage(res, 404, notFoundPage(user, 'workflow'));
+      return undefined;
+    }
+  }
+
   const freshForm = (): RunFormState => ({ idempotencyKey: `console-${randomUUID()}`, values: {}, problems: [] });
 
   router.get('/workflows/:id', async (req, res) => {
     const user = await pageUser(ctx, req);
-    let workflow: Workflow;
-    try {
-      workflow = await getWorkflow(deps, user.id, req.params.id);
-    } catch (err) {
-      if (isNotFound(err)) return sendPage(res, 404, notFoundPage(user, 'workflow'));
-      throw err;
-    }
+    const workflow = await workflowOrNotFoundPage(res, user, req.params.id);
+    if (!workflow) return;
     await showWorkflow(req, res, 200, user, workflow, freshForm());
   });
 
   router.post('/workflows/:id/run', async (req, res) => {
     const user = await pageUser(ctx, req);
-    let workflow: Workflow;
-    try {
-      workflow = await getWorkflow(deps, user.id, req.params.id);
-    } catch (err) {
-      if (isNotFound(err)) return sendPage(res, 404, notFoundPage(user, 'workflow'));
-      throw err;
-    }
+    const workflow = await workflowOrNotFoundPage(res, user, req.params.id);
+    if (!workflow) return;
     const variables = inputVariables(workflow.nodes);
     const values = Object.fromEntries(variables.map((v) => [v, rawField(req, inputField(v))]));
     const idempotencyKey = /^[A-Za-z0-9-]{1,100}$/.test(rawField(req, 'idempotency_key')) ? rawField(req, 'idempotency_key') : `console-${randomUUID()}`;
