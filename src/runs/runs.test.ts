@@ -427,26 +427,6 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     expect(error).toMatchObject({ errors: [{ pointer: '/nodes/1/config/model', message: 'unknown model "gpt-9"; this service serves echo, llama-3' }] });
   });
 
-  it('deleting a workflow cancels its in-flight runs and aborts their provider calls', async () => {
-    fake.replies = [{ kind: 'hang' }];
-    const workflowId = await createWorkflow(alice, 'llama-3');
-    const started = await startRun(alice, workflowId, { ticket: 'wait' });
-    await pollRun(alice, workflowId, started.id, (r) => r.status === 'running' && r.logs.some((s) => s.node_id === 'summarise'));
-    expect((await alice.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: workflowId } } })).response.status).toBe(204);
-
-    const run = await store.findRun(server.ctx.db, started.id);
-    expect(run).toMatchObject({ status: 'cancelled' });
-    expect(JSON.parse(run!.error!)).toMatchObject({ code: 'cancelled', message: 'The run was cancelled: its workflow was deleted.' });
-    // The worker stops the hanging call: the node's log closes as cancelled.
-    const deadline = Date.now() + 5_000;
-    let steps = await store.listSteps(server.ctx.db, started.id);
-    while (steps.find((s) => s.node_id === 'summarise')?.status !== 'cancelled' && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 20));
-      steps = await store.listSteps(server.ctx.db, started.id);
-    }
-    expect(steps.find((s) => s.node_id === 'summarise')?.status).toBe('cancelled');
-  });
-
   it('rejects missing and extra inputs with a 400 listing each', async () => {
     const workflowId = await createWorkflow(alice, 'echo');
     const { error, response } = await alice.POST('/api/workflows/{workflow_id}/run', {
@@ -668,6 +648,44 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     const retried = await startRun(alice, workflowId, { ticket: 'x' }, 'q-down');
     expect(retried.id).toBe(data!.data[0]!.id);
     expect((await pollRun(alice, workflowId, retried.id)).status).toBe('completed');
+  });
+
+  // Runs of a deleted workflow kept readable for an hour: with the default retention of 0 the
+  // machinery's 5 s purge may remove the cancelled run before the test reads it.
+  describe('deleting a workflow with runs in flight', () => {
+    let kept: TestServer;
+    let client: ApiClient;
+    beforeAll(async () => {
+      kept = await startTestServer({
+        dialect,
+        runs: true,
+        env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3', DELETED_WORKFLOW_RETENTION_SECONDS: '3600' },
+      });
+      client = createApiClient(kept.baseUrl, { bearer: await apiKeyFor(kept.ctx, 'dave') });
+    });
+    afterAll(async () => {
+      await kept?.close();
+    });
+
+    it('deleting a workflow cancels its in-flight runs and aborts their provider calls', async () => {
+      fake.replies = [{ kind: 'hang' }];
+      const workflowId = await createWorkflow(client, 'llama-3');
+      const started = await startRun(client, workflowId, { ticket: 'wait' });
+      await pollRun(client, workflowId, started.id, (r) => r.status === 'running' && r.logs.some((s) => s.node_id === 'summarise'));
+      expect((await client.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: workflowId } } })).response.status).toBe(204);
+
+      const run = await store.findRun(kept.ctx.db, started.id);
+      expect(run).toMatchObject({ status: 'cancelled' });
+      expect(JSON.parse(run!.error!)).toMatchObject({ code: 'cancelled', message: 'The run was cancelled: its workflow was deleted.' });
+      // The worker stops the hanging call: the node's log closes as cancelled.
+      const deadline = Date.now() + 5_000;
+      let steps = await store.listSteps(kept.ctx.db, started.id);
+      while (steps.find((s) => s.node_id === 'summarise')?.status !== 'cancelled' && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+        steps = await store.listSteps(kept.ctx.db, started.id);
+      }
+      expect(steps.find((s) => s.node_id === 'summarise')?.status).toBe('cancelled');
+    });
   });
 
   describe('run-level timeout', () => {
