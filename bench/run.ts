@@ -181,10 +181,14 @@ async function load(spec: LoadSpec): Promise<LoadResult> {
 const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
-/** One code, the way a browser gets it: the consent page, then the Allow answer; the code is in the Location. */
+/**
+ * One code, the way a browser gets it: the consent page, then the Allow answer; the code is in the
+ * Location. `prompt=consent`: the grant is remembered after the first Allow, and the bench keeps
+ * minting through the page as before.
+ */
 async function mintCode(browser: Browser, clientId: string, scope: string): Promise<string> {
   const url = new URL('/oauth/authorize', browser.baseUrl);
-  url.search = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, scope, state: 'bench' }).toString();
+  url.search = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, scope, state: 'bench', prompt: 'consent' }).toString();
   const consent = await browser.fetch(url.toString());
   if (consent.status !== 200) throw new Error(`expected the consent page, got ${consent.status}`);
   const answer = await browser.post('/oauth/authorize/decision', { ...formFields(await consent.text()), decision: 'allow' });
