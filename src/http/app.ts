@@ -101,7 +101,7 @@ export function createApp(ctx: AppContext): express.Express {
 
   app.use(methodNotAllowed(specPath));
   // API requests skip the page routers' route matching.
-  const pages = express.Router().use(oauthPagesRouter(ctx), platformPagesRouter(ctx, rateLimiters.api, rateLimiters.runStarts));
+  const pages = express.Router().use(oauthPagesRouter(ctx), platformPagesRouter(ctx, rateLimiters.runStarts));
   app.use((req, res, next) => (pagePaths.test(req.path) ? pages(req, res, next) : next()));
 
   // HEAD is GET without the content (RFC 9110 9.3.2), as the 405s' `Allow: GET, HEAD` promises.

@@ -22,11 +22,8 @@ export const platformPagePaths = /^\/(login|logout|settings|workflows|assets)(\/
 
 export const platformPageErrors: ErrorSurface = { paths: platformPagePaths, dialect: htmlPages(errorPage) };
 
-/**
- * `runLimiter`: the API's per-minute allowance, which the console's run form spends per user;
- * `runStarts`: the per-user run quotas' count (USER_RUNS_PER_MINUTE), which the API's runs share.
- */
-export function platformPagesRouter(ctx: AppContext, runLimiter?: SharedRateLimiter, runStarts?: SharedRateLimiter): Router {
+/** `runStarts`: the per-user run quotas' count (USER_RUNS_PER_MINUTE), shared with the API's runs. */
+export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimiter): Router {
   const router = Router();
   const session = sessionMiddleware(ctx);
   const csrf = csrfProtect(ctx);
@@ -44,6 +41,6 @@ export function platformPagesRouter(ctx: AppContext, runLimiter?: SharedRateLimi
   router.use(applicationsRouter(ctx), accessTokensRouter(ctx), authorizationsRouter(ctx), organizationsRouter(ctx));
 
   router.use('/workflows', session, requireUser, csrf);
-  router.use(workflowPagesRouter(ctx, runLimiter, runStarts));
+  router.use(workflowPagesRouter(ctx, runStarts));
   return router;
 }

@@ -32,7 +32,7 @@ function rawField(req: Request, name: string): string {
 
 const isNotFound = (err: unknown): err is Problem => err instanceof Problem && err.status === 404;
 
-export function workflowPagesRouter(ctx: AppContext, runLimiter?: SharedRateLimiter, runStarts?: SharedRateLimiter): Router {
+export function workflowPagesRouter(ctx: AppContext, runStarts?: SharedRateLimiter): Router {
   const router = Router();
   const deps = workflowDeps(ctx);
 
@@ -81,11 +81,6 @@ export function workflowPagesRouter(ctx: AppContext, runLimiter?: SharedRateLimi
     const empty = variables.filter((v) => values[v]!.trim() === '');
     if (empty.length) return refuse(400, empty.map((v) => ({ field: inputField(v), message: `Enter the ${v}.` })));
 
-    const retryAfter = runLimiter?.hit(`console:${user.id}`) ?? null;
-    if (retryAfter !== null) {
-      res.set('Retry-After', String(retryAfter));
-      return refuse(429, [{ message: `You started too many runs in the last minute (at most ${ctx.config.API_RATE_LIMIT_PER_MINUTE}); try again in ${retryAfter} s.` }]);
-    }
     try {
       const { run } = await runs.startRun(runDepsOf(ctx, runStarts), user.id, workflow.id, values, idempotencyKey);
       res.redirect(303, `/workflows/${workflow.id}/runs/${run.id}`);
