@@ -11,6 +11,8 @@ export interface AppContext {
   logger: Logger;
   /** Seals the service's own secrets at rest (signing keys, session key) with the key-encryption key. */
   sealer: Sealer;
+  /** The clock (ms since the epoch): Date.now, or a test's own to move time. */
+  now: () => number;
   /** Checks that the run queue's database answers; absent when no queue is wired in. */
   queueHealth?: () => Promise<void>;
   /** The run queue, model router and (when this process executes runs) worker; absent without a queue database. */

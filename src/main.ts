@@ -72,7 +72,7 @@ async function main(): Promise<void> {
   const seed = config.DEMO ? await seedDemo(database.db) : null;
   const hasUsers = seed !== null || (await anyUserExists(database.db));
 
-  const ctx: AppContext = { config, db: database.db, logger, sealer: database.sealer };
+  const ctx: AppContext = { config, db: database.db, logger, sealer: database.sealer, now: Date.now };
   const queueUrl = resolveQueueUrl(config, database);
   if (queueUrl) {
     ctx.runs = await orExit(

@@ -32,6 +32,7 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
     db,
     logger: createLogger({ level: 'silent' }),
     sealer,
+    now: Date.now,
   });
 
   beforeAll(async () => {

@@ -4,7 +4,7 @@ import { Browser, formFields, logIn } from '../../test/support/oauthFlow.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import * as runStore from '../runs/store.ts';
-import { createWorkflow, workflowDeps } from '../workflows/service.ts';
+import { createWorkflow } from '../workflows/service.ts';
 import { createUser } from './users.ts';
 
 // The console's workflow pages over HTTP, on each store: only the signed-in user's workflows and
@@ -23,11 +23,10 @@ describe.each(testDialects())('workflow pages (%s)', (dialect) => {
     const me = await createUser(server.ctx.db, { login: 'runner', password: 'password-1' });
     const them = await createUser(server.ctx.db, { login: 'someone', password: 'password-2' });
     otherUserId = them.id;
-    const deps = workflowDeps(server.ctx);
     // Created through the service the API uses (the browser test creates them over the API).
-    mine = (await createWorkflow(deps, me.id, { name: 'Mine <script>alert(1)</script>', description: 'Says "hi" & <b>bye</b>', ...seedGraph('echo') })).id;
-    await createWorkflow(deps, me.id, { name: 'Second', ...seedGraph('echo') });
-    other = (await createWorkflow(deps, them.id, { name: 'Theirs', ...seedGraph('echo') })).id;
+    mine = (await createWorkflow(server.ctx, me.id, { name: 'Mine <script>alert(1)</script>', description: 'Says "hi" & <b>bye</b>', ...seedGraph('echo') })).id;
+    await createWorkflow(server.ctx, me.id, { name: 'Second', ...seedGraph('echo') });
+    other = (await createWorkflow(server.ctx, them.id, { name: 'Theirs', ...seedGraph('echo') })).id;
     browser = new Browser(server.baseUrl);
     expect((await logIn(browser, 'runner', 'password-1', '/workflows')).status).toBe(303);
   });

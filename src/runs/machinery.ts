@@ -67,7 +67,7 @@ export async function startRunMachinery(options: {
       sweeper = setInterval(() => {
         sweepStuckRuns({ ...deps, queue }).catch((err: unknown) => logger.warn({ err }, 'stuck-run sweep failed'));
         // Deleted workflows past their retention are gone: remove them and their runs for good.
-        purgeDeletedWorkflows({ db, limits: { maxTokens: config.WORKFLOW_MAX_TOKENS_LIMIT } }, retentionMs).catch((err: unknown) => logger.warn({ err }, 'workflow purge failed'));
+        purgeDeletedWorkflows({ db, config, now: Date.now }, retentionMs).catch((err: unknown) => logger.warn({ err }, 'workflow purge failed'));
       }, SWEEP_INTERVAL_MS);
       sweeper.unref();
     },

@@ -9,7 +9,6 @@ import { runsNotConfigured } from '../shared/errors.ts';
 import type { Operations } from '../http/operations.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { paginationLinks } from '../http/pagination.ts';
-import { workflowDeps } from '../workflows/service.ts';
 import * as service from './service.ts';
 import { TERMINAL } from './store.ts';
 import { preferredWait, readWhenEnded } from './waiting.ts';
@@ -33,7 +32,9 @@ const runsPath = (workflowId: string) => `/api/workflows/${workflowId}/runs`;
 export function runDepsOf(ctx: AppContext, runStarts?: SharedRateLimiter): service.RunDeps {
   if (!ctx.runs) throw runsNotConfigured();
   return {
-    ...workflowDeps(ctx),
+    db: ctx.db,
+    config: ctx.config,
+    now: ctx.now,
     queue: ctx.runs.queue,
     logger: ctx.logger,
     onCancelled: (id) => announceRunEnded(ctx, id),
@@ -59,13 +60,13 @@ function announceRunEnded(ctx: AppContext, id: string): void {
 
 /** What ends with a deleted workflow (deleteWorkflow's `onDeleted`): its queued and running runs. */
 export function cancelRunsOfDeletedWorkflow(ctx: AppContext): (workflowId: string) => Promise<number> {
-  const deps = { ...workflowDeps(ctx), onCancelled: (id: string) => announceRunEnded(ctx, id) };
+  const deps = { ...ctx, onCancelled: (id: string) => announceRunEnded(ctx, id) };
   return (workflowId) => service.cancelRunsOfDeletedWorkflow(deps, workflowId);
 }
 
 /** The run operations of openapi.yaml: runWorkflow, listRuns, getRun, streamRunEvents, cancelRun. */
 export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Operations {
-  const deps = workflowDeps(ctx);
+  const deps = ctx;
 
   /** Waits for the run's end if the request asked to (`Prefer: wait=N`) and the queue can tell; undefined otherwise. */
   const waitFor = async <T extends { status: string }>(req: Request, res: Response, runId: string, read: () => Promise<T>): Promise<T | undefined> => {

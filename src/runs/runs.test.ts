@@ -11,7 +11,7 @@ import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { CANCELLED_BY_DELETE, CANCELLED_BY_USER, cancelRunsOfDeletedWorkflow } from './service.ts';
 import * as runService from './service.ts';
-import { deleteWorkflow, workflowDeps } from '../workflows/service.ts';
+import { deleteWorkflow } from '../workflows/service.ts';
 import * as store from './store.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 
@@ -599,7 +599,6 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     const workflowId = await createWorkflow(alice, 'echo');
     const db = server.ctx.db;
     const { user_id: userId } = (await db('workflows').where({ id: workflowId }).first()) as { user_id: number };
-    const deps = workflowDeps(server.ctx);
     // The delete (and its cancel sweep) lands between startRun's read of the workflow and its
     // insert: the second connection startRun takes (both statements are prepared, db/prepared.ts).
     let acquired = 0;
@@ -608,8 +607,8 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
         if (prop === 'acquireConnection') {
           return async () => {
             if (++acquired === 2) {
-              await deleteWorkflow(deps, userId, workflowId);
-              expect(await cancelRunsOfDeletedWorkflow(deps, workflowId)).toBe(0); // the run is not stored yet
+              await deleteWorkflow(server.ctx, userId, workflowId);
+              expect(await cancelRunsOfDeletedWorkflow(server.ctx, workflowId)).toBe(0); // the run is not stored yet
             }
             return target.acquireConnection();
           };
@@ -620,7 +619,7 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     });
     const racing = new Proxy(db, { get: (target, prop) => (prop === 'client' ? client : Reflect.get(target, prop, target)) });
     const queue = server.ctx.runs!.queue;
-    const started = runService.startRun({ ...deps, db: racing, queue, logger: server.ctx.logger }, userId, workflowId, { ticket: 'x' }, undefined);
+    const started = runService.startRun({ ...server.ctx, db: racing, queue, logger: server.ctx.logger }, userId, workflowId, { ticket: 'x' }, undefined);
     await expect(started).rejects.toMatchObject({ status: 404 });
     const [runId] = (await db('runs').where({ workflow_id: workflowId }).pluck('id')) as string[];
     expect(await store.findRun(db, runId!)).toMatchObject({ status: 'cancelled', error: CANCELLED_BY_DELETE });

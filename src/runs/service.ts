@@ -6,7 +6,7 @@ import type { components } from '../../generated/api.d.ts';
 import { isUniqueViolation } from '../db/insert.ts';
 import { idempotencyConflict, invalidRunInputs, queueUnavailable, runAlreadyFinished, runNotFound, tooManyConcurrentRuns, tooManyRunsPerMinute, workflowNotFound, type ProblemItem } from '../shared/errors.ts';
 import { ulid } from '../shared/ids.ts';
-import { findWorkflowForRuns, type Workflow, type WorkflowDeps } from '../workflows/service.ts';
+import { findWorkflowForRuns, type Workflow, type WorkflowContext } from '../workflows/service.ts';
 import { RunFailure } from './executor.ts';
 import type { RunQueue } from './queue.ts';
 import type { NewRunEvent } from './events.ts';
@@ -18,7 +18,7 @@ export type RunDetail = components['schemas']['RunDetail'];
 export type RunStep = components['schemas']['RunStep'];
 export type PageMeta = components['schemas']['PageMeta'];
 
-export interface RunDeps extends WorkflowDeps {
+export interface RunDeps extends WorkflowContext {
   queue: RunQueue;
   logger: Logger;
   /** Aborts this process's execution of a run at once (others notice within a second). */
@@ -125,7 +125,7 @@ async function enqueueOrFail(deps: RunDeps, row: RunRow): Promise<RunRow> {
   } catch (err) {
     deps.logger.error({ err, runId: row.id }, 'run queue write failed; failing the run');
     // Never leave it queued with no job behind it.
-    await store.failUnfinishedRun(deps.db, row.id, QUEUE_UNAVAILABLE, (deps.now ?? Date.now)());
+    await store.failUnfinishedRun(deps.db, row.id, QUEUE_UNAVAILABLE, deps.now());
     throw queueUnavailable();
   }
 }
@@ -178,7 +178,7 @@ export async function startRun(
     usage: null,
     idempotency_key: idempotencyKey ?? null,
     attempts: 0,
-    created_at: (deps.now ?? Date.now)(),
+    created_at: deps.now(),
     started_at: null,
     finished_at: null,
     duration_ms: null,
@@ -205,14 +205,14 @@ export async function startRun(
   // cancel sweep (cancelRunsOfDeletedWorkflow): it is cancelled here instead, never enqueued. One
   // of the two always sees the other: the delete marks the workflow before it lists its runs.
   if ((await findWorkflowForRuns(deps, userId, workflowId).catch(() => ({ deleted: true }))).deleted) {
-    await store.cancelRun(deps.db, row.id, (deps.now ?? Date.now)(), CANCELLED_BY_DELETE, runEndEvents);
+    await store.cancelRun(deps.db, row.id, deps.now(), CANCELLED_BY_DELETE, runEndEvents);
     throw workflowNotFound(workflowId);
   }
   return { run: toRun(await enqueueOrFail(deps, row)), replayed: false };
 }
 
 /** Runs of a deleted (not yet purged) workflow stay readable. */
-async function runOf(deps: WorkflowDeps, userId: number, workflowId: string, runId: string): Promise<RunRow> {
+async function runOf(deps: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunRow> {
   await findWorkflowForRuns(deps, userId, workflowId);
   const row = await store.findRunOfWorkflow(deps.db, userId, workflowId, runId);
   if (!row) throw runNotFound(runId);
@@ -228,7 +228,7 @@ async function runOf(deps: WorkflowDeps, userId: number, workflowId: string, run
  * that last write and the run after its end: an ended run's steps are read again, after the run,
  * so an ended run always comes with its whole log (once per run: its last poll).
  */
-export async function getRun(deps: WorkflowDeps, userId: number, workflowId: string, runId: string): Promise<RunDetail> {
+export async function getRun(deps: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunDetail> {
   const [found, steps] = await Promise.all([store.findRunOfWorkflowWithDeletion(deps.db, userId, workflowId, runId), store.listSteps(deps.db, runId)]);
   if (found && found.workflowDeletedAt === null) {
     const logs = store.TERMINAL.includes(found.run.status) ? await store.listSteps(deps.db, runId) : steps;
@@ -239,20 +239,20 @@ export async function getRun(deps: WorkflowDeps, userId: number, workflowId: str
 }
 
 /** A run with its logs and the graph snapshot it ran (the console draws it); 404 as getRun. */
-export async function getRunWithGraph(deps: WorkflowDeps, userId: number, workflowId: string, runId: string): Promise<{ run: RunDetail; graph: GraphSnapshot }> {
+export async function getRunWithGraph(deps: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<{ run: RunDetail; graph: GraphSnapshot }> {
   const row = await runOf(deps, userId, workflowId, runId);
   const steps = await store.listSteps(deps.db, runId);
   return { run: { ...toRun(row), logs: steps.map(toRunStep) }, graph: JSON.parse(row.graph) as GraphSnapshot };
 }
 
 /** The newest run of each of the user's workflows named (the console's list shows its status). */
-export async function latestRuns(deps: WorkflowDeps, userId: number, workflowIds: readonly string[]): Promise<Map<string, Run>> {
+export async function latestRuns(deps: WorkflowContext, userId: number, workflowIds: readonly string[]): Promise<Map<string, Run>> {
   const rows = await store.latestRunsOfWorkflows(deps.db, userId, workflowIds);
   return new Map([...rows].map(([id, row]) => [id, toRun(row)]));
 }
 
 export async function listRuns(
-  deps: WorkflowDeps,
+  deps: WorkflowContext,
   userId: number,
   workflowId: string,
   request: { page: number; perPage: number; search?: string },
@@ -280,8 +280,8 @@ export const CANCELLED_BY_DELETE = JSON.stringify({ code: 'cancelled', message: 
  * Cancels every queued or running run of a workflow that was just deleted, so none keeps calling a
  * model for a run that is about to be 404. Workers elsewhere notice within a second (runner.ts).
  */
-export async function cancelRunsOfDeletedWorkflow(deps: WorkflowDeps & { onCancelled?: (runId: string) => void }, workflowId: string): Promise<number> {
-  const now = (deps.now ?? Date.now)();
+export async function cancelRunsOfDeletedWorkflow(deps: WorkflowContext & { onCancelled?: (runId: string) => void }, workflowId: string): Promise<number> {
+  const now = deps.now();
   let cancelled = 0;
   for (const id of await store.listUnfinishedRunsOfWorkflow(deps.db, workflowId)) {
     if (await store.cancelRun(deps.db, id, now, CANCELLED_BY_DELETE, runEndEvents)) cancelled++;
@@ -291,9 +291,9 @@ export async function cancelRunsOfDeletedWorkflow(deps: WorkflowDeps & { onCance
 }
 
 /** queued|running -> cancelled; a terminal run is a 409. The worker notices and stops (runner.ts). */
-export async function cancelRun(deps: WorkflowDeps & { onCancelled?: (runId: string) => void }, userId: number, workflowId: string, runId: string): Promise<Run> {
+export async function cancelRun(deps: WorkflowContext & { onCancelled?: (runId: string) => void }, userId: number, workflowId: string, runId: string): Promise<Run> {
   const row = await runOf(deps, userId, workflowId, runId);
-  const now = (deps.now ?? Date.now)();
+  const now = deps.now();
   if (!(await store.cancelRun(deps.db, row.id, now, CANCELLED_BY_USER, runEndEvents))) {
     const current = (await store.findRun(deps.db, row.id)) ?? row;
     throw runAlreadyFinished(runId, current.status);

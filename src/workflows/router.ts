@@ -30,13 +30,11 @@ const ifMatchOf = (req: Request) => req.get('If-Match');
  * assembly passes it, so this domain needs no other.
  */
 export function workflowOperations(ctx: AppContext, onDeleted: (workflowId: string) => Promise<unknown>): Operations {
-  const deps = service.workflowDeps(ctx);
-
   async function listWorkflows(req: Request, res: Response<JsonOf<'listWorkflows', 200>>) {
     // The validator has coerced these and applied the contract's defaults and bounds.
     const query = req.query as ListQuery;
     const search = query.search === undefined || query.search === '' ? undefined : String(query.search);
-    const page = await service.listWorkflows(deps, userOf(req), {
+    const page = await service.listWorkflows(ctx, userOf(req), {
       page: Number(query.page ?? 1),
       perPage: Number(query.per_page ?? 20),
       search,
@@ -46,26 +44,26 @@ export function workflowOperations(ctx: AppContext, onDeleted: (workflowId: stri
   }
 
   async function createWorkflow(req: Request, res: Response<JsonOf<'createWorkflow', 201>>) {
-    const workflow = await service.createWorkflow(deps, userOf(req), req.body as CreateBody);
+    const workflow = await service.createWorkflow(ctx, userOf(req), req.body as CreateBody);
     res.setHeader('Location', `${COLLECTION}/${workflow.id}`);
     res.setHeader('ETag', service.etagOf(workflow.version));
     res.status(201).json({ data: workflow });
   }
 
   async function getWorkflow(req: Request, res: Response<JsonOf<'getWorkflow', 200>>) {
-    const workflow = await service.getWorkflow(deps, userOf(req), workflowIdOf(req));
+    const workflow = await service.getWorkflow(ctx, userOf(req), workflowIdOf(req));
     res.setHeader('ETag', service.etagOf(workflow.version));
     res.status(200).json({ data: workflow });
   }
 
   async function updateWorkflow(req: Request, res: Response<JsonOf<'updateWorkflow', 200>>) {
-    const workflow = await service.updateWorkflow(deps, userOf(req), workflowIdOf(req), req.body as UpdateBody, ifMatchOf(req));
+    const workflow = await service.updateWorkflow(ctx, userOf(req), workflowIdOf(req), req.body as UpdateBody, ifMatchOf(req));
     res.setHeader('ETag', service.etagOf(workflow.version));
     res.status(200).json({ data: workflow });
   }
 
   async function deleteWorkflow(req: Request, res: Response) {
-    await service.deleteWorkflow(deps, userOf(req), workflowIdOf(req));
+    await service.deleteWorkflow(ctx, userOf(req), workflowIdOf(req));
     // Deleted first, so no new run can start; then what is in flight stops.
     await onDeleted(workflowIdOf(req));
     res.status(204).end();
@@ -97,7 +95,6 @@ const inBody = (path: string | undefined) => path !== undefined && /^\/body(\/|$
  * or header passes on (400).
  */
 export function workflowValidationErrors(ctx: AppContext): ErrorRequestHandler {
-  const deps = service.workflowDeps(ctx);
   return (err, req, _res, next) => {
     const operationId = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
     if (
@@ -121,12 +118,12 @@ export function workflowValidationErrors(ctx: AppContext): ErrorRequestHandler {
     const fields = validateWorkflowFields(body, operationId === 'createWorkflow' ? 'create' : 'update');
     const explain = async () => {
       try {
-        if (operationId === 'createWorkflow') service.assertValidGraph(body.nodes ?? [], body.edges ?? [], deps.limits);
+        if (operationId === 'createWorkflow') service.assertValidGraph(body.nodes ?? [], body.edges ?? [], service.graphLimits(ctx.config));
         else {
           // Only the graph: the other fields failed the contract (a `name` of another type would
           // break the update's own handling) and are reported from `fields`.
           const graph = { ...(body.nodes !== undefined && { nodes: body.nodes }), ...(body.edges !== undefined && { edges: body.edges }) };
-          await service.prepareUpdate(deps, userOf(req), String(pathParams?.workflow_id), graph as UpdateBody, ifMatchOf(req));
+          await service.prepareUpdate(ctx, userOf(req), String(pathParams?.workflow_id), graph as UpdateBody, ifMatchOf(req));
         }
       } catch (problem) {
         // The graph's problems and the other fields' in one answer.

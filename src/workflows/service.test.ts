@@ -5,7 +5,8 @@ import { Problem } from '../shared/errors.ts';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { insertReturningId } from '../db/insert.ts';
 import * as service from './service.ts';
-import type { WorkflowDeps } from './service.ts';
+import type { WorkflowContext } from './service.ts';
+import { loadConfig } from '../config.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 
 const graph = seedGraph();
@@ -19,15 +20,18 @@ async function rejection(promise: Promise<unknown>): Promise<Problem> {
   return err as Problem;
 }
 
+/** The context with DELETED_WORKFLOW_RETENTION_SECONDS set. */
+const withRetention = (ctx: WorkflowContext, seconds: number): WorkflowContext => ({ ...ctx, config: { ...ctx.config, DELETED_WORKFLOW_RETENTION_SECONDS: seconds } });
+
 describe.each(testDialects())('workflows service on %s', (dialect) => {
   let testDb: TestDb;
-  let deps: WorkflowDeps;
+  let ctx: WorkflowContext;
   let alice: number;
   let bob: number;
 
   beforeAll(async () => {
     testDb = await createTestDb(dialect);
-    deps = { db: testDb.db, limits: { maxTokens: 4096 } };
+    ctx = { db: testDb.db, config: loadConfig({ WORKFLOW_MAX_TOKENS_LIMIT: '4096' }), now: Date.now };
     const user = (login: string) =>
       insertReturningId(testDb.db, 'users', { login, name: login, password_hash: 'x', created_at: Date.now() });
     alice = await user('alice');
@@ -38,106 +42,106 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
   });
 
   it('stores a workflow and reads it back unchanged', async () => {
-    const created = await service.createWorkflow(deps, alice, { name: 'Ticket summariser', description: 'One line.', ...graph });
+    const created = await service.createWorkflow(ctx, alice, { name: 'Ticket summariser', description: 'One line.', ...graph });
     expect(created.id).toMatch(/^wf_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(created.version).toBe(1);
-    expect(await service.getWorkflow(deps, alice, created.id)).toEqual(created);
+    expect(await service.getWorkflow(ctx, alice, created.id)).toEqual(created);
   });
 
   it('defaults description to empty, and refuses a workflow without nodes (422): it could never run', async () => {
-    const created = await service.createWorkflow(deps, alice, { name: 'Plain', ...graph });
+    const created = await service.createWorkflow(ctx, alice, { name: 'Plain', ...graph });
     expect(created).toMatchObject({ description: '' });
-    const problem = await rejection(service.createWorkflow(deps, alice, { name: 'Empty' }));
+    const problem = await rejection(service.createWorkflow(ctx, alice, { name: 'Empty' }));
     expect(problem.status).toBe(422);
     expect(problem.errors).toEqual([{ pointer: '/nodes', message: expect.stringMatching(/at least one node/) }]);
   });
 
   it('hides one user\'s workflow from another (404, as if it did not exist)', async () => {
-    const created = await service.createWorkflow(deps, alice, { name: 'Private', ...graph });
-    expect((await rejection(service.getWorkflow(deps, bob, created.id))).status).toBe(404);
-    expect((await rejection(service.updateWorkflow(deps, bob, created.id, { name: 'x' }, undefined))).status).toBe(404);
-    expect((await rejection(service.deleteWorkflow(deps, bob, created.id))).status).toBe(404);
+    const created = await service.createWorkflow(ctx, alice, { name: 'Private', ...graph });
+    expect((await rejection(service.getWorkflow(ctx, bob, created.id))).status).toBe(404);
+    expect((await rejection(service.updateWorkflow(ctx, bob, created.id, { name: 'x' }, undefined))).status).toBe(404);
+    expect((await rejection(service.deleteWorkflow(ctx, bob, created.id))).status).toBe(404);
   });
 
   it('validates a partial graph update against the stored other half', async () => {
-    const created = await service.createWorkflow(deps, alice, { name: 'Half', ...graph });
-    const problem = await rejection(service.updateWorkflow(deps, alice, created.id, { nodes: graph.nodes.slice(0, 2) }, undefined));
+    const created = await service.createWorkflow(ctx, alice, { name: 'Half', ...graph });
+    const problem = await rejection(service.updateWorkflow(ctx, alice, created.id, { nodes: graph.nodes.slice(0, 2) }, undefined));
     expect(problem.status).toBe(422);
     expect(problem.errors).toEqual([{ pointer: '/edges/1', message: 'edge refers to unknown node "result"' }]);
   });
 
   it('bumps the version on every update and refuses a stale If-Match with 412 (RFC 9110 13.1.1)', async () => {
-    const created = await service.createWorkflow(deps, alice, { name: 'Versioned', ...graph });
-    const renamed = await service.updateWorkflow(deps, alice, created.id, { name: 'Renamed' }, '"1"');
+    const created = await service.createWorkflow(ctx, alice, { name: 'Versioned', ...graph });
+    const renamed = await service.updateWorkflow(ctx, alice, created.id, { name: 'Renamed' }, '"1"');
     expect(renamed.version).toBe(2);
-    const stale = await rejection(service.updateWorkflow(deps, alice, created.id, { name: 'Again' }, '"1"'));
+    const stale = await rejection(service.updateWorkflow(ctx, alice, created.id, { name: 'Again' }, '"1"'));
     expect(stale.status).toBe(412);
     expect(stale.message).toBe('The workflow is at version 2, not 1.');
-    expect((await service.updateWorkflow(deps, alice, created.id, { description: 'd' }, '2')).version).toBe(3);
-    expect((await service.updateWorkflow(deps, alice, created.id, { description: 'e' }, '*')).version).toBe(4);
+    expect((await service.updateWorkflow(ctx, alice, created.id, { description: 'd' }, '2')).version).toBe(3);
+    expect((await service.updateWorkflow(ctx, alice, created.id, { description: 'e' }, '*')).version).toBe(4);
   });
 
   it('lets exactly one of many concurrent updates from the same version win', async () => {
-    const created = await service.createWorkflow(deps, alice, { name: 'Race', ...graph });
+    const created = await service.createWorkflow(ctx, alice, { name: 'Race', ...graph });
     const results = await Promise.allSettled(
-      Array.from({ length: 8 }, (_, i) => service.updateWorkflow(deps, alice, created.id, { name: `Writer ${i}` }, '"1"')),
+      Array.from({ length: 8 }, (_, i) => service.updateWorkflow(ctx, alice, created.id, { name: `Writer ${i}` }, '"1"')),
     );
     const won = results.filter((r) => r.status === 'fulfilled');
     const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     expect(won).toHaveLength(1);
     expect(lost.every((r) => (r.reason as Problem).status === 412)).toBe(true);
-    expect((await service.getWorkflow(deps, alice, created.id)).version).toBe(2);
+    expect((await service.getWorkflow(ctx, alice, created.id)).version).toBe(2);
   });
 
   it('applies every concurrent update without If-Match, none lost', async () => {
-    const created = await service.createWorkflow(deps, alice, { name: 'Many writers', ...graph });
-    await Promise.all(Array.from({ length: 5 }, (_, i) => service.updateWorkflow(deps, alice, created.id, { description: `d${i}` }, undefined)));
-    expect((await service.getWorkflow(deps, alice, created.id)).version).toBe(6);
+    const created = await service.createWorkflow(ctx, alice, { name: 'Many writers', ...graph });
+    await Promise.all(Array.from({ length: 5 }, (_, i) => service.updateWorkflow(ctx, alice, created.id, { description: `d${i}` }, undefined)));
+    expect((await service.getWorkflow(ctx, alice, created.id)).version).toBe(6);
   });
 
   it('soft-deletes: the workflow is gone for reads, updates and a second delete, but its row stays', async () => {
-    const created = await service.createWorkflow(deps, alice, { name: 'Doomed', ...graph });
-    await service.deleteWorkflow(deps, alice, created.id);
-    expect((await rejection(service.getWorkflow(deps, alice, created.id))).status).toBe(404);
-    expect((await rejection(service.updateWorkflow(deps, alice, created.id, { name: 'x' }, undefined))).status).toBe(404);
-    expect((await rejection(service.deleteWorkflow(deps, alice, created.id))).status).toBe(404);
+    const created = await service.createWorkflow(ctx, alice, { name: 'Doomed', ...graph });
+    await service.deleteWorkflow(ctx, alice, created.id);
+    expect((await rejection(service.getWorkflow(ctx, alice, created.id))).status).toBe(404);
+    expect((await rejection(service.updateWorkflow(ctx, alice, created.id, { name: 'x' }, undefined))).status).toBe(404);
+    expect((await rejection(service.deleteWorkflow(ctx, alice, created.id))).status).toBe(404);
     const row = (await testDb.db('workflows').where({ id: created.id }).first()) as { deleted_at: unknown };
     expect(Number(row.deleted_at)).toBeGreaterThan(0);
   });
 
   it('hides a deleted workflow from the run endpoints at once with the default retention of 0', async () => {
-    const created = await service.createWorkflow(deps, alice, { name: 'Gone', ...graph });
-    await service.deleteWorkflow(deps, alice, created.id);
-    expect((await rejection(service.findWorkflowForRuns({ ...deps, retentionMs: 0 }, alice, created.id))).status).toBe(404);
+    const created = await service.createWorkflow(ctx, alice, { name: 'Gone', ...graph });
+    await service.deleteWorkflow(ctx, alice, created.id);
+    expect((await rejection(service.findWorkflowForRuns(withRetention(ctx, 0), alice, created.id))).status).toBe(404);
   });
 
   it('keeps a deleted workflow visible to the run endpoints during the retention period, then purges it', async () => {
-    const created = await service.createWorkflow(deps, alice, { name: 'Archived', ...graph });
-    await service.deleteWorkflow(deps, alice, created.id);
-    const retaining = { ...deps, retentionMs: 30_000 };
+    const created = await service.createWorkflow(ctx, alice, { name: 'Archived', ...graph });
+    await service.deleteWorkflow(ctx, alice, created.id);
+    const retaining = withRetention(ctx, 30);
     expect(await service.findWorkflowForRuns(retaining, alice, created.id)).toEqual({ workflow: created, deleted: true });
     expect((await rejection(service.findWorkflowForRuns({ ...retaining, now: () => Date.now() + 60_000 }, alice, created.id))).status).toBe(404);
-    expect((await rejection(service.findWorkflowForRuns(deps, bob, created.id))).status).toBe(404);
-    const later = { ...deps, now: () => Date.now() + 60_000 };
+    expect((await rejection(service.findWorkflowForRuns(ctx, bob, created.id))).status).toBe(404);
+    const later = { ...ctx, now: () => Date.now() + 60_000 };
     expect(await service.purgeDeletedWorkflows(later, 30_000)).toBeGreaterThanOrEqual(1);
     expect((await rejection(service.findWorkflowForRuns(retaining, alice, created.id))).status).toBe(404);
   });
 
   it('purges only workflows deleted longer ago than the retention', async () => {
-    const kept = await service.createWorkflow(deps, alice, { name: 'Recently deleted', ...graph });
-    await service.deleteWorkflow(deps, alice, kept.id);
-    const live = await service.createWorkflow(deps, alice, { name: 'Live', ...graph });
-    await service.purgeDeletedWorkflows(deps, 3_600_000);
-    expect((await service.findWorkflowForRuns({ ...deps, retentionMs: 3_600_000 }, alice, kept.id)).deleted).toBe(true);
-    expect((await service.findWorkflowForRuns(deps, alice, live.id)).deleted).toBe(false);
+    const kept = await service.createWorkflow(ctx, alice, { name: 'Recently deleted', ...graph });
+    await service.deleteWorkflow(ctx, alice, kept.id);
+    const live = await service.createWorkflow(ctx, alice, { name: 'Live', ...graph });
+    await service.purgeDeletedWorkflows(ctx, 3_600_000);
+    expect((await service.findWorkflowForRuns(withRetention(ctx, 3600), alice, kept.id)).deleted).toBe(true);
+    expect((await service.findWorkflowForRuns(ctx, alice, live.id)).deleted).toBe(false);
   });
 
   it('searches names case-insensitively with %, _ and ! taken literally', async () => {
     const names = ['100% Done', '100 percent Done', 'snake_case', 'snakeXcase', 'Wow! Such', 'Wow Such', 'back\\slash', 'ÄRGER'];
     const carol = await insertReturningId(testDb.db, 'users', { login: 'carol', name: 'carol', password_hash: 'x', created_at: Date.now() });
-    for (const name of names) await service.createWorkflow(deps, carol, { name, ...graph });
+    for (const name of names) await service.createWorkflow(ctx, carol, { name, ...graph });
     const find = async (search: string) =>
-      (await service.listWorkflows(deps, carol, { page: 1, perPage: 100, search })).data.map((w) => w.name);
+      (await service.listWorkflows(ctx, carol, { page: 1, perPage: 100, search })).data.map((w) => w.name);
     expect(await find('0% d')).toEqual(['100% Done']);
     expect(await find('E_C')).toEqual(['snake_case']);
     expect(await find('w! s')).toEqual(['Wow! Such']);
@@ -149,11 +153,11 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
 
   it('pages newest first with totals', async () => {
     const dave = await insertReturningId(testDb.db, 'users', { login: 'dave', name: 'dave', password_hash: 'x', created_at: Date.now() });
-    for (let i = 1; i <= 5; i++) await service.createWorkflow(deps, dave, { name: `W${i}`, ...graph });
-    const page2 = await service.listWorkflows(deps, dave, { page: 2, perPage: 2 });
+    for (let i = 1; i <= 5; i++) await service.createWorkflow(ctx, dave, { name: `W${i}`, ...graph });
+    const page2 = await service.listWorkflows(ctx, dave, { page: 2, perPage: 2 });
     expect(page2.data.map((w) => w.name)).toEqual(['W3', 'W2']);
     expect(page2.meta).toEqual({ page: 2, per_page: 2, total: 5, total_pages: 3 });
-    const beyond = await service.listWorkflows(deps, dave, { page: 9, perPage: 2 });
+    const beyond = await service.listWorkflows(ctx, dave, { page: 9, perPage: 2 });
     expect(beyond.data).toEqual([]);
     expect(beyond.meta.total).toBe(5);
   });

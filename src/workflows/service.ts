@@ -1,12 +1,10 @@
 // Rules of the workflows domain: graph validation before any write, per-user isolation (another
 // user's workflow is simply not found), optimistic concurrency on update, soft delete.
-import type { Knex } from 'knex';
 import type { components } from '../../generated/api.d.ts';
 import { concurrentUpdate, invalidIfMatch, invalidWorkflow as invalidWorkflowProblem, staleVersion, workflowNotFound, type ProblemItem } from '../shared/errors.ts';
 import { sortProblems, validateWorkflowGraph, type GraphLimits } from './graph.ts';
 import { newWorkflowId } from '../shared/ids.ts';
 import type { AppContext } from '../context.ts';
-import type { Config } from '../config.ts';
 import * as store from './store.ts';
 import type { WorkflowRow } from './store.ts';
 
@@ -15,27 +13,14 @@ export type WorkflowCreate = components['schemas']['WorkflowCreate'];
 export type WorkflowUpdate = components['schemas']['WorkflowUpdate'];
 export type PageMeta = components['schemas']['PageMeta'];
 
-export interface WorkflowDeps {
-  db: Knex;
-  limits: GraphLimits;
-  /** How long runs of a deleted workflow stay readable (DELETED_WORKFLOW_RETENTION_SECONDS). */
-  retentionMs?: number;
-  now?: () => number;
-}
+/** What the workflow services read: the store, the graph limits and retention in config, the clock. */
+export type WorkflowContext = Pick<AppContext, 'db' | 'config' | 'now'>;
 
 /** The models a graph may name: fixed unless an OpenAI-compatible provider serves every model (`*`, or no list). */
-export function graphLimits(config: Config): GraphLimits {
+export function graphLimits(config: WorkflowContext['config']): GraphLimits {
   const list = config.MODEL_PROVIDER_MODELS;
   const models = !config.MODEL_PROVIDER_BASE_URL ? ['echo'] : list.length && !list.includes('*') ? ['echo', ...list] : undefined;
   return { maxTokens: config.WORKFLOW_MAX_TOKENS_LIMIT, maxNodes: config.WORKFLOW_MAX_NODES, models };
-}
-
-export function workflowDeps(ctx: AppContext): WorkflowDeps {
-  return {
-    db: ctx.db,
-    limits: graphLimits(ctx.config),
-    retentionMs: ctx.config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000,
-  };
 }
 
 /**
@@ -79,11 +64,11 @@ export function assertValidGraph(nodes: unknown, edges: unknown, limits: GraphLi
   if (problems.length > 0) throw invalidWorkflow(problems);
 }
 
-export async function createWorkflow(deps: WorkflowDeps, userId: number, body: WorkflowCreate): Promise<Workflow> {
+export async function createWorkflow(ctx: WorkflowContext, userId: number, body: WorkflowCreate): Promise<Workflow> {
   const nodes = body.nodes ?? [];
   const edges = body.edges ?? [];
-  assertValidGraph(nodes, edges, deps.limits);
-  const now = (deps.now ?? Date.now)();
+  assertValidGraph(nodes, edges, graphLimits(ctx.config));
+  const now = ctx.now();
   const row: store.NewWorkflowRow = {
     id: newWorkflowId(),
     user_id: userId,
@@ -96,12 +81,12 @@ export async function createWorkflow(deps: WorkflowDeps, userId: number, body: W
     created_at: now,
     updated_at: now,
   };
-  await store.insertWorkflow(deps.db, row);
+  await store.insertWorkflow(ctx.db, row);
   return toWorkflow({ ...row, seq: 0, deleted_at: null });
 }
 
-export async function getWorkflow(deps: WorkflowDeps, userId: number, id: string): Promise<Workflow> {
-  const row = await store.findLiveWorkflow(deps.db, userId, id);
+export async function getWorkflow(ctx: WorkflowContext, userId: number, id: string): Promise<Workflow> {
+  const row = await store.findLiveWorkflow(ctx.db, userId, id);
   if (!row) throw workflowNotFound(id);
   return toWorkflow(row);
 }
@@ -112,11 +97,11 @@ export interface PageRequest {
   search?: string;
 }
 
-export async function listWorkflows(deps: WorkflowDeps, userId: number, request: PageRequest): Promise<{ data: Workflow[]; meta: PageMeta }> {
+export async function listWorkflows(ctx: WorkflowContext, userId: number, request: PageRequest): Promise<{ data: Workflow[]; meta: PageMeta }> {
   const searchLower = request.search ? foldCase(request.search) : undefined;
   const [total, rows] = await Promise.all([
-    store.countLiveWorkflows(deps.db, userId, searchLower),
-    store.listLiveWorkflowsNewestFirst(deps.db, userId, {
+    store.countLiveWorkflows(ctx.db, userId, searchLower),
+    store.listLiveWorkflowsNewestFirst(ctx.db, userId, {
       offset: (request.page - 1) * request.perPage,
       limit: request.perPage,
       searchLower,
@@ -151,14 +136,14 @@ export function parseIfMatch(header: string | undefined): number[] | null | unde
  * `If-Match`) or 422; writes nothing.
  */
 export async function prepareUpdate(
-  deps: WorkflowDeps,
+  ctx: WorkflowContext,
   userId: number,
   id: string,
   body: WorkflowUpdate,
   ifMatch: string | undefined,
 ): Promise<{ current: WorkflowRow; changes: store.WorkflowChanges }> {
   const accepted = parseIfMatch(ifMatch);
-  const current = await store.findLiveWorkflow(deps.db, userId, id);
+  const current = await store.findLiveWorkflow(ctx.db, userId, id);
   if (!current) throw workflowNotFound(id);
   if (accepted && !accepted.includes(current.version)) throw staleVersion(current.version, accepted);
   const changes: store.WorkflowChanges = {};
@@ -170,7 +155,7 @@ export async function prepareUpdate(
   if (body.nodes !== undefined || body.edges !== undefined) {
     const nodes: unknown = body.nodes ?? JSON.parse(current.nodes);
     const edges: unknown = body.edges ?? JSON.parse(current.edges);
-    assertValidGraph(nodes, edges, deps.limits);
+    assertValidGraph(nodes, edges, graphLimits(ctx.config));
     changes.nodes = JSON.stringify(nodes);
     changes.edges = JSON.stringify(edges);
   }
@@ -184,21 +169,21 @@ export async function prepareUpdate(
  * what is actually stored.
  */
 export async function updateWorkflow(
-  deps: WorkflowDeps,
+  ctx: WorkflowContext,
   userId: number,
   id: string,
   body: WorkflowUpdate,
   ifMatch: string | undefined,
 ): Promise<Workflow> {
   for (let attempt = 0; ; attempt++) {
-    const { current, changes } = await prepareUpdate(deps, userId, id, body, ifMatch);
-    const now = Math.max((deps.now ?? Date.now)(), current.updated_at);
-    if (await store.updateWorkflowAtVersion(deps.db, userId, id, current.version, { ...changes, updated_at: now })) {
+    const { current, changes } = await prepareUpdate(ctx, userId, id, body, ifMatch);
+    const now = Math.max(ctx.now(), current.updated_at);
+    if (await store.updateWorkflowAtVersion(ctx.db, userId, id, current.version, { ...changes, updated_at: now })) {
       return toWorkflow({ ...current, ...changes, version: current.version + 1, updated_at: now });
     }
     // The row moved between our read and our write (or was deleted: the next read says 404).
     if (ifMatch !== undefined || attempt >= 4) {
-      const fresh = await store.findLiveWorkflow(deps.db, userId, id);
+      const fresh = await store.findLiveWorkflow(ctx.db, userId, id);
       if (!fresh) throw workflowNotFound(id);
       const accepted = parseIfMatch(ifMatch);
       if (accepted) throw staleVersion(fresh.version, accepted);
@@ -207,8 +192,8 @@ export async function updateWorkflow(
   }
 }
 
-export async function deleteWorkflow(deps: WorkflowDeps, userId: number, id: string): Promise<void> {
-  if (!(await store.softDeleteWorkflow(deps.db, userId, id, (deps.now ?? Date.now)()))) throw workflowNotFound(id);
+export async function deleteWorkflow(ctx: WorkflowContext, userId: number, id: string): Promise<void> {
+  if (!(await store.softDeleteWorkflow(ctx.db, userId, id, ctx.now()))) throw workflowNotFound(id);
 }
 
 /**
@@ -216,15 +201,15 @@ export async function deleteWorkflow(deps: WorkflowDeps, userId: number, id: str
  * runs stay readable in between). 404 once it is gone, which with the default retention of 0 is
  * the moment it is deleted, or when it is not the user's.
  */
-export async function findWorkflowForRuns(deps: WorkflowDeps, userId: number, id: string): Promise<{ workflow: Workflow; deleted: boolean }> {
-  const row = await store.findWorkflowIncludingDeleted(deps.db, userId, id);
+export async function findWorkflowForRuns(ctx: WorkflowContext, userId: number, id: string): Promise<{ workflow: Workflow; deleted: boolean }> {
+  const row = await store.findWorkflowIncludingDeleted(ctx.db, userId, id);
   if (!row) throw workflowNotFound(id);
-  const gone = row.deleted_at !== null && row.deleted_at <= (deps.now ?? Date.now)() - (deps.retentionMs ?? 0);
+  const gone = row.deleted_at !== null && row.deleted_at <= ctx.now() - ctx.config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000;
   if (gone) throw workflowNotFound(id);
   return { workflow: toWorkflow(row), deleted: row.deleted_at !== null };
 }
 
 /** Hard-deletes workflows soft-deleted more than `retentionMs` ago (and so their runs). Returns how many. */
-export async function purgeDeletedWorkflows(deps: WorkflowDeps, retentionMs: number): Promise<number> {
-  return store.purgeWorkflowsDeletedBefore(deps.db, (deps.now ?? Date.now)() - retentionMs);
+export async function purgeDeletedWorkflows(ctx: WorkflowContext, retentionMs: number): Promise<number> {
+  return store.purgeWorkflowsDeletedBefore(ctx.db, ctx.now() - retentionMs);
 }

@@ -62,7 +62,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
   const config = loadConfig({ NODE_ENV: 'test', BASE_URL: baseUrl, LOG_LEVEL: 'info', SECRETS_KEY: TEST_SECRETS_KEY, ...options.env });
-  const ctx: AppContext = { config, db: testDb.db, logger: createLogger({ level: config.LOG_LEVEL, destination }), sealer: await testSealer(config) };
+  const ctx: AppContext = { config, db: testDb.db, logger: createLogger({ level: config.LOG_LEVEL, destination }), sealer: await testSealer(config), now: Date.now };
   if (options.runs) {
     const queueUrl =
       options.queueUrl ?? (testDb.dialect === 'pg' ? testDb.url : (queueDb = await createTestDb('pg', { migrate: false })).url);

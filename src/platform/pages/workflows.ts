@@ -5,7 +5,7 @@ import type { SharedRateLimiter } from '../../http/sharedRateLimiter.ts';
 import { runDepsOf } from '../../runs/router.ts';
 import * as runs from '../../runs/service.ts';
 import { Problem } from '../../shared/errors.ts';
-import { getWorkflow, listWorkflows, workflowDeps, type Workflow } from '../../workflows/service.ts';
+import { getWorkflow, listWorkflows, type Workflow } from '../../workflows/service.ts';
 import type { PageUser } from '../views/format.ts';
 import type { FormProblem } from '../views/form.ts';
 import { runPage, runState } from '../views/runs.ts';
@@ -34,24 +34,23 @@ const isNotFound = (err: unknown): err is Problem => err instanceof Problem && e
 
 export function workflowPagesRouter(ctx: AppContext, runStarts?: SharedRateLimiter): Router {
   const router = Router();
-  const deps = workflowDeps(ctx);
 
   router.get('/workflows', async (req, res) => {
     const user = await pageUser(ctx, req);
-    const { data, meta } = await listWorkflows(deps, user.id, { page: pageOf(req), perPage: PER_PAGE });
-    const latest = await runs.latestRuns(deps, user.id, data.map((w) => w.id));
+    const { data, meta } = await listWorkflows(ctx, user.id, { page: pageOf(req), perPage: PER_PAGE });
+    const latest = await runs.latestRuns(ctx, user.id, data.map((w) => w.id));
     sendPage(res, 200, workflowsPage({ user, workflows: data, latest, meta }));
   });
 
   async function showWorkflow(req: Request, res: Response, status: number, user: PageUser, workflow: Workflow, form: RunFormState): Promise<void> {
-    const history = await runs.listRuns(deps, user.id, workflow.id, { page: pageOf(req), perPage: PER_PAGE });
+    const history = await runs.listRuns(ctx, user.id, workflow.id, { page: pageOf(req), perPage: PER_PAGE });
     sendPage(res, status, workflowPage({ user, workflow, runs: history.data, runsMeta: history.meta, form }));
   }
 
   /** The user's workflow; or, when it is not theirs or not there, the 404 page is sent and undefined returned. */
   async function workflowOrNotFoundPage(res: Response, user: PageUser, workflowId: string): Promise<Workflow | undefined> {
     try {
-      return await getWorkflow(deps, user.id, workflowId);
+      return await getWorkflow(ctx, user.id, workflowId);
     } catch (err) {
       if (!isNotFound(err)) throw err;
       sendPage(res, 404, notFoundPage(user, 'workflow'));
@@ -104,8 +103,8 @@ export function workflowPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
   /** The run, its graph snapshot and the workflow's name; undefined when it is not the user's. */
   async function findRun(user: PageUser, workflowId: string, runId: string) {
     try {
-      const { run, graph } = await runs.getRunWithGraph(deps, user.id, workflowId, runId);
-      const workflow = await getWorkflow(deps, user.id, workflowId).catch((err: unknown) => {
+      const { run, graph } = await runs.getRunWithGraph(ctx, user.id, workflowId, runId);
+      const workflow = await getWorkflow(ctx, user.id, workflowId).catch((err: unknown) => {
         if (isNotFound(err)) return undefined; // deleted, its runs still readable for a while
         throw err;
       });
