@@ -52,8 +52,44 @@ export async function appendRunEvents(db: Knex | Knex.Transaction, runId: string
   }
 }
 
+/** The number of the run's last event (0 for none), by a plain read: no lock, so no gap lock. */
+export async function lastRunEventSeq(db: Knex | Knex.Transaction, runId: string): Promise<number> {
+  const last = (await db('run_events').where({ run_id: runId }).max({ seq: 'seq' }).first()) as { seq: number | string | null } | undefined;
+  return Number(last?.seq ?? 0);
+}
+
+/**
+ * Inserts events numbered from `after + 1` in one statement, with no read and no lock before it:
+ * the writer that numbers a run's events itself (the worker executing it, runner.ts). A number
+ * another writer took meanwhile (a cancel's end events, or `after` was a guess) makes the insert a
+ * unique-key violation, and the caller reads the last number again (lastRunEventSeq).
+ */
+export async function insertRunEvents(db: Knex | Knex.Transaction, runId: string, after: number, events: NewRunEvent[], now: number): Promise<number> {
+  if (events.length) {
+    await db('run_events').insert(events.map((e, i) => ({ run_id: runId, seq: after + i + 1, type: e.type, data: JSON.stringify(e.data), created_at: now })));
+  }
+  return after + events.length;
+}
+
+/**
+ * appendRunEvents without its locking read, for a writer that knows (or guesses) the last number:
+ * one insert when `after` is right; a collision reads the last number and tries again. Not inside
+ * a transaction (a violation would abort it on PostgreSQL).
+ */
+export async function appendRunEventsAfter(db: Knex, runId: string, after: number | undefined, events: NewRunEvent[], now: number): Promise<number> {
+  let base = after ?? (await lastRunEventSeq(db, runId));
+  for (let tries = 1; ; tries++) {
+    try {
+      return await insertRunEvents(db, runId, base, events, now);
+    } catch (err) {
+      if (!(isUniqueViolation(err) || isDeadlock(err)) || tries >= APPEND_TRIES) throw err;
+      base = await lastRunEventSeq(db, runId);
+    }
+  }
+}
+
 /** MySQL ER_LOCK_DEADLOCK, PostgreSQL deadlock_detected. */
-function isDeadlock(err: unknown): boolean {
+export function isDeadlock(err: unknown): boolean {
   const e = err as { code?: string; errno?: number };
   return e?.errno === 1213 || e?.code === 'ER_LOCK_DEADLOCK' || e?.code === '40P01';
 }

@@ -7,11 +7,11 @@ import { isDatabaseUnavailable } from '../http/unavailable.ts';
 import { executeGraph, RunFailure, type StepReport, type WorkflowNode } from './executor.ts';
 import type { ModelRouter } from './providers/index.ts';
 import { STORE_UNAVAILABLE, type DeliveryFailure, type RunJobContext, type RunQueue } from './queue.ts';
-import { appendRunEvents, type NewRunEvent } from './events.ts';
+import { appendRunEventsAfter, type NewRunEvent } from './events.ts';
 import { runEndEvents, type GraphSnapshot } from './service.ts';
 import * as store from './store.ts';
 import { observeRunFinished } from '../ops/metrics.ts';
-import type { RunRow, RunStepRow } from './store.ts';
+import type { FinalEvents, RunRow, RunStepRow } from './store.ts';
 
 /** A step's input and output are logged whole up to this many characters (openapi.yaml RunStep). */
 export const LOG_TEXT_MAX = 200_000;
@@ -187,49 +187,73 @@ class StepLog {
 }
 
 /**
- * One run's event stream (events.ts), written behind execution in order: events that come while a
- * write is in flight go together in the next one (an llm_call's deltas pile up into one insert),
- * and each write is announced so the run's streams read it at once. `close()` waits for the last
- * write and reports a failed one.
+ * One run's event stream (events.ts), written behind execution in order, as the step log is: the
+ * first event waits STEP_LOG_DELAY_MS for others, so a run that ends sooner writes its whole
+ * stream once, in the transaction that ends it (`rest()`); a slower one writes what came, then
+ * whatever came during each write in the next (an llm_call's deltas pile up into one insert), and
+ * each write is announced so the run's streams read it at once. The worker numbers the events
+ * itself (no locking read; a number taken by another writer makes it read the last one again).
+ * `close()` waits for the write in flight and reports a failed one.
  */
 class EventLog {
   private readonly pending: NewRunEvent[] = [];
   private writing: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
   private failure: unknown;
   private discarded = false;
+  /** The number of the last event written, or undefined when not known (a retry, or a failed write). */
+  private last: number | undefined;
 
   private readonly deps: RunnerDeps;
   private readonly runId: string;
   private readonly retry: <T>(fn: () => Promise<T>) => Promise<T>;
 
-  constructor(deps: RunnerDeps, runId: string, retry: <T>(fn: () => Promise<T>) => Promise<T>) {
+  constructor(deps: RunnerDeps, runId: string, retry: <T>(fn: () => Promise<T>) => Promise<T>, last: number | undefined) {
     this.deps = deps;
     this.runId = runId;
     this.retry = retry;
+    this.last = last;
   }
 
   add(type: NewRunEvent['type'], data: unknown): void {
     if (this.discarded || this.failure !== undefined) return;
     this.pending.push({ type, data });
-    this.writing ??= this.drain();
+    if (!this.writing && !this.timer) this.timer = setTimeout(() => this.flush(), STEP_LOG_DELAY_MS);
   }
 
+  /** Waits for the write in flight; afterwards, the events not yet written are `rest()`. */
   async close(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
     await this.writing;
     if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** After close(): the events not yet written, to be written with the run's end, and the last number written. */
+  rest(): FinalEvents {
+    return { events: this.pending.splice(0), after: this.last };
   }
 
   /** The attempt was taken away: nothing more is written. */
   discard(): void {
     this.discarded = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
     this.pending.length = 0;
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    this.writing ??= this.drain();
   }
 
   private async drain(): Promise<void> {
     try {
       while (this.pending.length && !this.discarded) {
         const batch = this.pending.splice(0);
-        await this.retry(() => appendRunEvents(this.deps.db, this.runId, batch, (this.deps.now ?? Date.now)()));
+        const after = this.last;
+        this.last = undefined; // unknown until this write is done
+        this.last = await this.retry(() => appendRunEventsAfter(this.deps.db, this.runId, after, batch, (this.deps.now ?? Date.now)()));
         this.deps.announceEvents?.(this.runId);
       }
     } catch (err) {
@@ -384,7 +408,8 @@ export function createRunner(deps: RunnerDeps): Runner {
       }
     };
     const steps = new StepLog(deps.db, runId, stored);
-    const events = new EventLog(deps, runId, stored);
+    // A first attempt's stream is empty (a guess: were it not, the first write would collide and read).
+    const events = new EventLog(deps, runId, stored, attempt === 1 ? 0 : undefined);
     events.add('run.status', { status: 'running' });
     const inputCut = new Map<string, boolean>();
     const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -504,9 +529,11 @@ export function createRunner(deps: RunnerDeps): Runner {
       }
     }
     const finishedAt = now();
-    const finished = await stored(() =>
-      store.finishRun(deps.db, runId, attempt, { ...end, finished_at: finishedAt, duration_ms: Math.max(0, finishedAt - startedAt) }, runEndEvents),
-    );
+    const ending = { ...end, finished_at: finishedAt, duration_ms: Math.max(0, finishedAt - startedAt) };
+    // The end events are made from the run as this attempt ends it: the store is not read back.
+    const rest = events.rest();
+    const final: FinalEvents = { events: [...rest.events, ...runEndEvents({ ...run, ...ending, started_at: startedAt })], after: rest.after };
+    const finished = await stored(() => store.finishRun(deps.db, runId, attempt, ending, final));
     // Not finished by us: the run was cancelled (its state already says so) or taken over.
     if (finished) deps.announceEnded?.(runId);
     deps.logger.info({ runId, status: finished ? end.status : 'superseded', attempt }, 'run ended');

@@ -2,7 +2,8 @@
 // state it expects, so concurrent actors (API cancel, a worker, a second worker after a crash)
 // cannot overwrite each other: whoever matches the row wins, the others see 0 rows.
 import type { Knex } from 'knex';
-import { appendRunEvents, type NewRunEvent } from './events.ts';
+import { appendRunEvents, insertRunEvents, isDeadlock, lastRunEventSeq, type NewRunEvent } from './events.ts';
+import { isUniqueViolation } from '../db/insert.ts';
 import { prepared } from '../db/prepared.ts';
 
 // The statements of every run (its insert, claim and end) and of every poll (the run and its
@@ -212,7 +213,25 @@ export async function takeOverRun(db: Knex, id: string, expectedAttempt: number,
   return count === 1;
 }
 
-/** Ends a run held by `attempt`; false when someone else ended it first (e.g. a cancel). */
+/**
+ * The events a worker writes with the run's end (runner.ts): those not yet written and the end
+ * events, numbered after `after` (the last number the worker wrote; undefined when unknown).
+ */
+export interface FinalEvents {
+  events: NewRunEvent[];
+  after: number | undefined;
+}
+
+/** Tries of a run's end whose event numbers a stale writer of the run took first. */
+const FINISH_TRIES = 5;
+
+/**
+ * Ends a run held by `attempt`; false when someone else ended it first (e.g. a cancel). With the
+ * worker's last events, one transaction: the fenced update, then one insert of the events (no
+ * read: the worker numbers them; the run's row, locked by the update, keeps a cancel or the sweep
+ * from writing end events beside them). Only a stale attempt of the same run can take those
+ * numbers: the insert then fails, and the end is tried again with the last number read afresh.
+ */
 export async function finishRun(
   db: Knex,
   id: string,
@@ -225,16 +244,23 @@ export async function finishRun(
     finished_at: number;
     duration_ms: number;
   },
-  endEvents?: EndEvents,
+  final?: FinalEvents,
 ): Promise<boolean> {
-  if (!endEvents) return (await runFinish.run(db, { id, attempt, ...end })) === 1;
-  // With the stream's end events, one transaction (a prepared statement runs on a connection of its own).
-  return db.transaction(async (trx) => {
-    const count = await trx('runs').where({ id, status: 'running', attempts: attempt }).update(end);
-    if (count !== 1) return false;
-    await appendEndEvents(trx, id, endEvents, end.finished_at);
-    return true;
-  });
+  if (!final) return (await runFinish.run(db, { id, attempt, ...end })) === 1;
+  let after = final.after;
+  for (let tries = 1; ; tries++) {
+    try {
+      return await db.transaction(async (trx) => {
+        const count = await trx('runs').where({ id, status: 'running', attempts: attempt }).update(end);
+        if (count !== 1) return false;
+        await insertRunEvents(trx, id, after ?? (await lastRunEventSeq(trx, id)), final.events, end.finished_at);
+        return true;
+      });
+    } catch (err) {
+      if (!(isUniqueViolation(err) || isDeadlock(err)) || tries >= FINISH_TRIES) throw err;
+      after = undefined;
+    }
+  }
 }
 
 const runFinish = prepared<{
