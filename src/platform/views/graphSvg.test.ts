@@ -58,4 +58,28 @@ describe('graphSvg', () => {
     expect(svg).toContain('template · skipped');
     expect(svg.match(/marker-end="url\(#arrow\)"/g)).toHaveLength(3);
   });
+
+  it('has a text equivalent for screen readers: each edge in words, true/false on a condition\'s edges, nodes without edges', () => {
+    const out = String(
+      graphSvg(
+        [node('question', 'text_input'), { id: 'answer', type: 'llm_call', config: { model: 'echo' } } as WorkflowNode, { id: 'check', type: 'condition', config: { left: 'a', operator: 'not_empty' } } as WorkflowNode, node('yes'), node('no'), node('<alone>')],
+        [
+          { from: 'question', to: 'answer' },
+          { from: 'answer', to: 'check' },
+          { from: 'check', to: 'yes', branch: 'true' },
+          { from: 'check', to: 'no', branch: 'false' },
+        ],
+        { title: 'Q' },
+      ),
+    );
+    const list = /<ul class="visually-hidden graph-edges" aria-label="([^"]*)">(.*?)<\/ul>/s.exec(out);
+    expect(list?.[1]).toBe('Q, as text: 4 edges');
+    expect([...list![2]!.matchAll(/<li>(.*?)<\/li>/g)].map((m) => m[1])).toEqual([
+      'text_input &quot;question&quot; → llm_call &quot;answer&quot;',
+      'llm_call &quot;answer&quot; → condition &quot;check&quot;',
+      'condition &quot;check&quot; when true → template &quot;yes&quot;',
+      'condition &quot;check&quot; when false → template &quot;no&quot;',
+      'template &quot;&lt;alone&gt;&quot;, no edges',
+    ]);
+  });
 });

@@ -153,5 +153,23 @@ export function graphSvg(nodes: readonly WorkflowNode[], edges: readonly Workflo
   const wide = layout.width > WIDE ? html` class="wide"` : '';
   return html`<div class="graph"><svg xmlns="http://www.w3.org/2000/svg"${wide} viewBox="0 0 ${layout.width} ${layout.height}" width="${layout.width}" height="${layout.height}" role="img" aria-label="${options.title}">
 <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0L10 5L0 10z"/></marker></defs>
-${arrows}${boxes}</svg></div>`;
+${arrows}${boxes}</svg>${edgeList(nodes, edges, options.title)}</div>`;
+}
+
+/** A node as words: `llm_call "answer"`. */
+const nodeWords = (node: WorkflowNode | undefined, id: string): string => (node ? `${node.type} "${id}"` : `"${id}"`);
+
+/**
+ * The picture's text equivalent for screen readers (WCAG 1.1.1): each edge as a list item
+ * (`text_input "question" → llm_call "answer"`, with `when true`/`when false` on a condition's
+ * edges), and the nodes no edge touches. Visually hidden: the picture says the same to the eye.
+ */
+function edgeList(nodes: readonly WorkflowNode[], edges: readonly WorkflowEdge[], title: string): Html {
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const linked = new Set(edges.flatMap((e) => [e.from, e.to]));
+  const items = [
+    ...edges.map((e) => html`<li>${nodeWords(byId.get(e.from), e.from)}${e.branch ? ` when ${e.branch}` : ''} → ${nodeWords(byId.get(e.to), e.to)}</li>`),
+    ...nodes.filter((n) => !linked.has(n.id)).map((n) => html`<li>${nodeWords(n, n.id)}, no edges</li>`),
+  ];
+  return html`<ul class="visually-hidden graph-edges" aria-label="${title}, as text: ${edges.length} ${edges.length === 1 ? 'edge' : 'edges'}">${items}</ul>`;
 }
