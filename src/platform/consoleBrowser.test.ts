@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, logInPage, screenshot, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
 import { createFixture } from '../../test/support/oauthFlow.ts';
+import { insertAuthorization } from '../oauth/store.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createAccessToken } from './accessTokens.ts';
 import { createApp } from './apps.ts';
@@ -162,12 +163,18 @@ describe('settings pages in a real browser', () => {
   it('keyboard order starts at the main action: the first Tab stop leads to it', async () => {
     const { app } = await createApp(server.ctx.db, { ownerUserId: fixture.userId, name: 'Keyboard app', description: '', homepage: 'https://k.example/', redirectUri: 'https://k.example/cb' });
     await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 800 });
+    // A page without an action of its own (no app authorized yet): the skip link leads to its text.
+    const withoutAction = [['/settings/authorizations', 'main']] as const;
     const mainActions = [
       ['/settings/applications', 'name'],
       [`/settings/applications/${app.id}`, 'generate-secret'],
       [`/settings/applications/${app.id}/delete`, 'confirm'],
+      ['/settings/tokens', 'name'],
+      ['/settings/organizations', 'namespace'],
+      ['/settings/authorizations', 'first-revoke'],
     ] as const;
-    for (const [path, id] of mainActions) {
+    for (const [path, id] of [...withoutAction, ...mainActions]) {
+      if (id === 'first-revoke') await insertAuthorization(server.ctx.db, fixture.userId, app.id, 'user_info', Date.now());
       await page.goto(`${server.baseUrl}${path}`);
       await page.keyboard.press('Tab');
       expect(await page.evaluate(() => document.activeElement?.className), path).toBe('skip-link');
@@ -175,6 +182,12 @@ describe('settings pages in a real browser', () => {
       await page.keyboard.press('Enter');
       await expect.poll(() => page.evaluate(() => document.activeElement?.id), { message: path }).toBe(id);
     }
+    // The authorized app's Revoke link is the one the skip link reached.
+    await page.goto(`${server.baseUrl}/settings/authorizations`);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Enter');
+    await page.waitForURL((url) => url.pathname === `/settings/authorizations/${app.id}/revoke`);
     await page.goto(`${server.baseUrl}/settings/applications`);
     await page.keyboard.press('Tab');
     await screenshot(page, 'settings-applications-skip-link-desktop');

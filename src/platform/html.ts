@@ -122,10 +122,11 @@ code{background:#eff1f3;padding:.1rem .3rem;border-radius:4px;word-break:break-a
 small{color:var(--muted)}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid var(--border);padding:.5rem;text-align:left;vertical-align:top}
 td form{display:inline}
+main:focus{outline:none}
 .skip-link{position:absolute;left:-999rem;top:.5rem;z-index:1;background:#fff;color:var(--accent);padding:.4rem .8rem;border-radius:6px}.skip-link:focus{left:1rem}
 .hint{margin:.1rem 0 .4rem;color:var(--muted);font-size:.9rem}.expired{color:var(--danger);font-size:.9rem}
 .continue-to{margin:-.6rem 0 1rem;color:var(--muted)}
-.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+.visually-hidden{position:absolute;width:1px;height:1px;margin:0;padding:0;border:0;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 /* Workflows and runs */
 .crumbs{margin:0 0 .25rem;font-size:.9rem}
 .badge{display:inline-block;padding:0 .5rem;border-radius:1rem;font-size:.8rem;font-weight:600;border:1px solid var(--border);background:#f6f8fa;color:#1f2328;white-space:nowrap}

@@ -92,7 +92,8 @@ describe.each(testDialects())('workflow pages (%s)', (dialect) => {
     const res = await browser.post(`/workflows/${mine}/run`, { csrf_token: fields.csrf_token!, idempotency_key: fields.idempotency_key!, input_ticket: '   ', unrelated: 'x' });
     expect(res.status).toBe(400);
     const page = await res.text();
-    expect(page).toContain('id="input_ticket" name="input_ticket" rows="3" required autofocus aria-invalid="true" aria-describedby="input_ticket-error"');
+    expect(page).toContain('id="input_ticket" name="input_ticket" rows="3" required aria-invalid="true" aria-describedby="input_ticket-error"');
+    expect(page).toContain('<a class="skip-link" href="#input_ticket">Skip to Run the workflow</a>'); // keyboard order starts at the field to fix
     expect(page).toContain('<p class="field-error" id="input_ticket-error">Enter the ticket.</p>');
   });
 

@@ -93,8 +93,11 @@ describe('workflow and run pages in a real browser', () => {
       expect(await first.textContent()).toMatch(/8\s*nodes?/);
       expect(await first.textContent()).toContain('never run');
       expect(await page.textContent('body')).not.toContain('Not yours');
-      // Keyboard focus starts at the main action: the first workflow.
-      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Ticket triage with a rather long name to wrap');
+      // Keyboard order starts at the main action: the first Tab stop is the skip link to the first workflow.
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.className)).toBe('skip-link');
+      await page.keyboard.press('Enter');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Ticket triage with a rather long name to wrap');
       expect(await scrollsSideways(page), `list at ${width}px`).toBe(false);
       await screenshot(page, `workflows-list-${device}`);
     }
@@ -116,6 +119,18 @@ describe('workflow and run pages in a real browser', () => {
       expect(await svg.locator('g.edge').count()).toBe(7);
       expect((await svg.locator('text.branch').allTextContents()).sort()).toEqual(['false', 'true']);
       expect(await svg.locator('g.node[data-node=is_urgent] text.node-type').textContent()).toBe('condition');
+      // Its text equivalent for screen readers: each edge in words, in the accessibility tree, not on screen.
+      const edgeList = page.getByRole('list', { name: 'The graph of Ticket triage with a rather long name to wrap, as text: 7 edges' });
+      expect(await edgeList.locator('li').allTextContents()).toEqual([
+        'text_input "ticket" → llm_call "triage"',
+        'text_input "customer" → llm_call "triage"',
+        'llm_call "triage" → condition "is_urgent"',
+        'condition "is_urgent" when true → template "escalate"',
+        'condition "is_urgent" when false → template "acknowledge"',
+        'template "escalate" → text_output "urgent_reply"',
+        'template "acknowledge" → text_output "reply"',
+      ]);
+      expect((await edgeList.boundingBox())!.width).toBeLessThanOrEqual(1);
       // Layers: each edge points downwards.
       const top = async (id: string) => (await svg.locator(`g.node[data-node=${id}]`).boundingBox())!.y;
       expect(await top('ticket')).toBe(await top('customer'));
@@ -158,7 +173,14 @@ describe('workflow and run pages in a real browser', () => {
     await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 900 });
     await page.goto(`${server.baseUrl}/workflows/${triageId}`);
     expect(await page.locator('form.run-form label').allTextContents()).toEqual(['ticket', 'customer']);
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('input_ticket');
+    const skipToMainAction = async () => {
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.className)).toBe('skip-link');
+      expect(await page.textContent('.skip-link')).toBe('Skip to Run the workflow');
+      await page.keyboard.press('Enter');
+    };
+    await skipToMainAction();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('input_ticket');
     // The browser's own check would stop an empty required field: send it anyway, as a script could.
     await page.evaluate(() => document.querySelector('form.run-form')?.setAttribute('novalidate', ''));
     await page.fill('#input_ticket', 'The export button does nothing');
@@ -169,7 +191,9 @@ describe('workflow and run pages in a real browser', () => {
     expect(await page.locator(`#${await customer.getAttribute('aria-describedby')}`).textContent()).toBe('Enter the customer.');
     expect(await page.locator('#input_ticket').getAttribute('aria-invalid')).toBeNull();
     expect(await page.inputValue('#input_ticket')).toBe('The export button does nothing');
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('input_customer');
+    // After a refusal the skip link leads to the field it names.
+    await skipToMainAction();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('input_customer');
     await screenshot(page, 'workflow-run-form-error-desktop');
   });
 
@@ -212,6 +236,11 @@ describe('workflow and run pages in a real browser', () => {
 
     // The workflow's run history and the list's last run show it.
     await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 900 });
+    // Keyboard: the skip link leads back to the workflow, where it runs again.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.className)).toBe('skip-link');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('back-to-workflow');
     await page.click('#back-to-workflow');
     const history = page.locator('table.runs tbody tr');
     expect(await history.count()).toBe(1);

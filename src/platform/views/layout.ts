@@ -30,8 +30,11 @@ export function layout(model: LayoutModel, body: Html): Html {
 <form method="post" action="/logout" class="inline"><input type="hidden" name="csrf_token" value="${model.user.csrf}">
 <span>${model.user.login}</span> <button type="submit" class="link">Log out</button></form></nav>`
     : html``;
+  // One approach on every console page: the first Tab stop is a "Skip to ..." link to the page's
+  // main action, or, on a page without one, to the main content.
+  const skip = model.mainAction ?? (model.user ? { id: 'main', label: 'main content' } : undefined);
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${model.title}</title><link rel="stylesheet" href="/assets/app.css"><script src="/assets/console.js" defer></script></head>
-<body>${model.mainAction ? html`<a class="skip-link" href="#${model.mainAction.id}">Skip to ${model.mainAction.label}</a>` : ''}<header><strong>OpenAuth</strong>${nav}</header><main>${model.flash ? html`<p class="success" role="status">${model.flash}</p>` : ''}${body}</main></body></html>`;
+<body>${skip ? html`<a class="skip-link" href="#${skip.id}">Skip to ${skip.label}</a>` : ''}<header><strong>OpenAuth</strong>${nav}</header><main id="main" tabindex="-1">${model.flash ? html`<p class="success" role="status">${model.flash}</p>` : ''}${body}</main></body></html>`;
 }

@@ -76,8 +76,9 @@ export function runPage(model: RunPageModel): Html {
   const { user, workflowId, workflowName, run } = model;
   const live = runEnded(run) ? html`` : html` data-live="/workflows/${workflowId}/runs/${run.id}/state"`;
   return layout(
-    { title: `Run ${run.id} of ${workflowName}`, user, current: WORKFLOWS_NAV },
-    html`<p class="crumbs"><a href="/workflows">Workflows</a> / <a href="/workflows/${workflowId}" id="back-to-workflow" autofocus>${workflowName}</a> /</p>
+    // The skip link leads back to the workflow, where it runs again.
+    { title: `Run ${run.id} of ${workflowName}`, user, current: WORKFLOWS_NAV, mainAction: { id: 'back-to-workflow', label: 'the workflow' } },
+    html`<p class="crumbs"><a href="/workflows">Workflows</a> / <a href="/workflows/${workflowId}" id="back-to-workflow">${workflowName}</a> /</p>
 <h1>Run <code>${run.id}</code></h1>
 <p><small>Version ${run.workflow_version ?? '?'} of the workflow · created ${isoDate(run.created_at)}${run.finished_at ? ` · ended ${isoDate(run.finished_at)}` : ''}</small></p>
 ${runEnded(run) ? '' : html`<p class="notice" id="live-note">This run has not ended. The page follows it as it goes; without JavaScript, reload the page to see its progress.</p>`}

@@ -44,14 +44,14 @@ export interface WorkflowsModel {
 export function workflowsPage({ user, workflows, latest, meta }: WorkflowsModel): Html {
   const rows = workflows.map((w, i) => {
     const run = latest.get(w.id);
-    // Keyboard focus starts at the first workflow.
-    return html`<tr><td><a href="/workflows/${w.id}"${i === 0 ? html` autofocus` : ''}><strong>${w.name}</strong></a>${w.description ? html`<br><small>${w.description.length > 140 ? `${w.description.slice(0, 139)}…` : w.description}</small>` : ''}</td>
+    return html`<tr><td><a href="/workflows/${w.id}"${i === 0 ? html` id="first-workflow"` : ''}><strong>${w.name}</strong></a>${w.description ? html`<br><small>${w.description.length > 140 ? `${w.description.slice(0, 139)}…` : w.description}</small>` : ''}</td>
 <td>${w.nodes.length}<span class="cell-label"> nodes</span></td>
 <td>${run ? html`<a href="/workflows/${w.id}/runs/${run.id}">${statusBadge(run.status)}</a> <small>${isoDate(run.created_at)}</small>` : html`<small>never run</small>`}</td>
 <td><small>updated ${isoDate(w.updated_at)}</small></td></tr>`;
   });
   return layout(
-    { title: 'Workflows', user, current: WORKFLOWS_NAV },
+    // The skip link leads to the first workflow (without any, to the page's text).
+    { title: 'Workflows', user, current: WORKFLOWS_NAV, mainAction: workflows.length ? { id: 'first-workflow', label: 'the workflows' } : undefined },
     html`<h1>Workflows</h1>
 ${
   workflows.length
@@ -78,18 +78,24 @@ export interface RunFormState {
   problems: FormProblem[];
 }
 
+/** Where the run form starts: the first field with a problem, else the first field, else its button. */
+function runFormStart(workflow: Workflow, state: RunFormState): string {
+  const first = inputVariables(workflow.nodes)[0];
+  return state.problems.find((p) => p.field)?.field ?? (first === undefined ? RUN_BUTTON : inputField(first));
+}
+
+const RUN_BUTTON = 'run-workflow';
+
 function runForm(user: PageUser, workflow: Workflow, state: RunFormState): Html {
   const variables = inputVariables(workflow.nodes);
-  // Keyboard focus starts here: on the first field with a problem, else the first field.
-  const focus = state.problems.find((p) => p.field)?.field ?? (variables[0] === undefined ? undefined : inputField(variables[0]));
   const fields = variables.map((v) => {
     const name = inputField(v);
-    return html`<label for="${name}">${v}</label><textarea id="${name}" name="${name}" rows="3" required${name === focus ? html` autofocus` : ''}${invalidAttrs(state.problems, name)}>${state.values[v] ?? ''}</textarea>${fieldError(state.problems, name)}`;
+    return html`<label for="${name}">${v}</label><textarea id="${name}" name="${name}" rows="3" required${invalidAttrs(state.problems, name)}>${state.values[v] ?? ''}</textarea>${fieldError(state.problems, name)}`;
   });
   return html`<form method="post" action="/workflows/${workflow.id}/run" class="run-form"><input type="hidden" name="csrf_token" value="${user.csrf}">
 <input type="hidden" name="idempotency_key" value="${state.idempotencyKey}">${formProblems(state.problems)}
 ${variables.length ? html`<p><small>Every input is required.</small></p>` : html`<p><small>This workflow takes no inputs.</small></p>`}${fields}
-<button type="submit" class="primary"${focus ? '' : html` autofocus`}>Run workflow</button></form>`;
+<button type="submit" class="primary" id="${RUN_BUTTON}">Run workflow</button></form>`;
 }
 
 export interface WorkflowModel {
@@ -106,9 +112,9 @@ export function workflowPage({ user, workflow, runs, runsMeta, form }: WorkflowM
 <td><span class="cell-label">Started </span>${isoDate(r.started_at ?? r.created_at)}</td><td><span class="cell-label">Duration </span>${formatDuration(r.duration)}</td>
 <td>${r.usage.total_tokens}<span class="cell-label"> tokens</span></td></tr>`,
   );
-  // The run form comes first in the page (and so in keyboard order): running is what this page is for.
+  // The run form comes first in the page, and the skip link leads to it: running is what this page is for.
   return layout(
-    { title: workflow.name, user, current: WORKFLOWS_NAV },
+    { title: workflow.name, user, current: WORKFLOWS_NAV, mainAction: { id: runFormStart(workflow, form), label: 'Run the workflow' } },
     html`<p class="crumbs"><a href="/workflows">Workflows</a> /</p><h1>${workflow.name}</h1>
 ${workflow.description ? html`<p>${workflow.description}</p>` : ''}
 <section aria-labelledby="run-heading"><h2 id="run-heading" class="first">Run it</h2>${runForm(user, workflow, form)}</section>
