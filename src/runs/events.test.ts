@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
+import { loadConfig } from '../config.ts';
 import { insertReturningId } from '../db/insert.ts';
 import { createWorkflow } from '../workflows/service.ts';
 import { appendRunEvents, appendRunEventsAfter, listRunEventsAfter } from './events.ts';
@@ -18,7 +19,7 @@ describe.each(testDialects())('run event numbering on %s', (dialect) => {
   beforeAll(async () => {
     testDb = await createTestDb(dialect);
     userId = await insertReturningId(testDb.db, 'users', { login: 'alice', name: 'alice', password_hash: 'x', created_at: Date.now() });
-    workflowId = (await createWorkflow({ db: testDb.db, limits: { maxTokens: 4096 } }, userId, { name: 'Numbered', ...seedGraph() })).id;
+    workflowId = (await createWorkflow({ db: testDb.db, config: loadConfig({}), now: Date.now }, userId, { name: 'Numbered', ...seedGraph() })).id;
   });
   afterAll(async () => {
     await testDb?.destroy();
