@@ -220,21 +220,18 @@ async function runOf(deps: WorkflowContext, userId: number, workflowId: string, 
 }
 
 /**
- * A run with its logs: what polling clients call over and over, so two queries side by side (the
- * run joined with its workflow's deletion, and the steps). Anything unusual (no such run, a
- * deleted workflow) takes the general path, which answers the right 404.
+ * A run with its logs: what polling clients call over and over, so two statements, the run (joined
+ * with its workflow's deletion) and then its steps. Anything unusual (no such run, a deleted
+ * workflow) takes the general path, which answers the right 404.
  *
- * A worker writes the last steps, then ends the run. Side by side, the steps may be read before
- * that last write and the run after its end: an ended run's steps are read again, after the run,
- * so an ended run always comes with its whole log (once per run: its last poll).
+ * The steps are read after the run: a worker writes a run's last steps before it ends the run, so
+ * a run read as ended always comes with its whole log. (Read side by side, the steps could be read
+ * before that last write and the run after its end, and an ended run's steps had to be read a
+ * third time; in that order the last poll costs no more time, and one statement less.)
  */
 export async function getRun(deps: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunDetail> {
-  const [found, steps] = await Promise.all([store.findRunOfWorkflowWithDeletion(deps.db, userId, workflowId, runId), store.listSteps(deps.db, runId)]);
-  if (found && found.workflowDeletedAt === null) {
-    const logs = store.TERMINAL.includes(found.run.status) ? await store.listSteps(deps.db, runId) : steps;
-    return { ...toRun(found.run), logs: logs.map(toRunStep) };
-  }
-  const row = await runOf(deps, userId, workflowId, runId);
+  const found = await store.findRunOfWorkflowWithDeletion(deps.db, userId, workflowId, runId);
+  const row = found && found.workflowDeletedAt === null ? found.run : await runOf(deps, userId, workflowId, runId);
   return { ...toRun(row), logs: (await store.listSteps(deps.db, runId)).map(toRunStep) };
 }
 
