@@ -53,6 +53,23 @@ describe.each(testDialects())('prepared queries on %s', (dialect) => {
     expect(await remove.run(t.db, { login: 'nobody' })).toBe(0);
   });
 
+  it("runs on a transaction's connection when given the transaction: its writes commit or roll back with it", async () => {
+    const rename = prepared<{ id: number; name: string }>('prepared_test_rename_in_trx', (db, param) => db('users').where('id', param('id')).update({ name: param('name') }));
+    const byId = prepared<{ id: number }>('prepared_test_name_by_id', (db, param) => db('users').where('id', param('id')).first('name'));
+    await expect(
+      t.db.transaction(async (trx) => {
+        expect(await rename.run(trx, { id: ids[2]!, name: 'rolled back' })).toBe(1);
+        expect(await byId.first(trx, { id: ids[2]! })).toEqual({ name: 'rolled back' }); // seen inside the transaction
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await byId.first(t.db, { id: ids[2]! })).not.toEqual({ name: 'rolled back' });
+    await t.db.transaction(async (trx) => {
+      await rename.run(trx, { id: ids[2]!, name: 'committed' });
+    });
+    expect(await byId.first(t.db, { id: ids[2]! })).toEqual({ name: 'committed' });
+  });
+
   it('gives its connection back to the pool after a failing statement', async () => {
     const broken = prepared<{ id: number }>('prepared_test_broken', (db, param) => db('no_such_table').where('id', param('id')).first());
     for (let i = 0; i < 15; i += 1) await expect(broken.first(t.db, { id: 1 })).rejects.toThrow();

@@ -37,8 +37,9 @@ export interface PreparedQuery<P extends Params, Row> {
 
 /**
  * A prepared query. `build` gets the knex instance and `param(name)`, which stands for a parameter;
- * the built query must have the same shape whatever the parameters are. Not for a transaction's
- * statements: it runs on a connection of its own from the pool.
+ * the built query must have the same shape whatever the parameters are. Given a transaction
+ * (`db.transaction(async (trx) => ...)`), it runs on the transaction's connection, as knex's own
+ * queries do (the transaction's client hands out that one connection); otherwise on one of the pool.
  */
 export function prepared<P extends Params, Row = Record<string, unknown>>(
   name: string,

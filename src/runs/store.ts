@@ -89,13 +89,19 @@ function fromDb(row: RunRow): RunRow {
  */
 export async function insertRunWithinLimit(db: Knex, row: NewRunRow, limit: number): Promise<boolean> {
   return db.transaction(async (trx) => {
-    await trx('users').where({ id: row.user_id }).forUpdate().first('id');
-    const [{ active }] = (await trx('runs').where({ user_id: row.user_id }).whereIn('status', ['queued', 'running']).count({ active: '*' })) as [{ active: number | string }];
-    if (Number(active) >= limit) return false;
-    await trx('runs').insert(row);
+    await userRowLock.first(trx, { userId: row.user_id });
+    const counted = await unfinishedRunsOfUser.first(trx, { userId: row.user_id });
+    if (Number(counted?.active ?? 0) >= limit) return false;
+    await runInsert.run(trx, { ...row });
     return true;
   });
 }
+
+const userRowLock = prepared<{ userId: number }>('run_quota_user_lock', (db, param) => db('users').where('id', param('userId')).forUpdate().first('id'));
+
+const unfinishedRunsOfUser = prepared<{ userId: number }, { active: number | string }>('run_quota_unfinished_runs', (db, param) =>
+  db('runs').where('user_id', param('userId')).whereIn('status', ['queued', 'running']).count({ active: '*' }),
+);
 
 export async function insertRun(db: Knex, row: NewRunRow): Promise<void> {
   await runInsert.run(db, { ...row });
@@ -251,7 +257,7 @@ export async function finishRun(
   for (let tries = 1; ; tries++) {
     try {
       return await db.transaction(async (trx) => {
-        const count = await trx('runs').where({ id, status: 'running', attempts: attempt }).update(end);
+        const count = await runFinish.run(trx, { id, attempt, ...end });
         if (count !== 1) return false;
         await insertRunEvents(trx, id, after ?? (await lastRunEventSeq(trx, id)), final.events, end.finished_at);
         return true;
