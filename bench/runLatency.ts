@@ -24,7 +24,7 @@ const database = await openDatabase(config);
 const queueUrl = resolveQueueUrl(config, database);
 if (!queueUrl) throw new Error('set QUEUE_URL: the store is MySQL');
 const ctx: AppContext = { config, db: database.db, logger, sealer: database.sealer, now: Date.now };
-ctx.runs = await startRunMachinery({ config, db: database.db, logger, queueUrl, worker: true });
+ctx.runs = await startRunMachinery(ctx, { queueUrl, worker: true });
 const server = createApp(ctx).listen(0, '127.0.0.1');
 await once(server, 'listening');
 const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   const queueUrl = resolveQueueUrl(config, database);
   if (queueUrl) {
     ctx.runs = await orExit(
-      startRunMachinery({ config, db: database.db, logger, queueUrl, worker: config.RUN_WORKER }),
+      startRunMachinery(ctx, { queueUrl, worker: config.RUN_WORKER }),
       { url: queueUrl, variable: config.QUEUE_URL ? 'QUEUE_URL' : 'DATABASE_URL' },
     );
     ctx.queueHealth = ctx.runs.queue.health;

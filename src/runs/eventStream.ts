@@ -3,10 +3,9 @@
 // then waits for the NOTIFY of new events or of the run's end (queue.ts), never a poll loop, and
 // ends after run.finished. A client that leaves frees its listeners and timers at once.
 import type { Request, Response } from 'express';
-import type { Knex } from 'knex';
-import type { Logger } from 'pino';
+import type { AppContext } from '../context.ts';
+import { runsNotConfigured } from '../shared/errors.ts';
 import { listRunEventsAfter, sseFrame, type StoredRunEvent } from './events.ts';
-import type { RunQueue } from './queue.ts';
 import type { RunDetail } from './service.ts';
 
 /** A comment line this often keeps proxies and load balancers from closing a quiet stream. */
@@ -16,23 +15,22 @@ const PAGE = 500;
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
-export interface EventStreamDeps {
-  db: Knex;
-  queue: Pick<RunQueue, 'watchRunEvents' | 'watchRunEnded'>;
-  logger: Logger;
-}
+/** What a stream reads: the store, the queue's notices (ctx.runs; 503 without a queue), the logger. */
+export type EventStreamContext = Pick<AppContext, 'db' | 'logger' | 'runs'>;
 
 /**
  * Streams the run's events. `readRun` answers the run as getRun does (and throws getRun's 404 for
  * another user's run) before anything is written, so errors keep their problem+json bodies.
  */
 export async function streamRunEvents(
-  deps: EventStreamDeps,
+  ctx: EventStreamContext,
   req: Request,
   res: Response,
   runId: string,
   readRun: () => Promise<RunDetail>,
 ): Promise<void> {
+  const queue = ctx.runs?.queue;
+  if (!queue) throw runsNotConfigured();
   let after = Number(req.get('Last-Event-ID') ?? 0); // the contract allows digits only
   let notices = 0;
   let wake: () => void = () => {};
@@ -43,7 +41,7 @@ export async function streamRunEvents(
     }
   };
   // Listening before the first read: an event stored between the two is not missed.
-  const stops = await Promise.all([deps.queue.watchRunEvents(onNotice), deps.queue.watchRunEnded(onNotice)]);
+  const stops = await Promise.all([queue.watchRunEvents(onNotice), queue.watchRunEnded(onNotice)]);
   let keepalive: NodeJS.Timeout | undefined;
   let gone = false;
   const onClose = () => {
@@ -66,10 +64,10 @@ export async function streamRunEvents(
       const seen = notices;
       let events: StoredRunEvent[];
       try {
-        events = await listRunEventsAfter(deps.db, runId, after, PAGE);
+        events = await listRunEventsAfter(ctx.db, runId, after, PAGE);
       } catch (err) {
         // The client reconnects with Last-Event-ID and loses nothing.
-        deps.logger.warn({ err, runId }, 'run event stream: read failed; stream ended');
+        ctx.logger.warn({ err, runId }, 'run event stream: read failed; stream ended');
         return;
       }
       for (const event of events) {

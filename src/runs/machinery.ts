@@ -1,13 +1,11 @@
 // Assembles the run machinery a process needs: the pg-boss queue, the model router and, when the
 // process executes runs (the API by default, `npm run worker`), the worker. Used by main.ts,
 // worker.ts and the test server, so all three run the same thing.
-import type { Knex } from 'knex';
-import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { createModelRouter, type ModelRouter } from './providers/index.ts';
 import { startRunQueue, type RunQueue } from './queue.ts';
 import { purgeDeletedWorkflows } from '../workflows/service.ts';
-import { createRunner, sweepStuckRuns, SWEEP_INTERVAL_MS, type Runner } from './runner.ts';
+import { createRunner, sweepStuckRuns, SWEEP_INTERVAL_MS, type Runner, type RunnerContext } from './runner.ts';
 
 export interface RunMachinery {
   queue: RunQueue;
@@ -29,15 +27,11 @@ export function modelRouterFor(config: Config): ModelRouter {
   });
 }
 
-export async function startRunMachinery(options: {
-  config: Config;
-  db: Knex;
-  logger: Logger;
-  queueUrl: string;
-  worker: boolean;
-  monitorIntervalSeconds?: number;
-}): Promise<RunMachinery> {
-  const { config, db, logger } = options;
+export async function startRunMachinery(
+  ctx: RunnerContext,
+  options: { queueUrl: string; worker: boolean; monitorIntervalSeconds?: number },
+): Promise<RunMachinery> {
+  const { config, logger } = ctx;
   const queue = await startRunQueue({
     url: options.queueUrl,
     logger,
@@ -52,22 +46,14 @@ export async function startRunMachinery(options: {
     runner: undefined,
     async startWorker({ concurrency } = {}) {
       if (machinery.runner) return;
-      const deps = {
-        db,
-        models,
-        logger,
-        runTimeoutSeconds: config.RUN_TIMEOUT_SECONDS,
-        announceEnded: (runId: string) => void queue.announceRunEnded(runId).catch((err: unknown) => logger.warn({ err, runId }, 'run end NOTIFY failed')),
-        announceEvents: (runId: string) => void queue.announceRunEvents(runId).catch((err: unknown) => logger.warn({ err, runId }, 'run events NOTIFY failed')),
-      };
-      const runner = createRunner(deps);
+      const runner = createRunner(ctx, models, queue);
       machinery.runner = runner;
       await queue.work((runId, job) => runner.handle(runId, job), { concurrency: concurrency ?? config.RUN_CONCURRENCY });
       const retentionMs = config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000;
       sweeper = setInterval(() => {
-        sweepStuckRuns({ ...deps, queue }).catch((err: unknown) => logger.warn({ err }, 'stuck-run sweep failed'));
+        sweepStuckRuns(ctx, queue).catch((err: unknown) => logger.warn({ err }, 'stuck-run sweep failed'));
         // Deleted workflows past their retention are gone: remove them and their runs for good.
-        purgeDeletedWorkflows({ db, config, now: Date.now }, retentionMs).catch((err: unknown) => logger.warn({ err }, 'workflow purge failed'));
+        purgeDeletedWorkflows(ctx, retentionMs).catch((err: unknown) => logger.warn({ err }, 'workflow purge failed'));
       }, SWEEP_INTERVAL_MS);
       sweeper.unref();
     },

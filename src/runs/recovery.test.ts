@@ -133,7 +133,7 @@ describe.each(testDialects())('run recovery on %s', (dialect) => {
   it('a run still held by a lost worker on the last delivery fails with worker_lost', async () => {
     const { id, workflowId } = await insertStuckRun('running', Date.now());
     const workflow = { id: workflowId };
-    const runner = createRunner({ db: server.ctx.db, models: server.ctx.runs!.models, logger: server.ctx.logger, runTimeoutSeconds: 5 });
+    const runner = createRunner({ ...server.ctx, config: { ...server.ctx.config, RUN_TIMEOUT_SECONDS: 5 } }, server.ctx.runs!.models);
     await runner.handle(id, { retryCount: 2, lastAttempt: true, signal: new AbortController().signal });
     const { data } = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflow.id, run_id: id } } });
     expect(data!.data).toMatchObject({ status: 'failed', error: { code: 'worker_lost', node_id: null } });
@@ -144,9 +144,8 @@ describe.each(testDialects())('run recovery on %s', (dialect) => {
     const old = Date.now() - 10 * 60_000;
     const orphan = await insertStuckRun('queued', old);
     const abandoned = await insertStuckRun('running', old);
-    const deps = { db: server.ctx.db, models: server.ctx.runs!.models, logger: server.ctx.logger, runTimeoutSeconds: 60, queue: server.ctx.runs!.queue };
-    await sweepStuckRuns(deps);
-    await sweepStuckRuns(deps); // the queue keeps one job per run: a second sweep adds nothing
+    await sweepStuckRuns(server.ctx, server.ctx.runs!.queue);
+    await sweepStuckRuns(server.ctx, server.ctx.runs!.queue); // the queue keeps one job per run: a second sweep adds nothing
     const get = async (r: { id: string; workflowId: string }) =>
       (await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: r.workflowId, run_id: r.id } } })).data!.data;
     const done = await until(async () => {

@@ -5,7 +5,6 @@ import type { Request, Response } from 'express';
 import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/principal.ts';
-import { runsNotConfigured } from '../shared/errors.ts';
 import type { Operations } from '../http/operations.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { paginationLinks } from '../http/pagination.ts';
@@ -25,49 +24,13 @@ const workflowIdOf = (req: Request) => String(req.params.workflow_id);
 const runIdOf = (req: Request) => String(req.params.run_id);
 const runsPath = (workflowId: string) => `/api/workflows/${workflowId}/runs`;
 
-/**
- * What starting a run needs (the API's runWorkflow and the console's run form alike); 503 without a
- * queue. `runStarts` counts USER_RUNS_PER_MINUTE; with it the per-user run quotas apply.
- */
-export function runDepsOf(ctx: AppContext, runStarts?: SharedRateLimiter): service.RunDeps {
-  if (!ctx.runs) throw runsNotConfigured();
-  return {
-    db: ctx.db,
-    config: ctx.config,
-    now: ctx.now,
-    queue: ctx.runs.queue,
-    logger: ctx.logger,
-    onCancelled: (id) => announceRunEnded(ctx, id),
-    onEnqueue: (row) => ctx.runs?.runner?.expect(row),
-    ...(runStarts ? { quotas: runQuotas(ctx, runStarts) } : {}),
-  };
-}
-
-/** The per-user run quotas (USER_MAX_CONCURRENT_RUNS, USER_RUNS_PER_MINUTE). */
-function runQuotas(ctx: AppContext, runStarts: SharedRateLimiter): service.RunQuotas {
-  return {
-    maxConcurrent: ctx.config.USER_MAX_CONCURRENT_RUNS,
-    perMinute: ctx.config.USER_RUNS_PER_MINUTE,
-    hitPerMinute: (userId) => runStarts.hit(`user:${userId}`),
-  };
-}
-
-/** Tells this process's worker and every other process that a run ended outside a worker (cancelled). */
-function announceRunEnded(ctx: AppContext, id: string): void {
-  ctx.runs?.runner?.abortLocal(id);
-  ctx.runs?.queue.announceRunEnded(id).catch((err: unknown) => ctx.logger.warn({ err, runId: id }, 'run end NOTIFY failed'));
-}
-
 /** What ends with a deleted workflow (deleteWorkflow's `onDeleted`): its queued and running runs. */
 export function cancelRunsOfDeletedWorkflow(ctx: AppContext): (workflowId: string) => Promise<number> {
-  const deps = { ...ctx, onCancelled: (id: string) => announceRunEnded(ctx, id) };
-  return (workflowId) => service.cancelRunsOfDeletedWorkflow(deps, workflowId);
+  return (workflowId) => service.cancelRunsOfDeletedWorkflow(ctx, workflowId);
 }
 
 /** The run operations of openapi.yaml: runWorkflow, listRuns, getRun, streamRunEvents, cancelRun. */
 export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Operations {
-  const deps = ctx;
-
   /** Waits for the run's end if the request asked to (`Prefer: wait=N`) and the queue can tell; undefined otherwise. */
   const waitFor = async <T extends { status: string }>(req: Request, res: Response, runId: string, read: () => Promise<T>): Promise<T | undefined> => {
     const seconds = preferredWait(req.get('Prefer'));
@@ -78,12 +41,11 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     res.on('close', () => gone.abort());
     return readWhenEnded((listener) => queue.watchRunEnded(listener), runId, seconds, read, gone.signal);
   };
-  const announce = (id: string) => announceRunEnded(ctx, id);
 
   async function runWorkflow(req: Request, res: Response<JsonOf<'runWorkflow', 202> | JsonOf<'runWorkflow', 200>>) {
-    const { run, replayed } = await service.startRun(runDepsOf(ctx, runStarts), userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'));
+    const { run, replayed } = await service.startRun(ctx, userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'), runStarts);
     res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
-    const read = () => service.getRun(deps, userOf(req), workflowIdOf(req), run.id);
+    const read = () => service.getRun(ctx, userOf(req), workflowIdOf(req), run.id);
     // Dify's blocking mode: the ended run in this answer when it ends within the wait.
     const waited = await waitFor(req, res, run.id, read);
     if (waited && TERMINAL.includes(waited.status)) {
@@ -98,7 +60,7 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
   async function listRuns(req: Request, res: Response<JsonOf<'listRuns', 200>>) {
     const query = req.query as ListQuery;
     const search = query.search === undefined || query.search === '' ? undefined : String(query.search);
-    const page = await service.listRuns(deps, userOf(req), workflowIdOf(req), {
+    const page = await service.listRuns(ctx, userOf(req), workflowIdOf(req), {
       page: Number(query.page ?? 1),
       perPage: Number(query.per_page ?? 20),
       ...(search ? { search } : {}),
@@ -108,26 +70,19 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
   }
 
   async function getRun(req: Request, res: Response<JsonOf<'getRun', 200>>) {
-    const read = () => service.getRun(deps, userOf(req), workflowIdOf(req), runIdOf(req));
+    const read = () => service.getRun(ctx, userOf(req), workflowIdOf(req), runIdOf(req));
     const run = (await waitFor(req, res, runIdOf(req), read)) ?? (await read());
     res.status(200).json({ data: run });
   }
 
   /** Same auth, ownership and errors as getRun, then the run's events as Server-Sent Events. */
   async function streamRunEvents(req: Request, res: Response) {
-    const queue = ctx.runs?.queue;
-    if (!queue) throw runsNotConfigured();
-    const read = () => service.getRun(deps, userOf(req), workflowIdOf(req), runIdOf(req));
-    await streamEvents({ db: ctx.db, queue, logger: ctx.logger }, req, res, runIdOf(req), read);
+    const read = () => service.getRun(ctx, userOf(req), workflowIdOf(req), runIdOf(req));
+    await streamEvents(ctx, req, res, runIdOf(req), read);
   }
 
   async function cancelRun(req: Request, res: Response<JsonOf<'cancelRun', 200>>) {
-    const run = await service.cancelRun(
-      { ...deps, onCancelled: announce },
-      userOf(req),
-      workflowIdOf(req),
-      runIdOf(req),
-    );
+    const run = await service.cancelRun(ctx, userOf(req), workflowIdOf(req), runIdOf(req));
     res.status(200).json({ data: run });
   }
 

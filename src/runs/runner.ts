@@ -3,6 +3,7 @@
 // conditional update that only its own attempt can make (the `attempts` column is the fence).
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import type { AppContext } from '../context.ts';
 import { isDatabaseUnavailable } from '../http/unavailable.ts';
 import { executeGraph, RunFailure, type StepReport, type WorkflowNode } from './executor.ts';
 import type { ModelRouter } from './providers/index.ts';
@@ -30,18 +31,15 @@ const OWNERSHIP_FRESH_MS = 250;
  */
 export const STEP_LOG_DELAY_MS = 50;
 
-export interface RunnerDeps {
-  db: Knex;
-  models: ModelRouter;
-  logger: Logger;
-  runTimeoutSeconds: number;
-  /** How long one attempt rides out an unreachable store (default STORE_OUTAGE_BUDGET_MS). */
-  storeOutageBudgetMs?: number;
-  now?: () => number;
-  /** Told of each run this process ended (NOTIFY for `Prefer: wait`); never throws. */
-  announceEnded?: (runId: string) => void;
-  /** Told when events of a run were stored (NOTIFY for its event streams); never throws. */
-  announceEvents?: (runId: string) => void;
+/** What a worker reads: the store, RUN_TIMEOUT_SECONDS, the logger, the clock. */
+export type RunnerContext = Pick<AppContext, 'db' | 'config' | 'logger' | 'now'>;
+
+/** Where a worker tells of the runs it ended (`Prefer: wait`) and of the events it stored (event streams): NOTIFY. */
+export type RunAnnouncer = Pick<RunQueue, 'announceRunEnded' | 'announceRunEvents'>;
+
+/** `announce` made one that never throws: a failed NOTIFY is logged. */
+function quietly(ctx: RunnerContext, what: string, announce: (runId: string) => Promise<void>): (runId: string) => void {
+  return (runId) => void announce(runId).catch((err: unknown) => ctx.logger.warn({ err, runId }, `${what} NOTIFY failed`));
 }
 
 /**
@@ -204,14 +202,16 @@ class EventLog {
   /** The number of the last event written, or undefined when not known (a retry, or a failed write). */
   private last: number | undefined;
 
-  private readonly deps: RunnerDeps;
+  private readonly ctx: RunnerContext;
   private readonly runId: string;
   private readonly retry: <T>(fn: () => Promise<T>) => Promise<T>;
+  private readonly announceEvents: (runId: string) => void;
 
-  constructor(deps: RunnerDeps, runId: string, retry: <T>(fn: () => Promise<T>) => Promise<T>, last: number | undefined) {
-    this.deps = deps;
+  constructor(ctx: RunnerContext, runId: string, retry: <T>(fn: () => Promise<T>) => Promise<T>, announceEvents: (runId: string) => void, last: number | undefined) {
+    this.ctx = ctx;
     this.runId = runId;
     this.retry = retry;
+    this.announceEvents = announceEvents;
     this.last = last;
   }
 
@@ -253,8 +253,8 @@ class EventLog {
         const batch = this.pending.splice(0);
         const after = this.last;
         this.last = undefined; // unknown until this write is done
-        this.last = await this.retry(() => appendRunEventsAfter(this.deps.db, this.runId, after, batch, (this.deps.now ?? Date.now)()));
-        this.deps.announceEvents?.(this.runId);
+        this.last = await this.retry(() => appendRunEventsAfter(this.ctx.db, this.runId, after, batch, this.ctx.now()));
+        this.announceEvents(this.runId);
       }
     } catch (err) {
       this.failure = err;
@@ -272,11 +272,13 @@ interface Executing {
   confirmedAt: number;
 }
 
-export function createRunner(deps: RunnerDeps): Runner {
-  const now = deps.now ?? Date.now;
-  const budgetMs = deps.storeOutageBudgetMs ?? STORE_OUTAGE_BUDGET_MS;
+/** A worker's runner; `announcer` (the queue) tells other processes of its runs' ends and events. */
+export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?: RunAnnouncer): Runner {
+  const now = () => ctx.now();
+  const announceEnded = announcer ? quietly(ctx, 'run end', (id) => announcer.announceRunEnded(id)) : () => {};
+  const announceEvents = announcer ? quietly(ctx, 'run events', (id) => announcer.announceRunEvents(id)) : () => {};
   /** A store call of an attempt: an outage shorter than the budget only delays it. */
-  const stored = <T>(fn: () => Promise<T>) => withStore(fn, budgetMs, deps.logger);
+  const stored = <T>(fn: () => Promise<T>) => withStore(fn, STORE_OUTAGE_BUDGET_MS, ctx.logger);
   const executing = new Map<string, Executing>();
   const handedOver = new Map<string, RunRow>();
 
@@ -289,7 +291,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     polling = true;
     try {
       const ids = [...executing.keys()];
-      const states = await store.runStatesOf(deps.db, ids);
+      const states = await store.runStatesOf(ctx.db, ids);
       const at = performance.now();
       for (const id of ids) {
         const run = executing.get(id);
@@ -299,7 +301,7 @@ export function createRunner(deps: RunnerDeps): Runner {
         else run.controller.abort(new RunFailure('cancelled', 'The run was cancelled.'));
       }
     } catch (err) {
-      deps.logger.warn({ err }, 'run status poll failed');
+      ctx.logger.warn({ err }, 'run status poll failed');
     } finally {
       polling = false;
     }
@@ -330,9 +332,9 @@ export function createRunner(deps: RunnerDeps): Runner {
         return { ...known, status: 'running', started_at: startedAt, attempts: known.attempts + 1 };
       }
     }
-    const run = await stored(() => store.findRun(deps.db, runId));
+    const run = await stored(() => store.findRun(ctx.db, runId));
     if (!run) {
-      deps.logger.warn({ runId }, 'job for an unknown run; dropped');
+      ctx.logger.warn({ runId }, 'job for an unknown run; dropped');
       return null;
     }
     if (store.TERMINAL.includes(run.status)) return null; // e.g. cancelled while queued
@@ -348,14 +350,14 @@ export function createRunner(deps: RunnerDeps): Runner {
     // A retry: the previous attempt's worker died (missed heartbeats), or its store was unreachable.
     // The store answers now, so a store outage is simply retried, on the last delivery too.
     if (job.lastAttempt && job.previousFailure !== 'store_unavailable') {
-      if (await stored(() => store.failUnfinishedRun(deps.db, runId, abandonedRunError('worker_lost', job.retryCount + 1), now(), runEndEvents))) deps.announceEnded?.(runId);
-      deps.logger.error({ runId, retryCount: job.retryCount }, 'run failed: worker lost on the last attempt');
+      if (await stored(() => store.failUnfinishedRun(ctx.db, runId, abandonedRunError('worker_lost', job.retryCount + 1), now(), runEndEvents))) announceEnded(runId);
+      ctx.logger.error({ runId, retryCount: job.retryCount }, 'run failed: worker lost on the last attempt');
       return null;
     }
     const startedAt = now();
-    if (!(await stored(() => store.takeOverRun(deps.db, runId, run.attempts, startedAt)))) return claim(runId, job);
-    await stored(() => store.deleteSteps(deps.db, runId)); // re-run from scratch: the graph is re-executed whole
-    deps.logger.warn({ runId, retryCount: job.retryCount, previousFailure: job.previousFailure }, 'run taken over after its previous attempt failed');
+    if (!(await stored(() => store.takeOverRun(ctx.db, runId, run.attempts, startedAt)))) return claim(runId, job);
+    await stored(() => store.deleteSteps(ctx.db, runId)); // re-run from scratch: the graph is re-executed whole
+    ctx.logger.warn({ runId, retryCount: job.retryCount, previousFailure: job.previousFailure }, 'run taken over after its previous attempt failed');
     return { ...run, started_at: startedAt, attempts: run.attempts + 1 };
   }
 
@@ -365,14 +367,14 @@ export function createRunner(deps: RunnerDeps): Runner {
    */
   async function claimQueued(run: RunRow, startedAt: number): Promise<boolean> {
     return stored(async () => {
-      if (await store.claimQueuedRun(deps.db, run.id, run.attempts, startedAt)) return true;
-      const current = await store.findRun(deps.db, run.id);
+      if (await store.claimQueuedRun(ctx.db, run.id, run.attempts, startedAt)) return true;
+      const current = await store.findRun(ctx.db, run.id);
       return current?.status === 'running' && current.attempts === run.attempts + 1 && current.started_at === startedAt;
     });
   }
 
   async function stillMine(runId: string, attempt: number): Promise<boolean> {
-    const current = await stored(() => store.runStatusAndAttempt(deps.db, runId));
+    const current = await stored(() => store.runStatusAndAttempt(ctx.db, runId));
     return current?.status === 'running' && current.attempts === attempt;
   }
 
@@ -387,8 +389,8 @@ export function createRunner(deps: RunnerDeps): Runner {
     const self: Executing = { attempt, controller, confirmedAt: performance.now() };
     watch(runId, self);
     const timer = setTimeout(
-      () => controller.abort(new RunFailure('timeout', `The run took longer than ${deps.runTimeoutSeconds} s (RUN_TIMEOUT_SECONDS).`)),
-      deps.runTimeoutSeconds * 1000,
+      () => controller.abort(new RunFailure('timeout', `The run took longer than ${ctx.config.RUN_TIMEOUT_SECONDS} s (RUN_TIMEOUT_SECONDS).`)),
+      ctx.config.RUN_TIMEOUT_SECONDS * 1000,
     );
     const onJobAbort = () => controller.abort(new Interrupted('the job was taken away from this worker'));
     job.signal.addEventListener('abort', onJobAbort, { once: true });
@@ -407,9 +409,9 @@ export function createRunner(deps: RunnerDeps): Runner {
         return false;
       }
     };
-    const steps = new StepLog(deps.db, runId, stored);
+    const steps = new StepLog(ctx.db, runId, stored);
     // A first attempt's stream is empty (a guess: were it not, the first write would collide and read).
-    const events = new EventLog(deps, runId, stored, attempt === 1 ? 0 : undefined);
+    const events = new EventLog(ctx, runId, stored, announceEvents, attempt === 1 ? 0 : undefined);
     events.add('run.status', { status: 'running' });
     const inputCut = new Map<string, boolean>();
     const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -480,7 +482,7 @@ export function createRunner(deps: RunnerDeps): Runner {
 
     let end: { status: 'completed' | 'failed' | 'cancelled'; output: string | null; error: string | null; usage: string | null };
     try {
-      const { output } = await executeGraph(snapshot, inputs, deps.models, {
+      const { output } = await executeGraph(snapshot, inputs, models, {
         signal: controller.signal,
         hooks: {
           onStepStart: stepStart,
@@ -513,12 +515,12 @@ export function createRunner(deps: RunnerDeps): Runner {
       // The stream is not the run: a lost event write is logged, the run's own outcome stands.
       if (eventsClosed.status === 'rejected') {
         if (eventsClosed.reason instanceof StoreUnavailable) throw eventsClosed.reason;
-        deps.logger.error({ err: eventsClosed.reason, runId }, 'run event write failed');
+        ctx.logger.error({ err: eventsClosed.reason, runId }, 'run event write failed');
       }
     } catch (err) {
       // The store stayed away longer than the budget: the job fails and pg-boss retries it later.
       if (err instanceof StoreUnavailable) throw err;
-      deps.logger.error({ err, runId }, 'run log write failed');
+      ctx.logger.error({ err, runId }, 'run log write failed');
       if (end.status === 'completed') {
         end = {
           ...end,
@@ -533,10 +535,10 @@ export function createRunner(deps: RunnerDeps): Runner {
     // The end events are made from the run as this attempt ends it: the store is not read back.
     const rest = events.rest();
     const final: FinalEvents = { events: [...rest.events, ...runEndEvents({ ...run, ...ending, started_at: startedAt })], after: rest.after };
-    const finished = await stored(() => store.finishRun(deps.db, runId, attempt, ending, final));
+    const finished = await stored(() => store.finishRun(ctx.db, runId, attempt, ending, final));
     // Not finished by us: the run was cancelled (its state already says so) or taken over.
-    if (finished) deps.announceEnded?.(runId);
-    deps.logger.info({ runId, status: finished ? end.status : 'superseded', attempt }, 'run ended');
+    if (finished) announceEnded(runId);
+    ctx.logger.info({ runId, status: finished ? end.status : 'superseded', attempt }, 'run ended');
     if (finished) observeRunFinished(end.status, finishedAt - startedAt);
   }
 
@@ -572,18 +574,19 @@ const SWEEP_GRACE_MS = 10_000;
  *   the last delivery, or every delivery met a store outage) has no one to finish it: fail it with
  *   the cause of its job's last failure, `store_unavailable` or `worker_lost`, closing its steps.
  */
-export async function sweepStuckRuns(deps: RunnerDeps & { queue: Pick<RunQueue, 'enqueue' | 'jobState'> }): Promise<void> {
-  const now = (deps.now ?? Date.now)();
-  for (const id of await store.listRunsStuckSince(deps.db, 'queued', now - SWEEP_GRACE_MS, 100)) {
-    await deps.queue.enqueue(id);
+export async function sweepStuckRuns(ctx: RunnerContext, queue: Pick<RunQueue, 'enqueue' | 'jobState' | 'announceRunEnded'>): Promise<void> {
+  const now = ctx.now();
+  const announceEnded = quietly(ctx, 'run end', (id) => queue.announceRunEnded(id));
+  for (const id of await store.listRunsStuckSince(ctx.db, 'queued', now - SWEEP_GRACE_MS, 100)) {
+    await queue.enqueue(id);
   }
-  for (const id of await store.listRunsStuckSince(deps.db, 'running', now - SWEEP_GRACE_MS, 100)) {
-    const job = await deps.queue.jobState(id);
+  for (const id of await store.listRunsStuckSince(ctx.db, 'running', now - SWEEP_GRACE_MS, 100)) {
+    const job = await queue.jobState(id);
     if (job.live) continue; // pg-boss notices a dead worker by its heartbeat and retries the job
     const cause = job.lastFailure ?? 'worker_lost';
-    if (await store.failUnfinishedRun(deps.db, id, abandonedRunError(cause), now, runEndEvents)) {
-      deps.announceEnded?.(id);
-      deps.logger.error({ runId: id, cause }, 'run failed: no attempt left');
+    if (await store.failUnfinishedRun(ctx.db, id, abandonedRunError(cause), now, runEndEvents)) {
+      announceEnded(id);
+      ctx.logger.error({ runId: id, cause }, 'run failed: no attempt left');
     }
   }
 }

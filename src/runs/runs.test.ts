@@ -619,7 +619,7 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     });
     const racing = new Proxy(db, { get: (target, prop) => (prop === 'client' ? client : Reflect.get(target, prop, target)) });
     const queue = server.ctx.runs!.queue;
-    const started = runService.startRun({ ...server.ctx, db: racing, queue, logger: server.ctx.logger }, userId, workflowId, { ticket: 'x' }, undefined);
+    const started = runService.startRun({ ...server.ctx, db: racing }, userId, workflowId, { ticket: 'x' }, undefined);
     await expect(started).rejects.toMatchObject({ status: 404 });
     const [runId] = (await db('runs').where({ workflow_id: workflowId }).pluck('id')) as string[];
     expect(await store.findRun(db, runId!)).toMatchObject({ status: 'cancelled', error: CANCELLED_BY_DELETE });

@@ -1,14 +1,15 @@
 // Rules of the runs API: inputs must match the workflow's text_input variables exactly, a run is
 // stored then enqueued (and failed clearly if the queue cannot take it), Idempotency-Key replays,
 // cancel, history. Execution itself is in runner.ts.
-import type { Logger } from 'pino';
 import type { components } from '../../generated/api.d.ts';
 import { isUniqueViolation } from '../db/insert.ts';
-import { idempotencyConflict, invalidRunInputs, queueUnavailable, runAlreadyFinished, runNotFound, tooManyConcurrentRuns, tooManyRunsPerMinute, workflowNotFound, type ProblemItem } from '../shared/errors.ts';
+import { idempotencyConflict, invalidRunInputs, queueUnavailable, runsNotConfigured, runAlreadyFinished, runNotFound, tooManyConcurrentRuns, tooManyRunsPerMinute, workflowNotFound, type ProblemItem } from '../shared/errors.ts';
 import { ulid } from '../shared/ids.ts';
 import { findWorkflowForRuns, type Workflow, type WorkflowContext } from '../workflows/service.ts';
 import { RunFailure } from './executor.ts';
-import type { RunQueue } from './queue.ts';
+import type { AppContext } from '../context.ts';
+import type { RunMachinery } from './machinery.ts';
+import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import type { NewRunEvent } from './events.ts';
 import * as store from './store.ts';
 import type { RunRow, RunStepRow } from './store.ts';
@@ -18,25 +19,14 @@ export type RunDetail = components['schemas']['RunDetail'];
 export type RunStep = components['schemas']['RunStep'];
 export type PageMeta = components['schemas']['PageMeta'];
 
-export interface RunDeps extends WorkflowContext {
-  queue: RunQueue;
-  logger: Logger;
-  /** Aborts this process's execution of a run at once (others notice within a second). */
-  onCancelled?: (runId: string) => void;
-  /** Told of each run about to be enqueued (this process's worker can then claim it without reading it back). */
-  onEnqueue?: (row: RunRow) => void;
-  /** Per-user run quotas (the HTTP API always has them). */
-  quotas?: RunQuotas;
-}
+/**
+ * What starting and cancelling runs needs beyond the workflow services: the run machinery (the
+ * queue, and this process's worker when it has one) and the logger.
+ */
+export type RunContext = WorkflowContext & Pick<AppContext, 'logger' | 'runs'>;
 
-export interface RunQuotas {
-  /** Runs one user may have queued or running at once (USER_MAX_CONCURRENT_RUNS). */
-  maxConcurrent: number;
-  /** USER_RUNS_PER_MINUTE */
-  perMinute: number;
-  /** Counts a run start of the user against USER_RUNS_PER_MINUTE: null when allowed, else the seconds to wait. */
-  hitPerMinute(userId: number): number | null;
-}
+/** Counts run starts per key against USER_RUNS_PER_MINUTE: null when allowed, else the seconds to wait. */
+export type RunStarts = Pick<SharedRateLimiter, 'hit'>;
 
 /** The graph snapshot stored with each run. */
 export interface GraphSnapshot {
@@ -117,26 +107,26 @@ export function checkInputs(nodes: Workflow['nodes'], inputs: Record<string, unk
 /** Same inputs regardless of key order. */
 const canonical = (inputs: Record<string, string>) => JSON.stringify(Object.keys(inputs).sort().map((k) => [k, inputs[k]]));
 
-async function enqueueOrFail(deps: RunDeps, row: RunRow): Promise<RunRow> {
+async function enqueueOrFail(ctx: RunContext, machinery: RunMachinery, row: RunRow): Promise<RunRow> {
   try {
-    deps.onEnqueue?.(row); // before the job exists: a worker here may take it at once
-    await deps.queue.enqueue(row.id);
+    machinery.runner?.expect(row); // before the job exists: this process's worker may take it at once, without reading it back
+    await machinery.queue.enqueue(row.id);
     return row;
   } catch (err) {
-    deps.logger.error({ err, runId: row.id }, 'run queue write failed; failing the run');
+    ctx.logger.error({ err, runId: row.id }, 'run queue write failed; failing the run');
     // Never leave it queued with no job behind it.
-    await store.failUnfinishedRun(deps.db, row.id, QUEUE_UNAVAILABLE, deps.now());
+    await store.failUnfinishedRun(ctx.db, row.id, QUEUE_UNAVAILABLE, ctx.now());
     throw queueUnavailable();
   }
 }
 
 /** The run a repeated Idempotency-Key names: same inputs -> that run (re-queued if the queue failed it); else 409. */
-async function replay(deps: RunDeps, existing: RunRow, inputs: Record<string, string>): Promise<RunRow> {
+async function replay(ctx: RunContext, machinery: RunMachinery, existing: RunRow, inputs: Record<string, string>): Promise<RunRow> {
   if (canonical(JSON.parse(existing.inputs) as Record<string, string>) !== canonical(inputs)) {
     throw idempotencyConflict(existing.id);
   }
-  if (existing.status === 'failed' && existing.error === QUEUE_UNAVAILABLE && (await store.requeueRun(deps.db, existing.id, QUEUE_UNAVAILABLE))) {
-    return enqueueOrFail(deps, { ...existing, status: 'queued', error: null, finished_at: null, duration_ms: null });
+  if (existing.status === 'failed' && existing.error === QUEUE_UNAVAILABLE && (await store.requeueRun(ctx.db, existing.id, QUEUE_UNAVAILABLE))) {
+    return enqueueOrFail(ctx, machinery, { ...existing, status: 'queued', error: null, finished_at: null, duration_ms: null });
   }
   return existing;
 }
@@ -148,21 +138,26 @@ async function replay(deps: RunDeps, existing: RunRow, inputs: Record<string, st
  *   repeating the request with the same Idempotency-Key re-queues that run;
  * - this process dies between the two writes: the workers' sweep (runner.ts sweepStuckRuns)
  *   enqueues any run queued for 30 s; the queue keeps at most one job per run.
+ * With `runStarts` (the HTTP API and the console always pass it), the per-user run quotas apply:
+ * USER_RUNS_PER_MINUTE counted there, USER_MAX_CONCURRENT_RUNS in the store. 503 without a queue.
  */
 export async function startRun(
-  deps: RunDeps,
+  ctx: RunContext,
   userId: number,
   workflowId: string,
   inputs: Record<string, string>,
   idempotencyKey: string | undefined,
+  runStarts?: RunStarts,
 ): Promise<{ run: Run; replayed: boolean }> {
-  const { workflow, deleted } = await findWorkflowForRuns(deps, userId, workflowId);
+  const machinery = ctx.runs;
+  if (!machinery) throw runsNotConfigured();
+  const { workflow, deleted } = await findWorkflowForRuns(ctx, userId, workflowId);
   if (deleted) throw workflowNotFound(workflowId);
   const problems = checkInputs(workflow.nodes, inputs);
   if (problems.length) throw invalidRunInputs(problems);
   if (idempotencyKey !== undefined) {
-    const existing = await store.findRunByIdempotencyKey(deps.db, userId, workflowId, idempotencyKey);
-    if (existing) return { run: toRun(await replay(deps, existing, inputs)), replayed: true };
+    const existing = await store.findRunByIdempotencyKey(ctx.db, userId, workflowId, idempotencyKey);
+    if (existing) return { run: toRun(await replay(ctx, machinery, existing, inputs)), replayed: true };
   }
   const snapshot: GraphSnapshot = { version: workflow.version, nodes: workflow.nodes, edges: workflow.edges };
   const row: RunRow = {
@@ -178,7 +173,7 @@ export async function startRun(
     usage: null,
     idempotency_key: idempotencyKey ?? null,
     attempts: 0,
-    created_at: deps.now(),
+    created_at: ctx.now(),
     started_at: null,
     finished_at: null,
     duration_ms: null,
@@ -186,35 +181,35 @@ export async function startRun(
   try {
     const { seq: _seq, ...insert } = row;
     // Quotas count new runs only: an Idempotency-Key replay above answered without one.
-    const quotas = deps.quotas;
-    if (quotas) {
-      const retryAfter = quotas.hitPerMinute(userId);
-      if (retryAfter !== null) throw tooManyRunsPerMinute(quotas.perMinute, retryAfter);
-      if (!(await store.insertRunWithinLimit(deps.db, insert, quotas.maxConcurrent))) throw tooManyConcurrentRuns(quotas.maxConcurrent);
+    if (runStarts) {
+      const { USER_RUNS_PER_MINUTE: perMinute, USER_MAX_CONCURRENT_RUNS: maxConcurrent } = ctx.config;
+      const retryAfter = runStarts.hit(`user:${userId}`);
+      if (retryAfter !== null) throw tooManyRunsPerMinute(perMinute, retryAfter);
+      if (!(await store.insertRunWithinLimit(ctx.db, insert, maxConcurrent))) throw tooManyConcurrentRuns(maxConcurrent);
     } else {
-      await store.insertRun(deps.db, insert);
+      await store.insertRun(ctx.db, insert);
     }
   } catch (err) {
     // Two concurrent requests with the same key: the loser answers with the winner's run.
     if (idempotencyKey === undefined || !isUniqueViolation(err)) throw err;
-    const winner = await store.findRunByIdempotencyKey(deps.db, userId, workflowId, idempotencyKey);
+    const winner = await store.findRunByIdempotencyKey(ctx.db, userId, workflowId, idempotencyKey);
     if (!winner) throw err;
-    return { run: toRun(await replay(deps, winner, inputs)), replayed: true };
+    return { run: toRun(await replay(ctx, machinery, winner, inputs)), replayed: true };
   }
   // A delete that came between the workflow read above and the insert did not see this run in its
   // cancel sweep (cancelRunsOfDeletedWorkflow): it is cancelled here instead, never enqueued. One
   // of the two always sees the other: the delete marks the workflow before it lists its runs.
-  if ((await findWorkflowForRuns(deps, userId, workflowId).catch(() => ({ deleted: true }))).deleted) {
-    await store.cancelRun(deps.db, row.id, deps.now(), CANCELLED_BY_DELETE, runEndEvents);
+  if ((await findWorkflowForRuns(ctx, userId, workflowId).catch(() => ({ deleted: true }))).deleted) {
+    await store.cancelRun(ctx.db, row.id, ctx.now(), CANCELLED_BY_DELETE, runEndEvents);
     throw workflowNotFound(workflowId);
   }
-  return { run: toRun(await enqueueOrFail(deps, row)), replayed: false };
+  return { run: toRun(await enqueueOrFail(ctx, machinery, row)), replayed: false };
 }
 
 /** Runs of a deleted (not yet purged) workflow stay readable. */
-async function runOf(deps: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunRow> {
-  await findWorkflowForRuns(deps, userId, workflowId);
-  const row = await store.findRunOfWorkflow(deps.db, userId, workflowId, runId);
+async function runOf(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunRow> {
+  await findWorkflowForRuns(ctx, userId, workflowId);
+  const row = await store.findRunOfWorkflow(ctx.db, userId, workflowId, runId);
   if (!row) throw runNotFound(runId);
   return row;
 }
@@ -229,35 +224,35 @@ async function runOf(deps: WorkflowContext, userId: number, workflowId: string, 
  * before that last write and the run after its end, and an ended run's steps had to be read a
  * third time; in that order the last poll costs no more time, and one statement less.)
  */
-export async function getRun(deps: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunDetail> {
-  const found = await store.findRunOfWorkflowWithDeletion(deps.db, userId, workflowId, runId);
-  const row = found && found.workflowDeletedAt === null ? found.run : await runOf(deps, userId, workflowId, runId);
-  return { ...toRun(row), logs: (await store.listSteps(deps.db, runId)).map(toRunStep) };
+export async function getRun(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunDetail> {
+  const found = await store.findRunOfWorkflowWithDeletion(ctx.db, userId, workflowId, runId);
+  const row = found && found.workflowDeletedAt === null ? found.run : await runOf(ctx, userId, workflowId, runId);
+  return { ...toRun(row), logs: (await store.listSteps(ctx.db, runId)).map(toRunStep) };
 }
 
 /** A run with its logs and the graph snapshot it ran (the console draws it); 404 as getRun. */
-export async function getRunWithGraph(deps: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<{ run: RunDetail; graph: GraphSnapshot }> {
-  const row = await runOf(deps, userId, workflowId, runId);
-  const steps = await store.listSteps(deps.db, runId);
+export async function getRunWithGraph(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<{ run: RunDetail; graph: GraphSnapshot }> {
+  const row = await runOf(ctx, userId, workflowId, runId);
+  const steps = await store.listSteps(ctx.db, runId);
   return { run: { ...toRun(row), logs: steps.map(toRunStep) }, graph: JSON.parse(row.graph) as GraphSnapshot };
 }
 
 /** The newest run of each of the user's workflows named (the console's list shows its status). */
-export async function latestRuns(deps: WorkflowContext, userId: number, workflowIds: readonly string[]): Promise<Map<string, Run>> {
-  const rows = await store.latestRunsOfWorkflows(deps.db, userId, workflowIds);
+export async function latestRuns(ctx: WorkflowContext, userId: number, workflowIds: readonly string[]): Promise<Map<string, Run>> {
+  const rows = await store.latestRunsOfWorkflows(ctx.db, userId, workflowIds);
   return new Map([...rows].map(([id, row]) => [id, toRun(row)]));
 }
 
 export async function listRuns(
-  deps: WorkflowContext,
+  ctx: WorkflowContext,
   userId: number,
   workflowId: string,
   request: { page: number; perPage: number; search?: string },
 ): Promise<{ data: Run[]; meta: PageMeta }> {
-  await findWorkflowForRuns(deps, userId, workflowId);
+  await findWorkflowForRuns(ctx, userId, workflowId);
   const [total, rows] = await Promise.all([
-    store.countRuns(deps.db, userId, workflowId, request.search),
-    store.listRunsNewestFirst(deps.db, userId, workflowId, {
+    store.countRuns(ctx.db, userId, workflowId, request.search),
+    store.listRunsNewestFirst(ctx.db, userId, workflowId, {
       offset: (request.page - 1) * request.perPage,
       limit: request.perPage,
       ...(request.search ? { search: request.search } : {}),
@@ -277,25 +272,34 @@ export const CANCELLED_BY_DELETE = JSON.stringify({ code: 'cancelled', message: 
  * Cancels every queued or running run of a workflow that was just deleted, so none keeps calling a
  * model for a run that is about to be 404. Workers elsewhere notice within a second (runner.ts).
  */
-export async function cancelRunsOfDeletedWorkflow(deps: WorkflowContext & { onCancelled?: (runId: string) => void }, workflowId: string): Promise<number> {
-  const now = deps.now();
+export async function cancelRunsOfDeletedWorkflow(ctx: RunContext, workflowId: string): Promise<number> {
+  const now = ctx.now();
   let cancelled = 0;
-  for (const id of await store.listUnfinishedRunsOfWorkflow(deps.db, workflowId)) {
-    if (await store.cancelRun(deps.db, id, now, CANCELLED_BY_DELETE, runEndEvents)) cancelled++;
-    deps.onCancelled?.(id);
+  for (const id of await store.listUnfinishedRunsOfWorkflow(ctx.db, workflowId)) {
+    if (await store.cancelRun(ctx.db, id, now, CANCELLED_BY_DELETE, runEndEvents)) cancelled++;
+    announceRunEnded(ctx, id);
   }
   return cancelled;
 }
 
 /** queued|running -> cancelled; a terminal run is a 409. The worker notices and stops (runner.ts). */
-export async function cancelRun(deps: WorkflowContext & { onCancelled?: (runId: string) => void }, userId: number, workflowId: string, runId: string): Promise<Run> {
-  const row = await runOf(deps, userId, workflowId, runId);
-  const now = deps.now();
-  if (!(await store.cancelRun(deps.db, row.id, now, CANCELLED_BY_USER, runEndEvents))) {
-    const current = (await store.findRun(deps.db, row.id)) ?? row;
+export async function cancelRun(ctx: RunContext, userId: number, workflowId: string, runId: string): Promise<Run> {
+  const row = await runOf(ctx, userId, workflowId, runId);
+  const now = ctx.now();
+  if (!(await store.cancelRun(ctx.db, row.id, now, CANCELLED_BY_USER, runEndEvents))) {
+    const current = (await store.findRun(ctx.db, row.id)) ?? row;
     throw runAlreadyFinished(runId, current.status);
   }
-  deps.onCancelled?.(row.id);
-  return toRun((await store.findRun(deps.db, row.id))!);
+  announceRunEnded(ctx, row.id);
+  return toRun((await store.findRun(ctx.db, row.id))!);
 }
 
+
+/**
+ * Tells this process's worker (it aborts the run's execution at once) and every other process
+ * (they notice within a second) that a run ended outside a worker: cancelled.
+ */
+function announceRunEnded(ctx: RunContext, runId: string): void {
+  ctx.runs?.runner?.abortLocal(runId);
+  ctx.runs?.queue.announceRunEnded(runId).catch((err: unknown) => ctx.logger.warn({ err, runId }, 'run end NOTIFY failed'));
+}

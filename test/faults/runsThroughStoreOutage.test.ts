@@ -127,7 +127,7 @@ describe.each(kinds)('runs through a store outage on %s', (_name, startDatabase)
     }
 
     const sweep = () =>
-      sweepStuckRuns({ db: server.ctx.db, models: server.ctx.runs!.models, logger: server.ctx.logger, runTimeoutSeconds: 3600, queue: server.ctx.runs!.queue });
+      sweepStuckRuns(server.ctx, server.ctx.runs!.queue);
 
     it('fails a run whose job ran out of deliveries in a store outage with store_unavailable, closing its steps, long before RUN_TIMEOUT_SECONDS', async () => {
       const runId = await abandonedRun();

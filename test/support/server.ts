@@ -67,7 +67,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     const queueUrl =
       options.queueUrl ?? (testDb.dialect === 'pg' ? testDb.url : (queueDb = await createTestDb('pg', { migrate: false })).url);
     const worker = options.runs === true || options.runs.worker !== false;
-    ctx.runs = await startRunMachinery({ config, db: testDb.db, logger: ctx.logger, queueUrl, worker });
+    ctx.runs = await startRunMachinery(ctx, { queueUrl, worker });
     ctx.queueHealth = ctx.runs.queue.health;
   }
   const app = createApp(ctx);

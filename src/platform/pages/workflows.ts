@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context.ts';
 import type { SharedRateLimiter } from '../../http/sharedRateLimiter.ts';
-import { runDepsOf } from '../../runs/router.ts';
 import * as runs from '../../runs/service.ts';
 import { Problem } from '../../shared/errors.ts';
 import { getWorkflow, listWorkflows, type Workflow } from '../../workflows/service.ts';
@@ -81,7 +80,7 @@ export function workflowPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
     if (empty.length) return refuse(400, empty.map((v) => ({ field: inputField(v), message: `Enter the ${v}.` })));
 
     try {
-      const { run } = await runs.startRun(runDepsOf(ctx, runStarts), user.id, workflow.id, values, idempotencyKey);
+      const { run } = await runs.startRun(ctx, user.id, workflow.id, values, idempotencyKey, runStarts);
       res.redirect(303, `/workflows/${workflow.id}/runs/${run.id}`);
     } catch (err) {
       if (!(err instanceof Problem)) throw err;
