@@ -187,6 +187,85 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
     expect((await admin('token', 'revoke', '--user', 'cli-keys', '--id', String(token.id))).code).toBe(1);
   });
 
+  it('creates a token that expires, in days (--expires-in) or at a moment (--expires-at); a bad value is refused naming its flag', async () => {
+    await adminJson('user', 'create', '--login', 'cli-expiry', '--password', 'cli-password', '--name', 'Expiry');
+    const base = ['token', 'create', '--user', 'cli-expiry', '--namespace', 'cli-expiry', '--usage-scenario', 'paid'];
+    const before = Date.now();
+    const inDays = await adminJson(...base, '--name', 'thirty', '--expires-in', '30d');
+    const expiresAt = Date.parse(inDays.expires_at as string);
+    expect(expiresAt).toBeGreaterThanOrEqual(before + 30 * 86_400_000);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 30 * 86_400_000);
+    const day = new Date(Date.now() + 10 * 86_400_000).toISOString().slice(0, 10);
+    const atDay = await adminJson(...base, '--name', 'dated', '--expires-at', day);
+    expect(atDay.expires_at).toBe(`${day}T00:00:00.000Z`);
+    const atTime = await adminJson(...base, '--name', 'timed', '--expires-at', `${day}T18:30:00+02:00`);
+    expect(atTime.expires_at).toBe(`${day}T16:30:00.000Z`);
+    const never = await adminJson(...base, '--name', 'forever');
+    expect(never.expires_at).toBeNull();
+    expect(Number((await t.db('access_tokens').where({ id: atDay.id }).first()).expires_at)).toBe(Date.parse(`${day}T00:00:00Z`));
+    const list = await adminJson('token', 'list', '--user', 'cli-expiry');
+    expect((list.data as Array<{ name: string; expires_at: string | null }>).map((x) => [x.name, x.expires_at]).sort()).toEqual(
+      [['dated', `${day}T00:00:00.000Z`], ['forever', null], ['thirty', inDays.expires_at], ['timed', `${day}T16:30:00.000Z`]].sort(),
+    );
+
+    const refusals: Array<[string[], RegExp]> = [
+      [['--expires-in', '0'], /--expires-in must be a whole number of days from 1 to 366, as 30 or 30d \(got "0"\)/],
+      [['--expires-in', '367'], /--expires-in must be a whole number of days from 1 to 366/],
+      [['--expires-in', 'soon'], /--expires-in must be a whole number of days/],
+      [['--expires-at', 'tomorrow'], /--expires-at must be a date \(2027-01-31, UTC\) or a date-time with its offset/],
+      [['--expires-at', `${day}T18:30:00`], /--expires-at must be a date .* with its offset/],
+      [['--expires-at', '2020-01-01'], /--expires-at must be in the future \(got "2020-01-01"\)/],
+      [['--expires-at', '2999-01-01'], /--expires-at must be at most 366 days from now/],
+      [['--expires-in', '30', '--expires-at', day], /give --expires-in or --expires-at, not both/],
+      [['--expires-in'], /option --expires-in needs a value/],
+    ];
+    for (const [flags, message] of refusals) {
+      const refused = await admin(...base, '--name', 'refused', ...flags);
+      expect(refused.code, flags.join(' ')).toBe(2);
+      expect(refused.stderr).toMatch(message);
+    }
+    expect(await t.db('access_tokens').where({ name: 'refused' }).first()).toBeUndefined();
+    expect((await admin('--help')).stdout).toMatch(/\[--expires-in DAYS \| --expires-at DATE\]/);
+  }, 120_000); // many CLI processes, each starting Node
+
+  it('generates a second client secret for a rotation, lists the secrets, deletes one; the last only with --even-the-last', async () => {
+    await adminJson('user', 'create', '--login', 'cli-rotate', '--password', 'cli-password', '--name', 'Rotate');
+    const app = await adminJson('app', 'create', '--owner', 'cli-rotate', '--name', 'Rotating', '--description', 'd', '--homepage', 'https://r.example', '--redirect-uri', 'https://r.example/cb');
+    const clientId = String(app.client_id);
+    const [first] = (await adminJson('app', 'list-secrets', '--client-id', clientId)).data as Array<{ id: number }>;
+
+    const second = await adminJson('app', 'generate-secret', '--client-id', clientId);
+    expect(second).toEqual({ client_id: clientId, id: expect.any(Number), client_secret: expect.stringMatching(/^cs_/), secrets: 2 });
+    const appRow = await t.db('applications').where({ client_id: clientId }).first();
+    expect(await t.db('client_secrets').where({ application_id: appRow.id }).orderBy('id').pluck('secret_hash')).toEqual([hashToken(app.client_secret as string), hashToken(second.client_secret as string)]);
+    const listed = await adminJson('app', 'list-secrets', '--client-id', clientId);
+    expect(listed).toEqual({ data: [{ id: first!.id, created_at: expect.any(String), last_used_at: null }, { id: second.id, created_at: expect.any(String), last_used_at: null }] });
+    expect(JSON.stringify(listed)).not.toContain(second.client_secret as string);
+
+    // Two at most; a third waits for a deletion.
+    const third = await admin('app', 'generate-secret', '--client-id', clientId, '--json');
+    expect(third.code).toBe(1);
+    expect(JSON.parse(third.stdout).error).toEqual({ code: 'conflict', message: expect.stringMatching(/already has 2 client secrets/) });
+
+    expect(await adminJson('app', 'delete-secret', '--client-id', clientId, '--id', String(first!.id))).toEqual({ deleted: true, client_id: clientId, id: first!.id, secrets_left: 1 });
+    expect(await t.db('client_secrets').where({ application_id: appRow.id }).pluck('secret_hash')).toEqual([hashToken(second.client_secret as string)]);
+
+    // The last one asks for --even-the-last; a secret that is gone, another app's or a malformed id is refused.
+    const last = await admin('app', 'delete-secret', '--client-id', clientId, '--id', String(second.id));
+    expect(last.code).toBe(1);
+    expect(last.stderr).toMatch(/only client secret of Rotating.*give --even-the-last to delete it anyway/);
+    const gone = await admin('app', 'delete-secret', '--client-id', clientId, '--id', String(first!.id), '--json');
+    expect(gone.code).toBe(1);
+    expect(JSON.parse(gone.stdout).error.code).toBe('not_found');
+    const malformed = await admin('app', 'delete-secret', '--client-id', clientId, '--id', 'cs_abc');
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toMatch(/--id must be the client secret's numeric id \(got "cs_abc"\)/);
+    expect((await admin('app', 'generate-secret', '--client-id', 'app_nope')).code).toBe(1);
+    expect(await adminJson('app', 'delete-secret', '--client-id', clientId, '--id', String(second.id), '--even-the-last')).toMatchObject({ deleted: true, secrets_left: 0 });
+    expect(await t.db('client_secrets').where({ application_id: appRow.id }).first()).toBeUndefined();
+    expect((await admin('app', '--help')).stdout).toMatch(/app delete-secret --client-id ID --id SECRET_ID \[--even-the-last\]/);
+  }, 120_000);
+
   it('lists a user\'s browser sessions and revokes one by id, or all: the cookie stops working at once', async () => {
     const server = await startTestServer({ dialect, databaseUrl: t.url });
     try {

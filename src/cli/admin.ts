@@ -11,7 +11,7 @@ import { migrateLatest, migrateRollback } from '../db/migrate.ts';
 import { sealAllSecrets } from '../db/sealedSecrets.ts';
 import { rotateSigningKey } from '../open/signingKeys.ts';
 import { createAccessToken, deleteAccessToken, listAccessTokens, listAccessTokensOfUser } from '../platform/accessTokens.ts';
-import { createApp, findAppByClientId, updateApp } from '../platform/apps.ts';
+import { addClientSecret, createApp, deleteClientSecret, findAppByClientId, listClientSecrets, matchClientSecret, updateApp, type Application } from '../platform/apps.ts';
 import { addMember, createOrg } from '../platform/orgs.ts';
 import { DEMO, seedDemo } from '../platform/seed.ts';
 import { createUser, deleteUser, findUserByLogin, setPassword } from '../platform/users.ts';
@@ -49,6 +49,9 @@ const options = {
   user: { type: 'string' },
   'usage-scenario': { type: 'string' },
   permission: { type: 'string', multiple: true },
+  'expires-in': { type: 'string' },
+  'expires-at': { type: 'string' },
+  'even-the-last': { type: 'boolean' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values'];
@@ -75,6 +78,42 @@ function idOf(value: string, what: string): number {
   if (!/^[1-9]\d{0,15}$/.test(value)) throw new UsageError(`--id must be the ${what}'s numeric id (got "${value}")`);
   return Number(value);
 }
+
+async function appOf(db: Knex, clientId: string): Promise<Application> {
+  const app = await findAppByClientId(db, clientId);
+  if (!app) throw clientNotFound(clientId);
+  return app;
+}
+
+const DAY_MS = 86_400_000;
+/** As the console and the API: an access token lives at most this long. */
+const MAX_EXPIRY_DAYS = 366;
+
+/** `--expires-in 30` / `30d` (days) or `--expires-at 2027-01-31[T12:00:00Z]`; neither: the token never expires. */
+function expiryOf(v: Values, now: number): { expiresInDays?: number; expiresAt?: number } {
+  const inDays = v['expires-in'];
+  const at = v['expires-at'];
+  if (inDays !== undefined && at !== undefined) throw new UsageError('give --expires-in or --expires-at, not both');
+  if (inDays !== undefined) {
+    const days = /^(\d{1,4})d?$/.exec(inDays.trim());
+    if (!days || Number(days[1]) < 1 || Number(days[1]) > MAX_EXPIRY_DAYS) {
+      throw new UsageError(`--expires-in must be a whole number of days from 1 to ${MAX_EXPIRY_DAYS}, as 30 or 30d (got "${inDays}")`);
+    }
+    return { expiresInDays: Number(days[1]) };
+  }
+  if (at !== undefined) {
+    // A date alone is that day's start in UTC; a date-time must say its offset, so no local clock decides.
+    const iso = /^\d{4}-\d{2}-\d{2}$/.test(at) ? `${at}T00:00:00Z` : at;
+    const time = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(iso) ? Date.parse(iso) : NaN;
+    if (Number.isNaN(time)) throw new UsageError(`--expires-at must be a date (2027-01-31, UTC) or a date-time with its offset (2027-01-31T18:00:00Z) (got "${at}")`);
+    if (time <= now) throw new UsageError(`--expires-at must be in the future (got "${at}")`);
+    if (time > now + MAX_EXPIRY_DAYS * DAY_MS) throw new UsageError(`--expires-at must be at most ${MAX_EXPIRY_DAYS} days from now (got "${at}")`);
+    return { expiresAt: time };
+  }
+  return {};
+}
+
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 const commands: Record<string, Command> = {
   'user create': {
@@ -159,10 +198,49 @@ const commands: Record<string, Command> = {
       return { id: app.id, client_id: app.client_id, name: app.name, description: app.description, homepage: app.homepage, redirect_uri: app.redirect_uri };
     },
   },
+  'app list-secrets': {
+    usage: 'app list-secrets --client-id ID',
+    summary: "the app's client secrets (id, created_at, last_used_at; never the secret itself)",
+    options: ['client-id'],
+    needs: ['client-id'],
+    run: async (db, v) => {
+      const app = await appOf(db, v['client-id']!);
+      const secrets = await listClientSecrets(db, app.owner_user_id, app.id);
+      return { data: secrets.map((s) => ({ id: s.id, created_at: isoOrNull(s.created_at), last_used_at: isoOrNull(s.last_used_at) })) };
+    },
+  },
+  'app generate-secret': {
+    usage: 'app generate-secret --client-id ID',
+    summary: 'a second client secret for a rotation (two at most); prints it once. The other keeps working until app delete-secret',
+    options: ['client-id'],
+    needs: ['client-id'],
+    run: async (db, v) => {
+      const app = await appOf(db, v['client-id']!);
+      const { clientSecret } = await addClientSecret(db, app.owner_user_id, app.id);
+      const secrets = await listClientSecrets(db, app.owner_user_id, app.id);
+      return { client_id: app.client_id, id: matchClientSecret(secrets, clientSecret)?.id ?? null, client_secret: clientSecret, secrets: secrets.length };
+    },
+  },
+  'app delete-secret': {
+    usage: 'app delete-secret --client-id ID --id SECRET_ID [--even-the-last]',
+    summary: 'deletes one client secret (an id from app list-secrets): clients presenting it are refused at once. The last one goes only with --even-the-last',
+    options: ['client-id', 'id', 'even-the-last'],
+    needs: ['client-id', 'id'],
+    run: async (db, v) => {
+      const id = idOf(v.id!, 'client secret');
+      const app = await appOf(db, v['client-id']!);
+      const secrets = await listClientSecrets(db, app.owner_user_id, app.id);
+      if (secrets.length === 1 && secrets[0]!.id === id && !v['even-the-last']) {
+        throw new Problem(409, `This is the only client secret of ${app.name}: without it the app cannot obtain tokens. Run app generate-secret first, or give --even-the-last to delete it anyway.`);
+      }
+      await deleteClientSecret(db, app.owner_user_id, app.id, id, { evenTheLast: v['even-the-last'] ?? false });
+      return { deleted: true, client_id: app.client_id, id, secrets_left: secrets.length - 1 };
+    },
+  },
   'token create': {
-    usage: 'token create --user LOGIN --namespace NS --name NAME --usage-scenario paid|trial [--permission workflows]...',
-    summary: 'an access token (API key); prints it once',
-    options: ['user', 'namespace', 'name', 'usage-scenario', 'permission'],
+    usage: 'token create --user LOGIN --namespace NS --name NAME --usage-scenario paid|trial [--permission workflows]... [--expires-in DAYS | --expires-at DATE]',
+    summary: 'an access token (API key); prints it once. It never expires unless given --expires-in (1 to 366 days) or --expires-at (a UTC date, or a date-time with its offset)',
+    options: ['user', 'namespace', 'name', 'usage-scenario', 'permission', 'expires-in', 'expires-at'],
     needs: ['user', 'namespace', 'name', 'usage-scenario'],
     run: async (db, v) => {
       const { token, record } = await createAccessToken(db, {
@@ -171,6 +249,7 @@ const commands: Record<string, Command> = {
         name: v.name!,
         usageScenario: v['usage-scenario']!,
         permissions: v.permission ?? [],
+        ...expiryOf(v, Date.now()),
       });
       return {
         id: record.id,
@@ -179,6 +258,7 @@ const commands: Record<string, Command> = {
         name: record.name,
         usage_scenario: record.usage_scenario,
         permissions: record.permissions,
+        expires_at: isoOrNull(record.expires_at),
       };
     },
   },
@@ -201,6 +281,7 @@ const commands: Record<string, Command> = {
           token_prefix: t.token_prefix,
           created_at: new Date(t.created_at).toISOString(),
           last_used_at: t.last_used_at === null ? null : new Date(t.last_used_at).toISOString(),
+          expires_at: isoOrNull(t.expires_at),
         })),
       };
     },

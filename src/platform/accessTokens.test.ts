@@ -25,6 +25,17 @@ describe.each(testDialects())('raw access tokens on %s', (dialect) => {
     await t?.destroy();
   });
 
+  it('expires at a given moment (the admin CLI\'s --expires-at) within 366 days; not in the past, not beside expires_in_days', async () => {
+    const at = Date.now() + 5 * 86_400_000;
+    const { record } = await createAccessToken(t.db, { userId: alice.id, namespace: 'alice', name: 'dated', usageScenario: 'paid', expiresAt: at });
+    expect(record.expires_at).toBe(at);
+    const base = { userId: alice.id, namespace: 'alice', name: 'refused', usageScenario: 'paid' };
+    for (const bad of [{ expiresAt: Date.now() - 1000 }, { expiresAt: Date.now() + 367 * 86_400_000 }, { expiresAt: at, expiresInDays: 5 }]) {
+      await expect(createAccessToken(t.db, { ...base, ...bad })).rejects.toMatchObject({ status: 400, errors: [{ pointer: '/expires_at' }] });
+    }
+    expect(await t.db('access_tokens').where({ name: 'refused' }).first()).toBeUndefined();
+  });
+
   it('creates an sk_ token in the user namespace, returning the plaintext once and storing its hash', async () => {
     const { token, record } = await createAccessToken(t.db, {
       userLogin: 'alice',

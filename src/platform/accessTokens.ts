@@ -61,6 +61,8 @@ export interface NewAccessToken {
   permissions?: string[];
   /** Days until it expires; absent: never. */
   expiresInDays?: number | undefined;
+  /** Or the moment it expires (epoch ms, within 366 days), as the admin CLI's --expires-at. */
+  expiresAt?: number | undefined;
 }
 
 function toAccessToken(row: AccessTokenRow): AccessToken {
@@ -78,7 +80,12 @@ function toAccessToken(row: AccessTokenRow): AccessToken {
   };
 }
 
-function checkExpiry(days: number | undefined, now: number): number | null {
+function checkExpiry(days: number | undefined, at: number | undefined, now: number): number | null {
+  if (at !== undefined) {
+    if (days !== undefined) throw invalidField('Give expires_in_days or expires_at, not both.', '/expires_at', 'not with expires_in_days');
+    if (!Number.isSafeInteger(at) || at <= now || at > now + 366 * 86_400_000) throw invalidField('expires_at must be in the future, at most 366 days away.', '/expires_at', 'must be in the next 366 days');
+    return at;
+  }
   if (days === undefined) return null;
   if (!Number.isInteger(days) || days < 1 || days > 366) throw invalidField(`expires_in_days must be a whole number of days from 1 to 366.`, '/expires_in_days', 'must be 1 to 366 days, or no expiry');
   return now + days * 86_400_000;
@@ -125,7 +132,7 @@ export async function createAccessToken(db: Knex, input: NewAccessToken): Promis
   const userId = await resolveUserId(db, input);
   const namespace = await requireUsableNamespace(db, userId, input.namespace);
   const now = Date.now();
-  const expiresAt = checkExpiry(input.expiresInDays, now);
+  const expiresAt = checkExpiry(input.expiresInDays, input.expiresAt, now);
 
   const token = newToken(ACCESS_TOKEN_PREFIX);
   const row = {
