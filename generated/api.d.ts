@@ -390,9 +390,9 @@ export interface paths {
          *     | event | when | data |
          *     |---|---|---|
          *     | `run.status` | a worker starts the run (again after a lost worker), and when it ends | `{"status": "running"}` (or the terminal status) |
-         *     | `node.started` | a node starts | `{"node_id", "node_type"}` |
+         *     | `node.started` | a node starts | `{"node_id", "node_type", "started_at"}` |
          *     | `node.delta` | an `llm_call` receives a chunk of its answer (OpenAI-compatible providers stream) | `{"node_id", "text"}`: append the texts in order |
-         *     | `node.finished` | a node ends, or is skipped | `{"node_id", "node_type", "status", "output", "usage", "error"}`, as in `RunStep` (`output` whole up to 200000 characters) |
+         *     | `node.finished` | a node ends, or is skipped | `{"node_id", "node_type", "status", "finished_at", "output", "usage", "error"}`, as in `RunStep` (`output` whole up to 200000 characters; `finished_at` null for a node that never started) |
          *     | `run.finished` | the run ended: completed, failed or cancelled | the `Run` (without logs) |
          *
          *     Events are stored, so any API process serves any run's stream, whichever worker runs it.

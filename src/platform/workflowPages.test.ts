@@ -109,7 +109,15 @@ describe.each(testDialects())('workflow pages (%s)', (dialect) => {
     const location = started.headers.get('location')!;
     expect((await browser.fetch(location)).status).toBe(404);
     expect((await browser.fetch(`${location}/state`)).status).toBe(404);
+    const foreignStream = await browser.fetch(`${location}/events`);
+    expect(foreignStream.status).toBe(404);
+    expect(foreignStream.headers.get('content-type')).toMatch(/^text\/html/);
     expect((await theirs.fetch(location)).status).toBe(200);
+    // Theirs to them: the run's events until run.finished, then the stream ends.
+    const stream = await theirs.fetch(`${location}/events`);
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(await stream.text()).toMatch(/^id: 1\nevent: run\.status\n[\s\S]*event: run\.finished\n/);
     expect((await browser.fetch('/workflows/wf_nope')).status).toBe(404);
     expect((await browser.fetch('/workflows?page=abc')).status).toBe(200);
   });

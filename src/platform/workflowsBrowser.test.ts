@@ -43,6 +43,7 @@ describe('workflow and run pages in a real browser', () => {
   let api: ApiClient;
   let triageId: string;
   let othersId: string;
+  let othersApi: ApiClient;
   const errors: string[] = [];
 
   async function createWorkflow(client: ApiClient, body: Schemas['WorkflowCreate']): Promise<string> {
@@ -65,7 +66,8 @@ describe('workflow and run pages in a real browser', () => {
     // More than a page of workflows, so the list paginates; the triage one is the newest.
     for (let i = 1; i <= 21; i++) await createWorkflow(api, { name: `Summariser ${i}`, ...seedGraph('echo') });
     triageId = await createWorkflow(api, { name: 'Ticket triage with a rather long name to wrap', description: 'Escalates urgent tickets <and answers the rest>', ...triageGraph() });
-    othersId = await createWorkflow(await apiFor(other.userId, other.login), { name: 'Not yours', ...seedGraph('echo') });
+    othersApi = await apiFor(other.userId, other.login);
+    othersId = await createWorkflow(othersApi, { name: 'Not yours', ...seedGraph('echo') });
 
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: SCREEN_WIDTHS.desktop, height: 800 } });
@@ -248,6 +250,111 @@ describe('workflow and run pages in a real browser', () => {
     await page.goto(`${server.baseUrl}/workflows`);
     expect(await page.locator('table.workflows tbody tr', { hasText: 'Ticket triage' }).locator('.badge').textContent()).toBe('completed');
     expect(unexpectedErrors()).toEqual([]);
+  });
+
+  it('follows a run from its event stream, not by polling: a slow step seen running, then its output, timing and usage, without a reload', async () => {
+    const chainId = await createWorkflow(api, {
+      name: 'Two slow steps',
+      nodes: [
+        { id: 'question', type: 'text_input', config: { variable: 'question' } },
+        { id: 'draft', type: 'llm_call', config: { model: 'llama-3', prompt: 'Draft: {{ inputs.question }}' } },
+        { id: 'review', type: 'llm_call', config: { model: 'llama-3', prompt: 'Review: {{ nodes.draft.output }}' } },
+        { id: 'answer', type: 'text_output', config: { format: 'plain' } },
+      ],
+      edges: [
+        { from: 'question', to: 'draft' },
+        { from: 'draft', to: 'review' },
+        { from: 'review', to: 'answer' },
+      ],
+    });
+    // Each step answers after a while, so the page can be seen mid-run.
+    fake.replies.push({ kind: 'completion', content: 'a first draft', delayMs: 2000 }, { kind: 'completion', content: 'reviewed and fine', delayMs: 2000 });
+    const requested: string[] = [];
+    const onRequest = (request: { url(): string }) => requested.push(new URL(request.url()).pathname);
+    page.on('request', onRequest);
+    try {
+      await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 900 });
+      await page.goto(`${server.baseUrl}/workflows/${chainId}`);
+      await page.fill('#input_question', 'Is the export fixed?');
+      const streamed = page.waitForResponse((r) => r.url().endsWith('/events'));
+      await page.click('form.run-form button.primary');
+      await page.waitForURL((url) => /^\/workflows\/[^/]+\/runs\/run_/.test(url.pathname));
+      const runPath = new URL(page.url()).pathname;
+      const stream = await streamed;
+      expect(stream.url()).toBe(`${server.baseUrl}${runPath}/events`);
+      expect(stream.status()).toBe(200);
+      expect(stream.headers()['content-type']).toMatch(/^text\/event-stream/);
+
+      const row = (id: string) => page.locator(`tr.step[data-node=${id}]`);
+      // The first slow step, running: its row and its box say so, its start time is shown.
+      await page.waitForSelector('tr.step[data-node=draft] .badge.status-running');
+      expect(await page.locator('.graph g.node[data-node=draft]').getAttribute('class')).toContain('status-running');
+      expect(await row('draft').locator('td').nth(2).textContent()).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC—$/);
+      await screenshot(page, 'run-live-events-desktop');
+      // Then it has completed, with its output, usage and duration, while the second one runs.
+      await page.waitForSelector('tr.step[data-node=review] .badge.status-running');
+      expect(await row('draft').locator('.badge').textContent()).toBe('completed');
+      expect(await row('draft').locator('pre').textContent()).toBe('a first draft');
+      expect(await row('draft').textContent()).toMatch(/\d+ tokens\d+ in, 3 out/);
+      expect(await row('draft').locator('td').nth(2).textContent()).toMatch(/UTC\d+\.\d{2} s$/);
+      expect(await page.locator('.graph g.node[data-node=draft] text.node-type').textContent()).toBe('LLM call · completed');
+      expect(await page.locator('#run-status .badge').textContent()).toBe('running');
+      expect(page.url()).toBe(`${server.baseUrl}${runPath}`);
+      // All of that came from the event stream: the state part was not read.
+      expect(requested.filter((p) => p.endsWith('/state'))).toEqual([]);
+
+      await page.waitForSelector('#run-status .badge.status-completed', { timeout: 15_000 });
+      expect(await page.locator('#run-announce').textContent()).toBe('The run completed.');
+      expect(await row('review').locator('pre').textContent()).toBe('reviewed and fine');
+      expect(await page.locator('main').textContent()).toContain('reviewed and fine');
+      expect(requested.filter((p) => p === `${runPath}/events`)).toHaveLength(1); // closed at run.finished, not reconnected
+      expect(requested.filter((p) => p === `${runPath}/state`).length).toBeLessThanOrEqual(1); // once, for the run's totals
+      await screenshot(page, 'run-live-events-completed-desktop');
+    } finally {
+      page.off('request', onRequest);
+    }
+    expect(unexpectedErrors()).toEqual([]);
+  });
+
+  it('without EventSource the run page falls back to reading the state once a second', async () => {
+    const context = await browser.newContext({ viewport: { width: SCREEN_WIDTHS.desktop, height: 900 } });
+    await context.addCookies(await page.context().cookies());
+    const plain = await context.newPage();
+    await plain.addInitScript(() => Reflect.deleteProperty(window, 'EventSource'));
+    const requested: string[] = [];
+    plain.on('request', (request) => requested.push(new URL(request.url()).pathname));
+    fake.replies.push({ kind: 'completion', content: 'routine question', delayMs: 1500 });
+    await plain.goto(`${server.baseUrl}/workflows/${triageId}`);
+    await plain.fill('#input_ticket', 'How do I export?');
+    await plain.fill('#input_customer', 'Di');
+    await plain.click('form.run-form button.primary');
+    await plain.waitForURL((url) => url.pathname.includes('/runs/run_'));
+    await plain.waitForSelector('#run-status .badge.status-completed', { timeout: 15_000 });
+    expect(await plain.locator('#run-announce').textContent()).toBe('The run completed.');
+    expect(await plain.locator('main').textContent()).toContain('Thanks, Di: <we are on it>');
+    expect(requested.filter((p) => p.endsWith('/state')).length).toBeGreaterThanOrEqual(1);
+    expect(requested.filter((p) => p.endsWith('/events'))).toEqual([]);
+    await context.close();
+  });
+
+  it('a run\'s event stream is the signed-in user\'s own: another user\'s run, or a run under the wrong workflow, is a 404', async () => {
+    const started = await othersApi.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: othersId } }, body: { inputs: { ticket: 'theirs' } } });
+    const theirRun = started.data!.data.id;
+    const mine = await api.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: triageId } } });
+    const myRun = mine.data!.data[0]!.id;
+    expect((await page.request.get(`${server.baseUrl}/workflows/${othersId}/runs/${theirRun}/events`)).status()).toBe(404);
+    expect((await page.request.get(`${server.baseUrl}/workflows/${othersId}/runs/${myRun}/events`)).status()).toBe(404);
+    expect((await page.request.get(`${server.baseUrl}/workflows/${triageId}/runs/${theirRun}/events`)).status()).toBe(404);
+    // Mine, ended: its events replayed to run.finished, and the stream ends.
+    const own = await page.request.get(`${server.baseUrl}/workflows/${triageId}/runs/${myRun}/events`);
+    expect(own.status()).toBe(200);
+    expect(await own.text()).toMatch(/event: run\.finished\ndata: \{[^\n]*"id":"run_/);
+    // Signed out: the login page, never the stream.
+    const anonymous = await browser.newContext();
+    const signedOut = await anonymous.request.get(`${server.baseUrl}/workflows/${triageId}/runs/${myRun}/events`, { maxRedirects: 0 });
+    expect(signedOut.status()).toBe(303);
+    expect(signedOut.headers().location).toMatch(/^\/login/);
+    await anonymous.close();
   });
 
   it('shows a failed node\'s error, and the nodes the run never reached', async () => {

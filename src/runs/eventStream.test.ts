@@ -96,6 +96,12 @@ describe.each(testDialects())('run event stream on %s', (dialect) => {
     expect(events.filter((e) => e.event === 'node.delta').map((e) => e.data.text)).toEqual(['slow ', 'answer']);
     expect(events[6]!.data).toMatchObject({ node_type: 'llm_call', status: 'completed', output: 'slow answer', error: null });
     expect(events[6]!.data.usage).toMatchObject({ completion_tokens: 2 }); // from the stream's last chunk
+    // Each node's start and end times, as its log in the run has them (a live page shows its timing from them).
+    const run = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: runId } } });
+    for (const step of run.data!.data.logs) {
+      expect(events.find((e) => e.event === 'node.started' && e.data.node_id === step.node_id)!.data.started_at, step.node_id).toBe(step.started_at);
+      expect(events.find((e) => e.event === 'node.finished' && e.data.node_id === step.node_id)!.data.finished_at, step.node_id).toBe(step.finished_at);
+    }
     expect(events.at(-1)!.data).toMatchObject({ id: runId, workflow_id: workflowId, status: 'completed', output: { result: 'slow answer' } });
     expect(events.at(-1)!.data).not.toHaveProperty('logs');
   });

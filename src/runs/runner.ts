@@ -418,13 +418,14 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     const stepStart = (node: WorkflowNode, input: string) => {
       const logged = logText(input);
       inputCut.set(node.id, logged.cut);
-      events.add('node.started', { node_id: node.id, node_type: node.type });
+      const stepStartedAt = now();
+      events.add('node.started', { node_id: node.id, node_type: node.type, started_at: new Date(stepStartedAt).toISOString() });
       steps.start({
         run_id: runId,
         node_id: node.id,
         node_type: node.type,
         status: 'running',
-        started_at: now(),
+        started_at: stepStartedAt,
         finished_at: null,
         input_preview: logged.text,
         output_preview: null,
@@ -440,17 +441,19 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
         usage.completion_tokens += report.usage.completion_tokens;
         usage.total_tokens += report.usage.total_tokens;
       }
+      const finishedAt = now();
       events.add('node.finished', {
         node_id: report.nodeId,
         node_type: report.nodeType,
         status: report.status,
+        finished_at: new Date(finishedAt).toISOString(),
         output: logged.text,
         usage: report.usage,
         error: report.error ? report.error.toJSON() : null,
       });
       steps.end(report.nodeId, {
         status: report.status,
-        finished_at: now(),
+        finished_at: finishedAt,
         output_preview: logged.text,
         truncated: logged.cut || (inputCut.get(report.nodeId) ?? false),
         usage: report.usage ? JSON.stringify(report.usage) : null,
@@ -460,7 +463,7 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     /** A node without a start: skipped (a branch not taken) or, once the run ends, never started. */
     const logUnstarted = (node: WorkflowNode, status: 'skipped' | 'not_started') => {
       inputCut.set(node.id, false);
-      events.add('node.finished', { node_id: node.id, node_type: node.type, status, output: null, usage: null, error: null });
+      events.add('node.finished', { node_id: node.id, node_type: node.type, status, finished_at: null, output: null, usage: null, error: null });
       steps.start({
         run_id: runId,
         node_id: node.id,

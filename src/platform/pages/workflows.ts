@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context.ts';
 import type { SharedRateLimiter } from '../../http/sharedRateLimiter.ts';
+import { streamRunEvents } from '../../runs/eventStream.ts';
 import * as runs from '../../runs/service.ts';
 import { Problem } from '../../shared/errors.ts';
 import { getWorkflow, listWorkflows, type Workflow } from '../../workflows/service.ts';
@@ -121,8 +122,17 @@ export function workflowPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
     sendPage(res, 200, runPage({ user, ...found }));
   });
 
-  // The live page's source: the changing part of the run page alone. `X-Run-Status` tells the
-  // script when the run has ended, so it stops asking.
+  // The live page's feed: the run's event stream, as GET /api/workflows/{id}/runs/{run_id}/events
+  // serves it (the same code), authenticated by the session cookie an EventSource sends (it cannot
+  // send an API key). Another user's run, or none, is a 404 before anything is streamed.
+  // Without a queue here, the stream's 503 makes the page fall back to reading the state.
+  router.get('/workflows/:id/runs/:runId/events', async (req, res) => {
+    const userId = req.webSession!.uid!;
+    await streamRunEvents(ctx, req, res, req.params.runId, () => runs.getRun(ctx, userId, req.params.id, req.params.runId));
+  });
+
+  // The live page's fallback (no EventSource, or its stream failed): the changing part of the run
+  // page alone. `X-Run-Status` tells the script when the run has ended, so it stops asking.
   router.get('/workflows/:id/runs/:runId/state', async (req, res) => {
     const user = await pageUser(ctx, req);
     const found = await findRun(user, req.params.id, req.params.runId);

@@ -7,9 +7,11 @@ import { layout } from './layout.ts';
 import { formatDuration, isoDate, statusBadge, WORKFLOWS_NAV } from './workflows.ts';
 
 // A run's page: per-node status, timing, usage and output, the run's inputs and final output.
-// While the run is queued or running, /assets/console.js reloads the state part of the page from
-// `.../state` (the same markup, alone) once a second until the run ends; without script the page
-// is complete as it stands and a reload shows the state.
+// While the run is queued or running, /assets/console.js follows the run's event stream
+// (`.../events`, an EventSource) and updates each node's row and box as its events arrive; at the
+// run's end it reads the state part once (`.../state`, the same markup alone). Without
+// EventSource, or when the stream fails, it reads `.../state` once a second instead. Without
+// script the page is complete as it stands and a reload shows the state.
 
 const ENDED = ['completed', 'failed', 'cancelled'];
 
@@ -74,7 +76,8 @@ export interface RunPageModel extends RunModel {
 
 export function runPage(model: RunPageModel): Html {
   const { user, workflowId, workflowName, run } = model;
-  const live = runEnded(run) ? html`` : html` data-live="/workflows/${workflowId}/runs/${run.id}/state"`;
+  const runPath = `/workflows/${workflowId}/runs/${run.id}`;
+  const live = runEnded(run) ? html`` : html` data-live="${runPath}/state" data-events="${runPath}/events"`;
   return layout(
     // The skip link leads back to the workflow, where it runs again.
     { title: `Run ${run.id} of ${workflowName}`, user, current: WORKFLOWS_NAV, mainAction: { id: 'back-to-workflow', label: 'the workflow' } },
