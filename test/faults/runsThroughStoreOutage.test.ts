@@ -63,7 +63,9 @@ describe.each(kinds)('runs through a store outage on %s', (_name, startDatabase)
 
   it('a store outage of a few seconds while runs wait on a slow model costs no run: all complete, every step closed', async () => {
     const runs = 4;
-    fake.replies = Array.from({ length: runs }, (_, i) => ({ kind: 'completion' as const, content: `answer ${i}`, delayMs: 3_000 }));
+    // Twice as many replies as runs: a step whose end could not be written in the outage runs again
+    // on the job's next delivery (at least once), and that second model call gets an answer too.
+    fake.replies = Array.from({ length: 2 * runs }, (_, i) => ({ kind: 'completion' as const, content: `answer ${i}`, delayMs: 3_000 }));
     const before = fake.requests.length;
     const ids: string[] = [];
     for (let i = 0; i < runs; i++) {
