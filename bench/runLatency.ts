@@ -30,8 +30,8 @@ await once(server, 'listening');
 const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 const login = `bench${randomBytes(4).toString('hex')}`;
-const user = await createUser(database.db, { login, password: randomBytes(16).toString('hex') });
-const { token } = await createAccessToken(database.db, { userId: user.id, namespace: login, name: 'bench', usageScenario: 'paid', permissions: ['workflows'] });
+const user = await createUser(database, { login, password: randomBytes(16).toString('hex') });
+const { token } = await createAccessToken(database, { userId: user.id, namespace: login, name: 'bench', usageScenario: 'paid', permissions: ['workflows'] });
 const api = createApiClient(baseUrl, { bearer: token });
 const { data: created } = await api.POST('/api/workflows', {
   body: {

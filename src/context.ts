@@ -18,3 +18,9 @@ export interface AppContext {
   /** The run queue, model router and (when this process executes runs) worker; absent without a queue database. */
   runs?: RunMachinery;
 }
+
+/** What a service that only reads and writes the store needs (the CLI and tests have just this). */
+export type DbContext = Pick<AppContext, 'db'>;
+
+/** A store service that also seals secrets at rest. */
+export type SealerContext = Pick<AppContext, 'db' | 'sealer'>;

@@ -69,8 +69,8 @@ async function main(): Promise<void> {
     }),
     config.DATABASE_URL ? { url: config.DATABASE_URL, variable: 'DATABASE_URL' } : undefined,
   );
-  const seed = config.DEMO ? await seedDemo(database.db) : null;
-  const hasUsers = seed !== null || (await anyUserExists(database.db));
+  const seed = config.DEMO ? await seedDemo(database) : null;
+  const hasUsers = seed !== null || (await anyUserExists(database));
 
   const ctx: AppContext = { config, db: database.db, logger, sealer: database.sealer, now: Date.now };
   const queueUrl = resolveQueueUrl(config, database);

@@ -269,7 +269,7 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
   it('lists a user\'s browser sessions and revokes one by id, or all: the cookie stops working at once', async () => {
     const server = await startTestServer({ dialect, databaseUrl: t.url });
     try {
-      await createUser(server.ctx.db, { login: 'cli-sess', password: 'cli-password' });
+      await createUser(server.ctx, { login: 'cli-sess', password: 'cli-password' });
       const browsers = [new Browser(server.baseUrl), new Browser(server.baseUrl)];
       for (const b of browsers) expect((await logIn(b, 'cli-sess', 'cli-password')).status).toBe(303);
       const sessionIdOf = (b: Browser) => {

@@ -3,7 +3,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Knex } from 'knex';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { databaseProblem, openDatabase } from '../db/connect.ts';
 import { EmbeddedPostgresError } from '../db/embedded.ts';
@@ -19,7 +18,8 @@ import { isSessionId, listUserSessions, revokeUserSessions, SESSION_ID_LENGTH } 
 import { clientNotFound, Problem, userNotFound } from '../shared/errors.ts';
 import { setPasswordHashCost } from '../shared/crypto.ts';
 import { revocationLease } from '../shared/principalLease.ts';
-import { SealingError, type Sealer } from '../shared/sealing.ts';
+import { SealingError } from '../shared/sealing.ts';
+import type { SealerContext } from '../context.ts';
 
 /** Each command: its usage line, what it does (for --help), the options it takes and needs, and its work. */
 interface Command {
@@ -27,7 +27,7 @@ interface Command {
   summary?: string;
   options: Array<keyof Values>;
   needs: Array<keyof Values>;
-  run: (db: Knex, v: Values, sealer: Sealer) => Promise<Output>;
+  run: (ctx: SealerContext, v: Values) => Promise<Output>;
 }
 
 const options = {
@@ -68,8 +68,8 @@ function required(values: Values, ...names: Array<keyof Values>): void {
   if (missing.length) throw new UsageError(`missing ${missing.map((n) => `--${String(n)}`).join(', ')}`);
 }
 
-async function userIdOf(db: Knex, login: string): Promise<number> {
-  const user = await findUserByLogin(db, login);
+async function userIdOf(ctx: SealerContext, login: string): Promise<number> {
+  const user = await findUserByLogin(ctx, login);
   if (!user) throw userNotFound(login);
   return user.id;
 }
@@ -79,8 +79,8 @@ function idOf(value: string, what: string): number {
   return Number(value);
 }
 
-async function appOf(db: Knex, clientId: string): Promise<Application> {
-  const app = await findAppByClientId(db, clientId);
+async function appOf(ctx: SealerContext, clientId: string): Promise<Application> {
+  const app = await findAppByClientId(ctx, clientId);
   if (!app) throw clientNotFound(clientId);
   return app;
 }
@@ -120,8 +120,8 @@ const commands: Record<string, Command> = {
     usage: 'user create --login LOGIN --password PASSWORD --name NAME [--avatar-url URL]',
     options: ['login', 'password', 'name', 'avatar-url'],
     needs: ['login', 'password', 'name'],
-    run: async (db, v) => {
-      const user = await createUser(db, { login: v.login!, password: v.password!, name: v.name!, ...(v['avatar-url'] ? { avatarUrl: v['avatar-url'] } : {}) });
+    run: async (ctx, v) => {
+      const user = await createUser(ctx, { login: v.login!, password: v.password!, name: v.name!, ...(v['avatar-url'] ? { avatarUrl: v['avatar-url'] } : {}) });
       return { id: user.id, login: user.login, name: user.name, avatar_url: user.avatar_url };
     },
   },
@@ -130,8 +130,8 @@ const commands: Record<string, Command> = {
     summary: 'sets a new password and ends every browser session of the user at once',
     options: ['login', 'password'],
     needs: ['login', 'password'],
-    run: async (db, v) => {
-      const { user, sessionsEnded } = await setPassword(db, v.login!, v.password!);
+    run: async (ctx, v) => {
+      const { user, sessionsEnded } = await setPassword(ctx, v.login!, v.password!);
       return { id: user.id, login: user.login, sessions_ended: sessionsEnded };
     },
   },
@@ -140,8 +140,8 @@ const commands: Record<string, Command> = {
     summary: 'deletes the user and everything theirs (apps, grants, tokens, workflows, runs); their sessions end at once',
     options: ['login'],
     needs: ['login'],
-    run: async (db, v) => {
-      const user = await deleteUser(db, v.login!);
+    run: async (ctx, v) => {
+      const user = await deleteUser(ctx, v.login!);
       return { deleted: true, id: user.id, login: user.login };
     },
   },
@@ -149,8 +149,8 @@ const commands: Record<string, Command> = {
     usage: 'org create --namespace NS --name NAME --owner LOGIN',
     options: ['namespace', 'name', 'owner'],
     needs: ['namespace', 'name', 'owner'],
-    run: async (db, v) => {
-      const org = await createOrg(db, { namespace: v.namespace!, name: v.name!, ownerLogin: v.owner! });
+    run: async (ctx, v) => {
+      const org = await createOrg(ctx, { namespace: v.namespace!, name: v.name!, ownerLogin: v.owner! });
       return { id: org.id, namespace: org.namespace, name: org.name, owner: v.owner!.toLowerCase() };
     },
   },
@@ -158,8 +158,8 @@ const commands: Record<string, Command> = {
     usage: 'org add-member --namespace NS --login LOGIN [--role member|owner]',
     options: ['namespace', 'login', 'role'],
     needs: ['namespace', 'login'],
-    run: async (db, v) => {
-      const m = await addMember(db, v.namespace!, v.login!, v.role ?? 'member');
+    run: async (ctx, v) => {
+      const m = await addMember(ctx, v.namespace!, v.login!, v.role ?? 'member');
       return { org_id: m.org_id, user_id: m.user_id, namespace: v.namespace!.toLowerCase(), login: v.login!.toLowerCase(), role: m.role };
     },
   },
@@ -168,8 +168,8 @@ const commands: Record<string, Command> = {
     summary: 'prints client_id and client_secret (shown once)',
     options: ['owner', 'name', 'description', 'homepage', 'redirect-uri'],
     needs: ['owner', 'name', 'description', 'homepage', 'redirect-uri'],
-    run: async (db, v) => {
-      const { app, clientSecret } = await createApp(db, {
+    run: async (ctx, v) => {
+      const { app, clientSecret } = await createApp(ctx, {
         ownerLogin: v.owner!,
         name: v.name!,
         description: v.description!,
@@ -184,8 +184,8 @@ const commands: Record<string, Command> = {
     summary: 'changes the given details; the client secret stays',
     options: ['client-id', 'name', 'description', 'homepage', 'redirect-uri'],
     needs: ['client-id'],
-    run: async (db, v) => {
-      const found = await findAppByClientId(db, v['client-id']!);
+    run: async (ctx, v) => {
+      const found = await findAppByClientId(ctx, v['client-id']!);
       if (!found) throw clientNotFound(v['client-id']!);
       const details = {
         ...(v.name !== undefined ? { name: v.name } : {}),
@@ -194,7 +194,7 @@ const commands: Record<string, Command> = {
         ...(v['redirect-uri'] !== undefined ? { redirectUri: v['redirect-uri'] } : {}),
       };
       if (!Object.keys(details).length) throw new UsageError('nothing to change: give --name, --description, --homepage or --redirect-uri');
-      const app = await updateApp(db, found.owner_user_id, found.id, details);
+      const app = await updateApp(ctx, found.owner_user_id, found.id, details);
       return { id: app.id, client_id: app.client_id, name: app.name, description: app.description, homepage: app.homepage, redirect_uri: app.redirect_uri };
     },
   },
@@ -203,9 +203,9 @@ const commands: Record<string, Command> = {
     summary: "the app's client secrets (id, created_at, last_used_at; never the secret itself)",
     options: ['client-id'],
     needs: ['client-id'],
-    run: async (db, v) => {
-      const app = await appOf(db, v['client-id']!);
-      const secrets = await listClientSecrets(db, app.owner_user_id, app.id);
+    run: async (ctx, v) => {
+      const app = await appOf(ctx, v['client-id']!);
+      const secrets = await listClientSecrets(ctx, app.owner_user_id, app.id);
       return { data: secrets.map((s) => ({ id: s.id, created_at: isoOrNull(s.created_at), last_used_at: isoOrNull(s.last_used_at) })) };
     },
   },
@@ -214,10 +214,10 @@ const commands: Record<string, Command> = {
     summary: 'a second client secret for a rotation (two at most); prints it once. The other keeps working until app delete-secret',
     options: ['client-id'],
     needs: ['client-id'],
-    run: async (db, v) => {
-      const app = await appOf(db, v['client-id']!);
-      const { clientSecret } = await addClientSecret(db, app.owner_user_id, app.id);
-      const secrets = await listClientSecrets(db, app.owner_user_id, app.id);
+    run: async (ctx, v) => {
+      const app = await appOf(ctx, v['client-id']!);
+      const { clientSecret } = await addClientSecret(ctx, app.owner_user_id, app.id);
+      const secrets = await listClientSecrets(ctx, app.owner_user_id, app.id);
       return { client_id: app.client_id, id: matchClientSecret(secrets, clientSecret)?.id ?? null, client_secret: clientSecret, secrets: secrets.length };
     },
   },
@@ -226,14 +226,14 @@ const commands: Record<string, Command> = {
     summary: 'deletes one client secret (an id from app list-secrets): clients presenting it are refused at once. The last one goes only with --even-the-last',
     options: ['client-id', 'id', 'even-the-last'],
     needs: ['client-id', 'id'],
-    run: async (db, v) => {
+    run: async (ctx, v) => {
       const id = idOf(v.id!, 'client secret');
-      const app = await appOf(db, v['client-id']!);
-      const secrets = await listClientSecrets(db, app.owner_user_id, app.id);
+      const app = await appOf(ctx, v['client-id']!);
+      const secrets = await listClientSecrets(ctx, app.owner_user_id, app.id);
       if (secrets.length === 1 && secrets[0]!.id === id && !v['even-the-last']) {
         throw new Problem(409, `This is the only client secret of ${app.name}: without it the app cannot obtain tokens. Run app generate-secret first, or give --even-the-last to delete it anyway.`);
       }
-      await deleteClientSecret(db, app.owner_user_id, app.id, id, { evenTheLast: v['even-the-last'] ?? false });
+      await deleteClientSecret(ctx, app.owner_user_id, app.id, id, { evenTheLast: v['even-the-last'] ?? false });
       return { deleted: true, client_id: app.client_id, id, secrets_left: secrets.length - 1 };
     },
   },
@@ -242,8 +242,8 @@ const commands: Record<string, Command> = {
     summary: 'an access token (API key); prints it once. It never expires unless given --expires-in (1 to 366 days) or --expires-at (a UTC date, or a date-time with its offset)',
     options: ['user', 'namespace', 'name', 'usage-scenario', 'permission', 'expires-in', 'expires-at'],
     needs: ['user', 'namespace', 'name', 'usage-scenario'],
-    run: async (db, v) => {
-      const { token, record } = await createAccessToken(db, {
+    run: async (ctx, v) => {
+      const { token, record } = await createAccessToken(ctx, {
         userLogin: v.user!,
         namespace: v.namespace!,
         name: v.name!,
@@ -267,10 +267,10 @@ const commands: Record<string, Command> = {
     summary: "the user's access tokens (in one namespace, or all)",
     options: ['user', 'namespace'],
     needs: ['user'],
-    run: async (db, v) => {
-      const userId = await userIdOf(db, v.user!);
-      if (v.namespace !== undefined) return { data: await listAccessTokens(db, userId, v.namespace) };
-      const tokens = await listAccessTokensOfUser(db, userId);
+    run: async (ctx, v) => {
+      const userId = await userIdOf(ctx, v.user!);
+      if (v.namespace !== undefined) return { data: await listAccessTokens(ctx, userId, v.namespace) };
+      const tokens = await listAccessTokensOfUser(ctx, userId);
       return {
         data: tokens.map((t) => ({
           id: t.id,
@@ -291,9 +291,9 @@ const commands: Record<string, Command> = {
     summary: 'deletes the access token; proxy tokens minted from it stop working',
     options: ['user', 'id'],
     needs: ['user', 'id'],
-    run: async (db, v) => {
+    run: async (ctx, v) => {
       const id = idOf(v.id!, 'access token');
-      await deleteAccessToken(db, await userIdOf(db, v.user!), id);
+      await deleteAccessToken(ctx, await userIdOf(ctx, v.user!), id);
       return { revoked: true, id };
     },
   },
@@ -302,17 +302,17 @@ const commands: Record<string, Command> = {
     summary: "the user's signed-in browser sessions that have not expired (id, created_at, expires_at), newest first",
     options: ['user'],
     needs: ['user'],
-    run: async (db, v) => ({ data: await listUserSessions(db, v.user!) }),
+    run: async (ctx, v) => ({ data: await listUserSessions(ctx, v.user!) }),
   },
   'session revoke': {
     usage: 'session revoke --user LOGIN (--id ID | --all)',
     summary: 'ends one browser session of the user (an id from session list), or all of them; the cookie stops working at once',
     options: ['user', 'id', 'all'],
     needs: ['user'],
-    run: async (db, v) => {
+    run: async (ctx, v) => {
       if ((v.id === undefined) === !v.all) throw new UsageError('give either --id ID (from session list) or --all');
       if (v.id !== undefined && !isSessionId(v.id)) throw new UsageError(`--id must be a session id from session list: ${SESSION_ID_LENGTH} hex characters (got "${v.id}")`);
-      const ended = await revokeUserSessions(db, v.user!, v.id !== undefined ? { id: v.id } : 'all');
+      const ended = await revokeUserSessions(ctx, v.user!, v.id !== undefined ? { id: v.id } : 'all');
       return { revoked: ended, user: v.user!.toLowerCase(), ...(v.id !== undefined ? { id: v.id } : {}) };
     },
   },
@@ -321,9 +321,9 @@ const commands: Record<string, Command> = {
     summary: 'creates the demo user, organization, app and API key and prints their secrets (not in production; `npm start` does it by itself in development)',
     options: [],
     needs: [],
-    run: async (db) => {
+    run: async (ctx) => {
       if (loadConfig().NODE_ENV === 'production') throw new Problem(403, 'Demo data (a known login) is never created in production.');
-      const seed = await seedDemo(db);
+      const seed = await seedDemo(ctx);
       if (!seed) throw new Problem(409, `The demo user "${DEMO.login}" exists already.`);
       return {
         login: seed.user.login,
@@ -343,7 +343,7 @@ const commands: Record<string, Command> = {
     summary: 'retires the proxy-token signing key (still published and verifying until its tokens expire) and creates a new current key',
     options: [],
     needs: [],
-    run: async (db, _v, sealer) => rotateSigningKey(db, sealer),
+    run: async (ctx) => rotateSigningKey(ctx.db, ctx.sealer),
   },
   // Prints counts and the key's one-way id only.
   'secrets reseal': {
@@ -351,15 +351,15 @@ const commands: Record<string, Command> = {
     summary: 'seals every stored secret with SECRETS_KEY (after a key-encryption key rotation: the old key in SECRETS_KEY_PREVIOUS until this has run)',
     options: [],
     needs: [],
-    run: async (db, _v, sealer) => ({ key_id: sealer.currentKeyId, ...(await sealAllSecrets(db, sealer)) }),
+    run: async ({ db, sealer }) => ({ key_id: sealer.currentKeyId, ...(await sealAllSecrets(db, sealer)) }),
   },
-  migrate: { usage: 'migrate', summary: 'applies pending migrations', options: [], needs: [], run: async (db, _v, sealer) => ({ applied: await migrateLatest(db, { sealer }) }) },
+  migrate: { usage: 'migrate', summary: 'applies pending migrations', options: [], needs: [], run: async ({ db, sealer }) => ({ applied: await migrateLatest(db, { sealer }) }) },
   'migrate rollback': {
     usage: 'migrate rollback [--all]',
     summary: 'rolls back the last batch (or every migration)',
     options: ['all'],
     needs: [],
-    run: async (db, v, sealer) => ({ rolled_back: await migrateRollback(db, { all: v.all ?? false, sealer }) }),
+    run: async ({ db, sealer }, v) => ({ rolled_back: await migrateRollback(db, { all: v.all ?? false, sealer }) }),
   },
 };
 
@@ -497,7 +497,7 @@ export async function main(argv: string[]): Promise<number> {
     const isMigration = name.startsWith('migrate');
     const database = await openDatabase(config, { migrate: !isMigration, poolMax: 2 });
     try {
-      const output = await command.run(database.db, values, database.sealer);
+      const output = await command.run({ db: database.db, sealer: database.sealer }, values);
       if (values.json) console.log(JSON.stringify(output));
       else printHuman(output);
       return 0;

@@ -59,7 +59,7 @@ describe.each(testDialects())('secrets sealed at rest on %s', (dialect) => {
   it('rotates the key-encryption key: SECRETS_KEY_PREVIOUS keeps the service working until `admin secrets reseal`, then the old key is not needed', { timeout: 180_000 }, async () => {
     const oldKey = randomBytes(32).toString('base64');
     const newKey = randomBytes(32).toString('base64');
-    await createUser(t.db, { login: 'rotator', password: 'rotate-password-1' });
+    await createUser(t, { login: 'rotator', password: 'rotate-password-1' });
 
     // A service on the old key: a session and a signing key are created (sealed with it).
     const before = await startTestServer({ databaseUrl: t.url, env: { SECRETS_KEY: oldKey } });

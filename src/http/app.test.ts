@@ -9,8 +9,8 @@ describe.each(testDialects())('the assembled app on %s', (dialect) => {
   let apiKey: string;
   beforeAll(async () => {
     server = await startTestServer({ dialect });
-    const user = await createUser(server.ctx.db, { login: 'ada', password: 'correct horse battery', name: 'Ada' });
-    apiKey = (await createAccessToken(server.ctx.db, { userId: user.id, namespace: 'ada', name: 'k', usageScenario: 'paid', permissions: ['workflows'] })).token;
+    const user = await createUser(server.ctx, { login: 'ada', password: 'correct horse battery', name: 'Ada' });
+    apiKey = (await createAccessToken(server.ctx, { userId: user.id, namespace: 'ada', name: 'k', usageScenario: 'paid', permissions: ['workflows'] })).token;
   });
   afterAll(() => server.close());
 

@@ -19,19 +19,19 @@ function toClient(app: Application): OAuthClient {
 }
 
 export async function findClientByClientId(db: Knex, clientId: string): Promise<OAuthClient | null> {
-  const app = await findAppByClientId(db, clientId);
+  const app = await findAppByClientId({ db }, clientId);
   return app ? toClient(app) : null;
 }
 
 /** The client one of whose secrets matches (RFC 6749 2.3.1), compared in constant time on the hash. */
 export async function authenticateClient(db: Knex, clientId: string, secret: string): Promise<OAuthClient | null> {
-  const app = await findAppByClientId(db, clientId);
-  return app && (await verifyClientSecret(db, app.id, secret)) ? toClient(app) : null;
+  const app = await findAppByClientId({ db }, clientId);
+  return app && (await verifyClientSecret({ db }, app.id, secret)) ? toClient(app) : null;
 }
 
 /** Whether `secret` is one of the client's, given its secrets read along with a code or refresh token (recording the use). */
 export async function clientSecretMatches(db: Knex, secrets: readonly Pick<ClientSecret, 'id' | 'secret_hash' | 'last_used_at'>[], secret: string): Promise<boolean> {
   const match = matchClientSecret(secrets, secret);
-  if (match) await noteClientSecretUsed(db, match);
+  if (match) await noteClientSecretUsed({ db }, match);
   return match !== undefined;
 }

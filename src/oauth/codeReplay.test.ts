@@ -59,7 +59,7 @@ describe.each(testDialects())('authorization code replay, every interleaving (%s
   /** A fresh user and app, the user's raw token, and one authorization code (user_info api_key) not yet exchanged. */
   async function aCode(): Promise<{ f: Fixture; code: string; rawTokenId: number }> {
     const f = await createFixture(server.ctx.db);
-    const raw = await createAccessToken(server.ctx.db, { userId: f.userId, namespace: f.login, name: 'key', usageScenario: 'paid' });
+    const raw = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'key', usageScenario: 'paid' });
     const browser = new Browser(server.baseUrl);
     expect((await logIn(browser, f.login, f.password)).status).toBe(303);
     const url = new URL(authorizationEndpoint);

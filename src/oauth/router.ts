@@ -36,7 +36,7 @@ function authorize(ctx: AppContext): RequestHandler {
     const partial: Partial<AuthorizeRequest> = {};
     try {
       const request = await validateAuthorizeRequest(ctx, req.query as Record<string, unknown>, partial);
-      const user = req.webSession?.uid ? await findUserById(ctx.db, req.webSession.uid) : null;
+      const user = req.webSession?.uid ? await findUserById(ctx, req.webSession.uid) : null;
       if (!user) {
         res.redirect(302, loginUrl(req.originalUrl));
         return;
@@ -49,7 +49,7 @@ function authorize(ctx: AppContext): RequestHandler {
         res.redirect(302, await issueCode(ctx, request, user.id, grant.authorizationId));
         return;
       }
-      const owner = await findUserById(ctx.db, request.client.ownerUserId);
+      const owner = await findUserById(ctx, request.client.ownerUserId);
       res.set('Cache-Control', 'no-store').type('html').send(String(consentPage(request, user, await csrfToken(ctx, req), owner?.login)));
     } catch (err) {
       if (err instanceof AuthorizePageError) {

@@ -32,7 +32,7 @@ async function readProxyPrincipal(ctx: AppContext, token: string): Promise<{ pri
   if (!grant || (grant.expiresAt !== null && grant.expiresAt <= now)) return null;
   if (grant.lastUsedAt === null || now - grant.lastUsedAt > LAST_USED_PRECISION_MS) {
     // Usage is attributed to the raw token; bookkeeping only, a failed write must not refuse the call.
-    markAccessTokenUsed(ctx.db, claims.accessTokenId, now).catch((err: unknown) => ctx.logger.warn({ err }, 'could not record access token use'));
+    markAccessTokenUsed(ctx, claims.accessTokenId, now).catch((err: unknown) => ctx.logger.warn({ err }, 'could not record access token use'));
   }
   const principal: PrincipalOf<'proxy'> = {
     kind: 'proxy',

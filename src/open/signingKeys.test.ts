@@ -39,10 +39,10 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
     t = await createTestDb(dialect);
     a = context(t.db);
     b = context(createKnex(t.url, { poolMax: 5 }));
-    const user = await createUser(t.db, { login: 'keys', password: 'password-1' });
-    const { app } = await createApplication(t.db, { ownerUserId: user.id, name: 'App', description: 'd', homepage: 'https://a.test/', redirectUri: 'https://a.test/cb' });
+    const user = await createUser(t, { login: 'keys', password: 'password-1' });
+    const { app } = await createApplication(t, { ownerUserId: user.id, name: 'App', description: 'd', homepage: 'https://a.test/', redirectUri: 'https://a.test/cb' });
     const authorizationId = await insertAuthorization(t.db, user.id, app.id, 'api_key', Date.now());
-    const { record } = await createAccessToken(t.db, { userId: user.id, namespace: 'keys', name: 'k', usageScenario: 'paid' });
+    const { record } = await createAccessToken(t, { userId: user.id, namespace: 'keys', name: 'k', usageScenario: 'paid' });
     subject = { userId: user.id, clientId: app.client_id, authorizationId, accessTokenId: record.id, namespace: 'keys', usageScenario: 'paid' };
   });
   afterAll(async () => {

@@ -37,8 +37,8 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
   /** A user with a registered app, two raw tokens in their namespace, and an `api_key` access token for the app. */
   async function setUp(scope = 'user_info api_key') {
     const f = await createFixture(server.ctx.db);
-    const paid = await createAccessToken(server.ctx.db, { userId: f.userId, namespace: f.login, name: 'Production key', usageScenario: 'paid', permissions: ['workflows'] });
-    const trial = await createAccessToken(server.ctx.db, { userId: f.userId, namespace: f.login, name: 'Trial key', usageScenario: 'trial' });
+    const paid = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'Production key', usageScenario: 'paid', permissions: ['workflows'] });
+    const trial = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'Trial key', usageScenario: 'trial' });
     secrets.push(paid.token, trial.token);
     const { browser, tokens } = await obtainTokens(server.baseUrl, as, f, scope);
     secrets.push(tokens.access_token);
@@ -156,7 +156,7 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     const paidProxy = (await detail(accessToken, f.login, paid.record.id)).data!.proxy_access_token;
     const trialProxy = (await detail(accessToken, f.login, trial.record.id)).data!.proxy_access_token;
 
-    await deleteAccessToken(server.ctx.db, f.userId, paid.record.id);
+    await deleteAccessToken(server.ctx, f.userId, paid.record.id);
 
     expect((await chat(paidProxy)).response.status).toBe(401);
     expect((await chat(trialProxy)).response.status).toBe(200);
@@ -178,7 +178,7 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     expect(asApiKey.status).toBe(401);
 
     // One that expires later works until then.
-    const later = await createAccessToken(server.ctx.db, { userId: f.userId, namespace: f.login, name: 'Week key', usageScenario: 'paid', permissions: ['workflows'], expiresInDays: 7 });
+    const later = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'Week key', usageScenario: 'paid', permissions: ['workflows'], expiresInDays: 7 });
     secrets.push(later.token);
     expect(later.record.expires_at! - later.record.created_at).toBe(7 * 86_400_000);
     expect((await fetch(`${server.baseUrl}/api/workflows`, { headers: { authorization: `Bearer ${later.token}` } })).status).toBe(200);
@@ -197,10 +197,10 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
 
   it('answers 404, never a leak, for another user namespace, an org the user is not in, and another user token id', async () => {
     const { f, paid, api, accessToken } = await setUp();
-    const other = await createUser(server.ctx.db, { login: `other${Date.now().toString(36)}`, password: 'password-1' });
-    const otherToken = await createAccessToken(server.ctx.db, { userId: other.id, namespace: other.login, name: 'theirs', usageScenario: 'paid' });
+    const other = await createUser(server.ctx, { login: `other${Date.now().toString(36)}`, password: 'password-1' });
+    const otherToken = await createAccessToken(server.ctx, { userId: other.id, namespace: other.login, name: 'theirs', usageScenario: 'paid' });
     secrets.push(otherToken.token);
-    const org = await createOrg(server.ctx.db, { namespace: `org${Date.now().toString(36)}`, name: 'Org', ownerLogin: other.login });
+    const org = await createOrg(server.ctx, { namespace: `org${Date.now().toString(36)}`, name: 'Org', ownerLogin: other.login });
 
     for (const namespace of [other.login, org.namespace, 'no-such-namespace']) {
       const res = await api.GET('/api/open/v1/{namespace}/tokens', { params: { path: { namespace } } });
@@ -211,14 +211,14 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     expect((await detail(accessToken, f.login, otherToken.record.id)).response.status).toBe(404);
     expect((await detail(accessToken, org.namespace, paid.record.id)).response.status).toBe(404);
     // The user's own token, asked for in the wrong namespace, is not found either.
-    await addMember(server.ctx.db, org.namespace, f.login);
+    await addMember(server.ctx, org.namespace, f.login);
     expect((await detail(accessToken, org.namespace, paid.record.id)).response.status).toBe(404);
   });
 
   it('lists and details tokens in an organization namespace the user belongs to', async () => {
     const { f, api, accessToken } = await setUp();
-    const org = await createOrg(server.ctx.db, { namespace: `team${Date.now().toString(36)}`, name: 'Team', ownerLogin: f.login });
-    const ci = await createAccessToken(server.ctx.db, { userId: f.userId, namespace: org.namespace, name: 'CI', usageScenario: 'trial' });
+    const org = await createOrg(server.ctx, { namespace: `team${Date.now().toString(36)}`, name: 'Team', ownerLogin: f.login });
+    const ci = await createAccessToken(server.ctx, { userId: f.userId, namespace: org.namespace, name: 'CI', usageScenario: 'trial' });
     secrets.push(ci.token);
     const list = await api.GET('/api/open/v1/{namespace}/tokens', { params: { path: { namespace: org.namespace } } });
     expect(list.data).toEqual([{ id: ci.record.id, name: 'CI', usage_scenario: 'trial' }]);
@@ -228,17 +228,17 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
 
   it('stops an org token, raw and proxied, as soon as its owner leaves the org; their own tokens keep working', async () => {
     const { f, paid, accessToken } = await setUp();
-    const owner = await createUser(server.ctx.db, { login: `lead${Date.now().toString(36)}`, password: 'password-1' });
-    const org = await createOrg(server.ctx.db, { namespace: `crew${Date.now().toString(36)}`, name: 'Crew', ownerLogin: owner.login });
-    await addMember(server.ctx.db, org.namespace, f.login);
-    const ci = await createAccessToken(server.ctx.db, { userId: f.userId, namespace: org.namespace, name: 'CI', usageScenario: 'trial' });
+    const owner = await createUser(server.ctx, { login: `lead${Date.now().toString(36)}`, password: 'password-1' });
+    const org = await createOrg(server.ctx, { namespace: `crew${Date.now().toString(36)}`, name: 'Crew', ownerLogin: owner.login });
+    await addMember(server.ctx, org.namespace, f.login);
+    const ci = await createAccessToken(server.ctx, { userId: f.userId, namespace: org.namespace, name: 'CI', usageScenario: 'trial' });
     secrets.push(ci.token);
     const proxy = (await detail(accessToken, org.namespace, ci.record.id)).data!.proxy_access_token;
     const ownProxy = (await detail(accessToken, f.login, paid.record.id)).data!.proxy_access_token;
     expect((await chat(proxy)).response.status).toBe(200);
     expect((await chat(ci.token)).response.status).toBe(200);
 
-    await removeMember(server.ctx.db, org.namespace, f.login);
+    await removeMember(server.ctx, org.namespace, f.login);
 
     expect((await chat(proxy)).response.status).toBe(401);
     expect((await chat(ci.token)).response.status).toBe(401);

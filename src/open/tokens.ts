@@ -16,7 +16,7 @@ type AccessTokenDetail = components['schemas']['AccessTokenDetail'];
 export function listAccessTokens(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     const principal = principalOf(req, 'oauth');
-    const tokens = await listAccessTokensOf(ctx.db, principal.userId, String(req.params.namespace));
+    const tokens = await listAccessTokensOf(ctx, principal.userId, String(req.params.namespace));
     const body: AccessTokenListItem[] = tokens.map((t) => ({ id: t.id, name: t.name, usage_scenario: t.usage_scenario }));
     res.set('Cache-Control', 'no-store').json(body);
   };

@@ -76,7 +76,7 @@ describe('what operators and integrators find: landing page, API reference, spec
     });
     await fetch(`${server.baseUrl}/api/workflows/wf_nope`, { headers: { Authorization: 'Bearer sk_nope' } });
     // One run through the real queue and worker, to completion.
-    const { token } = await createAccessToken(server.ctx.db, { userId: f.userId, namespace: f.login, name: 'metrics', usageScenario: 'paid', permissions: ['workflows'] });
+    const { token } = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'metrics', usageScenario: 'paid', permissions: ['workflows'] });
     const api = createApiClient(server.baseUrl, { bearer: token });
     const { data: workflow } = await api.POST('/api/workflows', { body: { name: 'metrics', ...seedGraph('echo') } });
     const { data: run } = await api.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: workflow!.data.id } }, body: { inputs: { ticket: 'hi' } } });

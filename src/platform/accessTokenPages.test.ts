@@ -15,9 +15,9 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
 
   beforeAll(async () => {
     server = await startTestServer({ dialect });
-    await createUser(server.ctx.db, { login: 'pat', password: 'password-1' });
-    await createUser(server.ctx.db, { login: 'eve', password: 'password-1' });
-    await createOrg(server.ctx.db, { namespace: 'pats-team', name: 'Team', ownerLogin: 'pat' });
+    await createUser(server.ctx, { login: 'pat', password: 'password-1' });
+    await createUser(server.ctx, { login: 'eve', password: 'password-1' });
+    await createOrg(server.ctx, { namespace: 'pats-team', name: 'Team', ownerLogin: 'pat' });
     browser = new Browser(server.baseUrl);
     expect((await logIn(browser, 'pat', 'password-1')).status).toBe(303);
   });
@@ -52,7 +52,7 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
     expect(res.headers.get('cache-control')).toBe('no-store');
     const token = /<code id="access-token">(sk_[\w-]{43})<\/code>/.exec(await res.text())![1]!;
     shown.push(token);
-    const record = await findUsableAccessTokenByPlaintext(server.ctx.db, token);
+    const record = await findUsableAccessTokenByPlaintext(server.ctx, token);
     expect(record).toMatchObject({ name: 'CI key', namespace: 'pats-team', usage_scenario: 'paid', permissions: ['workflows'] });
 
     const list = await page();
@@ -66,7 +66,7 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
     expect(res.status).toBe(200);
     const token = /<code id="access-token">(sk_[\w-]{43})<\/code>/.exec(await res.text())![1]!;
     shown.push(token);
-    const record = await findUsableAccessTokenByPlaintext(server.ctx.db, token);
+    const record = await findUsableAccessTokenByPlaintext(server.ctx, token);
     expect(record!.expires_at! - record!.created_at).toBe(30 * 86_400_000);
     expect(await page()).toMatch(/Week key[\s\S]*Expires \d{4}-\d\d-\d\d/);
     for (const expires_in_days of ['0', '400', 'soon', '1.5']) {
@@ -78,7 +78,7 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
     const forever = await create({ name: 'Forever key', namespace: 'pat', usage_scenario: 'paid', expires_in_days: '' });
     const foreverToken = /<code id="access-token">(sk_[\w-]{43})<\/code>/.exec(await forever.text())![1]!;
     shown.push(foreverToken);
-    expect((await findUsableAccessTokenByPlaintext(server.ctx.db, foreverToken))!.expires_at).toBeNull();
+    expect((await findUsableAccessTokenByPlaintext(server.ctx, foreverToken))!.expires_at).toBeNull();
   });
 
   it('explains usage_scenario on the form, tied to the field for assistive technology', async () => {
@@ -109,12 +109,12 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
     const res = await create({ name: 'Temp', namespace: 'pat', usage_scenario: 'trial' });
     const token = /<code id="access-token">([^<]+)<\/code>/.exec(await res.text())![1]!;
     shown.push(token);
-    const record = (await findUsableAccessTokenByPlaintext(server.ctx.db, token))!;
+    const record = (await findUsableAccessTokenByPlaintext(server.ctx, token))!;
     const { csrf_token } = formFields(await page());
     const deleted = await browser.post(`/settings/tokens/${record.id}/delete`, { csrf_token: csrf_token! });
     expect(deleted.status).toBe(303);
     expect(deleted.headers.get('location')).toBe('/settings/tokens?done=token-deleted');
-    expect(await findUsableAccessTokenByPlaintext(server.ctx.db, token)).toBeUndefined();
+    expect(await findUsableAccessTokenByPlaintext(server.ctx, token)).toBeUndefined();
     expect(await page()).not.toContain('Temp');
 
     const eve = new Browser(server.baseUrl);

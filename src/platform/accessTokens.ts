@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { DbContext } from '../context.ts';
 import { hashToken, newToken } from '../shared/crypto.ts';
 import { accessTokenNotFound, invalidField, namespaceNotFound, userNotFound } from '../shared/errors.ts';
 import { revocationLease } from '../shared/principalLease.ts';
@@ -125,12 +126,12 @@ async function requireUsableNamespace(db: Knex, userId: number, namespace: strin
 }
 
 /** Creates a raw access token in a namespace the user can use. The plaintext `token` is returned once; only its hash is stored. */
-export async function createAccessToken(db: Knex, input: NewAccessToken): Promise<{ token: string; record: AccessToken }> {
+export async function createAccessToken(ctx: DbContext, input: NewAccessToken): Promise<{ token: string; record: AccessToken }> {
   const name = checkText('name', input.name, { max: 255 });
   const usageScenario = checkUsageScenario(input.usageScenario);
   const permissions = checkPermissions(input.permissions ?? []);
-  const userId = await resolveUserId(db, input);
-  const namespace = await requireUsableNamespace(db, userId, input.namespace);
+  const userId = await resolveUserId(ctx.db, input);
+  const namespace = await requireUsableNamespace(ctx.db, userId, input.namespace);
   const now = Date.now();
   const expiresAt = checkExpiry(input.expiresInDays, input.expiresAt, now);
 
@@ -147,36 +148,36 @@ export async function createAccessToken(db: Knex, input: NewAccessToken): Promis
     last_used_at: null,
     expires_at: expiresAt,
   };
-  const id = await insertAccessToken(db, row);
+  const id = await insertAccessToken(ctx.db, row);
   return { token, record: toAccessToken({ id, ...row }) };
 }
 
 /** The user's tokens in a namespace (SEED-SPEC 4.4); 404 when the namespace is not the user's. */
-export async function listAccessTokens(db: Knex, userId: number, namespace: string): Promise<AccessTokenListItem[]> {
-  const name = await requireUsableNamespace(db, userId, namespace);
-  const rows = await listAccessTokenRows(db, userId, name);
+export async function listAccessTokens(ctx: DbContext, userId: number, namespace: string): Promise<AccessTokenListItem[]> {
+  const name = await requireUsableNamespace(ctx.db, userId, namespace);
+  const rows = await listAccessTokenRows(ctx.db, userId, name);
   return rows.map((r) => ({ id: r.id, name: r.name, usage_scenario: r.usage_scenario }));
 }
 
 /** Every token of the user across namespaces (settings page). */
-export async function listAccessTokensOfUser(db: Knex, userId: number): Promise<AccessToken[]> {
-  return (await listAccessTokenRowsOfUser(db, userId)).map(toAccessToken);
+export async function listAccessTokensOfUser(ctx: DbContext, userId: number): Promise<AccessToken[]> {
+  return (await listAccessTokenRowsOfUser(ctx.db, userId)).map(toAccessToken);
 }
 
 /** A presented raw token, if it has not expired and its owner may still use its namespace (see findUsableAccessTokenRowByHash). */
-export async function findUsableAccessTokenByPlaintext(db: Knex, token: string): Promise<AccessToken | undefined> {
-  const row = await findUsableAccessTokenRowByHash(db, hashToken(token));
+export async function findUsableAccessTokenByPlaintext(ctx: DbContext, token: string): Promise<AccessToken | undefined> {
+  const row = await findUsableAccessTokenRowByHash(ctx.db, hashToken(token));
   const record = row && toAccessToken(row);
   return record && !isExpired(record) ? record : undefined;
 }
 
 /** Records a use of the token (shown in the settings page). */
-export async function markAccessTokenUsed(db: Knex, id: number, now = Date.now()): Promise<void> {
-  await touchAccessTokenRow(db, id, now);
+export async function markAccessTokenUsed(ctx: DbContext, id: number, now = Date.now()): Promise<void> {
+  await touchAccessTokenRow(ctx.db, id, now);
 }
 
 /** Deletes one of the user's tokens; answers once no process honours it, nor the proxy tokens minted from it. */
-export async function deleteAccessToken(db: Knex, userId: number, id: number): Promise<void> {
-  if ((await deleteAccessTokenRow(db, userId, id)) === 0) throw accessTokenNotFound(id);
+export async function deleteAccessToken(ctx: DbContext, userId: number, id: number): Promise<void> {
+  if ((await deleteAccessTokenRow(ctx.db, userId, id)) === 0) throw accessTokenNotFound(id);
   await revocationLease.settle();
 }

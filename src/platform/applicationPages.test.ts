@@ -14,7 +14,7 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
 
   beforeAll(async () => {
     server = await startTestServer({ dialect });
-    await createUser(server.ctx.db, { login: 'owner', password: 'password-1' });
+    await createUser(server.ctx, { login: 'owner', password: 'password-1' });
     browser = new Browser(server.baseUrl);
     expect((await logIn(browser, 'owner', 'password-1')).status).toBe(303);
   });
@@ -36,15 +36,15 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
     const res = await post('/settings/applications', { name, description: 'Keeps notes', homepage: 'https://notes.example/', redirect_uri: 'https://notes.example/cb' });
     expect(res.status).toBe(200);
     const credentials = shownCredentials(await res.text());
-    const app = await findAppByClientId(server.ctx.db, credentials.clientId);
+    const app = await findAppByClientId(server.ctx, credentials.clientId);
     return { id: app!.id, ...credentials };
   }
 
   it('registers an app and shows its client secret once; the list never shows it again', async () => {
     const app = await register('Notes');
-    const stored = await findAppByClientId(server.ctx.db, app.clientId);
+    const stored = await findAppByClientId(server.ctx, app.clientId);
     expect(stored).toMatchObject({ name: 'Notes', homepage: 'https://notes.example/', redirect_uri: 'https://notes.example/cb' });
-    expect(await verifyClientSecret(server.ctx.db, stored!.id, app.clientSecret)).toBe(true);
+    expect(await verifyClientSecret(server.ctx, stored!.id, app.clientSecret)).toBe(true);
     const list = await (await browser.fetch('/settings/applications')).text();
     expect(list).toContain(app.clientId);
     expect(list).not.toContain(app.clientSecret);
@@ -77,8 +77,8 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
     expect(res.status).toBe(200);
     const fresh = shownCredentials(await res.text());
     expect(fresh.clientId).toBe(app.clientId);
-    expect(await verifyClientSecret(server.ctx.db, app.id, fresh.clientSecret)).toBe(true);
-    expect(await verifyClientSecret(server.ctx.db, app.id, app.clientSecret)).toBe(true);
+    expect(await verifyClientSecret(server.ctx, app.id, fresh.clientSecret)).toBe(true);
+    expect(await verifyClientSecret(server.ctx, app.id, app.clientSecret)).toBe(true);
     // A third is refused, saying why.
     const third = await post(`/settings/applications/${app.id}/secrets`);
     expect(third.status).toBe(409);
@@ -94,8 +94,8 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
     const deleted = await postOn(deletes[0]!, deletes[0]!);
     expect(deleted.status).toBe(303);
     expect(deleted.headers.get('location')).toBe(`/settings/applications/${app.id}?done=secret-deleted`);
-    expect(await verifyClientSecret(server.ctx.db, app.id, app.clientSecret)).toBe(false);
-    expect(await verifyClientSecret(server.ctx.db, app.id, fresh.clientSecret)).toBe(true);
+    expect(await verifyClientSecret(server.ctx, app.id, app.clientSecret)).toBe(false);
+    expect(await verifyClientSecret(server.ctx, app.id, fresh.clientSecret)).toBe(true);
 
     // The last one: the confirm page says what that means and its form says it is meant.
     const lastConfirm = await (await browser.fetch(deletes[1]!)).text();
@@ -103,9 +103,9 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
     expect(lastConfirm).toContain('name="even_the_last" value="yes"');
     // A post that does not say so (a stale confirm page) is refused and deletes nothing.
     expect((await postOn(deletes[1]!, deletes[1]!)).status).toBe(409);
-    expect(await verifyClientSecret(server.ctx.db, app.id, fresh.clientSecret)).toBe(true);
+    expect(await verifyClientSecret(server.ctx, app.id, fresh.clientSecret)).toBe(true);
     expect((await postOn(deletes[1]!, deletes[1]!, { even_the_last: 'yes' })).status).toBe(303);
-    expect(await verifyClientSecret(server.ctx.db, app.id, fresh.clientSecret)).toBe(false);
+    expect(await verifyClientSecret(server.ctx, app.id, fresh.clientSecret)).toBe(false);
     expect(await (await browser.fetch(`/settings/applications/${app.id}`)).text()).toContain('has no client secret');
   });
 
@@ -118,13 +118,13 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
     const page = await refused.text();
     expect(page).toMatch(/id="redirect_uri"[^>]*aria-invalid="true" aria-describedby="redirect_uri-error"/);
     expect(page).toContain('value="Edited"');
-    expect((await findAppByClientId(server.ctx.db, app.clientId))!.name).toBe('Editable');
+    expect((await findAppByClientId(server.ctx, app.clientId))!.name).toBe('Editable');
 
     const saved = await edit({});
     expect(saved.status).toBe(303);
     expect(saved.headers.get('location')).toBe(`/settings/applications/${app.id}?done=app-updated`);
-    expect(await findAppByClientId(server.ctx.db, app.clientId)).toMatchObject({ name: 'Edited', description: 'New words', homepage: 'https://edited.example/', redirect_uri: 'https://edited.example/cb' });
-    expect(await verifyClientSecret(server.ctx.db, app.id, app.clientSecret)).toBe(true);
+    expect(await findAppByClientId(server.ctx, app.clientId)).toMatchObject({ name: 'Edited', description: 'New words', homepage: 'https://edited.example/', redirect_uri: 'https://edited.example/cb' });
+    expect(await verifyClientSecret(server.ctx, app.id, app.clientSecret)).toBe(true);
   });
 
   it('registers one app for one form, however often it is submitted (a one-time nonce)', async () => {
@@ -154,16 +154,16 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
 
     const ownerBrowser = new Browser(server.baseUrl);
     await logIn(ownerBrowser, fixture.login, fixture.password);
-    const app = await findAppByClientId(server.ctx.db, fixture.clientId);
+    const app = await findAppByClientId(server.ctx, fixture.clientId);
     const res = await post(`/settings/applications/${app!.id}/delete`, {}, ownerBrowser);
     expect(res.status).toBe(303);
-    expect(await findAppByClientId(server.ctx.db, fixture.clientId)).toBeUndefined();
+    expect(await findAppByClientId(server.ctx, fixture.clientId)).toBeUndefined();
     expect((await userinfo()).status).toBe(401);
   });
 
   it("answers 404 to viewing, editing, adding or deleting secrets of, or deleting another user's app, and changes nothing", async () => {
     const foreign = await createFixture(server.ctx.db);
-    const app = await findAppByClientId(server.ctx.db, foreign.clientId);
+    const app = await findAppByClientId(server.ctx, foreign.clientId);
     const [secret] = await server.ctx.db('client_secrets').where({ application_id: app!.id });
     expect((await browser.fetch(`/settings/applications/${app!.id}`)).status).toBe(404);
     expect((await browser.fetch(`/settings/applications/${app!.id}/secrets/${secret.id}/delete`)).status).toBe(404);
@@ -171,15 +171,15 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
     expect((await post(`/settings/applications/${app!.id}/secrets`)).status).toBe(404);
     expect((await post(`/settings/applications/${app!.id}/secrets/${secret.id}/delete`, { even_the_last: 'yes' })).status).toBe(404);
     expect((await post(`/settings/applications/${app!.id}/delete`)).status).toBe(404);
-    const after = await findAppByClientId(server.ctx.db, foreign.clientId);
+    const after = await findAppByClientId(server.ctx, foreign.clientId);
     expect(after!.name).toBe(foreign.appName);
-    expect(await verifyClientSecret(server.ctx.db, app!.id, foreign.clientSecret)).toBe(true);
+    expect(await verifyClientSecret(server.ctx, app!.id, foreign.clientSecret)).toBe(true);
   });
 
   it('refuses a form without its CSRF token and changes nothing', async () => {
     const app = await register('Guarded');
     const res = await browser.post(`/settings/applications/${app.id}/delete`, {});
     expect(res.status).toBe(403);
-    expect(await findAppByClientId(server.ctx.db, app.clientId)).toBeDefined();
+    expect(await findAppByClientId(server.ctx, app.clientId)).toBeDefined();
   });
 });

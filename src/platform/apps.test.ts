@@ -17,99 +17,99 @@ describe.each(testDialects())('applications on %s', (dialect) => {
   let stranger: User;
   beforeAll(async () => {
     t = await createTestDb(dialect);
-    owner = await createUser(t.db, { login: 'owner', password: 'password-1' });
-    stranger = await createUser(t.db, { login: 'stranger', password: 'password-1' });
+    owner = await createUser(t, { login: 'owner', password: 'password-1' });
+    stranger = await createUser(t, { login: 'stranger', password: 'password-1' });
   });
   afterAll(async () => {
     await t?.destroy();
   });
 
   it('registers an app with an app_ client_id and a cs_ client secret shown once', async () => {
-    const { app, clientSecret } = await createApp(t.db, { ownerLogin: 'owner', ...details });
+    const { app, clientSecret } = await createApp(t, { ownerLogin: 'owner', ...details });
     expect(app.client_id).toMatch(/^app_[0-9a-f]{20}$/);
     expect(clientSecret).toMatch(/^cs_[\w-]{43}$/);
     expect(app).toMatchObject({ owner_user_id: owner.id, name: 'Notes', redirect_uri: details.redirectUri });
-    expect((await findAppByClientId(t.db, app.client_id))?.id).toBe(app.id);
+    expect((await findAppByClientId(t, app.client_id))?.id).toBe(app.id);
   });
 
   it('stores the client secret only as its SHA-256 hash', async () => {
-    const { app, clientSecret } = await createApp(t.db, { ownerUserId: owner.id, ...details });
+    const { app, clientSecret } = await createApp(t, { ownerUserId: owner.id, ...details });
     const rows = await t.db('client_secrets').where({ application_id: app.id });
     expect(rows.map((r) => r.secret_hash)).toEqual([hashToken(clientSecret)]);
     expect(JSON.stringify([rows, await t.db('applications').where({ id: app.id }).first()])).not.toContain(clientSecret);
   });
 
   it('verifies the client secret: the issued one passes (and is marked used), anything else fails', async () => {
-    const { app, clientSecret } = await createApp(t.db, { ownerLogin: 'owner', ...details });
-    expect((await listClientSecrets(t.db, owner.id, app.id))[0]!.last_used_at).toBeNull();
-    expect(await verifyClientSecret(t.db, app.id, clientSecret)).toBe(true);
-    expect(await verifyClientSecret(t.db, app.id, clientSecret + 'x')).toBe(false);
-    expect(await verifyClientSecret(t.db, app.id, '')).toBe(false);
-    expect((await listClientSecrets(t.db, owner.id, app.id))[0]!.last_used_at).toEqual(expect.any(Number));
+    const { app, clientSecret } = await createApp(t, { ownerLogin: 'owner', ...details });
+    expect((await listClientSecrets(t, owner.id, app.id))[0]!.last_used_at).toBeNull();
+    expect(await verifyClientSecret(t, app.id, clientSecret)).toBe(true);
+    expect(await verifyClientSecret(t, app.id, clientSecret + 'x')).toBe(false);
+    expect(await verifyClientSecret(t, app.id, '')).toBe(false);
+    expect((await listClientSecrets(t, owner.id, app.id))[0]!.last_used_at).toEqual(expect.any(Number));
   });
 
   it('keeps the old secret valid beside a new one until it is deleted; two at most; the last goes only when meant', async () => {
-    const { app, clientSecret: old } = await createApp(t.db, { ownerLogin: 'owner', ...details });
-    const { clientSecret: fresh } = await addClientSecret(t.db, owner.id, app.id);
-    expect(await verifyClientSecret(t.db, app.id, old)).toBe(true);
-    expect(await verifyClientSecret(t.db, app.id, fresh)).toBe(true);
-    await expect(addClientSecret(t.db, owner.id, app.id)).rejects.toMatchObject({ status: 409 });
+    const { app, clientSecret: old } = await createApp(t, { ownerLogin: 'owner', ...details });
+    const { clientSecret: fresh } = await addClientSecret(t, owner.id, app.id);
+    expect(await verifyClientSecret(t, app.id, old)).toBe(true);
+    expect(await verifyClientSecret(t, app.id, fresh)).toBe(true);
+    await expect(addClientSecret(t, owner.id, app.id)).rejects.toMatchObject({ status: 409 });
 
-    const [first, second] = await listClientSecrets(t.db, owner.id, app.id);
-    await deleteClientSecret(t.db, owner.id, app.id, first!.id);
-    expect(await verifyClientSecret(t.db, app.id, old)).toBe(false);
-    expect(await verifyClientSecret(t.db, app.id, fresh)).toBe(true);
+    const [first, second] = await listClientSecrets(t, owner.id, app.id);
+    await deleteClientSecret(t, owner.id, app.id, first!.id);
+    expect(await verifyClientSecret(t, app.id, old)).toBe(false);
+    expect(await verifyClientSecret(t, app.id, fresh)).toBe(true);
 
-    await expect(deleteClientSecret(t.db, owner.id, app.id, second!.id)).rejects.toMatchObject({ status: 409 });
-    expect(await verifyClientSecret(t.db, app.id, fresh)).toBe(true);
-    await deleteClientSecret(t.db, owner.id, app.id, second!.id, { evenTheLast: true });
-    expect(await verifyClientSecret(t.db, app.id, fresh)).toBe(false);
-    expect(await listClientSecrets(t.db, owner.id, app.id)).toEqual([]);
+    await expect(deleteClientSecret(t, owner.id, app.id, second!.id)).rejects.toMatchObject({ status: 409 });
+    expect(await verifyClientSecret(t, app.id, fresh)).toBe(true);
+    await deleteClientSecret(t, owner.id, app.id, second!.id, { evenTheLast: true });
+    expect(await verifyClientSecret(t, app.id, fresh)).toBe(false);
+    expect(await listClientSecrets(t, owner.id, app.id)).toEqual([]);
     // A secret of another app is not this app's to delete.
-    const other = await createApp(t.db, { ownerLogin: 'owner', ...details });
-    const [otherSecret] = await listClientSecrets(t.db, owner.id, other.app.id);
-    await expect(deleteClientSecret(t.db, owner.id, app.id, otherSecret!.id, { evenTheLast: true })).rejects.toMatchObject({ status: 404 });
+    const other = await createApp(t, { ownerLogin: 'owner', ...details });
+    const [otherSecret] = await listClientSecrets(t, owner.id, other.app.id);
+    await expect(deleteClientSecret(t, owner.id, app.id, otherSecret!.id, { evenTheLast: true })).rejects.toMatchObject({ status: 404 });
   });
 
   it('registers once per form nonce: the same nonce again answers the app it made, without a secret', async () => {
     const nonce = 'n'.repeat(32);
-    const first = await createAppOnce(t.db, { ownerUserId: owner.id, ...details }, nonce);
+    const first = await createAppOnce(t, { ownerUserId: owner.id, ...details }, nonce);
     expect(first.clientSecret).toEqual(expect.any(String));
-    const again = await Promise.all([1, 2].map(() => createAppOnce(t.db, { ownerUserId: owner.id, ...details }, nonce)));
+    const again = await Promise.all([1, 2].map(() => createAppOnce(t, { ownerUserId: owner.id, ...details }, nonce)));
     expect(again.map((r) => [r.app.id, r.clientSecret])).toEqual([[first.app.id, null], [first.app.id, null]]);
     // Two submissions at once of a fresh form: one app.
-    const raced = await Promise.all([1, 2, 3].map(() => createAppOnce(t.db, { ownerUserId: owner.id, ...details }, 'r'.repeat(32))));
+    const raced = await Promise.all([1, 2, 3].map(() => createAppOnce(t, { ownerUserId: owner.id, ...details }, 'r'.repeat(32))));
     expect(new Set(raced.map((r) => r.app.id)).size).toBe(1);
     expect(raced.filter((r) => r.clientSecret !== null)).toHaveLength(1);
     // Another user's nonce is theirs.
-    expect((await createAppOnce(t.db, { ownerUserId: stranger.id, ...details }, nonce)).clientSecret).toEqual(expect.any(String));
-    await deleteApp(t.db, stranger.id, (await listAppsForOwner(t.db, stranger.id))[0]!.id);
+    expect((await createAppOnce(t, { ownerUserId: stranger.id, ...details }, nonce)).clientSecret).toEqual(expect.any(String));
+    await deleteApp(t, stranger.id, (await listAppsForOwner(t, stranger.id))[0]!.id);
   });
 
   it('hides other owners apps: secrets, update and delete answer 404', async () => {
-    const { app } = await createApp(t.db, { ownerLogin: 'owner', ...details });
-    await expect(addClientSecret(t.db, stranger.id, app.id)).rejects.toMatchObject({ status: 404 });
-    await expect(listClientSecrets(t.db, stranger.id, app.id)).rejects.toMatchObject({ status: 404 });
-    await expect(updateApp(t.db, stranger.id, app.id, { name: 'Mine' })).rejects.toMatchObject({ status: 404 });
-    await expect(deleteApp(t.db, stranger.id, app.id)).rejects.toMatchObject({ status: 404 });
+    const { app } = await createApp(t, { ownerLogin: 'owner', ...details });
+    await expect(addClientSecret(t, stranger.id, app.id)).rejects.toMatchObject({ status: 404 });
+    await expect(listClientSecrets(t, stranger.id, app.id)).rejects.toMatchObject({ status: 404 });
+    await expect(updateApp(t, stranger.id, app.id, { name: 'Mine' })).rejects.toMatchObject({ status: 404 });
+    await expect(deleteApp(t, stranger.id, app.id)).rejects.toMatchObject({ status: 404 });
   });
 
   it('rejects a redirect_uri with a fragment or a non-http scheme (RFC 6749 3.1.2)', async () => {
     for (const redirectUri of ['https://x.example/cb#frag', 'ftp://x.example/cb', 'not a url']) {
-      await expect(createApp(t.db, { ownerLogin: 'owner', ...details, redirectUri })).rejects.toMatchObject({ status: 400 });
+      await expect(createApp(t, { ownerLogin: 'owner', ...details, redirectUri })).rejects.toMatchObject({ status: 400 });
     }
   });
 
   it('answers 404 for an unknown owner login', async () => {
-    await expect(createApp(t.db, { ownerLogin: 'ghost', ...details })).rejects.toMatchObject({ status: 404 });
+    await expect(createApp(t, { ownerLogin: 'ghost', ...details })).rejects.toMatchObject({ status: 404 });
   });
 
   it('updates details and lists the owner apps, deleting one removes it', async () => {
-    const { app } = await createApp(t.db, { ownerLogin: 'stranger', ...details });
-    expect((await updateApp(t.db, stranger.id, app.id, { name: 'Renamed' })).name).toBe('Renamed');
-    expect((await listAppsForOwner(t.db, stranger.id)).map((a) => a.name)).toEqual(['Renamed']);
-    await deleteApp(t.db, stranger.id, app.id);
-    expect(await listAppsForOwner(t.db, stranger.id)).toEqual([]);
-    expect(await findAppByClientId(t.db, app.client_id)).toBeUndefined();
+    const { app } = await createApp(t, { ownerLogin: 'stranger', ...details });
+    expect((await updateApp(t, stranger.id, app.id, { name: 'Renamed' })).name).toBe('Renamed');
+    expect((await listAppsForOwner(t, stranger.id)).map((a) => a.name)).toEqual(['Renamed']);
+    await deleteApp(t, stranger.id, app.id);
+    expect(await listAppsForOwner(t, stranger.id)).toEqual([]);
+    expect(await findAppByClientId(t, app.client_id)).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { DbContext } from '../context.ts';
 import { hashToken, newClientId, newToken, safeEqual } from '../shared/crypto.ts';
 import { applicationNotFound, Problem, userNotFound } from '../shared/errors.ts';
 import { revocationLease } from '../shared/principalLease.ts';
@@ -72,9 +73,9 @@ async function ownerId(db: Knex, input: Pick<NewApp, 'ownerLogin' | 'ownerUserId
 }
 
 /** Registers an app and returns it with its client secret (stored only as a SHA-256 hash). */
-export async function createApp(db: Knex, input: NewApp & { creationNonce?: string }): Promise<AppWithSecret> {
+export async function createApp(ctx: DbContext, input: NewApp & { creationNonce?: string }): Promise<AppWithSecret> {
   const details = checkDetails(input);
-  const owner_user_id = await ownerId(db, input);
+  const owner_user_id = await ownerId(ctx.db, input);
   const clientSecret = newToken(CLIENT_SECRET_PREFIX);
   const row = {
     client_id: newClientId(),
@@ -86,7 +87,7 @@ export async function createApp(db: Knex, input: NewApp & { creationNonce?: stri
     created_at: Date.now(),
     creation_nonce: input.creationNonce ?? null,
   };
-  const id = await insertApp(db, row, hashToken(clientSecret));
+  const id = await insertApp(ctx.db, row, hashToken(clientSecret));
   return { app: { id, ...row }, clientSecret };
 }
 
@@ -94,15 +95,15 @@ export async function createApp(db: Knex, input: NewApp & { creationNonce?: stri
  * Registers an app once per registration form (its one-time nonce): the same form submitted again
  * (the back button, a double click) answers the app it created, without a secret (shown only once).
  */
-export async function createAppOnce(db: Knex, input: NewApp & { ownerUserId: number }, nonce: string): Promise<AppWithSecret | { app: Application; clientSecret: null }> {
+export async function createAppOnce(ctx: DbContext, input: NewApp & { ownerUserId: number }, nonce: string): Promise<AppWithSecret | { app: Application; clientSecret: null }> {
   const earlier = async () => {
-    const app = await findAppRowByNonce(db, input.ownerUserId, nonce);
+    const app = await findAppRowByNonce(ctx.db, input.ownerUserId, nonce);
     return app ? { app, clientSecret: null } : undefined;
   };
   const found = await earlier();
   if (found) return found;
   try {
-    return await createApp(db, { ...input, creationNonce: nonce });
+    return await createApp(ctx, { ...input, creationNonce: nonce });
   } catch (err) {
     // Two submissions at once: the other one's insert won the unique (owner, nonce).
     const raced = isUniqueViolation(err) ? await earlier() : undefined;
@@ -111,13 +112,13 @@ export async function createAppOnce(db: Knex, input: NewApp & { ownerUserId: num
   }
 }
 
-export async function findAppByClientId(db: Knex, clientId: string): Promise<Application | undefined> {
-  return findAppRowByClientId(db, clientId);
+export async function findAppByClientId(ctx: DbContext, clientId: string): Promise<Application | undefined> {
+  return findAppRowByClientId(ctx.db, clientId);
 }
 
 /** One of the owner's apps, or a 404 for apps that do not exist or belong to someone else. */
-export async function getAppOfOwner(db: Knex, ownerUserId: number, appId: number): Promise<Application> {
-  const app = await findAppRowOfOwner(db, ownerUserId, appId);
+export async function getAppOfOwner(ctx: DbContext, ownerUserId: number, appId: number): Promise<Application> {
+  const app = await findAppRowOfOwner(ctx.db, ownerUserId, appId);
   if (!app) throw applicationNotFound(appId);
   return app;
 }
@@ -137,34 +138,34 @@ export function matchClientSecret<T extends Pick<ClientSecret, 'secret_hash'>>(s
 const LAST_USED_RESOLUTION_MS = 60 * 60_000;
 
 /** Records that a client authenticated with this secret (when the stored time is over an hour old). */
-export async function noteClientSecretUsed(db: Knex, secret: Pick<ClientSecret, 'id' | 'last_used_at'>): Promise<void> {
+export async function noteClientSecretUsed(ctx: DbContext, secret: Pick<ClientSecret, 'id' | 'last_used_at'>): Promise<void> {
   const now = Date.now();
-  if (secret.last_used_at === null || now - secret.last_used_at > LAST_USED_RESOLUTION_MS) await markClientSecretUsed(db, secret.id, now);
+  if (secret.last_used_at === null || now - secret.last_used_at > LAST_USED_RESOLUTION_MS) await markClientSecretUsed(ctx.db, secret.id, now);
 }
 
 /** Whether `secret` is one of the app's client secrets (recording its use). */
-export async function verifyClientSecret(db: Knex, applicationId: number, secret: string): Promise<boolean> {
-  const match = matchClientSecret(await listClientSecretRows(db, applicationId), secret);
-  if (match) await noteClientSecretUsed(db, match);
+export async function verifyClientSecret(ctx: DbContext, applicationId: number, secret: string): Promise<boolean> {
+  const match = matchClientSecret(await listClientSecretRows(ctx.db, applicationId), secret);
+  if (match) await noteClientSecretUsed(ctx, match);
   return match !== undefined;
 }
 
-export async function listClientSecrets(db: Knex, ownerUserId: number, appId: number): Promise<ClientSecret[]> {
-  const app = await getAppOfOwner(db, ownerUserId, appId);
-  return listClientSecretRows(db, app.id);
+export async function listClientSecrets(ctx: DbContext, ownerUserId: number, appId: number): Promise<ClientSecret[]> {
+  const app = await getAppOfOwner(ctx, ownerUserId, appId);
+  return listClientSecretRows(ctx.db, app.id);
 }
 
 /**
  * A new client secret for the app; the ones it has keep working until deleted, so a deployment
  * switches without downtime (as GitHub). Two at most: delete one before making a third.
  */
-export async function addClientSecret(db: Knex, ownerUserId: number, appId: number): Promise<AppWithSecret> {
-  const app = await getAppOfOwner(db, ownerUserId, appId);
-  if ((await listClientSecretRows(db, app.id)).length >= MAX_CLIENT_SECRETS) {
+export async function addClientSecret(ctx: DbContext, ownerUserId: number, appId: number): Promise<AppWithSecret> {
+  const app = await getAppOfOwner(ctx, ownerUserId, appId);
+  if ((await listClientSecretRows(ctx.db, app.id)).length >= MAX_CLIENT_SECRETS) {
     throw new Problem(409, `${app.name} already has ${MAX_CLIENT_SECRETS} client secrets. Delete the one no deployment uses any more, then generate a new one.`);
   }
   const clientSecret = newToken(CLIENT_SECRET_PREFIX);
-  await insertClientSecret(db, app.id, hashToken(clientSecret), Date.now());
+  await insertClientSecret(ctx.db, app.id, hashToken(clientSecret), Date.now());
   return { app, clientSecret };
 }
 
@@ -172,30 +173,30 @@ export async function addClientSecret(db: Knex, ownerUserId: number, appId: numb
  * Deletes one client secret: clients presenting it are refused from then on. The last one goes
  * only with `evenTheLast` (the app then cannot obtain tokens until a new secret is generated).
  */
-export async function deleteClientSecret(db: Knex, ownerUserId: number, appId: number, secretId: number, options: { evenTheLast?: boolean } = {}): Promise<void> {
-  const app = await getAppOfOwner(db, ownerUserId, appId);
-  const secrets = await listClientSecretRows(db, app.id);
+export async function deleteClientSecret(ctx: DbContext, ownerUserId: number, appId: number, secretId: number, options: { evenTheLast?: boolean } = {}): Promise<void> {
+  const app = await getAppOfOwner(ctx, ownerUserId, appId);
+  const secrets = await listClientSecretRows(ctx.db, app.id);
   if (!secrets.some((s) => s.id === secretId)) throw new Problem(404, `No client secret ${secretId} for ${app.name}.`);
   if (secrets.length === 1 && !options.evenTheLast) {
     throw new Problem(409, `This is the only client secret of ${app.name}: without it the app cannot obtain tokens. Generate a new one first, or confirm deleting the last one.`);
   }
-  await deleteClientSecretRow(db, app.id, secretId);
+  await deleteClientSecretRow(ctx.db, app.id, secretId);
 }
 
-export async function updateApp(db: Knex, ownerUserId: number, appId: number, input: AppDetails): Promise<Application> {
+export async function updateApp(ctx: DbContext, ownerUserId: number, appId: number, input: AppDetails): Promise<Application> {
   const details = checkDetails(input);
-  const app = await getAppOfOwner(db, ownerUserId, appId);
-  if (Object.keys(details).length) await updateAppDetails(db, app.id, details);
+  const app = await getAppOfOwner(ctx, ownerUserId, appId);
+  if (Object.keys(details).length) await updateAppDetails(ctx.db, app.id, details);
   return { ...app, ...details };
 }
 
 /** Deletes the app with every grant and token issued to it; answers once no process honours them. */
-export async function deleteApp(db: Knex, ownerUserId: number, appId: number): Promise<void> {
-  const app = await getAppOfOwner(db, ownerUserId, appId);
-  await deleteAppRow(db, app.id);
+export async function deleteApp(ctx: DbContext, ownerUserId: number, appId: number): Promise<void> {
+  const app = await getAppOfOwner(ctx, ownerUserId, appId);
+  await deleteAppRow(ctx.db, app.id);
   await revocationLease.settle();
 }
 
-export async function listAppsForOwner(db: Knex, ownerUserId: number): Promise<Application[]> {
-  return listAppRowsOfOwner(db, ownerUserId);
+export async function listAppsForOwner(ctx: DbContext, ownerUserId: number): Promise<Application[]> {
+  return listAppRowsOfOwner(ctx.db, ownerUserId);
 }

@@ -23,14 +23,14 @@ describe('settings pages in a real browser', () => {
     const f = await createFixture(server.ctx.db);
     fixture = f;
     // Long values: the tables must wrap them on a phone rather than scroll.
-    await createApp(server.ctx.db, {
+    await createApp(server.ctx, {
       ownerUserId: f.userId,
       name: 'A notes app with a rather long name',
       description: 'Keeps notes in sync across every device you own',
       homepage: 'https://notes.example/',
       redirectUri: 'https://notes.example/oauth/callback/with/a/long/path',
     });
-    await createAccessToken(server.ctx.db, { userId: f.userId, name: 'deploy bot', namespace: f.login, usageScenario: 'paid', permissions: ['workflows'] });
+    await createAccessToken(server.ctx, { userId: f.userId, name: 'deploy bot', namespace: f.login, usageScenario: 'paid', permissions: ['workflows'] });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: SCREEN_WIDTHS.desktop, height: 800 } });
     page.on('console', (m) => m.type() === 'error' && errors.push(`${m.text()} ${m.location().url}`));
@@ -113,7 +113,7 @@ describe('settings pages in a real browser', () => {
   });
 
   it('an app page: two client secrets during a rotation, the old one deleted behind a confirm page, an edit form that names its errors; fits a phone', async () => {
-    const { app } = await createApp(server.ctx.db, { ownerUserId: fixture.userId, name: 'Rotating app', description: 'Changes secrets', homepage: 'https://rot.example/', redirectUri: 'https://rot.example/oauth/callback' });
+    const { app } = await createApp(server.ctx, { ownerUserId: fixture.userId, name: 'Rotating app', description: 'Changes secrets', homepage: 'https://rot.example/', redirectUri: 'https://rot.example/oauth/callback' });
     await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 800 });
     await page.goto(`${server.baseUrl}/settings/applications`);
     await page.locator('tr', { hasText: 'Rotating app' }).locator('a', { hasText: 'Settings' }).click();
@@ -161,7 +161,7 @@ describe('settings pages in a real browser', () => {
   });
 
   it('keyboard order starts at the main action: the first Tab stop leads to it', async () => {
-    const { app } = await createApp(server.ctx.db, { ownerUserId: fixture.userId, name: 'Keyboard app', description: '', homepage: 'https://k.example/', redirectUri: 'https://k.example/cb' });
+    const { app } = await createApp(server.ctx, { ownerUserId: fixture.userId, name: 'Keyboard app', description: '', homepage: 'https://k.example/', redirectUri: 'https://k.example/cb' });
     await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 800 });
     // A page without an action of its own (no app authorized yet): the skip link leads to its text.
     const withoutAction = [['/settings/authorizations', 'main']] as const;
@@ -194,7 +194,7 @@ describe('settings pages in a real browser', () => {
   });
 
   it('organizations: create one, add a member by username, remove them behind a confirm page; tokens show their namespace; fits a phone', async () => {
-    const member = await createUser(server.ctx.db, { login: `member${Date.now() % 100000}`, password: 'password-1' });
+    const member = await createUser(server.ctx, { login: `member${Date.now() % 100000}`, password: 'password-1' });
     await page.setViewportSize({ width: SCREEN_WIDTHS.phone, height: 800 });
     await page.goto(`${server.baseUrl}/settings/organizations`);
     await page.fill('#namespace', 'Acme-Research-Laboratories');

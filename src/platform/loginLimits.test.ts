@@ -28,7 +28,7 @@ describe('login attempt limits', () => {
   }
 
   it("someone else's failures do not lock the account: the right password from a fresh address signs in (OWASP, account lockout)", async () => {
-    await createUser(server.ctx.db, { login: 'victim', password: 'victim-password' });
+    await createUser(server.ctx, { login: 'victim', password: 'victim-password' });
     const attacker = '203.0.113.7';
     for (let i = 0; i < 10; i += 1) expect((await logInFrom(attacker, 'victim', `guess-${i}`)).status).toBe(401);
     const stopped = await logInFrom(attacker, 'victim', 'guess-10');
@@ -39,7 +39,7 @@ describe('login attempt limits', () => {
 
     expect((await logInFrom('198.51.100.2', 'victim', 'victim-password')).status).toBe(303);
     // And the attacker's address may still sign in to another account.
-    await createUser(server.ctx.db, { login: 'neighbour', password: 'neighbour-password' });
+    await createUser(server.ctx, { login: 'neighbour', password: 'neighbour-password' });
     expect((await logInFrom(attacker, 'neighbour', 'neighbour-password')).status).toBe(303);
   });
 });

@@ -16,17 +16,17 @@ describe('organization keys of a member who leaves', () => {
   const listWorkflows = (key: string) => fetch(`${server.baseUrl}/api/workflows`, { headers: { authorization: `Bearer ${key}` } });
 
   it('a removed member re-added later does not get their old organization keys back', async () => {
-    await createUser(server.ctx.db, { login: 'boss', password: 'boss-password' });
-    await createUser(server.ctx.db, { login: 'temp', password: 'temp-password' });
-    await createOrg(server.ctx.db, { namespace: 'firm', name: 'Firm', ownerLogin: 'boss' });
-    await addMember(server.ctx.db, 'firm', 'temp');
-    const { token } = await createAccessToken(server.ctx.db, { userLogin: 'temp', namespace: 'firm', name: 'firm key', usageScenario: 'paid', permissions: ['workflows'] });
-    const personal = await createAccessToken(server.ctx.db, { userLogin: 'temp', namespace: 'temp', name: 'own key', usageScenario: 'paid', permissions: ['workflows'] });
+    await createUser(server.ctx, { login: 'boss', password: 'boss-password' });
+    await createUser(server.ctx, { login: 'temp', password: 'temp-password' });
+    await createOrg(server.ctx, { namespace: 'firm', name: 'Firm', ownerLogin: 'boss' });
+    await addMember(server.ctx, 'firm', 'temp');
+    const { token } = await createAccessToken(server.ctx, { userLogin: 'temp', namespace: 'firm', name: 'firm key', usageScenario: 'paid', permissions: ['workflows'] });
+    const personal = await createAccessToken(server.ctx, { userLogin: 'temp', namespace: 'temp', name: 'own key', usageScenario: 'paid', permissions: ['workflows'] });
     expect((await listWorkflows(token)).status).toBe(200);
 
-    await removeMember(server.ctx.db, 'firm', 'temp');
+    await removeMember(server.ctx, 'firm', 'temp');
     expect((await listWorkflows(token)).status).toBe(401);
-    await addMember(server.ctx.db, 'firm', 'temp');
+    await addMember(server.ctx, 'firm', 'temp');
     expect((await listWorkflows(token)).status).toBe(401);
     // Their keys elsewhere are untouched.
     expect((await listWorkflows(personal.token)).status).toBe(200);

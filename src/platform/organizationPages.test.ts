@@ -16,7 +16,7 @@ describe.each(testDialects())('organization settings pages (%s)', (dialect) => {
 
   beforeAll(async () => {
     server = await startTestServer({ dialect });
-    for (const login of ['olga', 'mel', 'nina']) await createUser(server.ctx.db, { login, password: 'password-1' });
+    for (const login of ['olga', 'mel', 'nina']) await createUser(server.ctx, { login, password: 'password-1' });
     olga = new Browser(server.baseUrl);
     mel = new Browser(server.baseUrl);
     expect((await logIn(olga, 'olga', 'password-1')).status).toBe(303);
@@ -46,15 +46,15 @@ describe.each(testDialects())('organization settings pages (%s)', (dialect) => {
   });
 
   it('an owner adds members by username (an unknown one names the field) and removes them behind a confirm page; their tokens there go', async () => {
-    await createOrg(server.ctx.db, { namespace: 'shop', name: 'Shop', ownerLogin: 'olga' });
+    await createOrg(server.ctx, { namespace: 'shop', name: 'Shop', ownerLogin: 'olga' });
     const unknown = await postOn(olga, '/settings/organizations/shop', '/settings/organizations/shop/members', { login: 'nobody', role: 'member' });
     expect(unknown.status).toBe(400);
     expect(await unknown.text()).toMatch(/id="login"[^>]*aria-invalid="true"[\s\S]*id="login-error">No user with login/);
 
     const added = await postOn(olga, '/settings/organizations/shop', '/settings/organizations/shop/members', { login: 'Mel', role: 'member' });
     expect(added.status).toBe(303);
-    expect((await listMembers(server.ctx.db, 'shop')).map((m) => [m.login, m.role])).toEqual([['mel', 'member'], ['olga', 'owner']]);
-    const melsKey = await createAccessToken(server.ctx.db, { userLogin: 'mel', namespace: 'shop', name: 'shop key', usageScenario: 'paid' });
+    expect((await listMembers(server.ctx, 'shop')).map((m) => [m.login, m.role])).toEqual([['mel', 'member'], ['olga', 'owner']]);
+    const melsKey = await createAccessToken(server.ctx, { userLogin: 'mel', namespace: 'shop', name: 'shop key', usageScenario: 'paid' });
 
     // A member sees the members but cannot add or remove others.
     const melsView = await (await mel.fetch('/settings/organizations/shop')).text();
@@ -71,14 +71,14 @@ describe.each(testDialects())('organization settings pages (%s)', (dialect) => {
     const removed = await postOn(olga, '/settings/organizations/shop/members/mel/remove', '/settings/organizations/shop/members/mel/remove');
     expect(removed.status).toBe(303);
     expect(removed.headers.get('location')).toBe('/settings/organizations/shop?done=member-removed');
-    expect((await listMembers(server.ctx.db, 'shop')).map((m) => m.login)).toEqual(['olga']);
-    expect(await findUsableAccessTokenByPlaintext(server.ctx.db, melsKey.token)).toBeUndefined();
+    expect((await listMembers(server.ctx, 'shop')).map((m) => m.login)).toEqual(['olga']);
+    expect(await findUsableAccessTokenByPlaintext(server.ctx, melsKey.token)).toBeUndefined();
     // No longer a member: the org is not found for them.
     expect((await mel.fetch('/settings/organizations/shop')).status).toBe(404);
   });
 
   it('a member can leave; the last owner cannot, and is told why', async () => {
-    await createOrg(server.ctx.db, { namespace: 'club', name: 'Club', ownerLogin: 'olga' });
+    await createOrg(server.ctx, { namespace: 'club', name: 'Club', ownerLogin: 'olga' });
     await postOn(olga, '/settings/organizations/club', '/settings/organizations/club/members', { login: 'mel', role: 'member' });
     expect(await (await mel.fetch('/settings/organizations/club/members/mel/remove')).text()).toContain('Leave Club?');
     const left = await postOn(mel, '/settings/organizations', '/settings/organizations/club/members/mel/remove');
@@ -87,15 +87,15 @@ describe.each(testDialects())('organization settings pages (%s)', (dialect) => {
     const refused = await postOn(olga, '/settings/organizations/club', '/settings/organizations/club/members/olga/remove');
     expect(refused.status).toBe(409);
     expect(await refused.text()).toContain('class="error"');
-    expect((await listMembers(server.ctx.db, 'club')).map((m) => m.login)).toEqual(['olga']);
+    expect((await listMembers(server.ctx, 'club')).map((m) => m.login)).toEqual(['olga']);
   });
 
   it('answers 404 for an organization the user is not in, and refuses forms without the CSRF token', async () => {
-    await createOrg(server.ctx.db, { namespace: 'secret-org', name: 'Secret', ownerLogin: 'nina' });
+    await createOrg(server.ctx, { namespace: 'secret-org', name: 'Secret', ownerLogin: 'nina' });
     expect((await olga.fetch('/settings/organizations/secret-org')).status).toBe(404);
     expect((await olga.fetch('/settings/organizations/no-such-org')).status).toBe(404);
     expect((await postOn(olga, '/settings/organizations', '/settings/organizations/secret-org/members', { login: 'olga' })).status).toBe(404);
     expect((await olga.post('/settings/organizations', { namespace: 'sneaky', name: 'S' })).status).toBe(403);
-    expect((await listMembers(server.ctx.db, 'secret-org')).map((m) => m.login)).toEqual(['nina']);
+    expect((await listMembers(server.ctx, 'secret-org')).map((m) => m.login)).toEqual(['nina']);
   });
 });

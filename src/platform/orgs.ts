@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { DbContext } from '../context.ts';
 import { isUniqueViolation } from '../db/insert.ts';
 import { invalidField, lastOwner, nameTaken, notAMember, organizationNotFound, userNotFound } from '../shared/errors.ts';
 import { revocationLease } from '../shared/principalLease.ts';
@@ -61,12 +62,12 @@ async function orgByNamespace(db: Knex, namespace: string) {
 }
 
 /** Creates an organization owned by `ownerLogin`; its namespace is unique across users and orgs (409). */
-export async function createOrg(db: Knex, input: NewOrg): Promise<Organization> {
+export async function createOrg(ctx: DbContext, input: NewOrg): Promise<Organization> {
   const namespace = checkNamespaceName('namespace', input.namespace);
   const name = checkText('name', input.name, { max: 255 });
   const avatarUrl = input.avatarUrl ? checkAvatarUrl('avatar_url', input.avatarUrl) : defaultAvatarUrl(namespace);
   try {
-    return await db.transaction(async (trx) => {
+    return await ctx.db.transaction(async (trx) => {
       const ownerId = await userIdByLogin(trx, input.ownerLogin);
       if (await findNamespace(trx, namespace)) throw nameTaken(namespace);
       const now = Date.now();
@@ -82,9 +83,9 @@ export async function createOrg(db: Knex, input: NewOrg): Promise<Organization> 
 }
 
 /** Adds `login` to the org, or changes the role of an existing member. */
-export async function addMember(db: Knex, namespace: string, login: string, role: string = 'member'): Promise<MembershipRow> {
+export async function addMember(ctx: DbContext, namespace: string, login: string, role: string = 'member'): Promise<MembershipRow> {
   const checkedRole = checkRole(role);
-  return db.transaction(async (trx) => {
+  return ctx.db.transaction(async (trx) => {
     const org = await orgByNamespace(trx, namespace);
     const userId = await userIdByLogin(trx, login);
     const existing = await findMembership(trx, org.id, userId);
@@ -107,8 +108,8 @@ export async function addMember(db: Knex, namespace: string, login: string, role
  * not bring back keys (and the proxy tokens minted from them) issued before they left. Answers
  * once no process honours them (the principal lease).
  */
-export async function removeMember(db: Knex, namespace: string, login: string): Promise<void> {
-  await db.transaction(async (trx) => {
+export async function removeMember(ctx: DbContext, namespace: string, login: string): Promise<void> {
+  await ctx.db.transaction(async (trx) => {
     const org = await orgByNamespace(trx, namespace);
     const userId = await userIdByLogin(trx, login);
     const existing = await findMembership(trx, org.id, userId);
@@ -122,26 +123,26 @@ export async function removeMember(db: Knex, namespace: string, login: string): 
   await revocationLease.settle(); // after the commit
 }
 
-export async function listMembers(db: Knex, namespace: string): Promise<MemberRow[]> {
-  const org = await orgByNamespace(db, namespace);
-  return listMemberRows(db, org.id);
+export async function listMembers(ctx: DbContext, namespace: string): Promise<MemberRow[]> {
+  const org = await orgByNamespace(ctx.db, namespace);
+  return listMemberRows(ctx.db, org.id);
 }
 
 /** The organizations a user belongs to, ordered by namespace. */
-export async function listOrgsForUser(db: Knex, userId: number): Promise<Organization[]> {
-  const rows = await listOrgRowsForUser(db, userId);
+export async function listOrgsForUser(ctx: DbContext, userId: number): Promise<Organization[]> {
+  const rows = await listOrgRowsForUser(ctx.db, userId);
   return rows.map((o) => ({ id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url }));
 }
 
 /** The organizations a user belongs to with the user's role in each (the settings page). */
-export async function listOrgsWithRoleForUser(db: Knex, userId: number): Promise<Array<Organization & { role: Role }>> {
-  const rows = await listOrgRowsForUser(db, userId);
+export async function listOrgsWithRoleForUser(ctx: DbContext, userId: number): Promise<Array<Organization & { role: Role }>> {
+  const rows = await listOrgRowsForUser(ctx.db, userId);
   return rows.map((o) => ({ id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url, role: o.role }));
 }
 
 /** An organization by namespace, or a 404 for one that does not exist. */
-export async function getOrg(db: Knex, namespace: string): Promise<Organization> {
-  const o = await orgByNamespace(db, namespace);
+export async function getOrg(ctx: DbContext, namespace: string): Promise<Organization> {
+  const o = await orgByNamespace(ctx.db, namespace);
   return { id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url };
 }
 

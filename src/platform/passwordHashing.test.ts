@@ -37,7 +37,7 @@ describe('password hashing at OWASP minimum, with upgrade at login', () => {
   it('upgrades a hash made at an older cost (N=2^15) to N=2^17 at the next successful login, not at a failed one', async () => {
     // A user whose password was hashed by an earlier version (N=2^15, as it shipped).
     setPasswordHashCost(15);
-    await createUser(server.ctx.db, { login: 'legacy', password: 'old-password-1' });
+    await createUser(server.ctx, { login: 'legacy', password: 'old-password-1' });
     setPasswordHashCost(server.ctx.config.PASSWORD_HASH_COST);
     const old = await storedHash(server, 'legacy');
     expect(old).toMatch(/^scrypt\$32768\$8\$1\$/);

@@ -20,19 +20,19 @@ describe.each(testDialects())('demo seed and service secrets on %s', (dialect) =
   });
 
   it('seeds a demo user, org, app and workflows API key whose printed secrets work', async () => {
-    const seed = await seedDemo(t.db);
+    const seed = await seedDemo(t);
     expect(seed).not.toBeNull();
-    const user = await verifyLogin(t.db, 'demo', 'demo-password');
+    const user = await verifyLogin(t, 'demo', 'demo-password');
     expect(user).toMatchObject({ id: seed!.user.id, name: 'Demo User' });
-    expect((await listOrgsForUser(t.db, user!.id)).map((o) => o.namespace)).toEqual(['demo-org']);
-    const app = await findAppByClientId(t.db, seed!.app.client_id);
+    expect((await listOrgsForUser(t, user!.id)).map((o) => o.namespace)).toEqual(['demo-org']);
+    const app = await findAppByClientId(t, seed!.app.client_id);
     expect(app).toMatchObject({ name: 'Demo App', redirect_uri: 'http://localhost:4000/callback', homepage: 'http://localhost:4000' });
-    expect(await verifyClientSecret(t.db, app!.id, seed!.app.client_secret)).toBe(true);
-    expect((await findUsableAccessTokenByPlaintext(t.db, seed!.apiKey.token))?.permissions).toEqual(['workflows']);
+    expect(await verifyClientSecret(t, app!.id, seed!.app.client_secret)).toBe(true);
+    expect((await findUsableAccessTokenByPlaintext(t, seed!.apiKey.token))?.permissions).toEqual(['workflows']);
   });
 
   it('does nothing on a second start', async () => {
-    expect(await seedDemo(t.db)).toBeNull();
+    expect(await seedDemo(t)).toBeNull();
     expect(await t.db('applications').count({ n: '*' }).first()).toMatchObject({ n: 1 });
   });
 
@@ -40,9 +40,9 @@ describe.each(testDialects())('demo seed and service secrets on %s', (dialect) =
     const sealer = createSealer(Buffer.from(TEST_SECRETS_KEY, 'base64'));
     let calls = 0;
     const generate = () => `value-${++calls}`;
-    const values = await Promise.all([1, 2, 3, 4].map(() => getOrCreateSecret(t.db, sealer, 'session_key_test', generate)));
+    const values = await Promise.all([1, 2, 3, 4].map(() => getOrCreateSecret({ db: t.db, sealer }, 'session_key_test', generate)));
     expect(new Set(values).size).toBe(1);
-    expect(await getOrCreateSecret(t.db, sealer, 'session_key_test', () => 'other')).toBe(values[0]);
+    expect(await getOrCreateSecret({ db: t.db, sealer }, 'session_key_test', () => 'other')).toBe(values[0]);
     const stored = (await t.db('app_secrets').where({ name: 'session_key_test' }).first()).value as string;
     expect(stored).toMatch(/^sealed:v1:/);
     expect(stored).not.toContain(values[0]);

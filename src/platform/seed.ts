@@ -1,4 +1,4 @@
-import type { Knex } from 'knex';
+import type { DbContext } from '../context.ts';
 import { createAccessToken } from './accessTokens.ts';
 import { createApp } from './apps.ts';
 import { createOrg } from './orgs.ts';
@@ -28,20 +28,20 @@ export interface DemoSeed {
  * Seeds a demo user, org, app and API key on first start only: does nothing (returns null) when
  * the `demo` user exists. All or nothing, in one transaction.
  */
-export async function seedDemo(db: Knex): Promise<DemoSeed | null> {
-  if (await findUserByLogin(db, DEMO.login)) return null;
+export async function seedDemo(ctx: DbContext): Promise<DemoSeed | null> {
+  if (await findUserByLogin(ctx, DEMO.login)) return null;
   try {
-    return await db.transaction(async (trx) => {
-      const user = await createUser(trx, { login: DEMO.login, password: DEMO.password, name: DEMO.name });
-      const org = await createOrg(trx, { namespace: DEMO.orgNamespace, name: DEMO.orgName, ownerLogin: DEMO.login });
-      const { app, clientSecret } = await createApp(trx, {
+    return await ctx.db.transaction(async (trx) => {
+      const user = await createUser({ db: trx }, { login: DEMO.login, password: DEMO.password, name: DEMO.name });
+      const org = await createOrg({ db: trx }, { namespace: DEMO.orgNamespace, name: DEMO.orgName, ownerLogin: DEMO.login });
+      const { app, clientSecret } = await createApp({ db: trx }, {
         ownerUserId: user.id,
         name: DEMO.appName,
         description: 'A sample third-party application for trying the authorization-code flow.',
         homepage: DEMO.appHomepage,
         redirectUri: DEMO.appRedirectUri,
       });
-      const { token, record } = await createAccessToken(trx, {
+      const { token, record } = await createAccessToken({ db: trx }, {
         userId: user.id,
         namespace: DEMO.login,
         name: DEMO.apiKeyName,
@@ -57,7 +57,7 @@ export async function seedDemo(db: Knex): Promise<DemoSeed | null> {
     });
   } catch (err) {
     // Another process seeded between our check and our insert.
-    if ((err as { status?: number }).status === 409 && (await findUserByLogin(db, DEMO.login))) return null;
+    if ((err as { status?: number }).status === 409 && (await findUserByLogin(ctx, DEMO.login))) return null;
     throw err;
   }
 }

@@ -28,7 +28,7 @@ describe('server-side browser sessions', () => {
   });
 
   it('logout ends the session at once: a copy of the cookie no longer signs in', async () => {
-    await createUser(server.ctx.db, { login: 'leaver', password: 'leaver-password' });
+    await createUser(server.ctx, { login: 'leaver', password: 'leaver-password' });
     const browser = new Browser(server.baseUrl);
     expect((await logIn(browser, 'leaver', 'leaver-password')).status).toBe(303);
     const stolen = copyOf(browser);
@@ -42,15 +42,15 @@ describe('server-side browser sessions', () => {
   });
 
   it('a password change ends every session of the user; the new password signs in', async () => {
-    await createUser(server.ctx.db, { login: 'changer', password: 'old-password-1' });
+    await createUser(server.ctx, { login: 'changer', password: 'old-password-1' });
     const [first, second] = [new Browser(server.baseUrl), new Browser(server.baseUrl)];
     await logIn(first, 'changer', 'old-password-1');
     await logIn(second, 'changer', 'old-password-1');
     const other = new Browser(server.baseUrl);
-    await createUser(server.ctx.db, { login: 'bystander', password: 'bystander-password' });
+    await createUser(server.ctx, { login: 'bystander', password: 'bystander-password' });
     await logIn(other, 'bystander', 'bystander-password');
 
-    expect((await setPassword(server.ctx.db, 'changer', 'new-password-1')).sessionsEnded).toBe(2);
+    expect((await setPassword(server.ctx, 'changer', 'new-password-1')).sessionsEnded).toBe(2);
     expect(await signedIn(first)).toBe(false);
     expect(await signedIn(second)).toBe(false);
     expect(await signedIn(other)).toBe(true); // someone else's session stands
@@ -60,16 +60,16 @@ describe('server-side browser sessions', () => {
   });
 
   it('deleting the user ends their sessions at once', async () => {
-    await createUser(server.ctx.db, { login: 'goner', password: 'goner-password' });
+    await createUser(server.ctx, { login: 'goner', password: 'goner-password' });
     const browser = new Browser(server.baseUrl);
     await logIn(browser, 'goner', 'goner-password');
     expect(await signedIn(browser)).toBe(true);
-    await deleteUser(server.ctx.db, 'goner');
+    await deleteUser(server.ctx, 'goner');
     expect(await signedIn(browser)).toBe(false);
   });
 
   it('stores only a hash of the session id', async () => {
-    await createUser(server.ctx.db, { login: 'hashed', password: 'hashed-password' });
+    await createUser(server.ctx, { login: 'hashed', password: 'hashed-password' });
     const browser = new Browser(server.baseUrl);
     await logIn(browser, 'hashed', 'hashed-password');
     const rows = (await server.ctx.db('web_sessions').pluck('id_hash')) as string[];
@@ -90,7 +90,7 @@ describe('the session cookie under https', () => {
   });
 
   it('takes the __Host- prefix, with Secure, Path=/ and no Domain, and signs in with it', async () => {
-    await createUser(server.ctx.db, { login: 'secure', password: 'secure-password' });
+    await createUser(server.ctx, { login: 'secure', password: 'secure-password' });
     const res = await fetch(`${server.baseUrl}/login`);
     const cookie = res.headers.getSetCookie().find((c) => c.startsWith('__Host-oa_session='));
     expect(cookie).toBeDefined();

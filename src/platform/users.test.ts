@@ -13,67 +13,67 @@ describe.each(testDialects())('users on %s', (dialect) => {
   });
 
   it('creates a user whose login becomes its personal namespace', async () => {
-    const user = await createUser(t.db, { login: 'alice', password: 'correct horse', name: 'Alice' });
+    const user = await createUser(t, { login: 'alice', password: 'correct horse', name: 'Alice' });
     expect(user).toMatchObject({ login: 'alice', name: 'Alice' });
     expect(user.avatar_url).toMatch(/^data:image\/svg\+xml;base64,/);
     expect(await t.db('namespaces').where({ name: 'alice' }).first()).toMatchObject({ user_id: user.id, org_id: null });
-    expect(await findUserById(t.db, user.id)).toEqual(user);
+    expect(await findUserById(t, user.id)).toEqual(user);
   });
 
   it('stores the password only as a salted scrypt hash', async () => {
     const row = await t.db('users').where({ login: 'alice' }).first();
     expect(row.password_hash).toMatch(/^scrypt\$\d+\$\d+\$\d+\$[\w-]+\$[\w-]+$/);
     expect(row.password_hash).not.toContain('correct horse');
-    const other = await createUser(t.db, { login: 'alice2', password: 'correct horse' });
+    const other = await createUser(t, { login: 'alice2', password: 'correct horse' });
     const otherRow = await t.db('users').where({ id: other.id }).first();
     expect(otherRow.password_hash).not.toBe(row.password_hash);
   });
 
   it('treats logins case-insensitively: stored lower case, found in any case, duplicates in another case are 409', async () => {
-    const bob = await createUser(t.db, { login: 'Bob', password: 'password-1' });
+    const bob = await createUser(t, { login: 'Bob', password: 'password-1' });
     expect(bob.login).toBe('bob');
-    expect((await findUserByLogin(t.db, 'BOB'))?.id).toBe(bob.id);
-    await expect(createUser(t.db, { login: 'bOb', password: 'password-1' })).rejects.toMatchObject({ status: 409 });
+    expect((await findUserByLogin(t, 'BOB'))?.id).toBe(bob.id);
+    await expect(createUser(t, { login: 'bOb', password: 'password-1' })).rejects.toMatchObject({ status: 409 });
   });
 
   it('refuses a login already taken by an organization namespace (409)', async () => {
-    await createOrg(t.db, { namespace: 'acme', name: 'Acme', ownerLogin: 'alice' });
-    await expect(createUser(t.db, { login: 'acme', password: 'password-1' })).rejects.toMatchObject({ status: 409, code: 'conflict' });
+    await createOrg(t, { namespace: 'acme', name: 'Acme', ownerLogin: 'alice' });
+    await expect(createUser(t, { login: 'acme', password: 'password-1' })).rejects.toMatchObject({ status: 409, code: 'conflict' });
   });
 
   it.each(['', '-lead', 'trail-', 'has space', 'a'.repeat(40), 'under_score', 'dot.ted'])(
     'rejects the login %j (1-39 letters, digits, inner hyphens)',
     async (login) => {
-      await expect(createUser(t.db, { login, password: 'password-1' })).rejects.toMatchObject({ status: 400 });
+      await expect(createUser(t, { login, password: 'password-1' })).rejects.toMatchObject({ status: 400 });
     },
   );
 
   it('accepts a 39-character login with inner hyphens', async () => {
     const login = `a-${'b'.repeat(35)}-c`;
-    expect((await createUser(t.db, { login, password: 'password-1' })).login).toBe(login);
+    expect((await createUser(t, { login, password: 'password-1' })).login).toBe(login);
   });
 
   it('rejects a password shorter than 8 characters', async () => {
-    await expect(createUser(t.db, { login: 'shorty', password: 'short' })).rejects.toMatchObject({ status: 400 });
+    await expect(createUser(t, { login: 'shorty', password: 'short' })).rejects.toMatchObject({ status: 400 });
   });
 
   it('rejects an avatar_url that is not an http(s) URL', async () => {
-    await expect(createUser(t.db, { login: 'pic', password: 'password-1', avatarUrl: 'javascript:alert(1)' })).rejects.toMatchObject({
+    await expect(createUser(t, { login: 'pic', password: 'password-1', avatarUrl: 'javascript:alert(1)' })).rejects.toMatchObject({
       status: 400,
     });
   });
 
   it('verifies a login: right password gives the user, a wrong one or an unknown login gives null', async () => {
-    expect((await verifyLogin(t.db, 'ALICE', 'correct horse'))?.login).toBe('alice');
-    expect(await verifyLogin(t.db, 'alice', 'wrong horse')).toBeNull();
-    expect(await verifyLogin(t.db, 'nobody', 'correct horse')).toBeNull();
+    expect((await verifyLogin(t, 'ALICE', 'correct horse'))?.login).toBe('alice');
+    expect(await verifyLogin(t, 'alice', 'wrong horse')).toBeNull();
+    expect(await verifyLogin(t, 'nobody', 'correct horse')).toBeNull();
   });
 
   it('spends a password hash on an unknown login too (no timing shortcut)', async () => {
-    await verifyLogin(t.db, 'nobody', 'warm-up'); // the dummy hash is computed once
+    await verifyLogin(t, 'nobody', 'warm-up'); // the dummy hash is computed once
     const time = async (login: string) => {
       const start = performance.now();
-      await verifyLogin(t.db, login, 'wrong password');
+      await verifyLogin(t, login, 'wrong password');
       return performance.now() - start;
     };
     const known = Math.min(await time('alice'), await time('alice'));

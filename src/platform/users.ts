@@ -1,4 +1,4 @@
-import type { Knex } from 'knex';
+import type { DbContext } from '../context.ts';
 import { isUniqueViolation } from '../db/insert.ts';
 import { hashPassword, passwordNeedsRehash, verifyPassword } from '../shared/crypto.ts';
 import { invalidField, lastOwner, nameTaken, userNotFound } from '../shared/errors.ts';
@@ -41,7 +41,7 @@ function toUser(row: UserRow): User {
 }
 
 /** Creates a user and claims its login as a namespace. Logins are unique across users and orgs (409). */
-export async function createUser(db: Knex, input: NewUser): Promise<User> {
+export async function createUser(ctx: DbContext, input: NewUser): Promise<User> {
   const login = checkNamespaceName('login', input.login);
   checkPassword(input.password);
   const name = checkText('name', input.name?.trim() ? input.name : login, { max: 255 });
@@ -49,7 +49,7 @@ export async function createUser(db: Knex, input: NewUser): Promise<User> {
   const passwordHash = await hashPassword(input.password);
 
   try {
-    return await db.transaction(async (trx) => {
+    return await ctx.db.transaction(async (trx) => {
       if (await findNamespace(trx, login)) throw nameTaken(login);
       const row = { login, name, avatar_url: avatarUrl, password_hash: passwordHash, created_at: Date.now() };
       const id = await insertUser(trx, row);
@@ -64,17 +64,17 @@ export async function createUser(db: Knex, input: NewUser): Promise<User> {
 }
 
 /** Whether any account exists (none: the first owner is still to be created with the admin CLI). */
-export async function anyUserExists(db: Knex): Promise<boolean> {
-  return anyUserRow(db);
+export async function anyUserExists(ctx: DbContext): Promise<boolean> {
+  return anyUserRow(ctx.db);
 }
 
-export async function findUserByLogin(db: Knex, login: string): Promise<User | undefined> {
-  const row = await findUserRowByLogin(db, canonicalName(login));
+export async function findUserByLogin(ctx: DbContext, login: string): Promise<User | undefined> {
+  const row = await findUserRowByLogin(ctx.db, canonicalName(login));
   return row && toUser(row);
 }
 
-export async function findUserById(db: Knex, id: number): Promise<User | undefined> {
-  const row = await findUserRowById(db, id);
+export async function findUserById(ctx: DbContext, id: number): Promise<User | undefined> {
+  const row = await findUserRowById(ctx.db, id);
   return row && toUser(row);
 }
 
@@ -82,8 +82,8 @@ export async function findUserById(db: Knex, id: number): Promise<User | undefin
 let dummyHash: Promise<string> | undefined;
 
 /** The user when login and password match, else null; takes the same time whether or not the login exists. */
-export async function verifyLogin(db: Knex, login: string, password: string): Promise<User | null> {
-  const row = await findUserRowByLogin(db, canonicalName(login));
+export async function verifyLogin(ctx: DbContext, login: string, password: string): Promise<User | null> {
+  const row = await findUserRowByLogin(ctx.db, canonicalName(login));
   if (!row) {
     dummyHash ??= hashPassword('not-a-real-password');
     await verifyPassword(password, await dummyHash);
@@ -91,15 +91,15 @@ export async function verifyLogin(db: Knex, login: string, password: string): Pr
   }
   if (!(await verifyPassword(password, row.password_hash))) return null;
   // Hashes made at an older, cheaper cost are upgraded now, the one moment the password is known.
-  if (passwordNeedsRehash(row.password_hash)) await upgradePasswordHash(db, row.id, row.password_hash, await hashPassword(password));
+  if (passwordNeedsRehash(row.password_hash)) await upgradePasswordHash(ctx.db, row.id, row.password_hash, await hashPassword(password));
   return toUser(row);
 }
 
 /** Sets a new password and ends every browser session of the user at once (a stolen cookie with them). */
-export async function setPassword(db: Knex, login: string, password: string): Promise<{ user: User; sessionsEnded: number }> {
+export async function setPassword(ctx: DbContext, login: string, password: string): Promise<{ user: User; sessionsEnded: number }> {
   checkPassword(password);
   const passwordHash = await hashPassword(password);
-  return db.transaction(async (trx) => {
+  return ctx.db.transaction(async (trx) => {
     const row = await findUserRowByLogin(trx, canonicalName(login));
     if (!row) throw userNotFound(login);
     await updatePasswordHash(trx, row.id, passwordHash);
@@ -113,8 +113,8 @@ export async function setPassword(db: Knex, login: string, password: string): Pr
  * cascade), so their sessions end at once. Refused (409) while the user is the last owner of an
  * organization: it would be left with no one to manage it.
  */
-export async function deleteUser(db: Knex, login: string): Promise<User> {
-  const user = await db.transaction(async (trx) => {
+export async function deleteUser(ctx: DbContext, login: string): Promise<User> {
+  const user = await ctx.db.transaction(async (trx) => {
     const row = await findUserRowByLogin(trx, canonicalName(login));
     if (!row) throw userNotFound(login);
     const [sole] = await findOrgsOnlyOwnedBy(trx, row.id);

@@ -1,4 +1,4 @@
-import type { Knex } from 'knex';
+import type { DbContext } from '../context.ts';
 import { sessionNotFound, userNotFound } from '../shared/errors.ts';
 import { deleteWebSessionsOfUser, deleteWebSessionsOfUserByPrefix, listWebSessionsOfUser } from './sessions.store.ts';
 import { findUserByLogin } from './users.ts';
@@ -15,16 +15,16 @@ export interface SessionInfo {
   expires_at: string;
 }
 
-async function userOf(db: Knex, login: string) {
-  const user = await findUserByLogin(db, login);
+async function userOf(ctx: DbContext, login: string) {
+  const user = await findUserByLogin(ctx, login);
   if (!user) throw userNotFound(login);
   return user;
 }
 
 /** The user's sessions that have not expired, newest first. */
-export async function listUserSessions(db: Knex, login: string, now = Date.now()): Promise<SessionInfo[]> {
-  const user = await userOf(db, login);
-  return (await listWebSessionsOfUser(db, user.id, now)).map((s) => ({
+export async function listUserSessions(ctx: DbContext, login: string, now = Date.now()): Promise<SessionInfo[]> {
+  const user = await userOf(ctx, login);
+  return (await listWebSessionsOfUser(ctx.db, user.id, now)).map((s) => ({
     id: s.id_hash.slice(0, SESSION_ID_LENGTH),
     created_at: new Date(s.created_at).toISOString(),
     expires_at: new Date(s.expires_at).toISOString(),
@@ -38,10 +38,10 @@ export const isSessionId = (id: string) => new RegExp(`^[0-9a-f]{${SESSION_ID_LE
  * Ends one session of the user (its cookie, every copy, stops working at once: each request checks
  * its row), or all of them. 404 when the user or that session does not exist.
  */
-export async function revokeUserSessions(db: Knex, login: string, which: { id: string } | 'all'): Promise<number> {
-  const user = await userOf(db, login);
-  if (which === 'all') return deleteWebSessionsOfUser(db, user.id);
-  const ended = await deleteWebSessionsOfUserByPrefix(db, user.id, which.id);
+export async function revokeUserSessions(ctx: DbContext, login: string, which: { id: string } | 'all'): Promise<number> {
+  const user = await userOf(ctx, login);
+  if (which === 'all') return deleteWebSessionsOfUser(ctx.db, user.id);
+  const ended = await deleteWebSessionsOfUserByPrefix(ctx.db, user.id, which.id);
   if (ended === 0) throw sessionNotFound(user.login, which.id);
   return ended;
 }

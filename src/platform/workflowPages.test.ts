@@ -20,8 +20,8 @@ describe.each(testDialects())('workflow pages (%s)', (dialect) => {
 
   beforeAll(async () => {
     server = await startTestServer({ dialect, runs: true });
-    const me = await createUser(server.ctx.db, { login: 'runner', password: 'password-1' });
-    const them = await createUser(server.ctx.db, { login: 'someone', password: 'password-2' });
+    const me = await createUser(server.ctx, { login: 'runner', password: 'password-1' });
+    const them = await createUser(server.ctx, { login: 'someone', password: 'password-2' });
     otherUserId = them.id;
     // Created through the service the API uses (the browser test creates them over the API).
     mine = (await createWorkflow(server.ctx, me.id, { name: 'Mine <script>alert(1)</script>', description: 'Says "hi" & <b>bye</b>', ...seedGraph('echo') })).id;

@@ -53,7 +53,7 @@ describe('workflow and run pages in a real browser', () => {
   }
 
   async function apiFor(userId: number, login: string): Promise<ApiClient> {
-    const { token } = await createAccessToken(server.ctx.db, { userId, namespace: login, name: 'api', usageScenario: 'paid', permissions: ['workflows'] });
+    const { token } = await createAccessToken(server.ctx, { userId, namespace: login, name: 'api', usageScenario: 'paid', permissions: ['workflows'] });
     return createApiClient(server.baseUrl, { bearer: token });
   }
 

@@ -18,8 +18,8 @@ interface SseEvent {
 }
 
 async function apiKeyFor(ctx: AppContext, login: string): Promise<string> {
-  const user = await createUser(ctx.db, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx.db, { userId: user.id, namespace: login, name: 'runs', usageScenario: 'paid', permissions: ['workflows'] });
+  const user = await createUser(ctx, { login, password: 'correct horse battery' });
+  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'runs', usageScenario: 'paid', permissions: ['workflows'] });
   return token;
 }
 

@@ -10,8 +10,8 @@ import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 async function apiKeyFor(ctx: AppContext, login: string): Promise<string> {
-  const user = await createUser(ctx.db, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx.db, { userId: user.id, namespace: login, name: 'quotas', usageScenario: 'paid', permissions: ['workflows'] });
+  const user = await createUser(ctx, { login, password: 'correct horse battery' });
+  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'quotas', usageScenario: 'paid', permissions: ['workflows'] });
   return token;
 }
 

@@ -47,9 +47,9 @@ describe.each(testDialects())('run recovery on %s', (dialect) => {
     fake = await startFakeOpenAI();
     // The API process queues and supervises (pg-boss monitor) but executes nothing itself.
     server = await startTestServer({ dialect, runs: { worker: false }, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' } });
-    const user = await createUser(server.ctx.db, { login: 'alice', password: 'correct horse battery' });
+    const user = await createUser(server.ctx, { login: 'alice', password: 'correct horse battery' });
     aliceId = user.id;
-    const { token } = await createAccessToken(server.ctx.db, { userId: user.id, namespace: 'alice', name: 'k', usageScenario: 'paid', permissions: ['workflows'] });
+    const { token } = await createAccessToken(server.ctx, { userId: user.id, namespace: 'alice', name: 'k', usageScenario: 'paid', permissions: ['workflows'] });
     alice = createApiClient(server.baseUrl, { bearer: token });
   });
   afterAll(async () => {

@@ -18,9 +18,9 @@ describe.each(testDialects())('POST /serverless/v1/chat/completions (%s)', (dial
     fake = await startFakeOpenAI();
     // An operator's limit below the contract's ceiling of 32768 (openapi.yaml), so that both refusals show.
     server = await startTestServer({ dialect, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3', WORKFLOW_MAX_TOKENS_LIMIT: '4096' } });
-    const user = await createUser(server.ctx.db, { login: 'gw', password: 'password-1' });
+    const user = await createUser(server.ctx, { login: 'gw', password: 'password-1' });
     // No permission at all: the gateway takes any raw access token.
-    const created = await createAccessToken(server.ctx.db, { userId: user.id, namespace: 'gw', name: 'gateway', usageScenario: 'trial' });
+    const created = await createAccessToken(server.ctx, { userId: user.id, namespace: 'gw', name: 'gateway', usageScenario: 'trial' });
     key = created.token;
     keyId = created.record.id;
   });
@@ -111,10 +111,10 @@ describe.each(testDialects())('POST /serverless/v1/chat/completions (%s)', (dial
     expect((await chat(body, `sk_${'A'.repeat(43)}`)).status).toBe(401);
     expect((await chat(body, 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln')).status).toBe(401);
 
-    const user = await createUser(server.ctx.db, { login: 'gw2', password: 'password-1' });
-    const doomed = await createAccessToken(server.ctx.db, { userId: user.id, namespace: 'gw2', name: 'doomed', usageScenario: 'paid' });
+    const user = await createUser(server.ctx, { login: 'gw2', password: 'password-1' });
+    const doomed = await createAccessToken(server.ctx, { userId: user.id, namespace: 'gw2', name: 'doomed', usageScenario: 'paid' });
     expect((await chat(body, doomed.token)).status).toBe(200);
-    await deleteAccessToken(server.ctx.db, user.id, doomed.record.id);
+    await deleteAccessToken(server.ctx, user.id, doomed.record.id);
     expect((await chat(body, doomed.token)).status).toBe(401);
   });
 });

@@ -13,11 +13,11 @@ type WorkflowNode = Schemas['WorkflowNode'];
 
 // Fixtures through the same platform services the admin CLI uses.
 async function createUserFixture(ctx: AppContext, login: string): Promise<number> {
-  return (await createUser(ctx.db, { login, password: 'correct horse battery' })).id;
+  return (await createUser(ctx, { login, password: 'correct horse battery' })).id;
 }
 
 async function createApiKeyFixture(ctx: AppContext, userId: number, namespace: string, permissions: string[]): Promise<string> {
-  const { token } = await createAccessToken(ctx.db, { userId, namespace, name: `key ${permissions.join(',') || 'none'}`, usageScenario: 'paid', permissions });
+  const { token } = await createAccessToken(ctx, { userId, namespace, name: `key ${permissions.join(',') || 'none'}`, usageScenario: 'paid', permissions });
   return token;
 }
 
@@ -82,11 +82,11 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
     });
 
     it('answers 401 for an API key that was deleted', async () => {
-      const user = await createUser(server.ctx.db, { login: 'erin', password: 'correct horse battery' });
-      const { token, record } = await createAccessToken(server.ctx.db, { userId: user.id, namespace: 'erin', name: 'temp', usageScenario: 'trial', permissions: ['workflows'] });
+      const user = await createUser(server.ctx, { login: 'erin', password: 'correct horse battery' });
+      const { token, record } = await createAccessToken(server.ctx, { userId: user.id, namespace: 'erin', name: 'temp', usageScenario: 'trial', permissions: ['workflows'] });
       const erin = createApiClient(server.baseUrl, { bearer: token });
       expect((await erin.GET('/api/workflows')).response.status).toBe(200);
-      await deleteAccessToken(server.ctx.db, user.id, record.id);
+      await deleteAccessToken(server.ctx, user.id, record.id);
       const { response } = await erin.GET('/api/workflows');
       expect(response.status).toBe(401);
       expect(response.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);

@@ -45,7 +45,7 @@ describe.each(testDialects())('secrets at rest (%s)', (dialect) => {
 
   it('stores no plaintext password, client secret, code, access, refresh, raw or proxy token in any table', async () => {
     const f = await createFixture(server.ctx.db, 'http://127.0.0.1:9/callback');
-    const apiKey = await createAccessToken(server.ctx.db, { userId: f.userId, namespace: f.login, name: 'dump', usageScenario: 'paid', permissions: ['workflows'] });
+    const apiKey = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'dump', usageScenario: 'paid', permissions: ['workflows'] });
 
     const browser = new Browser(server.baseUrl);
     expect((await logIn(browser, f.login, f.password)).status).toBe(303);
@@ -124,10 +124,10 @@ describe.each(testDialects())('secrets at rest (%s)', (dialect) => {
     expect(res.status).toBe(401);
     expect(crypto.safeEqual).toHaveBeenCalledTimes(5);
 
-    expect(await verifyLogin(server.ctx.db, f.login, f.password)).toMatchObject({ login: f.login });
-    expect(await verifyLogin(server.ctx.db, f.login, 'wrong password')).toBeNull();
+    expect(await verifyLogin(server.ctx, f.login, f.password)).toMatchObject({ login: f.login });
+    expect(await verifyLogin(server.ctx, f.login, 'wrong password')).toBeNull();
     // An unknown login still costs one scrypt verification (no timing oracle for account names).
-    expect(await verifyLogin(server.ctx.db, 'nobody-here', 'wrong password')).toBeNull();
+    expect(await verifyLogin(server.ctx, 'nobody-here', 'wrong password')).toBeNull();
     expect(crypto.verifyPassword).toHaveBeenCalledTimes(3);
   });
 });

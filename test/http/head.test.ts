@@ -11,8 +11,8 @@ describe('HEAD answers as GET, as Allow promises', () => {
   let key: string;
   beforeAll(async () => {
     server = await startTestServer();
-    await createUser(server.ctx.db, { login: 'header', password: 'header-password' });
-    key = (await createAccessToken(server.ctx.db, { userLogin: 'header', namespace: 'header', name: 'k', usageScenario: 'paid', permissions: ['workflows'] })).token;
+    await createUser(server.ctx, { login: 'header', password: 'header-password' });
+    key = (await createAccessToken(server.ctx, { userLogin: 'header', namespace: 'header', name: 'k', usageScenario: 'paid', permissions: ['workflows'] })).token;
   });
   afterAll(async () => {
     await server?.close();

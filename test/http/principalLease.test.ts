@@ -44,14 +44,14 @@ describe.each(testDialects())('principal lease across two app instances (%s)', (
   });
 
   it('an API key deleted through A is refused by B as soon as the deletion answered', async () => {
-    const user = await createUser(a.ctx.db, { login: `lease${dialect}`, password: 'correct horse battery' });
-    const { token, record } = await createAccessToken(a.ctx.db, { userId: user.id, namespace: user.login, name: 'k', usageScenario: 'trial', permissions: ['workflows'] });
+    const user = await createUser(a.ctx, { login: `lease${dialect}`, password: 'correct horse battery' });
+    const { token, record } = await createAccessToken(a.ctx, { userId: user.id, namespace: user.login, name: 'k', usageScenario: 'trial', permissions: ['workflows'] });
     const workflowsOnB = () => fetch(`${b.baseUrl}/api/workflows`, { headers: { authorization: `Bearer ${token}` } });
 
     expect((await workflowsOnB()).status).toBe(200);
     expect(principalLease(b.ctx).holds('apiKey', token, false)).toBe(true);
 
-    await deleteAccessToken(a.ctx.db, user.id, record.id);
+    await deleteAccessToken(a.ctx, user.id, record.id);
     expect((await workflowsOnB()).status).toBe(401);
   });
 });

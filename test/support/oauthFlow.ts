@@ -63,9 +63,9 @@ export async function createFixture(db: Knex, redirectUri = 'https://client.exam
   counter += 1;
   const login = `user${counter}x${Math.floor(Math.random() * 1e6)}`;
   const password = 'correct horse battery';
-  const user = await createUser(db, { login, password, name: `User ${counter}` });
+  const user = await createUser({ db }, { login, password, name: `User ${counter}` });
   const appName = `Demo App ${counter}`;
-  const { app, clientSecret } = await createApp(db, {
+  const { app, clientSecret } = await createApp({ db }, {
     ownerUserId: user.id,
     name: appName,
     description: 'Reads your profile <for tests>',

@@ -15,7 +15,7 @@ export function accessTokensRouter(ctx: AppContext): Router {
   const router = Router();
 
   async function showTokens(res: Response, status: number, user: PageUser, problems: FormProblem[], input?: TokenInput, flash?: string): Promise<void> {
-    const [tokens, orgs] = await Promise.all([listAccessTokensOfUser(ctx.db, user.id), listOrgsForUser(ctx.db, user.id)]);
+    const [tokens, orgs] = await Promise.all([listAccessTokensOfUser(ctx, user.id), listOrgsForUser(ctx, user.id)]);
     const namespaces = [user.login, ...orgs.map((o) => o.namespace)];
     sendPage(res, status, accessTokensPage({ user, tokens, namespaces, problems, input, flash }));
   }
@@ -35,7 +35,7 @@ export function accessTokensRouter(ctx: AppContext): Router {
     };
     try {
       const expiresInDays = input.expiresInDays === '' ? undefined : /^\d{1,4}$/.test(input.expiresInDays) ? Number(input.expiresInDays) : NaN;
-      const { token, record } = await createAccessToken(ctx.db, { userId: user.id, ...input, expiresInDays });
+      const { token, record } = await createAccessToken(ctx, { userId: user.id, ...input, expiresInDays });
       sendPage(res, 200, tokenCreatedPage({ user, token, record }));
     } catch (err) {
       if (!(err instanceof Problem) || (err.status !== 400 && err.status !== 404)) throw err;
@@ -47,7 +47,7 @@ export function accessTokensRouter(ctx: AppContext): Router {
 
   router.get('/settings/tokens/:id/delete', async (req, res) => {
     const user = await pageUser(ctx, req);
-    const token = (await listAccessTokensOfUser(ctx.db, user.id)).find((t) => t.id === Number(req.params.id));
+    const token = (await listAccessTokensOfUser(ctx, user.id)).find((t) => t.id === Number(req.params.id));
     if (!token) return sendPage(res, 404, notFoundPage(user, 'access token'));
     sendPage(res, 200, confirmPage({
       user,
@@ -64,7 +64,7 @@ export function accessTokensRouter(ctx: AppContext): Router {
     const user = await pageUser(ctx, req);
     try {
       // Proxy tokens minted from it are refused from their next call on (src/open/proxyTokenAuth.ts).
-      await deleteAccessToken(ctx.db, user.id, Number(req.params.id));
+      await deleteAccessToken(ctx, user.id, Number(req.params.id));
       res.redirect(303, '/settings/tokens?done=token-deleted');
     } catch (err) {
       if (!(err instanceof Problem) || err.status !== 404) throw err;

@@ -44,13 +44,13 @@ export function applicationsRouter(ctx: AppContext): Router {
   const router = Router();
 
   async function showApplications(res: Response, status: number, user: PageUser, problems: FormProblem[], input?: Required<AppDetails>, flash?: string): Promise<void> {
-    sendPage(res, status, applicationsPage({ user, apps: await listAppsForOwner(ctx.db, user.id), problems, input, nonce: newNonce(), flash }));
+    sendPage(res, status, applicationsPage({ user, apps: await listAppsForOwner(ctx, user.id), problems, input, nonce: newNonce(), flash }));
   }
 
   async function showApplication(res: Response, status: number, user: PageUser, appId: number, problems: FormProblem[] = [], input?: Required<AppDetails>, flash?: string): Promise<void> {
     try {
-      const app = await getAppOfOwner(ctx.db, user.id, appId);
-      sendPage(res, status, applicationPage({ user, app, secrets: await listClientSecrets(ctx.db, user.id, app.id), problems, input, flash }));
+      const app = await getAppOfOwner(ctx, user.id, appId);
+      sendPage(res, status, applicationPage({ user, app, secrets: await listClientSecrets(ctx, user.id, app.id), problems, input, flash }));
     } catch (err) {
       refusedWith(err, 404);
       sendPage(res, 404, notFoundPage(user, 'application'));
@@ -67,7 +67,7 @@ export function applicationsRouter(ctx: AppContext): Router {
     const nonce = field(req, 'form_nonce');
     try {
       // A form without a nonce (a script posting it) registers as asked, every time.
-      const created = NONCE.test(nonce) ? await createAppOnce(ctx.db, { ownerUserId: user.id, ...input }, nonce) : await createApp(ctx.db, { ownerUserId: user.id, ...input });
+      const created = NONCE.test(nonce) ? await createAppOnce(ctx, { ownerUserId: user.id, ...input }, nonce) : await createApp(ctx, { ownerUserId: user.id, ...input });
       if (created.clientSecret === null) {
         // The same form again (back button, double click): the app it registered, not a second one.
         res.redirect(303, `/settings/applications/${created.app.id}?done=app-already-registered`);
@@ -87,7 +87,7 @@ export function applicationsRouter(ctx: AppContext): Router {
     const user = await pageUser(ctx, req);
     const input = detailsOf(req);
     try {
-      const app = await updateApp(ctx.db, user.id, Number(req.params.id), input);
+      const app = await updateApp(ctx, user.id, Number(req.params.id), input);
       res.redirect(303, `/settings/applications/${app.id}?done=app-updated`);
     } catch (err) {
       const problem = refusedWith(err, 400, 404);
@@ -99,8 +99,8 @@ export function applicationsRouter(ctx: AppContext): Router {
   router.post('/settings/applications/:id/secrets', async (req, res) => {
     const user = await pageUser(ctx, req);
     try {
-      const { app, clientSecret } = await addClientSecret(ctx.db, user.id, Number(req.params.id));
-      const others = (await listClientSecrets(ctx.db, user.id, app.id)).length - 1;
+      const { app, clientSecret } = await addClientSecret(ctx, user.id, Number(req.params.id));
+      const others = (await listClientSecrets(ctx, user.id, app.id)).length - 1;
       sendPage(res, 200, clientSecretPage({
         user,
         title: `New client secret for ${app.name}`,
@@ -119,8 +119,8 @@ export function applicationsRouter(ctx: AppContext): Router {
   router.get('/settings/applications/:id/secrets/:secretId/delete', async (req, res) => {
     const user = await pageUser(ctx, req);
     try {
-      const app = await getAppOfOwner(ctx.db, user.id, Number(req.params.id));
-      const secrets = await listClientSecrets(ctx.db, user.id, app.id);
+      const app = await getAppOfOwner(ctx, user.id, Number(req.params.id));
+      const secrets = await listClientSecrets(ctx, user.id, app.id);
       const index = secrets.findIndex((s) => s.id === Number(req.params.secretId));
       if (index < 0) return sendPage(res, 404, notFoundPage(user, 'client secret'));
       const last = secrets.length === 1;
@@ -146,7 +146,7 @@ export function applicationsRouter(ctx: AppContext): Router {
     const user = await pageUser(ctx, req);
     const appId = Number(req.params.id);
     try {
-      await deleteClientSecret(ctx.db, user.id, appId, Number(req.params.secretId), { evenTheLast: field(req, 'even_the_last') === 'yes' });
+      await deleteClientSecret(ctx, user.id, appId, Number(req.params.secretId), { evenTheLast: field(req, 'even_the_last') === 'yes' });
       res.redirect(303, `/settings/applications/${appId}?done=secret-deleted`);
     } catch (err) {
       const problem = refusedWith(err, 404, 409);
@@ -159,7 +159,7 @@ export function applicationsRouter(ctx: AppContext): Router {
   router.get('/settings/applications/:id/delete', async (req, res) => {
     const user = await pageUser(ctx, req);
     try {
-      const app = await getAppOfOwner(ctx.db, user.id, Number(req.params.id));
+      const app = await getAppOfOwner(ctx, user.id, Number(req.params.id));
       sendPage(res, 200, confirmPage({
         user,
         current: '/settings/applications',
@@ -178,7 +178,7 @@ export function applicationsRouter(ctx: AppContext): Router {
   router.post('/settings/applications/:id/delete', async (req, res) => {
     const user = await pageUser(ctx, req);
     try {
-      await deleteApp(ctx.db, user.id, Number(req.params.id));
+      await deleteApp(ctx, user.id, Number(req.params.id));
       res.redirect(303, '/settings/applications?done=app-deleted');
     } catch (err) {
       refusedWith(err, 404);

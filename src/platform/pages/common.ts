@@ -14,7 +14,7 @@ export function sendPage(res: Response, status: number, page: Html): void {
 }
 
 export async function pageUser(ctx: AppContext, req: Request): Promise<PageUser> {
-  const user = await findUserById(ctx.db, req.webSession!.uid!);
+  const user = await findUserById(ctx, req.webSession!.uid!);
   if (!user) throw new Error('session user vanished');
   return { id: user.id, login: user.login, csrf: await csrfToken(ctx, req) };
 }

@@ -49,14 +49,14 @@ export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: Requ
     if (!returnTo.startsWith('/oauth/authorize?')) return undefined;
     const clientId = new URLSearchParams(returnTo.slice(returnTo.indexOf('?'))).getAll('client_id');
     if (clientId.length !== 1 || !clientId[0]) return undefined;
-    return (await findAppByClientId(ctx.db, clientId[0]))?.name;
+    return (await findAppByClientId(ctx, clientId[0]))?.name;
   }
 
   router.get('/login', session, async (req, res) => {
     const returnTo = safeReturnTo(req.query.return_to);
     if (req.webSession?.uid) return res.redirect(303, returnTo);
     // No account at all (production creates no demo user): say how the first one is made.
-    const noAccount = (await anyUserExists(ctx.db)) ? {} : { error: 'No account exists yet. The operator creates the first one with: npm run -s admin -- user create' };
+    const noAccount = (await anyUserExists(ctx)) ? {} : { error: 'No account exists yet. The operator creates the first one with: npm run -s admin -- user create' };
     sendPage(res, 200, loginPage({ csrf: await csrfToken(ctx, req), returnTo, appName: await appAskingFor(returnTo), ...noAccount }));
   });
 
@@ -64,7 +64,7 @@ export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: Requ
     const login = field(req, 'login');
     const password = (req.body as Record<string, unknown>).password;
     const returnTo = safeReturnTo(req.body.return_to);
-    const user = login && typeof password === 'string' ? await verifyLogin(ctx.db, login, password) : null;
+    const user = login && typeof password === 'string' ? await verifyLogin(ctx, login, password) : null;
     if (!user) {
       sendPage(res, 401, loginPage({ csrf: await csrfToken(ctx, req), returnTo, appName: await appAskingFor(returnTo), error: 'Incorrect login or password.', login }));
       return;

@@ -22,7 +22,7 @@ export function organizationsRouter(ctx: AppContext): Router {
   const router = Router();
 
   async function showOrgs(res: Response, status: number, user: PageUser, problems: FormProblem[] = [], input?: OrgInput, flash?: string): Promise<void> {
-    sendPage(res, status, organizationsPage({ user, orgs: await listOrgsWithRoleForUser(ctx.db, user.id), problems, input, flash }));
+    sendPage(res, status, organizationsPage({ user, orgs: await listOrgsWithRoleForUser(ctx, user.id), problems, input, flash }));
   }
 
   /**
@@ -41,8 +41,8 @@ export function organizationsRouter(ctx: AppContext): Router {
   /** The org and the user's role in it, or undefined when it does not exist or the user is not a member. */
   async function membershipOf(user: PageUser, namespace: string) {
     try {
-      const org = await getOrg(ctx.db, namespace);
-      const members = await listMembers(ctx.db, org.namespace);
+      const org = await getOrg(ctx, namespace);
+      const members = await listMembers(ctx, org.namespace);
       const me = members.find((m) => m.user_id === user.id);
       return me ? { org, members, role: me.role as Role } : undefined;
     } catch (err) {
@@ -65,7 +65,7 @@ export function organizationsRouter(ctx: AppContext): Router {
     const user = await pageUser(ctx, req);
     const input: OrgInput = { namespace: field(req, 'namespace'), name: field(req, 'name') };
     try {
-      const org = await createOrg(ctx.db, { ...input, ownerLogin: user.login });
+      const org = await createOrg(ctx, { ...input, ownerLogin: user.login });
       res.redirect(303, `/settings/organizations/${org.namespace}?done=org-created`);
     } catch (err) {
       const problem = refusedWith(err, 400, 409);
@@ -86,7 +86,7 @@ export function organizationsRouter(ctx: AppContext): Router {
     const input: MemberInput = { login: field(req, 'login'), role: field(req, 'role') || 'member' };
     try {
       if (!input.login) throw new Problem(400, 'Enter a username.', { errors: [{ pointer: '/login', message: 'enter the username of the person to add' }] });
-      await addMember(ctx.db, found.org.namespace, input.login, input.role);
+      await addMember(ctx, found.org.namespace, input.login, input.role);
       res.redirect(303, `/settings/organizations/${found.org.namespace}?done=member-added`);
     } catch (err) {
       const problem = refusedWith(err, 400, 404, 409);
@@ -121,7 +121,7 @@ export function organizationsRouter(ctx: AppContext): Router {
     if (!removal) return;
     const { found, member, self } = removal;
     try {
-      await removeMember(ctx.db, found.org.namespace, member.login);
+      await removeMember(ctx, found.org.namespace, member.login);
       res.redirect(303, self ? '/settings/organizations?done=org-left' : `/settings/organizations/${found.org.namespace}?done=member-removed`);
     } catch (err) {
       // The last owner cannot leave or be removed (409): said on the org page.
