@@ -1,4 +1,4 @@
-import type { Knex } from 'knex';
+import type { DbContext } from '../context.ts';
 import * as store from './store.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import type { AuthorizedApp } from './store.ts';
@@ -8,13 +8,13 @@ import type { AuthorizedApp } from './store.ts';
 export type { AuthorizedApp };
 
 /** The applications the user has authorized (and not revoked), one entry per application. */
-export function listAuthorizedApps(db: Knex, userId: number): Promise<AuthorizedApp[]> {
-  return store.listAuthorizedApps(db, userId);
+export function listAuthorizedApps(ctx: DbContext, userId: number): Promise<AuthorizedApp[]> {
+  return store.listAuthorizedApps(ctx.db, userId);
 }
 
 /** Revokes every grant of the user to the application and all their tokens; answers once no process honours them. */
-export async function revokeApplication(db: Knex, userId: number, applicationId: number): Promise<boolean> {
-  const revoked = await store.revokeApplicationForUser(db, userId, applicationId, Date.now());
+export async function revokeApplication(ctx: DbContext, userId: number, applicationId: number): Promise<boolean> {
+  const revoked = await store.revokeApplicationForUser(ctx.db, userId, applicationId, Date.now());
   await revocationLease.settle(); // even when a concurrent call revoked first: it may still be settling
   return revoked;
 }

@@ -49,7 +49,7 @@ const checkClient: Step = async (ctx, params, draft) => {
   if (isRepeated(params, 'client_id')) throw new AuthorizePageError('client_id was sent more than once.');
   const clientId = single(params, 'client_id');
   if (!clientId) throw new AuthorizePageError('The request has no client_id.');
-  const client = await findClientByClientId(ctx.db, clientId);
+  const client = await findClientByClientId(ctx, clientId);
   if (!client) throw new AuthorizePageError('There is no application with this client_id.');
   draft.client = client;
 };

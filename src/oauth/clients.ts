@@ -1,4 +1,4 @@
-import type { Knex } from 'knex';
+import type { DbContext } from '../context.ts';
 import { findAppByClientId, matchClientSecret, noteClientSecretUsed, verifyClientSecret, type Application, type ClientSecret } from '../platform/apps.ts';
 
 // The OAuth clients are the platform's registered applications, read through its service.
@@ -18,20 +18,20 @@ function toClient(app: Application): OAuthClient {
   return { id: app.id, clientId: app.client_id, name: app.name, description: app.description, homepage: app.homepage, redirectUri: app.redirect_uri, ownerUserId: app.owner_user_id };
 }
 
-export async function findClientByClientId(db: Knex, clientId: string): Promise<OAuthClient | null> {
-  const app = await findAppByClientId({ db }, clientId);
+export async function findClientByClientId(ctx: DbContext, clientId: string): Promise<OAuthClient | null> {
+  const app = await findAppByClientId(ctx, clientId);
   return app ? toClient(app) : null;
 }
 
 /** The client one of whose secrets matches (RFC 6749 2.3.1), compared in constant time on the hash. */
-export async function authenticateClient(db: Knex, clientId: string, secret: string): Promise<OAuthClient | null> {
-  const app = await findAppByClientId({ db }, clientId);
-  return app && (await verifyClientSecret({ db }, app.id, secret)) ? toClient(app) : null;
+export async function authenticateClient(ctx: DbContext, clientId: string, secret: string): Promise<OAuthClient | null> {
+  const app = await findAppByClientId(ctx, clientId);
+  return app && (await verifyClientSecret(ctx, app.id, secret)) ? toClient(app) : null;
 }
 
 /** Whether `secret` is one of the client's, given its secrets read along with a code or refresh token (recording the use). */
-export async function clientSecretMatches(db: Knex, secrets: readonly Pick<ClientSecret, 'id' | 'secret_hash' | 'last_used_at'>[], secret: string): Promise<boolean> {
+export async function clientSecretMatches(ctx: DbContext, secrets: readonly Pick<ClientSecret, 'id' | 'secret_hash' | 'last_used_at'>[], secret: string): Promise<boolean> {
   const match = matchClientSecret(secrets, secret);
-  if (match) await noteClientSecretUsed({ db }, match);
+  if (match) await noteClientSecretUsed(ctx, match);
   return match !== undefined;
 }

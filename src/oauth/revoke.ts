@@ -15,7 +15,7 @@ export function revokeToken(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     const credentials = clientCredentials(req);
     if (credentials.usedBasic && credentials.alsoInBody) throw twoClientCredentials();
-    const client = await authenticateClient(ctx.db, credentials.clientId, credentials.clientSecret);
+    const client = await authenticateClient(ctx, credentials.clientId, credentials.clientSecret);
     if (!client) throw invalidClient(credentials.usedBasic);
     const { token, token_type_hint: hint } = req.body as { token: string; token_type_hint?: string };
     const hash = hashToken(token);

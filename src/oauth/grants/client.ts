@@ -21,8 +21,8 @@ export async function authenticateGrantClient(ctx: AppContext, credentials: Clie
   const authenticated = !clientSecret
     ? false
     : row?.clientId === clientId
-      ? await clientSecretMatches(ctx.db, row.clientSecrets, clientSecret)
-      : (await authenticateClient(ctx.db, clientId, clientSecret)) !== null;
+      ? await clientSecretMatches(ctx, row.clientSecrets, clientSecret)
+      : (await authenticateClient(ctx, clientId, clientSecret)) !== null;
   if (!authenticated) throw invalidClient(credentials.usedBasic);
   return clientId;
 }

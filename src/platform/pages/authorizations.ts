@@ -12,12 +12,12 @@ export function authorizationsRouter(ctx: AppContext): Router {
 
   router.get('/settings/authorizations', async (req, res) => {
     const user = await pageUser(ctx, req);
-    sendPage(res, 200, authorizationsPage({ user, apps: await listAuthorizedApps(ctx.db, user.id), flash: doneMessage(req) }));
+    sendPage(res, 200, authorizationsPage({ user, apps: await listAuthorizedApps(ctx, user.id), flash: doneMessage(req) }));
   });
 
   router.get('/settings/authorizations/:applicationId/revoke', async (req, res) => {
     const user = await pageUser(ctx, req);
-    const app = (await listAuthorizedApps(ctx.db, user.id)).find((a) => a.applicationId === Number(req.params.applicationId));
+    const app = (await listAuthorizedApps(ctx, user.id)).find((a) => a.applicationId === Number(req.params.applicationId));
     if (!app) return sendPage(res, 404, notFoundPage(user, 'authorized application'));
     sendPage(res, 200, confirmPage({
       user,
@@ -33,7 +33,7 @@ export function authorizationsRouter(ctx: AppContext): Router {
   router.post('/settings/authorizations/:applicationId/revoke', async (req, res) => {
     const user = await pageUser(ctx, req);
     const id = Number(req.params.applicationId);
-    if (Number.isSafeInteger(id)) await revokeApplication(ctx.db, user.id, id);
+    if (Number.isSafeInteger(id)) await revokeApplication(ctx, user.id, id);
     res.redirect(303, '/settings/authorizations?done=app-revoked');
   });
 
