@@ -343,7 +343,7 @@ const commands: Record<string, Command> = {
     summary: 'retires the proxy-token signing key (still published and verifying until its tokens expire) and creates a new current key',
     options: [],
     needs: [],
-    run: async (ctx) => rotateSigningKey(ctx.db, ctx.sealer),
+    run: async (ctx) => rotateSigningKey(ctx),
   },
   // Prints counts and the key's one-way id only.
   'secrets reseal': {

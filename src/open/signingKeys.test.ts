@@ -94,7 +94,7 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
     expect(await verifyProxyToken(b, before)).not.toBeNull();
 
     // A process that rotates itself switches at once.
-    const again = await rotateSigningKey(t.db, sealer);
+    const again = await rotateSigningKey({ db: t.db, sealer });
     const { token: after } = await signProxyToken(a, await keyRing(a).signingKey(), subject);
     expect(decodeProtectedHeader(after).kid).toBe(again.kid);
     expect(await verifyProxyToken(b, after)).not.toBeNull();

@@ -1,7 +1,7 @@
 import { KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Knex } from 'knex';
-import type { AppContext } from '../context.ts';
+import type { AppContext, SealerContext } from '../context.ts';
 import { signingKeyContext } from '../db/sealedSecrets.ts';
 import type { Sealer } from '../shared/sealing.ts';
 import { findCurrentSigningKey, insertSigningKey, listVerificationKeys, retireSigningKeys, type SigningKeyRow } from './signingKeys.store.ts';
@@ -143,13 +143,13 @@ export async function publishedJwks(ctx: AppContext): Promise<{ keys: PublicJwk[
  * token they signed has expired) and creates the new current key, in one transaction. This
  * process switches at once; other processes within CURRENT_KEY_TTL_MS.
  */
-export async function rotateSigningKey(db: Knex, sealer: Sealer): Promise<{ kid: string; retired: string[] }> {
-  const row = await newSigningKeyRow(sealer, Date.now());
-  const retired = await db.transaction(async (trx) => {
+export async function rotateSigningKey(ctx: SealerContext): Promise<{ kid: string; retired: string[] }> {
+  const row = await newSigningKeyRow(ctx.sealer, Date.now());
+  const retired = await ctx.db.transaction(async (trx) => {
     const kids = await retireSigningKeys(trx, row.created_at);
     await insertSigningKey(trx, row);
     return kids;
   });
-  rings.get(db)?.forget();
+  rings.get(ctx.db)?.forget();
   return { kid: row.kid, retired };
 }

@@ -283,7 +283,7 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     const before = (await detail(accessToken, f.login, paid.record.id)).data!.proxy_access_token;
     const oldKid = decodeProtectedHeader(before).kid!;
 
-    const rotated = await rotateSigningKey(server.ctx.db, server.ctx.sealer);
+    const rotated = await rotateSigningKey(server.ctx);
     expect(rotated.retired).toContain(oldKid);
 
     const after = (await detail(accessToken, f.login, paid.record.id)).data!.proxy_access_token;
