@@ -1,4 +1,5 @@
 import { createHash, randomUUID, sign, type KeyObject } from 'node:crypto';
+import { derToJose } from 'ecdsa-sig-formatter';
 import { LRUCache } from 'lru-cache';
 import { errors, jwtVerify, type JWTPayload } from 'jose';
 import type { AppContext } from '../context.ts';
@@ -70,31 +71,11 @@ export async function signProxyToken(
   // passed itself, not as `{ key, dsaEncoding: 'ieee-p1363' }`: Node tells a KeyObject from an
   // options object by a check that throws (and captures a stack trace) for the latter, which cost
   // the main thread half of each signature's time (docs/benchmarks.md, issue 19). So the signature
-  // comes as DER and is converted here.
+  // comes as DER and is converted to JWS's r||s (RFC 7518 3.4) by ecdsa-sig-formatter.
   const der = await new Promise<Buffer>((resolve, reject) => {
     sign('sha256', Buffer.from(signingInput), signingKey.key, (err, sig) => (err ? reject(err) : resolve(sig)));
   });
-  return { token: `${signingInput}.${derToJoseEs256(der).toString('base64url')}`, expiresIn, claims: { ...subject, jti, exp: iat + expiresIn } };
-}
-
-/**
- * An ES256 signature in JWS form, the raw 64-byte r||s (RFC 7518 3.4), from the DER that OpenSSL
- * writes: SEQUENCE { INTEGER r, INTEGER s } (RFC 3279 2.2.3). A P-256 signature is at most 72
- * bytes, so every length is one byte; an INTEGER has a leading zero when its high bit is set and
- * loses its leading zero bytes, so each is cut or left-padded to 32 bytes.
- */
-export function derToJoseEs256(der: Buffer): Buffer {
-  if (der[0] !== 0x30 || der[1] !== der.length - 2 || der[2] !== 0x02) throw new Error('not a DER ECDSA signature');
-  const rEnd = 4 + der[3]!;
-  if (der[rEnd] !== 0x02 || rEnd + 2 + der[rEnd + 1]! !== der.length) throw new Error('not a DER ECDSA signature');
-  const raw = Buffer.alloc(64);
-  const put = (integer: Buffer, end: number) => {
-    const value = integer.length > 32 ? integer.subarray(integer.length - 32) : integer;
-    value.copy(raw, end - value.length);
-  };
-  put(der.subarray(4, rEnd), 32);
-  put(der.subarray(rEnd + 2), 64);
-  return raw;
+  return { token: `${signingInput}.${derToJose(der, PROXY_TOKEN_ALG)}`, expiresIn, claims: { ...subject, jti, exp: iat + expiresIn } };
 }
 
 const positiveInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
