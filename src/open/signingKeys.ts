@@ -1,4 +1,4 @@
-import { KeyObject } from 'node:crypto';
+import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Knex } from 'knex';
 import type { AppContext, SealerContext } from '../context.ts';
@@ -51,8 +51,8 @@ async function newSigningKeyRow(sealer: Sealer, now: number): Promise<SigningKey
 }
 
 async function importPrivate(sealer: Sealer, row: SigningKeyRow): Promise<SigningKey> {
-  const key = await importJWK(JSON.parse(sealer.open(row.private_jwk, signingKeyContext(row.kid))) as JWK, PROXY_TOKEN_ALG);
-  return { kid: row.kid, key: KeyObject.from(key as CryptoKey) };
+  const jwk = JSON.parse(sealer.open(row.private_jwk, signingKeyContext(row.kid))) as JsonWebKey;
+  return { kid: row.kid, key: createPrivateKey({ key: jwk, format: 'jwk' }) };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { KeyObject } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import type * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -272,9 +272,8 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     const elsewhere = await signProxyToken({ ...server.ctx, config: { ...server.ctx.config, BASE_URL: 'https://elsewhere.example' } }, key, subject);
     expect((await chat(elsewhere.token)).response.status).toBe(401);
 
-    const { generateKeyPair } = await import('jose');
-    const rogue = await generateKeyPair('ES256');
-    const forged = await signProxyToken(server.ctx, { kid: decodeProtectedHeader(fresh.token).kid!, key: KeyObject.from(rogue.privateKey) }, subject);
+    const rogue = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const forged = await signProxyToken(server.ctx, { kid: decodeProtectedHeader(fresh.token).kid!, key: rogue.privateKey }, subject);
     expect((await chat(forged.token)).response.status).toBe(401);
   });
 
