@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -11,4 +12,6 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
+  // The console's script runs in the browser, as a classic script (src/platform/assets/).
+  { files: ['src/platform/assets/**/*.js'], languageOptions: { globals: globals.browser, sourceType: 'script' } },
 );

@@ -1,8 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { Router } from 'express';
 import type { AppContext } from '../../context.ts';
 import type { SharedRateLimiter } from '../../http/sharedRateLimiter.ts';
 import { htmlPages, type ErrorSurface } from '../../http/errorDialects.ts';
-import { CONSOLE_SCRIPT, STYLESHEET } from '../html.ts';
 import { requireUser, sessionMiddleware } from '../session.ts';
 import { errorPage } from '../views/errorPage.ts';
 import { accessTokensRouter } from './accessTokens.ts';
@@ -21,6 +21,11 @@ import { workflowPagesRouter } from './workflows.ts';
 export const platformPagePaths = /^\/(login|logout|settings|workflows|assets)(\/|$)/;
 
 export const platformPageErrors: ErrorSurface = { paths: platformPagePaths, dialect: htmlPages(errorPage) };
+
+/** The console's one stylesheet and its progressive-enhancement script (src/platform/assets/), read once at start. */
+const asset = (name: string) => readFileSync(new URL(`../assets/${name}`, import.meta.url), 'utf8');
+const STYLESHEET = asset('app.css');
+const CONSOLE_SCRIPT = asset('console.js');
 
 /** `runStarts`: the per-user run quotas' count (USER_RUNS_PER_MINUTE), shared with the API's runs. */
 export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimiter): Router {
