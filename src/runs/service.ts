@@ -5,7 +5,7 @@ import type { components } from '../../generated/api.d.ts';
 import { isUniqueViolation } from '../db/insert.ts';
 import { idempotencyConflict, invalidRunInputs, queueUnavailable, runsNotConfigured, runAlreadyFinished, runNotFound, tooManyConcurrentRuns, tooManyRunsPerMinute, workflowNotFound, type ProblemItem } from '../shared/errors.ts';
 import { ulid } from '../shared/ids.ts';
-import { findWorkflowForRuns, type Workflow, type WorkflowContext } from '../workflows/service.ts';
+import { findWorkflowForRuns, isWorkflowDeletedForRuns, type Workflow, type WorkflowContext } from '../workflows/service.ts';
 import { RunFailure } from './executor.ts';
 import type { AppContext } from '../context.ts';
 import type { RunMachinery } from './machinery.ts';
@@ -199,7 +199,7 @@ export async function startRun(
   // A delete that came between the workflow read above and the insert did not see this run in its
   // cancel sweep (cancelRunsOfDeletedWorkflow): it is cancelled here instead, never enqueued. One
   // of the two always sees the other: the delete marks the workflow before it lists its runs.
-  if ((await findWorkflowForRuns(ctx, userId, workflowId).catch(() => ({ deleted: true }))).deleted) {
+  if (await isWorkflowDeletedForRuns(ctx, userId, workflowId).catch(() => true)) {
     await store.cancelRun(ctx.db, row.id, ctx.now(), CANCELLED_BY_DELETE, runEndEvents);
     throw workflowNotFound(workflowId);
   }
@@ -208,7 +208,7 @@ export async function startRun(
 
 /** Runs of a deleted (not yet purged) workflow stay readable. */
 async function runOf(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunRow> {
-  await findWorkflowForRuns(ctx, userId, workflowId);
+  await isWorkflowDeletedForRuns(ctx, userId, workflowId); // its 404
   const row = await store.findRunOfWorkflow(ctx.db, userId, workflowId, runId);
   if (!row) throw runNotFound(runId);
   return row;
@@ -249,7 +249,7 @@ export async function listRuns(
   workflowId: string,
   request: { page: number; perPage: number; search?: string },
 ): Promise<{ data: Run[]; meta: PageMeta }> {
-  await findWorkflowForRuns(ctx, userId, workflowId);
+  await isWorkflowDeletedForRuns(ctx, userId, workflowId); // its 404
   const [total, rows] = await Promise.all([
     store.countRuns(ctx.db, userId, workflowId, request.search),
     store.listRunsNewestFirst(ctx.db, userId, workflowId, {

@@ -202,11 +202,21 @@ export async function deleteWorkflow(ctx: WorkflowContext, userId: number, id: s
  * the moment it is deleted, or when it is not the user's.
  */
 export async function findWorkflowForRuns(ctx: WorkflowContext, userId: number, id: string): Promise<{ workflow: Workflow; deleted: boolean }> {
+  const row = await workflowRowForRuns(ctx, userId, id);
+  return { workflow: toWorkflow(row), deleted: row.deleted_at !== null };
+}
+
+/** findWorkflowForRuns without parsing the graph, for the run endpoints that need only its 404 and whether it is deleted. */
+export async function isWorkflowDeletedForRuns(ctx: WorkflowContext, userId: number, id: string): Promise<boolean> {
+  return (await workflowRowForRuns(ctx, userId, id)).deleted_at !== null;
+}
+
+async function workflowRowForRuns(ctx: WorkflowContext, userId: number, id: string) {
   const row = await store.findWorkflowIncludingDeleted(ctx.db, userId, id);
   if (!row) throw workflowNotFound(id);
   const gone = row.deleted_at !== null && row.deleted_at <= ctx.now() - ctx.config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000;
   if (gone) throw workflowNotFound(id);
-  return { workflow: toWorkflow(row), deleted: row.deleted_at !== null };
+  return row;
 }
 
 /** Hard-deletes workflows soft-deleted more than `retentionMs` ago (and so their runs). Returns how many. */
