@@ -21,3 +21,14 @@ export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string; errno?: number };
   return e?.code === '23505' || e?.code === 'ER_DUP_ENTRY' || e?.errno === 1062;
 }
+
+/** MySQL ER_LOCK_DEADLOCK, PostgreSQL deadlock_detected. */
+function isDeadlock(err: unknown): boolean {
+  const e = err as { code?: string; errno?: number };
+  return e?.errno === 1213 || e?.code === 'ER_LOCK_DEADLOCK' || e?.code === '40P01';
+}
+
+/** A write that lost to a concurrent one (a unique key taken, or a deadlock): read again and retry. */
+export function isWriteConflict(err: unknown): boolean {
+  return isUniqueViolation(err) || isDeadlock(err);
+}

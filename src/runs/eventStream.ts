@@ -6,6 +6,7 @@ import type { Request, Response } from 'express';
 import type { AppContext } from '../context.ts';
 import { runsNotConfigured } from '../shared/errors.ts';
 import { listRunEventsAfter, sseFrame, type StoredRunEvent } from './events.ts';
+import { TERMINAL } from './store.ts';
 import type { RunDetail } from './service.ts';
 
 /** A comment line this often keeps proxies and load balancers from closing a quiet stream. */
@@ -13,7 +14,6 @@ export const KEEPALIVE_MS = 15_000;
 /** Events read per query (a long answer's deltas are many). */
 const PAGE = 500;
 
-const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 /** What a stream reads: the store, the queue's notices (ctx.runs; 503 without a queue), the logger. */
 export type EventStreamContext = Pick<AppContext, 'db' | 'logger' | 'runs'>;
@@ -78,8 +78,9 @@ export async function streamRunEvents(
       }
       if (gone) return;
       if (events.length === PAGE) continue;
-      if (TERMINAL.has(run.status)) {
-        // Ended before its events were stored (a run older than the event stream): its end alone.
+      if (TERMINAL.includes(run.status)) {
+        // Ended without end events (a run older than the event stream, or one failed when its queue
+        // write failed, which a replay may queue again): its end alone.
         const { logs: _logs, ...ended } = run;
         await write(sseFrame({ seq: after + 1, type: 'run.finished', data: JSON.stringify(ended) }));
         return;

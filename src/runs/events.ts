@@ -4,7 +4,7 @@
 // runner.ts) and whoever ends it (worker, cancel, sweep), the last in the same transaction as the
 // run's end, so a run seen ended always has its run.finished.
 import type { Knex } from 'knex';
-import { isUniqueViolation } from '../db/insert.ts';
+import { isWriteConflict } from '../db/insert.ts';
 
 export type RunEventType = 'run.status' | 'node.started' | 'node.delta' | 'node.finished' | 'run.finished';
 
@@ -37,17 +37,11 @@ export async function appendRunEvents(db: Knex | Knex.Transaction, runId: string
         const last = (await trx('run_events').select('seq').where({ run_id: runId }).orderBy('seq', 'desc').limit(1).forUpdate().first()) as
           | { seq: number }
           | undefined;
-        const base = Number(last?.seq ?? 0);
-        if (events.length) {
-          await trx('run_events').insert(
-            events.map((e, i) => ({ run_id: runId, seq: base + i + 1, type: e.type, data: JSON.stringify(e.data), created_at: now })),
-          );
-        }
-        return base + events.length;
+        return insertRunEvents(trx, runId, Number(last?.seq ?? 0), events, now);
       });
     } catch (err) {
       // A deadlock: InnoDB's gap locks of concurrent runs' first events can cross; the loser retries.
-      if (!(isUniqueViolation(err) || isDeadlock(err)) || tries >= APPEND_TRIES) throw err;
+      if (!isWriteConflict(err) || tries >= APPEND_TRIES) throw err;
     }
   }
 }
@@ -82,16 +76,10 @@ export async function appendRunEventsAfter(db: Knex, runId: string, after: numbe
     try {
       return await insertRunEvents(db, runId, base, events, now);
     } catch (err) {
-      if (!(isUniqueViolation(err) || isDeadlock(err)) || tries >= APPEND_TRIES) throw err;
+      if (!isWriteConflict(err) || tries >= APPEND_TRIES) throw err;
       base = await lastRunEventSeq(db, runId);
     }
   }
-}
-
-/** MySQL ER_LOCK_DEADLOCK, PostgreSQL deadlock_detected. */
-export function isDeadlock(err: unknown): boolean {
-  const e = err as { code?: string; errno?: number };
-  return e?.errno === 1213 || e?.code === 'ER_LOCK_DEADLOCK' || e?.code === '40P01';
 }
 
 /** The run's events numbered after `after`, oldest first, at most `limit`. */

@@ -121,7 +121,7 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
    * One LISTEN connection per channel and process, opened with its first watcher, telling every
    * watcher each payload (a run id), and null after a reconnect (notices may have been missed).
    */
-  const channelFeed = (channel: string, what: string) => {
+  const channelFeed = (channel: string, what: { subject: string; consequence: string }) => {
     const watchers = new Set<(runId: string | null) => void>();
     const tell = (runId: string | null) => {
       for (const w of watchers) w(runId);
@@ -132,7 +132,7 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
         const db = boss.getDb();
         listening ??= db.listen
           ? db.listen(channel, (runId) => tell(runId), () => tell(null)).catch((err: unknown) => {
-              options.logger.warn({ err }, `run queue: LISTEN for ${what} failed`);
+              options.logger.warn({ err }, `run queue: LISTEN for ${what.subject} failed; ${what.consequence}`);
               listening = undefined;
               return undefined;
             })
@@ -148,8 +148,8 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
     };
   };
   // Run ends wake `Prefer: wait` requests and event streams; stored events wake event streams.
-  const ended = channelFeed(RUN_ENDED_CHANNEL, 'run ends; Prefer: wait answers at its deadline');
-  const stored = channelFeed(RUN_EVENTS_CHANNEL, 'run events; event streams wait for the run end');
+  const ended = channelFeed(RUN_ENDED_CHANNEL, { subject: 'run ends', consequence: 'Prefer: wait answers at its deadline' });
+  const stored = channelFeed(RUN_EVENTS_CHANNEL, { subject: 'run events', consequence: 'event streams wait for the run end' });
   let next = 0;
   /** Wakes one worker of this process for one new job (the next idle one in turn, else a busy one). */
   const wakeOne = () => {

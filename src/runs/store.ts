@@ -2,8 +2,8 @@
 // state it expects, so concurrent actors (API cancel, a worker, a second worker after a crash)
 // cannot overwrite each other: whoever matches the row wins, the others see 0 rows.
 import type { Knex } from 'knex';
-import { appendRunEvents, insertRunEvents, isDeadlock, lastRunEventSeq, type NewRunEvent } from './events.ts';
-import { isUniqueViolation } from '../db/insert.ts';
+import { appendRunEvents, insertRunEvents, lastRunEventSeq, type NewRunEvent } from './events.ts';
+import { isWriteConflict } from '../db/insert.ts';
 import { prepared } from '../db/prepared.ts';
 
 // The statements of every run (its insert, claim and end) and of every poll (the run and its
@@ -263,7 +263,7 @@ export async function finishRun(
         return true;
       });
     } catch (err) {
-      if (!(isUniqueViolation(err) || isDeadlock(err)) || tries >= FINISH_TRIES) throw err;
+      if (!isWriteConflict(err) || tries >= FINISH_TRIES) throw err;
       after = undefined;
     }
   }

@@ -170,12 +170,10 @@ function toResult(model: string, body: CompletionBody | undefined): ChatResult {
   const choice = body.choices?.[0];
   const content = choice?.message?.content;
   if (typeof content !== 'string') throw new ProviderError('The model provider answered without a message.', undefined, 'provider_bad_response');
-  const prompt = body.usage?.prompt_tokens ?? 0;
-  const completion = body.usage?.completion_tokens ?? 0;
   return {
     model: body.model ?? model,
     content,
     finishReason: choice?.finish_reason ?? null,
-    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: body.usage?.total_tokens ?? prompt + completion },
+    usage: usageOf(body.usage),
   };
 }
