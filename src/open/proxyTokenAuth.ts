@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.ts';
 import type { PrincipalOf } from '../http/principal.ts';
-import { markAccessTokenUsed } from '../platform/accessTokens.ts';
+import { isExpired, markAccessTokenUsed } from '../platform/accessTokens.ts';
 import { principalLease } from '../shared/principalLease.ts';
 import { verifyProxyToken } from './proxyTokens.ts';
 import { findStandingGrant } from './store.ts';
@@ -29,7 +29,7 @@ async function readProxyPrincipal(ctx: AppContext, token: string): Promise<{ pri
   const grant = await findStandingGrant(ctx.db, claims);
   const now = Date.now();
   // The raw token it was minted from expired: its proxy tokens stop with it.
-  if (!grant || (grant.expiresAt !== null && grant.expiresAt <= now)) return null;
+  if (!grant || isExpired({ expires_at: grant.expiresAt }, now)) return null;
   if (grant.lastUsedAt === null || now - grant.lastUsedAt > LAST_USED_PRECISION_MS) {
     // Usage is attributed to the raw token; bookkeeping only, a failed write must not refuse the call.
     markAccessTokenUsed(ctx, claims.accessTokenId, now).catch((err: unknown) => ctx.logger.warn({ err }, 'could not record access token use'));

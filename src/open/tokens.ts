@@ -3,7 +3,7 @@ import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
 import { principalOf, type PrincipalOf } from '../http/principal.ts';
 import { accessTokenExpired, accessTokenNotInNamespace, invalidAccessToken } from '../shared/errors.ts';
-import { listAccessTokens as listAccessTokensOf } from '../platform/accessTokens.ts';
+import { isExpired, listAccessTokens as listAccessTokensOf } from '../platform/accessTokens.ts';
 import { canonicalName } from '../platform/validate.ts';
 import { signProxyToken } from './proxyTokens.ts';
 import { keyRing } from './signingKeys.ts';
@@ -51,7 +51,7 @@ export async function issueProxyToken(
   });
   if (!token) throw accessTokenNotInNamespace(id, namespace);
   if (!token.authorizationStands) throw invalidAccessToken();
-  if (token.expiresAt !== null && token.expiresAt <= Date.now()) throw accessTokenExpired(id);
+  if (isExpired({ expires_at: token.expiresAt })) throw accessTokenExpired(id);
   const proxy = await signProxyToken(ctx, signingKey, {
     userId: principal.userId,
     clientId: principal.clientId,
