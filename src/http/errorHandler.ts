@@ -63,7 +63,7 @@ function toCatalogueError(err: unknown, req: Request, dialect: ErrorDialect): Ca
   if (isHttpError(err) && (err.status === 401 || err.status === 403) && !(err instanceof Problem || err instanceof OAuthError || err instanceof OpenAIError)) {
     // A security handler keeps its precise error on the request (a refusal, or a fault such as a
     // database outage): the validator drops it (#604).
-    err = req.authFailure ?? req.authRefusal?.() ?? missingBearer(dialect.realm);
+    err = req.authFailure ?? missingBearer(dialect.realm);
   }
   if (err instanceof Problem || err instanceof OAuthError || err instanceof OpenAIError) return err;
   if (isUnstorableText(err)) return unstorableText();

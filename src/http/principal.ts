@@ -36,10 +36,8 @@ export type PrincipalOf<K extends Principal['kind']> = Extract<Principal, { kind
 declare module 'express-serve-static-core' {
   interface Request {
     principal?: Principal;
-    /** The precise error of a security handler that threw (a 403, or a fault such as an outage; see errorHandler.ts). */
+    /** Why the security handlers refused the request: the first refusal, or a 403 or fault such as an outage (security.ts, errorHandler.ts). */
     authFailure?: Error;
-    /** The reason of the first security handler that refused the request, built when it is answered (security.ts). */
-    authRefusal?: () => Error;
   }
 }
 
