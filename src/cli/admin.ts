@@ -10,7 +10,7 @@ import { migrateLatest, migrateRollback } from '../db/migrate.ts';
 import { sealAllSecrets } from '../db/sealedSecrets.ts';
 import { rotateSigningKey } from '../open/signingKeys.ts';
 import { createAccessToken, deleteAccessToken, listAccessTokens, listAccessTokensOfUser } from '../platform/accessTokens.ts';
-import { addClientSecret, createApp, deleteClientSecret, findAppByClientId, listClientSecrets, matchClientSecret, updateApp, type Application } from '../platform/apps.ts';
+import { addClientSecret, createApp, deleteClientSecret, findAppByClientId, listClientSecrets, updateApp, type Application } from '../platform/apps.ts';
 import { addMember, createOrg } from '../platform/orgs.ts';
 import { DEMO, seedDemo } from '../platform/seed.ts';
 import { createUser, deleteUser, findUserByLogin, setPassword } from '../platform/users.ts';
@@ -216,9 +216,8 @@ const commands: Record<string, Command> = {
     needs: ['client-id'],
     run: async (ctx, v) => {
       const app = await appOf(ctx, v['client-id']!);
-      const { clientSecret } = await addClientSecret(ctx, app.owner_user_id, app.id);
-      const secrets = await listClientSecrets(ctx, app.owner_user_id, app.id);
-      return { client_id: app.client_id, id: matchClientSecret(secrets, clientSecret)?.id ?? null, client_secret: clientSecret, secrets: secrets.length };
+      const { clientSecret, secretId, secretCount } = await addClientSecret(ctx, app.owner_user_id, app.id);
+      return { client_id: app.client_id, id: secretId, client_secret: clientSecret, secrets: secretCount };
     },
   },
   'app delete-secret': {

@@ -155,18 +155,25 @@ export async function listClientSecrets(ctx: DbContext, ownerUserId: number, app
   return listClientSecretRows(ctx.db, app.id);
 }
 
+/** A client secret just added: its row id, and how many secrets the app has with it. */
+export interface AddedClientSecret extends AppWithSecret {
+  secretId: number;
+  secretCount: number;
+}
+
 /**
  * A new client secret for the app; the ones it has keep working until deleted, so a deployment
  * switches without downtime (as GitHub). Two at most: delete one before making a third.
  */
-export async function addClientSecret(ctx: DbContext, ownerUserId: number, appId: number): Promise<AppWithSecret> {
+export async function addClientSecret(ctx: DbContext, ownerUserId: number, appId: number): Promise<AddedClientSecret> {
   const app = await getAppOfOwner(ctx, ownerUserId, appId);
-  if ((await listClientSecretRows(ctx.db, app.id)).length >= MAX_CLIENT_SECRETS) {
+  const existing = (await listClientSecretRows(ctx.db, app.id)).length;
+  if (existing >= MAX_CLIENT_SECRETS) {
     throw new Problem(409, `${app.name} already has ${MAX_CLIENT_SECRETS} client secrets. Delete the one no deployment uses any more, then generate a new one.`);
   }
   const clientSecret = newToken(CLIENT_SECRET_PREFIX);
-  await insertClientSecret(ctx.db, app.id, hashToken(clientSecret), Date.now());
-  return { app, clientSecret };
+  const secretId = await insertClientSecret(ctx.db, app.id, hashToken(clientSecret), Date.now());
+  return { app, clientSecret, secretId, secretCount: existing + 1 };
 }
 
 /**

@@ -99,8 +99,8 @@ export function applicationsRouter(ctx: AppContext): Router {
   router.post('/settings/applications/:id/secrets', async (req, res) => {
     const user = await pageUser(ctx, req);
     try {
-      const { app, clientSecret } = await addClientSecret(ctx, user.id, Number(req.params.id));
-      const others = (await listClientSecrets(ctx, user.id, app.id)).length - 1;
+      const { app, clientSecret, secretCount } = await addClientSecret(ctx, user.id, Number(req.params.id));
+      const others = secretCount - 1;
       sendPage(res, 200, clientSecretPage({
         user,
         title: `New client secret for ${app.name}`,
