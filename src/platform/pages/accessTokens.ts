@@ -1,13 +1,12 @@
 import { Router, type Response } from 'express';
 import type { AppContext } from '../../context.ts';
-import { Problem } from '../../shared/errors.ts';
 import { createAccessToken, deleteAccessToken, listAccessTokensOfUser } from '../accessTokens.ts';
 import { listOrgsForUser } from '../orgs.ts';
 import { confirmPage } from '../views/confirm.ts';
 import { accessTokensPage, tokenCreatedPage, type TokenInput } from '../views/accessTokens.ts';
 import type { PageUser } from '../views/format.ts';
 import type { FormProblem } from '../views/form.ts';
-import { doneMessage, field, formProblemsOf, fields, notFoundPage, pageUser, sendPage } from './common.ts';
+import { doneMessage, field, formProblemsOf, fields, notFoundPage, pageUser, refusedWith, sendPage } from './common.ts';
 
 // /settings/tokens: create and delete the user's raw access tokens (API keys).
 
@@ -38,9 +37,9 @@ export function accessTokensRouter(ctx: AppContext): Router {
       const { token, record } = await createAccessToken(ctx, { userId: user.id, ...input, expiresInDays });
       sendPage(res, 200, tokenCreatedPage({ user, token, record }));
     } catch (err) {
-      if (!(err instanceof Problem) || (err.status !== 400 && err.status !== 404)) throw err;
+      const problem = refusedWith(err, 400, 404);
       // A namespace the user cannot use (left the org since the form was shown) is about that field.
-      const problems = err.status === 404 ? [{ field: 'namespace', message: err.message }] : formProblemsOf(err);
+      const problems = problem.status === 404 ? [{ field: 'namespace', message: problem.message }] : formProblemsOf(problem);
       await showTokens(res, 400, user, problems, input);
     }
   });
@@ -67,7 +66,7 @@ export function accessTokensRouter(ctx: AppContext): Router {
       await deleteAccessToken(ctx, user.id, Number(req.params.id));
       res.redirect(303, '/settings/tokens?done=token-deleted');
     } catch (err) {
-      if (!(err instanceof Problem) || err.status !== 404) throw err;
+      refusedWith(err, 404);
       sendPage(res, 404, notFoundPage(user, 'access token'));
     }
   });

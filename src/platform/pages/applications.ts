@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context.ts';
-import { Problem } from '../../shared/errors.ts';
 import {
   addClientSecret,
   createApp,
@@ -18,7 +17,7 @@ import { applicationPage, applicationsPage, clientSecretPage } from '../views/ap
 import { confirmPage } from '../views/confirm.ts';
 import type { PageUser } from '../views/format.ts';
 import type { FormProblem } from '../views/form.ts';
-import { doneMessage, field, formProblemsOf, notFoundPage, pageUser, sendPage } from './common.ts';
+import { doneMessage, field, formProblemsOf, notFoundPage, pageUser, refusedWith, sendPage } from './common.ts';
 
 // /settings/applications: register, edit, manage the client secrets of, and delete the user's
 // OAuth applications.
@@ -33,12 +32,6 @@ const detailsOf = (req: Request): Required<AppDetails> => ({
   homepage: field(req, 'homepage'),
   redirectUri: field(req, 'redirect_uri'),
 });
-
-/** The page for a Problem of the expected statuses; anything else is rethrown (a 500). */
-function refusedWith(err: unknown, ...statuses: number[]): Problem {
-  if (err instanceof Problem && statuses.includes(err.status)) return err;
-  throw err;
-}
 
 export function applicationsRouter(ctx: AppContext): Router {
   const router = Router();

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../../context.ts';
-import type { Problem } from '../../shared/errors.ts';
+import { Problem } from '../../shared/errors.ts';
 import type { Html } from '../html.ts';
 import { csrfToken, csrfValid } from '../session.ts';
 import { findUserById } from '../users.ts';
@@ -55,6 +55,12 @@ const DONE_MESSAGES: Record<string, string> = {
 export const doneMessage = (req: Request): string | undefined => (typeof req.query.done === 'string' ? DONE_MESSAGES[req.query.done] : undefined);
 
 export const notFoundPage = (user: PageUser, what: string) => messagePage({ title: 'Not found', message: `No such ${what}.`, user });
+
+/** The Problem of one of the expected statuses; anything else is rethrown (a 500). */
+export function refusedWith(err: unknown, ...statuses: number[]): Problem {
+  if (err instanceof Problem && statuses.includes(err.status)) return err;
+  throw err;
+}
 
 /** A refused form's problems: each item of the problem about the field its pointer names (`/name`), else the problem's message. */
 export function formProblemsOf(err: Problem): FormProblem[] {

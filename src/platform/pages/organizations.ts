@@ -6,17 +6,11 @@ import { confirmPage } from '../views/confirm.ts';
 import type { PageUser } from '../views/format.ts';
 import type { FormProblem } from '../views/form.ts';
 import { organizationPage, organizationsPage, type MemberInput, type OrgInput } from '../views/organizations.ts';
-import { doneMessage, field, formProblemsOf, notFoundPage, pageUser, sendPage } from './common.ts';
+import { doneMessage, field, formProblemsOf, notFoundPage, pageUser, refusedWith, sendPage } from './common.ts';
 import { messagePage } from '../views/message.ts';
 
 // /settings/organizations: the user's organizations, creating one, and its members (owners add and
 // remove them; a member can leave). Organizations the user is not in answer 404, as in the API.
-
-/** The Problem of one of the expected statuses; anything else is rethrown (a 500). */
-function refusedWith(err: unknown, ...statuses: number[]): Problem {
-  if (err instanceof Problem && statuses.includes(err.status)) return err;
-  throw err;
-}
 
 export function organizationsRouter(ctx: AppContext): Router {
   const router = Router();

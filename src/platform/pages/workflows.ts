@@ -10,7 +10,7 @@ import type { PageUser } from '../views/format.ts';
 import type { FormProblem } from '../views/form.ts';
 import { runPage, runState } from '../views/runs.ts';
 import { inputField, inputVariables, workflowPage, workflowsPage, type RunFormState } from '../views/workflows.ts';
-import { notFoundPage, pageUser, sendPage } from './common.ts';
+import { notFoundPage, pageUser, refusedWith, sendPage } from './common.ts';
 
 // /workflows: the signed-in user's workflows and runs (another user's id is simply not found, as
 // in the API). Runs start through the same service as POST /api/workflows/{id}/run: the same
@@ -29,8 +29,6 @@ function rawField(req: Request, name: string): string {
   const value = (req.body as Record<string, unknown> | undefined)?.[name];
   return typeof value === 'string' ? value : '';
 }
-
-const isNotFound = (err: unknown): err is Problem => err instanceof Problem && err.status === 404;
 
 export function workflowPagesRouter(ctx: AppContext, runStarts?: SharedRateLimiter): Router {
   const router = Router();
@@ -52,7 +50,7 @@ export function workflowPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
     try {
       return await getWorkflow(ctx, user.id, workflowId);
     } catch (err) {
-      if (!isNotFound(err)) throw err;
+      refusedWith(err, 404);
       sendPage(res, 404, notFoundPage(user, 'workflow'));
       return undefined;
     }
@@ -105,13 +103,13 @@ export function workflowPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
     try {
       const { run, graph } = await runs.getRunWithGraph(ctx, user.id, workflowId, runId);
       const workflow = await getWorkflow(ctx, user.id, workflowId).catch((err: unknown) => {
-        if (isNotFound(err)) return undefined; // deleted, its runs still readable for a while
-        throw err;
+        refusedWith(err, 404);
+        return undefined; // deleted, its runs still readable for a while
       });
       return { run, graph, workflow, workflowId, workflowName: workflow?.name ?? workflowId };
     } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
+      refusedWith(err, 404);
+      return undefined;
     }
   }
 
