@@ -9,7 +9,7 @@ import { EmbeddedPostgresError } from '../db/embedded.ts';
 import { migrateLatest, migrateRollback } from '../db/migrate.ts';
 import { sealAllSecrets } from '../db/sealedSecrets.ts';
 import { rotateSigningKey } from '../open/signingKeys.ts';
-import { createAccessToken, deleteAccessToken, listAccessTokens, listAccessTokensOfUser } from '../platform/accessTokens.ts';
+import { createAccessToken, DAY_MS, deleteAccessToken, listAccessTokens, listAccessTokensOfUser, MAX_TOKEN_EXPIRY_DAYS } from '../platform/accessTokens.ts';
 import { addClientSecret, createApp, deleteClientSecret, findAppByClientId, listClientSecrets, updateApp, type Application } from '../platform/apps.ts';
 import { addMember, createOrg } from '../platform/orgs.ts';
 import { DEMO, seedDemo } from '../platform/seed.ts';
@@ -85,19 +85,18 @@ async function appOf(ctx: SealerContext, clientId: string): Promise<Application>
   return app;
 }
 
-const DAY_MS = 86_400_000;
-/** As the console and the API: an access token lives at most this long. */
-const MAX_EXPIRY_DAYS = 366;
-
-/** `--expires-in 30` / `30d` (days) or `--expires-at 2027-01-31[T12:00:00Z]`; neither: the token never expires. */
+/**
+ * `--expires-in 30` / `30d` (days) or `--expires-at 2027-01-31[T12:00:00Z]`; neither: the token never expires.
+ * As the console: at most MAX_TOKEN_EXPIRY_DAYS away.
+ */
 function expiryOf(v: Values, now: number): { expiresInDays?: number; expiresAt?: number } {
   const inDays = v['expires-in'];
   const at = v['expires-at'];
   if (inDays !== undefined && at !== undefined) throw new UsageError('give --expires-in or --expires-at, not both');
   if (inDays !== undefined) {
     const days = /^(\d{1,4})d?$/.exec(inDays.trim());
-    if (!days || Number(days[1]) < 1 || Number(days[1]) > MAX_EXPIRY_DAYS) {
-      throw new UsageError(`--expires-in must be a whole number of days from 1 to ${MAX_EXPIRY_DAYS}, as 30 or 30d (got "${inDays}")`);
+    if (!days || Number(days[1]) < 1 || Number(days[1]) > MAX_TOKEN_EXPIRY_DAYS) {
+      throw new UsageError(`--expires-in must be a whole number of days from 1 to ${MAX_TOKEN_EXPIRY_DAYS}, as 30 or 30d (got "${inDays}")`);
     }
     return { expiresInDays: Number(days[1]) };
   }
@@ -107,7 +106,7 @@ function expiryOf(v: Values, now: number): { expiresInDays?: number; expiresAt?:
     const time = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(iso) ? Date.parse(iso) : NaN;
     if (Number.isNaN(time)) throw new UsageError(`--expires-at must be a date (2027-01-31, UTC) or a date-time with its offset (2027-01-31T18:00:00Z) (got "${at}")`);
     if (time <= now) throw new UsageError(`--expires-at must be in the future (got "${at}")`);
-    if (time > now + MAX_EXPIRY_DAYS * DAY_MS) throw new UsageError(`--expires-at must be at most ${MAX_EXPIRY_DAYS} days from now (got "${at}")`);
+    if (time > now + MAX_TOKEN_EXPIRY_DAYS * DAY_MS) throw new UsageError(`--expires-at must be at most ${MAX_TOKEN_EXPIRY_DAYS} days from now (got "${at}")`);
     return { expiresAt: time };
   }
   return {};
@@ -238,7 +237,7 @@ const commands: Record<string, Command> = {
   },
   'token create': {
     usage: 'token create --user LOGIN --namespace NS --name NAME --usage-scenario paid|trial [--permission workflows]... [--expires-in DAYS | --expires-at DATE]',
-    summary: 'an access token (API key); prints it once. It never expires unless given --expires-in (1 to 366 days) or --expires-at (a UTC date, or a date-time with its offset)',
+    summary: `an access token (API key); prints it once. It never expires unless given --expires-in (1 to ${MAX_TOKEN_EXPIRY_DAYS} days) or --expires-at (a UTC date, or a date-time with its offset)`,
     options: ['user', 'namespace', 'name', 'usage-scenario', 'permission', 'expires-in', 'expires-at'],
     needs: ['user', 'namespace', 'name', 'usage-scenario'],
     run: async (ctx, v) => {

@@ -81,15 +81,24 @@ function toAccessToken(row: AccessTokenRow): AccessToken {
   };
 }
 
+/** A day in milliseconds. */
+export const DAY_MS = 86_400_000;
+/** An access token lives at most this many days (the console's form and the admin CLI alike). */
+export const MAX_TOKEN_EXPIRY_DAYS = 366;
+
 function checkExpiry(days: number | undefined, at: number | undefined, now: number): number | null {
   if (at !== undefined) {
     if (days !== undefined) throw invalidField('Give expires_in_days or expires_at, not both.', '/expires_at', 'not with expires_in_days');
-    if (!Number.isSafeInteger(at) || at <= now || at > now + 366 * 86_400_000) throw invalidField('expires_at must be in the future, at most 366 days away.', '/expires_at', 'must be in the next 366 days');
+    if (!Number.isSafeInteger(at) || at <= now || at > now + MAX_TOKEN_EXPIRY_DAYS * DAY_MS) {
+      throw invalidField(`expires_at must be in the future, at most ${MAX_TOKEN_EXPIRY_DAYS} days away.`, '/expires_at', `must be in the next ${MAX_TOKEN_EXPIRY_DAYS} days`);
+    }
     return at;
   }
   if (days === undefined) return null;
-  if (!Number.isInteger(days) || days < 1 || days > 366) throw invalidField(`expires_in_days must be a whole number of days from 1 to 366.`, '/expires_in_days', 'must be 1 to 366 days, or no expiry');
-  return now + days * 86_400_000;
+  if (!Number.isInteger(days) || days < 1 || days > MAX_TOKEN_EXPIRY_DAYS) {
+    throw invalidField(`expires_in_days must be a whole number of days from 1 to ${MAX_TOKEN_EXPIRY_DAYS}.`, '/expires_in_days', `must be 1 to ${MAX_TOKEN_EXPIRY_DAYS} days, or no expiry`);
+  }
+  return now + days * DAY_MS;
 }
 
 function checkUsageScenario(value: string): UsageScenario {
