@@ -10,7 +10,7 @@ import { migrateLatest, migrateRollback } from '../db/migrate.ts';
 import { sealAllSecrets } from '../db/sealedSecrets.ts';
 import { rotateSigningKey } from '../open/signingKeys.ts';
 import { createAccessToken, DAY_MS, deleteAccessToken, listAccessTokens, listAccessTokensOfUser, MAX_TOKEN_EXPIRY_DAYS } from '../platform/accessTokens.ts';
-import { addClientSecret, createApp, deleteClientSecret, findAppByClientId, listClientSecrets, updateApp, type Application } from '../platform/apps.ts';
+import { addClientSecret, clientSecretsOf, createApp, deleteClientSecret, findAppByClientId, updateApp, type Application } from '../platform/apps.ts';
 import { addMember, createOrg } from '../platform/orgs.ts';
 import { DEMO, seedDemo } from '../platform/seed.ts';
 import { createUser, deleteUser, findUserByLogin, setPassword } from '../platform/users.ts';
@@ -204,7 +204,7 @@ const commands: Record<string, Command> = {
     needs: ['client-id'],
     run: async (ctx, v) => {
       const app = await appOf(ctx, v['client-id']!);
-      const secrets = await listClientSecrets(ctx, app.owner_user_id, app.id);
+      const secrets = await clientSecretsOf(ctx, app);
       return { data: secrets.map((s) => ({ id: s.id, created_at: isoOrNull(s.created_at), last_used_at: isoOrNull(s.last_used_at) })) };
     },
   },
@@ -227,12 +227,14 @@ const commands: Record<string, Command> = {
     run: async (ctx, v) => {
       const id = idOf(v.id!, 'client secret');
       const app = await appOf(ctx, v['client-id']!);
-      const secrets = await listClientSecrets(ctx, app.owner_user_id, app.id);
-      if (secrets.length === 1 && secrets[0]!.id === id && !v['even-the-last']) {
+      try {
+        const secretsLeft = await deleteClientSecret(ctx, app.owner_user_id, app.id, id, { evenTheLast: v['even-the-last'] ?? false });
+        return { deleted: true, client_id: app.client_id, id, secrets_left: secretsLeft };
+      } catch (err) {
+        // The service refuses the last secret in the console's words (a confirmation); here it takes a flag.
+        if (!(err instanceof Problem) || err.status !== 409) throw err;
         throw new Problem(409, `This is the only client secret of ${app.name}: without it the app cannot obtain tokens. Run app generate-secret first, or give --even-the-last to delete it anyway.`);
       }
-      await deleteClientSecret(ctx, app.owner_user_id, app.id, id, { evenTheLast: v['even-the-last'] ?? false });
-      return { deleted: true, client_id: app.client_id, id, secrets_left: secrets.length - 1 };
     },
   },
   'token create': {

@@ -151,7 +151,11 @@ export async function verifyClientSecret(ctx: DbContext, applicationId: number, 
 }
 
 export async function listClientSecrets(ctx: DbContext, ownerUserId: number, appId: number): Promise<ClientSecret[]> {
-  const app = await getAppOfOwner(ctx, ownerUserId, appId);
+  return clientSecretsOf(ctx, await getAppOfOwner(ctx, ownerUserId, appId));
+}
+
+/** The client secrets of an app the caller already holds (found through its owner or its client_id). */
+export async function clientSecretsOf(ctx: DbContext, app: Pick<Application, 'id'>): Promise<ClientSecret[]> {
   return listClientSecretRows(ctx.db, app.id);
 }
 
@@ -179,8 +183,9 @@ export async function addClientSecret(ctx: DbContext, ownerUserId: number, appId
 /**
  * Deletes one client secret: clients presenting it are refused from then on. The last one goes
  * only with `evenTheLast` (the app then cannot obtain tokens until a new secret is generated).
+ * Answers how many secrets the app has left.
  */
-export async function deleteClientSecret(ctx: DbContext, ownerUserId: number, appId: number, secretId: number, options: { evenTheLast?: boolean } = {}): Promise<void> {
+export async function deleteClientSecret(ctx: DbContext, ownerUserId: number, appId: number, secretId: number, options: { evenTheLast?: boolean } = {}): Promise<number> {
   const app = await getAppOfOwner(ctx, ownerUserId, appId);
   const secrets = await listClientSecretRows(ctx.db, app.id);
   if (!secrets.some((s) => s.id === secretId)) throw new Problem(404, `No client secret ${secretId} for ${app.name}.`);
@@ -188,6 +193,7 @@ export async function deleteClientSecret(ctx: DbContext, ownerUserId: number, ap
     throw new Problem(409, `This is the only client secret of ${app.name}: without it the app cannot obtain tokens. Generate a new one first, or confirm deleting the last one.`);
   }
   await deleteClientSecretRow(ctx.db, app.id, secretId);
+  return secrets.length - 1;
 }
 
 export async function updateApp(ctx: DbContext, ownerUserId: number, appId: number, input: AppDetails): Promise<Application> {

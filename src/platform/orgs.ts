@@ -124,8 +124,13 @@ export async function removeMember(ctx: DbContext, namespace: string, login: str
 }
 
 export async function listMembers(ctx: DbContext, namespace: string): Promise<MemberRow[]> {
-  const org = await orgByNamespace(ctx.db, namespace);
-  return listMemberRows(ctx.db, org.id);
+  return (await getOrgWithMembers(ctx, namespace)).members;
+}
+
+/** The organization and its members, found by one lookup of its namespace (the organization page). */
+export async function getOrgWithMembers(ctx: DbContext, namespace: string): Promise<{ org: Organization; members: MemberRow[] }> {
+  const o = await orgByNamespace(ctx.db, namespace);
+  return { org: { id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url }, members: await listMemberRows(ctx.db, o.id) };
 }
 
 /** The organizations a user belongs to, ordered by namespace. */

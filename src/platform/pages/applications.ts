@@ -3,13 +3,13 @@ import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context.ts';
 import {
   addClientSecret,
+  clientSecretsOf,
   createApp,
   createAppOnce,
   deleteApp,
   deleteClientSecret,
   getAppOfOwner,
   listAppsForOwner,
-  listClientSecrets,
   updateApp,
   type AppDetails,
 } from '../apps.ts';
@@ -43,7 +43,7 @@ export function applicationsRouter(ctx: AppContext): Router {
   async function showApplication(res: Response, status: number, user: PageUser, appId: number, problems: FormProblem[] = [], input?: Required<AppDetails>, flash?: string): Promise<void> {
     try {
       const app = await getAppOfOwner(ctx, user.id, appId);
-      sendPage(res, status, applicationPage({ user, app, secrets: await listClientSecrets(ctx, user.id, app.id), problems, input, flash }));
+      sendPage(res, status, applicationPage({ user, app, secrets: await clientSecretsOf(ctx, app), problems, input, flash }));
     } catch (err) {
       refusedWith(err, 404);
       sendPage(res, 404, notFoundPage(user, 'application'));
@@ -113,7 +113,7 @@ export function applicationsRouter(ctx: AppContext): Router {
     const user = await pageUser(ctx, req);
     try {
       const app = await getAppOfOwner(ctx, user.id, Number(req.params.id));
-      const secrets = await listClientSecrets(ctx, user.id, app.id);
+      const secrets = await clientSecretsOf(ctx, app);
       const index = secrets.findIndex((s) => s.id === Number(req.params.secretId));
       if (index < 0) return sendPage(res, 404, notFoundPage(user, 'client secret'));
       const last = secrets.length === 1;

@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context.ts';
 import { Problem } from '../../shared/errors.ts';
-import { addMember, createOrg, getOrg, listMembers, listOrgsWithRoleForUser, removeMember, type Role } from '../orgs.ts';
+import { addMember, createOrg, getOrgWithMembers, listOrgsWithRoleForUser, removeMember, type Role } from '../orgs.ts';
 import { confirmPage } from '../views/confirm.ts';
 import type { PageUser } from '../views/format.ts';
 import type { FormProblem } from '../views/form.ts';
@@ -35,8 +35,7 @@ export function organizationsRouter(ctx: AppContext): Router {
   /** The org and the user's role in it, or undefined when it does not exist or the user is not a member. */
   async function membershipOf(user: PageUser, namespace: string) {
     try {
-      const org = await getOrg(ctx, namespace);
-      const members = await listMembers(ctx, org.namespace);
+      const { org, members } = await getOrgWithMembers(ctx, namespace);
       const me = members.find((m) => m.user_id === user.id);
       return me ? { org, members, role: me.role as Role } : undefined;
     } catch (err) {
