@@ -127,14 +127,7 @@ export function createChatCompletion(ctx: AppContext, models: ModelRouter): Requ
       });
     } catch (err) {
       if (abort.signal.aborted) return; // the caller left: no one to answer
-      const failure =
-        err instanceof ModelUnavailableError
-          ? modelNotFound(body.model)
-          : err instanceof ProviderError
-            ? err.status === 429
-              ? providerRateLimited(err.retryAfter)
-              : upstreamError()
-            : undefined;
+      const failure = answerForModelFailure(err, body.model);
       if (err instanceof ProviderError) ctx.logger.warn({ err: { message: err.message, status: err.status }, model: body.model }, 'model provider failed');
       if (stream?.started) {
         // The status line is out: the failure is the stream's last event.
@@ -165,4 +158,11 @@ export function createChatCompletion(ctx: AppContext, models: ModelRouter): Requ
     if (stream) stream.finish(result);
     else res.json(toCompletion(result));
   };
+}
+
+/** The error a caller gets for a model's failure; undefined for anything else (a bug: 500). */
+function answerForModelFailure(err: unknown, model: string): OpenAIError | undefined {
+  if (err instanceof ModelUnavailableError) return modelNotFound(model);
+  if (!(err instanceof ProviderError)) return undefined;
+  return err.status === 429 ? providerRateLimited(err.retryAfter) : upstreamError();
 }
