@@ -225,6 +225,10 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
       expect(refused.stderr).toMatch(message);
     }
     expect(await t.db('access_tokens').where({ name: 'refused' }).first()).toBeUndefined();
+    // Flags are checked before the database is opened: with none reachable, the usage error still comes first.
+    const noDatabase = await adminWith({ DATABASE_URL: 'mysql://app:app@127.0.0.1:1/nowhere' }, ...base, '--name', 'refused', '--expires-in', '0');
+    expect(noDatabase.code).toBe(2);
+    expect(noDatabase.stderr).toMatch(/--expires-in must be a whole number of days/);
     expect((await admin('--help')).stdout).toMatch(/\[--expires-in DAYS \| --expires-at DATE\]/);
   }, 120_000); // many CLI processes, each starting Node
 

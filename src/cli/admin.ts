@@ -27,6 +27,8 @@ interface Command {
   summary?: string;
   options: Array<keyof Values>;
   needs: Array<keyof Values>;
+  /** Checks of the options' values that need no database: a usage error comes before the database is opened. */
+  check?: (v: Values) => void;
   run: (ctx: SealerContext, v: Values) => Promise<Output>;
 }
 
@@ -242,6 +244,7 @@ const commands: Record<string, Command> = {
     summary: `an access token (API key); prints it once. It never expires unless given --expires-in (1 to ${MAX_TOKEN_EXPIRY_DAYS} days) or --expires-at (a UTC date, or a date-time with its offset)`,
     options: ['user', 'namespace', 'name', 'usage-scenario', 'permission', 'expires-in', 'expires-at'],
     needs: ['user', 'namespace', 'name', 'usage-scenario'],
+    check: (v) => void expiryOf(v, Date.now()),
     run: async (ctx, v) => {
       const { token, record } = await createAccessToken(ctx, {
         userLogin: v.user!,
@@ -490,6 +493,7 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     required(values, ...command.needs);
+    command.check?.(values);
     config = loadConfig();
     setPasswordHashCost(config.PASSWORD_HASH_COST);
     revocationLease.expect(config.PRINCIPAL_CACHE_MS); // a revoking command answers once no service process honours what it revoked
