@@ -337,6 +337,35 @@ describe('workflow and run pages in a real browser', () => {
     await context.close();
   });
 
+  it('served by a process with no queue, the run page falls back to reading the state (its event stream answers 503)', async () => {
+    // The run is executed by the first server's worker; the page is served by a second process on
+    // the same store that has no queue, as an operator may run a web-only instance.
+    const webOnly = await startTestServer({ databaseUrl: server.databaseUrl, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' } });
+    const context = await browser.newContext({ viewport: { width: SCREEN_WIDTHS.desktop, height: 900 } });
+    try {
+      await context.addCookies(await page.context().cookies());
+      const plain = await context.newPage();
+      const answered: Array<[string, number]> = [];
+      plain.on('response', (response) => answered.push([new URL(response.url()).pathname, response.status()]));
+      let navigations = 0;
+      plain.on('framenavigated', (frame) => frame === plain.mainFrame() && navigations++);
+      fake.replies.push({ kind: 'completion', content: 'routine question', delayMs: 2000 });
+      const started = await api.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: triageId } }, body: { inputs: { ticket: 'Where is my invoice?', customer: 'Eve' } } });
+      const runPath = `/workflows/${triageId}/runs/${started.data!.data.id}`;
+      await plain.goto(`${webOnly.baseUrl}${runPath}`);
+      expect(await plain.locator('#run-status .badge').textContent()).toMatch(/^(queued|running)$/);
+      await plain.waitForSelector('#run-status .badge.status-completed', { timeout: 15_000 });
+      expect(await plain.locator('#run-announce').textContent()).toBe('The run completed.');
+      expect(await plain.locator('main').textContent()).toContain('Thanks, Eve: <we are on it>');
+      expect(answered).toContainEqual([`${runPath}/events`, 503]);
+      expect(answered.filter(([p, status]) => p === `${runPath}/state` && status === 200).length).toBeGreaterThanOrEqual(1);
+      expect(navigations).toBe(1); // updated in place, not reloaded
+    } finally {
+      await context.close();
+      await webOnly.close();
+    }
+  });
+
   it('a run\'s event stream is the signed-in user\'s own: another user\'s run, or a run under the wrong workflow, is a 404', async () => {
     const started = await othersApi.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: othersId } }, body: { inputs: { ticket: 'theirs' } } });
     const theirRun = started.data!.data.id;
