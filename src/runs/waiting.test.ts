@@ -46,6 +46,22 @@ describe('readWhenEnded', () => {
     expect(listeners.size).toBe(0);
   });
 
+  it('reads again after a notice that came while it was reading (the read may predate the end)', async () => {
+    const { feed, tell } = manualFeed();
+    const states = ['running', 'running', 'completed'];
+    let reads = 0;
+    const read = async () => {
+      const status = states[reads++]!;
+      if (reads === 1) tell('run_a'); // the run ends (and is announced) while the first read is on its way back
+      return { status };
+    };
+    const done = readWhenEnded(feed, 'run_a', 30, read);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(reads).toBe(2); // not waiting for a second notice
+    tell('run_a');
+    expect(await done).toEqual({ status: 'completed' });
+  });
+
   it('answers at the deadline with a last read', async () => {
     const { feed } = manualFeed();
     let reads = 0;

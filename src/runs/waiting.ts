@@ -51,19 +51,23 @@ export async function readWhenEnded<T extends { status: string }>(
   const onAbort = () => wake();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
+    // Notices are counted from before each read: one that comes while a read is under way (the
+    // read may have seen the run before its end) makes another read, never a wait for the next.
+    let seen = notices;
     let run = await read();
     while (!isTerminal(run.status) && !signal?.aborted) {
       const left = deadline - Date.now();
       if (left <= 0) break;
-      const seen = notices;
       await new Promise<void>((resolve) => {
         wake = resolve;
         if (notices !== seen) resolve(); // a notice came while reading
         timer = setTimeout(resolve, left);
       });
       clearTimeout(timer);
+      const noticed = notices !== seen;
+      seen = notices;
       run = signal?.aborted ? run : await read();
-      if (notices === seen) break; // timed out (or the client left): answer with the run as it is now
+      if (!noticed) break; // timed out (or the client left): answer with the run as it is now
     }
     return run;
   } finally {
