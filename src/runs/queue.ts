@@ -45,7 +45,7 @@ export interface RunQueue {
   /** The state of the run's jobs (the sweeper asks about runs that look stuck). */
   jobState(runId: string): Promise<RunJobState>;
   health(): Promise<void>;
-  /** Tells every process that the run ended (NOTIFY), so `Prefer: wait` requests answer at once. */
+  /** Tells every process that the run ended (NOTIFY), so `Prefer: wait` requests answer at once: this process's own without waiting for the NOTIFY to come back. */
   announceRunEnded(runId: string): Promise<void>;
   /**
    * Calls `listener` with the id of each run that ends, in any process (and with null after the
@@ -128,6 +128,7 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
     };
     let listening: Promise<{ close(): Promise<void> } | undefined> | undefined;
     return {
+      tell,
       async watch(watcher: (runId: string | null) => void): Promise<() => void> {
         const db = boss.getDb();
         listening ??= db.listen
@@ -208,6 +209,7 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
       await boss.getDb().executeSql('select 1');
     },
     async announceRunEnded(runId) {
+      ended.tell(runId); // this process's waiters at once; the NOTIFY (heard here too) is for the others
       await boss.getDb().executeSql('SELECT pg_notify($1, $2)', [RUN_ENDED_CHANNEL, runId]);
     },
     watchRunEnded: (watcher) => ended.watch(watcher),

@@ -1,7 +1,7 @@
 // The run endpoints through a real HTTP server, a real store (PostgreSQL; MySQL too when
 // TEST_MYSQL_URL is set) and a real pg-boss queue with an in-process worker; the model provider
 // is a local server speaking the OpenAI wire format.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
 import type { AppContext } from '../context.ts';
 import { createAccessToken } from '../platform/accessTokens.ts';
@@ -241,6 +241,16 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       expect(data!.data).toMatchObject({ status: 'completed', output: { result: 'slow answer' } });
       expect(data!.data.logs).toHaveLength(3);
       expect(heard).toContain(started.id); // the worker's NOTIFY, the waiter's wake-up (waiting.test.ts)
+    });
+
+    it("a process tells its own waiters of a run's end at once, and every process by NOTIFY", async () => {
+      const heard: string[] = [];
+      const stop = await server.ctx.runs!.queue.watchRunEnded((id) => id === 'run_told_here' && heard.push(id));
+      const announced = server.ctx.runs!.queue.announceRunEnded('run_told_here');
+      expect(heard).toEqual(['run_told_here']); // before any round trip to the queue database
+      await announced;
+      await vi.waitFor(() => expect(heard).toEqual(['run_told_here', 'run_told_here'])); // its NOTIFY, as other processes hear it
+      stop();
     });
 
     it('GET answers when another request cancels the run', async () => {
