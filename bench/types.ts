@@ -9,7 +9,9 @@ export type LoadSpec =
   | (Common & { kind: 'fixed'; url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string })
   | (Common & { kind: 'refresh'; url: string; authorization: string; refreshTokens: string[] })
   | (Common & { kind: 'codes'; url: string; authorization: string; redirectUri: string; codes: string[] })
-  | (Common & { kind: 'runs'; baseUrl: string; apiKey: string; workflowId: string; inputs: Record<string, string>; pollMs: number });
+  | (Common & { kind: 'runs'; baseUrl: string; apiKey: string; workflowId: string; inputs: Record<string, string>; pollMs: number;
+      /** Seconds of `Prefer: wait` on the POST (and a GET if it answers 202) instead of polling; undefined: poll every pollMs. */
+      waitSeconds?: number | undefined });
 
 export interface LoadResult {
   /** Completed requests (for runs: completed or failed runs). */
