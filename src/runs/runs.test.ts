@@ -636,6 +636,28 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     expect((await queue.jobState(runId!)).live).toBe(false);
   });
 
+  it('with the quotas, a workflow deleted after startRun read it is a 404 and no run is stored (the quota transaction locks the workflow)', async () => {
+    const workflowId = await createWorkflow(alice, 'echo');
+    const db = server.ctx.db;
+    const { user_id: userId } = (await db('workflows').where({ id: workflowId }).first()) as { user_id: number };
+    // The delete lands between startRun's read of the workflow and the quota's transaction.
+    let deleted = false;
+    const racing = new Proxy(db, {
+      get(target, prop) {
+        if (prop !== 'transaction') return Reflect.get(target, prop, target);
+        return async (...args: Parameters<typeof db.transaction>) => {
+          await deleteWorkflow(server.ctx, userId, workflowId);
+          deleted = true;
+          return target.transaction(...args);
+        };
+      },
+    });
+    const started = runService.startRun({ ...server.ctx, db: racing }, userId, workflowId, { ticket: 'x' }, undefined, { hit: () => null });
+    await expect(started).rejects.toMatchObject({ status: 404 });
+    expect(deleted).toBe(true);
+    expect(await db('runs').where({ workflow_id: workflowId }).pluck('id')).toEqual([]);
+  });
+
   it('a queue that cannot be written fails the run (never left queued) and answers 503', async () => {
     const workflowId = await createWorkflow(alice, 'echo');
     const queue = server.ctx.runs!.queue;

@@ -185,7 +185,10 @@ export async function startRun(
       const { USER_RUNS_PER_MINUTE: perMinute, USER_MAX_CONCURRENT_RUNS: maxConcurrent } = ctx.config;
       const retryAfter = runStarts.hit(`user:${userId}`);
       if (retryAfter !== null) throw tooManyRunsPerMinute(perMinute, retryAfter);
-      if (!(await store.insertRunWithinLimit(ctx.db, insert, maxConcurrent))) throw tooManyConcurrentRuns(maxConcurrent);
+      // The quota's transaction also locks the workflow's row: a delete since the read above is seen there.
+      const inserted = await store.insertRunWithinLimit(ctx.db, insert, maxConcurrent);
+      if (inserted === 'workflow_deleted') throw workflowNotFound(workflowId);
+      if (inserted === 'over_limit') throw tooManyConcurrentRuns(maxConcurrent);
     } else {
       await store.insertRun(ctx.db, insert);
     }
@@ -196,10 +199,11 @@ export async function startRun(
     if (!winner) throw err;
     return { run: toRun(await replay(ctx, machinery, winner, inputs)), replayed: true };
   }
-  // A delete that came between the workflow read above and the insert did not see this run in its
-  // cancel sweep (cancelRunsOfDeletedWorkflow): it is cancelled here instead, never enqueued. One
-  // of the two always sees the other: the delete marks the workflow before it lists its runs.
-  if (await isWorkflowDeletedForRuns(ctx, userId, workflowId).catch(() => true)) {
+  // Without the quota's lock: a delete that came between the workflow read above and the insert did
+  // not see this run in its cancel sweep (cancelRunsOfDeletedWorkflow): it is cancelled here
+  // instead, never enqueued. One of the two always sees the other: the delete marks the workflow
+  // before it lists its runs.
+  if (!runStarts && (await isWorkflowDeletedForRuns(ctx, userId, workflowId).catch(() => true))) {
     await store.cancelRun(ctx.db, row.id, ctx.now(), CANCELLED_BY_DELETE, runEndEvents);
     throw workflowNotFound(workflowId);
   }

@@ -81,23 +81,36 @@ function fromDb(row: RunRow): RunRow {
   };
 }
 
+/** What insertRunWithinLimit did: inserted the run, or refused it (the user's limit, or the workflow deleted meanwhile). */
+export type QuotaInsert = 'inserted' | 'over_limit' | 'workflow_deleted';
+
 /**
- * Inserts the run unless the user already has `limit` runs queued or running; returns false then.
- * The user's row is locked for the check and the insert, so concurrent starts by one user are
- * counted one after another and never overshoot the limit (the `status` index finds the few
- * unfinished runs).
+ * Inserts the run unless the user already has `limit` runs queued or running, or its workflow was
+ * deleted since the caller read it. The user's row is locked for the check and the insert, so
+ * concurrent starts by one user are counted one after another and never overshoot the limit (the
+ * `status` index finds the few unfinished runs). The workflow's row is locked with it: a delete
+ * committed before is seen here, and a later one waits for this insert, so its cancel sweep
+ * (service.ts cancelRunsOfDeletedWorkflow) sees the run.
  */
-export async function insertRunWithinLimit(db: Knex, row: NewRunRow, limit: number): Promise<boolean> {
+export async function insertRunWithinLimit(db: Knex, row: NewRunRow, limit: number): Promise<QuotaInsert> {
   return db.transaction(async (trx) => {
-    await userRowLock.first(trx, { userId: row.user_id });
+    const locked = await userAndWorkflowLock.first(trx, { userId: row.user_id, workflowId: row.workflow_id });
+    if (!locked || num(locked.deleted_at) !== null) return 'workflow_deleted';
     const counted = await unfinishedRunsOfUser.first(trx, { userId: row.user_id });
-    if (Number(counted?.active ?? 0) >= limit) return false;
+    if (Number(counted?.active ?? 0) >= limit) return 'over_limit';
     await runInsert.run(trx, { ...row });
-    return true;
+    return 'inserted';
   });
 }
 
-const userRowLock = prepared<{ userId: number }>('run_quota_user_lock', (db, param) => db('users').where('id', param('userId')).forUpdate().first('id'));
+const userAndWorkflowLock = prepared<{ userId: number; workflowId: string }, { deleted_at: unknown }>('run_quota_user_and_workflow_lock', (db, param) =>
+  db('users')
+    .join('workflows', 'workflows.user_id', 'users.id')
+    .where('users.id', param('userId'))
+    .andWhere('workflows.id', param('workflowId'))
+    .forUpdate()
+    .first('workflows.deleted_at'),
+);
 
 const unfinishedRunsOfUser = prepared<{ userId: number }, { active: number | string }>('run_quota_unfinished_runs', (db, param) =>
   db('runs').where('user_id', param('userId')).whereIn('status', ['queued', 'running']).count({ active: '*' }),
