@@ -3,6 +3,7 @@ import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
 import { principalOf, type PrincipalOf } from '../http/principal.ts';
 import { accessTokenExpired, accessTokenNotInNamespace, invalidAccessToken } from '../shared/errors.ts';
+import { principalLease } from '../shared/principalLease.ts';
 import { isExpired, listAccessTokens as listAccessTokensOf } from '../platform/accessTokens.ts';
 import { canonicalName } from '../platform/validate.ts';
 import { signProxyToken } from './proxyTokens.ts';
@@ -26,15 +27,20 @@ export function listAccessTokens(ctx: AppContext): RequestHandler {
  * Issues a proxy token for the user's raw access token `id` in `namespace`, for the app holding
  * `principal`'s authorization.
  *
- * Revocation race (issue 10): no proxy token may be issued after the user's revocation commits.
- * The security handler checked the authorization, but awaits happen after that check. So:
+ * Revocation (issue 10, with issue 19's principal lease): once a call that revokes the app's
+ * authorization, deletes the raw token or takes its namespace from the user (leaving the org) has
+ * returned, no proxy token is issued for it. The security handler checked the authorization, but
+ * awaits happen after that check. So:
  * 1. the signing key is fetched first (it may need the database on first use or cache expiry);
- * 2. the last database read is one statement that loads the raw token and re-reads the
- *    authorization row (findTokenForIssuance);
+ * 2. the last check is the raw token with its authorization (findTokenForIssuance: one statement
+ *    that reads the token and re-reads the authorization row), served from the principal lease
+ *    for at most PRINCIPAL_CACHE_MS from when its read began. Every path that changes its answer
+ *    is one that already settles the lease for the proxy token's own principal (the same
+ *    authorization, raw token and namespace, see findStandingGrant), so by the time it returns,
+ *    every read that predates its commit has run out;
  * 3. signing is CPU only (on the thread pool), with no I/O and no await on anything shared.
- * If the revocation committed before that statement, the statement sees it and we refuse (401).
- * If it commits after, the issuance precedes it; and the gateway re-checks the authorization on
- * every call, so such a token is refused at its first use after the revocation.
+ * A proxy token signed from a lease that began before the commit is refused by the gateway at its
+ * first use: its principal is read fresh, after the commit.
  */
 export async function issueProxyToken(
   ctx: AppContext,
@@ -43,15 +49,17 @@ export async function issueProxyToken(
   id: number,
 ): Promise<AccessTokenDetail> {
   const signingKey = await keyRing(ctx).signingKey();
-  const token = await findTokenForIssuance(ctx.db, {
-    userId: principal.userId,
-    namespace: canonicalName(namespace),
-    id,
-    authorizationId: principal.authorizationId,
+  const token = await principalLease(ctx).principal('issuance', issuanceLeaseKey(principal, namespace, id), async () => {
+    const found = await findTokenForIssuance(ctx.db, { userId: principal.userId, namespace: canonicalName(namespace), id, authorizationId: principal.authorizationId });
+    // Refusals are never cached (only shared with requests that arrive during this read): not
+    // found is the lease's null, the others have answers of their own and are thrown.
+    if (!found) return null;
+    if (!found.authorizationStands) throw invalidAccessToken();
+    if (isExpired({ expires_at: found.expiresAt })) throw accessTokenExpired(id);
+    // The lease never runs past the raw token's own expiry.
+    return { principal: found, expiresAt: found.expiresAt ?? undefined };
   });
   if (!token) throw accessTokenNotInNamespace(id, namespace);
-  if (!token.authorizationStands) throw invalidAccessToken();
-  if (isExpired({ expires_at: token.expiresAt })) throw accessTokenExpired(id);
   const proxy = await signProxyToken(ctx, signingKey, {
     userId: principal.userId,
     clientId: principal.clientId,
@@ -65,6 +73,15 @@ export async function issueProxyToken(
     'proxy token issued',
   );
   return { id: token.id, name: token.name, usage_scenario: token.usageScenario, proxy_access_token: proxy.token, expires_in: proxy.expiresIn };
+}
+
+/**
+ * The principal lease's key for issuing on raw token `id` in `namespace` (as the request spells
+ * it, which the 404's message repeats) under `principal`'s authorization. It names ids only, no
+ * secret: what the lease holds is the token's id, name, namespace, usage scenario and expiry.
+ */
+export function issuanceLeaseKey(principal: PrincipalOf<'oauth'>, namespace: string, id: number): string {
+  return `${principal.userId}:${principal.authorizationId}:${id}:${namespace}`;
 }
 
 /** GET /api/open/v1/{namespace}/tokens/{id}: token detail with a fresh proxy token, never the raw token. */

@@ -86,6 +86,25 @@ describe('the principal lease', () => {
     expect(await again).toEqual({ userId: 8 });
   });
 
+  it('throws a read that throws to the requests that shared it, and keeps nothing', async () => {
+    const lease = new PrincipalLease(200, { now: () => 1_000 });
+    const outcomes: ((found: { principal: { userId: number } } | Error) => void)[] = [];
+    const read = () =>
+      new Promise<{ principal: { userId: number } }>((resolve, reject) =>
+        outcomes.push((found) => (found instanceof Error ? reject(found) : resolve(found))),
+      );
+    const refusal = new Error('refused');
+    const both = [lease.principal('issuance', '7:3:12:acme', read), lease.principal('issuance', '7:3:12:acme', read)];
+    expect(outcomes).toHaveLength(1); // the second shares the first's read
+    outcomes[0]!(refusal);
+    for (const request of both) await expect(request).rejects.toBe(refusal);
+    expect(lease.holds('issuance', '7:3:12:acme', false)).toBe(false);
+    const again = lease.principal('issuance', '7:3:12:acme', read);
+    expect(outcomes).toHaveLength(2); // read again
+    outcomes[1]!({ principal: { userId: 7 } });
+    expect(await again).toEqual({ userId: 7 });
+  });
+
   it('with a lease of 0 reads the store every time', async () => {
     const { lease, store, read } = leaseWithCountedStore(0);
     await lease.principal('apiKey', 'sk_a', read);

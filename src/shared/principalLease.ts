@@ -2,12 +2,14 @@ import { LRUCache } from 'lru-cache';
 import { hashToken } from './crypto.ts';
 
 /**
- * The lease-based principal cache. A principal (bearer, API key, proxy token) read from the store may
- * be served from this process's cache for at most `leaseMs`, counted from the moment its read BEGAN.
+ * The lease-based principal cache. A principal (bearer, API key, proxy token; also the raw token that
+ * token detail issues a proxy token for, src/open/tokens.ts) read from the store may be served from
+ * this process's cache for at most `leaseMs`, counted from the moment its read BEGAN.
  * Every path that revokes calls `revocationLease.settle()` after its commit, so it answers only once
  * the lease has passed since then. Whatever any process read before the commit began before the commit, so its
  * lease has run out by the time the revoking call returns: from then on, no process honours the token.
- * Only successful lookups are cached (a refused token is read again each time). `leaseMs` 0 disables
+ * Only successful lookups are cached (a refused token is read again each time; a read that throws is
+ * shared with the requests that arrived during it, as a refusal is, and never cached). `leaseMs` 0 disables
  * both the cache and the wait.
  */
 export class PrincipalLease {

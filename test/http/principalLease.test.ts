@@ -1,4 +1,7 @@
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { revokeApplication } from '../../src/oauth/authorizations.ts';
+import { issuanceLeaseKey } from '../../src/open/tokens.ts';
 import { createAccessToken, deleteAccessToken } from '../../src/platform/accessTokens.ts';
 import { createUser } from '../../src/platform/users.ts';
 import { principalLease } from '../../src/shared/principalLease.ts';
@@ -53,5 +56,29 @@ describe.each(testDialects())('principal lease across two app instances (%s)', (
 
     await deleteAccessToken(a.ctx, user.id, record.id);
     expect((await workflowsOnB()).status).toBe(401);
+  });
+
+  it('token detail on B issues no proxy token for a raw token deleted, or an app revoked, through A once that call answered', async () => {
+    const f = await createFixture(a.ctx.db);
+    const kept = await createAccessToken(a.ctx, { userId: f.userId, namespace: f.login, name: 'kept', usageScenario: 'paid' });
+    const doomed = await createAccessToken(a.ctx, { userId: f.userId, namespace: f.login, name: 'doomed', usageScenario: 'trial' });
+    const { tokens } = await obtainTokens(a.baseUrl, await discover(a.baseUrl), f, 'api_key');
+    const detailOnB = (id: number) => fetch(`${b.baseUrl}/api/open/v1/${f.login}/tokens/${id}`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    const leasedOnB = async (id: number) => {
+      const answer = await detailOnB(id);
+      expect(answer.status).toBe(200);
+      const { sub, aid } = decodeJwt(((await answer.json()) as { proxy_access_token: string }).proxy_access_token);
+      const principal = { kind: 'oauth' as const, userId: Number(sub), applicationId: 0, clientId: f.clientId, authorizationId: Number(aid), scopes: ['api_key'] };
+      expect(principalLease(b.ctx).holds('issuance', issuanceLeaseKey(principal, f.login, id), false)).toBe(true); // B cached its check
+    };
+
+    await leasedOnB(doomed.record.id);
+    await deleteAccessToken(a.ctx, f.userId, doomed.record.id);
+    expect((await detailOnB(doomed.record.id)).status).toBe(404);
+
+    await leasedOnB(kept.record.id);
+    const app = await a.ctx.db('applications').where({ client_id: f.clientId }).first('id');
+    await revokeApplication(a.ctx, f.userId, Number(app.id));
+    expect((await detailOnB(kept.record.id)).status).toBe(401);
   });
 });
