@@ -8,6 +8,7 @@ import * as webSessions from './migrations/0005_web_sessions.ts';
 import * as clientSecrets from './migrations/0006_client_secrets.ts';
 import * as accessTokenExpiry from './migrations/0007_access_token_expiry.ts';
 import * as runEvents from './migrations/0008_run_events.ts';
+import * as tokenSuccessors from './migrations/0009_token_successors.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -30,6 +31,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0006_client_secrets', clientSecrets],
     ['0007_access_token_expiry', accessTokenExpiry],
     ['0008_run_events', runEvents],
+    ['0009_token_successors', tokenSuccessors],
   ];
 }
 

@@ -37,13 +37,14 @@ export interface PreparedQuery<P extends Params, Row> {
 
 /**
  * A prepared query. `build` gets the knex instance and `param(name)`, which stands for a parameter;
- * the built query must have the same shape whatever the parameters are. Given a transaction
+ * the built query (a builder, or `db.raw` with `param(name)` among its bindings, for what the builder
+ * cannot say) must have the same shape whatever the parameters are. Given a transaction
  * (`db.transaction(async (trx) => ...)`), it runs on the transaction's connection, as knex's own
  * queries do (the transaction's client hands out that one connection); otherwise on one of the pool.
  */
 export function prepared<P extends Params, Row = Record<string, unknown>>(
   name: string,
-  build: (db: Knex, param: (name: keyof P & string) => string) => Knex.QueryBuilder,
+  build: (db: Knex, param: (name: keyof P & string) => string) => Knex.QueryBuilder | Knex.Raw,
 ): PreparedQuery<P, Row> {
   const compiled = new Map<Dialect, Compiled>();
   const compile = (db: Knex, dialect: Dialect): Compiled => {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { insertReturningId } from '../db/insert.ts';
+import { insertReturningId, isUniqueViolation } from '../db/insert.ts';
 import { prepared } from '../db/prepared.ts';
 import { joinScopes } from './scopes.ts';
 
@@ -63,7 +63,7 @@ export interface CodeRow {
   usedAt: number | null;
 }
 
-// The token endpoint's statements are prepared (src/db/prepared.ts): a grant is three of them, and
+// The token endpoint's statements are prepared (src/db/prepared.ts): a refresh is two of them, a code exchange three, and
 // building each with knex per request was a tenth of the refresh grant's CPU (docs/benchmarks.md).
 
 /** One of the client's secrets, as read with the code or refresh token being exchanged. */
@@ -181,7 +181,8 @@ function toToken(row: Record<string, unknown>): TokenRow {
     scope: String(row.scope),
     accessExpiresAt: Number(row.access_expires_at),
     refreshExpiresAt: Number(row.refresh_expires_at),
-    rotatedAt: n(row.rotated_at),
+    // Rotated when a successor names it (rotated_from_id); rotated_at for tokens rotated before migration 0009.
+    rotatedAt: n(row.rotated_at) ?? n(row.successor_created_at),
     revokedAt: n(row.revoked_at),
     authorizationRevokedAt: n(row.authorization_revoked_at),
   };
@@ -196,7 +197,11 @@ export async function findTokenByRefreshHash(db: Knex, refreshHash: string): Pro
 }
 
 const tokenByRefreshHash = prepared<{ refreshHash: string }>('oauth_token_by_refresh_hash', (db, param) =>
-  tokenQuery(db).leftJoin('client_secrets as s', 's.application_id', 'a.id').select(...SECRET_COLUMNS).where('t.refresh_token_hash', param('refreshHash')),
+  tokenQuery(db)
+    .leftJoin('client_secrets as s', 's.application_id', 'a.id')
+    .leftJoin('oauth_tokens as successor', 'successor.rotated_from_id', 't.id')
+    .select(...SECRET_COLUMNS, 'successor.created_at as successor_created_at')
+    .where('t.refresh_token_hash', param('refreshHash')),
 );
 
 export async function findTokenByAccessHash(db: Knex, accessHash: string): Promise<TokenRow | null> {
@@ -228,15 +233,6 @@ const tokenWithUserByAccessHash = prepared<{ accessHash: string }>('oauth_token_
     .first(),
 );
 
-/** Refresh rotation: the old pair dies; false when a concurrent refresh rotated it first. */
-export async function markTokenRotated(db: Knex, tokenId: number, now: number): Promise<boolean> {
-  return (await tokenRotated.run(db, { tokenId, now })) === 1;
-}
-
-const tokenRotated = prepared<{ tokenId: number; now: number }>('oauth_token_rotated', (db, param) =>
-  db('oauth_tokens').where('id', param('tokenId')).whereNull('rotated_at').whereNull('revoked_at').update({ rotated_at: param('now') }),
-);
-
 export interface NewToken {
   authorizationId: number;
   codeId: number | null;
@@ -263,6 +259,40 @@ const tokenInsert = prepared<{ [K in keyof NewToken]: NewToken[K] }>('oauth_toke
     refresh_expires_at: param('refreshExpiresAt'),
     created_at: param('createdAt'),
   }),
+);
+
+/**
+ * Refresh rotation (RFC 9700 4.14.2) in one statement: stores the new pair as the successor of
+ * token `rotatedFromId`, while its grant stands. False when the grant was revoked meanwhile, or when a
+ * concurrent refresh rotated the token first (its successor holds the unique rotated_from_id).
+ */
+export async function insertSuccessorToken(db: Knex, token: NewToken, rotatedFromId: number): Promise<boolean> {
+  try {
+    return (await successorInsert.run(db, { ...token, rotatedFromId })) === 1;
+  } catch (err) {
+    if (isUniqueViolation(err)) return false;
+    throw err;
+  }
+}
+
+// INSERT ... SELECT (MySQL and PostgreSQL alike), which the builder cannot write with a column list.
+const successorInsert = prepared<{ [K in keyof NewToken]: NewToken[K] } & { rotatedFromId: number }>('oauth_token_successor_insert', (db, param) =>
+  db.raw(
+    `insert into oauth_tokens
+       (authorization_id, code_id, access_token_hash, refresh_token_hash, scope, access_expires_at, refresh_expires_at, created_at, rotated_from_id)
+     select id, ?, ?, ?, ?, ?, ?, ?, ? from authorizations where id = ? and revoked_at is null`,
+    [
+      param('codeId'),
+      param('accessTokenHash'),
+      param('refreshTokenHash'),
+      param('scope'),
+      param('accessExpiresAt'),
+      param('refreshExpiresAt'),
+      param('createdAt'),
+      param('rotatedFromId'),
+      param('authorizationId'),
+    ],
+  ),
 );
 
 /** Revokes the grant and, at once, every token issued under it. */

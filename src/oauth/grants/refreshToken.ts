@@ -7,10 +7,11 @@ import { splitScope } from '../scopes.ts';
 import * as store from '../store.ts';
 import { authenticateGrantClient } from './client.ts';
 import { isVisibleAscii, type TokenForm } from './form.ts';
-import { issueTokens, type TokenResponse } from './issue.ts';
+import { issueRotatedTokens, issueTokens, type TokenResponse } from './issue.ts';
 
 // grant_type=refresh_token (RFC 6749 6) with rotation on every use and reuse detection (RFC 9700
-// 4.14.2). No transaction: the conditional rotation decides which of two concurrent refreshes wins.
+// 4.14.2). No transaction: the new pair's insert is the rotation, and a unique key decides which of
+// two concurrent refreshes wins.
 
 export async function refreshTokenGrant(ctx: AppContext, form: TokenForm, credentials: ClientCredentials): Promise<TokenResponse> {
   // 1. Read the refresh token, with its client's secret hash (authenticating the client costs no query).
@@ -39,17 +40,22 @@ export async function refreshTokenGrant(ctx: AppContext, form: TokenForm, creden
   // 6. Scope: the granted one, or a subset of it (6: "MUST NOT include any scope not originally granted").
   const scope = narrowedScope(form.scope, splitScope(token.scope));
 
-  // 7. Rotate: the new pair is stored first, then the old token is rotated by a conditional update
-  //    (a token rotated within the grace window stays as it is). If that update loses, a concurrent
-  //    request presented the same token: within the window that is a retry and both get a pair;
-  //    otherwise (the token was revoked meanwhile) it ends as step 4 does and the pair just stored
-  //    dies with the grant. If the request fails before the rotation, the old token still works.
-  const issued = await issueTokens(ctx, { authorizationId: token.authorizationId, codeId: token.codeId, scope });
-  if (token.rotatedAt === null && !(await store.markTokenRotated(ctx.db, token.id, Date.now())) && !(await rotatedWithinGrace(ctx, form.refresh_token))) {
-    await revokeOnReuse(ctx, token.authorizationId, 'refresh token used concurrently; authorization revoked');
-    throw invalidGrant('Invalid grant: refresh token is invalid or could not be revoked');
+  // 7. Rotate: the new pair is stored as the token's successor, in one statement that also checks
+  //    that the grant stands. A token has one successor at most (a unique key): if the insert
+  //    loses, a concurrent request presented the same token, and within the window that is a retry
+  //    that gets a pair of its own; otherwise (the grant was revoked meanwhile) it ends as step 4
+  //    does. A token rotated within the window (step 4) stays as it is and gets a new pair. If the
+  //    request fails before the rotation, the old token still works.
+  const grant = { authorizationId: token.authorizationId, codeId: token.codeId, scope };
+  if (token.rotatedAt === null) {
+    const rotated = await issueRotatedTokens(ctx, grant, token.id);
+    if (rotated) return rotated;
+    if (!(await rotatedWithinGrace(ctx, form.refresh_token))) {
+      await revokeOnReuse(ctx, token.authorizationId, 'refresh token used concurrently; authorization revoked');
+      throw invalidGrant('Invalid grant: refresh token is invalid or could not be revoked');
+    }
   }
-  return issued;
+  return issueTokens(ctx, grant);
 }
 
 /**

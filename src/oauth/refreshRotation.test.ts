@@ -1,0 +1,145 @@
+// Refresh rotation when the interleaving is forced, not left to chance (RFC 9700 4.14.2): the
+// rotation is the insert of the token's successor, and the store's insert waits at a gate the test
+// opens, so that two refreshes both read the token unrotated, or a revocation lands between a
+// refresh's read and its rotation.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { hashToken } from '../shared/crypto.ts';
+import { testDialects } from '../../test/support/db.ts';
+import { createFixture, discover, obtainTokens, type Fixture } from '../../test/support/oauthFlow.ts';
+import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import type * as StoreModule from './store.ts';
+
+/** A gate in front of the rotation's insert (null lets calls through at once), and what each insert answered. */
+const rotation = vi.hoisted(() => ({ gate: null as null | (() => Promise<void>), results: [] as boolean[] }));
+
+vi.mock('./store.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof StoreModule>();
+  return {
+    ...real,
+    insertSuccessorToken: async (...args: Parameters<typeof real.insertSuccessorToken>) => {
+      await rotation.gate?.();
+      const stored = await real.insertSuccessorToken(...args);
+      rotation.results.push(stored);
+      return stored;
+    },
+  };
+});
+
+/** A promise with its resolve, to open a gate from outside. */
+function latch(): { promise: Promise<void>; open(): void } {
+  let open!: () => void;
+  const promise = new Promise<void>((r) => (open = r));
+  return { promise, open };
+}
+
+/**
+ * Holds the rotation's inserts until `count` refreshes have read the token and reached it, then a
+ * few milliseconds more: a successor's time is taken before the gate, so the loser then finds the
+ * rotation in the past even with REFRESH_REUSE_GRACE_SECONDS=0 (in the same millisecond it is within).
+ */
+function untilArrived(count: number): () => Promise<void> {
+  const all = latch();
+  let arrived = 0;
+  return async () => {
+    if (++arrived === count) setTimeout(all.open, 5);
+    await all.promise;
+  };
+}
+
+interface Answer {
+  status: number;
+  body: { access_token?: string; refresh_token?: string; error?: string };
+}
+
+function suite(name: string, env: Record<string, string>, tests: (s: { server: () => TestServer; refresh: (f: Fixture, token: string) => Promise<Answer>; userinfo: (accessToken: string) => Promise<number>; aGrant: () => Promise<{ f: Fixture; refreshToken: string; accessToken: string }> }) => void) {
+  describe.each(testDialects())(`${name} (%s)`, (dialect) => {
+    let server: TestServer;
+    let tokenEndpoint: string;
+    beforeAll(async () => {
+      server = await startTestServer({ dialect, env });
+      tokenEndpoint = (await discover(server.baseUrl)).token_endpoint!;
+    });
+    afterAll(async () => {
+      rotation.gate = null;
+      await server?.close();
+    });
+    const refresh = async (f: Fixture, token: string): Promise<Answer> => {
+      const res = await fetch(tokenEndpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: f.clientId, client_secret: f.clientSecret }),
+      });
+      return { status: res.status, body: (await res.json()) as Answer['body'] };
+    };
+    const userinfo = async (accessToken: string) =>
+      (await fetch(`${server.baseUrl}/api/open/v1/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } })).status;
+    const aGrant = async () => {
+      const f = await createFixture(server.ctx.db);
+      const { tokens } = await obtainTokens(server.baseUrl, await discover(server.baseUrl), f, 'user_info');
+      return { f, refreshToken: tokens.refresh_token!, accessToken: tokens.access_token };
+    };
+    tests({ server: () => server, refresh, userinfo, aGrant });
+  });
+}
+
+suite('refresh rotation, forced interleavings', {}, ({ server, refresh, userinfo, aGrant }) => {
+  it('two refreshes that both read the token unrotated: one rotates it, the other loses the unique key and, within the grace window, gets a pair of its own', async () => {
+    const { f, refreshToken } = await aGrant();
+    rotation.results = [];
+    rotation.gate = untilArrived(2);
+    const answers = await Promise.all([refresh(f, refreshToken), refresh(f, refreshToken)]);
+    rotation.gate = null;
+    // Both reached the rotation; exactly one stored the successor.
+    expect(rotation.results.sort()).toEqual([false, true]);
+    for (const answer of answers) {
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      expect(await userinfo(answer.body.access_token!)).toBe(200);
+    }
+    expect(answers[0]!.body.refresh_token).not.toBe(answers[1]!.body.refresh_token);
+    // The grant stands: each new refresh token carries it on, and the old one counts as rotated.
+    for (const answer of answers) expect((await refresh(f, answer.body.refresh_token!)).status).toBe(200);
+  });
+
+  it('a grant revoked between the read and the rotation: invalid_grant, and no pair is stored', async () => {
+    const { f, refreshToken, accessToken } = await aGrant();
+    const db = server().ctx.db;
+    const { authorization_id: authorizationId } = await db('oauth_tokens').where({ refresh_token_hash: hashToken(refreshToken) }).first('authorization_id');
+    const tokensOfGrant = async () => Number((await db('oauth_tokens').where({ authorization_id: authorizationId }).count({ n: '*' }))[0]!.n);
+    const before = await tokensOfGrant();
+    const reached = latch();
+    const revoked = latch();
+    rotation.gate = async () => {
+      reached.open();
+      await revoked.promise;
+    };
+    const answer = refresh(f, refreshToken);
+    await reached.promise;
+    // The user revokes the app in the meantime (RFC 7009 revocation of the access token).
+    const revocation = await fetch(`${server().baseUrl}/api/open/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: accessToken, client_id: f.clientId, client_secret: f.clientSecret }),
+    });
+    expect(revocation.status).toBe(200);
+    revoked.open();
+    expect(await answer).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    rotation.gate = null;
+    expect(await tokensOfGrant()).toBe(before);
+    expect((await refresh(f, refreshToken)).status).toBe(400);
+  });
+});
+
+suite('refresh rotation, forced interleavings, REFRESH_REUSE_GRACE_SECONDS=0', { REFRESH_REUSE_GRACE_SECONDS: '0' }, ({ refresh, userinfo, aGrant }) => {
+  it('two refreshes that both read the token unrotated: the one that loses the rotation revokes the grant, and the winner’s pair dies with it', async () => {
+    const { f, refreshToken } = await aGrant();
+    rotation.results = [];
+    rotation.gate = untilArrived(2);
+    const answers = await Promise.all([refresh(f, refreshToken), refresh(f, refreshToken)]);
+    rotation.gate = null;
+    expect(rotation.results.sort()).toEqual([false, true]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+    const winner = answers.find((a) => a.status === 200)!;
+    expect(await userinfo(winner.body.access_token!)).toBe(401);
+    expect((await refresh(f, winner.body.refresh_token!)).status).toBe(400);
+  });
+});
