@@ -32,20 +32,23 @@ export function cancelRunsOfDeletedWorkflow(ctx: AppContext): (workflowId: strin
 /** The run operations of openapi.yaml: runWorkflow, listRuns, getRun, streamRunEvents, cancelRun. */
 export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Operations {
   /** Waits for the run's end if the request asked to (`Prefer: wait=N`) and the queue can tell; undefined otherwise. */
-  const waitFor = async <T extends { status: string }>(req: Request, res: Response, runId: string, read: () => Promise<T>): Promise<T | undefined> => {
+  const waitFor = async <T extends { status: string }>(req: Request, res: Response, runId: string, read: (noticed: boolean) => Promise<T>): Promise<T | undefined> => {
     const seconds = preferredWait(req.get('Prefer'));
     const queue = ctx.runs?.queue;
     if (seconds === undefined || !queue) return undefined;
     res.setHeader('Preference-Applied', `wait=${seconds}`);
     const gone = new AbortController();
-    res.on('close', () => gone.abort());
+    res.on('close', () => {
+      if (!res.writableFinished) gone.abort(); // the client left before its answer
+    });
     return readWhenEnded((listener) => queue.watchRunEnded(listener), runId, seconds, read, gone.signal);
   };
 
   async function runWorkflow(req: Request, res: Response<JsonOf<'runWorkflow', 202> | JsonOf<'runWorkflow', 200>>) {
     const { run, replayed } = await service.startRun(ctx, userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'), runStarts);
     res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
-    const read = () => service.getRun(ctx, userOf(req), workflowIdOf(req), run.id);
+    // After a notice of its end, the run as this process's worker left it, if it ran here (service.ts getEndedRun).
+    const read = (noticed = false) => (noticed ? service.getEndedRun : service.getRun)(ctx, userOf(req), workflowIdOf(req), run.id);
     // Dify's blocking mode: the ended run in this answer when it ends within the wait.
     const waited = await waitFor(req, res, run.id, read);
     if (waited && TERMINAL.includes(waited.status)) {
@@ -70,7 +73,7 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
   }
 
   async function getRun(req: Request, res: Response<JsonOf<'getRun', 200>>) {
-    const read = () => service.getRun(ctx, userOf(req), workflowIdOf(req), runIdOf(req));
+    const read = (noticed = false) => (noticed ? service.getEndedRun : service.getRun)(ctx, userOf(req), workflowIdOf(req), runIdOf(req));
     const run = (await waitFor(req, res, runIdOf(req), read)) ?? (await read());
     res.status(200).json({ data: run });
   }

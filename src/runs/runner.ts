@@ -9,7 +9,7 @@ import { executeGraph, RunFailure, type StepReport, type WorkflowNode } from './
 import type { ModelRouter } from './providers/index.ts';
 import { STORE_UNAVAILABLE, type DeliveryFailure, type RunJobContext, type RunQueue } from './queue.ts';
 import { appendRunEventsAfter, type NewRunEvent } from './events.ts';
-import { runEndEvents, type GraphSnapshot } from './service.ts';
+import { runEndEvents, toRun, toRunStep, type GraphSnapshot, type RunDetail } from './service.ts';
 import * as store from './store.ts';
 import { observeRunFinished } from '../ops/metrics.ts';
 import type { FinalEvents, RunRow, RunStepRow } from './store.ts';
@@ -85,11 +85,26 @@ export interface Runner {
    * it claims the run without reading it back (graph and inputs never change after the insert).
    */
   expect(run: RunRow): void;
+  /**
+   * A run this process's worker ended a moment ago, as the store now has it (run and log), for a
+   * `Prefer: wait` request of this process woken by that end: it answers without reading it back.
+   * Undefined when not ended here recently (or too large to keep): read the store.
+   */
+  endedHere(runId: string): EndedRun | undefined;
+}
+
+/** A run as its worker ended it: its owner and workflow (the reader checks them), and its wire shape. */
+export interface EndedRun {
+  userId: number;
+  workflowId: string;
+  detail: RunDetail;
 }
 
 /** Runs handed over by `expect`, at most this many and this large (the rest are read from the store). */
 const HANDOVER_MAX_RUNS = 256;
 const HANDOVER_MAX_CHARS = 64 * 1024;
+/** Runs kept by `endedHere`: a waiter reads its run right after the end's notice, so the last few suffice. */
+const ENDED_HERE_MAX_RUNS = 64;
 
 /** The text as logged: whole, or cut at LOG_TEXT_MAX characters (never inside a surrogate pair). */
 export function logText(text: string | null): { text: string | null; cut: boolean } {
@@ -123,6 +138,8 @@ type StepEnd = Pick<RunStepRow, 'status' | 'finished_at' | 'output_preview' | 't
  */
 class StepLog {
   private readonly pending: NewStep[] = [];
+  /** Every step of the attempt, as written (or about to be): the log as the store has it after close(). */
+  private readonly all: NewStep[] = [];
   private writes: Promise<void> = Promise.resolve();
   private failure: unknown;
   private timer: NodeJS.Timeout | undefined;
@@ -139,16 +156,20 @@ class StepLog {
 
   start(row: NewStep): void {
     this.pending.push(row);
+    this.all.push(row);
     if (!this.timer) this.timer = setTimeout(() => this.flush(), STEP_LOG_DELAY_MS);
   }
 
   end(nodeId: string, end: StepEnd): void {
-    const row = this.pending.find((r) => r.node_id === nodeId && r.status === 'running');
-    if (row) {
-      Object.assign(row, end);
-      return;
-    }
-    this.enqueue(() => store.finishStep(this.db, this.runId, nodeId, end));
+    const row = this.all.find((r) => r.node_id === nodeId && r.status === 'running');
+    const unwritten = row !== undefined && this.pending.includes(row);
+    if (row) Object.assign(row, end);
+    if (!unwritten) this.enqueue(() => store.finishStep(this.db, this.runId, nodeId, end));
+  }
+
+  /** The log in execution order, as the store has it once close() succeeded. */
+  written(): readonly NewStep[] {
+    return this.all;
   }
 
   /** Writes every step not yet written; resolves when all writes are done, rejects if one failed. */
@@ -281,6 +302,15 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
   const stored = <T>(fn: () => Promise<T>) => withStore(fn, STORE_OUTAGE_BUDGET_MS, ctx.logger);
   const executing = new Map<string, Executing>();
   const handedOver = new Map<string, RunRow>();
+  const endedHere = new Map<string, EndedRun>();
+  /** Keeps the run this worker just ended, with its whole log, unless it is large. */
+  const rememberEnded = (ended: RunRow, steps: readonly NewStep[]) => {
+    const size = ended.graph.length + ended.inputs.length + (ended.output?.length ?? 0) + steps.reduce((n, s) => n + (s.input_preview?.length ?? 0) + (s.output_preview?.length ?? 0), 0);
+    if (size > HANDOVER_MAX_CHARS) return;
+    const detail = { ...toRun(ended), logs: steps.map((step) => toRunStep({ id: 0, ...step })) };
+    endedHere.set(ended.id, { userId: ended.user_id, workflowId: ended.workflow_id, detail });
+    if (endedHere.size > ENDED_HERE_MAX_RUNS) endedHere.delete(endedHere.keys().next().value!);
+  };
 
   // One status poll for all the runs this process executes: a cancel made by another process is
   // seen within a second, for a node waiting on a provider too, at one query a second.
@@ -511,10 +541,12 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     }
     end.usage = JSON.stringify(usage);
     logNotStarted();
+    let logWritten = false;
     try {
       // The log and the stream are complete before the run is seen finished.
       const [stepsClosed, eventsClosed] = await Promise.allSettled([steps.close(), events.close()]);
       if (stepsClosed.status === 'rejected') throw stepsClosed.reason;
+      logWritten = true;
       // The stream is not the run: a lost event write is logged, the run's own outcome stands.
       if (eventsClosed.status === 'rejected') {
         if (eventsClosed.reason instanceof StoreUnavailable) throw eventsClosed.reason;
@@ -536,11 +568,15 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     const finishedAt = now();
     const ending = { ...end, finished_at: finishedAt, duration_ms: Math.max(0, finishedAt - startedAt) };
     // The end events are made from the run as this attempt ends it: the store is not read back.
+    const ended: RunRow = { ...run, ...ending, started_at: startedAt };
     const rest = events.rest();
-    const final: FinalEvents = { events: [...rest.events, ...runEndEvents({ ...run, ...ending, started_at: startedAt })], after: rest.after };
+    const final: FinalEvents = { events: [...rest.events, ...runEndEvents(ended)], after: rest.after };
     const finished = await stored(() => store.finishRun(ctx.db, runId, attempt, ending, final));
     // Not finished by us: the run was cancelled (its state already says so) or taken over.
-    if (finished) announceEnded(runId);
+    if (finished) {
+      if (logWritten) rememberEnded(ended, steps.written());
+      announceEnded(runId);
+    }
     ctx.logger.info({ runId, status: finished ? end.status : 'superseded', attempt }, 'run ended');
     if (finished) observeRunFinished(end.status, finishedAt - startedAt);
   }
@@ -554,6 +590,7 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     abortLocal(runId) {
       executing.get(runId)?.controller.abort(new RunFailure('cancelled', 'The run was cancelled.'));
     },
+    endedHere: (runId) => endedHere.get(runId),
     expect(run) {
       if (run.graph.length + run.inputs.length > HANDOVER_MAX_CHARS) return;
       handedOver.delete(run.id);

@@ -281,6 +281,30 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       expect(ended.data!.data.status).toBe('cancelled');
     });
 
+    it('a run this process ended is kept as the store has it, run and log, and answers the waiters its end wakes', async () => {
+      const runner = server.ctx.runs!.runner!;
+      const cases: { model: string; replies: typeof fake.replies }[] = [
+        { model: 'echo', replies: [] },
+        { model: 'llama-3', replies: [{ kind: 'error', status: 400, message: 'context too long', type: 'invalid_request_error' }] }, // its node's error logged
+        // Slower than the step log's delay: the model's step is written running, then ended.
+        { model: 'llama-3', replies: [{ kind: 'completion', content: 'slow answer', delayMs: 150 }] },
+      ];
+      for (const { model, replies } of cases) {
+        fake.replies = replies;
+        const workflowId = await createWorkflow(alice, model);
+        const waited = await alice.POST('/api/workflows/{workflow_id}/run', {
+          params: { path: { workflow_id: workflowId }, header: { Prefer: 'wait=30' } },
+          body: { inputs: { ticket: 'kept' } },
+        });
+        expect(waited.response.status).toBe(200);
+        const runId = waited.data!.data.id;
+        const stored = await getRun(alice, workflowId, runId);
+        if (replies[0]?.kind === 'error') expect(stored.logs.find((step) => step.node_type === 'llm_call')!.error).not.toBeNull();
+        expect(runner.endedHere(runId)).toEqual({ userId: expect.any(Number), workflowId, detail: stored });
+        expect(waited.data!.data).toEqual(stored);
+      }
+    });
+
     it('POST .../run answers 200 with the ended run and its logs when it ends within the wait (blocking mode), else 202', async () => {
       const workflowId = await createWorkflow(alice, 'echo');
       const blocking = await alice.POST('/api/workflows/{workflow_id}/run', {

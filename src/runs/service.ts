@@ -234,6 +234,19 @@ export async function getRun(ctx: WorkflowContext, userId: number, workflowId: s
   return { ...toRun(row), logs: (await store.listSteps(ctx.db, runId)).map(toRunStep) };
 }
 
+/**
+ * getRun for a `Prefer: wait` request woken by a notice of the run's end: when this process's
+ * worker ended the run, the run and log as it left them (runner.ts endedHere; the same rows the
+ * store now has), without reading them back; else getRun. The request read the run through getRun
+ * before it waited, so the run was the user's and its workflow not gone then; a delete that lands
+ * between the end and this answer is answered as if it came just after.
+ */
+export async function getEndedRun(ctx: RunContext, userId: number, workflowId: string, runId: string): Promise<RunDetail> {
+  const here = ctx.runs?.runner?.endedHere(runId);
+  if (here && here.userId === userId && here.workflowId === workflowId) return here.detail;
+  return getRun(ctx, userId, workflowId, runId);
+}
+
 /** A run with its logs and the graph snapshot it ran (the console draws it); 404 as getRun. */
 export async function getRunWithGraph(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<{ run: RunDetail; graph: GraphSnapshot }> {
   const row = await runOf(ctx, userId, workflowId, runId);

@@ -27,7 +27,8 @@ export type RunEndedFeed = (listener: (runId: string | null) => void) => Promise
 const isTerminal = (status: string) => (store.TERMINAL as readonly string[]).includes(status);
 
 /**
- * Reads the run with `read` until it is terminal, waiting between reads for a notice that it
+ * Reads the run with `read` until it is terminal (`read(true)` when a notice came since the last
+ * read: the run ended, or a reconnect may have hidden its end), waiting between reads for a notice that it
  * ended; gives up after `seconds` (or when `signal` aborts: the client left) and returns the last
  * read. The listener is in place before the first read, so an end between the two is not missed.
  */
@@ -35,7 +36,7 @@ export async function readWhenEnded<T extends { status: string }>(
   feed: RunEndedFeed,
   runId: string,
   seconds: number,
-  read: () => Promise<T>,
+  read: (noticed: boolean) => Promise<T>,
   signal?: AbortSignal,
 ): Promise<T> {
   let wake: () => void = () => {};
@@ -54,7 +55,7 @@ export async function readWhenEnded<T extends { status: string }>(
     // Notices are counted from before each read: one that comes while a read is under way (the
     // read may have seen the run before its end) makes another read, never a wait for the next.
     let seen = notices;
-    let run = await read();
+    let run = await read(false);
     while (!isTerminal(run.status) && !signal?.aborted) {
       const left = deadline - Date.now();
       if (left <= 0) break;
@@ -66,7 +67,7 @@ export async function readWhenEnded<T extends { status: string }>(
       clearTimeout(timer);
       const noticed = notices !== seen;
       seen = notices;
-      run = signal?.aborted ? run : await read();
+      run = signal?.aborted ? run : await read(noticed);
       if (!noticed) break; // timed out (or the client left): answer with the run as it is now
     }
     return run;
