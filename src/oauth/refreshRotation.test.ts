@@ -8,6 +8,7 @@ import { testDialects } from '../../test/support/db.ts';
 import { createFixture, discover, obtainTokens, type Fixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import type * as StoreModule from './store.ts';
+import { findTokenByRefreshHash } from './store.ts';
 
 /** A gate in front of the rotation's insert (null lets calls through at once), and what each insert answered. */
 const rotation = vi.hoisted(() => ({ gate: null as null | (() => Promise<void>), results: [] as boolean[] }));
@@ -126,6 +127,28 @@ suite('refresh rotation, forced interleavings', {}, ({ server, refresh, userinfo
     rotation.gate = null;
     expect(await tokensOfGrant()).toBe(before);
     expect((await refresh(f, refreshToken)).status).toBe(400);
+  });
+});
+
+suite('refresh token reads', {}, ({ server, refresh, aGrant }) => {
+  it('answers concurrent reads of different refresh tokens (shared statements) each with its own token, and an unknown one with null', async () => {
+    const grants = [];
+    for (let i = 0; i < 6; i += 1) grants.push(await aGrant());
+    const db = server().ctx.db;
+    const hashes = [...grants.map((g) => hashToken(g.refreshToken)), hashToken('ghr_unknown')];
+    const alone: Array<number | null> = [];
+    for (const h of hashes) alone.push((await findTokenByRefreshHash(db, h))?.authorizationId ?? null);
+    // The same reads asked for all at once, twice over (each hash twice), and in reverse order.
+    const together = await Promise.all([...hashes, ...hashes].reverse().map((h) => findTokenByRefreshHash(db, h)));
+    expect(together.map((t) => t?.authorizationId ?? null)).toEqual([...alone, ...alone].reverse());
+    expect(alone.slice(0, -1).every((id) => typeof id === 'number')).toBe(true);
+    expect(new Set(alone).size).toBe(hashes.length);
+    // And the grant: concurrent refreshes of all of them each get their own grant's new pair.
+    const answers = await Promise.all(grants.map((g) => refresh(g.f, g.refreshToken)));
+    for (const [i, answer] of answers.entries()) {
+      expect(answer.status).toBe(200);
+      expect((await findTokenByRefreshHash(db, hashToken(answer.body.refresh_token!)))?.authorizationId).toBe(alone[i]);
+    }
   });
 });
 

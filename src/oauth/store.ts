@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { insertReturningId, isUniqueViolation } from '../db/insert.ts';
-import { prepared } from '../db/prepared.ts';
+import { batchedReads } from '../db/batchedReads.ts';
+import { prepared, type PreparedQuery } from '../db/prepared.ts';
 import { joinScopes } from './scopes.ts';
 
 // The OAuth provider's SQL, named by intent. Times are epoch milliseconds (BIGINT).
@@ -191,18 +192,47 @@ function toToken(row: Record<string, unknown>): TokenRow {
 /** A refresh token with its client's secret hash, so that client authentication needs no query of its own. */
 export type RefreshTokenRow = TokenRow & { clientSecrets: IssuedToSecret[] };
 
+/** Concurrent refreshes share one read of their tokens (src/db/batchedReads.ts). */
 export async function findTokenByRefreshHash(db: Knex, refreshHash: string): Promise<RefreshTokenRow | null> {
-  const rows = await tokenByRefreshHash.rows(db, { refreshHash });
-  return rows[0] ? { ...toToken(rows[0]), clientSecrets: secretsOf(rows) } : null;
+  return (await tokenByRefreshHash(db, refreshHash)) ?? null;
 }
 
-const tokenByRefreshHash = prepared<{ refreshHash: string }>('oauth_token_by_refresh_hash', (db, param) =>
-  tokenQuery(db)
-    .leftJoin('client_secrets as s', 's.application_id', 'a.id')
-    .leftJoin('oauth_tokens as successor', 'successor.rotated_from_id', 't.id')
-    .select(...SECRET_COLUMNS, 'successor.created_at as successor_created_at')
-    .where('t.refresh_token_hash', param('refreshHash')),
-);
+const MAX_HASHES_PER_READ = 32;
+
+const tokenByRefreshHash = batchedReads(async (db: Knex, hashes: string[]) => {
+  // Prepared for 1, 2, 4 ... 32 hashes (few shapes); the places a read does not need repeat its first hash.
+  const size = 2 ** Math.ceil(Math.log2(hashes.length));
+  const params = Object.fromEntries(Array.from({ length: size }, (_, i) => [`h${i}`, hashes[i] ?? hashes[0]!]));
+  const rows = await tokensByRefreshHashes(size).rows(db, params);
+  // One row per client secret of the token's client (two during a rotation; one with NULLs when it has none).
+  const rowsByHash = new Map<string, Array<Record<string, unknown>>>();
+  for (const row of rows) {
+    const hash = String(row.refresh_token_hash);
+    rowsByHash.set(hash, [...(rowsByHash.get(hash) ?? []), row]);
+  }
+  return new Map([...rowsByHash].map(([hash, tokenRows]) => [hash, { ...toToken(tokenRows[0]!), clientSecrets: secretsOf(tokenRows) }]));
+}, MAX_HASHES_PER_READ);
+
+type HashesRead = PreparedQuery<Record<string, string>, Record<string, unknown>>;
+const byRefreshHashes = new Map<number, HashesRead>();
+
+function tokensByRefreshHashes(size: number): HashesRead {
+  let query = byRefreshHashes.get(size);
+  if (!query) {
+    query = prepared<Record<string, string>>(`oauth_tokens_by_refresh_hashes_${size}`, (db, param) =>
+      tokenQuery(db)
+        .leftJoin('client_secrets as s', 's.application_id', 'a.id')
+        .leftJoin('oauth_tokens as successor', 'successor.rotated_from_id', 't.id')
+        .select(...SECRET_COLUMNS, 'successor.created_at as successor_created_at', 't.refresh_token_hash')
+        .whereIn(
+          't.refresh_token_hash',
+          Array.from({ length: size }, (_, i) => param(`h${i}`)),
+        ),
+    );
+    byRefreshHashes.set(size, query);
+  }
+  return query;
+}
 
 export async function findTokenByAccessHash(db: Knex, accessHash: string): Promise<TokenRow | null> {
   const row = await tokenQuery(db).where('t.access_token_hash', accessHash).first();

@@ -1,0 +1,83 @@
+import type { Knex } from 'knex';
+import { describe, expect, it } from 'vitest';
+import { batchedReads } from './batchedReads.ts';
+
+/** A readMany whose calls the test answers by hand: each call's keys, and its answer to give. */
+function manualReads() {
+  const calls: Array<{ keys: string[]; answer(found: Record<string, number>): void; fail(err: Error): void }> = [];
+  const readMany = (_db: Knex, keys: string[]) =>
+    new Promise<Map<string, number>>((resolve, reject) => {
+      calls.push({ keys, answer: (found) => resolve(new Map(Object.entries(found))), fail: reject });
+    });
+  return { calls, readMany };
+}
+
+const db = {} as Knex;
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('batchedReads', () => {
+  it('sends a read asked for alone at once', async () => {
+    const { calls, readMany } = manualReads();
+    const read = batchedReads(readMany, 4);
+    const a = read(db, 'a');
+    expect(calls.map((c) => c.keys)).toEqual([['a']]);
+    calls[0]!.answer({ a: 1 });
+    expect(await a).toBe(1);
+  });
+
+  it('sends the reads asked for while one is under way together, in the next call, each answered with its own value', async () => {
+    const { calls, readMany } = manualReads();
+    const read = batchedReads(readMany, 4);
+    const first = read(db, 'a');
+    const waiting = [read(db, 'b'), read(db, 'c'), read(db, 'missing')];
+    // Under way: the first call only; the others do not join it.
+    expect(calls.map((c) => c.keys)).toEqual([['a']]);
+    calls[0]!.answer({ a: 1, b: 99 });
+    expect(await first).toBe(1);
+    await tick();
+    expect(calls.map((c) => c.keys)).toEqual([['a'], ['b', 'c', 'missing']]);
+    calls[1]!.answer({ b: 2, c: 3 });
+    expect(await Promise.all(waiting)).toEqual([2, 3, undefined]);
+  });
+
+  it('puts at most max distinct keys in a call, the calls of one batch side by side; a key asked for twice counts once and both get its value', async () => {
+    const { calls, readMany } = manualReads();
+    const read = batchedReads(readMany, 2);
+    const first = read(db, 'x');
+    const reads = [read(db, 'a'), read(db, 'a'), read(db, 'b'), read(db, 'c')];
+    calls[0]!.answer({ x: 0 });
+    await first;
+    await tick();
+    expect(calls.slice(1).map((c) => c.keys)).toEqual([['a', 'b'], ['c']]);
+    calls[2]!.answer({ c: 3 });
+    calls[1]!.answer({ a: 1, b: 2 });
+    expect(await Promise.all(reads)).toEqual([1, 1, 2, 3]);
+  });
+
+  it('fails every read of a failed call with its error, and goes on with the next', async () => {
+    const { calls, readMany } = manualReads();
+    const read = batchedReads(readMany, 4);
+    const first = read(db, 'a');
+    const failing = [read(db, 'b'), read(db, 'c')];
+    calls[0]!.answer({ a: 1 });
+    await first;
+    await tick();
+    calls[1]!.fail(new Error('connection lost'));
+    for (const r of failing) await expect(r).rejects.toThrow('connection lost');
+    const later = read(db, 'd');
+    expect(calls[2]!.keys).toEqual(['d']);
+    calls[2]!.answer({ d: 4 });
+    expect(await later).toBe(4);
+  });
+
+  it('never puts reads of two databases (or transactions) in one call', async () => {
+    const { calls, readMany } = manualReads();
+    const read = batchedReads(readMany, 4);
+    const other = {} as Knex;
+    const reads = [read(db, 'a'), read(other, 'b')];
+    expect(calls.map((c) => c.keys)).toEqual([['a'], ['b']]);
+    calls[0]!.answer({ a: 1 });
+    calls[1]!.answer({ b: 2 });
+    expect(await Promise.all(reads)).toEqual([1, 2]);
+  });
+});
