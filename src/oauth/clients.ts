@@ -1,5 +1,5 @@
 import type { DbContext } from '../context.ts';
-import { findAppByClientId, matchClientSecret, noteClientSecretUsed, verifyClientSecret, type Application, type ClientSecret } from '../platform/apps.ts';
+import { findAppByClientId, verifyClientSecret, type Application } from '../platform/apps.ts';
 
 // The OAuth clients are the platform's registered applications, read through its service.
 
@@ -27,11 +27,4 @@ export async function findClientByClientId(ctx: DbContext, clientId: string): Pr
 export async function authenticateClient(ctx: DbContext, clientId: string, secret: string): Promise<OAuthClient | null> {
   const app = await findAppByClientId(ctx, clientId);
   return app && (await verifyClientSecret(ctx, app.id, secret)) ? toClient(app) : null;
-}
-
-/** Whether `secret` is one of the client's, given its secrets read along with a code or refresh token (recording the use). */
-export async function clientSecretMatches(ctx: DbContext, secrets: readonly Pick<ClientSecret, 'id' | 'secret_hash' | 'last_used_at'>[], secret: string): Promise<boolean> {
-  const match = matchClientSecret(secrets, secret);
-  if (match) await noteClientSecretUsed(ctx, match);
-  return match !== undefined;
 }

@@ -137,17 +137,20 @@ export function matchClientSecret<T extends Pick<ClientSecret, 'secret_hash'>>(s
 /** How stale a secret's last-used time may get before a use writes it again: one write an hour at most. */
 const LAST_USED_RESOLUTION_MS = 60 * 60_000;
 
-/** Records that a client authenticated with this secret (when the stored time is over an hour old). */
-export async function noteClientSecretUsed(ctx: DbContext, secret: Pick<ClientSecret, 'id' | 'last_used_at'>): Promise<void> {
+/**
+ * Whether `secret` is one of `secrets` (an app's, however they were read: on their own, or along
+ * with a code or refresh token), recording its use when the stored time is over an hour old.
+ */
+export async function clientSecretMatches(ctx: DbContext, secrets: readonly Pick<ClientSecret, 'id' | 'secret_hash' | 'last_used_at'>[], secret: string): Promise<boolean> {
+  const match = matchClientSecret(secrets, secret);
   const now = Date.now();
-  if (secret.last_used_at === null || now - secret.last_used_at > LAST_USED_RESOLUTION_MS) await markClientSecretUsed(ctx.db, secret.id, now);
+  if (match && (match.last_used_at === null || now - match.last_used_at > LAST_USED_RESOLUTION_MS)) await markClientSecretUsed(ctx.db, match.id, now);
+  return match !== undefined;
 }
 
 /** Whether `secret` is one of the app's client secrets (recording its use). */
 export async function verifyClientSecret(ctx: DbContext, applicationId: number, secret: string): Promise<boolean> {
-  const match = matchClientSecret(await listClientSecretRows(ctx.db, applicationId), secret);
-  if (match) await noteClientSecretUsed(ctx, match);
-  return match !== undefined;
+  return clientSecretMatches(ctx, await listClientSecretRows(ctx.db, applicationId), secret);
 }
 
 export async function listClientSecrets(ctx: DbContext, ownerUserId: number, appId: number): Promise<ClientSecret[]> {

@@ -2,7 +2,8 @@ import type { AppContext } from '../../context.ts';
 import { invalidClient } from '../../shared/errors.ts';
 import type { ClientCredentials } from '../clientAuth.ts';
 import type { IssuedToSecret } from '../store.ts';
-import { authenticateClient, clientSecretMatches } from '../clients.ts';
+import { clientSecretMatches } from '../../platform/apps.ts';
+import { authenticateClient } from '../clients.ts';
 
 /** What a grant read along with its code or refresh token: the client it was issued to. */
 export interface IssuedTo {
