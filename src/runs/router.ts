@@ -32,7 +32,13 @@ export function cancelRunsOfDeletedWorkflow(ctx: AppContext): (workflowId: strin
 /** The run operations of openapi.yaml: runWorkflow, listRuns, getRun, streamRunEvents, cancelRun. */
 export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Operations {
   /** Waits for the run's end if the request asked to (`Prefer: wait=N`) and the queue can tell; undefined otherwise. */
-  const waitFor = async <T extends { status: string }>(req: Request, res: Response, runId: string, read: (noticed: boolean) => Promise<T>): Promise<T | undefined> => {
+  const waitFor = async <T extends { status: string }>(
+    req: Request,
+    res: Response,
+    runId: string,
+    read: (noticed: boolean) => Promise<T>,
+    peek?: () => Promise<{ status: string }>,
+  ): Promise<T | undefined> => {
     const seconds = preferredWait(req.get('Prefer'));
     const queue = ctx.runs?.queue;
     if (seconds === undefined || !queue) return undefined;
@@ -41,7 +47,7 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     res.on('close', () => {
       if (!res.writableFinished) gone.abort(); // the client left before its answer
     });
-    return readWhenEnded((listener) => queue.watchRunEnded(listener), runId, seconds, read, gone.signal);
+    return readWhenEnded((listener) => queue.watchRunEnded(listener), runId, seconds, read, gone.signal, peek);
   };
 
   async function runWorkflow(req: Request, res: Response<JsonOf<'runWorkflow', 202> | JsonOf<'runWorkflow', 200>>) {
@@ -50,7 +56,9 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     // After a notice of its end, the run as this process's worker left it, if it ran here (service.ts getEndedRun).
     const read = (noticed = false) => (noticed ? service.getEndedRun : service.getRun)(ctx, userOf(req), workflowIdOf(req), run.id);
     // Dify's blocking mode: the ended run in this answer when it ends within the wait.
-    const waited = await waitFor(req, res, run.id, read);
+    // A run just queued rarely ended already: a first look at its status alone (waiting.ts).
+    const peek = replayed ? undefined : () => service.getRunStatus(ctx, userOf(req), workflowIdOf(req), run.id);
+    const waited = await waitFor(req, res, run.id, read, peek);
     if (waited && TERMINAL.includes(waited.status)) {
       res.status(200).json({ data: waited });
       return;

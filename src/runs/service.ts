@@ -229,9 +229,18 @@ async function runOf(ctx: WorkflowContext, userId: number, workflowId: string, r
  * third time; in that order the last poll costs no more time, and one statement less.)
  */
 export async function getRun(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunDetail> {
-  const found = await store.findRunOfWorkflowWithDeletion(ctx.db, userId, workflowId, runId);
-  const row = found && found.workflowDeletedAt === null ? found.run : await runOf(ctx, userId, workflowId, runId);
+  const row = await readableRun(ctx, userId, workflowId, runId);
   return { ...toRun(row), logs: (await store.listSteps(ctx.db, runId)).map(toRunStep) };
+}
+
+/** The run's status alone, with getRun's 404s: one statement (a `Prefer: wait` POST's first look at its run). */
+export async function getRunStatus(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<Pick<Run, 'status'>> {
+  return { status: (await readableRun(ctx, userId, workflowId, runId)).status };
+}
+
+async function readableRun(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunRow> {
+  const found = await store.findRunOfWorkflowWithDeletion(ctx.db, userId, workflowId, runId);
+  return found && found.workflowDeletedAt === null ? found.run : runOf(ctx, userId, workflowId, runId);
 }
 
 /**

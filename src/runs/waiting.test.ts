@@ -62,6 +62,28 @@ describe('readWhenEnded', () => {
     expect(await done).toEqual({ status: 'completed' });
   });
 
+  it('with a peek, looks at the status first and reads the run whole only after its end (or at the deadline)', async () => {
+    const { feed, tell } = manualFeed();
+    const reads: boolean[] = [];
+    let peeks = 0;
+    const read = async (noticed: boolean) => {
+      reads.push(noticed);
+      return { status: 'completed', logs: ['whole'] };
+    };
+    const done = readWhenEnded(feed, 'run_a', 30, read, undefined, async () => ({ status: (peeks++, 'queued') }));
+    await new Promise((r) => setTimeout(r, 10));
+    expect([peeks, reads]).toEqual([1, []]);
+    tell('run_a');
+    expect(await done).toEqual({ status: 'completed', logs: ['whole'] });
+    expect(reads).toEqual([true]);
+
+    // Ended before the peek, or a wait already over: one whole read.
+    reads.length = 0;
+    expect(await readWhenEnded(feed, 'run_b', 30, read, undefined, async () => ({ status: 'failed' }))).toEqual({ status: 'completed', logs: ['whole'] });
+    expect(await readWhenEnded(feed, 'run_c', 0, read, undefined, async () => ({ status: 'queued' }))).toEqual({ status: 'completed', logs: ['whole'] });
+    expect(reads).toEqual([false, false]);
+  });
+
   it('answers at the deadline with a last read', async () => {
     const { feed } = manualFeed();
     let reads = 0;

@@ -31,6 +31,8 @@ const isTerminal = (status: string) => (store.TERMINAL as readonly string[]).inc
  * read: the run ended, or a reconnect may have hidden its end), waiting between reads for a notice that it
  * ended; gives up after `seconds` (or when `signal` aborts: the client left) and returns the last
  * read. The listener is in place before the first read, so an end between the two is not missed.
+ * With `peek` (the run's status alone), the first look is a peek: the run is read whole only once
+ * it ended or the wait is over (a request that just queued the run saves reading its empty log).
  */
 export async function readWhenEnded<T extends { status: string }>(
   feed: RunEndedFeed,
@@ -38,6 +40,7 @@ export async function readWhenEnded<T extends { status: string }>(
   seconds: number,
   read: (noticed: boolean) => Promise<T>,
   signal?: AbortSignal,
+  peek?: () => Promise<{ status: string }>,
 ): Promise<T> {
   let wake: () => void = () => {};
   let notices = 0;
@@ -55,8 +58,9 @@ export async function readWhenEnded<T extends { status: string }>(
     // Notices are counted from before each read: one that comes while a read is under way (the
     // read may have seen the run before its end) makes another read, never a wait for the next.
     let seen = notices;
-    let run = await read(false);
-    while (!isTerminal(run.status) && !signal?.aborted) {
+    let run = peek ? undefined : await read(false);
+    let status = run ? run.status : (await peek!()).status;
+    while (!isTerminal(status) && !signal?.aborted) {
       const left = deadline - Date.now();
       if (left <= 0) break;
       await new Promise<void>((resolve) => {
@@ -67,10 +71,12 @@ export async function readWhenEnded<T extends { status: string }>(
       clearTimeout(timer);
       const noticed = notices !== seen;
       seen = notices;
-      run = signal?.aborted ? run : await read(noticed);
-      if (!noticed) break; // timed out (or the client left): answer with the run as it is now
+      if (signal?.aborted) break;
+      run = await read(noticed);
+      status = run.status;
+      if (!noticed) break; // timed out: answer with the run as it is now
     }
-    return run;
+    return run ?? (await read(false));
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
