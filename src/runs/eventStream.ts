@@ -5,6 +5,7 @@
 import type { Request, Response } from 'express';
 import type { AppContext } from '../context.ts';
 import { runsNotConfigured } from '../shared/errors.ts';
+import { startEventStream, writeFrame } from '../shared/sseStream.ts';
 import { listRunEventsAfter, sseFrame, type StoredRunEvent } from './events.ts';
 import { TERMINAL } from './store.ts';
 import type { RunDetail } from './service.ts';
@@ -50,16 +51,10 @@ export async function streamRunEvents(
   };
   try {
     const run = await readRun();
-    res.status(200);
-    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-    res.setHeader('Cache-Control', 'no-cache, no-transform');
-    res.setHeader('X-Accel-Buffering', 'no'); // nginx: pass each event on at once
+    startEventStream(res);
     res.flushHeaders();
     res.on('close', onClose);
-    keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
-    const write = async (text: string) => {
-      if (!res.write(text) && !gone) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
-    };
+    keepalive = setInterval(() => void writeFrame(res, ': keepalive\n\n'), KEEPALIVE_MS);
     for (;;) {
       const seen = notices;
       let events: StoredRunEvent[];
@@ -72,7 +67,7 @@ export async function streamRunEvents(
       }
       for (const event of events) {
         if (gone) return;
-        await write(sseFrame(event));
+        await writeFrame(res, sseFrame(event));
         after = event.seq;
         if (event.type === 'run.finished') return;
       }
@@ -82,7 +77,7 @@ export async function streamRunEvents(
         // Ended without end events (a run older than the event stream, or one failed when its queue
         // write failed, which a replay may queue again): its end alone.
         const { logs: _logs, ...ended } = run;
-        await write(sseFrame({ seq: after + 1, type: 'run.finished', data: JSON.stringify(ended) }));
+        await writeFrame(res, sseFrame({ seq: after + 1, type: 'run.finished', data: JSON.stringify(ended) }));
         return;
       }
       await new Promise<void>((resolve) => {

@@ -3,6 +3,7 @@ import type { RequestHandler, Response } from 'express';
 import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
 import { principalOf } from '../http/principal.ts';
+import { startEventStream, writeFrame } from '../shared/sseStream.ts';
 import { maxTokensTooLarge, modelNotFound, providerRateLimited, upstreamError, type OpenAIError } from '../shared/errors.ts';
 import { ModelUnavailableError, ProviderError, type ChatResult, type ModelRouter } from '../runs/providers/index.ts';
 
@@ -50,30 +51,30 @@ class ChunkStream {
     return this.res.headersSent;
   }
 
-  delta(text: string): void {
+  /** A promise when the caller is behind: the provider's next piece waits for it (sseStream.ts). */
+  delta(text: string): Promise<void> | undefined {
     this.start();
-    this.send(this.chunk({ content: text }, null));
+    return this.send(this.chunk({ content: text }, null));
   }
 
+  // The last frames (two or three) are written without waiting: the answer ends with them.
   finish(result: ChatResult): void {
     this.start();
-    this.send(this.chunk({}, result.finishReason));
-    if (this.includeUsage) this.send({ ...this.chunk({}, null), choices: [], usage: result.usage });
+    void this.send(this.chunk({}, result.finishReason));
+    if (this.includeUsage) void this.send({ ...this.chunk({}, null), choices: [], usage: result.usage });
     this.res.end('data: [DONE]\n\n');
   }
 
   fail(error: OpenAIError): void {
-    this.send(error.body());
+    void this.send(error.body());
     this.res.end();
   }
 
   private start(): void {
     if (this.res.headersSent) return;
-    this.res.status(200);
-    this.res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-    this.res.setHeader('Cache-Control', 'no-cache, no-transform');
-    this.res.setHeader('X-Accel-Buffering', 'no');
-    this.send(this.chunk({ role: 'assistant', content: '' }, null));
+    startEventStream(this.res);
+    // Not waited for: were the socket behind, the first delta's write waits for the same 'drain'.
+    void this.send(this.chunk({ role: 'assistant', content: '' }, null));
   }
 
   private chunk(delta: Record<string, string>, finishReason: string | null) {
@@ -87,8 +88,8 @@ class ChunkStream {
     };
   }
 
-  private send(data: unknown): void {
-    if (!this.res.writableEnded) this.res.write(`data: ${JSON.stringify(data)}\n\n`);
+  private send(data: unknown): Promise<void> | undefined {
+    return writeFrame(this.res, `data: ${JSON.stringify(data)}\n\n`);
   }
 }
 

@@ -1,5 +1,7 @@
+import { request, type IncomingMessage } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../test/support/db.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
@@ -88,6 +90,35 @@ describe.each(testDialects())('the gateway through the openai SDK (%s)', (dialec
       expect((error as InstanceType<typeof OpenAI.RateLimitError>).error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
     }
     fake.replies = [];
+  });
+
+  it("holds the provider's stream while the caller reads nothing: a paused socket does not make the gateway buffer without bound", async () => {
+    const sent = { bytes: 0, callerLeft: false };
+    fake.replies = [{ kind: 'endless-stream', piece: 'x'.repeat(4096), sent }];
+    const call = request(`${server.baseUrl}/serverless/v1/chat/completions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    });
+    const answer = await new Promise<IncomingMessage>((resolve, reject) => {
+      call.on('response', resolve).on('error', reject);
+      call.end(JSON.stringify({ model: 'llama-3', messages: [{ role: 'user', content: 'hi' }], stream: true }));
+    });
+    expect(answer.statusCode).toBe(200);
+    // The answer is never read: its socket fills, then the gateway's, then the provider's. Waits
+    // until the provider's stream stands still (or 10 s), or until it has sent more than every
+    // socket buffer on the way holds (8-11 MB here, tens of MB at most on loopback), which only a
+    // gateway that keeps reading it into memory lets it do.
+    const bound = 64 * 2 ** 20;
+    const giveUp = Date.now() + 10_000;
+    for (let last = -1, still = 0; still < 3 && sent.bytes < bound && Date.now() < giveUp; ) {
+      await sleep(100);
+      still = sent.bytes === last ? still + 1 : 0;
+      last = sent.bytes;
+    }
+    expect(sent.bytes).toBeLessThan(bound);
+    // The caller leaving while the gateway waits on it ends the provider call.
+    call.destroy();
+    await vi.waitFor(() => expect(sent.callerLeft).toBe(true));
   });
 
   it('a provider stream that breaks after some chunks ends with an error event the SDK raises', async () => {

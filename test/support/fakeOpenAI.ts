@@ -8,6 +8,11 @@ export type FakeReply =
   | { kind: 'cut-stream'; chunks: string[] }
   | { kind: 'error'; status: number; message: string; type?: string; retryAfter?: number }
   | { kind: 'hang' }
+  /**
+   * A streamed answer that never ends: this piece again and again, each write waiting for 'drain'
+   * when the socket is behind, until the caller leaves. `sent` counts the bytes written so far.
+   */
+  | { kind: 'endless-stream'; piece: string; sent: { bytes: number; callerLeft: boolean } }
   /** An answer that is not a completion: this status and body as they are. */
   | { kind: 'raw'; status: number; body: string };
 
@@ -75,6 +80,23 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       return;
     }
     const promptTokens = body.messages.reduce((n, m) => n + m.content.split(/\s+/).length, 0);
+    if (reply.kind === 'endless-stream') {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.on('close', () => (reply.sent.callerLeft = true));
+      const frame = `data: ${JSON.stringify(chunk(body.model, { content: reply.piece }, null))}\n\n`;
+      while (!res.destroyed) {
+        reply.sent.bytes += frame.length;
+        if (res.write(frame)) continue;
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            res.off('drain', done).off('close', done);
+            resolve();
+          };
+          res.on('drain', done).on('close', done);
+        });
+      }
+      return;
+    }
     if (reply.kind === 'cut-stream') {
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
       for (const piece of reply.chunks) res.write(`data: ${JSON.stringify(chunk(body.model, { content: piece }, null))}\n\n`);

@@ -23,7 +23,12 @@ export const echoProvider: ModelProvider = {
       finishReason = 'length';
     }
     // Streamed word by word (each with the spaces after it), as a model streams tokens.
-    if (request.onDelta) for (const piece of content.match(/\s*\S+\s*/g) ?? []) request.onDelta(piece);
+    if (request.onDelta) {
+      for (const piece of content.match(/\s*\S+\s*/g) ?? []) {
+        const behind = request.onDelta(piece);
+        if (behind) await behind;
+      }
+    }
     const prompt = request.messages.reduce((n, m) => n + countWords(m.content), 0);
     const completion = countWords(content);
     return {

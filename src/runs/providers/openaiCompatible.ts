@@ -93,7 +93,7 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
         }
         if (response.ok) {
           const result = toResult(request.model, body);
-          request.onDelta?.(result.content);
+          await request.onDelta?.(result.content);
           return result;
         }
         lastError = new ProviderError(
@@ -152,7 +152,9 @@ async function readStream(response: Response, request: ChatRequest, limitMs: num
       const text = choice?.delta?.content;
       if (typeof text === 'string' && text !== '') {
         content += text;
-        request.onDelta?.(text);
+        // Awaited: while the caller is behind, no more is read from the provider (TCP holds it there).
+        const behind = request.onDelta?.(text);
+        if (behind) await behind;
       }
     }
   } catch (err) {

@@ -92,7 +92,7 @@ describe('model providers', () => {
     it('hands each chunk to onDelta as it comes, and takes usage from the last chunk', async () => {
       fake.replies = [{ kind: 'completion', content: 'alpha beta gamma' }];
       const deltas: string[] = [];
-      const result = await provider().complete({ ...ask('x'), onDelta: (t) => deltas.push(t) });
+      const result = await provider().complete({ ...ask('x'), onDelta: (t) => void deltas.push(t) });
       expect(fake.requests.at(-1)).toMatchObject({ stream: true, stream_options: { include_usage: true } });
       expect(deltas).toEqual(['alpha ', 'beta ', 'gamma']);
       expect(result).toMatchObject({ content: 'alpha beta gamma', finishReason: 'stop', usage: { prompt_tokens: 1, completion_tokens: 3, total_tokens: 4 } });
@@ -102,7 +102,7 @@ describe('model providers', () => {
       fake.streams = false;
       try {
         const deltas: string[] = [];
-        const result = await provider().complete({ ...ask('quiet please'), onDelta: (t) => deltas.push(t) });
+        const result = await provider().complete({ ...ask('quiet please'), onDelta: (t) => void deltas.push(t) });
         expect(deltas).toEqual(['QUIET PLEASE']);
         expect(result.content).toBe('QUIET PLEASE');
       } finally {
@@ -114,7 +114,7 @@ describe('model providers', () => {
       fake.replies = [{ kind: 'cut-stream', chunks: ['half ', 'an '] }];
       const before = fake.requests.length;
       const deltas: string[] = [];
-      const error = await provider().complete({ ...ask('x'), onDelta: (t) => deltas.push(t) }).catch((e: unknown) => e);
+      const error = await provider().complete({ ...ask('x'), onDelta: (t) => void deltas.push(t) }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ProviderError);
       expect((error as ProviderError).kind).toBe('provider_bad_response');
       expect(deltas).toEqual(['half ', 'an ']);
@@ -126,9 +126,29 @@ describe('model providers', () => {
       expect(fake.requests.at(-1)).toMatchObject({ stream: false });
     });
 
+    it('hands on the next chunk only once the promise onDelta returned settled (a caller that is behind)', async () => {
+      for (const [name, complete] of [
+        ['echo', (onDelta: (t: string) => Promise<void>) => createModelRouter({}).complete({ model: 'echo', messages: [{ role: 'user', content: 'one two three' }], onDelta })],
+        ['a provider stream', (onDelta: (t: string) => Promise<void>) => {
+          fake.replies = [{ kind: 'completion', content: 'one two three' }];
+          return provider().complete({ ...ask('x'), onDelta });
+        }],
+      ] as const) {
+        const deltas: string[] = [];
+        const seenWhileHeld: number[] = [];
+        const result = await complete(async (t) => {
+          deltas.push(t);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          seenWhileHeld.push(deltas.length);
+        });
+        expect(result.content, name).toBe('one two three');
+        expect(seenWhileHeld, name).toEqual([1, 2, 3]);
+      }
+    });
+
     it('echo streams word by word', async () => {
       const deltas: string[] = [];
-      const result = await createModelRouter({}).complete({ model: 'echo', messages: [{ role: 'user', content: 'hello  there world' }], onDelta: (t) => deltas.push(t) });
+      const result = await createModelRouter({}).complete({ model: 'echo', messages: [{ role: 'user', content: 'hello  there world' }], onDelta: (t) => void deltas.push(t) });
       expect(deltas.join('')).toBe(result.content);
       expect(deltas).toEqual(['hello  ', 'there ', 'world']);
     });

@@ -17,9 +17,11 @@ export interface ChatRequest {
   /**
    * Asks for the answer streamed (`stream: true`): called with each chunk of text as it arrives.
    * A provider that cannot stream calls it once with the whole text. An attempt that fails after
-   * some chunks is not retried (its chunks are already out).
+   * some chunks is not retried (its chunks are already out). A promise returned holds the next
+   * chunk until it settles: a caller that is behind (a slow streaming client) slows the provider's
+   * stream down instead of piling its chunks up in memory.
    */
-  onDelta?: (text: string) => void;
+  onDelta?: (text: string) => void | Promise<void>;
 }
 
 export interface Usage {
