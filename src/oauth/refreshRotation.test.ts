@@ -52,7 +52,27 @@ interface Answer {
   body: { access_token?: string; refresh_token?: string; error?: string };
 }
 
-function suite(name: string, env: Record<string, string>, tests: (s: { server: () => TestServer; refresh: (f: Fixture, token: string) => Promise<Answer>; userinfo: (accessToken: string) => Promise<number>; aGrant: () => Promise<{ f: Fixture; refreshToken: string; accessToken: string }> }) => void) {
+/** What each suite's tests get: the server, a refresh of a token, a user info status, a fresh grant. */
+interface SuiteTools {
+  server: () => TestServer;
+  refresh: (f: Fixture, token: string) => Promise<Answer>;
+  userinfo: (accessToken: string) => Promise<number>;
+  aGrant: () => Promise<{ f: Fixture; refreshToken: string; accessToken: string }>;
+}
+
+/** Two refreshes of one new token, held at the rotation until both read it unrotated; exactly one stores the successor. */
+async function twoRefreshesOfOneToken({ refresh, aGrant }: Pick<SuiteTools, 'refresh' | 'aGrant'>): Promise<{ f: Fixture; answers: Answer[] }> {
+  const { f, refreshToken } = await aGrant();
+  rotation.results = [];
+  rotation.gate = untilArrived(2);
+  const answers = await Promise.all([refresh(f, refreshToken), refresh(f, refreshToken)]);
+  rotation.gate = null;
+  // Both reached the rotation; exactly one stored the successor.
+  expect(rotation.results.sort()).toEqual([false, true]);
+  return { f, answers };
+}
+
+function suite(name: string, env: Record<string, string>, tests: (s: SuiteTools) => void) {
   describe.each(testDialects())(`${name} (%s)`, (dialect) => {
     let server: TestServer;
     let tokenEndpoint: string;
@@ -85,13 +105,7 @@ function suite(name: string, env: Record<string, string>, tests: (s: { server: (
 
 suite('refresh rotation, forced interleavings', {}, ({ server, refresh, userinfo, aGrant }) => {
   it('two refreshes that both read the token unrotated: one rotates it, the other loses the unique key and, within the grace window, gets a pair of its own', async () => {
-    const { f, refreshToken } = await aGrant();
-    rotation.results = [];
-    rotation.gate = untilArrived(2);
-    const answers = await Promise.all([refresh(f, refreshToken), refresh(f, refreshToken)]);
-    rotation.gate = null;
-    // Both reached the rotation; exactly one stored the successor.
-    expect(rotation.results.sort()).toEqual([false, true]);
+    const { f, answers } = await twoRefreshesOfOneToken({ refresh, aGrant });
     for (const answer of answers) {
       expect(answer.status, JSON.stringify(answer.body)).toBe(200);
       expect(await userinfo(answer.body.access_token!)).toBe(200);
@@ -154,12 +168,7 @@ suite('refresh token reads', {}, ({ server, refresh, aGrant }) => {
 
 suite('refresh rotation, forced interleavings, REFRESH_REUSE_GRACE_SECONDS=0', { REFRESH_REUSE_GRACE_SECONDS: '0' }, ({ refresh, userinfo, aGrant }) => {
   it('two refreshes that both read the token unrotated: the one that loses the rotation revokes the grant, and the winner’s pair dies with it', async () => {
-    const { f, refreshToken } = await aGrant();
-    rotation.results = [];
-    rotation.gate = untilArrived(2);
-    const answers = await Promise.all([refresh(f, refreshToken), refresh(f, refreshToken)]);
-    rotation.gate = null;
-    expect(rotation.results.sort()).toEqual([false, true]);
+    const { f, answers } = await twoRefreshesOfOneToken({ refresh, aGrant });
     expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
     const winner = answers.find((a) => a.status === 200)!;
     expect(await userinfo(winner.body.access_token!)).toBe(401);
