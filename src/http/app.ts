@@ -22,8 +22,8 @@ import { authenticateApiKey, looksLikeApiKey } from '../platform/apiKeyAuth.ts';
 import { platformPageErrors, platformPagePaths, platformPagesRouter } from '../platform/pages/router.ts';
 import { workflowOperations, workflowValidationErrors } from '../workflows/router.ts';
 import { cancelRunsOfDeletedWorkflow, runOperations } from '../runs/router.ts';
-import { httpMetrics, metricsPath, metricsRouter } from '../ops/metrics.ts';
-import { opsPagePaths, opsPagesRouter } from '../ops/pages.ts';
+import { httpMetrics, metricsRouter } from '../ops/metrics.ts';
+import { opsPagesRouter } from '../ops/pages.ts';
 import { principalLease } from '../shared/principalLease.ts';
 
 export const specPath = fileURLToPath(new URL('../../openapi.yaml', import.meta.url));
@@ -96,10 +96,8 @@ export function createApp(ctx: AppContext): express.Express {
   // Server-rendered pages are not part of the API contract: the validator leaves them alone.
   const pagePaths = new RegExp(`${platformPagePaths.source}|${oauthPagePaths.source}`);
   // Landing page, API reference, the spec and /metrics: outside the contract (not API operations).
-  // API requests skip these routers' route matching, as they skip the pages'.
-  const opsPaths = new RegExp(`${opsPagePaths.source}|${metricsPath.source}`, 'i');
-  const ops = express.Router().use(opsPagesRouter(ctx, specPath), metricsRouter(ctx));
-  app.use((req, res, next) => (opsPaths.test(req.path) ? ops(req, res, next) : next()));
+  app.use(opsPagesRouter(ctx, specPath), metricsRouter(ctx));
+
 
   app.use(methodNotAllowed(specPath));
   // API requests skip the page routers' route matching.

@@ -110,9 +110,6 @@ function storeRegistry(db: Knex): Registry {
   return registry;
 }
 
-/** The path metricsRouter serves (as express matches it: any case, an optional trailing slash). */
-export const metricsPath = /^\/metrics\/?$/i;
-
 /**
  * GET /metrics in the Prometheus text format, for a scraper that sends
  * `Authorization: Bearer $METRICS_TOKEN`. Without METRICS_TOKEN the endpoint does not exist (404):

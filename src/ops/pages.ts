@@ -32,9 +32,6 @@ const DOCS = `<!doctype html>
 <title>API reference · OpenAuth Workflows</title><link rel="icon" href="data:,"><style>body{margin:0}</style></head>
 <body><redoc spec-url="/openapi.yaml"></redoc><script src="/docs/redoc.standalone.js"></script></body></html>`;
 
-/** The paths opsPagesRouter serves (as express matches them: any case, an optional trailing slash). */
-export const opsPagePaths = /^\/(docs|docs\/redoc\.standalone\.js|openapi\.yaml)?\/?$/i;
-
 export function opsPagesRouter(ctx: AppContext, specPath: string): Router {
   const router = express.Router();
   router.get('/', (_req, res) => {
