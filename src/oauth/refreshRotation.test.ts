@@ -145,7 +145,7 @@ suite('refresh rotation, forced interleavings', {}, ({ server, refresh, userinfo
 });
 
 suite('refresh token reads', {}, ({ server, refresh, aGrant }) => {
-  it('answers concurrent reads of different refresh tokens (shared statements) each with its own token, and an unknown one with null', async () => {
+  it('answers concurrent reads of different refresh tokens each with its own token, and an unknown one with null', async () => {
     const grants = [];
     for (let i = 0; i < 6; i += 1) grants.push(await aGrant());
     const db = server().ctx.db;

@@ -145,7 +145,6 @@ export interface TokenRow {
   scope: string;
   accessExpiresAt: number;
   refreshExpiresAt: number;
-  rotatedAt: number | null;
   revokedAt: number | null;
   authorizationRevokedAt: number | null;
 }
@@ -182,15 +181,22 @@ function toToken(row: Record<string, unknown>): TokenRow {
     scope: String(row.scope),
     accessExpiresAt: Number(row.access_expires_at),
     refreshExpiresAt: Number(row.refresh_expires_at),
-    // Rotated when a successor names it (rotated_from_id); rotated_at for tokens rotated before migration 0009.
-    rotatedAt: n(row.rotated_at) ?? n(row.successor_created_at),
     revokedAt: n(row.revoked_at),
     authorizationRevokedAt: n(row.authorization_revoked_at),
   };
 }
 
-/** A refresh token with its client's secret hash, so that client authentication needs no query of its own. */
-export type RefreshTokenRow = TokenRow & { clientSecrets: IssuedToSecret[] };
+/**
+ * A refresh token with when it was rotated (only this read joins its successor) and its client's
+ * secret hash, so that client authentication needs no query of its own.
+ */
+export type RefreshTokenRow = TokenRow & { rotatedAt: number | null; clientSecrets: IssuedToSecret[] };
+
+/** Rotated when a successor names it (rotated_from_id); rotated_at for tokens rotated before migration 0009. */
+function rotatedAtOf(row: Record<string, unknown>): number | null {
+  const at = row.rotated_at ?? row.successor_created_at;
+  return at === null || at === undefined ? null : Number(at);
+}
 
 /** Concurrent refreshes share one read of their tokens (src/db/batchedReads.ts). */
 export async function findTokenByRefreshHash(db: Knex, refreshHash: string): Promise<RefreshTokenRow | null> {
@@ -210,7 +216,7 @@ const tokenByRefreshHash = batchedReads(async (db: Knex, hashes: string[]) => {
     const hash = String(row.refresh_token_hash);
     rowsByHash.set(hash, [...(rowsByHash.get(hash) ?? []), row]);
   }
-  return new Map([...rowsByHash].map(([hash, tokenRows]) => [hash, { ...toToken(tokenRows[0]!), clientSecrets: secretsOf(tokenRows) }]));
+  return new Map([...rowsByHash].map(([hash, tokenRows]) => [hash, { ...toToken(tokenRows[0]!), rotatedAt: rotatedAtOf(tokenRows[0]!), clientSecrets: secretsOf(tokenRows) }]));
 }, MAX_HASHES_PER_READ);
 
 type HashesRead = PreparedQuery<Record<string, string>, Record<string, unknown>>;

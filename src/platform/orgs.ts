@@ -55,6 +55,9 @@ async function userIdByLogin(db: Knex, login: string): Promise<number> {
   return user.id;
 }
 
+/** What an organization row shows of itself. */
+const organizationOf = (o: Organization): Organization => ({ id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url });
+
 async function orgByNamespace(db: Knex, namespace: string) {
   const org = await findOrgRowByNamespace(db, canonicalName(namespace));
   if (!org) throw organizationNotFound(namespace);
@@ -130,24 +133,18 @@ export async function listMembers(ctx: DbContext, namespace: string): Promise<Me
 /** The organization and its members, found by one lookup of its namespace (the organization page). */
 export async function getOrgWithMembers(ctx: DbContext, namespace: string): Promise<{ org: Organization; members: MemberRow[] }> {
   const o = await orgByNamespace(ctx.db, namespace);
-  return { org: { id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url }, members: await listMemberRows(ctx.db, o.id) };
+  return { org: organizationOf(o), members: await listMemberRows(ctx.db, o.id) };
 }
 
 /** The organizations a user belongs to, ordered by namespace. */
 export async function listOrgsForUser(ctx: DbContext, userId: number): Promise<Organization[]> {
   const rows = await listOrgRowsForUser(ctx.db, userId);
-  return rows.map((o) => ({ id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url }));
+  return rows.map(organizationOf);
 }
 
 /** The organizations a user belongs to with the user's role in each (the settings page). */
 export async function listOrgsWithRoleForUser(ctx: DbContext, userId: number): Promise<Array<Organization & { role: Role }>> {
   const rows = await listOrgRowsForUser(ctx.db, userId);
-  return rows.map((o) => ({ id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url, role: o.role }));
-}
-
-/** An organization by namespace, or a 404 for one that does not exist. */
-export async function getOrg(ctx: DbContext, namespace: string): Promise<Organization> {
-  const o = await orgByNamespace(ctx.db, namespace);
-  return { id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url };
+  return rows.map((o) => ({ ...organizationOf(o), role: o.role }));
 }
 
