@@ -54,7 +54,8 @@ export async function streamRunEvents(
     startEventStream(res);
     res.flushHeaders();
     res.on('close', onClose);
-    keepalive = setInterval(() => void writeFrame(res, ': keepalive\n\n'), KEEPALIVE_MS);
+    // A connection whose client is behind needs no keepalive (and each would wait for its drain).
+    keepalive = setInterval(() => res.writableNeedDrain || void writeFrame(res, ': keepalive\n\n'), KEEPALIVE_MS);
     for (;;) {
       const seen = notices;
       let events: StoredRunEvent[];

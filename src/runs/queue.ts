@@ -45,7 +45,10 @@ export interface RunQueue {
   /** The state of the run's jobs (the sweeper asks about runs that look stuck). */
   jobState(runId: string): Promise<RunJobState>;
   health(): Promise<void>;
-  /** Tells every process that the run ended (NOTIFY), so `Prefer: wait` requests answer at once: this process's own without waiting for the NOTIFY to come back. */
+  /**
+   * Tells every process that the run ended (NOTIFY), so `Prefer: wait` requests answer at once:
+   * this process's own without waiting for the NOTIFY to come back (so they hear of it twice).
+   */
   announceRunEnded(runId: string): Promise<void>;
   /**
    * Calls `listener` with the id of each run that ends, in any process (and with null after the

@@ -1,6 +1,7 @@
 // `Prefer: wait=N` (RFC 7240 section 4.3) on the run endpoints: answer as soon as the run is
-// terminal, or after N seconds. The wake-up is the NOTIFY a process sends when it ends a run
-// (queue.ts announceRunEnded), heard on one LISTEN connection per process: no poll loop.
+// terminal, or after N seconds. The wake-up is the notice a process gives when it ends a run
+// (queue.ts announceRunEnded): at once to its own waiters, and by NOTIFY, heard on one LISTEN
+// connection per process, to the others. No poll loop.
 import * as store from './store.ts';
 
 /** The longest wait a client may ask for; a longer one is cut to this (and Preference-Applied says so). */

@@ -110,12 +110,14 @@ describe.each(testDialects())('the gateway through the openai SDK (%s)', (dialec
     // gateway that keeps reading it into memory lets it do.
     const bound = 64 * 2 ** 20;
     const giveUp = Date.now() + 10_000;
-    for (let last = -1, still = 0; still < 3 && sent.bytes < bound && Date.now() < giveUp; ) {
+    let still = 0;
+    for (let last = -1; still < 3 && sent.bytes < bound && Date.now() < giveUp; ) {
       await sleep(100);
       still = sent.bytes === last ? still + 1 : 0;
       last = sent.bytes;
     }
     expect(sent.bytes).toBeLessThan(bound);
+    expect(still, 'the provider stream stood still (not merely slow for 10 s)').toBe(3);
     // The caller leaving while the gateway waits on it ends the provider call.
     call.destroy();
     await vi.waitFor(() => expect(sent.callerLeft).toBe(true));
