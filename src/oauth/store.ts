@@ -214,7 +214,9 @@ const tokenByRefreshHash = batchedReads(async (db: Knex, hashes: string[]) => {
   const rowsByHash = new Map<string, Array<Record<string, unknown>>>();
   for (const row of rows) {
     const hash = String(row.refresh_token_hash);
-    rowsByHash.set(hash, [...(rowsByHash.get(hash) ?? []), row]);
+    const tokenRows = rowsByHash.get(hash);
+    if (tokenRows) tokenRows.push(row);
+    else rowsByHash.set(hash, [row]);
   }
   return new Map([...rowsByHash].map(([hash, tokenRows]) => [hash, { ...toToken(tokenRows[0]!), rotatedAt: rotatedAtOf(tokenRows[0]!), clientSecrets: secretsOf(tokenRows) }]));
 }, MAX_HASHES_PER_READ);

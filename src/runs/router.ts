@@ -50,11 +50,17 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     return readWhenEnded((listener) => queue.watchRunEnded(listener), runId, seconds, read, gone.signal, peek);
   };
 
+  /**
+   * Reads the request's run; after a notice of its end, as this process's worker left it, if it
+   * ran here (service.ts getEndedRun).
+   */
+  const runReader = (req: Request, runId: string) => (noticed = false) =>
+    (noticed ? service.getEndedRun : service.getRun)(ctx, userOf(req), workflowIdOf(req), runId);
+
   async function runWorkflow(req: Request, res: Response<JsonOf<'runWorkflow', 202> | JsonOf<'runWorkflow', 200>>) {
     const { run, replayed } = await service.startRun(ctx, userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'), runStarts);
     res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
-    // After a notice of its end, the run as this process's worker left it, if it ran here (service.ts getEndedRun).
-    const read = (noticed = false) => (noticed ? service.getEndedRun : service.getRun)(ctx, userOf(req), workflowIdOf(req), run.id);
+    const read = runReader(req, run.id);
     // Dify's blocking mode: the ended run in this answer when it ends within the wait.
     // A run just queued rarely ended already: a first look at its status alone (waiting.ts).
     const peek = replayed ? undefined : () => service.getRunStatus(ctx, userOf(req), workflowIdOf(req), run.id);
@@ -81,7 +87,7 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
   }
 
   async function getRun(req: Request, res: Response<JsonOf<'getRun', 200>>) {
-    const read = (noticed = false) => (noticed ? service.getEndedRun : service.getRun)(ctx, userOf(req), workflowIdOf(req), runIdOf(req));
+    const read = runReader(req, runIdOf(req));
     const run = (await waitFor(req, res, runIdOf(req), read)) ?? (await read());
     res.status(200).json({ data: run });
   }

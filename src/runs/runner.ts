@@ -100,9 +100,10 @@ export interface EndedRun {
   detail: RunDetail;
 }
 
-/** Runs handed over by `expect`, at most this many and this large (the rest are read from the store). */
+/** Runs handed over by `expect`, at most this many (the rest are read from the store). */
 const HANDOVER_MAX_RUNS = 256;
-const HANDOVER_MAX_CHARS = 64 * 1024;
+/** The largest run (characters of its graph, inputs, output and logs) kept in memory, handed over or ended here. */
+const KEPT_RUN_MAX_CHARS = 64 * 1024;
 /** Runs kept by `endedHere`: a waiter reads its run right after the end's notice, so the last few suffice. */
 const ENDED_HERE_MAX_RUNS = 64;
 
@@ -306,7 +307,7 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
   /** Keeps the run this worker just ended, with its whole log, unless it is large. */
   const rememberEnded = (ended: RunRow, steps: readonly NewStep[]) => {
     const size = ended.graph.length + ended.inputs.length + (ended.output?.length ?? 0) + steps.reduce((n, s) => n + (s.input_preview?.length ?? 0) + (s.output_preview?.length ?? 0), 0);
-    if (size > HANDOVER_MAX_CHARS) return;
+    if (size > KEPT_RUN_MAX_CHARS) return;
     const detail = { ...toRun(ended), logs: steps.map((step) => toRunStep({ id: 0, ...step })) };
     endedHere.set(ended.id, { userId: ended.user_id, workflowId: ended.workflow_id, detail });
     if (endedHere.size > ENDED_HERE_MAX_RUNS) endedHere.delete(endedHere.keys().next().value!);
@@ -592,7 +593,7 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     },
     endedHere: (runId) => endedHere.get(runId),
     expect(run) {
-      if (run.graph.length + run.inputs.length > HANDOVER_MAX_CHARS) return;
+      if (run.graph.length + run.inputs.length > KEPT_RUN_MAX_CHARS) return;
       handedOver.delete(run.id);
       handedOver.set(run.id, run);
       if (handedOver.size > HANDOVER_MAX_RUNS) handedOver.delete(handedOver.keys().next().value!);
