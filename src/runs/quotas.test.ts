@@ -2,7 +2,9 @@
 // size (WORKFLOW_MAX_NODES), through a real HTTP server, store and queue. No worker runs here, so
 // started runs stay queued until cancelled: the concurrency count is exactly what the test made.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Knex } from 'knex';
 import type { AppContext } from '../context.ts';
+import { dialectOf } from '../db/knex.ts';
 import { createAccessToken } from '../platform/accessTokens.ts';
 import { createUser } from '../platform/users.ts';
 import { testDialects } from '../../test/support/db.ts';
@@ -83,6 +85,32 @@ describe.each(testDialects())('run and workflow quotas per user (%s)', (dialect)
     expect(Number(n)).toBe(2);
   });
 
+  it('counts the runs committed while a start waited for the user\'s lock: the count is read after the lock, never from before it', async () => {
+    const frank = await apiKeyFor(server.ctx, 'quota-frank');
+    const wf = await workflowOf(frank);
+    expect((await start(frank, wf)).status).toBe(202); // 1 of 2
+    const db = server.ctx.db;
+    const { user_id: userId } = (await db('workflows').where({ id: wf }).first()) as { user_id: number };
+    const trx = await db.transaction();
+    let answered: Promise<Response>;
+    try {
+      // Another start of frank's holds his row; this one waits for it in the database.
+      await trx('users').where({ id: userId }).forUpdate().first('id');
+      answered = start(frank, wf);
+      await waitUntilALockIsAwaited(db);
+      // The holder takes the last place, then lets go: the waiting start must count that run.
+      await trx('runs').insert({ id: 'run_quota_race_holder', workflow_id: wf, user_id: userId, status: 'queued', inputs: '{}', graph: '{}', attempts: 0, created_at: Date.now() });
+      await trx.commit();
+    } catch (err) {
+      await trx.rollback();
+      throw err;
+    }
+    const refused = await answered;
+    expect(refused.status).toBe(429);
+    const [{ n }] = (await db('runs').where({ workflow_id: wf }).count({ n: '*' })) as [{ n: number | string }];
+    expect(Number(n)).toBe(2);
+  });
+
   it('refuses a run past USER_RUNS_PER_MINUTE with 429 and the window\'s Retry-After, even when none is running', async () => {
     const dave = await apiKeyFor(server.ctx, 'quota-dave');
     const wf = await workflowOf(dave);
@@ -117,3 +145,18 @@ describe.each(testDialects())('run and workflow quotas per user (%s)', (dialect)
     expect(await updated.json()).toMatchObject({ errors: [{ pointer: '/nodes', message: 'must have at most 3 nodes' }] });
   });
 });
+
+/** Resolves once a connection to this test's database waits for a row lock (the start queued behind the test's transaction). */
+async function waitUntilALockIsAwaited(db: Knex): Promise<void> {
+  const waiting = dialectOf(db) === 'pg'
+    ? "select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'"
+    : "select count(*) as n from information_schema.processlist where db = database() and info like '%for update'"; // InnoDB waits in the optimizer for a row read by its key
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const result = (await db.raw(waiting)) as { rows?: { n: unknown }[] } | [{ n: unknown }[]];
+    const rows = Array.isArray(result) ? result[0] : result.rows!;
+    if (Number(rows[0]?.n) > 0) return;
+    if (Date.now() > deadline) throw new Error('the start never waited for the user\'s lock');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -11,6 +11,7 @@ import type { AppContext } from '../context.ts';
 import type { RunMachinery } from './machinery.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import type { NewRunEvent } from './events.ts';
+import { insertRunWithinLimit } from './quotaBatches.ts';
 import * as store from './store.ts';
 import type { RunRow, RunStepRow } from './store.ts';
 
@@ -186,7 +187,7 @@ export async function startRun(
       const retryAfter = runStarts.hit(`user:${userId}`);
       if (retryAfter !== null) throw tooManyRunsPerMinute(perMinute, retryAfter);
       // The quota's transaction also locks the workflow's row: a delete since the read above is seen there.
-      const inserted = await store.insertRunWithinLimit(ctx.db, insert, maxConcurrent);
+      const inserted = await insertRunWithinLimit(ctx.db, insert, maxConcurrent);
       if (inserted === 'workflow_deleted') throw workflowNotFound(workflowId);
       if (inserted === 'over_limit') throw tooManyConcurrentRuns(maxConcurrent);
     } else {

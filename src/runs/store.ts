@@ -81,25 +81,31 @@ function fromDb(row: RunRow): RunRow {
   };
 }
 
-/** What insertRunWithinLimit did: inserted the run, or refused it (the user's limit, or the workflow deleted meanwhile). */
+/** What insertRunsWithinLimit did with a run: inserted it, or refused it (the user's limit, or the workflow deleted meanwhile). */
 export type QuotaInsert = 'inserted' | 'over_limit' | 'workflow_deleted';
 
 /**
- * Inserts the run unless the user already has `limit` runs queued or running, or its workflow was
- * deleted since the caller read it. The user's row is locked for the check and the insert, so
- * concurrent starts by one user are counted one after another and never overshoot the limit (the
- * `status` index finds the few unfinished runs). The workflow's row is locked with it: a delete
- * committed before is seen here, and a later one waits for this insert, so its cancel sweep
- * (service.ts cancelRunsOfDeletedWorkflow) sees the run.
+ * Inserts the runs (all of one user and one workflow, in order) while the user has fewer than
+ * `limit` runs queued or running, and answers for each: the first ones that fit are inserted, the
+ * rest are over the limit; all are refused when the workflow was deleted since the caller read it.
+ * The user's row is locked for the count and the insert, so concurrent starts by one user are
+ * counted one after another and never overshoot the limit (the count is the transaction's first
+ * consistent read, taken after the lock: on MySQL's REPEATABLE READ and PostgreSQL's READ COMMITTED
+ * alike it sees every earlier holder's runs; the `status` index finds the few unfinished). The
+ * workflow's row is locked with it: a delete committed before is seen here, and a later one waits
+ * for this insert, so its cancel sweep (service.ts cancelRunsOfDeletedWorkflow) sees the runs.
  */
-export async function insertRunWithinLimit(db: Knex, row: NewRunRow, limit: number): Promise<QuotaInsert> {
+export async function insertRunsWithinLimit(db: Knex, rows: readonly NewRunRow[], limit: number): Promise<QuotaInsert[]> {
+  const [first] = rows;
+  if (!first) return [];
   return db.transaction(async (trx) => {
-    const locked = await userAndWorkflowLock.first(trx, { userId: row.user_id, workflowId: row.workflow_id });
-    if (!locked || num(locked.deleted_at) !== null) return 'workflow_deleted';
-    const counted = await unfinishedRunsOfUser.first(trx, { userId: row.user_id });
-    if (Number(counted?.active ?? 0) >= limit) return 'over_limit';
-    await runInsert.run(trx, { ...row });
-    return 'inserted';
+    const locked = await userAndWorkflowLock.first(trx, { userId: first.user_id, workflowId: first.workflow_id });
+    if (!locked || num(locked.deleted_at) !== null) return rows.map(() => 'workflow_deleted' as const);
+    const counted = await unfinishedRunsOfUser.first(trx, { userId: first.user_id });
+    const fit = rows.slice(0, Math.max(0, limit - Number(counted?.active ?? 0)));
+    if (fit.length === 1) await runInsert.run(trx, { ...fit[0]! });
+    else if (fit.length > 1) await trx('runs').insert(fit); // its shape varies with the count: built by knex
+    return rows.map((_, i) => (i < fit.length ? 'inserted' : 'over_limit'));
   });
 }
 
