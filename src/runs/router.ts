@@ -10,7 +10,7 @@ import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { paginationLinks } from '../http/pagination.ts';
 import * as service from './service.ts';
 import { TERMINAL } from './store.ts';
-import { preferredWait, readWhenEnded } from './waiting.ts';
+import { listenForRunEnds, preferredWait, readWhenEnded, type RunEndListener } from './waiting.ts';
 import { streamRunEvents as streamEvents } from './eventStream.ts';
 
 type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
@@ -18,6 +18,12 @@ type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['re
 
 type ListQuery = NonNullable<operations['listRuns']['parameters']['query']>;
 type RunBody = operations['runWorkflow']['requestBody']['content']['application/json'];
+
+/** A request's `Prefer: wait`: its seconds, and the listener to run ends begun for it. */
+interface Wait {
+  seconds: number;
+  listener: RunEndListener;
+}
 
 const userOf = (req: Request) => principalOf(req, 'apiKey').userId;
 const workflowIdOf = (req: Request) => String(req.params.workflow_id);
@@ -31,23 +37,29 @@ export function cancelRunsOfDeletedWorkflow(ctx: AppContext): (workflowId: strin
 
 /** The run operations of openapi.yaml: runWorkflow, listRuns, getRun, streamRunEvents, cancelRun. */
 export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Operations {
-  /** Waits for the run's end if the request asked to (`Prefer: wait=N`) and the queue can tell; undefined otherwise. */
-  const waitFor = async <T extends { status: string }>(
-    req: Request,
-    res: Response,
-    runId: string,
-    read: (noticed: boolean) => Promise<T>,
-    peek?: () => Promise<{ status: string }>,
-  ): Promise<T | undefined> => {
+  /** A listener to run ends if the request asks to wait (`Prefer: wait=N`) and the queue can tell; undefined otherwise. */
+  const listenIfWaiting = async (req: Request): Promise<Wait | undefined> => {
     const seconds = preferredWait(req.get('Prefer'));
     const queue = ctx.runs?.queue;
     if (seconds === undefined || !queue) return undefined;
-    res.setHeader('Preference-Applied', `wait=${seconds}`);
+    return { seconds, listener: await listenForRunEnds((listener) => queue.watchRunEnded(listener)) };
+  };
+
+  /** Waits for the run's end (waiting.ts readWhenEnded); `queued`: the run this request queued after the listener began. */
+  const waitFor = async <T extends { status: string }>(
+    res: Response,
+    wait: Wait,
+    runId: string,
+    read: (noticed: boolean) => Promise<T>,
+    queued?: { status: string },
+  ): Promise<T> => {
+    res.setHeader('Preference-Applied', `wait=${wait.seconds}`);
     const gone = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) gone.abort(); // the client left before its answer
     });
-    return readWhenEnded((listener) => queue.watchRunEnded(listener), runId, seconds, read, gone.signal, peek);
+    wait.listener.follow(runId);
+    return readWhenEnded(wait.listener, wait.seconds, read, gone.signal, queued);
   };
 
   /**
@@ -58,20 +70,25 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     (noticed ? service.getEndedRun : service.getRun)(ctx, userOf(req), workflowIdOf(req), runId);
 
   async function runWorkflow(req: Request, res: Response<JsonOf<'runWorkflow', 202> | JsonOf<'runWorkflow', 200>>) {
-    const { run, replayed } = await service.startRun(ctx, userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'), runStarts);
-    res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
-    const read = runReader(req, run.id);
-    // Dify's blocking mode: the ended run in this answer when it ends within the wait.
-    // A run just queued rarely ended already: a first look at its status alone (waiting.ts).
-    const peek = replayed ? undefined : () => service.getRunStatus(ctx, userOf(req), workflowIdOf(req), run.id);
-    const waited = await waitFor(req, res, run.id, read, peek);
-    if (waited && TERMINAL.includes(waited.status)) {
-      res.status(200).json({ data: waited });
-      return;
+    // Listening before the run is queued, its end cannot come unheard: a run just queued is not
+    // read before a notice of its end (or the wait's end).
+    const wait = await listenIfWaiting(req);
+    try {
+      const { run, replayed } = await service.startRun(ctx, userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'), runStarts);
+      res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
+      const read = runReader(req, run.id);
+      // Dify's blocking mode: the ended run in this answer when it ends within the wait.
+      const waited = wait && (await waitFor(res, wait, run.id, read, replayed ? undefined : run));
+      if (waited && TERMINAL.includes(waited.status)) {
+        res.status(200).json({ data: waited });
+        return;
+      }
+      // Both answers carry the logs (one schema for generated clients): none yet for a run just queued.
+      const detail = waited ?? (replayed ? await read() : { ...run, logs: [] });
+      res.status(202).json({ data: detail });
+    } finally {
+      wait?.listener.stop();
     }
-    // Both answers carry the logs (one schema for generated clients): none yet for a run just queued.
-    const detail = waited ?? (replayed ? await read() : { ...run, logs: [] });
-    res.status(202).json({ data: detail });
   }
 
   async function listRuns(req: Request, res: Response<JsonOf<'listRuns', 200>>) {
@@ -88,8 +105,13 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
 
   async function getRun(req: Request, res: Response<JsonOf<'getRun', 200>>) {
     const read = runReader(req, runIdOf(req));
-    const run = (await waitFor(req, res, runIdOf(req), read)) ?? (await read());
-    res.status(200).json({ data: run });
+    const wait = await listenIfWaiting(req);
+    try {
+      const run = (wait && (await waitFor(res, wait, runIdOf(req), read))) ?? (await read());
+      res.status(200).json({ data: run });
+    } finally {
+      wait?.listener.stop();
+    }
   }
 
   /** Same auth, ownership and errors as getRun, then the run's events as Server-Sent Events. */

@@ -234,11 +234,6 @@ export async function getRun(ctx: WorkflowContext, userId: number, workflowId: s
   return { ...toRun(row), logs: (await store.listSteps(ctx.db, runId)).map(toRunStep) };
 }
 
-/** The run's status alone, with getRun's 404s: one statement (a `Prefer: wait` POST's first look at its run). */
-export async function getRunStatus(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<Pick<Run, 'status'>> {
-  return { status: (await readableRun(ctx, userId, workflowId, runId)).status };
-}
-
 async function readableRun(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunRow> {
   const found = await store.findRunOfWorkflowWithDeletion(ctx.db, userId, workflowId, runId);
   return found && found.workflowDeletedAt === null ? found.run : runOf(ctx, userId, workflowId, runId);
@@ -248,7 +243,7 @@ async function readableRun(ctx: WorkflowContext, userId: number, workflowId: str
  * getRun for a `Prefer: wait` request woken by a notice of the run's end: when this process's
  * worker ended the run, the run and log as it left them (runner.ts endedHere; the same rows the
  * store now has), without reading them back; else getRun. The request read the run through getRun
- * before it waited, so the run was the user's and its workflow not gone then; a delete that lands
+ * before it waited, or queued it itself, so the run was the user's and its workflow not gone then; a delete that lands
  * between the end and this answer is answered as if it came just after.
  */
 export async function getEndedRun(ctx: RunContext, userId: number, workflowId: string, runId: string): Promise<RunDetail> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_WAIT_SECONDS, preferredWait, readWhenEnded, type RunEndedFeed } from './waiting.ts';
+import { listenForRunEnds, MAX_WAIT_SECONDS, preferredWait, readWhenEnded, type RunEndedFeed } from './waiting.ts';
 
 describe('preferredWait (RFC 7240)', () => {
   it('reads wait=N among other preferences, case-insensitively, and caps it at 60', () => {
@@ -24,13 +24,20 @@ describe('readWhenEnded', () => {
     };
     return { feed, tell: (id: string | null) => listeners.forEach((l) => l(id)), listeners };
   }
+  /** A listener begun on `feed`, following `runId`. */
+  async function following(feed: RunEndedFeed, runId: string) {
+    const listener = await listenForRunEnds(feed);
+    listener.follow(runId);
+    return listener;
+  }
 
   it('reads again only on a notice for its run (or a reconnect), and stops when the run is terminal', async () => {
     const { feed, tell, listeners } = manualFeed();
     const states = ['running', 'running', 'running', 'completed'];
     let reads = 0;
     const read = async () => ({ status: states[reads++]! });
-    const done = readWhenEnded(feed, 'run_a', 30, read);
+    const listener = await following(feed, 'run_a');
+    const done = readWhenEnded(listener, 30, read);
     await new Promise((r) => setTimeout(r, 10));
     expect(reads).toBe(1);
     tell('run_other');
@@ -43,6 +50,7 @@ describe('readWhenEnded', () => {
     await new Promise((r) => setTimeout(r, 10));
     tell('run_a');
     expect(await done).toEqual({ status: 'completed' });
+    listener.stop();
     expect(listeners.size).toBe(0);
   });
 
@@ -55,39 +63,50 @@ describe('readWhenEnded', () => {
       if (reads === 1) tell('run_a'); // the run ends (and is announced) while the first read is on its way back
       return { status };
     };
-    const done = readWhenEnded(feed, 'run_a', 30, read);
+    const done = readWhenEnded(await following(feed, 'run_a'), 30, read);
     await new Promise((r) => setTimeout(r, 10));
     expect(reads).toBe(2); // not waiting for a second notice
     tell('run_a');
     expect(await done).toEqual({ status: 'completed' });
   });
 
-  it('with a peek, looks at the status first and reads the run whole only after its end (or at the deadline)', async () => {
+  it('for a run queued after the listener began, reads it only after a notice of its end (or at the deadline), counting notices heard before the run was named', async () => {
     const { feed, tell } = manualFeed();
     const reads: boolean[] = [];
-    let peeks = 0;
     const read = async (noticed: boolean) => {
       reads.push(noticed);
       return { status: 'completed', logs: ['whole'] };
     };
-    const done = readWhenEnded(feed, 'run_a', 30, read, undefined, async () => ({ status: (peeks++, 'queued') }));
+    // A POST: the listener begins, the run is queued, then named.
+    let listener = await listenForRunEnds(feed);
+    tell('run_other'); // another run's end while the run is being queued: not its own
+    listener.follow('run_a');
+    const done = readWhenEnded(listener, 30, read, undefined, { status: 'queued' });
     await new Promise((r) => setTimeout(r, 10));
-    expect([peeks, reads]).toEqual([1, []]);
+    expect(reads).toEqual([]); // no first read
     tell('run_a');
     expect(await done).toEqual({ status: 'completed', logs: ['whole'] });
     expect(reads).toEqual([true]);
 
-    // Ended before the peek, or a wait already over: one whole read.
+    // Its end (or a reconnect) heard before the run was named: read at once.
+    for (const early of ['run_b', null]) {
+      reads.length = 0;
+      listener = await listenForRunEnds(feed);
+      tell(early);
+      listener.follow('run_b');
+      expect(await readWhenEnded(listener, 30, read, undefined, { status: 'queued' })).toEqual({ status: 'completed', logs: ['whole'] });
+      expect(reads).toEqual([true]);
+    }
+    // A wait already over: one read.
     reads.length = 0;
-    expect(await readWhenEnded(feed, 'run_b', 30, read, undefined, async () => ({ status: 'failed' }))).toEqual({ status: 'completed', logs: ['whole'] });
-    expect(await readWhenEnded(feed, 'run_c', 0, read, undefined, async () => ({ status: 'queued' }))).toEqual({ status: 'completed', logs: ['whole'] });
-    expect(reads).toEqual([false, false]);
+    expect(await readWhenEnded(await following(feed, 'run_c'), 0, read, undefined, { status: 'queued' })).toEqual({ status: 'completed', logs: ['whole'] });
+    expect(reads).toEqual([false]);
   });
 
   it('answers at the deadline with a last read', async () => {
     const { feed } = manualFeed();
     let reads = 0;
-    const result = await readWhenEnded(feed, 'run_a', 0.05, async () => ({ status: reads++ === 0 ? 'queued' : 'running' }));
+    const result = await readWhenEnded(await following(feed, 'run_a'), 0.05, async () => ({ status: reads++ === 0 ? 'queued' : 'running' }));
     expect(result).toEqual({ status: 'running' });
     expect(reads).toBe(2);
   });

@@ -25,32 +25,65 @@ export function preferredWait(header: string | undefined): number | undefined {
 /** Tells of each run that ends, in any process; `null` when some may have ended unheard (reconnect). */
 export type RunEndedFeed = (listener: (runId: string | null) => void) => Promise<() => void>;
 
+/**
+ * The notices of run ends that concern one run, counted from when the listener began, which may be
+ * before the run exists: a POST listens before it queues its run, so that run cannot end unheard.
+ */
+export interface RunEndListener {
+  /** Names the run (once): notices heard since the listener began that concern it count. */
+  follow(runId: string): void;
+  /** Notices so far of the run's end, and reconnects' nulls (its end may have gone unheard). */
+  notices: number;
+  /** Called at each such notice. */
+  onNotice: () => void;
+  stop(): void;
+}
+
+/** Begins listening to `feed`: until the run is named, it keeps what it hears (a few ids, for as long as a start takes). */
+export async function listenForRunEnds(feed: RunEndedFeed): Promise<RunEndListener> {
+  let runId: string | undefined;
+  let early: (string | null)[] = []; // heard before the run was named
+  const concerns = (id: string | null) => id === null || id === runId;
+  const listener: RunEndListener = {
+    notices: 0,
+    onNotice: () => {},
+    follow(id) {
+      runId = id;
+      listener.notices += early.filter(concerns).length;
+      early = [];
+    },
+    stop: () => {},
+  };
+  listener.stop = await feed((id) => {
+    if (runId === undefined) early.push(id);
+    else if (concerns(id)) {
+      listener.notices++;
+      listener.onNotice();
+    }
+  });
+  return listener;
+}
+
 const isTerminal = (status: string) => (store.TERMINAL as readonly string[]).includes(status);
 
 /**
  * Reads the run with `read` until it is terminal (`read(true)` when a notice came since the last
- * read: the run ended, or a reconnect may have hidden its end), waiting between reads for a notice that it
- * ended; gives up after `seconds` (or when `signal` aborts: the client left) and returns the last
- * read. The listener is in place before the first read, so an end between the two is not missed.
- * With `peek` (the run's status alone), the first look is a peek: the run is read whole only once
- * it ended or the wait is over (a request that just queued the run saves reading its empty log).
+ * read: the run ended, or a reconnect may have hidden its end), waiting between reads for a notice
+ * that it ended; gives up after `seconds` (or when `signal` aborts: the client left) and returns
+ * the last read. `listener` follows the run and began before the first read, so an end between
+ * the two is not missed. With `queued` (the run as this request queued it, after `listener`
+ * began), there is no first read: the run cannot have ended unheard, and is read once a notice
+ * comes or the wait is over.
  */
 export async function readWhenEnded<T extends { status: string }>(
-  feed: RunEndedFeed,
-  runId: string,
+  listener: RunEndListener,
   seconds: number,
   read: (noticed: boolean) => Promise<T>,
   signal?: AbortSignal,
-  peek?: () => Promise<{ status: string }>,
+  queued?: { status: string },
 ): Promise<T> {
   let wake: () => void = () => {};
-  let notices = 0;
-  const stop = await feed((id) => {
-    if (id === null || id === runId) {
-      notices++;
-      wake();
-    }
-  });
+  listener.onNotice = () => wake();
   const deadline = Date.now() + seconds * 1000;
   let timer: NodeJS.Timeout | undefined;
   const onAbort = () => wake();
@@ -58,20 +91,21 @@ export async function readWhenEnded<T extends { status: string }>(
   try {
     // Notices are counted from before each read: one that comes while a read is under way (the
     // read may have seen the run before its end) makes another read, never a wait for the next.
-    let seen = notices;
-    let run = peek ? undefined : await read(false);
-    let status = run ? run.status : (await peek!()).status;
+    // A queued run was "read" when the listener began: every notice since is unseen.
+    let seen = queued ? 0 : listener.notices;
+    let run = queued ? undefined : await read(false);
+    let status = run ? run.status : queued!.status;
     while (!isTerminal(status) && !signal?.aborted) {
       const left = deadline - Date.now();
       if (left <= 0) break;
       await new Promise<void>((resolve) => {
         wake = resolve;
-        if (notices !== seen) resolve(); // a notice came while reading
+        if (listener.notices !== seen) resolve(); // a notice came while reading
         timer = setTimeout(resolve, left);
       });
       clearTimeout(timer);
-      const noticed = notices !== seen;
-      seen = notices;
+      const noticed = listener.notices !== seen;
+      seen = listener.notices;
       if (signal?.aborted) break;
       run = await read(noticed);
       status = run.status;
@@ -81,6 +115,5 @@ export async function readWhenEnded<T extends { status: string }>(
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
-    stop();
   }
 }
