@@ -8,7 +8,7 @@ import { testDialects } from '../../test/support/db.ts';
 import { createFixture, discover, obtainTokens, type Fixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import type * as StoreModule from './store.ts';
-import { findTokenByRefreshHash } from './store.ts';
+import { findTokenByRefreshHash, insertSuccessorToken, revokeAuthorization } from './store.ts';
 
 /** A gate in front of the rotation's insert (null lets calls through at once), and what each insert answered. */
 const rotation = vi.hoisted(() => ({ gate: null as null | (() => Promise<void>), results: [] as boolean[] }));
@@ -163,6 +163,46 @@ suite('refresh token reads', {}, ({ server, refresh, aGrant }) => {
       expect(answer.status).toBe(200);
       expect((await findTokenByRefreshHash(db, hashToken(answer.body.refresh_token!)))?.authorizationId).toBe(alone[i]);
     }
+  });
+});
+
+suite('concurrent rotations (one statement for the successors)', {}, ({ server, aGrant }) => {
+  /** The successor of each token, inserted all at once (the first goes out alone, the rest together): what each insert answered, and whether its row is there. */
+  async function rotateTogether(tokens: Array<{ refreshToken: string; revoked?: boolean }>): Promise<Array<{ answered: boolean; stored: boolean }>> {
+    const db = server().ctx.db;
+    const rows = await Promise.all(tokens.map(async (t) => (await findTokenByRefreshHash(db, hashToken(t.refreshToken)))!));
+    for (const [i, t] of tokens.entries()) if (t.revoked) await revokeAuthorization(db, rows[i]!.authorizationId, Date.now());
+    const successors = rows.map((row, i) => ({
+      authorizationId: row.authorizationId,
+      codeId: row.codeId,
+      accessTokenHash: hashToken(`gho_successor_${i}_${Math.random()}`),
+      refreshTokenHash: hashToken(`ghr_successor_${i}_${Math.random()}`),
+      scope: row.scope,
+      accessExpiresAt: Date.now() + 60_000,
+      refreshExpiresAt: Date.now() + 60_000,
+      createdAt: Date.now(),
+    }));
+    const answers = await Promise.all(successors.map((s, i) => insertSuccessorToken(db, s, rows[i]!.id)));
+    const stored = await Promise.all(successors.map(async (s, i) => (await db('oauth_tokens').where({ refresh_token_hash: s.refreshTokenHash, rotated_from_id: rows[i]!.id }).first('id')) !== undefined));
+    return answers.map((answered, i) => ({ answered, stored: stored[i]! }));
+  }
+  const grants = async (count: number) => {
+    const list = [];
+    for (let i = 0; i < count; i += 1) list.push(await aGrant());
+    return list;
+  };
+
+  it('stores every successor whose grant stands; one whose grant was revoked is refused and not stored', async () => {
+    const [a, b, c, d] = await grants(4);
+    const outcome = await rotateTogether([a!, b!, { ...c!, revoked: true }, d!]);
+    expect(outcome).toEqual([true, true, false, true].map((ok) => ({ answered: ok, stored: ok })));
+  });
+
+  it('a token presented twice in one statement, and one rotated by the statement before: each rotated once, the others stored', async () => {
+    const [a, b, c] = await grants(3);
+    // a goes out alone; the rest share a statement that violates the unique key twice over.
+    const outcome = await rotateTogether([a!, b!, b!, a!, { ...c!, revoked: true }]);
+    expect(outcome).toEqual([true, true, false, false, false].map((ok) => ({ answered: ok, stored: ok })));
   });
 });
 

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { insertReturningId, isUniqueViolation } from '../db/insert.ts';
-import { batchedReads } from '../db/batchedReads.ts';
+import { batched, batchedReads } from '../db/batchedReads.ts';
+import { dialectOf } from '../db/knex.ts';
 import { prepared, type PreparedQuery } from '../db/prepared.ts';
 import { joinScopes } from './scopes.ts';
 
@@ -303,35 +304,70 @@ const tokenInsert = prepared<{ [K in keyof NewToken]: NewToken[K] }>('oauth_toke
  * Refresh rotation (RFC 9700 4.14.2) in one statement: stores the new pair as the successor of
  * token `rotatedFromId`, while its grant stands. False when the grant was revoked meanwhile, or when a
  * concurrent refresh rotated the token first (its successor holds the unique rotated_from_id).
+ * Concurrent rotations share the statement (src/db/batchedReads.ts).
  */
 export async function insertSuccessorToken(db: Knex, token: NewToken, rotatedFromId: number): Promise<boolean> {
-  try {
-    return (await successorInsert.run(db, { ...token, rotatedFromId })) === 1;
-  } catch (err) {
-    if (isUniqueViolation(err)) return false;
-    throw err;
-  }
+  return successorInserts(db, { ...token, rotatedFromId });
 }
 
-// INSERT ... SELECT (MySQL and PostgreSQL alike), which the builder cannot write with a column list.
-const successorInsert = prepared<{ [K in keyof NewToken]: NewToken[K] } & { rotatedFromId: number }>('oauth_token_successor_insert', (db, param) =>
-  db.raw(
-    `insert into oauth_tokens
-       (authorization_id, code_id, access_token_hash, refresh_token_hash, scope, access_expires_at, refresh_expires_at, created_at, rotated_from_id)
-     select id, ?, ?, ?, ?, ?, ?, ?, ? from authorizations where id = ? and revoked_at is null`,
-    [
-      param('codeId'),
-      param('accessTokenHash'),
-      param('refreshTokenHash'),
-      param('scope'),
-      param('accessExpiresAt'),
-      param('refreshExpiresAt'),
-      param('createdAt'),
-      param('rotatedFromId'),
-      param('authorizationId'),
-    ],
-  ),
-);
+type Successor = NewToken & { rotatedFromId: number };
+
+const MAX_SUCCESSORS_PER_INSERT = 32;
+
+const successorInserts = batched(async (db: Knex, successors: Successor[]) => {
+  const calls = [];
+  for (let i = 0; i < successors.length; i += MAX_SUCCESSORS_PER_INSERT) calls.push(insertSuccessors(db, successors.slice(i, i + MAX_SUCCESSORS_PER_INSERT)));
+  return (await Promise.all(calls)).flat();
+});
+
+/** Stores the successors whose grants stand, in one statement: whether each was stored. */
+async function insertSuccessors(db: Knex, successors: Successor[]): Promise<boolean[]> {
+  let stored: number;
+  try {
+    stored = await successorsInsert(successors.length).run(db, Object.fromEntries(successors.flatMap((s, i) => SUCCESSOR_FIELDS.map((f) => [`${f}${i}`, s[f]]))));
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    if (successors.length === 1) return [false];
+    // A token was rotated meanwhile, or is presented twice in this batch: the statement stored
+    // nothing. One by one, each as if alone (of two with one token, the first wins).
+    const answers = [];
+    for (const successor of successors) answers.push(...(await insertSuccessors(db, [successor])));
+    return answers;
+  }
+  if (stored === successors.length) return successors.map(() => true);
+  // A grant was revoked meanwhile (its select found no row): the others were stored.
+  const storedHashes = new Set((await db('oauth_tokens').whereIn('refresh_token_hash', successors.map((s) => s.refreshTokenHash)).pluck('refresh_token_hash')).map(String));
+  return successors.map((s) => storedHashes.has(s.refreshTokenHash));
+}
+
+const SUCCESSOR_FIELDS = ['codeId', 'accessTokenHash', 'refreshTokenHash', 'scope', 'accessExpiresAt', 'refreshExpiresAt', 'createdAt', 'rotatedFromId', 'authorizationId'] as const;
+
+type SuccessorsInsert = PreparedQuery<Record<string, string | number | null>, Record<string, unknown>>;
+const successorsInserts = new Map<number, SuccessorsInsert>();
+
+/**
+ * INSERT ... SELECT (MySQL and PostgreSQL alike), which the builder cannot write with a column
+ * list: one select per successor, each finding its grant's row only while the grant stands.
+ * Prepared for each count of rows (1 to 32). PostgreSQL types a UNION's untyped parameters as
+ * text, so there the integers say they are bigints.
+ */
+function successorsInsert(count: number): SuccessorsInsert {
+  let query = successorsInserts.get(count);
+  if (!query) {
+    query = prepared(`oauth_token_successors_insert_${count}`, (db, param) => {
+      const int = dialectOf(db) === 'pg' ? '?::bigint' : '?';
+      const select = `select id, ${int}, ?, ?, ?, ${int}, ${int}, ${int}, ${int} from authorizations where id = ? and revoked_at is null`;
+      return db.raw(
+        `insert into oauth_tokens
+           (authorization_id, code_id, access_token_hash, refresh_token_hash, scope, access_expires_at, refresh_expires_at, created_at, rotated_from_id)
+         ${Array.from({ length: count }, () => select).join(' union all ')}`,
+        Array.from({ length: count }, (_, i) => SUCCESSOR_FIELDS.map((f) => param(`${f}${i}`))).flat(),
+      );
+    });
+    successorsInserts.set(count, query);
+  }
+  return query;
+}
 
 /** Revokes the grant and, at once, every token issued under it. */
 export async function revokeAuthorization(db: Knex, authorizationId: number, now: number): Promise<void> {
