@@ -3,6 +3,7 @@ import { PgBoss, type JobWithMetadata, type WipData } from 'pg-boss';
 // inserts NOTIFY on it, and we listen on the same channel (see wakeOne below).
 import { notifyChannelSql } from 'pg-boss/dist/plans.js';
 import type { Logger } from 'pino';
+import { PreparedQueueDb } from './queueDb.ts';
 
 export const RUN_QUEUE = 'workflow-runs';
 /**
@@ -97,11 +98,11 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
   // leave a dead worker's run waiting a minute before its retry.
   const monitorIntervalSeconds = options.monitorIntervalSeconds ?? 5;
   const boss = new PgBoss({
-    connectionString: options.url,
+    // pg-boss's pool, with its statements prepared once per connection (queueDb.ts).
+    db: new PreparedQueueDb({ connectionString: options.url, max: 10 }),
     schema: SCHEMA,
     // Listening is ours (see above); the queue's inserts still NOTIFY (`notify: true`).
     useListenNotify: false,
-    max: 10,
     monitorIntervalSeconds,
     superviseIntervalSeconds: monitorIntervalSeconds,
   });

@@ -1,0 +1,43 @@
+// The queue's connection pool prepares pg-boss's statements with parameters, once per connection,
+// and runs the others (scripts of several commands) as pg-boss does.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDb, type TestDb } from '../../test/support/db.ts';
+import { PreparedQueueDb } from './queueDb.ts';
+
+describe('PreparedQueueDb', () => {
+  let testDb: TestDb;
+  let db: PreparedQueueDb;
+
+  beforeAll(async () => {
+    testDb = await createTestDb('pg', { migrate: false });
+    db = new PreparedQueueDb({ connectionString: testDb.url, max: 1 }); // one connection: the session's prepared statements are this pool's
+    await db.open();
+  });
+  afterAll(async () => {
+    await db.close();
+    await testDb.destroy();
+  });
+
+  const prepared = async () => {
+    const { rows } = await db.executeSql('SELECT statement FROM pg_prepared_statements ORDER BY prepare_time');
+    return rows.map((r: { statement: string }) => r.statement);
+  };
+
+  it('prepares a statement with parameters on its first call and reuses it, with the same answers', async () => {
+    const sql = 'SELECT $1::int + $2::int AS sum';
+    expect((await db.executeSql(sql, [1, 2])).rows).toEqual([{ sum: 3 }]);
+    expect((await db.executeSql(sql, [40, 2])).rows).toEqual([{ sum: 42 }]);
+    expect(await prepared()).toEqual([sql]);
+  });
+
+  it('runs a script of several commands, and a statement without parameters, unprepared', async () => {
+    await db.executeSql('CREATE TABLE script_probe (n int); INSERT INTO script_probe VALUES (7);');
+    expect((await db.executeSql('SELECT n FROM script_probe')).rows).toEqual([{ n: 7 }]);
+    expect(await prepared()).toEqual(['SELECT $1::int + $2::int AS sum']);
+  });
+
+  it('reports a failing prepared statement as pg-boss would, and the pool goes on', async () => {
+    await expect(db.executeSql('SELECT 1 / $1::int AS q', [0])).rejects.toMatchObject({ code: '22012' });
+    expect((await db.executeSql('SELECT 1 / $1::int AS q', [1])).rows).toEqual([{ q: 1 }]);
+  });
+});

@@ -1,0 +1,36 @@
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+// pg-boss's own connection pool (the class it makes when given no `db`), extended below.
+import PgBossDb from 'pg-boss/dist/db.js';
+
+/** Distinct statements prepared per process; beyond them (pg-boss builds few), statements run unnamed. */
+const PREPARED_MAX = 200;
+
+/**
+ * pg-boss's connection pool with its statements prepared: each distinct SQL text run with
+ * parameters gets a name (its hash), so each connection parses and plans it once and then only
+ * executes it (the `pg` driver prepares a named statement on its first use on each connection).
+ * pg-boss sends them unnamed, which PostgreSQL parses and plans on every call: for the send and
+ * the complete of each run, that was more than half of their time in PostgreSQL (docs/benchmarks.md,
+ * issue 19, "Sixth pass"). Statements without parameters (pg-boss's scripts, and its fetch, whose
+ * cached plan measured no faster) and those run with an abort signal go unnamed, as pg-boss sends them.
+ */
+export class PreparedQueueDb extends PgBossDb {
+  private readonly names = new Map<string, string>();
+
+  override async executeSql(text: string, values?: unknown[], options: { signal?: AbortSignal; retire?: AbortSignal } = {}): Promise<pg.QueryResult> {
+    const name = values?.length && !options.signal && !options.retire && this.opened ? this.nameOf(text) : undefined;
+    if (!name) return super.executeSql(text, values, options);
+    return (this as unknown as { pool: pg.Pool }).pool.query({ name, text, values });
+  }
+
+  /** A text's name; undefined past PREPARED_MAX texts (pg-boss builds a few dozen). */
+  private nameOf(text: string): string | undefined {
+    let name = this.names.get(text);
+    if (name === undefined && this.names.size < PREPARED_MAX) {
+      name = `pgboss_${createHash('sha1').update(text).digest('hex')}`;
+      this.names.set(text, name);
+    }
+    return name;
+  }
+}
