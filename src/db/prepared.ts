@@ -16,7 +16,8 @@ const paramName = (binding: unknown) => (typeof binding === 'string' && binding.
 
 interface Compiled {
   sql: string;
-  bindings: readonly unknown[];
+  /** Each binding: a parameter's name, or a constant the query holds. */
+  bindings: ReadonlyArray<{ param: string } | { value: unknown }>;
 }
 
 interface MysqlConnection {
@@ -51,7 +52,11 @@ export function prepared<P extends Params, Row = Record<string, unknown>>(
     let found = compiled.get(dialect);
     if (!found) {
       const native = build(db, placeholder).toSQL().toNative();
-      found = { sql: native.sql, bindings: native.bindings };
+      const bindings = native.bindings.map((b) => {
+        const param = paramName(b);
+        return param === undefined ? { value: b } : { param };
+      });
+      found = { sql: native.sql, bindings };
       compiled.set(dialect, found);
     }
     return found;
@@ -61,10 +66,7 @@ export function prepared<P extends Params, Row = Record<string, unknown>>(
   async function execute(db: Knex, params: P): Promise<unknown> {
     const dialect = dialectOf(db);
     const { sql, bindings } = compile(db, dialect);
-    const values = bindings.map((b) => {
-      const param = paramName(b);
-      return param === undefined ? b : params[param];
-    });
+    const values = bindings.map((b) => ('param' in b ? params[b.param] : b.value));
     const client = db.client as { acquireConnection(): Promise<unknown>; releaseConnection(conn: unknown): Promise<void> };
     const connection = (await client.acquireConnection()) as { __knex__disposed?: Error };
     try {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
 /**
  * A new opaque secret: `${prefix}_` + 32 random bytes in base64url (256 bits). The type prefix makes
@@ -19,7 +19,7 @@ export function newClientId(): string {
  * is enough (no dictionary to attack) and keeps lookups by hash indexable.
  */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 /** Constant-time string comparison (length differences return false without early exit on content). */
