@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { insertReturningId, isUniqueViolation } from '../db/insert.ts';
+import { insertReturningId, isUniqueViolation, isWriteConflict } from '../db/insert.ts';
 import { batched, batchedReads } from '../db/batchedReads.ts';
 import { dialectOf } from '../db/knex.ts';
 import { prepared, type PreparedQuery } from '../db/prepared.ts';
@@ -326,10 +326,14 @@ async function insertSuccessors(db: Knex, successors: Successor[]): Promise<bool
   try {
     stored = await successorsInsert(successors.length).run(db, Object.fromEntries(successors.flatMap((s, i) => SUCCESSOR_FIELDS.map((f) => [`${f}${i}`, s[f]]))));
   } catch (err) {
-    if (!isUniqueViolation(err)) throw err;
-    if (successors.length === 1) return [false];
-    // A token was rotated meanwhile, or is presented twice in this batch: the statement stored
-    // nothing. One by one, each as if alone (of two with one token, the first wins).
+    if (successors.length === 1) {
+      if (isUniqueViolation(err)) return [false];
+      throw err;
+    }
+    // A token was rotated meanwhile or is presented twice in this batch (a unique violation), or
+    // the statement deadlocked with a revocation of one of its grants: it stored nothing. One by
+    // one, each as if alone (of two with one token, the first wins).
+    if (!isWriteConflict(err)) throw err;
     const answers = [];
     for (const successor of successors) answers.push(...(await insertSuccessors(db, [successor])));
     return answers;
