@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-// pg-boss's own connection pool (the class it makes when given no `db`), extended below.
+// pg-boss's own connection pool (the class it makes when given no `db`), extended below. A private
+// module, and its private `pool` field is used below: package.json pins pg-boss's exact version, and
+// open() fails if the field is gone.
 import PgBossDb from 'pg-boss/dist/db.js';
 
 /** Distinct statements prepared per process; beyond them (pg-boss builds few), statements run unnamed. */
@@ -18,10 +20,26 @@ const PREPARED_MAX = 200;
 export class PreparedQueueDb extends PgBossDb {
   private readonly names = new Map<string, string>();
 
+  override async open(): Promise<void> {
+    await super.open();
+    if (typeof this.pgPool()?.query !== 'function') {
+      await super.close().catch(() => {});
+      throw new Error(
+        "PreparedQueueDb: pg-boss's Db (pg-boss/dist/db.js) no longer keeps its pg.Pool in `pool` after open(); " +
+          'this pg-boss version is not the one queueDb.ts was written for (see the version pinned in package.json)',
+      );
+    }
+  }
+
   override async executeSql(text: string, values?: unknown[], options: { signal?: AbortSignal; retire?: AbortSignal } = {}): Promise<pg.QueryResult> {
     const name = values?.length && !options.signal && !options.retire && this.opened ? this.nameOf(text) : undefined;
     if (!name) return super.executeSql(text, values, options);
-    return (this as unknown as { pool: pg.Pool }).pool.query({ name, text, values });
+    return this.pgPool()!.query({ name, text, values });
+  }
+
+  /** pg-boss's pg.Pool, a field its Db class keeps private (checked at open()). */
+  private pgPool(): pg.Pool | undefined {
+    return (this as unknown as { pool: pg.Pool }).pool;
   }
 
   /** A text's name; undefined past PREPARED_MAX texts (pg-boss builds a few dozen). */
