@@ -40,4 +40,16 @@ describe('PreparedQueueDb', () => {
     await expect(db.executeSql('SELECT 1 / $1::int AS q', [0])).rejects.toMatchObject({ code: '22012' });
     expect((await db.executeSql('SELECT 1 / $1::int AS q', [1])).rows).toEqual([{ q: 1 }]);
   });
+
+  it("names its connections as pg-boss names its own pools' (pgboss:<8 hex>), or as told", async () => {
+    const { rows } = await db.executeSql("SELECT current_setting('application_name') AS name");
+    expect(rows[0].name).toMatch(/^pgboss:[0-9a-f]{8}$/);
+    const named = new PreparedQueueDb({ connectionString: testDb.url, max: 1, application_name: 'worker-7' });
+    await named.open();
+    try {
+      expect((await named.executeSql("SELECT current_setting('application_name') AS name")).rows).toEqual([{ name: 'worker-7' }]);
+    } finally {
+      await named.close();
+    }
+  });
 });

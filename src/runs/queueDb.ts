@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type pg from 'pg';
 // pg-boss's own connection pool (the class it makes when given no `db`), extended below. A private
 // module, and its private `pool` field is used below: package.json pins pg-boss's exact version, and
@@ -19,6 +19,15 @@ const PREPARED_MAX = 200;
  */
 export class PreparedQueueDb extends PgBossDb {
   private readonly names = new Map<string, string>();
+
+  /**
+   * pg-boss names the connections of a pool it makes `pgboss:<8 hex>` (index.js), so that
+   * pg_stat_activity joins to its instance row (which records the registering session's name), but
+   * not those of a pool it is handed: this one takes a name of that form itself, unless given one.
+   */
+  constructor(config: ConstructorParameters<typeof PgBossDb>[0]) {
+    super({ ...config, application_name: config.application_name || `pgboss:${randomUUID().slice(0, 8)}` });
+  }
 
   override async open(): Promise<void> {
     await super.open();
