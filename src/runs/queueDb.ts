@@ -5,7 +5,7 @@ import type pg from 'pg';
 // open() fails if the field is gone.
 import PgBossDb from 'pg-boss/dist/db.js';
 
-/** Distinct statements prepared per process; beyond them (pg-boss builds few), statements run unnamed. */
+/** Distinct statements prepared per pool (PreparedQueueDb); beyond them (pg-boss builds few), the rest run unnamed. */
 const PREPARED_MAX = 200;
 
 /**
