@@ -1,6 +1,6 @@
 // Concurrent starts of one user share the quota's transaction, against a real store (PostgreSQL;
-// MySQL too when TEST_MYSQL_URL is set): the limit stays exact, and a repeated Idempotency-Key
-// fails only the start that repeated it.
+// MySQL too when TEST_MYSQL_URL is set): the limit stays exact, a repeated Idempotency-Key fails
+// only the start that repeated it, and a shared transaction that fails goes again start by start.
 import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
@@ -41,6 +41,17 @@ describe.each(testDialects())('quota transactions shared by concurrent starts (%
     });
     return { db, transactions: () => begun };
   }
+  /** The store, whose transactions numbered in `failing` do their work, then fail with `error` (rolled back). */
+  function failingTransactions(failing: number[], error: Error): Knex {
+    let begun = 0;
+    return new Proxy(t.db, {
+      get(target, prop) {
+        if (prop !== 'transaction') return Reflect.get(target, prop, target);
+        return (work: (trx: Knex.Transaction) => Promise<unknown>) =>
+          failing.includes(++begun) ? target.transaction(async (trx) => (await work(trx), Promise.reject(error))) : target.transaction(work);
+      },
+    });
+  }
   const unfinished = async (workflowId: string) =>
     Number(((await t.db('runs').where({ workflow_id: workflowId }).whereIn('status', ['queued', 'running']).count({ n: '*' })) as [{ n: number | string }])[0].n);
 
@@ -62,6 +73,30 @@ describe.each(testDialects())('quota transactions shared by concurrent starts (%
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect(isUniqueViolation((settled[2] as PromiseRejectedResult).reason)).toBe(true);
     expect((await t.db('runs').where({ workflow_id: wf }).pluck('id')).sort()).toEqual([alone.id, first.id, other.id].sort());
+  });
+
+  it('a shared transaction that fails with any other error (a deadlock, say) is tried one start at a time: each start gets its own answer', async () => {
+    const wf = await workflow();
+    const deadlock = new Error('Deadlock found when trying to get lock; try restarting transaction');
+    // The first start goes alone; the three that came meanwhile share the second transaction, which fails.
+    const db = failingTransactions([2], deadlock);
+    const rows = [run(wf), run(wf), run(wf), run(wf)];
+    const results = await Promise.all(rows.map((r) => insertRunWithinLimit(db, r, 100)));
+    expect(results).toEqual(['inserted', 'inserted', 'inserted', 'inserted']);
+    expect((await t.db('runs').where({ workflow_id: wf }).pluck('id')).sort()).toEqual(rows.map((r) => r.id).sort());
+  });
+
+  it('a start whose own transaction fails gets that error', async () => {
+    const wf = await workflow();
+    const deadlock = new Error('Deadlock found when trying to get lock; try restarting transaction');
+    // The lone start's transaction (1) fails; the two that came meanwhile share 2, which fails, then
+    // each goes alone: 3 fails, 4 does not.
+    const db = failingTransactions([1, 2, 3], deadlock);
+    const rows = [run(wf), run(wf), run(wf)];
+    const settled = await Promise.allSettled(rows.map((r) => insertRunWithinLimit(db, r, 100)));
+    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'fulfilled']);
+    expect(settled.slice(0, 2).map((s) => (s as PromiseRejectedResult).reason)).toEqual([deadlock, deadlock]);
+    expect(await t.db('runs').where({ workflow_id: wf }).pluck('id')).toEqual([rows[2]!.id]);
   });
 
   it('refuses every start of the batch when the workflow was deleted, and keeps other users\' and workflows\' starts apart', async () => {

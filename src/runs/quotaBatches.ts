@@ -7,7 +7,6 @@
 // that comes alone goes at once, as before; the quota stays exact (the first that fit are
 // inserted, the rest are over the limit, in the order they came).
 import type { Knex } from 'knex';
-import { isUniqueViolation } from '../db/insert.ts';
 import * as store from './store.ts';
 import type { NewRunRow, QuotaInsert } from './store.ts';
 
@@ -27,8 +26,9 @@ const queues = new WeakMap<Knex, Map<string, Waiting[]>>();
  * Inserts the run unless its user already has `limit` runs queued or running (or its workflow was
  * deleted since the caller read it), in a transaction shared with the concurrent starts of the same
  * user and workflow. `limit` is the process's USER_MAX_CONCURRENT_RUNS, one for every start. A
- * shared insert that fails on a unique key (an Idempotency-Key sent twice at once) is tried again
- * one start at a time, so only a start that repeats a key fails with that error.
+ * shared transaction that fails for any reason (an Idempotency-Key sent twice at once, a deadlock,
+ * a lock wait timeout) is tried again one start at a time, so a start fails only with the error of
+ * its own transaction.
  */
 export function insertRunWithinLimit(db: Knex, row: NewRunRow, limit: number): Promise<QuotaInsert> {
   let byKey = queues.get(db);
@@ -63,8 +63,8 @@ async function insertTogether(db: Knex, limit: number, batch: Waiting[]): Promis
     const results = await store.insertRunsWithinLimit(db, batch.map((w) => w.row), limit);
     batch.forEach((w, i) => w.resolve(results[i]!));
   } catch (err) {
-    if (batch.length === 1 || !isUniqueViolation(err)) {
-      for (const w of batch) w.reject(err);
+    if (batch.length === 1) {
+      batch[0]!.reject(err);
       return;
     }
     for (const w of batch) await insertTogether(db, limit, [w]);
