@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { insertReturningId, isUniqueViolation, isWriteConflict } from '../db/insert.ts';
+import { insertReturningId, isUniqueViolation } from '../db/insert.ts';
 import { batched, batchedReads } from '../db/batchedReads.ts';
 import { dialectOf } from '../db/knex.ts';
 import { prepared, type PreparedQuery } from '../db/prepared.ts';
@@ -304,13 +304,18 @@ const tokenInsert = prepared<{ [K in keyof NewToken]: NewToken[K] }>('oauth_toke
  * Refresh rotation (RFC 9700 4.14.2) in one statement: stores the new pair as the successor of
  * token `rotatedFromId`, while its grant stands. False when the grant was revoked meanwhile, or when a
  * concurrent refresh rotated the token first (its successor holds the unique rotated_from_id).
- * Concurrent rotations share the statement (src/db/batchedReads.ts).
+ * Concurrent rotations share the statement (src/db/batchedReads.ts); each answers for itself alone,
+ * so an error fails only the rotation it belongs to.
  */
 export async function insertSuccessorToken(db: Knex, token: NewToken, rotatedFromId: number): Promise<boolean> {
-  return successorInserts(db, { ...token, rotatedFromId });
+  const outcome = await successorInserts(db, { ...token, rotatedFromId });
+  if (typeof outcome !== 'boolean') throw outcome.failed;
+  return outcome;
 }
 
 type Successor = NewToken & { rotatedFromId: number };
+/** Whether a successor was stored, or why its insert failed (that rotation's own error). */
+type SuccessorOutcome = boolean | { failed: unknown };
 
 const MAX_SUCCESSORS_PER_INSERT = 32;
 
@@ -320,28 +325,29 @@ const successorInserts = batched(async (db: Knex, successors: Successor[]) => {
   return (await Promise.all(calls)).flat();
 });
 
-/** Stores the successors whose grants stand, in one statement: whether each was stored. */
-async function insertSuccessors(db: Knex, successors: Successor[]): Promise<boolean[]> {
+/** Stores the successors whose grants stand, in one statement: each one's outcome (never throws). */
+async function insertSuccessors(db: Knex, successors: Successor[]): Promise<SuccessorOutcome[]> {
   let stored: number;
   try {
     stored = await successorsInsert(successors.length).run(db, Object.fromEntries(successors.flatMap((s, i) => SUCCESSOR_FIELDS.map((f) => [`${f}${i}`, s[f]]))));
   } catch (err) {
-    if (successors.length === 1) {
-      if (isUniqueViolation(err)) return [false];
-      throw err;
-    }
-    // A token was rotated meanwhile or is presented twice in this batch (a unique violation), or
-    // the statement deadlocked with a revocation of one of its grants: it stored nothing. One by
-    // one, each as if alone (of two with one token, the first wins).
-    if (!isWriteConflict(err)) throw err;
-    const answers = [];
-    for (const successor of successors) answers.push(...(await insertSuccessors(db, [successor])));
-    return answers;
+    if (successors.length === 1) return [isUniqueViolation(err) ? false : { failed: err }];
+    // The statement stored nothing: a token was rotated meanwhile or is presented twice in this
+    // batch (a unique violation), it deadlocked with a revocation of one of its grants, or one
+    // row is at fault. One by one, each as if alone (of two with one token, the first wins), so
+    // only a row at fault fails.
+    const outcomes = [];
+    for (const successor of successors) outcomes.push(...(await insertSuccessors(db, [successor])));
+    return outcomes;
   }
   if (stored === successors.length) return successors.map(() => true);
   // A grant was revoked meanwhile (its select found no row): the others were stored.
-  const storedHashes = new Set((await db('oauth_tokens').whereIn('refresh_token_hash', successors.map((s) => s.refreshTokenHash)).pluck('refresh_token_hash')).map(String));
-  return successors.map((s) => storedHashes.has(s.refreshTokenHash));
+  try {
+    const storedHashes = new Set((await db('oauth_tokens').whereIn('refresh_token_hash', successors.map((s) => s.refreshTokenHash)).pluck('refresh_token_hash')).map(String));
+    return successors.map((s) => storedHashes.has(s.refreshTokenHash));
+  } catch (err) {
+    return successors.map(() => ({ failed: err }));
+  }
 }
 
 const SUCCESSOR_FIELDS = ['codeId', 'accessTokenHash', 'refreshTokenHash', 'scope', 'accessExpiresAt', 'refreshExpiresAt', 'createdAt', 'rotatedFromId', 'authorizationId'] as const;
