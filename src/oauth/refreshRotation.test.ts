@@ -183,10 +183,22 @@ suite('concurrent rotations (one statement for the successors)', {}, ({ server, 
       refreshExpiresAt: Date.now() + 60_000,
       createdAt: Date.now(),
     }));
-    const answers = await Promise.all(successors.map((s, i) => insertSuccessorToken(db, s, rows[i]!.id).catch(() => 'error' as const)));
+    // Prepared statements (src/db/prepared.ts) take a pooled connection as knex's queries do, but
+    // emit no 'query' event: the connections taken less knex's queries are the prepared inserts.
+    const acquire = vi.spyOn(db.client as { acquireConnection(): Promise<unknown> }, 'acquireConnection');
+    let knexQueries = 0;
+    const countKnexQuery = () => void (knexQueries += 1);
+    db.on('query', countKnexQuery);
+    const answers = await Promise.all(successors.map((s, i) => insertSuccessorToken(db, s, rows[i]!.id).catch(() => 'error' as const))).finally(() => {
+      db.off('query', countKnexQuery);
+      statements.push(acquire.mock.calls.length - knexQueries);
+      acquire.mockRestore();
+    });
     const stored = await Promise.all(successors.map(async (s, i) => (await db('oauth_tokens').where({ refresh_token_hash: s.refreshTokenHash, rotated_from_id: rows[i]!.id }).first('id')) !== undefined));
     return answers.map((answered, i) => ({ answered, stored: stored[i]! }));
   }
+  /** The insert statements each rotateTogether sent. */
+  const statements: number[] = [];
   const grants = async (count: number) => {
     const list = [];
     for (let i = 0; i < count; i += 1) list.push(await aGrant());
@@ -197,6 +209,7 @@ suite('concurrent rotations (one statement for the successors)', {}, ({ server, 
     const [a, b, c, d] = await grants(4);
     const outcome = await rotateTogether([a!, b!, { ...c!, revoked: true }, d!]);
     expect(outcome).toEqual([true, true, false, true].map((ok) => ({ answered: ok, stored: ok })));
+    expect(statements.at(-1)).toBe(2); // a alone, then b, c and d in one statement
   });
 
   it('a token presented twice in one statement, and one rotated by the statement before: each rotated once, the others stored', async () => {
