@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { isUniqueViolation } from '../db/insert.ts';
 import { insertRunWithinLimit } from './quotaBatches.ts';
+import * as store from './store.ts';
 import type { NewRunRow } from './store.ts';
 
 describe.each(testDialects())('quota transactions shared by concurrent starts (%s)', (dialect) => {
@@ -97,6 +98,14 @@ describe.each(testDialects())('quota transactions shared by concurrent starts (%
     expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'fulfilled']);
     expect(settled.slice(0, 2).map((s) => (s as PromiseRejectedResult).reason)).toEqual([deadlock, deadlock]);
     expect(await t.db('runs').where({ workflow_id: wf }).pluck('id')).toEqual([rows[2]!.id]);
+  });
+
+  it('the store refuses, before any statement, runs of more than one user or workflow in one quota transaction', async () => {
+    const [a, b] = [await workflow(), await workflow()];
+    for (const rows of [[run(a), run(b)], [run(a), { ...run(a), user_id: userId + 1 }]]) {
+      await expect(store.insertRunsWithinLimit(t.db, rows, 100)).rejects.toThrow('the runs are not all of one user and one workflow');
+    }
+    expect(await unfinished(a)).toBe(0);
   });
 
   it('refuses every start of the batch when the workflow was deleted, and keeps other users\' and workflows\' starts apart', async () => {

@@ -85,9 +85,10 @@ function fromDb(row: RunRow): RunRow {
 export type QuotaInsert = 'inserted' | 'over_limit' | 'workflow_deleted';
 
 /**
- * Inserts the runs (all of one user and one workflow, in order) while the user has fewer than
- * `limit` runs queued or running, and answers for each: the first ones that fit are inserted, the
- * rest are over the limit; all are refused when the workflow was deleted since the caller read it.
+ * Inserts the runs (all of one user and one workflow, in order, or it throws) while the user has
+ * fewer than `limit` runs queued or running, and answers for each: the first ones that fit are
+ * inserted, the rest are over the limit; all are refused when the workflow was deleted since the
+ * caller read it.
  * The user's row is locked for the count and the insert, so concurrent starts by one user are
  * counted one after another and never overshoot the limit (the count is the transaction's first
  * consistent read, taken after the lock: on MySQL's REPEATABLE READ and PostgreSQL's READ COMMITTED
@@ -98,10 +99,15 @@ export type QuotaInsert = 'inserted' | 'over_limit' | 'workflow_deleted';
 export async function insertRunsWithinLimit(db: Knex, rows: readonly NewRunRow[], limit: number): Promise<QuotaInsert[]> {
   const [first] = rows;
   if (!first) return [];
+  const { user_id: userId, workflow_id: workflowId } = first;
+  // One user's row is locked and one user's runs counted: a run of another would escape its own limit.
+  if (rows.some((row) => row.user_id !== userId || row.workflow_id !== workflowId)) {
+    throw new Error('insertRunsWithinLimit: the runs are not all of one user and one workflow');
+  }
   return db.transaction(async (trx) => {
-    const locked = await userAndWorkflowLock.first(trx, { userId: first.user_id, workflowId: first.workflow_id });
+    const locked = await userAndWorkflowLock.first(trx, { userId, workflowId });
     if (!locked || num(locked.deleted_at) !== null) return rows.map(() => 'workflow_deleted' as const);
-    const counted = await unfinishedRunsOfUser.first(trx, { userId: first.user_id });
+    const counted = await unfinishedRunsOfUser.first(trx, { userId });
     const fit = rows.slice(0, Math.max(0, limit - Number(counted?.active ?? 0)));
     if (fit.length === 1) await runInsert.run(trx, { ...fit[0]! });
     else if (fit.length > 1) await trx('runs').insert(fit); // its shape varies with the count: built by knex
