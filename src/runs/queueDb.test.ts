@@ -52,4 +52,23 @@ describe('PreparedQueueDb', () => {
       await named.close();
     }
   });
+
+  it('runs a prepared statement again under a new name when a migration changed the rows it returns, on every connection', async () => {
+    // Two connections, each with the statement prepared: after the first fails and is dropped, the
+    // call goes again on the other, whose plan under the old name is stale too.
+    const two = new PreparedQueueDb({ connectionString: testDb.url, max: 2 });
+    await two.open();
+    try {
+      await two.executeSql('CREATE TABLE returning_probe (a int)');
+      const insert = 'INSERT INTO returning_probe (a) VALUES ($1) RETURNING *';
+      // Two calls at once: each opens a connection, which prepares the insert.
+      await Promise.all([1, 2].map((a) => two.executeSql(insert, [a])));
+      // As another process's pg-boss migration does to its job table.
+      await two.executeSql('ALTER TABLE returning_probe ADD COLUMN b int DEFAULT 5');
+      expect((await two.executeSql(insert, [3])).rows).toEqual([{ a: 3, b: 5 }]);
+      expect((await two.executeSql(insert, [4])).rows).toEqual([{ a: 4, b: 5 }]);
+    } finally {
+      await two.close();
+    }
+  });
 });

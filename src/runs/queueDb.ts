@@ -9,6 +9,13 @@ import PgBossDb from 'pg-boss/dist/db.js';
 const PREPARED_MAX = 200;
 
 /**
+ * SQLSTATE of "cached plan must not change result type": a prepared statement returning `*` whose
+ * table gained or lost columns under it, as another process's pg-boss migration does to the job
+ * table in a rolling upgrade. PostgreSQL refuses the statement before running it.
+ */
+const PLAN_RESULT_CHANGED = '0A000';
+
+/**
  * pg-boss's connection pool with its statements prepared: each distinct SQL text run with
  * parameters gets a name (its hash), so each connection parses and plans it once and then only
  * executes it (the `pg` driver prepares a named statement on its first use on each connection).
@@ -18,7 +25,9 @@ const PREPARED_MAX = 200;
  * cached plan measured no faster) and those run with an abort signal go unnamed, as pg-boss sends them.
  */
 export class PreparedQueueDb extends PgBossDb {
+  /** Each text's name: its hash, and a generation bumped when its prepared plan went stale. */
   private readonly names = new Map<string, string>();
+  private readonly generations = new Map<string, number>();
 
   /**
    * pg-boss names the connections of a pool it makes `pgboss:<8 hex>` (index.js), so that
@@ -43,7 +52,15 @@ export class PreparedQueueDb extends PgBossDb {
   override async executeSql(text: string, values?: unknown[], options: { signal?: AbortSignal; retire?: AbortSignal } = {}): Promise<pg.QueryResult> {
     const name = values?.length && !options.signal && !options.retire && this.opened ? this.nameOf(text) : undefined;
     if (!name) return super.executeSql(text, values, options);
-    return this.pgPool()!.query({ name, text, values });
+    try {
+      return await this.pgPool()!.query({ name, text, values });
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== PLAN_RESULT_CHANGED) throw err;
+      // The statement did not run. Every connection holds the stale plan under this name (the
+      // pool drops only the one that failed): under a new name, the connection that takes the call
+      // prepares it again, and so does each other one on its next call.
+      return await this.pgPool()!.query({ name: this.renamed(text, name), text, values });
+    }
   }
 
   /** pg-boss's pg.Pool, a field its Db class keeps private (checked at open()). */
@@ -59,5 +76,15 @@ export class PreparedQueueDb extends PgBossDb {
       this.names.set(text, name);
     }
     return name;
+  }
+
+  /** A new name for a text whose plan under `stale` went stale (once, for concurrent failures). */
+  private renamed(text: string, stale: string): string {
+    if (this.names.get(text) === stale) {
+      const generation = (this.generations.get(text) ?? 0) + 1;
+      this.generations.set(text, generation);
+      this.names.set(text, `pgboss_${createHash('sha1').update(text).digest('hex')}_${generation}`);
+    }
+    return this.names.get(text)!;
   }
 }
