@@ -39,6 +39,8 @@ describe('PreparedQueueDb', () => {
   it('reports a failing prepared statement as pg-boss would, and the pool goes on', async () => {
     await expect(db.executeSql('SELECT 1 / $1::int AS q', [0])).rejects.toMatchObject({ code: '22012' });
     expect((await db.executeSql('SELECT 1 / $1::int AS q', [1])).rows).toEqual([{ q: 1 }]);
+    // Prepared, as the statements that do not fail are (the pool's one connection is the one asked).
+    expect(await prepared()).toContain('SELECT 1 / $1::int AS q');
   });
 
   it("names its connections as pg-boss names its own pools' (pgboss:<8 hex>), or as told", async () => {
