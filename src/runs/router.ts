@@ -45,6 +45,16 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     return { seconds, listener: await listenForRunEnds((listener) => queue.watchRunEnded(listener)) };
   };
 
+  /** Answers with `answer`, given the request's wait (listenIfWaiting), whose listener stops once it is done, however it ends. */
+  const withWait = async (req: Request, answer: (wait: Wait | undefined) => Promise<void>): Promise<void> => {
+    const wait = await listenIfWaiting(req);
+    try {
+      await answer(wait);
+    } finally {
+      wait?.listener.stop();
+    }
+  };
+
   /** Waits for the run's end (waiting.ts readWhenEnded); `queued`: the run this request queued after the listener began. */
   const waitFor = async <T extends { status: string }>(
     res: Response,
@@ -72,8 +82,7 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
   async function runWorkflow(req: Request, res: Response<JsonOf<'runWorkflow', 202> | JsonOf<'runWorkflow', 200>>) {
     // Listening before the run is queued, its end cannot come unheard: a run just queued is not
     // read before a notice of its end (or the wait's end).
-    const wait = await listenIfWaiting(req);
-    try {
+    await withWait(req, async (wait) => {
       const { run, replayed } = await service.startRun(ctx, userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'), runStarts);
       res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
       const read = runReader(req, run.id);
@@ -86,9 +95,7 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
       // Both answers carry the logs (one schema for generated clients): none yet for a run just queued.
       const detail = waited ?? (replayed ? await read() : { ...run, logs: [] });
       res.status(202).json({ data: detail });
-    } finally {
-      wait?.listener.stop();
-    }
+    });
   }
 
   async function listRuns(req: Request, res: Response<JsonOf<'listRuns', 200>>) {
@@ -105,13 +112,10 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
 
   async function getRun(req: Request, res: Response<JsonOf<'getRun', 200>>) {
     const read = runReader(req, runIdOf(req));
-    const wait = await listenIfWaiting(req);
-    try {
+    await withWait(req, async (wait) => {
       const run = (wait && (await waitFor(res, wait, runIdOf(req), read))) ?? (await read());
       res.status(200).json({ data: run });
-    } finally {
-      wait?.listener.stop();
-    }
+    });
   }
 
   /** Same auth, ownership and errors as getRun, then the run's events as Server-Sent Events. */
