@@ -331,6 +331,59 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       expect(notEnded.logs.map((s) => s.status)).toEqual(notEnded.status === 'queued' ? [] : ['completed', 'running']);
       await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: { workflow_id: slowWorkflow, run_id: accepted.data!.data.id } } });
     });
+
+    it('every request that waits stops watching run ends once answered: 200, 202, 404, 429, and a client that left', async () => {
+      // The queue's run-end watchers that the requests below begin and have not stopped.
+      const queue = server.ctx.runs!.queue;
+      const watchRunEnded = queue.watchRunEnded;
+      let watching = 0;
+      queue.watchRunEnded = async (watcher) => {
+        const stop = await watchRunEnded(watcher);
+        watching++;
+        return () => {
+          watching--;
+          stop();
+        };
+      };
+      const runStarts = server.rateLimiters.runStarts;
+      const hit = runStarts.hit;
+      const wait = { Prefer: 'wait=30' };
+      try {
+        const echo = await createWorkflow(alice, 'echo');
+        const ended = await alice.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: echo }, header: wait }, body: { inputs: { ticket: 'x' } } });
+        expect(ended.response.status).toBe(200);
+        expect(watching).toBe(0);
+        expect((await getWaiting(echo, ended.data!.data.id, 'wait=30')).response.status).toBe(200);
+        expect(watching).toBe(0);
+        const missing = await alice.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: 'wf_missing' }, header: wait }, body: { inputs: { ticket: 'x' } } });
+        expect(missing.response.status).toBe(404);
+        expect((await getWaiting(echo, 'run_missing', 'wait=30')).response.status).toBe(404);
+        expect(watching).toBe(0);
+        runStarts.hit = () => 30; // USER_RUNS_PER_MINUTE spent
+        const limited = await alice.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: echo }, header: wait }, body: { inputs: { ticket: 'x' } } });
+        runStarts.hit = hit;
+        expect(limited.response.status).toBe(429);
+        expect(watching).toBe(0);
+
+        fake.replies = [{ kind: 'hang' }];
+        const hangs = await createWorkflow(alice, 'llama-3');
+        const accepted = await alice.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: hangs }, header: { Prefer: 'wait=1' } }, body: { inputs: { ticket: 'x' } } });
+        expect(accepted.response.status).toBe(202);
+        expect(watching).toBe(0);
+        const leaving = new AbortController();
+        const left = alice
+          .GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: hangs, run_id: accepted.data!.data.id }, header: wait }, signal: leaving.signal })
+          .catch(() => undefined);
+        await vi.waitFor(() => expect(watching).toBe(1));
+        leaving.abort();
+        await left;
+        await vi.waitFor(() => expect(watching).toBe(0));
+        await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: { workflow_id: hangs, run_id: accepted.data!.data.id } } });
+      } finally {
+        queue.watchRunEnded = watchRunEnded;
+        runStarts.hit = hit;
+      }
+    });
   });
 
   describe('per-node policies and classified provider failures', () => {
