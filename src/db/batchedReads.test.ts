@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { describe, expect, it } from 'vitest';
-import { batchedReads } from './batchedReads.ts';
+import { batched, batchedReads } from './batchedReads.ts';
 
 /** A readMany whose calls the test answers by hand: each call's keys, and its answer to give. */
 function manualReads() {
@@ -79,5 +79,34 @@ describe('batchedReads', () => {
     calls[0]!.answer({ a: 1 });
     calls[1]!.answer({ b: 2 });
     expect(await Promise.all(reads)).toEqual([1, 2]);
+  });
+});
+
+describe('batched, with a key per item and a max', () => {
+  it('keeps a queue per key (batches of two keys go side by side), and puts at most max items in a batch, the rest waiting for the next', async () => {
+    const calls: Array<{ items: string[]; answer(): void }> = [];
+    const run = batched(
+      (_db: Knex, items: string[]) => new Promise<string[]>((resolve) => calls.push({ items, answer: () => resolve(items.map((i) => i.toUpperCase())) })),
+      { keyOf: (item) => item[0]!, max: 2 },
+    );
+    const firsts = [run(db, 'a1'), run(db, 'b1')];
+    const waiting = [run(db, 'a2'), run(db, 'a3'), run(db, 'a4'), run(db, 'b2')];
+    expect(calls.map((c) => c.items)).toEqual([['a1'], ['b1']]);
+    calls[0]!.answer();
+    calls[1]!.answer();
+    expect(await Promise.all(firsts)).toEqual(['A1', 'B1']);
+    await tick();
+    expect(calls.slice(2).map((c) => c.items)).toEqual([['a2', 'a3'], ['b2']]);
+    calls[2]!.answer();
+    calls[3]!.answer();
+    await tick();
+    expect(calls.slice(4).map((c) => c.items)).toEqual([['a4']]);
+    calls[4]!.answer();
+    expect(await Promise.all(waiting)).toEqual(['A2', 'A3', 'A4', 'B2']);
+    // Drained: the next call of a key goes at once.
+    const later = run(db, 'a5');
+    expect(calls.slice(5).map((c) => c.items)).toEqual([['a5']]);
+    calls[5]!.answer();
+    expect(await later).toBe('A5');
   });
 });

@@ -13,24 +13,24 @@ interface Waiting<I, R> {
   reject(err: unknown): void;
 }
 
-interface Queue<I, R> {
-  busy: boolean;
-  waiting: Waiting<I, R>[];
-}
-
 /**
  * A function of one item, whose concurrent calls are coalesced into calls of `runBatch` with every
- * item waiting by then. Per database (or transaction) one batch is under way at a time. `runBatch`
- * answers one result per item, in the items' order; when it fails, every call of its batch fails
- * with its error.
+ * item waiting by then, at most `max` (the rest wait for the next call). Per database (or
+ * transaction) and per `keyOf(item)` (one for all items without it), one batch is under way at a
+ * time. `runBatch` answers one result per item, in the items' order; when it fails, every call of
+ * its batch fails with its error.
  */
-export function batched<I, R>(runBatch: (db: Knex, items: I[]) => Promise<R[]>): (db: Knex, item: I) => Promise<R> {
-  const queues = new WeakMap<Knex, Queue<I, R>>();
+export function batched<I, R>(
+  runBatch: (db: Knex, items: I[]) => Promise<R[]>,
+  { keyOf = () => '', max = Infinity }: { keyOf?: (item: I) => string; max?: number } = {},
+): (db: Knex, item: I) => Promise<R> {
+  /** Per database, the items waiting by key, while a batch of theirs is under way. */
+  const queues = new WeakMap<Knex, Map<string, Waiting<I, R>[]>>();
 
-  async function drain(db: Knex, queue: Queue<I, R>): Promise<void> {
-    queue.busy = true;
-    while (queue.waiting.length > 0) {
-      const batch = queue.waiting.splice(0);
+  /** Runs the queue's batches one after another until none is waiting, then forgets it (in the same turn as its last check). */
+  async function drain(db: Knex, queue: Waiting<I, R>[], forget: () => void): Promise<void> {
+    while (queue.length > 0) {
+      const batch = queue.splice(0, max);
       try {
         const results = await runBatch(db, batch.map((w) => w.item));
         batch.forEach((w, i) => w.resolve(results[i]!));
@@ -38,18 +38,25 @@ export function batched<I, R>(runBatch: (db: Knex, items: I[]) => Promise<R[]>):
         for (const w of batch) w.reject(err);
       }
     }
-    queue.busy = false;
+    forget();
   }
 
   return (db, item) =>
     new Promise<R>((resolve, reject) => {
-      let queue = queues.get(db);
-      if (!queue) {
-        queue = { busy: false, waiting: [] };
-        queues.set(db, queue);
+      let byKey = queues.get(db);
+      if (!byKey) {
+        byKey = new Map();
+        queues.set(db, byKey);
       }
-      queue.waiting.push({ item, resolve, reject });
-      if (!queue.busy) void drain(db, queue);
+      const key = keyOf(item);
+      const waiting = byKey.get(key);
+      if (waiting) {
+        waiting.push({ item, resolve, reject });
+        return;
+      }
+      const queue = [{ item, resolve, reject }];
+      byKey.set(key, queue);
+      void drain(db, queue, () => byKey.delete(key));
     });
 }
 

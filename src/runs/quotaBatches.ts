@@ -3,24 +3,23 @@
 // insertRunsWithinLimit), so one user's starts queue on that row: under load, each waited for
 // every start before it to take the lock, count, insert and commit, and held a pooled connection
 // while it waited. Now, while one transaction is under way, the starts that come meanwhile wait
-// here and go together in the next one: one lock, one count, one insert for all of them. A start
-// that comes alone goes at once, as before; the quota stays exact (the first that fit are
-// inserted, the rest are over the limit, in the order they came).
+// (src/db/batchedReads.ts batched) and go together in the next one: one lock, one count, one
+// insert for all of them. A start that comes alone goes at once, as before; the quota stays exact
+// (the first that fit are inserted, the rest are over the limit, in the order they came).
 import type { Knex } from 'knex';
+import { batched } from '../db/batchedReads.ts';
 import * as store from './store.ts';
 import type { NewRunRow, QuotaInsert } from './store.ts';
 
 /** The most runs one transaction inserts; the rest wait for the next. */
 const MAX_BATCH = 32;
 
-interface Waiting {
+interface Start {
   row: NewRunRow;
-  resolve(result: QuotaInsert): void;
-  reject(err: unknown): void;
+  limit: number;
 }
-
-/** Per database: the starts waiting, by user and workflow, while a transaction of theirs is under way. */
-const queues = new WeakMap<Knex, Map<string, Waiting[]>>();
+/** What became of a start: its answer, or the error of a transaction of its own. */
+type Outcome = QuotaInsert | { failed: unknown };
 
 /**
  * Inserts the run unless its user already has `limit` runs queued or running (or its workflow was
@@ -30,43 +29,25 @@ const queues = new WeakMap<Knex, Map<string, Waiting[]>>();
  * a lock wait timeout) is tried again one start at a time, so a start fails only with the error of
  * its own transaction.
  */
-export function insertRunWithinLimit(db: Knex, row: NewRunRow, limit: number): Promise<QuotaInsert> {
-  let byKey = queues.get(db);
-  if (!byKey) {
-    byKey = new Map();
-    queues.set(db, byKey);
-  }
-  const key = `${row.user_id} ${row.workflow_id}`;
-  return new Promise<QuotaInsert>((resolve, reject) => {
-    const waiting = byKey.get(key);
-    if (waiting) {
-      waiting.push({ row, resolve, reject });
-      return;
-    }
-    const queue = [{ row, resolve, reject }];
-    byKey.set(key, queue);
-    void drain(db, limit, queue, () => byKey.delete(key));
-  });
+export async function insertRunWithinLimit(db: Knex, row: NewRunRow, limit: number): Promise<QuotaInsert> {
+  const outcome = await quotaTransactions(db, { row, limit });
+  if (typeof outcome !== 'string') throw outcome.failed;
+  return outcome;
 }
 
-/** Runs the queue's transactions one after another until none is waiting, then forgets it (in the same turn as its last check). */
-async function drain(db: Knex, limit: number, queue: Waiting[], forget: () => void): Promise<void> {
-  try {
-    while (queue.length > 0) await insertTogether(db, limit, queue.splice(0, MAX_BATCH));
-  } finally {
-    forget();
-  }
-}
+const quotaTransactions = batched((db: Knex, starts: Start[]) => insertTogether(db, starts), {
+  keyOf: ({ row, limit }) => `${row.user_id} ${row.workflow_id} ${limit}`,
+  max: MAX_BATCH,
+});
 
-async function insertTogether(db: Knex, limit: number, batch: Waiting[]): Promise<void> {
+/** The starts (of one user, workflow and limit) in one transaction: each one's outcome (never throws). */
+async function insertTogether(db: Knex, starts: Start[]): Promise<Outcome[]> {
   try {
-    const results = await store.insertRunsWithinLimit(db, batch.map((w) => w.row), limit);
-    batch.forEach((w, i) => w.resolve(results[i]!));
+    return await store.insertRunsWithinLimit(db, starts.map((s) => s.row), starts[0]!.limit);
   } catch (err) {
-    if (batch.length === 1) {
-      batch[0]!.reject(err);
-      return;
-    }
-    for (const w of batch) await insertTogether(db, limit, [w]);
+    if (starts.length === 1) return [{ failed: err }];
+    const outcomes: Outcome[] = [];
+    for (const start of starts) outcomes.push(...(await insertTogether(db, [start])));
+    return outcomes;
   }
 }
