@@ -308,7 +308,7 @@ const tokenInsert = prepared<{ [K in keyof NewToken]: NewToken[K] }>('oauth_toke
  * so an error fails only the rotation it belongs to.
  */
 export async function insertSuccessorToken(db: Knex, token: NewToken, rotatedFromId: number): Promise<boolean> {
-  const outcome = await successorInserts(db, { ...token, rotatedFromId });
+  const outcome = await insertSuccessorsCoalesced(db, { ...token, rotatedFromId });
   if (typeof outcome !== 'boolean') throw outcome.failed;
   return outcome;
 }
@@ -319,7 +319,7 @@ type SuccessorOutcome = boolean | { failed: unknown };
 
 const MAX_SUCCESSORS_PER_INSERT = 32;
 
-const successorInserts = batched(async (db: Knex, successors: Successor[]) => {
+const insertSuccessorsCoalesced = batched(async (db: Knex, successors: Successor[]) => {
   const calls = [];
   for (let i = 0; i < successors.length; i += MAX_SUCCESSORS_PER_INSERT) calls.push(insertSuccessors(db, successors.slice(i, i + MAX_SUCCESSORS_PER_INSERT)));
   return (await Promise.all(calls)).flat();
@@ -329,7 +329,7 @@ const successorInserts = batched(async (db: Knex, successors: Successor[]) => {
 async function insertSuccessors(db: Knex, successors: Successor[]): Promise<SuccessorOutcome[]> {
   let stored: number;
   try {
-    stored = await successorsInsert(successors.length).run(db, Object.fromEntries(successors.flatMap((s, i) => SUCCESSOR_FIELDS.map((f) => [`${f}${i}`, s[f]]))));
+    stored = await successorsInsertStatement(successors.length).run(db, Object.fromEntries(successors.flatMap((s, i) => SUCCESSOR_FIELDS.map((f) => [`${f}${i}`, s[f]]))));
   } catch (err) {
     if (successors.length === 1) return [isUniqueViolation(err) ? false : { failed: err }];
     // The statement stored nothing: a token was rotated meanwhile or is presented twice in this
@@ -353,7 +353,7 @@ async function insertSuccessors(db: Knex, successors: Successor[]): Promise<Succ
 const SUCCESSOR_FIELDS = ['codeId', 'accessTokenHash', 'refreshTokenHash', 'scope', 'accessExpiresAt', 'refreshExpiresAt', 'createdAt', 'rotatedFromId', 'authorizationId'] as const;
 
 type SuccessorsInsert = PreparedQuery<Record<string, string | number | null>, Record<string, unknown>>;
-const successorsInserts = new Map<number, SuccessorsInsert>();
+const successorsInsertStatements = new Map<number, SuccessorsInsert>();
 
 /**
  * INSERT ... SELECT (MySQL and PostgreSQL alike), which the builder cannot write with a column
@@ -361,8 +361,8 @@ const successorsInserts = new Map<number, SuccessorsInsert>();
  * Prepared for each count of rows (1 to 32). PostgreSQL types a UNION's untyped parameters as
  * text, so there the integers say they are bigints.
  */
-function successorsInsert(count: number): SuccessorsInsert {
-  let query = successorsInserts.get(count);
+function successorsInsertStatement(count: number): SuccessorsInsert {
+  let query = successorsInsertStatements.get(count);
   if (!query) {
     query = prepared(`oauth_token_successors_insert_${count}`, (db, param) => {
       const int = dialectOf(db) === 'pg' ? '?::bigint' : '?';
@@ -374,7 +374,7 @@ function successorsInsert(count: number): SuccessorsInsert {
         Array.from({ length: count }, (_, i) => SUCCESSOR_FIELDS.map((f) => param(`${f}${i}`))).flat(),
       );
     });
-    successorsInserts.set(count, query);
+    successorsInsertStatements.set(count, query);
   }
   return query;
 }
