@@ -33,9 +33,9 @@ export interface RunEndListener {
   /** Names the run (once): notices heard since the listener began that concern it count. */
   follow(runId: string): void;
   /** Notices so far of the run's end, and reconnects' nulls (its end may have gone unheard). */
-  notices: number;
-  /** Called at each such notice. */
-  onNotice: () => void;
+  readonly notices: number;
+  /** Resolves once `notices` is past `seen` (at once if it is already), after `ms`, or when `signal` aborts. */
+  nextNotice(seen: number, ms: number, signal?: AbortSignal): Promise<void>;
   stop(): void;
 }
 
@@ -43,25 +43,41 @@ export interface RunEndListener {
 export async function listenForRunEnds(feed: RunEndedFeed): Promise<RunEndListener> {
   let runId: string | undefined;
   let early: (string | null)[] = []; // heard before the run was named
+  let notices = 0;
+  let wake = () => {};
   const concerns = (id: string | null) => id === null || id === runId;
-  const listener: RunEndListener = {
-    notices: 0,
-    onNotice: () => {},
-    follow(id) {
-      runId = id;
-      listener.notices += early.filter(concerns).length;
-      early = [];
-    },
-    stop: () => {},
-  };
-  listener.stop = await feed((id) => {
+  const stop = await feed((id) => {
     if (runId === undefined) early.push(id);
     else if (concerns(id)) {
-      listener.notices++;
-      listener.onNotice();
+      notices++;
+      wake();
     }
   });
-  return listener;
+  return {
+    get notices() {
+      return notices;
+    },
+    follow(id) {
+      runId = id;
+      notices += early.filter(concerns).length;
+      early = [];
+    },
+    nextNotice(seen, ms, signal) {
+      return new Promise<void>((resolve) => {
+        if (notices !== seen || signal?.aborted) return resolve();
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          wake = () => {};
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        signal?.addEventListener('abort', done, { once: true });
+        wake = done;
+      });
+    },
+    stop,
+  };
 }
 
 const isTerminal = (status: string) => (store.TERMINAL as readonly string[]).includes(status);
@@ -82,38 +98,23 @@ export async function readWhenEnded<T extends { status: string }>(
   signal?: AbortSignal,
   queued?: { status: string },
 ): Promise<T> {
-  let wake: () => void = () => {};
-  listener.onNotice = () => wake();
   const deadline = Date.now() + seconds * 1000;
-  let timer: NodeJS.Timeout | undefined;
-  const onAbort = () => wake();
-  signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    // Notices are counted from before each read: one that comes while a read is under way (the
-    // read may have seen the run before its end) makes another read, never a wait for the next.
-    // A queued run was "read" when the listener began: every notice since is unseen.
-    let seen = queued ? 0 : listener.notices;
-    let run = queued ? undefined : await read(false);
-    let status = run ? run.status : queued!.status;
-    while (!isTerminal(status) && !signal?.aborted) {
-      const left = deadline - Date.now();
-      if (left <= 0) break;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        if (listener.notices !== seen) resolve(); // a notice came while reading
-        timer = setTimeout(resolve, left);
-      });
-      clearTimeout(timer);
-      const noticed = listener.notices !== seen;
-      seen = listener.notices;
-      if (signal?.aborted) break;
-      run = await read(noticed);
-      status = run.status;
-      if (!noticed) break; // timed out: answer with the run as it is now
-    }
-    return run ?? (await read(false));
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
+  // Notices are counted from before each read: one that comes while a read is under way (the
+  // read may have seen the run before its end) makes another read, never a wait for the next.
+  // A queued run was "read" when the listener began: every notice since is unseen.
+  let seen = queued ? 0 : listener.notices;
+  let run = queued ? undefined : await read(false);
+  let status = run ? run.status : queued!.status;
+  while (!isTerminal(status) && !signal?.aborted) {
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    await listener.nextNotice(seen, left, signal); // at once if a notice came while reading
+    const noticed = listener.notices !== seen;
+    seen = listener.notices;
+    if (signal?.aborted) break;
+    run = await read(noticed);
+    status = run.status;
+    if (!noticed) break; // timed out: answer with the run as it is now
   }
+  return run ?? (await read(false));
 }
