@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { insertReturningId, isUniqueViolation } from '../db/insert.ts';
-import { batched, batchedReads } from '../db/batchedReads.ts';
+import { answerOf, batched, batchedReads, togetherElseAlone, type Outcome } from '../db/batched.ts';
 import { dialectOf } from '../db/knex.ts';
 import { prepared, type PreparedQuery } from '../db/prepared.ts';
 import { joinScopes } from './scopes.ts';
@@ -199,7 +199,7 @@ function rotatedAtOf(row: Record<string, unknown>): number | null {
   return at === null || at === undefined ? null : Number(at);
 }
 
-/** Concurrent refreshes share one read of their tokens (src/db/batchedReads.ts). */
+/** Concurrent refreshes share one read of their tokens (src/db/batched.ts). */
 export async function findTokenByRefreshHash(db: Knex, refreshHash: string): Promise<RefreshTokenRow | null> {
   return (await tokenByRefreshHash(db, refreshHash)) ?? null;
 }
@@ -304,18 +304,14 @@ const tokenInsert = prepared<{ [K in keyof NewToken]: NewToken[K] }>('oauth_toke
  * Refresh rotation (RFC 9700 4.14.2) in one statement: stores the new pair as the successor of
  * token `rotatedFromId`, while its grant stands. False when the grant was revoked meanwhile, or when a
  * concurrent refresh rotated the token first (its successor holds the unique rotated_from_id).
- * Concurrent rotations share the statement (src/db/batchedReads.ts); each answers for itself alone,
+ * Concurrent rotations share the statement (src/db/batched.ts); each answers for itself alone,
  * so an error fails only the rotation it belongs to.
  */
 export async function insertSuccessorToken(db: Knex, token: NewToken, rotatedFromId: number): Promise<boolean> {
-  const outcome = await insertSuccessorsCoalesced(db, { ...token, rotatedFromId });
-  if (typeof outcome !== 'boolean') throw outcome.failed;
-  return outcome;
+  return answerOf(await insertSuccessorsCoalesced(db, { ...token, rotatedFromId }));
 }
 
 type Successor = NewToken & { rotatedFromId: number };
-/** Whether a successor was stored, or why its insert failed (that rotation's own error). */
-type SuccessorOutcome = boolean | { failed: unknown };
 
 const MAX_SUCCESSORS_PER_INSERT = 32;
 
@@ -325,29 +321,31 @@ const insertSuccessorsCoalesced = batched(async (db: Knex, successors: Successor
   return (await Promise.all(calls)).flat();
 });
 
-/** Stores the successors whose grants stand, in one statement: each one's outcome (never throws). */
-async function insertSuccessors(db: Knex, successors: Successor[]): Promise<SuccessorOutcome[]> {
-  let stored: number;
-  try {
-    stored = await successorsInsertStatement(successors.length).run(db, Object.fromEntries(successors.flatMap((s, i) => SUCCESSOR_FIELDS.map((f) => [`${f}${i}`, s[f]]))));
-  } catch (err) {
-    if (successors.length === 1) return [isUniqueViolation(err) ? false : { failed: err }];
-    // The statement stored nothing: a token was rotated meanwhile or is presented twice in this
-    // batch (a unique violation), it deadlocked with a revocation of one of its grants, or one
-    // row is at fault. One by one, each as if alone (of two with one token, the first wins), so
-    // only a row at fault fails.
-    const outcomes = [];
-    for (const successor of successors) outcomes.push(...(await insertSuccessors(db, [successor])));
-    return outcomes;
-  }
-  if (stored === successors.length) return successors.map(() => true);
-  // A grant was revoked meanwhile (its select found no row): the others were stored.
-  try {
-    const storedHashes = new Set((await db('oauth_tokens').whereIn('refresh_token_hash', successors.map((s) => s.refreshTokenHash)).pluck('refresh_token_hash')).map(String));
-    return successors.map((s) => storedHashes.has(s.refreshTokenHash));
-  } catch (err) {
-    return successors.map(() => ({ failed: err }));
-  }
+/**
+ * Stores the successors whose grants stand, in one statement: whether each was stored. When the
+ * statement stored nothing (a token rotated meanwhile or presented twice in this batch, a deadlock
+ * with a revocation of one of its grants, a row at fault), each goes again alone (of two with one
+ * token, the first wins), so only a row at fault fails.
+ */
+function insertSuccessors(db: Knex, successors: Successor[]): Promise<Outcome<boolean>[]> {
+  return togetherElseAlone(successors, async (some) => {
+    let stored: number;
+    try {
+      stored = await successorsInsertStatement(some.length).run(db, Object.fromEntries(some.flatMap((s, i) => SUCCESSOR_FIELDS.map((f) => [`${f}${i}`, s[f]]))));
+    } catch (err) {
+      if (some.length === 1 && isUniqueViolation(err)) return [false];
+      throw err;
+    }
+    if (stored === some.length) return some.map(() => true);
+    // A grant was revoked meanwhile (its select found no row): the others were stored, so an error
+    // here is not the statement's and is not tried again.
+    try {
+      const storedHashes = new Set((await db('oauth_tokens').whereIn('refresh_token_hash', some.map((s) => s.refreshTokenHash)).pluck('refresh_token_hash')).map(String));
+      return some.map((s) => storedHashes.has(s.refreshTokenHash));
+    } catch (err) {
+      return some.map(() => ({ failed: err }));
+    }
+  });
 }
 
 const SUCCESSOR_FIELDS = ['codeId', 'accessTokenHash', 'refreshTokenHash', 'scope', 'accessExpiresAt', 'refreshExpiresAt', 'createdAt', 'rotatedFromId', 'authorizationId'] as const;

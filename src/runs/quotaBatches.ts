@@ -3,11 +3,11 @@
 // insertRunsWithinLimit), so one user's starts queue on that row: under load, each waited for
 // every start before it to take the lock, count, insert and commit, and held a pooled connection
 // while it waited. Now, while one transaction is under way, the starts that come meanwhile wait
-// (src/db/batchedReads.ts batched) and go together in the next one: one lock, one count, one
+// (src/db/batched.ts batched) and go together in the next one: one lock, one count, one
 // insert for all of them. A start that comes alone goes at once, as before; the quota stays exact
 // (the first that fit are inserted, the rest are over the limit, in the order they came).
 import type { Knex } from 'knex';
-import { batched } from '../db/batchedReads.ts';
+import { answerOf, batched, togetherElseAlone } from '../db/batched.ts';
 import * as store from './store.ts';
 import type { NewRunRow, QuotaInsert } from './store.ts';
 
@@ -18,8 +18,6 @@ interface Start {
   row: NewRunRow;
   limit: number;
 }
-/** What became of a start: its answer, or the error of a transaction of its own. */
-type Outcome = QuotaInsert | { failed: unknown };
 
 /**
  * Inserts the run unless its user already has `limit` runs queued or running (or its workflow was
@@ -30,24 +28,11 @@ type Outcome = QuotaInsert | { failed: unknown };
  * its own transaction.
  */
 export async function insertRunWithinLimit(db: Knex, row: NewRunRow, limit: number): Promise<QuotaInsert> {
-  const outcome = await quotaTransactions(db, { row, limit });
-  if (typeof outcome !== 'string') throw outcome.failed;
-  return outcome;
+  return answerOf(await quotaTransactions(db, { row, limit }));
 }
 
-const quotaTransactions = batched((db: Knex, starts: Start[]) => insertTogether(db, starts), {
-  keyOf: ({ row, limit }) => `${row.user_id} ${row.workflow_id} ${limit}`,
-  max: MAX_BATCH,
-});
-
-/** The starts (of one user, workflow and limit) in one transaction: each one's outcome (never throws). */
-async function insertTogether(db: Knex, starts: Start[]): Promise<Outcome[]> {
-  try {
-    return await store.insertRunsWithinLimit(db, starts.map((s) => s.row), starts[0]!.limit);
-  } catch (err) {
-    if (starts.length === 1) return [{ failed: err }];
-    const outcomes: Outcome[] = [];
-    for (const start of starts) outcomes.push(...(await insertTogether(db, [start])));
-    return outcomes;
-  }
-}
+/** The starts (of one user, workflow and limit) in one transaction, else each in its own. */
+const quotaTransactions = batched(
+  (db: Knex, starts: Start[]) => togetherElseAlone(starts, (some) => store.insertRunsWithinLimit(db, some.map((s) => s.row), some[0]!.limit)),
+  { keyOf: ({ row, limit }) => `${row.user_id} ${row.workflow_id} ${limit}`, max: MAX_BATCH },
+);

@@ -75,3 +75,28 @@ export function batchedReads<K, V>(readMany: (db: Knex, keys: K[]) => Promise<Ma
     return keys.map((key) => found.get(key));
   });
 }
+
+/** What became of one item of a batch: its answer, or the error of a statement that was its own. */
+export type Outcome<R> = R | { failed: unknown };
+
+/**
+ * `run` for the items together; if that throws, `run` for each item alone, one after another in
+ * their order (so of two items that conflict, the first wins), and an error then fails its own
+ * item only. `run` answers one outcome per item, in order.
+ */
+export async function togetherElseAlone<I, R>(items: I[], run: (items: I[]) => Promise<Outcome<R>[]>): Promise<Outcome<R>[]> {
+  try {
+    return await run(items);
+  } catch (err) {
+    if (items.length === 1) return [{ failed: err }];
+    const outcomes: Outcome<R>[] = [];
+    for (const item of items) outcomes.push(...(await togetherElseAlone([item], run)));
+    return outcomes;
+  }
+}
+
+/** The outcome's answer, or its error thrown. */
+export function answerOf<R extends string | boolean>(outcome: Outcome<R>): R {
+  if (typeof outcome === 'object') throw outcome.failed;
+  return outcome;
+}

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { describe, expect, it } from 'vitest';
-import { batched, batchedReads } from './batchedReads.ts';
+import { batched, batchedReads } from './batched.ts';
 
 /** A readMany whose calls the test answers by hand: each call's keys, and its answer to give. */
 function manualReads() {
