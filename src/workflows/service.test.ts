@@ -1,6 +1,6 @@
 // Service rules on a real database, each dialect the run has (embedded PostgreSQL; MySQL when
 // TEST_MYSQL_URL is set). HTTP-level behaviour is in router.test.ts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Problem } from '../shared/errors.ts';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { insertReturningId } from '../db/insert.ts';
@@ -125,6 +125,60 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
     const later = { ...ctx, now: () => Date.now() + 60_000 };
     expect(await service.purgeDeletedWorkflows(later, 30_000)).toBeGreaterThanOrEqual(1);
     expect((await rejection(service.findWorkflowForRuns(retaining, alice, created.id))).status).toBe(404);
+  });
+
+  /** The store's driver, whose connections the reads take (prepared statements emit no 'query' event). */
+  const driver = () => testDb.db.client as { acquireConnection(): Promise<unknown>; releaseConnection(connection: unknown): Promise<void> };
+
+  it('concurrent reads of one workflow for the run endpoints (each run start makes one) share a statement', async () => {
+    const created = await service.createWorkflow(ctx, alice, { name: 'Busy', ...graph });
+    const acquire = vi.spyOn(driver(), 'acquireConnection');
+    try {
+      const [alices, bobs] = await Promise.all([
+        Promise.all(Array.from({ length: 6 }, () => service.findWorkflowForRuns(ctx, alice, created.id))),
+        rejection(service.findWorkflowForRuns(ctx, bob, created.id)),
+      ]);
+      // Alice's first read went alone, and the five asked for while it was under way went together;
+      // Bob's (another user, so another key) went on its own, and found nothing.
+      expect(acquire).toHaveBeenCalledTimes(3);
+      for (const found of alices) expect(found).toEqual({ workflow: created, deleted: false });
+      expect(alices[0]!.workflow).not.toBe(alices[1]!.workflow); // each caller its own copy
+      expect(bobs.status).toBe(404);
+    } finally {
+      acquire.mockRestore();
+    }
+  });
+
+  it.each(['updated', 'deleted'] as const)('a run endpoint\'s read asked for while another is under way sees the workflow as %s before it was asked for', async (change) => {
+    const created = await service.createWorkflow(ctx, alice, { name: 'Before', ...graph });
+    // The first read's connection goes back to the pool only when the gate opens: its row (read
+    // before the change) stays under way while the change commits and the second read is asked for.
+    const pool = driver();
+    const release = pool.releaseConnection.bind(pool);
+    let readDone!: () => void;
+    const firstRead = new Promise<void>((resolve) => (readDone = resolve));
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const held = vi.spyOn(pool, 'releaseConnection').mockImplementationOnce(async (connection) => {
+      readDone();
+      await gate;
+      return release(connection);
+    });
+    try {
+      const first = service.findWorkflowForRuns(ctx, alice, created.id);
+      await firstRead;
+      if (change === 'updated') await service.updateWorkflow(ctx, alice, created.id, { name: 'After' }, undefined);
+      else await service.deleteWorkflow(ctx, alice, created.id);
+      const second = service.findWorkflowForRuns(ctx, alice, created.id).catch((err: unknown) => err);
+      openGate();
+      expect((await first).workflow.name).toBe('Before');
+      const seen = await second;
+      if (change === 'updated') expect((seen as { workflow: { name: string; version: number } }).workflow).toMatchObject({ name: 'After', version: 2 });
+      else expect((seen as Problem).status).toBe(404);
+    } finally {
+      openGate();
+      held.mockRestore();
+    }
   });
 
   it('purges only workflows deleted longer ago than the retention', async () => {

@@ -1,6 +1,7 @@
 // SQL of the workflows domain, named by intent. Rows are per user and soft-deleted: a deleted
 // workflow keeps its row (and so its runs) until it is purged, but no query here returns it.
 import type { Knex } from 'knex';
+import { batched } from '../db/batched.ts';
 import { prepared } from '../db/prepared.ts';
 
 export interface WorkflowRow {
@@ -105,11 +106,24 @@ export async function softDeleteWorkflow(db: Knex, userId: number, id: string, n
 /**
  * The user's workflow whether or not it was deleted: the runs domain shows the runs of a deleted
  * workflow until it is purged.
+ *
+ * Every run start reads it, so concurrent reads of one user's workflow share a statement
+ * (src/db/batched.ts): under load, one user's clients starting runs of one workflow read it once
+ * per round trip instead of once each. A read asked for while one is under way goes out with the
+ * next, so it sees every update and delete committed before it was asked for.
  */
 export async function findWorkflowIncludingDeleted(db: Knex, userId: number, id: string): Promise<WorkflowRow | undefined> {
-  const row = (await workflowIncludingDeleted.first(db, { userId, id })) as WorkflowRow | undefined;
-  return row ? fromDb(row) : undefined;
+  const row = await workflowIncludingDeletedShared(db, { userId, id });
+  return row ? fromDb(row) : undefined; // a row of its own for each caller
 }
+
+const workflowIncludingDeletedShared = batched(
+  async (db: Knex, reads: Array<{ userId: number; id: string }>) => {
+    const row = (await workflowIncludingDeleted.first(db, reads[0]!)) as WorkflowRow | undefined;
+    return reads.map(() => row);
+  },
+  { keyOf: ({ userId, id }) => `${userId} ${id}` },
+);
 
 /** Prepared (src/db/prepared.ts): every run and every run page reads it (issue 19). */
 const workflowIncludingDeleted = prepared<{ userId: number; id: string }>('workflow_including_deleted', (db, param) =>
