@@ -135,7 +135,9 @@ type StepEnd = Pick<RunStepRow, 'status' | 'finished_at' | 'output_preview' | 't
  * One run's per-node log, written behind execution: a step that starts and ends within
  * STEP_LOG_DELAY_MS is inserted once, already ended, together with the others; a slower one is
  * inserted as `running` when the delay passes and updated when it ends. Inserts keep start order,
- * so the log reads in execution order. `close()` writes what is left and reports a failed write.
+ * so the log reads in execution order. `close()` waits for the writes under way and reports a
+ * failed one; what is left, `rest()`, goes in the transaction that ends the run. Nothing is
+ * written unless `mine()` says the attempt holds the run (it claims the run if need be).
  */
 class StepLog {
   private readonly pending: NewStep[] = [];
@@ -148,11 +150,13 @@ class StepLog {
   private readonly db: Knex;
   private readonly runId: string;
   private readonly retry: <T>(fn: () => Promise<T>) => Promise<T>;
+  private readonly mine: () => Promise<boolean>;
 
-  constructor(db: Knex, runId: string, retry: <T>(fn: () => Promise<T>) => Promise<T>) {
+  constructor(db: Knex, runId: string, retry: <T>(fn: () => Promise<T>) => Promise<T>, mine: () => Promise<boolean>) {
     this.db = db;
     this.runId = runId;
     this.retry = retry;
+    this.mine = mine;
   }
 
   start(row: NewStep): void {
@@ -168,16 +172,22 @@ class StepLog {
     if (!unwritten) this.enqueue(() => store.finishStep(this.db, this.runId, nodeId, end));
   }
 
-  /** The log in execution order, as the store has it once close() succeeded. */
+  /** The log in execution order, as the store has it once the run's end (with `rest()`) is written. */
   written(): readonly NewStep[] {
     return this.all;
   }
 
-  /** Writes every step not yet written; resolves when all writes are done, rejects if one failed. */
+  /** Resolves when the writes under way are done, rejects if one failed. */
   async close(): Promise<void> {
-    this.flush();
+    clearTimeout(this.timer);
+    this.timer = undefined;
     await this.writes;
     if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** After close(): the steps not yet written, to be written with the run's end. */
+  rest(): NewStep[] {
+    return this.pending.splice(0).map((r) => ({ ...r }));
   }
 
   /** The attempt was taken away: nothing more is written. */
@@ -198,7 +208,7 @@ class StepLog {
     this.writes = this.writes.then(async () => {
       if (this.failure !== undefined) return;
       try {
-        await this.retry(write);
+        if (await this.mine()) await this.retry(write);
       } catch (err) {
         this.failure = err;
       }
@@ -227,12 +237,21 @@ class EventLog {
   private readonly ctx: RunnerContext;
   private readonly runId: string;
   private readonly retry: <T>(fn: () => Promise<T>) => Promise<T>;
+  private readonly mine: () => Promise<boolean>;
   private readonly announceEvents: (runId: string) => void;
 
-  constructor(ctx: RunnerContext, runId: string, retry: <T>(fn: () => Promise<T>) => Promise<T>, announceEvents: (runId: string) => void, last: number | undefined) {
+  constructor(
+    ctx: RunnerContext,
+    runId: string,
+    retry: <T>(fn: () => Promise<T>) => Promise<T>,
+    mine: () => Promise<boolean>,
+    announceEvents: (runId: string) => void,
+    last: number | undefined,
+  ) {
     this.ctx = ctx;
     this.runId = runId;
     this.retry = retry;
+    this.mine = mine;
     this.announceEvents = announceEvents;
     this.last = last;
   }
@@ -271,6 +290,7 @@ class EventLog {
 
   private async drain(): Promise<void> {
     try {
+      if (!(await this.mine())) return; // the attempt does not hold the run: its events are not the run's
       while (this.pending.length && !this.discarded) {
         const batch = this.pending.splice(0);
         const after = this.last;
@@ -292,6 +312,18 @@ interface Executing {
   controller: AbortController;
   /** performance.now() when the store last said this attempt still holds the run. */
   confirmedAt: number;
+}
+
+/**
+ * The run as an attempt holds it (`attempts` is the attempt's number), and whether the store says
+ * so yet: a queued run is executed before it is claimed, and claimed only if it is still running
+ * after STEP_LOG_DELAY_MS or has something to write before its end. A run that ends sooner goes
+ * from `queued` to its end in one update (store.ts finishRun), so it costs no claim: like its
+ * steps, a client sees it queued until then.
+ */
+interface Held {
+  run: RunRow;
+  claimed: boolean;
 }
 
 /** A worker's runner; `announcer` (the queue) tells other processes of its runs' ends and events. */
@@ -329,6 +361,7 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
         if (!run) continue;
         const state = states.get(id);
         if (state?.status === 'running' && state.attempts === run.attempt) run.confirmedAt = at;
+        else if (state?.status === 'queued' && state.attempts === run.attempt - 1) continue; // not claimed yet (Held)
         else run.controller.abort(new RunFailure('cancelled', 'The run was cancelled.'));
       }
     } catch (err) {
@@ -352,29 +385,20 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     }
   };
 
-  /** Claims the run for this job; returns it as this attempt holds it, or null to ack and stop. */
-  async function claim(runId: string, job: RunJobContext): Promise<RunRow | null> {
+  /** The run as this job's attempt will hold it, claimed or not yet (Held), or null to ack and stop. */
+  async function claim(runId: string, job: RunJobContext): Promise<Held | null> {
     const known = handedOver.get(runId);
-    if (known) {
-      handedOver.delete(runId);
-      // The conditional update is the claim either way; a miss (cancelled meanwhile) reads the run.
-      const startedAt = now();
-      if (known.status === 'queued' && job.retryCount === 0 && (await claimQueued(known, startedAt))) {
-        return { ...known, status: 'running', started_at: startedAt, attempts: known.attempts + 1 };
-      }
-    }
-    const run = await stored(() => store.findRun(ctx.db, runId));
+    handedOver.delete(runId);
+    // A first delivery of a run this process just queued: as stored (graph and inputs never change).
+    const run = known && job.retryCount === 0 ? known : await stored(() => store.findRun(ctx.db, runId));
     if (!run) {
       ctx.logger.warn({ runId }, 'job for an unknown run; dropped');
       return null;
     }
     if (store.TERMINAL.includes(run.status)) return null; // e.g. cancelled while queued
     if (run.status === 'queued') {
-      const startedAt = now();
-      if (await claimQueued(run, startedAt)) {
-        return { ...run, status: 'running', started_at: startedAt, attempts: run.attempts + 1 };
-      }
-      return claim(runId, job); // cancelled or claimed meanwhile: look again
+      // Not claimed yet (Held): the first write or the end's update fences on `queued` and this attempt.
+      return { run: { ...run, status: 'running', started_at: now(), attempts: run.attempts + 1 }, claimed: false };
     }
     // `running`: a first delivery finding it so is a duplicate of a live job; leave it to that one.
     if (job.retryCount === 0) return null;
@@ -389,18 +413,20 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     if (!(await stored(() => store.takeOverRun(ctx.db, runId, run.attempts, startedAt)))) return claim(runId, job);
     await stored(() => store.deleteSteps(ctx.db, runId)); // re-run from scratch: the graph is re-executed whole
     ctx.logger.warn({ runId, retryCount: job.retryCount, previousFailure: job.previousFailure }, 'run taken over after its previous attempt failed');
-    return { ...run, started_at: startedAt, attempts: run.attempts + 1 };
+    return { run: { ...run, started_at: startedAt, attempts: run.attempts + 1 }, claimed: true };
   }
 
   /**
-   * queued -> running, retried through a store outage. An update that committed but whose answer
-   * was lost reads back as `running` with our attempt and start time: that claim is ours.
+   * queued -> running for the attempt `run` (as Held has it), retried through a store outage. An
+   * update that committed but whose answer was lost reads back as `running` with our attempt and
+   * start time: that claim is ours.
    */
-  async function claimQueued(run: RunRow, startedAt: number): Promise<boolean> {
+  async function claimQueued(run: RunRow): Promise<boolean> {
+    const startedAt = run.started_at!;
     return stored(async () => {
-      if (await store.claimQueuedRun(ctx.db, run.id, run.attempts, startedAt)) return true;
+      if (await store.claimQueuedRun(ctx.db, run.id, run.attempts - 1, startedAt)) return true;
       const current = await store.findRun(ctx.db, run.id);
-      return current?.status === 'running' && current.attempts === run.attempts + 1 && current.started_at === startedAt;
+      return current?.status === 'running' && current.attempts === run.attempts && current.started_at === startedAt;
     });
   }
 
@@ -409,7 +435,7 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     return current?.status === 'running' && current.attempts === attempt;
   }
 
-  async function execute(run: RunRow, job: RunJobContext): Promise<void> {
+  async function execute({ run, claimed }: Held, job: RunJobContext): Promise<void> {
     const runId = run.id;
     const attempt = run.attempts;
     const snapshot = JSON.parse(run.graph) as GraphSnapshot;
@@ -419,6 +445,30 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     const controller = new AbortController();
     const self: Executing = { attempt, controller, confirmedAt: performance.now() };
     watch(runId, self);
+    // Not claimed yet (Held): claimed once the run outlives STEP_LOG_DELAY_MS or has a write to make
+    // first; if it is no longer queued for this attempt (cancelled meanwhile), execution stops.
+    let claiming: Promise<boolean> | undefined = claimed ? Promise.resolve(true) : undefined;
+    const mine = () =>
+      (claiming ??= claimQueued(run).then(
+        (held) => {
+          if (held) self.confirmedAt = performance.now();
+          else controller.abort(new RunFailure('cancelled', 'The run was cancelled.'));
+          return held;
+        },
+        (err: unknown) => {
+          controller.abort(err); // the store stayed away: the job is retried (below)
+          return false;
+        },
+      ));
+    const claimTimer = claimed ? undefined : setTimeout(() => void mine(), STEP_LOG_DELAY_MS);
+    // A call out of the process waits for the claim: a run cancelled while queued reaches no provider.
+    const heldModels: ModelRouter = {
+      ...models,
+      async complete(request) {
+        if (!models.inProcess(request.model) && !(await mine())) throw controller.signal.reason;
+        return models.complete(request);
+      },
+    };
     const timer = setTimeout(
       () => controller.abort(new RunFailure('timeout', `The run took longer than ${ctx.config.RUN_TIMEOUT_SECONDS} s (RUN_TIMEOUT_SECONDS).`)),
       ctx.config.RUN_TIMEOUT_SECONDS * 1000,
@@ -430,19 +480,20 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     // the claim confirmed the run very recently), and within a second by the status poll.
     const shouldContinue = async () => {
       if (performance.now() - self.confirmedAt < OWNERSHIP_FRESH_MS) return true;
+      if (!(await mine())) return false; // a run not claimed yet is claimed first (it is by now anyway)
       try {
-        const mine = await stillMine(runId, attempt);
-        if (mine) self.confirmedAt = performance.now();
-        return mine;
+        const held = await stillMine(runId, attempt);
+        if (held) self.confirmedAt = performance.now();
+        return held;
       } catch (err) {
         if (!(err instanceof StoreUnavailable)) throw err;
         controller.abort(err); // the attempt ends, not the run: the job is retried (below)
         return false;
       }
     };
-    const steps = new StepLog(ctx.db, runId, stored);
+    const steps = new StepLog(ctx.db, runId, stored, mine);
     // A first attempt's stream is empty (a guess: were it not, the first write would collide and read).
-    const events = new EventLog(ctx, runId, stored, announceEvents, attempt === 1 ? 0 : undefined);
+    const events = new EventLog(ctx, runId, stored, mine, announceEvents, attempt === 1 ? 0 : undefined);
     events.add('run.status', { status: 'running' });
     const inputCut = new Map<string, boolean>();
     const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -516,7 +567,7 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
 
     let end: { status: 'completed' | 'failed' | 'cancelled'; output: string | null; error: string | null; usage: string | null };
     try {
-      const { output } = await executeGraph(snapshot, inputs, models, {
+      const { output } = await executeGraph(snapshot, inputs, heldModels, {
         signal: controller.signal,
         hooks: {
           onStepStart: stepStart,
@@ -537,26 +588,18 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
       end = { status: failure.code === 'cancelled' ? 'cancelled' : 'failed', output: null, error: JSON.stringify(failure.toJSON()), usage: null };
     } finally {
       clearTimeout(timer);
+      clearTimeout(claimTimer);
       unwatch(runId);
       job.signal.removeEventListener('abort', onJobAbort);
     }
     end.usage = JSON.stringify(usage);
     logNotStarted();
-    let logWritten = false;
-    try {
-      // The log and the stream are complete before the run is seen finished.
-      const [stepsClosed, eventsClosed] = await Promise.allSettled([steps.close(), events.close()]);
-      if (stepsClosed.status === 'rejected') throw stepsClosed.reason;
-      logWritten = true;
-      // The stream is not the run: a lost event write is logged, the run's own outcome stands.
-      if (eventsClosed.status === 'rejected') {
-        if (eventsClosed.reason instanceof StoreUnavailable) throw eventsClosed.reason;
-        ctx.logger.error({ err: eventsClosed.reason, runId }, 'run event write failed');
-      }
-    } catch (err) {
-      // The store stayed away longer than the budget: the job fails and pg-boss retries it later.
-      if (err instanceof StoreUnavailable) throw err;
+    // The log and the stream are complete before the run is seen finished: the writes under way
+    // are done, and what is left goes in the transaction that ends the run.
+    let logWritten = true;
+    const logFailed = (err: unknown) => {
       ctx.logger.error({ err, runId }, 'run log write failed');
+      logWritten = false;
       if (end.status === 'completed') {
         end = {
           ...end,
@@ -565,15 +608,53 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
           error: JSON.stringify(new RunFailure('internal_error', `The run's log could not be written: ${(err as Error).message}`).toJSON()),
         };
       }
+    };
+    const [stepsClosed, eventsClosed] = await Promise.allSettled([steps.close(), events.close()]);
+    for (const closed of [stepsClosed, eventsClosed]) {
+      // The store stayed away longer than the budget: the job fails and pg-boss retries it later.
+      if (closed.status === 'rejected' && closed.reason instanceof StoreUnavailable) throw closed.reason;
     }
+    if (stepsClosed.status === 'rejected') logFailed(stepsClosed.reason);
+    // The stream is not the run: a lost event write is logged, the run's own outcome stands.
+    if (eventsClosed.status === 'rejected') ctx.logger.error({ err: eventsClosed.reason, runId }, 'run event write failed');
+
+    // A claim that was refused (the run was cancelled meanwhile): the run is not this attempt's to end.
+    if (claiming && !(await claiming)) {
+      if (controller.signal.reason instanceof StoreUnavailable) throw controller.signal.reason;
+      ctx.logger.info({ runId, status: 'superseded', attempt }, 'run ended');
+      return;
+    }
+    // Never claimed: the end's update takes the run from queued, started when execution began.
+    const holder: store.EndingAttempt = claiming ? { attempt } : { attempt, startedAt };
     const finishedAt = now();
-    const ending = { ...end, finished_at: finishedAt, duration_ms: Math.max(0, finishedAt - startedAt) };
-    // The end events are made from the run as this attempt ends it: the store is not read back.
-    const ended: RunRow = { ...run, ...ending, started_at: startedAt };
     const rest = events.rest();
-    const final: FinalEvents = { events: [...rest.events, ...runEndEvents(ended)], after: rest.after };
-    const finished = await stored(() => store.finishRun(ctx.db, runId, attempt, ending, final));
-    // Not finished by us: the run was cancelled (its state already says so) or taken over.
+    /** Ends the run as `end` says, with the steps not yet written; the end events are made from the run as this attempt ends it. */
+    const finish = (unwritten: readonly NewStep[]) => {
+      const ending = { ...end, finished_at: finishedAt, duration_ms: Math.max(0, finishedAt - startedAt) };
+      const ended: RunRow = { ...run, ...ending, started_at: startedAt };
+      const final: FinalEvents = { events: [...rest.events, ...runEndEvents(ended)], after: rest.after };
+      return { ended, finishing: stored(() => store.finishRun(ctx.db, runId, holder, ending, final, unwritten)) };
+    };
+    const unwritten = logWritten ? steps.rest() : [];
+    let { ended, finishing } = finish(unwritten);
+    let finished: boolean;
+    try {
+      finished = await finishing;
+    } catch (err) {
+      if (err instanceof StoreUnavailable || !unwritten.length) throw err;
+      // The store refused the end with the log's last steps: it fails, without them.
+      logFailed(err);
+      ({ ended, finishing } = finish([]));
+      finished = await finishing;
+    }
+    // Not finished by us: the run was cancelled (its state already says so) or taken over. A
+    // cancel leaves the log of the attempt that held the run to it: its last steps are written.
+    if (!finished && claiming && logWritten && unwritten.length) {
+      await stored(() => store.insertSteps(ctx.db, unwritten)).catch((err: unknown) => {
+        if (err instanceof StoreUnavailable) throw err;
+        ctx.logger.error({ err, runId }, 'run log write failed');
+      });
+    }
     if (finished) {
       if (logWritten) rememberEnded(ended, steps.written());
       announceEnded(runId);

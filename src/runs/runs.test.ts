@@ -796,6 +796,37 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     });
   });
 
+  describe('one worker slot', () => {
+    let single: TestServer;
+    let client: ApiClient;
+    beforeAll(async () => {
+      single = await startTestServer({ dialect, runs: true, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3', RUN_CONCURRENCY: '1' } });
+      client = createApiClient(single.baseUrl, { bearer: await apiKeyFor(single.ctx, 'erin') });
+    });
+    afterAll(async () => {
+      await single?.close();
+    });
+
+    it('a run cancelled while queued never reaches the provider, though its job comes later (runs are claimed before any call out)', async () => {
+      fake.replies = [{ kind: 'hang' }];
+      const before = fake.requests.length;
+      const workflowId = await createWorkflow(client, 'llama-3');
+      const cancel = async (runId: string) =>
+        (await client.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: { workflow_id: workflowId, run_id: runId } } })).response.status;
+      const busy = await startRun(client, workflowId, { ticket: 'hang' });
+      await pollRun(client, workflowId, busy.id, (r) => r.status === 'running' && r.logs.some((s) => s.node_id === 'summarise'));
+      // The only slot is taken: this one waits in the queue, as this process stored it (handed over to its worker).
+      const queued = await startRun(client, workflowId, { ticket: 'cancelled while queued' });
+      expect(await cancel(queued.id)).toBe(200);
+      expect(await cancel(busy.id)).toBe(200);
+      // The slot takes the cancelled run's job, then this one's: once this one ends, the other's job was handled.
+      const last = await pollRun(client, workflowId, (await startRun(client, workflowId, { ticket: 'last' })).id);
+      expect(last.status).toBe('completed');
+      expect(fake.requests.slice(before).map((r) => r.messages.at(-1)?.content)).toEqual(['hang', 'last']);
+      expect(await getRun(client, workflowId, queued.id)).toMatchObject({ status: 'cancelled', started_at: null, logs: [] });
+    });
+  });
+
   describe('run-level timeout', () => {
     let slow: TestServer;
     let client: ApiClient;

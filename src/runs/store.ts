@@ -4,7 +4,10 @@
 import type { Knex } from 'knex';
 import { appendRunEvents, insertRunEvents, lastRunEventSeq, type NewRunEvent } from './events.ts';
 import { isWriteConflict } from '../db/insert.ts';
+import { dialectOf } from '../db/knex.ts';
+import { inOneRoundTrip, type Statement } from '../db/oneRoundTrip.ts';
 import { prepared } from '../db/prepared.ts';
+import { isDatabaseUnavailable } from '../http/unavailable.ts';
 
 // The statements of every run (its insert, claim and end) and of every poll (the run and its
 // steps) are prepared (src/db/prepared.ts): building them with knex per call was about a tenth of
@@ -245,46 +248,70 @@ export async function takeOverRun(db: Knex, id: string, expectedAttempt: number,
 }
 
 /**
- * The events a worker writes with the run's end (runner.ts): those not yet written and the end
- * events, numbered after `after` (the last number the worker wrote; undefined when unknown).
+ * What a worker writes with the run's end (runner.ts): the steps of its log not yet written, and
+ * the events not yet written with the end events, numbered after `after` (the last number the
+ * worker wrote; undefined when unknown).
  */
 export interface FinalEvents {
   events: NewRunEvent[];
   after: number | undefined;
 }
 
+export type NewStepRow = Omit<RunStepRow, 'id'>;
+
+/** How a run ends: its outcome, and when. */
+export type RunEnd = {
+  status: 'completed' | 'failed' | 'cancelled';
+  output: string | null;
+  error: string | null;
+  usage: string | null;
+  finished_at: number;
+  duration_ms: number;
+};
+
+/**
+ * The attempt ending a run: `attempt`, which holds it (claimed: the run is `running` with that
+ * attempt), or which ran it without claiming it (`startedAt` set: the run is still `queued` with
+ * the attempt before, and goes from there to its end in one update, started at `startedAt`).
+ */
+export interface EndingAttempt {
+  attempt: number;
+  startedAt?: number;
+}
+
 /** Tries of a run's end whose event numbers a stale writer of the run took first. */
 const FINISH_TRIES = 5;
 
 /**
- * Ends a run held by `attempt`; false when someone else ended it first (e.g. a cancel). With the
- * worker's last events, one transaction: the fenced update, then one insert of the events (no
- * read: the worker numbers them; the run's row, locked by the update, keeps a cancel or the sweep
- * from writing end events beside them). Only a stale attempt of the same run can take those
- * numbers: the insert then fails, and the end is tried again with the last number read afresh.
+ * Ends a run held by its attempt; false when someone else ended it first (e.g. a cancel) or took
+ * it over. With the worker's last steps and events, one transaction: the fenced update, then one
+ * insert of the steps and one of the events (no read: the worker numbers them; the run's row,
+ * locked by the update, keeps a cancel or the sweep from writing end events beside them). Only a
+ * stale attempt of the same run can take those numbers: the insert then fails, and the end is
+ * tried again with the last number read afresh. On MySQL the transaction is one round trip
+ * (src/db/oneRoundTrip.ts) when the numbers are known.
  */
-export async function finishRun(
-  db: Knex,
-  id: string,
-  attempt: number,
-  end: {
-    status: 'completed' | 'failed' | 'cancelled';
-    output: string | null;
-    error: string | null;
-    usage: string | null;
-    finished_at: number;
-    duration_ms: number;
-  },
-  final?: FinalEvents,
-): Promise<boolean> {
-  if (!final) return (await runFinish.run(db, { id, attempt, ...end })) === 1;
-  let after = final.after;
+export async function finishRun(db: Knex, id: string, ending: EndingAttempt, end: RunEnd, final?: FinalEvents, steps: readonly NewStepRow[] = []): Promise<boolean> {
+  const update = { id, ...end, ...fence(ending) };
+  const endRun = ending.startedAt === undefined ? runFinish : unclaimedRunFinish;
+  if (!final && !steps.length) return (await endRun.run(db, update)) === 1;
+  let after = final?.after;
+  if (dialectOf(db) === 'mysql' && (after !== undefined || !final)) {
+    try {
+      return await finishInOneRoundTrip(db, update, steps, final ? { events: final.events, after: after! } : undefined);
+    } catch (err) {
+      // A number taken meanwhile (or any other failure): the transaction below reports or survives it.
+      if (isDatabaseUnavailable(err)) throw err;
+      if (isWriteConflict(err)) after = undefined;
+    }
+  }
   for (let tries = 1; ; tries++) {
     try {
       return await db.transaction(async (trx) => {
-        const count = await runFinish.run(trx, { id, attempt, ...end });
+        const count = await endRun.run(trx, update);
         if (count !== 1) return false;
-        await insertRunEvents(trx, id, after ?? (await lastRunEventSeq(trx, id)), final.events, end.finished_at);
+        await insertSteps(trx, steps);
+        if (final) await insertRunEvents(trx, id, after ?? (await lastRunEventSeq(trx, id)), final.events, end.finished_at);
         return true;
       });
     } catch (err) {
@@ -294,16 +321,16 @@ export async function finishRun(
   }
 }
 
-const runFinish = prepared<{
-  id: string;
-  attempt: number;
-  status: string;
-  output: string | null;
-  error: string | null;
-  usage: string | null;
-  finished_at: number;
-  duration_ms: number;
-}>('run_finish', (db, param) =>
+/** The update's fence and what it sets besides the end: the attempt, and the start of an unclaimed run. */
+function fence(ending: EndingAttempt) {
+  return ending.startedAt === undefined
+    ? { attempt: ending.attempt, expectedAttempt: ending.attempt, startedAt: null }
+    : { attempt: ending.attempt, expectedAttempt: ending.attempt - 1, startedAt: ending.startedAt };
+}
+
+type RunFinishParams = RunEnd & { id: string; attempt: number; expectedAttempt: number; startedAt: number | null };
+
+const runFinish = prepared<RunFinishParams>('run_finish', (db, param) =>
   db('runs')
     .where({ id: param('id'), status: 'running', attempts: param('attempt') })
     .update({
@@ -315,6 +342,60 @@ const runFinish = prepared<{
       duration_ms: param('duration_ms'),
     }),
 );
+
+const unclaimedRunFinish = prepared<RunFinishParams>('run_finish_unclaimed', (db, param) =>
+  db('runs')
+    .where({ id: param('id'), status: 'queued', attempts: param('expectedAttempt') })
+    .update({
+      status: param('status'),
+      output: param('output'),
+      error: param('error'),
+      usage: param('usage'),
+      finished_at: param('finished_at'),
+      duration_ms: param('duration_ms'),
+      started_at: param('startedAt'),
+      attempts: param('attempt'),
+    }),
+);
+
+/** finishRun's transaction on MySQL in one round trip: the inserts run only if the update ended the run. */
+async function finishInOneRoundTrip(
+  db: Knex,
+  update: RunFinishParams,
+  steps: readonly NewStepRow[],
+  final: { events: NewRunEvent[]; after: number } | undefined,
+): Promise<boolean> {
+  const statements: Statement[] = [
+    update.startedAt === null
+      ? {
+          sql: 'UPDATE `runs` SET `status` = ?, `output` = ?, `error` = ?, `usage` = ?, `finished_at` = ?, `duration_ms` = ? WHERE `id` = ? AND `status` = \'running\' AND `attempts` = ?',
+          values: [update.status, update.output, update.error, update.usage, update.finished_at, update.duration_ms, update.id, update.attempt],
+        }
+      : {
+          sql: 'UPDATE `runs` SET `status` = ?, `output` = ?, `error` = ?, `usage` = ?, `finished_at` = ?, `duration_ms` = ?, `started_at` = ?, `attempts` = ? WHERE `id` = ? AND `status` = \'queued\' AND `attempts` = ?',
+          values: [update.status, update.output, update.error, update.usage, update.finished_at, update.duration_ms, update.startedAt, update.attempt, update.id, update.expectedAttempt],
+        },
+    { sql: 'SET @run_ended = ROW_COUNT()', values: [] },
+  ];
+  if (steps.length) statements.push(insertIfEnded('run_steps', STEP_COLUMNS, steps.map((s) => STEP_COLUMNS.map((c) => s[c]))));
+  if (final?.events.length) {
+    const rows = final.events.map((e, i) => [update.id, final.after + i + 1, e.type, JSON.stringify(e.data), update.finished_at]);
+    statements.push(insertIfEnded('run_events', ['run_id', 'seq', 'type', 'data', 'created_at'], rows));
+  }
+  const [ended] = await inOneRoundTrip(db, statements);
+  return ended!.affectedRows === 1;
+}
+
+const STEP_COLUMNS = ['run_id', 'node_id', 'node_type', 'status', 'started_at', 'finished_at', 'input_preview', 'output_preview', 'truncated', 'usage', 'error'] as const;
+
+/** `INSERT ... SELECT` of the rows, which inserts none unless the statement before set @run_ended to 1. */
+function insertIfEnded(table: string, columns: readonly string[], rows: ReadonlyArray<ReadonlyArray<string | number | boolean | null>>): Statement {
+  const row = `SELECT ${columns.map(() => '?').join(', ')} FROM DUAL WHERE @run_ended = 1`;
+  return {
+    sql: `INSERT INTO \`${table}\` (${columns.map((c) => `\`${c}\``).join(', ')}) ${rows.map(() => row).join(' UNION ALL ')}`,
+    values: rows.flat(),
+  };
+}
 
 /**
  * Fails a run that is not yet terminal (queue write failed, worker lost, store unavailable), and
@@ -401,7 +482,7 @@ export async function listRunsStuckSince(db: Knex, status: 'queued' | 'running',
 }
 
 /** Inserts steps in the order given, which is their execution order (listSteps orders by id). */
-export async function insertSteps(db: Knex, rows: Omit<RunStepRow, 'id'>[]): Promise<void> {
+export async function insertSteps(db: Knex, rows: readonly NewStepRow[]): Promise<void> {
   if (rows.length) await db('run_steps').insert(rows);
 }
 

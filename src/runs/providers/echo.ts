@@ -12,6 +12,7 @@ export function countWords(text: string): number {
  */
 export const echoProvider: ModelProvider = {
   name: 'echo',
+  inProcess: true,
   serves: (model) => model === 'echo',
   async complete(request: ChatRequest): Promise<ChatResult> {
     request.signal?.throwIfAborted();

@@ -7,6 +7,8 @@ export * from './types.ts';
 export interface ModelRouter {
   /** True when some provider serves the model. */
   has(model: string): boolean;
+  /** True when the model's provider answers in this process, calling nothing outside it. */
+  inProcess(model: string): boolean;
   complete(request: ChatRequest): Promise<ChatResult>;
 }
 
@@ -30,6 +32,7 @@ export function createModelRouter(settings: ProviderSettings, extra: ModelProvid
   const find = (model: string) => providers.find((p) => p.serves(model));
   return {
     has: (model) => find(model) !== undefined,
+    inProcess: (model) => find(model)?.inProcess === true,
     async complete(request) {
       const provider = find(request.model);
       if (!provider) throw new ModelUnavailableError(request.model);

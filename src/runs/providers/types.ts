@@ -39,6 +39,8 @@ export interface ChatResult {
 
 export interface ModelProvider {
   readonly name: string;
+  /** Answers in this process, calling nothing outside it (`echo`). */
+  readonly inProcess?: boolean;
   serves(model: string): boolean;
   complete(request: ChatRequest): Promise<ChatResult>;
 }
