@@ -15,20 +15,21 @@ interface Waiting<I, R> {
 
 /**
  * A function of one item, whose concurrent calls are coalesced into calls of `runBatch` with every
- * item waiting by then, at most `max` (the rest wait for the next call). Per database (or
- * transaction) and per `keyOf(item)` (one for all items without it), one batch is under way at a
- * time. `runBatch` answers one result per item, in the items' order; when it fails, every call of
- * its batch fails with its error.
+ * item waiting by then, at most `max` (the rest wait for the next call). Per database (a knex
+ * instance or transaction by default; `D` for another client, such as the run queue's pool) and
+ * per `keyOf(item)` (one for all items without it), one batch is under way at a time. `runBatch`
+ * answers one result per item, in the items' order; when it fails, every call of its batch fails
+ * with its error.
  */
-export function batched<I, R>(
-  runBatch: (db: Knex, items: I[]) => Promise<R[]>,
+export function batched<I, R, D extends object = Knex>(
+  runBatch: (db: D, items: I[]) => Promise<R[]>,
   { keyOf = () => '', max = Infinity }: { keyOf?: (item: I) => string; max?: number } = {},
-): (db: Knex, item: I) => Promise<R> {
+): (db: D, item: I) => Promise<R> {
   /** Per database, the items waiting by key, while a batch of theirs is under way. */
-  const queues = new WeakMap<Knex, Map<string, Waiting<I, R>[]>>();
+  const queues = new WeakMap<D, Map<string, Waiting<I, R>[]>>();
 
   /** Runs the queue's batches one after another until none is waiting, then forgets it (in the same turn as its last check). */
-  async function drain(db: Knex, queue: Waiting<I, R>[], forget: () => void): Promise<void> {
+  async function drain(db: D, queue: Waiting<I, R>[], forget: () => void): Promise<void> {
     while (queue.length > 0) {
       const batch = queue.splice(0, max);
       try {

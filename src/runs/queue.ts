@@ -1,8 +1,9 @@
-import { PgBoss, type JobWithMetadata, type WipData } from 'pg-boss';
+import { PgBoss, type Db, type JobWithMetadata, type WipData } from 'pg-boss';
 // The expression pg-boss's own listener evaluates for its NOTIFY channel (pg-boss 12): the queue's
 // inserts NOTIFY on it, and we listen on the same channel (see wakeOne below).
 import { notifyChannelSql } from 'pg-boss/dist/plans.js';
 import type { Logger } from 'pino';
+import { batched } from '../db/batched.ts';
 import { PreparedQueueDb } from './queueDb.ts';
 
 export const RUN_QUEUE = 'workflow-runs';
@@ -22,6 +23,26 @@ export const STORE_UNAVAILABLE = 'store_unavailable';
 const RUN_ENDED_CHANNEL = 'workflow_run_ended';
 /** NOTIFY channel on the queue database: the payload is the id of a run whose events were just stored. */
 const RUN_EVENTS_CHANNEL = 'workflow_run_events';
+
+/** The most notices one statement sends; the rest wait for the next. */
+const MAX_NOTICES_PER_STATEMENT = 32;
+
+/**
+ * NOTIFYs of one channel sent while one is under way go together in the next statement
+ * (src/db/batched.ts): `SELECT pg_notify($1, $2), pg_notify($1, $3), ...`, one notice per run id,
+ * in order, so every listener hears what it heard before. Each statement is a socket write and a
+ * round trip of the service, and under load runs end a few at a time (docs/benchmarks.md, issue 19).
+ * PostgreSQL delivers a channel's notice once per payload per transaction, so a run announced twice
+ * in one statement is heard once, which a waiter for its end cannot tell apart.
+ */
+const notify = batched(
+  async (db: Db, notices: Array<{ channel: string; runId: string }>) => {
+    const calls = notices.map((_, i) => `pg_notify($1, $${i + 2})`);
+    await db.executeSql(`SELECT ${calls.join(', ')}`, [notices[0]!.channel, ...notices.map((n) => n.runId)]);
+    return notices.map(() => undefined);
+  },
+  { keyOf: ({ channel }) => channel, max: MAX_NOTICES_PER_STATEMENT },
+);
 
 export interface RunJobContext {
   /** 0 on the first delivery; more when pg-boss retries a job whose worker died or failed. */
@@ -214,11 +235,11 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
     },
     async announceRunEnded(runId) {
       ended.tell(runId); // this process's waiters at once; the NOTIFY (heard here too) is for the others
-      await boss.getDb().executeSql('SELECT pg_notify($1, $2)', [RUN_ENDED_CHANNEL, runId]);
+      await notify(boss.getDb(), { channel: RUN_ENDED_CHANNEL, runId });
     },
     watchRunEnded: (watcher) => ended.watch(watcher),
     async announceRunEvents(runId) {
-      await boss.getDb().executeSql('SELECT pg_notify($1, $2)', [RUN_EVENTS_CHANNEL, runId]);
+      await notify(boss.getDb(), { channel: RUN_EVENTS_CHANNEL, runId });
     },
     watchRunEvents: (watcher) => stored.watch(watcher),
     async stop() {
