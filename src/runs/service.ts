@@ -44,13 +44,22 @@ export const NO_USAGE = Object.freeze({ prompt_tokens: 0, completion_tokens: 0, 
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
+/**
+ * The workflow version a run's snapshot was taken at. The snapshot is written `{"version":N,...`
+ * (startRun), so the version is read from its start; the whole graph (often large) is parsed
+ * only if it does not start so.
+ */
+function snapshotVersion(graph: string): number {
+  const start = /^\{"version":(\d+)[,}]/.exec(graph);
+  return start ? Number(start[1]) : (JSON.parse(graph) as GraphSnapshot).version;
+}
+
 /** The wire shape of a stored run (openapi.yaml Run). */
 export function toRun(row: RunRow): Run {
-  const graph = JSON.parse(row.graph) as GraphSnapshot;
   return {
     id: row.id,
     workflow_id: row.workflow_id,
-    workflow_version: graph.version,
+    workflow_version: snapshotVersion(row.graph),
     status: row.status,
     inputs: JSON.parse(row.inputs) as Record<string, string>,
     output: row.output === null ? null : (JSON.parse(row.output) as unknown),
