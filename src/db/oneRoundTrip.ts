@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import mysql from 'mysql2';
-import type { Pool, PoolConnection, ResultSetHeader } from 'mysql2';
+import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2';
 
 // A transaction of several statements sent to MySQL as one multi-statement query: one round trip
 // instead of one per statement and two more for BEGIN and COMMIT. Each statement costs the service
@@ -41,18 +41,21 @@ function poolOf(db: Knex): Pool {
 const connectionOf = (pool: Pool) =>
   new Promise<PoolConnection>((resolve, reject) => pool.getConnection((err, connection) => (err ? reject(err) : resolve(connection))));
 
+/** A statement's result: the rows of a SELECT, the header (affected rows) of anything else. */
+export type StatementResult = RowDataPacket[] | ResultSetHeader;
+
 /**
  * Runs the statements in order, in one transaction, in one round trip to a MySQL store, and
- * returns each one's result header (affected rows). When one fails, the server runs none after it:
- * the transaction is rolled back (or the connection closed) before the error is thrown.
+ * returns each one's result. When one fails, the server runs none after it: the transaction is
+ * rolled back (or the connection closed) before the error is thrown.
  */
-export async function inOneRoundTrip(db: Knex, statements: readonly Statement[]): Promise<ResultSetHeader[]> {
+export async function inOneRoundTrip(db: Knex, statements: readonly Statement[]): Promise<StatementResult[]> {
   const connection = await connectionOf(poolOf(db));
   const sql = ['START TRANSACTION', ...statements.map((s) => s.sql), 'COMMIT'].join(';\n');
   const values = statements.flatMap((s) => s.values);
   try {
-    const results = await new Promise<ResultSetHeader[]>((resolve, reject) =>
-      connection.query<ResultSetHeader[]>({ sql, values }, (err, rows) => (err ? reject(err) : resolve(rows))),
+    const results = await new Promise<StatementResult[]>((resolve, reject) =>
+      connection.query<RowDataPacket[][]>({ sql, values }, (err, results) => (err ? reject(err) : resolve(results as StatementResult[]))),
     );
     connection.release();
     return results.slice(1, -1);

@@ -1,11 +1,10 @@
 // Concurrent starts of one user share the quota's transaction, against a real store (PostgreSQL;
 // MySQL too when TEST_MYSQL_URL is set): the limit stays exact, a repeated Idempotency-Key fails
 // only the start that repeated it, and a shared transaction that fails goes again start by start.
-import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { isUniqueViolation } from '../db/insert.ts';
-import { insertRunWithinLimit } from './quotaBatches.ts';
+import { insertRunWithinLimit, quotaInserter } from './quotaBatches.ts';
 import * as store from './store.ts';
 import type { NewRunRow } from './store.ts';
 
@@ -31,27 +30,16 @@ describe.each(testDialects())('quota transactions shared by concurrent starts (%
     id: `run_batch_${++made}`, workflow_id: workflowId, user_id: userId, status: 'queued', inputs: '{}', graph: '{}', output: null, error: null, usage: null,
     idempotency_key: idempotencyKey, attempts: 0, created_at: 0, started_at: null, finished_at: null, duration_ms: null,
   });
-  /** The store, counting the transactions begun on it. */
-  function counting(): { db: Knex; transactions: () => number } {
+  /** insertRunWithinLimit over the store's quota transaction, counting the transactions. */
+  function counting(): { insert: ReturnType<typeof quotaInserter>; transactions: () => number } {
     let begun = 0;
-    const db = new Proxy(t.db, {
-      get(target, prop) {
-        if (prop !== 'transaction') return Reflect.get(target, prop, target);
-        return (...args: Parameters<Knex['transaction']>) => (begun++, target.transaction(...args));
-      },
-    });
-    return { db, transactions: () => begun };
+    const insert = quotaInserter((db, rows, limit) => (begun++, store.insertRunsWithinLimit(db, rows, limit)));
+    return { insert, transactions: () => begun };
   }
-  /** The store, whose transactions numbered in `failing` do their work, then fail with `error` (rolled back). */
-  function failingTransactions(failing: number[], error: Error): Knex {
+  /** insertRunWithinLimit over the store's quota transaction, whose transactions numbered in `failing` fail with `error` (nothing written). */
+  function failingTransactions(failing: number[], error: Error): ReturnType<typeof quotaInserter> {
     let begun = 0;
-    return new Proxy(t.db, {
-      get(target, prop) {
-        if (prop !== 'transaction') return Reflect.get(target, prop, target);
-        return (work: (trx: Knex.Transaction) => Promise<unknown>) =>
-          failing.includes(++begun) ? target.transaction(async (trx) => (await work(trx), Promise.reject(error))) : target.transaction(work);
-      },
-    });
+    return quotaInserter((db, rows, limit) => (failing.includes(++begun) ? Promise.reject(error) : store.insertRunsWithinLimit(db, rows, limit)));
   }
   const unfinished = async (workflowId: string) =>
     Number(((await t.db('runs').where({ workflow_id: workflowId }).whereIn('status', ['queued', 'running']).count({ n: '*' })) as [{ n: number | string }])[0].n);
@@ -59,8 +47,8 @@ describe.each(testDialects())('quota transactions shared by concurrent starts (%
   it('starts that come while a transaction is under way go together in the next, and only as many as fit the limit are inserted, in order', async () => {
     const wf = await workflow();
     await t.db('runs').insert([run(wf), run(wf)]); // 2 of 5 taken
-    const { db, transactions } = counting();
-    const results = await Promise.all(Array.from({ length: 8 }, () => insertRunWithinLimit(db, run(wf), 5)));
+    const { insert, transactions } = counting();
+    const results = await Promise.all(Array.from({ length: 8 }, () => insert(t.db, run(wf), 5)));
     // The first went alone; the seven that came while it was under way shared the next one.
     expect(transactions()).toBe(2);
     expect(results).toEqual(['inserted', 'inserted', 'inserted', 'over_limit', 'over_limit', 'over_limit', 'over_limit', 'over_limit']);
@@ -80,9 +68,9 @@ describe.each(testDialects())('quota transactions shared by concurrent starts (%
     const wf = await workflow();
     const deadlock = new Error('Deadlock found when trying to get lock; try restarting transaction');
     // The first start goes alone; the three that came meanwhile share the second transaction, which fails.
-    const db = failingTransactions([2], deadlock);
+    const insert = failingTransactions([2], deadlock);
     const rows = [run(wf), run(wf), run(wf), run(wf)];
-    const results = await Promise.all(rows.map((r) => insertRunWithinLimit(db, r, 100)));
+    const results = await Promise.all(rows.map((r) => insert(t.db, r, 100)));
     expect(results).toEqual(['inserted', 'inserted', 'inserted', 'inserted']);
     expect((await t.db('runs').where({ workflow_id: wf }).pluck('id')).sort()).toEqual(rows.map((r) => r.id).sort());
   });
@@ -92,9 +80,9 @@ describe.each(testDialects())('quota transactions shared by concurrent starts (%
     const deadlock = new Error('Deadlock found when trying to get lock; try restarting transaction');
     // The lone start's transaction (1) fails; the two that came meanwhile share 2, which fails, then
     // each goes alone: 3 fails, 4 does not.
-    const db = failingTransactions([1, 2, 3], deadlock);
+    const insert = failingTransactions([1, 2, 3], deadlock);
     const rows = [run(wf), run(wf), run(wf)];
-    const settled = await Promise.allSettled(rows.map((r) => insertRunWithinLimit(db, r, 100)));
+    const settled = await Promise.allSettled(rows.map((r) => insert(t.db, r, 100)));
     expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'fulfilled']);
     expect(settled.slice(0, 2).map((s) => (s as PromiseRejectedResult).reason)).toEqual([deadlock, deadlock]);
     expect(await t.db('runs').where({ workflow_id: wf }).pluck('id')).toEqual([rows[2]!.id]);
@@ -111,8 +99,8 @@ describe.each(testDialects())('quota transactions shared by concurrent starts (%
   it('refuses every start of the batch when the workflow was deleted, and keeps other users\' and workflows\' starts apart', async () => {
     const [gone, kept] = [await workflow(), await workflow()];
     await t.db('workflows').where({ id: gone }).update({ deleted_at: 1 });
-    const { db, transactions } = counting();
-    const results = await Promise.all([run(gone), run(kept), run(gone), run(kept), run(gone)].map((r) => insertRunWithinLimit(db, r, 100)));
+    const { insert, transactions } = counting();
+    const results = await Promise.all([run(gone), run(kept), run(gone), run(kept), run(gone)].map((r) => insert(t.db, r, 100)));
     expect(results).toEqual(['workflow_deleted', 'inserted', 'workflow_deleted', 'inserted', 'workflow_deleted']);
     expect(transactions()).toBe(4); // per workflow: the first alone, then the rest together
     expect(await unfinished(gone)).toBe(0);

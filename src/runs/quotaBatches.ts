@@ -19,6 +19,22 @@ interface Start {
   limit: number;
 }
 
+/** The store's quota transaction: inserts the runs that fit (store.ts insertRunsWithinLimit). */
+export type QuotaTransaction = (db: Knex, rows: readonly NewRunRow[], limit: number) => Promise<QuotaInsert[]>;
+
+/**
+ * `insertRunWithinLimit` over `transaction` (the store's; a test's own wraps it to count or fail
+ * the transactions): its own queue of concurrent starts.
+ */
+export function quotaInserter(transaction: QuotaTransaction = store.insertRunsWithinLimit): (db: Knex, row: NewRunRow, limit: number) => Promise<QuotaInsert> {
+  /** The starts (of one user, workflow and limit) in one transaction, else each in its own. */
+  const transactions = batched(
+    (db: Knex, starts: Start[]) => togetherElseAlone(starts, (some) => transaction(db, some.map((s) => s.row), some[0]!.limit)),
+    { keyOf: ({ row, limit }) => `${row.user_id} ${row.workflow_id} ${limit}`, max: MAX_BATCH },
+  );
+  return async (db, row, limit) => answerOf(await transactions(db, { row, limit }));
+}
+
 /**
  * Inserts the run unless its user already has `limit` runs queued or running (or its workflow was
  * deleted since the caller read it), in a transaction shared with the concurrent starts of the same
@@ -27,12 +43,4 @@ interface Start {
  * a lock wait timeout) is tried again one start at a time, so a start fails only with the error of
  * its own transaction.
  */
-export async function insertRunWithinLimit(db: Knex, row: NewRunRow, limit: number): Promise<QuotaInsert> {
-  return answerOf(await quotaTransactions(db, { row, limit }));
-}
-
-/** The starts (of one user, workflow and limit) in one transaction, else each in its own. */
-const quotaTransactions = batched(
-  (db: Knex, starts: Start[]) => togetherElseAlone(starts, (some) => store.insertRunsWithinLimit(db, some.map((s) => s.row), some[0]!.limit)),
-  { keyOf: ({ row, limit }) => `${row.user_id} ${row.workflow_id} ${limit}`, max: MAX_BATCH },
-);
+export const insertRunWithinLimit = quotaInserter();

@@ -717,18 +717,22 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     const workflowId = await createWorkflow(alice, 'echo');
     const db = server.ctx.db;
     const { user_id: userId } = (await db('workflows').where({ id: workflowId }).first()) as { user_id: number };
-    // The delete lands between startRun's read of the workflow and the quota's transaction.
+    // The delete lands between startRun's read of the workflow and the quota's transaction: as the
+    // read's connection goes back to the pool (the first one startRun takes).
     let deleted = false;
-    const racing = new Proxy(db, {
+    const client = new Proxy(db.client, {
       get(target, prop) {
-        if (prop !== 'transaction') return Reflect.get(target, prop, target);
-        return async (...args: Parameters<typeof db.transaction>) => {
-          await deleteWorkflow(server.ctx, userId, workflowId);
-          deleted = true;
-          return target.transaction(...args);
+        if (prop !== 'releaseConnection') return Reflect.get(target, prop, target);
+        return async (connection: unknown) => {
+          await target.releaseConnection(connection);
+          if (!deleted) {
+            deleted = true;
+            await deleteWorkflow(server.ctx, userId, workflowId);
+          }
         };
       },
     });
+    const racing = new Proxy(db, { get: (target, prop) => (prop === 'client' ? client : Reflect.get(target, prop, target)) });
     const started = runService.startRun({ ...server.ctx, db: racing }, userId, workflowId, { ticket: 'x' }, undefined, { hit: () => null });
     await expect(started).rejects.toMatchObject({ status: 404 });
     expect(deleted).toBe(true);

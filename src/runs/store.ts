@@ -107,6 +107,7 @@ export async function insertRunsWithinLimit(db: Knex, rows: readonly NewRunRow[]
   if (rows.some((row) => row.user_id !== userId || row.workflow_id !== workflowId)) {
     throw new Error('insertRunsWithinLimit: the runs are not all of one user and one workflow');
   }
+  if (dialectOf(db) === 'mysql') return insertWithinLimitInOneRoundTrip(db, rows, limit);
   return db.transaction(async (trx) => {
     const locked = await userAndWorkflowLock.first(trx, { userId, workflowId });
     if (!locked || num(locked.deleted_at) !== null) return rows.map(() => 'workflow_deleted' as const);
@@ -116,6 +117,34 @@ export async function insertRunsWithinLimit(db: Knex, rows: readonly NewRunRow[]
     else if (fit.length > 1) await trx('runs').insert(fit); // its shape varies with the count: built by knex
     return rows.map((_, i) => (i < fit.length ? 'inserted' : 'over_limit'));
   });
+}
+
+/**
+ * insertRunsWithinLimit's transaction on MySQL in one round trip (src/db/oneRoundTrip.ts): the
+ * same lock, then the count into a variable (`SELECT ... INTO`, a consistent read like the plain
+ * count: no lock on the runs it counts), then one insert whose rows each carry their own
+ * condition (the i-th fits while the count is below `limit - i`, and only while the workflow,
+ * locked, is not deleted). The lock's answer says whether the workflow stood; the insert's
+ * affected rows how many fit.
+ */
+async function insertWithinLimitInOneRoundTrip(db: Knex, rows: readonly NewRunRow[], limit: number): Promise<QuotaInsert[]> {
+  const { user_id: userId, workflow_id: workflowId } = rows[0]!;
+  const row = `SELECT ${runColumns.map(() => '?').join(', ')} FROM DUAL WHERE @active_runs < ? AND EXISTS (SELECT 1 FROM \`workflows\` WHERE \`id\` = ? AND \`deleted_at\` IS NULL)`;
+  const [locked, , inserted] = await inOneRoundTrip(db, [
+    {
+      sql: 'SELECT `workflows`.`deleted_at` FROM `users` INNER JOIN `workflows` ON `workflows`.`user_id` = `users`.`id` WHERE `users`.`id` = ? AND `workflows`.`id` = ? FOR UPDATE',
+      values: [userId, workflowId],
+    },
+    { sql: "SELECT COUNT(*) FROM `runs` WHERE `user_id` = ? AND `status` IN ('queued', 'running') INTO @active_runs", values: [userId] },
+    {
+      sql: `INSERT INTO \`runs\` (${runColumns.map((c) => `\`${c}\``).join(', ')}) ${rows.map(() => row).join(' UNION ALL ')}`,
+      values: rows.flatMap((r, i) => [...runColumns.map((c) => r[c]), limit - i, workflowId]),
+    },
+  ]);
+  const workflow = (locked as Array<{ deleted_at: unknown }>)[0];
+  if (!workflow || num(workflow.deleted_at) !== null) return rows.map(() => 'workflow_deleted' as const);
+  const fit = (inserted as { affectedRows: number }).affectedRows;
+  return rows.map((_, i) => (i < fit ? 'inserted' : 'over_limit'));
 }
 
 const userAndWorkflowLock = prepared<{ userId: number; workflowId: string }, { deleted_at: unknown }>('run_quota_user_and_workflow_lock', (db, param) =>
@@ -383,7 +412,7 @@ async function finishInOneRoundTrip(
     statements.push(insertIfEnded('run_events', ['run_id', 'seq', 'type', 'data', 'created_at'], rows));
   }
   const [ended] = await inOneRoundTrip(db, statements);
-  return ended!.affectedRows === 1;
+  return (ended as { affectedRows: number }).affectedRows === 1;
 }
 
 const STEP_COLUMNS = ['run_id', 'node_id', 'node_type', 'status', 'started_at', 'finished_at', 'input_preview', 'output_preview', 'truncated', 'usage', 'error'] as const;
