@@ -3,50 +3,23 @@
 // number another writer took first must make it read the last number and go on after it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
-import { seedGraph } from '../../test/support/seedWorkflow.ts';
-import { loadConfig } from '../config.ts';
-import { insertReturningId } from '../db/insert.ts';
-import { createWorkflow } from '../workflows/service.ts';
+import { runOwner, storedRun } from '../../test/support/storedRuns.ts';
 import { appendRunEvents, appendRunEventsAfter, listRunEventsAfter } from './events.ts';
-import { newRunId } from './service.ts';
 import * as store from './store.ts';
 
 describe.each(testDialects())('run event numbering on %s', (dialect) => {
   let testDb: TestDb;
-  let userId: number;
-  let workflowId: string;
+  let owner: { userId: number; workflowId: string };
 
   beforeAll(async () => {
     testDb = await createTestDb(dialect);
-    userId = await insertReturningId(testDb.db, 'users', { login: 'alice', name: 'alice', password_hash: 'x', created_at: Date.now() });
-    workflowId = (await createWorkflow({ db: testDb.db, config: loadConfig({}), now: Date.now }, userId, { name: 'Numbered', ...seedGraph() })).id;
+    owner = await runOwner(testDb.db, 'Numbered');
   });
   afterAll(async () => {
     await testDb?.destroy();
   });
 
-  async function runningRun(): Promise<string> {
-    const id = newRunId();
-    const now = Date.now();
-    await store.insertRun(testDb.db, {
-      id,
-      workflow_id: workflowId,
-      user_id: userId,
-      status: 'running',
-      inputs: '{}',
-      graph: JSON.stringify({ version: 1, nodes: [], edges: [] }),
-      output: null,
-      error: null,
-      usage: null,
-      idempotency_key: null,
-      attempts: 1,
-      created_at: now,
-      started_at: now,
-      finished_at: null,
-      duration_ms: null,
-    });
-    return id;
-  }
+  const runningRun = () => storedRun(testDb.db, owner, 'running', 1);
 
   const numbered = async (runId: string) => (await listRunEventsAfter(testDb.db, runId, 0, 100)).map((e) => `${e.seq} ${e.type}`);
 

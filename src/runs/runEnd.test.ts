@@ -4,51 +4,24 @@
 // claimed the run); on MySQL in one round trip, outside knex's pool.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
-import { seedGraph } from '../../test/support/seedWorkflow.ts';
-import { loadConfig } from '../config.ts';
-import { insertReturningId } from '../db/insert.ts';
-import { createWorkflow } from '../workflows/service.ts';
+import { runOwner, storedRun } from '../../test/support/storedRuns.ts';
 import { listRunEventsAfter } from './events.ts';
-import { newRunId } from './service.ts';
 import * as store from './store.ts';
 import type { NewStepRow, RunStatus } from './store.ts';
 
 describe.each(testDialects())('ending a run on %s', (dialect) => {
   let testDb: TestDb;
-  let userId: number;
-  let workflowId: string;
+  let owner: { userId: number; workflowId: string };
 
   beforeAll(async () => {
     testDb = await createTestDb(dialect);
-    userId = await insertReturningId(testDb.db, 'users', { login: 'alice', name: 'alice', password_hash: 'x', created_at: Date.now() });
-    workflowId = (await createWorkflow({ db: testDb.db, config: loadConfig({}), now: Date.now }, userId, { name: 'Ended', ...seedGraph() })).id;
+    owner = await runOwner(testDb.db, 'Ended');
   });
   afterAll(async () => {
     await testDb?.destroy();
   });
 
-  async function storedRun(status: RunStatus, attempts: number): Promise<string> {
-    const id = newRunId();
-    const now = Date.now();
-    await store.insertRun(testDb.db, {
-      id,
-      workflow_id: workflowId,
-      user_id: userId,
-      status,
-      inputs: '{}',
-      graph: JSON.stringify({ version: 1, nodes: [], edges: [] }),
-      output: null,
-      error: null,
-      usage: null,
-      idempotency_key: null,
-      attempts,
-      created_at: now,
-      started_at: status === 'queued' ? null : now,
-      finished_at: null,
-      duration_ms: null,
-    });
-    return id;
-  }
+  const storedRunOf = (status: RunStatus, attempts: number) => storedRun(testDb.db, owner, status, attempts);
 
   const step = (runId: string, nodeId: string, status = 'completed'): NewStepRow => ({
     run_id: runId,
@@ -69,7 +42,7 @@ describe.each(testDialects())('ending a run on %s', (dialect) => {
   const stepsOf = async (runId: string) => (await store.listSteps(testDb.db, runId)).map((s) => [s.node_id, s.status, s.truncated]);
 
   it('an attempt that never claimed the run ends it straight from queued, with its start, its steps and its events', async () => {
-    const runId = await storedRun('queued', 0);
+    const runId = await storedRunOf('queued', 0);
     expect(await store.finishRun(testDb.db, runId, { attempt: 1, startedAt: 1_100 }, end(), final(), [step(runId, 'a'), step(runId, 'b')])).toBe(true);
     expect(await store.findRun(testDb.db, runId)).toMatchObject({ status: 'completed', attempts: 1, started_at: 1_100, finished_at: 2_000, duration_ms: 900, output: '{"out":"x"}' });
     expect(await stepsOf(runId)).toEqual([['a', 'completed', false], ['b', 'completed', true]]);
@@ -77,14 +50,14 @@ describe.each(testDialects())('ending a run on %s', (dialect) => {
   });
 
   it('an unclaimed attempt writes nothing once the run was cancelled or claimed by another attempt', async () => {
-    const cancelled = await storedRun('queued', 0);
+    const cancelled = await storedRunOf('queued', 0);
     expect(await store.cancelRun(testDb.db, cancelled, 1_500, '{"code":"cancelled","message":"The run was cancelled."}')).toBe(true);
     expect(await store.finishRun(testDb.db, cancelled, { attempt: 1, startedAt: 1_100 }, end(), final(), [step(cancelled, 'a')])).toBe(false);
     expect(await store.findRun(testDb.db, cancelled)).toMatchObject({ status: 'cancelled', attempts: 0 });
     expect(await stepsOf(cancelled)).toEqual([]);
     expect(await eventsOf(cancelled)).toEqual([]);
 
-    const claimedElsewhere = await storedRun('queued', 0);
+    const claimedElsewhere = await storedRunOf('queued', 0);
     expect(await store.claimQueuedRun(testDb.db, claimedElsewhere, 0, 1_050)).toBe(true);
     expect(await store.finishRun(testDb.db, claimedElsewhere, { attempt: 1, startedAt: 1_100 }, end(), final(), [step(claimedElsewhere, 'a')])).toBe(false);
     expect(await store.findRun(testDb.db, claimedElsewhere)).toMatchObject({ status: 'running', attempts: 1, started_at: 1_050 });
@@ -92,7 +65,7 @@ describe.each(testDialects())('ending a run on %s', (dialect) => {
   });
 
   it('a claimed attempt ends its run with its steps; a stale attempt writes nothing', async () => {
-    const runId = await storedRun('running', 2);
+    const runId = await storedRunOf('running', 2);
     expect(await store.finishRun(testDb.db, runId, { attempt: 1 }, end(), final(), [step(runId, 'a')])).toBe(false);
     expect(await stepsOf(runId)).toEqual([]);
     expect(await store.finishRun(testDb.db, runId, { attempt: 2 }, end('failed'), final(), [step(runId, 'a', 'failed')])).toBe(true);
@@ -102,7 +75,7 @@ describe.each(testDialects())('ending a run on %s', (dialect) => {
   });
 
   it('a step the store refuses fails the whole end: the run, its steps and its events stay as they were', async () => {
-    const runId = await storedRun('running', 1);
+    const runId = await storedRunOf('running', 1);
     const refused = { ...step(runId, 'b'), status: 'x'.repeat(17) }; // the column holds 16
     await expect(store.finishRun(testDb.db, runId, { attempt: 1 }, end(), final(), [step(runId, 'a'), refused])).rejects.toThrow();
     expect(await store.findRun(testDb.db, runId)).toMatchObject({ status: 'running', finished_at: null });
@@ -114,7 +87,7 @@ describe.each(testDialects())('ending a run on %s', (dialect) => {
 
   // MySQL only (registered on MySQL alone, so that PostgreSQL runs count no skipped test).
   if (dialect === 'mysql') it("on MySQL the end is one multi-statement query, outside knex's pool (which refuses them)", async () => {
-    const runId = await storedRun('queued', 0);
+    const runId = await storedRunOf('queued', 0);
     const knexQueries: string[] = [];
     const listen = (q: { sql: string }) => knexQueries.push(q.sql);
     testDb.db.on('query', listen);

@@ -359,32 +359,24 @@ function fence(ending: EndingAttempt) {
 
 type RunFinishParams = RunEnd & { id: string; attempt: number; expectedAttempt: number; startedAt: number | null };
 
+/** What a run's end sets, whichever state it ends the run from. */
+const endOf = (param: (name: keyof RunFinishParams & string) => string) => ({
+  status: param('status'),
+  output: param('output'),
+  error: param('error'),
+  usage: param('usage'),
+  finished_at: param('finished_at'),
+  duration_ms: param('duration_ms'),
+});
+
 const runFinish = prepared<RunFinishParams>('run_finish', (db, param) =>
-  db('runs')
-    .where({ id: param('id'), status: 'running', attempts: param('attempt') })
-    .update({
-      status: param('status'),
-      output: param('output'),
-      error: param('error'),
-      usage: param('usage'),
-      finished_at: param('finished_at'),
-      duration_ms: param('duration_ms'),
-    }),
+  db('runs').where({ id: param('id'), status: 'running', attempts: param('attempt') }).update(endOf(param)),
 );
 
 const unclaimedRunFinish = prepared<RunFinishParams>('run_finish_unclaimed', (db, param) =>
   db('runs')
     .where({ id: param('id'), status: 'queued', attempts: param('expectedAttempt') })
-    .update({
-      status: param('status'),
-      output: param('output'),
-      error: param('error'),
-      usage: param('usage'),
-      finished_at: param('finished_at'),
-      duration_ms: param('duration_ms'),
-      started_at: param('startedAt'),
-      attempts: param('attempt'),
-    }),
+    .update({ ...endOf(param), started_at: param('startedAt'), attempts: param('attempt') }),
 );
 
 /** finishRun's transaction on MySQL in one round trip: the inserts run only if the update ended the run. */
