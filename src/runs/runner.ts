@@ -448,6 +448,8 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     // Not claimed yet (Held): claimed once the run outlives STEP_LOG_DELAY_MS or has a write to make
     // first; if it is no longer queued for this attempt (cancelled meanwhile), execution stops.
     let claiming: Promise<boolean> | undefined = claimed ? Promise.resolve(true) : undefined;
+    /** Why the claim could not be made (the store stayed away, or refused it): the job is retried. */
+    let claimFailure: unknown;
     const mine = () =>
       (claiming ??= claimQueued(run).then(
         (held) => {
@@ -456,7 +458,8 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
           return held;
         },
         (err: unknown) => {
-          controller.abort(err); // the store stayed away: the job is retried (below)
+          claimFailure = err;
+          controller.abort(err);
           return false;
         },
       ));
@@ -618,9 +621,10 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     // The stream is not the run: a lost event write is logged, the run's own outcome stands.
     if (eventsClosed.status === 'rejected') ctx.logger.error({ err: eventsClosed.reason, runId }, 'run event write failed');
 
-    // A claim that was refused (the run was cancelled meanwhile): the run is not this attempt's to end.
+    // A claim that failed: the job fails, and pg-boss retries it. One that was refused (the run was
+    // cancelled meanwhile): the run is not this attempt's to end.
     if (claiming && !(await claiming)) {
-      if (controller.signal.reason instanceof StoreUnavailable) throw controller.signal.reason;
+      if (claimFailure !== undefined) throw claimFailure;
       ctx.logger.info({ runId, status: 'superseded', attempt }, 'run ended');
       return;
     }
