@@ -1112,7 +1112,7 @@ export interface components {
             };
         };
         /**
-         * @description `queued` -> `running` -> `completed` | `failed` | `cancelled`. The last three are terminal.
+         * @description `queued` -> `running` -> `completed` | `failed` | `cancelled`. The last three are terminal. A run that ends within about 50 ms of its start is stored once, ended: a client may see it go from `queued` straight to its end (its `started_at` and its events still tell of its start).
          * @example completed
          * @enum {string}
          */
