@@ -17,8 +17,10 @@ export interface Statement {
   values: ReadonlyArray<string | number | boolean | null>;
 }
 
-/** Connections for these transactions: they end a run each, so a few suffice. */
+/** Connections for these transactions (a run's start and its end): each holds one a moment, so a few suffice. */
 const POOL_SIZE = 4;
+/** As long as a query waits for a pooled connection of knex's (src/db/knex.ts). */
+const ACQUIRE_TIMEOUT_MS = 5_000;
 
 const pools = new WeakMap<Knex, Pool>();
 
@@ -38,8 +40,25 @@ function poolOf(db: Knex): Pool {
   return pool;
 }
 
-const connectionOf = (pool: Pool) =>
-  new Promise<PoolConnection>((resolve, reject) => pool.getConnection((err, connection) => (err ? reject(err) : resolve(connection))));
+/**
+ * A connection of the pool, waited for at most ACQUIRE_TIMEOUT_MS, as knex's are (mysql2's pool
+ * would wait for ever): the error then reads as the database being unavailable (a 503, or a retry).
+ */
+function connectionOf(pool: Pool): Promise<PoolConnection> {
+  return new Promise((resolve, reject) => {
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      reject(new Error(`Timeout acquiring a connection for a one-round-trip transaction (${ACQUIRE_TIMEOUT_MS} ms).`));
+    }, ACQUIRE_TIMEOUT_MS);
+    pool.getConnection((err, connection) => {
+      clearTimeout(timer);
+      if (late) connection?.release(); // its caller has gone
+      else if (err) reject(err);
+      else resolve(connection);
+    });
+  });
+}
 
 /** A statement's result: the rows of a SELECT, the header (affected rows) of anything else. */
 export type StatementResult = RowDataPacket[] | ResultSetHeader;

@@ -1,0 +1,47 @@
+// One-round-trip transactions on a real MySQL store (when TEST_MYSQL_URL is set): in one
+// transaction, on connections of their own, and a caller that finds them all busy gets the
+// "database unavailable" error within the wait knex's pool allows, not an endless wait.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
+import { isDatabaseUnavailable } from '../http/unavailable.ts';
+import { inOneRoundTrip } from './oneRoundTrip.ts';
+
+// MySQL only: the PostgreSQL store never sends these (skipped when TEST_MYSQL_URL is unset).
+describe.runIf(testDialects().includes('mysql'))('one-round-trip transactions (mysql)', () => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await createTestDb('mysql', { migrate: false });
+    await t.db.raw('CREATE TABLE notes (id INT PRIMARY KEY, body VARCHAR(8) NOT NULL)');
+  });
+  afterAll(async () => {
+    await t?.destroy();
+  });
+
+  it('runs the statements in one transaction and answers for each; a failing one leaves nothing of the others', async () => {
+    const [inserted, read] = await inOneRoundTrip(t.db, [
+      { sql: 'INSERT INTO notes (id, body) VALUES (?, ?), (?, ?)', values: [1, 'one', 2, 'two'] },
+      { sql: 'SELECT body FROM notes WHERE id = ?', values: [2] },
+    ]);
+    expect(inserted).toMatchObject({ affectedRows: 2 });
+    expect(read).toEqual([{ body: 'two' }]);
+    await expect(
+      inOneRoundTrip(t.db, [
+        { sql: 'INSERT INTO notes (id, body) VALUES (?, ?)', values: [3, 'three'] },
+        { sql: 'INSERT INTO notes (id, body) VALUES (?, ?)', values: [1, 'again'] }, // a duplicate key
+      ]),
+    ).rejects.toMatchObject({ code: 'ER_DUP_ENTRY' });
+    expect(await t.db('notes').orderBy('id').pluck('id')).toEqual([1, 2]);
+  });
+
+  it('a caller that finds every connection busy gets the database-unavailable error after the wait, and the busy ones finish', async () => {
+    const busy = Array.from({ length: 4 }, () => inOneRoundTrip(t.db, [{ sql: 'DO SLEEP(?)', values: [7] }]));
+    const waiting = inOneRoundTrip(t.db, [{ sql: 'SELECT 1', values: [] }]).then(
+      () => 'answered',
+      (err: unknown) => err,
+    );
+    const outcome = await waiting;
+    expect(isDatabaseUnavailable(outcome)).toBe(true);
+    expect(await Promise.all(busy)).toHaveLength(4);
+    expect(await inOneRoundTrip(t.db, [{ sql: 'SELECT 1 AS one', values: [] }])).toEqual([[{ one: 1 }]]);
+  }, 20_000);
+});
