@@ -11,10 +11,31 @@ import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql
 // use with the same settings as knex's, and closed with knex's pool. Values still travel as
 // parameters (escaped by mysql2), never spliced in by hand.
 
+/** A value a statement takes (mysql2 escapes it into the query). */
+export type Value = string | number | boolean | null;
+
 /** One statement: SQL with `?` placeholders, and its values. */
 export interface Statement {
   sql: string;
-  values: ReadonlyArray<string | number | boolean | null>;
+  values: readonly Value[];
+}
+
+/**
+ * `INSERT INTO table (columns) SELECT ?, ... FROM DUAL WHERE condition UNION ALL ...`: each row is
+ * inserted only if its condition holds, with the row's own `conditionValues` for the condition's
+ * `?` (the condition may read what an earlier statement of the transaction set: a user variable).
+ */
+export function insertEachWhere(
+  table: string,
+  columns: readonly string[],
+  rows: ReadonlyArray<{ values: readonly Value[]; conditionValues?: readonly Value[] }>,
+  condition: string,
+): Statement {
+  const row = `SELECT ${columns.map(() => '?').join(', ')} FROM DUAL WHERE ${condition}`;
+  return {
+    sql: `INSERT INTO \`${table}\` (${columns.map((c) => `\`${c}\``).join(', ')}) ${rows.map(() => row).join(' UNION ALL ')}`,
+    values: rows.flatMap((r) => [...r.values, ...(r.conditionValues ?? [])]),
+  };
 }
 
 /** Connections for these transactions (a run's start and its end): each holds one a moment, so a few suffice. */

@@ -34,6 +34,8 @@ export interface PreparedQuery<P extends Params, Row> {
   first(db: Knex, params: P): Promise<Row | undefined>;
   /** Runs an insert, update or delete: the number of rows it changed. */
   run(db: Knex, params: P): Promise<number>;
+  /** The statement's SQL (as compiled for `db`'s dialect) and its values, to send within a larger one (oneRoundTrip.ts). */
+  statement(db: Knex, params: P): { sql: string; values: Array<string | number | null> };
 }
 
 /**
@@ -62,11 +64,15 @@ export function prepared<P extends Params, Row = Record<string, unknown>>(
     return found;
   };
 
+  function statement(db: Knex, params: P): { sql: string; values: Array<string | number | null> } {
+    const { sql, bindings } = compile(db, dialectOf(db));
+    return { sql, values: bindings.map((b) => ('param' in b ? params[b.param] : b.value) as string | number | null) };
+  }
+
   /** The driver's answer: rows for a select; for a write, MySQL's result header or PostgreSQL's result. */
   async function execute(db: Knex, params: P): Promise<unknown> {
     const dialect = dialectOf(db);
-    const { sql, bindings } = compile(db, dialect);
-    const values = bindings.map((b) => ('param' in b ? params[b.param] : b.value));
+    const { sql, values } = statement(db, params);
     const client = db.client as { acquireConnection(): Promise<unknown>; releaseConnection(conn: unknown): Promise<void> };
     const connection = (await client.acquireConnection()) as { __knex__disposed?: Error };
     try {
@@ -90,6 +96,7 @@ export function prepared<P extends Params, Row = Record<string, unknown>>(
 
   return {
     rows,
+    statement,
     async first(db, params) {
       return (await rows(db, params))[0];
     },

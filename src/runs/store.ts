@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import { appendRunEvents, insertRunEvents, lastRunEventSeq, type NewRunEvent } from './events.ts';
 import { isWriteConflict } from '../db/insert.ts';
 import { dialectOf } from '../db/knex.ts';
-import { inOneRoundTrip, type Statement } from '../db/oneRoundTrip.ts';
+import { inOneRoundTrip, insertEachWhere, type Statement } from '../db/oneRoundTrip.ts';
 import { prepared } from '../db/prepared.ts';
 import { isDatabaseUnavailable } from '../http/unavailable.ts';
 
@@ -129,17 +129,16 @@ export async function insertRunsWithinLimit(db: Knex, rows: readonly NewRunRow[]
  */
 async function insertWithinLimitInOneRoundTrip(db: Knex, rows: readonly NewRunRow[], limit: number): Promise<QuotaInsert[]> {
   const { user_id: userId, workflow_id: workflowId } = rows[0]!;
-  const row = `SELECT ${runColumns.map(() => '?').join(', ')} FROM DUAL WHERE @active_runs < ? AND EXISTS (SELECT 1 FROM \`workflows\` WHERE \`id\` = ? AND \`deleted_at\` IS NULL)`;
+  const count = unfinishedRunsOfUser.statement(db, { userId });
   const [locked, , inserted] = await inOneRoundTrip(db, [
-    {
-      sql: 'SELECT `workflows`.`deleted_at` FROM `users` INNER JOIN `workflows` ON `workflows`.`user_id` = `users`.`id` WHERE `users`.`id` = ? AND `workflows`.`id` = ? FOR UPDATE',
-      values: [userId, workflowId],
-    },
-    { sql: "SELECT COUNT(*) FROM `runs` WHERE `user_id` = ? AND `status` IN ('queued', 'running') INTO @active_runs", values: [userId] },
-    {
-      sql: `INSERT INTO \`runs\` (${runColumns.map((c) => `\`${c}\``).join(', ')}) ${rows.map(() => row).join(' UNION ALL ')}`,
-      values: rows.flatMap((r, i) => [...runColumns.map((c) => r[c]), limit - i, workflowId]),
-    },
+    userAndWorkflowLock.statement(db, { userId, workflowId }),
+    { ...count, sql: `${count.sql} INTO @active_runs` },
+    insertEachWhere(
+      'runs',
+      runColumns,
+      rows.map((r, i) => ({ values: runColumns.map((c) => r[c]), conditionValues: [limit - i, workflowId] })),
+      '@active_runs < ? AND EXISTS (SELECT 1 FROM `workflows` WHERE `id` = ? AND `deleted_at` IS NULL)',
+    ),
   ]);
   const workflow = (locked as Array<{ deleted_at: unknown }>)[0];
   if (!workflow || num(workflow.deleted_at) !== null) return rows.map(() => 'workflow_deleted' as const);
@@ -386,37 +385,21 @@ async function finishInOneRoundTrip(
   steps: readonly NewStepRow[],
   final: { events: NewRunEvent[]; after: number } | undefined,
 ): Promise<boolean> {
+  const ended = '@run_ended = 1';
   const statements: Statement[] = [
-    update.startedAt === null
-      ? {
-          sql: 'UPDATE `runs` SET `status` = ?, `output` = ?, `error` = ?, `usage` = ?, `finished_at` = ?, `duration_ms` = ? WHERE `id` = ? AND `status` = \'running\' AND `attempts` = ?',
-          values: [update.status, update.output, update.error, update.usage, update.finished_at, update.duration_ms, update.id, update.attempt],
-        }
-      : {
-          sql: 'UPDATE `runs` SET `status` = ?, `output` = ?, `error` = ?, `usage` = ?, `finished_at` = ?, `duration_ms` = ?, `started_at` = ?, `attempts` = ? WHERE `id` = ? AND `status` = \'queued\' AND `attempts` = ?',
-          values: [update.status, update.output, update.error, update.usage, update.finished_at, update.duration_ms, update.startedAt, update.attempt, update.id, update.expectedAttempt],
-        },
+    (update.startedAt === null ? runFinish : unclaimedRunFinish).statement(db, update),
     { sql: 'SET @run_ended = ROW_COUNT()', values: [] },
   ];
-  if (steps.length) statements.push(insertIfEnded('run_steps', STEP_COLUMNS, steps.map((s) => STEP_COLUMNS.map((c) => s[c]))));
+  if (steps.length) statements.push(insertEachWhere('run_steps', STEP_COLUMNS, steps.map((s) => ({ values: STEP_COLUMNS.map((c) => s[c]) })), ended));
   if (final?.events.length) {
-    const rows = final.events.map((e, i) => [update.id, final.after + i + 1, e.type, JSON.stringify(e.data), update.finished_at]);
-    statements.push(insertIfEnded('run_events', ['run_id', 'seq', 'type', 'data', 'created_at'], rows));
+    const rows = final.events.map((e, i) => ({ values: [update.id, final.after + i + 1, e.type, JSON.stringify(e.data), update.finished_at] }));
+    statements.push(insertEachWhere('run_events', ['run_id', 'seq', 'type', 'data', 'created_at'], rows, ended));
   }
-  const [ended] = await inOneRoundTrip(db, statements);
-  return (ended as { affectedRows: number }).affectedRows === 1;
+  const [endUpdate] = await inOneRoundTrip(db, statements);
+  return (endUpdate as { affectedRows: number }).affectedRows === 1;
 }
 
 const STEP_COLUMNS = ['run_id', 'node_id', 'node_type', 'status', 'started_at', 'finished_at', 'input_preview', 'output_preview', 'truncated', 'usage', 'error'] as const;
-
-/** `INSERT ... SELECT` of the rows, which inserts none unless the statement before set @run_ended to 1. */
-function insertIfEnded(table: string, columns: readonly string[], rows: ReadonlyArray<ReadonlyArray<string | number | boolean | null>>): Statement {
-  const row = `SELECT ${columns.map(() => '?').join(', ')} FROM DUAL WHERE @run_ended = 1`;
-  return {
-    sql: `INSERT INTO \`${table}\` (${columns.map((c) => `\`${c}\``).join(', ')}) ${rows.map(() => row).join(' UNION ALL ')}`,
-    values: rows.flat(),
-  };
-}
 
 /**
  * Fails a run that is not yet terminal (queue write failed, worker lost, store unavailable), and
