@@ -3,7 +3,9 @@
 # (default 3306) with data under $MYSQL_DATA (default /var/lib/mysql-ci), and creates the database
 # and user of $TEST_MYSQL_URL's shape: mysql://app:app@127.0.0.1:PORT/app_test.
 # The server keeps its default collation (utf8mb4_general_ci, case-insensitive) as production
-# servers do: the migrations, not the server, make comparisons exact.
+# servers do: the migrations, not the server, make comparisons exact. Durability is the default too
+# (innodb_flush_log_at_trx_commit=1: each commit waits for its flush), so tests and the bench see
+# what an operator runs.
 set -e
 port=${MYSQL_PORT:-3306}
 data=${MYSQL_DATA:-/var/lib/mysql-ci}
@@ -20,7 +22,7 @@ if ! mariadb-admin --socket="$sock" ping >/dev/null 2>&1; then
     mariadb-install-db --user=mysql --datadir="$data" --auth-root-authentication-method=socket >/dev/null
   fi
   mariadbd --user=mysql --datadir="$data" --socket="$sock" --port="$port" --bind-address=127.0.0.1 \
-    --skip-name-resolve --innodb-flush-log-at-trx-commit=2 --max-connections=500 \
+    --skip-name-resolve --max-connections=500 \
     --character-set-server=utf8mb4 \
     --log-error="$data/error.log" >/dev/null 2>&1 &
   i=0
