@@ -11,7 +11,7 @@ import { createApiClient } from '../client/src/index.ts';
 import { loadConfig } from '../src/config.ts';
 import type { AppContext } from '../src/context.ts';
 import { openDatabase, resolveQueueUrl } from '../src/db/connect.ts';
-import { createApp } from '../src/http/app.ts';
+import { createApp } from '../src/app.ts';
 import { createLogger } from '../src/http/logger.ts';
 import { createAccessToken } from '../src/platform/accessTokens.ts';
 import { createUser } from '../src/platform/users.ts';

@@ -1,10 +1,14 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import type { RunMachinery } from './runs/machinery.ts';
 import type { Sealer } from './shared/sealing.ts';
 
-/** What every domain needs at run time; built once in main.ts (or by a test). */
+/**
+ * What every domain needs at run time; built once in main.ts (or by a test).
+ * This module imports no domain, so no domain's import chain can lead back to it in a circle: a
+ * domain that adds to the context declares its field in its own module by declaration merging, as fastify
+ * plugins decorate FastifyInstance (src/runs/machinery.ts adds `runs`, the run machinery).
+ */
 export interface AppContext {
   config: Config;
   db: Knex;
@@ -15,8 +19,6 @@ export interface AppContext {
   now: () => number;
   /** Checks that the run queue's database answers; absent when no queue is wired in. */
   queueHealth?: () => Promise<void>;
-  /** The run queue, model router and (when this process executes runs) worker; absent without a queue database. */
-  runs?: RunMachinery;
 }
 
 /** What a service that only reads and writes the store needs (the CLI and tests have just this). */

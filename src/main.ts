@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { loadConfigOrExit, orExit, stopGracefully } from './lifecycle.ts';
 import type { AppContext } from './context.ts';
 import { openDatabase, resolveQueueUrl } from './db/connect.ts';
-import { createApp } from './http/app.ts';
+import { createApp } from './app.ts';
 import { createLogger } from './http/logger.ts';
 import { createHttpServer } from './http/server.ts';
 import type { Logger } from 'pino';

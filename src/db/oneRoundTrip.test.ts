@@ -3,7 +3,7 @@
 // "database unavailable" error within the wait knex's pool allows, not an endless wait.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
-import { isDatabaseUnavailable } from '../http/unavailable.ts';
+import { isDatabaseUnavailable } from './unavailable.ts';
 import { inOneRoundTrip } from './oneRoundTrip.ts';
 
 // MySQL only: the PostgreSQL store never sends these (skipped when TEST_MYSQL_URL is unset).

@@ -12,7 +12,7 @@ import {
   type ProblemItem,
 } from '../shared/errors.ts';
 import { problemJson, type CatalogueError, type ErrorDialect, type ErrorSurface } from './errorDialects.ts';
-import { isDatabaseUnavailable } from './unavailable.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 
 /** PostgreSQL refuses NUL in text (22021) and some escapes (22P05): bad input, not a server fault. */
 function isUnstorableText(err: unknown): boolean {

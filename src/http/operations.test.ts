@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.ts';
 import { createSealer } from '../shared/sealing.ts';
 import type { AppContext } from '../context.ts';
-import { operationHandlers, specPath, type RateLimiters } from './app.ts';
+import { operationHandlers, specPath, type RateLimiters } from '../app.ts';
 import { createLogger } from './logger.ts';
 import { contractOperations, mountOperations } from './operations.ts';
 

@@ -37,7 +37,7 @@ function keepingFaults(handler: Handler): Handler {
   };
 }
 
-/** How each kind of bearer credential is checked; the domains provide them (src/http/app.ts). */
+/** How each kind of bearer credential is checked; the domains provide them (src/app.ts). */
 export interface Authenticators {
   oauthAccessToken(token: string): Promise<PrincipalOf<'oauth'> | null>;
   /** Whether a token has the shape of this kind; another kind's token is not refused here. */

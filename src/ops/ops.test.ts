@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { specPath } from '../http/app.ts';
+import { specPath } from '../app.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createFixture, discover, obtainTokens } from '../../test/support/oauthFlow.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';

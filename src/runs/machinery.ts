@@ -7,6 +7,13 @@ import { startRunQueue, type RunQueue } from './queue.ts';
 import { purgeDeletedWorkflows } from '../workflows/service.ts';
 import { createRunner, sweepStuckRuns, SWEEP_INTERVAL_MS, type Runner, type RunnerContext } from './runner.ts';
 
+declare module '../context.ts' {
+  interface AppContext {
+    /** The run queue, model router and (when this process executes runs) worker; absent without a queue database. */
+    runs?: RunMachinery;
+  }
+}
+
 export interface RunMachinery {
   queue: RunQueue;
   models: ModelRouter;

@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { AppContext } from '../context.ts';
-import { isDatabaseUnavailable } from '../http/unavailable.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { executeGraph, RunFailure, type StepReport, type WorkflowNode } from './executor.ts';
 import type { ModelRouter } from './providers/index.ts';
 import { STORE_UNAVAILABLE, type DeliveryFailure, type RunJobContext, type RunQueue } from './queue.ts';

@@ -8,7 +8,6 @@ import { ulid } from '../shared/ids.ts';
 import { findWorkflowForRuns, isWorkflowDeletedForRuns, type Workflow, type WorkflowContext } from '../workflows/service.ts';
 import { RunFailure } from './executor.ts';
 import type { AppContext } from '../context.ts';
-import type { RunMachinery } from './machinery.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import type { NewRunEvent } from './events.ts';
 import { insertRunWithinLimit } from './quotaBatches.ts';
@@ -25,6 +24,8 @@ export type PageMeta = components['schemas']['PageMeta'];
  * queue, and this process's worker when it has one) and the logger.
  */
 export type RunContext = WorkflowContext & Pick<AppContext, 'logger' | 'runs'>;
+/** Named through the context (src/runs/machinery.ts declares it there), so no import circles back. */
+type RunMachinery = NonNullable<AppContext['runs']>;
 
 /** Counts run starts per key against USER_RUNS_PER_MINUTE: null when allowed, else the seconds to wait. */
 export type RunStarts = Pick<SharedRateLimiter, 'hit'>;

@@ -7,7 +7,7 @@ import { isWriteConflict } from '../db/insert.ts';
 import { dialectOf } from '../db/knex.ts';
 import { inOneRoundTrip, insertEachWhere, type Statement } from '../db/oneRoundTrip.ts';
 import { prepared } from '../db/prepared.ts';
-import { isDatabaseUnavailable } from '../http/unavailable.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 
 // The statements of every run (its insert, claim and end) and of every poll (the run and its
 // steps) are prepared (src/db/prepared.ts): building them with knex per call was about a tenth of

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config.ts';
 import type { AppContext } from '../../src/context.ts';
-import { createApp, rateLimitersOf, type RateLimiters } from '../../src/http/app.ts';
+import { createApp, rateLimitersOf, type RateLimiters } from '../../src/app.ts';
 import { createLogger } from '../../src/http/logger.ts';
 import { createHttpServer } from '../../src/http/server.ts';
 import { createKnex, dialectOfUrl, type Dialect } from '../../src/db/knex.ts';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
-import { startTestServer, type TestServer } from '../../test/support/server.ts';
-import { testDialects } from '../../test/support/db.ts';
+import { createAccessToken } from './platform/accessTokens.ts';
+import { createUser } from './platform/users.ts';
+import { startTestServer, type TestServer } from '../test/support/server.ts';
+import { testDialects } from '../test/support/db.ts';
 
 describe.each(testDialects())('the assembled app on %s', (dialect) => {
   let server: TestServer;

@@ -3,30 +3,31 @@ import express from 'express';
 import helmet from 'helmet';
 import cookieParser from 'cookie-parser';
 import * as OpenApiValidator from 'express-openapi-validator';
-import type { AppContext } from '../context.ts';
-import { healthOperations } from './health.ts';
-import { mountOperations, type Operations } from './operations.ts';
-import { errorHandler, notFoundHandler } from './errorHandler.ts';
-import { httpLogger } from './logger.ts';
-import { methodNotAllowed } from './methods.ts';
-import { apiRateLimit } from './apiRateLimit.ts';
-import { sharedRateLimiter, type SharedRateLimiter } from './sharedRateLimiter.ts';
-import { securityHandlers } from './security.ts';
-// The one file of src/http that knows the domains: it assembles them.
-import { authenticateOAuthAccessToken } from '../oauth/accessTokenAuth.ts';
-import { oauthErrors, oauthOperations, oauthPagePaths, oauthPagesRouter } from '../oauth/router.ts';
-import { authenticateProxyToken, looksLikeJwt } from '../open/proxyTokenAuth.ts';
-import { openOperations } from '../open/router.ts';
-import { serverlessErrors, serverlessOperations } from '../serverless/router.ts';
-import { authenticateApiKey, looksLikeApiKey } from '../platform/apiKeyAuth.ts';
-import { platformPageErrors, platformPagePaths, platformPagesRouter } from '../platform/pages/router.ts';
-import { workflowOperations, workflowValidationErrors } from '../workflows/router.ts';
-import { cancelRunsOfDeletedWorkflow, runOperations } from '../runs/router.ts';
-import { httpMetrics, metricsRouter } from '../ops/metrics.ts';
-import { opsPagesRouter } from '../ops/pages.ts';
-import { principalLease } from '../shared/principalLease.ts';
+import type { AppContext } from './context.ts';
+import { healthOperations } from './http/health.ts';
+import { mountOperations, type Operations } from './http/operations.ts';
+import { errorHandler, notFoundHandler } from './http/errorHandler.ts';
+import { httpLogger } from './http/logger.ts';
+import { methodNotAllowed } from './http/methods.ts';
+import { apiRateLimit } from './http/apiRateLimit.ts';
+import { sharedRateLimiter, type SharedRateLimiter } from './http/sharedRateLimiter.ts';
+import { securityHandlers } from './http/security.ts';
+// The composition root: the one module that knows every domain and assembles them (src/http
+// stays domain-free plumbing).
+import { authenticateOAuthAccessToken } from './oauth/accessTokenAuth.ts';
+import { oauthErrors, oauthOperations, oauthPagePaths, oauthPagesRouter } from './oauth/router.ts';
+import { authenticateProxyToken, looksLikeJwt } from './open/proxyTokenAuth.ts';
+import { openOperations } from './open/router.ts';
+import { serverlessErrors, serverlessOperations } from './serverless/router.ts';
+import { authenticateApiKey, looksLikeApiKey } from './platform/apiKeyAuth.ts';
+import { platformPageErrors, platformPagePaths, platformPagesRouter } from './platform/pages/router.ts';
+import { workflowOperations, workflowValidationErrors } from './workflows/router.ts';
+import { cancelRunsOfDeletedWorkflow, runOperations } from './runs/router.ts';
+import { httpMetrics, metricsRouter } from './ops/metrics.ts';
+import { opsPagesRouter } from './ops/pages.ts';
+import { principalLease } from './shared/principalLease.ts';
 
-export const specPath = fileURLToPath(new URL('../../openapi.yaml', import.meta.url));
+export const specPath = fileURLToPath(new URL('../openapi.yaml', import.meta.url));
 
 /** Assembles the whole HTTP service: middleware, the contract validator, every domain router. */
 export interface RateLimiters {
