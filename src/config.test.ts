@@ -58,6 +58,14 @@ describe('configuration from the environment', () => {
     expect(problemsOf({ NODE_ENV: 'production', SECRETS_KEY: KEK, DEMO: 'true' })).toEqual([expect.stringMatching(/^DEMO: demo data \(a known login\) is never created in production/)]);
   });
 
+  it('refuses TRUST_PROXY=true in production (a forged leftmost X-Forwarded-For would evade per-address limits), and takes a hop count or addresses', () => {
+    expect(problemsOf({ NODE_ENV: 'production', SECRETS_KEY: KEK, TRUST_PROXY: 'true' })).toEqual([expect.stringMatching(/^TRUST_PROXY: `true` trusts an X-Forwarded-For address any client can forge/)]);
+    expect(problemsOf({ NODE_ENV: 'production', SECRETS_KEY: KEK, TRUST_PROXY: ' TRUE ' })).toHaveLength(1);
+    expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEK, TRUST_PROXY: '1' }).TRUST_PROXY).toBe(1);
+    expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEK, TRUST_PROXY: 'loopback, 10.0.0.0/8' }).TRUST_PROXY).toBe('loopback, 10.0.0.0/8');
+    expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEK }).TRUST_PROXY).toBe(false);
+  });
+
   it('requires a key-encryption key in production, and never echoes a bad one', () => {
     expect(problemsOf({ NODE_ENV: 'production' })).toEqual([expect.stringMatching(/^SECRETS_KEY: required in production/)]);
     const bad = problemsOf({ SECRETS_KEY: 'c2hvcnQga2V5', SECRETS_KEY_PREVIOUS: `${KEK},nope` });

@@ -162,6 +162,13 @@ function crossFieldProblems(env: z.infer<typeof envSchema>): string[] {
   if (env.NODE_ENV === 'production' && env.PASSWORD_HASH_COST < 17) {
     problems.push(`PASSWORD_HASH_COST: at least 17 in production (scrypt N=2^17, OWASP's minimum; got ${env.PASSWORD_HASH_COST})`);
   }
+  if (env.NODE_ENV === 'production' && env.TRUST_PROXY?.trim().toLowerCase() === 'true') {
+    // `true` makes the leftmost X-Forwarded-For address the client's, and a client writes that one
+    // itself: every per-address limit (failed client auth, logins) is evaded by changing it.
+    problems.push(
+      'TRUST_PROXY: `true` trusts an X-Forwarded-For address any client can forge (so per-address limits are evaded); give the number of proxies in front of the service (e.g. 1) or their addresses (e.g. loopback, 10.0.0.0/8)',
+    );
+  }
   if (env.SECRETS_KEY_PREVIOUS && !env.SECRETS_KEY) {
     problems.push('SECRETS_KEY_PREVIOUS: needs SECRETS_KEY, the key that replaces them');
   }

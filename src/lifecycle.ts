@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { databaseProblem } from './db/connect.ts';
 import { EmbeddedPostgresError } from './db/embedded.ts';
+import { SealingError } from './shared/sealing.ts';
 
 const SHUTDOWN_GRACE_MS = 20_000;
 
@@ -22,14 +23,20 @@ export function loadConfigOrExit(): Config {
 
 /**
  * A start-up step that fails for a reason the operator can fix (a database that cannot be reached,
- * an embedded PostgreSQL that cannot start) prints one line saying what to check and exits 1;
+ * an embedded PostgreSQL that cannot start, a SECRETS_KEY that did not seal the stored secrets) prints one line saying what to check and exits 1;
  * anything else is a bug and keeps its stack.
  */
 export async function orExit<T>(step: Promise<T>, database?: { url: string; variable: 'DATABASE_URL' | 'QUEUE_URL' }): Promise<T> {
   try {
     return await step;
   } catch (err) {
-    const line = err instanceof EmbeddedPostgresError ? err.message : database && databaseProblem(err, database.url, database.variable);
+    const line =
+      err instanceof EmbeddedPostgresError
+        ? err.message
+        : // A key-encryption key that does not open the stored secrets: say which, in one line.
+          err instanceof SealingError
+          ? `Cannot open the stored secrets: ${err.message}`
+          : database && databaseProblem(err, database.url, database.variable);
     if (!line) throw err;
     console.error(line);
     process.exit(1);

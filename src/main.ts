@@ -14,7 +14,6 @@ import { DEMO, seedDemo, type DemoSeed } from './platform/seed.ts';
 import { anyUserExists } from './platform/users.ts';
 import { startRunMachinery } from './runs/machinery.ts';
 import { setPasswordHashCost } from './shared/crypto.ts';
-import { SealingError } from './shared/sealing.ts';
 
 const FIRST_OWNER_HINT = 'npm run -s admin -- user create --login LOGIN --password PASSWORD --name NAME';
 
@@ -61,12 +60,7 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.LOG_LEVEL });
   const progress = (message: string) => logger.info(message);
   const database = await orExit(
-    openDatabase(config, { logger, onProgress: progress }).catch((err: unknown) => {
-      // A key-encryption key that does not open the stored secrets: say which, in one line.
-      if (!(err instanceof SealingError)) throw err;
-      console.error(`Cannot open the stored secrets: ${err.message}`);
-      process.exit(1);
-    }),
+    openDatabase(config, { logger, onProgress: progress }),
     config.DATABASE_URL ? { url: config.DATABASE_URL, variable: 'DATABASE_URL' } : undefined,
   );
   const seed = config.DEMO ? await seedDemo(database) : null;

@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded.ts';
 import { createKnex, dialectOfUrl, probeDatabase, type Dialect } from './knex.ts';
 import { migrateLatest } from './migrate.ts';
+import { assertSecretsOpen } from './sealedSecrets.ts';
 import { loadSealer } from '../shared/keyEncryptionKey.ts';
 import type { Sealer } from '../shared/sealing.ts';
 
@@ -50,6 +51,8 @@ export async function openDatabase(config: Config, options: OpenDatabaseOptions 
     if (options.migrate ?? true) {
       const applied = await migrateLatest(db, { sealer });
       if (applied.length) options.onProgress?.(`applied ${applied.length} database migration${applied.length === 1 ? '' : 's'}`);
+      // A wrong SECRETS_KEY stops the process here, not at its first login (README "Key-encryption key").
+      await assertSecretsOpen(db, sealer);
     }
   } catch (err) {
     await db.destroy();

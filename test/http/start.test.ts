@@ -1,10 +1,13 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { removeEmbeddedPostgresData } from '../../src/db/embedded.ts';
+import { getOrCreateSecret } from '../../src/platform/secrets.ts';
+import { createSealer, kekId } from '../../src/shared/sealing.ts';
 import { createTestDb, testDialects, type TestDb } from '../support/db.ts';
 import { freePort, waitForReady } from '../support/processes.ts';
 import { TEST_SECRETS_KEY } from '../support/secrets.ts';
@@ -97,6 +100,22 @@ describe('npm start (src/main.ts as a real process)', () => {
     const [code] = await once(child, 'exit');
     expect(code).toBe(1);
     expect(output()).toMatch(/SECRETS_KEY: required in production .*openssl rand -base64 32/);
+  });
+
+  it('exits 1 at start, in one line naming the key that sealed them, when SECRETS_KEY does not open the stored secrets (README "Key-encryption key")', async () => {
+    const testDb: TestDb = await createTestDb('pg');
+    cleanups.push(() => testDb.destroy());
+    // A store whose session key another key-encryption key sealed (as a service on that key leaves it).
+    const otherKey = randomBytes(32);
+    await getOrCreateSecret({ db: testDb.db, sealer: createSealer(otherKey) }, 'session_key', () => 'a session key');
+    const port = await freePort();
+    const { child, output } = start({ DATABASE_URL: testDb.url, PORT: String(port), HOST: '127.0.0.1', SECRETS_KEY: TEST_SECRETS_KEY });
+    cleanups.push(async () => void child.kill('SIGKILL'));
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(1);
+    expect(output().trim()).toBe(
+      `Cannot open the stored secrets: app_secrets.value:session_key was sealed with key-encryption key ${kekId(otherKey)}, which is neither SECRETS_KEY (${kekId(Buffer.from(TEST_SECRETS_KEY, 'base64'))}) nor in SECRETS_KEY_PREVIOUS`,
+    );
   });
 
   it('`npm start` runs an embedded PostgreSQL from a private (mode 700) data directory, reuses its data, and stops node and PostgreSQL quietly on SIGTERM to its process and on Ctrl-C', async () => {
