@@ -499,6 +499,7 @@ export interface components {
         /** @description RFC 6749 5.2 error response. */
         OAuthError: {
             /**
+             * @description **Open**: a later minor version may add codes (RFC 6749 8.5); treat an unknown one as a failure of the request.
              * @example invalid_grant
              * @enum {string}
              */
@@ -1112,7 +1113,7 @@ export interface components {
             };
         };
         /**
-         * @description `queued` -> `running` -> `completed` | `failed` | `cancelled`. The last three are terminal. A run that ends within about 50 ms of its start is stored once, ended: a client may see it go from `queued` straight to its end (its `started_at` and its events still tell of its start).
+         * @description **Open**: a later minor version may add statuses; treat an unknown one as not ended and read the run again (`finished_at` is set once it has ended). `queued` -> `running` -> `completed` | `failed` | `cancelled`. The last three are terminal. A run that ends within about 50 ms of its start is stored once, ended: a client may see it go from `queued` straight to its end (its `started_at` and its events still tell of its start).
          * @example completed
          * @enum {string}
          */
@@ -1194,12 +1195,13 @@ export interface components {
             /** @example summarise */
             node_id: string;
             /**
+             * @description **Open**: new node types come in minor versions.
              * @example llm_call
              * @enum {string}
              */
             node_type: "text_input" | "llm_call" | "template" | "condition" | "text_output";
             /**
-             * @description `skipped`: every way into the node came through a branch not taken (or a skipped node). `not_started`: the run ended before the node could start.
+             * @description **Open**: a later minor version may add statuses. `skipped`: every way into the node came through a branch not taken (or a skipped node). `not_started`: the run ended before the node could start.
              * @example completed
              * @enum {string}
              */
@@ -2394,7 +2396,10 @@ export interface operations {
                     "text/event-stream": {
                         /** @description The run's event number, from 1. */
                         id?: string;
-                        /** @enum {string} */
+                        /**
+                         * @description **Open**: a later minor version may add events; skip one you do not know.
+                         * @enum {string}
+                         */
                         event?: "run.status" | "node.started" | "node.delta" | "node.finished" | "run.finished";
                         /** @description One line of JSON (see the table above). */
                         data?: string;
