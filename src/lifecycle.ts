@@ -1,5 +1,7 @@
 // What every entry point (`npm start`, `npm run worker`) does around its work: read the
 // configuration or exit with its problems, and stop gracefully on SIGTERM/SIGINT.
+import { once } from 'node:events';
+import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { databaseProblem } from './db/connect.ts';
@@ -40,6 +42,28 @@ export async function orExit<T>(step: Promise<T>, database?: { url: string; vari
     if (!line) throw err;
     console.error(line);
     process.exit(1);
+  }
+}
+
+/** Why the OS refused to listen, as the operator fixes it (by PORT or HOST). */
+const LISTEN_PROBLEMS: Record<string, (where: string) => string> = {
+  EADDRINUSE: (where) => `Cannot listen on ${where}: another process is using that port. Stop it, or set PORT to a free port (e.g. PORT=3001).`,
+  EACCES: (where) => `Cannot listen on ${where}: permission denied (ports below 1024 need privileges). Set PORT to 1024 or above.`,
+  EADDRNOTAVAIL: (where) => `Cannot listen on ${where}: HOST is not an address of this machine. Set HOST to one of its addresses (127.0.0.1, or 0.0.0.0 for all).`,
+};
+
+/**
+ * Starts listening; answers undefined once it listens, or the one line that says what to change
+ * when the OS refuses the port or host (anything else is a bug and keeps its stack).
+ */
+export async function listen(server: Server, port: number, host: string): Promise<string | undefined> {
+  try {
+    await once(server.listen(port, host), 'listening');
+    return undefined;
+  } catch (err) {
+    const problem = LISTEN_PROBLEMS[(err as NodeJS.ErrnoException).code ?? ''];
+    if (!problem) throw err;
+    return problem(`${host.includes(':') ? `[${host}]` : host}:${port} (PORT=${port}, HOST=${host})`);
   }
 }
 

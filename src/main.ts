@@ -2,7 +2,7 @@
 // demo data on first start when asked (DEMO; development on the embedded database), and serves HTTP until SIGTERM/SIGINT, then shuts down gracefully.
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { loadConfigOrExit, orExit, stopGracefully } from './lifecycle.ts';
+import { listen, loadConfigOrExit, orExit, stopGracefully } from './lifecycle.ts';
 import type { AppContext } from './context.ts';
 import { openDatabase, resolveQueueUrl } from './db/connect.ts';
 import { createApp } from './app.ts';
@@ -57,15 +57,13 @@ async function main(): Promise<void> {
   if (process.argv.slice(2).includes('--demo')) process.env.DEMO = 'true';
   const config = loadConfigOrExit();
   setPasswordHashCost(config.PASSWORD_HASH_COST);
-  const logger = createLogger({ level: config.LOG_LEVEL });
+  // A person at a terminal reads lines; a log collector (stdout not a TTY) gets JSON.
+  const logger = createLogger({ level: config.LOG_LEVEL, pretty: process.stdout.isTTY });
   const progress = (message: string) => logger.info(message);
   const database = await orExit(
     openDatabase(config, { logger, onProgress: progress }),
     config.DATABASE_URL ? { url: config.DATABASE_URL, variable: 'DATABASE_URL' } : undefined,
   );
-  const seed = config.DEMO ? await seedDemo(database) : null;
-  const hasUsers = seed !== null || (await anyUserExists(database));
-
   const ctx: AppContext = { config, db: database.db, logger, sealer: database.sealer, now: Date.now };
   const queueUrl = resolveQueueUrl(config, database);
   if (queueUrl) {
@@ -78,14 +76,25 @@ async function main(): Promise<void> {
     logger.warn('no queue database (MySQL store without QUEUE_URL): workflow runs are disabled');
   }
   const app = createApp(ctx);
-  const server = createHttpServer(app).listen(config.PORT, config.HOST);
-  await once(server, 'listening');
+  const server = createHttpServer(app);
+  const refused = await listen(server, config.PORT, config.HOST);
+  if (refused) {
+    // Another service on the port, say: one line naming PORT/HOST, and nothing left running.
+    console.error(refused);
+    await ctx.runs?.stop();
+    await database.close();
+    process.exit(1);
+  }
   // Slow clients must not hold sockets forever (slowloris); keep-alive a bit longer than proxies'.
   server.requestTimeout = 30_000;
   server.headersTimeout = 20_000;
   server.keepAliveTimeout = 65_000;
   const { port } = server.address() as AddressInfo;
   logger.info({ port, dialect: database.dialect, embedded: Boolean(database.embedded) }, 'listening');
+  // Seeded only once the service listens: a start that fails before (the port taken) must not
+  // create the demo data and lose its once-shown secrets with the crash.
+  const seed = config.DEMO ? await seedDemo(database) : null;
+  const hasUsers = seed !== null || (await anyUserExists(database));
   announce(config, logger, seed, hasUsers);
 
   stopGracefully(logger, 'service', async () => {

@@ -3,11 +3,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { pinoHttp } from 'pino-http';
 import type { RequestHandler } from 'express';
+import pinoPretty from 'pino-pretty';
 
 /** Field names whose values are secrets wherever they appear in a log line. */
 const secretFields = ['authorization', 'cookie', 'set-cookie', 'client_secret', 'code', 'code_verifier', 'refresh_token', 'access_token', 'password', 'token', 'proxy_access_token'];
 
-export function createLogger(options: { level?: string; destination?: DestinationStream } = {}): Logger {
+/**
+ * `pretty`: human-readable lines (time, level, message, then the fields) for a person at a
+ * terminal; otherwise one JSON object a line for a log collector. Redaction applies to both.
+ */
+export function createLogger(options: { level?: string; destination?: DestinationStream; pretty?: boolean } = {}): Logger {
+  const destination = options.pretty ? pinoPretty({ colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', sync: true }) : options.destination;
   return pino(
     {
       level: options.level ?? 'info',
@@ -16,7 +22,7 @@ export function createLogger(options: { level?: string; destination?: Destinatio
         censor: '[redacted]',
       },
     },
-    options.destination,
+    destination,
   );
 }
 

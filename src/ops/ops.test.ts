@@ -7,6 +7,8 @@ import { createFixture, discover, obtainTokens } from '../../test/support/oauthF
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { createApiClient } from '../../client/src/index.ts';
 import { createAccessToken } from '../platform/accessTokens.ts';
+import { axeViolations } from '../../test/support/axe.ts';
+import { logInPage } from '../../test/support/chromium.ts';
 
 const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
 
@@ -38,25 +40,50 @@ describe('what operators and integrators find: landing page, API reference, spec
     expect(await res.text()).toBe(await readFile(specPath, 'utf8'));
   });
 
-  it('GET /docs renders the API reference in a real browser from the bundled Redoc, under the CSP, with no request off the service', async () => {
+  it('GET /docs renders the API reference in a real browser from the bundled Redoc, under the CSP (which lets its logo in, and nothing else off the service), axe clean', async () => {
     const page = await browser.newPage();
     const problems: string[] = [];
-    // Redoc's sidebar footer always asks for Redocly's logo on their CDN; the CSP (img-src 'self'
-    // data:) blocks it before any request leaves, and Redoc then hides the image. Nothing else may
-    // fail, and no request may reach another origin.
-    const blockedLogo = /cdn\.redoc\.ly\/redoc\/logo-mini\.svg/;
-    page.on('console', (m) => m.type() === 'error' && !blockedLogo.test(m.text()) && problems.push(`${m.text()} ${m.location().url}`));
+    // Redoc's sidebar footer always shows Redocly's logo from their CDN: the CSP allows that one
+    // image (the browser here has no network, so its load fails and Redoc hides it). Nothing else
+    // may fail, no CSP may refuse anything, and no other request may leave the service.
+    const logo = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+    page.on('console', (m) => m.type() === 'error' && !(m.location().url === logo && /Failed to load/.test(m.text())) && problems.push(`${m.text()} ${m.location().url}`));
     page.on('pageerror', (e) => problems.push(e.message));
-    page.on('requestfinished', (r) => {
-      if (!r.url().startsWith(server.baseUrl) && !/^(data|blob):/.test(r.url())) problems.push(`request off the service: ${r.url()}`);
+    page.on('request', (r) => {
+      if (!r.url().startsWith(server.baseUrl) && !/^(data|blob):/.test(r.url()) && r.url() !== logo) problems.push(`request off the service: ${r.url()}`);
     });
-    await page.goto(`${server.baseUrl}/docs`);
+    const res = await page.goto(`${server.baseUrl}/docs`);
+    expect(res!.headers()['content-security-policy']).toMatch(/img-src 'self' data: https:\/\/cdn\.redoc\.ly;/);
     await page.getByText('Open Authorization and Workflows Service').first().waitFor({ timeout: 20_000 });
     // An operation of the contract is listed in the navigation.
     await page.getByText('/api/workflows').first().waitFor({ timeout: 20_000 });
     await page.screenshot({ path: 'artifacts/e2e/docs.png' }).catch(() => {});
+    // Redoc's own markup is held to WCAG 2.1 A/AA (test/support/axe.ts); its scrolling code samples take focus (/docs/docs.js).
+    expect(await axeViolations(page, { wcagOnly: true })).toEqual([]);
     await page.close();
     expect(problems).toEqual([]);
+  });
+
+  it('the landing page says who is signed in (not "Sign in") once they are, and the service has an icon', async () => {
+    const f = await createFixture(server.ctx.db);
+    const page = await browser.newPage();
+    const missing: string[] = [];
+    page.on('response', (r) => r.status() >= 400 && missing.push(`${r.status()} ${r.url()}`));
+    await page.goto(`${server.baseUrl}/`);
+    expect(await page.locator('main a[href="/login"]').textContent()).toBe('Sign in');
+    expect(await axeViolations(page)).toEqual([]);
+    await logInPage(page, server.baseUrl, f.login, f.password);
+    await page.goto(`${server.baseUrl}/`);
+    expect(await page.locator('main').textContent()).toContain(`Signed in as ${f.login}`);
+    expect(await page.locator('main a[href="/login"]').count()).toBe(0);
+    expect(await page.locator('header nav a[href="/docs"]').textContent()).toBe('API reference');
+    expect(await axeViolations(page)).toEqual([]);
+    await page.close();
+    expect(missing).toEqual([]);
+    for (const path of ['/favicon.ico', '/favicon.svg']) {
+      const icon = await fetch(`${server.baseUrl}${path}`);
+      expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml; charset=utf-8']);
+    }
   });
 
   it('GET /metrics needs the METRICS_TOKEN bearer (401 without it, compared in constant time)', async () => {

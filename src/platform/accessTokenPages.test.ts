@@ -46,6 +46,10 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
     expect(html).toContain('<option value="pats-team">pats-team</option>');
   });
 
+  it('a fresh form has the workflows permission checked (an API key is for the workflows API; without it the first call is a 403)', async () => {
+    expect(await page()).toContain('<input type="checkbox" name="permissions" value="workflows" checked>');
+  });
+
   it('creates a token with name, namespace, usage_scenario and permissions, shows it once, then lists it without it', async () => {
     const res = await create({ name: 'CI key', namespace: 'pats-team', usage_scenario: 'paid' }, ['workflows']);
     expect(res.status).toBe(200);

@@ -1,6 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, logInPage, screenshot, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
+import { axeViolations } from '../../test/support/axe.ts';
 import { createFixture } from '../../test/support/oauthFlow.ts';
 import { insertAuthorization } from '../oauth/store.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
@@ -49,15 +50,16 @@ describe('settings pages in a real browser', () => {
     ['organizations', '/settings/organizations', 'Organizations'],
   ] as const;
 
-  it.each(pages)('%s: marks its nav link as the current page and fits a phone without sideways scrolling', async (name, path, label) => {
+  it.each(pages)('%s: marks its nav link as the current page, fits a phone without sideways scrolling, axe clean', async (name, path, label) => {
     for (const [device, width] of Object.entries(SCREEN_WIDTHS)) {
       await page.setViewportSize({ width, height: 800 });
       await page.goto(`${server.baseUrl}${path}`);
       expect(await page.locator('nav a[aria-current=page]').allTextContents()).toEqual([label]);
       expect(await scrollsSideways(page), `${path} at ${width}px`).toBe(false);
+      expect(await axeViolations(page), `${path} at ${width}px`).toEqual([]);
       await screenshot(page, `settings-${name}-${device}`);
     }
-    expect(errors.filter((e) => !/favicon|status of 400/.test(e))).toEqual([]);
+    expect(errors.filter((e) => !/status of 400/.test(e))).toEqual([]);
   });
 
   it('a refused registration marks the bad field aria-invalid and describes it with the message', async () => {

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { removeEmbeddedPostgresData } from '../../src/db/embedded.ts';
@@ -76,6 +77,21 @@ describe('npm start (src/main.ts as a real process)', () => {
     );
   });
 
+  it('stops with one line naming PORT and HOST when the port is taken (no EADDRINUSE stack), before creating any demo data', async () => {
+    const testDb: TestDb = await createTestDb('pg', { migrate: false });
+    cleanups.push(() => testDb.destroy());
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => taken.close(() => resolve())));
+    const port = (taken.address() as AddressInfo).port;
+    const { child, output } = start({ NODE_ENV: 'development', DEMO: 'true', DATABASE_URL: testDb.url, PORT: String(port), HOST: '127.0.0.1', SECRETS_KEY: TEST_SECRETS_KEY, LOG_LEVEL: 'warn' });
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(1);
+    expect(output().trim()).toBe(`Cannot listen on 127.0.0.1:${port} (PORT=${port}, HOST=127.0.0.1): another process is using that port. Stop it, or set PORT to a free port (e.g. PORT=3001).`);
+    // The next start, on a free port, creates the demo data and shows its secrets then.
+    expect(await testDb.db('users').first('id')).toBeUndefined();
+  });
+
   it('refuses to start on a bad setting, naming it', async () => {
     const { child, output } = start({ PORT: 'eighty', DATABASE_URL: 'redis://localhost' });
     const [code] = await once(child, 'exit');
@@ -131,7 +147,8 @@ describe('npm start (src/main.ts as a real process)', () => {
       cleanups.push(async () => void child.kill('SIGKILL'));
       await waitForReady(`http://127.0.0.1:${env.PORT}/readyz`, child, output);
       if (signal === 'SIGTERM') {
-        expect(output()).toContain('First start: demo data created');
+        // Seeded once it listens (a start refused its port creates nothing): announced just after.
+        await expect.poll(output, { timeout: 10_000 }).toContain('First start: demo data created');
         // Said before the several seconds a first start takes, not after.
         expect(output().indexOf('first start: creating the embedded PostgreSQL database')).toBeLessThan(output().indexOf('"msg":"listening"'));
       } else {

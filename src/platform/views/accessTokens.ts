@@ -33,6 +33,9 @@ export interface AccessTokensModel {
   flash?: string | undefined;
 }
 
+/** A fresh form's permissions: calling the workflows API is what a key is for (without it, the first call is a 403). */
+const DEFAULT_PERMISSIONS: readonly string[] = ['workflows'];
+
 const selected = (value: string, chosen: string | undefined) => (value === chosen ? html` selected` : '');
 
 export function accessTokensPage({ user, tokens, namespaces, problems, input, flash }: AccessTokensModel): Html {
@@ -52,7 +55,7 @@ ${tokens.length ? html`<table><thead><tr><th>Token</th><th>Namespace</th><th>Usa
 <label for="usage_scenario">Usage scenario</label><p class="hint" id="usage_scenario-help">The edition the token's calls are made for. It travels with every call made with the token, and in the proxy tokens that apps you authorize obtain from it (the <code>usage_scenario</code> claim); the functions and apps receiving those calls decide what each edition allows. ${USAGE_SCENARIOS.map((u) => html`<br>${USAGE_SCENARIO_HELP[u]}`)}</p><select id="usage_scenario" name="usage_scenario" aria-describedby="usage_scenario-help${problems.some((p) => p.field === 'usage_scenario') ? ' usage_scenario-error' : ''}"${problems.some((p) => p.field === 'usage_scenario') ? html` aria-invalid="true"` : ''}>${USAGE_SCENARIOS.map((u) => html`<option value="${u}"${selected(u, input?.usageScenario)}>${u}</option>`)}</select>${fieldError(problems, 'usage_scenario')}
 <label for="expires_in_days">Expiration</label><select id="expires_in_days" name="expires_in_days"${invalidAttrs(problems, 'expires_in_days')}><option value=""${selected('', input?.expiresInDays ?? '')}>No expiration</option>${TOKEN_EXPIRY_DAYS.map((d) => html`<option value="${d}"${selected(String(d), input?.expiresInDays ?? '')}>${d} days</option>`)}</select>${fieldError(problems, 'expires_in_days')}
 <fieldset${invalidAttrs(problems, 'permissions')}><legend>Permissions</legend>${ACCESS_TOKEN_PERMISSIONS.map(
-      (p) => html`<label><input type="checkbox" name="permissions" value="${p}"${input?.permissions.includes(p) ? html` checked` : ''}> ${p}</label>`,
+      (p) => html`<label><input type="checkbox" name="permissions" value="${p}"${(input?.permissions ?? DEFAULT_PERMISSIONS).includes(p) ? html` checked` : ''}> ${p}</label>`,
     )}${fieldError(problems, 'permissions')}</fieldset>
 <button type="submit" class="primary">Create token</button></form>`,
   );

@@ -21,6 +21,7 @@ const SETTINGS_NAV = [
   ['/settings/tokens', 'Access tokens'],
   ['/settings/organizations', 'Organizations'],
   ['/settings/authorizations', 'Authorized apps'],
+  ['/docs', 'API reference'],
 ] as const;
 
 /** The page around every view: title, stylesheet, and the console navigation (workflows, settings) for a logged-in user. */
@@ -35,6 +36,6 @@ export function layout(model: LayoutModel, body: Html): Html {
   const skip = model.mainAction ?? (model.user ? { id: 'main', label: 'main content' } : undefined);
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${model.title}</title><link rel="stylesheet" href="/assets/app.css"><script src="/assets/console.js" defer></script></head>
+<title>${model.title}</title><link rel="icon" href="/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/assets/app.css"><script src="/assets/console.js" defer></script></head>
 <body>${skip ? html`<a class="skip-link" href="#${skip.id}">Skip to ${skip.label}</a>` : ''}<header><strong>OpenAuth</strong>${nav}</header><main id="main" tabindex="-1">${model.flash ? html`<p class="success" role="status">${model.flash}</p>` : ''}${body}</main></body></html>`;
 }
