@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { runOwner, storedRun } from '../../test/support/storedRuns.ts';
 import { appendRunEvents, appendRunEventsAfter, listRunEventsAfter } from './events.ts';
+import { runsStore } from './runsStore.ts';
 import * as store from './store.ts';
 
 describe.each(testDialects())('run event numbering on %s', (dialect) => {
@@ -41,9 +42,9 @@ describe.each(testDialects())('run event numbering on %s', (dialect) => {
     await appendRunEvents(testDb.db, runId, [{ type: 'run.status', data: { status: 'running' } }, { type: 'node.started', data: {} }], Date.now());
     const end = { status: 'completed' as const, output: '{}', error: null, usage: null, finished_at: Date.now(), duration_ms: 1 };
     const final = { events: [{ type: 'node.finished' as const, data: {} }, { type: 'run.finished' as const, data: {} }], after: 1 }; // stale: 2 exists
-    expect(await store.finishRun(testDb.db, runId, { attempt: 2 }, end, final)).toBe(false); // attempt 2 does not hold it
+    expect(await runsStore(testDb.db).finish(runId, { attempt: 2 }, end, final)).toBe(false); // attempt 2 does not hold it
     expect(await numbered(runId)).toEqual(['1 run.status', '2 node.started']);
-    expect(await store.finishRun(testDb.db, runId, { attempt: 1 }, end, final)).toBe(true);
+    expect(await runsStore(testDb.db).finish(runId, { attempt: 1 }, end, final)).toBe(true);
     expect(await numbered(runId)).toEqual(['1 run.status', '2 node.started', '3 node.finished', '4 run.finished']);
     expect((await store.findRun(testDb.db, runId))!.status).toBe('completed');
   });

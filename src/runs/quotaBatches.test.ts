@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { isUniqueViolation } from '../db/insert.ts';
 import { insertRunWithinLimit, quotaInserter } from './quotaBatches.ts';
-import * as store from './store.ts';
+import { runsStore } from './runsStore.ts';
 import type { NewRunRow } from './store.ts';
 
 describe.each(testDialects())('quota transactions shared by concurrent starts (%s)', (dialect) => {
@@ -33,13 +33,13 @@ describe.each(testDialects())('quota transactions shared by concurrent starts (%
   /** insertRunWithinLimit over the store's quota transaction, counting the transactions. */
   function counting(): { insert: ReturnType<typeof quotaInserter>; transactions: () => number } {
     let begun = 0;
-    const insert = quotaInserter((db, rows, limit) => (begun++, store.insertRunsWithinLimit(db, rows, limit)));
+    const insert = quotaInserter((db, rows, limit) => (begun++, runsStore(db).startWithinQuota(rows, limit)));
     return { insert, transactions: () => begun };
   }
   /** insertRunWithinLimit over the store's quota transaction, whose transactions numbered in `failing` fail with `error` (nothing written). */
   function failingTransactions(failing: number[], error: Error): ReturnType<typeof quotaInserter> {
     let begun = 0;
-    return quotaInserter((db, rows, limit) => (failing.includes(++begun) ? Promise.reject(error) : store.insertRunsWithinLimit(db, rows, limit)));
+    return quotaInserter((db, rows, limit) => (failing.includes(++begun) ? Promise.reject(error) : runsStore(db).startWithinQuota(rows, limit)));
   }
   const unfinished = async (workflowId: string) =>
     Number(((await t.db('runs').where({ workflow_id: workflowId }).whereIn('status', ['queued', 'running']).count({ n: '*' })) as [{ n: number | string }])[0].n);
@@ -91,7 +91,7 @@ describe.each(testDialects())('quota transactions shared by concurrent starts (%
   it('the store refuses, before any statement, runs of more than one user or workflow in one quota transaction', async () => {
     const [a, b] = [await workflow(), await workflow()];
     for (const rows of [[run(a), run(b)], [run(a), { ...run(a), user_id: userId + 1 }]]) {
-      await expect(store.insertRunsWithinLimit(t.db, rows, 100)).rejects.toThrow('the runs are not all of one user and one workflow');
+      await expect(runsStore(t.db).startWithinQuota(rows, 100)).rejects.toThrow('the runs are not all of one user and one workflow');
     }
     expect(await unfinished(a)).toBe(0);
   });

@@ -1,6 +1,6 @@
 // Run starts of one user and one workflow in this process share the quota's transaction. Each
-// start counts the user's unfinished runs under a lock on the user's row (store.ts
-// insertRunsWithinLimit), so one user's starts queue on that row: under load, each waited for
+// start counts the user's unfinished runs under a lock on the user's row (runsStore.ts
+// startWithinQuota), so one user's starts queue on that row: under load, each waited for
 // every start before it to take the lock, count, insert and commit, and held a pooled connection
 // while it waited. Now, while one transaction is under way, the starts that come meanwhile wait
 // (src/db/batched.ts batched) and go together in the next one: one lock, one count, one
@@ -8,7 +8,7 @@
 // (the first that fit are inserted, the rest are over the limit, in the order they came).
 import type { Knex } from 'knex';
 import { answerOf, batched, togetherElseAlone } from '../db/batched.ts';
-import * as store from './store.ts';
+import { runsStore } from './runsStore.ts';
 import type { NewRunRow, QuotaInsert } from './store.ts';
 
 /** The most runs one transaction inserts; the rest wait for the next. */
@@ -19,14 +19,14 @@ interface Start {
   limit: number;
 }
 
-/** The store's quota transaction: inserts the runs that fit (store.ts insertRunsWithinLimit). */
+/** The store's quota transaction: inserts the runs that fit (runsStore.ts startWithinQuota). */
 export type QuotaTransaction = (db: Knex, rows: readonly NewRunRow[], limit: number) => Promise<QuotaInsert[]>;
 
 /**
  * `insertRunWithinLimit` over `transaction` (the store's; a test's own wraps it to count or fail
  * the transactions): its own queue of concurrent starts.
  */
-export function quotaInserter(transaction: QuotaTransaction = store.insertRunsWithinLimit): (db: Knex, row: NewRunRow, limit: number) => Promise<QuotaInsert> {
+export function quotaInserter(transaction: QuotaTransaction = (db, rows, limit) => runsStore(db).startWithinQuota(rows, limit)): (db: Knex, row: NewRunRow, limit: number) => Promise<QuotaInsert> {
   /** The starts (of one user, workflow and limit) in one transaction, else each in its own. */
   const transactions = batched(
     (db: Knex, starts: Start[]) => togetherElseAlone(starts, (some) => transaction(db, some.map((s) => s.row), some[0]!.limit)),

@@ -11,6 +11,7 @@ import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createRunner, sweepStuckRuns } from './runner.ts';
 import { newRunId } from './service.ts';
+import { runsStore } from './runsStore.ts';
 import * as store from './store.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { TEST_SECRETS_KEY } from '../../test/support/secrets.ts';
@@ -110,7 +111,7 @@ describe.each(testDialects())('run recovery on %s', (dialect) => {
   async function insertStuckRun(status: 'queued' | 'running', at: number): Promise<{ id: string; workflowId: string }> {
     const workflow = (await alice.GET('/api/workflows')).data!.data[0]!;
     const id = newRunId();
-    await store.insertRun(server.ctx.db, {
+    await runsStore(server.ctx.db).start({
       id,
       workflow_id: workflow.id,
       user_id: aliceId,

@@ -8,11 +8,12 @@ import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { executeGraph, RunFailure, type StepReport, type WorkflowNode } from './executor.ts';
 import type { ModelRouter } from './providers/index.ts';
 import { STORE_UNAVAILABLE, type DeliveryFailure, type RunJobContext, type RunQueue } from './queue.ts';
-import { appendRunEventsAfter, type NewRunEvent } from './events.ts';
+import type { NewRunEvent } from './events.ts';
+import { runsStore } from './runsStore.ts';
 import { runEndEvents, toRun, toRunStep, type GraphSnapshot, type RunDetail } from './service.ts';
 import * as store from './store.ts';
 import { observeRunFinished } from '../ops/metrics.ts';
-import type { FinalEvents, RunRow, RunStepRow } from './store.ts';
+import type { EndingAttempt, FinalEvents, RunRow, RunStepRow } from './store.ts';
 
 /** A step's input and output are logged whole up to this many characters (openapi.yaml RunStep). */
 export const LOG_TEXT_MAX = 200_000;
@@ -169,7 +170,7 @@ class StepLog {
     const row = this.all.find((r) => r.node_id === nodeId && r.status === 'running');
     const unwritten = row !== undefined && this.pending.includes(row);
     if (row) Object.assign(row, end);
-    if (!unwritten) this.enqueue(() => store.finishStep(this.db, this.runId, nodeId, end));
+    if (!unwritten) this.enqueue(() => runsStore(this.db).endStep(this.runId, nodeId, end));
   }
 
   /** The log in execution order, as the store has it once the run's end (with `rest()`) is written. */
@@ -201,7 +202,7 @@ class StepLog {
     this.timer = undefined;
     if (!this.pending.length) return;
     const rows = this.pending.splice(0).map((r) => ({ ...r }));
-    this.enqueue(() => store.insertSteps(this.db, rows));
+    this.enqueue(() => runsStore(this.db).appendSteps(rows));
   }
 
   private enqueue(write: () => Promise<void>): void {
@@ -295,7 +296,7 @@ class EventLog {
         const batch = this.pending.splice(0);
         const after = this.last;
         this.last = undefined; // unknown until this write is done
-        this.last = await this.retry(() => appendRunEventsAfter(this.ctx.db, this.runId, after, batch, this.ctx.now()));
+        this.last = await this.retry(() => runsStore(this.ctx.db).appendEvents(this.runId, after, batch, this.ctx.now()));
         this.announceEvents(this.runId);
       }
     } catch (err) {
@@ -405,13 +406,13 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     // A retry: the previous attempt's worker died (missed heartbeats), or its store was unreachable.
     // The store answers now, so a store outage is simply retried, on the last delivery too.
     if (job.lastAttempt && job.previousFailure !== 'store_unavailable') {
-      if (await stored(() => store.failUnfinishedRun(ctx.db, runId, abandonedRunError('worker_lost', job.retryCount + 1), now(), runEndEvents))) announceEnded(runId);
+      if (await stored(() => runsStore(ctx.db).failUnfinished(runId, abandonedRunError('worker_lost', job.retryCount + 1), now(), runEndEvents))) announceEnded(runId);
       ctx.logger.error({ runId, retryCount: job.retryCount }, 'run failed: worker lost on the last attempt');
       return null;
     }
     const startedAt = now();
-    if (!(await stored(() => store.takeOverRun(ctx.db, runId, run.attempts, startedAt)))) return claim(runId, job);
-    await stored(() => store.deleteSteps(ctx.db, runId)); // re-run from scratch: the graph is re-executed whole
+    // Re-run from scratch: the graph is executed again whole, its log cleared.
+    if (!(await stored(() => runsStore(ctx.db).takeOver(runId, run.attempts, startedAt)))) return claim(runId, job);
     ctx.logger.warn({ runId, retryCount: job.retryCount, previousFailure: job.previousFailure }, 'run taken over after its previous attempt failed');
     return { run: { ...run, started_at: startedAt, attempts: run.attempts + 1 }, claimed: true };
   }
@@ -424,7 +425,7 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
   async function claimQueued(run: RunRow): Promise<boolean> {
     const startedAt = run.started_at!;
     return stored(async () => {
-      if (await store.claimQueuedRun(ctx.db, run.id, run.attempts - 1, startedAt)) return true;
+      if (await runsStore(ctx.db).claim(run.id, run.attempts - 1, startedAt)) return true;
       const current = await store.findRun(ctx.db, run.id);
       return current?.status === 'running' && current.attempts === run.attempts && current.started_at === startedAt;
     });
@@ -629,7 +630,7 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
       return;
     }
     // Never claimed: the end's update takes the run from queued, started when execution began.
-    const holder: store.EndingAttempt = claiming ? { attempt } : { attempt, startedAt };
+    const holder: EndingAttempt = claiming ? { attempt } : { attempt, startedAt };
     const finishedAt = now();
     const rest = events.rest();
     /** Ends the run as `end` says, with the steps not yet written; the end events are made from the run as this attempt ends it. */
@@ -637,7 +638,7 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
       const ending = { ...end, finished_at: finishedAt, duration_ms: Math.max(0, finishedAt - startedAt) };
       const ended: RunRow = { ...run, ...ending, started_at: startedAt };
       const final: FinalEvents = { events: [...rest.events, ...runEndEvents(ended)], after: rest.after };
-      return { ended, finishing: stored(() => store.finishRun(ctx.db, runId, holder, ending, final, unwritten)) };
+      return { ended, finishing: stored(() => runsStore(ctx.db).finish(runId, holder, ending, final, unwritten)) };
     };
     const unwritten = logWritten ? steps.rest() : [];
     let { ended, finishing } = finish(unwritten);
@@ -654,7 +655,7 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     // Not finished by us: the run was cancelled (its state already says so) or taken over. A
     // cancel leaves the log of the attempt that held the run to it: its last steps are written.
     if (!finished && claiming && logWritten && unwritten.length) {
-      await stored(() => store.insertSteps(ctx.db, unwritten)).catch((err: unknown) => {
+      await stored(() => runsStore(ctx.db).appendSteps(unwritten)).catch((err: unknown) => {
         if (err instanceof StoreUnavailable) throw err;
         ctx.logger.error({ err, runId }, 'run log write failed');
       });
@@ -710,7 +711,7 @@ export async function sweepStuckRuns(ctx: RunnerContext, queue: Pick<RunQueue, '
     const job = await queue.jobState(id);
     if (job.live) continue; // pg-boss notices a dead worker by its heartbeat and retries the job
     const cause = job.lastFailure ?? 'worker_lost';
-    if (await store.failUnfinishedRun(ctx.db, id, abandonedRunError(cause), now, runEndEvents)) {
+    if (await runsStore(ctx.db).failUnfinished(id, abandonedRunError(cause), now, runEndEvents)) {
       announceEnded(id);
       ctx.logger.error({ runId: id, cause }, 'run failed: no attempt left');
     }

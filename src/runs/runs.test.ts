@@ -12,6 +12,7 @@ import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { CANCELLED_BY_DELETE, CANCELLED_BY_USER, cancelRunsOfDeletedWorkflow } from './service.ts';
 import * as runService from './service.ts';
 import { deleteWorkflow } from '../workflows/service.ts';
+import { runsStore } from './runsStore.ts';
 import * as store from './store.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 
@@ -561,7 +562,7 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     const started = await startRun(alice, workflowId, { ticket: 'wait' });
     await pollRun(alice, workflowId, started.id, (r) => r.status === 'running' && r.logs.some((s) => s.node_id === 'summarise'));
     // What another process's cancel does: only the row changes; this process's worker must notice.
-    expect(await store.cancelRun(server.ctx.db, started.id, Date.now(), CANCELLED_BY_USER)).toBe(true);
+    expect(await runsStore(server.ctx.db).cancel(started.id, Date.now(), CANCELLED_BY_USER)).toBe(true);
     const run = await pollRun(alice, workflowId, started.id, (r) => r.logs.find((s) => s.node_id === 'summarise')?.status === 'cancelled', 5_000);
     expect(run).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
   });

@@ -11,6 +11,7 @@ import type { AppContext } from '../context.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import type { NewRunEvent } from './events.ts';
 import { insertRunWithinLimit } from './quotaBatches.ts';
+import { runsStore } from './runsStore.ts';
 import * as store from './store.ts';
 import type { RunRow, RunStepRow } from './store.ts';
 
@@ -126,7 +127,7 @@ async function enqueueOrFail(ctx: RunContext, machinery: RunMachinery, row: RunR
   } catch (err) {
     ctx.logger.error({ err, runId: row.id }, 'run queue write failed; failing the run');
     // Never leave it queued with no job behind it.
-    await store.failUnfinishedRun(ctx.db, row.id, QUEUE_UNAVAILABLE, ctx.now());
+    await runsStore(ctx.db).failUnfinished(row.id, QUEUE_UNAVAILABLE, ctx.now());
     throw queueUnavailable();
   }
 }
@@ -136,7 +137,7 @@ async function replay(ctx: RunContext, machinery: RunMachinery, existing: RunRow
   if (canonical(JSON.parse(existing.inputs) as Record<string, string>) !== canonical(inputs)) {
     throw idempotencyConflict(existing.id);
   }
-  if (existing.status === 'failed' && existing.error === QUEUE_UNAVAILABLE && (await store.requeueRun(ctx.db, existing.id, QUEUE_UNAVAILABLE))) {
+  if (existing.status === 'failed' && existing.error === QUEUE_UNAVAILABLE && (await runsStore(ctx.db).requeue(existing.id, QUEUE_UNAVAILABLE))) {
     return enqueueOrFail(ctx, machinery, { ...existing, status: 'queued', error: null, finished_at: null, duration_ms: null });
   }
   return existing;
@@ -201,7 +202,7 @@ export async function startRun(
       if (inserted === 'workflow_deleted') throw workflowNotFound(workflowId);
       if (inserted === 'over_limit') throw tooManyConcurrentRuns(maxConcurrent);
     } else {
-      await store.insertRun(ctx.db, insert);
+      await runsStore(ctx.db).start(insert);
     }
   } catch (err) {
     // Two concurrent requests with the same key: the loser answers with the winner's run.
@@ -215,7 +216,7 @@ export async function startRun(
   // instead, never enqueued. One of the two always sees the other: the delete marks the workflow
   // before it lists its runs.
   if (!runStarts && (await isWorkflowDeletedForRuns(ctx, userId, workflowId).catch(() => true))) {
-    await store.cancelRun(ctx.db, row.id, ctx.now(), CANCELLED_BY_DELETE, runEndEvents);
+    await runsStore(ctx.db).cancel(row.id, ctx.now(), CANCELLED_BY_DELETE, runEndEvents);
     throw workflowNotFound(workflowId);
   }
   return { run: toRun(await enqueueOrFail(ctx, machinery, row)), replayed: false };
@@ -308,7 +309,7 @@ export async function cancelRunsOfDeletedWorkflow(ctx: RunContext, workflowId: s
   const now = ctx.now();
   let cancelled = 0;
   for (const id of await store.listUnfinishedRunsOfWorkflow(ctx.db, workflowId)) {
-    if (await store.cancelRun(ctx.db, id, now, CANCELLED_BY_DELETE, runEndEvents)) cancelled++;
+    if (await runsStore(ctx.db).cancel(id, now, CANCELLED_BY_DELETE, runEndEvents)) cancelled++;
     announceRunEnded(ctx, id);
   }
   return cancelled;
@@ -318,7 +319,7 @@ export async function cancelRunsOfDeletedWorkflow(ctx: RunContext, workflowId: s
 export async function cancelRun(ctx: RunContext, userId: number, workflowId: string, runId: string): Promise<Run> {
   const row = await runOf(ctx, userId, workflowId, runId);
   const now = ctx.now();
-  if (!(await store.cancelRun(ctx.db, row.id, now, CANCELLED_BY_USER, runEndEvents))) {
+  if (!(await runsStore(ctx.db).cancel(row.id, now, CANCELLED_BY_USER, runEndEvents))) {
     const current = (await store.findRun(ctx.db, row.id)) ?? row;
     throw runAlreadyFinished(runId, current.status);
   }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RUN_QUEUE, STORE_UNAVAILABLE } from '../../src/runs/queue.ts';
 import { sweepStuckRuns } from '../../src/runs/runner.ts';
 import { newRunId } from '../../src/runs/service.ts';
-import * as store from '../../src/runs/store.ts';
+import { runsStore } from '../../src/runs/runsStore.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -109,12 +109,12 @@ describe.each(kinds)('runs through a store outage on %s', (_name, startDatabase)
     async function abandonedRun(): Promise<string> {
       const id = newRunId();
       const at = Date.now() - 15_000;
-      await store.insertRun(server.ctx.db, {
+      await runsStore(server.ctx.db).start({
         id, workflow_id: workflowId, user_id: (await server.ctx.db('workflows').where({ id: workflowId }).first()).user_id,
         status: 'running', inputs: JSON.stringify({ ticket: 'lost' }), graph: JSON.stringify({ version: 1, ...seedGraph('slow-model') }),
         output: null, error: null, usage: null, idempotency_key: null, attempts: 1, created_at: at, started_at: at, finished_at: null, duration_ms: null,
       });
-      await store.insertSteps(server.ctx.db, [{
+      await runsStore(server.ctx.db).appendSteps([{
         run_id: id, node_id: 'input', node_type: 'text_input', status: 'running', started_at: at, finished_at: null,
         input_preview: null, output_preview: null, truncated: false, usage: null, error: null,
       }]);

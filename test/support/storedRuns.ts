@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { loadConfig } from '../../src/config.ts';
 import { insertReturningId } from '../../src/db/insert.ts';
 import { newRunId } from '../../src/runs/service.ts';
-import * as store from '../../src/runs/store.ts';
+import { runsStore } from '../../src/runs/runsStore.ts';
 import type { RunStatus } from '../../src/runs/store.ts';
 import { createWorkflow } from '../../src/workflows/service.ts';
 import { seedGraph } from './seedWorkflow.ts';
@@ -18,7 +18,7 @@ export async function runOwner(db: Knex, workflowName: string): Promise<{ userId
 export async function storedRun(db: Knex, owner: { userId: number; workflowId: string }, status: RunStatus, attempts: number): Promise<string> {
   const id = newRunId();
   const now = Date.now();
-  await store.insertRun(db, {
+  await runsStore(db).start({
     id,
     workflow_id: owner.workflowId,
     user_id: owner.userId,
