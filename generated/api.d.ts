@@ -765,6 +765,38 @@ export interface components {
             }[];
             usage: components["schemas"]["Usage"];
         };
+        /** @description One event of a streamed chat completion (`stream: true`), as OpenAI sends it. */
+        ChatCompletionChunk: {
+            /** @example chatcmpl-9f8e7d6c5b4a */
+            id: string;
+            /**
+             * @example chat.completion.chunk
+             * @constant
+             */
+            object: "chat.completion.chunk";
+            /** @example 1795382400 */
+            created: number;
+            /** @example echo */
+            model: string;
+            /** @description Empty in the last chunk that carries `usage` (`stream_options.include_usage`). */
+            choices: {
+                /** @example 0 */
+                index: number;
+                /** @description `role` in the first chunk, then a piece of `content` per chunk. */
+                delta: {
+                    /**
+                     * @example assistant
+                     * @enum {string}
+                     */
+                    role?: "assistant";
+                    /** @example hi */
+                    content?: string;
+                };
+                /** @example null */
+                finish_reason: string | null;
+            }[];
+            usage?: components["schemas"]["Usage"] | null;
+        };
         Usage: {
             /** @example 9 */
             prompt_tokens: number;
@@ -2026,7 +2058,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ChatCompletion"];
                     "text/event-stream": {
-                        /** @description A `chat.completion.chunk` as JSON, or `[DONE]` last, or `{"error": {...}}` on a failure after the first chunk. */
+                        /** @description A `chat.completion.chunk` as JSON (`ChatCompletionChunk`), or `[DONE]` last, or `{"error": {...}}` (`OpenAIError`) on a failure after the first chunk. */
                         data?: string;
                     };
                 };

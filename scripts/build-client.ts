@@ -3,7 +3,7 @@
 // openapi.yaml (generated/api.d.ts) ship beside it as dist/api.d.ts. `npm pack client` then makes
 // the tarball an integrator installs.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -12,10 +12,12 @@ rmSync(dist, { recursive: true, force: true });
 execFileSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, '-p', `${root}client/tsconfig.json`], { stdio: 'inherit' });
 copyFileSync(`${root}generated/api.d.ts`, `${dist}/api.d.ts`);
 // In the repository the source reads the types from generated/; in the package they sit beside it.
-const declarations = `${dist}/index.d.ts`;
+const declarations = `${dist}/types.d.ts`;
 const source = readFileSync(declarations, 'utf8');
 const rewritten = source.replace("from '../../generated/api.d.ts'", "from './api.js'");
-if (rewritten === source) throw new Error('client/dist/index.d.ts no longer imports ../../generated/api.d.ts: update scripts/build-client.ts');
+if (rewritten === source) throw new Error('client/dist/types.d.ts no longer imports ../../generated/api.d.ts: update scripts/build-client.ts');
 writeFileSync(declarations, rewritten);
-if (/from '[^']*generated\//.test(readFileSync(`${dist}/index.js`, 'utf8'))) throw new Error('client/dist/index.js refers to generated/');
+for (const file of readdirSync(dist)) {
+  if (file !== 'api.d.ts' && /from '[^']*generated\//.test(readFileSync(`${dist}/${file}`, 'utf8'))) throw new Error(`client/dist/${file} refers to generated/`);
+}
 console.log('client/dist built');

@@ -1,21 +1,26 @@
 /**
- * Typed client for the service, generated from openapi.yaml (openapi-fetch over generated/api.d.ts).
+ * Typed client for the service, generated from openapi.yaml (openapi-fetch over its generated types),
+ * with helpers for the calls that need more than one request or a stream.
  *
  *   const api = createApiClient('http://localhost:3000', { bearer: apiKey });
  *   const { data, error } = await api.GET('/api/workflows', { params: { query: { per_page: 50 } } });
  */
-import createClient, { type Client, type ClientOptions, type Middleware } from 'openapi-fetch';
-import type { components, operations, paths } from '../../generated/api.d.ts';
+import createClient, { type ClientOptions, type Middleware } from 'openapi-fetch';
+import type { ApiClient, paths } from './types.ts';
+import { formEncode } from './token.ts';
 
-export type { components, operations, paths };
-export type ApiClient = Client<paths>;
-export type Schemas = components['schemas'];
+export type { ApiClient, components, operations, paths, Schemas } from './types.ts';
+export { chatCompletion, streamChatCompletion, type ChatRequest } from './chat.ts';
+export { followRunEvents, waitForRun, type RunEvent } from './runs.ts';
+export { formEncode, requestToken } from './token.ts';
+export { StreamError, type Result } from './result.ts';
+export { readServerSentEvents, type ServerSentEvent } from './sse.ts';
 
 export interface Credentials {
   /** An OAuth access token, a proxy token or an API key, sent as `Authorization: Bearer ...`. */
-  bearer?: string;
+  bearer?: string | undefined;
   /** Application credentials for the token endpoint, sent as HTTP Basic. */
-  basic?: { clientId: string; clientSecret: string };
+  basic?: { clientId: string; clientSecret: string } | undefined;
 }
 
 /** HTTP Basic credentials as RFC 6749 2.3.1 wants them: each part form-urlencoded first. */
@@ -44,10 +49,6 @@ export function createApiClient(baseUrl: string, credentials: Credentials = {}, 
 
 /** Form body for the token and revocation endpoints (`application/x-www-form-urlencoded`). */
 export const formBody = {
-  bodySerializer: (body: Record<string, string | undefined>) => {
-    const form = new URLSearchParams();
-    for (const [k, v] of Object.entries(body)) if (v !== undefined) form.set(k, v);
-    return form.toString();
-  },
+  bodySerializer: formEncode,
   headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
 } as const;
