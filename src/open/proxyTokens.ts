@@ -1,9 +1,9 @@
-import { createHash, randomUUID, sign, type KeyObject } from 'node:crypto';
-import { derToJose } from 'ecdsa-sig-formatter';
+import { createHash, randomUUID, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { errors, jwtVerify, type JWTPayload } from 'jose';
+import { CompactSign, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { AppContext } from '../context.ts';
 import type { UsageScenario } from '../platform/accessTokens.ts';
+import { isLowSSignature, toLowS } from './lowS.ts';
 import { keyRing, PROXY_TOKEN_ALG } from './signingKeys.ts';
 
 // Proxy tokens (DESIGN.md "Proxy token"): short-lived ES256 JWTs that let a third-party app call
@@ -32,26 +32,26 @@ export function proxyTokenAudience(ctx: AppContext): string {
   return `${ctx.config.BASE_URL}/serverless`;
 }
 
-const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+const utf8 = new TextEncoder();
 
 /**
  * Signs a proxy token valid for PROXY_TOKEN_TTL_SECONDS from `nowMs`. The caller must already hold
  * the signing key (see issueProxyToken in tokens.ts for why the order matters).
  *
- * A JWS compact serialization (RFC 7515 7.1) signed with node:crypto on the spot: jose signs
- * through WebCrypto, whose asynchronous job cost token detail a fifth of its CPU
- * (docs/benchmarks.md). Everything that reads tokens (ours and the tests') still uses jose.
+ * jose's CompactSign (a JWS compact serialization, RFC 7515 7.1) with the key as a CryptoKey, the
+ * cheapest form jose takes: a KeyObject costs a lookup of its converted CryptoKey per call, and
+ * SignJWT re-checks claims built here (CPU per signature in docs/benchmarks.md, issue 29). Then the
+ * signature's low-S form (lowS.ts), the only one verifiers accept.
  */
 export async function signProxyToken(
   ctx: AppContext,
-  signingKey: { kid: string; key: KeyObject },
+  signingKey: { kid: string; key: CryptoKey | KeyObject },
   subject: ProxyTokenSubject,
   nowMs = Date.now(),
 ): Promise<{ token: string; expiresIn: number; claims: ProxyClaims }> {
   const iat = Math.floor(nowMs / 1000);
   const expiresIn = ctx.config.PROXY_TOKEN_TTL_SECONDS;
   const jti = randomUUID();
-  const header = { alg: PROXY_TOKEN_ALG, kid: signingKey.kid, typ: PROXY_TOKEN_TYP };
   const payload = {
     iss: ctx.config.BASE_URL,
     sub: String(subject.userId),
@@ -65,17 +65,10 @@ export async function signProxyToken(
     usage_scenario: subject.usageScenario,
     aid: subject.authorizationId,
   };
-  const signingInput = `${base64url(header)}.${base64url(payload)}`;
-  // Signed on libuv's thread pool (the callback form): on the main thread one signature (about
-  // 70 us with Node 24's OpenSSL 3.5) was a third of token detail's CPU there. The KeyObject is
-  // passed itself, not as `{ key, dsaEncoding: 'ieee-p1363' }`: Node tells a KeyObject from an
-  // options object by a check that throws (and captures a stack trace) for the latter, which cost
-  // the main thread half of each signature's time (docs/benchmarks.md, issue 19). So the signature
-  // comes as DER and is converted to JWS's r||s (RFC 7518 3.4) by ecdsa-sig-formatter.
-  const der = await new Promise<Buffer>((resolve, reject) => {
-    sign('sha256', Buffer.from(signingInput), signingKey.key, (err, sig) => (err ? reject(err) : resolve(sig)));
-  });
-  return { token: `${signingInput}.${derToJose(der, PROXY_TOKEN_ALG)}`, expiresIn, claims: { ...subject, jti, exp: iat + expiresIn } };
+  const jws = await new CompactSign(utf8.encode(JSON.stringify(payload)))
+    .setProtectedHeader({ alg: PROXY_TOKEN_ALG, kid: signingKey.kid, typ: PROXY_TOKEN_TYP })
+    .sign(signingKey.key);
+  return { token: toLowS(jws), expiresIn, claims: { ...subject, jti, exp: iat + expiresIn } };
 }
 
 const positiveInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
@@ -128,6 +121,8 @@ function verifiedTokens(ctx: AppContext): LRUCache<string, ProxyClaims> {
 }
 
 async function verifySignatureAndClaims(ctx: AppContext, token: string): Promise<ProxyClaims | null> {
+  // The (r, n - s) twin of a token we signed verifies too: refuse every form but ours (lowS.ts).
+  if (!isLowSSignature(token.slice(token.lastIndexOf('.') + 1))) return null;
   const ring = keyRing(ctx);
   try {
     const { payload } = await jwtVerify(

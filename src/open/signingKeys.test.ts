@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { createLocalJWKSet, decodeProtectedHeader, generateKeyPair, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../config.ts';
 import type { AppContext } from '../context.ts';
@@ -18,6 +19,9 @@ import { signProxyToken, verifyProxyToken } from './proxyTokens.ts';
 import { keyRing, publishedJwks, rotateSigningKey } from './signingKeys.ts';
 
 const exec = promisify(execFile);
+
+/** The order n of P-256 (SEC 2 secp256r1). */
+const P256_ORDER = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
 
 describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
   let t: TestDb;
@@ -64,8 +68,8 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
   });
 
   it('signs in JWS form (RFC 7518 3.4, the 64-byte r||s): 2,000 tokens verify against the published key with jose', async () => {
-    // About one DER integer in 256 is under 32 bytes and half are 33: 4,000 of them cover both forms
-    // of the DER-to-JWS conversion (all but once in millions).
+    // About one integer in 256 is under 32 bytes: 4,000 of them cover the zero-padded r and s of
+    // RFC 7518 3.4 (all but once in millions).
     const key = await keyRing(a).signingKey();
     const jwks = createLocalJWKSet(await publishedJwks(a));
     for (let i = 0; i < 2000; i++) {
@@ -130,5 +134,54 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
     const [header, payload, signature] = token.split('.');
     const forged = `${header}.${payload}.${signature!.slice(0, -4)}${signature!.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
     expect(await verifyProxyToken(a, forged)).toBeNull();
+  });
+  it('signs only low-S signatures and refuses the (r, n - s) twin of a valid token, which WebCrypto alone would accept (ECDSA malleability)', async () => {
+    const key = await keyRing(a).signingKey();
+    const jwks = createLocalJWKSet(await publishedJwks(a));
+    const halfOrder = P256_ORDER / 2n;
+    const sOf = (token: string) => BigInt(`0x${Buffer.from(token.split('.')[2]!, 'base64url').subarray(32).toString('hex')}`);
+    // Without normalisation half the signatures are high-S: 200 all low is no accident.
+    const tokens = await Promise.all(Array.from({ length: 200 }, () => signProxyToken(a, key, subject).then((p) => p.token)));
+    for (const token of tokens) expect(sOf(token) <= halfOrder).toBe(true);
+
+    const token = tokens[0]!;
+    const [header, payload, signature] = token.split('.');
+    const bytes = Buffer.from(signature!, 'base64url');
+    Buffer.from((P256_ORDER - sOf(token)).toString(16).padStart(64, '0'), 'hex').copy(bytes, 32);
+    const twin = `${header}.${payload}.${bytes.toString('base64url')}`;
+    // The twin is a valid signature of the same claims (jose verifies it against the published key) ...
+    await jwtVerify(twin, jwks, { issuer: 'http://issuer.test', audience: 'http://issuer.test/serverless' });
+    // ... and the service refuses it, before and after it has verified the original.
+    expect(await verifyProxyToken(b, twin)).toBeNull();
+    expect(await verifyProxyToken(b, token)).not.toBeNull();
+    expect(await verifyProxyToken(b, twin)).toBeNull();
+    // Another spelling of the same signature bytes (a set trailing bit) is not ours either.
+    const lastChar = signature!.at(-1)!;
+    const respelled = `${header}.${payload}.${signature!.slice(0, -1)}${String.fromCharCode(lastChar.charCodeAt(0) + 1)}`;
+    expect(Buffer.from(respelled.split('.')[2]!, 'base64url')).toEqual(Buffer.from(signature!, 'base64url'));
+    expect(await verifyProxyToken(b, respelled)).toBeNull();
+  });
+
+  it('reads the keys at most once for a burst of unknown kids (a forged kid costs no query of its own), and still accepts a key another process created a moment ago', async () => {
+    const rogue = await generateKeyPair('ES256');
+    const forged = await Promise.all(Array.from({ length: 200 }, () => signProxyToken(a, { kid: randomBytes(32).toString('base64url'), key: rogue.privateKey }, subject)));
+    await verifyProxyToken(a, (await signProxyToken(a, await keyRing(a).signingKey(), subject)).token); // the keys are loaded
+    const keyQueries: string[] = [];
+    const onQuery = (q: { sql: string }) => void (q.sql.includes('signing_keys') && keyQueries.push(q.sql));
+    a.db.on('query', onQuery);
+    try {
+      const results = await Promise.all(forged.map((f) => verifyProxyToken(a, f.token)));
+      expect(results.every((r) => r === null)).toBe(true);
+      expect(keyQueries).toHaveLength(1);
+
+      // Process b rotates right after a's read; a accepts b's first token with the new key.
+      const rotated = await rotateSigningKey({ db: b.db, sealer });
+      const fresh = await signProxyToken(b, await keyRing(b).signingKey(), subject);
+      expect(decodeProtectedHeader(fresh.token).kid).toBe(rotated.kid);
+      expect(await verifyProxyToken(a, fresh.token)).toMatchObject({ accessTokenId: subject.accessTokenId });
+      expect(keyQueries).toHaveLength(2);
+    } finally {
+      a.db.off('query', onQuery);
+    }
   });
 });

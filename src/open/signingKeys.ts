@@ -1,4 +1,4 @@
-import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Knex } from 'knex';
 import type { AppContext, SealerContext } from '../context.ts';
@@ -16,10 +16,16 @@ export const PROXY_TOKEN_ALG = 'ES256';
 const CURRENT_KEY_TTL_MS = 60_000;
 /** Clock skew allowance between processes when deciding which retired keys are still needed. */
 const SKEW_MS = 60_000;
+/**
+ * Unknown kids reread the keys at most this often, together: a forged kid costs no query of its
+ * own, however many arrive, and waits at most this long for the shared one.
+ */
+const UNKNOWN_KID_RELOAD_MS = 1_000;
 
 export interface SigningKey {
   kid: string;
-  key: KeyObject;
+  /** A non-extractable CryptoKey: the form jose signs with at the least cost (proxyTokens.ts). */
+  key: CryptoKey;
 }
 
 export interface PublicJwk extends JWK {
@@ -51,8 +57,8 @@ async function newSigningKeyRow(sealer: Sealer, now: number): Promise<SigningKey
 }
 
 async function importPrivate(sealer: Sealer, row: SigningKeyRow): Promise<SigningKey> {
-  const jwk = JSON.parse(sealer.open(row.private_jwk, signingKeyContext(row.kid))) as JsonWebKey;
-  return { kid: row.kid, key: createPrivateKey({ key: jwk, format: 'jwk' }) };
+  const jwk = JSON.parse(sealer.open(row.private_jwk, signingKeyContext(row.kid))) as JWK;
+  return { kid: row.kid, key: (await importJWK(jwk, PROXY_TOKEN_ALG, { extractable: false })) as CryptoKey };
 }
 
 /**
@@ -74,8 +80,9 @@ function createKeyRing(db: Knex, sealer: Sealer, tokenTtlSeconds: number): KeyRi
   let verifiers = new Map<string, Promise<CryptoKey>>();
   let verifiersLoadedAt = 0;
   let reloading: Promise<void> | undefined;
+  let unknownKidReload: Promise<void> | undefined;
 
-  async function reloadVerifiers(): Promise<void> {
+  async function readVerifiers(): Promise<void> {
     const rows = await listVerificationKeys(db, Date.now() - retentionMs(tokenTtlSeconds));
     const next = new Map<string, Promise<CryptoKey>>();
     for (const row of rows) {
@@ -83,6 +90,28 @@ function createKeyRing(db: Knex, sealer: Sealer, tokenTtlSeconds: number): KeyRi
     }
     verifiers = next;
     verifiersLoadedAt = Date.now();
+  }
+
+  /** One read at a time; callers during a read share it. */
+  function reloadVerifiers(): Promise<void> {
+    reloading ??= readVerifiers().finally(() => {
+      reloading = undefined;
+    });
+    return reloading;
+  }
+
+  /**
+   * An unknown kid may be a key another process created a moment ago, or a forgery: read again,
+   * but no sooner than UNKNOWN_KID_RELOAD_MS after the last read, one read for every unknown kid
+   * that arrives until then. A new key's first token waits at most that long; it is never refused.
+   */
+  function reloadForUnknownKid(): Promise<void> {
+    unknownKidReload ??= sleep(Math.max(0, verifiersLoadedAt + UNKNOWN_KID_RELOAD_MS - Date.now()))
+      .then(reloadVerifiers)
+      .finally(() => {
+        unknownKidReload = undefined;
+      });
+    return unknownKidReload;
   }
 
   return {
@@ -100,15 +129,8 @@ function createKeyRing(db: Knex, sealer: Sealer, tokenTtlSeconds: number): KeyRi
     },
 
     async verificationKey(kid) {
-      if (Date.now() - verifiersLoadedAt > CURRENT_KEY_TTL_MS) {
-        reloading ??= reloadVerifiers().finally(() => {
-          reloading = undefined;
-        });
-        await reloading;
-      }
-      // An unknown kid may be a key another process created a moment ago: read again, now. (A
-      // forged kid costs one small query, as an unknown API key costs its hash lookup.)
-      if (!verifiers.has(kid)) await reloadVerifiers();
+      if (Date.now() - verifiersLoadedAt > CURRENT_KEY_TTL_MS) await reloadVerifiers();
+      if (!verifiers.has(kid)) await reloadForUnknownKid();
       return verifiers.get(kid);
     },
 
