@@ -58,6 +58,18 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
     for (const uri of ['http://localhost:4000/callback', 'http://127.0.0.1:9/cb', 'http://[::1]:8080/cb']) expect((await attempt(uri)).status).toBe(200);
   });
 
+  it('refuses a callback with userinfo (user:password@, RFC 3986 3.2.1; RFC 9700 4.1.1) with a 400 and the field\'s message', async () => {
+    const attempt = (redirect_uri: string) => post('/settings/applications', { name: 'Userinfo', description: '', homepage: 'https://u.example/', redirect_uri });
+    for (const uri of ['https://user:s3cret-pw@u.example/cb', 'https://trusted.example@u.example/cb', 'https://@u.example/cb', 'http://user:s3cret-pw@localhost:4000/cb']) {
+      const refused = await attempt(uri);
+      expect(refused.status, uri).toBe(400);
+      const page = await refused.text();
+      expect(page).toMatch(/must not contain a user name or password/i);
+    }
+    // An @ after the host (in the path or query) is not userinfo.
+    expect((await attempt('https://u.example/cb/@team?to=a@b.example')).status).toBe(200);
+  });
+
   it('refuses a registration with a bad callback URL, showing why and keeping the input', async () => {
     const res = await post('/settings/applications', { name: 'Broken', description: '', homepage: 'https://b.example/', redirect_uri: 'not a url' });
     expect(res.status).toBe(400);

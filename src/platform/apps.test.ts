@@ -94,6 +94,12 @@ describe.each(testDialects())('applications on %s', (dialect) => {
     await expect(deleteApp(t, stranger.id, app.id)).rejects.toMatchObject({ status: 404 });
   });
 
+  it('rejects a redirect_uri with userinfo (user:password@ before the host; RFC 9700 4.1.1), as the admin CLI and the pages register through here', async () => {
+    for (const redirectUri of ['https://user:pw@x.example/cb', 'https://x.example@evil.example/cb']) {
+      await expect(createApp(t, { ownerLogin: 'owner', ...details, redirectUri })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/must not contain a user name or password/) });
+    }
+  });
+
   it('rejects a redirect_uri with a fragment or a non-http scheme (RFC 6749 3.1.2)', async () => {
     for (const redirectUri of ['https://x.example/cb#frag', 'ftp://x.example/cb', 'not a url']) {
       await expect(createApp(t, { ownerLogin: 'owner', ...details, redirectUri })).rejects.toMatchObject({ status: 400 });

@@ -57,6 +57,13 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
  */
 export function checkRedirectUri(field: string, value: string | undefined): string {
   const text = checkHttpUrl(field, value);
+  // RFC 3986 3.2.1 userinfo (`user:pw@`, even an empty `@`) has no place in a callback: it puts a
+  // credential in every authorization response's Location and lets `https://trusted@evil/` read as
+  // trusted (RFC 9700 4.1.1; OAuth 2.1 2.3.1 compares redirect URIs as exact strings). The value
+  // is not echoed: it may hold a password.
+  if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(text)) {
+    throw invalidField(`${field} must not contain a user name or password (user:password@ before the host).`, `/${field}`, 'must not contain a user name or password (user:password@)');
+  }
   const url = new URL(text);
   if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
     throw invalidField(`${field} must use https; plain http only for a loopback host (localhost, 127.0.0.1, [::1]) (got "${text}").`, `/${field}`, 'must use https (plain http only for localhost, 127.0.0.1 or [::1])');
