@@ -119,6 +119,7 @@ const envSchema = z.object({
   RUN_WORKER: z.preprocess(blankToUndefined, booleanText.optional()),
   RESPONSE_VALIDATION: z.preprocess(blankToUndefined, booleanText.optional()),
   DEMO: z.preprocess(blankToUndefined, booleanText.optional()),
+  DEMO_MODELS: z.preprocess(blankToUndefined, booleanText.optional()),
   SECRETS_KEY: z.preprocess(blankToUndefined, z.string().refine((s) => parseKek(s) !== null, { error: KEK_HINT }).optional()),
   SECRETS_KEY_PREVIOUS: z.preprocess(
     blankToUndefined,
@@ -248,6 +249,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
      * by default only in development on the embedded database; never in production.
      */
     DEMO: e.DEMO ?? (e.NODE_ENV === 'development' && !e.DATABASE_URL),
+    /**
+     * Serve the demo models `echo-slow` and `echo-fail[-N]` (src/runs/providers/demo.ts), which
+     * show a live run, a failure and a cancel with no provider: by default in development only.
+     */
+    DEMO_MODELS: e.DEMO_MODELS ?? e.NODE_ENV === 'development',
     /**
      * The key-encryption key that seals secrets at rest; absent outside production, where the
      * service keeps a generated one in DATA_DIR/secrets.key (see src/shared/keyEncryptionKey.ts).

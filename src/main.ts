@@ -45,6 +45,7 @@ function announce(config: Config, logger: Logger, seed: DemoSeed | null, hasUser
       `                    client_secret=${seed.app.client_secret}`,
       `                    redirect_uri=${seed.app.redirect_uri}`,
       `    API key:        ${seed.apiKey.token}  (namespace ${seed.apiKey.namespace}, permission workflows)`,
+      `    workflows:      ${seed.workflows.map((w) => w.name).join(', ')}  (${config.BASE_URL}/workflows)`,
       '  Service secrets (session key, signing keys) are generated and kept in the database, sealed.',
     );
   }
@@ -93,7 +94,7 @@ async function main(): Promise<void> {
   logger.info({ port, dialect: database.dialect, embedded: Boolean(database.embedded) }, 'listening');
   // Seeded only once the service listens: a start that fails before (the port taken) must not
   // create the demo data and lose its once-shown secrets with the crash.
-  const seed = config.DEMO ? await seedDemo(database) : null;
+  const seed = config.DEMO ? await seedDemo({ db: database.db, config, now: Date.now }) : null;
   const hasUsers = seed !== null || (await anyUserExists(database));
   announce(config, logger, seed, hasUsers);
 

@@ -325,8 +325,9 @@ const commands: Record<string, Command> = {
     options: [],
     needs: [],
     run: async (ctx) => {
-      if (loadConfig().NODE_ENV === 'production') throw new Problem(403, 'Demo data (a known login) is never created in production.');
-      const seed = await seedDemo(ctx);
+      const config = loadConfig();
+      if (config.NODE_ENV === 'production') throw new Problem(403, 'Demo data (a known login) is never created in production.');
+      const seed = await seedDemo({ db: ctx.db, config, now: Date.now });
       if (!seed) throw new Problem(409, `The demo user "${DEMO.login}" exists already.`);
       return {
         login: seed.user.login,
@@ -337,6 +338,7 @@ const commands: Record<string, Command> = {
         redirect_uri: seed.app.redirect_uri,
         api_key: seed.apiKey.token,
         api_key_namespace: seed.apiKey.namespace,
+        workflows: seed.workflows.map((w) => w.name),
       };
     },
   },

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../config.ts';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { TEST_SECRETS_KEY } from '../../test/support/secrets.ts';
 import { appSecretContext } from '../db/sealedSecrets.ts';
@@ -9,6 +10,7 @@ import { listOrgsForUser } from './orgs.ts';
 import { getOrCreateSecret } from './secrets.ts';
 import { seedDemo } from './seed.ts';
 import { verifyLogin } from './users.ts';
+import { listWorkflows } from '../workflows/service.ts';
 
 describe.each(testDialects())('demo seed and service secrets on %s', (dialect) => {
   let t: TestDb;
@@ -20,7 +22,7 @@ describe.each(testDialects())('demo seed and service secrets on %s', (dialect) =
   });
 
   it('seeds a demo user, org, app and workflows API key whose printed secrets work', async () => {
-    const seed = await seedDemo(t);
+    const seed = await seedDemo({ db: t.db, config: loadConfig({ NODE_ENV: 'development' }), now: Date.now });
     expect(seed).not.toBeNull();
     const user = await verifyLogin(t, 'demo', 'demo-password');
     expect(user).toMatchObject({ id: seed!.user.id, name: 'Demo User' });
@@ -29,10 +31,18 @@ describe.each(testDialects())('demo seed and service secrets on %s', (dialect) =
     expect(app).toMatchObject({ name: 'Demo App', redirect_uri: 'http://localhost:4000/callback', homepage: 'http://localhost:4000' });
     expect(await verifyClientSecret(t, app!.id, seed!.app.client_secret)).toBe(true);
     expect((await findUsableAccessTokenByPlaintext(t, seed!.apiKey.token))?.permissions).toEqual(['workflows']);
+    // The demo's workflows: one with a branch, one that streams slowly, one that fails twice then succeeds.
+    const workflows = await listWorkflows({ db: t.db, config: loadConfig({ NODE_ENV: 'development' }), now: Date.now }, user!.id, { page: 1, perPage: 20 });
+    expect(workflows.data.map((w) => w.name).sort()).toEqual(['Flaky call', 'Slow summary', 'Triage']);
+    const byName = new Map(workflows.data.map((w) => [w.name, w]));
+    expect(byName.get('Triage')!.edges.filter((e) => e.branch)).toHaveLength(2);
+    expect(byName.get('Slow summary')!.nodes.find((n) => n.type === 'llm_call')!.config).toMatchObject({ model: 'echo-slow' });
+    expect(byName.get('Flaky call')!.nodes.find((n) => n.type === 'llm_call')!.config).toMatchObject({ model: 'echo-fail-2' });
+    expect(seed!.workflows.map((w) => w.name)).toEqual(['Triage', 'Slow summary', 'Flaky call']);
   });
 
   it('does nothing on a second start', async () => {
-    expect(await seedDemo(t)).toBeNull();
+    expect(await seedDemo({ db: t.db, config: loadConfig({ NODE_ENV: 'development' }), now: Date.now })).toBeNull();
     expect(await t.db('applications').count({ n: '*' }).first()).toMatchObject({ n: 1 });
   });
 

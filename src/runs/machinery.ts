@@ -2,6 +2,7 @@
 // process executes runs (the API by default, `npm run worker`), the worker. Used by main.ts,
 // worker.ts and the test server, so all three run the same thing.
 import type { Config } from '../config.ts';
+import { demoProvider } from './providers/demo.ts';
 import { createModelRouter, type ModelRouter } from './providers/index.ts';
 import { startRunQueue, type RunQueue } from './queue.ts';
 import { purgeDeletedWorkflows } from '../workflows/service.ts';
@@ -26,12 +27,15 @@ export interface RunMachinery {
 
 export function modelRouterFor(config: Config): ModelRouter {
   const models = config.MODEL_PROVIDER_MODELS;
-  return createModelRouter({
-    MODEL_PROVIDER_BASE_URL: config.MODEL_PROVIDER_BASE_URL,
-    MODEL_PROVIDER_API_KEY: config.MODEL_PROVIDER_API_KEY,
-    // No list: every model `echo` does not serve goes to the configured provider.
-    MODEL_PROVIDER_MODELS: models.length ? [...models] : undefined,
-  });
+  return createModelRouter(
+    {
+      MODEL_PROVIDER_BASE_URL: config.MODEL_PROVIDER_BASE_URL,
+      MODEL_PROVIDER_API_KEY: config.MODEL_PROVIDER_API_KEY,
+      // No list: every model `echo` (and the demo models) do not serve goes to the configured provider.
+      MODEL_PROVIDER_MODELS: models.length ? [...models] : undefined,
+    },
+    config.DEMO_MODELS ? [demoProvider] : [],
+  );
 }
 
 export async function startRunMachinery(

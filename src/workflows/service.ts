@@ -3,6 +3,7 @@
 import type { components } from '../../generated/api.d.ts';
 import { concurrentUpdate, invalidIfMatch, invalidWorkflow as invalidWorkflowProblem, staleVersion, workflowNotFound, type ProblemItem } from '../shared/errors.ts';
 import { sortProblems, validateWorkflowGraph, type GraphLimits } from './graph.ts';
+import { DEMO_MODELS } from '../shared/demoModels.ts';
 import { newWorkflowId } from '../shared/ids.ts';
 import type { AppContext } from '../context.ts';
 import * as store from './store.ts';
@@ -16,10 +17,14 @@ export type PageMeta = components['schemas']['PageMeta'];
 /** What the workflow services read: the store, the graph limits and retention in config, the clock. */
 export type WorkflowContext = Pick<AppContext, 'db' | 'config' | 'now'>;
 
-/** The models a graph may name: fixed unless an OpenAI-compatible provider serves every model (`*`, or no list). */
+/**
+ * The models a graph may name: fixed unless an OpenAI-compatible provider serves every model (`*`,
+ * or no list). Built in: `echo`, and the demo models when DEMO_MODELS is on.
+ */
 export function graphLimits(config: WorkflowContext['config']): GraphLimits {
   const list = config.MODEL_PROVIDER_MODELS;
-  const models = !config.MODEL_PROVIDER_BASE_URL ? ['echo'] : list.length && !list.includes('*') ? ['echo', ...list] : undefined;
+  const builtIn = ['echo', ...(config.DEMO_MODELS ? DEMO_MODELS : [])];
+  const models = !config.MODEL_PROVIDER_BASE_URL ? builtIn : list.length && !list.includes('*') ? [...builtIn, ...list] : undefined;
   return { maxTokens: config.WORKFLOW_MAX_TOKENS_LIMIT, maxNodes: config.WORKFLOW_MAX_NODES, models };
 }
 

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
 import type { Knex } from 'knex';
+import { pino } from 'pino';
 import { inject } from 'vitest';
 import { createKnex, type Dialect } from '../../src/db/knex.ts';
 import { migrateLatest } from '../../src/db/migrate.ts';
@@ -31,10 +33,27 @@ function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
+/**
+ * knex's own messages about the test databases (a pool reconnecting while a fault test holds the
+ * database down, a migration a test makes fail): kept here (the last 500), not printed, so that a
+ * passing `npm test` prints no stack traces. Each message is one pino JSON line.
+ */
+export const knexMessages: string[] = [];
+export const testKnexLogger = pino(
+  { level: 'warn' },
+  new Writable({
+    write(chunk, _encoding, callback) {
+      knexMessages.push(String(chunk));
+      if (knexMessages.length > 500) knexMessages.shift();
+      callback();
+    },
+  }),
+);
+
 /** A fresh, uniquely named database on the shared test server; migrated unless `migrate: false`. */
 export async function createTestDb(dialect: Dialect, options: { migrate?: boolean } = {}): Promise<TestDb> {
   const name = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  const admin = createKnex(serverUrl(dialect), { poolMax: 1 });
+  const admin = createKnex(serverUrl(dialect), { poolMax: 1, logger: testKnexLogger });
   try {
     if (dialect === 'pg') await admin.raw(`CREATE DATABASE ??`, [name]);
     // MariaDB's and Debian's default for utf8mb4 (case- and accent-insensitive), named explicitly so
@@ -45,7 +64,7 @@ export async function createTestDb(dialect: Dialect, options: { migrate?: boolea
   }
 
   const url = withDatabase(serverUrl(dialect), name);
-  const db = createKnex(url, { poolMax: 5 });
+  const db = createKnex(url, { poolMax: 5, logger: testKnexLogger });
   if (options.migrate ?? true) await migrateLatest(db);
 
   return {
@@ -54,7 +73,7 @@ export async function createTestDb(dialect: Dialect, options: { migrate?: boolea
     url,
     async destroy() {
       await db.destroy();
-      const dropper = createKnex(serverUrl(dialect), { poolMax: 1 });
+      const dropper = createKnex(serverUrl(dialect), { poolMax: 1, logger: testKnexLogger });
       try {
         if (dialect === 'pg') await dropper.raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]);
         else await dropper.raw('DROP DATABASE IF EXISTS ??', [name]);

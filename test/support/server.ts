@@ -8,7 +8,7 @@ import { createHttpServer } from '../../src/http/server.ts';
 import { createKnex, dialectOfUrl, type Dialect } from '../../src/db/knex.ts';
 import { migrateLatest } from '../../src/db/migrate.ts';
 import { startRunMachinery } from '../../src/runs/machinery.ts';
-import { createTestDb, type TestDb } from './db.ts';
+import { createTestDb, testKnexLogger, type TestDb } from './db.ts';
 import { TEST_SECRETS_KEY, testSealer } from './secrets.ts';
 
 export interface TestServer {
@@ -41,7 +41,7 @@ export interface TestServerOptions {
 
 /** A store at a given URL, migrated; closing it only closes the pool (the database is the caller's). */
 async function existingDb(url: string): Promise<TestDb> {
-  const db = createKnex(url, { poolMax: 5 });
+  const db = createKnex(url, { poolMax: 5, logger: testKnexLogger });
   await migrateLatest(db);
   return { db, dialect: dialectOfUrl(url), url, destroy: () => db.destroy() };
 }
