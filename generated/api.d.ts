@@ -83,9 +83,11 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Revoke an access or refresh token (RFC 7009)
+         * Revoke an access, refresh or proxy token (RFC 7009)
          * @description Revokes the whole authorization the token belongs to: its access and refresh tokens and
-         *     every proxy token issued under it. An unknown, expired or foreign token still answers 200
+         *     every proxy token issued under it. `token` may also be a proxy token (the JWT of token
+         *     detail) issued to the calling client: that revokes the authorization it was issued under,
+         *     as its access token would. An unknown, expired or foreign token still answers 200
          *     (RFC 7009 2.2), so the endpoint reveals nothing about tokens of other clients. It answers
          *     once no API process honours the revoked tokens any more (it waits out the principal cache
          *     lease, `PRINCIPAL_CACHE_MS`).

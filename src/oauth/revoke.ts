@@ -3,13 +3,15 @@ import type { AppContext } from '../context.ts';
 import { invalidClient, twoClientCredentials } from '../shared/errors.ts';
 import { hashToken } from '../shared/crypto.ts';
 import { revocationLease } from '../shared/principalLease.ts';
+import { looksLikeJwt } from '../open/proxyTokenAuth.ts';
+import { revokeProxyToken } from '../open/proxyTokenRevocation.ts';
 import { clientCredentials } from './clientAuth.ts';
 import { authenticateClient } from './clients.ts';
 import { findTokenByAccessHash, findTokenByRefreshHash, revokeApplicationForUser } from './store.ts';
 
 /**
- * POST /api/open/oauth/revoke (RFC 7009). Revoking either token of a pair revokes the user's whole
- * grant to the application. Unknown or foreign tokens answer 200 as well (2.2).
+ * POST /api/open/oauth/revoke (RFC 7009). Revoking either token of a pair, or a proxy token, revokes
+ * the user's whole grant to the application. Unknown or foreign tokens answer 200 as well (2.2).
  */
 export function revokeToken(ctx: AppContext): RequestHandler {
   return async (req, res) => {
@@ -18,8 +20,11 @@ export function revokeToken(ctx: AppContext): RequestHandler {
     const client = await authenticateClient(ctx, credentials.clientId, credentials.clientSecret);
     if (!client) throw invalidClient(credentials.usedBasic);
     const { token, token_type_hint: hint } = req.body as { token: string; token_type_hint?: string };
+    // A proxy token (a JWT; our OAuth tokens are opaque): revoked through the grant it stands on.
+    const proxyToken = looksLikeJwt(token);
+    if (proxyToken) await revokeProxyToken(ctx, client, token);
     const hash = hashToken(token);
-    const lookups = hint === 'refresh_token' ? [findTokenByRefreshHash, findTokenByAccessHash] : [findTokenByAccessHash, findTokenByRefreshHash];
+    const lookups = proxyToken ? [] : hint === 'refresh_token' ? [findTokenByRefreshHash, findTokenByAccessHash] : [findTokenByAccessHash, findTokenByRefreshHash];
     for (const find of lookups) {
       const row = await find(ctx.db, hash);
       if (!row) continue;

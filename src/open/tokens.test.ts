@@ -253,6 +253,34 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     expect((await chat(paid.token)).response.status).toBe(200);
   });
 
+  it('revokes a proxy token through RFC 7009 (/api/open/oauth/revoke) by the client it was issued to: when it answers, the gateway refuses it; another client cannot', async () => {
+    const { f, paid, accessToken } = await setUp();
+    const proxy = (await detail(accessToken, f.login, paid.record.id)).data!.proxy_access_token;
+    const another = (await detail(accessToken, f.login, paid.record.id)).data!.proxy_access_token;
+    expect((await chat(proxy)).response.status).toBe(200); // leased by this process from here on
+    const revoke = (clientId: string, clientSecret: string) =>
+      fetch(`${server.baseUrl}/api/open/oauth/revoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: proxy, token_type_hint: 'access_token', client_id: clientId, client_secret: clientSecret }),
+      });
+
+    // Another app presenting it: 200 (RFC 7009 2.2), and nothing is revoked.
+    const stranger = await createFixture(server.ctx.db);
+    expect((await revoke(stranger.clientId, stranger.clientSecret)).status).toBe(200);
+    expect((await chat(proxy)).response.status).toBe(200);
+
+    // Its own client: 200, and from then on the token, the grant's other proxy tokens and its
+    // OAuth access token are refused (the grant it stands on is revoked; the lease was waited out).
+    const res = await revoke(f.clientId, f.clientSecret);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({});
+    for (const token of [proxy, another]) expect((await chat(token)).response.status).toBe(401);
+    expect((await detail(accessToken, f.login, paid.record.id)).response.status).toBe(401);
+    // The user's raw access token is the user's, not the app's: it still works.
+    expect((await chat(paid.token)).response.status).toBe(200);
+  });
+
   it('refuses an expired proxy token (401), one for another audience, and one signed by an unpublished key', async () => {
     const { f, paid, accessToken } = await setUp();
     const { claims } = await (async () => {
