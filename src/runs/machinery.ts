@@ -7,6 +7,8 @@ import { createModelRouter, type ModelRouter } from './providers/index.ts';
 import { startRunQueue, type RunQueue } from './queue.ts';
 import { purgeDeletedWorkflows } from '../workflows/service.ts';
 import { createRunner, sweepStuckRuns, SWEEP_INTERVAL_MS, type Runner, type RunnerContext } from './runner.ts';
+import type { RunRow } from './store.ts';
+import { listenForRunEnds, type RunEndListener } from './waiting.ts';
 
 declare module '../context.ts' {
   interface AppContext {
@@ -20,6 +22,17 @@ export interface RunMachinery {
   models: ModelRouter;
   /** Set when this process executes runs. */
   runner: Runner | undefined;
+  /**
+   * Queues the run's job. If this process's worker takes it, it begins from `run` as given
+   * (runner.ts expect) instead of reading it back: graph and inputs never change after the insert.
+   */
+  enqueue(run: RunRow): Promise<void>;
+  /**
+   * A listener to run ends for a `Prefer: wait` request (waiting.ts). A run this process's worker
+   * ended comes with the run as the worker left it (runner.ts endedHere), so the request answers
+   * without reading it back.
+   */
+  listenForRunEnds(): Promise<RunEndListener>;
   /** Starts executing runs in this process (once). */
   startWorker(options?: { concurrency?: number }): Promise<void>;
   stop(): Promise<void>;
@@ -55,6 +68,11 @@ export async function startRunMachinery(
     queue,
     models,
     runner: undefined,
+    async enqueue(run) {
+      machinery.runner?.expect(run); // before the job exists: this process's worker may take it at once
+      await queue.enqueue(run.id);
+    },
+    listenForRunEnds: () => listenForRunEnds((listener) => queue.watchRunEnded(listener), (runId) => machinery.runner?.endedHere(runId)),
     async startWorker({ concurrency } = {}) {
       if (machinery.runner) return;
       const runner = createRunner(ctx, models, queue);

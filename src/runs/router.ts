@@ -9,8 +9,9 @@ import type { Operations } from '../http/operations.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { paginationLinks } from '../http/pagination.ts';
 import * as service from './service.ts';
+import type { RunDetail } from './service.ts';
 import { TERMINAL } from './store.ts';
-import { listenForRunEnds, preferredWait, readWhenEnded, type RunEndListener } from './waiting.ts';
+import { preferredWait, readRunWhenEnded, type RunEndListener } from './waiting.ts';
 import { streamRunEvents as streamEvents } from './eventStream.ts';
 
 type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
@@ -35,49 +36,51 @@ export function cancelRunsOfDeletedWorkflow(ctx: AppContext): (workflowId: strin
   return (workflowId) => service.cancelRunsOfDeletedWorkflow(ctx, workflowId);
 }
 
+/**
+ * Answers with `answer`, given the request's wait: a listener to run ends if it asks to wait
+ * (`Prefer: wait=N`) and the queue can tell, else undefined. The listener stops once the answer is
+ * done, however it ends.
+ */
+async function answerWithWait(ctx: AppContext, req: Request, answer: (wait: Wait | undefined) => Promise<void>): Promise<void> {
+  const seconds = preferredWait(req.get('Prefer'));
+  const runs = ctx.runs;
+  const wait = seconds === undefined || !runs ? undefined : { seconds, listener: await runs.listenForRunEnds() };
+  try {
+    await answer(wait);
+  } finally {
+    wait?.listener.stop();
+  }
+}
+
+/** Waits for the end of `owner`'s run (waiting.ts readRunWhenEnded), until the wait is over or the client leaves. */
+function waitForRun(
+  res: Response,
+  wait: Wait,
+  runId: string,
+  owner: { userId: number; workflowId: string },
+  read: () => Promise<RunDetail>,
+  queued?: { status: string },
+): Promise<RunDetail> {
+  res.setHeader('Preference-Applied', `wait=${wait.seconds}`);
+  const gone = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) gone.abort(); // the client left before its answer
+  });
+  wait.listener.follow(runId);
+  return readRunWhenEnded(wait.listener, wait.seconds, owner, read, gone.signal, queued);
+}
+
 /** The run operations of openapi.yaml: runWorkflow, listRuns, getRun, streamRunEvents, cancelRun. */
 export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Operations {
-  /** A listener to run ends if the request asks to wait (`Prefer: wait=N`) and the queue can tell; undefined otherwise. */
-  const listenIfWaiting = async (req: Request): Promise<Wait | undefined> => {
-    const seconds = preferredWait(req.get('Prefer'));
-    const queue = ctx.runs?.queue;
-    if (seconds === undefined || !queue) return undefined;
-    return { seconds, listener: await listenForRunEnds((listener) => queue.watchRunEnded(listener)) };
+  const withWait = (req: Request, answer: (wait: Wait | undefined) => Promise<void>) => answerWithWait(ctx, req, answer);
+  /** Waits for the end of the request's run (waiting.ts readRunWhenEnded); `queued`: the run this request queued after the listener began. */
+  const waitFor = (req: Request, res: Response, wait: Wait, runId: string, queued?: { status: string }): Promise<RunDetail> => {
+    const owner = { userId: userOf(req), workflowId: workflowIdOf(req) };
+    return waitForRun(res, wait, runId, owner, runReader(req, runId), queued);
   };
 
-  /** Answers with `answer`, given the request's wait (listenIfWaiting), whose listener stops once it is done, however it ends. */
-  const withWait = async (req: Request, answer: (wait: Wait | undefined) => Promise<void>): Promise<void> => {
-    const wait = await listenIfWaiting(req);
-    try {
-      await answer(wait);
-    } finally {
-      wait?.listener.stop();
-    }
-  };
-
-  /** Waits for the run's end (waiting.ts readWhenEnded); `queued`: the run this request queued after the listener began. */
-  const waitFor = async <T extends { status: string }>(
-    res: Response,
-    wait: Wait,
-    runId: string,
-    read: (noticed: boolean) => Promise<T>,
-    queued?: { status: string },
-  ): Promise<T> => {
-    res.setHeader('Preference-Applied', `wait=${wait.seconds}`);
-    const gone = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) gone.abort(); // the client left before its answer
-    });
-    wait.listener.follow(runId);
-    return readWhenEnded(wait.listener, wait.seconds, read, gone.signal, queued);
-  };
-
-  /**
-   * Reads the request's run; after a notice of its end, as this process's worker left it, if it
-   * ran here (service.ts getEndedRun).
-   */
-  const runReader = (req: Request, runId: string) => (noticed = false) =>
-    (noticed ? service.getEndedRun : service.getRun)(ctx, userOf(req), workflowIdOf(req), runId);
+  /** Reads the request's run with its log. */
+  const runReader = (req: Request, runId: string) => () => service.getRun(ctx, userOf(req), workflowIdOf(req), runId);
 
   async function runWorkflow(req: Request, res: Response<JsonOf<'runWorkflow', 202> | JsonOf<'runWorkflow', 200>>) {
     // Listening before the run is queued, its end cannot come unheard: a run just queued is not
@@ -87,7 +90,7 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
       res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
       const read = runReader(req, run.id);
       // Dify's blocking mode: the ended run in this answer when it ends within the wait.
-      const waited = wait && (await waitFor(res, wait, run.id, read, replayed ? undefined : run));
+      const waited = wait && (await waitFor(req, res, wait, run.id, replayed ? undefined : run));
       if (waited && TERMINAL.includes(waited.status)) {
         res.status(200).json({ data: waited });
         return;
@@ -113,7 +116,7 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
   async function getRun(req: Request, res: Response<JsonOf<'getRun', 200>>) {
     const read = runReader(req, runIdOf(req));
     await withWait(req, async (wait) => {
-      const run = (wait && (await waitFor(res, wait, runIdOf(req), read))) ?? (await read());
+      const run = (wait && (await waitFor(req, res, wait, runIdOf(req)))) ?? (await read());
       res.status(200).json({ data: run });
     });
   }

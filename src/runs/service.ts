@@ -121,8 +121,7 @@ const canonical = (inputs: Record<string, string>) => JSON.stringify(Object.keys
 
 async function enqueueOrFail(ctx: RunContext, machinery: RunMachinery, row: RunRow): Promise<RunRow> {
   try {
-    machinery.runner?.expect(row); // before the job exists: this process's worker may take it at once, without reading it back
-    await machinery.queue.enqueue(row.id);
+    await machinery.enqueue(row);
     return row;
   } catch (err) {
     ctx.logger.error({ err, runId: row.id }, 'run queue write failed; failing the run');
@@ -248,19 +247,6 @@ export async function getRun(ctx: WorkflowContext, userId: number, workflowId: s
 async function readableRun(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunRow> {
   const found = await store.findRunOfWorkflowWithDeletion(ctx.db, userId, workflowId, runId);
   return found && found.workflowDeletedAt === null ? found.run : runOf(ctx, userId, workflowId, runId);
-}
-
-/**
- * getRun for a `Prefer: wait` request woken by a notice of the run's end: when this process's
- * worker ended the run, the run and log as it left them (runner.ts endedHere; the same rows the
- * store now has), without reading them back; else getRun. The request read the run through getRun
- * before it waited, or queued it itself, so the run was the user's and its workflow not gone then; a delete that lands
- * between the end and this answer is answered as if it came just after.
- */
-export async function getEndedRun(ctx: RunContext, userId: number, workflowId: string, runId: string): Promise<RunDetail> {
-  const here = ctx.runs?.runner?.endedHere(runId);
-  if (here && here.userId === userId && here.workflowId === workflowId) return here.detail;
-  return getRun(ctx, userId, workflowId, runId);
 }
 
 /** A run with its logs and the graph snapshot it ran (the console draws it); 404 as getRun. */

@@ -2,6 +2,8 @@
 // terminal, or after N seconds. The wake-up is the notice a process gives when it ends a run
 // (queue.ts announceRunEnded): at once to its own waiters, and by NOTIFY, heard on one LISTEN
 // connection per process, to the others. No poll loop.
+import type { EndedRun } from './runner.ts';
+import type { RunDetail } from './service.ts';
 import * as store from './store.ts';
 
 /** The longest wait a client may ask for; a longer one is cut to this (and Preference-Applied says so). */
@@ -34,13 +36,18 @@ export interface RunEndListener {
   follow(runId: string): void;
   /** Notices so far of the run's end, and reconnects' nulls (its end may have gone unheard). */
   readonly notices: number;
+  /** The run as this process's worker ended it, if it did a moment ago (runner.ts endedHere). */
+  endedHere(): EndedRun | undefined;
   /** Resolves once `notices` is past `seen` (at once if it is already), after `ms`, or when `signal` aborts. */
   nextNotice(seen: number, ms: number, signal?: AbortSignal): Promise<void>;
   stop(): void;
 }
 
-/** Begins listening to `feed`: until the run is named, it keeps what it hears (a few ids, for as long as a start takes). */
-export async function listenForRunEnds(feed: RunEndedFeed): Promise<RunEndListener> {
+/**
+ * Begins listening to `feed`: until the run is named, it keeps what it hears (a few ids, for as
+ * long as a start takes). `endedHere`: the runs this process's worker ended a moment ago.
+ */
+export async function listenForRunEnds(feed: RunEndedFeed, endedHere?: (runId: string) => EndedRun | undefined): Promise<RunEndListener> {
   let runId: string | undefined;
   let early: (string | null)[] = []; // heard before the run was named
   let notices = 0;
@@ -57,6 +64,7 @@ export async function listenForRunEnds(feed: RunEndedFeed): Promise<RunEndListen
     get notices() {
       return notices;
     },
+    endedHere: () => (runId === undefined ? undefined : endedHere?.(runId)),
     follow(id) {
       runId = id;
       notices += early.filter(concerns).length;
@@ -117,4 +125,26 @@ export async function readWhenEnded<T extends { status: string }>(
     if (!noticed) break; // timed out: answer with the run as it is now
   }
   return run ?? (await read(false));
+}
+
+/**
+ * readWhenEnded for a run of the API, which `read` reads (service.ts getRun): woken by a notice
+ * of the run's end, the run and its log as this process's worker ended it, when it did, without
+ * reading it back (the same rows the store now has). The request read the run through `read`
+ * before it waited, or queued it itself, so the run was `owner`'s and its workflow not gone then;
+ * a delete that lands between the end and this answer is answered as if it came just after.
+ */
+export function readRunWhenEnded(
+  listener: RunEndListener,
+  seconds: number,
+  owner: { userId: number; workflowId: string },
+  read: () => Promise<RunDetail>,
+  signal?: AbortSignal,
+  queued?: { status: string },
+): Promise<RunDetail> {
+  const readAfter = async (noticed: boolean) => {
+    const here = noticed ? listener.endedHere() : undefined;
+    return here && here.userId === owner.userId && here.workflowId === owner.workflowId ? here.detail : read();
+  };
+  return readWhenEnded(listener, seconds, readAfter, signal, queued);
 }

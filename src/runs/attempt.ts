@@ -1,0 +1,342 @@
+// One attempt at one run, from its claim (or hold) to its end: what a pg-boss job does to the
+// store. The runner (runner.ts) executes the graph; the attempt keeps the run's per-node log and
+// event stream (stepLog.ts, eventLog.ts) and ends the run with an update only it can make (the
+// `attempts` column is the fence), through the runs store (runsStore.ts).
+//
+// A queued run is held, not claimed: it is executed at once, and claimed only if it is still
+// running after STEP_LOG_DELAY_MS, or has something to write (a slow step's start, an event, a
+// call out of the process) before its end. A run that ends sooner goes from `queued` to its end in
+// one update, so it costs no claim: like its steps, a client sees it queued until then.
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import { EventLog } from './eventLog.ts';
+import { RunFailure, type ExecutionHooks, type StepReport, type WorkflowNode } from './executor.ts';
+import type { ModelRouter } from './providers/index.ts';
+import type { RunsStore } from './runsStore.ts';
+import { runEndEvents, type GraphSnapshot } from './service.ts';
+import { logText, STEP_LOG_DELAY_MS, StepLog } from './stepLog.ts';
+import { StoreUnavailable, type Retried } from './storeRetry.ts';
+import type { DeliveryFailure, RunJobContext } from './queue.ts';
+import { findRun, runStatusAndAttempt, TERMINAL } from './store.ts';
+import type { EndingAttempt, FinalEvents, NewStepRow, RunEnd, RunRow } from './store.ts';
+
+/**
+ * The check between nodes trusts an ownership confirmed this recently (by the claim, the status
+ * poll or an earlier check) instead of asking the store again: well inside the status poll's
+ * second, and a fast graph costs no query per node.
+ */
+const OWNERSHIP_FRESH_MS = 250;
+
+/** What an attempt needs: the store (its reads and the runs store over it), a retry through outages, the clock, the logger. */
+export interface AttemptDeps {
+  db: Knex;
+  store: RunsStore;
+  stored: Retried;
+  now(): number;
+  logger: Logger;
+  /** Tells the run's event streams that events were stored. */
+  announceEvents(runId: string): void;
+}
+
+/** The run as an attempt holds it (`attempts` is the attempt's number), and whether the store says so yet. */
+export interface Held {
+  run: RunRow;
+  claimed: boolean;
+}
+
+/** How the graph's execution ended, before the log is closed: the run's outcome. */
+export type Outcome = Pick<RunEnd, 'status' | 'output' | 'error'>;
+
+/** How the attempt ended the run: `ended` as the store now has it with its whole `log`, or not at all (superseded). */
+export type AttemptEnd = { finished: true; ended: RunRow; log: readonly NewStepRow[] | undefined } | { finished: false };
+
+export class Attempt {
+  readonly run: RunRow;
+  /** The graph it executes, as the run stored it, and its inputs. */
+  readonly snapshot: GraphSnapshot;
+  readonly inputs: Record<string, string>;
+  readonly controller = new AbortController();
+  /** performance.now() when the store last said this attempt holds the run. */
+  confirmedAt = performance.now();
+  private claiming: Promise<boolean> | undefined;
+  /** Why the claim could not be made (the store stayed away, or refused it): the job is retried. */
+  private claimFailure: unknown;
+  private readonly claimTimer: NodeJS.Timeout | undefined;
+  private readonly startedAt: number;
+  private readonly steps: StepLog;
+  private readonly events: EventLog;
+  private readonly inputCut = new Map<string, boolean>();
+  private readonly usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  private readonly deps: AttemptDeps;
+
+  constructor(deps: AttemptDeps, { run, claimed }: Held) {
+    this.deps = deps;
+    this.run = run;
+    this.snapshot = JSON.parse(run.graph) as GraphSnapshot;
+    this.inputs = JSON.parse(run.inputs) as Record<string, string>;
+    this.startedAt = run.started_at ?? deps.now();
+    if (claimed) this.claiming = Promise.resolve(true);
+    else this.claimTimer = setTimeout(() => void this.mine(), STEP_LOG_DELAY_MS);
+    const mine = () => this.mine();
+    this.steps = new StepLog(deps.store, run.id, deps.stored, mine);
+    // A first attempt's stream is empty (a guess: were it not, the first write would collide and read).
+    this.events = new EventLog(deps.store, deps.now, run.id, deps.stored, mine, deps.announceEvents, run.attempts === 1 ? 0 : undefined);
+    this.events.add('run.status', { status: 'running' });
+  }
+
+  get attempt(): number {
+    return this.run.attempts;
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /**
+   * Whether this attempt holds the run, claiming it first if it was only held: a run no longer
+   * queued for this attempt (cancelled meanwhile) is not, and its execution stops.
+   */
+  mine(): Promise<boolean> {
+    return (this.claiming ??= this.claimQueued().then(
+      (held) => {
+        if (held) this.confirmedAt = performance.now();
+        else this.controller.abort(new RunFailure('cancelled', 'The run was cancelled.'));
+        return held;
+      },
+      (err: unknown) => {
+        this.claimFailure = err;
+        this.controller.abort(err);
+        return false;
+      },
+    ));
+  }
+
+  /**
+   * queued -> running for this attempt, retried through a store outage. An update that committed
+   * but whose answer was lost reads back as `running` with our attempt and start time: ours.
+   */
+  private claimQueued(): Promise<boolean> {
+    const { id, attempts, started_at: startedAt } = this.run;
+    return this.deps.stored(async () => {
+      if (await this.deps.store.claim(id, attempts - 1, startedAt!)) return true;
+      const current = await findRun(this.deps.db, id);
+      return current?.status === 'running' && current.attempts === attempts && current.started_at === startedAt;
+    });
+  }
+
+  /** The model router for this attempt: a call out of the process waits for the claim, so a run cancelled while queued reaches no provider. */
+  models(models: ModelRouter): ModelRouter {
+    return {
+      ...models,
+      complete: async (request) => {
+        if (!models.inProcess(request.model) && !(await this.mine())) throw this.signal.reason;
+        return models.complete(request);
+      },
+    };
+  }
+
+  /** The execution's hooks: each node's log entry and events, and the check between nodes. */
+  hooks(): ExecutionHooks {
+    return {
+      onStepStart: (node, input) => this.stepStarted(node, input),
+      onStepDelta: (node, text) => this.events.add('node.delta', { node_id: node.id, text }),
+      onStepEnd: (report) => this.stepEnded(report),
+      onStepSkipped: (node) => this.logUnstarted(node, 'skipped'),
+      shouldContinue: () => this.shouldContinue(),
+    };
+  }
+
+  /**
+   * Another process's cancel, seen between nodes: the store is asked unless the status poll or the
+   * claim confirmed the run very recently (the poll also sees it within a second, runner.ts).
+   */
+  private async shouldContinue(): Promise<boolean> {
+    if (performance.now() - this.confirmedAt < OWNERSHIP_FRESH_MS) return true;
+    if (!(await this.mine())) return false; // a run not claimed yet is claimed first (it is by now anyway)
+    try {
+      const current = await this.deps.stored(() => runStatusAndAttempt(this.deps.db, this.run.id));
+      const held = current?.status === 'running' && current.attempts === this.attempt;
+      if (held) this.confirmedAt = performance.now();
+      return held;
+    } catch (err) {
+      if (!(err instanceof StoreUnavailable)) throw err;
+      this.controller.abort(err); // the attempt ends, not the run: the job is retried (runner.ts)
+      return false;
+    }
+  }
+
+  private stepStarted(node: WorkflowNode, input: string): void {
+    const logged = logText(input);
+    this.inputCut.set(node.id, logged.cut);
+    const startedAt = this.deps.now();
+    this.events.add('node.started', { node_id: node.id, node_type: node.type, started_at: new Date(startedAt).toISOString() });
+    this.steps.start({ ...this.unstarted(node, 'running'), started_at: startedAt, input_preview: logged.text, truncated: logged.cut });
+  }
+
+  private stepEnded(report: StepReport): void {
+    const logged = logText(report.output);
+    if (report.usage) {
+      this.usage.prompt_tokens += report.usage.prompt_tokens;
+      this.usage.completion_tokens += report.usage.completion_tokens;
+      this.usage.total_tokens += report.usage.total_tokens;
+    }
+    const finishedAt = this.deps.now();
+    this.events.add('node.finished', {
+      node_id: report.nodeId,
+      node_type: report.nodeType,
+      status: report.status,
+      finished_at: new Date(finishedAt).toISOString(),
+      output: logged.text,
+      usage: report.usage,
+      error: report.error ? report.error.toJSON() : null,
+    });
+    this.steps.end(report.nodeId, {
+      status: report.status,
+      finished_at: finishedAt,
+      output_preview: logged.text,
+      truncated: logged.cut || (this.inputCut.get(report.nodeId) ?? false),
+      usage: report.usage ? JSON.stringify(report.usage) : null,
+      error: report.error ? JSON.stringify(report.error.toJSON()) : null,
+    });
+  }
+
+  /** A node without a start: skipped (a branch not taken) or, once the run ends, never started. */
+  private logUnstarted(node: WorkflowNode, status: 'skipped' | 'not_started'): void {
+    this.inputCut.set(node.id, false);
+    this.events.add('node.finished', { node_id: node.id, node_type: node.type, status, finished_at: null, output: null, usage: null, error: null });
+    this.steps.start(this.unstarted(node, status));
+  }
+
+  private unstarted(node: WorkflowNode, status: string): NewStepRow {
+    const none = { started_at: null, finished_at: null, input_preview: null, output_preview: null, usage: null, error: null };
+    return { run_id: this.run.id, node_id: node.id, node_type: node.type, status, ...none, truncated: false };
+  }
+
+  /**
+   * Ends the run as `outcome` says, once the log and the stream are complete: the writes under way
+   * are done, and what is left (the unwritten steps, the nodes that never started, the end events)
+   * goes with the run's end, in one transaction. A log that could not be written fails a run that
+   * completed; a lost event write is only logged (the stream is not the run). Throws when the
+   * store stayed away (StoreUnavailable) or the claim failed: the job is then retried.
+   */
+  async finish(outcome: Outcome): Promise<AttemptEnd> {
+    for (const node of this.snapshot.nodes) if (!this.inputCut.has(node.id)) this.logUnstarted(node, 'not_started');
+    let end: Outcome = outcome;
+    const [stepsClosed, eventsClosed] = await Promise.allSettled([this.steps.close(), this.events.close()]);
+    for (const closed of [stepsClosed, eventsClosed]) {
+      if (closed.status === 'rejected' && closed.reason instanceof StoreUnavailable) throw closed.reason;
+    }
+    let logWritten = stepsClosed.status === 'fulfilled';
+    if (stepsClosed.status === 'rejected') end = this.logFailed(end, stepsClosed.reason);
+    if (eventsClosed.status === 'rejected') this.deps.logger.error({ err: eventsClosed.reason, runId: this.run.id }, 'run event write failed');
+    // A claim that failed: the job fails, and pg-boss retries it. One that was refused (the run was
+    // cancelled meanwhile): the run is not this attempt's to end.
+    if (this.claiming && !(await this.claiming)) {
+      if (this.claimFailure !== undefined) throw this.claimFailure;
+      return { finished: false };
+    }
+    const unwritten = logWritten ? this.steps.rest() : [];
+    const finishedAt = this.deps.now();
+    const rest = this.events.rest();
+    let written = await this.writeEnd(end, finishedAt, rest, unwritten).catch((err: unknown) => {
+      if (err instanceof StoreUnavailable || !unwritten.length) throw err;
+      return err instanceof Error ? err : new Error(String(err));
+    });
+    if (written instanceof Error) {
+      // The store refused the end with the log's last steps: it fails, without them.
+      end = this.logFailed(end, written);
+      logWritten = false;
+      written = await this.writeEnd(end, finishedAt, rest, []);
+    }
+    if (!written.finished) await this.leaveLog(logWritten ? unwritten : []);
+    else if (logWritten) return { ...written, log: this.steps.written() };
+    return written;
+  }
+
+  /** Writes the run's end with `steps`; the end events are made from the run as this attempt ends it. */
+  private async writeEnd(outcome: Outcome, finishedAt: number, rest: FinalEvents, steps: readonly NewStepRow[]): Promise<AttemptEnd> {
+    const end: RunEnd = { ...outcome, usage: JSON.stringify(this.usage), finished_at: finishedAt, duration_ms: Math.max(0, finishedAt - this.startedAt) };
+    const ended: RunRow = { ...this.run, ...end, started_at: this.startedAt };
+    const final: FinalEvents = { events: [...rest.events, ...runEndEvents(ended)], after: rest.after };
+    // Never claimed: the end's update takes the run from queued, started when execution began.
+    const holder: EndingAttempt = this.claiming ? { attempt: this.attempt } : { attempt: this.attempt, startedAt: this.startedAt };
+    const finished = await this.deps.stored(() => this.deps.store.finish(this.run.id, holder, end, final, steps));
+    return finished ? { finished, ended, log: undefined } : { finished };
+  }
+
+  /**
+   * Not ended by this attempt: the run was cancelled (its state already says so) or taken over. A
+   * cancel leaves the log of the attempt that held the run to it: its last steps are written.
+   */
+  private async leaveLog(unwritten: readonly NewStepRow[]): Promise<void> {
+    if (!this.claiming || !unwritten.length) return;
+    await this.deps.stored(() => this.deps.store.appendSteps(unwritten)).catch((err: unknown) => {
+      if (err instanceof StoreUnavailable) throw err;
+      this.deps.logger.error({ err, runId: this.run.id }, 'run log write failed');
+    });
+  }
+
+  /** The log could not be written: logged, and a run that completed fails for it. */
+  private logFailed(end: Outcome, err: unknown): Outcome {
+    this.deps.logger.error({ err, runId: this.run.id }, 'run log write failed');
+    if (end.status !== 'completed') return end;
+    const failure = new RunFailure('internal_error', `The run's log could not be written: ${(err as Error).message}`);
+    return { status: 'failed', output: null, error: JSON.stringify(failure.toJSON()) };
+  }
+
+  /** Execution is over (the claim timer stops); nothing is written yet. */
+  stop(): void {
+    clearTimeout(this.claimTimer);
+  }
+
+  /** The attempt was taken away (pg-boss expiry, shutdown, a store outage): nothing more is written. */
+  discard(): void {
+    this.stop();
+    this.steps.discard();
+    this.events.discard();
+  }
+}
+
+/** The error of a run given up without a live attempt, by the true cause of its last failed delivery. */
+export function abandonedRunError(cause: DeliveryFailure, deliveries?: number): string {
+  const message =
+    cause === 'store_unavailable'
+      ? 'The database stayed unreachable through every retry of this run; it was given up.'
+      : deliveries
+        ? `The worker running this run stopped responding ${deliveries} times; the run was not retried again.`
+        : 'The worker running this run stopped and the run was not retried.';
+  return JSON.stringify(new RunFailure(cause, message));
+}
+
+/**
+ * The run as this job's attempt will hold it, claimed or only held, or null to ack the job and
+ * stop. `known`: the run as this process stored it, for a first delivery (its graph and inputs
+ * never change after the insert), so it is not read back. `announceEnded`: a run failed here.
+ */
+export async function beginAttempt(deps: AttemptDeps, runId: string, job: RunJobContext, known: RunRow | undefined, announceEnded: (runId: string) => void): Promise<Held | null> {
+  const run = known && job.retryCount === 0 ? known : await deps.stored(() => findRun(deps.db, runId));
+  if (!run) {
+    deps.logger.warn({ runId }, 'job for an unknown run; dropped');
+    return null;
+  }
+  if (TERMINAL.includes(run.status)) return null; // e.g. cancelled while queued
+  if (run.status === 'queued') {
+    // Held: the first write or the end's update fences on `queued` and this attempt.
+    return { run: { ...run, status: 'running', started_at: deps.now(), attempts: run.attempts + 1 }, claimed: false };
+  }
+  // `running`: a first delivery finding it so is a duplicate of a live job; leave it to that one.
+  if (job.retryCount === 0) return null;
+  // A retry: the previous attempt's worker died (missed heartbeats), or its store was unreachable.
+  // The store answers now, so a store outage is simply retried, on the last delivery too.
+  if (job.lastAttempt && job.previousFailure !== 'store_unavailable') {
+    const error = abandonedRunError('worker_lost', job.retryCount + 1);
+    if (await deps.stored(() => deps.store.failUnfinished(runId, error, deps.now(), runEndEvents))) announceEnded(runId);
+    deps.logger.error({ runId, retryCount: job.retryCount }, 'run failed: worker lost on the last attempt');
+    return null;
+  }
+  const startedAt = deps.now();
+  // Re-run from scratch: the graph is executed again whole, its log cleared.
+  if (!(await deps.stored(() => deps.store.takeOver(runId, run.attempts, startedAt)))) return beginAttempt(deps, runId, job, undefined, announceEnded);
+  deps.logger.warn({ runId, retryCount: job.retryCount, previousFailure: job.previousFailure }, 'run taken over after its previous attempt failed');
+  return { run: { ...run, started_at: startedAt, attempts: run.attempts + 1 }, claimed: true };
+}
