@@ -46,13 +46,16 @@ export interface paths {
         /**
          * Exchange an authorization code, or rotate a refresh token
          * @description `authorization_code` grant: exchanges a single-use code (valid 300 s, bound to its client and
-         *     `redirect_uri`; `code_verifier` is required when the code was issued with a PKCE challenge).
+         *     `redirect_uri`, a mismatch of either being `invalid_grant`; `code_verifier` is required when
+         *     the code was issued with a PKCE challenge).
          *     A second use fails with `invalid_grant` and revokes everything issued from that code (access
          *     and refresh tokens, tokens later refreshed from them, and proxy tokens minted through the
          *     grant), even when the two exchanges run concurrently.
          *
          *     `refresh_token` grant: returns a new access token and a new refresh token; the old refresh
-         *     token is rotated. Presented again within the grace window (`REFRESH_REUSE_GRACE_SECONDS`,
+         *     token is rotated. A `scope` narrows the new access token only: the grant keeps its scope, and
+         *     a later refresh without `scope` gets it whole (RFC 6749 6). A code or refresh token presented
+         *     by another client is `invalid_grant` and revokes nothing. Presented again within the grace window (`REFRESH_REUSE_GRACE_SECONDS`,
          *     default 30 s, after its rotation: a refresh whose answer was lost, or two concurrent
          *     refreshes), it returns another new pair and the grant stands. Reused after the window, it
          *     revokes the whole authorization.
@@ -60,7 +63,8 @@ export interface paths {
          *     Client authentication: `client_id` and `client_secret` in the form body, or an HTTP Basic
          *     `Authorization` header, never both (RFC 6749 2.3): Basic with a `client_secret` in the body,
          *     or with a body `client_id` naming another client, is a 400 `invalid_request` (a body
-         *     `client_id` equal to Basic's is accepted).
+         *     `client_id` equal to Basic's is accepted), as is a Basic header without a colon or with a bad
+         *     percent-escape (RFC 6749 2.3.1 form-encodes both parts).
          *
          *     Failed client authentications are limited per source address as well as per client (429
          *     `slow_down`), whatever client id they name, so rotating made-up client ids does not evade
@@ -1765,10 +1769,10 @@ export interface operations {
             401: {
                 headers: {
                     /**
-                     * @description Present when the client authenticated with HTTP Basic.
+                     * @description A Basic challenge, whichever method the client used (RFC 9110 11.6.1).
                      * @example Basic realm="token"
                      */
-                    "WWW-Authenticate"?: string;
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1829,7 +1833,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
-            /** @description RFC 6749 5.2 error (`invalid_request`). */
+            /** @description RFC 6749 5.2 error (`invalid_request`; also a malformed Basic header, or two client authentication methods as at the token endpoint, where a body `client_id` equal to Basic's is one method). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1841,8 +1845,11 @@ export interface operations {
             /** @description Client authentication failed (`invalid_client`). */
             401: {
                 headers: {
-                    /** @example Basic realm="token" */
-                    "WWW-Authenticate"?: string;
+                    /**
+                     * @description A Basic challenge, whichever method the client used (RFC 9110 11.6.1).
+                     * @example Basic realm="token"
+                     */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -9,6 +9,7 @@ import * as clientSecrets from './migrations/0006_client_secrets.ts';
 import * as accessTokenExpiry from './migrations/0007_access_token_expiry.ts';
 import * as runEvents from './migrations/0008_run_events.ts';
 import * as tokenSuccessors from './migrations/0009_token_successors.ts';
+import * as accessScope from './migrations/0010_access_scope.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -32,6 +33,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0007_access_token_expiry', accessTokenExpiry],
     ['0008_run_events', runEvents],
     ['0009_token_successors', tokenSuccessors],
+    ['0010_access_scope', accessScope],
   ];
 }
 

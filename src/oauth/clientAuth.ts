@@ -1,16 +1,14 @@
 import type { Request } from 'express';
-import { invalidClient } from '../shared/errors.ts';
+import { invalidClient, invalidRequest } from '../shared/errors.ts';
 
 // Client credentials of the token and revocation endpoints (RFC 6749 2.3.1): HTTP Basic
-// (client_secret_basic) or the form body (client_secret_post).
+// (client_secret_basic) or the form body (client_secret_post). Decoded here, in front of
+// @node-oauth/oauth2-server: its Basic parsing (`basic-auth`) skips 2.3.1's form-decoding, and it
+// silently prefers Basic when a request carries both methods.
 
 export interface ClientCredentials {
   clientId: string;
   clientSecret: string;
-  /** The client tried HTTP Basic: a refusal then carries a Basic challenge (RFC 6749 5.2). */
-  usedBasic: boolean;
-  /** Credentials in the form body as well as in the Authorization header. */
-  alsoInBody: boolean;
   /**
    * A second authentication method beside HTTP Basic: a client_secret in the body, or a body
    * client_id naming another client (RFC 6749 2.3: one method per request). A body client_id equal
@@ -19,18 +17,19 @@ export interface ClientCredentials {
   secondMethod: boolean;
 }
 
-function formDecode(value: string): string {
+/** application/x-www-form-urlencoded decoding; null when a percent-escape is malformed. */
+function formDecode(value: string): string | null {
   try {
     return decodeURIComponent(value.replace(/\+/g, ' '));
   } catch {
-    return value;
+    return null;
   }
 }
 
 /**
  * HTTP Basic client credentials. RFC 6749 2.3.1: client_id and client_secret are form-urlencoded
  * before base64 (oauth4webapi encodes even `-` and `_`), so decode them. Undefined without Basic;
- * null when the header is malformed.
+ * null when the header is malformed (no colon, or a bad percent-escape).
  */
 export function basicCredentials(req: Request): { clientId: string; clientSecret: string } | null | undefined {
   const header = req.headers.authorization;
@@ -38,24 +37,24 @@ export function basicCredentials(req: Request): { clientId: string; clientSecret
   const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) return null;
-  return { clientId: formDecode(decoded.slice(0, colon)), clientSecret: formDecode(decoded.slice(colon + 1)) };
+  const clientId = formDecode(decoded.slice(0, colon));
+  const clientSecret = formDecode(decoded.slice(colon + 1));
+  return clientId === null || clientSecret === null ? null : { clientId, clientSecret };
 }
 
-/** The request's client credentials, Basic first; invalid_client when there are none or Basic is malformed. */
+/**
+ * The request's client credentials, Basic first: invalid_request (400) when Basic is malformed (a
+ * syntax error, not a failed authentication: RFC 6749 5.2), invalid_client when there are none.
+ */
 export function clientCredentials(req: Request): ClientCredentials {
   const body = (req.body ?? {}) as Record<string, unknown>;
   const basic = basicCredentials(req);
-  if (basic === null) throw invalidClient(true);
+  if (basic === null) throw invalidRequest('Invalid request: malformed HTTP Basic credentials (RFC 6749 2.3.1)');
   if (basic) {
-    return {
-      ...basic,
-      usedBasic: true,
-      alsoInBody: body.client_id !== undefined || body.client_secret !== undefined,
-      secondMethod: body.client_secret !== undefined || (body.client_id !== undefined && body.client_id !== basic.clientId),
-    };
+    return { ...basic, secondMethod: body.client_secret !== undefined || (body.client_id !== undefined && body.client_id !== basic.clientId) };
   }
   if (typeof body.client_id !== 'string' || typeof body.client_secret !== 'string' || !body.client_id || !body.client_secret) {
-    throw invalidClient(false);
+    throw invalidClient();
   }
-  return { clientId: body.client_id, clientSecret: body.client_secret, usedBasic: false, alsoInBody: false, secondMethod: false };
+  return { clientId: body.client_id, clientSecret: body.client_secret, secondMethod: false };
 }

@@ -1,28 +1,62 @@
+import OAuth2Server from '@node-oauth/oauth2-server';
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import { csrfValid } from '../platform/session.ts';
 import { hashToken, newToken } from '../shared/crypto.ts';
 import { AuthorizePageError, AuthorizeRedirectError, redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './authorize.ts';
 import { authorizeErrorPage } from './consent.ts';
+import { GRANT_TYPES } from './model.ts';
+import { joinScopes } from './scopes.ts';
 import { insertAuthorization, insertCode } from './store.ts';
 
-/** A code for the validated request under the user's grant; answers the redirect to the client that carries it. */
+/**
+ * A code for the validated request under the user's grant (RFC 6749 4.1.2), issued by
+ * @node-oauth/oauth2-server's OAuth2Server#authorize once our steps (authorize.ts), login and consent
+ * have run: they are its authenticateHandler, and its model stores the code under the grant.
+ * Answers the redirect to the client that carries it, with state and iss (RFC 9207) after the code:
+ * the library takes only VSCHAR states, and iss is ours.
+ */
 export async function issueCode(ctx: AppContext, request: AuthorizeRequest, userId: number, authorizationId: number): Promise<string> {
-  const now = Date.now();
-  const code = newToken('oac');
-  await insertCode(ctx.db, {
-    codeHash: hashToken(code),
-    authorizationId,
-    applicationId: request.client.id,
-    userId,
-    redirectUri: request.redirectUri,
-    scope: request.scope,
-    codeChallenge: request.codeChallenge,
-    codeChallengeMethod: request.codeChallengeMethod,
-    expiresAt: now + ctx.config.AUTH_CODE_TTL_SECONDS * 1000,
-    createdAt: now,
-  });
-  return redirectWith(request.redirectUri, { code, state: request.state, iss: ctx.config.BASE_URL });
+  const query: Record<string, string> = { response_type: 'code', client_id: request.client.clientId, redirect_uri: request.redirectUri, scope: request.scope };
+  if (request.codeChallenge) Object.assign(query, { code_challenge: request.codeChallenge, code_challenge_method: request.codeChallengeMethod });
+  const response = new OAuth2Server.Response();
+  try {
+    await new OAuth2Server({ model: codeModel(ctx, request, authorizationId) }).authorize(new OAuth2Server.Request({ method: 'GET', headers: {}, query }), response, {
+      authenticateHandler: { handle: () => ({ id: userId }) },
+      allowEmptyState: true,
+      authorizationCodeLifetime: ctx.config.AUTH_CODE_TTL_SECONDS,
+    });
+  } catch (err) {
+    // A store failure comes back wrapped in the library's server_error.
+    throw (err instanceof OAuth2Server.ServerError && (err as { inner?: unknown }).inner) || err;
+  }
+  return redirectWith(String(response.get('location')), { state: request.state, iss: ctx.config.BASE_URL });
+}
+
+/** The authorization endpoint's model: the client and scope are the validated request's; the code is stored as a hash. */
+function codeModel(ctx: AppContext, request: AuthorizeRequest, authorizationId: number): OAuth2Server.ServerOptions['model'] {
+  const model = {
+    getClient: async () => ({ id: request.client.clientId, grants: GRANT_TYPES, redirectUris: [request.client.redirectUri] }),
+    validateScope: async (_user: OAuth2Server.User, _client: OAuth2Server.Client, scope?: string[]) => scope,
+    generateAuthorizationCode: async () => newToken('oac'),
+    async saveAuthorizationCode(code: Pick<OAuth2Server.AuthorizationCode, 'authorizationCode' | 'expiresAt' | 'redirectUri' | 'scope' | 'codeChallenge' | 'codeChallengeMethod'>, client: OAuth2Server.Client, user: OAuth2Server.User) {
+      await insertCode(ctx.db, {
+        codeHash: hashToken(code.authorizationCode),
+        authorizationId,
+        applicationId: request.client.id,
+        userId: user.id as number,
+        redirectUri: code.redirectUri,
+        scope: joinScopes(code.scope ?? []),
+        codeChallenge: code.codeChallenge,
+        codeChallengeMethod: code.codeChallengeMethod,
+        expiresAt: code.expiresAt.getTime(),
+        createdAt: Date.now(),
+      });
+      return { ...code, client, user };
+    },
+  };
+  // The library's typings ask every model for every handler's methods; its authorize handler calls these.
+  return model as unknown as OAuth2Server.ServerOptions['model'];
 }
 
 /**

@@ -207,17 +207,18 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
       const res = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: f.redirectUri, code_verifier: verifier, client_id: f.clientId, client_secret: f.clientSecret, ...fields });
       return { status: res.status, body: await res.json() };
     };
-    expect(await exchange({ redirect_uri: 'https://client.example.test/other' })).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+    // RFC 6749 5.2: a redirect_uri that does not match the authorization request's is invalid_grant.
+    expect(await exchange({ redirect_uri: 'https://client.example.test/other' })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect(await exchange({ client_id: other.clientId, client_secret: other.clientSecret })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect(await exchange({ code_verifier: oauth.generateRandomCodeVerifier() })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect((await exchange({})).status).toBe(200);
   });
 
-  it('answers a wrong client secret with 401 invalid_client, with a Basic challenge only when Basic was used', async () => {
+  it('answers a wrong client secret with 401 invalid_client and a Basic challenge, whichever method was used (RFC 9110 11.6.1)', async () => {
     const f = await createFixture(server.ctx.db);
     const body = await tokenRequest({ grant_type: 'refresh_token', refresh_token: 'ghr_x', client_id: f.clientId, client_secret: 'cs_wrong' });
     expect(body.status).toBe(401);
-    expect(body.headers.get('www-authenticate')).toBeNull();
+    expect(body.headers.get('www-authenticate')).toMatch(/^Basic /);
     expect(await body.json()).toMatchObject({ error: 'invalid_client' });
 
     const basic = await tokenRequest({ grant_type: 'refresh_token', refresh_token: 'ghr_x' }, { authorization: `Basic ${Buffer.from(`${f.clientId}:cs_wrong`).toString('base64')}` });

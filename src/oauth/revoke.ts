@@ -16,9 +16,11 @@ import { findTokenByAccessHash, findTokenByRefreshHash, revokeApplicationForUser
 export function revokeToken(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     const credentials = clientCredentials(req);
-    if (credentials.usedBasic && credentials.alsoInBody) throw twoClientCredentials();
+    // One method per request (RFC 6749 2.3), judged as at the token endpoint: Basic with a body
+    // client_id equal to Basic's is one method.
+    if (credentials.secondMethod) throw twoClientCredentials();
     const client = await authenticateClient(ctx, credentials.clientId, credentials.clientSecret);
-    if (!client) throw invalidClient(credentials.usedBasic);
+    if (!client) throw invalidClient();
     const { token, token_type_hint: hint } = req.body as { token: string; token_type_hint?: string };
     // A proxy token (a JWT; our OAuth tokens are opaque): revoked through the grant it stands on.
     const proxyToken = looksLikeJwt(token);

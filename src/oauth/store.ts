@@ -143,7 +143,10 @@ export interface TokenRow {
   userId: number;
   applicationId: number;
   clientId: string;
+  /** The grant's scope, which the refresh token carries on. */
   scope: string;
+  /** The access token's: the grant's, or narrower when a refresh asked for less (RFC 6749 6). */
+  accessScope: string;
   accessExpiresAt: number;
   refreshExpiresAt: number;
   revokedAt: number | null;
@@ -162,6 +165,7 @@ function tokenQuery(db: Knex) {
       'z.application_id',
       'a.client_id',
       't.scope',
+      't.access_scope',
       't.access_expires_at',
       't.refresh_expires_at',
       't.rotated_at',
@@ -180,6 +184,7 @@ function toToken(row: Record<string, unknown>): TokenRow {
     applicationId: Number(row.application_id),
     clientId: String(row.client_id),
     scope: String(row.scope),
+    accessScope: String(row.access_scope ?? row.scope),
     accessExpiresAt: Number(row.access_expires_at),
     refreshExpiresAt: Number(row.refresh_expires_at),
     revokedAt: n(row.revoked_at),
@@ -278,13 +283,15 @@ export interface NewToken {
   accessTokenHash: string;
   refreshTokenHash: string;
   scope: string;
+  /** Null (or absent) when the access token has the grant's scope. */
+  accessScope?: string | null;
   accessExpiresAt: number;
   refreshExpiresAt: number;
   createdAt: number;
 }
 
 export async function insertToken(db: Knex, token: NewToken): Promise<void> {
-  await tokenInsert.run(db, { ...token });
+  await tokenInsert.run(db, { ...token, accessScope: token.accessScope ?? null });
 }
 
 const tokenInsert = prepared<{ [K in keyof NewToken]: NewToken[K] }>('oauth_token_insert', (db, param) =>
@@ -294,6 +301,7 @@ const tokenInsert = prepared<{ [K in keyof NewToken]: NewToken[K] }>('oauth_toke
     access_token_hash: param('accessTokenHash'),
     refresh_token_hash: param('refreshTokenHash'),
     scope: param('scope'),
+    access_scope: param('accessScope'),
     access_expires_at: param('accessExpiresAt'),
     refresh_expires_at: param('refreshExpiresAt'),
     created_at: param('createdAt'),
@@ -308,10 +316,10 @@ const tokenInsert = prepared<{ [K in keyof NewToken]: NewToken[K] }>('oauth_toke
  * so an error fails only the rotation it belongs to.
  */
 export async function insertSuccessorToken(db: Knex, token: NewToken, rotatedFromId: number): Promise<boolean> {
-  return answerOf(await insertSuccessorsCoalesced(db, { ...token, rotatedFromId }));
+  return answerOf(await insertSuccessorsCoalesced(db, { ...token, accessScope: token.accessScope ?? null, rotatedFromId }));
 }
 
-type Successor = NewToken & { rotatedFromId: number };
+type Successor = NewToken & { accessScope: string | null; rotatedFromId: number };
 
 const MAX_SUCCESSORS_PER_INSERT = 32;
 
@@ -348,7 +356,7 @@ function insertSuccessors(db: Knex, successors: Successor[]): Promise<Outcome<bo
   });
 }
 
-const SUCCESSOR_FIELDS = ['codeId', 'accessTokenHash', 'refreshTokenHash', 'scope', 'accessExpiresAt', 'refreshExpiresAt', 'createdAt', 'rotatedFromId', 'authorizationId'] as const;
+const SUCCESSOR_FIELDS = ['codeId', 'accessTokenHash', 'refreshTokenHash', 'scope', 'accessScope', 'accessExpiresAt', 'refreshExpiresAt', 'createdAt', 'rotatedFromId', 'authorizationId'] as const;
 
 type SuccessorsInsert = PreparedQuery<Record<string, string | number | null>, Record<string, unknown>>;
 const successorsInsertStatements = new Map<number, SuccessorsInsert>();
@@ -364,10 +372,10 @@ function successorsInsertStatement(count: number): SuccessorsInsert {
   if (!query) {
     query = prepared(`oauth_token_successors_insert_${count}`, (db, param) => {
       const int = dialectOf(db) === 'pg' ? '?::bigint' : '?';
-      const select = `select id, ${int}, ?, ?, ?, ${int}, ${int}, ${int}, ${int} from authorizations where id = ? and revoked_at is null`;
+      const select = `select id, ${int}, ?, ?, ?, ?, ${int}, ${int}, ${int}, ${int} from authorizations where id = ? and revoked_at is null`;
       return db.raw(
         `insert into oauth_tokens
-           (authorization_id, code_id, access_token_hash, refresh_token_hash, scope, access_expires_at, refresh_expires_at, created_at, rotated_from_id)
+           (authorization_id, code_id, access_token_hash, refresh_token_hash, scope, access_scope, access_expires_at, refresh_expires_at, created_at, rotated_from_id)
          ${Array.from({ length: count }, () => select).join(' union all ')}`,
         Array.from({ length: count }, (_, i) => SUCCESSOR_FIELDS.map((f) => param(`${f}${i}`))).flat(),
       );

@@ -211,9 +211,8 @@ export const invalidRequest = (description: string, status = 400, headers: Recor
 export const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 export const invalidScope = (description: string) => new OAuthError('invalid_scope', description);
 export const unsupportedGrantType = () => new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
-/** 401 whatever the method; the Basic challenge only when the client tried Basic (RFC 6749 5.2). */
-export const invalidClient = (usedBasic: boolean) =>
-  new OAuthError('invalid_client', 'Client authentication failed.', 401, usedBasic ? { 'WWW-Authenticate': 'Basic realm="token"' } : {});
+/** 401 whatever the method, and every 401 carries a challenge (RFC 9110 11.6.1; RFC 6749 5.2): Basic. */
+export const invalidClient = () => new OAuthError('invalid_client', 'Client authentication failed.', 401, { 'WWW-Authenticate': 'Basic realm="token"' });
 export const twoClientCredentials = () =>
   invalidRequest('Send client credentials in the Authorization header or in the body, not both.');
 export const tokenRateLimited = (retryAfter: number) =>

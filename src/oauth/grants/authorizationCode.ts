@@ -1,75 +1,86 @@
 import { createHash } from 'node:crypto';
-import type { AppContext } from '../../context.ts';
-import { safeEqual, hashToken } from '../../shared/crypto.ts';
+import OAuth2Server from '@node-oauth/oauth2-server';
+import { safeEqual } from '../../shared/crypto.ts';
 import { invalidGrant, invalidRequest } from '../../shared/errors.ts';
-import { revocationLease } from '../../shared/principalLease.ts';
-import type { ClientCredentials } from '../clientAuth.ts';
-import { splitScope } from '../scopes.ts';
-import * as store from '../store.ts';
-import { authenticateGrantClient } from './client.ts';
-import { issueTokens, type TokenResponse } from './issue.ts';
+import type { Code, TokenModel } from '../model.ts';
 import { isVisibleAscii, type TokenForm } from './form.ts';
 
-// grant_type=authorization_code (RFC 6749 4.1.3), with PKCE (RFC 7636 4.6) and replay revocation
-// (RFC 9700 4.2.4). No transaction: the conditional consumption of the code decides, on its own,
-// which of two concurrent exchanges wins.
-
-export async function authorizationCodeGrant(ctx: AppContext, form: TokenForm, credentials: ClientCredentials): Promise<TokenResponse> {
-  // 1. Read the code, with its client's secret hash (authenticating the client costs no query).
-  const code = form.code ? await store.findCodeByHash(ctx.db, hashToken(form.code)) : null;
-
-  // 2. Authenticate the client.
-  const clientId = await authenticateGrantClient(ctx, credentials, code);
-
-  // 3. The code must exist, be unused, be this client's and be unexpired (4.1.3).
-  if (!form.code) throw invalidRequest('Missing parameter: `code`');
-  if (!isVisibleAscii(form.code)) throw invalidRequest('Invalid parameter: `code`');
-  if (!code) throw invalidGrant('Invalid grant: authorization code is invalid');
-  if (code.usedAt !== null) {
-    await revokeOnReplay(ctx, code.authorizationId, 'authorization code replayed; its grant revoked');
-    throw invalidGrant('Invalid grant: authorization code is invalid');
-  }
-  if (code.clientId !== clientId) throw invalidGrant('Invalid grant: authorization code is invalid');
-  if (code.expiresAt < Date.now()) throw invalidGrant('Invalid grant: authorization code has expired');
-
-  // 4. Consume it. Conditional: of two concurrent exchanges only the first flips used_at. Done
-  //    before the checks below, so a wrong verifier or redirect_uri burns the code too (no guessing).
-  //    The loser of two concurrent exchanges is a replay too, however close together.
-  if (!(await store.markCodeUsed(ctx.db, code.id, Date.now()))) {
-    await revokeOnReplay(ctx, code.authorizationId, 'authorization code exchanged concurrently; its grant revoked');
-    throw invalidGrant('Invalid grant: authorization code is invalid');
-  }
-
-  // 5. PKCE (RFC 7636 4.6): the verifier must hash to the challenge; none without a challenge.
-  checkVerifier(code.codeChallenge, form.code_verifier);
-
-  // 6. redirect_uri: identical to the authorization request's (4.1.3).
-  if (!form.redirect_uri || !/^[a-zA-Z][a-zA-Z0-9+.-]+:/.test(form.redirect_uri)) {
-    throw invalidRequest('Invalid request: `redirect_uri` is not a valid URI');
-  }
-  if (form.redirect_uri !== code.redirectUri) throw invalidRequest('Invalid request: `redirect_uri` is invalid');
-
-  // 7. Issue the tokens (5.1).
-  return issueTokens(ctx, { authorizationId: code.authorizationId, codeId: code.id, scope: splitScope(code.scope) });
-}
-
 /**
- * A code used twice may have been stolen (4.1.2, RFC 9700 4.2.4): its grant goes. The code has an
- * authorization row of its own (one per consent), so revoking it refuses exactly what the code led
- * to: its access and refresh tokens, those refreshes issued, and the proxy tokens minted through
- * the grant (they check the authorization on every call). Tokens a concurrent winning exchange
- * stores after this are born under the revoked grant: no interleaving leaves one standing.
+ * grant_type=authorization_code (RFC 6749 4.1.3), with PKCE (RFC 7636 4.6) and replay revocation
+ * (RFC 9700 4.2.4), as an `extendedGrantTypes` class of @node-oauth/oauth2-server: its TokenHandler
+ * has authenticated the client (TokenModel#getClient) when `handle` runs. Replaces the library's
+ * own class (not exported) to check the client before anything is revoked and to answer a
+ * redirect_uri mismatch with invalid_grant (RFC 6749 5.2), as oidc-provider does.
  */
-async function revokeOnReplay(ctx: AppContext, authorizationId: number, message: string): Promise<void> {
-  await store.revokeAuthorization(ctx.db, authorizationId, Date.now());
-  ctx.logger.warn({ authorizationId }, message);
-  await revocationLease.settle();
+export class AuthorizationCodeGrant extends OAuth2Server.AbstractGrantType {
+  readonly model: TokenModel;
+
+  constructor(options: OAuth2Server.TokenOptions) {
+    super(options);
+    this.model = (options as { model: TokenModel }).model;
+  }
+
+  async handle(request: OAuth2Server.Request, client: OAuth2Server.Client): Promise<OAuth2Server.Token | null> {
+    const form = request.body as TokenForm;
+
+    // 1. The code parameter.
+    if (!form.code) throw invalidRequest('Missing parameter: `code`');
+    if (!isVisibleAscii(form.code)) throw invalidRequest('Invalid parameter: `code`');
+
+    // 2. The code must exist and be this client's, checked before anything is revoked: another app
+    //    presenting a used code learns nothing and ends nothing (oidc-provider's findGrantSource).
+    const code = await this.model.getAuthorizationCode(form.code);
+    if (!code || code.client.id !== client.id) throw invalidGrant('Invalid grant: authorization code is invalid');
+
+    // 3. Unused: a code used twice may have been stolen (4.1.2, RFC 9700 4.2.4), so its grant goes.
+    if (code.row.usedAt !== null) {
+      await this.model.revokeToken(code, 'authorization code replayed; its grant revoked');
+      throw invalidGrant('Invalid grant: authorization code is invalid');
+    }
+
+    // 4. Unexpired.
+    if (code.expiresAt.getTime() < Date.now()) throw invalidGrant('Invalid grant: authorization code has expired');
+
+    // 5. Consume it. Conditional: of two concurrent exchanges only the first flips used_at, and the
+    //    loser is a replay too, however close together. Done before the checks below, so a wrong
+    //    verifier or redirect_uri burns the code (no guessing), as the library's own class does.
+    if (!(await this.model.revokeAuthorizationCode(code))) {
+      await this.model.revokeToken(code, 'authorization code exchanged concurrently; its grant revoked');
+      throw invalidGrant('Invalid grant: authorization code is invalid');
+    }
+
+    // 6. PKCE (RFC 7636 4.6): the verifier must hash to the challenge; none without a challenge.
+    checkVerifier(code.codeChallenge, form.code_verifier);
+
+    // 7. redirect_uri: present, and identical to the authorization request's (4.1.3); a mismatch
+    //    is a grant that does not fit the request: invalid_grant (5.2).
+    if (!form.redirect_uri || !/^[a-zA-Z][a-zA-Z0-9+.-]+:/.test(form.redirect_uri)) {
+      throw invalidRequest('Invalid request: `redirect_uri` is not a valid URI');
+    }
+    if (form.redirect_uri !== code.redirectUri) throw invalidGrant('Invalid grant: `redirect_uri` does not match the authorization request');
+
+    // 8. Issue the pair (5.1) under the code's grant, tied to the code (its chain).
+    return this.model.saveToken(await this.newPair(code, client), client, code.user);
+  }
+
+  private async newPair(code: Code, client: OAuth2Server.Client): Promise<OAuth2Server.Token> {
+    const scope = code.scope ?? [];
+    return {
+      accessToken: await this.generateAccessToken(client, code.user, scope),
+      accessTokenExpiresAt: this.getAccessTokenExpiresAt(),
+      refreshToken: await this.generateRefreshToken(client, code.user, scope),
+      refreshTokenExpiresAt: this.getRefreshTokenExpiresAt(),
+      scope,
+      client,
+      user: code.user,
+    };
+  }
 }
 
 /** RFC 7636 4.1: 43-128 unreserved characters. */
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
-function checkVerifier(challenge: string | null, verifier: string | undefined): void {
+function checkVerifier(challenge: string | undefined, verifier: string | undefined): void {
   if (!challenge) {
     if (verifier) throw invalidGrant('Invalid grant: code verifier is invalid');
     return;

@@ -1,61 +1,85 @@
+import OAuth2Server from '@node-oauth/oauth2-server';
 import type { AppContext } from '../../context.ts';
-import { hashToken } from '../../shared/crypto.ts';
 import { invalidGrant, invalidRequest, invalidScope } from '../../shared/errors.ts';
-import { revocationLease } from '../../shared/principalLease.ts';
-import type { ClientCredentials } from '../clientAuth.ts';
-import { splitScope } from '../scopes.ts';
-import * as store from '../store.ts';
-import { authenticateGrantClient } from './client.ts';
+import type { RefreshToken, TokenModel } from '../model.ts';
 import { isVisibleAscii, type TokenForm } from './form.ts';
-import { issueRotatedTokens, issueTokens, type TokenResponse } from './issue.ts';
 
-// grant_type=refresh_token (RFC 6749 6) with rotation on every use and reuse detection (RFC 9700
-// 4.14.2). No transaction: the new pair's insert is the rotation, and a unique key decides which of
-// two concurrent refreshes wins.
+/**
+ * grant_type=refresh_token (RFC 6749 6) with rotation on every use and reuse detection (RFC 9700
+ * 4.14.2), as an `extendedGrantTypes` class of @node-oauth/oauth2-server: its TokenHandler has
+ * authenticated the client (TokenModel#getClient) when `handle` runs. Replaces the library's own
+ * class (not exported), whose revoke-then-save cannot express a rotation that is the successor's
+ * insert, a grace window, or a check of the client before any revocation.
+ */
+export class RefreshTokenGrant extends OAuth2Server.AbstractGrantType {
+  readonly model: TokenModel;
 
-export async function refreshTokenGrant(ctx: AppContext, form: TokenForm, credentials: ClientCredentials): Promise<TokenResponse> {
-  // 1. Read the refresh token, with its client's secret hash (authenticating the client costs no query).
-  const token = form.refresh_token ? await store.findTokenByRefreshHash(ctx.db, hashToken(form.refresh_token)) : null;
-
-  // 2. Authenticate the client.
-  const clientId = await authenticateGrantClient(ctx, credentials, token);
-
-  // 3. The token must stand: not revoked, nor its grant.
-  if (!form.refresh_token) throw invalidRequest('Missing parameter: `refresh_token`');
-  if (!isVisibleAscii(form.refresh_token)) throw invalidRequest('Invalid parameter: `refresh_token`');
-  if (!token || token.revokedAt !== null || token.authorizationRevokedAt !== null) throw invalidGrant('Invalid grant: refresh token is invalid');
-
-  // 4. Reuse: a rotated refresh token came back after the grace window. Whoever holds the family
-  //    may be an attacker, so the whole grant goes, proxy tokens included (RFC 9700 4.14.2).
-  //    Within the window (a client retrying a refresh whose answer was lost), it gets a new pair.
-  if (token.rotatedAt !== null && !withinGrace(ctx, token.rotatedAt)) {
-    await revokeOnReuse(ctx, token.authorizationId, 'refresh token reused; authorization revoked');
-    throw invalidGrant('Invalid grant: refresh token is invalid');
+  constructor(options: OAuth2Server.TokenOptions) {
+    super(options);
+    this.model = (options as { model: TokenModel }).model;
   }
 
-  // 5. Issued to this client, and unexpired.
-  if (token.clientId !== clientId) throw invalidGrant('Invalid grant: refresh token was issued to another client');
-  if (token.refreshExpiresAt < Date.now()) throw invalidGrant('Invalid grant: refresh token has expired');
+  async handle(request: OAuth2Server.Request, client: OAuth2Server.Client): Promise<OAuth2Server.Token | null> {
+    const form = request.body as TokenForm;
 
-  // 6. Scope: the granted one, or a subset of it (6: "MUST NOT include any scope not originally granted").
-  const scope = narrowedScope(form.scope, splitScope(token.scope));
+    // 1. The refresh_token parameter.
+    if (!form.refresh_token) throw invalidRequest('Missing parameter: `refresh_token`');
+    if (!isVisibleAscii(form.refresh_token)) throw invalidRequest('Invalid parameter: `refresh_token`');
 
-  // 7. Rotate: the new pair is stored as the token's successor, in one statement that also checks
-  //    that the grant stands. A token has one successor at most (a unique key): if the insert
-  //    loses, a concurrent request presented the same token, and within the window that is a retry
-  //    that gets a pair of its own; otherwise (the grant was revoked meanwhile) it ends as step 4
-  //    does. A token rotated within the window (step 4) stays as it is and gets a new pair. If the
-  //    request fails before the rotation, the old token still works.
-  const grant = { authorizationId: token.authorizationId, codeId: token.codeId, scope };
-  if (token.rotatedAt === null) {
-    const rotated = await issueRotatedTokens(ctx, grant, token.id);
-    if (rotated) return rotated;
-    if (!(await rotatedWithinGrace(ctx, form.refresh_token))) {
-      await revokeOnReuse(ctx, token.authorizationId, 'refresh token used concurrently; authorization revoked');
-      throw invalidGrant('Invalid grant: refresh token is invalid or could not be revoked');
+    // 2. Issued to this client, checked before anything is revoked: another app presenting a rotated
+    //    or expired token learns nothing and ends nothing (oidc-provider's findGrantSource).
+    const token = await this.model.getRefreshToken(form.refresh_token);
+    if (!token) throw invalidGrant('Invalid grant: refresh token is invalid');
+    if (token.client.id !== client.id) throw invalidGrant('Invalid grant: refresh token was issued to another client');
+
+    // 3. The token must stand: not revoked, nor its grant.
+    if (token.row.revokedAt !== null || token.row.authorizationRevokedAt !== null) throw invalidGrant('Invalid grant: refresh token is invalid');
+
+    // 4. Reuse: a rotated refresh token came back after the grace window. Whoever holds the family
+    //    may be an attacker, so the grant goes, proxy tokens included (RFC 9700 4.14.2). Within the
+    //    window (a client retrying a refresh whose answer was lost), it gets a new pair.
+    if (token.row.rotatedAt !== null && !withinGrace(this.model.ctx, token.row.rotatedAt)) {
+      await this.model.revokeToken(token, 'refresh token reused; authorization revoked');
+      throw invalidGrant('Invalid grant: refresh token is invalid');
     }
+
+    // 5. Unexpired.
+    if (token.refreshTokenExpiresAt!.getTime() < Date.now()) throw invalidGrant('Invalid grant: refresh token has expired');
+
+    // 6. Scope: the grant's, or a subset of it for this access token only (6: an omitted scope is
+    //    the one originally granted, so the grant keeps its own).
+    const scope = await this.validateScope(token.user, client, this.getScope(request));
+    if (!scope) throw invalidScope('Invalid scope: Unable to add extra scopes');
+
+    // 7. Rotate: the new pair is stored as the token's successor, in one statement that also checks
+    //    that the grant stands. A token has one successor at most (a unique key): if the insert
+    //    loses, a concurrent request presented the same token, and within the window that is a retry
+    //    that gets a pair of its own; otherwise (the grant was revoked meanwhile) it ends as step 4
+    //    does. A token rotated within the window (step 4) stays as it is and gets a new pair. If the
+    //    request fails before the rotation, the old token still works.
+    if (token.row.rotatedAt === null) {
+      const rotated = await this.model.saveToken({ ...(await this.newPair(token, client, scope)), rotates: token.row.id }, client, token.user);
+      if (rotated) return rotated;
+      const now = await this.model.reread(token);
+      if (!now || now.revokedAt !== null || now.authorizationRevokedAt !== null || now.rotatedAt === null || !withinGrace(this.model.ctx, now.rotatedAt)) {
+        await this.model.revokeToken(token, 'refresh token used concurrently; authorization revoked');
+        throw invalidGrant('Invalid grant: refresh token is invalid or could not be revoked');
+      }
+    }
+    return this.model.saveToken(await this.newPair(token, client, scope), client, token.user);
   }
-  return issueTokens(ctx, grant);
+
+  private async newPair(token: RefreshToken, client: OAuth2Server.Client, scope: string[]): Promise<OAuth2Server.Token> {
+    return {
+      accessToken: await this.generateAccessToken(client, token.user, scope),
+      accessTokenExpiresAt: this.getAccessTokenExpiresAt(),
+      refreshToken: await this.generateRefreshToken(client, token.user, scope),
+      refreshTokenExpiresAt: this.getRefreshTokenExpiresAt(),
+      scope,
+      client,
+      user: token.user,
+    };
+  }
 }
 
 /**
@@ -65,27 +89,4 @@ export async function refreshTokenGrant(ctx: AppContext, form: TokenForm, creden
  */
 function withinGrace(ctx: AppContext, rotatedAt: number): boolean {
   return Date.now() - rotatedAt <= ctx.config.REFRESH_REUSE_GRACE_SECONDS * 1000;
-}
-
-/** After losing the rotation to a concurrent refresh: the token now stands rotated (not revoked) within the window. */
-async function rotatedWithinGrace(ctx: AppContext, refreshToken: string): Promise<boolean> {
-  const now = await store.findTokenByRefreshHash(ctx.db, hashToken(refreshToken));
-  return !!now && now.revokedAt === null && now.authorizationRevokedAt === null && now.rotatedAt !== null && withinGrace(ctx, now.rotatedAt);
-}
-
-async function revokeOnReuse(ctx: AppContext, authorizationId: number, message: string): Promise<void> {
-  await store.revokeAuthorization(ctx.db, authorizationId, Date.now());
-  ctx.logger.warn({ authorizationId }, message);
-  await revocationLease.settle();
-}
-
-/** The requested scope (RFC 6749 3.3 syntax), which may only narrow the granted one. */
-function narrowedScope(requested: string | undefined, granted: string[]): string[] {
-  if (requested === undefined) return granted;
-  const trimmed = requested.trim();
-  // NQSCHAR (RFC 6749 A.4): printable ASCII except `"` and `\`.
-  if (!/^[\x20\x21\x23-\x5B\x5D-\x7E]+$/.test(trimmed)) throw invalidScope('Invalid parameter: `scope`');
-  const scopes = trimmed.split(/\s+/);
-  if (!scopes.every((s) => granted.includes(s))) throw invalidScope('Invalid scope: Unable to add extra scopes');
-  return scopes;
 }

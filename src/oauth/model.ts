@@ -1,0 +1,170 @@
+import type OAuth2Server from '@node-oauth/oauth2-server';
+import type { AppContext } from '../context.ts';
+import { clientSecretMatches } from '../platform/apps.ts';
+import { hashToken, newToken } from '../shared/crypto.ts';
+import { revocationLease } from '../shared/principalLease.ts';
+import { authenticateClient } from './clients.ts';
+import { isVisibleAscii, type TokenForm } from './grants/form.ts';
+import { joinScopes, splitScope } from './scopes.ts';
+import * as store from './store.ts';
+
+// The knex model behind @node-oauth/oauth2-server's token endpoint, made for one request:
+// OAuth2Server#token builds its handler on every call, so the model can carry the request's state.
+// getClient reads the code or refresh token being exchanged together with its client's secrets (so
+// authenticating the client costs no query of its own), and the grant's steps (grants/*.ts) find the
+// row in hand. No transaction: the conditional consumption of a code, and the unique successor of a
+// refresh token, decide on their own which of two concurrent requests wins.
+
+export const GRANT_TYPES = ['authorization_code', 'refresh_token'];
+
+/** A code as the grant reads it: the library's fields, and our row. */
+export type Code = OAuth2Server.AuthorizationCode & { row: store.CodeRow };
+/** A refresh token as the grant reads it: the library's fields, and our row. */
+export type RefreshToken = OAuth2Server.RefreshToken & { row: store.RefreshTokenRow };
+/** A new pair for saveToken; `rotates`: the refresh token it replaces (RFC 9700 4.14.2). */
+export type NewPair = OAuth2Server.Token & { rotates?: number };
+
+export class TokenModel {
+  readonly ctx: AppContext;
+  readonly form: TokenForm;
+  /** The code or refresh token of the request, read by getClient. */
+  private code: store.CodeRow | null = null;
+  private refresh: store.RefreshTokenRow | null = null;
+
+  constructor(ctx: AppContext, form: TokenForm) {
+    this.ctx = ctx;
+    this.form = form;
+  }
+
+  /**
+   * RFC 6749 3.2.1: authenticates the client (every registered application is confidential: a
+   * secret is always required, 2.3). When the code or refresh token was issued to the presented
+   * client, its secrets came with the row and no query is needed. RFC 6749 5.2 puts invalid_client
+   * before invalid_grant: nothing about the code or token is revealed to a client that fails here.
+   */
+  async getClient(clientId: string, clientSecret: string): Promise<OAuth2Server.Client | null> {
+    const row = await this.readGrantRow();
+    if (!clientSecret) return null;
+    const authenticated =
+      row?.clientId === clientId
+        ? await clientSecretMatches(this.ctx, row.clientSecrets, clientSecret)
+        : (await authenticateClient(this.ctx, clientId, clientSecret)) !== null;
+    return authenticated ? { id: clientId, grants: GRANT_TYPES } : null;
+  }
+
+  private async readGrantRow(): Promise<store.CodeRow | store.RefreshTokenRow | null> {
+    const { grant_type: grantType, code, refresh_token: refreshToken } = this.form;
+    if (grantType === 'authorization_code' && code && isVisibleAscii(code)) {
+      this.code = await store.findCodeByHash(this.ctx.db, hashToken(code));
+    } else if (grantType === 'refresh_token' && refreshToken && isVisibleAscii(refreshToken)) {
+      this.refresh = await store.findTokenByRefreshHash(this.ctx.db, hashToken(refreshToken));
+    }
+    return this.code ?? this.refresh;
+  }
+
+  /** The request's code, read with the client (getClient); null when there is none or its grant was revoked. */
+  async getAuthorizationCode(authorizationCode: string): Promise<Code | null> {
+    const row = this.code;
+    if (!row) return null;
+    return {
+      authorizationCode,
+      expiresAt: new Date(row.expiresAt),
+      redirectUri: row.redirectUri,
+      scope: splitScope(row.scope),
+      codeChallenge: row.codeChallenge ?? undefined,
+      codeChallengeMethod: row.codeChallengeMethod ?? undefined,
+      client: { id: row.clientId, grants: GRANT_TYPES },
+      user: { id: row.userId },
+      row,
+    };
+  }
+
+  /** Consumes the code: of two concurrent exchanges only the first flips used_at; false for the other. */
+  async revokeAuthorizationCode(code: Code): Promise<boolean> {
+    return store.markCodeUsed(this.ctx.db, code.row.id, Date.now());
+  }
+
+  /** The request's refresh token, read with the client (getClient); null when there is none. */
+  async getRefreshToken(refreshToken: string): Promise<RefreshToken | null> {
+    const row = this.refresh;
+    if (!row) return null;
+    return {
+      refreshToken,
+      refreshTokenExpiresAt: new Date(row.refreshExpiresAt),
+      scope: splitScope(row.scope),
+      client: { id: row.clientId, grants: GRANT_TYPES },
+      user: { id: row.userId },
+      row,
+    };
+  }
+
+  /**
+   * Revokes what a replayed code or a reused refresh token belongs to: its grant (the authorization
+   * row), with every token issued under it and the proxy tokens minted through it (they check the
+   * authorization on every call). Answers once no process honours them (the principal lease).
+   */
+  async revokeToken(token: Code | RefreshToken, why: string): Promise<boolean> {
+    const { authorizationId } = token.row;
+    await store.revokeAuthorization(this.ctx.db, authorizationId, Date.now());
+    this.ctx.logger.warn({ authorizationId }, why);
+    await revocationLease.settle();
+    return true;
+  }
+
+  /** A refresh token presented again, as it stands now (after losing its rotation to a concurrent refresh). */
+  async reread(token: RefreshToken): Promise<store.RefreshTokenRow | null> {
+    return store.findTokenByRefreshHash(this.ctx.db, hashToken(token.refreshToken));
+  }
+
+  /** The scope asked for on refresh may only narrow the grant's (RFC 6749 6); a code's was checked at /oauth/authorize. */
+  async validateScope(_user: OAuth2Server.User, _client: OAuth2Server.Client, scope?: string[]): Promise<string[] | false> {
+    const granted = splitScope(this.refresh?.scope ?? this.code?.scope);
+    if (scope === undefined) return granted;
+    return scope.every((s) => granted.includes(s)) ? scope : false;
+  }
+
+  async generateAccessToken(): Promise<string> {
+    return newToken('gho');
+  }
+
+  async generateRefreshToken(): Promise<string> {
+    return newToken('ghr');
+  }
+
+  /**
+   * Stores the pair as hashes only, under the grant of the code or refresh token, with the code it
+   * descends from (code_id: one code's descendants are one chain). `rotates`: the pair is stored as
+   * that refresh token's successor, in one statement that also checks that the grant stands; null
+   * when a concurrent refresh rotated it first or the grant was revoked meanwhile. Answers only the
+   * keys meant for the client: expires_in is the configured lifetime (RFC 6749 5.1), not the
+   * library's floor of the time left.
+   */
+  async saveToken(token: NewPair, client: OAuth2Server.Client, user: OAuth2Server.User): Promise<OAuth2Server.Token | null> {
+    const source = (this.code ?? this.refresh)!;
+    const grantScope = joinScopes(splitScope(source.scope));
+    const scope = joinScopes(token.scope ?? []);
+    const row: store.NewToken = {
+      authorizationId: source.authorizationId,
+      codeId: this.code ? this.code.id : this.refresh!.codeId,
+      accessTokenHash: hashToken(token.accessToken),
+      refreshTokenHash: hashToken(token.refreshToken!),
+      scope: grantScope,
+      accessScope: scope === grantScope ? null : scope,
+      accessExpiresAt: token.accessTokenExpiresAt!.getTime(),
+      refreshExpiresAt: token.refreshTokenExpiresAt!.getTime(),
+      createdAt: Date.now(),
+    };
+    if (token.rotates === undefined) await store.insertToken(this.ctx.db, row);
+    else if (!(await store.insertSuccessorToken(this.ctx.db, row, token.rotates))) return null;
+    return {
+      accessToken: token.accessToken,
+      accessTokenExpiresAt: token.accessTokenExpiresAt,
+      refreshToken: token.refreshToken,
+      refreshTokenExpiresAt: token.refreshTokenExpiresAt,
+      scope: splitScope(scope),
+      client,
+      user,
+      expires_in: this.ctx.config.ACCESS_TOKEN_TTL_SECONDS,
+    };
+  }
+}
