@@ -1161,8 +1161,13 @@ export interface components {
              * @description Machine-readable reason. A model provider's failure is `rate_limited` (429 after every
              *     attempt), `provider_timeout` (no answer within `timeout_seconds`, or the provider could not
              *     be reached), `provider_bad_response` (an answer that is not a completion) or
-             *     `provider_error` (any other error answer). Others: `model_unavailable`, `template_error`
-             *     (a template that could not be rendered), `timeout` (the run's limit), `cancelled`,
+             *     `provider_error` (any other error answer). A node's budget: `compute_limit` (its
+             *     computation, such as a template's rendering, ran past its CPU time or memory:
+             *     COMPUTE_TIME_LIMIT_MS, COMPUTE_HEAP_MB, or the run's computations together past
+             *     RUN_COMPUTE_MAX_MS), `output_too_large` (a node's text, the run's texts
+             *     together or the run's output passed its size cap: NODE_TEXT_MAX_CHARS, RUN_TEXT_MAX_CHARS,
+             *     RUN_OUTPUT_MAX_CHARS). Others: `model_unavailable`, `template_error` (a template that could
+             *     not be rendered), `timeout` (the run's wall-clock limit, RUN_TIMEOUT_SECONDS), `cancelled`,
              *     `queue_unavailable`, `worker_lost` (the worker executing the run stopped on its last
              *     delivery), `store_unavailable` (the database stayed unreachable through every retry of
              *     the run).
@@ -1193,7 +1198,9 @@ export interface components {
             /**
              * @description Result of a completed run (null before): an object keyed by `text_output` node id, each
              *     value the formatted text (or, for `format: json`, the parsed JSON value). A `text_output`
-             *     that was skipped (a branch not taken) is absent.
+             *     that was skipped (a branch not taken) is absent. Its JSON is at most RUN_OUTPUT_MAX_CHARS
+             *     characters (2000000 by default), and each node's text at most NODE_TEXT_MAX_CHARS
+             *     (1000000): a run that would pass either fails with `output_too_large`.
              * @example {
              *       "result": "The export button does nothing on Safari 18."
              *     }
@@ -1227,7 +1234,8 @@ export interface components {
          * @description One node of the run. Every node of the graph has one once the run has ended: those that
          *     never started are `not_started` (the run failed or was cancelled first). `input` and
          *     `output` are kept whole up to 200000 characters each; a longer text is cut there and
-         *     `truncated` is true.
+         *     `truncated` is true. A node whose text would pass NODE_TEXT_MAX_CHARS (1000000 by default)
+         *     fails with `output_too_large`.
          */
         RunStep: {
             /** @example summarise */

@@ -1,6 +1,11 @@
 import type { components } from '../../generated/api.d.ts';
-import { renderTemplate, TemplateError, type TemplateScope } from '../workflows/templates.ts';
+import type { TemplateScope } from '../workflows/templates.ts';
 import type { RunErrorCode } from '../shared/errors.ts';
+import { loadConfig } from '../config.ts';
+import { runBudget, type RunBudget } from './compute/budget.ts';
+import { FunctionError } from './compute/functions.ts';
+import { ComputeLimitError } from './compute/pool.ts';
+import { scopeFor } from './compute/scope.ts';
 import { ModelUnavailableError, ProviderError, type ModelRouter, type Usage } from './providers/index.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
@@ -96,9 +101,10 @@ export async function executeGraph(
   graph: Graph,
   inputs: Record<string, string>,
   models: ModelRouter,
-  options: { signal?: AbortSignal; hooks?: ExecutionHooks } = {},
+  options: { signal?: AbortSignal; hooks?: ExecutionHooks; budget?: RunBudget } = {},
 ): Promise<Execution> {
   const hooks = options.hooks ?? {};
+  const budget = options.budget ?? defaultBudget();
   const controller = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
   const edgesIn = new Map<string, WorkflowEdge[]>(graph.nodes.map((n) => [n.id, []]));
@@ -111,6 +117,8 @@ export async function executeGraph(
   /** Each condition's text (`true` / `false`), set when its sides are rendered. */
   const verdicts = new Map<string, string>();
   const output: Record<string, unknown> = {};
+  const sizes = new TextBudget(budget);
+  const render = (source: string) => budget.compute('renderTemplate', { source, scope: scopeFor(source, scope) }, signal);
 
   const runNode = (node: WorkflowNode): Promise<string | null> => {
     let pending = texts.get(node.id);
@@ -134,7 +142,7 @@ export async function executeGraph(
       let usage: Usage | null = null;
       let started = false;
       try {
-        input = await inputOf(node, before, inputs, scope, verdicts);
+        input = await inputOf(node, before, inputs, render, verdicts);
         await hooks.onStepStart?.(node, input);
         started = true;
         let text: string;
@@ -160,9 +168,11 @@ export async function executeGraph(
           text = result.content;
         } else {
           const value = formatOutput(node.config.format, before);
+          sizes.output(node.id, value);
           output[node.id] = value;
           text = typeof value === 'string' ? value : JSON.stringify(value);
         }
+        sizes.keep(text);
         await hooks.onStepEnd?.({ nodeId: node.id, nodeType: node.type, status: 'completed', input, output: text, usage, error: null });
         scope.nodes[node.id] = { output: text };
         return text;
@@ -212,23 +222,23 @@ async function inputOf(
   node: WorkflowNode,
   before: string[],
   inputs: Record<string, string>,
-  scope: TemplateScope,
+  render: (source: string) => Promise<string>,
   verdicts: Map<string, string>,
 ): Promise<string> {
   switch (node.type) {
     case 'text_input':
       return inputs[node.config.variable] ?? '';
     case 'template':
-      return renderTemplate(node.config.template, scope);
+      return render(node.config.template);
     case 'condition': {
       // Rendered once: logged as what was compared, and the verdict kept for the node's text.
-      const left = await renderTemplate(node.config.left, scope);
-      const right = node.config.right === undefined ? '' : await renderTemplate(node.config.right, scope);
+      const left = await render(node.config.left);
+      const right = node.config.right === undefined ? '' : await render(node.config.right);
       verdicts.set(node.id, String(compare(node.config.operator, left, right)));
       return node.config.right === undefined ? `${JSON.stringify(left)} ${node.config.operator}` : `${JSON.stringify(left)} ${node.config.operator} ${JSON.stringify(right)}`;
     }
     case 'llm_call':
-      return node.config.prompt === undefined ? before.join('\n\n') : renderTemplate(node.config.prompt, scope);
+      return node.config.prompt === undefined ? before.join('\n\n') : render(node.config.prompt);
     default:
       return before.join('\n\n');
   }
@@ -243,7 +253,44 @@ function toFailure(err: unknown, node: WorkflowNode, signal: AbortSignal): RunFa
   }
   if (signal.aborted) return new RunFailure('cancelled', 'The run was cancelled.', node.id);
   if (err instanceof ModelUnavailableError) return new RunFailure('model_unavailable', err.message, node.id);
-  if (err instanceof TemplateError) return new RunFailure('template_error', err.message, node.id);
+  if (err instanceof FunctionError) return new RunFailure(err.code as RunErrorCode, err.message, node.id);
+  if (err instanceof ComputeLimitError) {
+    if (err.kind === 'too_large') return new RunFailure('output_too_large', `${err.message} (NODE_TEXT_MAX_CHARS)`, node.id);
+    return new RunFailure('compute_limit', err.message, node.id);
+  }
   if (err instanceof ProviderError) return new RunFailure(err.kind, err.message, node.id);
   return new RunFailure('provider_error', (err as Error).message, node.id);
+}
+
+/** Without a budget of the caller's: the configured defaults, as an anonymous owner. */
+let fallbackBudget: RunBudget | undefined;
+const defaultBudget = () => (fallbackBudget ??= runBudget(loadConfig({}), 'anonymous'));
+
+/**
+ * The size caps of a run's texts: each node's (NODE_TEXT_MAX_CHARS), all the texts the run keeps
+ * (RUN_TEXT_MAX_CHARS: they stay in memory until it ends) and its output as stored
+ * (RUN_OUTPUT_MAX_CHARS). Past one, the node fails with `output_too_large`.
+ */
+class TextBudget {
+  private kept = 0;
+  private outputChars = 2; // `{}`
+  private readonly budget: RunBudget;
+  constructor(budget: RunBudget) {
+    this.budget = budget;
+  }
+
+  keep(text: string): void {
+    const max = this.budget.nodeTextMaxChars;
+    if (text.length > max) throw new RunFailure('output_too_large', `The node's text is ${text.length} characters, more than ${max} (NODE_TEXT_MAX_CHARS).`);
+    this.kept += text.length;
+    if (this.kept > this.budget.runTextMaxChars) {
+      throw new RunFailure('output_too_large', `The run's texts passed ${this.budget.runTextMaxChars} characters together (RUN_TEXT_MAX_CHARS).`);
+    }
+  }
+
+  output(nodeId: string, value: unknown): void {
+    this.outputChars += JSON.stringify(nodeId).length + JSON.stringify(value).length + 2; // `"id":value,`
+    const max = this.budget.runOutputMaxChars;
+    if (this.outputChars > max) throw new RunFailure('output_too_large', `The run's output passed ${max} characters (RUN_OUTPUT_MAX_CHARS).`);
+  }
 }

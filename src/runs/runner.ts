@@ -5,6 +5,7 @@
 import type { AppContext } from '../context.ts';
 import { abandonedRunError, Attempt, beginAttempt, type AttemptDeps, type Outcome } from './attempt.ts';
 import { executeGraph, RunFailure } from './executor.ts';
+import { runBudget } from './compute/budget.ts';
 import type { ModelRouter } from './providers/index.ts';
 import type { RunJobContext, RunQueue } from './queue.ts';
 import { runsStore } from './runsStore.ts';
@@ -104,7 +105,11 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     job.signal.addEventListener('abort', onJobAbort, { once: true });
     executing.watch(attempt);
     try {
-      const { output } = await executeGraph(attempt.snapshot, attempt.inputs, attempt.models(models), { signal: controller.signal, hooks: attempt.hooks() });
+      const { output } = await executeGraph(attempt.snapshot, attempt.inputs, attempt.models(models), {
+        signal: controller.signal,
+        hooks: attempt.hooks(),
+        budget: runBudget(ctx.config, String(attempt.run.user_id)), // compute and size caps; the owner's share of the compute pool
+      });
       return { status: 'completed', output: JSON.stringify(output), error: null };
     } catch (err) {
       if (controller.signal.reason instanceof Interrupted || controller.signal.reason instanceof StoreUnavailable) {

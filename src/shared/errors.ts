@@ -276,6 +276,8 @@ export type RunErrorCode =
   | 'provider_timeout'
   | 'provider_bad_response'
   | 'template_error'
+  | 'compute_limit'
+  | 'output_too_large'
   | 'internal_error'
   | 'worker_lost'
   | 'store_unavailable'

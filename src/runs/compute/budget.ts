@@ -1,0 +1,80 @@
+// What one run may use, and the process's compute pool that enforces the CPU and memory part
+// (pool.ts). The executor asks `budget.compute(...)` for anything it computes and checks each
+// text it keeps against the size caps; the run's wall clock is RUN_TIMEOUT_SECONDS (runner.ts),
+// whose abort also ends a computation under way.
+import { availableParallelism } from 'node:os';
+import type { Config } from '../../config.ts';
+import type { ComputeFunctionName, ComputeFunctions } from './functions.ts';
+import { ComputeLimitError, ComputePool, type PoolLimits } from './pool.ts';
+
+/** The budget settings of config.ts, by their environment names. */
+export type BudgetConfig = Pick<
+  Config,
+    | 'COMPUTE_THREADS'
+  | 'COMPUTE_HEAP_MB'
+  | 'COMPUTE_TIME_LIMIT_MS'
+  | 'COMPUTE_USER_MAX_THREADS'
+  | 'RUN_COMPUTE_MAX_MS'
+  | 'NODE_TEXT_MAX_CHARS'
+  | 'RUN_TEXT_MAX_CHARS'
+  | 'RUN_OUTPUT_MAX_CHARS'
+>;
+
+export interface RunBudget {
+  /** Runs a function of functions.ts for this run (its owner's share of the pool), its value capped at NODE_TEXT_MAX_CHARS. */
+  compute<N extends ComputeFunctionName>(name: N, input: Parameters<ComputeFunctions[N]>[0], signal?: AbortSignal): Promise<Awaited<ReturnType<ComputeFunctions[N]>>>;
+  /** The longest text one node may produce (and the longest value a computation may return). */
+  nodeTextMaxChars: number;
+  /** The most characters a run's node texts may hold together. */
+  runTextMaxChars: number;
+  /** The longest run output, as stored (JSON). */
+  runOutputMaxChars: number;
+}
+
+/**
+ * The pool's size when COMPUTE_THREADS is 0: one thread per core but the one the event loop
+ * needs, and at least two, so one user's share (half, below) leaves a thread for the others.
+ */
+export function poolLimits(config: BudgetConfig, cores = availableParallelism()): PoolLimits {
+  const threads = config.COMPUTE_THREADS || Math.max(2, cores - 1);
+  return {
+    threads,
+    heapMb: config.COMPUTE_HEAP_MB,
+    timeLimitMs: config.COMPUTE_TIME_LIMIT_MS,
+    ownerMaxThreads: Math.min(threads, config.COMPUTE_USER_MAX_THREADS || Math.ceil(threads / 2)),
+  };
+}
+
+/** One pool per process and set of limits (test servers of one process with different limits get their own). */
+const pools = new Map<string, ComputePool>();
+
+export function processPool(config: BudgetConfig): ComputePool {
+  const limits = poolLimits(config);
+  const key = JSON.stringify(limits);
+  let pool = pools.get(key);
+  if (!pool) pools.set(key, (pool = new ComputePool(limits)));
+  return pool;
+}
+
+/**
+ * The budget of one run of `owner` (a user id) under `config`. Its computations together may run
+ * RUN_COMPUTE_MAX_MS: each gets what is left as its time limit, and none starts once it is spent.
+ */
+export function runBudget(config: BudgetConfig, owner: string): RunBudget {
+  const pool = processPool(config);
+  const maxChars = config.NODE_TEXT_MAX_CHARS;
+  let spent = 0;
+  const ran = (ms: number) => void (spent += ms);
+  return {
+    compute: (name, input, signal) => {
+      const left = config.RUN_COMPUTE_MAX_MS - spent;
+      if (left <= 0) {
+        return Promise.reject(new ComputeLimitError('time', `The run's computations took more than ${config.RUN_COMPUTE_MAX_MS} ms together (RUN_COMPUTE_MAX_MS).`));
+      }
+      return pool.run(name, input, { owner, maxChars, timeLimitMs: left, ran, ...(signal ? { signal } : {}) });
+    },
+    nodeTextMaxChars: maxChars,
+    runTextMaxChars: config.RUN_TEXT_MAX_CHARS,
+    runOutputMaxChars: config.RUN_OUTPUT_MAX_CHARS,
+  };
+}

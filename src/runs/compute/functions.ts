@@ -1,0 +1,39 @@
+// The pure functions a compute thread runs (pool.ts): each takes a JSON-like input and returns a
+// JSON-like value, reads nothing outside its input and keeps nothing between calls. A node kind
+// that computes (templates now; expressions, code or map nodes later) adds its function here and
+// calls it by name through the pool, so it runs under the same budgets (heap, CPU time, output
+// size) on a thread whose death never takes the process down.
+import { renderTemplate, TemplateError, type TemplateScope } from '../../workflows/templates.ts';
+
+/**
+ * A function's own failure (as opposed to a budget it broke): `code` is the run error code the
+ * node fails with. It crosses the thread boundary as code and message.
+ */
+export class FunctionError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+    this.name = 'FunctionError';
+  }
+}
+
+export interface RenderInput {
+  source: string;
+  scope: TemplateScope;
+}
+
+export const COMPUTE_FUNCTIONS = {
+  /** A Liquid template rendered over its scope (workflows/templates.ts). */
+  async renderTemplate({ source, scope }: RenderInput): Promise<string> {
+    try {
+      return await renderTemplate(source, scope);
+    } catch (err) {
+      if (err instanceof TemplateError) throw new FunctionError('template_error', err.message);
+      throw err;
+    }
+  },
+} satisfies Record<string, (input: never) => Promise<unknown> | unknown>;
+
+export type ComputeFunctions = typeof COMPUTE_FUNCTIONS;
+export type ComputeFunctionName = keyof ComputeFunctions;

@@ -1,0 +1,281 @@
+// A process's compute pool: where what a run computes is executed, so no run can exhaust the
+// service's process (issue 30: 45 parallel templates grew the API to 4.35 GB and killed it). Each
+// slot is a child process with its own capped heap (--max-old-space-size) running one call at a
+// time; a call past its time is ended by killing its child, a child that runs out of heap dies
+// alone, and either is replaced. Child processes, not worker threads: a worker thread that
+// exhausts its resourceLimits in one large allocation aborts the whole process (nodejs/node#47224;
+// seen here with a doubled `capture`). Waiting calls are served owner by owner (a user; the one served least recently first), and
+// an owner holds at most `ownerMaxThreads` slots at once, so one user's runs never take every
+// slot: others' calls go first.
+import { fork, type ChildProcess } from 'node:child_process';
+import type { ComputeFunctionName, ComputeFunctions } from './functions.ts';
+import { FunctionError } from './functions.ts';
+import type { Answer, Task } from './child.ts';
+
+export interface PoolLimits {
+  /** Slots (child processes) of the pool. */
+  threads: number;
+  /** Old-generation heap of each child (V8 --max-old-space-size). */
+  heapMb: number;
+  /** The longest one call may run before its child is killed. */
+  timeLimitMs: number;
+  /** Slots one owner may hold at once. */
+  ownerMaxThreads: number;
+}
+
+/** A call broke a budget: `time` (COMPUTE_TIME_LIMIT_MS), `memory` (COMPUTE_HEAP_MB) or `too_large` (its value's size cap). */
+export class ComputeLimitError extends Error {
+  readonly kind: 'time' | 'memory' | 'too_large';
+  constructor(kind: 'time' | 'memory' | 'too_large', message: string) {
+    super(message);
+    this.kind = kind;
+    this.name = 'ComputeLimitError';
+  }
+}
+
+export interface CallOptions {
+  /** Whose call it is: the unit of fairness. */
+  owner: string;
+  /** The longest value accepted (a string's length, another value's JSON). */
+  maxChars: number;
+  /** Aborting drops a waiting call, or kills the child running it; the call rejects with the reason. */
+  signal?: AbortSignal;
+  /** A shorter time limit than the pool's for this call (what is left of a run's compute budget). */
+  timeLimitMs?: number;
+  /** Told how long the call ran on its slot (waiting not counted), whatever its outcome. */
+  ran?: (ms: number) => void;
+}
+
+type Input<N extends ComputeFunctionName> = Parameters<ComputeFunctions[N]>[0];
+type Output<N extends ComputeFunctionName> = Awaited<ReturnType<ComputeFunctions[N]>>;
+
+interface Call {
+  task: Task;
+  owner: string;
+  signal: AbortSignal | undefined;
+  timeLimitMs: number;
+  ran: ((ms: number) => void) | undefined;
+  startedAt: number | undefined;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+  onAbort(): void;
+}
+
+interface Thread {
+  child: ChildProcess;
+  ready: Promise<void>;
+  call: Call | undefined;
+  timer: NodeJS.Timeout | undefined;
+}
+
+const CHILD_PATH = new URL('./child.ts', import.meta.url);
+
+export class ComputePool {
+  readonly limits: PoolLimits;
+  private readonly threads = new Set<Thread>();
+  /** Waiting calls by owner. */
+  private readonly waiting = new Map<string, Call[]>();
+  /** When each owner was last given a slot (a turn number): the least recent goes first. */
+  private readonly served = new Map<string, number>();
+  private turn = 0;
+  private readonly running = new Map<string, number>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(limits: PoolLimits) {
+    this.limits = { ...limits, threads: Math.max(1, limits.threads), ownerMaxThreads: Math.max(1, limits.ownerMaxThreads) };
+  }
+
+  /** Runs the named function of functions.ts on a compute thread, under the pool's limits. */
+  run<N extends ComputeFunctionName>(name: N, input: Input<N>, options: CallOptions): Promise<Output<N>> {
+    return new Promise<Output<N>>((resolve, reject) => {
+      const { signal, owner } = options;
+      if (signal?.aborted) return reject(signal.reason);
+      if (this.closed) return reject(new Error('The compute pool is closed.'));
+      const call: Call = {
+        task: { id: this.nextId++, name, input, maxChars: options.maxChars },
+        owner,
+        signal,
+        timeLimitMs: Math.min(options.timeLimitMs ?? Infinity, this.limits.timeLimitMs),
+        ran: options.ran,
+        startedAt: undefined,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        onAbort: () => this.abort(call),
+      };
+      signal?.addEventListener('abort', call.onAbort, { once: true });
+      const queue = this.waiting.get(owner);
+      if (queue) queue.push(call);
+      else this.waiting.set(owner, [call]);
+      this.pump();
+    });
+  }
+
+  /** Calls waiting for a thread, and threads at work (for tests and metrics). */
+  stats(): { waiting: number; running: number; threads: number } {
+    let waiting = 0;
+    for (const queue of this.waiting.values()) waiting += queue.length;
+    let running = 0;
+    for (const n of this.running.values()) running += n;
+    return { waiting, running, threads: this.threads.size };
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const queue of this.waiting.values()) for (const call of queue) this.settle(call, new Error('The compute pool is closed.'));
+    this.waiting.clear();
+    for (const thread of [...this.threads]) this.kill(thread, new Error('The compute pool is closed.'));
+  }
+
+  /** Hands waiting calls to idle threads (spawning up to `threads`), owner by owner. */
+  private pump(): void {
+    while (!this.closed) {
+      const thread = this.idleThread();
+      if (!thread) return;
+      const call = this.nextCall();
+      if (!call) return;
+      void this.dispatch(thread, call);
+    }
+  }
+
+  private idleThread(): Thread | undefined {
+    for (const t of this.threads) if (!t.call) return t;
+    return this.threads.size < this.limits.threads ? this.spawn() : undefined;
+  }
+
+  /** The first waiting call of the owner served least recently among those under their cap. */
+  private nextCall(): Call | undefined {
+    let chosen: string | undefined;
+    for (const owner of this.waiting.keys()) {
+      if ((this.running.get(owner) ?? 0) >= this.limits.ownerMaxThreads) continue;
+      if (chosen === undefined || (this.served.get(owner) ?? 0) < (this.served.get(chosen) ?? 0)) chosen = owner;
+    }
+    if (chosen === undefined) return undefined;
+    const queue = this.waiting.get(chosen)!;
+    const call = queue.shift()!;
+    if (!queue.length) this.waiting.delete(chosen);
+    this.served.set(chosen, ++this.turn);
+    return call;
+  }
+
+  private async dispatch(thread: Thread, call: Call): Promise<void> {
+    thread.call = call;
+    this.running.set(call.owner, (this.running.get(call.owner) ?? 0) + 1);
+    hold(thread.child, true); // a call under way keeps the process alive; an idle pool does not
+    await thread.ready;
+    if (thread.call !== call) return; // aborted or the thread died while it started
+    // The time counts from when the child can run the call, not from its start-up.
+    call.startedAt = performance.now();
+    const limit = call.timeLimitMs;
+    thread.timer = setTimeout(() => {
+      const which = limit < this.limits.timeLimitMs ? `the ${limit} ms left of the run's compute budget (RUN_COMPUTE_MAX_MS)` : `${limit} ms (COMPUTE_TIME_LIMIT_MS)`;
+      this.kill(thread, new ComputeLimitError('time', `The computation ran longer than ${which}.`));
+    }, Math.max(1, limit));
+    thread.child.send(call.task);
+  }
+
+  private spawn(): Thread {
+    const child = fork(CHILD_PATH, [], {
+      // Its own flags only (not the service's, nor a test runner's), and no output but errors.
+      execArgv: [`--max-old-space-size=${this.limits.heapMb}`, `--max-semi-space-size=${Math.min(16, this.limits.heapMb)}`, '--stack-size=2048'],
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+    });
+    hold(child, false);
+    let ready!: () => void;
+    const thread: Thread = { child, ready: new Promise<void>((r) => (ready = r)), call: undefined, timer: undefined };
+    this.threads.add(thread);
+    child.on('message', (message: Answer | 'ready') => {
+      if (message === 'ready') return ready();
+      if (thread.call?.task.id !== message.id) return;
+      this.finish(thread, message);
+    });
+    child.on('error', (err) => this.retire(thread, new Error(`A compute process failed: ${err.message}`)));
+    child.on('exit', (code, signal) => {
+      // V8 aborts a process past its heap limit (SIGABRT, or exit code 134 through a shell).
+      const outOfMemory = signal === 'SIGABRT' || code === 134;
+      this.retire(
+        thread,
+        outOfMemory
+          ? new ComputeLimitError('memory', `The computation ran out of its ${this.limits.heapMb} MB of memory (COMPUTE_HEAP_MB).`)
+          : new Error(`A compute process stopped (${signal ?? `exit code ${code}`}).`),
+      );
+    });
+    return thread;
+  }
+
+  private finish(thread: Thread, answer: Answer): void {
+    const call = thread.call!;
+    this.release(thread);
+    if (answer.ok) this.settle(call, undefined, answer.value);
+    else if (answer.kind === 'function') this.settle(call, new FunctionError(answer.code, answer.message));
+    else if (answer.kind === 'too_large') this.settle(call, new ComputeLimitError('too_large', `The computed text is longer than ${call.task.maxChars} characters.`));
+    else this.settle(call, new Error(`The computation failed: ${answer.message}`));
+    this.pump();
+  }
+
+  /** The thread's call is over (answered, or failed with its thread): the thread is idle. */
+  private release(thread: Thread): Call | undefined {
+    const call = thread.call;
+    clearTimeout(thread.timer);
+    thread.timer = undefined;
+    thread.call = undefined;
+    hold(thread.child, false);
+    if (call) {
+      const n = (this.running.get(call.owner) ?? 1) - 1;
+      if (n > 0) this.running.set(call.owner, n);
+      else this.running.delete(call.owner);
+      this.forgetIdle(call.owner);
+    }
+    return call;
+  }
+
+  /** The thread is gone (died, or terminated): its call fails with `failure`, and a new thread may start. */
+  private retire(thread: Thread, failure: unknown): void {
+    if (!this.threads.delete(thread)) return;
+    const call = this.release(thread);
+    if (call) this.settle(call, failure);
+    this.pump();
+  }
+
+  private kill(thread: Thread, failure: unknown): void {
+    this.retire(thread, failure);
+    thread.child.kill('SIGKILL');
+  }
+
+  private abort(call: Call): void {
+    const reason: unknown = call.signal?.reason;
+    for (const thread of this.threads) if (thread.call === call) return void this.kill(thread, reason);
+    const queue = this.waiting.get(call.owner);
+    const at = queue?.indexOf(call) ?? -1;
+    if (at < 0) return;
+    queue!.splice(at, 1);
+    if (!queue!.length) this.waiting.delete(call.owner);
+    this.forgetIdle(call.owner);
+    this.settle(call, reason);
+  }
+
+  /** An owner with nothing waiting or running needs no turn number (one that comes back is served first). */
+  private forgetIdle(owner: string): void {
+    if (!this.running.has(owner) && !this.waiting.has(owner)) this.served.delete(owner);
+  }
+
+  private settle(call: Call, err: unknown, value?: unknown): void {
+    call.signal?.removeEventListener('abort', call.onAbort);
+    if (call.startedAt !== undefined) call.ran?.(performance.now() - call.startedAt);
+    if (err !== undefined) call.reject(err);
+    else call.resolve(value);
+  }
+}
+
+/** Whether the child (and its IPC channel) keeps the service's event loop alive. */
+function hold(child: ChildProcess, busy: boolean): void {
+  const channel = child.channel as { ref(): void; unref(): void } | null | undefined;
+  if (busy) {
+    child.ref();
+    channel?.ref();
+  } else {
+    child.unref();
+    channel?.unref();
+  }
+}
