@@ -505,11 +505,10 @@ export interface components {
         /** @description RFC 6749 5.2 error response. */
         OAuthError: {
             /**
-             * @description **Open**: a later minor version may add codes (RFC 6749 8.5); treat an unknown one as a failure of the request.
+             * @description **Open** (the values are listed in `x-extensible-enum`, not `enum`, so that no generated client refuses a new one): a later minor version may add codes (RFC 6749 8.5); treat an unknown one as a failure of the request.
              * @example invalid_grant
-             * @enum {string}
              */
-            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "slow_down" | "temporarily_unavailable" | "server_error";
+            error: string;
             /** @example The authorization code is invalid, expired or already used. */
             error_description?: string;
         };
@@ -1151,11 +1150,10 @@ export interface components {
             };
         };
         /**
-         * @description **Open**: a later minor version may add statuses; treat an unknown one as not ended and read the run again (`finished_at` is set once it has ended). `queued` -> `running` -> `completed` | `failed` | `cancelled`. The last three are terminal. A run that ends within about 50 ms of its start is stored once, ended: a client may see it go from `queued` straight to its end (its `started_at` and its events still tell of its start).
+         * @description **Open** (the values are listed in `x-extensible-enum`, not `enum`, so that no generated client refuses a new one): a later minor version may add statuses; treat an unknown one as not ended and read the run again (`finished_at` is set once it has ended). `queued` -> `running` -> `completed` | `failed` | `cancelled`. The last three are terminal. A run that ends within about 50 ms of its start is stored once, ended: a client may see it go from `queued` straight to its end (its `started_at` and its events still tell of its start).
          * @example completed
-         * @enum {string}
          */
-        RunStatus: "queued" | "running" | "completed" | "failed" | "cancelled";
+        RunStatus: string;
         RunError: {
             /**
              * @description Machine-readable reason. A model provider's failure is `rate_limited` (429 after every
@@ -1241,17 +1239,15 @@ export interface components {
             /** @example summarise */
             node_id: string;
             /**
-             * @description **Open**: new node types come in minor versions.
+             * @description **Open** (values in `x-extensible-enum`): new node types come in minor versions.
              * @example llm_call
-             * @enum {string}
              */
-            node_type: "text_input" | "llm_call" | "template" | "condition" | "text_output";
+            node_type: string;
             /**
-             * @description **Open**: a later minor version may add statuses. `skipped`: every way into the node came through a branch not taken (or a skipped node). `not_started`: the run ended before the node could start.
+             * @description **Open** (values in `x-extensible-enum`): a later minor version may add statuses. `skipped`: every way into the node came through a branch not taken (or a skipped node). `not_started`: the run ended before the node could start.
              * @example completed
-             * @enum {string}
              */
-            status: "running" | "completed" | "failed" | "cancelled" | "skipped" | "not_started";
+            status: string;
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.005Z
@@ -2445,11 +2441,8 @@ export interface operations {
                     "text/event-stream": {
                         /** @description The run's event number, from 1. */
                         id?: string;
-                        /**
-                         * @description **Open**: a later minor version may add events; skip one you do not know.
-                         * @enum {string}
-                         */
-                        event?: "run.status" | "node.started" | "node.delta" | "node.finished" | "run.finished";
+                        /** @description **Open** (values in `x-extensible-enum`): a later minor version may add events; skip one you do not know. */
+                        event?: string;
                         /** @description One line of JSON (see the table above). */
                         data?: string;
                     };

@@ -1,20 +1,21 @@
-// `npm run test:generators`: clients generated from openapi.yaml by tools nobody here wrote,
-// compiled, and driven against the live service (contract-tests/generators/README.md):
-// openapi-generator (python, go, typescript-fetch; its jar from Maven Central through Maven),
-// openapi-python-client (PyPI, in .venv) and oapi-codegen (the Go module proxy). Installs are
-// idempotent and kept under .tools/ and .venv/. A JUnit report lands in artifacts/generators/.
+// `npm run test:generators`: clients generated from openapi.yaml by tools nobody here wrote, with
+// the commands docs/generators.md gives (contract-tests/generators/commands.ts), compiled, and
+// driven against the live service (contract-tests/generators/README.md): openapi-generator
+// (python, go, typescript-fetch, java; its jar from Maven Central through Maven),
+// openapi-python-client (PyPI, in .venv) and oapi-codegen (the Go module proxy). The drivers talk to
+// the service through a proxy that plays a later minor version: every run step they read carries a
+// status and a node type of the open enums that no client knows. Installs are idempotent and kept
+// under .tools/ and .venv/ (Maven's under ~/.m2). A JUnit report lands in artifacts/generators/.
 // Arguments pick clients by name (`npm run test:generators -- typescript`).
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startLiveService } from '../contract-tests/liveService.ts';
-
-const OPENAPI_GENERATOR_VERSION = '7.25.0';
-const OAPI_CODEGEN = 'github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2';
-const OPENAPI_PYTHON_CLIENT = 'openapi-python-client==0.29.1';
+import { COMMANDS, OPENAPI_GENERATOR_VERSION, OPENAPI_PYTHON_CLIENT, type GeneratorCommand } from '../contract-tests/generators/commands.ts';
+import { startLaterVersion } from '../contract-tests/generators/laterVersion.ts';
 // What the two generated Python clients import at run time.
 const PYTHON_RUNTIME = ['pydantic>=2', 'python-dateutil', 'urllib3>=2', 'typing-extensions', 'httpx', 'attrs'];
 
@@ -130,7 +131,7 @@ async function startFakeProvider(): Promise<{ baseUrl: string; close(): Promise<
   };
 }
 
-// --- the five clients: generate, compile, and how to run their driver ---
+// --- the six clients: generate, compile, and how to run their driver ---
 interface Client {
   name: string;
   generate(): void;
@@ -139,8 +140,14 @@ interface Client {
   driver(): { command: string; args: string[]; cwd: string; env?: Record<string, string> };
 }
 
-const generator = (lang: string, out: string, ...extra: string[]) =>
-  run('java', ['-jar', jar, 'generate', '-i', spec, '-g', lang, '-o', out, '--skip-validate-spec', ...extra]);
+/** Runs a generator's command from the guide, on this openapi.yaml, into `out`. */
+function generate(command: GeneratorCommand, out: string): void {
+  const args = command.argv.map((a) => (a === 'openapi.yaml' ? spec : a === command.out ? out : a));
+  const [tool, ...rest] = args;
+  if (tool === 'openapi-generator-cli') run('java', ['-jar', jar, ...rest]);
+  else if (tool === 'openapi-python-client') run(path.join(root, '.venv/bin/openapi-python-client'), rest);
+  else run(tool!, rest);
+}
 
 const goModule = (dir: string, requires: string) => {
   writeFileSync(path.join(dir, 'go.mod'), `module driver\n\ngo 1.23\n${requires}`);
@@ -151,20 +158,20 @@ const goModule = (dir: string, requires: string) => {
 const clients: Client[] = [
   {
     name: 'openapi-generator python',
-    generate: () => generator('python', path.join(work, 'python'), '--package-name', 'openauth_client'),
+    generate: () => generate(COMMANDS.python, path.join(work, 'python')),
     compile: () => run(python, ['-m', 'compileall', '-q', 'openauth_client'], { cwd: path.join(work, 'python') }),
     driver: () => ({ command: python, args: [path.join(drivers, 'openapi_generator_python.py')], cwd: work, env: { PYTHONPATH: path.join(work, 'python') } }),
   },
   {
     name: 'openapi-python-client',
-    generate: () => run(path.join(root, '.venv/bin/openapi-python-client'), ['generate', '--path', spec, '--output-path', path.join(work, 'opc/openauth_opc'), '--meta', 'none', '--overwrite']),
+    generate: () => generate(COMMANDS.openapiPythonClient, path.join(work, 'opc/openauth_opc')),
     compile: () => run(python, ['-m', 'compileall', '-q', 'openauth_opc'], { cwd: path.join(work, 'opc') }),
     driver: () => ({ command: python, args: [path.join(drivers, 'openapi_python_client.py')], cwd: work, env: { PYTHONPATH: path.join(work, 'opc') } }),
   },
   {
     name: 'openapi-generator go',
     generate: () => {
-      generator('go', path.join(work, 'go/client'), '--package-name', 'openauth', '--git-user-id', 'openauth', '--git-repo-id', 'client');
+      generate(COMMANDS.go, path.join(work, 'go/client'));
       rmSync(path.join(work, 'go/client/test'), { recursive: true, force: true });
     },
     compile: () => {
@@ -178,8 +185,8 @@ const clients: Client[] = [
     name: 'oapi-codegen',
     generate: () => {
       mkdirSync(path.join(work, 'oapi/client'), { recursive: true });
-      // Written by the tool itself: on a fresh machine `go run` also prints its downloads.
-      run('go', ['run', OAPI_CODEGEN, '-generate', 'types,client', '-package', 'client', '-o', path.join(work, 'oapi/client/client.gen.go'), spec]);
+      // Written by the tool itself (-o): on a fresh machine `go run` also prints its downloads.
+      generate(COMMANDS.oapiCodegen, path.join(work, 'oapi/client/client.gen.go'));
     },
     compile: () => {
       copyFileSync(path.join(drivers, 'oapi-codegen/main.go'), path.join(work, 'oapi/main.go'));
@@ -190,19 +197,36 @@ const clients: Client[] = [
   },
   {
     name: 'openapi-generator typescript-fetch',
-    generate: () => generator('typescript-fetch', path.join(work, 'ts/gen'), '-p', 'supportsES6=true'),
+    generate: () => generate(COMMANDS.typescriptFetch, path.join(work, 'ts/gen')),
     compile: () => {
       const dir = path.join(work, 'ts');
       copyFileSync(path.join(drivers, 'typescript-fetch/main.ts'), path.join(dir, 'main.ts'));
+      // ES modules as Node runs them (importFileExtension=.js makes the imports resolvable).
       writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
-        compilerOptions: { strict: true, target: 'ES2022', module: 'commonjs', moduleResolution: 'node10', lib: ['ES2022', 'DOM'], types: ['node'], typeRoots: [path.join(root, 'node_modules/@types')], outDir: 'dist', skipLibCheck: true },
+        compilerOptions: { strict: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022', 'DOM'], types: ['node'], typeRoots: [path.join(root, 'node_modules/@types')], outDir: 'dist', skipLibCheck: true },
         files: ['main.ts'],
       }));
+      writeFileSync(path.join(dir, 'package.json'), '{ "type": "module" }\n');
       run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', dir]);
-      // CommonJS output, under this repository's "type": "module".
-      writeFileSync(path.join(dir, 'dist/package.json'), '{ "type": "commonjs" }\n');
     },
     driver: () => ({ command: process.execPath, args: [path.join(work, 'ts/dist/main.js')], cwd: work }),
+  },
+  {
+    name: 'openapi-generator java',
+    generate: () => generate(COMMANDS.java, path.join(work, 'java')),
+    compile: () => {
+      const dir = path.join(work, 'java');
+      // Maven only resolves the generated pom's dependencies (its build plugins would add minutes);
+      // javac compiles the client and the driver.
+      run('mvn', ['-q', '-B', 'dependency:build-classpath', '-Dmdep.outputFile=classpath.txt', '-Dmdep.includeScope=compile'], { cwd: dir });
+      copyFileSync(path.join(drivers, 'openapi-generator-java/Main.java'), path.join(dir, 'Main.java'));
+      const sources = run('find', ['src/main/java', '-name', '*.java'], { cwd: dir }).trim().split('\n');
+      run('javac', ['-nowarn', '-d', 'classes', '-cp', readFileSync(path.join(dir, 'classpath.txt'), 'utf8').trim(), ...sources, 'Main.java'], { cwd: dir });
+    },
+    driver: () => {
+      const dir = path.join(work, 'java');
+      return { command: 'java', args: ['-cp', `${path.join(dir, 'classes')}:${readFileSync(path.join(dir, 'classpath.txt'), 'utf8').trim()}`, 'Main'], cwd: work };
+    },
   },
 ];
 
@@ -228,13 +252,14 @@ if (built.length > 0) {
   const provider = await startFakeProvider();
   // One run at a time: while a `hang` run holds the worker, the next run stays queued.
   const live = await startLiveService({ MODEL_PROVIDER_BASE_URL: provider.baseUrl, MODEL_PROVIDER_MODELS: 'fake', RUN_CONCURRENCY: '1' });
+  const later = await startLaterVersion(live.baseUrl);
   try {
     for (const client of built) {
-      const name = `${client.name}: create -> run -> read the run in each state -> delete`;
+      const name = `${client.name}: create -> run -> read the run in each state (its steps in open-enum values it does not know) -> delete`;
       const started = Date.now();
       const { command, args, cwd, env } = client.driver();
       try {
-        const output = await runAsync(command, args, { cwd, env: { ...process.env, ...env, BASE_URL: live.baseUrl, API_KEY: live.credentials.CONTRACT_API_KEY, WORKFLOW_FILE: path.join(drivers, 'workflow.json') } });
+        const output = await runAsync(command, args, { cwd, env: { ...process.env, ...env, BASE_URL: later.baseUrl, API_KEY: live.credentials.CONTRACT_API_KEY, ACCESS_TOKEN: live.credentials.CONTRACT_ACCESS_TOKEN, WORKFLOW_FILE: path.join(drivers, 'workflow.json') } });
         outcomes.push({ name, ms: Date.now() - started });
         console.log(`ok   ${name}\n${output.trim().replace(/^/gm, '       ')}`);
       } catch (err) {
@@ -243,7 +268,10 @@ if (built.length > 0) {
         console.log(`FAIL ${name}\n${output.slice(-4000)}`);
       }
     }
+    const unseen = later.rewrittenSteps();
+    outcomes.push({ name: 'later version: the drivers read run steps in values no client knows', ms: 0, ...(unseen > 0 ? {} : { failure: 'no run step passed through the proxy: the open-enum check saw nothing' }) });
   } finally {
+    await later.close();
     await live.stop();
     await provider.close();
   }

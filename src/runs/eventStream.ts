@@ -7,7 +7,7 @@ import type { AppContext } from '../context.ts';
 import { runsNotConfigured } from '../shared/errors.ts';
 import { startEventStream, writeFrame } from '../shared/sseStream.ts';
 import { listRunEventsAfter, sseFrame, type StoredRunEvent } from './events.ts';
-import { TERMINAL } from './store.ts';
+import { isTerminal } from './store.ts';
 import type { RunDetail } from './service.ts';
 
 /** A comment line this often keeps proxies and load balancers from closing a quiet stream. */
@@ -74,7 +74,7 @@ export async function streamRunEvents(
       }
       if (gone) return;
       if (events.length === PAGE) continue;
-      if (TERMINAL.includes(run.status)) {
+      if (isTerminal(run.status)) {
         // Ended without end events (a run older than the event stream, or one failed when its queue
         // write failed, which a replay may queue again): its end alone.
         const { logs: _logs, ...ended } = run;

@@ -10,7 +10,7 @@ import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { paginationLinks } from '../http/pagination.ts';
 import * as service from './service.ts';
 import type { RunDetail } from './service.ts';
-import { TERMINAL } from './store.ts';
+import { isTerminal } from './store.ts';
 import { preferredWait, readRunWhenEnded, type RunEndListener } from './waiting.ts';
 import { streamRunEvents as streamEvents } from './eventStream.ts';
 
@@ -91,7 +91,7 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
       const read = runReader(req, run.id);
       // Dify's blocking mode: the ended run in this answer when it ends within the wait.
       const waited = wait && (await waitFor(req, res, wait, run.id, replayed ? undefined : run));
-      if (waited && TERMINAL.includes(waited.status)) {
+      if (waited && isTerminal(waited.status)) {
         res.status(200).json({ data: waited });
         return;
       }

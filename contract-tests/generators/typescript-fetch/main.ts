@@ -1,9 +1,15 @@
-// Drives the openapi-generator `typescript-fetch` client (compiled with tsc next to it, in gen/)
-// through a workflow's life, in plain Node.
+// Drives the openapi-generator `typescript-fetch` client (generated with importFileExtension=.js,
+// compiled with tsc next to it, in gen/, run as ES modules) through a workflow's life, in plain Node.
 import { readFileSync } from 'node:fs';
-import { Configuration, ResponseError, WorkflowsApi, RunStatus, WorkflowCreateFromJSON, type RunDetail } from './gen/index';
+import { Configuration, OpenApi, ResponseError, WorkflowsApi, WorkflowCreateFromJSON, type RunDetail } from './gen/index.js';
 
-const api = new WorkflowsApi(new Configuration({ basePath: process.env.BASE_URL, accessToken: process.env.API_KEY }));
+// typescript-fetch prefixes `Bearer ` for the http bearer scheme (apiKey) but not for oauth2: the
+// accessToken function adds it there (docs/generators.md).
+const configuration = new Configuration({
+  basePath: process.env.BASE_URL,
+  accessToken: async (scheme?: string) => (scheme === 'oauth2' ? `Bearer ${process.env.ACCESS_TOKEN}` : process.env.API_KEY!),
+});
+const api = new WorkflowsApi(configuration);
 // workflow.json (WORKFLOW_FILE), named after the generator.
 const workflowJson = { name: 'Generated client (openapi-generator typescript-fetch)', ...JSON.parse(readFileSync(process.env.WORKFLOW_FILE!, 'utf8')) };
 
@@ -11,7 +17,7 @@ function check(ok: boolean, message: string): void {
   if (!ok) throw new Error(message);
 }
 
-async function readUntil(workflowId: string, runId: string, status: RunStatus): Promise<RunDetail> {
+async function readUntil(workflowId: string, runId: string, status: string): Promise<RunDetail> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const { data } = await api.getRun({ workflowId, runId });
@@ -22,28 +28,31 @@ async function readUntil(workflowId: string, runId: string, status: RunStatus): 
 }
 
 async function main(): Promise<void> {
+  const me = await new OpenApi(configuration).getUserInfo();
+  check(me.login.length > 0 && me.sub === String(me.id), `userinfo: ${JSON.stringify(me)}`);
+  console.log('ok userinfo (oauth2, Bearer prefix)');
   const { data: workflow } = await api.createWorkflow({ workflowCreate: WorkflowCreateFromJSON(workflowJson) });
   console.log('ok create');
   const run = async (ticket: string) => (await api.runWorkflow({ workflowId: workflow.id, runRequest: { inputs: { ticket } } })).data.id;
 
   const held = await run('hang');
-  const running = await readUntil(workflow.id, held, RunStatus.Running);
+  const running = await readUntil(workflow.id, held, 'running');
   check(running.output === null && running.error === null && running.duration === null, `running run: ${JSON.stringify(running)}`);
   console.log('ok read running');
   const waiting = await run('hang');
-  const queued = await readUntil(workflow.id, waiting, RunStatus.Queued);
+  const queued = await readUntil(workflow.id, waiting, 'queued');
   check(queued.startedAt === null && queued.logs.length === 0, `queued run: ${JSON.stringify(queued)}`);
   console.log('ok read queued');
   await api.cancelRun({ workflowId: workflow.id, runId: waiting });
-  const cancelled = await readUntil(workflow.id, waiting, RunStatus.Cancelled);
+  const cancelled = await readUntil(workflow.id, waiting, 'cancelled');
   check(cancelled.error?.code === 'cancelled', `cancelled run: ${JSON.stringify(cancelled)}`);
   await api.cancelRun({ workflowId: workflow.id, runId: held });
-  await readUntil(workflow.id, held, RunStatus.Cancelled);
+  await readUntil(workflow.id, held, 'cancelled');
   console.log('ok read cancelled');
-  const completed = await readUntil(workflow.id, await run('hello'), RunStatus.Completed);
+  const completed = await readUntil(workflow.id, await run('hello'), 'completed');
   check(JSON.stringify(completed.output) === '{"result":"HELLO"}' && completed.error === null && completed.duration !== null, `completed run: ${JSON.stringify(completed)}`);
   console.log('ok read completed');
-  const failed = await readUntil(workflow.id, await run('fail'), RunStatus.Failed);
+  const failed = await readUntil(workflow.id, await run('fail'), 'failed');
   check(Boolean(failed.error?.code) && failed.error?.nodeId === 'model', `failed run: ${JSON.stringify(failed)}`);
   console.log('ok read failed');
   await api.deleteWorkflow({ workflowId: workflow.id });
