@@ -101,6 +101,7 @@ if (live) {
   const ended = (status) => {
     live.removeAttribute('data-live');
     document.getElementById('live-note')?.remove();
+    document.getElementById('cancel-run')?.remove(); // nothing left to cancel (a reload offers Retry)
     const announce = document.getElementById('run-announce');
     if (announce) announce.textContent = 'The run ' + status + '.';
   };

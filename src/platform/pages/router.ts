@@ -11,6 +11,7 @@ import { authorizationsRouter } from './authorizations.ts';
 import { csrfProtect } from './common.ts';
 import { loginRouter } from './login.ts';
 import { organizationsRouter } from './organizations.ts';
+import { runControlsRouter } from './runControls.ts';
 import { workflowPagesRouter } from './workflows.ts';
 
 // Server-rendered platform pages: login/logout, the settings for applications, raw access
@@ -46,6 +47,6 @@ export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
   router.use(applicationsRouter(ctx), accessTokensRouter(ctx), authorizationsRouter(ctx), organizationsRouter(ctx));
 
   router.use('/workflows', session, requireUser, csrf);
-  router.use(workflowPagesRouter(ctx, runStarts));
+  router.use(workflowPagesRouter(ctx, runStarts), runControlsRouter(ctx, runStarts));
   return router;
 }

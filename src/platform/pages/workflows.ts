@@ -10,7 +10,7 @@ import type { PageUser } from '../views/format.ts';
 import type { FormProblem } from '../views/form.ts';
 import { runPage, runState } from '../views/runs.ts';
 import { inputField, inputVariables, workflowPage, workflowsPage, type RunFormState } from '../views/workflows.ts';
-import { notFoundPage, pageUser, refusedWith, sendPage } from './common.ts';
+import { doneMessage, notFoundPage, pageUser, refusedWith, sendPage } from './common.ts';
 
 // /workflows: the signed-in user's workflows and runs (another user's id is simply not found, as
 // in the API). Runs start through the same service as POST /api/workflows/{id}/run: the same
@@ -22,6 +22,12 @@ const PER_PAGE = 20;
 function pageOf(req: Request): number {
   const page = Number(req.query.page);
   return Number.isSafeInteger(page) && page >= 1 && page <= 1_000_000 ? page : 1;
+}
+
+/** `?search=`: a run status or the start of a run id, as the API's listRuns takes it (at most 200 characters). */
+function searchOf(req: Request): string {
+  const search = typeof req.query.search === 'string' ? req.query.search.trim() : '';
+  return search.length <= 200 && !search.includes('\u0000') ? search : '';
 }
 
 /** A form field as sent (run inputs keep their whitespace); '' when absent. */
@@ -41,8 +47,16 @@ export function workflowPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
   });
 
   async function showWorkflow(req: Request, res: Response, status: number, user: PageUser, workflow: Workflow, form: RunFormState): Promise<void> {
-    const history = await runs.listRuns(ctx, user.id, workflow.id, { page: pageOf(req), perPage: PER_PAGE });
-    sendPage(res, status, workflowPage({ user, workflow, runs: history.data, runsMeta: history.meta, form }));
+    const search = searchOf(req);
+    const history = await runs.listRuns(ctx, user.id, workflow.id, { page: pageOf(req), perPage: PER_PAGE, ...(search ? { search } : {}) });
+    sendPage(res, status, workflowPage({ user, workflow, runs: history.data, runsMeta: history.meta, form, search, baseUrl: ctx.config.BASE_URL }));
+  }
+
+  /** `?inputs_from=RUN`: the inputs of one of the workflow's runs, to run again after editing; none when it is not there. */
+  async function inputsOf(user: PageUser, workflow: Workflow, runId: unknown): Promise<Record<string, string>> {
+    if (typeof runId !== 'string' || !/^run_[0-9A-Za-z]{1,40}$/.test(runId)) return {};
+    const run = await runs.getRun(ctx, user.id, workflow.id, runId).catch((err: unknown) => void refusedWith(err, 404));
+    return (run?.inputs as Record<string, string> | undefined) ?? {};
   }
 
   /** The user's workflow; or, when it is not theirs or not there, the 404 page is sent and undefined returned. */
@@ -62,7 +76,7 @@ export function workflowPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
     const user = await pageUser(ctx, req);
     const workflow = await workflowOrNotFoundPage(res, user, req.params.id);
     if (!workflow) return;
-    await showWorkflow(req, res, 200, user, workflow, freshForm());
+    await showWorkflow(req, res, 200, user, workflow, { ...freshForm(), values: await inputsOf(user, workflow, req.query.inputs_from) });
   });
 
   router.post('/workflows/:id/run', async (req, res) => {
@@ -117,7 +131,7 @@ export function workflowPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
     const user = await pageUser(ctx, req);
     const found = await findRun(user, req.params.id, req.params.runId);
     if (!found) return sendPage(res, 404, notFoundPage(user, 'run'));
-    sendPage(res, 200, runPage({ user, ...found }));
+    sendPage(res, 200, runPage({ user, ...found, baseUrl: ctx.config.BASE_URL, flash: doneMessage(req) }));
   });
 
   // The live page's feed: the run's event stream, as GET /api/workflows/{id}/runs/{run_id}/events

@@ -4,6 +4,7 @@ import { html, type Html } from '../html.ts';
 import type { PageUser } from './format.ts';
 import { graphSvg, nodeTypeLabel } from './graphSvg.ts';
 import { layout } from './layout.ts';
+import { runControls } from './runControls.ts';
 import { formatDuration, isoDate, statusBadge, WORKFLOWS_NAV } from './workflows.ts';
 
 // A run's page: per-node status, timing, usage and output, the run's inputs and final output.
@@ -72,18 +73,22 @@ export interface RunPageModel extends RunModel {
   user: PageUser;
   /** The workflow as it is now, if it still exists (its run form is one click away). */
   workflow?: Workflow | undefined;
+  /** The service's public address, for the copy-as-curl command. */
+  baseUrl: string;
+  flash?: string | undefined;
 }
 
 export function runPage(model: RunPageModel): Html {
-  const { user, workflowId, workflowName, run } = model;
+  const { user, workflowId, workflowName, run, flash } = model;
   const runPath = `/workflows/${workflowId}/runs/${run.id}`;
   const live = runEnded(run) ? html`` : html` data-live="${runPath}/state" data-events="${runPath}/events"`;
   return layout(
     // The skip link leads back to the workflow, where it runs again.
-    { title: `Run ${run.id} of ${workflowName}`, user, current: WORKFLOWS_NAV, mainAction: { id: 'back-to-workflow', label: 'the workflow' } },
+    { title: `Run ${run.id} of ${workflowName}`, user, current: WORKFLOWS_NAV, flash, mainAction: { id: 'back-to-workflow', label: 'the workflow' } },
     html`<p class="crumbs"><a href="/workflows">Workflows</a> / <a href="/workflows/${workflowId}" id="back-to-workflow">${workflowName}</a> /</p>
 <h1>Run <code>${run.id}</code></h1>
 <p><small>Version ${run.workflow_version ?? '?'} of the workflow · created ${isoDate(run.created_at)}${run.finished_at ? ` · ended ${isoDate(run.finished_at)}` : ''}</small></p>
+${runControls(model)}
 ${runEnded(run) ? '' : html`<p class="notice" id="live-note">This run has not ended. The page follows it as it goes; without JavaScript, reload the page to see its progress.</p>`}
 <p id="run-announce" class="visually-hidden" aria-live="polite"></p><div id="run-state"${live}>${runState(model)}</div>`,
   );

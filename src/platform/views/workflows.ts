@@ -5,9 +5,10 @@ import { formatDate, type PageUser } from './format.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
 import { graphSvg } from './graphSvg.ts';
 import { layout } from './layout.ts';
+import { curlBlock, curlForRunStart } from './runControls.ts';
 
 // The console's workflow pages: the list, and a workflow (graph, description, run form, run
-// history). Graphs are read-only here: they are created and changed through the API.
+// history, filtered by status or run id, and the curl command that starts a run).
 
 export const WORKFLOWS_NAV = '/workflows';
 
@@ -26,9 +27,9 @@ export function formatDuration(seconds: number | null): string {
 export const isoDate = (iso: string | null): string => (iso === null ? '—' : formatDate(Date.parse(iso)));
 
 /** Previous / next links of a paginated list (`?page=N`), with where we are. */
-export function pager(path: string, meta: PageMeta, param = 'page'): Html {
+export function pager(path: string, meta: PageMeta, param = 'page', query: Record<string, string> = {}): Html {
   if (meta.total_pages <= 1) return html``;
-  const link = (page: number) => `${path}?${param}=${page}`;
+  const link = (page: number) => `${path}?${new URLSearchParams({ ...query, [param]: String(page) }).toString()}`;
   return html`<nav class="pager" aria-label="Pages">${meta.page > 1 ? html`<a href="${link(meta.page - 1)}" rel="prev">Previous</a>` : ''}
 <span>Page ${meta.page} of ${meta.total_pages}</span>${meta.page < meta.total_pages ? html`<a href="${link(meta.page + 1)}" rel="next">Next</a>` : ''}</nav>`;
 }
@@ -104,9 +105,26 @@ export interface WorkflowModel {
   runs: Run[];
   runsMeta: PageMeta;
   form: RunFormState;
+  /** The run history's filter (a status, or the start of a run id); '' for every run. */
+  search: string;
+  /** The service's public address, for the copy-as-curl command. */
+  baseUrl: string;
 }
 
-export function workflowPage({ user, workflow, runs, runsMeta, form }: WorkflowModel): Html {
+const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
+
+/** The history's filter: one link per status (the current one marked), and a search for a run id's start. */
+function runFilter(workflow: Workflow, search: string): Html {
+  const path = `/workflows/${workflow.id}`;
+  const link = (value: string, label: string) =>
+    html`<a href="${value ? `${path}?search=${value}` : path}#runs-heading"${search === value ? html` aria-current="true"` : ''}>${label}</a>`;
+  const byStatus = RUN_STATUSES.includes(search as (typeof RUN_STATUSES)[number]);
+  return html`<nav class="status-filter" aria-label="Runs by status">${link('', 'All')} ${RUN_STATUSES.map((s) => html`${link(s, s)} `)}</nav>
+<form method="get" action="${path}#runs-heading" class="run-search" role="search"><label for="run-search">Run id starts with</label>
+<input type="search" id="run-search" name="search" value="${byStatus ? '' : search}" maxlength="200" placeholder="run_01J"> <button type="submit">Search</button></form>`;
+}
+
+export function workflowPage({ user, workflow, runs, runsMeta, form, search, baseUrl }: WorkflowModel): Html {
   const history = runs.map(
     (r) => html`<tr><td><a href="/workflows/${workflow.id}/runs/${r.id}">${statusBadge(r.status)}</a><br><small><code>${r.id}</code></small></td>
 <td><span class="cell-label">Started </span>${isoDate(r.started_at ?? r.created_at)}</td><td><span class="cell-label">Duration </span>${formatDuration(r.duration)}</td>
@@ -117,15 +135,19 @@ export function workflowPage({ user, workflow, runs, runsMeta, form }: WorkflowM
     { title: workflow.name, user, current: WORKFLOWS_NAV, mainAction: { id: runFormStart(workflow, form), label: 'Run the workflow' } },
     html`<p class="crumbs"><a href="/workflows">Workflows</a> /</p><h1>${workflow.name}</h1>
 ${workflow.description ? html`<p>${workflow.description}</p>` : ''}
-<section aria-labelledby="run-heading"><h2 id="run-heading" class="first">Run it</h2>${runForm(user, workflow, form)}</section>
+<section aria-labelledby="run-heading"><h2 id="run-heading" class="first">Run it</h2>${runForm(user, workflow, form)}
+${curlBlock(curlForRunStart(baseUrl, workflow.id, Object.fromEntries(inputVariables(workflow.nodes).map((v) => [v, form.values[v] || `your ${v}`]))), 'Start a run from a terminal (curl)')}</section>
 <section aria-labelledby="graph-heading"><h2 id="graph-heading">Graph</h2>
 <p><small>Version ${workflow.version} · ${workflow.nodes.length} nodes · updated ${isoDate(workflow.updated_at)}. Change it through the API (<code>PATCH /api/workflows/${workflow.id}</code>).</small></p>
 ${graphSvg(workflow.nodes, workflow.edges, { title: `The graph of ${workflow.name}` })}</section>
 <section aria-labelledby="runs-heading"><h2 id="runs-heading">Runs</h2>
+${runsMeta.total || search ? runFilter(workflow, search) : ''}
 ${
   runs.length
-    ? html`<table class="runs"><thead><tr><th>Run</th><th>Started</th><th>Duration</th><th>Tokens</th></tr></thead><tbody>${history}</tbody></table>${pager(`/workflows/${workflow.id}`, runsMeta)}`
-    : html`<p>No runs yet.</p>`
+    ? html`<table class="runs"><thead><tr><th>Run</th><th>Started</th><th>Duration</th><th>Tokens</th></tr></thead><tbody>${history}</tbody></table>${pager(`/workflows/${workflow.id}`, runsMeta, 'page', search ? { search } : {})}`
+    : search
+      ? html`<p>No runs match “${search}”. <a href="/workflows/${workflow.id}#runs-heading">Show every run</a>.</p>`
+      : html`<p>No runs yet.</p>`
 }</section>`,
   );
 }
