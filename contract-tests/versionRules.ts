@@ -38,6 +38,10 @@ export interface Facts {
   specChanged: boolean;
   changelog: string;
   clientVersion: string;
+  /** Commits since the release that changed openapi.yaml but neither CHANGELOG.md nor have their
+   * hash named in it (and `working tree` when the uncommitted openapi.yaml differs from HEAD's
+   * while CHANGELOG.md does not). */
+  unrecorded: string[];
 }
 
 export interface Check {
@@ -85,6 +89,11 @@ export function checkContract(facts: Facts): Check[] {
     pending && !hasEntry(unreleased)
       ? `openapi.yaml differs from ${facts.release.tag}'s: add a line under '## Unreleased' in CHANGELOG.md saying what changed`
       : !hasEntry(ownSection) ? `CHANGELOG.md has no entry under '## [${facts.version}]'` : undefined);
+
+  fail('every change to openapi.yaml since the release changed CHANGELOG.md in the same commit',
+    facts.unrecorded.length > 0
+      ? `openapi.yaml changed without a line in CHANGELOG.md (CHANGELOG.md, rule 1): ${facts.unrecorded.join('; ')}. Say what each changed under '## Unreleased', in the same commit; for a commit already on main, a later line that names its hash (7 characters) records it`
+      : undefined);
 
   fail('the client package (client/package.json) carries the contract\'s version',
     facts.clientVersion !== facts.version ? `client/package.json says ${facts.clientVersion}, openapi.yaml ${facts.version}` : undefined);

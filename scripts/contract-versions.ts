@@ -34,6 +34,19 @@ function lastRelease(): { tag: string; version: string } {
   return { tag: tags[0]!, version: tags[0]!.slice('contract-v'.length) };
 }
 
+/** Changes to openapi.yaml since the release that CHANGELOG.md does not record (Facts.unrecorded). */
+function unrecorded(tag: string, changelog: string): string[] {
+  const commits = git('log', '--format=%H %s', `${tag}..HEAD`, '--', 'openapi.yaml').split('\n').filter(Boolean);
+  const missing = commits.filter((line) => {
+    const hash = line.slice(0, 40);
+    const touched = git('show', '--format=', '--name-only', hash).split('\n');
+    return !touched.includes('CHANGELOG.md') && !changelog.includes(hash.slice(0, 7));
+  }).map((line) => `${line.slice(0, 7)} ${line.slice(41, 101)}`);
+  const dirty = (file: string) => spawnSync('git', ['diff', '--quiet', 'HEAD', '--', file], { cwd: root }).status === 1;
+  if (dirty('openapi.yaml') && !dirty('CHANGELOG.md')) missing.push('working tree');
+  return missing;
+}
+
 function junit(checks: Check[]): string {
   const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
   const cases = checks.map((c) => c.failure
@@ -47,6 +60,7 @@ function gather() {
   const release = lastRelease();
   const spec = readFileSync(path.join(root, 'openapi.yaml'), 'utf8');
   const base = git('show', `${release.tag}:openapi.yaml`) + '\n';
+  const changelog = readFileSync(path.join(root, 'CHANGELOG.md'), 'utf8');
   const tmp = mkdtempSync(path.join(tmpdir(), 'oasdiff-'));
   try {
     writeFileSync(path.join(tmp, 'base.yaml'), base);
@@ -56,7 +70,8 @@ function gather() {
       release,
       breaking: (JSON.parse(out || '[]') ?? []) as Finding[],
       specChanged: spec.trim() !== base.trim(),
-      changelog: readFileSync(path.join(root, 'CHANGELOG.md'), 'utf8'),
+      changelog,
+      unrecorded: unrecorded(release.tag, changelog),
       clientVersion: (JSON.parse(readFileSync(path.join(root, 'client/package.json'), 'utf8')) as { version: string }).version,
     };
   } finally {

@@ -7,13 +7,13 @@ const breaking = { id: 'request-parameter-enum-value-removed', level: 3, text: '
 const warning = { id: 'response-property-enum-value-added', level: 2, text: 'added the new `paused` enum value', operation: 'GET', path: '/api/workflows/{workflow_id}/runs/{run_id}' };
 const facts = (over: Partial<Facts> = {}): Facts => ({
   version: '1.0.0', release: { tag: 'contract-v1.0.0', version: '1.0.0' }, breaking: [], specChanged: false,
-  changelog: changelog(''), clientVersion: '1.0.0', ...over,
+  changelog: changelog(''), clientVersion: '1.0.0', unrecorded: [], ...over,
 });
 const failures = (f: Facts) => checkContract(f).filter((c) => c.failure).map((c) => c.name);
 
 describe('contract versioning rules', () => {
   it('passes the released contract as tagged', () => {
-    expect(checkContract(facts())).toHaveLength(4);
+    expect(checkContract(facts())).toHaveLength(5);
     expect(failures(facts())).toEqual([]);
   });
 
@@ -47,6 +47,12 @@ describe('contract versioning rules', () => {
   it('fails a new version without its own section, and a version below the release', () => {
     expect(failures(facts({ version: '1.1.0', specChanged: true, changelog: changelog('- something'), clientVersion: '1.1.0' }))).toEqual([expect.stringContaining('CHANGELOG')]);
     expect(failures(facts({ version: '0.9.0', clientVersion: '0.9.0' }))).toContain('info.version is a semver release version, not below the last release');
+  });
+
+  it('fails a change to openapi.yaml whose commit did not touch CHANGELOG.md, and names the commit', () => {
+    const failed = checkContract(facts({ specChanged: true, changelog: changelog('- something else'), unrecorded: ['b6466ce RFC 7009 revocation of a proxy token'] })).filter((c) => c.failure);
+    expect(failed.map((c) => c.name)).toEqual(['every change to openapi.yaml since the release changed CHANGELOG.md in the same commit']);
+    expect(failed[0]!.failure).toContain('b6466ce RFC 7009');
   });
 
   it('fails a client package whose version is not the contract\'s', () => {
