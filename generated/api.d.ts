@@ -55,9 +55,13 @@ export interface paths {
          *     `refresh_token` grant: returns a new access token and a new refresh token; the old refresh
          *     token is rotated. A `scope` narrows the new access token only: the grant keeps its scope, and
          *     a later refresh without `scope` gets it whole (RFC 6749 6). A code or refresh token presented
-         *     by another client is `invalid_grant` and revokes nothing. Presented again within the grace window (`REFRESH_REUSE_GRACE_SECONDS`,
-         *     default 30 s, after its rotation: a refresh whose answer was lost, or two concurrent
-         *     refreshes), it returns another new pair and the grant stands. Reused after the window, it
+         *     by another client is `invalid_grant` and revokes nothing.
+         *
+         *     Presented again within the grace window (`REFRESH_REUSE_GRACE_SECONDS`, default 30 s,
+         *     counted from when its rotation was seen committed: a refresh whose answer was lost, or two
+         *     concurrent refreshes), the newest rotated refresh token returns another new pair, which
+         *     replaces the pair its rotation returned (that pair is revoked): a grant keeps one live
+         *     refresh token. An older refresh token, or one presented after the window, is reuse and
          *     revokes the whole authorization.
          *
          *     Client authentication: `client_id` and `client_secret` in the form body, or an HTTP Basic

@@ -6,6 +6,8 @@ import { revocationLease } from '../shared/principalLease.ts';
 import { authenticateClient } from './clients.ts';
 import { isVisibleAscii, type TokenForm } from './grants/form.ts';
 import { joinScopes, splitScope } from './scopes.ts';
+import * as chain from './chain.store.ts';
+import type { Replay } from './chain.store.ts';
 import * as store from './store.ts';
 
 // The knex model behind @node-oauth/oauth2-server's token endpoint, made for one request:
@@ -134,16 +136,31 @@ export class TokenModel {
   /**
    * Stores the pair as hashes only, under the grant of the code or refresh token, with the code it
    * descends from (code_id: one code's descendants are one chain). `rotates`: the pair is stored as
-   * that refresh token's successor, in one statement that also checks that the grant stands; null
-   * when a concurrent refresh rotated it first or the grant was revoked meanwhile. Answers only the
-   * keys meant for the client: expires_in is the configured lifetime (RFC 6749 5.1), not the
-   * library's floor of the time left.
+   * that refresh token's successor, in one statement that also checks that the token and its grant
+   * stand; null when a concurrent refresh rotated it first or either was revoked meanwhile.
    */
   async saveToken(token: NewPair, client: OAuth2Server.Client, user: OAuth2Server.User): Promise<OAuth2Server.Token | null> {
+    const row = this.pairRow(token);
+    if (token.rotates === undefined) await store.insertToken(this.ctx.db, row);
+    else if (!(await store.insertSuccessorToken(this.ctx.db, row, token.rotates))) return null;
+    return this.answer(token, client, user);
+  }
+
+  /** A replay within the grace window: the pair replaces the token's unused successor (chain.store.ts). */
+  async replaceSuccessor(token: RefreshToken, rotatedAt: number, pair: OAuth2Server.Token): Promise<Replay> {
+    return chain.replaceSuccessor(this.ctx.db, token.row.id, rotatedAt, this.pairRow(pair), Date.now());
+  }
+
+  /** A rotation whose statement was slow was seen committed at `at`: the grace window runs from then. */
+  async rotationSeenAt(token: RefreshToken, at: number): Promise<void> {
+    await chain.recordRotationTime(this.ctx.db, token.row.id, at);
+  }
+
+  private pairRow(token: OAuth2Server.Token): store.NewToken {
     const source = (this.code ?? this.refresh)!;
     const grantScope = joinScopes(splitScope(source.scope));
     const scope = joinScopes(token.scope ?? []);
-    const row: store.NewToken = {
+    return {
       authorizationId: source.authorizationId,
       codeId: this.code ? this.code.id : this.refresh!.codeId,
       accessTokenHash: hashToken(token.accessToken),
@@ -154,14 +171,19 @@ export class TokenModel {
       refreshExpiresAt: token.refreshTokenExpiresAt!.getTime(),
       createdAt: Date.now(),
     };
-    if (token.rotates === undefined) await store.insertToken(this.ctx.db, row);
-    else if (!(await store.insertSuccessorToken(this.ctx.db, row, token.rotates))) return null;
+  }
+
+  /**
+   * The keys meant for the client, never the whole token: expires_in is the configured lifetime
+   * (RFC 6749 5.1), not the library's floor of the time left (allowExtendedTokenAttributes).
+   */
+  answer(token: OAuth2Server.Token, client: OAuth2Server.Client, user: OAuth2Server.User): OAuth2Server.Token {
     return {
       accessToken: token.accessToken,
       accessTokenExpiresAt: token.accessTokenExpiresAt,
       refreshToken: token.refreshToken,
       refreshTokenExpiresAt: token.refreshTokenExpiresAt,
-      scope: splitScope(scope),
+      scope: splitScope(joinScopes(token.scope ?? [])),
       client,
       user,
       expires_in: this.ctx.config.ACCESS_TOKEN_TTL_SECONDS,

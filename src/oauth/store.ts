@@ -310,7 +310,7 @@ const tokenInsert = prepared<{ [K in keyof NewToken]: NewToken[K] }>('oauth_toke
 
 /**
  * Refresh rotation (RFC 9700 4.14.2) in one statement: stores the new pair as the successor of
- * token `rotatedFromId`, while its grant stands. False when the grant was revoked meanwhile, or when a
+ * token `rotatedFromId`, while it and its grant stand. False when either was revoked meanwhile, or when a
  * concurrent refresh rotated the token first (its successor holds the unique rotated_from_id).
  * Concurrent rotations share the statement (src/db/batched.ts); each answers for itself alone,
  * so an error fails only the rotation it belongs to.
@@ -371,13 +371,18 @@ function successorsInsertStatement(count: number): SuccessorsInsert {
   let query = successorsInsertStatements.get(count);
   if (!query) {
     query = prepared(`oauth_token_successors_insert_${count}`, (db, param) => {
-      const int = dialectOf(db) === 'pg' ? '?::bigint' : '?';
-      const select = `select id, ${int}, ?, ?, ?, ?, ${int}, ${int}, ${int}, ${int} from authorizations where id = ? and revoked_at is null`;
+      const pg = dialectOf(db) === 'pg';
+      const int = pg ? '?::bigint' : '?';
+      // The token rotated must not be revoked (a grace replay revokes the successor it replaces,
+      // chain.store.ts), read under a share lock: a replay that holds it waits for this insert, and
+      // this insert waits for a replay that holds it, then sees it revoked.
+      const stands = `exists (select 1 from oauth_tokens p where p.id = ${int} and p.revoked_at is null ${pg ? 'for share' : 'lock in share mode'})`;
+      const select = `select id, ${int}, ?, ?, ?, ?, ${int}, ${int}, ${int}, ${int} from authorizations where id = ? and revoked_at is null and ${stands}`;
       return db.raw(
         `insert into oauth_tokens
            (authorization_id, code_id, access_token_hash, refresh_token_hash, scope, access_scope, access_expires_at, refresh_expires_at, created_at, rotated_from_id)
          ${Array.from({ length: count }, () => select).join(' union all ')}`,
-        Array.from({ length: count }, (_, i) => SUCCESSOR_FIELDS.map((f) => param(`${f}${i}`))).flat(),
+        Array.from({ length: count }, (_, i) => [...SUCCESSOR_FIELDS.map((f) => param(`${f}${i}`)), param(`rotatedFromId${i}`)]).flat(),
       );
     });
     successorsInsertStatements.set(count, query);

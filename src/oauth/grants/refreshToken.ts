@@ -1,5 +1,4 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
-import type { AppContext } from '../../context.ts';
 import { invalidGrant, invalidRequest, invalidScope } from '../../shared/errors.ts';
 import type { RefreshToken, TokenModel } from '../model.ts';
 import { isVisibleAscii, type TokenForm } from './form.ts';
@@ -9,7 +8,9 @@ import { isVisibleAscii, type TokenForm } from './form.ts';
  * 4.14.2), as an `extendedGrantTypes` class of @node-oauth/oauth2-server: its TokenHandler has
  * authenticated the client (TokenModel#getClient) when `handle` runs. Replaces the library's own
  * class (not exported), whose revoke-then-save cannot express a rotation that is the successor's
- * insert, a grace window, or a check of the client before any revocation.
+ * insert, a grace window, or a check of the client before any revocation. The grace window
+ * (REFRESH_REUSE_GRACE_SECONDS, default 30 s) is Ory Hydra's graceful refresh (ory/hydra#1831): a
+ * client whose refresh answer was lost retries with the only token it has.
  */
 export class RefreshTokenGrant extends OAuth2Server.AbstractGrantType {
   readonly model: TokenModel;
@@ -35,11 +36,12 @@ export class RefreshTokenGrant extends OAuth2Server.AbstractGrantType {
     // 3. The token must stand: not revoked, nor its grant.
     if (token.row.revokedAt !== null || token.row.authorizationRevokedAt !== null) throw invalidGrant('Invalid grant: refresh token is invalid');
 
-    // 4. Reuse: a rotated refresh token came back after the grace window. Whoever holds the family
-    //    may be an attacker, so the grant goes, proxy tokens included (RFC 9700 4.14.2). Within the
-    //    window (a client retrying a refresh whose answer was lost), it gets a new pair.
-    if (token.row.rotatedAt !== null && !withinGrace(this.model.ctx, token.row.rotatedAt)) {
-      await this.model.revokeToken(token, 'refresh token reused; authorization revoked');
+    // 4. Presented again after its rotation. After the grace window it is reuse: whoever holds the
+    //    chain may be an attacker, so it goes, proxy tokens included (RFC 9700 4.14.2). Within the
+    //    window (a client retrying a refresh whose answer was lost) it is a replay (step 8).
+    const window = this.model.ctx.config.REFRESH_REUSE_GRACE_SECONDS * 1000;
+    if (token.row.rotatedAt !== null && Date.now() - token.row.rotatedAt > window) {
+      await this.model.revokeToken(token, 'refresh token reused; its chain revoked');
       throw invalidGrant('Invalid grant: refresh token is invalid');
     }
 
@@ -50,23 +52,43 @@ export class RefreshTokenGrant extends OAuth2Server.AbstractGrantType {
     //    the one originally granted, so the grant keeps its own).
     const scope = await this.validateScope(token.user, client, this.getScope(request));
     if (!scope) throw invalidScope('Invalid scope: Unable to add extra scopes');
+    const pair = await this.newPair(token, client, scope);
 
     // 7. Rotate: the new pair is stored as the token's successor, in one statement that also checks
-    //    that the grant stands. A token has one successor at most (a unique key): if the insert
-    //    loses, a concurrent request presented the same token, and within the window that is a retry
-    //    that gets a pair of its own; otherwise (the grant was revoked meanwhile) it ends as step 4
-    //    does. A token rotated within the window (step 4) stays as it is and gets a new pair. If the
-    //    request fails before the rotation, the old token still works.
-    if (token.row.rotatedAt === null) {
-      const rotated = await this.model.saveToken({ ...(await this.newPair(token, client, scope)), rotates: token.row.id }, client, token.user);
-      if (rotated) return rotated;
+    //    that the token and its grant stand. A token has one successor at most (a unique key). The
+    //    window runs from when the rotation was seen committed: after a slow statement (a lock, a
+    //    stalled store) that time is recorded, so no stall turns a retry into reuse. If the request
+    //    fails before the rotation, the old token still works.
+    let rotatedAt = token.row.rotatedAt;
+    if (rotatedAt === null) {
+      const began = Date.now();
+      const rotated = await this.model.saveToken({ ...pair, rotates: token.row.id }, client, token.user);
+      if (rotated) {
+        if (Date.now() - began > window / 10) await this.model.rotationSeenAt(token, Date.now());
+        return rotated;
+      }
+      // Lost: a concurrent request rotated it after our read (a retry; within the window, since the
+      // rotation is this recent, unless there is none), or the token or grant was revoked meanwhile.
       const now = await this.model.reread(token);
-      if (!now || now.revokedAt !== null || now.authorizationRevokedAt !== null || now.rotatedAt === null || !withinGrace(this.model.ctx, now.rotatedAt)) {
-        await this.model.revokeToken(token, 'refresh token used concurrently; authorization revoked');
+      if (!now || now.revokedAt !== null || now.authorizationRevokedAt !== null) throw invalidGrant('Invalid grant: refresh token is invalid');
+      if (window === 0) {
+        await this.model.revokeToken(token, 'refresh token used concurrently; its chain revoked');
         throw invalidGrant('Invalid grant: refresh token is invalid or could not be revoked');
       }
+      rotatedAt = Date.now();
     }
-    return this.model.saveToken(await this.newPair(token, client, scope), client, token.user);
+
+    // 8. Replay within the window: only the immediate predecessor of the live token may come back,
+    //    and its new pair replaces that unused successor (revoked, with its access token), so the
+    //    grant never has two live refresh tokens. A token whose successor was used is an older
+    //    generation: reuse, as in step 4.
+    const replay = await this.model.replaceSuccessor(token, rotatedAt, pair);
+    if (replay === 'older generation') {
+      await this.model.revokeToken(token, 'refresh token of an older generation replayed; its chain revoked');
+      throw invalidGrant('Invalid grant: refresh token is invalid');
+    }
+    if (replay === 'gone') throw invalidGrant('Invalid grant: refresh token is invalid');
+    return this.model.answer(pair, client, token.user);
   }
 
   private async newPair(token: RefreshToken, client: OAuth2Server.Client, scope: string[]): Promise<OAuth2Server.Token> {
@@ -80,13 +102,4 @@ export class RefreshTokenGrant extends OAuth2Server.AbstractGrantType {
       user: token.user,
     };
   }
-}
-
-/**
- * The grace window (REFRESH_REUSE_GRACE_SECONDS, default 30 s) in which a rotated refresh token may
- * be presented again and gets a new pair without revoking the grant, as Ory Hydra's graceful
- * refresh (ory/hydra#1831): a client whose refresh answer was lost retries with the only token it has.
- */
-function withinGrace(ctx: AppContext, rotatedAt: number): boolean {
-  return Date.now() - rotatedAt <= ctx.config.REFRESH_REUSE_GRACE_SECONDS * 1000;
 }

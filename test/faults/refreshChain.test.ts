@@ -1,0 +1,119 @@
+// Issue 30: a grant keeps one live chain that no stall can kill. Within the grace window only the
+// immediate predecessor of the live refresh token may come back, and its new pair replaces the
+// unused successor, so a stolen token replayed many times forks nothing; older generations are
+// reuse. The window runs from when the rotation was seen committed, so a refresh held longer than
+// the window by a lock on its grant is still retried safely.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashToken } from '../../src/shared/crypto.ts';
+import { testDialects } from '../support/db.ts';
+import { createFixture, discover, obtainTokens, type Fixture } from '../support/oauthFlow.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+interface Answer {
+  status: number;
+  body: { access_token?: string; refresh_token?: string; error?: string };
+}
+
+function tools(server: () => TestServer) {
+  const refresh = async (f: Fixture, refreshToken: string): Promise<Answer> => {
+    const res = await fetch(`${server().baseUrl}/api/open/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: f.clientId, client_secret: f.clientSecret }),
+    });
+    return { status: res.status, body: (await res.json()) as Answer['body'] };
+  };
+  const userinfo = async (accessToken: string) =>
+    (await fetch(`${server().baseUrl}/api/open/v1/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } })).status;
+  const aGrant = async () => {
+    const f = await createFixture(server().ctx.db);
+    const { tokens } = await obtainTokens(server().baseUrl, await discover(server().baseUrl), f, 'user_info');
+    const row = await server().ctx.db('oauth_tokens').where({ refresh_token_hash: hashToken(tokens.refresh_token!) }).first('authorization_id');
+    return { f, refreshToken: tokens.refresh_token!, authorizationId: Number(row.authorization_id) };
+  };
+  /** Refresh tokens of the grant that are neither revoked nor rotated: the heads of its live chains. */
+  const liveRefreshTokens = async (authorizationId: number) => {
+    const db = server().ctx.db;
+    const rows = await db('oauth_tokens as t')
+      .where({ 't.authorization_id': authorizationId })
+      .whereNull('t.revoked_at')
+      .whereNotExists(db('oauth_tokens as s').whereRaw('s.rotated_from_id = t.id').select('s.id'))
+      .select('t.id');
+    return rows.length;
+  };
+  return { refresh, userinfo, aGrant, liveRefreshTokens };
+}
+
+describe.each(testDialects())('one live chain per grant (%s)', (dialect) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ dialect });
+  });
+  afterAll(() => server?.close());
+  const { refresh, userinfo, aGrant, liveRefreshTokens } = tools(() => server);
+
+  it('forks nothing when one refresh token is presented 5 times within the window, one after another: each answer replaces the one before', async () => {
+    const { f, refreshToken, authorizationId } = await aGrant();
+    const answers: Answer[] = [];
+    for (let i = 0; i < 5; i += 1) answers.push(await refresh(f, refreshToken));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(await liveRefreshTokens(authorizationId)).toBe(1);
+    for (const earlier of answers.slice(0, 4)) {
+      expect(await userinfo(earlier.body.access_token!)).toBe(401);
+      expect((await refresh(f, earlier.body.refresh_token!)).status).toBe(400);
+    }
+    const last = answers[4]!;
+    expect(await userinfo(last.body.access_token!)).toBe(200);
+    expect((await refresh(f, last.body.refresh_token!)).status).toBe(200);
+    expect(await liveRefreshTokens(authorizationId)).toBe(1);
+  });
+
+  it('forks nothing when one refresh token is presented 5 times at once', async () => {
+    const { f, refreshToken, authorizationId } = await aGrant();
+    const answers = await Promise.all(Array.from({ length: 5 }, () => refresh(f, refreshToken)));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(await liveRefreshTokens(authorizationId)).toBe(1);
+    const working = [];
+    for (const answer of answers) if ((await userinfo(answer.body.access_token!)) === 200) working.push(answer);
+    expect(working).toHaveLength(1);
+    expect((await refresh(f, working[0]!.body.refresh_token!)).status).toBe(200);
+  });
+
+  it('treats an older generation presented within the window as reuse: the chain is revoked', async () => {
+    const { f, refreshToken, authorizationId } = await aGrant();
+    const second = await refresh(f, refreshToken);
+    const third = await refresh(f, second.body.refresh_token!);
+    expect([second.status, third.status]).toEqual([200, 200]);
+    expect(await refresh(f, refreshToken)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(await userinfo(third.body.access_token!)).toBe(401);
+    expect((await refresh(f, third.body.refresh_token!)).status).toBe(400);
+    expect(await liveRefreshTokens(authorizationId)).toBe(0);
+  });
+});
+
+describe.each(testDialects())('REFRESH_REUSE_GRACE_SECONDS=1: the window runs from the commit (%s)', (dialect) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ dialect, env: { REFRESH_REUSE_GRACE_SECONDS: '1' } });
+  });
+  afterAll(() => server?.close());
+  const { refresh, userinfo, aGrant } = tools(() => server);
+
+  it('answers a retry with 200 and keeps the grant when the refresh waited on a lock of its grant for longer than the window', async () => {
+    const { f, refreshToken, authorizationId } = await aGrant();
+    const trx = await server.ctx.db.transaction();
+    await trx('authorizations').where({ id: authorizationId }).forUpdate().first('id');
+    let settled = false;
+    const held = refresh(f, refreshToken).finally(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 2_500));
+    // The refresh is still waiting for the grant's row: the stall outlasts the window.
+    expect(settled).toBe(false);
+    await trx.commit();
+    expect((await held).status).toBe(200);
+    // Its answer was lost (the client timed out); it retries with the only token it has.
+    const retried = await refresh(f, refreshToken);
+    expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+    expect(await userinfo(retried.body.access_token!)).toBe(200);
+    expect((await refresh(f, retried.body.refresh_token!)).status).toBe(200);
+  });
+});
