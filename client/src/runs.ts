@@ -67,12 +67,13 @@ async function openEvents(api: ApiClient, { workflowId, runId }: RunRef, lastEve
   return { data: data as unknown as ReadableStream<Uint8Array>, response };
 }
 
-async function* events(api: ApiClient, run: RunRef, body: ReadableStream<Uint8Array>, options: { lastEventId?: string; signal?: AbortSignal; maxReconnects?: number }): AsyncGenerator<RunEvent> {
+async function* events(api: ApiClient, run: RunRef, first: ReadableStream<Uint8Array>, options: { lastEventId?: string; signal?: AbortSignal; maxReconnects?: number }): AsyncGenerator<RunEvent> {
+  let body: ReadableStream<Uint8Array> | undefined = first;
   let lastId = options.lastEventId;
   let reconnects = 0;
   for (;;) {
     try {
-      for await (const event of readServerSentEvents(body, options.signal)) {
+      for await (const event of body ? readServerSentEvents(body, options.signal) : []) {
         lastId = event.id || lastId;
         reconnects = 0;
         if (!KNOWN.has(event.event)) continue;
@@ -85,8 +86,11 @@ async function* events(api: ApiClient, run: RunRef, body: ReadableStream<Uint8Ar
     }
     if (options.signal?.aborted) return;
     if (++reconnects > (options.maxReconnects ?? 5)) throw new StreamError(`The run's event stream broke ${reconnects - 1} times in a row.`);
-    const again = await openEvents(api, run, lastId, options.signal);
-    if (again.error !== undefined) throw new StreamError(`Reconnecting to the run's events answered ${again.response.status}.`, again.error);
-    body = again.data;
+    // Wait a little longer each time, as EventSource's reconnection time does (0.25 s, doubled).
+    await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** (reconnects - 1)));
+    // A network error while reconnecting is one more broken attempt; a refusal ends the stream.
+    const again = await openEvents(api, run, lastId, options.signal).catch(() => undefined);
+    if (again?.error !== undefined) throw new StreamError(`Reconnecting to the run's events answered ${again.response.status}.`, again.error);
+    body = again?.data;
   }
 }
