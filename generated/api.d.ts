@@ -488,6 +488,15 @@ export interface components {
             title: string;
             /** @example 404 */
             status: number;
+            /**
+             * @description **Open** (values in `x-extensible-enum`): this problem's own stable code, for clients
+             *     to branch on. `type` names the class of problem (one per status), `code` the problem
+             *     itself (`workflow_not_found` and `run_not_found` are both `type` not-found). A code
+             *     never changes meaning; a later minor version may add codes: treat an unknown one by
+             *     its `status`.
+             * @example workflow_not_found
+             */
+            code: string;
             /** @example No workflow wf_01JD6Z3V8Q4X2M7N5P9R0T1W. */
             detail?: string;
             /** @example /api/workflows/wf_01JD6Z3V8Q4X2M7N5P9R0T1W */

@@ -90,7 +90,7 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
   it('seeds the demo data on request (never in production) and prints its secrets once', async () => {
     const refused = await adminIn('production', 'demo', 'seed', '--json');
     expect(refused.code).toBe(1);
-    expect(JSON.parse(refused.stdout)).toEqual({ error: { code: 'forbidden', message: expect.stringMatching(/never created in production/) } });
+    expect(JSON.parse(refused.stdout)).toEqual({ error: { code: 'demo_in_production', message: expect.stringMatching(/never created in production/) } });
     expect(await t.db('users').where({ login: 'demo' }).first('id')).toBeUndefined();
 
     const demo = await adminJson('demo', 'seed');
@@ -124,7 +124,7 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
     const json = await admin(...args, '--json');
     expect(json.code).toBe(1);
     expect(json.stderr).toBe('');
-    expect(JSON.parse(json.stdout)).toEqual({ error: { code: 'conflict', message: expect.stringMatching(/already taken/) } });
+    expect(JSON.parse(json.stdout)).toEqual({ error: { code: 'name_taken', message: expect.stringMatching(/already taken/) } });
   });
 
   it('exits 2 on bad usage: missing options, unknown command or option', async () => {
@@ -249,7 +249,7 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
     // Two at most; a third waits for a deletion.
     const third = await admin('app', 'generate-secret', '--client-id', clientId, '--json');
     expect(third.code).toBe(1);
-    expect(JSON.parse(third.stdout).error).toEqual({ code: 'conflict', message: expect.stringMatching(/already has 2 client secrets/) });
+    expect(JSON.parse(third.stdout).error).toEqual({ code: 'too_many_client_secrets', message: expect.stringMatching(/already has 2 client secrets/) });
 
     expect(await adminJson('app', 'delete-secret', '--client-id', clientId, '--id', String(first!.id))).toEqual({ deleted: true, client_id: clientId, id: first!.id, secrets_left: 1 });
     expect(await t.db('client_secrets').where({ application_id: appRow.id }).pluck('secret_hash')).toEqual([hashToken(second.client_secret as string)]);
@@ -260,7 +260,7 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
     expect(last.stderr).toMatch(/only client secret of Rotating.*give --even-the-last to delete it anyway/);
     const gone = await admin('app', 'delete-secret', '--client-id', clientId, '--id', String(first!.id), '--json');
     expect(gone.code).toBe(1);
-    expect(JSON.parse(gone.stdout).error.code).toBe('not_found');
+    expect(JSON.parse(gone.stdout).error.code).toBe('client_secret_not_found');
     const malformed = await admin('app', 'delete-secret', '--client-id', clientId, '--id', 'cs_abc');
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).toMatch(/--id must be the client secret's numeric id \(got "cs_abc"\)/);
@@ -299,7 +299,7 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
       // Clear errors: a session that is gone, a malformed id, neither or both of --id and --all, an unknown user.
       const gone = await admin('session', 'revoke', '--user', 'cli-sess', '--id', first, '--json');
       expect(gone.code).toBe(1);
-      expect(JSON.parse(gone.stdout)).toEqual({ error: { code: 'not_found', message: expect.stringMatching(new RegExp(`No session ${first} of user "cli-sess"`)) } });
+      expect(JSON.parse(gone.stdout)).toEqual({ error: { code: 'session_not_found', message: expect.stringMatching(new RegExp(`No session ${first} of user "cli-sess"`)) } });
       const malformed = await admin('session', 'revoke', '--user', 'cli-sess', '--id', 'oa_session');
       expect(malformed.code).toBe(2);
       expect(malformed.stderr).toMatch(/--id must be a session id from session list/);
@@ -308,7 +308,7 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
       expect(neither.stderr).toMatch(/either --id ID \(from session list\) or --all/);
       const nobody = await admin('session', 'list', '--user', 'nobody-here', '--json');
       expect(nobody.code).toBe(1);
-      expect(JSON.parse(nobody.stdout)).toEqual({ error: { code: 'not_found', message: 'No user with login "nobody-here".' } });
+      expect(JSON.parse(nobody.stdout)).toEqual({ error: { code: 'user_not_found', message: 'No user with login "nobody-here".' } });
 
       // All of them.
       expect(await adminJson('session', 'revoke', '--user', 'cli-sess', '--all')).toEqual({ revoked: 1, user: 'cli-sess' });

@@ -15,7 +15,7 @@ import { addMember, createOrg } from '../platform/orgs.ts';
 import { DEMO, seedDemo } from '../platform/seed.ts';
 import { createUser, deleteUser, findUserByLogin, setPassword } from '../platform/users.ts';
 import { isSessionId, listUserSessions, revokeUserSessions, SESSION_ID_LENGTH } from '../platform/webSessions.ts';
-import { clientNotFound, Problem, userNotFound } from '../shared/errors.ts';
+import { clientNotFound, demoExists, demoInProduction, lastClientSecret, Problem, userNotFound } from '../shared/errors.ts';
 import { setPasswordHashCost } from '../shared/crypto.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { SealingError } from '../shared/sealing.ts';
@@ -234,8 +234,8 @@ const commands: Record<string, Command> = {
         return { deleted: true, client_id: app.client_id, id, secrets_left: secretsLeft };
       } catch (err) {
         // The service refuses the last secret in the console's words (a confirmation); here it takes a flag.
-        if (!(err instanceof Problem) || err.status !== 409) throw err;
-        throw new Problem(409, `This is the only client secret of ${app.name}: without it the app cannot obtain tokens. Run app generate-secret first, or give --even-the-last to delete it anyway.`);
+        if (!(err instanceof Problem) || err.code !== 'last_client_secret') throw err;
+        throw lastClientSecret(app.name, 'Run app generate-secret first, or give --even-the-last to delete it anyway.');
       }
     },
   },
@@ -326,9 +326,9 @@ const commands: Record<string, Command> = {
     needs: [],
     run: async (ctx) => {
       const config = loadConfig();
-      if (config.NODE_ENV === 'production') throw new Problem(403, 'Demo data (a known login) is never created in production.');
+      if (config.NODE_ENV === 'production') throw demoInProduction();
       const seed = await seedDemo({ db: ctx.db, config, now: Date.now });
-      if (!seed) throw new Problem(409, `The demo user "${DEMO.login}" exists already.`);
+      if (!seed) throw demoExists(DEMO.login);
       return {
         login: seed.user.login,
         password: seed.user.password,

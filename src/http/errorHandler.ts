@@ -2,11 +2,12 @@ import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import {
   databaseUnavailable,
-  isKnownProblemStatus,
+  internalError,
   missingBearer,
   OAuthError,
   OpenAIError,
   Problem,
+  requestRefused,
   routeNotFound,
   unstorableText,
   type ProblemItem,
@@ -69,12 +70,11 @@ function toCatalogueError(err: unknown, req: Request, dialect: ErrorDialect): Ca
   if (isUnstorableText(err)) return unstorableText();
   if (isDatabaseUnavailable(err)) return databaseUnavailable();
   if (isHttpError(err) && err.status >= 400 && err.status < 500) {
-    const status = isKnownProblemStatus(err.status) ? err.status : 400;
     // Our words, not the validator's ("unsupported media type undefined").
     const message = err.status === 415 ? 'Send the body as application/json.' : err.type ? bodyParserMessage(err) : err.message;
-    return new Problem(status, message, { errors: validatorItems(err), headers: err.headers ?? {} });
+    return requestRefused(err.status, message, validatorItems(err), err.headers ?? {});
   }
-  return new Problem(500, 'An unexpected error occurred.');
+  return internalError();
 }
 
 /** The one error handler: the dialect of the first surface whose paths match, else problem+json. */

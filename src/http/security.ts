@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { SecurityHandlers } from 'express-openapi-validator/dist/framework/types.js';
-import { insufficientScope, invalidAccessToken, invalidApiKey, invalidProxyToken, missingBearer, missingPermission, wrongKindOfToken } from '../shared/errors.ts';
+import { insufficientScope, invalidAccessToken, invalidApiKey, invalidProxyToken, missingBearer, missingPermission, wrongKindOfToken, type Problem } from '../shared/errors.ts';
 import type { PrincipalOf } from './principal.ts';
 
 export function bearerToken(req: Request): string | undefined {
@@ -17,6 +17,15 @@ export function bearerToken(req: Request): string | undefined {
 function refuse(req: Request, reason: Error): false {
   req.authFailure ??= reason;
   return false;
+}
+
+/**
+ * Refuses with a 403: the validator answers 403 only to a handler that throws an error with that
+ * status, and keeps nothing else of it (#604), so the problem is also recorded on the request.
+ */
+function forbid(req: Request, problem: Problem): never {
+  req.authFailure = problem;
+  throw problem;
 }
 
 type Handler = SecurityHandlers[string];
@@ -60,10 +69,7 @@ export function securityHandlers(authenticate: Authenticators): SecurityHandlers
       const principal = await authenticate.oauthAccessToken(token);
       if (!principal) return refuse(req, invalidAccessToken());
       const missing = scopes.find((s) => !principal.scopes.includes(s));
-      if (missing) {
-        req.authFailure = insufficientScope(missing);
-        throw Object.assign(new Error('insufficient scope'), { status: 403 });
-      }
+      if (missing) forbid(req, insufficientScope(missing));
       req.principal = principal;
       return true;
     },
@@ -81,10 +87,7 @@ export function securityHandlers(authenticate: Authenticators): SecurityHandlers
       const principal = await authenticate.apiKey(token);
       if (!principal) return refuse(req, invalidApiKey());
       const missing = permissions.find((p) => !principal.permissions.includes(p));
-      if (missing) {
-        req.authFailure = missingPermission(missing);
-        throw Object.assign(new Error('missing permission'), { status: 403 });
-      }
+      if (missing) forbid(req, missingPermission(missing));
       req.principal = principal;
       return true;
     },

@@ -1,4 +1,5 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
+import { headersTooLarge } from '../shared/errors.ts';
 
 /**
  * Request line and headers up to 64 KiB (Node's default is 16 KiB). The longest valid
@@ -26,12 +27,7 @@ export function createHttpServer(app?: RequestListener): Server {
       return;
     }
     if (err.code === 'HPE_HEADER_OVERFLOW') {
-      const problem = {
-        type: 'https://docs.openauth.dev/problems/request-header-fields-too-large',
-        title: 'Request Header Fields Too Large',
-        status: 431,
-        detail: `The request line and headers are larger than ${MAX_HEADER_BYTES} bytes.`,
-      };
+      const problem = headersTooLarge(MAX_HEADER_BYTES).body();
       socket.end(rawResponse('431 Request Header Fields Too Large', 'application/problem+json', JSON.stringify(problem)));
       return;
     }

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.ts';
+import { AuthorizePageError, AuthorizeRedirectError } from '../shared/errors.ts';
 import { isScope, joinScopes, splitScope } from './scopes.ts';
 import { findClientByClientId, type OAuthClient } from './clients.ts';
 
@@ -6,19 +7,6 @@ import { findClientByClientId, type OAuthClient } from './clients.ts';
 // steps of RFC 6749 4.1.1 / 4.1.2.1 and RFC 7636 4.3. The first two steps fail with a page (the
 // redirect_uri cannot be trusted yet); every later one redirects the error to the client.
 
-export type AuthorizeErrorCode = 'invalid_request' | 'unsupported_response_type' | 'invalid_scope' | 'access_denied' | 'server_error';
-
-/** The client or its redirect_uri is not established: show a page, never redirect (4.1.2.1). */
-export class AuthorizePageError extends Error {}
-
-/** An error the client may learn of, sent to its redirect_uri (4.1.2.1). */
-export class AuthorizeRedirectError extends Error {
-  readonly error: AuthorizeErrorCode;
-  constructor(error: AuthorizeErrorCode, description: string) {
-    super(description);
-    this.error = error;
-  }
-}
 
 /** A validated authorization request. */
 export interface AuthorizeRequest {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { DbContext } from '../context.ts';
 import { hashToken, newClientId, newToken, safeEqual } from '../shared/crypto.ts';
-import { applicationNotFound, Problem, userNotFound } from '../shared/errors.ts';
+import { applicationNotFound, clientSecretNotFound, lastClientSecret, tooManyClientSecrets, userNotFound } from '../shared/errors.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { isUniqueViolation } from '../db/insert.ts';
 import {
@@ -175,9 +175,7 @@ export interface AddedClientSecret extends AppWithSecret {
 export async function addClientSecret(ctx: DbContext, ownerUserId: number, appId: number): Promise<AddedClientSecret> {
   const app = await getAppOfOwner(ctx, ownerUserId, appId);
   const existing = (await listClientSecretRows(ctx.db, app.id)).length;
-  if (existing >= MAX_CLIENT_SECRETS) {
-    throw new Problem(409, `${app.name} already has ${MAX_CLIENT_SECRETS} client secrets. Delete the one no deployment uses any more, then generate a new one.`);
-  }
+  if (existing >= MAX_CLIENT_SECRETS) throw tooManyClientSecrets(app.name, MAX_CLIENT_SECRETS);
   const clientSecret = newToken(CLIENT_SECRET_PREFIX);
   const secretId = await insertClientSecret(ctx.db, app.id, hashToken(clientSecret), Date.now());
   return { app, clientSecret, secretId, secretCount: existing + 1 };
@@ -191,9 +189,9 @@ export async function addClientSecret(ctx: DbContext, ownerUserId: number, appId
 export async function deleteClientSecret(ctx: DbContext, ownerUserId: number, appId: number, secretId: number, options: { evenTheLast?: boolean } = {}): Promise<number> {
   const app = await getAppOfOwner(ctx, ownerUserId, appId);
   const secrets = await listClientSecretRows(ctx.db, app.id);
-  if (!secrets.some((s) => s.id === secretId)) throw new Problem(404, `No client secret ${secretId} for ${app.name}.`);
+  if (!secrets.some((s) => s.id === secretId)) throw clientSecretNotFound(secretId, app.name);
   if (secrets.length === 1 && !options.evenTheLast) {
-    throw new Problem(409, `This is the only client secret of ${app.name}: without it the app cannot obtain tokens. Generate a new one first, or confirm deleting the last one.`);
+    throw lastClientSecret(app.name, 'Generate a new one first, or confirm deleting the last one.');
   }
   await deleteClientSecretRow(ctx.db, app.id, secretId);
   return secrets.length - 1;

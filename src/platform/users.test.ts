@@ -38,7 +38,7 @@ describe.each(testDialects())('users on %s', (dialect) => {
 
   it('refuses a login already taken by an organization namespace (409)', async () => {
     await createOrg(t, { namespace: 'acme', name: 'Acme', ownerLogin: 'alice' });
-    await expect(createUser(t, { login: 'acme', password: 'password-1' })).rejects.toMatchObject({ status: 409, code: 'conflict' });
+    await expect(createUser(t, { login: 'acme', password: 'password-1' })).rejects.toMatchObject({ status: 409, code: 'name_taken' });
   });
 
   it.each(['', '-lead', 'trail-', 'has space', 'a'.repeat(40), 'under_score', 'dot.ted'])(

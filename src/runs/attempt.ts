@@ -10,7 +10,8 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { EventLog } from './eventLog.ts';
-import { RunFailure, type ExecutionHooks, type StepReport, type WorkflowNode } from './executor.ts';
+import type { ExecutionHooks, StepReport, WorkflowNode } from './executor.ts';
+import { RunFailure } from '../shared/errors.ts';
 import type { ModelRouter } from './providers/index.ts';
 import type { RunsStore } from './runsStore.ts';
 import { runEndEvents, type GraphSnapshot } from './service.ts';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { executeGraph, RunFailure, type Graph, type StepReport } from './executor.ts';
+import { executeGraph, type Graph, type StepReport } from './executor.ts';
+import { RunFailure } from '../shared/errors.ts';
 import { createModelRouter, type ChatRequest, type ModelProvider } from './providers/index.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 

@@ -1,6 +1,6 @@
 import type { components } from '../../generated/api.d.ts';
 import type { TemplateScope } from '../workflows/templates.ts';
-import type { RunErrorCode } from '../shared/errors.ts';
+import { RunFailure, type RunErrorCode } from '../shared/errors.ts';
 import { loadConfig } from '../config.ts';
 import { runBudget, type RunBudget } from './compute/budget.ts';
 import { FunctionError } from './compute/functions.ts';
@@ -11,25 +11,10 @@ import { ModelUnavailableError, ProviderError, type ModelRouter, type Usage } fr
 export type WorkflowNode = components['schemas']['WorkflowNode'];
 export type WorkflowEdge = components['schemas']['WorkflowEdge'];
 type ConditionOperator = components['schemas']['ConditionNode']['config']['operator'];
-export type RunErrorBody = components['schemas']['RunError'];
 
 export interface Graph {
   nodes: WorkflowNode[];
   edges: WorkflowEdge[];
-}
-
-/** Why a node (and so the run) failed; `code` is what clients branch on. */
-export class RunFailure extends Error {
-  readonly code: RunErrorCode;
-  readonly nodeId: string | null;
-  constructor(code: RunErrorCode, message: string, nodeId: string | null = null) {
-    super(message);
-    this.code = code;
-    this.nodeId = nodeId;
-  }
-  toJSON(): RunErrorBody & { code: RunErrorCode } {
-    return { code: this.code, message: this.message, node_id: this.nodeId };
-  }
 }
 
 export interface StepReport {

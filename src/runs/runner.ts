@@ -4,7 +4,8 @@
 // runs no attempt will end.
 import type { AppContext } from '../context.ts';
 import { abandonedRunError, Attempt, beginAttempt, type AttemptDeps, type Outcome } from './attempt.ts';
-import { executeGraph, RunFailure } from './executor.ts';
+import { executeGraph } from './executor.ts';
+import { RunFailure } from '../shared/errors.ts';
 import { runBudget } from './compute/budget.ts';
 import type { ModelRouter } from './providers/index.ts';
 import type { RunJobContext, RunQueue } from './queue.ts';

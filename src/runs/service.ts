@@ -3,10 +3,9 @@
 // cancel, history. Execution itself is in runner.ts.
 import type { components } from '../../generated/api.d.ts';
 import { isUniqueViolation } from '../db/insert.ts';
-import { idempotencyConflict, invalidRunInputs, queueUnavailable, runsNotConfigured, runAlreadyFinished, runNotFound, tooManyConcurrentRuns, tooManyRunsPerMinute, workflowNotFound, type ProblemItem } from '../shared/errors.ts';
+import { idempotencyConflict, invalidRunInputs, queueUnavailable, runsNotConfigured, runAlreadyFinished, runNotFound, tooManyConcurrentRuns, tooManyRunsPerMinute, workflowNotFound, RunFailure, type ProblemItem } from '../shared/errors.ts';
 import { ulid } from '../shared/ids.ts';
 import { findWorkflowForRuns, isWorkflowDeletedForRuns, type Workflow, type WorkflowContext } from '../workflows/service.ts';
-import { RunFailure } from './executor.ts';
 import type { AppContext } from '../context.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import type { NewRunEvent } from './events.ts';

@@ -3,7 +3,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { describe, expect, it } from 'vitest';
 import type { AppContext } from '../context.ts';
-import { Problem } from '../shared/errors.ts';
+import { Problem, workflowNotFound } from '../shared/errors.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { workflowValidationErrors } from './router.ts';
 
@@ -75,7 +75,7 @@ describe('workflowValidationErrors', () => {
   it('leaves other operations and other errors alone', async () => {
     const err = validatorError('/body/nodes/0/config/temperature');
     expect(await run(err, { nodes: badNodes }, 'runWorkflow')).toBe(err);
-    const notFound = new Problem(404, 'No workflow wf_x.');
+    const notFound = workflowNotFound('wf_x');
     expect(await run(notFound, { nodes: badNodes })).toBe(notFound);
   });
 });

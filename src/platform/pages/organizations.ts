@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context.ts';
-import { Problem } from '../../shared/errors.ts';
+import { invalidField } from '../../shared/errors.ts';
 import { addMember, createOrg, getOrgWithMembers, listOrgsWithRoleForUser, removeMember, type Role } from '../orgs.ts';
 import { confirmPage } from '../views/confirm.ts';
 import type { PageUser } from '../views/format.ts';
@@ -78,7 +78,7 @@ export function organizationsRouter(ctx: AppContext): Router {
     if (found.role !== 'owner') return sendPage(res, 403, messagePage({ title: 'Owners only', message: `Only an owner of ${found.org.name} adds members.`, error: true, user }));
     const input: MemberInput = { login: field(req, 'login'), role: field(req, 'role') || 'member' };
     try {
-      if (!input.login) throw new Problem(400, 'Enter a username.', { errors: [{ pointer: '/login', message: 'enter the username of the person to add' }] });
+      if (!input.login) throw invalidField('Enter a username.', '/login', 'enter the username of the person to add');
       await addMember(ctx, found.org.namespace, input.login, input.role);
       res.redirect(303, `/settings/organizations/${found.org.namespace}?done=member-added`);
     } catch (err) {
