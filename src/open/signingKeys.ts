@@ -103,7 +103,8 @@ function createKeyRing(db: Knex, sealer: Sealer, tokenTtlSeconds: number): KeyRi
   /**
    * An unknown kid may be a key another process created a moment ago, or a forgery: read again,
    * but no sooner than UNKNOWN_KID_RELOAD_MS after the last read, one read for every unknown kid
-   * that arrives until then. A new key's first token waits at most that long; it is never refused.
+   * that arrives until then. A new key's first token waits at most that long for the read that
+   * finds it (or, when it joined a read begun just before the key's insert, its retry is accepted).
    */
   function reloadForUnknownKid(): Promise<void> {
     unknownKidReload ??= sleep(Math.max(0, verifiersLoadedAt + UNKNOWN_KID_RELOAD_MS - Date.now()))
