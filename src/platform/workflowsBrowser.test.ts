@@ -116,7 +116,8 @@ describe('workflow and run pages in a real browser', () => {
       expect(await page.textContent('h1')).toBe('Ticket triage with a rather long name to wrap');
       expect(await page.textContent('main')).toContain('Escalates urgent tickets <and answers the rest>');
       const svg = page.locator('.graph svg');
-      expect(await svg.getAttribute('role')).toBe('img');
+      // A group of links (each box opens its node's details, issue 35), named as the picture was.
+      expect(await svg.getAttribute('role')).toBe('group');
       expect(await svg.locator('g.node').count()).toBe(8);
       expect(await svg.locator('g.edge').count()).toBe(7);
       expect((await svg.locator('text.branch').allTextContents()).sort()).toEqual(['false', 'true']);
@@ -221,7 +222,7 @@ describe('workflow and run pages in a real browser', () => {
     const row = (id: string) => page.locator(`tr.step[data-node=${id}]`);
     expect(await row('triage').locator('.badge').textContent()).toBe('completed');
     expect(await row('triage').textContent()).toMatch(/\d+ tokens/);
-    expect(await row('triage').locator('pre').textContent()).toBe('URGENT: export is broken for Ada');
+    expect(await row('triage').locator('td.step-output pre').textContent()).toBe('URGENT: export is broken for Ada');
     expect(await row('acknowledge').locator('.badge').textContent()).toBe('skipped');
     expect(await row('reply').locator('.badge').textContent()).toBe('skipped');
     expect(await page.locator('.graph g.node[data-node=acknowledge]').getAttribute('class')).toContain('status-skipped');
@@ -294,7 +295,7 @@ describe('workflow and run pages in a real browser', () => {
       // Then it has completed, with its output, usage and duration, while the second one runs.
       await page.waitForSelector('tr.step[data-node=review] .badge.status-running');
       expect(await row('draft').locator('.badge').textContent()).toBe('completed');
-      expect(await row('draft').locator('pre').textContent()).toBe('a first draft');
+      expect(await row('draft').locator('td.step-output pre').textContent()).toBe('a first draft');
       expect(await row('draft').textContent()).toMatch(/\d+ tokens\d+ in, 3 out/);
       expect(await row('draft').locator('td').nth(2).textContent()).toMatch(/UTC\d+\.\d{2} s$/);
       expect(await page.locator('.graph g.node[data-node=draft] text.node-type').textContent()).toBe('LLM call · completed');
@@ -305,7 +306,7 @@ describe('workflow and run pages in a real browser', () => {
 
       await page.waitForSelector('#run-status .badge.status-completed', { timeout: 15_000 });
       expect(await page.locator('#run-announce').textContent()).toBe('The run completed.');
-      expect(await row('review').locator('pre').textContent()).toBe('reviewed and fine');
+      expect(await row('review').locator('td.step-output pre').textContent()).toBe('reviewed and fine');
       expect(await page.locator('main').textContent()).toContain('reviewed and fine');
       expect(requested.filter((p) => p === `${runPath}/events`)).toHaveLength(1); // closed at run.finished, not reconnected
       expect(requested.filter((p) => p === `${runPath}/state`).length).toBeLessThanOrEqual(1); // once, for the run's totals

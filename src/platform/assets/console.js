@@ -12,6 +12,16 @@ for (const code of document.querySelectorAll('code[data-copy], code#client-id, c
   });
   code.after(button);
 }
+// The node inspector (src/platform/views/nodeInspector.ts): a graph box links to its node's
+// details; on a run's page those are folded in the node's row, so opening the link unfolds them.
+const openTarget = () => {
+  const target = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+  const details = target?.querySelector('details.step-details');
+  if (details) details.open = true;
+  target?.focus({ preventScroll: true });
+};
+window.addEventListener('hashchange', openTarget);
+openTarget();
 // A run that has not ended (src/platform/views/runs.ts): its page follows the run's event stream
 // (data-events, an EventSource on the same origin, signed in by the session cookie), updating each
 // node's row and box as its events arrive, and reads the state part once at the end (data-live:

@@ -115,6 +115,11 @@ export interface GraphSvgOptions {
   statuses?: ReadonlyMap<string, string>;
   /** The accessible name of the picture. */
   title: string;
+  /**
+   * Where a node's details are (`#node-triage`): each box is then a link there, reachable by
+   * keyboard, and the picture a group of links rather than an image.
+   */
+  nodeHref?: (id: string) => string;
 }
 
 /**
@@ -144,14 +149,15 @@ export function graphSvg(nodes: readonly WorkflowNode[], edges: readonly Workflo
   const boxes = layout.nodes.map(({ node, x, y }) => {
     const status = options.statuses?.get(node.id);
     const type = nodeTypeLabel(node.type);
-    return html`<g class="node type-${node.type}${status ? html` status-${status}` : ''}" data-node="${node.id}" transform="translate(${x} ${y})">
+    const box = html`<g class="node type-${node.type}${status ? html` status-${status}` : ''}" data-node="${node.id}" transform="translate(${x} ${y})">
 <title>${node.id} (${type})${status ? `: ${status.replace('_', ' ')}` : ''}</title>
 <rect width="${NODE_WIDTH}" height="${NODE_HEIGHT}" rx="6"/><rect class="stripe" width="6" height="${NODE_HEIGHT}" rx="3"/>
 <text class="node-id" x="14" y="19">${cut(node.id)}</text><text class="node-type" x="14" y="36">${type}${status ? ` · ${status.replace('_', ' ')}` : ''}</text></g>`;
+    return options.nodeHref ? html`<a href="${options.nodeHref(node.id)}" class="node-link">${box}</a>` : box;
   });
   // A graph wider than three boxes would shrink past reading on a phone: it keeps its size there and scrolls in its own box.
   const wide = layout.width > WIDE ? html` class="wide"` : '';
-  return html`<div class="graph"><svg xmlns="http://www.w3.org/2000/svg"${wide} viewBox="0 0 ${layout.width} ${layout.height}" width="${layout.width}" height="${layout.height}" role="img" aria-label="${options.title}">
+  return html`<div class="graph"><svg xmlns="http://www.w3.org/2000/svg"${wide} viewBox="0 0 ${layout.width} ${layout.height}" width="${layout.width}" height="${layout.height}" role="${options.nodeHref ? 'group' : 'img'}" aria-label="${options.title}">
 <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0L10 5L0 10z"/></marker></defs>
 ${arrows}${boxes}</svg>${edgeList(nodes, edges, options.title)}</div>`;
 }

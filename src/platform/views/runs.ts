@@ -4,6 +4,7 @@ import { html, type Html } from '../html.ts';
 import type { PageUser } from './format.ts';
 import { graphSvg, nodeTypeLabel } from './graphSvg.ts';
 import { layout } from './layout.ts';
+import { nodeAnchor, stepDetails } from './nodeInspector.ts';
 import { runControls } from './runControls.ts';
 import { formatDuration, isoDate, statusBadge, WORKFLOWS_NAV } from './workflows.ts';
 
@@ -24,7 +25,7 @@ const seconds = (from: string | null, to: string | null): number | null => (from
 const textBlock = (value: unknown): Html => html`<pre>${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}</pre>`;
 
 /** A node's row: its log if it has one; otherwise what the run's state says happened to it. */
-function nodeRow(node: GraphSnapshot['nodes'][number], step: RunStep | undefined, run: RunDetail): Html {
+function nodeRow(node: GraphSnapshot['nodes'][number], step: RunStep | undefined, run: RunDetail, edges: GraphSnapshot['edges']): Html {
   const status = step?.status ?? (runEnded(run) ? (run.status === 'completed' ? 'skipped' : 'not_started') : 'pending');
   const usage = step?.usage ? html`${step.usage.total_tokens}<span class="cell-label"> tokens</span><br><small>${step.usage.prompt_tokens} in, ${step.usage.completion_tokens} out</small>` : html`<small>—</small>`;
   let detail: Html;
@@ -33,7 +34,7 @@ function nodeRow(node: GraphSnapshot['nodes'][number], step: RunStep | undefined
   else if (status === 'not_started') detail = html`<small>Not started: the run ended first.</small>`;
   else if (step?.output !== null && step?.output !== undefined) detail = textBlock(step.output);
   else detail = html`<small>${status === 'running' ? 'Working…' : '—'}</small>`;
-  return html`<tr data-node="${node.id}" class="step status-${status}"><td><strong>${node.id}</strong><br><small>${nodeTypeLabel(node.type)}</small></td>
+  return html`<tr data-node="${node.id}" id="${nodeAnchor(node.id)}" tabindex="-1" class="step status-${status}"><td><strong>${node.id}</strong><br><small>${nodeTypeLabel(node.type)}</small>${stepDetails(node, step, edges)}</td>
 <td>${statusBadge(status)}</td><td>${step?.started_at ? html`<small>${isoDate(step.started_at)}</small><br>${formatDuration(seconds(step.started_at, step.finished_at))}` : html`<small>—</small>`}</td>
 <td>${usage}</td><td class="step-output">${detail}${step?.truncated ? html`<p><small>Cut at 200,000 characters.</small></p>` : ''}</td></tr>`;
 }
@@ -65,8 +66,8 @@ ${run.error ? html`<div class="error" role="alert"><p><strong>${run.error.code}<
       : html`<p><small>${runEnded(run) ? 'None: the run did not complete.' : 'Not yet: the run has not ended.'}</small></p>`
   }
 <h2>Nodes</h2>
-${graphSvg(graph.nodes, graph.edges, { title: `${workflowName}, run ${run.id}: each node's status`, statuses })}
-<table class="steps"><thead><tr><th>Node</th><th>Status</th><th>Time</th><th>Usage</th><th>Output</th></tr></thead><tbody>${graph.nodes.map((n) => nodeRow(n, steps.get(n.id), run))}</tbody></table>`;
+${graphSvg(graph.nodes, graph.edges, { title: `${workflowName}, run ${run.id}: each node's status`, statuses, nodeHref: (id) => `#${nodeAnchor(id)}` })}
+<table class="steps"><thead><tr><th>Node</th><th>Status</th><th>Time</th><th>Usage</th><th>Output</th></tr></thead><tbody>${graph.nodes.map((n) => nodeRow(n, steps.get(n.id), run, graph.edges))}</tbody></table>`;
 }
 
 export interface RunPageModel extends RunModel {

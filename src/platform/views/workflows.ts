@@ -5,6 +5,7 @@ import { formatDate, type PageUser } from './format.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
 import { graphSvg } from './graphSvg.ts';
 import { layout } from './layout.ts';
+import { nodeAnchor, nodeSections } from './nodeInspector.ts';
 import { curlBlock, curlForRunStart } from './runControls.ts';
 
 // The console's workflow pages: the list, and a workflow (graph, description, run form, run
@@ -139,7 +140,8 @@ ${workflow.description ? html`<p>${workflow.description}</p>` : ''}
 ${curlBlock(curlForRunStart(baseUrl, workflow.id, Object.fromEntries(inputVariables(workflow.nodes).map((v) => [v, form.values[v] || `your ${v}`]))), 'Start a run from a terminal (curl)')}</section>
 <section aria-labelledby="graph-heading"><h2 id="graph-heading">Graph</h2>
 <p><small>Version ${workflow.version} · ${workflow.nodes.length} nodes · updated ${isoDate(workflow.updated_at)}. Change it through the API (<code>PATCH /api/workflows/${workflow.id}</code>).</small></p>
-${graphSvg(workflow.nodes, workflow.edges, { title: `The graph of ${workflow.name}` })}</section>
+${graphSvg(workflow.nodes, workflow.edges, { title: `The graph of ${workflow.name}`, nodeHref: (id) => `#${nodeAnchor(id)}` })}
+<p><small>Select a node for its settings.</small></p>${nodeSections(workflow.nodes, workflow.edges)}</section>
 <section aria-labelledby="runs-heading"><h2 id="runs-heading">Runs</h2>
 ${runsMeta.total || search ? runFilter(workflow, search) : ''}
 ${

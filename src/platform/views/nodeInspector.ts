@@ -1,0 +1,38 @@
+import type { GraphSnapshot, RunStep } from '../../runs/service.ts';
+import { html, type Html } from '../html.ts';
+import { nodeTypeLabel } from './graphSvg.ts';
+
+// The node inspector: what each node is set to do (its config) and, on a run's page, what it did
+// (the text it worked on, its output and error). The graph's boxes link to it (`#node-<id>`), so it
+// works without script; console.js opens a run step's details when its box is clicked.
+
+type Node = GraphSnapshot['nodes'][number];
+type Edge = GraphSnapshot['edges'][number];
+
+export const nodeAnchor = (id: string) => `node-${id}`;
+
+/** A config value as written: text in a block (whitespace kept), anything else as JSON. */
+const value = (v: unknown): Html => (typeof v === 'string' ? (v.includes('\n') || v.length > 60 ? html`<pre>${v}</pre>` : html`<code>${v}</code>`) : html`<code>${JSON.stringify(v)}</code>`);
+
+/** The node's config, key by key, and where its edges come from and go. */
+export function nodeConfig(node: Node, edges: readonly Edge[]): Html {
+  const entries = Object.entries(node.config as Record<string, unknown>);
+  const into = edges.filter((e) => e.to === node.id).map((e) => html`<code>${e.from}</code>${e.branch ? ` (when ${e.branch})` : ''} `);
+  const out = edges.filter((e) => e.from === node.id).map((e) => html`<code>${e.to}</code>${e.branch ? ` (when ${e.branch})` : ''} `);
+  return html`<dl class="node-config">${entries.map(([k, v]) => html`<dt>${k}</dt><dd>${value(v)}</dd>`)}
+<dt>from</dt><dd>${into.length ? into : html`<small>nothing (a start)</small>`}</dd><dt>to</dt><dd>${out.length ? out : html`<small>nothing (an end)</small>`}</dd></dl>`;
+}
+
+/** The workflow page's inspector: one section per node, the target of its box's link. */
+export function nodeSections(nodes: readonly Node[], edges: readonly Edge[]): Html {
+  return html`${nodes.map(
+    (n) => html`<section class="node-detail" id="${nodeAnchor(n.id)}" tabindex="-1" aria-labelledby="${nodeAnchor(n.id)}-heading"><h3 id="${nodeAnchor(n.id)}-heading"><code>${n.id}</code> <small>${nodeTypeLabel(n.type)}</small></h3>${nodeConfig(n, edges)}</section>`,
+  )}`;
+}
+
+/** On a run's page, under the node's name in its row: its config and the text it worked on. */
+export function stepDetails(node: Node, step: RunStep | undefined, edges: readonly Edge[]): Html {
+  return html`<details class="step-details"><summary>Config and input</summary>${nodeConfig(node, edges)}${
+    step?.input !== null && step?.input !== undefined ? html`<p><strong>Input</strong> <small>(for an LLM call, the prompt it sent)</small></p><pre>${step.input}</pre>` : ''
+  }</details>`;
+}
