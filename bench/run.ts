@@ -3,7 +3,7 @@
 // the real OAuth flow, each load from another process (bench/load.ts) on loopback, and one table.
 // Loads 1 and 3 also run against panva/oidc-provider (bench/peer.ts); the table divides ours by it.
 //
-//   npm run bench -- [--duration 10] [--connections 32] [--only 1,3,4,ref] [--poll-ms 5] [--repeat 1] [--profile DIR]
+//   npm run bench -- [--duration 10] [--connections 32] [--only 1,3,4,8,ref] [--poll-ms 5] [--repeat 1] [--profile DIR]
 //
 // --repeat N runs the whole bench N times, each from scratch (fresh databases, service and peer),
 // and prints the median of each row (and the median of each run's ours ÷ peer): on a shared VM
@@ -26,6 +26,7 @@ import mysql from 'mysql2/promise';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { Browser, formFields, logIn } from '../test/support/oauthFlow.ts';
 import type { LoadResult, LoadSpec } from './types.ts';
+import { isolationRows } from './isolation.ts';
 import { freePort, provisionThroughCli, waitForReady } from '../test/support/processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -403,6 +404,10 @@ async function runOnce(): Promise<void> {
     }
     child.kill('SIGTERM');
   }
+
+  // 8. Another user's latency, idle and under one user's heavy runs (bench/isolation.ts); last, as
+  // the heavy runs' compute processes keep a core busy until cancelled.
+  if (wanted('8')) await isolationRows({ baseUrl, env, durationSeconds: DURATION, load, record });
 }
 
 async function cleanUp(): Promise<void> {

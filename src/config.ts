@@ -108,10 +108,10 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: integer(1_048_576, 1024, 1_073_741_824),
   RUN_TIMEOUT_SECONDS: integer(300, 1, 86_400),
   RUN_CONCURRENCY: integer(32, 1, 1000),
-  COMPUTE_THREADS: integer(0, 0, 256),
+  COMPUTE_PROCESSES: integer(0, 0, 256),
   COMPUTE_HEAP_MB: integer(64, 16, 16_384),
   COMPUTE_TIME_LIMIT_MS: integer(5_000, 10, 600_000),
-  COMPUTE_USER_MAX_THREADS: integer(0, 0, 256),
+  COMPUTE_USER_MAX_PROCESSES: integer(0, 0, 256),
   RUN_COMPUTE_MAX_MS: integer(60_000, 10, 86_400_000),
   NODE_TEXT_MAX_CHARS: integer(1_000_000, 1_000, 100_000_000),
   RUN_TEXT_MAX_CHARS: integer(10_000_000, 1_000, 1_000_000_000),
@@ -228,14 +228,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     RUN_TIMEOUT_SECONDS: e.RUN_TIMEOUT_SECONDS,
     /** Runs one worker process executes at once (each mostly waits on the store and the model provider). */
     RUN_CONCURRENCY: e.RUN_CONCURRENCY,
-    /** Compute threads of a process that executes runs (templates and every node that computes); 0: one per core but one, at least 2. */
-    COMPUTE_THREADS: e.COMPUTE_THREADS,
-    /** Heap of each compute thread (MB): a computation that needs more fails with `compute_limit`, the process lives. */
+    /** Compute processes (children) of a process that executes runs (templates and every node that computes); 0: one per core but one, at least 2. */
+    COMPUTE_PROCESSES: e.COMPUTE_PROCESSES,
+    /** Heap of each compute process (MB): a computation that needs more fails with `compute_limit`, the process lives. */
     COMPUTE_HEAP_MB: e.COMPUTE_HEAP_MB,
-    /** The longest one computation (a template's rendering) may run before its thread is terminated (`compute_limit`). */
+    /** The longest one computation (a template's rendering) may run before its compute process is killed (`compute_limit`). */
     COMPUTE_TIME_LIMIT_MS: e.COMPUTE_TIME_LIMIT_MS,
-    /** Compute threads one user's runs may hold at once; 0: half the threads (rounded up). */
-    COMPUTE_USER_MAX_THREADS: e.COMPUTE_USER_MAX_THREADS,
+    /** Compute processes one user's runs may hold at once; 0: half of them (rounded up). */
+    COMPUTE_USER_MAX_PROCESSES: e.COMPUTE_USER_MAX_PROCESSES,
     /** The time a run's computations may take together (summed over its nodes); past it the run fails with `compute_limit`. */
     RUN_COMPUTE_MAX_MS: e.RUN_COMPUTE_MAX_MS,
     /** The longest text one node may produce; longer fails the node with `output_too_large`. */

@@ -76,7 +76,7 @@ describe('run budgets', () => {
     server = await startTestServer({
       runs: true,
       // Two compute processes, so a user's share is one of them; a run may compute for 1.5 s and last 8 s.
-      env: { COMPUTE_THREADS: '2', RUN_COMPUTE_MAX_MS: '1500', RUN_TIMEOUT_SECONDS: '8' },
+      env: { COMPUTE_PROCESSES: '2', RUN_COMPUTE_MAX_MS: '1500', RUN_TIMEOUT_SECONDS: '8' },
     });
     alice = await clientFor(server.ctx, 'alice');
     bob = await clientFor(server.ctx, 'bob');
@@ -153,7 +153,7 @@ describe('size caps and the wall clock', () => {
   beforeAll(async () => {
     server = await startTestServer({
       runs: true,
-      env: { COMPUTE_THREADS: '2', NODE_TEXT_MAX_CHARS: '1000', RUN_OUTPUT_MAX_CHARS: '1500', RUN_TIMEOUT_SECONDS: '1' },
+      env: { COMPUTE_PROCESSES: '2', NODE_TEXT_MAX_CHARS: '1000', RUN_OUTPUT_MAX_CHARS: '1500', RUN_TIMEOUT_SECONDS: '1' },
     });
     carol = await clientFor(server.ctx, 'carol');
   });

@@ -10,10 +10,10 @@ import { ComputeLimitError, ComputePool, type PoolLimits } from './pool.ts';
 /** The budget settings of config.ts, by their environment names. */
 export type BudgetConfig = Pick<
   Config,
-    | 'COMPUTE_THREADS'
+    | 'COMPUTE_PROCESSES'
   | 'COMPUTE_HEAP_MB'
   | 'COMPUTE_TIME_LIMIT_MS'
-  | 'COMPUTE_USER_MAX_THREADS'
+  | 'COMPUTE_USER_MAX_PROCESSES'
   | 'RUN_COMPUTE_MAX_MS'
   | 'NODE_TEXT_MAX_CHARS'
   | 'RUN_TEXT_MAX_CHARS'
@@ -32,16 +32,16 @@ export interface RunBudget {
 }
 
 /**
- * The pool's size when COMPUTE_THREADS is 0: one thread per core but the one the event loop
- * needs, and at least two, so one user's share (half, below) leaves a thread for the others.
+ * The pool's size when COMPUTE_PROCESSES is 0: one process per core but the one the event loop
+ * needs, and at least two, so one user's share (half, below) leaves a process for the others.
  */
 export function poolLimits(config: BudgetConfig, cores = availableParallelism()): PoolLimits {
-  const threads = config.COMPUTE_THREADS || Math.max(2, cores - 1);
+  const processes = config.COMPUTE_PROCESSES || Math.max(2, cores - 1);
   return {
-    threads,
+    processes,
     heapMb: config.COMPUTE_HEAP_MB,
     timeLimitMs: config.COMPUTE_TIME_LIMIT_MS,
-    ownerMaxThreads: Math.min(threads, config.COMPUTE_USER_MAX_THREADS || Math.ceil(threads / 2)),
+    ownerMaxProcesses: Math.min(processes, config.COMPUTE_USER_MAX_PROCESSES || Math.ceil(processes / 2)),
   };
 }
 

@@ -1,13 +1,13 @@
-// The pure functions a compute thread runs (pool.ts): each takes a JSON-like input and returns a
+// The pure functions a compute process runs (pool.ts): each takes a JSON-like input and returns a
 // JSON-like value, reads nothing outside its input and keeps nothing between calls. A node kind
 // that computes (templates now; expressions, code or map nodes later) adds its function here and
 // calls it by name through the pool, so it runs under the same budgets (heap, CPU time, output
-// size) on a thread whose death never takes the process down.
+// size) in a child process whose death never takes the service down.
 import { renderTemplate, TemplateError, type TemplateScope } from '../../workflows/templates.ts';
 
 /**
  * A function's own failure (as opposed to a budget it broke): `code` is the run error code the
- * node fails with. It crosses the thread boundary as code and message.
+ * node fails with. It crosses the process boundary as code and message.
  */
 export class FunctionError extends Error {
   readonly code: string;

@@ -13,7 +13,7 @@ let pool: ComputePool | undefined;
 afterEach(() => pool?.close());
 
 function start(limits: Partial<PoolLimits> = {}): ComputePool {
-  pool = new ComputePool({ threads: 1, heapMb: 64, timeLimitMs: 10_000, ownerMaxThreads: 1, ...limits });
+  pool = new ComputePool({ processes: 1, heapMb: 64, timeLimitMs: 10_000, ownerMaxProcesses: 1, ...limits });
   return pool;
 }
 
@@ -72,7 +72,7 @@ describe('compute pool', () => {
   });
 
   it('an owner holds at most its share of the slots; the others stay for other owners', async () => {
-    const p = start({ threads: 2, ownerMaxThreads: 1 });
+    const p = start({ processes: 2, ownerMaxProcesses: 1 });
     const calls = [render(p, 'a1'), render(p, 'a2'), render(p, 'a3')];
     expect(p.stats()).toMatchObject({ running: 1, waiting: 2 });
     calls.push(render(p, 'b1', 'b'));

@@ -2,10 +2,10 @@
 // service's process (issue 30: 45 parallel templates grew the API to 4.35 GB and killed it). Each
 // slot is a child process with its own capped heap (--max-old-space-size) running one call at a
 // time; a call past its time is ended by killing its child, a child that runs out of heap dies
-// alone, and either is replaced. Child processes, not worker threads: a worker thread that
+// alone, and either is replaced. Child processes, not worker threads: a worker slot that
 // exhausts its resourceLimits in one large allocation aborts the whole process (nodejs/node#47224;
 // seen here with a doubled `capture`). Waiting calls are served owner by owner (a user; the one served least recently first), and
-// an owner holds at most `ownerMaxThreads` slots at once, so one user's runs never take every
+// an owner holds at most `ownerMaxProcesses` slots at once, so one user's runs never take every
 // slot: others' calls go first.
 import { fork, type ChildProcess } from 'node:child_process';
 import type { ComputeFunctionName, ComputeFunctions } from './functions.ts';
@@ -14,13 +14,13 @@ import type { Answer, Task } from './child.ts';
 
 export interface PoolLimits {
   /** Slots (child processes) of the pool. */
-  threads: number;
+  processes: number;
   /** Old-generation heap of each child (V8 --max-old-space-size). */
   heapMb: number;
   /** The longest one call may run before its child is killed. */
   timeLimitMs: number;
   /** Slots one owner may hold at once. */
-  ownerMaxThreads: number;
+  ownerMaxProcesses: number;
 }
 
 /** A call broke a budget: `time` (COMPUTE_TIME_LIMIT_MS), `memory` (COMPUTE_HEAP_MB) or `too_large` (its value's size cap). */
@@ -61,7 +61,7 @@ interface Call {
   onAbort(): void;
 }
 
-interface Thread {
+interface Slot {
   child: ChildProcess;
   ready: Promise<void>;
   call: Call | undefined;
@@ -72,7 +72,7 @@ const CHILD_PATH = new URL('./child.ts', import.meta.url);
 
 export class ComputePool {
   readonly limits: PoolLimits;
-  private readonly threads = new Set<Thread>();
+  private readonly slots = new Set<Slot>();
   /** Waiting calls by owner. */
   private readonly waiting = new Map<string, Call[]>();
   /** When each owner was last given a slot (a turn number): the least recent goes first. */
@@ -83,10 +83,10 @@ export class ComputePool {
   private closed = false;
 
   constructor(limits: PoolLimits) {
-    this.limits = { ...limits, threads: Math.max(1, limits.threads), ownerMaxThreads: Math.max(1, limits.ownerMaxThreads) };
+    this.limits = { ...limits, processes: Math.max(1, limits.processes), ownerMaxProcesses: Math.max(1, limits.ownerMaxProcesses) };
   }
 
-  /** Runs the named function of functions.ts on a compute thread, under the pool's limits. */
+  /** Runs the named function of functions.ts on a compute slot, under the pool's limits. */
   run<N extends ComputeFunctionName>(name: N, input: Input<N>, options: CallOptions): Promise<Output<N>> {
     return new Promise<Output<N>>((resolve, reject) => {
       const { signal, owner } = options;
@@ -111,43 +111,43 @@ export class ComputePool {
     });
   }
 
-  /** Calls waiting for a thread, and threads at work (for tests and metrics). */
-  stats(): { waiting: number; running: number; threads: number } {
+  /** Calls waiting for a slot, calls running, and live compute processes (for tests and metrics). */
+  stats(): { waiting: number; running: number; processes: number } {
     let waiting = 0;
     for (const queue of this.waiting.values()) waiting += queue.length;
     let running = 0;
     for (const n of this.running.values()) running += n;
-    return { waiting, running, threads: this.threads.size };
+    return { waiting, running, processes: this.slots.size };
   }
 
   close(): void {
     this.closed = true;
     for (const queue of this.waiting.values()) for (const call of queue) this.settle(call, new Error('The compute pool is closed.'));
     this.waiting.clear();
-    for (const thread of [...this.threads]) this.kill(thread, new Error('The compute pool is closed.'));
+    for (const slot of [...this.slots]) this.kill(slot, new Error('The compute pool is closed.'));
   }
 
-  /** Hands waiting calls to idle threads (spawning up to `threads`), owner by owner. */
+  /** Hands waiting calls to idle slots (spawning up to `processes`), owner by owner. */
   private pump(): void {
     while (!this.closed) {
-      const thread = this.idleThread();
-      if (!thread) return;
+      const slot = this.idleSlot();
+      if (!slot) return;
       const call = this.nextCall();
       if (!call) return;
-      void this.dispatch(thread, call);
+      void this.dispatch(slot, call);
     }
   }
 
-  private idleThread(): Thread | undefined {
-    for (const t of this.threads) if (!t.call) return t;
-    return this.threads.size < this.limits.threads ? this.spawn() : undefined;
+  private idleSlot(): Slot | undefined {
+    for (const t of this.slots) if (!t.call) return t;
+    return this.slots.size < this.limits.processes ? this.spawn() : undefined;
   }
 
   /** The first waiting call of the owner served least recently among those under their cap. */
   private nextCall(): Call | undefined {
     let chosen: string | undefined;
     for (const owner of this.waiting.keys()) {
-      if ((this.running.get(owner) ?? 0) >= this.limits.ownerMaxThreads) continue;
+      if ((this.running.get(owner) ?? 0) >= this.limits.ownerMaxProcesses) continue;
       if (chosen === undefined || (this.served.get(owner) ?? 0) < (this.served.get(chosen) ?? 0)) chosen = owner;
     }
     if (chosen === undefined) return undefined;
@@ -158,23 +158,23 @@ export class ComputePool {
     return call;
   }
 
-  private async dispatch(thread: Thread, call: Call): Promise<void> {
-    thread.call = call;
+  private async dispatch(slot: Slot, call: Call): Promise<void> {
+    slot.call = call;
     this.running.set(call.owner, (this.running.get(call.owner) ?? 0) + 1);
-    hold(thread.child, true); // a call under way keeps the process alive; an idle pool does not
-    await thread.ready;
-    if (thread.call !== call) return; // aborted or the thread died while it started
+    hold(slot.child, true); // a call under way keeps the process alive; an idle pool does not
+    await slot.ready;
+    if (slot.call !== call) return; // aborted or the slot died while it started
     // The time counts from when the child can run the call, not from its start-up.
     call.startedAt = performance.now();
     const limit = call.timeLimitMs;
-    thread.timer = setTimeout(() => {
+    slot.timer = setTimeout(() => {
       const which = limit < this.limits.timeLimitMs ? `the ${limit} ms left of the run's compute budget (RUN_COMPUTE_MAX_MS)` : `${limit} ms (COMPUTE_TIME_LIMIT_MS)`;
-      this.kill(thread, new ComputeLimitError('time', `The computation ran longer than ${which}.`));
+      this.kill(slot, new ComputeLimitError('time', `The computation ran longer than ${which}.`));
     }, Math.max(1, limit));
-    thread.child.send(call.task);
+    slot.child.send(call.task);
   }
 
-  private spawn(): Thread {
+  private spawn(): Slot {
     const child = fork(CHILD_PATH, [], {
       // Its own flags only (not the service's, nor a test runner's), and no output but errors.
       execArgv: [`--max-old-space-size=${this.limits.heapMb}`, `--max-semi-space-size=${Math.min(16, this.limits.heapMb)}`, '--stack-size=2048'],
@@ -183,30 +183,30 @@ export class ComputePool {
     });
     hold(child, false);
     let ready!: () => void;
-    const thread: Thread = { child, ready: new Promise<void>((r) => (ready = r)), call: undefined, timer: undefined };
-    this.threads.add(thread);
+    const slot: Slot = { child, ready: new Promise<void>((r) => (ready = r)), call: undefined, timer: undefined };
+    this.slots.add(slot);
     child.on('message', (message: Answer | 'ready') => {
       if (message === 'ready') return ready();
-      if (thread.call?.task.id !== message.id) return;
-      this.finish(thread, message);
+      if (slot.call?.task.id !== message.id) return;
+      this.finish(slot, message);
     });
-    child.on('error', (err) => this.retire(thread, new Error(`A compute process failed: ${err.message}`)));
+    child.on('error', (err) => this.retire(slot, new Error(`A compute process failed: ${err.message}`)));
     child.on('exit', (code, signal) => {
       // V8 aborts a process past its heap limit (SIGABRT, or exit code 134 through a shell).
       const outOfMemory = signal === 'SIGABRT' || code === 134;
       this.retire(
-        thread,
+        slot,
         outOfMemory
           ? new ComputeLimitError('memory', `The computation ran out of its ${this.limits.heapMb} MB of memory (COMPUTE_HEAP_MB).`)
           : new Error(`A compute process stopped (${signal ?? `exit code ${code}`}).`),
       );
     });
-    return thread;
+    return slot;
   }
 
-  private finish(thread: Thread, answer: Answer): void {
-    const call = thread.call!;
-    this.release(thread);
+  private finish(slot: Slot, answer: Answer): void {
+    const call = slot.call!;
+    this.release(slot);
     if (answer.ok) this.settle(call, undefined, answer.value);
     else if (answer.kind === 'function') this.settle(call, new FunctionError(answer.code, answer.message));
     else if (answer.kind === 'too_large') this.settle(call, new ComputeLimitError('too_large', `The computed text is longer than ${call.task.maxChars} characters.`));
@@ -214,13 +214,13 @@ export class ComputePool {
     this.pump();
   }
 
-  /** The thread's call is over (answered, or failed with its thread): the thread is idle. */
-  private release(thread: Thread): Call | undefined {
-    const call = thread.call;
-    clearTimeout(thread.timer);
-    thread.timer = undefined;
-    thread.call = undefined;
-    hold(thread.child, false);
+  /** The slot's call is over (answered, or failed with its slot): the slot is idle. */
+  private release(slot: Slot): Call | undefined {
+    const call = slot.call;
+    clearTimeout(slot.timer);
+    slot.timer = undefined;
+    slot.call = undefined;
+    hold(slot.child, false);
     if (call) {
       const n = (this.running.get(call.owner) ?? 1) - 1;
       if (n > 0) this.running.set(call.owner, n);
@@ -230,22 +230,22 @@ export class ComputePool {
     return call;
   }
 
-  /** The thread is gone (died, or terminated): its call fails with `failure`, and a new thread may start. */
-  private retire(thread: Thread, failure: unknown): void {
-    if (!this.threads.delete(thread)) return;
-    const call = this.release(thread);
+  /** The slot is gone (died, or terminated): its call fails with `failure`, and a new slot may start. */
+  private retire(slot: Slot, failure: unknown): void {
+    if (!this.slots.delete(slot)) return;
+    const call = this.release(slot);
     if (call) this.settle(call, failure);
     this.pump();
   }
 
-  private kill(thread: Thread, failure: unknown): void {
-    this.retire(thread, failure);
-    thread.child.kill('SIGKILL');
+  private kill(slot: Slot, failure: unknown): void {
+    this.retire(slot, failure);
+    slot.child.kill('SIGKILL');
   }
 
   private abort(call: Call): void {
     const reason: unknown = call.signal?.reason;
-    for (const thread of this.threads) if (thread.call === call) return void this.kill(thread, reason);
+    for (const slot of this.slots) if (slot.call === call) return void this.kill(slot, reason);
     const queue = this.waiting.get(call.owner);
     const at = queue?.indexOf(call) ?? -1;
     if (at < 0) return;

@@ -1,5 +1,5 @@
 // The part of a run's scope a template reads: a computation gets only the texts it names, so a
-// long chain does not copy every upstream text into the compute thread for each node.
+// long chain does not copy every upstream text into the compute process for each node.
 import { LRUCache } from 'lru-cache';
 import { analyseTemplate, type TemplateScope } from '../../workflows/templates.ts';
 
