@@ -73,11 +73,11 @@ export function prepared<P extends Params, Row = Record<string, unknown>>(
   async function execute(db: Knex, params: P): Promise<unknown> {
     const dialect = dialectOf(db);
     const { sql, values } = statement(db, params);
-    const client = db.client as { acquireConnection(): Promise<unknown>; releaseConnection(conn: unknown): Promise<void> };
-    const connection = (await client.acquireConnection()) as { __knex__disposed?: Error };
+    // knex's Client#acquireConnection/releaseConnection: declared in knex's types, not yet in its
+    // documentation (docs/upstream/knex-client-connections.md; knex is pinned to the version tested).
+    // A connection knex marked unusable is never handed out: its pool validates on acquire.
+    const connection: unknown = await db.client.acquireConnection();
     try {
-      // As knex does before each query: a connection that failed since it was pooled is not used.
-      if (connection.__knex__disposed) throw connection.__knex__disposed;
       if (dialect === 'mysql') {
         return await new Promise<unknown>((resolve, reject) => {
           (connection as MysqlConnection).execute(sql, values, (err, result) => (err ? reject(err) : resolve(result)));
@@ -85,7 +85,7 @@ export function prepared<P extends Params, Row = Record<string, unknown>>(
       }
       return await (connection as PgConnection).query({ name, text: sql, values });
     } finally {
-      await client.releaseConnection(connection);
+      await db.client.releaseConnection(connection);
     }
   }
 

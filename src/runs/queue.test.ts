@@ -4,8 +4,8 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDb, type TestDb } from '../../test/support/db.ts';
-import { startRunQueue, type RunQueue } from './queue.ts';
-import { PreparedQueueDb } from './queueDb.ts';
+import { JOB_CHANNEL, RUN_QUEUE, startRunQueue, type RunQueue } from './queue.ts';
+import { QueueDb } from './queueDb.ts';
 
 describe('run queue announcements (NOTIFY)', () => {
   let testDb: TestDb;
@@ -22,6 +22,7 @@ describe('run queue announcements (NOTIFY)', () => {
     listener.on('notification', ({ channel, payload }) => heard.push({ channel, payload }));
     await listener.query('LISTEN workflow_run_ended');
     await listener.query('LISTEN workflow_run_events');
+    await listener.query(`LISTEN ${JOB_CHANNEL}`);
   });
   afterAll(async () => {
     await listener?.end();
@@ -31,7 +32,7 @@ describe('run queue announcements (NOTIFY)', () => {
 
   /** `announce` for each run id at once: the NOTIFY statements it took, once the listener heard every id. */
   async function announceTogether(ids: string[], announce: (id: string) => Promise<void>, channel: string): Promise<number> {
-    const executeSql = vi.spyOn(PreparedQueueDb.prototype, 'executeSql');
+    const executeSql = vi.spyOn(QueueDb.prototype, 'executeSql');
     try {
       await Promise.all(ids.map(announce));
       await vi.waitFor(() => expect(heard.filter((h) => h.channel === channel && ids.includes(h.payload!)).map((h) => h.payload)).toEqual(ids));
@@ -57,5 +58,10 @@ describe('run queue announcements (NOTIFY)', () => {
     await Promise.all([queue.announceRunEnded('run_both'), queue.announceRunEvents('run_both')]);
     await vi.waitFor(() => expect(heard).toHaveLength(2));
     expect(heard).toEqual(expect.arrayContaining([{ channel: 'workflow_run_ended', payload: 'run_both' }, { channel: 'workflow_run_events', payload: 'run_both' }]));
+  });
+
+  it("a new job NOTIFYs on the channel the queue listens on to wake one worker (pg-boss's, named by us as pg-boss names it)", async () => {
+    await queue.enqueue('run_job_notice');
+    await vi.waitFor(() => expect(heard).toContainEqual({ channel: JOB_CHANNEL, payload: RUN_QUEUE }));
   });
 });

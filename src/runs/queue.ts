@@ -1,10 +1,8 @@
+import { createHash } from 'node:crypto';
 import { PgBoss, type Db, type JobWithMetadata, type WipData } from 'pg-boss';
-// The expression pg-boss's own listener evaluates for its NOTIFY channel (pg-boss 12): the queue's
-// inserts NOTIFY on it, and we listen on the same channel (see wakeOne below).
-import { notifyChannelSql } from 'pg-boss/dist/plans.js';
 import type { Logger } from 'pino';
 import { batched } from '../db/batched.ts';
-import { PreparedQueueDb } from './queueDb.ts';
+import { QueueDb } from './queueDb.ts';
 
 export const RUN_QUEUE = 'workflow-runs';
 /**
@@ -101,28 +99,23 @@ export interface RunQueueOptions {
 
 const SCHEMA = 'pgboss';
 const POLLING_INTERVAL_SECONDS = 2;
-
 /**
- * The pg-boss queue that carries run ids to workers. A new job wakes one worker at once by
- * LISTEN/NOTIFY, so a run starts in milliseconds; heartbeats let pg-boss notice a dead worker
- * within seconds and hand its job to another (the executor then finds the run half-done and
- * finishes it clearly).
- *
- * pg-boss's own listener (`useListenNotify`) wakes every worker of the queue for every job: with
- * RUN_CONCURRENCY workers mostly idle, each job cost that many fetch queries, all but one empty.
- * So the process listens itself, on the channel the queue's inserts already NOTIFY, and wakes one
- * worker per job: an idle one if there is one, else a busy one, which then fetches again as soon
- * as it is done. Polling (2 s) stays the backstop, and finds retries of jobs whose worker died.
+ * The channel a notify-enabled queue's inserts NOTIFY on, as pg-boss 12 names it for the schema
+ * (`'pgboss_' || left(encode(sha224(schema), 'hex'), 24)`): we listen on it ourselves (see
+ * startRunQueue). pg-boss does not export the name; src/runs/queue.test.ts fails if a job no longer
+ * wakes a worker through it.
  */
-export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue> {
+export const JOB_CHANNEL = `pgboss_${createHash('sha224').update(SCHEMA).digest('hex').slice(0, 24)}`;
+
+/** pg-boss over `db`, started, with the run queue made (or its retry policy brought up to date). */
+async function startBoss(options: RunQueueOptions, db: QueueDb): Promise<PgBoss> {
   // The monitor pass is what fails a job whose heartbeat stopped; pg-boss's default (60 s) would
   // leave a dead worker's run waiting a minute before its retry.
   const monitorIntervalSeconds = options.monitorIntervalSeconds ?? 5;
   const boss = new PgBoss({
-    // pg-boss's pool, with its statements prepared once per connection (queueDb.ts).
-    db: new PreparedQueueDb({ connectionString: options.url, max: 10 }),
+    db, // ours: its statements prepared once per connection (queueDb.ts)
     schema: SCHEMA,
-    // Listening is ours (see above); the queue's inserts still NOTIFY (`notify: true`).
+    // Listening is ours (see startRunQueue); the queue's inserts still NOTIFY (`notify: true`).
     useListenNotify: false,
     monitorIntervalSeconds,
     superviseIntervalSeconds: monitorIntervalSeconds,
@@ -141,85 +134,103 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
   } else {
     await boss.updateQueue(RUN_QUEUE, settings); // a queue made by an older version keeps up with the retry policy
   }
-  let listener: { close(): Promise<void> } | undefined;
-  /**
-   * One LISTEN connection per channel and process, opened with its first watcher, telling every
-   * watcher each payload (a run id), and null after a reconnect (notices may have been missed).
-   */
-  const channelFeed = (channel: string, what: { subject: string; consequence: string }) => {
-    const watchers = new Set<(runId: string | null) => void>();
-    const tell = (runId: string | null) => {
-      for (const w of watchers) w(runId);
-    };
-    let listening: Promise<{ close(): Promise<void> } | undefined> | undefined;
-    return {
-      tell,
-      async watch(watcher: (runId: string | null) => void): Promise<() => void> {
-        const db = boss.getDb();
-        listening ??= db.listen
-          ? db.listen(channel, (runId) => tell(runId), () => tell(null)).catch((err: unknown) => {
-              options.logger.warn({ err }, `run queue: LISTEN for ${what.subject} failed; ${what.consequence}`);
-              listening = undefined;
-              return undefined;
-            })
-          : Promise.resolve(undefined);
-        watchers.add(watcher);
-        await listening;
-        return () => watchers.delete(watcher);
-      },
-      async close() {
-        await (await listening)?.close();
+  return boss;
+}
+
+/**
+ * One LISTEN connection per channel and process, opened with its first watcher, telling every
+ * watcher each payload (a run id), and null after a reconnect (notices may have been missed).
+ */
+function channelFeed(db: QueueDb, logger: Logger, channel: string, what: { subject: string; consequence: string }) {
+  const watchers = new Set<(runId: string | null) => void>();
+  const tell = (runId: string | null) => {
+    for (const w of watchers) w(runId);
+  };
+  let listening: Promise<{ close(): Promise<void> } | undefined> | undefined;
+  return {
+    tell,
+    async watch(watcher: (runId: string | null) => void): Promise<() => void> {
+      listening ??= db.listen(channel, (runId) => tell(runId), () => tell(null)).catch((err: unknown) => {
+        logger.warn({ err }, `run queue: LISTEN for ${what.subject} failed; ${what.consequence}`);
         listening = undefined;
-      },
-    };
+        return undefined;
+      });
+      watchers.add(watcher);
+      await listening;
+      return () => watchers.delete(watcher);
+    },
+    async close() {
+      await (await listening)?.close();
+      listening = undefined;
+    },
   };
-  // Run ends wake `Prefer: wait` requests and event streams; stored events wake event streams.
-  const ended = channelFeed(RUN_ENDED_CHANNEL, { subject: 'run ends', consequence: 'Prefer: wait answers at its deadline' });
-  const stored = channelFeed(RUN_EVENTS_CHANNEL, { subject: 'run events', consequence: 'event streams wait for the run end' });
+}
+
+/** Wakes this process's run workers: one for one new job (the next idle one in turn, else a busy one), or all. */
+function workerWaker(boss: PgBoss) {
   let next = 0;
-  /** Wakes one worker of this process for one new job (the next idle one in turn, else a busy one). */
-  const wakeOne = () => {
-    const workers = boss.getWipData().filter((w: WipData) => w.name === RUN_QUEUE && w.state === 'active');
-    if (!workers.length) return;
-    const idle = workers.filter((w) => w.count === 0);
-    const pool = idle.length ? idle : workers;
-    boss.notifyWorker(pool[next++ % pool.length]!.id);
+  return {
+    one() {
+      const workers = boss.getWipData().filter((w: WipData) => w.name === RUN_QUEUE && w.state === 'active');
+      if (!workers.length) return;
+      const idle = workers.filter((w) => w.count === 0);
+      const pool = idle.length ? idle : workers;
+      boss.notifyWorker(pool[next++ % pool.length]!.id);
+    },
+    /** After the listener (re)connects, notifications may have been missed: every worker fetches once. */
+    all() {
+      for (const w of boss.getWipData()) if (w.name === RUN_QUEUE) boss.notifyWorker(w.id);
+    },
   };
-  /** After the listener (re)connects, notifications may have been missed: every worker fetches once. */
-  const wakeAll = () => {
-    for (const w of boss.getWipData()) if (w.name === RUN_QUEUE) boss.notifyWorker(w.id);
+}
+
+/** A delivery of a run's job, as the runner's handler sees it. */
+function jobContext(job: JobWithMetadata<{ runId: string }>): RunJobContext {
+  return {
+    retryCount: job.retryCount,
+    lastAttempt: job.retryCount >= RETRY.retryLimit,
+    signal: job.signal,
+    previousFailure: job.retryCount > 0 ? (failureOf(job.output) ?? 'worker_lost') : undefined,
   };
+}
+
+/**
+ * The pg-boss queue that carries run ids to workers. A new job wakes one worker at once by
+ * LISTEN/NOTIFY, so a run starts in milliseconds; heartbeats let pg-boss notice a dead worker
+ * within seconds and hand its job to another (the executor then finds the run half-done and
+ * finishes it clearly).
+ *
+ * pg-boss's own listener (`useListenNotify`) wakes every worker of the queue for every job: with
+ * RUN_CONCURRENCY workers mostly idle, each job cost that many fetch queries, all but one empty.
+ * So the process listens itself, on the channel the queue's inserts already NOTIFY, and wakes one
+ * worker per job: an idle one if there is one, else a busy one, which then fetches again as soon
+ * as it is done. Polling (2 s) stays the backstop, and finds retries of jobs whose worker died.
+ */
+export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue> {
+  const db = new QueueDb({ connectionString: options.url, max: 10 }, (err) => options.logger.warn({ err }, 'run queue: idle connection failed'));
+  const boss = await startBoss(options, db).catch(async (err: unknown) => {
+    await db.close();
+    throw err;
+  });
+  // Run ends wake `Prefer: wait` requests and event streams; stored events wake event streams.
+  const ended = channelFeed(db, options.logger, RUN_ENDED_CHANNEL, { subject: 'run ends', consequence: 'Prefer: wait answers at its deadline' });
+  const stored = channelFeed(db, options.logger, RUN_EVENTS_CHANNEL, { subject: 'run events', consequence: 'event streams wait for the run end' });
+  const wake = workerWaker(boss);
+  let listener: { close(): Promise<void> } | undefined;
   return {
     async enqueue(runId) {
       await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId });
     },
     async work(handler, { concurrency = 4 } = {}) {
-      await boss.work(
-        RUN_QUEUE,
-        {
-          batchSize: 1,
-          localConcurrency: concurrency,
-          // NOTIFY wakes workers for new jobs only; a retry (dead worker) is found by polling.
-          pollingIntervalSeconds: POLLING_INTERVAL_SECONDS,
-          // A retried job still carries the output of its failed delivery: its cause.
-          includeMetadata: true as const,
-        },
-        async ([job]: JobWithMetadata<{ runId: string }>[]) => {
-          if (!job) return;
-          await handler(job.data.runId, {
-            retryCount: job.retryCount,
-            lastAttempt: job.retryCount >= RETRY.retryLimit,
-            signal: job.signal,
-            previousFailure: job.retryCount > 0 ? (failureOf(job.output) ?? 'worker_lost') : undefined,
-          });
-        },
-      );
-      const db = boss.getDb();
-      if (listener || !db.listen) return;
-      const { rows } = await db.executeSql(`SELECT ${notifyChannelSql(SCHEMA)} AS channel`);
-      const channel = String((rows[0] as { channel: string }).channel);
+      const work = { batchSize: 1, localConcurrency: concurrency, pollingIntervalSeconds: POLLING_INTERVAL_SECONDS, includeMetadata: true as const };
+      // NOTIFY wakes workers for new jobs only; a retry (dead worker) is found by polling. A retried
+      // job still carries the output of its failed delivery: its cause.
+      await boss.work(RUN_QUEUE, work, async ([job]: JobWithMetadata<{ runId: string }>[]) => {
+        if (job) await handler(job.data.runId, jobContext(job));
+      });
+      if (listener) return;
       try {
-        listener = await db.listen(channel, (queue) => queue === RUN_QUEUE && wakeOne(), wakeAll);
+        listener = await db.listen(JOB_CHANNEL, (queue) => queue === RUN_QUEUE && wake.one(), () => wake.all());
       } catch (err) {
         options.logger.warn({ err }, `run queue: LISTEN failed; new runs wait for the ${POLLING_INTERVAL_SECONDS} s poll`);
       }
@@ -231,15 +242,15 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
       return { live, lastFailure: failed.length ? failureOf(failed[0]!.output) : null };
     },
     async health() {
-      await boss.getDb().executeSql('select 1');
+      await db.executeSql('select 1');
     },
     async announceRunEnded(runId) {
       ended.tell(runId); // this process's waiters at once; the NOTIFY (heard here too) is for the others
-      await notify(boss.getDb(), { channel: RUN_ENDED_CHANNEL, runId });
+      await notify(db, { channel: RUN_ENDED_CHANNEL, runId });
     },
     watchRunEnded: (watcher) => ended.watch(watcher),
     async announceRunEvents(runId) {
-      await notify(boss.getDb(), { channel: RUN_EVENTS_CHANNEL, runId });
+      await notify(db, { channel: RUN_EVENTS_CHANNEL, runId });
     },
     watchRunEvents: (watcher) => stored.watch(watcher),
     async stop() {
@@ -248,6 +259,7 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
       await ended.close();
       await stored.close();
       await boss.stop({ graceful: true, timeout: 15_000 });
+      await db.close(); // pg-boss closes only a pool it made
     },
   };
 }

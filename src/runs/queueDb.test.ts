@@ -1,17 +1,17 @@
-// The queue's connection pool prepares pg-boss's statements with parameters, once per connection,
-// and runs the others (scripts of several commands) as pg-boss does.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// The queue's database (pg-boss's `db`, over our own pool) prepares pg-boss's statements with
+// parameters, once per connection, runs the others (scripts of several commands) as pg-boss does,
+// and keeps a LISTEN going through a lost connection.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDb, type TestDb } from '../../test/support/db.ts';
-import { PreparedQueueDb } from './queueDb.ts';
+import { QueueDb } from './queueDb.ts';
 
-describe('PreparedQueueDb', () => {
+describe('QueueDb', () => {
   let testDb: TestDb;
-  let db: PreparedQueueDb;
+  let db: QueueDb;
 
   beforeAll(async () => {
     testDb = await createTestDb('pg', { migrate: false });
-    db = new PreparedQueueDb({ connectionString: testDb.url, max: 1 }); // one connection: the session's prepared statements are this pool's
-    await db.open();
+    db = new QueueDb({ connectionString: testDb.url, max: 1 }); // one connection: the session's prepared statements are this pool's
   });
   afterAll(async () => {
     await db.close();
@@ -46,8 +46,7 @@ describe('PreparedQueueDb', () => {
   it("names its connections as pg-boss names its own pools' (pgboss:<8 hex>), or as told", async () => {
     const { rows } = await db.executeSql("SELECT current_setting('application_name') AS name");
     expect(rows[0].name).toMatch(/^pgboss:[0-9a-f]{8}$/);
-    const named = new PreparedQueueDb({ connectionString: testDb.url, max: 1, application_name: 'worker-7' });
-    await named.open();
+    const named = new QueueDb({ connectionString: testDb.url, max: 1, application_name: 'worker-7' });
     try {
       expect((await named.executeSql("SELECT current_setting('application_name') AS name")).rows).toEqual([{ name: 'worker-7' }]);
     } finally {
@@ -58,8 +57,7 @@ describe('PreparedQueueDb', () => {
   it('runs a prepared statement again under a new name when a migration changed the rows it returns, on every connection', async () => {
     // Two connections, each with the statement prepared: after the first fails and is dropped, the
     // call goes again on the other, whose plan under the old name is stale too.
-    const two = new PreparedQueueDb({ connectionString: testDb.url, max: 2 });
-    await two.open();
+    const two = new QueueDb({ connectionString: testDb.url, max: 2 });
     try {
       await two.executeSql('CREATE TABLE returning_probe (a int)');
       const insert = 'INSERT INTO returning_probe (a) VALUES ($1) RETURNING *';
@@ -71,6 +69,22 @@ describe('PreparedQueueDb', () => {
       expect((await two.executeSql(insert, [4])).rows).toEqual([{ a: 4, b: 5 }]);
     } finally {
       await two.close();
+    }
+  });
+
+  it('hears NOTIFY on its own connection, and listens again after that connection is killed, telling the caller (notices may have been missed)', async () => {
+    const heard: Array<string | null> = [];
+    const listening = await db.listen('queue_db_probe', (payload) => heard.push(payload), () => heard.push(null));
+    try {
+      expect(heard).toEqual([null]); // after every subscribe, the first too, as pg-boss's own pool does
+      await db.executeSql("SELECT pg_notify('queue_db_probe', 'one')");
+      await vi.waitFor(() => expect(heard).toEqual([null, 'one']));
+      await db.executeSql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN \"queue_db_probe\"'");
+      await vi.waitFor(() => expect(heard).toEqual([null, 'one', null]), { timeout: 10_000 });
+      await db.executeSql("SELECT pg_notify('queue_db_probe', 'two')");
+      await vi.waitFor(() => expect(heard).toEqual([null, 'one', null, 'two']));
+    } finally {
+      await listening.close();
     }
   });
 });
