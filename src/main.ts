@@ -93,11 +93,9 @@ async function main(): Promise<void> {
   const { port } = server.address() as AddressInfo;
   logger.info({ port, dialect: database.dialect, embedded: Boolean(database.embedded) }, 'listening');
   // Seeded only once the service listens: a start that fails before (the port taken) must not
-  // create the demo data and lose its once-shown secrets with the crash.
-  const seed = config.DEMO ? await seedDemo({ db: database.db, config, now: Date.now }) : null;
-  const hasUsers = seed !== null || (await anyUserExists(database));
-  announce(config, logger, seed, hasUsers);
-
+  // create the demo data and lose its once-shown secrets with the crash. A SIGTERM that comes while
+  // it seeds lets the seed finish before the database closes.
+  const seeding = config.DEMO ? seedDemo({ db: database.db, config, now: Date.now }) : Promise.resolve(null);
   stopGracefully(logger, 'service', async () => {
     server.close();
     // close() ends only the connections idle right now; a keep-alive connection whose request
@@ -106,9 +104,13 @@ async function main(): Promise<void> {
     server.closeIdleConnections();
     await once(server, 'close');
     clearInterval(closeIdle);
+    await seeding.catch(() => undefined);
     await ctx.runs?.stop();
     await database.close();
   });
+  const seed = await seeding;
+  const hasUsers = seed !== null || (await anyUserExists(database));
+  announce(config, logger, seed, hasUsers);
 }
 
 await main();
