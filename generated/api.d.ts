@@ -49,8 +49,9 @@ export interface paths {
          *     `redirect_uri`, a mismatch of either being `invalid_grant`; `code_verifier` is required when
          *     the code was issued with a PKCE challenge).
          *     A second use fails with `invalid_grant` and revokes everything issued from that code (access
-         *     and refresh tokens, tokens later refreshed from them, and proxy tokens minted through the
-         *     grant), even when the two exchanges run concurrently.
+         *     and refresh tokens, tokens later refreshed from them, and proxy tokens minted with them),
+         *     even when the two exchanges run concurrently; the app's other installations, from other
+         *     codes, stand.
          *
          *     `refresh_token` grant: returns a new access token and a new refresh token; the old refresh
          *     token is rotated. A `scope` narrows the new access token only: the grant keeps its scope, and
@@ -62,7 +63,8 @@ export interface paths {
          *     concurrent refreshes), the newest rotated refresh token returns another new pair, which
          *     replaces the pair its rotation returned (that pair is revoked): a grant keeps one live
          *     refresh token. An older refresh token, or one presented after the window, is reuse and
-         *     revokes the whole authorization.
+         *     revokes its chain: the pairs its authorization code led to and the proxy tokens minted
+         *     with them (the app's other installations, from other codes, stand).
          *
          *     Client authentication: `client_id` and `client_secret` in the form body, or an HTTP Basic
          *     `Authorization` header, never both (RFC 6749 2.3): Basic with a `client_secret` in the body,

@@ -10,6 +10,7 @@ import * as accessTokenExpiry from './migrations/0007_access_token_expiry.ts';
 import * as runEvents from './migrations/0008_run_events.ts';
 import * as tokenSuccessors from './migrations/0009_token_successors.ts';
 import * as accessScope from './migrations/0010_access_scope.ts';
+import * as chainRevocation from './migrations/0011_chain_revocation.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -34,6 +35,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0008_run_events', runEvents],
     ['0009_token_successors', tokenSuccessors],
     ['0010_access_scope', accessScope],
+    ['0011_chain_revocation', chainRevocation],
   ];
 }
 

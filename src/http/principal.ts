@@ -8,6 +8,8 @@ export type Principal =
       applicationId: number;
       clientId: string;
       authorizationId: number;
+      /** The chain the token belongs to (the code it descends from), when known. */
+      chainId?: number;
       scopes: string[];
       /** The user's public profile, read with the token (absent when a principal is built by hand). */
       user?: { id: number; login: string; name: string; avatar_url: string };

@@ -50,6 +50,7 @@ async function readOAuthPrincipal(ctx: AppContext, token: string): Promise<{ pri
     applicationId: row.applicationId,
     clientId: row.clientId,
     authorizationId: row.authorizationId,
+    ...(row.codeId === null ? {} : { chainId: row.codeId }),
     scopes: splitScope(row.accessScope),
     user: { id: row.userId, login: row.user.login, name: row.user.name, avatar_url: row.user.avatarUrl },
   };

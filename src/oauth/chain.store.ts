@@ -53,9 +53,11 @@ export async function recordRotationTime(db: Knex, tokenId: number, committedAt:
 }
 
 /**
- * Revokes one chain: every pair descending from code `codeId` under the authorization (a refresh
- * token of another installation of the app, from another code, stands). A token from before
- * code_id was kept (NULL) has no chain of its own: its whole authorization goes.
+ * Revokes one chain: every pair descending from code `codeId` under the authorization, and the code
+ * marked so that readers refuse whatever else stands on it (a pair stored by a concurrent request,
+ * proxy tokens minted through the chain). Another installation of the app, from another code under
+ * the same remembered consent, stands. A token from before code_id was kept (NULL) has no chain of
+ * its own: its whole authorization goes.
  */
 export async function revokeChain(db: Knex, authorizationId: number, codeId: number | null, now: number): Promise<void> {
   if (codeId === null) {
@@ -63,5 +65,6 @@ export async function revokeChain(db: Knex, authorizationId: number, codeId: num
     await db('oauth_tokens').where({ authorization_id: authorizationId }).whereNull('revoked_at').update({ revoked_at: now });
     return;
   }
+  await db('oauth_codes').where({ id: codeId }).whereNull('chain_revoked_at').update({ chain_revoked_at: now });
   await db('oauth_tokens').where({ authorization_id: authorizationId, code_id: codeId }).whereNull('revoked_at').update({ revoked_at: now });
 }

@@ -144,7 +144,7 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     expect((await userinfo((await good.json()).access_token)).status).toBe(200);
   });
 
-  it('rejects a refresh token reused after the grace window and revokes the whole authorization (RFC 9700 4.14.2)', async () => {
+  it('rejects a refresh token reused after the grace window and revokes its chain (RFC 9700 4.14.2)', async () => {
     const f = await createFixture(server.ctx.db);
     const { tokens } = await obtainTokens(f);
     const creds = { client_id: f.clientId, client_secret: f.clientSecret };

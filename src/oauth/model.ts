@@ -101,14 +101,16 @@ export class TokenModel {
   }
 
   /**
-   * Revokes what a replayed code or a reused refresh token belongs to: its grant (the authorization
-   * row), with every token issued under it and the proxy tokens minted through it (they check the
-   * authorization on every call). Answers once no process honours them (the principal lease).
+   * Revokes the chain a replayed code or a reused refresh token belongs to: the pairs that code led
+   * to (code_id), refreshes included, and the proxy tokens minted through them (their `cid`), not
+   * the user's other installations of the app under the same remembered consent (one authorization
+   * row serves many codes). Answers once no process honours them (the principal lease).
    */
   async revokeToken(token: Code | RefreshToken, why: string): Promise<boolean> {
     const { authorizationId } = token.row;
-    await store.revokeAuthorization(this.ctx.db, authorizationId, Date.now());
-    this.ctx.logger.warn({ authorizationId }, why);
+    const codeId = 'usedAt' in token.row ? token.row.id : token.row.codeId;
+    await chain.revokeChain(this.ctx.db, authorizationId, codeId, Date.now());
+    this.ctx.logger.warn({ authorizationId, codeId }, why);
     await revocationLease.settle();
     return true;
   }

@@ -234,7 +234,7 @@ suite('concurrent rotations (one statement for the successors)', {}, ({ server, 
 });
 
 suite('refresh rotation, forced interleavings, REFRESH_REUSE_GRACE_SECONDS=0', { REFRESH_REUSE_GRACE_SECONDS: '0' }, ({ refresh, userinfo, aGrant }) => {
-  it('two refreshes that both read the token unrotated: the one that loses the rotation revokes the grant, and the winner’s pair dies with it', async () => {
+  it('two refreshes that both read the token unrotated: the one that loses the rotation revokes the chain, and the winner’s pair dies with it', async () => {
     const { f, answers } = await twoRefreshesOfOneToken({ refresh, aGrant });
     expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
     const winner = answers.find((a) => a.status === 200)!;

@@ -150,6 +150,7 @@ export interface TokenRow {
   accessExpiresAt: number;
   refreshExpiresAt: number;
   revokedAt: number | null;
+  /** When the grant it stands on was revoked: its authorization, or its chain (chain.store.ts). */
   authorizationRevokedAt: number | null;
 }
 
@@ -157,6 +158,7 @@ function tokenQuery(db: Knex) {
   return db('oauth_tokens as t')
     .join('authorizations as z', 'z.id', 't.authorization_id')
     .join('applications as a', 'a.id', 'z.application_id')
+    .leftJoin('oauth_codes as c', 'c.id', 't.code_id')
     .select(
       't.id',
       't.authorization_id',
@@ -171,6 +173,7 @@ function tokenQuery(db: Knex) {
       't.rotated_at',
       't.revoked_at',
       'z.revoked_at as authorization_revoked_at',
+      'c.chain_revoked_at',
     );
 }
 
@@ -188,7 +191,7 @@ function toToken(row: Record<string, unknown>): TokenRow {
     accessExpiresAt: Number(row.access_expires_at),
     refreshExpiresAt: Number(row.refresh_expires_at),
     revokedAt: n(row.revoked_at),
-    authorizationRevokedAt: n(row.authorization_revoked_at),
+    authorizationRevokedAt: n(row.authorization_revoked_at) ?? n(row.chain_revoked_at),
   };
 }
 

@@ -17,6 +17,8 @@ export interface ProxyTokenSubject {
   clientId: string;
   /** The OAuth authorization (grant) the app holds; revoking it kills the token. */
   authorizationId: number;
+  /** The token chain (its code) it was minted through; revoking the chain kills it (claim `cid`). */
+  chainId?: number | undefined;
   accessTokenId: number;
   namespace: string;
   usageScenario: UsageScenario;
@@ -64,6 +66,7 @@ export async function signProxyToken(
     namespace: subject.namespace,
     usage_scenario: subject.usageScenario,
     aid: subject.authorizationId,
+    ...(subject.chainId === undefined ? {} : { cid: subject.chainId }),
   };
   const jws = await new CompactSign(utf8.encode(JSON.stringify(payload)))
     .setProtectedHeader({ alg: PROXY_TOKEN_ALG, kid: signingKey.kid, typ: PROXY_TOKEN_TYP })
@@ -74,12 +77,13 @@ export async function signProxyToken(
 const positiveInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
 
 function toClaims(payload: JWTPayload): ProxyClaims | null {
-  const { sub, jti, exp, client_id, token_id, namespace, usage_scenario, aid } = payload;
+  const { sub, jti, exp, client_id, token_id, namespace, usage_scenario, aid, cid } = payload;
   const userId = Number(sub);
   if (!positiveInt(userId) || String(userId) !== sub) return null;
   if (typeof jti !== 'string' || !positiveInt(exp) || typeof client_id !== 'string' || typeof namespace !== 'string') return null;
   if (!positiveInt(token_id) || !positiveInt(aid) || (usage_scenario !== 'paid' && usage_scenario !== 'trial')) return null;
-  return { userId, clientId: client_id, authorizationId: aid, accessTokenId: token_id, namespace, usageScenario: usage_scenario, jti, exp };
+  if (cid !== undefined && !positiveInt(cid)) return null;
+  return { userId, clientId: client_id, authorizationId: aid, chainId: cid, accessTokenId: token_id, namespace, usageScenario: usage_scenario, jti, exp };
 }
 
 /**

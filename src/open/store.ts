@@ -58,14 +58,16 @@ export interface StandingGrant {
 }
 
 /**
- * The gateway's per-call check of a proxy token: its authorization is not revoked and its raw
- * access token still exists, both the user's. One statement, two primary-key lookups.
+ * The gateway's per-call check of a proxy token: its authorization is not revoked, nor the token
+ * chain it was minted through (when its claims name one), and its raw access token still exists,
+ * both the user's. One statement, primary-key lookups.
  */
 export async function findStandingGrant(
   db: Knex,
-  q: { userId: number; authorizationId: number; accessTokenId: number },
+  q: { userId: number; authorizationId: number; accessTokenId: number; chainId?: number | undefined },
 ): Promise<StandingGrant | undefined> {
-  const row = await standingGrant.first(db, q);
+  // No chain (a token minted before chains were claimed): 0 names no code.
+  const row = await standingGrant.first(db, { userId: q.userId, authorizationId: q.authorizationId, accessTokenId: q.accessTokenId, chainId: q.chainId ?? 0 });
   if (!row) return undefined;
   return {
     namespace: String(row.namespace),
@@ -75,7 +77,7 @@ export async function findStandingGrant(
   };
 }
 
-const standingGrant = prepared<{ userId: number; authorizationId: number; accessTokenId: number }>('standing_grant', (db, param) =>
+const standingGrant = prepared<{ userId: number; authorizationId: number; accessTokenId: number; chainId: number }>('standing_grant', (db, param) =>
   // The user may still use the token's namespace: their own, or an org they are still in.
   usableNamespaces(
     db('authorizations as z')
@@ -84,7 +86,8 @@ const standingGrant = prepared<{ userId: number; authorizationId: number; access
       })
       .join('namespaces as n', 'n.name', 't.namespace')
       .where({ 'z.id': param('authorizationId'), 'z.user_id': param('userId') })
-      .whereNull('z.revoked_at'),
+      .whereNull('z.revoked_at')
+      .whereNotExists(db('oauth_codes as c').where('c.id', param('chainId')).whereNotNull('c.chain_revoked_at').select('c.id')),
     db.ref('z.user_id'),
   ).first('t.namespace', 't.usage_scenario', 't.last_used_at', 't.expires_at'),
 );

@@ -64,6 +64,7 @@ export async function issueProxyToken(
     userId: principal.userId,
     clientId: principal.clientId,
     authorizationId: principal.authorizationId,
+    chainId: principal.chainId,
     accessTokenId: token.id,
     namespace: token.namespace,
     usageScenario: token.usageScenario,

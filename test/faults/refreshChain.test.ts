@@ -4,6 +4,8 @@
 // reuse. The window runs from when the rotation was seen committed, so a refresh held longer than
 // the window by a lock on its grant is still retried safely.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiClient } from '../../client/src/index.ts';
+import { createAccessToken } from '../../src/platform/accessTokens.ts';
 import { hashToken } from '../../src/shared/crypto.ts';
 import { testDialects } from '../support/db.ts';
 import { createFixture, discover, obtainTokens, type Fixture } from '../support/oauthFlow.ts';
@@ -88,6 +90,49 @@ describe.each(testDialects())('one live chain per grant (%s)', (dialect) => {
     expect(await userinfo(third.body.access_token!)).toBe(401);
     expect((await refresh(f, third.body.refresh_token!)).status).toBe(400);
     expect(await liveRefreshTokens(authorizationId)).toBe(0);
+  });
+});
+
+describe.each(testDialects())('reuse revokes one chain, not every installation (%s)', (dialect) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ dialect });
+  });
+  afterAll(() => server?.close());
+  const { refresh, userinfo } = tools(() => server);
+
+  it("revokes the reused token's chain and its proxy tokens; the same app's other installation (another code under the remembered consent) keeps working", async () => {
+    const f = await createFixture(server.ctx.db);
+    const raw = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'key', usageScenario: 'paid' });
+    const as = await discover(server.baseUrl);
+    const install = async () => (await obtainTokens(server.baseUrl, as, f, 'user_info api_key')).tokens;
+    const proxyToken = async (accessToken: string) => {
+      const { data } = await createApiClient(server.baseUrl, { bearer: accessToken }).GET('/api/open/v1/{namespace}/tokens/{id}', { params: { path: { namespace: f.login, id: raw.record.id } } });
+      return data!.proxy_access_token;
+    };
+    const gateway = async (bearer: string) =>
+      (await createApiClient(server.baseUrl, { bearer }).POST('/serverless/v1/chat/completions', { body: { model: 'echo', messages: [{ role: 'user', content: 'hi' }] } })).response.status;
+    const grantOf = async (refreshToken: string) =>
+      Number((await server.ctx.db('oauth_tokens').where({ refresh_token_hash: hashToken(refreshToken) }).first('authorization_id')).authorization_id);
+
+    const laptop = await install();
+    const phone = await install();
+    expect(await grantOf(phone.refresh_token!)).toBe(await grantOf(laptop.refresh_token!));
+    const laptopNext = await refresh(f, laptop.refresh_token!);
+    const laptopProxy = await proxyToken(laptopNext.body.access_token!);
+    const phoneProxy = await proxyToken(phone.access_token);
+    expect([await gateway(laptopProxy), await gateway(phoneProxy)]).toEqual([200, 200]);
+
+    // The laptop's first refresh token comes back after the window: reuse.
+    await server.ctx.db('oauth_tokens').where({ refresh_token_hash: hashToken(laptop.refresh_token!) }).update({ rotated_at: Date.now() - 31_000 });
+    expect(await refresh(f, laptop.refresh_token!)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(await userinfo(laptopNext.body.access_token!)).toBe(401);
+    expect((await refresh(f, laptopNext.body.refresh_token!)).status).toBe(400);
+    expect(await gateway(laptopProxy)).toBe(401);
+    // The phone's chain stands: its access token, its proxy token, its refresh.
+    expect(await userinfo(phone.access_token)).toBe(200);
+    expect(await gateway(phoneProxy)).toBe(200);
+    expect((await refresh(f, phone.refresh_token!)).status).toBe(200);
   });
 });
 

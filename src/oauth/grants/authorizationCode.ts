@@ -32,9 +32,9 @@ export class AuthorizationCodeGrant extends OAuth2Server.AbstractGrantType {
     const code = await this.model.getAuthorizationCode(form.code);
     if (!code || code.client.id !== client.id) throw invalidGrant('Invalid grant: authorization code is invalid');
 
-    // 3. Unused: a code used twice may have been stolen (4.1.2, RFC 9700 4.2.4), so its grant goes.
+    // 3. Unused: a code used twice may have been stolen (4.1.2, RFC 9700 4.2.4), so its chain goes.
     if (code.row.usedAt !== null) {
-      await this.model.revokeToken(code, 'authorization code replayed; its grant revoked');
+      await this.model.revokeToken(code, 'authorization code replayed; its chain revoked');
       throw invalidGrant('Invalid grant: authorization code is invalid');
     }
 
@@ -45,7 +45,7 @@ export class AuthorizationCodeGrant extends OAuth2Server.AbstractGrantType {
     //    loser is a replay too, however close together. Done before the checks below, so a wrong
     //    verifier or redirect_uri burns the code (no guessing), as the library's own class does.
     if (!(await this.model.revokeAuthorizationCode(code))) {
-      await this.model.revokeToken(code, 'authorization code exchanged concurrently; its grant revoked');
+      await this.model.revokeToken(code, 'authorization code exchanged concurrently; its chain revoked');
       throw invalidGrant('Invalid grant: authorization code is invalid');
     }
 
