@@ -12,6 +12,7 @@ import { csrfProtect } from './common.ts';
 import { loginRouter } from './login.ts';
 import { organizationsRouter } from './organizations.ts';
 import { runControlsRouter } from './runControls.ts';
+import { workflowEditorRouter } from './workflowEditor.ts';
 import { workflowPagesRouter } from './workflows.ts';
 
 // Server-rendered platform pages: login/logout, the settings for applications, raw access
@@ -47,6 +48,7 @@ export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
   router.use(applicationsRouter(ctx), accessTokensRouter(ctx), authorizationsRouter(ctx), organizationsRouter(ctx));
 
   router.use('/workflows', session, requireUser, csrf);
-  router.use(workflowPagesRouter(ctx, runStarts), runControlsRouter(ctx, runStarts));
+  // The editor first: /workflows/new is not a workflow's id.
+  router.use(workflowEditorRouter(ctx), workflowPagesRouter(ctx, runStarts), runControlsRouter(ctx, runStarts));
   return router;
 }

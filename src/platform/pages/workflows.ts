@@ -49,7 +49,7 @@ export function workflowPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
   async function showWorkflow(req: Request, res: Response, status: number, user: PageUser, workflow: Workflow, form: RunFormState): Promise<void> {
     const search = searchOf(req);
     const history = await runs.listRuns(ctx, user.id, workflow.id, { page: pageOf(req), perPage: PER_PAGE, ...(search ? { search } : {}) });
-    sendPage(res, status, workflowPage({ user, workflow, runs: history.data, runsMeta: history.meta, form, search, baseUrl: ctx.config.BASE_URL }));
+    sendPage(res, status, workflowPage({ user, workflow, runs: history.data, runsMeta: history.meta, form, search, baseUrl: ctx.config.BASE_URL, flash: doneMessage(req) }));
   }
 
   /** `?inputs_from=RUN`: the inputs of one of the workflow's runs, to run again after editing; none when it is not there. */

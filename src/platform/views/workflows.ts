@@ -54,13 +54,13 @@ export function workflowsPage({ user, workflows, latest, meta }: WorkflowsModel)
   return layout(
     // The skip link leads to the first workflow (without any, to the page's text).
     { title: 'Workflows', user, current: WORKFLOWS_NAV, mainAction: workflows.length ? { id: 'first-workflow', label: 'the workflows' } : undefined },
-    html`<h1>Workflows</h1>
+    html`<h1>Workflows</h1><p><a class="button" href="/workflows/new" id="new-workflow">New workflow</a></p>
 ${
   workflows.length
     ? html`<table class="workflows"><thead><tr><th>Workflow</th><th>Nodes</th><th>Last run</th><th>Updated</th></tr></thead><tbody>${rows}</tbody></table>${pager('/workflows', meta)}`
     : meta.total
       ? html`<p>No workflows on this page. <a href="/workflows">Back to the first page</a>.</p>`
-      : html`<p>No workflows yet. Workflows are created through the API (<code>POST /api/workflows</code> with an access token that has the <code>workflows</code> permission): see the <a href="/docs">API reference</a>.</p>`
+      : html`<p>No workflows yet. Create one here (<a href="/workflows/new">New workflow</a>) or through the API (<code>POST /api/workflows</code> with an access token that has the <code>workflows</code> permission): see the <a href="/docs">API reference</a>.</p>`
 }`,
   );
 }
@@ -110,6 +110,7 @@ export interface WorkflowModel {
   search: string;
   /** The service's public address, for the copy-as-curl command. */
   baseUrl: string;
+  flash?: string | undefined;
 }
 
 const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
@@ -125,7 +126,7 @@ function runFilter(workflow: Workflow, search: string): Html {
 <input type="search" id="run-search" name="search" value="${byStatus ? '' : search}" maxlength="200" placeholder="run_01J"> <button type="submit">Search</button></form>`;
 }
 
-export function workflowPage({ user, workflow, runs, runsMeta, form, search, baseUrl }: WorkflowModel): Html {
+export function workflowPage({ user, workflow, runs, runsMeta, form, search, baseUrl, flash }: WorkflowModel): Html {
   const history = runs.map(
     (r) => html`<tr><td><a href="/workflows/${workflow.id}/runs/${r.id}">${statusBadge(r.status)}</a><br><small><code>${r.id}</code></small></td>
 <td><span class="cell-label">Started </span>${isoDate(r.started_at ?? r.created_at)}</td><td><span class="cell-label">Duration </span>${formatDuration(r.duration)}</td>
@@ -133,13 +134,13 @@ export function workflowPage({ user, workflow, runs, runsMeta, form, search, bas
   );
   // The run form comes first in the page, and the skip link leads to it: running is what this page is for.
   return layout(
-    { title: workflow.name, user, current: WORKFLOWS_NAV, mainAction: { id: runFormStart(workflow, form), label: 'Run the workflow' } },
+    { title: workflow.name, user, current: WORKFLOWS_NAV, flash, mainAction: { id: runFormStart(workflow, form), label: 'Run the workflow' } },
     html`<p class="crumbs"><a href="/workflows">Workflows</a> /</p><h1>${workflow.name}</h1>
 ${workflow.description ? html`<p>${workflow.description}</p>` : ''}
 <section aria-labelledby="run-heading"><h2 id="run-heading" class="first">Run it</h2>${runForm(user, workflow, form)}
 ${curlBlock(curlForRunStart(baseUrl, workflow.id, Object.fromEntries(inputVariables(workflow.nodes).map((v) => [v, form.values[v] || `your ${v}`]))), 'Start a run from a terminal (curl)')}</section>
 <section aria-labelledby="graph-heading"><h2 id="graph-heading">Graph</h2>
-<p><small>Version ${workflow.version} · ${workflow.nodes.length} nodes · updated ${isoDate(workflow.updated_at)}. Change it through the API (<code>PATCH /api/workflows/${workflow.id}</code>).</small></p>
+<p><small>Version ${workflow.version} · ${workflow.nodes.length} nodes · updated ${isoDate(workflow.updated_at)}.</small> <a class="button" href="/workflows/${workflow.id}/edit" id="edit-workflow">Edit</a></p>
 ${graphSvg(workflow.nodes, workflow.edges, { title: `The graph of ${workflow.name}`, nodeHref: (id) => `#${nodeAnchor(id)}` })}
 <p><small>Select a node for its settings.</small></p>${nodeSections(workflow.nodes, workflow.edges)}</section>
 <section aria-labelledby="runs-heading"><h2 id="runs-heading">Runs</h2>

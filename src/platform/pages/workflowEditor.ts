@@ -1,0 +1,89 @@
+import { Router, type Request } from 'express';
+import type { AppContext } from '../../context.ts';
+import { Problem } from '../../shared/errors.ts';
+import { createWorkflow, getWorkflow, updateWorkflow, type Workflow } from '../../workflows/service.ts';
+import { checkEditorForm, graphJson, type EditorForm } from '../workflowEditing.ts';
+import { editorPage } from '../views/workflowEditor.ts';
+import { notFoundPage, pageUser, refusedWith, sendPage } from './common.ts';
+
+// /workflows/new and /workflows/{id}/edit: create and change a workflow in the browser, through
+// the same service (and rules) as POST and PATCH /api/workflows. An edit saves with If-Match set
+// to the version it started from.
+
+/** A new workflow's starting graph: the smallest that runs (an input, the echo model, an output). */
+const STARTER = {
+  nodes: [
+    { id: 'input', type: 'text_input', config: { variable: 'text' } },
+    { id: 'answer', type: 'llm_call', config: { model: 'echo', prompt: '{{ inputs.text }}' } },
+    { id: 'result', type: 'text_output', config: { format: 'plain' } },
+  ],
+  edges: [
+    { from: 'input', to: 'answer' },
+    { from: 'answer', to: 'result' },
+  ],
+} as Pick<Workflow, 'nodes' | 'edges'>;
+
+/** The form as sent: text fields as written (the graph's whitespace is the user's). */
+function formOf(req: Request): EditorForm {
+  const body = (req.body ?? {}) as Record<string, unknown>;
+  const text = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : '');
+  return { name: text('name').trim(), description: text('description'), graph: text('graph') };
+}
+
+const versionOf = (req: Request): number | undefined => {
+  const v = Number((req.body as Record<string, unknown> | undefined)?.version);
+  return Number.isSafeInteger(v) && v >= 1 ? v : undefined;
+};
+
+export function workflowEditorRouter(ctx: AppContext): Router {
+  const router = Router();
+
+  router.get('/workflows/new', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    sendPage(res, 200, editorPage({ user, name: '', description: '', graph: graphJson(STARTER), problems: [] }));
+  });
+
+  router.post('/workflows/new', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const form = formOf(req);
+    const checked = checkEditorForm(ctx, form);
+    if ('problems' in checked) return sendPage(res, 422, editorPage({ user, ...form, problems: checked.problems }));
+    const workflow = await createWorkflow(ctx, user.id, checked.body);
+    res.redirect(303, `/workflows/${workflow.id}`);
+  });
+
+  router.get('/workflows/:id/edit', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const workflow = await getWorkflow(ctx, user.id, req.params.id).catch((err: unknown) => void refusedWith(err, 404));
+    if (!workflow) return sendPage(res, 404, notFoundPage(user, 'workflow'));
+    sendPage(res, 200, editorPage({ user, workflow, name: workflow.name, description: workflow.description, graph: graphJson(workflow), version: workflow.version, problems: [] }));
+  });
+
+  router.post('/workflows/:id/edit', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const workflow = await getWorkflow(ctx, user.id, req.params.id).catch((err: unknown) => void refusedWith(err, 404));
+    if (!workflow) return sendPage(res, 404, notFoundPage(user, 'workflow'));
+    const form = formOf(req);
+    const version = versionOf(req);
+    const page = (status: number, extra: { problems?: Problem['errors']; conflictVersion?: number }) =>
+      sendPage(res, status, editorPage({ user, workflow, ...form, version, problems: extra.problems ?? [], conflictVersion: extra.conflictVersion }));
+    const checked = checkEditorForm(ctx, form);
+    if ('problems' in checked) return page(422, { problems: checked.problems });
+    try {
+      // Without a version (a form from before this field existed), `*`: the workflow as it is now.
+      await updateWorkflow(ctx, user.id, workflow.id, checked.body, version === undefined ? '*' : `"${version}"`);
+    } catch (err) {
+      if (!(err instanceof Problem)) throw err;
+      if (err.status === 404) return sendPage(res, 404, notFoundPage(user, 'workflow'));
+      if (err.status === 412 || err.status === 409) {
+        const current = await getWorkflow(ctx, user.id, workflow.id).catch(() => workflow);
+        return page(409, { conflictVersion: current.version });
+      }
+      if (err.status === 422 && err.errors) return page(422, { problems: err.errors });
+      throw err;
+    }
+    res.redirect(303, `/workflows/${workflow.id}?done=workflow-saved`);
+  });
+
+  return router;
+}
