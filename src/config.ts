@@ -128,6 +128,7 @@ const envSchema = z.object({
   RESPONSE_VALIDATION: z.preprocess(blankToUndefined, booleanText.optional()),
   DEMO: z.preprocess(blankToUndefined, booleanText.optional()),
   DEMO_MODELS: z.preprocess(blankToUndefined, booleanText.optional()),
+  SIGNUP: z.preprocess(blankToUndefined, booleanText.optional()),
   SECRETS_KEY: z.preprocess(blankToUndefined, z.string().refine((s) => parseKek(s) !== null, { error: KEK_HINT }).optional()),
   SECRETS_KEY_PREVIOUS: z.preprocess(
     blankToUndefined,
@@ -278,6 +279,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
      * show a live run, a failure and a cancel with no provider: by default in development only.
      */
     DEMO_MODELS: e.DEMO_MODELS ?? e.NODE_ENV === 'development',
+    /** Anyone may create an account at /signup: by default in development only; an operator sets SIGNUP=true to open it elsewhere. */
+    SIGNUP: e.SIGNUP ?? e.NODE_ENV === 'development',
     /**
      * The key-encryption key that seals secrets at rest; absent outside production, where the
      * service keeps a generated one in DATA_DIR/secrets.key (see src/shared/keyEncryptionKey.ts).

@@ -44,6 +44,8 @@ export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: Requ
     handler: limited,
   });
 
+  const pageExtras = { signup: ctx.config.SIGNUP, demoHint: ctx.config.DEMO && ctx.config.NODE_ENV === 'development' };
+
   /** The name of the registered application whose authorization request the login returns to, if it is one. */
   async function appAskingFor(returnTo: string): Promise<string | undefined> {
     if (!returnTo.startsWith('/oauth/authorize?')) return undefined;
@@ -57,7 +59,7 @@ export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: Requ
     if (req.webSession?.uid) return res.redirect(303, returnTo);
     // No account at all (production creates no demo user): say how the first one is made.
     const noAccount = (await anyUserExists(ctx)) ? {} : { error: 'No account exists yet. The operator creates the first one with: npm run -s admin -- user create' };
-    sendPage(res, 200, loginPage({ csrf: await csrfToken(ctx, req), returnTo, appName: await appAskingFor(returnTo), ...noAccount }));
+    sendPage(res, 200, loginPage({ csrf: await csrfToken(ctx, req), returnTo, appName: await appAskingFor(returnTo), ...noAccount, ...pageExtras }));
   });
 
   router.post('/login', session, csrf, loginPerIp, loginPerAccountAndIp, async (req, res) => {
@@ -66,7 +68,7 @@ export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: Requ
     const returnTo = safeReturnTo(req.body.return_to);
     const user = login && typeof password === 'string' ? await verifyLogin(ctx, login, password) : null;
     if (!user) {
-      sendPage(res, 401, loginPage({ csrf: await csrfToken(ctx, req), returnTo, appName: await appAskingFor(returnTo), error: 'Incorrect login or password.', login }));
+      sendPage(res, 401, loginPage({ csrf: await csrfToken(ctx, req), returnTo, appName: await appAskingFor(returnTo), error: 'Incorrect login or password.', login, ...pageExtras }));
       return;
     }
     await startUserSession(ctx, req, res, user.id);

@@ -8,6 +8,10 @@ export interface LoginModel {
   login?: string;
   /** The application an authorization request came from: the user signs in to continue to it. */
   appName?: string | undefined;
+  /** Self-service sign-up is on: link to it. */
+  signup?: boolean;
+  /** In development with demo data: say where its login was printed. */
+  demoHint?: boolean;
 }
 
 export const loginPage = (m: LoginModel): Html =>
@@ -18,5 +22,10 @@ export const loginPage = (m: LoginModel): Html =>
 <input type="hidden" name="csrf_token" value="${m.csrf}"><input type="hidden" name="return_to" value="${m.returnTo}">
 <label for="login">Login</label><input type="text" id="login" name="login" value="${m.login ?? ''}" autocomplete="username" required>
 <label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>
-<button type="submit" class="primary">Log in</button></form>`,
+<button type="submit" class="primary">Log in</button></form>
+${m.signup ? html`<p>No account? <a href="/signup">Create one</a>.</p>` : ''}${
+      m.demoHint
+        ? html`<p class="notice">Development: the demo account's login and password (<code>demo</code> / <code>demo-password</code>) were printed by <code>npm start</code> in its terminal on the first start, with the demo app's client secret and API key.</p>`
+        : ''
+    }`,
   );
