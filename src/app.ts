@@ -58,6 +58,43 @@ export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): 
   };
 }
 
+/** Security headers of every answer: no framing, forms post only to us or a client's callback. */
+function securityHeaders(https: boolean): express.RequestHandler {
+  return helmet({
+    contentSecurityPolicy: {
+      directives: {
+        'frame-ancestors': ["'none'"],
+        // The consent form's answer is a redirect to the client's callback, on any origin.
+        'form-action': ["'self'", 'http:', 'https:'],
+        'upgrade-insecure-requests': https ? [] : null,
+      },
+    },
+    strictTransportSecurity: https,
+  });
+}
+
+/** The contract's gate: security handlers, then request (and, in dev and tests, response) validation. */
+function contractValidator(ctx: AppContext, pagePaths: RegExp): express.RequestHandler[] {
+  return OpenApiValidator.middleware({
+    apiSpec: specPath,
+    validateRequests: { allErrors: true },
+    validateResponses: ctx.config.RESPONSE_VALIDATION ? { allErrors: true } : false,
+    validateSecurity: {
+      handlers: securityHandlers({
+        oauthAccessToken: (token) => authenticateOAuthAccessToken(ctx, token),
+        looksLikeApiKey,
+        apiKey: (token) => authenticateApiKey(ctx, token),
+        looksLikeProxyToken: looksLikeJwt,
+        proxyToken: (token) => authenticateProxyToken(ctx, token),
+      }),
+    },
+    validateFormats: true,
+    // No operation takes multipart/form-data: skip the upload stage on every request.
+    fileUploader: false,
+    ignorePaths: pagePaths,
+  });
+}
+
 export function createApp(ctx: AppContext): express.Express {
   principalLease(ctx); // from now on, revoking calls in this process wait out its lease
   const app = express();
@@ -76,20 +113,7 @@ export function createApp(ctx: AppContext): express.Express {
 
   app.use(httpMetrics());
   app.use(httpLogger(ctx.logger));
-  const https = ctx.config.BASE_URL.startsWith('https:');
-  app.use(
-    helmet({
-      contentSecurityPolicy: {
-        directives: {
-          'frame-ancestors': ["'none'"],
-          // The consent form's answer is a redirect to the client's callback, on any origin.
-          'form-action': ["'self'", 'http:', 'https:'],
-          'upgrade-insecure-requests': https ? [] : null,
-        },
-      },
-      strictTransportSecurity: https,
-    }),
-  );
+  app.use(securityHeaders(ctx.config.BASE_URL.startsWith('https:')));
   app.use(express.json({ limit: ctx.config.BODY_LIMIT_BYTES, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: false, limit: ctx.config.BODY_LIMIT_BYTES }));
   app.use(cookieParser());
@@ -112,26 +136,7 @@ export function createApp(ctx: AppContext): express.Express {
     if (req.method === 'HEAD') req.method = 'GET';
     next();
   });
-  app.use(
-    OpenApiValidator.middleware({
-      apiSpec: specPath,
-      validateRequests: { allErrors: true },
-      validateResponses: ctx.config.RESPONSE_VALIDATION ? { allErrors: true } : false,
-      validateSecurity: {
-        handlers: securityHandlers({
-          oauthAccessToken: (token) => authenticateOAuthAccessToken(ctx, token),
-          looksLikeApiKey,
-          apiKey: (token) => authenticateApiKey(ctx, token),
-          looksLikeProxyToken: looksLikeJwt,
-          proxyToken: (token) => authenticateProxyToken(ctx, token),
-        }),
-      },
-      validateFormats: true,
-      // No operation takes multipart/form-data: skip the upload stage on every request.
-      fileUploader: false,
-      ignorePaths: pagePaths,
-    }),
-  );
+  app.use(contractValidator(ctx, pagePaths));
 
   // After the validator's security handlers, which establish whose allowance a request spends.
   app.use(['/api/open/v1', '/api/workflows', '/serverless'], apiRateLimit(rateLimiters.api, ctx.config.API_RATE_LIMIT_PER_MINUTE));
