@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations } from '../../test/support/axe.ts';
-import { launchChromium, screenshot, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
+import { launchChromium, logInPage, screenshot, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createUser } from './users.ts';
 
@@ -61,6 +61,35 @@ describe('sign-up in a real browser (development: on by default)', () => {
     await page.click('button[type=submit]');
     await page.waitForURL((url) => url.pathname === '/workflows');
     expect(await page.textContent('header')).toContain('newcomer');
+  });
+
+  it('a password change needs the current password, ends every other session of the user and keeps this one', async () => {
+    const elsewhere = await browser.newPage();
+    await logInPage(elsewhere, server.baseUrl, 'newcomer', 'long enough password', '/workflows');
+    await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 800 });
+    await page.click('header nav a[href="/settings/password"]');
+    await page.fill('#current_password', 'not it at all');
+    await page.fill('#new_password', 'a new long password');
+    await page.click('button.primary');
+    await page.waitForSelector('#current_password-error');
+    expect(await page.getAttribute('#current_password', 'aria-invalid')).toBe('true');
+    for (const width of Object.values(SCREEN_WIDTHS)) {
+      await page.setViewportSize({ width, height: 800 });
+      expect(await scrollsSideways(page), `at ${width}px`).toBe(false);
+      expect(await axeViolations(page), `at ${width}px`).toEqual([]);
+    }
+    await page.fill('#current_password', 'long enough password');
+    await page.fill('#new_password', 'a new long password');
+    await page.click('button.primary');
+    await page.waitForURL((url) => url.searchParams.get('done') === 'password-changed');
+    expect(await page.textContent('[role=status]')).toMatch(/^Password changed\./);
+    // This browser is still signed in; the other one is not.
+    await page.goto(`${server.baseUrl}/workflows`);
+    expect(new URL(page.url()).pathname).toBe('/workflows');
+    await elsewhere.goto(`${server.baseUrl}/workflows`);
+    expect(new URL(elsewhere.url()).pathname).toBe('/login');
+    await logInPage(elsewhere, server.baseUrl, 'newcomer', 'a new long password', '/workflows');
+    await elsewhere.close();
   });
 });
 

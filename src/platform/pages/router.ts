@@ -10,6 +10,7 @@ import { applicationsRouter } from './applications.ts';
 import { authorizationsRouter } from './authorizations.ts';
 import { csrfProtect } from './common.ts';
 import { loginRouter } from './login.ts';
+import { passwordRouter } from './password.ts';
 import { signupRouter } from './signup.ts';
 import { organizationsRouter } from './organizations.ts';
 import { runControlsRouter } from './runControls.ts';
@@ -46,7 +47,7 @@ export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
 
   router.use('/settings', session, requireUser, csrf);
   router.get('/settings', (_req, res) => res.redirect(303, '/settings/applications'));
-  router.use(applicationsRouter(ctx), accessTokensRouter(ctx), authorizationsRouter(ctx), organizationsRouter(ctx));
+  router.use(applicationsRouter(ctx), accessTokensRouter(ctx), authorizationsRouter(ctx), organizationsRouter(ctx), passwordRouter(ctx));
 
   router.use('/workflows', session, requireUser, csrf);
   // The editor first: /workflows/new is not a workflow's id.

@@ -21,6 +21,7 @@ const SETTINGS_NAV = [
   ['/settings/tokens', 'Access tokens'],
   ['/settings/organizations', 'Organizations'],
   ['/settings/authorizations', 'Authorized apps'],
+  ['/settings/password', 'Password'],
   ['/docs', 'API reference'],
 ] as const;
 
