@@ -199,101 +199,118 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const problems = crossFieldProblems(e);
   if (problems.length) throw new ConfigError(problems);
 
-  const baseUrl = (e.BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
-  const config = {
-    PORT: e.PORT,
-    HOST: e.HOST,
-    /** Public base URL without a trailing slash; the OAuth/JWT issuer. */
-    BASE_URL: baseUrl,
-    /** Absent: the service runs an embedded PostgreSQL under DATA_DIR/pg. */
-    DATABASE_URL: e.DATABASE_URL,
-    /** Absent: the queue uses the store when it is PostgreSQL (see resolveQueueUrl in src/db/connect.ts). */
-    QUEUE_URL: e.QUEUE_URL,
-    DATA_DIR: e.DATA_DIR,
-    EMBEDDED_PG_PORT: e.EMBEDDED_PG_PORT,
-    NODE_ENV: e.NODE_ENV,
-    LOG_LEVEL: e.LOG_LEVEL,
-    TRUST_PROXY: parseTrustProxy(e.TRUST_PROXY),
-    MODEL_PROVIDER_BASE_URL: e.MODEL_PROVIDER_BASE_URL?.replace(/\/+$/, ''),
-    MODEL_PROVIDER_API_KEY: e.MODEL_PROVIDER_API_KEY,
-    /** Model names routed to the OpenAI-compatible provider. */
-    MODEL_PROVIDER_MODELS: Object.freeze(parseModels(e.MODEL_PROVIDER_MODELS)) as readonly string[],
-    AUTH_CODE_TTL_SECONDS: e.AUTH_CODE_TTL_SECONDS,
-    ACCESS_TOKEN_TTL_SECONDS: e.ACCESS_TOKEN_TTL_SECONDS,
-    REFRESH_TOKEN_TTL_SECONDS: e.REFRESH_TOKEN_TTL_SECONDS,
-    /** How long a rotated refresh token may be presented again (a retried refresh) before its reuse revokes the grant; 0: never. */
-    REFRESH_REUSE_GRACE_SECONDS: e.REFRESH_REUSE_GRACE_SECONDS,
-    PROXY_TOKEN_TTL_SECONDS: e.PROXY_TOKEN_TTL_SECONDS,
-    WORKFLOW_MAX_TOKENS_LIMIT: e.WORKFLOW_MAX_TOKENS_LIMIT,
-    BODY_LIMIT_BYTES: e.BODY_LIMIT_BYTES,
-    RUN_TIMEOUT_SECONDS: e.RUN_TIMEOUT_SECONDS,
-    /** Runs one worker process executes at once (each mostly waits on the store and the model provider). */
-    RUN_CONCURRENCY: e.RUN_CONCURRENCY,
-    /** Compute processes (children) of a process that executes runs (templates and every node that computes); 0: one per core but one, at least 2. */
-    COMPUTE_PROCESSES: e.COMPUTE_PROCESSES,
-    /** Heap of each compute process (MB): a computation that needs more fails with `compute_limit`, the process lives. */
-    COMPUTE_HEAP_MB: e.COMPUTE_HEAP_MB,
-    /** The longest one computation (a template's rendering) may run before its compute process is killed (`compute_limit`). */
-    COMPUTE_TIME_LIMIT_MS: e.COMPUTE_TIME_LIMIT_MS,
-    /** Compute processes one user's runs may hold at once; 0: half of them (rounded up). */
-    COMPUTE_USER_MAX_PROCESSES: e.COMPUTE_USER_MAX_PROCESSES,
-    /** The time a run's computations may take together (summed over its nodes); past it the run fails with `compute_limit`. */
-    RUN_COMPUTE_MAX_MS: e.RUN_COMPUTE_MAX_MS,
-    /** The longest text one node may produce; longer fails the node with `output_too_large`. */
-    NODE_TEXT_MAX_CHARS: e.NODE_TEXT_MAX_CHARS,
-    /** The characters a run's node texts may hold together; more fails the run with `output_too_large`. */
-    RUN_TEXT_MAX_CHARS: e.RUN_TEXT_MAX_CHARS,
-    /** The longest run output as stored (JSON); longer fails the run with `output_too_large`. */
-    RUN_OUTPUT_MAX_CHARS: e.RUN_OUTPUT_MAX_CHARS,
-    /** How long a deleted workflow's runs stay readable before the workflow is gone (0: at once). */
-    DELETED_WORKFLOW_RETENTION_SECONDS: e.DELETED_WORKFLOW_RETENTION_SECONDS,
-    /** Requests per client and minute to the token and revocation endpoints. */
-    TOKEN_RATE_LIMIT_PER_MINUTE: e.TOKEN_RATE_LIMIT_PER_MINUTE,
-    /** Failed client authentications per source address and minute (any client id, unknown ones included). */
-    TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE: e.TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE,
-    /** Runs one user may have queued or running at once; more are refused with 429. */
-    USER_MAX_CONCURRENT_RUNS: e.USER_MAX_CONCURRENT_RUNS,
-    /** Runs one user may start per minute; more are refused with 429. */
-    USER_RUNS_PER_MINUTE: e.USER_RUNS_PER_MINUTE,
-    /** Nodes a workflow may have (at most 500, the contract's bound); more are a 422 on /nodes. */
-    WORKFLOW_MAX_NODES: e.WORKFLOW_MAX_NODES,
-    /** Requests per minute per OAuth grant or raw access token on the open, serverless and workflow APIs. */
-    API_RATE_LIMIT_PER_MINUTE: e.API_RATE_LIMIT_PER_MINUTE,
-    /**
-     * How long one process may serve a bearer, API-key or proxy-token principal from its cache,
-     * counted from when its read began; every revoking call waits this long after its commit
-     * (src/shared/principalLease.ts). 0: no cache, no wait.
-     */
-    PRINCIPAL_CACHE_MS: e.PRINCIPAL_CACHE_MS,
-    /** `npm start` also executes runs; false leaves them to `npm run worker` processes. */
-    RUN_WORKER: e.RUN_WORKER ?? true,
-    /** Validate responses against openapi.yaml; on by default except in production. */
-    RESPONSE_VALIDATION: e.RESPONSE_VALIDATION ?? e.NODE_ENV !== 'production',
-    /**
-     * Seed the demo user, org, app and API key on first start (`DEMO`, or `npm start -- --demo`):
-     * by default only in development on the embedded database; never in production.
-     */
-    DEMO: e.DEMO ?? (e.NODE_ENV === 'development' && !e.DATABASE_URL),
-    /**
-     * Serve the demo models `echo-slow` and `echo-fail[-N]` (src/runs/providers/demo.ts), which
-     * show a live run, a failure and a cancel with no provider: by default in development only.
-     */
-    DEMO_MODELS: e.DEMO_MODELS ?? e.NODE_ENV === 'development',
-    /** Anyone may create an account at /signup: by default in development only; an operator sets SIGNUP=true to open it elsewhere. */
-    SIGNUP: e.SIGNUP ?? e.NODE_ENV === 'development',
-    /**
-     * The key-encryption key that seals secrets at rest; absent outside production, where the
-     * service keeps a generated one in DATA_DIR/secrets.key (see src/shared/keyEncryptionKey.ts).
-     */
-    SECRETS_KEY: e.SECRETS_KEY ? parseKek(e.SECRETS_KEY)! : undefined,
-    /** Former keys, accepted for opening until `admin secrets reseal` has resealed everything. */
-    SECRETS_KEY_PREVIOUS: Object.freeze((e.SECRETS_KEY_PREVIOUS ?? '').split(',').filter((k) => k.trim()).map((k) => parseKek(k)!)) as readonly Buffer[],
-    /** scrypt cost (log2 N, r=8, p=1) of new password hashes; older, cheaper hashes are upgraded at login. */
-    PASSWORD_HASH_COST: e.PASSWORD_HASH_COST,
-    /** Bearer token that GET /metrics requires; absent: /metrics is off (404). */
-    METRICS_TOKEN: e.METRICS_TOKEN,
+  return Object.freeze({ ...serviceSettings(e), ...runSettings(e), ...accessSettings(e) });
+}
+
+type Env = z.infer<typeof envSchema>;
+
+/** Where the service listens and stores, its model provider, token lifetimes and body limit. */
+function serviceSettings(e: Env) {
+  return {
+  PORT: e.PORT,
+  HOST: e.HOST,
+  /** Public base URL without a trailing slash; the OAuth/JWT issuer. */
+  BASE_URL: (e.BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+  /** Absent: the service runs an embedded PostgreSQL under DATA_DIR/pg. */
+  DATABASE_URL: e.DATABASE_URL,
+  /** Absent: the queue uses the store when it is PostgreSQL (see resolveQueueUrl in src/db/connect.ts). */
+  QUEUE_URL: e.QUEUE_URL,
+  DATA_DIR: e.DATA_DIR,
+  EMBEDDED_PG_PORT: e.EMBEDDED_PG_PORT,
+  NODE_ENV: e.NODE_ENV,
+  LOG_LEVEL: e.LOG_LEVEL,
+  TRUST_PROXY: parseTrustProxy(e.TRUST_PROXY),
+  MODEL_PROVIDER_BASE_URL: e.MODEL_PROVIDER_BASE_URL?.replace(/\/+$/, ''),
+  MODEL_PROVIDER_API_KEY: e.MODEL_PROVIDER_API_KEY,
+  /** Model names routed to the OpenAI-compatible provider. */
+  MODEL_PROVIDER_MODELS: Object.freeze(parseModels(e.MODEL_PROVIDER_MODELS)) as readonly string[],
+  AUTH_CODE_TTL_SECONDS: e.AUTH_CODE_TTL_SECONDS,
+  ACCESS_TOKEN_TTL_SECONDS: e.ACCESS_TOKEN_TTL_SECONDS,
+  REFRESH_TOKEN_TTL_SECONDS: e.REFRESH_TOKEN_TTL_SECONDS,
+  /** How long a rotated refresh token may be presented again (a retried refresh) before its reuse revokes the grant; 0: never. */
+  REFRESH_REUSE_GRACE_SECONDS: e.REFRESH_REUSE_GRACE_SECONDS,
+  PROXY_TOKEN_TTL_SECONDS: e.PROXY_TOKEN_TTL_SECONDS,
+  WORKFLOW_MAX_TOKENS_LIMIT: e.WORKFLOW_MAX_TOKENS_LIMIT,
+  BODY_LIMIT_BYTES: e.BODY_LIMIT_BYTES,
   };
-  return Object.freeze(config);
+}
+
+/** What runs may take: time, concurrency, compute, output sizes, quotas. */
+function runSettings(e: Env) {
+  return {
+  RUN_TIMEOUT_SECONDS: e.RUN_TIMEOUT_SECONDS,
+  /** Runs one worker process executes at once (each mostly waits on the store and the model provider). */
+  RUN_CONCURRENCY: e.RUN_CONCURRENCY,
+  /** Compute processes (children) of a process that executes runs (templates and every node that computes); 0: one per core but one, at least 2. */
+  COMPUTE_PROCESSES: e.COMPUTE_PROCESSES,
+  /** Heap of each compute process (MB): a computation that needs more fails with `compute_limit`, the process lives. */
+  COMPUTE_HEAP_MB: e.COMPUTE_HEAP_MB,
+  /** The longest one computation (a template's rendering) may run before its compute process is killed (`compute_limit`). */
+  COMPUTE_TIME_LIMIT_MS: e.COMPUTE_TIME_LIMIT_MS,
+  /** Compute processes one user's runs may hold at once; 0: half of them (rounded up). */
+  COMPUTE_USER_MAX_PROCESSES: e.COMPUTE_USER_MAX_PROCESSES,
+  /** The time a run's computations may take together (summed over its nodes); past it the run fails with `compute_limit`. */
+  RUN_COMPUTE_MAX_MS: e.RUN_COMPUTE_MAX_MS,
+  /** The longest text one node may produce; longer fails the node with `output_too_large`. */
+  NODE_TEXT_MAX_CHARS: e.NODE_TEXT_MAX_CHARS,
+  /** The characters a run's node texts may hold together; more fails the run with `output_too_large`. */
+  RUN_TEXT_MAX_CHARS: e.RUN_TEXT_MAX_CHARS,
+  /** The longest run output as stored (JSON); longer fails the run with `output_too_large`. */
+  RUN_OUTPUT_MAX_CHARS: e.RUN_OUTPUT_MAX_CHARS,
+  /** How long a deleted workflow's runs stay readable before the workflow is gone (0: at once). */
+  DELETED_WORKFLOW_RETENTION_SECONDS: e.DELETED_WORKFLOW_RETENTION_SECONDS,
+  /** Requests per client and minute to the token and revocation endpoints. */
+  TOKEN_RATE_LIMIT_PER_MINUTE: e.TOKEN_RATE_LIMIT_PER_MINUTE,
+  /** Failed client authentications per source address and minute (any client id, unknown ones included). */
+  TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE: e.TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE,
+  /** Runs one user may have queued or running at once; more are refused with 429. */
+  USER_MAX_CONCURRENT_RUNS: e.USER_MAX_CONCURRENT_RUNS,
+  /** Runs one user may start per minute; more are refused with 429. */
+  USER_RUNS_PER_MINUTE: e.USER_RUNS_PER_MINUTE,
+  /** Nodes a workflow may have (at most 500, the contract's bound); more are a 422 on /nodes. */
+  WORKFLOW_MAX_NODES: e.WORKFLOW_MAX_NODES,
+  };
+}
+
+/** Request limits, the principal cache, what is on by default per environment, and the secrets. */
+function accessSettings(e: Env) {
+  return {
+  /** Requests per minute per OAuth grant or raw access token on the open, serverless and workflow APIs. */
+  API_RATE_LIMIT_PER_MINUTE: e.API_RATE_LIMIT_PER_MINUTE,
+  /**
+   * How long one process may serve a bearer, API-key or proxy-token principal from its cache,
+   * counted from when its read began; every revoking call waits this long after its commit
+   * (src/shared/principalLease.ts). 0: no cache, no wait.
+   */
+  PRINCIPAL_CACHE_MS: e.PRINCIPAL_CACHE_MS,
+  /** `npm start` also executes runs; false leaves them to `npm run worker` processes. */
+  RUN_WORKER: e.RUN_WORKER ?? true,
+  /** Validate responses against openapi.yaml; on by default except in production. */
+  RESPONSE_VALIDATION: e.RESPONSE_VALIDATION ?? e.NODE_ENV !== 'production',
+  /**
+   * Seed the demo user, org, app and API key on first start (`DEMO`, or `npm start -- --demo`):
+   * by default only in development on the embedded database; never in production.
+   */
+  DEMO: e.DEMO ?? (e.NODE_ENV === 'development' && !e.DATABASE_URL),
+  /**
+   * Serve the demo models `echo-slow` and `echo-fail[-N]` (src/runs/providers/demo.ts), which
+   * show a live run, a failure and a cancel with no provider: by default in development only.
+   */
+  DEMO_MODELS: e.DEMO_MODELS ?? e.NODE_ENV === 'development',
+  /** Anyone may create an account at /signup: by default in development only; an operator sets SIGNUP=true to open it elsewhere. */
+  SIGNUP: e.SIGNUP ?? e.NODE_ENV === 'development',
+  /**
+   * The key-encryption key that seals secrets at rest; absent outside production, where the
+   * service keeps a generated one in DATA_DIR/secrets.key (see src/shared/keyEncryptionKey.ts).
+   */
+  SECRETS_KEY: e.SECRETS_KEY ? parseKek(e.SECRETS_KEY)! : undefined,
+  /** Former keys, accepted for opening until `admin secrets reseal` has resealed everything. */
+  SECRETS_KEY_PREVIOUS: Object.freeze((e.SECRETS_KEY_PREVIOUS ?? '').split(',').filter((k) => k.trim()).map((k) => parseKek(k)!)) as readonly Buffer[],
+  /** scrypt cost (log2 N, r=8, p=1) of new password hashes; older, cheaper hashes are upgraded at login. */
+  PASSWORD_HASH_COST: e.PASSWORD_HASH_COST,
+  /** Bearer token that GET /metrics requires; absent: /metrics is off (404). */
+  METRICS_TOKEN: e.METRICS_TOKEN,
+  };
 }
 
 export type Config = ReturnType<typeof loadConfig>;
