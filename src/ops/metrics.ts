@@ -6,6 +6,7 @@ import express from 'express';
 import type { Knex } from 'knex';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppContext } from '../context.ts';
+import { computeStats } from '../runs/compute/budget.ts';
 import { safeEqual } from '../shared/crypto.ts';
 
 const processRegistry = new Registry();
@@ -32,6 +33,30 @@ const runsFinished = new Histogram({
   labelNames: ['status'] as const,
   buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
   registers: [processRegistry],
+});
+
+// What runs compute (src/runs/compute/): read from this process's compute pools when scraped.
+new Gauge({
+  name: 'workflow_compute_calls',
+  help: "Computations (template renderings) in this process's compute pool: waiting for a compute process, or running",
+  labelNames: ['state'] as const,
+  registers: [processRegistry],
+  collect() {
+    const stats = computeStats();
+    this.set({ state: 'waiting' }, stats.waiting);
+    this.set({ state: 'running' }, stats.running);
+  },
+});
+
+new Counter({
+  name: 'workflow_compute_limits_total',
+  help: 'Computations failed by a budget: time (COMPUTE_TIME_LIMIT_MS), memory (COMPUTE_HEAP_MB), too_large (NODE_TEXT_MAX_CHARS), run_time (RUN_COMPUTE_MAX_MS)',
+  labelNames: ['kind'] as const,
+  registers: [processRegistry],
+  collect() {
+    this.reset();
+    for (const [kind, n] of Object.entries(computeStats().limits)) this.inc({ kind }, n);
+  },
 });
 
 const GRANT_TYPES = new Set(['authorization_code', 'refresh_token', 'client_credentials', 'password']);

@@ -125,6 +125,8 @@ describe('what operators and integrators find: landing page, API reference, spec
     expect(text).toMatch(/workflow_run_duration_seconds_count\{status="completed"\} [1-9]/);
     expect(text).toMatch(/db_pool_connections\{state="used"\} \d+/);
     expect(text).toMatch(/db_pool_max_connections \d+/);
+    expect(text).toMatch(/workflow_compute_calls\{state="waiting"\} \d+/);
+    expect(text).toMatch(/workflow_compute_limits_total\{kind="memory"\} \d+/);
     expect(text).not.toMatch(/route="\/api\/workflows\/wf_nope"/); // templates, never raw paths
   });
 });

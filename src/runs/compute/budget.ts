@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import type { Config } from '../../config.ts';
 import type { ComputeFunctionName, ComputeFunctions } from './functions.ts';
-import { ComputeLimitError, ComputePool, type PoolLimits } from './pool.ts';
+import { ComputeLimitError, ComputePool, type PoolLimits, type PoolStats } from './pool.ts';
 
 /** The budget settings of config.ts, by their environment names. */
 export type BudgetConfig = Pick<
@@ -56,6 +56,22 @@ export function processPool(config: BudgetConfig): ComputePool {
   return pool;
 }
 
+/** Computations refused because their run had spent RUN_COMPUTE_MAX_MS (the pool counts the limits of its calls). */
+let runBudgetsSpent = 0;
+
+/** This process's compute pools together (metrics): calls waiting and running, processes, limits broken by kind. */
+export function computeStats(): { waiting: number; running: number; processes: number; limits: PoolStats['limits'] & { run_time: number } } {
+  const total = { waiting: 0, running: 0, processes: 0, limits: { time: 0, memory: 0, too_large: 0, run_time: runBudgetsSpent } };
+  for (const pool of pools.values()) {
+    const stats = pool.stats();
+    total.waiting += stats.waiting;
+    total.running += stats.running;
+    total.processes += stats.processes;
+    for (const kind of ['time', 'memory', 'too_large'] as const) total.limits[kind] += stats.limits[kind];
+  }
+  return total;
+}
+
 /**
  * The budget of one run of `owner` (a user id) under `config`. Its computations together may run
  * RUN_COMPUTE_MAX_MS: each gets what is left as its time limit, and none starts once it is spent.
@@ -69,6 +85,7 @@ export function runBudget(config: BudgetConfig, owner: string): RunBudget {
     compute: (name, input, signal) => {
       const left = config.RUN_COMPUTE_MAX_MS - spent;
       if (left <= 0) {
+        runBudgetsSpent += 1;
         return Promise.reject(new ComputeLimitError('time', `The run's computations took more than ${config.RUN_COMPUTE_MAX_MS} ms together (RUN_COMPUTE_MAX_MS).`));
       }
       return pool.run(name, input, { owner, maxChars, timeLimitMs: left, ran, ...(signal ? { signal } : {}) });

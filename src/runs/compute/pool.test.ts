@@ -35,6 +35,7 @@ describe('compute pool', () => {
     expect(failure).toBeInstanceOf(ComputeLimitError);
     expect(failure).toMatchObject({ kind: 'memory' });
     expect(await render(p, 'still {{ inputs.name }}')).toBe('still Ada');
+    expect(p.stats().limits).toEqual({ time: 0, memory: 1, too_large: 0 }); // what /metrics reports
   });
 
   it('a call past its time limit is killed with its child: a time limit, and the slot is replaced', async () => {

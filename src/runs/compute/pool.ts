@@ -33,6 +33,14 @@ export class ComputeLimitError extends Error {
   }
 }
 
+export interface PoolStats {
+  waiting: number;
+  running: number;
+  processes: number;
+  /** Calls failed by each limit since the pool started. */
+  limits: Record<ComputeLimitError['kind'], number>;
+}
+
 export interface CallOptions {
   /** Whose call it is: the unit of fairness. */
   owner: string;
@@ -81,6 +89,7 @@ export class ComputePool {
   private readonly running = new Map<string, number>();
   private nextId = 1;
   private closed = false;
+  private readonly limitsBroken: Record<ComputeLimitError['kind'], number> = { time: 0, memory: 0, too_large: 0 };
 
   constructor(limits: PoolLimits) {
     this.limits = { ...limits, processes: Math.max(1, limits.processes), ownerMaxProcesses: Math.max(1, limits.ownerMaxProcesses) };
@@ -111,13 +120,13 @@ export class ComputePool {
     });
   }
 
-  /** Calls waiting for a slot, calls running, and live compute processes (for tests and metrics). */
-  stats(): { waiting: number; running: number; processes: number } {
+  /** Calls waiting for a slot, calls running, live compute processes, and the limits calls broke so far (for tests and metrics). */
+  stats(): PoolStats {
     let waiting = 0;
     for (const queue of this.waiting.values()) waiting += queue.length;
     let running = 0;
     for (const n of this.running.values()) running += n;
-    return { waiting, running, processes: this.slots.size };
+    return { waiting, running, processes: this.slots.size, limits: { ...this.limitsBroken } };
   }
 
   close(): void {
@@ -180,6 +189,7 @@ export class ComputePool {
       execArgv: [`--max-old-space-size=${this.limits.heapMb}`, `--max-semi-space-size=${Math.min(16, this.limits.heapMb)}`, '--stack-size=2048'],
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+      env: {}, // none of the service's secrets (DATABASE_URL, SECRETS_KEY): a computation needs no environment
     });
     hold(child, false);
     let ready!: () => void;
@@ -262,6 +272,7 @@ export class ComputePool {
 
   private settle(call: Call, err: unknown, value?: unknown): void {
     call.signal?.removeEventListener('abort', call.onAbort);
+    if (err instanceof ComputeLimitError) this.limitsBroken[err.kind] += 1;
     if (call.startedAt !== undefined) call.ran?.(performance.now() - call.startedAt);
     if (err !== undefined) call.reject(err);
     else call.resolve(value);
