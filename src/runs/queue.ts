@@ -207,7 +207,9 @@ function jobContext(job: JobWithMetadata<{ runId: string }>): RunJobContext {
  * as it is done. Polling (2 s) stays the backstop, and finds retries of jobs whose worker died.
  */
 export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue> {
-  const db = new QueueDb({ connectionString: options.url, max: 10 }, (err) => options.logger.warn({ err }, 'run queue: idle connection failed'));
+  // An idle connection that drops (a restart of PostgreSQL, a stop) is replaced by the pool on the
+  // next call: nothing to warn of (a call that fails is logged by its caller).
+  const db = new QueueDb({ connectionString: options.url, max: 10 }, (err) => options.logger.debug({ err }, 'run queue: an idle connection closed'));
   const boss = await startBoss(options, db).catch(async (err: unknown) => {
     await db.close();
     throw err;
