@@ -75,6 +75,35 @@ export function compare(operator: ConditionOperator, left: string, right: string
   }
 }
 
+/** One run's working state, shared by its nodes. */
+interface RunState {
+  inputs: Record<string, string>;
+  models: ModelRouter;
+  hooks: ExecutionHooks;
+  signal: AbortSignal;
+  byId: Map<string, WorkflowNode>;
+  edgesIn: Map<string, WorkflowEdge[]>;
+  /** Each node's text once done; null when it was skipped. */
+  texts: Map<string, Promise<string | null>>;
+  /** What templates see: the run's inputs and each finished node's text. */
+  scope: TemplateScope;
+  /** Each condition's text (`true` / `false`), set when its sides are rendered. */
+  verdicts: Map<string, string>;
+  output: Record<string, unknown>;
+  sizes: TextBudget;
+  render(source: string): Promise<string>;
+}
+
+/** What a step has done so far, for the log of its failure. */
+interface StepProgress {
+  input: string;
+  usage: Usage | null;
+  started: boolean;
+}
+
+type LlmCallNode = components['schemas']['LlmCallNode'];
+type ExecuteOptions = { signal?: AbortSignal; hooks?: ExecutionHooks; budget?: RunBudget };
+
 /**
  * Runs a validated graph: every node starts as soon as all its predecessors are done, so
  * independent branches run concurrently. The first failure aborts the rest. An edge out of a
@@ -86,116 +115,153 @@ export async function executeGraph(
   graph: Graph,
   inputs: Record<string, string>,
   models: ModelRouter,
-  options: { signal?: AbortSignal; hooks?: ExecutionHooks; budget?: RunBudget } = {},
+  options: ExecuteOptions = {},
 ): Promise<Execution> {
-  const hooks = options.hooks ?? {};
-  const budget = options.budget ?? defaultBudget();
   const controller = new AbortController();
-  const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
-  const edgesIn = new Map<string, WorkflowEdge[]>(graph.nodes.map((n) => [n.id, []]));
-  for (const edge of graph.edges) edgesIn.get(edge.to)?.push(edge);
-
-  /** Each node's text once done; null when it was skipped. */
-  const texts = new Map<string, Promise<string | null>>();
-  /** What templates see: the run's inputs and each finished node's text. */
-  const scope: TemplateScope = { inputs, nodes: {} };
-  /** Each condition's text (`true` / `false`), set when its sides are rendered. */
-  const verdicts = new Map<string, string>();
-  const output: Record<string, unknown> = {};
-  const sizes = new TextBudget(budget);
-  const render = (source: string) => budget.compute('renderTemplate', { source, scope: scopeFor(source, scope) }, signal);
-
-  const runNode = (node: WorkflowNode): Promise<string | null> => {
-    let pending = texts.get(node.id);
-    if (pending) return pending;
-    pending = (async () => {
-      const incoming = edgesIn.get(node.id) ?? [];
-      const sources = await Promise.all(incoming.map((edge) => runNode(byId.get(edge.from)!)));
-      const before = incoming.flatMap((edge, i) => {
-        const text = sources[i];
-        return text === null || text === undefined || (edge.branch !== undefined && edge.branch !== text) ? [] : [text];
-      });
-      if (signal.aborted) throw signal.reason instanceof RunFailure ? signal.reason : new RunFailure('cancelled', 'The run was cancelled.');
-      if (incoming.length > 0 && before.length === 0) {
-        await hooks.onStepSkipped?.(node);
-        return null;
-      }
-      if (hooks.shouldContinue && !(await hooks.shouldContinue())) {
-        throw new RunFailure('cancelled', 'The run was cancelled.', node.id);
-      }
-      let input = '';
-      let usage: Usage | null = null;
-      let started = false;
-      try {
-        input = await inputOf(node, before, inputs, render, verdicts);
-        await hooks.onStepStart?.(node, input);
-        started = true;
-        let text: string;
-        if (node.type === 'text_input' || node.type === 'template') text = input;
-        else if (node.type === 'condition') text = verdicts.get(node.id)!;
-        else if (node.type === 'llm_call') {
-          const messages = [
-            ...(node.config.system_prompt ? [{ role: 'system' as const, content: node.config.system_prompt }] : []),
-            { role: 'user' as const, content: input },
-          ];
-          const { retry, timeout_seconds: timeoutSeconds } = node.config;
-          const result = await models.complete({
-            model: node.config.model,
-            messages,
-            temperature: node.config.temperature,
-            max_tokens: node.config.max_tokens,
-            signal,
-            ...(hooks.onStepDelta ? { onDelta: (text: string) => hooks.onStepDelta?.(node, text) } : {}),
-            ...(retry ? { retry: { maxAttempts: retry.max_attempts ?? 3, backoffMs: (retry.backoff_seconds ?? 0.25) * 1000 } } : {}),
-            ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
-          });
-          usage = result.usage;
-          text = result.content;
-        } else {
-          const value = formatOutput(node.config.format, before);
-          sizes.output(node.id, value);
-          output[node.id] = value;
-          text = typeof value === 'string' ? value : JSON.stringify(value);
-        }
-        sizes.keep(text);
-        await hooks.onStepEnd?.({ nodeId: node.id, nodeType: node.type, status: 'completed', input, output: text, usage, error: null });
-        scope.nodes[node.id] = { output: text };
-        return text;
-      } catch (err) {
-        const failure = toFailure(err, node, signal);
-        if (!started) await hooks.onStepStart?.(node, input); // a template that did not render: logged as the node's failure
-        await hooks.onStepEnd?.({
-          nodeId: node.id,
-          nodeType: node.type,
-          status: failure.code === 'cancelled' || failure.code === 'timeout' ? 'cancelled' : 'failed',
-          input,
-          output: null,
-          usage,
-          error: failure,
-        });
-        // on_error: continue — the failure is logged and the run goes on with an empty text (never
-        // for a cancel or the run's own timeout, which stop everything).
-        if (node.type === 'llm_call' && node.config.on_error === 'continue' && !signal.aborted && failure.code !== 'cancelled') {
-          scope.nodes[node.id] = { output: '' };
-          return '';
-        }
-        throw failure;
-      }
-    })();
-    texts.set(node.id, pending);
-    return pending;
-  };
-
-  const byId = new Map(graph.nodes.map((n) => [n.id, n]));
+  const run = startRun(graph, inputs, models, options, controller.signal);
   try {
-    await Promise.all(graph.nodes.map(runNode));
+    await Promise.all(graph.nodes.map((node) => runNode(run, node)));
   } catch (err) {
     controller.abort(err);
     // Let nodes already running settle so their logs are written before the run is finished.
-    await Promise.allSettled(texts.values());
+    await Promise.allSettled(run.texts.values());
     throw err instanceof RunFailure ? err : new RunFailure('internal_error', (err as Error).message);
   }
-  return { output };
+  return { output: run.output };
+}
+
+/** The run's state before any node starts; `stop` aborts it on the first failure. */
+function startRun(graph: Graph, inputs: Record<string, string>, models: ModelRouter, options: ExecuteOptions, stop: AbortSignal): RunState {
+  const budget = options.budget ?? defaultBudget();
+  const signal = options.signal ? AbortSignal.any([options.signal, stop]) : stop;
+  const edgesIn = new Map<string, WorkflowEdge[]>(graph.nodes.map((n) => [n.id, []]));
+  for (const edge of graph.edges) edgesIn.get(edge.to)?.push(edge);
+  const scope: TemplateScope = { inputs, nodes: {} };
+  return {
+    inputs,
+    models,
+    hooks: options.hooks ?? {},
+    signal,
+    byId: new Map(graph.nodes.map((n) => [n.id, n])),
+    edgesIn,
+    texts: new Map(),
+    scope,
+    verdicts: new Map(),
+    output: {},
+    sizes: new TextBudget(budget),
+    render: (source) => budget.compute('renderTemplate', { source, scope: scopeFor(source, scope) }, signal),
+  };
+}
+
+/** A node's text, started once however many nodes wait on it. */
+function runNode(run: RunState, node: WorkflowNode): Promise<string | null> {
+  let pending = run.texts.get(node.id);
+  if (pending) return pending;
+  pending = nodeText(run, node);
+  run.texts.set(node.id, pending);
+  return pending;
+}
+
+/** Waits for the node's sources, then skips it (null) when no edge into it was followed, or runs it. */
+async function nodeText(run: RunState, node: WorkflowNode): Promise<string | null> {
+  const incoming = run.edgesIn.get(node.id) ?? [];
+  const sources = await Promise.all(incoming.map((edge) => runNode(run, run.byId.get(edge.from)!)));
+  const before = followedTexts(incoming, sources);
+  if (run.signal.aborted) throw run.signal.reason instanceof RunFailure ? run.signal.reason : new RunFailure('cancelled', 'The run was cancelled.');
+  if (incoming.length > 0 && before.length === 0) {
+    await run.hooks.onStepSkipped?.(node);
+    return null;
+  }
+  if (run.hooks.shouldContinue && !(await run.hooks.shouldContinue())) {
+    throw new RunFailure('cancelled', 'The run was cancelled.', node.id);
+  }
+  return runStep(run, node, before);
+}
+
+/** The texts of the edges followed: their source ran, and a condition's branch matches its verdict. */
+function followedTexts(incoming: WorkflowEdge[], sources: (string | null)[]): string[] {
+  return incoming.flatMap((edge, i) => {
+    const text = sources[i];
+    return text === null || text === undefined || (edge.branch !== undefined && edge.branch !== text) ? [] : [text];
+  });
+}
+
+/** Runs one node as a logged step: start, its work, the size caps, end. */
+async function runStep(run: RunState, node: WorkflowNode, before: string[]): Promise<string> {
+  const step: StepProgress = { input: '', usage: null, started: false };
+  try {
+    step.input = await inputOf(node, before, run.inputs, run.render, run.verdicts);
+    await run.hooks.onStepStart?.(node, step.input);
+    step.started = true;
+    const done = await stepWork(run, node, step.input, before);
+    step.usage = done.usage;
+    run.sizes.keep(done.text);
+    await run.hooks.onStepEnd?.({ nodeId: node.id, nodeType: node.type, status: 'completed', input: step.input, output: done.text, usage: step.usage, error: null });
+    run.scope.nodes[node.id] = { output: done.text };
+    return done.text;
+  } catch (err) {
+    return stepFailed(run, node, step, err);
+  }
+}
+
+/** What the node does with its input: pass it on, give its verdict, ask a model, or write the run's output. */
+async function stepWork(run: RunState, node: WorkflowNode, input: string, before: string[]): Promise<{ text: string; usage: Usage | null }> {
+  switch (node.type) {
+    case 'text_input':
+    case 'template':
+      return { text: input, usage: null };
+    case 'condition':
+      return { text: run.verdicts.get(node.id)!, usage: null };
+    case 'llm_call': {
+      const result = await callModel(run, node, input);
+      return { text: result.content, usage: result.usage };
+    }
+    case 'text_output': {
+      const value = formatOutput(node.config.format, before);
+      run.sizes.output(node.id, value);
+      run.output[node.id] = value;
+      return { text: typeof value === 'string' ? value : JSON.stringify(value), usage: null };
+    }
+  }
+}
+
+function callModel(run: RunState, node: LlmCallNode, input: string) {
+  const messages = [
+    ...(node.config.system_prompt ? [{ role: 'system' as const, content: node.config.system_prompt }] : []),
+    { role: 'user' as const, content: input },
+  ];
+  const { retry, timeout_seconds: timeoutSeconds } = node.config;
+  return run.models.complete({
+    model: node.config.model,
+    messages,
+    temperature: node.config.temperature,
+    max_tokens: node.config.max_tokens,
+    signal: run.signal,
+    ...(run.hooks.onStepDelta ? { onDelta: (text: string) => run.hooks.onStepDelta?.(node, text) } : {}),
+    ...(retry ? { retry: { maxAttempts: retry.max_attempts ?? 3, backoffMs: (retry.backoff_seconds ?? 0.25) * 1000 } } : {}),
+    ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
+  });
+}
+
+/** Logs the step's failure; an llm_call with `on_error: continue` goes on with an empty text, any other stops the run. */
+async function stepFailed(run: RunState, node: WorkflowNode, step: StepProgress, err: unknown): Promise<string> {
+  const failure = toFailure(err, node, run.signal);
+  if (!step.started) await run.hooks.onStepStart?.(node, step.input); // a template that did not render: logged as the node's failure
+  await run.hooks.onStepEnd?.({
+    nodeId: node.id,
+    nodeType: node.type,
+    status: failure.code === 'cancelled' || failure.code === 'timeout' ? 'cancelled' : 'failed',
+    input: step.input,
+    output: null,
+    usage: step.usage,
+    error: failure,
+  });
+  // on_error: continue — never for a cancel or the run's own timeout, which stop everything.
+  if (node.type === 'llm_call' && node.config.on_error === 'continue' && !run.signal.aborted && failure.code !== 'cancelled') {
+    run.scope.nodes[node.id] = { output: '' };
+    return '';
+  }
+  throw failure;
 }
 
 /**
