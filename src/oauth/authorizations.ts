@@ -1,7 +1,7 @@
 import type { DbContext } from '../context.ts';
-import * as store from './store.ts';
+import * as store from './authorizations.store.ts';
 import { revocationLease } from '../shared/principalLease.ts';
-import type { AuthorizedApp } from './store.ts';
+import type { AuthorizedApp } from './authorizations.store.ts';
 
 // The user's grants to applications, as other domains (the settings pages) see them.
 

@@ -8,7 +8,8 @@ import { AuthorizePageError, AuthorizeRedirectError } from '../shared/errors.ts'
 import { authorizeErrorPage } from './consent.ts';
 import { GRANT_TYPES } from './model.ts';
 import { joinScopes } from './scopes.ts';
-import { insertAuthorization, insertCode } from './store.ts';
+import { insertAuthorization } from './authorizations.store.ts';
+import { insertCode } from './store.ts';
 
 /**
  * A code for the validated request under the user's grant (RFC 6749 4.1.2), issued by

@@ -8,7 +8,8 @@ import { testDialects } from '../../test/support/db.ts';
 import { createFixture, discover, obtainTokens, type Fixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import type * as StoreModule from './store.ts';
-import { findTokenByRefreshHash, insertSuccessorToken, revokeAuthorization } from './store.ts';
+import { revokeAuthorization } from './authorizations.store.ts';
+import { findTokenByRefreshHash, insertSuccessorToken } from './store.ts';
 
 /** A gate in front of the rotation's insert (null lets calls through at once), and what each insert answered. */
 const rotation = vi.hoisted(() => ({ gate: null as null | (() => Promise<void>), results: [] as boolean[] }));

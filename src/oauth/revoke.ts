@@ -7,7 +7,8 @@ import { looksLikeJwt } from '../open/proxyTokenAuth.ts';
 import { revokeProxyToken } from '../open/proxyTokenRevocation.ts';
 import { clientCredentials } from './clientAuth.ts';
 import { authenticateClient } from './clients.ts';
-import { findTokenByAccessHash, findTokenByRefreshHash, revokeApplicationForUser } from './store.ts';
+import { revokeApplicationForUser } from './authorizations.store.ts';
+import { findTokenByAccessHash, findTokenByRefreshHash } from './store.ts';
 
 /**
  * POST /api/open/oauth/revoke (RFC 7009). Revoking either token of a pair, or a proxy token, revokes

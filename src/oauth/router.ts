@@ -12,7 +12,7 @@ import { authorizeErrorPage, consentPage } from './consent.ts';
 import { basicCredentials } from './clientAuth.ts';
 import { decisionHandler, issueCode } from './decision.ts';
 import { splitScope } from './scopes.ts';
-import { findStandingGrant } from './store.ts';
+import { findStandingGrant } from './authorizations.store.ts';
 import { getAuthorizationServerMetadata } from './metadata.ts';
 import { revokeToken } from './revoke.ts';
 import { token } from './token.ts';

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.ts';
 import type { OAuthClient } from '../oauth/clients.ts';
-import { revokeApplicationForUser } from '../oauth/store.ts';
+import { revokeApplicationForUser } from '../oauth/authorizations.store.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { verifyProxyToken } from './proxyTokens.ts';
 

@@ -13,7 +13,7 @@ import { createSealer } from '../shared/sealing.ts';
 import { signingKeyContext } from '../db/sealedSecrets.ts';
 import { createAccessToken } from '../platform/accessTokens.ts';
 import { createUser } from '../platform/users.ts';
-import { insertAuthorization } from '../oauth/store.ts';
+import { insertAuthorization } from '../oauth/authorizations.store.ts';
 import { createApp as createApplication } from '../platform/apps.ts';
 import { signProxyToken, verifyProxyToken } from './proxyTokens.ts';
 import { keyRing, publishedJwks, rotateSigningKey } from './signingKeys.ts';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, logInPage, screenshot, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
 import { axeViolations } from '../../test/support/axe.ts';
 import { createFixture } from '../../test/support/oauthFlow.ts';
-import { insertAuthorization } from '../oauth/store.ts';
+import { insertAuthorization } from '../oauth/authorizations.store.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createAccessToken } from './accessTokens.ts';
 import { createApp } from './apps.ts';

@@ -1,0 +1,71 @@
+import type { Knex } from 'knex';
+import { insertReturningId } from '../db/insert.ts';
+import { joinScopes } from './scopes.ts';
+
+// The grants (authorizations) users give applications: their rows, the standing grant, and their
+// revocation with every token issued under them. Times are epoch milliseconds (BIGINT).
+
+/** A grant row per consent (the schema's choice); revocation covers every row of the user-app pair. */
+export async function insertAuthorization(db: Knex, userId: number, applicationId: number, scope: string, now: number): Promise<number> {
+  return insertReturningId(db, 'authorizations', { user_id: userId, application_id: applicationId, scope, created_at: now });
+}
+
+/**
+ * The user's standing grant to the application: the latest authorization not revoked, with the
+ * scopes of all of them (a user who allowed `user_info` and later `api_key` granted both).
+ */
+export async function findStandingGrant(db: Knex, userId: number, applicationId: number): Promise<{ authorizationId: number; scopes: Set<string> } | null> {
+  const rows = await db('authorizations').where({ user_id: userId, application_id: applicationId }).whereNull('revoked_at').orderBy('id', 'desc').select('id', 'scope');
+  if (!rows.length) return null;
+  return { authorizationId: Number(rows[0].id), scopes: new Set(rows.flatMap((r) => String(r.scope).split(' ').filter(Boolean))) };
+}
+
+/** Revokes the grant and, at once, every token issued under it. */
+export async function revokeAuthorization(db: Knex, authorizationId: number, now: number): Promise<void> {
+  await db('authorizations').where({ id: authorizationId }).whereNull('revoked_at').update({ revoked_at: now });
+  await db('oauth_tokens').where({ authorization_id: authorizationId }).whereNull('revoked_at').update({ revoked_at: now });
+}
+
+/** Revokes every grant of the user to the application, and at once all their tokens. */
+export async function revokeApplicationForUser(db: Knex, userId: number, applicationId: number, now: number): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    const ids = (await trx('authorizations').where({ user_id: userId, application_id: applicationId }).whereNull('revoked_at').pluck('id')).map(Number);
+    if (ids.length === 0) return false;
+    await trx('authorizations').whereIn('id', ids).update({ revoked_at: now });
+    await trx('oauth_tokens').whereIn('authorization_id', ids).whereNull('revoked_at').update({ revoked_at: now });
+    return true;
+  });
+}
+
+export interface AuthorizedApp {
+  applicationId: number;
+  name: string;
+  homepage: string;
+  scope: string;
+  /** When the user last granted it. */
+  authorizedAt: number;
+}
+
+/** The applications the user has authorized (and not revoked), one entry per application. */
+export async function listAuthorizedApps(db: Knex, userId: number): Promise<AuthorizedApp[]> {
+  const rows = await db('authorizations as z')
+    .join('applications as a', 'a.id', 'z.application_id')
+    .where('z.user_id', userId)
+    .whereNull('z.revoked_at')
+    .orderBy('z.created_at', 'desc')
+    .select('a.id', 'a.name', 'a.homepage', 'z.scope', 'z.created_at');
+  const byApp = new Map<number, AuthorizedApp>();
+  for (const r of rows) {
+    const id = Number(r.id);
+    const seen = byApp.get(id);
+    const scopes = new Set([...(seen?.scope.split(' ') ?? []), ...String(r.scope).split(' ')].filter(Boolean));
+    byApp.set(id, {
+      applicationId: id,
+      name: r.name,
+      homepage: r.homepage,
+      scope: joinScopes([...scopes]),
+      authorizedAt: seen?.authorizedAt ?? Number(r.created_at),
+    });
+  }
+  return [...byApp.values()];
+}
