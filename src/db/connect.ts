@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded.ts';
-import { createKnex, dialectOfUrl, probeDatabase, type Dialect } from './knex.ts';
+import { createKnex, destroyKnex, dialectOfUrl, probeDatabase, type Dialect } from './knex.ts';
 import { migrateLatest } from './migrate.ts';
 import { assertSecretsOpen } from './sealedSecrets.ts';
 import { loadSealer } from '../shared/keyEncryptionKey.ts';
@@ -55,7 +55,7 @@ export async function openDatabase(config: Config, options: OpenDatabaseOptions 
       await assertSecretsOpen(db, sealer);
     }
   } catch (err) {
-    await db.destroy();
+    await destroyKnex(db);
     await embedded?.stop();
     throw err;
   }
@@ -66,7 +66,7 @@ export async function openDatabase(config: Config, options: OpenDatabaseOptions 
     embedded,
     sealer,
     close: async () => {
-      await db.destroy();
+      await destroyKnex(db);
       await embedded?.stop();
     },
   };

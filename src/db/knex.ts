@@ -1,6 +1,7 @@
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
+import { endOneRoundTrips } from './oneRoundTrip.ts';
 
 export type Dialect = 'pg' | 'mysql';
 
@@ -72,7 +73,19 @@ export async function probeDatabase(url: string): Promise<void> {
   }
 }
 
-/** A Knex instance for a mysql:// or postgres:// URL. */
+/**
+ * Closes a store's Knex instance: its pool, and the MySQL one-round-trip connections kept beside it
+ * (oneRoundTrip.ts). Call it instead of `db.destroy()` so a process that closes its store exits.
+ */
+export async function destroyKnex(db: Knex): Promise<void> {
+  try {
+    await db.destroy();
+  } finally {
+    await endOneRoundTrips(db);
+  }
+}
+
+/** A Knex instance for a mysql:// or postgres:// URL (close it with destroyKnex). */
 export function createKnex(url: string, options: KnexOptions = {}): Knex {
   const pool = { min: options.poolMin ?? 0, max: options.poolMax ?? 10 };
   const acquireConnectionTimeout = ACQUIRE_TIMEOUT_MS;

@@ -1,6 +1,8 @@
 // One-round-trip transactions on a real MySQL store (when TEST_MYSQL_URL is set): in one
 // transaction, on connections of their own, and a caller that finds them all busy gets the
-// "database unavailable" error within the wait knex's pool allows, not an endless wait.
+// "database unavailable" error within the wait knex's pool allows, not an endless wait; and they
+// close with the store, so a process that closes its store exits.
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { isDatabaseUnavailable } from './unavailable.ts';
@@ -43,5 +45,21 @@ describe.runIf(testDialects().includes('mysql'))('one-round-trip transactions (m
     expect(isDatabaseUnavailable(outcome)).toBe(true);
     expect(await Promise.all(busy)).toHaveLength(4);
     expect(await inOneRoundTrip(t.db, [{ sql: 'SELECT 1 AS one', values: [] }])).toEqual([[{ one: 1 }]]);
+  }, 20_000);
+
+  it('destroyKnex closes the one-round-trip connections with the store: a process that used them and closes its store exits', async () => {
+    const script = `
+      import { createKnex, destroyKnex } from './src/db/knex.ts';
+      import { inOneRoundTrip } from './src/db/oneRoundTrip.ts';
+      const db = createKnex(process.env.STORE_URL);
+      await inOneRoundTrip(db, [{ sql: 'SELECT 1', values: [] }]);
+      await destroyKnex(db);
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, STORE_URL: t.url }, stdio: 'ignore' });
+    // An open mysql2 pool keeps a process alive for its 60 s idle timeout: well past this bound.
+    const bound = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.once('exit', (c, s) => resolve([c, s])));
+    clearTimeout(bound);
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
   }, 20_000);
 });

@@ -8,7 +8,8 @@ import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql
 // (docs/benchmarks.md, issue 19). Multi-statement queries need the connection's
 // `multipleStatements` flag, which widens what an injected string could do, so it is never set on
 // knex's pool: these transactions get connections of their own, from a small pool opened on first
-// use with the same settings as knex's, and closed with knex's pool. Values still travel as
+// use with the same settings as knex's, and closed with knex's pool by whoever closes the store
+// (`destroyKnex` in knex.ts: knex tells no one when it is destroyed). Values still travel as
 // parameters (escaped by mysql2), never spliced in by hand.
 
 /** A value a statement takes (mysql2 escapes it into the query). */
@@ -49,16 +50,21 @@ function poolOf(db: Knex): Pool {
   let pool = pools.get(db);
   if (!pool) {
     const settings = db.client.config.connection as mysql.PoolOptions;
-    const created = mysql.createPool({ ...settings, multipleStatements: true, connectionLimit: POOL_SIZE, maxIdle: POOL_SIZE });
-    // knex's pool (tarn) tells when it is destroyed; ours goes with it (a later use opens another).
-    (db.client as { pool?: { on(event: string, handler: () => void): void } }).pool?.on('poolDestroyRequest', () => {
-      if (pools.get(db) === created) pools.delete(db);
-      created.end(() => {});
-    });
-    pools.set(db, created);
-    pool = created;
+    pool = mysql.createPool({ ...settings, multipleStatements: true, connectionLimit: POOL_SIZE, maxIdle: POOL_SIZE });
+    pools.set(db, pool);
   }
   return pool;
+}
+
+/**
+ * Closes `db`'s one-round-trip connections, if any were opened (a later use opens others). Its
+ * open sockets would otherwise keep the process alive after the store is closed.
+ */
+export async function endOneRoundTrips(db: Knex): Promise<void> {
+  const pool = pools.get(db);
+  if (!pool) return;
+  pools.delete(db);
+  await new Promise<void>((resolve, reject) => pool.end((err) => (err ? reject(err) : resolve())));
 }
 
 /**

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import type { Knex } from 'knex';
 import { pino } from 'pino';
 import { inject } from 'vitest';
-import { createKnex, type Dialect } from '../../src/db/knex.ts';
+import { createKnex, destroyKnex, type Dialect } from '../../src/db/knex.ts';
 import { migrateLatest } from '../../src/db/migrate.ts';
 
 export interface TestDb {
@@ -72,7 +72,7 @@ export async function createTestDb(dialect: Dialect, options: { migrate?: boolea
     dialect,
     url,
     async destroy() {
-      await db.destroy();
+      await destroyKnex(db);
       const dropper = createKnex(serverUrl(dialect), { poolMax: 1, logger: testKnexLogger });
       try {
         if (dialect === 'pg') await dropper.raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]);

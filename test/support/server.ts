@@ -5,7 +5,7 @@ import type { AppContext } from '../../src/context.ts';
 import { createApp, rateLimitersOf, type RateLimiters } from '../../src/app.ts';
 import { createLogger } from '../../src/http/logger.ts';
 import { createHttpServer } from '../../src/http/server.ts';
-import { createKnex, dialectOfUrl, type Dialect } from '../../src/db/knex.ts';
+import { createKnex, destroyKnex, dialectOfUrl, type Dialect } from '../../src/db/knex.ts';
 import { migrateLatest } from '../../src/db/migrate.ts';
 import { startRunMachinery } from '../../src/runs/machinery.ts';
 import { createTestDb, testKnexLogger, type TestDb } from './db.ts';
@@ -43,7 +43,7 @@ export interface TestServerOptions {
 async function existingDb(url: string): Promise<TestDb> {
   const db = createKnex(url, { poolMax: 5, logger: testKnexLogger });
   await migrateLatest(db);
-  return { db, dialect: dialectOfUrl(url), url, destroy: () => db.destroy() };
+  return { db, dialect: dialectOfUrl(url), url, destroy: () => destroyKnex(db) };
 }
 
 /** A real HTTP server on 127.0.0.1 with a fresh migrated database; BASE_URL is its own address. */
