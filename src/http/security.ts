@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { SecurityHandlers } from 'express-openapi-validator/dist/framework/types.js';
+import type * as OpenApiValidator from 'express-openapi-validator';
 import { insufficientScope, invalidAccessToken, invalidApiKey, invalidProxyToken, missingBearer, missingPermission, wrongKindOfToken, type Problem } from '../shared/errors.ts';
 import type { PrincipalOf } from './principal.ts';
 
@@ -28,6 +28,9 @@ function forbid(req: Request, problem: Problem): never {
   throw problem;
 }
 
+/** The validator's security handlers, as its exported middleware() takes them (its own type is not exported from the package root). */
+type ValidateSecurity = Exclude<Parameters<typeof OpenApiValidator.middleware>[0]['validateSecurity'], boolean | undefined>;
+type SecurityHandlers = NonNullable<ValidateSecurity['handlers']>;
 type Handler = SecurityHandlers[string];
 
 /**

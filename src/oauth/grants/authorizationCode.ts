@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import OAuth2Server from '@node-oauth/oauth2-server';
+import type OAuth2Server from '@node-oauth/oauth2-server';
 import { safeEqual } from '../../shared/crypto.ts';
 import { invalidGrant, invalidRequest } from '../../shared/errors.ts';
-import type { Code, TokenModel } from '../model.ts';
-import { isVisibleAscii, type TokenForm } from './form.ts';
+import type { Code } from '../model.ts';
+import { isVisibleAscii } from './form.ts';
+import { ModelGrant } from './modelGrant.ts';
 
 /**
  * grant_type=authorization_code (RFC 6749 4.1.3), with PKCE (RFC 7636 4.6) and replay revocation
@@ -12,16 +13,10 @@ import { isVisibleAscii, type TokenForm } from './form.ts';
  * own class (not exported) to check the client before anything is revoked and to answer a
  * redirect_uri mismatch with invalid_grant (RFC 6749 5.2), as oidc-provider does.
  */
-export class AuthorizationCodeGrant extends OAuth2Server.AbstractGrantType {
-  readonly model: TokenModel;
-
-  constructor(options: OAuth2Server.TokenOptions) {
-    super(options);
-    this.model = (options as { model: TokenModel }).model;
-  }
+export class AuthorizationCodeGrant extends ModelGrant {
 
   async handle(request: OAuth2Server.Request, client: OAuth2Server.Client): Promise<OAuth2Server.Token | null> {
-    const form = request.body as TokenForm;
+    const form = this.formOf(request);
 
     // 1. The code parameter.
     if (!form.code) throw invalidRequest('Missing parameter: `code`');

@@ -1,7 +1,8 @@
-import OAuth2Server from '@node-oauth/oauth2-server';
+import type OAuth2Server from '@node-oauth/oauth2-server';
 import { invalidGrant, invalidRequest, invalidScope } from '../../shared/errors.ts';
-import type { RefreshToken, TokenModel } from '../model.ts';
-import { isVisibleAscii, type TokenForm } from './form.ts';
+import type { RefreshToken } from '../model.ts';
+import { isVisibleAscii } from './form.ts';
+import { ModelGrant } from './modelGrant.ts';
 
 /**
  * grant_type=refresh_token (RFC 6749 6) with rotation on every use and reuse detection (RFC 9700
@@ -12,16 +13,10 @@ import { isVisibleAscii, type TokenForm } from './form.ts';
  * (REFRESH_REUSE_GRACE_SECONDS, default 30 s) is Ory Hydra's graceful refresh (ory/hydra#1831): a
  * client whose refresh answer was lost retries with the only token it has.
  */
-export class RefreshTokenGrant extends OAuth2Server.AbstractGrantType {
-  readonly model: TokenModel;
-
-  constructor(options: OAuth2Server.TokenOptions) {
-    super(options);
-    this.model = (options as { model: TokenModel }).model;
-  }
+export class RefreshTokenGrant extends ModelGrant {
 
   async handle(request: OAuth2Server.Request, client: OAuth2Server.Client): Promise<OAuth2Server.Token | null> {
-    const form = request.body as TokenForm;
+    const form = this.formOf(request);
 
     // 1. The refresh_token parameter.
     if (!form.refresh_token) throw invalidRequest('Missing parameter: `refresh_token`');
