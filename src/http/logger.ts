@@ -4,6 +4,7 @@ import { pino, type Logger, type DestinationStream } from 'pino';
 import { pinoHttp } from 'pino-http';
 import type { RequestHandler } from 'express';
 import pinoPretty from 'pino-pretty';
+import { OutageLog } from './outageLog.ts';
 
 /** Field names whose values are secrets wherever they appear in a log line. */
 const secretFields = ['authorization', 'cookie', 'set-cookie', 'client_secret', 'code', 'code_verifier', 'refresh_token', 'access_token', 'password', 'token', 'proxy_access_token'];
@@ -62,24 +63,31 @@ const serializers = {
 const probePaths = new Set(['/healthz', '/readyz']);
 
 /**
- * One line per request at `info` (probes at `debug`); failures (5xx) at `error`. When `info` is off (production's
- * LOG_LEVEL=warn), only failures can be logged, so skip pino-http's per-request child logger
- * (it serializes and redacts the request up front) and write the same error line ourselves.
+ * One line per request at `info` (probes at `debug`); failures (5xx) at `error`, except a 503 outside
+ * the probes, which goes to the outage log (one `warn` line a window). When `info` is off
+ * (production's LOG_LEVEL=warn), only failures can be logged, so skip pino-http's per-request child
+ * logger (it serializes and redacts the request up front) and write the same lines ourselves.
  */
 export function httpLogger(logger: Logger): RequestHandler {
-  if (!logger.isLevelEnabled('info')) return failureLogger(logger);
+  const outage = new OutageLog(logger);
+  if (!logger.isLevelEnabled('info')) return failureLogger(logger, outage);
   return pinoHttp({
     logger,
     genReqId: requestId,
     serializers,
     customLogLevel: (req, res, err) => {
-      if (err || res.statusCode >= 500) return probePaths.has(req.url ?? '') && !err ? 'warn' : 'error';
-      return probePaths.has(req.url ?? '') ? 'debug' : 'info';
+      const probe = probePaths.has(req.url ?? '');
+      if (!err && res.statusCode === 503 && !probe) {
+        outage.record({ req: serializers.req({ id: req.id, method: req.method ?? '', url: req.url ?? '', remoteAddress: req.socket.remoteAddress }), res: serializers.res(res) });
+        return 'silent';
+      }
+      if (err || res.statusCode >= 500) return probe && !err ? 'warn' : 'error';
+      return probe ? 'debug' : 'info';
     },
   });
 }
 
-function failureLogger(logger: Logger): RequestHandler {
+function failureLogger(logger: Logger, outage: OutageLog): RequestHandler {
   return (req, res, next) => {
     const id = requestId(req, res);
     (req as { id?: unknown }).id = id;
@@ -89,6 +97,7 @@ function failureLogger(logger: Logger): RequestHandler {
       const request = serializers.req({ id, method: req.method, url: req.originalUrl, remoteAddress: req.socket.remoteAddress });
       const line = { req: request, res: serializers.res(res), responseTime: Math.round(performance.now() - start) };
       if (probePaths.has(req.originalUrl)) logger.warn(line, 'not ready');
+      else if (res.statusCode === 503) outage.record(line);
       else logger.error(line, 'request errored');
     });
     next();

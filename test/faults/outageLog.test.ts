@@ -1,0 +1,60 @@
+// 503s during an outage are the service shedding load as designed: they are logged once per window
+// at warn (with a count of those left out), never once per request at error (issue 32).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../src/http/logger.ts';
+import { OutageLog } from '../../src/http/outageLog.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { startOwnPostgres, type OwnDatabase } from './support/databases.ts';
+import { apiKeyFor, bearer } from './support/fixtures.ts';
+
+const lines = (logs: string[]) => logs.map((l) => JSON.parse(l) as { level: number; msg: string; suppressed?: number; res?: { statusCode: number } });
+
+describe('503s during a real database outage', () => {
+  let database: OwnDatabase;
+  let server: TestServer;
+  let apiKey: string;
+
+  beforeAll(async () => {
+    database = await startOwnPostgres();
+    server = await startTestServer({ databaseUrl: database.url });
+    apiKey = (await apiKeyFor(server.ctx.db)).token;
+  }, 120_000);
+  afterAll(async () => {
+    await server?.close();
+    await database?.destroy();
+  });
+
+  it('logs one warn line for N requests answered 503, none at error level', async () => {
+    await database.stop();
+    const before = server.logs.length;
+    const n = 12;
+    for (let i = 0; i < n; i++) {
+      const res = await fetch(`${server.baseUrl}/api/workflows`, { headers: bearer(apiKey) });
+      expect(res.status).toBe(503);
+      await res.text();
+    }
+    const written = lines(server.logs.slice(before)).filter((l) => l.res?.statusCode === 503 || l.level >= 40);
+    expect(written.filter((l) => l.level >= 50)).toEqual([]);
+    const warns = written.filter((l) => l.level === 40 && l.res?.statusCode === 503);
+    expect(warns).toHaveLength(1);
+    expect(warns[0]).toMatchObject({ suppressed: 0 });
+    await database.start();
+  }, 60_000);
+});
+
+describe('OutageLog window', () => {
+  it('writes the first 503 of each window with the count left out since the last line', () => {
+    const logs: string[] = [];
+    const logger = createLogger({ level: 'info', destination: new Writable({ write: (c, _e, cb) => (logs.push(String(c)), cb()) }) });
+    let now = 0;
+    const outage = new OutageLog(logger, 10_000, () => now);
+    for (let i = 0; i < 5; i++) outage.record({ res: { statusCode: 503 } });
+    now = 9_999;
+    outage.record({ res: { statusCode: 503 } });
+    expect(lines(logs).map((l) => [l.level, l.suppressed])).toEqual([[40, 0]]);
+    now = 10_000;
+    outage.record({ res: { statusCode: 503 } });
+    expect(lines(logs).map((l) => [l.level, l.suppressed])).toEqual([[40, 0], [40, 5]]);
+  });
+});
