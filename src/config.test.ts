@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, loadWorkerConfig } from './config.ts';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -37,6 +37,14 @@ describe('configuration from the environment', () => {
       MODEL_PROVIDER_MODELS: [],
     });
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('does not validate PORT for a worker, which serves no HTTP (PORT=0 or any value starts it); the API still refuses it', () => {
+    for (const PORT of ['0', '70000', 'http']) {
+      expect(() => loadConfig({ PORT })).toThrow(ConfigError);
+      expect(loadWorkerConfig({ PORT }).BASE_URL).toBe('http://localhost:3000');
+    }
+    expect(loadWorkerConfig({ PORT: '8080' }).BASE_URL).toBe('http://localhost:8080');
   });
 
   it('derives BASE_URL from PORT and drops a trailing slash from a given one', () => {

@@ -202,6 +202,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return Object.freeze({ ...serviceSettings(e), ...runSettings(e), ...accessSettings(e) });
 }
 
+/**
+ * A worker's configuration: it serves no HTTP, so its PORT is not its business (issue 32: a worker
+ * refused `PORT=0`). A PORT the API would accept still sets BASE_URL's default as it does there;
+ * any other value is ignored.
+ */
+export function loadWorkerConfig(env: Record<string, string | undefined> = process.env) {
+  return loadConfig(envSchema.shape.PORT.safeParse(env.PORT).success ? env : { ...env, PORT: undefined });
+}
+
 type Env = z.infer<typeof envSchema>;
 
 /** Where the service listens and stores, its model provider, token lifetimes and body limit. */

@@ -11,9 +11,9 @@ import { SealingError } from './shared/sealing.ts';
 const SHUTDOWN_GRACE_MS = 20_000;
 
 /** The validated configuration; on a bad value, prints every problem and exits 1. */
-export function loadConfigOrExit(): Config {
+export function loadConfigOrExit(load: () => Config = loadConfig): Config {
   try {
-    return loadConfig();
+    return load();
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);

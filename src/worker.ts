@@ -2,12 +2,13 @@
 // beside the API processes. Same configuration as `npm start`; needs DATABASE_URL (the store) and
 // a PostgreSQL queue (QUEUE_URL, or the store itself when it is PostgreSQL).
 import { loadConfigOrExit, orExit, stopGracefully } from './lifecycle.ts';
+import { loadWorkerConfig } from './config.ts';
 import { openDatabase, resolveQueueUrl } from './db/connect.ts';
 import { createLogger } from './http/logger.ts';
 import { startRunMachinery } from './runs/machinery.ts';
 
 async function main(): Promise<void> {
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit(loadWorkerConfig);
   const logger = createLogger({ level: config.LOG_LEVEL });
   if (!config.DATABASE_URL) {
     // The embedded PostgreSQL belongs to the `npm start` process; a worker must share a real store.
