@@ -319,6 +319,10 @@ export interface paths {
          *     queue cannot be written the run is failed with `queue_unavailable` and the answer is 503;
          *     repeating the request with the same key queues that run again.
          *
+         *     A failed start (a 5xx, a timeout, a dropped connection) may still have stored the run: send
+         *     an `Idempotency-Key` on every start and retry with the same key, or a retry may start a
+         *     second run. The client package sends a random one unless the caller gives its own.
+         *
          *     Quotas per user (each a 429 with `Retry-After`; an `Idempotency-Key` replay is not a new
          *     run and counts against neither): at most `USER_MAX_CONCURRENT_RUNS` runs queued or running
          *     at once (10 by default; `Retry-After: 5`), and at most `USER_RUNS_PER_MINUTE` runs started
@@ -2284,7 +2288,12 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @example 7c4f8a2e-run-1 */
+                /**
+                 * @description Names this start: a repeated request with the same key returns the same run instead
+                 *     of starting another. Send one on every start (a random UUID will do) and keep it for
+                 *     retries: an error or a timeout does not prove that no run was stored.
+                 * @example 7c4f8a2e-run-1
+                 */
                 "Idempotency-Key"?: string;
                 /**
                  * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds (at most 60) for the run to end. Other preferences are ignored.

@@ -41,9 +41,24 @@ export function authMiddleware(credentials: Credentials): Middleware {
   };
 }
 
+/**
+ * A failed start (a 5xx, a timeout, a dropped connection) may still have stored the run, so every
+ * start carries an Idempotency-Key: the caller's own when it gives one (reuse it to retry safely),
+ * else a random UUID.
+ */
+export const idempotentStarts: Middleware = {
+  onRequest({ request, schemaPath }) {
+    if (request.method === 'POST' && schemaPath === '/api/workflows/{workflow_id}/run' && !request.headers.has('Idempotency-Key')) {
+      request.headers.set('Idempotency-Key', crypto.randomUUID());
+    }
+    return request;
+  },
+};
+
 export function createApiClient(baseUrl: string, credentials: Credentials = {}, options: Omit<ClientOptions, 'baseUrl'> = {}): ApiClient {
   const client = createClient<paths>({ baseUrl, redirect: 'manual', ...options });
   if (credentials.bearer || credentials.basic) client.use(authMiddleware(credentials));
+  client.use(idempotentStarts);
   return client;
 }
 

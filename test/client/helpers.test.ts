@@ -94,3 +94,28 @@ describe('streamChatCompletion', () => {
     }
   });
 });
+
+describe('createApiClient: idempotent starts', () => {
+  it('sends a random Idempotency-Key on every run start (a failed start may have stored the run) and keeps the caller\'s own', async () => {
+    const keys: (string | undefined)[] = [];
+    const base = await serve((_n, headers, res) => {
+      keys.push(headers['idempotency-key'] as string | undefined);
+      res.writeHead(503, { 'Content-Type': 'application/problem+json', 'Retry-After': '1' }).end('{"status":503}');
+    });
+    const api = createApiClient(base, { bearer: 'k' });
+    const start = (key?: string) =>
+      api.POST('/api/workflows/{workflow_id}/run', {
+        params: { path: { workflow_id: 'wf_1' }, header: key ? { 'Idempotency-Key': key } : {} },
+        body: { inputs: {} },
+      });
+    await start();
+    await start();
+    await start('mine-1');
+    await api.GET('/api/workflows');
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).not.toBe(keys[0]);
+    expect(keys[2]).toBe('mine-1');
+    expect(keys[3]).toBeUndefined();
+  });
+});
