@@ -10,14 +10,15 @@ import { apiKeyFor, bearer } from './support/fixtures.ts';
 
 const lines = (logs: string[]) => logs.map((l) => JSON.parse(l) as { level: number; msg: string; suppressed?: number; res?: { statusCode: number } });
 
-describe('503s during a real database outage', () => {
+// LOG_LEVEL=info logs through pino-http; warn (production) through the failures-only logger.
+describe.each(['info', 'warn'])('503s during a real database outage (LOG_LEVEL=%s)', (level) => {
   let database: OwnDatabase;
   let server: TestServer;
   let apiKey: string;
 
   beforeAll(async () => {
     database = await startOwnPostgres();
-    server = await startTestServer({ databaseUrl: database.url });
+    server = await startTestServer({ databaseUrl: database.url, env: { LOG_LEVEL: level } });
     apiKey = (await apiKeyFor(server.ctx.db)).token;
   }, 120_000);
   afterAll(async () => {
