@@ -33,25 +33,32 @@ const detailsOf = (req: Request): Required<AppDetails> => ({
   redirectUri: field(req, 'redirect_uri'),
 });
 
+async function showApplications(ctx: AppContext, res: Response, status: number, user: PageUser, problems: FormProblem[], input?: Required<AppDetails>, flash?: string): Promise<void> {
+  sendPage(res, status, applicationsPage({ user, apps: await listAppsForOwner(ctx, user.id), problems, input, nonce: newNonce(), flash }));
+}
+
+async function showApplication(ctx: AppContext, res: Response, status: number, user: PageUser, appId: number, problems: FormProblem[] = [], input?: Required<AppDetails>, flash?: string): Promise<void> {
+  try {
+    const app = await getAppOfOwner(ctx, user.id, appId);
+    sendPage(res, status, applicationPage({ user, app, secrets: await clientSecretsOf(ctx, app), problems, input, flash }));
+  } catch (err) {
+    refusedWith(err, 404);
+    sendPage(res, 404, notFoundPage(user, 'application'));
+  }
+}
+
 export function applicationsRouter(ctx: AppContext): Router {
   const router = Router();
+  registrationRoutes(router, ctx);
+  secretRoutes(router, ctx);
+  deletionRoutes(router, ctx);
+  return router;
+}
 
-  async function showApplications(res: Response, status: number, user: PageUser, problems: FormProblem[], input?: Required<AppDetails>, flash?: string): Promise<void> {
-    sendPage(res, status, applicationsPage({ user, apps: await listAppsForOwner(ctx, user.id), problems, input, nonce: newNonce(), flash }));
-  }
-
-  async function showApplication(res: Response, status: number, user: PageUser, appId: number, problems: FormProblem[] = [], input?: Required<AppDetails>, flash?: string): Promise<void> {
-    try {
-      const app = await getAppOfOwner(ctx, user.id, appId);
-      sendPage(res, status, applicationPage({ user, app, secrets: await clientSecretsOf(ctx, app), problems, input, flash }));
-    } catch (err) {
-      refusedWith(err, 404);
-      sendPage(res, 404, notFoundPage(user, 'application'));
-    }
-  }
-
+/** Registering an application and editing its details. */
+function registrationRoutes(router: Router, ctx: AppContext): void {
   router.get('/settings/applications', async (req, res) => {
-    await showApplications(res, 200, await pageUser(ctx, req), [], undefined, doneMessage(req));
+    await showApplications(ctx, res, 200, await pageUser(ctx, req), [], undefined, doneMessage(req));
   });
 
   router.post('/settings/applications', async (req, res) => {
@@ -68,12 +75,12 @@ export function applicationsRouter(ctx: AppContext): Router {
       }
       sendPage(res, 200, clientSecretPage({ user, title: `Registered ${created.app.name}`, appId: created.app.id, clientId: created.app.client_id, secret: created.clientSecret }));
     } catch (err) {
-      await showApplications(res, 400, user, formProblemsOf(refusedWith(err, 400)), input);
+      await showApplications(ctx, res, 400, user, formProblemsOf(refusedWith(err, 400)), input);
     }
   });
 
   router.get('/settings/applications/:id', async (req, res) => {
-    await showApplication(res, 200, await pageUser(ctx, req), Number(req.params.id), [], undefined, doneMessage(req));
+    await showApplication(ctx, res, 200, await pageUser(ctx, req), Number(req.params.id), [], undefined, doneMessage(req));
   });
 
   router.post('/settings/applications/:id', async (req, res) => {
@@ -85,10 +92,13 @@ export function applicationsRouter(ctx: AppContext): Router {
     } catch (err) {
       const problem = refusedWith(err, 400, 404);
       if (problem.status === 404) return sendPage(res, 404, notFoundPage(user, 'application'));
-      await showApplication(res, 400, user, Number(req.params.id), formProblemsOf(problem), input);
+      await showApplication(ctx, res, 400, user, Number(req.params.id), formProblemsOf(problem), input);
     }
   });
+}
 
+/** Adding and deleting client secrets (rotation). */
+function secretRoutes(router: Router, ctx: AppContext): void {
   router.post('/settings/applications/:id/secrets', async (req, res) => {
     const user = await pageUser(ctx, req);
     try {
@@ -105,7 +115,7 @@ export function applicationsRouter(ctx: AppContext): Router {
     } catch (err) {
       const problem = refusedWith(err, 404, 409);
       if (problem.status === 404) return sendPage(res, 404, notFoundPage(user, 'application'));
-      await showApplication(res, 409, user, Number(req.params.id), [{ message: problem.message }]);
+      await showApplication(ctx, res, 409, user, Number(req.params.id), [{ message: problem.message }]);
     }
   });
 
@@ -145,10 +155,13 @@ export function applicationsRouter(ctx: AppContext): Router {
       const problem = refusedWith(err, 404, 409);
       if (problem.status === 404) return sendPage(res, 404, notFoundPage(user, 'client secret'));
       // The last secret, from a confirm page that did not say so (another secret was deleted since).
-      await showApplication(res, 409, user, appId, [{ message: problem.message }]);
+      await showApplication(ctx, res, 409, user, appId, [{ message: problem.message }]);
     }
   });
+}
 
+/** Deleting an application, after a confirm page. */
+function deletionRoutes(router: Router, ctx: AppContext): void {
   router.get('/settings/applications/:id/delete', async (req, res) => {
     const user = await pageUser(ctx, req);
     try {
@@ -178,6 +191,4 @@ export function applicationsRouter(ctx: AppContext): Router {
       sendPage(res, 404, notFoundPage(user, 'application'));
     }
   });
-
-  return router;
 }

@@ -12,46 +12,52 @@ import { messagePage } from '../views/message.ts';
 // /settings/organizations: the user's organizations, creating one, and its members (owners add and
 // remove them; a member can leave). Organizations the user is not in answer 404, as in the API.
 
+async function showOrgs(ctx: AppContext, res: Response, status: number, user: PageUser, problems: FormProblem[] = [], input?: OrgInput, flash?: string): Promise<void> {
+  sendPage(res, status, organizationsPage({ user, orgs: await listOrgsWithRoleForUser(ctx, user.id), problems, input, flash }));
+}
+
+/**
+ * A member the user may remove (an owner, anyone; a member, themselves), with the org; or the 404
+ * page is sent and undefined returned.
+ */
+async function removalOrNotFoundPage(ctx: AppContext, res: Response, user: PageUser, namespace: string, login: string) {
+  const found = await membershipOf(ctx, user, namespace);
+  if (!found) return void sendPage(res, 404, notFoundPage(user, 'organization'));
+  const member = found.members.find((m) => m.login === login);
+  const self = member?.user_id === user.id;
+  if (!member || (!self && found.role !== 'owner')) return void sendPage(res, 404, notFoundPage(user, 'member'));
+  return { found, member, self };
+}
+
+/** The org and the user's role in it, or undefined when it does not exist or the user is not a member. */
+async function membershipOf(ctx: AppContext, user: PageUser, namespace: string) {
+  try {
+    const { org, members } = await getOrgWithMembers(ctx, namespace);
+    const me = members.find((m) => m.user_id === user.id);
+    return me ? { org, members, role: me.role as Role } : undefined;
+  } catch (err) {
+    refusedWith(err, 400, 404);
+    return undefined;
+  }
+}
+
+async function showOrg(ctx: AppContext, req: Request, res: Response, status: number, user: PageUser, problems: FormProblem[] = [], input?: MemberInput, flash?: string): Promise<void> {
+  const found = await membershipOf(ctx, user, String(req.params.namespace));
+  if (!found) return sendPage(res, 404, notFoundPage(user, 'organization'));
+  sendPage(res, status, organizationPage({ user, ...found, problems, input, flash }));
+}
+
 export function organizationsRouter(ctx: AppContext): Router {
   const router = Router();
+  organizationRoutes(router, ctx);
+  memberRoutes(router, ctx);
+  return router;
+}
 
-  async function showOrgs(res: Response, status: number, user: PageUser, problems: FormProblem[] = [], input?: OrgInput, flash?: string): Promise<void> {
-    sendPage(res, status, organizationsPage({ user, orgs: await listOrgsWithRoleForUser(ctx, user.id), problems, input, flash }));
-  }
-
-  /**
-   * A member the user may remove (an owner, anyone; a member, themselves), with the org; or the 404
-   * page is sent and undefined returned.
-   */
-  async function removalOrNotFoundPage(res: Response, user: PageUser, namespace: string, login: string) {
-    const found = await membershipOf(user, namespace);
-    if (!found) return void sendPage(res, 404, notFoundPage(user, 'organization'));
-    const member = found.members.find((m) => m.login === login);
-    const self = member?.user_id === user.id;
-    if (!member || (!self && found.role !== 'owner')) return void sendPage(res, 404, notFoundPage(user, 'member'));
-    return { found, member, self };
-  }
-
-  /** The org and the user's role in it, or undefined when it does not exist or the user is not a member. */
-  async function membershipOf(user: PageUser, namespace: string) {
-    try {
-      const { org, members } = await getOrgWithMembers(ctx, namespace);
-      const me = members.find((m) => m.user_id === user.id);
-      return me ? { org, members, role: me.role as Role } : undefined;
-    } catch (err) {
-      refusedWith(err, 400, 404);
-      return undefined;
-    }
-  }
-
-  async function showOrg(req: Request, res: Response, status: number, user: PageUser, problems: FormProblem[] = [], input?: MemberInput, flash?: string): Promise<void> {
-    const found = await membershipOf(user, String(req.params.namespace));
-    if (!found) return sendPage(res, 404, notFoundPage(user, 'organization'));
-    sendPage(res, status, organizationPage({ user, ...found, problems, input, flash }));
-  }
-
+/** Listing, creating and showing the user's organizations. */
+function organizationRoutes(router: Router, ctx: AppContext): void {
   router.get('/settings/organizations', async (req, res) => {
-    await showOrgs(res, 200, await pageUser(ctx, req), [], undefined, doneMessage(req));
+    await showOrgs(ctx, res, 200, await pageUser(ctx, req), [], undefined, doneMessage(req));
   });
 
   router.post('/settings/organizations', async (req, res) => {
@@ -63,17 +69,20 @@ export function organizationsRouter(ctx: AppContext): Router {
     } catch (err) {
       const problem = refusedWith(err, 400, 409);
       // A taken namespace (409) is about that field.
-      await showOrgs(res, problem.status, user, problem.status === 409 ? [{ field: 'namespace', message: problem.message }] : formProblemsOf(problem), input);
+      await showOrgs(ctx, res, problem.status, user, problem.status === 409 ? [{ field: 'namespace', message: problem.message }] : formProblemsOf(problem), input);
     }
   });
 
   router.get('/settings/organizations/:namespace', async (req, res) => {
-    await showOrg(req, res, 200, await pageUser(ctx, req), [], undefined, doneMessage(req));
+    await showOrg(ctx, req, res, 200, await pageUser(ctx, req), [], undefined, doneMessage(req));
   });
+}
 
+/** Adding members (owners) and removing them or leaving, after a confirm page. */
+function memberRoutes(router: Router, ctx: AppContext): void {
   router.post('/settings/organizations/:namespace/members', async (req, res) => {
     const user = await pageUser(ctx, req);
-    const found = await membershipOf(user, String(req.params.namespace));
+    const found = await membershipOf(ctx, user, String(req.params.namespace));
     if (!found) return sendPage(res, 404, notFoundPage(user, 'organization'));
     if (found.role !== 'owner') return sendPage(res, 403, messagePage({ title: 'Owners only', message: `Only an owner of ${found.org.name} adds members.`, error: true, user }));
     const input: MemberInput = { login: field(req, 'login'), role: field(req, 'role') || 'member' };
@@ -85,13 +94,13 @@ export function organizationsRouter(ctx: AppContext): Router {
       const problem = refusedWith(err, 400, 404, 409);
       // 404: no such user; 409: the last owner would become a member.
       const problems = problem.status === 400 ? formProblemsOf(problem) : [{ field: 'login', message: problem.message }];
-      await showOrg(req, res, problem.status === 404 ? 400 : problem.status, user, problems, input);
+      await showOrg(ctx, req, res, problem.status === 404 ? 400 : problem.status, user, problems, input);
     }
   });
 
   router.get('/settings/organizations/:namespace/members/:login/remove', async (req, res) => {
     const user = await pageUser(ctx, req);
-    const removal = await removalOrNotFoundPage(res, user, String(req.params.namespace), String(req.params.login));
+    const removal = await removalOrNotFoundPage(ctx, res, user, String(req.params.namespace), String(req.params.login));
     if (!removal) return;
     const { found, member, self } = removal;
     const { org } = found;
@@ -110,7 +119,7 @@ export function organizationsRouter(ctx: AppContext): Router {
 
   router.post('/settings/organizations/:namespace/members/:login/remove', async (req, res) => {
     const user = await pageUser(ctx, req);
-    const removal = await removalOrNotFoundPage(res, user, String(req.params.namespace), String(req.params.login));
+    const removal = await removalOrNotFoundPage(ctx, res, user, String(req.params.namespace), String(req.params.login));
     if (!removal) return;
     const { found, member, self } = removal;
     try {
@@ -118,9 +127,7 @@ export function organizationsRouter(ctx: AppContext): Router {
       res.redirect(303, self ? '/settings/organizations?done=org-left' : `/settings/organizations/${found.org.namespace}?done=member-removed`);
     } catch (err) {
       // The last owner cannot leave or be removed (409): said on the org page.
-      await showOrg(req, res, 409, user, [{ message: refusedWith(err, 404, 409).message }]);
+      await showOrg(ctx, req, res, 409, user, [{ message: refusedWith(err, 404, 409).message }]);
     }
   });
-
-  return router;
 }

@@ -36,9 +36,59 @@ function rawField(req: Request, name: string): string {
   return typeof value === 'string' ? value : '';
 }
 
+async function showWorkflow(ctx: AppContext, req: Request, res: Response, status: number, user: PageUser, workflow: Workflow, form: RunFormState): Promise<void> {
+  const search = searchOf(req);
+  const history = await runs.listRuns(ctx, user.id, workflow.id, { page: pageOf(req), perPage: PER_PAGE, ...(search ? { search } : {}) });
+  sendPage(res, status, workflowPage({ user, workflow, runs: history.data, runsMeta: history.meta, form, search, baseUrl: ctx.config.BASE_URL, flash: doneMessage(req) }));
+}
+
+/** `?inputs_from=RUN`: the inputs of one of the workflow's runs, to run again after editing; none when it is not there. */
+async function inputsOf(ctx: AppContext, user: PageUser, workflow: Workflow, runId: unknown): Promise<Record<string, string>> {
+  if (typeof runId !== 'string' || !/^run_[0-9A-Za-z]{1,40}$/.test(runId)) return {};
+  const run = await runs.getRun(ctx, user.id, workflow.id, runId).catch((err: unknown) => void refusedWith(err, 404));
+  return (run?.inputs as Record<string, string> | undefined) ?? {};
+}
+
+/** The user's workflow; or, when it is not theirs or not there, the 404 page is sent and undefined returned. */
+async function workflowOrNotFoundPage(ctx: AppContext, res: Response, user: PageUser, workflowId: string): Promise<Workflow | undefined> {
+  try {
+    return await getWorkflow(ctx, user.id, workflowId);
+  } catch (err) {
+    refusedWith(err, 404);
+    sendPage(res, 404, notFoundPage(user, 'workflow'));
+    return undefined;
+  }
+}
+
+/** A blank run form with a new idempotency key (one key per form shown, so a resend is one run). */
+function freshForm(): RunFormState {
+  return { idempotencyKey: `console-${randomUUID()}`, values: {}, problems: [] };
+}
+
+/** The run, its graph snapshot and the workflow's name; undefined when it is not the user's. */
+async function findRun(ctx: AppContext, user: PageUser, workflowId: string, runId: string) {
+  try {
+    const { run, graph } = await runs.getRunWithGraph(ctx, user.id, workflowId, runId);
+    const workflow = await getWorkflow(ctx, user.id, workflowId).catch((err: unknown) => {
+      refusedWith(err, 404);
+      return undefined; // deleted, its runs still readable for a while
+    });
+    return { run, graph, workflow, workflowId, workflowName: workflow?.name ?? workflowId };
+  } catch (err) {
+    refusedWith(err, 404);
+    return undefined;
+  }
+}
+
 export function workflowPagesRouter(ctx: AppContext, runStarts?: SharedRateLimiter): Router {
   const router = Router();
+  workflowRoutes(router, ctx, runStarts);
+  runRoutes(router, ctx);
+  return router;
+}
 
+/** The workflows list, one workflow with its run history, and starting a run from its form. */
+function workflowRoutes(router: Router, ctx: AppContext, runStarts?: SharedRateLimiter): void {
   router.get('/workflows', async (req, res) => {
     const user = await pageUser(ctx, req);
     const { data, meta } = await listWorkflows(ctx, user.id, { page: pageOf(req), perPage: PER_PAGE });
@@ -46,47 +96,21 @@ export function workflowPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
     sendPage(res, 200, workflowsPage({ user, workflows: data, latest, meta }));
   });
 
-  async function showWorkflow(req: Request, res: Response, status: number, user: PageUser, workflow: Workflow, form: RunFormState): Promise<void> {
-    const search = searchOf(req);
-    const history = await runs.listRuns(ctx, user.id, workflow.id, { page: pageOf(req), perPage: PER_PAGE, ...(search ? { search } : {}) });
-    sendPage(res, status, workflowPage({ user, workflow, runs: history.data, runsMeta: history.meta, form, search, baseUrl: ctx.config.BASE_URL, flash: doneMessage(req) }));
-  }
-
-  /** `?inputs_from=RUN`: the inputs of one of the workflow's runs, to run again after editing; none when it is not there. */
-  async function inputsOf(user: PageUser, workflow: Workflow, runId: unknown): Promise<Record<string, string>> {
-    if (typeof runId !== 'string' || !/^run_[0-9A-Za-z]{1,40}$/.test(runId)) return {};
-    const run = await runs.getRun(ctx, user.id, workflow.id, runId).catch((err: unknown) => void refusedWith(err, 404));
-    return (run?.inputs as Record<string, string> | undefined) ?? {};
-  }
-
-  /** The user's workflow; or, when it is not theirs or not there, the 404 page is sent and undefined returned. */
-  async function workflowOrNotFoundPage(res: Response, user: PageUser, workflowId: string): Promise<Workflow | undefined> {
-    try {
-      return await getWorkflow(ctx, user.id, workflowId);
-    } catch (err) {
-      refusedWith(err, 404);
-      sendPage(res, 404, notFoundPage(user, 'workflow'));
-      return undefined;
-    }
-  }
-
-  const freshForm = (): RunFormState => ({ idempotencyKey: `console-${randomUUID()}`, values: {}, problems: [] });
-
   router.get('/workflows/:id', async (req, res) => {
     const user = await pageUser(ctx, req);
-    const workflow = await workflowOrNotFoundPage(res, user, req.params.id);
+    const workflow = await workflowOrNotFoundPage(ctx, res, user, req.params.id);
     if (!workflow) return;
-    await showWorkflow(req, res, 200, user, workflow, { ...freshForm(), values: await inputsOf(user, workflow, req.query.inputs_from) });
+    await showWorkflow(ctx, req, res, 200, user, workflow, { ...freshForm(), values: await inputsOf(ctx, user, workflow, req.query.inputs_from) });
   });
 
   router.post('/workflows/:id/run', async (req, res) => {
     const user = await pageUser(ctx, req);
-    const workflow = await workflowOrNotFoundPage(res, user, req.params.id);
+    const workflow = await workflowOrNotFoundPage(ctx, res, user, req.params.id);
     if (!workflow) return;
     const variables = inputVariables(workflow.nodes);
     const values = Object.fromEntries(variables.map((v) => [v, rawField(req, inputField(v))]));
     const idempotencyKey = /^[A-Za-z0-9-]{1,100}$/.test(rawField(req, 'idempotency_key')) ? rawField(req, 'idempotency_key') : `console-${randomUUID()}`;
-    const refuse = (status: number, problems: FormProblem[], key = idempotencyKey) => showWorkflow(req, res, status, user, workflow, { idempotencyKey: key, values, problems });
+    const refuse = (status: number, problems: FormProblem[], key = idempotencyKey) => showWorkflow(ctx, req, res, status, user, workflow, { idempotencyKey: key, values, problems });
 
     // The console asks for text in every input (the API also takes an empty string).
     const empty = variables.filter((v) => values[v]!.trim() === '');
@@ -111,25 +135,13 @@ export function workflowPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
       throw err;
     }
   });
+}
 
-  /** The run, its graph snapshot and the workflow's name; undefined when it is not the user's. */
-  async function findRun(user: PageUser, workflowId: string, runId: string) {
-    try {
-      const { run, graph } = await runs.getRunWithGraph(ctx, user.id, workflowId, runId);
-      const workflow = await getWorkflow(ctx, user.id, workflowId).catch((err: unknown) => {
-        refusedWith(err, 404);
-        return undefined; // deleted, its runs still readable for a while
-      });
-      return { run, graph, workflow, workflowId, workflowName: workflow?.name ?? workflowId };
-    } catch (err) {
-      refusedWith(err, 404);
-      return undefined;
-    }
-  }
-
+/** One run: its page, its live event stream and its fallback state. */
+function runRoutes(router: Router, ctx: AppContext): void {
   router.get('/workflows/:id/runs/:runId', async (req, res) => {
     const user = await pageUser(ctx, req);
-    const found = await findRun(user, req.params.id, req.params.runId);
+    const found = await findRun(ctx, user, req.params.id, req.params.runId);
     if (!found) return sendPage(res, 404, notFoundPage(user, 'run'));
     sendPage(res, 200, runPage({ user, ...found, baseUrl: ctx.config.BASE_URL, flash: doneMessage(req) }));
   });
@@ -147,11 +159,9 @@ export function workflowPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
   // page alone. `X-Run-Status` tells the script when the run has ended, so it stops asking.
   router.get('/workflows/:id/runs/:runId/state', async (req, res) => {
     const user = await pageUser(ctx, req);
-    const found = await findRun(user, req.params.id, req.params.runId);
+    const found = await findRun(ctx, user, req.params.id, req.params.runId);
     if (!found) return res.status(404).set('Cache-Control', 'no-store').type('text').send('No such run.');
     res.set('X-Run-Status', found.run.status);
     sendPage(res, 200, runState(found));
   });
-
-  return router;
 }
