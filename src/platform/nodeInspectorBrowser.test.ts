@@ -1,10 +1,11 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient } from '../../client/src/index.ts';
+import type { ApiClient } from '../../client/src/index.ts';
 import { axeViolations } from '../../test/support/axe.ts';
-import { launchChromium, logInPage, screenshot, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
-import { startTestServer, type TestServer } from '../../test/support/server.ts';
-import { DEMO, seedDemo, type DemoSeed } from './seed.ts';
+import { screenshot, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
+import type { TestServer } from '../../test/support/server.ts';
+import { openDemoConsole, type DemoConsole } from '../../test/support/demoConsole.ts';
+import { type DemoSeed } from './seed.ts';
 
 // The node inspector in a real browser: a graph box is a link to its node's details (its config on
 // the workflow page; on a run's page also the text it worked on, its output and its error), by
@@ -14,22 +15,16 @@ describe('node inspector in a real browser', () => {
   let server: TestServer;
   let seed: DemoSeed;
   let api: ApiClient;
-  let browser: Browser;
   let page: Page;
   const triage = () => seed.workflows.find((w) => w.name === 'Triage')!.id;
 
+  let demo: DemoConsole | undefined;
   beforeAll(async () => {
-    server = await startTestServer({ runs: true, env: { DEMO_MODELS: 'true' } });
-    seed = (await seedDemo(server.ctx))!;
-    api = createApiClient(server.baseUrl, { bearer: seed.apiKey.token });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: SCREEN_WIDTHS.desktop, height: 800 } });
-    page.setDefaultTimeout(15_000);
-    await logInPage(page, server.baseUrl, DEMO.login, DEMO.password, '/workflows');
+    demo = await openDemoConsole();
+    ({ server, seed, api, page } = demo);
   });
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
+    await demo?.close();
   });
 
   it('on a workflow page, clicking a node shows its config and edges; the keyboard reaches each node', async () => {

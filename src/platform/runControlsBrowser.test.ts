@@ -1,12 +1,13 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient } from '../../client/src/index.ts';
+import type { ApiClient } from '../../client/src/index.ts';
 import { axeViolations } from '../../test/support/axe.ts';
-import { launchChromium, logInPage, screenshot, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
-import { startTestServer, type TestServer } from '../../test/support/server.ts';
-import { DEMO, seedDemo, type DemoSeed } from './seed.ts';
+import { screenshot, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
+import type { TestServer } from '../../test/support/server.ts';
+import { openDemoConsole, type DemoConsole } from '../../test/support/demoConsole.ts';
+import { type DemoSeed } from './seed.ts';
 
 // Run controls in a real browser, on the demo data with the demo models (the queue and worker are
 // real): cancel a slow run, retry it (same inputs, same version), run again with edited inputs,
@@ -22,25 +23,18 @@ describe('run controls in a real browser', () => {
   let server: TestServer;
   let seed: DemoSeed;
   let api: ApiClient;
-  let browser: Browser;
   let page: Page;
   const errors: string[] = [];
   const slow = () => seed.workflows.find((w) => w.name === 'Slow summary')!.id;
   const runIdOfPage = () => /\/runs\/(run_\w+)$/.exec(new URL(page.url()).pathname)![1]!;
 
+  let demo: DemoConsole | undefined;
   beforeAll(async () => {
-    server = await startTestServer({ runs: true, env: { DEMO_MODELS: 'true' } });
-    seed = (await seedDemo(server.ctx))!;
-    api = createApiClient(server.baseUrl, { bearer: seed.apiKey.token });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: SCREEN_WIDTHS.desktop, height: 800 } });
-    page.setDefaultTimeout(15_000);
-    page.on('console', (m) => m.type() === 'error' && errors.push(`${m.text()} ${m.location().url}`));
-    await logInPage(page, server.baseUrl, DEMO.login, DEMO.password, '/workflows');
+    demo = await openDemoConsole({ watch: (p) => p.on('console', (m) => m.type() === 'error' && errors.push(`${m.text()} ${m.location().url}`)) });
+    ({ server, seed, api, page } = demo);
   });
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
+    await demo?.close();
   });
 
   it('Cancel stops a running run; Retry starts a new run with the same inputs on the same version; a second Retry of that run answers the same new run', async () => {

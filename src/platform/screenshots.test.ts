@@ -1,10 +1,11 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../client/src/index.ts';
-import { launchChromium, logInPage, SCREEN_WIDTHS } from '../../test/support/chromium.ts';
-import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { SCREEN_WIDTHS } from '../../test/support/chromium.ts';
+import type { TestServer } from '../../test/support/server.ts';
+import { openDemoConsole, type DemoConsole } from '../../test/support/demoConsole.ts';
 import { compareScreenshot } from '../../test/support/visual.ts';
-import { DEMO, seedDemo, type DemoSeed } from './seed.ts';
+import { type DemoSeed } from './seed.ts';
 
 // Screenshot tests of the console against reviewed images (test/screenshots/, test/support/visual.ts):
 // the workflow editor, a run that took a branch, and the phone layout. Ids and dates are masked.
@@ -12,7 +13,6 @@ import { DEMO, seedDemo, type DemoSeed } from './seed.ts';
 describe('console screenshots against the reviewed images', () => {
   let server: TestServer;
   let seed: DemoSeed;
-  let browser: Browser;
   let page: Page;
   const triage = () => seed.workflows.find((w) => w.name === 'Triage')!.id;
   /** What differs from run to run (ids, dates, durations), by page: masked, never hidden elements (a mask of one lands elsewhere). */
@@ -23,17 +23,13 @@ describe('console screenshots against the reviewed images', () => {
   };
   const changing = (what: keyof typeof CHANGING) => [page.locator(CHANGING[what])];
 
+  let demo: DemoConsole | undefined;
   beforeAll(async () => {
-    server = await startTestServer({ runs: true, env: { DEMO_MODELS: 'true' } });
-    seed = (await seedDemo(server.ctx))!;
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: SCREEN_WIDTHS.desktop, height: 800 } });
-    page.setDefaultTimeout(15_000);
-    await logInPage(page, server.baseUrl, DEMO.login, DEMO.password, '/workflows');
+    demo = await openDemoConsole();
+    ({ server, seed, page } = demo);
   });
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
+    await demo?.close();
   });
 
   it('the workflow editor (desktop)', async () => {

@@ -1,10 +1,11 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient } from '../../client/src/index.ts';
+import type { ApiClient } from '../../client/src/index.ts';
 import { axeViolations } from '../../test/support/axe.ts';
-import { launchChromium, logInPage, screenshot, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
-import { startTestServer, type TestServer } from '../../test/support/server.ts';
-import { DEMO, seedDemo, type DemoSeed } from './seed.ts';
+import { logInPage, screenshot, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
+import type { TestServer } from '../../test/support/server.ts';
+import { openDemoConsole, type DemoConsole } from '../../test/support/demoConsole.ts';
+import { DEMO, type DemoSeed } from './seed.ts';
 
 // The workflow editor in a real browser (server-rendered forms: creating works with script off):
 // create a workflow, edit its graph as JSON (what the API takes, round-tripped), see the API's
@@ -14,27 +15,21 @@ describe('workflow editor in a real browser', () => {
   let server: TestServer;
   let seed: DemoSeed;
   let api: ApiClient;
-  let browser: Browser;
   let page: Page;
 
+  let demo: DemoConsole | undefined;
   beforeAll(async () => {
-    server = await startTestServer({ runs: true, env: { DEMO_MODELS: 'true' } });
-    seed = (await seedDemo(server.ctx))!;
-    api = createApiClient(server.baseUrl, { bearer: seed.apiKey.token });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: SCREEN_WIDTHS.desktop, height: 900 } });
-    page.setDefaultTimeout(15_000);
-    await logInPage(page, server.baseUrl, DEMO.login, DEMO.password, '/workflows');
+    demo = await openDemoConsole({ height: 900 });
+    ({ server, seed, api, page } = demo);
   });
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
+    await demo?.close();
   });
 
   let created = '';
 
   it('creates a workflow from the starter graph, with script off; its JSON comes back in the editor exactly as the API has it', async () => {
-    const noScript = await (await browser.newContext({ javaScriptEnabled: false })).newPage();
+    const noScript = await (await demo!.browser.newContext({ javaScriptEnabled: false })).newPage();
     await logInPage(noScript, server.baseUrl, DEMO.login, DEMO.password, '/workflows');
     await noScript.click('#new-workflow');
     await noScript.fill('#name', 'Made in the browser');
