@@ -85,10 +85,16 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
     expect((await findUsableAccessTokenByPlaintext(server.ctx, foreverToken))!.expires_at).toBeNull();
   });
 
-  it('explains usage_scenario on the form, tied to the field for assistive technology', async () => {
+  it('explains usage_scenario by when to pick each, tied to the field, with trial chosen for a fresh form (issue 35 item 5)', async () => {
     const html = await page();
     expect(html).toContain('aria-describedby="usage_scenario-help"');
-    expect(html).toMatch(/id="usage_scenario-help">[^<]*edition/);
+    const help = /id="usage_scenario-help">([\s\S]*?)<\/p>/.exec(html)![1]!.replace(/<[^>]+>/g, '');
+    // Not circular: no "paid: the paid edition"; each option says when to pick it, and a default is named.
+    expect(help).not.toMatch(/paid: the paid|trial: the trial/);
+    expect(help).toMatch(/paid: production use[^.]*\. Pick it when/);
+    expect(help).toMatch(/trial: trying things out[^.]*\. Pick it when/);
+    expect(help).toContain('Not sure? Keep trial');
+    expect(html).toMatch(/<option value="trial" selected>/);
   });
 
   it('refuses a namespace the user cannot use, and an unknown usage scenario, with the form again (400)', async () => {

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.ts';
-import { createModelRouter } from '../runs/providers/index.ts';
+import { modelRouterFor } from '../runs/machinery.ts';
 import { openAIJson, type ErrorSurface } from '../http/errorDialects.ts';
 import type { Operations } from '../http/operations.ts';
 import { createChatCompletion } from './chatCompletions.ts';
@@ -9,12 +9,8 @@ export const serverlessErrors: ErrorSurface = { paths: /^\/serverless\//, dialec
 
 /** The OpenAI-compatible serverless gateway (security: proxyToken or apiKey in openapi.yaml). */
 export function serverlessOperations(ctx: AppContext): Operations {
-  const { MODEL_PROVIDER_BASE_URL, MODEL_PROVIDER_API_KEY, MODEL_PROVIDER_MODELS } = ctx.config;
-  const models = createModelRouter({
-    MODEL_PROVIDER_BASE_URL,
-    MODEL_PROVIDER_API_KEY,
-    // Unset means every model the built-in ones do not serve goes to the configured provider.
-    MODEL_PROVIDER_MODELS: MODEL_PROVIDER_MODELS.length ? [...MODEL_PROVIDER_MODELS] : undefined,
-  });
+  // The same models as a workflow's llm_call nodes: echo, the demo models when DEMO_MODELS is on
+  // (so a gateway call can stream slowly or fail on purpose with no provider), then the configured one.
+  const models = modelRouterFor(ctx.config);
   return { createChatCompletion: createChatCompletion(ctx, models) };
 }

@@ -13,10 +13,14 @@ export interface TokenInput {
   expiresInDays: string;
 }
 
-/** What each usage scenario means, said where the user picks one. */
-const USAGE_SCENARIO_HELP: Record<(typeof USAGE_SCENARIOS)[number], string> = {
-  paid: 'paid: the paid edition.',
-  trial: 'trial: the trial edition.',
+/**
+ * What each usage scenario is for, said where the user picks one: when to pick it, not a
+ * restatement of its name. The service treats both alike; the label is for whoever serves and
+ * bills the calls downstream (it travels in the usage logs and the proxy tokens' claim).
+ */
+const USAGE_SCENARIO_HELP: Record<(typeof USAGE_SCENARIOS)[number], Html> = {
+  paid: html`<strong>paid</strong>: production use on a paid plan. Pick it when the calls are your product's real traffic and should count as billable usage.`,
+  trial: html`<strong>trial</strong>: trying things out (development, tests, a demo, an evaluation). Pick it when the calls should count as free trial usage; whoever serves them may limit trial calls more strictly.`,
 };
 
 const expiry = (t: AccessToken) =>
@@ -36,6 +40,9 @@ export interface AccessTokensModel {
 /** A fresh form's permissions: calling the workflows API is what a key is for (without it, the first call is a 403). */
 const DEFAULT_PERMISSIONS: readonly string[] = ['workflows'];
 
+/** A fresh form's scenario: a newcomer's first key is for trying things out (the hint says so). */
+const DEFAULT_USAGE_SCENARIO = 'trial';
+
 const selected = (value: string, chosen: string | undefined) => (value === chosen ? html` selected` : '');
 
 export function accessTokensPage({ user, tokens, namespaces, problems, input, flash }: AccessTokensModel): Html {
@@ -52,7 +59,7 @@ ${tokens.length ? html`<table><thead><tr><th>Token</th><th>Namespace</th><th>Usa
 <form method="post" action="/settings/tokens"><input type="hidden" name="csrf_token" value="${user.csrf}">
 <label for="name">Name</label><input type="text" id="name" name="name"${invalidAttrs(problems, 'name')} value="${input?.name ?? ''}" required>${fieldError(problems, 'name')}
 <label for="namespace">Namespace <small>(your own, or an organization you belong to: the token acts there)</small></label><select id="namespace" name="namespace"${invalidAttrs(problems, 'namespace')}>${namespaces.map((n) => html`<option value="${n}"${selected(n, input?.namespace)}>${n}</option>`)}</select>${fieldError(problems, 'namespace')}
-<label for="usage_scenario">Usage scenario</label><p class="hint" id="usage_scenario-help">The edition the token's calls are made for. It travels with every call made with the token, and in the proxy tokens that apps you authorize obtain from it (the <code>usage_scenario</code> claim); the functions and apps receiving those calls decide what each edition allows. ${USAGE_SCENARIOS.map((u) => html`<br>${USAGE_SCENARIO_HELP[u]}`)}</p><select id="usage_scenario" name="usage_scenario" aria-describedby="usage_scenario-help${problems.some((p) => p.field === 'usage_scenario') ? ' usage_scenario-error' : ''}"${problems.some((p) => p.field === 'usage_scenario') ? html` aria-invalid="true"` : ''}>${USAGE_SCENARIOS.map((u) => html`<option value="${u}"${selected(u, input?.usageScenario)}>${u}</option>`)}</select>${fieldError(problems, 'usage_scenario')}
+<label for="usage_scenario">Usage scenario</label><p class="hint" id="usage_scenario-help">Who the token's calls count against. This service treats both alike (the same models and limits); it records the scenario in its usage log of every serverless call and hands it on in the proxy tokens apps get from this token (the <code>usage_scenario</code> claim), so the functions and billing behind the serverless API can tell trial calls from paid ones. ${USAGE_SCENARIOS.map((u) => html`<br>${USAGE_SCENARIO_HELP[u]}`)}<br>Not sure? Keep <strong>trial</strong>. A token's scenario cannot be changed later: create another token to switch.</p><select id="usage_scenario" name="usage_scenario" aria-describedby="usage_scenario-help${problems.some((p) => p.field === 'usage_scenario') ? ' usage_scenario-error' : ''}"${problems.some((p) => p.field === 'usage_scenario') ? html` aria-invalid="true"` : ''}>${USAGE_SCENARIOS.map((u) => html`<option value="${u}"${selected(u, input?.usageScenario ?? DEFAULT_USAGE_SCENARIO)}>${u}</option>`)}</select>${fieldError(problems, 'usage_scenario')}
 <label for="expires_in_days">Expiration</label><select id="expires_in_days" name="expires_in_days"${invalidAttrs(problems, 'expires_in_days')}><option value=""${selected('', input?.expiresInDays ?? '')}>No expiration</option>${TOKEN_EXPIRY_DAYS.map((d) => html`<option value="${d}"${selected(String(d), input?.expiresInDays ?? '')}>${d} days</option>`)}</select>${fieldError(problems, 'expires_in_days')}
 <fieldset${invalidAttrs(problems, 'permissions')}><legend>Permissions</legend>${ACCESS_TOKEN_PERMISSIONS.map(
       (p) => html`<label><input type="checkbox" name="permissions" value="${p}"${(input?.permissions ?? DEFAULT_PERMISSIONS).includes(p) ? html` checked` : ''}> ${p}</label>`,
