@@ -280,6 +280,9 @@ export interface paths {
          * @description Its queued and running runs are cancelled first (error `cancelled`; a node waiting on a model
          *     provider is aborted), so no run of a deleted workflow keeps calling a model. Its runs stay
          *     readable through the run endpoints until the workflow is gone; then they are 404 too.
+         *     With `If-Match` (the version's ETag, or the bare version), only that version is deleted: a
+         *     workflow changed since it was read is refused with 412 Precondition Failed and its current
+         *     `ETag`, so a client never deletes a version it did not see.
          */
         delete: operations["deleteWorkflow"];
         options?: never;
@@ -2215,7 +2218,13 @@ export interface operations {
     deleteWorkflow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The ETag from a previous read (`"3"`, or a list of them), the bare version (`3`), or `*`.
+                 * @example "3"
+                 */
+                "If-Match"?: string;
+            };
             path: {
                 /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
                 workflow_id: components["parameters"]["WorkflowId"];
@@ -2235,6 +2244,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -186,6 +186,20 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       expect(again.error).toMatchObject({ status: 404, detail: `No workflow ${created.id}.` });
     });
 
+    it('deletes with If-Match only the version it names: a stale one is 412 with the current ETag and deletes nothing', async () => {
+      const created = await create('Guarded');
+      const path = { workflow_id: created.id };
+      await alice.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { name: 'Guarded v2' } });
+      const stale = await alice.DELETE('/api/workflows/{workflow_id}', { params: { path, header: { 'If-Match': '"1"' } } });
+      expect(stale.response.status).toBe(412);
+      expect(stale.response.headers.get('etag')).toBe('"2"');
+      expect((await alice.GET('/api/workflows/{workflow_id}', { params: { path } })).response.status).toBe(200);
+      const current = await alice.DELETE('/api/workflows/{workflow_id}', { params: { path, header: { 'If-Match': '2' } } });
+      expect(current.response.status).toBe(204);
+      const gone = await alice.DELETE('/api/workflows/{workflow_id}', { params: { path, header: { 'If-Match': '"2"' } } });
+      expect(gone.response.status).toBe(404);
+    });
+
     it('compares ids exactly: the id in another case is 404 on every dialect (MySQL default collations fold case)', async () => {
       const created = await create('Case of the id');
       const swapped = created.id.replace(/[a-z]/gi, (c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()));

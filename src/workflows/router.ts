@@ -63,7 +63,7 @@ export function workflowOperations(ctx: AppContext, onDeleted: (workflowId: stri
   }
 
   async function deleteWorkflow(req: Request, res: Response) {
-    await service.deleteWorkflow(ctx, userOf(req), workflowIdOf(req));
+    await service.deleteWorkflow(ctx, userOf(req), workflowIdOf(req), ifMatchOf(req));
     // Deleted first, so no new run can start; then what is in flight stops.
     await onDeleted(workflowIdOf(req));
     res.status(204).end();

@@ -197,8 +197,16 @@ export async function updateWorkflow(
   }
 }
 
-export async function deleteWorkflow(ctx: WorkflowContext, userId: number, id: string): Promise<void> {
-  if (!(await store.softDeleteWorkflow(ctx.db, userId, id, ctx.now()))) throw workflowNotFound(id);
+/**
+ * Deletes a workflow. With `If-Match`, only a version it names: the delete and the version check
+ * are one statement, so a save that lands between a client's read and its delete makes it a 412.
+ */
+export async function deleteWorkflow(ctx: WorkflowContext, userId: number, id: string, ifMatch?: string): Promise<void> {
+  const accepted = parseIfMatch(ifMatch);
+  if (await store.softDeleteWorkflow(ctx.db, userId, id, ctx.now(), accepted ?? undefined)) return;
+  const current = accepted ? await store.findLiveWorkflow(ctx.db, userId, id) : undefined;
+  if (current && accepted) throw staleVersion(current.version, accepted);
+  throw workflowNotFound(id);
 }
 
 /**

@@ -97,9 +97,11 @@ export async function updateWorkflowAtVersion(
   return count === 1;
 }
 
-/** Marks the workflow deleted; returns false when there was no live workflow to delete. */
-export async function softDeleteWorkflow(db: Knex, userId: number, id: string, now: number): Promise<boolean> {
-  const count = await live(db, userId).andWhere({ id }).update({ deleted_at: now });
+/** Marks the workflow deleted (only at one of `versions`, when given); false when there was no such live workflow. */
+export async function softDeleteWorkflow(db: Knex, userId: number, id: string, now: number, versions?: number[]): Promise<boolean> {
+  const query = live(db, userId).andWhere({ id });
+  if (versions) query.whereIn('version', versions);
+  const count = await query.update({ deleted_at: now });
   return count === 1;
 }
 

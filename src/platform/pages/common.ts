@@ -50,6 +50,7 @@ const DONE_MESSAGES: Record<string, string> = {
   'secret-deleted': 'Client secret deleted. Clients presenting it are refused from now on.',
   'token-deleted': 'Access token deleted. Calls with it, and with proxy tokens minted from it, are refused from now on.',
   'password-changed': 'Password changed. Every other browser session of yours has ended; this one goes on.',
+  'workflow-deleted': 'Workflow deleted. Its queued and running runs were cancelled.',
   'workflow-saved': 'Workflow saved. Runs from now on use this version; earlier runs keep the graph they ran.',
   'run-cancelled': 'Run cancelled. A node that was working stops; nothing after it runs.',
   'run-ended-first': 'The run had already ended, so there was nothing to cancel.',

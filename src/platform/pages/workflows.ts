@@ -93,7 +93,7 @@ function workflowRoutes(router: Router, ctx: AppContext, runStarts?: SharedRateL
     const user = await pageUser(ctx, req);
     const { data, meta } = await listWorkflows(ctx, user.id, { page: pageOf(req), perPage: PER_PAGE });
     const latest = await runs.latestRuns(ctx, user.id, data.map((w) => w.id));
-    sendPage(res, 200, workflowsPage({ user, workflows: data, latest, meta }));
+    sendPage(res, 200, workflowsPage({ user, workflows: data, latest, meta, flash: doneMessage(req) }));
   });
 
   router.get('/workflows/:id', async (req, res) => {

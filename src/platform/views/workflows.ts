@@ -41,9 +41,10 @@ export interface WorkflowsModel {
   /** The newest run of each workflow shown, by workflow id. */
   latest: ReadonlyMap<string, Run>;
   meta: PageMeta;
+  flash?: string | undefined;
 }
 
-export function workflowsPage({ user, workflows, latest, meta }: WorkflowsModel): Html {
+export function workflowsPage({ user, workflows, latest, meta, flash }: WorkflowsModel): Html {
   const rows = workflows.map((w, i) => {
     const run = latest.get(w.id);
     return html`<tr><td><a href="/workflows/${w.id}"${i === 0 ? html` id="first-workflow"` : ''}><strong>${w.name}</strong></a>${w.description ? html`<br><small>${w.description.length > 140 ? `${w.description.slice(0, 139)}…` : w.description}</small>` : ''}</td>
@@ -53,7 +54,7 @@ export function workflowsPage({ user, workflows, latest, meta }: WorkflowsModel)
   });
   return layout(
     // The skip link leads to the first workflow (without any, to the page's text).
-    { title: 'Workflows', user, current: WORKFLOWS_NAV, mainAction: workflows.length ? { id: 'first-workflow', label: 'the workflows' } : undefined },
+    { title: 'Workflows', user, current: WORKFLOWS_NAV, flash, mainAction: workflows.length ? { id: 'first-workflow', label: 'the workflows' } : undefined },
     html`<h1>Workflows</h1><p><a class="button" href="/workflows/new" id="new-workflow">New workflow</a></p>
 ${
   workflows.length
@@ -140,7 +141,7 @@ ${workflow.description ? html`<p>${workflow.description}</p>` : ''}
 <section aria-labelledby="run-heading"><h2 id="run-heading" class="first">Run it</h2>${runForm(user, workflow, form)}
 ${curlBlock(curlForRunStart(baseUrl, workflow.id, Object.fromEntries(inputVariables(workflow.nodes).map((v) => [v, form.values[v] || `your ${v}`]))), 'Start a run from a terminal (curl)')}</section>
 <section aria-labelledby="graph-heading"><h2 id="graph-heading">Graph</h2>
-<p><small>Version ${workflow.version} · ${workflow.nodes.length} nodes · updated ${isoDate(workflow.updated_at)}.</small> <a class="button" href="/workflows/${workflow.id}/edit" id="edit-workflow">Edit</a></p>
+<p><small>Version ${workflow.version} · ${workflow.nodes.length} nodes · updated ${isoDate(workflow.updated_at)}.</small> <a class="button" href="/workflows/${workflow.id}/edit" id="edit-workflow">Edit</a> <a class="button danger" href="/workflows/${workflow.id}/delete" id="delete-workflow">Delete workflow</a></p>
 ${graphSvg(workflow.nodes, workflow.edges, { title: `The graph of ${workflow.name}`, nodeHref: (id) => `#${nodeAnchor(id)}` })}
 <p><small>Select a node for its settings.</small></p>${nodeSections(workflow.nodes, workflow.edges)}</section>
 <section aria-labelledby="runs-heading"><h2 id="runs-heading">Runs</h2>
