@@ -34,6 +34,8 @@ describe('console screenshots against the reviewed images', () => {
 
   it('the workflow editor (desktop)', async () => {
     await page.goto(`${server.baseUrl}/workflows/${triage()}/edit`);
+    // The builder and its first live preview (the problems' verdict under the picture) in place.
+    await page.waitForSelector('#live-problems > *');
     expect(await compareScreenshot(page, 'editor-desktop')).toBeUndefined();
   });
 

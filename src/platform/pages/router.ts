@@ -30,7 +30,8 @@ export const platformPageErrors: ErrorSurface = { paths: platformPagePaths, dial
 /** The console's one stylesheet and its progressive-enhancement script (src/platform/assets/), read once at start. */
 const asset = (name: string) => readFileSync(new URL(`../assets/${name}`, import.meta.url), 'utf8');
 const STYLESHEET = asset('app.css');
-const CONSOLE_SCRIPT = asset('console.js');
+/** The console's scripts, by name: every page's (console.js) and the workflow editor's builder. */
+const SCRIPTS = new Map(['console.js', 'editor.js', 'editor-fields.js'].map((name) => [name, asset(name)]));
 
 /** `runStarts`: the per-user run quotas' count (USER_RUNS_PER_MINUTE), shared with the API's runs. */
 export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimiter): Router {
@@ -41,8 +42,10 @@ export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
   router.get('/assets/app.css', (_req, res) => {
     res.type('css').set('Cache-Control', 'public, max-age=3600').send(STYLESHEET);
   });
-  router.get('/assets/console.js', (_req, res) => {
-    res.type('js').set('Cache-Control', 'public, max-age=3600').send(CONSOLE_SCRIPT);
+  router.get('/assets/:script', (req, res, next) => {
+    const script = SCRIPTS.get(req.params.script);
+    if (!script) return next();
+    res.type('js').set('Cache-Control', 'public, max-age=3600').send(script);
   });
   router.use(loginRouter(ctx, session, csrf), signupRouter(ctx, session, csrf));
 

@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.ts';
 import { Problem } from '../../shared/errors.ts';
 import { createWorkflow, getWorkflow, updateWorkflow, type Workflow } from '../../workflows/service.ts';
 import { checkEditorForm, graphJson, type EditorForm } from '../workflowEditing.ts';
-import { editorPage } from '../views/workflowEditor.ts';
+import { editorPage, editorPreview } from '../views/workflowEditor.ts';
 import { notFoundPage, pageUser, refusedWith, sendPage } from './common.ts';
 
 // /workflows/new and /workflows/{id}/edit: create and change a workflow in the browser, through
@@ -37,6 +37,14 @@ const versionOf = (req: Request): number | undefined => {
 
 export function workflowEditorRouter(ctx: AppContext): Router {
   const router = Router();
+
+  // The builder's live preview (/assets/editor.js, while typing): the picture and the problems of
+  // the form as it stands, by the same rules as saving; nothing is saved. CSRF-checked as any POST.
+  router.post('/workflows/editor/preview', (req, res) => {
+    const form = formOf(req);
+    const checked = checkEditorForm(ctx, form);
+    res.set('Cache-Control', 'no-store').json(editorPreview(form.graph, 'problems' in checked ? checked.problems : []));
+  });
 
   router.get('/workflows/new', async (req, res) => {
     const user = await pageUser(ctx, req);

@@ -1,6 +1,7 @@
 import type { ProblemItem } from '../../shared/errors.ts';
 import type { Workflow } from '../../workflows/service.ts';
-import { html, type Html } from '../html.ts';
+import { html, raw, type Html } from '../html.ts';
+import { editorSchemas } from '../nodeTypes.ts';
 import type { PageUser } from './format.ts';
 import { fieldError, invalidAttrs, type FormProblem } from './form.ts';
 import { graphSvg } from './graphSvg.ts';
@@ -68,7 +69,26 @@ export function problemPlace(pointer: string, graph: string): { label: string; n
   return { label: 'the graph' };
 }
 
+/**
+ * The node types and their config schemas from openapi.yaml, for /assets/editor.js to build its
+ * palette and forms from: a data block (never run, so the CSP's script-src 'self' stands), its
+ * `<`, `>` and `&` escaped so no text in the contract can close the element.
+ */
+const editorSchemasScript = (): Html =>
+  raw(`<script type="application/json" id="editor-schemas">${JSON.stringify(editorSchemas()).replace(/[<>&]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}</script>`);
+
 const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** What the editor's live preview shows for a graph as written: the picture and every problem, placed. */
+export function editorPreview(graph: string, problems: ProblemItem[]): { graph: string | null; problems: (ProblemItem & { label: string; nodeId?: string })[] } {
+  const places = problems.map((p) => ({ ...p, ...problemPlace(p.pointer, graph) }));
+  const drawn = drawable(graph);
+  const marked = new Map(places.flatMap((p) => (p.nodeId ? [[p.nodeId, 'failed'] as const] : [])));
+  const title = `The graph as written${marked.size ? ', nodes with problems marked failed' : ''}`;
+  // Each box links to its node's form in the builder (#edit-node-ID), so the picture selects by keyboard too.
+  const picture = drawn ? graphSvg(drawn.nodes as Workflow['nodes'], drawn.edges as Workflow['edges'], { title, statuses: marked, nodeHref: (id) => `#edit-node-${id}` }) : null;
+  return { graph: picture ? String(picture) : null, problems: places };
+}
 
 export function editorPage(m: EditorModel): Html {
   const action = m.workflow ? `/workflows/${m.workflow.id}/edit` : '/workflows/new';
@@ -99,9 +119,11 @@ ${
 <form method="post" action="${action}" class="editor"><input type="hidden" name="csrf_token" value="${m.user.csrf}">${m.workflow ? html`<input type="hidden" name="version" value="${m.conflictVersion ?? m.version}">` : ''}
 <label for="name">Name</label><input type="text" id="name" name="name" value="${m.name}" required maxlength="200"${invalidAttrs(formProblems, 'name')}>${fieldError(formProblems, 'name')}
 <label for="description">Description <small>(optional)</small></label><textarea id="description" name="description" rows="2"${invalidAttrs(formProblems, 'description')}>${m.description}</textarea>${fieldError(formProblems, 'description')}
-<label for="graph">Graph <small>(JSON: <code>nodes</code> and <code>edges</code>, as the API takes them; node types and their settings are in the <a href="/docs#tag/workflows">API reference</a>)</small></label>
+<div id="builder" data-preview="/workflows/editor/preview"></div>
+<section id="preview" aria-labelledby="preview-heading"><h2 id="preview-heading">Preview</h2><div id="preview-graph">${drawn ? graphSvg(drawn.nodes as Workflow['nodes'], drawn.edges as Workflow['edges'], { title: `The graph as written${marked.size ? ', nodes with problems marked failed' : ''}`, statuses: marked }) : html`<p><small>The graph is drawn once its JSON is well formed.</small></p>`}</div><div id="live-problems" aria-live="polite"></div></section>
+<h2>JSON</h2><label for="graph">Graph <small>(JSON: <code>nodes</code> and <code>edges</code>, as the API takes them; node types and their settings are in the <a href="/docs#tag/workflows">API reference</a>)</small></label>
 <textarea id="graph" name="graph" rows="22" spellcheck="false" class="code"${invalidAttrs(formProblems, 'graph')}>${m.graph}</textarea>${fieldError(formProblems, 'graph')}
 <button type="submit" class="primary" id="save-workflow">${m.workflow ? 'Save' : 'Create workflow'}</button>${m.workflow ? html` <a href="/workflows/${m.workflow.id}">Cancel</a>` : ''}</form>
-${drawn ? html`<h2>Preview</h2>${graphSvg(drawn.nodes as Workflow['nodes'], drawn.edges as Workflow['edges'], { title: `The graph as written${marked.size ? ', nodes with problems marked failed' : ''}`, statuses: marked })}` : ''}`,
+${editorSchemasScript()}<script src="/assets/editor-fields.js" defer></script><script src="/assets/editor.js" defer></script>`,
   );
 }

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { NODE_TYPES } from '../workflows/nodeConfig.ts';
+import { editorSchemas, editorSchemasOf } from './nodeTypes.ts';
+
+// The editor's palette and forms come from the contract (issue 35 item 1): every type
+// WorkflowNode's discriminator maps, each with its config schema, references inlined. A type added
+// to openapi.yaml is offered with no change to the console.
+
+describe('the editor node types, read from openapi.yaml', () => {
+  it("offers exactly the contract's node types, each with its config schema", () => {
+    const { nodeTypes, edge } = editorSchemas();
+    expect(nodeTypes.map((t) => t.type).sort()).toEqual([...NODE_TYPES].sort());
+    const llm = nodeTypes.find((t) => t.type === 'llm_call')!;
+    expect(llm.label).toBe('LLM call');
+    expect(llm.config.required).toEqual(['model']);
+    expect(Object.keys(llm.config.properties!)).toContain('retry');
+    expect(edge.properties?.branch?.enum).toEqual(['true', 'false']);
+  });
+
+  it('picks up a type the contract adds, inlining its references (a recursive one is cut, not followed)', () => {
+    const spec = {
+      components: {
+        schemas: {
+          WorkflowNode: { discriminator: { mapping: { switch: '#/components/schemas/SwitchNode' } } },
+          WorkflowEdge: { type: 'object', properties: { branch: { type: 'string' } } },
+          SwitchNode: {
+            description: 'Routes by case.',
+            properties: { config: { type: 'object', required: ['cases'], properties: { cases: { type: 'array', items: { $ref: '#/components/schemas/Case' } } } } },
+          },
+          Case: { type: 'object', properties: { when: { type: 'string' }, next: { $ref: '#/components/schemas/Case' } } },
+        },
+      },
+    };
+    const { nodeTypes } = editorSchemasOf(spec);
+    expect(nodeTypes).toHaveLength(1);
+    expect(nodeTypes[0]).toMatchObject({ type: 'switch', label: 'switch', description: 'Routes by case.', config: { required: ['cases'] } });
+    const item = nodeTypes[0]!.config.properties!.cases!.items!;
+    expect(item.properties!.when).toEqual({ type: 'string' });
+    expect(JSON.stringify(item).length).toBeLessThan(5000); // cut at depth 8
+  });
+});
