@@ -12,6 +12,8 @@ const unitFiles = [
   'src/db/knex.test.ts',
   'src/http/operations.test.ts',
   'src/http/pagination.test.ts',
+  'src/outbound/addresses.test.ts',
+  'src/outbound/request.test.ts',
   'src/platform/views/graphSvg.test.ts',
   'src/runs/compute/pool.test.ts',
   'src/runs/executor.test.ts',

@@ -47,6 +47,14 @@ describe('configuration from the environment', () => {
     expect(loadWorkerConfig({ PORT: '8080' }).BASE_URL).toBe('http://localhost:8080');
   });
 
+  it('reads the outbound allow-list (WORKFLOW_HTTP_ALLOW_HOSTS): empty by default, every bad entry named', () => {
+    expect(loadConfig({}).WORKFLOW_HTTP_ALLOW_HOSTS).toEqual([]);
+    expect(loadConfig({ WORKFLOW_HTTP_ALLOW_HOSTS: 'api.internal, 10.0.0.0/8' }).WORKFLOW_HTTP_ALLOW_HOSTS).toEqual(['api.internal', '10.0.0.0/8']);
+    const problems = problemsOf({ WORKFLOW_HTTP_ALLOW_HOSTS: 'http://x, 10.0.0.0/40' });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^WORKFLOW_HTTP_ALLOW_HOSTS: "http:\/\/x" is not a host name.*"10.0.0.0\/40" is not a CIDR range/);
+  });
+
   it('derives BASE_URL from PORT and drops a trailing slash from a given one', () => {
     expect(loadConfig({ PORT: '8080' }).BASE_URL).toBe('http://localhost:8080');
     expect(loadConfig({ BASE_URL: 'https://auth.example.com/' }).BASE_URL).toBe('https://auth.example.com');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseAllowHosts } from './outbound/allowList.ts';
 
 /** Every bad environment variable, one line each; thrown by loadConfig. */
 export class ConfigError extends Error {
@@ -122,6 +123,18 @@ const envSchema = z.object({
   USER_MAX_CONCURRENT_RUNS: integer(10, 1, 1_000_000),
   USER_RUNS_PER_MINUTE: integer(120, 1, 1_000_000),
   WORKFLOW_MAX_NODES: integer(100, 1, 500),
+  WORKFLOW_HTTP_ALLOW_HOSTS: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .superRefine((s, ctx) => {
+        const parsed = parseAllowHosts(s);
+        if ('problems' in parsed) ctx.addIssue({ code: 'custom', message: `${parsed.problems.join('; ')} (entries: host names, *.domains, IP addresses, CIDR ranges)` });
+      })
+      .optional(),
+  ),
+  WORKFLOW_HTTP_TIMEOUT_SECONDS: integer(30, 1, 600),
+  WORKFLOW_HTTP_MAX_RESPONSE_BYTES: integer(1_048_576, 1024, 104_857_600),
   API_RATE_LIMIT_PER_MINUTE: integer(6000, 1, 100_000_000),
   PRINCIPAL_CACHE_MS: integer(200, 0, 250),
   RUN_WORKER: z.preprocess(blankToUndefined, booleanText.optional()),
@@ -278,6 +291,12 @@ function runSettings(e: Env) {
   USER_RUNS_PER_MINUTE: e.USER_RUNS_PER_MINUTE,
   /** Nodes a workflow may have (at most 500, the contract's bound); more are a 422 on /nodes. */
   WORKFLOW_MAX_NODES: e.WORKFLOW_MAX_NODES,
+  /** Hosts, domains, addresses and ranges outbound requests from user code may reach though private (src/outbound/allowList.ts). */
+  WORKFLOW_HTTP_ALLOW_HOSTS: Object.freeze((parseAllowHosts(e.WORKFLOW_HTTP_ALLOW_HOSTS) as { entries: string[] }).entries) as readonly string[],
+  /** The longest an outbound request from user code may take, redirects and body included; an http_request node's timeout_seconds is at most this. */
+  WORKFLOW_HTTP_TIMEOUT_SECONDS: e.WORKFLOW_HTTP_TIMEOUT_SECONDS,
+  /** The largest response body an outbound request from user code takes. */
+  WORKFLOW_HTTP_MAX_RESPONSE_BYTES: e.WORKFLOW_HTTP_MAX_RESPONSE_BYTES,
   };
 }
 
