@@ -1295,6 +1295,13 @@ export interface components {
              * @example false
              */
             truncated: boolean;
+            /**
+             * @description How many times the node called its model provider (an `llm_call`: 1, plus one per retry its
+             *     `retry` allowed and a failure needed). Absent for a node that calls none, one that was
+             *     never started, and steps logged before this field existed.
+             * @example 2
+             */
+            attempts?: number;
             usage: components["schemas"]["Usage"] | null;
             error: components["schemas"]["RunError"] | null;
         };

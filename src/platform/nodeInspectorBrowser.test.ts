@@ -82,5 +82,21 @@ describe('node inspector in a real browser', () => {
       await screenshot(page, `node-inspector-run-${device}`);
     }
     await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 800 });
+    expect(await row.locator('.step-attempts').textContent()).toBe('Attempts 1 (calls to the model provider)');
+  });
+
+  it("on a run page, a node's attempts: the demo's Flaky call answered on its third, said in its row and its details (issue 35 item 2)", async () => {
+    const flaky = seed.workflows.find((w) => w.name === 'Flaky call')!.id;
+    const { data: started } = await api.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: flaky }, header: { Prefer: 'wait=30' } }, body: { inputs: { question: 'again?' } } });
+    expect(started!.data.status).toBe('completed');
+    await page.goto(`${server.baseUrl}/workflows/${flaky}/runs/${started!.data.id}`);
+    const row = page.locator('tr#node-answer');
+    expect(await row.locator('td:nth-child(2)').textContent()).toBe('completedafter 3 attempts');
+    await page.focus('.graph a.node-link[href="#node-answer"]');
+    await page.keyboard.press('Enter');
+    await page.waitForURL((url) => url.hash === '#node-answer');
+    expect(await row.locator('.step-attempts').textContent()).toBe('Attempts 3 (2 retries) (calls to the model provider)');
+    expect(await page.locator('tr#node-question .step-attempts').count()).toBe(0); // no model, no attempts
+    expect(await axeViolations(page)).toEqual([]);
   });
 });

@@ -198,6 +198,7 @@ export class Attempt {
       truncated: logged.cut || (this.inputCut.get(report.nodeId) ?? false),
       usage: report.usage ? JSON.stringify(report.usage) : null,
       error: report.error ? JSON.stringify(report.error.toJSON()) : null,
+      attempts: report.attempts,
     });
   }
 
@@ -209,7 +210,7 @@ export class Attempt {
   }
 
   private unstarted(node: WorkflowNode, status: string): NewStepRow {
-    const none = { started_at: null, finished_at: null, input_preview: null, output_preview: null, usage: null, error: null };
+    const none = { started_at: null, finished_at: null, input_preview: null, output_preview: null, usage: null, error: null, attempts: null };
     return { run_id: this.run.id, node_id: node.id, node_type: node.type, status, ...none, truncated: false };
   }
 

@@ -25,6 +25,8 @@ export interface StepReport {
   output: string | null;
   usage: Usage | null;
   error: RunFailure | null;
+  /** Calls to the model provider (1 plus retries); null for a node that made none. */
+  attempts: number | null;
 }
 
 export interface ExecutionHooks {
@@ -89,6 +91,8 @@ interface RunState {
   scope: TemplateScope;
   /** Each condition's text (`true` / `false`), set when its sides are rendered. */
   verdicts: Map<string, string>;
+  /** Each llm_call's count of provider calls so far, as its provider reports them (onAttempt). */
+  attempts: Map<string, number>;
   output: Record<string, unknown>;
   sizes: TextBudget;
   render(source: string): Promise<string>;
@@ -147,6 +151,7 @@ function startRun(graph: Graph, inputs: Record<string, string>, models: ModelRou
     texts: new Map(),
     scope,
     verdicts: new Map(),
+    attempts: new Map(),
     output: {},
     sizes: new TextBudget(budget),
     render: (source) => budget.compute('renderTemplate', { source, scope: scopeFor(source, scope) }, signal),
@@ -196,7 +201,7 @@ async function runStep(run: RunState, node: WorkflowNode, before: string[]): Pro
     const done = await stepWork(run, node, step.input, before);
     step.usage = done.usage;
     run.sizes.keep(done.text);
-    await run.hooks.onStepEnd?.({ nodeId: node.id, nodeType: node.type, status: 'completed', input: step.input, output: done.text, usage: step.usage, error: null });
+    await run.hooks.onStepEnd?.({ nodeId: node.id, nodeType: node.type, status: 'completed', input: step.input, output: done.text, usage: step.usage, error: null, attempts: run.attempts.get(node.id) ?? null });
     run.scope.nodes[node.id] = { output: done.text };
     return done.text;
   } catch (err) {
@@ -237,6 +242,7 @@ function callModel(run: RunState, node: LlmCallNode, input: string) {
     temperature: node.config.temperature,
     max_tokens: node.config.max_tokens,
     signal: run.signal,
+    onAttempt: (attempt: number) => void run.attempts.set(node.id, attempt),
     ...(run.hooks.onStepDelta ? { onDelta: (text: string) => run.hooks.onStepDelta?.(node, text) } : {}),
     ...(retry ? { retry: { maxAttempts: retry.max_attempts ?? 3, backoffMs: (retry.backoff_seconds ?? 0.25) * 1000 } } : {}),
     ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
@@ -255,6 +261,7 @@ async function stepFailed(run: RunState, node: WorkflowNode, step: StepProgress,
     output: null,
     usage: step.usage,
     error: failure,
+    attempts: run.attempts.get(node.id) ?? null,
   });
   // on_error: continue — never for a cancel or the run's own timeout, which stop everything.
   if (node.type === 'llm_call' && node.config.on_error === 'continue' && !run.signal.aborted && failure.code !== 'cancelled') {

@@ -64,7 +64,7 @@ export class MysqlRunsStore extends PostgresRunsStore {
   private async finishInOneRoundTrip(update: RunFinishParams, steps: readonly NewStepRow[], final: { events: FinalEvents['events']; after: number } | undefined): Promise<boolean> {
     const ended = '@run_ended = 1';
     const statements: Statement[] = [finishStatementOf(update).statement(this.db, update), { sql: 'SET @run_ended = ROW_COUNT()', values: [] }];
-    if (steps.length) statements.push(insertEachWhere('run_steps', STEP_COLUMNS, steps.map((s) => ({ values: STEP_COLUMNS.map((c) => s[c]) })), ended));
+    if (steps.length) statements.push(insertEachWhere('run_steps', STEP_COLUMNS, steps.map((s) => ({ values: STEP_COLUMNS.map((c) => s[c] ?? null) })), ended));
     if (final?.events.length) {
       const rows = final.events.map((e, i) => ({ values: [update.id, final.after + i + 1, e.type, JSON.stringify(e.data), update.finished_at] }));
       statements.push(insertEachWhere('run_events', ['run_id', 'seq', 'type', 'data', 'created_at'], rows, ended));

@@ -93,6 +93,8 @@ export function toRunStep(row: RunStepRow): RunStep {
     truncated: row.truncated,
     usage: row.usage === null ? null : (JSON.parse(row.usage) as RunStep['usage']),
     error: row.error === null ? null : (JSON.parse(row.error) as RunStep['error']),
+    // The driver may answer a string (MySQL's, PostgreSQL's integer as number): a count either way.
+    ...(row.attempts === null || row.attempts === undefined ? {} : { attempts: Number(row.attempts) }),
   };
 }
 

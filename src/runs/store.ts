@@ -73,7 +73,7 @@ export interface FinalEvents {
   after: number | undefined;
 }
 
-export type StepEnd = Pick<RunStepRow, 'status' | 'finished_at' | 'output_preview' | 'truncated' | 'usage' | 'error'>;
+export type StepEnd = Pick<RunStepRow, 'status' | 'finished_at' | 'output_preview' | 'truncated' | 'usage' | 'error' | 'attempts'>;
 
 export interface RunStepRow {
   id: number;
@@ -89,6 +89,8 @@ export interface RunStepRow {
   truncated: boolean;
   usage: string | null;
   error: string | null;
+  /** Calls to the model provider (1 plus retries); null (or absent) for a node that makes none (RunStep.attempts). */
+  attempts?: number | null;
 }
 
 export const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));

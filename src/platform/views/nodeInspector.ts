@@ -30,9 +30,14 @@ export function nodeSections(nodes: readonly Node[], edges: readonly Edge[]): Ht
   )}`;
 }
 
-/** On a run's page, under the node's name in its row: its config and the text it worked on. */
+/** How many times the node called its model: `1`, or `3 (2 retries)`. */
+export const attemptsText = (attempts: number): string => (attempts > 1 ? `${attempts} (${attempts - 1} ${attempts === 2 ? 'retry' : 'retries'})` : String(attempts));
+
+/** On a run's page, under the node's name in its row: its config, the text it worked on and its attempts. */
 export function stepDetails(node: Node, step: RunStep | undefined, edges: readonly Edge[]): Html {
   return html`<details class="step-details"><summary>Config and input</summary>${nodeConfig(node, edges)}${
+    step?.attempts ? html`<p class="step-attempts"><strong>Attempts</strong> ${attemptsText(step.attempts)} <small>(calls to the model provider)</small></p>` : ''
+  }${
     step?.input !== null && step?.input !== undefined ? html`<p><strong>Input</strong> <small>(for an LLM call, the prompt it sent)</small></p><pre>${step.input}</pre>` : ''
   }</details>`;
 }

@@ -35,7 +35,7 @@ function nodeRow(node: GraphSnapshot['nodes'][number], step: RunStep | undefined
   else if (step?.output !== null && step?.output !== undefined) detail = textBlock(step.output);
   else detail = html`<small>${status === 'running' ? 'Working…' : '—'}</small>`;
   return html`<tr data-node="${node.id}" id="${nodeAnchor(node.id)}" tabindex="-1" class="step status-${status}"><td><strong>${node.id}</strong><br><small>${nodeTypeLabel(node.type)}</small>${stepDetails(node, step, edges)}</td>
-<td>${statusBadge(status)}</td><td>${step?.started_at ? html`<small>${isoDate(step.started_at)}</small><br>${formatDuration(seconds(step.started_at, step.finished_at))}` : html`<small>—</small>`}</td>
+<td>${statusBadge(status)}${step?.attempts && step.attempts > 1 ? html`<br><small>after ${step.attempts} attempts</small>` : ''}</td><td>${step?.started_at ? html`<small>${isoDate(step.started_at)}</small><br>${formatDuration(seconds(step.started_at, step.finished_at))}` : html`<small>—</small>`}</td>
 <td>${usage}</td><td class="step-output">${detail}${step?.truncated ? html`<p><small>Cut at 200,000 characters.</small></p>` : ''}</td></tr>`;
 }
 

@@ -41,7 +41,9 @@ async function completeAfterFailures(request: ChatRequest, failures: number | un
   const backoffMs = request.retry?.backoffMs ?? 250;
   for (let n = 1; n <= attempts; n++) {
     request.signal?.throwIfAborted();
-    if (failures !== undefined && n > failures) return { ...(await echoProvider.complete(request)), model: request.model };
+    request.onAttempt?.(n);
+    // The answering attempt is this one, not echo's first.
+    if (failures !== undefined && n > failures) return { ...(await echoProvider.complete({ ...request, onAttempt: undefined })), model: request.model };
     if (n < attempts) await sleep(backoffMs * 2 ** (n - 1), undefined, { signal: request.signal });
   }
   throw new ProviderError(`The demo model ${request.model} failed on purpose (${attempts} of ${attempts} attempts failed).`, 503, 'provider_error');

@@ -16,6 +16,7 @@ export const echoProvider: ModelProvider = {
   serves: (model) => model === 'echo',
   async complete(request: ChatRequest): Promise<ChatResult> {
     request.signal?.throwIfAborted();
+    request.onAttempt?.(1);
     const lastUser = [...request.messages].reverse().find((m) => m.role === 'user');
     let content = lastUser?.content ?? '';
     let finishReason = 'stop';

@@ -74,6 +74,7 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
       const backoff = request.retry?.backoffMs ?? backoffMs;
       const limitMs = request.timeoutMs ?? timeoutMs;
       for (let n = 1; n <= attempts; n++) {
+        request.onAttempt?.(n);
         let response: Response;
         let body: CompletionBody | undefined;
         try {

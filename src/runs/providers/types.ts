@@ -22,6 +22,8 @@ export interface ChatRequest {
    * stream down instead of piling its chunks up in memory.
    */
   onDelta?: (text: string) => void | Promise<void>;
+  /** Called as each attempt of the call begins (1, then 2 for the first retry, ...): a run step's `attempts`. */
+  onAttempt?: (attempt: number) => void;
 }
 
 export interface Usage {
