@@ -114,7 +114,7 @@ describe('the workflow builder in a real browser', () => {
     expect(errors).toEqual([]);
   });
 
-  it('selects a node from its box in the picture (a link: Enter works), and draws an edge by dragging from box to box', async () => {
+  it('selects a node from its box in the picture (a link: Enter works), draws an edge by dragging from box to box, and removes one clicked on the picture', async () => {
     const triage = seed.workflows.find((w) => w.name === 'Triage')!.id;
     await page.goto(`${server.baseUrl}/workflows/${triage}/edit`);
     await page.waitForSelector('.graph a.node-link');
@@ -141,8 +141,15 @@ describe('the workflow builder in a real browser', () => {
     expect((await graph()).edges).toHaveLength(before + 1);
     expect((await graph()).edges.at(-1)).toEqual({ from: 'page', to: 'queue' });
     await page.waitForSelector('.graph g.edge[data-from=page][data-to=queue]', { state: 'attached' });
-    // Its branch is set from its row (an edge out of a condition needs one; this one does not).
     expect(await page.locator('.edge-list li').count()).toBe(before + 1);
+    // Clicked on the picture, the edge is marked and a button under the picture removes it.
+    const edge = page.locator('.graph g.edge[data-from=page][data-to=queue] path.edge-hit');
+    await edge.click({ force: true });
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('remove-picked-edge');
+    expect(await page.textContent('#remove-picked-edge')).toBe('Remove the edge page → queue');
+    await page.keyboard.press('Enter');
+    expect((await graph()).edges).toHaveLength(before);
+    await page.waitForSelector('.graph g.edge[data-from=page][data-to=queue]', { state: 'detached' });
     expect(errors).toEqual([]);
   });
 

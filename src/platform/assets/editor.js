@@ -94,6 +94,7 @@
       const [gone] = state.graph.edges.splice(index, 1);
       writeJson();
       render();
+      document.getElementById('picture-actions')?.replaceChildren();
       (root.querySelectorAll('.edge-list button')[index] ?? root.querySelector('#connect-from'))?.focus();
       announce(`Removed the edge ${gone.from} → ${gone.to}.`);
     };
@@ -190,7 +191,7 @@
         nodes.length > 1
           ? make('fieldset', { className: 'connect' }, make('legend', { text: 'Connect' }), nodeChoices('connect-from', 'From', from), nodeChoices('connect-to', 'To', to), branch, add)
           : null,
-        make('p', { className: 'hint', text: 'With a mouse, you can also drag from one box of the preview to another.' }));
+        make('p', { className: 'hint', text: 'With a mouse, you can also drag from one box of the preview to another, and click an edge there to remove it.' }));
     }
 
     function render() {
@@ -288,6 +289,33 @@
         markProblems();
       }
       wirePicture(box);
+      wireEdges(box);
+    }
+
+    // --- an edge clicked on the picture: marked, with a button under the picture that removes it ---
+    function wireEdges(box) {
+      const actions = document.getElementById('picture-actions') ?? make('div', { id: 'picture-actions', className: 'picture-actions' });
+      if (!actions.isConnected) box.after(actions);
+      actions.replaceChildren();
+      for (const g of box.querySelectorAll('g.edge')) {
+        const path = g.querySelector('path');
+        // A wider, invisible stroke to aim at: the drawn one is 1.5 px.
+        const hit = document.createElementNS('http://www.w3.org/2000/svg', 'path');
+        hit.setAttribute('d', path.getAttribute('d'));
+        hit.setAttribute('class', 'edge-hit');
+        g.prepend(hit);
+        g.addEventListener('click', () => {
+          const branch = g.querySelector('text.branch')?.textContent ?? '';
+          const index = state.graph?.edges.findIndex((e) => e.from === g.dataset.from && e.to === g.dataset.to && (e.branch ?? '') === branch) ?? -1;
+          if (index < 0) return;
+          for (const other of box.querySelectorAll('g.edge.selected')) other.classList.remove('selected');
+          g.classList.add('selected');
+          const remove = make('button', { type: 'button', className: 'danger', id: 'remove-picked-edge' }, `Remove the edge ${g.dataset.from} → ${g.dataset.to}`);
+          remove.addEventListener('click', () => removeEdge(index));
+          actions.replaceChildren(remove);
+          remove.focus({ preventScroll: true });
+        });
+      }
     }
 
     // --- the picture: a box selects its node; dragging from a box to another connects them ---
