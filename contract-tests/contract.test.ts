@@ -56,6 +56,9 @@ function exampleRequest(operationId: string): { method: string; path: string; he
     getRun: { method: 'GET', path: `${wf}/runs/run_1`, headers: key },
     streamRunEvents: { method: 'GET', path: `${wf}/runs/run_1/events`, headers: key },
     cancelRun: { method: 'POST', path: `${wf}/runs/run_1/cancel`, headers: key },
+    listSecrets: { method: 'GET', path: '/api/secrets', headers: key },
+    putSecret: { method: 'PUT', path: '/api/secrets/GITHUB_TOKEN', headers: { ...key, ...json }, body: JSON.stringify({ value: 'x' }) },
+    deleteSecret: { method: 'DELETE', path: '/api/secrets/GITHUB_TOKEN', headers: key },
     getLiveness: { method: 'GET', path: '/healthz', headers: {} },
     getReadiness: { method: 'GET', path: '/readyz', headers: {} },
   };
@@ -249,6 +252,18 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
       const call = withKey.POST('/api/workflows', { body: cyclic, headers: { Prefer: 'code=422' } });
       const { body } = await expectConformant('createWorkflow', call, 422);
       expect((body as { errors: unknown[] }).errors.length).toBeGreaterThan(0);
+    });
+  });
+
+  describe('secrets', () => {
+    it('put (create), put (replace), list without values, delete, delete again is 404', async () => {
+      const path = { secret_name: 'CONTRACT_TOKEN' };
+      await expectConformant('putSecret', withKey.PUT('/api/secrets/{secret_name}', { params: { path }, body: { value: 'ghp_contract' }, headers: { Prefer: 'code=201' } }), 201);
+      await expectConformant('putSecret', withKey.PUT('/api/secrets/{secret_name}', { params: { path }, body: { value: 'ghp_contract2' } }), 200);
+      const list = await expectConformant('listSecrets', withKey.GET('/api/secrets'), 200);
+      expect(JSON.stringify(list.body)).not.toContain('ghp_contract');
+      await expectConformant('deleteSecret', withKey.DELETE('/api/secrets/{secret_name}', { params: { path }, parseAs: 'text' }), 204);
+      await expectConformant('deleteSecret', withKey.DELETE('/api/secrets/{secret_name}', { params: { path }, headers: { Prefer: 'code=404' } }), 404);
     });
   });
 

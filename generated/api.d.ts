@@ -448,6 +448,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The names of the user's secrets, never their values
+         * @description Named per-user secrets that `http_request` nodes reference by name (`{{ secrets.NAME }}` in
+         *     a URL or header). A value is sealed at rest and never returned, logged or stored in a run:
+         *     this list says which names exist and when each was set, sorted by name. A user has at most
+         *     100 secrets, so the list is never paginated.
+         */
+        get: operations["listSecrets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/secrets/{secret_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A letter or underscore, then letters, digits and underscores (as an environment variable).
+                 * @example GITHUB_TOKEN
+                 */
+                secret_name: components["parameters"]["SecretName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Create or replace a secret
+         * @description Sets the secret's value (201 when the name is new, 200 when it replaces a value). The answer
+         *     carries the name and times, never the value. Runs already started keep the value they read
+         *     when their `http_request` node ran. More than 100 secrets is a 409 `too_many_secrets`.
+         */
+        put: operations["putSecret"];
+        post?: never;
+        /**
+         * Delete a secret
+         * @description A node that references it fails with `secret_not_found` from then on.
+         */
+        delete: operations["deleteSecret"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1160,6 +1215,35 @@ export interface components {
             data: components["schemas"]["Workflow"][];
             meta: components["schemas"]["PageMeta"];
         };
+        SecretPut: {
+            /**
+             * @description The secret. One line (it goes into URLs and headers); never returned.
+             * @example ghp_16C7e42F292c6912E7710c838347Ae178B4a
+             */
+            value: string;
+        };
+        /** @description A secret's name and times; its value is never returned. */
+        Secret: {
+            /** @example GITHUB_TOKEN */
+            name: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the value was last set.
+             * @example 2026-11-24T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        SecretEnvelope: {
+            data: components["schemas"]["Secret"];
+        };
+        SecretList: {
+            data: components["schemas"]["Secret"][];
+        };
         RunRequest: {
             /**
              * @description One string per `text_input` variable.
@@ -1634,6 +1718,11 @@ export interface components {
         PreferWait: string;
         /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
         WorkflowId: string;
+        /**
+         * @description A letter or underscore, then letters, digits and underscores (as an environment variable).
+         * @example GITHUB_TOKEN
+         */
+        SecretName: string;
         /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
         RunId: string;
         /**
@@ -2525,6 +2614,109 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSecrets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every secret of the user, without values. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A letter or underscore, then letters, digits and underscores (as an environment variable).
+                 * @example GITHUB_TOKEN
+                 */
+                secret_name: components["parameters"]["SecretName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SecretPut"];
+            };
+        };
+        responses: {
+            /** @description Replaced. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretEnvelope"];
+                };
+            };
+            /** @description Created. */
+            201: {
+                headers: {
+                    /** @example /api/secrets/GITHUB_TOKEN */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A letter or underscore, then letters, digits and underscores (as an environment variable).
+                 * @example GITHUB_TOKEN
+                 */
+                secret_name: components["parameters"]["SecretName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -22,6 +22,7 @@ import { serverlessErrors, serverlessOperations } from './serverless/router.ts';
 import { authenticateApiKey, looksLikeApiKey } from './platform/apiKeyAuth.ts';
 import { platformPageErrors, platformPagePaths, platformPagesRouter } from './platform/pages/router.ts';
 import { workflowOperations, workflowValidationErrors } from './workflows/router.ts';
+import { secretOperations } from './secrets/router.ts';
 import { cancelRunsOfDeletedWorkflow, runOperations } from './runs/router.ts';
 import { httpMetrics, metricsRouter } from './ops/metrics.ts';
 import { opsPagesRouter } from './ops/pages.ts';
@@ -55,6 +56,7 @@ export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): 
     ...serverlessOperations(ctx),
     ...workflowOperations(ctx, cancelRunsOfDeletedWorkflow(ctx)),
     ...runOperations(ctx, rateLimiters.runStarts),
+    ...secretOperations(ctx),
   };
 }
 
@@ -139,7 +141,7 @@ export function createApp(ctx: AppContext): express.Express {
   app.use(contractValidator(ctx, pagePaths));
 
   // After the validator's security handlers, which establish whose allowance a request spends.
-  app.use(['/api/open/v1', '/api/workflows', '/serverless'], apiRateLimit(rateLimiters.api, ctx.config.API_RATE_LIMIT_PER_MINUTE));
+  app.use(['/api/open/v1', '/api/workflows', '/api/secrets', '/serverless'], apiRateLimit(rateLimiters.api, ctx.config.API_RATE_LIMIT_PER_MINUTE));
   app.use(mountOperations(specPath, operationHandlers(ctx, rateLimiters)));
 
   app.use(workflowValidationErrors(ctx));

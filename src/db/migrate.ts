@@ -11,6 +11,7 @@ import * as runEvents from './migrations/0008_run_events.ts';
 import * as tokenSuccessors from './migrations/0009_token_successors.ts';
 import * as accessScope from './migrations/0010_access_scope.ts';
 import * as chainRevocation from './migrations/0011_chain_revocation.ts';
+import * as userSecrets from './migrations/0014_user_secrets.ts';
 import * as stepAttempts from './migrations/0019_step_attempts.ts';
 
 interface Migration {
@@ -37,6 +38,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0009_token_successors', tokenSuccessors],
     ['0010_access_scope', accessScope],
     ['0011_chain_revocation', chainRevocation],
+    ['0014_user_secrets', userSecrets],
     ['0019_step_attempts', stepAttempts],
   ];
 }

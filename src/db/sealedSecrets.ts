@@ -13,6 +13,8 @@ interface SealedColumn {
 const SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'signing_keys', column: 'private_jwk', key: 'kid' },
   { table: 'app_secrets', column: 'value', key: 'name' },
+  // Created by a later migration (0014) than the 0003 that seals the others: skipped where absent.
+  { table: 'user_secrets', column: 'value', key: 'id' },
 ];
 
 export function signingKeyContext(kid: string): string {
@@ -21,6 +23,18 @@ export function signingKeyContext(kid: string): string {
 
 export function appSecretContext(name: string): string {
   return `app_secrets.value:${name}`;
+}
+
+/** A user's named secret, bound to its row: a sealed value copied to another row does not open. */
+export function userSecretContext(id: number): string {
+  return `user_secrets.value:${id}`;
+}
+
+/** The sealed columns whose tables exist (the 0003 migration runs before 0014 creates user_secrets). */
+async function presentColumns(db: Knex): Promise<SealedColumn[]> {
+  const present: SealedColumn[] = [];
+  for (const c of SEALED_COLUMNS) if (await db.schema.hasTable(c.table)) present.push(c);
+  return present;
 }
 
 function contextOf(c: SealedColumn, id: string): string {
@@ -41,7 +55,7 @@ export interface ResealReport {
 export async function sealAllSecrets(db: Knex, sealer: Sealer): Promise<ResealReport> {
   return db.transaction(async (trx) => {
     const report: ResealReport = { sealed: 0, unchanged: 0 };
-    for (const c of SEALED_COLUMNS) {
+    for (const c of await presentColumns(trx)) {
       const rows = (await trx(c.table).forUpdate().select(c.key, c.column)) as Record<string, string>[];
       for (const row of rows) {
         const id = String(row[c.key]);
@@ -61,7 +75,7 @@ export async function sealAllSecrets(db: Knex, sealer: Sealer): Promise<ResealRe
 
 /** The reverse (rolling back the 0003 migration): every value back to plaintext. */
 export async function unsealAllSecrets(db: Knex, sealer: Sealer): Promise<void> {
-  for (const c of SEALED_COLUMNS) {
+  for (const c of await presentColumns(db)) {
     const rows = (await db(c.table).select(c.key, c.column)) as Record<string, string>[];
     for (const row of rows) {
       const id = String(row[c.key]);
@@ -73,7 +87,7 @@ export async function unsealAllSecrets(db: Knex, sealer: Sealer): Promise<void> 
 
 /** Whether any secret is stored in plaintext (a migration without a key must not pass over it). */
 export async function hasPlaintextSecrets(db: Knex): Promise<boolean> {
-  for (const c of SEALED_COLUMNS) {
+  for (const c of await presentColumns(db)) {
     const values = (await db(c.table).pluck(c.column)) as string[];
     if (values.some((v) => !isSealed(v))) return true;
   }
@@ -81,7 +95,7 @@ export async function hasPlaintextSecrets(db: Knex): Promise<boolean> {
 }
 
 export async function hasSealedSecrets(db: Knex): Promise<boolean> {
-  for (const c of SEALED_COLUMNS) {
+  for (const c of await presentColumns(db)) {
     const values = (await db(c.table).pluck(c.column)) as string[];
     if (values.some((v) => isSealed(v))) return true;
   }
@@ -95,7 +109,7 @@ export async function hasSealedSecrets(db: Knex): Promise<boolean> {
  * them in microseconds.
  */
 export async function assertSecretsOpen(db: Knex, sealer: Sealer): Promise<void> {
-  for (const c of SEALED_COLUMNS) {
+  for (const c of await presentColumns(db)) {
     const rows = (await db(c.table).select(c.key, c.column)) as Record<string, string>[];
     for (const row of rows) {
       const value = row[c.column]!;

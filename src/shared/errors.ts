@@ -43,13 +43,13 @@ export const PROBLEM_CODES = {
   missing_credentials: 401, invalid_access_token: 401, invalid_api_key: 401, invalid_proxy_token: 401, wrong_token_kind: 401,
   user_gone: 401,
   insufficient_scope: 403, missing_permission: 403, demo_in_production: 403,
-  route_not_found: 404, workflow_not_found: 404, run_not_found: 404, user_not_found: 404, organization_not_found: 404,
+  route_not_found: 404, workflow_not_found: 404, run_not_found: 404, secret_not_found: 404, user_not_found: 404, organization_not_found: 404,
   not_a_member: 404, namespace_not_found: 404, application_not_found: 404, client_not_found: 404, client_secret_not_found: 404,
   access_token_not_found: 404, access_token_expired: 404, session_not_found: 404,
   method_not_allowed: 405,
   not_acceptable: 406,
   name_taken: 409, last_owner: 409, concurrent_update: 409, idempotency_key_reused: 409, run_already_finished: 409,
-  too_many_client_secrets: 409, last_client_secret: 409, demo_exists: 409,
+  too_many_client_secrets: 409, last_client_secret: 409, demo_exists: 409, too_many_secrets: 409,
   stale_version: 412,
   payload_too_large: 413,
   unsupported_media_type: 415,
@@ -185,6 +185,7 @@ export const demoInProduction = () => new Problem('demo_in_production', 'Demo da
 export const routeNotFound = (method: string, path: string) => new Problem('route_not_found', `No route for ${method} ${path}.`);
 export const workflowNotFound = (id: string) => new Problem('workflow_not_found', `No workflow ${id}.`);
 export const runNotFound = (id: string) => new Problem('run_not_found', `No run ${id}.`);
+export const secretNotFound = (name: string) => new Problem('secret_not_found', `No secret ${name}.`);
 export const userNotFound = (login: string) => new Problem('user_not_found', `No user with login "${login}".`);
 export const organizationNotFound = (namespace: string) => new Problem('organization_not_found', `No organization "${namespace}".`);
 export const notAMember = (login: string, namespace: string) => new Problem('not_a_member', `"${login}" is not a member of "${namespace}".`);
@@ -227,6 +228,8 @@ export const tooManyClientSecrets = (appName: string, max: number) =>
 /** Deleting an app's only secret leaves it unable to obtain tokens; `howToProceed` says what the caller can do. */
 export const lastClientSecret = (appName: string, howToProceed: string) =>
   new Problem('last_client_secret', `This is the only client secret of ${appName}: without it the app cannot obtain tokens. ${howToProceed}`);
+export const tooManySecrets = (max: number) =>
+  new Problem('too_many_secrets', `You already have ${max} secrets. Delete one you no longer use, then create this one.`);
 export const demoExists = (login: string) => new Problem('demo_exists', `The demo user "${login}" exists already.`);
 
 /** Every problem of a workflow graph at once (schema-level and semantic). */
