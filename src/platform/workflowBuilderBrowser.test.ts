@@ -172,6 +172,7 @@ describe('the workflow builder in a real browser', () => {
     await page.keyboard.press('Enter');
     await page.waitForURL((url) => url.pathname === '/workflows');
     expect(await page.textContent('[role=status]')).toMatch(/^Workflow deleted\./);
+    expect(await axeViolations(page)).toEqual([]);
     expect((await api.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: slow } } })).response.status).toBe(404);
   });
 });
