@@ -45,6 +45,7 @@ function exampleRequest(operationId: string): { method: string; path: string; he
     getAccessToken: { method: 'GET', path: '/api/open/v1/demo/tokens/42', headers: oauth },
     getJwks: { method: 'GET', path: '/.well-known/jwks.json', headers: {} },
     getAuthorizationServerMetadata: { method: 'GET', path: '/.well-known/oauth-authorization-server', headers: {} },
+    getOpenIdConfiguration: { method: 'GET', path: '/.well-known/openid-configuration', headers: {} },
     createChatCompletion: { method: 'POST', path: '/serverless/v1/chat/completions', headers: { ...key, ...json }, body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }) },
     listWorkflows: { method: 'GET', path: '/api/workflows', headers: key },
     createWorkflow: { method: 'POST', path: '/api/workflows', headers: { ...key, ...json }, body: JSON.stringify({ name: 'x' }) },
@@ -140,6 +141,11 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
 
     it('GET /.well-known/oauth-authorization-server describes the endpoints', async () => {
       await expectConformant('getAuthorizationServerMetadata', anonymous.GET('/.well-known/oauth-authorization-server'), 200);
+    });
+
+    it('GET /.well-known/openid-configuration describes the endpoints and the ID token (OpenID Connect Discovery 1.0)', async () => {
+      const { body } = await expectConformant('getOpenIdConfiguration', anonymous.GET('/.well-known/openid-configuration'), 200);
+      expect(body).toMatchObject({ id_token_signing_alg_values_supported: ['ES256'], subject_types_supported: ['public'] });
     });
   });
 

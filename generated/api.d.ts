@@ -24,6 +24,13 @@ export interface paths {
          *     unless `prompt=consent` asks for the consent page. Every redirect to
          *     the client also carries `iss`, the issuer (RFC 9207), which the client compares with the
          *     issuer it started with (mix-up attacks).
+         *
+         *     **OpenID Connect** (Core 1.0, authorization-code flow): the scope `openid` makes the token
+         *     endpoint add an `id_token` (see `/.well-known/openid-configuration`). `nonce`, `prompt`
+         *     and `max_age` work with or without `openid`: `prompt=login` and a session older than
+         *     `max_age` seconds send the user to the login page even when signed in; `prompt=none`
+         *     never shows a page and redirects with `login_required` (no session, or one older than
+         *     `max_age`) or `consent_required` (the scopes were not granted before) instead.
          */
         get: operations["authorize"];
         put?: never;
@@ -206,6 +213,28 @@ export interface paths {
         };
         /** OAuth 2.0 authorization server metadata (RFC 8414) */
         get: operations["getAuthorizationServerMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenID Provider metadata (OpenID Connect Discovery 1.0)
+         * @description What an OpenID Connect client (openid-client, authlib, ...) configures itself from: the
+         *     same endpoints as `/.well-known/oauth-authorization-server`, and the ID token's signing
+         *     algorithm (ES256, keys at `jwks_uri`), subject type (`public`: the user id) and claims.
+         */
+        get: operations["getOpenIdConfiguration"];
         put?: never;
         post?: never;
         delete?: never;
@@ -582,7 +611,7 @@ export interface components {
         /** @description RFC 6749 5.2 error response. */
         OAuthError: {
             /**
-             * @description **Open** (the values are listed in `x-extensible-enum`, not `enum`, so that no generated client refuses a new one): a later minor version may add codes (RFC 6749 8.5); treat an unknown one as a failure of the request.
+             * @description **Open** (the values are listed in `x-extensible-enum`, not `enum`, so that no generated client refuses a new one): a later minor version may add codes (RFC 6749 8.5); treat an unknown one as a failure of the request. The same codes name the `error` of an authorization redirect; `login_required`, `consent_required` and `interaction_required` (OpenID Connect Core 3.1.2.6) come only there, answering `prompt=none`.
              * @example invalid_grant
              */
             error: string;
@@ -659,6 +688,14 @@ export interface components {
             refresh_token: string;
             /** @example user_info api_key */
             scope: string;
+            /**
+             * @description Only when the grant's scope has `openid` (OpenID Connect Core 3.1.3.3), on the code
+             *     exchange and on every refresh (12.2): an ES256 JWT signed with a key of
+             *     `/.well-known/jwks.json`, with `iss`, `sub` (userinfo's `sub`), `aud` (the client id),
+             *     `exp`, `iat`, `auth_time`, `at_hash` and, on the code exchange, the request's `nonce`.
+             * @example eyJhbGciOiJFUzI1NiIsImtpZCI6ImsxIiwidHlwIjoiSldUIn0.eyJpc3MiOiJodHRwOi8vbG9jYWxob3N0OjMwMDAiLCJzdWIiOiIxIn0.c2lnbmF0dXJl
+             */
+            id_token?: string;
         };
         UserInfo: {
             /**
@@ -754,6 +791,7 @@ export interface components {
             userinfo_endpoint?: string;
             /**
              * @example [
+             *       "openid",
              *       "user_info",
              *       "api_key"
              *     ]
@@ -790,6 +828,54 @@ export interface components {
              * @example true
              */
             authorization_response_iss_parameter_supported?: boolean;
+        };
+        /** @description OpenID Provider metadata (OpenID Connect Discovery 1.0, 3), a superset of RFC 8414's. */
+        OpenIdConfiguration: components["schemas"]["AuthorizationServerMetadata"] & {
+            /**
+             * @example [
+             *       "query"
+             *     ]
+             */
+            response_modes_supported?: string[];
+            /**
+             * @example [
+             *       "public"
+             *     ]
+             */
+            subject_types_supported: string[];
+            /**
+             * @example [
+             *       "ES256"
+             *     ]
+             */
+            id_token_signing_alg_values_supported: string[];
+            /**
+             * @example [
+             *       "iss",
+             *       "sub",
+             *       "aud",
+             *       "exp",
+             *       "iat",
+             *       "auth_time",
+             *       "nonce",
+             *       "at_hash"
+             *     ]
+             */
+            claims_supported?: string[];
+            /**
+             * @example [
+             *       "none",
+             *       "login",
+             *       "consent"
+             *     ]
+             */
+            prompt_values_supported?: string[];
+            /** @example false */
+            claims_parameter_supported?: boolean;
+            /** @example false */
+            request_parameter_supported?: boolean;
+            /** @example false */
+            request_uri_parameter_supported?: boolean;
         };
         ChatMessage: {
             /**
@@ -1779,7 +1865,7 @@ export interface operations {
                  */
                 redirect_uri: string;
                 /**
-                 * @description Space-separated scopes (`user_info`, `api_key`).
+                 * @description Space-separated scopes (`openid`, `user_info`, `api_key`). `openid` asks for an OpenID Connect ID token; `user_info` and `api_key` work with or without it.
                  * @example user_info api_key
                  */
                 scope: string;
@@ -1801,11 +1887,25 @@ export interface operations {
                  */
                 code_challenge_method?: "S256";
                 /**
-                 * @description `consent` shows the consent page even when the user already granted these scopes to the
-                 *     application (OpenID Connect Core 3.1.2.1).
+                 * @description Space-separated (OpenID Connect Core 3.1.2.1): `consent` shows the consent page even when
+                 *     the user already granted these scopes to the application; `login` asks the user to log in
+                 *     again even with a session; `none` shows no page at all and redirects with
+                 *     `login_required` or `consent_required` when a page would be needed (`none` with another
+                 *     value is `invalid_request`). Any other value is `invalid_request`.
                  * @example consent
                  */
-                prompt?: "consent";
+                prompt?: string;
+                /**
+                 * @description Returned unchanged in the ID token's `nonce` claim (OpenID Connect Core 3.1.2.1); up to 255 characters.
+                 * @example n-0S6_WzA2Mj
+                 */
+                nonce?: string;
+                /**
+                 * @description Seconds since the user last logged in, at most: an older session logs in again (with
+                 *     `prompt=none`: `login_required`). The ID token's `auth_time` says when the user logged in.
+                 * @example 3600
+                 */
+                max_age?: number;
             };
             header?: never;
             path?: never;
@@ -1823,9 +1923,11 @@ export interface operations {
                 };
             };
             /**
-             * @description Redirect: to the login page when no user is logged in; to `redirect_uri` with
+             * @description Redirect: to the login page when no user is logged in (or `prompt=login`, or a session
+             *     older than `max_age`); to `redirect_uri` with
              *     `error`, `error_description` and `state` when the request is invalid
-             *     (`invalid_request`, `unsupported_response_type`, `invalid_scope`); or to `redirect_uri`
+             *     (`invalid_request`, `unsupported_response_type`, `invalid_scope`) or, with
+             *     `prompt=none`, when a page would be needed (`login_required`, `consent_required`); or to `redirect_uri`
              *     with `code` and `state` when the user already granted these scopes (a remembered grant).
              */
             302: {
@@ -2164,6 +2266,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuthorizationServerMetadata"];
+                };
+            };
+        };
+    };
+    getOpenIdConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Metadata. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenIdConfiguration"];
                 };
             };
         };

@@ -105,6 +105,7 @@ const envSchema = z.object({
   REFRESH_TOKEN_TTL_SECONDS: integer(30 * 24 * 3600, 1, 31_536_000),
   REFRESH_REUSE_GRACE_SECONDS: integer(30, 0, 300),
   PROXY_TOKEN_TTL_SECONDS: integer(1800, 1, 86_400),
+  ID_TOKEN_TTL_SECONDS: integer(3600, 1, 86_400),
   WORKFLOW_MAX_TOKENS_LIMIT: integer(32768, 1, 10_000_000),
   BODY_LIMIT_BYTES: integer(1_048_576, 1024, 1_073_741_824),
   RUN_TIMEOUT_SECONDS: integer(300, 1, 86_400),
@@ -252,6 +253,8 @@ function serviceSettings(e: Env) {
   /** How long a rotated refresh token may be presented again (a retried refresh) before its reuse revokes the grant; 0: never. */
   REFRESH_REUSE_GRACE_SECONDS: e.REFRESH_REUSE_GRACE_SECONDS,
   PROXY_TOKEN_TTL_SECONDS: e.PROXY_TOKEN_TTL_SECONDS,
+  /** OpenID Connect ID tokens' lifetime (`exp` - `iat`); their signing keys stay published at least this long. */
+  ID_TOKEN_TTL_SECONDS: e.ID_TOKEN_TTL_SECONDS,
   WORKFLOW_MAX_TOKENS_LIMIT: e.WORKFLOW_MAX_TOKENS_LIMIT,
   BODY_LIMIT_BYTES: e.BODY_LIMIT_BYTES,
   };

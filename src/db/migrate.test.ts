@@ -7,7 +7,7 @@ import { TABLES_IN_CREATION_ORDER } from './migrations/0001_initial.ts';
 // The tables of 0001_initial, then of later migrations.
 const TABLES = [...TABLES_IN_CREATION_ORDER, 'web_sessions', 'client_secrets', 'run_events'];
 
-const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions', '0006_client_secrets', '0007_access_token_expiry', '0008_run_events', '0009_token_successors', '0010_access_scope', '0011_chain_revocation', '0014_user_secrets', '0019_step_attempts'];
+const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions', '0006_client_secrets', '0007_access_token_expiry', '0008_run_events', '0009_token_successors', '0010_access_scope', '0011_chain_revocation', '0014_user_secrets', '0019_step_attempts', '0020_oidc_codes'];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {
   let t: TestDb;

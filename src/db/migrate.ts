@@ -13,6 +13,7 @@ import * as accessScope from './migrations/0010_access_scope.ts';
 import * as chainRevocation from './migrations/0011_chain_revocation.ts';
 import * as userSecrets from './migrations/0014_user_secrets.ts';
 import * as stepAttempts from './migrations/0019_step_attempts.ts';
+import * as oidcCodes from './migrations/0020_oidc_codes.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -40,6 +41,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0011_chain_revocation', chainRevocation],
     ['0014_user_secrets', userSecrets],
     ['0019_step_attempts', stepAttempts],
+    ['0020_oidc_codes', oidcCodes],
   ];
 }
 

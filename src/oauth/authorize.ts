@@ -16,7 +16,16 @@ export interface AuthorizeRequest {
   state: string | undefined;
   codeChallenge: string | undefined;
   codeChallengeMethod: 'S256' | undefined;
+  /** OpenID Connect Core 3.1.2.1: returned in the ID token. */
+  nonce: string | undefined;
+  /** OpenID Connect Core 3.1.2.1: which pages the client wants shown (none, login, consent). */
+  prompt: ReadonlySet<Prompt>;
+  /** OpenID Connect Core 3.1.2.1: the oldest login, in seconds, the client accepts. */
+  maxAge: number | undefined;
 }
+
+export type Prompt = 'none' | 'login' | 'consent';
+const PROMPTS: ReadonlySet<string> = new Set<Prompt>(['none', 'login', 'consent']);
 
 type Params = Record<string, unknown>;
 type Draft = Partial<AuthorizeRequest>;
@@ -65,7 +74,7 @@ const checkState: Step = (_ctx, params, draft) => {
 };
 
 const checkNoRepeats: Step = (_ctx, params) => {
-  for (const name of ['response_type', 'scope', 'code_challenge', 'code_challenge_method']) {
+  for (const name of ['response_type', 'scope', 'code_challenge', 'code_challenge_method', 'nonce', 'prompt', 'max_age']) {
     if (isRepeated(params, name)) throw new AuthorizeRedirectError('invalid_request', `${name} was sent more than once.`);
   }
 };
@@ -102,7 +111,26 @@ const checkPkce: Step = (_ctx, params, draft) => {
   draft.codeChallengeMethod = 'S256';
 };
 
-const steps: Step[] = [checkClient, checkRedirectUri, checkState, checkNoRepeats, checkResponseType, checkScope, checkPkce];
+/**
+ * OpenID Connect Core 3.1.2.1's nonce, prompt and max_age, accepted with or without `openid` (an
+ * OAuth client may ask for a fresh login or the consent page too). select_account is not offered
+ * (one account per session): an unknown prompt value is invalid_request, as oidc-provider answers.
+ */
+const checkOpenIdParameters: Step = (_ctx, params, draft) => {
+  const nonce = single(params, 'nonce');
+  if (nonce !== undefined && [...nonce].length > 255) throw new AuthorizeRedirectError('invalid_request', 'nonce is longer than 255 characters.');
+  draft.nonce = nonce === '' ? undefined : nonce;
+  const prompt = splitScope(single(params, 'prompt'));
+  const unknown = prompt.filter((p) => !PROMPTS.has(p));
+  if (unknown.length) throw new AuthorizeRedirectError('invalid_request', `Unsupported prompt value: ${unknown.join(' ')}`);
+  if (prompt.includes('none') && prompt.length > 1) throw new AuthorizeRedirectError('invalid_request', 'prompt=none cannot be combined with another value.');
+  draft.prompt = new Set(prompt as Prompt[]);
+  const maxAge = single(params, 'max_age');
+  if (maxAge !== undefined && !/^\d{1,9}$/.test(maxAge)) throw new AuthorizeRedirectError('invalid_request', 'max_age must be a whole number of seconds.');
+  draft.maxAge = maxAge === undefined ? undefined : Number(maxAge);
+};
+
+const steps: Step[] = [checkClient, checkRedirectUri, checkState, checkNoRepeats, checkResponseType, checkScope, checkPkce, checkOpenIdParameters];
 
 /**
  * Runs every step in order. Throws AuthorizePageError or AuthorizeRedirectError; for the latter,

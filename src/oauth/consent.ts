@@ -15,6 +15,7 @@ export function consentPage(request: AuthorizeRequest, user: { login: string }, 
     state: request.state,
     code_challenge: request.codeChallenge,
     code_challenge_method: request.codeChallengeMethod,
+    nonce: request.nonce,
     csrf_token: csrf,
   };
   const fields = Object.entries(hidden)

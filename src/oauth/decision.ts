@@ -1,7 +1,7 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
-import { csrfValid } from '../platform/session.ts';
+import { authTimeOf, csrfValid } from '../platform/session.ts';
 import { hashToken, newToken } from '../shared/crypto.ts';
 import { redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './authorize.ts';
 import { AuthorizePageError, AuthorizeRedirectError } from '../shared/errors.ts';
@@ -16,14 +16,15 @@ import { insertCode } from './store.ts';
  * @node-oauth/oauth2-server's OAuth2Server#authorize once our steps (authorize.ts), login and consent
  * have run: they are its authenticateHandler, and its model stores the code under the grant.
  * Answers the redirect to the client that carries it, with state and iss (RFC 9207) after the code:
- * the library takes only VSCHAR states, and iss is ours.
+ * the library takes only VSCHAR states, and iss is ours. `authTime`: when the user logged in (epoch
+ * seconds), kept with the code with the request's nonce for the ID token (OpenID Connect Core 2).
  */
-export async function issueCode(ctx: AppContext, request: AuthorizeRequest, userId: number, authorizationId: number): Promise<string> {
+export async function issueCode(ctx: AppContext, request: AuthorizeRequest, userId: number, authorizationId: number, authTime: number): Promise<string> {
   const query: Record<string, string> = { response_type: 'code', client_id: request.client.clientId, redirect_uri: request.redirectUri, scope: request.scope };
   if (request.codeChallenge) Object.assign(query, { code_challenge: request.codeChallenge, code_challenge_method: request.codeChallengeMethod });
   const response = new OAuth2Server.Response();
   try {
-    await new OAuth2Server({ model: codeModel(ctx, request, authorizationId) }).authorize(new OAuth2Server.Request({ method: 'GET', headers: {}, query }), response, {
+    await new OAuth2Server({ model: codeModel(ctx, request, authorizationId, authTime) }).authorize(new OAuth2Server.Request({ method: 'GET', headers: {}, query }), response, {
       authenticateHandler: { handle: () => ({ id: userId }) },
       allowEmptyState: true,
       authorizationCodeLifetime: ctx.config.AUTH_CODE_TTL_SECONDS,
@@ -36,7 +37,7 @@ export async function issueCode(ctx: AppContext, request: AuthorizeRequest, user
 }
 
 /** The authorization endpoint's model: the client and scope are the validated request's; the code is stored as a hash. */
-function codeModel(ctx: AppContext, request: AuthorizeRequest, authorizationId: number): OAuth2Server.ServerOptions['model'] {
+function codeModel(ctx: AppContext, request: AuthorizeRequest, authorizationId: number, authTime: number): OAuth2Server.ServerOptions['model'] {
   const model = {
     getClient: async () => ({ id: request.client.clientId, grants: GRANT_TYPES, redirectUris: [request.client.redirectUri] }),
     validateScope: async (_user: OAuth2Server.User, _client: OAuth2Server.Client, scope?: string[]) => scope,
@@ -51,6 +52,8 @@ function codeModel(ctx: AppContext, request: AuthorizeRequest, authorizationId: 
         scope: joinScopes(code.scope ?? []),
         codeChallenge: code.codeChallenge,
         codeChallengeMethod: code.codeChallengeMethod,
+        nonce: request.nonce,
+        authTime: authTime * 1000,
         expiresAt: code.expiresAt.getTime(),
         createdAt: Date.now(),
       });
@@ -84,7 +87,7 @@ export function decisionHandler(ctx: AppContext): RequestHandler {
       }
       const userId = req.webSession.uid;
       const authorizationId = await insertAuthorization(ctx.db, userId, request.client.id, request.scope, Date.now());
-      res.redirect(303, await issueCode(ctx, request, userId, authorizationId));
+      res.redirect(303, await issueCode(ctx, request, userId, authorizationId, authTimeOf(req.webSession)));
     } catch (err) {
       if (err instanceof AuthorizePageError) {
         res.status(400).type('html').send(String(authorizeErrorPage(err.message)));

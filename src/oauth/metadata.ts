@@ -1,14 +1,14 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
+import { PROXY_TOKEN_ALG } from '../open/signingKeys.ts';
 import { SUPPORTED_SCOPES } from './scopes.ts';
 
 type Metadata = components['schemas']['AuthorizationServerMetadata'];
+type OpenIdConfiguration = components['schemas']['OpenIdConfiguration'];
 
-/** GET /.well-known/oauth-authorization-server (RFC 8414 2): what a client library needs. */
-export function getAuthorizationServerMetadata(ctx: AppContext): RequestHandler {
-  const base = ctx.config.BASE_URL;
-  const metadata: Metadata = {
+function authorizationServerMetadata(base: string): Metadata {
+  return {
     issuer: base,
     authorization_endpoint: `${base}/oauth/authorize`,
     token_endpoint: `${base}/api/open/oauth/token`,
@@ -22,6 +22,38 @@ export function getAuthorizationServerMetadata(ctx: AppContext): RequestHandler 
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
   };
+}
+
+/**
+ * OpenID Connect Discovery 1.0 (3): RFC 8414's metadata and what an OpenID Connect client checks
+ * an ID token against. The request_uri default is true, so its absence is said outright.
+ */
+function openIdConfiguration(base: string): OpenIdConfiguration {
+  return {
+    ...authorizationServerMetadata(base),
+    jwks_uri: `${base}/.well-known/jwks.json`,
+    response_modes_supported: ['query'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [PROXY_TOKEN_ALG],
+    claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'id', 'login', 'name', 'avatar_url'],
+    prompt_values_supported: ['none', 'login', 'consent'],
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+  };
+}
+
+/** GET /.well-known/oauth-authorization-server (RFC 8414 2): what a client library needs. */
+export function getAuthorizationServerMetadata(ctx: AppContext): RequestHandler {
+  const metadata = authorizationServerMetadata(ctx.config.BASE_URL);
+  return (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').json(metadata);
+  };
+}
+
+/** GET /.well-known/openid-configuration (OpenID Connect Discovery 1.0, 4). */
+export function getOpenIdConfiguration(ctx: AppContext): RequestHandler {
+  const metadata = openIdConfiguration(ctx.config.BASE_URL);
   return (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').json(metadata);
   };

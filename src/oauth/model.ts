@@ -4,6 +4,7 @@ import { clientSecretMatches } from '../platform/apps.ts';
 import { hashToken, newToken } from '../shared/crypto.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { authenticateClient } from './clients.ts';
+import { signIdToken } from './idToken.ts';
 import { isVisibleAscii, type TokenForm } from './grants/form.ts';
 import { joinScopes, splitScope } from './scopes.ts';
 import * as chain from './chain.store.ts';
@@ -25,6 +26,8 @@ export type Code = OAuth2Server.AuthorizationCode & { row: store.CodeRow };
 export type RefreshToken = OAuth2Server.RefreshToken & { row: store.RefreshTokenRow };
 /** A new pair for saveToken; `rotates`: the refresh token it replaces (RFC 9700 4.14.2). */
 export type NewPair = OAuth2Server.Token & { rotates?: number };
+/** A pair with, when its scope has `openid`, the ID token that goes with it (OpenID Connect Core 3.1.3.3). */
+export type PairWithIdToken = OAuth2Server.Token & { id_token?: string };
 
 export class TokenModel {
   readonly ctx: AppContext;
@@ -158,6 +161,24 @@ export class TokenModel {
     await chain.recordRotationTime(this.ctx.db, token.row.id, at);
   }
 
+  /**
+   * The pair with its ID token when its scope has `openid`: on the code exchange with the request's
+   * nonce; on a refresh (OpenID Connect Core 12.2) with the same iss, sub, aud and auth_time, a new
+   * iat, and no nonce. A refresh whose narrowed scope leaves out `openid` gets none.
+   */
+  async withIdToken<T extends OAuth2Server.Token>(pair: T): Promise<T & { id_token?: string }> {
+    if (!(pair.scope ?? []).includes('openid')) return pair;
+    const source = (this.code ?? this.refresh)!;
+    const id_token = await signIdToken(this.ctx, {
+      userId: source.userId,
+      clientId: source.clientId,
+      accessToken: pair.accessToken,
+      authTime: source.authTime,
+      nonce: this.code?.nonce,
+    });
+    return { ...pair, id_token };
+  }
+
   private pairRow(token: OAuth2Server.Token): store.NewToken {
     const source = (this.code ?? this.refresh)!;
     const grantScope = joinScopes(splitScope(source.scope));
@@ -179,8 +200,9 @@ export class TokenModel {
    * The keys meant for the client, never the whole token: expires_in is the configured lifetime
    * (RFC 6749 5.1), not the library's floor of the time left (allowExtendedTokenAttributes).
    */
-  answer(token: OAuth2Server.Token, client: OAuth2Server.Client, user: OAuth2Server.User): OAuth2Server.Token {
+  answer(token: PairWithIdToken, client: OAuth2Server.Client, user: OAuth2Server.User): OAuth2Server.Token {
     return {
+      ...(token.id_token === undefined ? {} : { id_token: token.id_token }),
       accessToken: token.accessToken,
       accessTokenExpiresAt: token.accessTokenExpiresAt,
       refreshToken: token.refreshToken,

@@ -6,14 +6,15 @@ import type { Operations } from '../http/operations.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { AuthorizePageError, AuthorizeRedirectError, OAuthError, tokenRateLimited } from '../shared/errors.ts';
 import { errorPage } from '../platform/views/errorPage.ts';
-import { csrfToken, loginUrl, sessionMiddleware } from '../platform/session.ts';
+import { authTimeOf, csrfToken, sessionMiddleware } from '../platform/session.ts';
 import { redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './authorize.ts';
 import { authorizeErrorPage, consentPage } from './consent.ts';
 import { basicCredentials } from './clientAuth.ts';
 import { decisionHandler, issueCode } from './decision.ts';
+import { consentNeeded, loginPage, mustLogIn } from './interaction.ts';
 import { splitScope } from './scopes.ts';
 import { findStandingGrant } from './authorizations.store.ts';
-import { getAuthorizationServerMetadata } from './metadata.ts';
+import { getAuthorizationServerMetadata, getOpenIdConfiguration } from './metadata.ts';
 import { revokeToken } from './revoke.ts';
 import { token } from './token.ts';
 import { findUserById } from '../platform/users.ts';
@@ -30,27 +31,31 @@ export const oauthErrors: ErrorSurface[] = [
   { paths: oauthPagePaths, dialect: htmlPages(errorPage) },
 ];
 
-/** GET /oauth/authorize (RFC 6749 4.1.1): the consent page, or the login page first. */
+/**
+ * GET /oauth/authorize (RFC 6749 4.1.1): the login page first when needed, then the consent page
+ * or, for a remembered grant, the code (interaction.ts decides, OpenID Connect Core 3.1.2.3-4).
+ */
 function authorize(ctx: AppContext): RequestHandler {
   return async (req, res, next) => {
     const partial: Partial<AuthorizeRequest> = {};
     try {
       const request = await validateAuthorizeRequest(ctx, req.query as Record<string, unknown>, partial);
       const user = req.webSession?.uid ? await findUserById(ctx, req.webSession.uid) : null;
-      if (!user) {
-        res.redirect(302, loginUrl(req.originalUrl));
+      if (mustLogIn(request, req.webSession, user !== null)) {
+        res.redirect(302, loginPage(req.originalUrl, user !== null));
         return;
       }
       // A remembered grant (as GitHub and Auth0): the same app asking for scopes the user already
       // granted, and not since revoked, goes straight back with a code, after every check above.
       // `prompt=consent` (OpenID Connect Core 3.1.2.1) asks again all the same.
-      const grant = req.query.prompt === 'consent' ? null : await findStandingGrant(ctx.db, user.id, request.client.id);
+      const grant = request.prompt.has('consent') ? null : await findStandingGrant(ctx.db, user!.id, request.client.id);
       if (grant && splitScope(request.scope).every((s) => grant.scopes.has(s))) {
-        res.redirect(302, await issueCode(ctx, request, user.id, grant.authorizationId));
+        res.redirect(302, await issueCode(ctx, request, user!.id, grant.authorizationId, authTimeOf(req.webSession!)));
         return;
       }
+      consentNeeded(request);
       const owner = await findUserById(ctx, request.client.ownerUserId);
-      res.set('Cache-Control', 'no-store').type('html').send(String(consentPage(request, user, await csrfToken(ctx, req), owner?.login)));
+      res.set('Cache-Control', 'no-store').type('html').send(String(consentPage(request, user!, await csrfToken(ctx, req), owner?.login)));
     } catch (err) {
       if (err instanceof AuthorizePageError) {
         res.status(400).type('html').send(String(authorizeErrorPage(err.message)));
@@ -123,5 +128,6 @@ export function oauthOperations(ctx: AppContext, limiter: SharedRateLimiter, fai
     exchangeToken: [perClient, ...limitFailedAuthentications(failures, token(ctx))],
     revokeToken: [perClient, ...limitFailedAuthentications(failures, revokeToken(ctx))],
     getAuthorizationServerMetadata: getAuthorizationServerMetadata(ctx),
+    getOpenIdConfiguration: getOpenIdConfiguration(ctx),
   };
 }

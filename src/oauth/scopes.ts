@@ -1,5 +1,7 @@
 /** The scopes an application may request, with the words the consent page shows for each. */
 export const SCOPES = {
+  // OpenID Connect Core 3.1.2.1: asks for an ID token (sign-in); the profile itself stays user_info's.
+  openid: 'Sign you in to the application with your account (your user id).',
   user_info: 'Read your identity (id, login, name, avatar) and the organizations you belong to.',
   api_key: 'List your access tokens and issue short-lived proxy tokens for them.',
 } as const;

@@ -15,6 +15,9 @@ export interface NewCode {
   scope: string;
   codeChallenge: string | undefined;
   codeChallengeMethod: string | undefined;
+  /** OpenID Connect: the request's nonce, and when the user logged in (ms), for the ID token. */
+  nonce: string | undefined;
+  authTime: number;
   expiresAt: number;
   createdAt: number;
 }
@@ -29,6 +32,8 @@ export async function insertCode(db: Knex, code: NewCode): Promise<void> {
     scope: code.scope,
     code_challenge: code.codeChallenge ?? null,
     code_challenge_method: code.codeChallengeMethod ?? null,
+    nonce: code.nonce ?? null,
+    auth_time: code.authTime,
     expires_at: code.expiresAt,
     created_at: code.createdAt,
   });
@@ -45,6 +50,9 @@ export interface CodeRow {
   scope: string;
   codeChallenge: string | null;
   codeChallengeMethod: string | null;
+  nonce: string | null;
+  /** When the user logged in (ms); null for codes issued before migration 0020. */
+  authTime: number | null;
   expiresAt: number;
   usedAt: number | null;
 }
@@ -84,6 +92,8 @@ export async function findCodeByHash(db: Knex, codeHash: string): Promise<CodeRo
     scope: String(row.scope),
     codeChallenge: row.code_challenge === null ? null : String(row.code_challenge),
     codeChallengeMethod: row.code_challenge_method === null ? null : String(row.code_challenge_method),
+    nonce: row.nonce === null ? null : String(row.nonce),
+    authTime: row.auth_time === null ? null : Number(row.auth_time),
     expiresAt: Number(row.expires_at),
     usedAt: row.used_at === null ? null : Number(row.used_at),
   };
@@ -105,6 +115,8 @@ const codeByHash = prepared<{ codeHash: string }>('oauth_code_by_hash', (db, par
       'c.scope',
       'c.code_challenge',
       'c.code_challenge_method',
+      'c.nonce',
+      'c.auth_time',
       'c.expires_at',
       'c.used_at',
       ...SECRET_COLUMNS,
@@ -136,6 +148,8 @@ export interface TokenRow {
   revokedAt: number | null;
   /** When the grant it stands on was revoked: its authorization, or its chain (chain.store.ts). */
   authorizationRevokedAt: number | null;
+  /** When the user logged in for the code it descends from (ms): a refreshed ID token's auth_time (OIDC Core 12.2). */
+  authTime: number | null;
 }
 
 function tokenQuery(db: Knex) {
@@ -158,6 +172,7 @@ function tokenQuery(db: Knex) {
       't.revoked_at',
       'z.revoked_at as authorization_revoked_at',
       'c.chain_revoked_at',
+      'c.auth_time',
     );
 }
 
@@ -176,6 +191,7 @@ function toToken(row: Record<string, unknown>): TokenRow {
     refreshExpiresAt: Number(row.refresh_expires_at),
     revokedAt: n(row.revoked_at),
     authorizationRevokedAt: n(row.authorization_revoked_at) ?? n(row.chain_revoked_at),
+    authTime: n(row.auth_time),
   };
 }
 

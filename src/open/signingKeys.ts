@@ -6,7 +6,7 @@ import { signingKeyContext } from '../db/sealedSecrets.ts';
 import type { Sealer } from '../shared/sealing.ts';
 import { findCurrentSigningKey, insertSigningKey, listVerificationKeys, retireSigningKeys, type SigningKeyRow } from './signingKeys.store.ts';
 
-// ES256 keys that sign proxy tokens. They live in the database (every API process signs with the
+// ES256 keys that sign proxy tokens and OpenID Connect ID tokens (src/oauth/idToken.ts). They live in the database (every API process signs with the
 // same keys and verifies every other's tokens) and are cached here. A private key never leaves
 // this module: not in a log line, not in an error, not in CLI output.
 
@@ -143,13 +143,18 @@ function createKeyRing(db: Knex, sealer: Sealer, tokenTtlSeconds: number): KeyRi
   };
 }
 
+/** The longest a token these keys sign lives: a retired key stays published until every one has expired. */
+function longestTokenTtl(ctx: AppContext): number {
+  return Math.max(ctx.config.PROXY_TOKEN_TTL_SECONDS, ctx.config.ID_TOKEN_TTL_SECONDS);
+}
+
 // One ring per database: tests run several servers, each on its own database, in one process.
 const rings = new WeakMap<Knex, KeyRing>();
 
 export function keyRing(ctx: AppContext): KeyRing {
   let ring = rings.get(ctx.db);
   if (!ring) {
-    ring = createKeyRing(ctx.db, ctx.sealer, ctx.config.PROXY_TOKEN_TTL_SECONDS);
+    ring = createKeyRing(ctx.db, ctx.sealer, longestTokenTtl(ctx));
     rings.set(ctx.db, ring);
   }
   return ring;
@@ -157,7 +162,7 @@ export function keyRing(ctx: AppContext): KeyRing {
 
 /** The JWKS document (RFC 7517 5): current and previous public keys. */
 export async function publishedJwks(ctx: AppContext): Promise<{ keys: PublicJwk[] }> {
-  const rows = await listVerificationKeys(ctx.db, Date.now() - retentionMs(ctx.config.PROXY_TOKEN_TTL_SECONDS));
+  const rows = await listVerificationKeys(ctx.db, Date.now() - retentionMs(longestTokenTtl(ctx)));
   return { keys: rows.map((r) => JSON.parse(r.public_jwk) as PublicJwk) };
 }
 

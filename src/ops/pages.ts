@@ -24,7 +24,7 @@ function landing(baseUrl: string, user?: PageUser): string {
 <li><a href="/workflows">Workflows</a>: your workflows drawn as graphs, a form to run each, and every run node by node</li>
 <li><a href="/settings/applications">Settings</a>: your applications, access tokens (API keys) and authorized apps</li>
 <li><a href="/docs">API reference</a> (from <a href="/openapi.yaml">openapi.yaml</a>, OpenAPI 3.1)</li>
-<li><a href="/.well-known/oauth-authorization-server">Authorization server metadata</a> (RFC 8414) and <a href="/.well-known/jwks.json">signing keys</a></li>
+<li><a href="/.well-known/oauth-authorization-server">Authorization server metadata</a> (RFC 8414), <a href="/.well-known/openid-configuration">OpenID Provider metadata</a> and <a href="/.well-known/jwks.json">signing keys</a></li>
 </ul>
 <p>Issuer: <code>${baseUrl}</code></p>`,
   ));

@@ -17,6 +17,11 @@ export interface WebSession {
   uid: number | null;
   /** Expiry, epoch seconds. */
   exp: number;
+  /**
+   * When the user logged in (entered a password), epoch seconds: an ID token's `auth_time` and what
+   * `max_age` is measured from (OpenID Connect Core 2, 3.1.2.1). Signed-in sessions only.
+   */
+  auth_time?: number;
 }
 
 declare module 'express-serve-static-core' {
@@ -59,6 +64,7 @@ export function decodeSession(key: Buffer, cookie: string | undefined, now = Dat
     const s = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as WebSession;
     if (typeof s.sid !== 'string' || typeof s.exp !== 'number' || s.exp * 1000 <= now) return null;
     if (s.uid !== null && !Number.isSafeInteger(s.uid)) return null;
+    if (s.auth_time !== undefined && !Number.isSafeInteger(s.auth_time)) return null;
     return s;
   } catch {
     return null;
@@ -76,7 +82,16 @@ function cookieOptions(ctx: AppContext): CookieOptions {
 }
 
 function newSession(uid: number | null): WebSession {
-  return { sid: randomBytes(18).toString('base64url'), uid, exp: Math.floor(Date.now() / 1000) + SESSION_TTL_S };
+  const now = Math.floor(Date.now() / 1000);
+  return { sid: randomBytes(18).toString('base64url'), uid, exp: now + SESSION_TTL_S, ...(uid === null ? {} : { auth_time: now }) };
+}
+
+/**
+ * When the session's user logged in, epoch seconds. A signed-in cookie from before auth_time was
+ * recorded was made at login too, with a fixed lifetime, so its expiry tells the same instant.
+ */
+export function authTimeOf(session: WebSession): number {
+  return session.auth_time ?? session.exp - SESSION_TTL_S;
 }
 
 /** Reads (or starts) the session of every page request. */
@@ -99,7 +114,7 @@ export function sessionMiddleware(ctx: AppContext): RequestHandler {
   };
 }
 
-/** A fresh session id at login (no session fixation), bound to the user. */
+/** A fresh session id at login (no session fixation), bound to the user; its auth_time is now. */
 export async function startUserSession(ctx: AppContext, req: Request, res: Response, userId: number): Promise<void> {
   const key = await loadSessionKey(ctx);
   const session = newSession(userId);
@@ -133,8 +148,9 @@ export function safeReturnTo(value: unknown): string {
   return typeof value === 'string' && /^\/(?![/\\])/.test(value) ? value : '/settings/applications';
 }
 
-export function loginUrl(returnTo: string): string {
-  return `/login?return_to=${encodeURIComponent(returnTo)}`;
+/** The login page; `again`: shown even to a signed-in user (OpenID Connect `prompt=login`, `max_age`). */
+export function loginUrl(returnTo: string, again = false): string {
+  return `/login?return_to=${encodeURIComponent(returnTo)}${again ? '&prompt=login' : ''}`;
 }
 
 /** Pages for logged-in users only: others go to the login page and come back. */

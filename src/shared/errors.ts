@@ -262,7 +262,8 @@ export const runsNotConfigured = () => new Problem('runs_not_configured', 'Runs 
 
 // --- RFC 6749 4.1.2.1: the authorization endpoint -----------------------------------------------
 
-export type AuthorizeErrorCode = 'invalid_request' | 'unsupported_response_type' | 'invalid_scope' | 'access_denied' | 'server_error';
+/** RFC 6749 4.1.2.1, and OpenID Connect Core 3.1.2.6's answers to `prompt=none`. */
+export type AuthorizeErrorCode = 'invalid_request' | 'unsupported_response_type' | 'invalid_scope' | 'access_denied' | 'server_error' | 'login_required' | 'consent_required' | 'interaction_required';
 
 /** The client or its redirect_uri is not established: show a page, never redirect (4.1.2.1). */
 export class AuthorizePageError extends Error {}

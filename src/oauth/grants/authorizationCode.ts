@@ -54,8 +54,9 @@ export class AuthorizationCodeGrant extends ModelGrant {
     }
     if (form.redirect_uri !== code.redirectUri) throw invalidGrant('Invalid grant: `redirect_uri` does not match the authorization request');
 
-    // 8. Issue the pair (5.1) under the code's grant, tied to the code (its chain).
-    return this.model.saveToken(await this.newPair(code, client), client, code.user);
+    // 8. Issue the pair (5.1) under the code's grant, tied to the code (its chain), with an ID token
+    //    when `openid` was granted (OpenID Connect Core 3.1.3.3).
+    return this.model.saveToken(await this.model.withIdToken(await this.newPair(code, client)), client, code.user);
   }
 
   private async newPair(code: Code, client: OAuth2Server.Client): Promise<OAuth2Server.Token> {

@@ -47,7 +47,8 @@ export class RefreshTokenGrant extends ModelGrant {
     //    the one originally granted, so the grant keeps its own).
     const scope = await this.validateScope(token.user, client, this.getScope(request));
     if (!scope) throw invalidScope('Invalid scope: Unable to add extra scopes');
-    const pair = await this.newPair(token, client, scope);
+    // An ID token as well when the scope keeps `openid` (OpenID Connect Core 12.2).
+    const pair = await this.model.withIdToken(await this.newPair(token, client, scope));
 
     // 7. Rotate: the new pair is stored as the token's successor, in one statement that also checks
     //    that the token and its grant stand. A token has one successor at most (a unique key). The

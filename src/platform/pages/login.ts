@@ -56,7 +56,8 @@ export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: Requ
 
   router.get('/login', session, async (req, res) => {
     const returnTo = safeReturnTo(req.query.return_to);
-    if (req.webSession?.uid) return res.redirect(303, returnTo);
+    // A signed-in user goes straight back, unless the authorization request asks to log in again.
+    if (req.webSession?.uid && req.query.prompt !== 'login') return res.redirect(303, returnTo);
     // No account at all (production creates no demo user): say how the first one is made.
     const noAccount = (await anyUserExists(ctx)) ? {} : { error: 'No account exists yet. The operator creates the first one with: npm run -s admin -- user create' };
     sendPage(res, 200, loginPage({ csrf: await csrfToken(ctx, req), returnTo, appName: await appAskingFor(returnTo), ...noAccount, ...pageExtras }));

@@ -1,0 +1,50 @@
+import { createHash } from 'node:crypto';
+import { CompactSign } from 'jose';
+import type { AppContext } from '../context.ts';
+import { toLowS } from '../open/lowS.ts';
+import { keyRing, PROXY_TOKEN_ALG } from '../open/signingKeys.ts';
+
+// OpenID Connect ID tokens (Core 1.0, 2 and 3.1.3.6): ES256 JWTs signed with the service's signing
+// keys, the ones /.well-known/jwks.json publishes (src/open/signingKeys.ts), so a client verifies
+// them with the jwks_uri of the discovery document. Their `typ` is JWT and their audience the
+// client: neither a proxy token's (`at+jwt`, the gateway's audience), so neither passes for the other.
+
+const utf8 = new TextEncoder();
+
+export interface IdTokenSubject {
+  userId: number;
+  clientId: string;
+  /** The access token issued with it: `at_hash` binds the two (3.1.3.6). */
+  accessToken: string;
+  /** When the user logged in, epoch milliseconds; null when unknown (a code from before migration 0020). */
+  authTime: number | null;
+  /** The authorization request's nonce, on the code exchange only (12.2: a refresh's has none). */
+  nonce?: string | null | undefined;
+}
+
+/** 3.1.3.6: base64url of the left half of the SHA-256 of the access token's ASCII (ES256 hashes with SHA-256). */
+export function atHash(accessToken: string): string {
+  return createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url');
+}
+
+/**
+ * An ID token for the user, valid ID_TOKEN_TTL_SECONDS. `azp` is left out: it is needed only when
+ * the token has several audiences (2), and ours has the one client.
+ */
+export async function signIdToken(ctx: AppContext, subject: IdTokenSubject, nowMs = Date.now()): Promise<string> {
+  const key = await keyRing(ctx).signingKey();
+  const iat = Math.floor(nowMs / 1000);
+  const claims = {
+    iss: ctx.config.BASE_URL,
+    sub: String(subject.userId),
+    aud: subject.clientId,
+    exp: iat + ctx.config.ID_TOKEN_TTL_SECONDS,
+    iat,
+    ...(subject.authTime === null ? {} : { auth_time: Math.floor(subject.authTime / 1000) }),
+    ...(subject.nonce ? { nonce: subject.nonce } : {}),
+    at_hash: atHash(subject.accessToken),
+  };
+  const jws = await new CompactSign(utf8.encode(JSON.stringify(claims))).setProtectedHeader({ alg: PROXY_TOKEN_ALG, kid: key.kid, typ: 'JWT' }).sign(key.key);
+  // The one signature form the service's own verifiers accept (lowS.ts); any verifier accepts it.
+  return toLowS(jws);
+}
