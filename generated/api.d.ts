@@ -440,6 +440,7 @@ export interface paths {
          *     | `run.status` | a worker starts the run (again after a lost worker), and when it ends | `{"status": "running"}` (or the terminal status) |
          *     | `node.started` | a node starts | `{"node_id", "node_type", "started_at"}` |
          *     | `node.delta` | an `llm_call` receives a chunk of its answer (OpenAI-compatible providers stream) | `{"node_id", "text"}`: append the texts in order |
+         *     | `node.retry` | an `llm_call` whose streamed answer broke off (or timed out) is tried again | `{"node_id", "attempt", "error"}`: discard the node's `node.delta` texts so far; the next attempt's come after it |
          *     | `node.finished` | a node ends, or is skipped | `{"node_id", "node_type", "status", "finished_at", "output", "usage", "error"}`, as in `RunStep` (`output` whole up to 200000 characters; `finished_at` null for a node that never started) |
          *     | `run.finished` | the run ended: completed, failed or cancelled | the `Run` (without logs) |
          *
@@ -1049,9 +1050,12 @@ export interface components {
                  */
                 system_prompt?: string;
                 /**
-                 * @description How often a failed provider call is tried (network failure, timeout, 429 or 5xx; a 4xx
+                 * @description How often a failed provider call is tried (network failure, timeout, 429 or 5xx, and a
+                 *     streamed answer that breaks off, times out or streams an error before its end; a 4xx
                  *     other than 429 and an unusable answer are not retried). Defaults: 3 attempts, 0.25 s
-                 *     backoff, doubled per attempt with jitter; a `Retry-After` from the provider wins.
+                 *     backoff, doubled per attempt with jitter; a `Retry-After` from the provider wins. A
+                 *     streamed answer tried again starts over: the run's event stream says so with
+                 *     `node.retry` (discard the node's `node.delta` texts received so far).
                  */
                 retry?: {
                     /**
@@ -1066,7 +1070,7 @@ export interface components {
                     backoff_seconds?: number;
                 };
                 /**
-                 * @description Limit of each attempt (default 60); one that takes longer fails with `provider_timeout`.
+                 * @description Limit of each attempt (default 60), from sending the request to the end of the answer, a streamed answer's last chunk included (not only its first byte); an attempt that takes longer is stopped and tried again while attempts remain (`retry`), then fails with `provider_timeout`. The run's own limit, RUN_TIMEOUT_SECONDS, bounds all attempts together.
                  * @example 30
                  */
                 timeout_seconds?: number;

@@ -141,6 +141,7 @@ export class Attempt {
     return {
       onStepStart: (node, input) => this.stepStarted(node, input),
       onStepDelta: (node, text) => this.events.add('node.delta', { node_id: node.id, text }),
+      onStepRetry: (node, attempt, error) => this.events.add('node.retry', { node_id: node.id, attempt, error: { code: error.kind, message: error.message } }),
       onStepEnd: (report) => this.stepEnded(report),
       onStepSkipped: (node) => this.logUnstarted(node, 'skipped'),
       shouldContinue: () => this.shouldContinue(),

@@ -119,6 +119,18 @@ describe.each(testDialects())('run event stream on %s', (dialect) => {
     }
   });
 
+  it('a streamed answer that breaks off is tried again (issue 33): node.retry voids the chunks so far, and the run completes', async () => {
+    fake.replies = [{ kind: 'cut-stream', chunks: ['half ', 'an '] }, { kind: 'completion', content: 'whole answer' }];
+    const { workflowId, runId } = await startRun();
+    const events = parseEvents(await (await openStream(workflowId, runId)).text());
+    const summarise = events.filter((e) => e.data.node_id === 'summarise').map((e) => `${e.event}${e.data.text ? ` ${String(e.data.text)}` : ''}`);
+    expect(summarise).toEqual(['node.started', 'node.delta half ', 'node.delta an ', 'node.retry', 'node.delta whole ', 'node.delta answer', 'node.finished']);
+    expect(events.find((e) => e.event === 'node.retry')!.data).toMatchObject({ node_id: 'summarise', attempt: 2, error: { code: 'provider_error' } });
+    expect(events.at(-1)!.data).toMatchObject({ status: 'completed', output: { result: 'whole answer' } });
+    const run = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: runId } } });
+    expect(run.data!.data.logs.find((l) => l.node_id === 'summarise')).toMatchObject({ status: 'completed', attempts: 2 });
+  });
+
   it('replays a finished run the same way, and Last-Event-ID resumes after that event with nothing lost or repeated', async () => {
     const { workflowId, runId } = await startRun('echo');
     const all = parseEvents(await (await openStream(workflowId, runId)).text());

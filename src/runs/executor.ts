@@ -6,7 +6,7 @@ import { runBudget, type RunBudget } from './compute/budget.ts';
 import { FunctionError } from './compute/functions.ts';
 import { ComputeLimitError } from './compute/pool.ts';
 import { scopeFor } from './compute/scope.ts';
-import { ModelUnavailableError, ProviderError, type ModelRouter, type Usage } from './providers/index.ts';
+import { ModelUnavailableError, ProviderError, type ChatRequest, type ModelRouter, type Usage } from './providers/index.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
 export type WorkflowEdge = components['schemas']['WorkflowEdge'];
@@ -33,6 +33,8 @@ export interface ExecutionHooks {
   onStepStart?(node: WorkflowNode, input: string): Promise<void> | void;
   /** A chunk of an llm_call's answer as the provider streams it (the texts, in order, make its output). */
   onStepDelta?(node: WorkflowNode, text: string): void;
+  /** An llm_call whose streamed answer broke off is tried again: the chunks it streamed so far are void. */
+  onStepRetry?(node: WorkflowNode, attempt: number, error: ProviderError): void;
   onStepEnd?(report: StepReport): Promise<void> | void;
   /** The node will not run: every way into it came through a branch not taken. */
   onStepSkipped?(node: WorkflowNode): Promise<void> | void;
@@ -243,10 +245,25 @@ function callModel(run: RunState, node: LlmCallNode, input: string) {
     max_tokens: node.config.max_tokens,
     signal: run.signal,
     onAttempt: (attempt: number) => void run.attempts.set(node.id, attempt),
-    ...(run.hooks.onStepDelta ? { onDelta: (text: string) => run.hooks.onStepDelta?.(node, text) } : {}),
+    ...(run.hooks.onStepDelta ? streamed(run, node) : {}),
     ...(retry ? { retry: { maxAttempts: retry.max_attempts ?? 3, backoffMs: (retry.backoff_seconds ?? 0.25) * 1000 } } : {}),
     ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
   });
+}
+
+/** Chunks to the run's events; a retry after some chunks voids them (node.retry), one before any needs no word. */
+function streamed(run: RunState, node: WorkflowNode): Pick<ChatRequest, 'onDelta' | 'onRetry'> {
+  let sent = false;
+  return {
+    onDelta: (text) => {
+      sent = true;
+      run.hooks.onStepDelta?.(node, text);
+    },
+    onRetry: (attempt, error) => {
+      if (sent) run.hooks.onStepRetry?.(node, attempt, error);
+      sent = false;
+    },
+  };
 }
 
 /** Logs the step's failure; an llm_call with `on_error: continue` goes on with an empty text, any other stops the run. */

@@ -6,6 +6,8 @@ export type FakeReply =
   | { kind: 'completion'; content: string; delayMs?: number }
   /** A streamed answer that stops after these chunks, without finish_reason or `[DONE]` (a dropped connection). */
   | { kind: 'cut-stream'; chunks: string[] }
+  /** A streamed answer that sends these chunks and then nothing, never ending (a provider that stalls mid-answer). */
+  | { kind: 'stalled-stream'; chunks: string[] }
   | { kind: 'error'; status: number; message: string; type?: string; retryAfter?: number }
   | { kind: 'hang' }
   /**
@@ -97,10 +99,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       }
       return;
     }
-    if (reply.kind === 'cut-stream') {
+    if (reply.kind === 'cut-stream' || reply.kind === 'stalled-stream') {
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
       for (const piece of reply.chunks) res.write(`data: ${JSON.stringify(chunk(body.model, { content: piece }, null))}\n\n`);
-      res.end();
+      if (reply.kind === 'cut-stream') res.end();
       return;
     }
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));

@@ -74,21 +74,23 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
       const backoff = request.retry?.backoffMs ?? backoffMs;
       const limitMs = request.timeoutMs ?? timeoutMs;
       for (let n = 1; n <= attempts; n++) {
+        if (n > 1) request.onRetry?.(n, lastError!);
         request.onAttempt?.(n);
         let response: Response;
         let body: CompletionBody | undefined;
+        let streamed = false;
         try {
           response = await attempt(request);
           // A provider may answer a streamed request with one JSON completion: taken as it is.
-          if (response.ok && request.onDelta && isEventStream(response)) {
-            // Not retried once chunks are out: the caller already has them.
-            return await readStream(response, request, limitMs);
-          }
+          // A stream that breaks off, times out or streams an error is retried like any failure
+          // (issue 33): the caller is told its chunks are void (onRetry) before the next attempt.
+          if (response.ok && request.onDelta && isEventStream(response)) return await readStream(response, { ...request, onDelta: (t) => ((streamed = true), request.onDelta!(t)) }, limitMs);
           body = (await response.json().catch(() => undefined)) as CompletionBody | undefined;
         } catch (err) {
           if (request.signal?.aborted) throw request.signal.reason ?? err;
-          if (err instanceof ProviderError) throw err;
-          lastError = unreachable(err, limitMs);
+          // Final: an unusable answer, or chunks out to a caller that cannot void them (the gateway's client).
+          if (err instanceof ProviderError && (err.kind === 'provider_bad_response' || (streamed && !request.onRetry))) throw err;
+          lastError = err instanceof ProviderError ? err : unreachable(err, limitMs);
           if (n < attempts) await sleep(retryDelay(n, backoff, null), undefined, { signal: request.signal });
           continue;
         }
@@ -161,11 +163,14 @@ async function readStream(response: Response, request: ChatRequest, limitMs: num
   } catch (err) {
     if (err instanceof ProviderError) throw err;
     if (request.signal?.aborted) throw request.signal.reason ?? err;
-    throw unreachable(err, limitMs);
+    // It answered, then stalled or dropped: say so, not that it did not answer.
+    throw (err as Error).name === 'TimeoutError'
+      ? new ProviderError(`The model provider's streamed answer did not end within ${limitMs / 1000} s (timeout_seconds bounds each attempt, streaming included).`, undefined, 'provider_timeout')
+      : new ProviderError(`The model provider's stream broke off: ${(err as Error).message}`, undefined, 'provider_error');
   }
   // Some servers close without `[DONE]`: a stream that said how it finished is whole.
   if (finishReason !== null) return { model, content, finishReason, usage: usageOf(usage) };
-  throw new ProviderError('The model provider\'s stream ended before the answer did.', undefined, 'provider_bad_response');
+  throw new ProviderError('The model provider\'s stream ended before the answer did.', undefined, 'provider_error');
 }
 
 function toResult(model: string, body: CompletionBody | undefined): ChatResult {

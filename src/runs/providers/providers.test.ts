@@ -110,14 +110,42 @@ describe('model providers', () => {
       }
     });
 
-    it('a stream cut before its end is provider_bad_response, not retried once chunks are out', async () => {
-      fake.replies = [{ kind: 'cut-stream', chunks: ['half ', 'an '] }];
+    it('a stream cut before its end is retried (issue 33), and the caller is told its chunks so far are void', async () => {
+      fake.replies = [{ kind: 'cut-stream', chunks: ['half ', 'an '] }, { kind: 'completion', content: 'whole answer' }];
       const before = fake.requests.length;
       const deltas: string[] = [];
-      const error = await provider().complete({ ...ask('x'), onDelta: (t) => void deltas.push(t) }).catch((e: unknown) => e);
+      const retries: [number, string][] = [];
+      const result = await provider().complete({
+        ...ask('x'),
+        onDelta: (t) => void deltas.push(t),
+        onRetry: (attempt, error) => {
+          retries.push([attempt, error.kind]);
+          deltas.length = 0;
+        },
+      });
+      expect(fake.requests.length - before).toBe(2);
+      expect(retries).toEqual([[2, 'provider_error']]);
+      expect(deltas.join('')).toBe('whole answer');
+      expect(result.content).toBe('whole answer');
+    });
+
+    it('a stream that stalls past timeout_seconds is retried, and the last failure says the answer did not end in time', async () => {
+      fake.replies = [{ kind: 'stalled-stream', chunks: ['slow '] }, { kind: 'completion', content: 'made it' }];
+      const before = fake.requests.length;
+      const result = await provider().complete({ ...ask('x'), timeoutMs: 300, onDelta: () => {}, onRetry: () => {} });
+      expect(fake.requests.length - before).toBe(2);
+      expect(result.content).toBe('made it');
+
+      fake.replies = [{ kind: 'stalled-stream', chunks: ['a '] }, { kind: 'stalled-stream', chunks: ['b '] }];
+      const error = await provider().complete({ ...ask('x'), timeoutMs: 300, retry: { maxAttempts: 2, backoffMs: 1 }, onDelta: () => {}, onRetry: () => {} }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ kind: 'provider_timeout', message: expect.stringContaining('streamed answer did not end within 0.3 s') });
+    });
+
+    it('a caller that cannot void chunks it has (no onRetry: the gateway) gets the broken stream as the failure, not a retry', async () => {
+      fake.replies = [{ kind: 'cut-stream', chunks: ['half '] }];
+      const before = fake.requests.length;
+      const error = await provider().complete({ ...ask('x'), onDelta: () => {} }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ProviderError);
-      expect((error as ProviderError).kind).toBe('provider_bad_response');
-      expect(deltas).toEqual(['half ', 'an ']);
       expect(fake.requests.length - before).toBe(1);
     });
 

@@ -17,13 +17,17 @@ export interface ChatRequest {
   /**
    * Asks for the answer streamed (`stream: true`): called with each chunk of text as it arrives.
    * A provider that cannot stream calls it once with the whole text. An attempt that fails after
-   * some chunks is not retried (its chunks are already out). A promise returned holds the next
+   * some chunks is retried like any other (issue 33: a stream that broke off was never retried)
+   * when the caller takes `onRetry`, which tells it its chunks so far are void; without it (the
+   * gateway, whose client cannot void them), it is not. A promise returned holds the next
    * chunk until it settles: a caller that is behind (a slow streaming client) slows the provider's
    * stream down instead of piling its chunks up in memory.
    */
   onDelta?: (text: string) => void | Promise<void>;
   /** Called as each attempt of the call begins (1, then 2 for the first retry, ...): a run step's `attempts`. */
   onAttempt?: (attempt: number) => void;
+  /** Called before a retry (attempt 2, 3, ...) with why the previous attempt failed; what it streamed is void. */
+  onRetry?: (attempt: number, error: ProviderError) => void;
 }
 
 export interface Usage {
