@@ -308,7 +308,8 @@ export interface paths {
          * Delete a workflow
          * @description Its queued and running runs are cancelled first (error `cancelled`; a node waiting on a model
          *     provider is aborted), so no run of a deleted workflow keeps calling a model. Its runs stay
-         *     readable through the run endpoints until the workflow is gone; then they are 404 too.
+         *     readable through the run endpoints, and its versions through the version endpoints, until
+         *     the workflow is gone; then they are 404 too.
          *     With `If-Match` (the version's ETag, or the bare version), only that version is deleted: a
          *     workflow changed since it was read is refused with 412 Precondition Failed and its current
          *     `ETag`, so a client never deletes a version it did not see.
@@ -318,8 +319,8 @@ export interface paths {
         head?: never;
         /**
          * Update a workflow's name, description or graph
-         * @description Any of `name`, `description`, `nodes`, `edges`. A graph change is validated whole and bumps
-         *     `version`. Send `If-Match` with the version's ETag (or the bare version number) for
+         * @description Any of `name`, `description`, `nodes`, `edges`. A graph change is validated whole. Every
+         *     update bumps `version` and stores the result as an immutable version (listWorkflowVersions). Send `If-Match` with the version's ETag (or the bare version number) for
          *     optimistic concurrency: a stale `If-Match` is refused with 412 Precondition Failed (RFC 9110
          *     13.1.1). Without `If-Match`, an update that keeps losing a race with other writers is a 409.
          *     Problems in `name` or `description` are listed in the same 422 as the graph's when the graph
@@ -528,6 +529,93 @@ export interface paths {
          * @description A node that references it fails with `secret_not_found` from then on.
          */
         delete: operations["deleteSecret"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{workflow_id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The workflow's versions, newest first
+         * @description Every create and every update of a workflow stores an immutable version (its name,
+         *     description and graph as they were then); `version` numbers them from 1, as the workflow's
+         *     own `version` and `ETag` do. A deleted workflow's versions stay readable, as its runs do,
+         *     until the workflow is purged (DELETED_WORKFLOW_RETENTION_SECONDS); then they are 404 too.
+         *     Versions of a workflow created before versions were kept start at the version it had then.
+         */
+        get: operations["listWorkflowVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{workflow_id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /**
+                 * @description A version number of the workflow, from 1.
+                 * @example 1
+                 */
+                version: components["parameters"]["WorkflowVersionNumber"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One version of a workflow
+         * @description A version never changes. No such version is a 404 `workflow_version_not_found`.
+         */
+        get: operations["getWorkflowVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{workflow_id}/versions/{version}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /**
+                 * @description A version number of the workflow, from 1.
+                 * @example 1
+                 */
+                version: components["parameters"]["WorkflowVersionNumber"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a new version from an old one (roll back)
+         * @description The workflow takes that version's name, description and graph as a new version (the
+         *     current one plus 1, whose `restored_from` names the old one); no version is removed, so a
+         *     restore can itself be undone. The graph is validated as an update's is (422). With
+         *     `If-Match` (the current version's ETag), a workflow changed since it was read is refused
+         *     with 412 and its current `ETag`. A deleted workflow cannot be restored (404).
+         */
+        post: operations["restoreWorkflowVersion"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1334,6 +1422,35 @@ export interface components {
         SecretList: {
             data: components["schemas"]["Secret"][];
         };
+        /** @description One immutable version of a workflow, as it was stored by a create, an update or a restore. */
+        WorkflowVersion: {
+            /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+            workflow_id: string;
+            /** @example 1 */
+            version: number;
+            name: components["schemas"]["WorkflowName"];
+            description: components["schemas"]["WorkflowDescription"];
+            nodes: components["schemas"]["WorkflowNodes"];
+            edges: components["schemas"]["WorkflowEdges"];
+            /**
+             * @description The version this one was restored from (restoreWorkflowVersion); null for a create or an update.
+             * @example null
+             */
+            restored_from: number | null;
+            /**
+             * Format: date-time
+             * @description When this version was stored.
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+        };
+        WorkflowVersionEnvelope: {
+            data: components["schemas"]["WorkflowVersion"];
+        };
+        WorkflowVersionPage: {
+            data: components["schemas"]["WorkflowVersion"][];
+            meta: components["schemas"]["PageMeta"];
+        };
         RunRequest: {
             /**
              * @description One string per `text_input` variable.
@@ -1344,6 +1461,13 @@ export interface components {
             inputs: {
                 [key: string]: string;
             };
+            /**
+             * @description Run this version of the workflow (listWorkflowVersions) instead of the current one: its
+             *     graph, and its `text_input` variables for `inputs`. A version the workflow does not have
+             *     is a 404 `workflow_version_not_found`. The run's `workflow_version` says which ran.
+             * @example 2
+             */
+            version?: number;
         };
         /**
          * @description **Open** (the values are listed in `x-extensible-enum`, not `enum`, so that no generated client refuses a new one): a later minor version may add statuses; treat an unknown one as not ended and read the run again (`finished_at` is set once it has ended). `queued` -> `running` -> `completed` | `failed` | `cancelled`. The last three are terminal. A run that ends within about 50 ms of its start is stored once, ended: a client may see it go from `queued` straight to its end (its `started_at` and its events still tell of its start).
@@ -1378,7 +1502,10 @@ export interface components {
             id: string;
             /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
             workflow_id: string;
-            /** @example 1 */
+            /**
+             * @description The version of the workflow this run ran (its graph snapshot): the current one when it started, or the `version` its start asked for.
+             * @example 1
+             */
             workflow_version?: number;
             status: components["schemas"]["RunStatus"];
             /**
@@ -1815,6 +1942,11 @@ export interface components {
         SecretName: string;
         /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
         RunId: string;
+        /**
+         * @description A version number of the workflow, from 1.
+         * @example 1
+         */
+        WorkflowVersionNumber: number;
         /**
          * @description Page number, from 1.
          * @example 1
@@ -2843,6 +2975,135 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWorkflowVersions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page number, from 1.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Items per page.
+                 * @example 20
+                 */
+                per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Case-insensitive substring of the version's workflow name, compared as `listWorkflows` compares names. Empty means no filter.
+                 * @example summar
+                 */
+                search?: string;
+            };
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of versions. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowVersionPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorkflowVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /**
+                 * @description A version number of the workflow, from 1.
+                 * @example 1
+                 */
+                version: components["parameters"]["WorkflowVersionNumber"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowVersionEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    restoreWorkflowVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag from a previous read (`"3"`, or a list of them), the bare version (`3`), or `*`.
+                 * @example "3"
+                 */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /**
+                 * @description A version number of the workflow, from 1.
+                 * @example 1
+                 */
+                version: components["parameters"]["WorkflowVersionNumber"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workflow, at its new version. */
+            201: {
+                headers: {
+                    /**
+                     * @description The new version.
+                     * @example /api/workflows/wf_01JD6Z3V8Q4X2M7N5P9R0T1W/versions/3
+                     */
+                    Location?: string;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["InvalidWorkflow"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

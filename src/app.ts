@@ -23,6 +23,7 @@ import { authenticateApiKey, looksLikeApiKey } from './platform/apiKeyAuth.ts';
 import { platformPageErrors, platformPagePaths, platformPagesRouter } from './platform/pages/router.ts';
 import { workflowOperations, workflowValidationErrors } from './workflows/router.ts';
 import { secretOperations } from './secrets/router.ts';
+import { workflowVersionOperations } from './workflows/versionsRouter.ts';
 import { cancelRunsOfDeletedWorkflow, runOperations } from './runs/router.ts';
 import { httpMetrics, metricsRouter } from './ops/metrics.ts';
 import { opsPagesRouter } from './ops/pages.ts';
@@ -55,6 +56,7 @@ export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): 
     ...openOperations(ctx),
     ...serverlessOperations(ctx),
     ...workflowOperations(ctx, cancelRunsOfDeletedWorkflow(ctx)),
+    ...workflowVersionOperations(ctx),
     ...runOperations(ctx, rateLimiters.runStarts),
     ...secretOperations(ctx),
   };

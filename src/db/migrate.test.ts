@@ -5,9 +5,9 @@ import { migrateLatest, migrateRollback, migrateUp } from './migrate.ts';
 import { TABLES_IN_CREATION_ORDER } from './migrations/0001_initial.ts';
 
 // The tables of 0001_initial, then of later migrations.
-const TABLES = [...TABLES_IN_CREATION_ORDER, 'web_sessions', 'client_secrets', 'run_events'];
+const TABLES = [...TABLES_IN_CREATION_ORDER, 'web_sessions', 'client_secrets', 'run_events', 'workflow_versions'];
 
-const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions', '0006_client_secrets', '0007_access_token_expiry', '0008_run_events', '0009_token_successors', '0010_access_scope', '0011_chain_revocation', '0014_user_secrets', '0019_step_attempts', '0020_oidc_codes'];
+const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions', '0006_client_secrets', '0007_access_token_expiry', '0008_run_events', '0009_token_successors', '0010_access_scope', '0011_chain_revocation', '0012_workflow_versions', '0014_user_secrets', '0019_step_attempts', '0020_oidc_codes'];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {
   let t: TestDb;
@@ -110,5 +110,24 @@ describe.each(testDialects())('migrations on %s', (dialect) => {
     expect(await t.db('applications').orderBy('id').pluck('client_secret_hash')).toEqual(['c'.repeat(64), 'b'.repeat(64)]);
     await t.db('users').where({ id: owner_user_id }).delete();
     expect(await migrateLatest(t.db)).toEqual(ALL.slice(ALL.indexOf('0006_client_secrets')));
+  });
+
+  it('0012 gives each existing workflow, deleted ones too, its current state as its one version', async () => {
+    expect(await migrateRollback(t.db, { all: true })).toEqual([...ALL].reverse());
+    for (const name of ALL.slice(0, ALL.indexOf('0012_workflow_versions'))) expect(await migrateUp(t.db)).toEqual([name]);
+    const user_id = await insertReturningId(t.db, 'users', { login: 'm12', name: 'M', password_hash: 'x', created_at: 1000 });
+    const workflow = (id: string, version: number, deleted_at: number | null) => ({
+      id, user_id, name: `W ${id}`, name_lower: `w ${id}`, description: 'd', nodes: '[]', edges: '[]', version, created_at: 1000, updated_at: 2000 + version, deleted_at,
+    });
+    await t.db('workflows').insert([workflow('wf_a', 4, null), workflow('wf_b', 1, 3000)]);
+    expect(await migrateUp(t.db)).toEqual(['0012_workflow_versions']);
+    const rows = await t.db('workflow_versions').orderBy('workflow_id').select('workflow_id', 'version', 'name', 'nodes', 'restored_from', 'created_at');
+    expect(rows).toEqual([
+      { workflow_id: 'wf_a', version: 4, name: 'W wf_a', nodes: '[]', restored_from: null, created_at: 2004 },
+      { workflow_id: 'wf_b', version: 1, name: 'W wf_b', nodes: '[]', restored_from: null, created_at: 2001 },
+    ]);
+    await t.db('users').where({ id: user_id }).delete();
+    expect(await t.db('workflow_versions').count({ n: '*' }).first()).toMatchObject({ n: 0 });
+    expect(await migrateLatest(t.db)).toEqual(ALL.slice(ALL.indexOf('0012_workflow_versions') + 1));
   });
 });

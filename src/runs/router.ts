@@ -86,7 +86,8 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     // Listening before the run is queued, its end cannot come unheard: a run just queued is not
     // read before a notice of its end (or the wait's end).
     await withWait(req, async (wait) => {
-      const { run, replayed } = await service.startRun(ctx, userOf(req), workflowIdOf(req), (req.body as RunBody).inputs, req.get('Idempotency-Key'), runStarts);
+      const body = req.body as RunBody;
+      const { run, replayed } = await service.startRun(ctx, userOf(req), workflowIdOf(req), body.inputs, req.get('Idempotency-Key'), runStarts, body.version);
       res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
       const read = runReader(req, run.id);
       // Dify's blocking mode: the ended run in this answer when it ends within the wait.

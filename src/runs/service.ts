@@ -6,6 +6,7 @@ import { isUniqueViolation } from '../db/insert.ts';
 import { idempotencyConflict, invalidRunInputs, queueUnavailable, runsNotConfigured, runAlreadyFinished, runNotFound, tooManyConcurrentRuns, tooManyRunsPerMinute, workflowNotFound, RunFailure, type ProblemItem } from '../shared/errors.ts';
 import { ulid } from '../shared/ids.ts';
 import { findWorkflowForRuns, isWorkflowDeletedForRuns, type Workflow, type WorkflowContext } from '../workflows/service.ts';
+import { versionGraph } from '../workflows/versions.ts';
 import type { AppContext } from '../context.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import type { NewRunEvent } from './events.ts';
@@ -132,9 +133,13 @@ async function enqueueOrFail(ctx: RunContext, machinery: RunMachinery, row: RunR
   }
 }
 
-/** The run a repeated Idempotency-Key names: same inputs -> that run (re-queued if the queue failed it); else 409. */
-async function replay(ctx: RunContext, machinery: RunMachinery, existing: RunRow, inputs: Record<string, string>): Promise<RunRow> {
-  if (canonical(JSON.parse(existing.inputs) as Record<string, string>) !== canonical(inputs)) {
+/**
+ * The run a repeated Idempotency-Key names: same inputs (and the same version, when one is asked
+ * for) -> that run (re-queued if the queue failed it); else 409.
+ */
+async function replay(ctx: RunContext, machinery: RunMachinery, existing: RunRow, inputs: Record<string, string>, version?: number): Promise<RunRow> {
+  const otherVersion = version !== undefined && snapshotVersion(existing.graph) !== version;
+  if (otherVersion || canonical(JSON.parse(existing.inputs) as Record<string, string>) !== canonical(inputs)) {
     throw idempotencyConflict(existing.id);
   }
   if (existing.status === 'failed' && existing.error === QUEUE_UNAVAILABLE && (await runsStore(ctx.db).requeue(existing.id, QUEUE_UNAVAILABLE))) {
@@ -152,6 +157,7 @@ async function replay(ctx: RunContext, machinery: RunMachinery, existing: RunRow
  *   enqueues any run queued for 30 s; the queue keeps at most one job per run.
  * With `runStarts` (the HTTP API and the console always pass it), the per-user run quotas apply:
  * USER_RUNS_PER_MINUTE counted there, USER_MAX_CONCURRENT_RUNS in the store. 503 without a queue.
+ * `version`: run that version of the workflow (versions.ts) instead of the current one.
  */
 export async function startRun(
   ctx: RunContext,
@@ -160,18 +166,23 @@ export async function startRun(
   inputs: Record<string, string>,
   idempotencyKey: string | undefined,
   runStarts?: RunStarts,
+  version?: number,
 ): Promise<{ run: Run; replayed: boolean }> {
   const machinery = ctx.runs;
   if (!machinery) throw runsNotConfigured();
   const { workflow, deleted } = await findWorkflowForRuns(ctx, userId, workflowId);
   if (deleted) throw workflowNotFound(workflowId);
-  const problems = checkInputs(workflow.nodes, inputs);
+  // A run asked for a version runs that version's graph, and takes its inputs (404 if there is none).
+  const snapshot: GraphSnapshot =
+    version === undefined || version === workflow.version
+      ? { version: workflow.version, nodes: workflow.nodes, edges: workflow.edges }
+      : await versionGraph(ctx, userId, workflowId, version);
+  const problems = checkInputs(snapshot.nodes, inputs);
   if (problems.length) throw invalidRunInputs(problems);
   if (idempotencyKey !== undefined) {
     const existing = await store.findRunByIdempotencyKey(ctx.db, userId, workflowId, idempotencyKey);
-    if (existing) return { run: toRun(await replay(ctx, machinery, existing, inputs)), replayed: true };
+    if (existing) return { run: toRun(await replay(ctx, machinery, existing, inputs, version)), replayed: true };
   }
-  const snapshot: GraphSnapshot = { version: workflow.version, nodes: workflow.nodes, edges: workflow.edges };
   const row: RunRow = {
     seq: 0,
     id: newRunId(),
@@ -209,7 +220,7 @@ export async function startRun(
     if (idempotencyKey === undefined || !isUniqueViolation(err)) throw err;
     const winner = await store.findRunByIdempotencyKey(ctx.db, userId, workflowId, idempotencyKey);
     if (!winner) throw err;
-    return { run: toRun(await replay(ctx, machinery, winner, inputs)), replayed: true };
+    return { run: toRun(await replay(ctx, machinery, winner, inputs, version)), replayed: true };
   }
   // Without the quota's lock: a delete that came between the workflow read above and the insert did
   // not see this run in its cancel sweep (cancelRunsOfDeletedWorkflow): it is cancelled here

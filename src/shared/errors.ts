@@ -43,7 +43,7 @@ export const PROBLEM_CODES = {
   missing_credentials: 401, invalid_access_token: 401, invalid_api_key: 401, invalid_proxy_token: 401, wrong_token_kind: 401,
   user_gone: 401,
   insufficient_scope: 403, missing_permission: 403, demo_in_production: 403,
-  route_not_found: 404, workflow_not_found: 404, run_not_found: 404, secret_not_found: 404, user_not_found: 404, organization_not_found: 404,
+  route_not_found: 404, workflow_not_found: 404, run_not_found: 404, secret_not_found: 404, workflow_version_not_found: 404, user_not_found: 404, organization_not_found: 404,
   not_a_member: 404, namespace_not_found: 404, application_not_found: 404, client_not_found: 404, client_secret_not_found: 404,
   access_token_not_found: 404, access_token_expired: 404, session_not_found: 404,
   method_not_allowed: 405,
@@ -186,6 +186,8 @@ export const routeNotFound = (method: string, path: string) => new Problem('rout
 export const workflowNotFound = (id: string) => new Problem('workflow_not_found', `No workflow ${id}.`);
 export const runNotFound = (id: string) => new Problem('run_not_found', `No run ${id}.`);
 export const secretNotFound = (name: string) => new Problem('secret_not_found', `No secret ${name}.`);
+export const workflowVersionNotFound = (id: string, version: number) =>
+  new Problem('workflow_version_not_found', `Workflow ${id} has no version ${version}.`);
 export const userNotFound = (login: string) => new Problem('user_not_found', `No user with login "${login}".`);
 export const organizationNotFound = (namespace: string) => new Problem('organization_not_found', `No organization "${namespace}".`);
 export const notAMember = (login: string, namespace: string) => new Problem('not_a_member', `"${login}" is not a member of "${namespace}".`);

@@ -8,6 +8,7 @@ import { newWorkflowId } from '../shared/ids.ts';
 import type { AppContext } from '../context.ts';
 import * as store from './store.ts';
 import type { WorkflowRow } from './store.ts';
+import { insertVersion } from './versions.store.ts';
 
 export type Workflow = components['schemas']['Workflow'];
 export type WorkflowCreate = components['schemas']['WorkflowCreate'];
@@ -55,6 +56,12 @@ export function toWorkflow(row: WorkflowRow): Workflow {
   };
 }
 
+/** The immutable version a workflow write stores (versions.store.ts), as the workflow is after it. */
+function versionOf(row: store.NewWorkflowRow, restoredFrom: number | null) {
+  const { id, name, name_lower, description, nodes, edges, version, updated_at } = row;
+  return { workflow_id: id, version, name, name_lower, description, nodes, edges, restored_from: restoredFrom, created_at: updated_at };
+}
+
 /** A strong ETag for a version (RFC 9110 8.8.3). */
 export const etagOf = (version: number) => `"${version}"`;
 
@@ -86,7 +93,11 @@ export async function createWorkflow(ctx: WorkflowContext, userId: number, body:
     created_at: now,
     updated_at: now,
   };
-  await store.insertWorkflow(ctx.db, row);
+  // The workflow and its first version, or neither.
+  await ctx.db.transaction(async (trx) => {
+    await store.insertWorkflow(trx, row);
+    await insertVersion(trx, versionOf(row, null));
+  });
   return toWorkflow({ ...row, seq: 0, deleted_at: null });
 }
 
@@ -171,7 +182,8 @@ export async function prepareUpdate(
  * Updates a workflow; every successful update bumps `version` (so the ETag changes whenever the
  * representation does). With `If-Match`, a concurrent writer that got there first makes this a 409.
  * Without it, a lost race is retried on the fresh row, so the graph is always validated against
- * what is actually stored.
+ * what is actually stored. Each update stores the result as an immutable version (`restoredFrom`:
+ * the version a restore copied, versions.ts).
  */
 export async function updateWorkflow(
   ctx: WorkflowContext,
@@ -179,13 +191,19 @@ export async function updateWorkflow(
   id: string,
   body: WorkflowUpdate,
   ifMatch: string | undefined,
+  restoredFrom: number | null = null,
 ): Promise<Workflow> {
   for (let attempt = 0; ; attempt++) {
     const { current, changes } = await prepareUpdate(ctx, userId, id, body, ifMatch);
     const now = Math.max(ctx.now(), current.updated_at);
-    if (await store.updateWorkflowAtVersion(ctx.db, userId, id, current.version, { ...changes, updated_at: now })) {
-      return toWorkflow({ ...current, ...changes, version: current.version + 1, updated_at: now });
-    }
+    const updated: WorkflowRow = { ...current, ...changes, version: current.version + 1, updated_at: now };
+    // The update and its version, or neither: the version row is the workflow as this update left it.
+    const stored = await ctx.db.transaction(async (trx) => {
+      if (!(await store.updateWorkflowAtVersion(trx, userId, id, current.version, { ...changes, updated_at: now }))) return false;
+      await insertVersion(trx, versionOf(updated, restoredFrom));
+      return true;
+    });
+    if (stored) return toWorkflow(updated);
     // The row moved between our read and our write (or was deleted: the next read says 404).
     if (ifMatch !== undefined || attempt >= 4) {
       const fresh = await store.findLiveWorkflow(ctx.db, userId, id);

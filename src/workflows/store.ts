@@ -35,7 +35,8 @@ export function containsPattern(text: string): string {
 
 const live = (db: Knex, userId: number) => db<WorkflowRow>('workflows').where({ user_id: userId }).whereNull('deleted_at');
 
-function matching(query: Knex.QueryBuilder, searchLower: string | undefined): Knex.QueryBuilder {
+/** Rows whose `name_lower` contains `searchLower` (all without it); workflows and their versions alike. */
+export function matching(query: Knex.QueryBuilder, searchLower: string | undefined): Knex.QueryBuilder {
   return searchLower ? query.whereRaw(`name_lower like ? escape '${LIKE_ESCAPE}'`, [containsPattern(searchLower)]) : query;
 }
 
@@ -132,7 +133,7 @@ const workflowIncludingDeleted = prepared<{ userId: number; id: string }>('workf
   db('workflows').where({ user_id: param('userId'), id: param('id') }).first(),
 );
 
-/** Removes workflows deleted before `cutoff` for good; their runs and run steps go with them (FK cascade). Returns how many. */
+/** Removes workflows deleted before `cutoff` for good; their runs, run steps and versions go with them (FK cascade). Returns how many. */
 export async function purgeWorkflowsDeletedBefore(db: Knex, cutoff: number): Promise<number> {
   return db('workflows').whereNotNull('deleted_at').andWhere('deleted_at', '<', cutoff).delete();
 }
