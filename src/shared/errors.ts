@@ -186,8 +186,7 @@ export const routeNotFound = (method: string, path: string) => new Problem('rout
 export const workflowNotFound = (id: string) => new Problem('workflow_not_found', `No workflow ${id}.`);
 export const runNotFound = (id: string) => new Problem('run_not_found', `No run ${id}.`);
 export const secretNotFound = (name: string) => new Problem('secret_not_found', `No secret ${name}.`);
-export const workflowVersionNotFound = (id: string, version: number) =>
-  new Problem('workflow_version_not_found', `Workflow ${id} has no version ${version}.`);
+export const workflowVersionNotFound = (id: string, version: number) => new Problem('workflow_version_not_found', `Workflow ${id} has no version ${version}.`);
 export const userNotFound = (login: string) => new Problem('user_not_found', `No user with login "${login}".`);
 export const organizationNotFound = (namespace: string) => new Problem('organization_not_found', `No organization "${namespace}".`);
 export const notAMember = (login: string, namespace: string) => new Problem('not_a_member', `"${login}" is not a member of "${namespace}".`);
