@@ -19,7 +19,7 @@ import { logText, STEP_LOG_DELAY_MS, StepLog } from './stepLog.ts';
 import { StoreUnavailable, type Retried } from './storeRetry.ts';
 import type { DeliveryFailure, RunJobContext } from './queue.ts';
 import { findRun, runStatusAndAttempt, TERMINAL } from './store.ts';
-import type { EndingAttempt, FinalEvents, NewStepRow, RunEnd, RunRow } from './store.ts';
+import type { EndingAttempt, FinalEvents, KeptStep, NewStepRow, RunEnd, RunRow } from './store.ts';
 
 /**
  * The check between nodes trusts an ownership confirmed this recently (by the claim, the status
@@ -39,10 +39,14 @@ export interface AttemptDeps {
   announceEvents(runId: string): void;
 }
 
-/** The run as an attempt holds it (`attempts` is the attempt's number), and whether the store says so yet. */
+/**
+ * The run as an attempt holds it (`attempts` is the attempt's number), whether the store says so
+ * yet, and for a run taken over the steps its earlier attempts finished (the attempt resumes after them).
+ */
 export interface Held {
   run: RunRow;
   claimed: boolean;
+  kept?: readonly KeptStep[];
 }
 
 /** How the graph's execution ended, before the log is closed: the run's outcome. */
@@ -57,6 +61,12 @@ export class Attempt {
   readonly snapshot: GraphSnapshot;
   readonly inputs: Record<string, string>;
   readonly controller = new AbortController();
+  /** Node id -> text of the nodes earlier attempts finished: the execution takes them up without running them. */
+  readonly resumed = new Map<string, string>();
+  /** Nodes earlier attempts logged as skipped: not logged again. */
+  private readonly keptSkipped = new Set<string>();
+  /** The attempt resumes after steps of earlier attempts. */
+  private readonly resuming: boolean;
   /** performance.now() when the store last said this attempt holds the run. */
   confirmedAt = performance.now();
   private claiming: Promise<boolean> | undefined;
@@ -70,12 +80,14 @@ export class Attempt {
   private readonly usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   private readonly deps: AttemptDeps;
 
-  constructor(deps: AttemptDeps, { run, claimed }: Held) {
+  constructor(deps: AttemptDeps, { run, claimed, kept = [] }: Held) {
     this.deps = deps;
     this.run = run;
     this.snapshot = JSON.parse(run.graph) as GraphSnapshot;
     this.inputs = JSON.parse(run.inputs) as Record<string, string>;
     this.startedAt = run.started_at ?? deps.now();
+    for (const step of kept) this.keep(step);
+    this.resuming = kept.length > 0;
     if (claimed) this.claiming = Promise.resolve(true);
     else this.claimTimer = setTimeout(() => void this.mine(), STEP_LOG_DELAY_MS);
     const mine = () => this.mine();
@@ -83,6 +95,21 @@ export class Attempt {
     // A first attempt's stream is empty (a guess: were it not, the first write would collide and read).
     this.events = new EventLog(deps.store, deps.now, run.id, deps.stored, mine, deps.announceEvents, run.attempts === 1 ? 0 : undefined);
     this.events.add('run.status', { status: 'running' });
+  }
+
+  /** A step an earlier attempt finished: logged already, its usage counts toward the run's. */
+  private keep(step: KeptStep): void {
+    this.inputCut.set(step.node_id, false);
+    if (step.status === 'skipped') this.keptSkipped.add(step.node_id);
+    else this.resumed.set(step.node_id, step.status === 'completed' ? (step.output_preview ?? '') : '');
+    if (step.usage) this.addUsage(JSON.parse(step.usage) as StepReport['usage']);
+  }
+
+  private addUsage(usage: StepReport['usage']): void {
+    if (!usage) return;
+    this.usage.prompt_tokens += usage.prompt_tokens;
+    this.usage.completion_tokens += usage.completion_tokens;
+    this.usage.total_tokens += usage.total_tokens;
   }
 
   get attempt(): number {
@@ -143,7 +170,7 @@ export class Attempt {
       onStepDelta: (node, text) => this.events.add('node.delta', { node_id: node.id, text }),
       onStepRetry: (node, attempt, error) => this.events.add('node.retry', { node_id: node.id, attempt, error: { code: error.kind, message: error.message } }),
       onStepEnd: (report) => this.stepEnded(report),
-      onStepSkipped: (node) => this.logUnstarted(node, 'skipped'),
+      onStepSkipped: (node) => (this.keptSkipped.has(node.id) ? undefined : this.logUnstarted(node, 'skipped')),
       shouldContinue: () => this.shouldContinue(),
     };
   }
@@ -177,11 +204,7 @@ export class Attempt {
 
   private stepEnded(report: StepReport): void {
     const logged = logText(report.output);
-    if (report.usage) {
-      this.usage.prompt_tokens += report.usage.prompt_tokens;
-      this.usage.completion_tokens += report.usage.completion_tokens;
-      this.usage.total_tokens += report.usage.total_tokens;
-    }
+    this.addUsage(report.usage);
     const finishedAt = this.deps.now();
     this.events.add('node.finished', {
       node_id: report.nodeId,
@@ -252,7 +275,8 @@ export class Attempt {
       written = await this.writeEnd(end, finishedAt, rest, []);
     }
     if (!written.finished) await this.leaveLog(logWritten ? unwritten : []);
-    else if (logWritten) return { ...written, log: this.steps.written() };
+    // A resumed run's log holds the earlier attempts' steps too: readers read it from the store.
+    else if (logWritten && !this.resuming) return { ...written, log: this.steps.written() };
     return written;
   }
 
@@ -338,8 +362,15 @@ export async function beginAttempt(deps: AttemptDeps, runId: string, job: RunJob
     return null;
   }
   const startedAt = deps.now();
-  // Re-run from scratch: the graph is executed again whole, its log cleared.
-  if (!(await deps.stored(() => deps.store.takeOver(runId, run.attempts, startedAt)))) return beginAttempt(deps, runId, job, undefined, announceEnded);
-  deps.logger.warn({ runId, retryCount: job.retryCount, previousFailure: job.previousFailure }, 'run taken over after its previous attempt failed');
-  return { run: { ...run, started_at: startedAt, attempts: run.attempts + 1 }, claimed: true };
+  // Resumed after the nodes the earlier attempts finished; the rest of the graph runs again.
+  const kept = await deps.stored(() => deps.store.takeOver(runId, run.attempts, startedAt, continuedNodes(run)));
+  if (!kept) return beginAttempt(deps, runId, job, undefined, announceEnded);
+  deps.logger.warn({ runId, retryCount: job.retryCount, previousFailure: job.previousFailure, resumedAfter: kept.length }, 'run taken over after its previous attempt failed');
+  return { run: { ...run, started_at: startedAt, attempts: run.attempts + 1 }, claimed: true, kept };
+}
+
+/** The run's llm_call nodes that go on past their failure (`on_error: continue`): such a failed step is finished. */
+function continuedNodes(run: RunRow): string[] {
+  const { nodes } = JSON.parse(run.graph) as GraphSnapshot;
+  return nodes.flatMap((n) => (n.type === 'llm_call' && n.config.on_error === 'continue' ? [n.id] : []));
 }

@@ -40,6 +40,38 @@ describe('executeGraph', () => {
     expect(steps[1]!.usage).toEqual({ prompt_tokens: 2, completion_tokens: 2, total_tokens: 4 });
   });
 
+  it('resumes after the nodes an earlier attempt finished: none of them runs again, and their texts, verdicts and outputs stand (issue 32)', async () => {
+    const gated = gatedProvider();
+    const graph: Graph = {
+      nodes: [
+        { id: 'in', type: 'text_input', config: { variable: 'q' } },
+        { id: 'ask', type: 'llm_call', config: { model: 'gated-ask' } },
+        { id: 'check', type: 'condition', config: { left: '{{ nodes.ask.output }}', operator: 'contains', right: 'yes' } },
+        { id: 'early', type: 'text_output', config: { format: 'plain' } },
+        { id: 'then', type: 'llm_call', config: { model: 'gated-then' } },
+        { id: 'else', type: 'llm_call', config: { model: 'gated-else' } },
+        { id: 'out', type: 'text_output', config: { format: 'plain' } },
+      ],
+      edges: [
+        { from: 'in', to: 'ask' },
+        { from: 'ask', to: 'check' },
+        { from: 'ask', to: 'early' },
+        { from: 'check', to: 'then', branch: 'true' },
+        { from: 'check', to: 'else', branch: 'false' },
+        { from: 'then', to: 'out' },
+        { from: 'else', to: 'out' },
+      ],
+    };
+    const ran: string[] = [];
+    const resumed = new Map([['in', 'q'], ['ask', 'oh yes'], ['check', 'true'], ['early', 'oh yes']]);
+    const running = executeGraph(graph, { q: 'q' }, createModelRouter({}, [gated.provider]), { resumed, hooks: { onStepStart: (n) => void ran.push(n.id) } });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(gated.started).toEqual(['gated-then']); // the verdict stands: the else branch is not taken, ask is not asked again
+    gated.open('gated-then');
+    expect((await running).output).toEqual({ early: 'oh yes', out: 'gated-then:true' }); // then reads the condition's text
+    expect(ran).toEqual(['then', 'out']);
+  });
+
   it('runs independent branches concurrently', async () => {
     const gated = gatedProvider();
     const graph: Graph = {

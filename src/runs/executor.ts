@@ -97,6 +97,8 @@ interface RunState {
   attempts: Map<string, number>;
   output: Record<string, unknown>;
   sizes: TextBudget;
+  /** The texts of the nodes an earlier attempt of the run finished: they are not run again. */
+  resumed: ReadonlyMap<string, string>;
   render(source: string): Promise<string>;
 }
 
@@ -108,7 +110,8 @@ interface StepProgress {
 }
 
 type LlmCallNode = components['schemas']['LlmCallNode'];
-type ExecuteOptions = { signal?: AbortSignal; hooks?: ExecutionHooks; budget?: RunBudget };
+/** `resumed`: node id -> text, for the nodes an earlier attempt finished (a run taken over resumes after them). */
+type ExecuteOptions = { signal?: AbortSignal; hooks?: ExecutionHooks; budget?: RunBudget; resumed?: ReadonlyMap<string, string> };
 
 /**
  * Runs a validated graph: every node starts as soon as all its predecessors are done, so
@@ -156,6 +159,7 @@ function startRun(graph: Graph, inputs: Record<string, string>, models: ModelRou
     attempts: new Map(),
     output: {},
     sizes: new TextBudget(budget),
+    resumed: options.resumed ?? new Map(),
     render: (source) => budget.compute('renderTemplate', { source, scope: scopeFor(source, scope) }, signal),
   };
 }
@@ -179,6 +183,8 @@ async function nodeText(run: RunState, node: WorkflowNode): Promise<string | nul
     await run.hooks.onStepSkipped?.(node);
     return null;
   }
+  const resumed = run.resumed.get(node.id);
+  if (resumed !== undefined) return resumeStep(run, node, resumed, before);
   if (run.hooks.shouldContinue && !(await run.hooks.shouldContinue())) {
     throw new RunFailure('cancelled', 'The run was cancelled.', node.id);
   }
@@ -209,6 +215,23 @@ async function runStep(run: RunState, node: WorkflowNode, before: string[]): Pro
   } catch (err) {
     return stepFailed(run, node, step, err);
   }
+}
+
+/**
+ * A node an earlier attempt finished, taken up again without running it (no provider call, no
+ * log, no event): its text as logged, and what it left in the run's state (a condition's verdict,
+ * a text_output's share of the output, made again from its inputs, which are restored too).
+ */
+function resumeStep(run: RunState, node: WorkflowNode, text: string, before: string[]): string {
+  if (node.type === 'condition') run.verdicts.set(node.id, text);
+  if (node.type === 'text_output') {
+    const value = formatOutput(node.config.format, before);
+    run.sizes.output(node.id, value);
+    run.output[node.id] = value;
+  }
+  run.sizes.keep(text);
+  run.scope.nodes[node.id] = { output: text };
+  return text;
 }
 
 /** What the node does with its input: pass it on, give its verdict, ask a model, or write the run's output. */

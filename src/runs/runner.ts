@@ -110,6 +110,7 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
         signal: controller.signal,
         hooks: attempt.hooks(),
         budget: runBudget(ctx.config, String(attempt.run.user_id)), // compute and size caps; the owner's share of the compute pool
+        resumed: attempt.resumed,
       });
       return { status: 'completed', output: JSON.stringify(output), error: null };
     } catch (err) {

@@ -11,6 +11,7 @@ import { createWorkflow } from '../workflows/service.ts';
 import { listRunEventsAfter } from './events.ts';
 import { runsStore, type RunsStore } from './runsStore.ts';
 import { newRunId } from './service.ts';
+import { LOG_TEXT_MAX } from './stepLog.ts';
 import * as reads from './store.ts';
 import type { NewRunRow, NewStepRow, RunRow, RunStatus } from './store.ts';
 
@@ -74,14 +75,23 @@ describe.each(testDialects())('the runs store on %s', (dialect) => {
     expect(await find(id)).toMatchObject({ status: 'running', attempts: 1, started_at: 2_000 });
   });
 
-  it('takes over a running run from its dead attempt: the next attempt, a new start, the dead attempt\'s log gone', async () => {
+  it('takes over a running run from its dead attempt: the next attempt, a new start, and the steps it finished kept to resume after (issue 32)', async () => {
     const id = await stored('running', 1);
-    await store.appendSteps([step(id, 'a', 'completed'), step(id, 'b')]);
-    expect(await store.takeOver(id, 2, 3_000)).toBe(false);
-    expect(await stepsOf(id)).toEqual(['a completed', 'b running']);
-    expect(await store.takeOver(id, 1, 3_000)).toBe(true);
+    const ended = (nodeId: string, status: string, output: string | null) => ({ ...step(id, nodeId, status), finished_at: 1_500, output_preview: output });
+    await store.appendSteps([
+      ended('a', 'completed', 'out a'), step(id, 'b'), ended('c', 'skipped', null), ended('d', 'failed', null), ended('e', 'failed', null),
+      ended('f', 'cancelled', null), ended('g', 'completed', 'x'.repeat(LOG_TEXT_MAX)),
+    ]);
+    expect(await store.takeOver(id, 2, 3_000, [])).toBeUndefined();
+    expect(await stepsOf(id)).toHaveLength(7);
+    expect(await store.takeOver(id, 1, 3_000, ['e'])).toEqual([
+      { node_id: 'a', status: 'completed', output_preview: 'out a', usage: null },
+      { node_id: 'c', status: 'skipped', output_preview: null, usage: null },
+      { node_id: 'e', status: 'failed', output_preview: null, usage: null }, // continued past (on_error: continue)
+    ]);
     expect(await find(id)).toMatchObject({ status: 'running', attempts: 2, started_at: 3_000 });
-    expect(await stepsOf(id)).toEqual([]);
+    // b was mid-call, d failed the run, f was stopped, g's output was cut in the log: they run again.
+    expect(await stepsOf(id)).toEqual(['a completed', 'c skipped', 'e failed']);
   });
 
   it('appends steps in execution order and ends the one still running', async () => {

@@ -10,7 +10,7 @@ import { dialectOf } from '../db/knex.ts';
 import type { NewRunEvent } from './events.ts';
 import { MysqlRunsStore } from './runsStoreMysql.ts';
 import { PostgresRunsStore } from './runsStorePostgres.ts';
-import type { EndEvents, EndingAttempt, FinalEvents, NewRunRow, NewStepRow, QuotaInsert, RunEnd, StepEnd } from './store.ts';
+import type { EndEvents, EndingAttempt, FinalEvents, KeptStep, NewRunRow, NewStepRow, QuotaInsert, RunEnd, StepEnd } from './store.ts';
 
 export interface RunsStore {
   /** Stores a queued run (callers without a quota). */
@@ -34,10 +34,14 @@ export interface RunsStore {
   claim(id: string, expectedAttempt: number, now: number): Promise<boolean>;
   /**
    * running -> running for a retry after the previous holder died: bumps the attempt (so the old
-   * holder, if only slow, can no longer end the run), restarts the clock and clears the dead
-   * attempt's log (the graph is executed again whole).
+   * holder, if only slow, can no longer end the run) and restarts the clock. The steps the earlier
+   * attempts finished stay, and are returned: the new attempt resumes after them (a finished
+   * node's provider call is never made twice). Those `completed` or `skipped`, and those `failed`
+   * of the nodes in `continued` (`on_error: continue`); any other step (running when its attempt
+   * died, failed, cancelled) is cleared and its node runs again, as is a step whose output the log
+   * cut (it cannot be restored whole). Undefined when the run was not taken over.
    */
-  takeOver(id: string, expectedAttempt: number, now: number): Promise<boolean>;
+  takeOver(id: string, expectedAttempt: number, now: number, continued: readonly string[]): Promise<KeptStep[] | undefined>;
   /** Appends steps in the order given, their execution order (the log is read in insertion order). */
   appendSteps(rows: readonly NewStepRow[]): Promise<void>;
   /** Ends the step of `nodeId` that is still running. */

@@ -5,8 +5,8 @@ import type { Knex } from 'knex';
 import { isWriteConflict } from '../db/insert.ts';
 import { appendRunEvents, appendRunEventsAfter, insertRunEvents, lastRunEventSeq, type NewRunEvent } from './events.ts';
 import { runClaim, runFinish, runInsert, unclaimedRunFinish, unfinishedRunsOfUser, userAndWorkflowLock, type RunFinishParams } from './runStatements.ts';
-import { findRun, fromDb, num, TERMINAL } from './store.ts';
-import type { EndEvents, EndingAttempt, FinalEvents, NewRunRow, NewStepRow, QuotaInsert, RunEnd, RunRow, StepEnd } from './store.ts';
+import { findRun, fromDb, LOG_TEXT_MAX, num, TERMINAL } from './store.ts';
+import type { EndEvents, EndingAttempt, FinalEvents, KeptStep, NewRunRow, NewStepRow, QuotaInsert, RunEnd, RunRow, StepEnd } from './store.ts';
 
 /** Tries of a run's end whose event numbers a stale writer of the run took first. */
 const FINISH_TRIES = 5;
@@ -44,12 +44,12 @@ export class PostgresRunsStore {
     return (await runClaim.run(this.db, { id, expectedAttempt, nextAttempt: expectedAttempt + 1, now })) === 1;
   }
 
-  async takeOver(id: string, expectedAttempt: number, now: number): Promise<boolean> {
+  async takeOver(id: string, expectedAttempt: number, now: number, continued: readonly string[]): Promise<KeptStep[] | undefined> {
     return this.db.transaction(async (trx) => {
       const count = await trx('runs').where({ id, status: 'running', attempts: expectedAttempt }).update({ started_at: now, attempts: expectedAttempt + 1 });
-      if (count !== 1) return false;
-      await trx('run_steps').where({ run_id: id }).delete();
-      return true;
+      if (count !== 1) return undefined;
+      await trx('run_steps').where({ run_id: id }).whereNot((kept) => keptStep(kept, continued)).delete();
+      return (await trx('run_steps').where({ run_id: id }).orderBy('id').select('node_id', 'status', 'output_preview', 'usage')) as KeptStep[];
     });
   }
 
@@ -124,6 +124,18 @@ export class PostgresRunsStore {
     const count = await this.db('runs').where({ id, status: 'failed', error }).update({ status: 'queued', error: null, finished_at: null, duration_ms: null });
     return count === 1;
   }
+}
+
+/**
+ * The steps a takeover keeps (runsStore.takeOver): skipped, or finished with an output the log
+ * holds whole (logText cuts at LOG_TEXT_MAX, or one less before a surrogate pair).
+ */
+function keptStep(q: Knex.QueryBuilder, continued: readonly string[]): void {
+  void q.where('status', 'skipped').orWhere((finished) => {
+    void finished
+      .where((ended) => void ended.where('status', 'completed').orWhere((failed) => void failed.where('status', 'failed').whereIn('node_id', [...continued])))
+      .andWhere((whole) => void whole.whereNull('output_preview').orWhereRaw('char_length(output_preview) < ?', [LOG_TEXT_MAX - 1]));
+  });
 }
 
 /** The user and workflow of runs started together; one user's row is locked, so they must all be one user's. */

@@ -1,10 +1,10 @@
 // A run's per-node log, written behind execution (one insert for the steps of a fast run, at its end).
 import type { RunsStore } from './runsStore.ts';
 import type { Retried } from './storeRetry.ts';
-import type { NewStepRow, StepEnd } from './store.ts';
+import { LOG_TEXT_MAX, type NewStepRow, type StepEnd } from './store.ts';
 
-/** A step's input and output are logged whole up to this many characters (openapi.yaml RunStep). */
-export const LOG_TEXT_MAX = 200_000;
+export { LOG_TEXT_MAX };
+
 /**
  * A node still running after this long has its start written at once (a client polling the run
  * sees it `running`); steps that end sooner are written once, start and end together, in one

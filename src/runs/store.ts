@@ -73,6 +73,13 @@ export interface FinalEvents {
   after: number | undefined;
 }
 
+/**
+ * A step a new attempt resumes from (runsStore.takeOver): a node the run's earlier attempts
+ * finished, `completed` (its output as logged), `skipped`, or `failed` and continued past
+ * (`on_error: continue`): the run goes on from them without running them again.
+ */
+export type KeptStep = Pick<RunStepRow, 'node_id' | 'status' | 'output_preview' | 'usage'>;
+
 export type StepEnd = Pick<RunStepRow, 'status' | 'finished_at' | 'output_preview' | 'truncated' | 'usage' | 'error' | 'attempts'>;
 
 export interface RunStepRow {
@@ -92,6 +99,9 @@ export interface RunStepRow {
   /** Calls to the model provider (1 plus retries); null (or absent) for a node that makes none (RunStep.attempts). */
   attempts?: number | null;
 }
+
+/** A step's input and output are logged whole up to this many characters (openapi.yaml RunStep; stepLog.ts cuts them). */
+export const LOG_TEXT_MAX = 200_000;
 
 export const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
