@@ -158,6 +158,11 @@ describe.each(testDialects())('run event stream on %s', (dialect) => {
     expect(events.at(-1)).toMatchObject({ event: 'run.finished', data: { status: 'cancelled', error: { code: 'cancelled' } } });
     expect(events.at(-2)).toMatchObject({ event: 'run.status', data: { status: 'cancelled' } });
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+    // Every node has its node.finished (issue 33): the one under way cancelled, the one after it never started.
+    const finished = events.filter((e) => e.event === 'node.finished').map((e) => e.data);
+    expect(finished.map((d) => [d.node_id, d.status])).toEqual([['input', 'completed'], ['summarise', 'cancelled'], ['result', 'not_started']]);
+    expect(finished[1]).toMatchObject({ node_type: 'llm_call', finished_at: expect.any(String), error: { code: 'cancelled', node_id: 'summarise' } });
+    expect(finished[2]).toMatchObject({ node_type: 'text_output', finished_at: null, error: null });
   });
 
   it('answers as getRun does: 404 problem+json for another user run or an unknown one, 401 without a key, 400 for a malformed Last-Event-ID', async () => {

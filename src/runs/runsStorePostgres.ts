@@ -6,7 +6,7 @@ import { isWriteConflict } from '../db/insert.ts';
 import { appendRunEvents, appendRunEventsAfter, insertRunEvents, lastRunEventSeq, type NewRunEvent } from './events.ts';
 import { runClaim, runFinish, runInsert, unclaimedRunFinish, unfinishedRunsOfUser, userAndWorkflowLock, type RunFinishParams } from './runStatements.ts';
 import { findRun, fromDb, LOG_TEXT_MAX, num, TERMINAL } from './store.ts';
-import type { EndEvents, EndingAttempt, FinalEvents, KeptStep, NewRunRow, NewStepRow, QuotaInsert, RunEnd, RunRow, StepEnd } from './store.ts';
+import type { EndEvents, EndingAttempt, FinalEvents, KeptStep, NewRunRow, NewStepRow, QuotaInsert, RunEnd, RunRow, StepEnd, StreamSoFar } from './store.ts';
 
 /** Tries of a run's end whose event numbers a stale writer of the run took first. */
 const FINISH_TRIES = 5;
@@ -169,5 +169,13 @@ async function endFrom(trx: Knex.Transaction, row: RunRow, end: { status: 'cance
 async function appendEndEvents(trx: Knex.Transaction, id: string, endEvents: EndEvents | undefined, now: number): Promise<void> {
   if (!endEvents) return;
   const row = (await trx<RunRow>('runs').where({ id }).first()) as RunRow;
-  await appendRunEvents(trx, id, endEvents(fromDb(row)), now);
+  await appendRunEvents(trx, id, endEvents(fromDb(row), await streamSoFar(trx, id)), now);
+}
+
+/** Which nodes the run's stream has told of, read in the ending transaction (issue 33: a cancelled run's nodes). */
+async function streamSoFar(trx: Knex.Transaction, id: string): Promise<StreamSoFar> {
+  const rows = (await trx('run_events').where({ run_id: id }).whereIn('type', ['node.started', 'node.finished']).select('type', 'data')) as { type: string; data: string }[];
+  const told = { started: new Set<string>(), finished: new Set<string>() };
+  for (const { type, data } of rows) (type === 'node.started' ? told.started : told.finished).add((JSON.parse(data) as { node_id: string }).node_id);
+  return told;
 }

@@ -13,7 +13,7 @@ import type { NewRunEvent } from './events.ts';
 import { insertRunWithinLimit } from './quotaBatches.ts';
 import { runsStore } from './runsStore.ts';
 import * as store from './store.ts';
-import type { RunRow, RunStepRow } from './store.ts';
+import type { RunRow, RunStepRow, StreamSoFar } from './store.ts';
 
 export type Run = components['schemas']['Run'];
 export type RunDetail = components['schemas']['RunDetail'];
@@ -74,12 +74,33 @@ export function toRun(row: RunRow): Run {
   };
 }
 
-/** What a run's stream says when the run ends (openapi.yaml streamRunEvents): its status, then the run. */
-export function runEndEvents(ended: RunRow): NewRunEvent[] {
+/**
+ * What a run's stream says when the run ends (openapi.yaml streamRunEvents): its status, then the
+ * run. Ended by a cancel or a sweep (`told` given), first a node.finished for each node the
+ * stream has not finished, as a worker's end has them: one under way ended as the run did
+ * (`cancelled` or `failed`), one never started `not_started` (issue 33: a cancelled run's stream
+ * had none, though the contract promises one per node).
+ */
+export function runEndEvents(ended: RunRow, told?: StreamSoFar): NewRunEvent[] {
   return [
+    ...(told ? unfinishedNodeEvents(ended, told) : []),
     { type: 'run.status', data: { status: ended.status } },
     { type: 'run.finished', data: toRun(ended) },
   ];
+}
+
+function unfinishedNodeEvents(ended: RunRow, told: StreamSoFar): NewRunEvent[] {
+  const { nodes } = JSON.parse(ended.graph) as GraphSnapshot;
+  const error = ended.error === null ? null : (JSON.parse(ended.error) as { code: string; message: string });
+  const finishedAt = ended.finished_at === null ? null : new Date(ended.finished_at).toISOString();
+  return nodes
+    .filter((node) => !told.finished.has(node.id))
+    .map((node) => {
+      const started = told.started.has(node.id);
+      const status = !started ? 'not_started' : ended.status === 'cancelled' ? 'cancelled' : 'failed';
+      const nodeError = started && error ? { code: error.code, message: error.message, node_id: node.id } : null;
+      return { type: 'node.finished', data: { node_id: node.id, node_type: node.type, status, finished_at: started ? finishedAt : null, output: null, usage: null, error: nodeError } };
+    });
 }
 
 export function toRunStep(row: RunStepRow): RunStep {

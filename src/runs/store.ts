@@ -48,8 +48,18 @@ export type RunEnd = {
   duration_ms: number;
 };
 
-/** The events that tell a run's stream it ended, made from the ended run (service.ts runEndEvents). */
-export type EndEvents = (ended: RunRow) => NewRunEvent[];
+/** The nodes the run's stream has told of so far: started, and finished (or skipped). */
+export interface StreamSoFar {
+  started: ReadonlySet<string>;
+  finished: ReadonlySet<string>;
+}
+
+/**
+ * The events that tell a run's stream it ended, made from the ended run (service.ts runEndEvents);
+ * `told`, when the ender is not the worker (a cancel, a sweep), says which nodes still need their
+ * node.finished.
+ */
+export type EndEvents = (ended: RunRow, told?: StreamSoFar) => NewRunEvent[];
 
 /** What the quota did with a run: inserted it, or refused it (the user's limit, or the workflow deleted meanwhile). */
 export type QuotaInsert = 'inserted' | 'over_limit' | 'workflow_deleted';
