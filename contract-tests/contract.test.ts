@@ -60,6 +60,11 @@ function exampleRequest(operationId: string): { method: string; path: string; he
     listSecrets: { method: 'GET', path: '/api/secrets', headers: key },
     putSecret: { method: 'PUT', path: '/api/secrets/GITHUB_TOKEN', headers: { ...key, ...json }, body: JSON.stringify({ value: 'x' }) },
     deleteSecret: { method: 'DELETE', path: '/api/secrets/GITHUB_TOKEN', headers: key },
+    listTriggers: { method: 'GET', path: `${wf}/triggers`, headers: key },
+    createTrigger: { method: 'POST', path: `${wf}/triggers`, headers: { ...key, ...json }, body: JSON.stringify({ name: 'x' }) },
+    deleteTrigger: { method: 'DELETE', path: `${wf}/triggers/trg_1`, headers: key },
+    rotateTrigger: { method: 'POST', path: `${wf}/triggers/trg_1/rotate`, headers: key },
+    runHook: { method: 'POST', path: `/hooks/wht_${'A'.repeat(43)}`, headers: json, body: JSON.stringify({ ticket: 'x' }) },
     getLiveness: { method: 'GET', path: '/healthz', headers: {} },
     getReadiness: { method: 'GET', path: '/readyz', headers: {} },
   };
@@ -230,6 +235,23 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
       expect(String(events.body)).toMatch(/event: run\.finished\ndata: \{.*\}\n\n$/);
       // A run on `echo` may already have finished: cancelling it then is a 409.
       await expectConformant('cancelRun', withKey.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: runPath } }), [200, 409]);
+      await expectConformant('deleteWorkflow', withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }), 204);
+    });
+
+    it('trigger URLs: create (URL shown once), list, start a run through the URL without a key, rotate, revoke', async () => {
+      const created = await expectConformant('createWorkflow', withKey.POST('/api/workflows', { body: seedWorkflow }), 201);
+      const path = { workflow_id: (created.body as { data: { id: string } }).data.id };
+      const made = await expectConformant('createTrigger', withKey.POST('/api/workflows/{workflow_id}/triggers', { params: { path }, body: { name: 'contract' } }), 201);
+      const trigger = (made.body as { data: { id: string; url: string } }).data;
+      const tokenOf = (url: string) => url.slice(url.indexOf('/hooks/') + '/hooks/'.length);
+      await expectConformant('listTriggers', withKey.GET('/api/workflows/{workflow_id}/triggers', { params: { path, query: { page: 1, per_page: 20 } } }), 200);
+      const hook = (token: string, prefer: string) =>
+        anonymous.POST('/hooks/{token}', { params: { path: { token }, header: { Prefer: prefer } }, body: { ticket: 'The export button does nothing.' } });
+      await expectConformant('runHook', hook(tokenOf(trigger.url), 'code=202'), 202);
+      const triggerPath = { ...path, trigger_id: trigger.id };
+      await expectConformant('rotateTrigger', withKey.POST('/api/workflows/{workflow_id}/triggers/{trigger_id}/rotate', { params: { path: triggerPath } }), 200);
+      await expectConformant('runHook', hook(tokenOf(trigger.url), 'code=404'), 404);
+      await expectConformant('deleteTrigger', withKey.DELETE('/api/workflows/{workflow_id}/triggers/{trigger_id}', { params: { path: triggerPath }, parseAs: 'text' }), 204);
       await expectConformant('deleteWorkflow', withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }), 204);
     });
 

@@ -621,6 +621,125 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workflows/{workflow_id}/triggers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Trigger URLs of a workflow, newest first
+         * @description Each trigger's id, name, the first characters of its token (`token_prefix`, to tell them
+         *     apart), when it was made and last used. Never the token or its URL: those are shown once,
+         *     by createTrigger and rotateTrigger.
+         */
+        get: operations["listTriggers"];
+        put?: never;
+        /**
+         * Make a trigger URL that starts runs of this workflow
+         * @description Answers with the trigger and its `url` (`{BASE_URL}/hooks/{token}`), **shown only here**:
+         *     the service keeps a hash of the token, never the token. Anyone who has the URL can start
+         *     runs of this workflow (see runHook), so keep it as you keep an API key; delete the trigger
+         *     to revoke it, rotate it to replace the URL. At most 10 triggers per workflow (409
+         *     `hook_limit_reached`).
+         */
+        post: operations["createTrigger"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{workflow_id}/triggers/{trigger_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example trg_01JD6Z5M3N8P0Q2R4S6T8V0W */
+                trigger_id: components["parameters"]["TriggerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a trigger URL
+         * @description From this answer on, its URL is 404 (runs it started stay).
+         */
+        delete: operations["deleteTrigger"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{workflow_id}/triggers/{trigger_id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example trg_01JD6Z5M3N8P0Q2R4S6T8V0W */
+                trigger_id: components["parameters"]["TriggerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace a trigger's URL
+         * @description Gives the trigger a new token and answers with its new `url`, shown only here; the old URL
+         *     is 404 from this answer on (no overlap: a rotation is what you do after a leak). The
+         *     trigger keeps its id, name and creation time.
+         */
+        post: operations["rotateTrigger"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The trigger's token, as in the URL createTrigger or rotateTrigger gave.
+                 * @example wht_3q2Xk9vB7mN1pL4sD8fG6hJ0kZ5cA2eU8iO4pR6tYw
+                 */
+                token: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a run through a trigger URL
+         * @description The URL is the credential: no `Authorization` header. The JSON body is the run's inputs, one
+         *     string per `text_input` variable, exactly as `inputs` of runWorkflow (missing or extra
+         *     inputs are a 400 that lists them). Otherwise as runWorkflow: 202 with the queued run and
+         *     its `Location`, or with `Prefer: wait=N` the ended run (200); an `Idempotency-Key` names the
+         *     start (a repeat returns the same run; other inputs with the same key are a 409); the run
+         *     counts against its owner's quotas and rate limit as an API start does (429 with
+         *     `Retry-After`). An unknown, revoked or rotated-away token, or one whose workflow was
+         *     deleted, is 404 `trigger_not_found`; a body that is not JSON is 400, one over the size limit
+         *     413, another media type 415.
+         */
+        post: operations["runHook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1667,6 +1786,57 @@ export interface components {
             data: components["schemas"]["Run"][];
             meta: components["schemas"]["PageMeta"];
         };
+        TriggerCreate: {
+            /**
+             * @description A label of your choice (default empty).
+             * @example GitHub push
+             */
+            name?: string;
+        };
+        Trigger: {
+            /** @example trg_01JD6Z5M3N8P0Q2R4S6T8V0W */
+            id: string;
+            /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+            workflow_id: string;
+            /** @example GitHub push */
+            name: string;
+            /**
+             * @description The token's first characters (`wht_` and 8 more): enough to tell triggers apart, useless to call one.
+             * @example wht_3q2Xk9vB
+             */
+            token_prefix: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When its URL last started a run (or returned one by its Idempotency-Key).
+             */
+            last_used_at: string | null;
+        };
+        TriggerWithUrl: components["schemas"]["Trigger"] & {
+            /**
+             * Format: uri
+             * @description The trigger URL, `{BASE_URL}/hooks/{token}`: shown in this answer only.
+             * @example http://localhost:3000/hooks/wht_3q2Xk9vB7mN1pL4sD8fG6hJ0kZ5cA2eU8iO4pR6tYw
+             */
+            url: string;
+        };
+        TriggerWithUrlEnvelope: {
+            data: components["schemas"]["TriggerWithUrl"];
+        };
+        TriggerPage: {
+            data: components["schemas"]["Trigger"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        /**
+         * @description The run's inputs, one string per `text_input` variable of the workflow.
+         * @example {
+         *       "ticket": "The export button does nothing on Safari 18."
+         *     }
+         */
+        HookInputs: {
+            [key: string]: string;
+        };
         Health: {
             /**
              * @example ok
@@ -1947,6 +2117,8 @@ export interface components {
          * @example 1
          */
         WorkflowVersionNumber: number;
+        /** @example trg_01JD6Z5M3N8P0Q2R4S6T8V0W */
+        TriggerId: string;
         /**
          * @description Page number, from 1.
          * @example 1
@@ -3104,6 +3276,216 @@ export interface operations {
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             422: components["responses"]["InvalidWorkflow"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTriggers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page number, from 1.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Items per page.
+                 * @example 20
+                 */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of triggers. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TriggerPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "GitHub push"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TriggerCreate"];
+            };
+        };
+        responses: {
+            /** @description Made; the URL is in this answer only. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TriggerWithUrlEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example trg_01JD6Z5M3N8P0Q2R4S6T8V0W */
+                trigger_id: components["parameters"]["TriggerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example trg_01JD6Z5M3N8P0Q2R4S6T8V0W */
+                trigger_id: components["parameters"]["TriggerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The trigger with its new URL. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TriggerWithUrlEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    runHook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Names this start, as for runWorkflow.
+                 * @example delivery-7c4f8a2e
+                 */
+                "Idempotency-Key"?: string;
+                /**
+                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds (at most 60) for the run to end. Other preferences are ignored.
+                 * @example wait=5
+                 */
+                Prefer?: components["parameters"]["PreferWait"];
+            };
+            path: {
+                /**
+                 * @description The trigger's token, as in the URL createTrigger or rotateTrigger gave.
+                 * @example wht_3q2Xk9vB7mN1pL4sD8fG6hJ0kZ5cA2eU8iO4pR6tYw
+                 */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ticket": "The export button does nothing on Safari 18."
+                 *     }
+                 */
+                "application/json": components["schemas"]["HookInputs"];
+            };
+        };
+        responses: {
+            /** @description With `Prefer: wait=N`: the run ended within N seconds; here it is, with its logs. */
+            200: {
+                headers: {
+                    /** @example /api/workflows/wf_01JD6Z3V8Q4X2M7N5P9R0T1W/runs/run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                    Location?: string;
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunDetailEnvelope"];
+                };
+            };
+            /** @description Accepted and queued, as runWorkflow's 202. */
+            202: {
+                headers: {
+                    /** @example /api/workflows/wf_01JD6Z3V8Q4X2M7N5P9R0T1W/runs/run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                    Location?: string;
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunDetailEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

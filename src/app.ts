@@ -25,6 +25,7 @@ import { workflowOperations, workflowValidationErrors } from './workflows/router
 import { secretOperations } from './secrets/router.ts';
 import { workflowVersionOperations } from './workflows/versionsRouter.ts';
 import { cancelRunsOfDeletedWorkflow, runOperations } from './runs/router.ts';
+import { triggerOperations } from './hooks/router.ts';
 import { httpMetrics, metricsRouter } from './ops/metrics.ts';
 import { opsPagesRouter } from './ops/pages.ts';
 import { principalLease } from './shared/principalLease.ts';
@@ -59,6 +60,7 @@ export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): 
     ...workflowVersionOperations(ctx),
     ...runOperations(ctx, rateLimiters.runStarts),
     ...secretOperations(ctx),
+    ...triggerOperations(ctx, rateLimiters),
   };
 }
 

@@ -70,6 +70,38 @@ function waitForRun(
   return readRunWhenEnded(wait.listener, wait.seconds, owner, read, gone.signal, queued);
 }
 
+/**
+ * Starts a run of `owner`'s workflow with `inputs` and answers as runWorkflow does: 202 with the
+ * queued run, or with `Prefer: wait` the ended run (200). The API's start and a trigger URL's
+ * (src/hooks) answer through it alike; `version` pins the workflow version (the API's only).
+ */
+export async function startRunAndAnswer(
+  ctx: AppContext,
+  req: Request,
+  res: Response,
+  owner: { userId: number; workflowId: string },
+  inputs: Record<string, string>,
+  runStarts: SharedRateLimiter,
+  version?: number,
+): Promise<void> {
+  const read = (runId: string) => () => service.getRun(ctx, owner.userId, owner.workflowId, runId);
+  // Listening before the run is queued, its end cannot come unheard: a run just queued is not
+  // read before a notice of its end (or the wait's end).
+  await answerWithWait(ctx, req, async (wait) => {
+    const { run, replayed } = await service.startRun(ctx, owner.userId, owner.workflowId, inputs, req.get('Idempotency-Key'), runStarts, version);
+    res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
+    // Dify's blocking mode: the ended run in this answer when it ends within the wait.
+    const waited = wait && (await waitForRun(res, wait, run.id, owner, read(run.id), replayed ? undefined : run));
+    if (waited && isTerminal(waited.status)) {
+      res.status(200).json({ data: waited });
+      return;
+    }
+    // Both answers carry the logs (one schema for generated clients): none yet for a run just queued.
+    const detail = waited ?? (replayed ? await read(run.id)() : { ...run, logs: [] });
+    res.status(202).json({ data: detail });
+  });
+}
+
 /** The run operations of openapi.yaml: runWorkflow, listRuns, getRun, streamRunEvents, cancelRun. */
 export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Operations {
   const withWait = (req: Request, answer: (wait: Wait | undefined) => Promise<void>) => answerWithWait(ctx, req, answer);
@@ -83,23 +115,9 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
   const runReader = (req: Request, runId: string) => () => service.getRun(ctx, userOf(req), workflowIdOf(req), runId);
 
   async function runWorkflow(req: Request, res: Response<JsonOf<'runWorkflow', 202> | JsonOf<'runWorkflow', 200>>) {
-    // Listening before the run is queued, its end cannot come unheard: a run just queued is not
-    // read before a notice of its end (or the wait's end).
-    await withWait(req, async (wait) => {
-      const body = req.body as RunBody;
-      const { run, replayed } = await service.startRun(ctx, userOf(req), workflowIdOf(req), body.inputs, req.get('Idempotency-Key'), runStarts, body.version);
-      res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
-      const read = runReader(req, run.id);
-      // Dify's blocking mode: the ended run in this answer when it ends within the wait.
-      const waited = wait && (await waitFor(req, res, wait, run.id, replayed ? undefined : run));
-      if (waited && isTerminal(waited.status)) {
-        res.status(200).json({ data: waited });
-        return;
-      }
-      // Both answers carry the logs (one schema for generated clients): none yet for a run just queued.
-      const detail = waited ?? (replayed ? await read() : { ...run, logs: [] });
-      res.status(202).json({ data: detail });
-    });
+    const owner = { userId: userOf(req), workflowId: workflowIdOf(req) };
+    const body = req.body as RunBody;
+    await startRunAndAnswer(ctx, req, res, owner, body.inputs, runStarts, body.version);
   }
 
   async function listRuns(req: Request, res: Response<JsonOf<'listRuns', 200>>) {

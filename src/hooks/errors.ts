@@ -1,0 +1,6 @@
+// The problems of a workflow's hooks, by name. Their codes are in the one catalogue
+// (src/shared/errors.ts PROBLEM_CODES, which openapi.yaml's Problem.code lists).
+import { Problem } from '../shared/errors.ts';
+
+export const triggerNotFound = (what: string) => new Problem('trigger_not_found', `No trigger ${what}.`);
+export const hookLimitReached = (what: string, max: number) => new Problem('hook_limit_reached', `A workflow has at most ${max} ${what}: delete one first.`);

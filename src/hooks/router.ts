@@ -1,0 +1,69 @@
+// Routes of a workflow's trigger URLs (openapi.yaml: listTriggers, createTrigger, deleteTrigger,
+// rotateTrigger) and of the URLs themselves (runHook). The contract validator has authenticated
+// the API key (runHook has none: its token is the credential) and checked params and body.
+import type { Request, Response } from 'express';
+import type { operations } from '../../generated/api.d.ts';
+import type { AppContext } from '../context.ts';
+import { principalOf } from '../http/principal.ts';
+import type { Operations } from '../http/operations.ts';
+import { paginationLinks } from '../http/pagination.ts';
+import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
+import { startRunAndAnswer } from '../runs/router.ts';
+import { apiRateLimited } from '../shared/errors.ts';
+import * as triggers from './triggers.ts';
+
+type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
+  operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
+
+type CreateBody = NonNullable<operations['createTrigger']['requestBody']>['content']['application/json'];
+type ListQuery = NonNullable<operations['listTriggers']['parameters']['query']>;
+
+const userOf = (req: Request) => principalOf(req, 'apiKey').userId;
+const workflowIdOf = (req: Request) => String(req.params.workflow_id);
+const triggerIdOf = (req: Request) => String(req.params.trigger_id);
+const triggersPath = (workflowId: string) => `/api/workflows/${workflowId}/triggers`;
+
+/** What a trigger URL spends: the API's per-credential allowance (`api`) and its owner's run starts (`runStarts`). */
+export interface HookLimiters {
+  api: SharedRateLimiter;
+  runStarts: SharedRateLimiter;
+}
+
+export function triggerOperations(ctx: AppContext, limiters: HookLimiters): Operations {
+  async function listTriggers(req: Request, res: Response<JsonOf<'listTriggers', 200>>) {
+    const query = req.query as ListQuery;
+    const page = await triggers.listTriggers(ctx, userOf(req), workflowIdOf(req), { page: Number(query.page ?? 1), perPage: Number(query.per_page ?? 20) });
+    res.setHeader('Link', paginationLinks(triggersPath(workflowIdOf(req)), page.meta));
+    res.status(200).json(page);
+  }
+
+  async function createTrigger(req: Request, res: Response<JsonOf<'createTrigger', 201>>) {
+    const body = (req.body ?? {}) as CreateBody;
+    const trigger = await triggers.createTrigger(ctx, userOf(req), workflowIdOf(req), body.name ?? '');
+    res.setHeader('Cache-Control', 'no-store'); // the URL is a credential
+    res.status(201).json({ data: trigger });
+  }
+
+  async function deleteTrigger(req: Request, res: Response) {
+    await triggers.deleteTrigger(ctx, userOf(req), workflowIdOf(req), triggerIdOf(req));
+    res.status(204).end();
+  }
+
+  async function rotateTrigger(req: Request, res: Response<JsonOf<'rotateTrigger', 200>>) {
+    const trigger = await triggers.rotateTrigger(ctx, userOf(req), workflowIdOf(req), triggerIdOf(req));
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(200).json({ data: trigger });
+  }
+
+  /** A trigger URL: its token names the workflow and owner; then exactly an API start (quotas, Idempotency-Key, Prefer: wait). */
+  async function runHook(req: Request, res: Response) {
+    const trigger = await triggers.triggerOfToken(ctx, String(req.params.token));
+    // The trigger is a credential of its own: it spends its own allowance, as an API key does (apiRateLimit).
+    const retryAfter = limiters.api.hit(`trigger:${trigger.id}`);
+    if (retryAfter !== null) throw apiRateLimited(ctx.config.API_RATE_LIMIT_PER_MINUTE, retryAfter);
+    const owner = { userId: trigger.user_id, workflowId: trigger.workflow_id };
+    await startRunAndAnswer(ctx, req, res, owner, req.body as Record<string, string>, limiters.runStarts);
+  }
+
+  return { listTriggers, createTrigger, deleteTrigger, rotateTrigger, runHook };
+}

@@ -1,0 +1,115 @@
+// Trigger URLs of a workflow (openapi.yaml createTrigger, listTriggers, deleteTrigger,
+// rotateTrigger, runHook): `{BASE_URL}/hooks/{token}` starts a run of the workflow. The token is
+// the credential, so it is made like an API key (256 random bits, a scannable `wht_` prefix) and
+// kept only as a hash; its first characters find the row, then the hash of the whole token is
+// compared in constant time (a lookup by the secret itself would let an index's timing tell).
+import type { components } from '../../generated/api.d.ts';
+import { isUniqueViolation } from '../db/insert.ts';
+import { hashToken, newToken, safeEqual } from '../shared/crypto.ts';
+import { hookLimitReached, triggerNotFound } from './errors.ts';
+import { ulid } from '../shared/ids.ts';
+import { getWorkflow, type WorkflowContext } from '../workflows/service.ts';
+import * as store from './triggers.store.ts';
+import type { TriggerRow } from './triggers.store.ts';
+
+export type Trigger = components['schemas']['Trigger'];
+export type TriggerWithUrl = components['schemas']['TriggerWithUrl'];
+type PageMeta = components['schemas']['PageMeta'];
+
+export const TRIGGER_TOKEN_PREFIX = 'wht';
+/** Characters of the token (after `wht_`) that find its row; public, like a key's prefix. */
+const LOOKUP_CHARS = 12;
+/** Characters shown in lists (`token_prefix`): enough to tell triggers apart. */
+const SHOWN_CHARS = 8;
+/** A trigger URL is a credential: a workflow has few (as Svix bounds endpoints per app). */
+export const MAX_TRIGGERS_PER_WORKFLOW = 10;
+const TOKEN_LENGTH = TRIGGER_TOKEN_PREFIX.length + 1 + 43; // base64url of 32 bytes
+
+/** A new token, the part that finds it, and its hash (what is stored). */
+function newTriggerToken(): { token: string; lookup: string; hash: string } {
+  const token = newToken(TRIGGER_TOKEN_PREFIX);
+  return { token, lookup: token.slice(TRIGGER_TOKEN_PREFIX.length + 1, TRIGGER_TOKEN_PREFIX.length + 1 + LOOKUP_CHARS), hash: hashToken(token) };
+}
+
+function toTrigger(row: TriggerRow): Trigger {
+  return {
+    id: row.id,
+    workflow_id: row.workflow_id,
+    name: row.name,
+    token_prefix: `${TRIGGER_TOKEN_PREFIX}_${row.token_lookup.slice(0, SHOWN_CHARS)}`,
+    created_at: new Date(row.created_at).toISOString(),
+    last_used_at: row.last_used_at === null ? null : new Date(row.last_used_at).toISOString(),
+  };
+}
+
+const urlOf = (ctx: WorkflowContext, token: string) => `${ctx.config.BASE_URL}/hooks/${token}`;
+
+/** Tries a store write with a fresh token until its lookup part is one no other trigger has (a 72-bit collision: never, in practice). */
+async function withFreshToken<T>(write: (token: ReturnType<typeof newTriggerToken>) => Promise<T>): Promise<{ result: T; token: string }> {
+  for (let tries = 1; ; tries++) {
+    const token = newTriggerToken();
+    try {
+      return { result: await write(token), token: token.token };
+    } catch (err) {
+      if (!isUniqueViolation(err) || tries >= 3) throw err;
+    }
+  }
+}
+
+/** A new trigger of the user's workflow; its URL is in this answer only. */
+export async function createTrigger(ctx: WorkflowContext, userId: number, workflowId: string, name: string): Promise<TriggerWithUrl> {
+  await getWorkflow(ctx, userId, workflowId); // the user's, and not deleted: else 404
+  if ((await store.countTriggers(ctx.db, workflowId)) >= MAX_TRIGGERS_PER_WORKFLOW) throw hookLimitReached('trigger URLs', MAX_TRIGGERS_PER_WORKFLOW);
+  const base = { id: `trg_${ulid()}`, workflow_id: workflowId, user_id: userId, name, created_at: ctx.now(), last_used_at: null };
+  const { result: row, token } = await withFreshToken(async ({ lookup, hash }) => {
+    const row: TriggerRow = { ...base, token_lookup: lookup, token_hash: hash };
+    await store.insertTrigger(ctx.db, row);
+    return row;
+  });
+  return { ...toTrigger(row), url: urlOf(ctx, token) };
+}
+
+export async function listTriggers(
+  ctx: WorkflowContext,
+  userId: number,
+  workflowId: string,
+  request: { page: number; perPage: number },
+): Promise<{ data: Trigger[]; meta: PageMeta }> {
+  await getWorkflow(ctx, userId, workflowId);
+  const [total, rows] = await Promise.all([
+    store.countTriggers(ctx.db, workflowId),
+    store.listTriggersNewestFirst(ctx.db, workflowId, { offset: (request.page - 1) * request.perPage, limit: request.perPage }),
+  ]);
+  return { data: rows.map(toTrigger), meta: { page: request.page, per_page: request.perPage, total, total_pages: Math.ceil(total / request.perPage) } };
+}
+
+/** Revokes the trigger: its URL is 404 once this returns. */
+export async function deleteTrigger(ctx: WorkflowContext, userId: number, workflowId: string, triggerId: string): Promise<void> {
+  await getWorkflow(ctx, userId, workflowId);
+  if (!(await store.deleteTrigger(ctx.db, workflowId, triggerId))) throw triggerNotFound(triggerId);
+}
+
+/** A new URL for the trigger; the old one is 404 once this returns (no overlap: rotating is what follows a leak). */
+export async function rotateTrigger(ctx: WorkflowContext, userId: number, workflowId: string, triggerId: string): Promise<TriggerWithUrl> {
+  await getWorkflow(ctx, userId, workflowId);
+  const { result: replaced, token } = await withFreshToken((fresh) => store.replaceTriggerToken(ctx.db, workflowId, triggerId, fresh));
+  const row = replaced ? await store.findTriggerOfWorkflow(ctx.db, workflowId, triggerId) : undefined;
+  if (!row) throw triggerNotFound(triggerId);
+  return { ...toTrigger(row), url: urlOf(ctx, token) };
+}
+
+/**
+ * The trigger a URL's token names, with its workflow standing; else 404 `trigger_not_found`
+ * (unknown, revoked, rotated away, or its workflow deleted: one answer, so a caller learns nothing).
+ * Marks it used.
+ */
+export async function triggerOfToken(ctx: WorkflowContext, token: string): Promise<TriggerRow> {
+  const prefix = `${TRIGGER_TOKEN_PREFIX}_`;
+  const row =
+    token.length === TOKEN_LENGTH && token.startsWith(prefix)
+      ? await store.findLiveTriggerByLookup(ctx.db, token.slice(prefix.length, prefix.length + LOOKUP_CHARS))
+      : undefined;
+  if (!row || !safeEqual(row.token_hash, hashToken(token))) throw triggerNotFound('for this URL');
+  await store.touchTrigger(ctx.db, row.id, ctx.now());
+  return row;
+}
