@@ -138,8 +138,16 @@ async function startBoss(options: RunQueueOptions, db: QueueDb): Promise<PgBoss>
 }
 
 /**
+ * While a feed's LISTEN connection is away (a PostgreSQL outage, then a reconnect backoff of up to
+ * 30 s), its watchers are told null this often: `Prefer: wait` requests and event streams re-read
+ * the store, so a run's end reaches them within about this long of the store having it (issue 32).
+ */
+export const FEED_AWAY_POLL_MS = 1000;
+
+/**
  * One LISTEN connection per channel and process, opened with its first watcher, telling every
- * watcher each payload (a run id), and null after a reconnect (notices may have been missed).
+ * watcher each payload (a run id), and null after a reconnect and every FEED_AWAY_POLL_MS while
+ * the connection is away (notices may have been missed).
  */
 function channelFeed(db: QueueDb, logger: Logger, channel: string, what: { subject: string; consequence: string }) {
   const watchers = new Set<(runId: string | null) => void>();
@@ -150,7 +158,7 @@ function channelFeed(db: QueueDb, logger: Logger, channel: string, what: { subje
   return {
     tell,
     async watch(watcher: (runId: string | null) => void): Promise<() => void> {
-      listening ??= db.listen(channel, (runId) => tell(runId), () => tell(null)).catch((err: unknown) => {
+      listening ??= db.listen(channel, (runId) => tell(runId), () => tell(null), { whileAwayMs: FEED_AWAY_POLL_MS }).catch((err: unknown) => {
         logger.warn({ err }, `run queue: LISTEN for ${what.subject} failed; ${what.consequence}`);
         listening = undefined;
         return undefined;

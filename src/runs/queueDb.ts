@@ -64,10 +64,17 @@ export class QueueDb implements Db {
    * LISTEN on `channel` over a connection of its own (never one of the pool's), telling
    * `onNotification` each payload; when the connection fails or stops listening (a heartbeat
    * checks every LISTEN_HEARTBEAT_MS), it listens again with backoff. `onReconnect` is called after
-   * each subscribe, the first too (notices may have been missed). The first connection's failure is thrown.
+   * each subscribe, the first too (notices may have been missed), and with `whileAwayMs`, also
+   * that often while the connection is away (notices are being missed: the caller re-reads what
+   * it waits for instead). The first connection's failure is thrown.
    */
-  async listen(channel: string, onNotification: (payload: string) => void, onReconnect: () => void): Promise<{ close(): Promise<void> }> {
-    const listener = new Listener(this.config, channel, onNotification, onReconnect);
+  async listen(
+    channel: string,
+    onNotification: (payload: string) => void,
+    onReconnect: () => void,
+    { whileAwayMs }: { whileAwayMs?: number } = {},
+  ): Promise<{ close(): Promise<void> }> {
+    const listener = new Listener(this.config, channel, onNotification, onReconnect, whileAwayMs);
     await listener.connect();
     return listener;
   }
@@ -101,18 +108,22 @@ export class QueueDb implements Db {
 class Listener {
   private client: pg.Client | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Ticks onReconnect while the connection is away (whileAwayMs). */
+  private away: NodeJS.Timeout | undefined;
   private closed = false;
   private failures = 0;
   private readonly config: pg.ClientConfig;
   private readonly channel: string;
   private readonly onNotification: (payload: string) => void;
   private readonly onReconnect: () => void;
+  private readonly whileAwayMs: number | undefined;
 
-  constructor(config: pg.ClientConfig, channel: string, onNotification: (payload: string) => void, onReconnect: () => void) {
+  constructor(config: pg.ClientConfig, channel: string, onNotification: (payload: string) => void, onReconnect: () => void, whileAwayMs?: number) {
     this.config = config;
     this.channel = channel;
     this.onNotification = onNotification;
     this.onReconnect = onReconnect;
+    this.whileAwayMs = whileAwayMs;
   }
 
   /** Connects and listens; throws if it cannot. */
@@ -134,6 +145,8 @@ class Listener {
       throw err;
     }
     this.failures = 0;
+    clearInterval(this.away);
+    this.away = undefined;
     this.schedule(() => this.heartbeat(client), LISTEN_HEARTBEAT_MS);
     this.onReconnect(); // after every (re)subscribe, the first too, as pg-boss's own pool does
   }
@@ -141,6 +154,7 @@ class Listener {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
+    clearInterval(this.away);
     const client = this.client;
     this.client = undefined;
     client?.removeAllListeners();
@@ -176,6 +190,12 @@ class Listener {
     client.removeAllListeners();
     client.on('error', () => {}); // a late error of a dropped connection
     void client.end().catch(() => {});
+    // Notices sent while away are lost: until it listens again (a backoff of up to
+    // LISTEN_BACKOFF_MAX_MS after a long outage), the caller is told to re-read every whileAwayMs.
+    if (this.whileAwayMs !== undefined && !this.away) {
+      this.away = setInterval(() => this.onReconnect(), this.whileAwayMs);
+      this.away.unref();
+    }
     const retry = async () => {
       try {
         await this.connect();
