@@ -740,6 +740,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workflows/{workflow_id}/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        /** The workflow's cron schedules, newest first */
+        get: operations["listSchedules"];
+        put?: never;
+        /**
+         * Run the workflow on a cron schedule
+         * @description Starts a run at every tick of `cron` (five fields: minute, hour, day of month, month, day of
+         *     week) in `timezone` (IANA; daylight saving is followed), with `inputs`, of the current version
+         *     or of `version` when pinned. Each tick starts at most one run, however many worker processes
+         *     there are (pg-boss's scheduler: one pass per interval across processes, one job per tick).
+         *     After downtime the schedule catches up at most once: one run for the most recent missed
+         *     tick, none for the others. A scheduled run counts against its owner's quotas as an API start
+         *     does; a tick refused by a quota starts nothing and is recorded in `last_error`. `inputs` are
+         *     checked against the workflow's (or the pinned version's) `text_input` variables now (400)
+         *     and again at each tick. Needs the run queue (503 `runs_not_configured` without it).
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{workflow_id}/schedules/{schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example sch_01JD6Z5N3C8D0E2F4G6H8J0K */
+                schedule_id: components["parameters"]["ScheduleId"];
+            };
+            cookie?: never;
+        };
+        /** One schedule */
+        get: operations["getSchedule"];
+        put?: never;
+        post?: never;
+        /** Delete a schedule (runs it started stay) */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a schedule's cron, time zone, inputs, pinned version or enabled state
+         * @description `version: null` unpins it (the current version runs). Checked as on create.
+         */
+        patch: operations["updateSchedule"];
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1570,6 +1629,106 @@ export interface components {
             data: components["schemas"]["WorkflowVersion"][];
             meta: components["schemas"]["PageMeta"];
         };
+        /**
+         * @description A five-field cron expression (minute hour day-of-month month day-of-week), e.g. `0 9 * * 1-5`.
+         * @example 0 9 * * 1-5
+         */
+        ScheduleCron: string;
+        /**
+         * @description An IANA time zone (`Europe/Paris`, `UTC`) the cron expression is read in.
+         * @example Europe/Paris
+         */
+        ScheduleTimezone: string;
+        /**
+         * @description One string per `text_input` variable, as a run's `inputs`.
+         * @example {
+         *       "ticket": "Daily digest of open tickets."
+         *     }
+         */
+        ScheduleInputs: {
+            [key: string]: string;
+        };
+        ScheduleCreate: {
+            cron: components["schemas"]["ScheduleCron"];
+            /** @default UTC */
+            timezone?: components["schemas"]["ScheduleTimezone"];
+            inputs?: components["schemas"]["ScheduleInputs"];
+            /**
+             * @description Pin this version (null or absent: the current version at each tick).
+             * @example null
+             */
+            version?: number | null;
+            /** @default true */
+            enabled?: boolean;
+        };
+        /**
+         * @example {
+         *       "enabled": false
+         *     }
+         */
+        ScheduleUpdate: {
+            cron?: components["schemas"]["ScheduleCron"];
+            timezone?: components["schemas"]["ScheduleTimezone"];
+            inputs?: components["schemas"]["ScheduleInputs"];
+            /** @example 2 */
+            version?: number | null;
+            enabled?: boolean;
+        };
+        Schedule: {
+            /** @example sch_01JD6Z5N3C8D0E2F4G6H8J0K */
+            id: string;
+            /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+            workflow_id: string;
+            cron: components["schemas"]["ScheduleCron"];
+            timezone: components["schemas"]["ScheduleTimezone"];
+            inputs: components["schemas"]["ScheduleInputs"];
+            /**
+             * @description The pinned version; null runs the current one.
+             * @example null
+             */
+            version: number | null;
+            /** @example true */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description The next tick (null when disabled).
+             * @example 2026-11-23T08:00:00.000Z
+             */
+            next_run_at: string | null;
+            /**
+             * @description The run the last tick started.
+             * @example null
+             */
+            last_run_id: string | null;
+            /**
+             * Format: date-time
+             * @description When the last tick came.
+             * @example null
+             */
+            last_run_at: string | null;
+            /**
+             * @description Why the last tick started no run (a quota, inputs that no longer match, a version gone); null when it did.
+             * @example null
+             */
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            updated_at: string;
+        };
+        ScheduleEnvelope: {
+            data: components["schemas"]["Schedule"];
+        };
+        SchedulePage: {
+            data: components["schemas"]["Schedule"][];
+            meta: components["schemas"]["PageMeta"];
+        };
         RunRequest: {
             /**
              * @description One string per `text_input` variable.
@@ -2119,6 +2278,8 @@ export interface components {
         WorkflowVersionNumber: number;
         /** @example trg_01JD6Z5M3N8P0Q2R4S6T8V0W */
         TriggerId: string;
+        /** @example sch_01JD6Z5N3C8D0E2F4G6H8J0K */
+        ScheduleId: string;
         /**
          * @description Page number, from 1.
          * @example 1
@@ -3484,6 +3645,182 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page number, from 1.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Items per page.
+                 * @example 20
+                 */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of schedules. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SchedulePage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    /** @example /api/workflows/wf_01JD6Z3V8Q4X2M7N5P9R0T1W/schedules/sch_01JD6Z5N3C8D0E2F4G6H8J0K */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example sch_01JD6Z5N3C8D0E2F4G6H8J0K */
+                schedule_id: components["parameters"]["ScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example sch_01JD6Z5N3C8D0E2F4G6H8J0K */
+                schedule_id: components["parameters"]["ScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example sch_01JD6Z5N3C8D0E2F4G6H8J0K */
+                schedule_id: components["parameters"]["ScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleUpdate"];
+            };
+        };
+        responses: {
+            /** @description The updated schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

@@ -24,6 +24,7 @@ import { platformPageErrors, platformPagePaths, platformPagesRouter } from './pl
 import { workflowOperations, workflowValidationErrors } from './workflows/router.ts';
 import { secretOperations } from './secrets/router.ts';
 import { workflowVersionOperations } from './workflows/versionsRouter.ts';
+import { scheduleOperations } from './schedules/router.ts';
 import { cancelRunsOfDeletedWorkflow, runOperations } from './runs/router.ts';
 import { triggerOperations } from './hooks/router.ts';
 import { httpMetrics, metricsRouter } from './ops/metrics.ts';
@@ -58,6 +59,7 @@ export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): 
     ...serverlessOperations(ctx),
     ...workflowOperations(ctx, cancelRunsOfDeletedWorkflow(ctx)),
     ...workflowVersionOperations(ctx),
+    ...scheduleOperations(ctx),
     ...runOperations(ctx, rateLimiters.runStarts),
     ...secretOperations(ctx),
     ...triggerOperations(ctx, rateLimiters),

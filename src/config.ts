@@ -110,6 +110,7 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: integer(1_048_576, 1024, 1_073_741_824),
   RUN_TIMEOUT_SECONDS: integer(300, 1, 86_400),
   RUN_CONCURRENCY: integer(32, 1, 1000),
+  SCHEDULE_CHECK_INTERVAL_SECONDS: integer(30, 1, 45),
   COMPUTE_PROCESSES: integer(0, 0, 256),
   COMPUTE_HEAP_MB: integer(64, 16, 16_384),
   COMPUTE_TIME_LIMIT_MS: integer(5_000, 10, 600_000),
@@ -266,6 +267,8 @@ function runSettings(e: Env) {
   RUN_TIMEOUT_SECONDS: e.RUN_TIMEOUT_SECONDS,
   /** Runs one worker process executes at once (each mostly waits on the store and the model provider). */
   RUN_CONCURRENCY: e.RUN_CONCURRENCY,
+  /** How often pg-boss's scheduler looks for due cron ticks (one process a pass, across all of them). */
+  SCHEDULE_CHECK_INTERVAL_SECONDS: e.SCHEDULE_CHECK_INTERVAL_SECONDS,
   /** Compute processes (children) of a process that executes runs (templates and every node that computes); 0: one per core but one, at least 2. */
   COMPUTE_PROCESSES: e.COMPUTE_PROCESSES,
   /** Heap of each compute process (MB): a computation that needs more fails with `compute_limit`, the process lives. */

@@ -14,6 +14,7 @@ import * as chainRevocation from './migrations/0011_chain_revocation.ts';
 import * as workflowVersions from './migrations/0012_workflow_versions.ts';
 import * as workflowHooks from './migrations/0013_workflow_hooks.ts';
 import * as userSecrets from './migrations/0014_user_secrets.ts';
+import * as workflowSchedules from './migrations/0016_workflow_schedules.ts';
 import * as stepAttempts from './migrations/0019_step_attempts.ts';
 import * as oidcCodes from './migrations/0020_oidc_codes.ts';
 
@@ -44,6 +45,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0012_workflow_versions', workflowVersions],
     ['0013_workflow_hooks', workflowHooks],
     ['0014_user_secrets', userSecrets],
+    ['0016_workflow_schedules', workflowSchedules],
     ['0019_step_attempts', stepAttempts],
     ['0020_oidc_codes', oidcCodes],
   ];

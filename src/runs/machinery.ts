@@ -6,6 +6,8 @@ import { demoProvider } from './providers/demo.ts';
 import { createModelRouter, type ModelRouter } from './providers/index.ts';
 import { startRunQueue, type RunQueue } from './queue.ts';
 import { purgeDeletedWorkflows } from '../workflows/service.ts';
+import { sharedRateLimiter, type SharedRateLimiter } from '../http/sharedRateLimiter.ts';
+import { startScheduleTicks } from '../schedules/ticks.ts';
 import { createRunner, sweepStuckRuns, SWEEP_INTERVAL_MS, type Runner, type RunnerContext } from './runner.ts';
 import type { RunRow } from './store.ts';
 import { listenForRunEnds, type RunEndListener } from './waiting.ts';
@@ -60,10 +62,12 @@ export async function startRunMachinery(
     url: options.queueUrl,
     logger,
     runTimeoutSeconds: config.RUN_TIMEOUT_SECONDS,
+    cronMonitorIntervalSeconds: config.SCHEDULE_CHECK_INTERVAL_SECONDS,
     ...(options.monitorIntervalSeconds ? { monitorIntervalSeconds: options.monitorIntervalSeconds } : {}),
   });
   const models = modelRouterFor(config);
   let sweeper: NodeJS.Timeout | undefined;
+  let tickStarts: SharedRateLimiter | undefined;
   const machinery: RunMachinery = {
     queue,
     models,
@@ -85,9 +89,14 @@ export async function startRunMachinery(
         purgeDeletedWorkflows(ctx, retentionMs).catch((err: unknown) => logger.warn({ err }, 'workflow purge failed'));
       }, SWEEP_INTERVAL_MS);
       sweeper.unref();
+      // Schedules' ticks start runs here, counted against their owners' quotas with the API's
+      // starts (the same shared counter: USER_RUNS_PER_MINUTE).
+      tickStarts = sharedRateLimiter(ctx.db, logger, 'runs:', config.USER_RUNS_PER_MINUTE);
+      await startScheduleTicks({ ...ctx, runs: machinery }, tickStarts);
     },
     async stop() {
       clearInterval(sweeper);
+      tickStarts?.stop();
       await queue.stop();
     },
   };

@@ -3,6 +3,7 @@ import { PgBoss, type Db, type JobWithMetadata, type WipData } from 'pg-boss';
 import type { Logger } from 'pino';
 import { batched } from '../db/batched.ts';
 import { QueueDb } from './queueDb.ts';
+import { scheduleQueue, type ScheduleQueue } from './scheduleQueue.ts';
 
 export const RUN_QUEUE = 'workflow-runs';
 /**
@@ -79,6 +80,8 @@ export interface RunQueue {
   announceRunEvents(runId: string): Promise<void>;
   /** As watchRunEnded, for runs whose events were stored. */
   watchRunEvents(listener: (runId: string | null) => void): Promise<() => void>;
+  /** Cron ticks of workflow schedules (pg-boss's scheduler, src/runs/scheduleQueue.ts). */
+  schedules: ScheduleQueue;
   stop(): Promise<void>;
 }
 
@@ -95,6 +98,8 @@ export interface RunQueueOptions {
   runTimeoutSeconds: number;
   /** How often pg-boss looks for jobs whose worker stopped sending heartbeats (default 5 s). */
   monitorIntervalSeconds?: number;
+  /** How often pg-boss's scheduler looks for due cron ticks (default 30 s; SCHEDULE_CHECK_INTERVAL_SECONDS). */
+  cronMonitorIntervalSeconds?: number;
 }
 
 const SCHEMA = 'pgboss';
@@ -119,6 +124,7 @@ async function startBoss(options: RunQueueOptions, db: QueueDb): Promise<PgBoss>
     useListenNotify: false,
     monitorIntervalSeconds,
     superviseIntervalSeconds: monitorIntervalSeconds,
+    ...(options.cronMonitorIntervalSeconds ? { cronMonitorIntervalSeconds: options.cronMonitorIntervalSeconds } : {}),
   });
   boss.on('error', (err: unknown) => options.logger.error({ err }, 'run queue error'));
   await boss.start();
@@ -226,6 +232,7 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
   const ended = channelFeed(db, options.logger, RUN_ENDED_CHANNEL, { subject: 'run ends', consequence: 'Prefer: wait answers at its deadline' });
   const stored = channelFeed(db, options.logger, RUN_EVENTS_CHANNEL, { subject: 'run events', consequence: 'event streams wait for the run end' });
   const wake = workerWaker(boss);
+  const schedules = await scheduleQueue(boss);
   let listener: { close(): Promise<void> } | undefined;
   return {
     async enqueue(runId) {
@@ -263,6 +270,7 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
       await notify(db, { channel: RUN_EVENTS_CHANNEL, runId });
     },
     watchRunEvents: (watcher) => stored.watch(watcher),
+    schedules,
     async stop() {
       await listener?.close();
       listener = undefined;

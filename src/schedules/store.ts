@@ -1,0 +1,83 @@
+// SQL of workflow schedules (migration 0016), named by intent. Rows are per user and workflow;
+// the caller checks the workflow is the user's first.
+import type { Knex } from 'knex';
+
+export interface ScheduleRow {
+  id: string;
+  workflow_id: string;
+  user_id: number;
+  cron: string;
+  timezone: string;
+  /** JSON text of the inputs object. */
+  inputs: string;
+  version: number | null;
+  enabled: boolean;
+  last_run_id: string | null;
+  last_run_at: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export type ScheduleChanges = Partial<Pick<ScheduleRow, 'cron' | 'timezone' | 'inputs' | 'version' | 'enabled'>>;
+
+const COLUMNS = ['id', 'workflow_id', 'user_id', 'cron', 'timezone', 'inputs', 'version', 'enabled', 'last_run_id', 'last_run_at', 'last_error', 'created_at', 'updated_at'];
+
+function fromDb(row: ScheduleRow): ScheduleRow {
+  const n = (v: unknown) => (v === null ? null : Number(v));
+  return {
+    ...row,
+    user_id: Number(row.user_id),
+    version: n(row.version),
+    enabled: Boolean(row.enabled), // MySQL answers 0/1
+    last_run_at: n(row.last_run_at),
+    created_at: Number(row.created_at),
+    updated_at: Number(row.updated_at),
+  };
+}
+
+const ofWorkflow = (db: Knex, userId: number, workflowId: string) => db<ScheduleRow>('workflow_schedules').where({ user_id: userId, workflow_id: workflowId });
+
+export async function insertSchedule(db: Knex, row: ScheduleRow): Promise<void> {
+  await db('workflow_schedules').insert(row);
+}
+
+export async function findSchedule(db: Knex, userId: number, workflowId: string, id: string): Promise<ScheduleRow | undefined> {
+  const row = (await ofWorkflow(db, userId, workflowId).andWhere({ id }).first(COLUMNS)) as ScheduleRow | undefined;
+  return row ? fromDb(row) : undefined;
+}
+
+/** A schedule by id alone: a tick knows nothing else. */
+export async function findScheduleById(db: Knex, id: string): Promise<ScheduleRow | undefined> {
+  const row = (await db('workflow_schedules').where({ id }).first(COLUMNS)) as ScheduleRow | undefined;
+  return row ? fromDb(row) : undefined;
+}
+
+export async function countSchedules(db: Knex, userId: number, workflowId: string): Promise<number> {
+  const result = (await ofWorkflow(db, userId, workflowId).count({ n: '*' }).first()) as { n: number | string } | undefined;
+  return Number(result?.n ?? 0);
+}
+
+/** One page of a workflow's schedules, newest first. */
+export async function listSchedulesNewestFirst(db: Knex, userId: number, workflowId: string, page: { offset: number; limit: number }): Promise<ScheduleRow[]> {
+  const rows = (await ofWorkflow(db, userId, workflowId).orderBy('seq', 'desc').offset(page.offset).limit(page.limit).select(COLUMNS)) as ScheduleRow[];
+  return rows.map(fromDb);
+}
+
+/** Every enabled schedule's id, cron and zone (a worker mirrors them into pg-boss at start). */
+export async function listEnabledSchedules(db: Knex): Promise<Array<Pick<ScheduleRow, 'id' | 'cron' | 'timezone'>>> {
+  return (await db('workflow_schedules').where({ enabled: true }).select('id', 'cron', 'timezone')) as Array<Pick<ScheduleRow, 'id' | 'cron' | 'timezone'>>;
+}
+
+export async function updateSchedule(db: Knex, id: string, changes: ScheduleChanges & { updated_at: number }): Promise<void> {
+  await db('workflow_schedules').where({ id }).update(changes);
+}
+
+/** What the last tick did: the run it started, or why it started none. */
+export async function recordTick(db: Knex, id: string, tick: { last_run_at: number; last_run_id: string | null; last_error: string | null }): Promise<void> {
+  await db('workflow_schedules').where({ id }).update(tick);
+}
+
+export async function deleteSchedule(db: Knex, id: string): Promise<boolean> {
+  return (await db('workflow_schedules').where({ id }).delete()) === 1;
+}
