@@ -1,7 +1,8 @@
 // The workflow editor's builder (/assets/editor.js, on /workflows/new and /workflows/{id}/edit):
 // a palette of every node type the contract has, a form per node built from its config schema
 // (editor-fields.js), edges added from a "connect" control or drawn on the picture by dragging
-// from one box to another, and removed from their list. The JSON text below stays the form's one
+// from one box to another, removed from their list or by clicking them on the picture. The
+// keyboard reaches all of it (the picture's boxes are links). The JSON text below stays the form's one
 // field: the builder writes it, and typing in it redraws the builder. The picture and the
 // problems follow as you type (POST /workflows/editor/preview: the save's own rules). Without
 // script the page is the plain form, which saves the same JSON.
