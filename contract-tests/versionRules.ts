@@ -62,6 +62,20 @@ const hasEntry = (section: string | undefined) => section !== undefined && /^\s*
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const describe = (f: Finding) => `${f.operation ?? ''} ${f.path ?? ''}: ${f.text} [${f.id}]`.trim();
 
+/**
+ * The lists whose `oneOf` is an open set by rule 3 of CHANGELOG.md: a workflow's nodes, one branch
+ * per node type (1.0.0 already said "new node types come in minor versions" of `RunStep.node_type`,
+ * and `WorkflowNode` says **Open**). A branch added there is a new node type, which a client meets
+ * only in a workflow made with it: a warning, as a value added to an open enum is. Any other
+ * `oneOf` stays closed.
+ */
+const OPEN_ONE_OF = /to the `(?:[\w-]+\/)*nodes\/items` response property `oneOf` list/;
+
+/** oasdiff's findings, with those that add to an open set (above) lowered to warnings. */
+export function withOpenSets(findings: Finding[]): Finding[] {
+  return findings.map((f) => (f.id === 'response-property-one-of-added' && f.level >= 3 && OPEN_ONE_OF.test(f.text) ? { ...f, level: 2 } : f));
+}
+
 export function checkContract(facts: Facts): Check[] {
   const version = parseVersion(facts.version);
   const released = parseVersion(facts.release.version);
@@ -72,7 +86,7 @@ export function checkContract(facts: Facts): Check[] {
     !version ? `info.version '${facts.version}' is not MAJOR.MINOR.PATCH`
       : released && compareVersions(version, released) < 0 ? `info.version ${facts.version} is below the release ${facts.release.tag}` : undefined);
 
-  const errors = facts.breaking.filter((f) => f.level >= 3);
+  const errors = withOpenSets(facts.breaking).filter((f) => f.level >= 3);
   const majorMoved = Boolean(version && released && version.major > released.major);
   fail(`no breaking change since ${facts.release.tag} unless the major version moved`,
     errors.length > 0 && !majorMoved

@@ -1448,8 +1448,118 @@ export interface components {
                 format: "plain" | "markdown" | "json";
             };
         };
-        /** @description A node; `config` depends on `type`. */
-        WorkflowNode: components["schemas"]["TextInputNode"] | components["schemas"]["LlmCallNode"] | components["schemas"]["TemplateNode"] | components["schemas"]["ConditionNode"] | components["schemas"]["TextOutputNode"];
+        /**
+         * @description Calls an HTTP API. `url`, the header values and the string leaves of `body` are Liquid
+         *     templates (as `llm_call.prompt`); `url` and header values may also send a secret of the
+         *     run's owner as `{{ secrets.NAME }}` (see `putSecret`): the graph stores the name only, and
+         *     the value is never logged, never in the run's steps or events (the step's `input` shows
+         *     `{{ secrets.NAME }}`, and a value the response echoes is shown as `[secret NAME]`).
+         *     Secrets are refused anywhere else (`body`, filters on them). The request never reaches
+         *     loopback, private, link-local or cloud-metadata addresses, whatever the URL or a redirect
+         *     says (the operator allows hosts with `WORKFLOW_HTTP_ALLOW_HOSTS`); it is bounded by
+         *     `timeout_seconds` and the service's response size limit. The node's output is the response
+         *     body: JSON when the response's content type is JSON (`application/json`, `*+json`; a body
+         *     that does not parse fails the node with `http_invalid_json`), its text otherwise. A status
+         *     other than 2xx fails the node with `http_status` (after the retries, for 408, 429 and 5xx).
+         *     Other failures: `http_refused`, `http_timeout`, `http_response_too_large`,
+         *     `http_invalid_url`, `http_too_many_redirects`, `http_error`, `secret_not_found`.
+         * @example {
+         *       "id": "open_issue",
+         *       "type": "http_request",
+         *       "config": {
+         *         "method": "POST",
+         *         "url": "https://api.github.com/repos/acme/app/issues",
+         *         "headers": {
+         *           "Authorization": "Bearer {{ secrets.GITHUB_TOKEN }}"
+         *         },
+         *         "body": {
+         *           "title": "{{ nodes.summarise.output }}"
+         *         },
+         *         "timeout_seconds": 10,
+         *         "retry": {
+         *           "max_attempts": 3
+         *         }
+         *       }
+         *     }
+         */
+        HttpRequestNode: {
+            id: components["schemas"]["NodeId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "http_request";
+            config: {
+                /**
+                 * @description Default `GET`.
+                 * @example POST
+                 * @enum {string}
+                 */
+                method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
+                /**
+                 * @description A Liquid template rendering to an `http://` or `https://` URL (no credentials in it).
+                 * @example https://api.github.com/repos/{{ inputs.repo }}/issues
+                 */
+                url: string;
+                /**
+                 * @description Header values are Liquid templates; `{{ secrets.NAME }}` sends a secret.
+                 * @example {
+                 *       "Authorization": "Bearer {{ secrets.GITHUB_TOKEN }}",
+                 *       "Accept": "application/vnd.github+json"
+                 *     }
+                 */
+                headers?: {
+                    [key: string]: string;
+                };
+                /**
+                 * @description A JSON value sent as the request body (`Content-Type: application/json` unless a
+                 *     header says otherwise); each string in it is a Liquid template, rendered before it is
+                 *     sent. Not with `GET` or `HEAD`. At most 20000 characters as JSON.
+                 * @example {
+                 *       "title": "{{ nodes.summarise.output }}",
+                 *       "labels": [
+                 *         "triage"
+                 *       ]
+                 *     }
+                 */
+                body?: unknown;
+                /**
+                 * @description Limit of each attempt, redirects and the response body included (default and upper bound: the service's `WORKFLOW_HTTP_TIMEOUT_SECONDS`, 30 unless configured); one that takes longer fails with `http_timeout`.
+                 * @example 10
+                 */
+                timeout_seconds?: number;
+                /**
+                 * @description How often a failed request is tried again: on a connection failure, a timeout, and a
+                 *     408, 429 or 5xx answer (any other status, and a refused address, are final). Default
+                 *     1 attempt (no retry), since a repeated POST may act twice; 0.5 s backoff doubled per
+                 *     attempt, or the answer's `Retry-After` (at most 30 s).
+                 */
+                retry?: {
+                    /**
+                     * @description Attempts in all (1 = no retry).
+                     * @example 3
+                     */
+                    max_attempts?: number;
+                    /**
+                     * @description Wait before the second attempt; doubled for each further one.
+                     * @example 0.5
+                     */
+                    backoff_seconds?: number;
+                };
+                /**
+                 * @description `fail` (default): the node's failure fails the run. `continue`: the node is logged `failed` with its error, its output is empty, and the run goes on.
+                 * @example fail
+                 * @enum {string}
+                 */
+                on_error?: "fail" | "continue";
+            };
+        };
+        /**
+         * @description A node; `config` depends on `type`. **Open**: node types are an open set (as `RunStep`'s
+         *     `node_type`), new ones come in minor versions: a client that meets a `type` it does not
+         *     know should keep the node as it is (and may show it as unknown).
+         */
+        WorkflowNode: components["schemas"]["TextInputNode"] | components["schemas"]["LlmCallNode"] | components["schemas"]["TemplateNode"] | components["schemas"]["ConditionNode"] | components["schemas"]["TextOutputNode"] | components["schemas"]["HttpRequestNode"];
         /**
          * @example {
          *       "from": "input",
@@ -1766,7 +1876,9 @@ export interface components {
              *     not be rendered), `timeout` (the run's wall-clock limit, RUN_TIMEOUT_SECONDS), `cancelled`,
              *     `queue_unavailable`, `worker_lost` (the worker executing the run stopped on its last
              *     delivery), `store_unavailable` (the database stayed unreachable through every retry of
-             *     the run).
+             *     the run). An `http_request` node's: `http_refused`, `http_timeout`, `http_status`,
+             *     `http_invalid_json`, `http_response_too_large`, `http_invalid_url`,
+             *     `http_too_many_redirects`, `http_error`, `secret_not_found` (see `HttpRequestNode`).
              * @example model_unavailable
              */
             code: string;

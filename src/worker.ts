@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     await database.close();
     process.exit(1);
   }
-  const runs = await orExit(startRunMachinery({ config, db: database.db, logger, now: Date.now }, { queueUrl, worker: true }), {
+  const runs = await orExit(startRunMachinery({ config, db: database.db, logger, sealer: database.sealer, now: Date.now }, { queueUrl, worker: true }), {
     url: queueUrl,
     variable: config.QUEUE_URL ? 'QUEUE_URL' : 'DATABASE_URL',
   });

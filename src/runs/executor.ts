@@ -6,6 +6,8 @@ import { runBudget, type RunBudget } from './compute/budget.ts';
 import { FunctionError } from './compute/functions.ts';
 import { ComputeLimitError } from './compute/pool.ts';
 import { scopeFor } from './compute/scope.ts';
+import { HttpNodes, type HttpNodeDeps } from './httpRequest.ts';
+import { httpNodeDeps } from './httpNodeDeps.ts';
 import { ModelUnavailableError, ProviderError, type ChatRequest, type ModelRouter, type Usage } from './providers/index.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
@@ -97,6 +99,7 @@ interface RunState {
   attempts: Map<string, number>;
   output: Record<string, unknown>;
   sizes: TextBudget;
+  http: HttpNodes;
   /** The texts of the nodes an earlier attempt of the run finished: they are not run again. */
   resumed: ReadonlyMap<string, string>;
   render(source: string): Promise<string>;
@@ -111,7 +114,7 @@ interface StepProgress {
 
 type LlmCallNode = components['schemas']['LlmCallNode'];
 /** `resumed`: node id -> text, for the nodes an earlier attempt finished (a run taken over resumes after them). */
-type ExecuteOptions = { signal?: AbortSignal; hooks?: ExecutionHooks; budget?: RunBudget; resumed?: ReadonlyMap<string, string> };
+type ExecuteOptions = { signal?: AbortSignal; hooks?: ExecutionHooks; budget?: RunBudget; resumed?: ReadonlyMap<string, string>; http?: HttpNodeDeps };
 
 /**
  * Runs a validated graph: every node starts as soon as all its predecessors are done, so
@@ -159,6 +162,7 @@ function startRun(graph: Graph, inputs: Record<string, string>, models: ModelRou
     attempts: new Map(),
     output: {},
     sizes: new TextBudget(budget),
+    http: new HttpNodes(options.http ?? httpNodeDeps({ config: loadConfig({}) }, 0)),
     resumed: options.resumed ?? new Map(),
     render: (source) => budget.compute('renderTemplate', { source, scope: scopeFor(source, scope) }, signal),
   };
@@ -203,7 +207,7 @@ function followedTexts(incoming: WorkflowEdge[], sources: (string | null)[]): st
 async function runStep(run: RunState, node: WorkflowNode, before: string[]): Promise<string> {
   const step: StepProgress = { input: '', usage: null, started: false };
   try {
-    step.input = await inputOf(node, before, run.inputs, run.render, run.verdicts);
+    step.input = node.type === 'http_request' ? await run.http.prepare(node, run.render) : await inputOf(node, before, run.inputs, run.render, run.verdicts);
     await run.hooks.onStepStart?.(node, step.input);
     step.started = true;
     const done = await stepWork(run, node, step.input, before);
@@ -246,6 +250,8 @@ async function stepWork(run: RunState, node: WorkflowNode, input: string, before
       const result = await callModel(run, node, input);
       return { text: result.content, usage: result.usage };
     }
+    case 'http_request':
+      return { text: await run.http.send(node, run.signal, (attempt) => void run.attempts.set(node.id, attempt)), usage: null };
     case 'text_output': {
       const value = formatOutput(node.config.format, before);
       run.sizes.output(node.id, value);
@@ -304,7 +310,7 @@ async function stepFailed(run: RunState, node: WorkflowNode, step: StepProgress,
     attempts: run.attempts.get(node.id) ?? null,
   });
   // on_error: continue — never for a cancel or the run's own timeout, which stop everything.
-  if (node.type === 'llm_call' && node.config.on_error === 'continue' && !run.signal.aborted && failure.code !== 'cancelled') {
+  if ((node.type === 'llm_call' || node.type === 'http_request') && node.config.on_error === 'continue' && !run.signal.aborted && failure.code !== 'cancelled') {
     run.scope.nodes[node.id] = { output: '' };
     return '';
   }

@@ -5,6 +5,7 @@
 import type { AppContext } from '../context.ts';
 import { abandonedRunError, Attempt, beginAttempt, type AttemptDeps, type Outcome } from './attempt.ts';
 import { executeGraph } from './executor.ts';
+import { httpNodeDeps } from './httpNodeDeps.ts';
 import { RunFailure } from '../shared/errors.ts';
 import { runBudget } from './compute/budget.ts';
 import type { ModelRouter } from './providers/index.ts';
@@ -20,7 +21,7 @@ import type { NewStepRow, RunRow } from './store.ts';
 const STATUS_POLL_MS = 1000;
 
 /** What a worker reads: the store, RUN_TIMEOUT_SECONDS, the logger, the clock. */
-export type RunnerContext = Pick<AppContext, 'db' | 'config' | 'logger' | 'now'>;
+export type RunnerContext = Pick<AppContext, 'db' | 'config' | 'logger' | 'now'> & Partial<Pick<AppContext, 'sealer'>>;
 
 /** Where a worker tells of the runs it ended (`Prefer: wait`) and of the events it stored (event streams): NOTIFY. */
 export type RunAnnouncer = Pick<RunQueue, 'announceRunEnded' | 'announceRunEvents'>;
@@ -110,7 +111,7 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
         signal: controller.signal,
         hooks: attempt.hooks(),
         budget: runBudget(ctx.config, String(attempt.run.user_id)), // compute and size caps; the owner's share of the compute pool
-        resumed: attempt.resumed,
+        resumed: attempt.resumed, http: httpNodeDeps(ctx, attempt.run.user_id), // http_request: the outbound policy, the owner's secrets
       });
       return { status: 'completed', output: JSON.stringify(output), error: null };
     } catch (err) {

@@ -1,4 +1,5 @@
 import type { components } from '../../generated/api.d.ts';
+import type { OutboundFailure } from '../outbound/errors.ts';
 
 // The one catalogue of the errors the service answers with: RFC 9457 problems (each with its own
 // `code`), the authorization endpoint's errors (a page, or RFC 6749 4.1.2.1 to the redirect_uri),
@@ -381,9 +382,8 @@ export type RunErrorCode =
   | 'compute_limit'
   | 'output_too_large'
   | 'internal_error'
-  | 'worker_lost'
-  | 'store_unavailable'
-  | 'queue_unavailable';
+  | 'worker_lost' | 'store_unavailable' | 'queue_unavailable'
+  | OutboundFailure | 'http_status' | 'http_invalid_json' | 'secret_not_found'; // an http_request node's
 
 /** Why a node (and so the run) failed: stored as the run's or step's `error`, never an HTTP answer. */
 export class RunFailure extends Error {

@@ -5,6 +5,7 @@
 import type { components } from '../../generated/api.d.ts';
 import { configProblems, escapePointer, NODE_TYPES, type NodeType } from './nodeConfig.ts';
 import { analyseTemplate, referenceProblem } from './templates.ts';
+import { httpRequestProblems, httpRequestTemplates } from './httpRequestConfig.ts';
 import type { ProblemItem } from '../shared/errors.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
@@ -70,6 +71,7 @@ function checkNodeId(value: unknown, at: string, report: Report): value is strin
 /** A node's config against its type's schema in openapi.yaml (nodeConfig.ts). */
 function checkConfig(type: NodeType, config: Record<string, unknown>, at: string, limits: GraphLimits, report: Report): void {
   for (const { pointer, message } of configProblems(type, config, limits.maxTokens)) report(`${at}${pointer}`, message);
+  if (type === 'http_request') for (const { pointer, message } of httpRequestProblems(config)) report(`${at}${pointer}`, message);
 }
 
 interface NodeFacts {
@@ -289,9 +291,10 @@ function templatedNodes(nodes: unknown[], facts: NodeFacts): Templates {
   nodes.forEach((node, i) => {
     if (!isObject(node) || typeof node.id !== 'string' || facts.indexById.get(node.id) !== i || !isNodeType(node.type) || !isObject(node.config)) return;
     const config = node.config;
-    const templates = (TEMPLATE_KEYS[node.type] ?? []).flatMap((key) =>
-      typeof config[key] === 'string' ? [{ source: config[key], pointer: `/nodes/${i}/config/${key}` }] : [],
-    );
+    const templates =
+      node.type === 'http_request'
+        ? httpRequestTemplates(config).map(({ source, pointer }) => ({ source, pointer: `/nodes/${i}/config${pointer}` }))
+        : (TEMPLATE_KEYS[node.type] ?? []).flatMap((key) => (typeof config[key] === 'string' ? [{ source: config[key], pointer: `/nodes/${i}/config/${key}` }] : []));
     if (templates.length) found.set(node.id, templates);
   });
   return found;

@@ -38,6 +38,17 @@ describe('contract versioning rules', () => {
     expect(failures(facts({ breaking: [warning], specChanged: true, changelog: changelog('- RunStatus: `paused`.') }))).toEqual([]);
   });
 
+  it('takes a new node type (a oneOf branch of a workflow\'s nodes) as a warning, any other new oneOf branch as breaking (rule 3)', () => {
+    const nodeType = { id: 'response-property-one-of-added', level: 3, operation: 'GET', path: '/api/workflows/{workflow_id}', text: 'added `#/components/schemas/SwitchNode` to the `data/nodes/items` response property `oneOf` list for the response status `200`' };
+    const listed = { ...nodeType, path: '/api/workflows', text: 'added `#/components/schemas/SwitchNode` to the `data/items/nodes/items` response property `oneOf` list for the response status `200`' };
+    const other = { ...nodeType, text: 'added `#/components/schemas/Other` to the `data/error` response property `oneOf` list for the response status `200`' };
+    const inConfig = { ...nodeType, text: 'added `#/components/schemas/Other` to the `data/nodes/items/config/x` response property `oneOf` list for the response status `200`' };
+    const changed = (breaking: Facts['breaking']) => facts({ breaking, specChanged: true, changelog: changelog('- SwitchNode.') });
+    expect(failures(changed([nodeType, listed]))).toEqual([]);
+    expect(failures(changed([other]))).toEqual(['no breaking change since contract-v1.0.0 unless the major version moved']);
+    expect(failures(changed([inConfig]))).toEqual(['no breaking change since contract-v1.0.0 unless the major version moved']);
+  });
+
   it('fails a changed openapi.yaml with no line under Unreleased', () => {
     const failed = checkContract(facts({ specChanged: true })).filter((c) => c.failure);
     expect(failed).toHaveLength(1);

@@ -104,6 +104,7 @@ const TYPE_LABELS: Record<WorkflowNode['type'], string> = {
   template: 'template',
   condition: 'condition',
   text_output: 'text output',
+  http_request: 'HTTP request',
 };
 
 export const nodeTypeLabel = (type: string): string => TYPE_LABELS[type as WorkflowNode['type']] ?? type;
