@@ -57,6 +57,13 @@ describe('the workflow builder in a real browser', () => {
       for (const key of Object.keys(spec.config.properties ?? {})) {
         expect(await page.locator(`#builder [data-pointer="/nodes/${index}/config/${key}"]`).count(), `${spec.type}.${key}`).toBe(1);
       }
+      // Each form (an LLM call's nested retry group, a condition's choices, ...) axe clean at both widths.
+      for (const width of Object.values(SCREEN_WIDTHS)) {
+        await page.setViewportSize({ width, height: 900 });
+        expect(await scrollsSideways(page), `${spec.type} at ${width}px`).toBe(false);
+        expect(await axeViolations(page), `${spec.type} at ${width}px`).toEqual([]);
+      }
+      await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 900 });
     }
     expect(errors).toEqual([]);
   });
