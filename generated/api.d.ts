@@ -434,7 +434,8 @@ export interface paths {
          *     `data:` line of JSON. The stream ends after `run.finished`; a run that has already ended
          *     replays its events and ends. A client that reconnects with `Last-Event-ID` (an
          *     `EventSource` does so by itself) gets every event after that id, none lost and none
-         *     repeated. A comment line (`: keepalive`) is sent every 15 s while nothing else is.
+         *     repeated; one at or past the end of an ended run gets a 200 stream with no event that ends
+         *     at once (the end is not sent again). A comment line (`: keepalive`) is sent every 15 s while nothing else is.
          *
          *     | event | when | data |
          *     |---|---|---|

@@ -185,5 +185,25 @@ describe.each(testDialects())('run event stream on %s', (dialect) => {
     await server.ctx.db('run_events').where({ run_id: runId }).delete();
     const events = parseEvents(await (await openStream(workflowId, runId)).text());
     expect(events).toEqual([{ id: '1', event: 'run.finished', data: expect.objectContaining({ id: runId, status: 'completed' }) }]);
+    // Resuming after that end (or beyond it) gets nothing new: no end made up again.
+    for (const lastEventId of ['1', '7']) {
+      const resumed = await openStream(workflowId, runId, { 'Last-Event-ID': lastEventId });
+      expect(resumed.status).toBe(200);
+      expect(parseEvents(await resumed.text())).toEqual([]);
+    }
+  });
+
+  it('Last-Event-ID at or past the end of an ended run returns nothing new and ends cleanly (issue 33: not a made-up event 13 after 12)', async () => {
+    const { workflowId, runId } = await startRun('echo');
+    const all = parseEvents(await (await openStream(workflowId, runId)).text());
+    const last = Number(all.at(-1)!.id);
+    for (const lastEventId of [String(last), String(last + 1), '50']) {
+      const resumed = await openStream(workflowId, runId, { 'Last-Event-ID': lastEventId });
+      expect(resumed.status).toBe(200);
+      expect(parseEvents(await resumed.text()), `Last-Event-ID ${lastEventId}`).toEqual([]);
+    }
+    // One before the end still gets the end.
+    const before = parseEvents(await (await openStream(workflowId, runId, { 'Last-Event-ID': String(last - 1) })).text());
+    expect(before.map((e) => [e.id, e.event])).toEqual([[String(last), 'run.finished']]);
   });
 });

@@ -6,7 +6,7 @@ import type { Request, Response } from 'express';
 import type { AppContext } from '../context.ts';
 import { runsNotConfigured } from '../shared/errors.ts';
 import { startEventStream, writeFrame } from '../shared/sseStream.ts';
-import { listRunEventsAfter, sseFrame, type StoredRunEvent } from './events.ts';
+import { lastRunEventSeq, listRunEventsAfter, sseFrame, type StoredRunEvent } from './events.ts';
 import { isTerminal } from './store.ts';
 import type { RunDetail } from './service.ts';
 
@@ -76,9 +76,13 @@ export async function streamRunEvents(
       if (events.length === PAGE) continue;
       if (isTerminal(run.status)) {
         // Ended without end events (a run older than the event stream, or one failed when its queue
-        // write failed, which a replay may queue again): its end alone.
-        const { logs: _logs, ...ended } = run;
-        await writeFrame(res, sseFrame({ seq: after + 1, type: 'run.finished', data: JSON.stringify(ended) }));
+        // write failed, which a replay may queue again): its end alone, numbered after the stored
+        // events. A client at or past the end (its Last-Event-ID is the stored run.finished's, the
+        // end given before, or beyond) gets nothing new, not an event made up again (issue 33).
+        if (await endNotStored(ctx, runId, after)) {
+          const { logs: _logs, ...ended } = run;
+          await writeFrame(res, sseFrame({ seq: after + 1, type: 'run.finished', data: JSON.stringify(ended) }));
+        }
         return;
       }
       await new Promise<void>((resolve) => {
@@ -92,4 +96,12 @@ export async function streamRunEvents(
     for (const stop of stops) stop();
     if (res.headersSent && !res.writableEnded) res.end();
   }
+}
+
+/** True when the stream stored so far ends exactly at `after` and without its run.finished: its end is owed. */
+async function endNotStored(ctx: EventStreamContext, runId: string, after: number): Promise<boolean> {
+  const last = await lastRunEventSeq(ctx.db, runId);
+  if (after !== last) return false;
+  const [final] = last === 0 ? [] : await listRunEventsAfter(ctx.db, runId, last - 1, 1);
+  return final?.type !== 'run.finished';
 }
