@@ -4,6 +4,7 @@ import type { AppContext } from '../../context.ts';
 import type { SharedRateLimiter } from '../../http/sharedRateLimiter.ts';
 import { streamRunEvents } from '../../runs/eventStream.ts';
 import * as runs from '../../runs/service.ts';
+import { listSchedules, MAX_SCHEDULES_PER_WORKFLOW } from '../../schedules/service.ts';
 import { Problem } from '../../shared/errors.ts';
 import { getWorkflow, listWorkflows, type Workflow } from '../../workflows/service.ts';
 import type { PageUser } from '../views/format.ts';
@@ -38,8 +39,12 @@ function rawField(req: Request, name: string): string {
 
 async function showWorkflow(ctx: AppContext, req: Request, res: Response, status: number, user: PageUser, workflow: Workflow, form: RunFormState): Promise<void> {
   const search = searchOf(req);
-  const history = await runs.listRuns(ctx, user.id, workflow.id, { page: pageOf(req), perPage: PER_PAGE, ...(search ? { search } : {}) });
-  sendPage(res, status, workflowPage({ user, workflow, runs: history.data, runsMeta: history.meta, form, search, baseUrl: ctx.config.BASE_URL, flash: doneMessage(req) }));
+  const [history, schedules] = await Promise.all([
+    runs.listRuns(ctx, user.id, workflow.id, { page: pageOf(req), perPage: PER_PAGE, ...(search ? { search } : {}) }),
+    listSchedules(ctx, user.id, workflow.id, { page: 1, perPage: MAX_SCHEDULES_PER_WORKFLOW }), // all of them: one page
+  ]);
+  const model = { user, workflow, runs: history.data, runsMeta: history.meta, form, search, baseUrl: ctx.config.BASE_URL, schedules: schedules.data };
+  sendPage(res, status, workflowPage({ ...model, flash: doneMessage(req) }));
 }
 
 /** `?inputs_from=RUN`: the inputs of one of the workflow's runs, to run again after editing; none when it is not there. */

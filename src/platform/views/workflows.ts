@@ -7,6 +7,8 @@ import { graphSvg } from './graphSvg.ts';
 import { layout } from './layout.ts';
 import { nodeAnchor, nodeSections } from './nodeInspector.ts';
 import { curlBlock, curlForRunStart } from './runControls.ts';
+import type { Schedule } from '../../schedules/service.ts';
+import { schedulesSection } from './schedules.ts';
 
 // The console's workflow pages: the list, and a workflow (graph, description, run form, run
 // history, filtered by status or run id, and the curl command that starts a run).
@@ -111,6 +113,8 @@ export interface WorkflowModel {
   search: string;
   /** The service's public address, for the copy-as-curl command. */
   baseUrl: string;
+  /** The workflow's schedules (read-only here). */
+  schedules?: Schedule[];
   flash?: string | undefined;
 }
 
@@ -127,7 +131,7 @@ function runFilter(workflow: Workflow, search: string): Html {
 <input type="search" id="run-search" name="search" value="${byStatus ? '' : search}" maxlength="200" placeholder="run_01J"> <button type="submit">Search</button></form>`;
 }
 
-export function workflowPage({ user, workflow, runs, runsMeta, form, search, baseUrl, flash }: WorkflowModel): Html {
+export function workflowPage({ user, workflow, runs, runsMeta, form, search, baseUrl, schedules, flash }: WorkflowModel): Html {
   const history = runs.map(
     (r) => html`<tr><td><a href="/workflows/${workflow.id}/runs/${r.id}">${statusBadge(r.status)}</a><br><small><code>${r.id}</code></small></td>
 <td><span class="cell-label">Started </span>${isoDate(r.started_at ?? r.created_at)}</td><td><span class="cell-label">Duration </span>${formatDuration(r.duration)}</td>
@@ -152,6 +156,7 @@ ${
     : search
       ? html`<p>No runs match “${search}”. <a href="/workflows/${workflow.id}#runs-heading">Show every run</a>.</p>`
       : html`<p>No runs yet.</p>`
-}</section>`,
+}</section>
+${schedules ? schedulesSection(workflow.id, schedules) : ''}`,
   );
 }
