@@ -343,8 +343,9 @@ export interface paths {
         put?: never;
         /**
          * Start a run
-         * @description Every `text_input` variable must be given as a string; missing or extra inputs are a 400
-         *     that lists them. The run is queued and executes asynchronously: poll the run until its
+         * @description Every `text_input` variable must be given, as a JSON value of the node's declared `type`
+         *     (a string when it declares none); missing, extra or mistyped inputs are a 400 that lists
+         *     them. The run is queued and executes asynchronously: poll the run until its
          *     status is `completed`, `failed` or `cancelled`. A repeated request with the same
          *     `Idempotency-Key` returns the same run; the same key with other inputs is a 409. With
          *     `Prefer: wait=N` (RFC 7240, N <= 60) the answer waits until the run ends, then is a 200 with
@@ -443,7 +444,7 @@ export interface paths {
          *     | `node.started` | a node starts | `{"node_id", "node_type", "started_at"}` |
          *     | `node.delta` | an `llm_call` receives a chunk of its answer (OpenAI-compatible providers stream) | `{"node_id", "text"}`: append the texts in order |
          *     | `node.retry` | an `llm_call` whose streamed answer broke off (or timed out) is tried again | `{"node_id", "attempt", "error"}`: discard the node's `node.delta` texts so far; the next attempt's come after it |
-         *     | `node.finished` | a node ends, or is skipped | `{"node_id", "node_type", "status", "finished_at", "output", "usage", "error"}`, as in `RunStep` (`output` whole up to 200000 characters; `finished_at` null for a node that never started) |
+         *     | `node.finished` | a node ends, or is skipped | `{"node_id", "node_type", "status", "finished_at", "output", "usage", "error"}` and `output_value` when there is one, as in `RunStep` (`output` whole up to 200000 characters; `finished_at` null for a node that never started) |
          *     | `run.finished` | the run ended: completed, failed or cancelled | the `Run` (without logs) |
          *
          *     Events are stored, so any API process serves any run's stream, whichever worker runs it.
@@ -1277,6 +1278,34 @@ export interface components {
                  * @example ticket
                  */
                 variable: string;
+                /**
+                 * @description The JSON type of the run input (default `string`): a run whose input is of another
+                 *     type is a 400. The node's output is the input's value, so templates read its fields
+                 *     (`inputs.order.amount`, `nodes.<id>.output.amount`).
+                 * @example object
+                 * @enum {string}
+                 */
+                type?: "string" | "number" | "integer" | "boolean" | "object" | "array";
+                /**
+                 * @description Optional JSON Schema (2020-12) of an `object` or `array` input: templates' field
+                 *     references are checked against it when the workflow is saved, and the node checks
+                 *     the run's input against it (in the compute pool, as a model's answer is checked): a
+                 *     violation fails the node with `schema_violation`, naming the schema path.
+                 * @example {
+                 *       "type": "object",
+                 *       "required": [
+                 *         "amount"
+                 *       ],
+                 *       "properties": {
+                 *         "amount": {
+                 *           "type": "number"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                schema?: {
+                    [key: string]: unknown;
+                };
             };
         };
         /**
@@ -1349,8 +1378,71 @@ export interface components {
                  */
                 on_error?: "fail" | "continue";
                 /**
+                 * @description Asks the model for JSON (sent to the provider as OpenAI's `response_format`). The
+                 *     node's output is then the parsed JSON value, not text: an answer that is not JSON
+                 *     fails the node with `invalid_json`; with `json_schema`, a value that breaks the schema
+                 *     fails it with `schema_violation`, whose message names the schema path
+                 *     (`/properties/amount/type`) and the value's (`/amount`).
+                 * @example {
+                 *       "type": "json_schema",
+                 *       "json_schema": {
+                 *         "name": "invoice",
+                 *         "schema": {
+                 *           "type": "object",
+                 *           "required": [
+                 *             "amount"
+                 *           ],
+                 *           "properties": {
+                 *             "amount": {
+                 *               "type": "number"
+                 *             }
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                response_format?: {
+                    /**
+                     * @description `text` (the default) is plain text.
+                     * @example json_schema
+                     * @enum {string}
+                     */
+                    type: "text" | "json_object" | "json_schema";
+                    /** @description Required with `json_schema`, refused otherwise. */
+                    json_schema?: {
+                        /** @example invoice */
+                        name: string;
+                        /** @example The invoice's total. */
+                        description?: string;
+                        /**
+                         * @description A JSON Schema (2020-12) of the answer.
+                         * @example {
+                         *       "type": "object",
+                         *       "required": [
+                         *         "amount"
+                         *       ],
+                         *       "properties": {
+                         *         "amount": {
+                         *           "type": "number"
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        schema: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * @description Passed on to the provider.
+                         * @example true
+                         */
+                        strict?: boolean;
+                    };
+                };
+                /**
                  * @description The user message, as a Liquid template over `inputs.<variable>` (the run's inputs) and
-                 *     `nodes.<id>.output` (the text of a node upstream of this one). Liquid only: no code runs,
+                 *     `nodes.<id>.output` (the output of a node upstream of this one; a field of a JSON
+                 *     value is read as `nodes.<id>.output.amount`, and a whole object or list prints as
+                 *     JSON). Liquid only: no code runs,
                  *     no file is read. A reference to an input no `text_input` provides, or to a node that is
                  *     not upstream, is a 422 when the workflow is saved. Without `prompt`, the user message is
                  *     the upstream nodes' texts joined by a blank line, in the order of the edges into the node.
@@ -1443,6 +1535,10 @@ export interface components {
             type: "text_output";
             config: {
                 /**
+                 * @description `plain` and `markdown`: the upstream outputs as text (a value that is not a string as
+                 *     its JSON text), joined by a newline (`plain`) or a blank line (`markdown`). `json`:
+                 *     the one upstream output when it is a JSON value other than a string; otherwise the
+                 *     joined text parsed as JSON (kept as a string when it is not JSON).
                  * @example plain
                  * @enum {string}
                  */
@@ -1842,13 +1938,17 @@ export interface components {
         };
         RunRequest: {
             /**
-             * @description One string per `text_input` variable.
+             * @description One value per `text_input` variable: a string, or a JSON value of the type the node
+             *     declares (`number`, `integer`, `boolean`, `object`, `array`). A string is at most 200000
+             *     characters; the whole body is bounded by the request size limit.
              * @example {
              *       "ticket": "The export button does nothing on Safari 18."
              *     }
              */
             inputs: {
-                [key: string]: string;
+                [key: string]: string | number | boolean | {
+                    [key: string]: unknown;
+                } | unknown[];
             };
             /**
              * @description Run this version of the workflow (listWorkflowVersions) instead of the current one: its
@@ -1874,7 +1974,9 @@ export interface components {
              *     RUN_COMPUTE_MAX_MS), `output_too_large` (a node's text, the run's texts
              *     together or the run's output passed its size cap: NODE_TEXT_MAX_CHARS, RUN_TEXT_MAX_CHARS,
              *     RUN_OUTPUT_MAX_CHARS). Others: `model_unavailable`, `template_error` (a template that could
-             *     not be rendered), `timeout` (the run's wall-clock limit, RUN_TIMEOUT_SECONDS), `cancelled`,
+             *     not be rendered, or whose `parse_json` met text that is not JSON), `invalid_json` (an `llm_call`
+             *     with `response_format` answered text that is not JSON), `schema_violation` (its JSON broke
+             *     the node's schema; the message names the schema path), `timeout` (the run's wall-clock limit, RUN_TIMEOUT_SECONDS), `cancelled`,
              *     `queue_unavailable`, `worker_lost` (the worker executing the run stopped on its last
              *     delivery), `store_unavailable` (the database stayed unreachable through every retry of
              *     the run). An `http_request` node's: `http_refused`, `http_timeout`, `http_status`,
@@ -1900,12 +2002,25 @@ export interface components {
             workflow_version?: number;
             status: components["schemas"]["RunStatus"];
             /**
+             * @description The run's inputs as text; an input that is not a string is given as its JSON text (its value is in `input_values`).
              * @example {
              *       "ticket": "The export button does nothing on Safari 18."
              *     }
              */
             inputs: {
                 [key: string]: string;
+            };
+            /**
+             * @description Present when an input is not a string; then every input, as the JSON value it was given.
+             * @example {
+             *       "order": {
+             *         "amount": 12.5
+             *       },
+             *       "ticket": "Refund please"
+             *     }
+             */
+            input_values?: {
+                [key: string]: unknown;
             };
             /**
              * @description Result of a completed run (null before): an object keyed by `text_output` node id, each
@@ -1978,10 +2093,19 @@ export interface components {
              */
             input: string | null;
             /**
-             * @description The text the node produced; null unless it completed.
+             * @description The text the node produced, or the JSON text of its value when that is not a string; null unless it completed.
              * @example The export button does nothing on Safari 18.
              */
             output: string | null;
+            /**
+             * @description Present when the node's output is a JSON value other than a string (an `llm_call` with
+             *     `response_format`, a typed `text_input`, ...) and `output` is not cut: that value.
+             *     `output` holds its JSON text.
+             * @example {
+             *       "amount": 12.5
+             *     }
+             */
+            output_value?: unknown;
             /**
              * @description `input` or `output` was longer than 200000 characters and is cut there.
              * @example false
@@ -2007,12 +2131,25 @@ export interface components {
             workflow_version?: number;
             status: components["schemas"]["RunStatus"];
             /**
+             * @description The run's inputs as text; an input that is not a string is given as its JSON text (its value is in `input_values`).
              * @example {
              *       "ticket": "The export button does nothing on Safari 18."
              *     }
              */
             inputs: {
                 [key: string]: string;
+            };
+            /**
+             * @description Present when an input is not a string; then every input, as the JSON value it was given.
+             * @example {
+             *       "order": {
+             *         "amount": 12.5
+             *       },
+             *       "ticket": "Refund please"
+             *     }
+             */
+            input_values?: {
+                [key: string]: unknown;
             };
             /**
              * @description Result of a completed run (null before): an object keyed by `text_output` node id, each

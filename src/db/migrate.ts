@@ -15,6 +15,7 @@ import * as workflowVersions from './migrations/0012_workflow_versions.ts';
 import * as workflowHooks from './migrations/0013_workflow_hooks.ts';
 import * as userSecrets from './migrations/0014_user_secrets.ts';
 import * as workflowSchedules from './migrations/0016_workflow_schedules.ts';
+import * as stepOutputJson from './migrations/0017_step_output_json.ts';
 import * as stepAttempts from './migrations/0019_step_attempts.ts';
 import * as oidcCodes from './migrations/0020_oidc_codes.ts';
 
@@ -46,6 +47,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0013_workflow_hooks', workflowHooks],
     ['0014_user_secrets', userSecrets],
     ['0016_workflow_schedules', workflowSchedules],
+    ['0017_step_output_json', stepOutputJson],
     ['0019_step_attempts', stepAttempts],
     ['0020_oidc_codes', oidcCodes],
   ];

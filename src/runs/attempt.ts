@@ -59,10 +59,10 @@ export class Attempt {
   readonly run: RunRow;
   /** The graph it executes, as the run stored it, and its inputs. */
   readonly snapshot: GraphSnapshot;
-  readonly inputs: Record<string, string>;
+  readonly inputs: Record<string, unknown>;
   readonly controller = new AbortController();
   /** Node id -> text of the nodes earlier attempts finished: the execution takes them up without running them. */
-  readonly resumed = new Map<string, string>();
+  readonly resumed = new Map<string, unknown>();
   /** Nodes earlier attempts logged as skipped: not logged again. */
   private readonly keptSkipped = new Set<string>();
   /** The attempt resumes after steps of earlier attempts. */
@@ -84,7 +84,7 @@ export class Attempt {
     this.deps = deps;
     this.run = run;
     this.snapshot = JSON.parse(run.graph) as GraphSnapshot;
-    this.inputs = JSON.parse(run.inputs) as Record<string, string>;
+    this.inputs = JSON.parse(run.inputs) as Record<string, unknown>;
     this.startedAt = run.started_at ?? deps.now();
     for (const step of kept) this.keep(step);
     this.resuming = kept.length > 0;
@@ -101,7 +101,9 @@ export class Attempt {
   private keep(step: KeptStep): void {
     this.inputCut.set(step.node_id, false);
     if (step.status === 'skipped') this.keptSkipped.add(step.node_id);
-    else this.resumed.set(step.node_id, step.status === 'completed' ? (step.output_preview ?? '') : '');
+    else if (step.status !== 'completed') this.resumed.set(step.node_id, '');
+    // A value that is not a string was logged as its JSON, whole (a cut output is not kept).
+    else this.resumed.set(step.node_id, step.output_json && step.output_preview !== null ? (JSON.parse(step.output_preview) as unknown) : (step.output_preview ?? ''));
     if (step.usage) this.addUsage(JSON.parse(step.usage) as StepReport['usage']);
   }
 
@@ -212,6 +214,7 @@ export class Attempt {
       status: report.status,
       finished_at: new Date(finishedAt).toISOString(),
       output: logged.text,
+      ...(report.outputIsJson && !logged.cut && report.output !== null ? { output_value: JSON.parse(report.output) as unknown } : {}),
       usage: report.usage,
       error: report.error ? report.error.toJSON() : null,
     });
@@ -219,6 +222,7 @@ export class Attempt {
       status: report.status,
       finished_at: finishedAt,
       output_preview: logged.text,
+      output_json: report.outputIsJson ?? false,
       truncated: logged.cut || (this.inputCut.get(report.nodeId) ?? false),
       usage: report.usage ? JSON.stringify(report.usage) : null,
       error: report.error ? JSON.stringify(report.error.toJSON()) : null,
@@ -234,7 +238,7 @@ export class Attempt {
   }
 
   private unstarted(node: WorkflowNode, status: string): NewStepRow {
-    const none = { started_at: null, finished_at: null, input_preview: null, output_preview: null, usage: null, error: null, attempts: null };
+    const none = { started_at: null, finished_at: null, input_preview: null, output_preview: null, output_json: false, usage: null, error: null, attempts: null };
     return { run_id: this.run.id, node_id: node.id, node_type: node.type, status, ...none, truncated: false };
   }
 

@@ -9,6 +9,8 @@ import { scopeFor } from './compute/scope.ts';
 import { HttpNodes, type HttpNodeDeps } from './httpRequest.ts';
 import { httpNodeDeps } from './httpNodeDeps.ts';
 import { ModelUnavailableError, ProviderError, type ChatRequest, type ModelRouter, type Usage } from './providers/index.ts';
+import { formatOutput, produced, type Produced } from './values.ts';
+import { TextBudget } from './textBudget.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
 export type WorkflowEdge = components['schemas']['WorkflowEdge'];
@@ -24,7 +26,10 @@ export interface StepReport {
   nodeType: WorkflowNode['type'];
   status: 'completed' | 'failed' | 'cancelled';
   input: string;
+  /** The output as text (a value that is not a string as its JSON); null unless completed. */
   output: string | null;
+  /** The output is a JSON value other than a string, whose JSON `output` is. */
+  outputIsJson?: boolean;
   usage: Usage | null;
   error: RunFailure | null;
   /** Calls to the model provider (1 plus retries); null for a node that made none. */
@@ -47,16 +52,6 @@ export interface ExecutionHooks {
 export interface Execution {
   /** Keyed by `text_output` node id: the formatted text, or for `json` the parsed value. */
   output: Record<string, unknown>;
-}
-
-function formatOutput(format: 'plain' | 'markdown' | 'json', texts: string[]): unknown {
-  const text = texts.join(format === 'markdown' ? '\n\n' : '\n');
-  if (format !== 'json') return text;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text; // not JSON: kept as a JSON string, never lost
-  }
 }
 
 /** A condition's verdict on its rendered sides (exact, case-sensitive; `empty` ignores surrounding whitespace). */
@@ -83,15 +78,15 @@ export function compare(operator: ConditionOperator, left: string, right: string
 
 /** One run's working state, shared by its nodes. */
 interface RunState {
-  inputs: Record<string, string>;
+  inputs: Record<string, unknown>;
   models: ModelRouter;
   hooks: ExecutionHooks;
   signal: AbortSignal;
   byId: Map<string, WorkflowNode>;
   edgesIn: Map<string, WorkflowEdge[]>;
-  /** Each node's text once done; null when it was skipped. */
-  texts: Map<string, Promise<string | null>>;
-  /** What templates see: the run's inputs and each finished node's text. */
+  /** Each node's output once done; null when it was skipped. */
+  texts: Map<string, Promise<Produced | null>>;
+  /** What templates see: the run's inputs and each finished node's output. */
   scope: TemplateScope;
   /** Each condition's text (`true` / `false`), set when its sides are rendered. */
   verdicts: Map<string, string>;
@@ -101,8 +96,9 @@ interface RunState {
   sizes: TextBudget;
   http: HttpNodes;
   /** The texts of the nodes an earlier attempt of the run finished: they are not run again. */
-  resumed: ReadonlyMap<string, string>;
+  resumed: ReadonlyMap<string, unknown>;
   render(source: string): Promise<string>;
+  budget: RunBudget;
 }
 
 /** What a step has done so far, for the log of its failure. */
@@ -113,8 +109,8 @@ interface StepProgress {
 }
 
 type LlmCallNode = components['schemas']['LlmCallNode'];
-/** `resumed`: node id -> text, for the nodes an earlier attempt finished (a run taken over resumes after them). */
-type ExecuteOptions = { signal?: AbortSignal; hooks?: ExecutionHooks; budget?: RunBudget; resumed?: ReadonlyMap<string, string>; http?: HttpNodeDeps };
+/** `resumed`: node id -> output value, for the nodes an earlier attempt finished (a run taken over resumes after them). */
+type ExecuteOptions = { signal?: AbortSignal; hooks?: ExecutionHooks; budget?: RunBudget; resumed?: ReadonlyMap<string, unknown>; http?: HttpNodeDeps };
 
 /**
  * Runs a validated graph: every node starts as soon as all its predecessors are done, so
@@ -125,7 +121,7 @@ type ExecuteOptions = { signal?: AbortSignal; hooks?: ExecutionHooks; budget?: R
  */
 export async function executeGraph(
   graph: Graph,
-  inputs: Record<string, string>,
+  inputs: Record<string, unknown>,
   models: ModelRouter,
   options: ExecuteOptions = {},
 ): Promise<Execution> {
@@ -143,7 +139,7 @@ export async function executeGraph(
 }
 
 /** The run's state before any node starts; `stop` aborts it on the first failure. */
-function startRun(graph: Graph, inputs: Record<string, string>, models: ModelRouter, options: ExecuteOptions, stop: AbortSignal): RunState {
+function startRun(graph: Graph, inputs: Record<string, unknown>, models: ModelRouter, options: ExecuteOptions, stop: AbortSignal): RunState {
   const budget = options.budget ?? defaultBudget();
   const signal = options.signal ? AbortSignal.any([options.signal, stop]) : stop;
   const edgesIn = new Map<string, WorkflowEdge[]>(graph.nodes.map((n) => [n.id, []]));
@@ -165,11 +161,12 @@ function startRun(graph: Graph, inputs: Record<string, string>, models: ModelRou
     http: new HttpNodes(options.http ?? httpNodeDeps({ config: loadConfig({}) }, 0)),
     resumed: options.resumed ?? new Map(),
     render: (source) => budget.compute('renderTemplate', { source, scope: scopeFor(source, scope) }, signal),
+    budget,
   };
 }
 
-/** A node's text, started once however many nodes wait on it. */
-function runNode(run: RunState, node: WorkflowNode): Promise<string | null> {
+/** A node's output, started once however many nodes wait on it. */
+function runNode(run: RunState, node: WorkflowNode): Promise<Produced | null> {
   let pending = run.texts.get(node.id);
   if (pending) return pending;
   pending = nodeText(run, node);
@@ -178,7 +175,7 @@ function runNode(run: RunState, node: WorkflowNode): Promise<string | null> {
 }
 
 /** Waits for the node's sources, then skips it (null) when no edge into it was followed, or runs it. */
-async function nodeText(run: RunState, node: WorkflowNode): Promise<string | null> {
+async function nodeText(run: RunState, node: WorkflowNode): Promise<Produced | null> {
   const incoming = run.edgesIn.get(node.id) ?? [];
   const sources = await Promise.all(incoming.map((edge) => runNode(run, run.byId.get(edge.from)!)));
   const before = followedTexts(incoming, sources);
@@ -187,24 +184,23 @@ async function nodeText(run: RunState, node: WorkflowNode): Promise<string | nul
     await run.hooks.onStepSkipped?.(node);
     return null;
   }
-  const resumed = run.resumed.get(node.id);
-  if (resumed !== undefined) return resumeStep(run, node, resumed, before);
+  if (run.resumed.has(node.id)) return resumeStep(run, node, run.resumed.get(node.id), before);
   if (run.hooks.shouldContinue && !(await run.hooks.shouldContinue())) {
     throw new RunFailure('cancelled', 'The run was cancelled.', node.id);
   }
   return runStep(run, node, before);
 }
 
-/** The texts of the edges followed: their source ran, and a condition's branch matches its verdict. */
-function followedTexts(incoming: WorkflowEdge[], sources: (string | null)[]): string[] {
+/** The outputs of the edges followed: their source ran, and a condition's branch matches its verdict. */
+function followedTexts(incoming: WorkflowEdge[], sources: (Produced | null)[]): Produced[] {
   return incoming.flatMap((edge, i) => {
-    const text = sources[i];
-    return text === null || text === undefined || (edge.branch !== undefined && edge.branch !== text) ? [] : [text];
+    const out = sources[i];
+    return out === null || out === undefined || (edge.branch !== undefined && edge.branch !== out.text) ? [] : [out];
   });
 }
 
 /** Runs one node as a logged step: start, its work, the size caps, end. */
-async function runStep(run: RunState, node: WorkflowNode, before: string[]): Promise<string> {
+async function runStep(run: RunState, node: WorkflowNode, before: Produced[]): Promise<Produced> {
   const step: StepProgress = { input: '', usage: null, started: false };
   try {
     step.input = node.type === 'http_request' ? await run.http.prepare(node, run.render) : await inputOf(node, before, run.inputs, run.render, run.verdicts);
@@ -212,10 +208,12 @@ async function runStep(run: RunState, node: WorkflowNode, before: string[]): Pro
     step.started = true;
     const done = await stepWork(run, node, step.input, before);
     step.usage = done.usage;
-    run.sizes.keep(done.text);
-    await run.hooks.onStepEnd?.({ nodeId: node.id, nodeType: node.type, status: 'completed', input: step.input, output: done.text, usage: step.usage, error: null, attempts: run.attempts.get(node.id) ?? null });
-    run.scope.nodes[node.id] = { output: done.text };
-    return done.text;
+    const out = produced(done.value);
+    run.sizes.keep(out.text);
+    const outputIsJson = typeof out.value !== 'string';
+    await run.hooks.onStepEnd?.({ nodeId: node.id, nodeType: node.type, status: 'completed', input: step.input, output: out.text, outputIsJson, usage: step.usage, error: null, attempts: run.attempts.get(node.id) ?? null });
+    run.scope.nodes[node.id] = { output: out.value };
+    return out;
   } catch (err) {
     return stepFailed(run, node, step, err);
   }
@@ -226,39 +224,58 @@ async function runStep(run: RunState, node: WorkflowNode, before: string[]): Pro
  * log, no event): its text as logged, and what it left in the run's state (a condition's verdict,
  * a text_output's share of the output, made again from its inputs, which are restored too).
  */
-function resumeStep(run: RunState, node: WorkflowNode, text: string, before: string[]): string {
-  if (node.type === 'condition') run.verdicts.set(node.id, text);
+function resumeStep(run: RunState, node: WorkflowNode, value: unknown, before: Produced[]): Produced {
+  const out = produced(value);
+  if (node.type === 'condition') run.verdicts.set(node.id, out.text);
   if (node.type === 'text_output') {
     const value = formatOutput(node.config.format, before);
     run.sizes.output(node.id, value);
     run.output[node.id] = value;
   }
-  run.sizes.keep(text);
-  run.scope.nodes[node.id] = { output: text };
-  return text;
+  run.sizes.keep(out.text);
+  run.scope.nodes[node.id] = { output: out.value };
+  return out;
 }
 
 /** What the node does with its input: pass it on, give its verdict, ask a model, or write the run's output. */
-async function stepWork(run: RunState, node: WorkflowNode, input: string, before: string[]): Promise<{ text: string; usage: Usage | null }> {
+async function stepWork(run: RunState, node: WorkflowNode, input: string, before: Produced[]): Promise<{ value: unknown; usage: Usage | null }> {
   switch (node.type) {
     case 'text_input':
+      return { value: await inputValue(run, node), usage: null };
     case 'template':
-      return { text: input, usage: null };
+      return { value: input, usage: null };
     case 'condition':
-      return { text: run.verdicts.get(node.id)!, usage: null };
+      return { value: run.verdicts.get(node.id)!, usage: null };
     case 'llm_call': {
       const result = await callModel(run, node, input);
-      return { text: result.content, usage: result.usage };
+      return { value: await answerValue(run, node, result.content), usage: result.usage };
     }
     case 'http_request':
-      return { text: await run.http.send(node, run.signal, (attempt) => void run.attempts.set(node.id, attempt)), usage: null };
+      return { value: await run.http.send(node, run.signal, (attempt) => void run.attempts.set(node.id, attempt)), usage: null };
     case 'text_output': {
       const value = formatOutput(node.config.format, before);
       run.sizes.output(node.id, value);
       run.output[node.id] = value;
-      return { text: typeof value === 'string' ? value : JSON.stringify(value), usage: null };
+      return { value, usage: null };
     }
   }
+}
+
+type TextInputNode = components['schemas']['TextInputNode'];
+
+/** A text_input's run input (its type was checked when the run started); a declared schema is checked in the compute pool. */
+async function inputValue(run: RunState, node: TextInputNode): Promise<unknown> {
+  const value = run.inputs[node.config.variable] ?? '';
+  if (!node.config.schema) return value;
+  return run.budget.compute('jsonValue', { value, schema: node.config.schema, what: `The input "${node.config.variable}"` }, run.signal);
+}
+
+/** An llm_call's answer: its text, or with `response_format` asking for JSON, the value parsed (and checked against the schema) in the compute pool. */
+async function answerValue(run: RunState, node: LlmCallNode, content: string): Promise<unknown> {
+  const format = node.config.response_format;
+  if (!format || format.type === 'text') return content;
+  const schema = format.type === 'json_schema' ? format.json_schema?.schema : undefined;
+  return run.budget.compute('jsonValue', { text: content, what: "The model's answer", ...(schema ? { schema } : {}) }, run.signal);
 }
 
 function callModel(run: RunState, node: LlmCallNode, input: string) {
@@ -272,6 +289,7 @@ function callModel(run: RunState, node: LlmCallNode, input: string) {
     messages,
     temperature: node.config.temperature,
     max_tokens: node.config.max_tokens,
+    ...(node.config.response_format && node.config.response_format.type !== 'text' ? { response_format: node.config.response_format } : {}),
     signal: run.signal,
     onAttempt: (attempt: number) => void run.attempts.set(node.id, attempt),
     ...(run.hooks.onStepDelta ? streamed(run, node) : {}),
@@ -296,7 +314,7 @@ function streamed(run: RunState, node: WorkflowNode): Pick<ChatRequest, 'onDelta
 }
 
 /** Logs the step's failure; an llm_call with `on_error: continue` goes on with an empty text, any other stops the run. */
-async function stepFailed(run: RunState, node: WorkflowNode, step: StepProgress, err: unknown): Promise<string> {
+async function stepFailed(run: RunState, node: WorkflowNode, step: StepProgress, err: unknown): Promise<Produced> {
   const failure = toFailure(err, node, run.signal);
   if (!step.started) await run.hooks.onStepStart?.(node, step.input); // a template that did not render: logged as the node's failure
   await run.hooks.onStepEnd?.({
@@ -312,7 +330,7 @@ async function stepFailed(run: RunState, node: WorkflowNode, step: StepProgress,
   // on_error: continue — never for a cancel or the run's own timeout, which stop everything.
   if ((node.type === 'llm_call' || node.type === 'http_request') && node.config.on_error === 'continue' && !run.signal.aborted && failure.code !== 'cancelled') {
     run.scope.nodes[node.id] = { output: '' };
-    return '';
+    return produced('');
   }
   throw failure;
 }
@@ -324,14 +342,14 @@ async function stepFailed(run: RunState, node: WorkflowNode, step: StepProgress,
  */
 async function inputOf(
   node: WorkflowNode,
-  before: string[],
-  inputs: Record<string, string>,
+  before: Produced[],
+  inputs: Record<string, unknown>,
   render: (source: string) => Promise<string>,
   verdicts: Map<string, string>,
 ): Promise<string> {
   switch (node.type) {
     case 'text_input':
-      return inputs[node.config.variable] ?? '';
+      return produced(inputs[node.config.variable] ?? '').text;
     case 'template':
       return render(node.config.template);
     case 'condition': {
@@ -342,9 +360,9 @@ async function inputOf(
       return node.config.right === undefined ? `${JSON.stringify(left)} ${node.config.operator}` : `${JSON.stringify(left)} ${node.config.operator} ${JSON.stringify(right)}`;
     }
     case 'llm_call':
-      return node.config.prompt === undefined ? before.join('\n\n') : render(node.config.prompt);
+      return node.config.prompt === undefined ? before.map((p) => p.text).join('\n\n') : render(node.config.prompt);
     default:
-      return before.join('\n\n');
+      return before.map((p) => p.text).join('\n\n');
   }
 }
 
@@ -369,32 +387,3 @@ function toFailure(err: unknown, node: WorkflowNode, signal: AbortSignal): RunFa
 /** Without a budget of the caller's: the configured defaults, as an anonymous owner. */
 let fallbackBudget: RunBudget | undefined;
 const defaultBudget = () => (fallbackBudget ??= runBudget(loadConfig({}), 'anonymous'));
-
-/**
- * The size caps of a run's texts: each node's (NODE_TEXT_MAX_CHARS), all the texts the run keeps
- * (RUN_TEXT_MAX_CHARS: they stay in memory until it ends) and its output as stored
- * (RUN_OUTPUT_MAX_CHARS). Past one, the node fails with `output_too_large`.
- */
-class TextBudget {
-  private kept = 0;
-  private outputChars = 2; // `{}`
-  private readonly budget: RunBudget;
-  constructor(budget: RunBudget) {
-    this.budget = budget;
-  }
-
-  keep(text: string): void {
-    const max = this.budget.nodeTextMaxChars;
-    if (text.length > max) throw new RunFailure('output_too_large', `The node's text is ${text.length} characters, more than ${max} (NODE_TEXT_MAX_CHARS).`);
-    this.kept += text.length;
-    if (this.kept > this.budget.runTextMaxChars) {
-      throw new RunFailure('output_too_large', `The run's texts passed ${this.budget.runTextMaxChars} characters together (RUN_TEXT_MAX_CHARS).`);
-    }
-  }
-
-  output(nodeId: string, value: unknown): void {
-    this.outputChars += JSON.stringify(nodeId).length + JSON.stringify(value).length + 2; // `"id":value,`
-    const max = this.budget.runOutputMaxChars;
-    if (this.outputChars > max) throw new RunFailure('output_too_large', `The run's output passed ${max} characters (RUN_OUTPUT_MAX_CHARS).`);
-  }
-}

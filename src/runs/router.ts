@@ -80,7 +80,7 @@ export async function startRunAndAnswer(
   req: Request,
   res: Response,
   owner: { userId: number; workflowId: string },
-  inputs: Record<string, string>,
+  inputs: service.RunInputs,
   runStarts: SharedRateLimiter,
   version?: number,
 ): Promise<void> {

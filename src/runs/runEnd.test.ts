@@ -33,6 +33,7 @@ describe.each(testDialects())('ending a run on %s', (dialect) => {
     finished_at: 1_001,
     input_preview: `input of ${nodeId}`,
     output_preview: `output of ${nodeId}`,
+    output_json: false,
     truncated: nodeId === 'b',
     usage: null,
     error: null,

@@ -11,7 +11,7 @@ export const RUN_COLUMNS = [
 ] as const satisfies readonly (keyof NewRunRow)[];
 
 export const STEP_COLUMNS = [
-  'run_id', 'node_id', 'node_type', 'status', 'started_at', 'finished_at', 'input_preview', 'output_preview', 'truncated', 'usage', 'error', 'attempts',
+  'run_id', 'node_id', 'node_type', 'status', 'started_at', 'finished_at', 'input_preview', 'output_preview', 'output_json', 'truncated', 'usage', 'error', 'attempts',
 ] as const satisfies readonly (keyof NewStepRow)[];
 
 export const runInsert = prepared<{ [K in keyof NewRunRow]: NewRunRow[K] }>('run_insert', (db, param) =>

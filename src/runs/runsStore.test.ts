@@ -45,7 +45,7 @@ describe.each(testDialects())('the runs store on %s', (dialect) => {
     (await createWorkflow({ db: testDb.db, config: loadConfig({}), now: Date.now }, owner.userId, { name, ...seedGraph() })).id;
   const step = (runId: string, nodeId: string, status = 'running'): NewStepRow => ({
     run_id: runId, node_id: nodeId, node_type: 'text_input', status, started_at: 1_000, finished_at: null,
-    input_preview: null, output_preview: null, truncated: false, usage: null, error: null,
+    input_preview: null, output_preview: null, output_json: false, truncated: false, usage: null, error: null,
   });
 
   it('starts runs within the user\'s limit of unfinished runs: the first that fit are stored, the rest are over it', async () => {
@@ -85,9 +85,9 @@ describe.each(testDialects())('the runs store on %s', (dialect) => {
     expect(await store.takeOver(id, 2, 3_000, [])).toBeUndefined();
     expect(await stepsOf(id)).toHaveLength(7);
     expect(await store.takeOver(id, 1, 3_000, ['e'])).toEqual([
-      { node_id: 'a', status: 'completed', output_preview: 'out a', usage: null },
-      { node_id: 'c', status: 'skipped', output_preview: null, usage: null },
-      { node_id: 'e', status: 'failed', output_preview: null, usage: null }, // continued past (on_error: continue)
+      { node_id: 'a', status: 'completed', output_preview: 'out a', output_json: false, usage: null },
+      { node_id: 'c', status: 'skipped', output_preview: null, output_json: false, usage: null },
+      { node_id: 'e', status: 'failed', output_preview: null, output_json: false, usage: null }, // continued past (on_error: continue)
     ]);
     expect(await find(id)).toMatchObject({ status: 'running', attempts: 2, started_at: 3_000 });
     // b was mid-call, d failed the run, f was stopped, g's output was cut in the log: they run again.
@@ -97,7 +97,7 @@ describe.each(testDialects())('the runs store on %s', (dialect) => {
   it('appends steps in execution order and ends the one still running', async () => {
     const id = await stored('running', 1);
     await store.appendSteps([step(id, 'a'), step(id, 'b', 'skipped')]);
-    await store.endStep(id, 'a', { status: 'completed', finished_at: 1_500, output_preview: 'out', truncated: false, usage: null, error: null });
+    await store.endStep(id, 'a', { status: 'completed', finished_at: 1_500, output_preview: 'out', output_json: false, truncated: false, usage: null, error: null });
     expect(await stepsOf(id)).toEqual(['a completed', 'b skipped']);
   });
 

@@ -49,7 +49,8 @@ export class PostgresRunsStore {
       const count = await trx('runs').where({ id, status: 'running', attempts: expectedAttempt }).update({ started_at: now, attempts: expectedAttempt + 1 });
       if (count !== 1) return undefined;
       await trx('run_steps').where({ run_id: id }).whereNot((kept) => keptStep(kept, continued)).delete();
-      return (await trx('run_steps').where({ run_id: id }).orderBy('id').select('node_id', 'status', 'output_preview', 'usage')) as KeptStep[];
+      const kept = (await trx('run_steps').where({ run_id: id }).orderBy('id').select('node_id', 'status', 'output_preview', 'output_json', 'usage')) as KeptStep[];
+      return kept.map((step) => ({ ...step, output_json: Boolean(step.output_json) })); // MySQL's booleans are 0 and 1
     });
   }
 

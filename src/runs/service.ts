@@ -14,6 +14,7 @@ import { insertRunWithinLimit } from './quotaBatches.ts';
 import { runsStore } from './runsStore.ts';
 import * as store from './store.ts';
 import type { RunRow, RunStepRow, StreamSoFar } from './store.ts';
+import { canonicalJson, isOfType, toText } from './values.ts';
 
 export type Run = components['schemas']['Run'];
 export type RunDetail = components['schemas']['RunDetail'];
@@ -63,7 +64,7 @@ export function toRun(row: RunRow): Run {
     workflow_id: row.workflow_id,
     workflow_version: snapshotVersion(row.graph),
     status: row.status,
-    inputs: JSON.parse(row.inputs) as Record<string, string>,
+    ...inputsOf(row.inputs),
     output: row.output === null ? null : (JSON.parse(row.output) as unknown),
     error: row.error === null ? null : (JSON.parse(row.error) as Run['error']),
     usage: row.usage === null ? { ...NO_USAGE } : (JSON.parse(row.usage) as Run['usage']),
@@ -72,6 +73,14 @@ export function toRun(row: RunRow): Run {
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),
   };
+}
+
+/** The stored inputs as the wire has them: `inputs` as text, and `input_values` when one is not a string. */
+function inputsOf(stored: string): Pick<Run, 'inputs' | 'input_values'> {
+  const values = JSON.parse(stored) as Record<string, unknown>;
+  const entries = Object.entries(values);
+  if (entries.every(([, v]) => typeof v === 'string')) return { inputs: values as Record<string, string> };
+  return { inputs: Object.fromEntries(entries.map(([k, v]) => [k, toText(v)])), input_values: values };
 }
 
 /**
@@ -112,6 +121,8 @@ export function toRunStep(row: RunStepRow): RunStep {
     finished_at: iso(row.finished_at),
     input: row.input_preview,
     output: row.output_preview,
+    // A value that is not a string is logged as its JSON: whole, it is that value again.
+    ...(row.output_json && !row.truncated && row.output_preview !== null ? { output_value: JSON.parse(row.output_preview) as unknown } : {}),
     truncated: row.truncated,
     usage: row.usage === null ? null : (JSON.parse(row.usage) as RunStep['usage']),
     error: row.error === null ? null : (JSON.parse(row.error) as RunStep['error']),
@@ -123,13 +134,44 @@ export function toRunStep(row: RunStepRow): RunStep {
 /** A public run id: `run_` + ULID. */
 export const newRunId = () => `run_${ulid()}`;
 
-/** Missing and extra inputs, as pointers into the request body. */
+/** Inputs as JSON values: each text_input's value, of its declared type (text without one). */
+export type RunInputs = Record<string, unknown>;
+
+/** Deeper than this, an input is refused: it is stored, compared and logged by recursive code. */
+const INPUT_MAX_DEPTH = 64;
+const depthOf = (value: unknown, limit: number): number => {
+  if (typeof value !== 'object' || value === null || limit <= 0) return 0;
+  return 1 + Math.max(0, ...Object.values(value).map((v) => depthOf(v, limit - 1)));
+};
+
+/** The text_input variables of a graph, with the type each declares. */
+const variablesOf = (nodes: Workflow['nodes']) => new Map(nodes.flatMap((n) => (n.type === 'text_input' ? [[n.config.variable, n.config.type ?? 'string'] as const] : [])));
+
+/**
+ * Inputs typed in as text (the console's form, a run's `inputs`): each is parsed as JSON where its
+ * text_input declares a type other than string, and kept as text where it is not JSON (the
+ * type check then names it).
+ */
+export function inputsFromText(nodes: Workflow['nodes'], texts: Record<string, string>): RunInputs {
+  const types = variablesOf(nodes);
+  return Object.fromEntries(Object.entries(texts).map(([name, text]) => {
+    if ((types.get(name) ?? 'string') === 'string') return [name, text];
+    try {
+      return [name, JSON.parse(text) as unknown];
+    } catch {
+      return [name, text];
+    }
+  }));
+}
+
+/** Missing, extra and mistyped inputs, as pointers into the request body. */
 export function checkInputs(nodes: Workflow['nodes'], inputs: Record<string, unknown>): ProblemItem[] {
-  const variables = new Set(nodes.flatMap((n) => (n.type === 'text_input' ? [n.config.variable] : [])));
+  const variables = variablesOf(nodes);
   const problems: ProblemItem[] = [];
-  for (const v of variables) {
+  for (const [v, type] of variables) {
     if (!Object.hasOwn(inputs, v)) problems.push({ pointer: `/body/inputs/${v}`, message: `is required (text_input variable "${v}")` });
-    else if (typeof inputs[v] !== 'string') problems.push({ pointer: `/body/inputs/${v}`, message: 'must be a string' });
+    else if (!isOfType(inputs[v], type)) problems.push({ pointer: `/body/inputs/${v}`, message: `must be ${type === 'integer' || type === 'object' || type === 'array' ? 'an' : 'a'} ${type}` });
+    else if (depthOf(inputs[v], INPUT_MAX_DEPTH + 1) > INPUT_MAX_DEPTH) problems.push({ pointer: `/body/inputs/${v}`, message: `must be nested at most ${INPUT_MAX_DEPTH} levels deep` });
   }
   for (const name of Object.keys(inputs)) {
     if (!variables.has(name)) {
@@ -140,7 +182,7 @@ export function checkInputs(nodes: Workflow['nodes'], inputs: Record<string, unk
 }
 
 /** Same inputs regardless of key order. */
-const canonical = (inputs: Record<string, string>) => JSON.stringify(Object.keys(inputs).sort().map((k) => [k, inputs[k]]));
+const canonical = (inputs: RunInputs) => canonicalJson(inputs);
 
 async function enqueueOrFail(ctx: RunContext, machinery: RunMachinery, row: RunRow): Promise<RunRow> {
   try {
@@ -158,9 +200,9 @@ async function enqueueOrFail(ctx: RunContext, machinery: RunMachinery, row: RunR
  * The run a repeated Idempotency-Key names: same inputs (and the same version, when one is asked
  * for) -> that run (re-queued if the queue failed it); else 409.
  */
-async function replay(ctx: RunContext, machinery: RunMachinery, existing: RunRow, inputs: Record<string, string>, version?: number): Promise<RunRow> {
+async function replay(ctx: RunContext, machinery: RunMachinery, existing: RunRow, inputs: RunInputs, version?: number): Promise<RunRow> {
   const otherVersion = version !== undefined && snapshotVersion(existing.graph) !== version;
-  if (otherVersion || canonical(JSON.parse(existing.inputs) as Record<string, string>) !== canonical(inputs)) {
+  if (otherVersion || canonical(JSON.parse(existing.inputs) as RunInputs) !== canonical(inputs)) {
     throw idempotencyConflict(existing.id);
   }
   if (existing.status === 'failed' && existing.error === QUEUE_UNAVAILABLE && (await runsStore(ctx.db).requeue(existing.id, QUEUE_UNAVAILABLE))) {
@@ -184,7 +226,7 @@ export async function startRun(
   ctx: RunContext,
   userId: number,
   workflowId: string,
-  inputs: Record<string, string>,
+  inputs: RunInputs,
   idempotencyKey: string | undefined,
   runStarts?: RunStarts,
   version?: number,

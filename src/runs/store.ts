@@ -15,7 +15,7 @@ export interface RunRow {
   workflow_id: string;
   user_id: number;
   status: RunStatus;
-  /** JSON object of the inputs, one string per text_input variable. */
+  /** JSON object of the inputs, one JSON value per text_input variable (a string unless it declares a type). */
   inputs: string;
   /** JSON `{version, nodes, edges}`: the workflow as it was when the run was started. */
   graph: string;
@@ -88,9 +88,9 @@ export interface FinalEvents {
  * finished, `completed` (its output as logged), `skipped`, or `failed` and continued past
  * (`on_error: continue`): the run goes on from them without running them again.
  */
-export type KeptStep = Pick<RunStepRow, 'node_id' | 'status' | 'output_preview' | 'usage'>;
+export type KeptStep = Pick<RunStepRow, 'node_id' | 'status' | 'output_preview' | 'output_json' | 'usage'>;
 
-export type StepEnd = Pick<RunStepRow, 'status' | 'finished_at' | 'output_preview' | 'truncated' | 'usage' | 'error' | 'attempts'>;
+export type StepEnd = Pick<RunStepRow, 'status' | 'finished_at' | 'output_preview' | 'output_json' | 'truncated' | 'usage' | 'error' | 'attempts'>;
 
 export interface RunStepRow {
   id: number;
@@ -104,6 +104,8 @@ export interface RunStepRow {
   output_preview: string | null;
   /** input_preview or output_preview was cut at LOG_TEXT_MAX characters. */
   truncated: boolean;
+  /** output_preview is the JSON of a value that is not a string (issue 33: typed values). */
+  output_json: boolean;
   usage: string | null;
   error: string | null;
   /** Calls to the model provider (1 plus retries); null (or absent) for a node that makes none (RunStep.attempts). */
@@ -227,7 +229,7 @@ export async function listRunsStuckSince(db: Knex, status: 'queued' | 'running',
 /** Steps in execution (start) order. */
 export async function listSteps(db: Knex, runId: string): Promise<RunStepRow[]> {
   const rows = (await stepsOfRun.rows(db, { runId })) as unknown as RunStepRow[];
-  return rows.map((r) => ({ ...r, id: Number(r.id), started_at: num(r.started_at), finished_at: num(r.finished_at), truncated: Boolean(r.truncated) }));
+  return rows.map((r) => ({ ...r, id: Number(r.id), started_at: num(r.started_at), finished_at: num(r.finished_at), truncated: Boolean(r.truncated), output_json: Boolean(r.output_json) }));
 }
 
 const stepsOfRun = prepared<{ runId: string }>('run_steps_of_run', (db, param) => db('run_steps').where({ run_id: param('runId') }).orderBy('id', 'asc'));

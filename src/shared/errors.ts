@@ -378,7 +378,7 @@ export type RunErrorCode =
   | 'rate_limited'
   | 'provider_timeout'
   | 'provider_bad_response'
-  | 'template_error'
+  | 'template_error' | 'invalid_json' | 'schema_violation' // the last two: typed values (issue 33)
   | 'compute_limit'
   | 'output_too_large'
   | 'internal_error'

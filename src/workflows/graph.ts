@@ -4,7 +4,8 @@
 // (ids, edges, cycles, reachability) together.
 import type { components } from '../../generated/api.d.ts';
 import { configProblems, escapePointer, NODE_TYPES, type NodeType } from './nodeConfig.ts';
-import { analyseTemplate, referenceProblem } from './templates.ts';
+import { analyseTemplate, referenceProblem, type ValueSchema } from './templates.ts';
+import { declaredSchemaProblems, inputSchema, outputSchema } from './valueSchemas.ts';
 import { httpRequestProblems, httpRequestTemplates } from './httpRequestConfig.ts';
 import type { ProblemItem } from '../shared/errors.ts';
 
@@ -72,6 +73,7 @@ function checkNodeId(value: unknown, at: string, report: Report): value is strin
 function checkConfig(type: NodeType, config: Record<string, unknown>, at: string, limits: GraphLimits, report: Report): void {
   for (const { pointer, message } of configProblems(type, config, limits.maxTokens)) report(`${at}${pointer}`, message);
   if (type === 'http_request') for (const { pointer, message } of httpRequestProblems(config)) report(`${at}${pointer}`, message);
+  for (const { pointer, message } of declaredSchemaProblems(type, config)) report(`${at}${pointer}`, message);
 }
 
 interface NodeFacts {
@@ -312,19 +314,23 @@ function checkTemplates(
   report: Report,
 ): void {
   if (!templated.size) return;
-  const variables = new Set<string>();
+  // What each input and each node's output is, as far as the graph declares (valueSchemas.ts).
+  const variables = new Map<string, ValueSchema>();
+  const outputs = new Map<string, ValueSchema>();
   for (const node of nodes) {
-    if (isObject(node) && node.type === 'text_input' && isObject(node.config) && typeof node.config.variable === 'string') variables.add(node.config.variable);
+    if (!isObject(node) || !isObject(node.config) || typeof node.type !== 'string') continue;
+    if (node.type === 'text_input' && typeof node.config.variable === 'string') variables.set(node.config.variable, inputSchema(node.config));
+    if (typeof node.id === 'string' && !outputs.has(node.id)) outputs.set(node.id, outputSchema(node.type, node.config));
   }
   const before = new Map<string, string[]>();
   for (const e of usable) before.set(e.to, [...(before.get(e.to) ?? []), e.from]);
   for (const [id, templates] of templated) {
-    const upstream = new Set<string>();
+    const upstream = new Map<string, ValueSchema>();
     const stack = [...(before.get(id) ?? [])];
     while (stack.length) {
       const next = stack.pop()!;
       if (upstream.has(next)) continue;
-      upstream.add(next);
+      upstream.set(next, outputs.get(next) ?? {});
       stack.push(...(before.get(next) ?? []));
     }
     upstream.delete(id);

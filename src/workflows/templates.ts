@@ -1,14 +1,23 @@
 // Liquid templates of prompts (`llm_call.config.prompt`), `template` nodes and `condition` sides,
-// with liquidjs. A template is data, never code: Liquid has no way to call JavaScript, the engine
+// with liquidjs, over JSON values (a field of an object is read as `nodes.extract.output.amount`). A template is data, never code: Liquid has no way to call JavaScript, the engine
 // reads no file (an empty in-memory template map, so `include`/`render`/`layout` find nothing),
 // only own properties are visible, and parse, render and memory are bounded.
 import { Liquid, type Template } from 'liquidjs';
 
-/** What a template sees: `inputs.<variable>` and `nodes.<id>.output` (upstream nodes only). */
+/**
+ * What a template sees: `inputs.<variable>` and `nodes.<id>.output` (upstream nodes only), each a
+ * JSON value: a string, or a number, boolean, object or list (typed inputs, `llm_call` with
+ * `response_format`), whose fields a template reads (`nodes.extract.output.amount`).
+ */
 export interface TemplateScope {
-  inputs: Record<string, string>;
-  nodes: Record<string, { output: string }>;
+  inputs: Record<string, unknown>;
+  nodes: Record<string, { output: unknown }>;
 }
+
+/** The longest text `parse_json` parses (a node's text is bounded lower by NODE_TEXT_MAX_CHARS). */
+const PARSE_JSON_MAX_CHARS = 5_000_000;
+
+const isStructured = (value: unknown): boolean => typeof value === 'object' && value !== null;
 
 const engine = new Liquid({
   templates: {},
@@ -18,6 +27,21 @@ const engine = new Liquid({
   renderLimit: 1_000, // milliseconds of rendering
   memoryLimit: 10_000_000, // characters a render may allocate
   cache: 256,
+  // An object or a list prints as its JSON (Liquid's own would be `[object Object]`, or a list's
+  // items run together): `{{ nodes.extract.output }}` shows what the node produced.
+  outputEscape: (value: unknown) => (value === null || value === undefined ? '' : isStructured(value) ? JSON.stringify(value) : String(value)),
+});
+
+// `json` is Liquid's own (a value as JSON text); `parse_json` is its inverse: a JSON text (a model's
+// answer, say) as a value whose fields the template reads. Text that is not JSON fails the render.
+engine.registerFilter('parse_json', (value: unknown) => {
+  if (typeof value !== 'string') return value;
+  if (value.length > PARSE_JSON_MAX_CHARS) throw new Error(`parse_json: the text is longer than ${PARSE_JSON_MAX_CHARS} characters`);
+  try {
+    return JSON.parse(value) as unknown;
+  } catch (err) {
+    throw new Error(`parse_json: the text is not JSON (${(err as Error).message})`);
+  }
 });
 
 export type TemplateCheck = { ok: true; references: string[][] } | { ok: false; message: string };
@@ -42,25 +66,72 @@ export function analyseTemplate(source: string): TemplateCheck {
 }
 
 /**
- * Why a reference is not allowed, or null when it is: the root must be `inputs` (a variable some
- * text_input provides) or `nodes` (a node upstream of the template's node, read as `.output`).
+ * What a template may read of a value: a JSON Schema (its `type`, `properties`,
+ * `additionalProperties`, `items` are used), `{ type: 'string' }` for text, `{}` for a value of any shape.
  */
-export function referenceProblem(reference: string[], variables: ReadonlySet<string>, upstream: ReadonlySet<string>): string | null {
+export type ValueSchema = Record<string, unknown>;
+
+/**
+ * Why a reference is not allowed, or null when it is: the root must be `inputs` (a variable some
+ * text_input provides) or `nodes` (a node upstream of the template's node, read as `.output`),
+ * and a field must exist in the value's schema where that says (`variables` and `upstream` give
+ * each one's schema).
+ */
+export function referenceProblem(reference: string[], variables: ReadonlyMap<string, ValueSchema>, upstream: ReadonlyMap<string, ValueSchema>): string | null {
   const [root, name, field, ...rest] = reference;
   const shown = reference.join('.');
   if (root === 'inputs') {
     if (name === undefined) return `"${shown}": name the input, as inputs.<variable>`;
-    if (!variables.has(name)) return `"${shown}": no text_input has the variable "${name}"`;
-    return field === undefined ? null : `"${shown}": an input is text, with no field "${field}"`;
+    const schema = variables.get(name);
+    if (!schema) return `"${shown}": no text_input has the variable "${name}"`;
+    if (field === undefined) return null;
+    if (isText(schema)) return `"${shown}": an input is text, with no field "${field}" (declare the text_input's type to read fields)`;
+    return fieldProblem(shown, schema, [field, ...rest]);
   }
   if (root === 'nodes') {
     if (name === undefined) return `"${shown}": name the node, as nodes.<id>.output`;
-    if (!upstream.has(name)) return `"${shown}": node "${name}" is not upstream of this node (add an edge path from it)`;
-    if (field !== 'output' || rest.length > 0) return `"${shown}": a node offers only nodes.${name}.output`;
-    return null;
+    const schema = upstream.get(name);
+    if (!schema) return `"${shown}": node "${name}" is not upstream of this node (add an edge path from it)`;
+    if (field !== 'output' || (rest.length > 0 && isText(schema))) return `"${shown}": a node offers only nodes.${name}.output`;
+    return fieldProblem(shown, schema, rest);
   }
   return `"${shown}": unknown variable; a template reads inputs.<variable> and nodes.<id>.output`;
 }
+
+const isText = (schema: ValueSchema) => schema.type === 'string';
+const SCALARS = ['string', 'number', 'integer', 'boolean', 'null'];
+/** What Liquid reads of any list: its size, first and last items. */
+const LIST_FIELDS = ['size', 'first', 'last'];
+
+/** Follows a field path through a schema: a problem where the schema says the field cannot exist. */
+function fieldProblem(shown: string, root: ValueSchema, path: string[]): string | null {
+  let schema: ValueSchema = root;
+  for (const key of path) {
+    const type = schema.type;
+    if (typeof type === 'string' && SCALARS.includes(type)) return `"${shown}": the value is a ${type}, with no field "${key}"`;
+    if (type === 'array') {
+      if (key === 'size') return null;
+      if (!LIST_FIELDS.includes(key) && !/^\d+$/.test(key)) return `"${shown}": the value is a list, with no field "${key}" (read an item by its index)`;
+      schema = asSchema(schema.items);
+      continue;
+    }
+    const properties = asSchema(schema.properties);
+    if (Object.hasOwn(properties, key)) schema = asSchema(properties[key]);
+    else if (closed(schema, properties)) return `"${shown}": the schema has no field "${key}" (it has ${Object.keys(properties).join(', ')})`;
+    else if (typeof schema.additionalProperties === 'object') schema = asSchema(schema.additionalProperties);
+    else return null;
+  }
+  return null;
+}
+
+/**
+ * A schema that lists its properties and allows no others by saying so or (stricter than JSON
+ * Schema, which allows them) by saying nothing: a field it does not list is most likely a typo.
+ */
+const closed = (schema: ValueSchema, properties: ValueSchema): boolean =>
+  Object.keys(properties).length > 0 && (schema.additionalProperties === undefined || schema.additionalProperties === false) && schema.patternProperties === undefined;
+
+const asSchema = (value: unknown): ValueSchema => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as ValueSchema) : {});
 
 /** Renders a template (cached parse) over the scope. Throws TemplateError when rendering fails. */
 export async function renderTemplate(source: string, scope: TemplateScope): Promise<string> {

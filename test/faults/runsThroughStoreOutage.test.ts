@@ -116,7 +116,7 @@ describe.each(kinds)('runs through a store outage on %s', (_name, startDatabase)
       });
       await runsStore(server.ctx.db).appendSteps([{
         run_id: id, node_id: 'input', node_type: 'text_input', status: 'running', started_at: at, finished_at: null,
-        input_preview: null, output_preview: null, truncated: false, usage: null, error: null,
+        input_preview: null, output_preview: null, output_json: false, truncated: false, usage: null, error: null,
       }]);
       return id;
     }

@@ -49,7 +49,7 @@ export function runControlsRouter(ctx: AppContext, runStarts?: SharedRateLimiter
     if (refusal) return sendPage(res, 409, messagePage({ title: 'Cannot retry this run', message: refusal, error: true, user }));
     try {
       // One retry per run: the key makes a second click (or a resent form) answer the same new run.
-      const started = await runs.startRun(ctx, user.id, id, run.inputs as Record<string, string>, `console-retry-${run.id}`, runStarts);
+      const started = await runs.startRun(ctx, user.id, id, run.input_values ?? run.inputs, `console-retry-${run.id}`, runStarts);
       res.redirect(303, `/workflows/${id}/runs/${started.run.id}`);
     } catch (err) {
       const problem = refusedWith(err, 404, 429, 503);

@@ -122,7 +122,8 @@ function workflowRoutes(router: Router, ctx: AppContext, runStarts?: SharedRateL
     if (empty.length) return refuse(400, empty.map((v) => ({ field: inputField(v), message: `Enter the ${v}.` })));
 
     try {
-      const { run } = await runs.startRun(ctx, user.id, workflow.id, values, idempotencyKey, runStarts);
+      // A typed text_input's field holds JSON (`42`, `{"amount": 5}`): parsed, then checked as the API checks it.
+      const { run } = await runs.startRun(ctx, user.id, workflow.id, runs.inputsFromText(workflow.nodes, values), idempotencyKey, runStarts);
       res.redirect(303, `/workflows/${workflow.id}/runs/${run.id}`);
     } catch (err) {
       if (!(err instanceof Problem)) throw err;

@@ -4,19 +4,10 @@
 // calls it by name through the pool, so it runs under the same budgets (heap, CPU time, output
 // size) in a child process whose death never takes the service down.
 import { renderTemplate, TemplateError, type TemplateScope } from '../../workflows/templates.ts';
+import { FunctionError } from './functionError.ts';
+import { jsonValue, type JsonValueInput } from './jsonValue.ts';
 
-/**
- * A function's own failure (as opposed to a budget it broke): `code` is the run error code the
- * node fails with. It crosses the process boundary as code and message.
- */
-export class FunctionError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.code = code;
-    this.name = 'FunctionError';
-  }
-}
+export { FunctionError };
 
 export interface RenderInput {
   source: string;
@@ -32,6 +23,10 @@ export const COMPUTE_FUNCTIONS = {
       if (err instanceof TemplateError) throw new FunctionError('template_error', err.message);
       throw err;
     }
+  },
+  /** A JSON text parsed, or a value, checked against a JSON Schema (jsonValue.ts). */
+  jsonValue(input: JsonValueInput): unknown {
+    return jsonValue(input);
   },
 } satisfies Record<string, (input: never) => Promise<unknown> | unknown>;
 

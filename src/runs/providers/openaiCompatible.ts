@@ -58,6 +58,7 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
         messages: request.messages,
         ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
         ...(request.max_tokens !== undefined ? { max_tokens: request.max_tokens } : {}),
+        ...(request.response_format !== undefined ? { response_format: request.response_format } : {}),
         // Streamed when the caller takes chunks: usage then comes on the last chunk.
         ...(request.onDelta ? { stream: true, stream_options: { include_usage: true } } : { stream: false }),
       }),

@@ -8,6 +8,8 @@ export interface ChatRequest {
   messages: ChatMessage[];
   temperature?: number;
   max_tokens?: number;
+  /** OpenAI's `response_format` (an llm_call's), passed on as it is: the caller parses the answer. */
+  response_format?: Record<string, unknown>;
   /** Aborts the call (run cancelled, run timed out, client gone). */
   signal?: AbortSignal;
   /** Attempts and first backoff for this call (an llm_call node's `retry`); the provider's defaults otherwise. */
