@@ -47,9 +47,11 @@ describe('the workflow builder in a real browser', () => {
   it('offers every node type of the contract, each with a form of every config property of its schema', async () => {
     await page.goto(`${server.baseUrl}/workflows/new`);
     const types = editorSchemas().nodeTypes;
-    expect(await page.locator('.palette button').evaluateAll((bs) => bs.map((b) => b.getAttribute('data-type')))).toEqual(types.map((t) => t.type));
+    expect(await page.locator('#add-node-type option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))).toEqual(types.map((t) => t.type));
     for (const spec of types) {
-      await press(`.palette button[data-type="${spec.type}"]`);
+      await page.selectOption('#add-node-type', spec.type);
+      expect(await page.textContent('#add-node-hint')).toBe(spec.description ?? '');
+      await press('#add-node');
       const { nodes } = await graph();
       const index = nodes.length - 1;
       expect(nodes[index]!.type).toBe(spec.type);
@@ -72,7 +74,8 @@ describe('the workflow builder in a real browser', () => {
     await page.goto(`${server.baseUrl}/workflows/new`);
     await typeInto('#name', 'Built by keyboard');
     // The starter graph is input -> answer -> result; put a template between input and result.
-    await press('.palette button[data-type="template"]');
+    await page.selectOption('#add-node-type', 'template');
+    await press('#add-node');
     await typeInto('#node-id', 'framed');
     await page.keyboard.press('Tab'); // the id is taken on change
     await typeInto('#cfg-template', 'Framed: {{ inputs.nope }}');

@@ -1,5 +1,5 @@
 // The workflow editor's builder (/assets/editor.js, on /workflows/new and /workflows/{id}/edit):
-// a palette of every node type the contract has, a form per node built from its config schema
+// a palette of every node type the contract has (a choice and an Add button), a form per node built from its config schema
 // (editor-fields.js), edges added from a "connect" control or drawn on the picture by dragging
 // from one box to another, removed from their list or by clicking them on the picture. The
 // keyboard reaches all of it (the picture's boxes are links). The JSON text below stays the form's one
@@ -15,7 +15,7 @@
     const { nodeTypes, edge: edgeSchema } = JSON.parse(schemasBlock.textContent);
     const typeSpec = new Map(nodeTypes.map((t) => [t.type, t]));
     const form = jsonArea.form;
-    const state = { graph: null, selected: null, problems: [], from: null, to: null };
+    const state = { graph: null, selected: null, problems: [], from: null, to: null, adding: nodeTypes[0]?.type };
     const branchSchema = edgeSchema.properties?.branch;
     const branchValues = branchSchema?.enum ?? null;
 
@@ -53,6 +53,7 @@
     const addNode = (type) => {
       const spec = typeSpec.get(type);
       const id = freshId(type);
+      state.adding = type;
       const config = initial({ ...spec.config, example: undefined });
       state.graph.nodes.push({ id, type, config });
       state.to = id;
@@ -69,7 +70,7 @@
       state.selected = state.graph.nodes[0]?.id ?? null;
       writeJson();
       render();
-      root.querySelector('.palette button')?.focus();
+      root.querySelector('#add-node-type')?.focus();
       announce(`Removed "${id}" and its edges.`);
     };
     const renameNode = (node, id) => {
@@ -101,14 +102,24 @@
     };
 
     // --- the builder's parts ---
-    const palette = () =>
-      make('div', { className: 'palette', role: 'group', 'aria-labelledby': 'palette-label' },
-        make('span', { id: 'palette-label', text: 'Add a node:' }),
-        ...nodeTypes.map((t) => {
-          const button = make('button', { type: 'button', 'data-type': t.type, title: t.description ?? '' }, `+ ${t.label}`);
-          button.addEventListener('click', () => addNode(t.type));
-          return button;
-        }));
+    // A choice of every type rather than a button each: the contract's list grows (issue 33), and a
+    // choice stays one line at any width, with the chosen type's description under it.
+    const palette = () => {
+      const choice = make('select', { id: 'add-node-type', 'aria-describedby': 'add-node-hint' },
+        ...nodeTypes.map((t) => make('option', { value: t.type, text: t.label, selected: t.type === state.adding })));
+      const hint = make('p', { className: 'hint', id: 'add-node-hint' });
+      const describe = () => {
+        hint.textContent = typeSpec.get(choice.value)?.description ?? '';
+      };
+      choice.addEventListener('change', () => {
+        state.adding = choice.value;
+        describe();
+      });
+      describe();
+      const add = make('button', { type: 'button', id: 'add-node' }, 'Add node');
+      add.addEventListener('click', () => addNode(choice.value));
+      return make('div', { className: 'palette' }, make('label', { for: 'add-node-type', text: 'Add a node' }), make('div', { className: 'palette-row' }, choice, add), hint);
+    };
 
     const nodeList = () =>
       make('ul', { className: 'node-list', 'aria-label': 'Nodes' },
