@@ -194,7 +194,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Public keys that verify proxy tokens (current and previous) */
+        /**
+         * Public keys that verify proxy tokens and ID tokens (current and previous)
+         * @description The `jwks_uri` of both discovery documents. The same ES256 keys sign proxy tokens and
+         *     OpenID Connect ID tokens; a retired key stays here until every token it signed has expired.
+         */
         get: operations["getJwks"];
         put?: never;
         post?: never;

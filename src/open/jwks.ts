@@ -6,7 +6,8 @@ import { publishedJwks } from './signingKeys.ts';
 type Jwks = components['schemas']['Jwks'];
 
 /**
- * GET /.well-known/jwks.json: the public keys that verify proxy tokens, current and previous.
+ * GET /.well-known/jwks.json: the public keys that verify proxy tokens and OpenID Connect ID
+ * tokens, current and previous.
  * Read from the database on each request, so a rotation by any process shows at once; clients
  * cache it, and refetch on an unknown `kid` (jose's createRemoteJWKSet does).
  */
