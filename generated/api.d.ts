@@ -712,6 +712,105 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workflows/{workflow_id}/callbacks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Callback URLs told of this workflow's run ends, newest first
+         * @description Each callback's id, URL, description and creation time; never its signing secret.
+         */
+        get: operations["listCallbacks"];
+        put?: never;
+        /**
+         * Be told when a run of this workflow ends (a signed webhook)
+         * @description When a run of the workflow ends (`completed`, `failed` or `cancelled`), the service POSTs
+         *     to `url` a JSON event signed as [Standard Webhooks](https://www.standardwebhooks.com/)
+         *     specify (any of their libraries verifies it, e.g. npm `standardwebhooks`):
+         *     `{"type": "run.completed" | "run.failed" | "run.cancelled", "timestamp": <the run's
+         *     finished_at>, "data": <the run, as getRun answers it without logs: status, output, error,
+         *     usage, ...>}` with the headers `webhook-id` (the message id `msg_...`, the same on every
+         *     attempt: deduplicate by it), `webhook-timestamp` (Unix seconds of this attempt) and
+         *     `webhook-signature` (`v1,` + base64 of HMAC-SHA256 over `{id}.{timestamp}.{body}` keyed
+         *     with the base64-decoded part of the secret after `whsec_`).
+         *
+         *     Any 2xx answer within 15 s is a delivery; anything else (another status, a redirect, a
+         *     timeout, a refused address) is a failed attempt, retried with exponential backoff (from
+         *     about 30 s, doubling, at most 4 h apart) for at least 24 hours: 15 attempts in all.
+         *     Each attempt is listed by listCallbackAttempts. Callbacks are called through the same
+         *     outbound guard as the `http_request` node: a URL whose host is or resolves to a loopback,
+         *     private, link-local or metadata address is refused (400 here when it is an IP address;
+         *     a failed attempt when a name resolves there), unless the operator allowed it
+         *     (`WORKFLOW_HTTP_ALLOW_HOSTS`).
+         *
+         *     Answers with the callback and its signing `secret`, **shown only here** (kept sealed by the
+         *     service). At most 10 callbacks per workflow (409 `hook_limit_reached`).
+         */
+        post: operations["createCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{workflow_id}/callbacks/{callback_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example cb_01JD6Z6A1B2C3D4E5F6G7H8J9K */
+                callback_id: components["parameters"]["CallbackId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Stop telling a callback URL of run ends
+         * @description No delivery is attempted after this answer, retries included; its attempts are deleted with it.
+         */
+        delete: operations["deleteCallback"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{workflow_id}/callbacks/{callback_id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example cb_01JD6Z6A1B2C3D4E5F6G7H8J9K */
+                callback_id: components["parameters"]["CallbackId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Delivery attempts to a callback, newest first
+         * @description One entry per POST made (or refused) to the callback's URL: which message and run, the
+         *     attempt's number, whether it succeeded, the HTTP status answered (null when none came) and
+         *     why it failed.
+         */
+        get: operations["listCallbackAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/hooks/{token}": {
         parameters: {
             query?: never;
@@ -2250,6 +2349,92 @@ export interface components {
         HookInputs: {
             [key: string]: string;
         };
+        CallbackCreate: {
+            /**
+             * Format: uri
+             * @description An http(s) URL without credentials in it.
+             * @example https://hooks.example.com/runs
+             */
+            url: string;
+            /**
+             * @description A label of your choice (default empty).
+             * @example Tell the ticket system
+             */
+            description?: string;
+        };
+        Callback: {
+            /** @example cb_01JD6Z6A1B2C3D4E5F6G7H8J9K */
+            id: string;
+            /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+            workflow_id: string;
+            /** @example https://hooks.example.com/runs */
+            url: string;
+            /** @example Tell the ticket system */
+            description: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        CallbackWithSecret: components["schemas"]["Callback"] & {
+            /**
+             * @description The signing secret (`whsec_` + base64 of 32 random bytes), as Standard Webhooks libraries take it: shown in this answer only.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        CallbackWithSecretEnvelope: {
+            data: components["schemas"]["CallbackWithSecret"];
+        };
+        CallbackPage: {
+            data: components["schemas"]["Callback"][];
+            meta: components["schemas"]["PageMeta"];
+        };
+        CallbackAttempt: {
+            /**
+             * @description The attempt's number among all attempts to this callback (newer is larger).
+             * @example 2
+             */
+            id: number;
+            /**
+             * @description The `webhook-id` sent: the same on every attempt of one message.
+             * @example msg_01JD6Z7B2C3D4E5F6G7H8J9K0M
+             */
+            message_id: string;
+            /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
+            run_id: string;
+            /**
+             * @description **Open** (values in `x-extensible-enum`): a later minor version may add event types.
+             * @example run.completed
+             */
+            event_type: string;
+            /**
+             * @description This message's attempt number, from 1.
+             * @example 2
+             */
+            attempt: number;
+            /**
+             * @description **Open** (values in `x-extensible-enum`).
+             * @example succeeded
+             */
+            status: string;
+            /**
+             * @description The HTTP status the endpoint answered; null when none came (timeout, refused address, connection error).
+             * @example 204
+             */
+            response_status: number | null;
+            /** @description Why the attempt failed; null when it succeeded. */
+            error: string | null;
+            /** Format: date-time */
+            attempted_at: string;
+            /**
+             * @description Seconds the attempt took.
+             * @example 0.084
+             */
+            duration: number;
+        };
+        CallbackAttemptPage: {
+            data: components["schemas"]["CallbackAttempt"][];
+            meta: components["schemas"]["PageMeta"];
+        };
         Health: {
             /**
              * @example ok
@@ -2534,6 +2719,8 @@ export interface components {
         TriggerId: string;
         /** @example sch_01JD6Z5N3C8D0E2F4G6H8J0K */
         ScheduleId: string;
+        /** @example cb_01JD6Z6A1B2C3D4E5F6G7H8J9K */
+        CallbackId: string;
         /**
          * @description Page number, from 1.
          * @example 1
@@ -3827,6 +4014,161 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TriggerWithUrlEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCallbacks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page number, from 1.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Items per page.
+                 * @example 20
+                 */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of callbacks. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallbackPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/runs",
+                 *       "description": "Tell the ticket system"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CallbackCreate"];
+            };
+        };
+        responses: {
+            /** @description Made; the secret is in this answer only. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallbackWithSecretEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example cb_01JD6Z6A1B2C3D4E5F6G7H8J9K */
+                callback_id: components["parameters"]["CallbackId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCallbackAttempts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page number, from 1.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Items per page.
+                 * @example 20
+                 */
+                per_page?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example cb_01JD6Z6A1B2C3D4E5F6G7H8J9K */
+                callback_id: components["parameters"]["CallbackId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of attempts. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallbackAttemptPage"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -27,6 +27,7 @@ import { workflowVersionOperations } from './workflows/versionsRouter.ts';
 import { scheduleOperations } from './schedules/router.ts';
 import { cancelRunsOfDeletedWorkflow, runOperations } from './runs/router.ts';
 import { triggerOperations } from './hooks/router.ts';
+import { callbackOperations } from './hooks/callbackRouter.ts';
 import { httpMetrics, metricsRouter } from './ops/metrics.ts';
 import { opsPagesRouter } from './ops/pages.ts';
 import { principalLease } from './shared/principalLease.ts';
@@ -63,6 +64,7 @@ export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): 
     ...runOperations(ctx, rateLimiters.runStarts),
     ...secretOperations(ctx),
     ...triggerOperations(ctx, rateLimiters),
+    ...callbackOperations(ctx),
   };
 }
 

@@ -10,6 +10,7 @@ import { sharedRateLimiter, type SharedRateLimiter } from '../http/sharedRateLim
 import { startScheduleTicks } from '../schedules/ticks.ts';
 import { createRunner, sweepStuckRuns, SWEEP_INTERVAL_MS, type Runner, type RunnerContext } from './runner.ts';
 import type { RunRow } from './store.ts';
+import { announcingCallbacks, startCallbackDeliveries, type CallbackRetry, type DeliveryContext } from '../hooks/deliveries.ts';
 import { listenForRunEnds, type RunEndListener } from './waiting.ts';
 
 declare module '../context.ts' {
@@ -53,18 +54,25 @@ export function modelRouterFor(config: Config): ModelRouter {
   );
 }
 
+/**
+ * `ctx.sealer` opens the callbacks' signing secrets (a process without it queues their deliveries
+ * but makes none); `callbackRetry` replaces their retry policy (tests).
+ */
 export async function startRunMachinery(
-  ctx: RunnerContext,
-  options: { queueUrl: string; worker: boolean; monitorIntervalSeconds?: number },
+  ctx: RunnerContext & Pick<DeliveryContext, 'sealer'>,
+  options: { queueUrl: string; worker: boolean; monitorIntervalSeconds?: number; callbackRetry?: CallbackRetry },
 ): Promise<RunMachinery> {
   const { config, logger } = ctx;
-  const queue = await startRunQueue({
+  const runQueue = await startRunQueue({
     url: options.queueUrl,
     logger,
     runTimeoutSeconds: config.RUN_TIMEOUT_SECONDS,
     cronMonitorIntervalSeconds: config.SCHEDULE_CHECK_INTERVAL_SECONDS,
     ...(options.monitorIntervalSeconds ? { monitorIntervalSeconds: options.monitorIntervalSeconds } : {}),
   });
+  const callbacks = await startCallbackDeliveries(ctx, runQueue.boss, options.callbackRetry);
+  // Every run end is announced through the queue (worker, cancel, sweep): there its callbacks are queued.
+  const queue = announcingCallbacks(runQueue, callbacks, ctx);
   const models = modelRouterFor(config);
   let sweeper: NodeJS.Timeout | undefined;
   let tickStarts: SharedRateLimiter | undefined;
@@ -82,9 +90,11 @@ export async function startRunMachinery(
       const runner = createRunner(ctx, models, queue);
       machinery.runner = runner;
       await queue.work((runId, job) => runner.handle(runId, job), { concurrency: concurrency ?? config.RUN_CONCURRENCY });
+      if (ctx.sealer) await callbacks.work();
       const retentionMs = config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000;
       sweeper = setInterval(() => {
         sweepStuckRuns(ctx, queue).catch((err: unknown) => logger.warn({ err }, 'stuck-run sweep failed'));
+        callbacks.sweep().catch((err: unknown) => logger.warn({ err }, 'callback sweep failed'));
         // Deleted workflows past their retention are gone: remove them and their runs for good.
         purgeDeletedWorkflows(ctx, retentionMs).catch((err: unknown) => logger.warn({ err }, 'workflow purge failed'));
       }, SWEEP_INTERVAL_MS);

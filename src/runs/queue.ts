@@ -61,6 +61,8 @@ export interface RunJobState {
 }
 
 export interface RunQueue {
+  /** pg-boss on the queue database, for other kinds of job (run-ended callbacks, src/hooks/deliveries.ts). */
+  readonly boss: PgBoss;
   enqueue(runId: string): Promise<void>;
   work(handler: (runId: string, job: RunJobContext) => Promise<void>, options?: { concurrency?: number }): Promise<void>;
   /** The state of the run's jobs (the sweeper asks about runs that look stuck). */
@@ -235,6 +237,7 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
   const schedules = await scheduleQueue(boss);
   let listener: { close(): Promise<void> } | undefined;
   return {
+    boss,
     async enqueue(runId) {
       await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId });
     },

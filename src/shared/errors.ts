@@ -40,11 +40,11 @@ export type ProblemStatus = keyof typeof problemTypes;
  * exactly these (src/shared/errors.test.ts checks); a code, once published, never changes meaning.
  */
 export const PROBLEM_CODES = {
-  invalid_request: 400, invalid_field: 400, invalid_run_inputs: 400, invalid_schedule: 400, invalid_if_match: 400, unstorable_text: 400,
+  invalid_request: 400, invalid_field: 400, invalid_run_inputs: 400, invalid_schedule: 400, invalid_if_match: 400, unstorable_text: 400, callback_url_refused: 400,
   missing_credentials: 401, invalid_access_token: 401, invalid_api_key: 401, invalid_proxy_token: 401, wrong_token_kind: 401,
   user_gone: 401,
   insufficient_scope: 403, missing_permission: 403, demo_in_production: 403,
-  route_not_found: 404, workflow_not_found: 404, run_not_found: 404, trigger_not_found: 404, secret_not_found: 404, workflow_version_not_found: 404, schedule_not_found: 404, user_not_found: 404, organization_not_found: 404,
+  route_not_found: 404, workflow_not_found: 404, run_not_found: 404, trigger_not_found: 404, callback_not_found: 404, secret_not_found: 404, workflow_version_not_found: 404, schedule_not_found: 404, user_not_found: 404, organization_not_found: 404,
   not_a_member: 404, namespace_not_found: 404, application_not_found: 404, client_not_found: 404, client_secret_not_found: 404,
   access_token_not_found: 404, access_token_expired: 404, session_not_found: 404,
   method_not_allowed: 405,

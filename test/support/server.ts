@@ -8,6 +8,7 @@ import { createHttpServer } from '../../src/http/server.ts';
 import { createKnex, destroyKnex, dialectOfUrl, type Dialect } from '../../src/db/knex.ts';
 import { migrateLatest } from '../../src/db/migrate.ts';
 import { startRunMachinery } from '../../src/runs/machinery.ts';
+import type { CallbackRetry } from '../../src/hooks/deliveries.ts';
 import { createTestDb, testKnexLogger, type TestDb } from './db.ts';
 import { TEST_SECRETS_KEY, testSealer } from './secrets.ts';
 
@@ -37,6 +38,8 @@ export interface TestServerOptions {
   databaseUrl?: string;
   /** With `runs`: put the queue in this PostgreSQL database instead. */
   queueUrl?: string;
+  /** With `runs`: the run-ended callbacks' retry policy instead of the production one (hours long). */
+  callbackRetry?: CallbackRetry;
 }
 
 /** A store at a given URL, migrated; closing it only closes the pool (the database is the caller's). */
@@ -67,7 +70,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     const queueUrl =
       options.queueUrl ?? (testDb.dialect === 'pg' ? testDb.url : (queueDb = await createTestDb('pg', { migrate: false })).url);
     const worker = options.runs === true || options.runs.worker !== false;
-    ctx.runs = await startRunMachinery(ctx, { queueUrl, worker });
+    ctx.runs = await startRunMachinery(ctx, { queueUrl, worker, ...(options.callbackRetry ? { callbackRetry: options.callbackRetry } : {}) });
     ctx.queueHealth = ctx.runs.queue.health;
   }
   const app = createApp(ctx);

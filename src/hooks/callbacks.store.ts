@@ -1,0 +1,147 @@
+// SQL of run-ended callbacks (migration 0013): the callbacks, one message per callback and run,
+// and a row per delivery attempt.
+import type { Knex } from 'knex';
+
+export interface CallbackRow {
+  id: string;
+  workflow_id: string;
+  user_id: number;
+  url: string;
+  description: string;
+  /** Sealed (src/shared/sealing.ts). */
+  secret: string;
+  created_at: number;
+}
+
+export interface MessageRow {
+  id: string;
+  callback_id: string;
+  run_id: string;
+  event_type: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  created_at: number;
+}
+
+export interface AttemptRow {
+  seq: number;
+  message_id: string;
+  callback_id: string;
+  attempt: number;
+  status: 'succeeded' | 'failed';
+  response_status: number | null;
+  error: string | null;
+  duration_ms: number;
+  attempted_at: number;
+  run_id: string;
+  event_type: string;
+}
+
+const CALLBACK_COLUMNS = ['id', 'workflow_id', 'user_id', 'url', 'description', 'secret', 'created_at'] as const;
+const num = (v: unknown) => Number(v);
+const callbackFromDb = (row: CallbackRow): CallbackRow => ({ ...row, user_id: num(row.user_id), created_at: num(row.created_at) });
+
+export async function insertCallback(db: Knex, row: CallbackRow): Promise<void> {
+  await db('workflow_callbacks').insert(row);
+}
+
+export async function countCallbacks(db: Knex, workflowId: string): Promise<number> {
+  const row = (await db('workflow_callbacks').where({ workflow_id: workflowId }).count({ n: '*' }).first()) as { n: number | string };
+  return num(row.n);
+}
+
+export async function listCallbacksNewestFirst(db: Knex, workflowId: string, page: { offset: number; limit: number }): Promise<CallbackRow[]> {
+  const rows = (await db('workflow_callbacks').select(CALLBACK_COLUMNS).where({ workflow_id: workflowId }).orderBy('seq', 'desc').offset(page.offset).limit(page.limit)) as CallbackRow[];
+  return rows.map(callbackFromDb);
+}
+
+/** Every callback of the workflow: what a run's end is told to. */
+export async function callbacksOfWorkflow(db: Knex, workflowId: string): Promise<CallbackRow[]> {
+  return ((await db('workflow_callbacks').select(CALLBACK_COLUMNS).where({ workflow_id: workflowId })) as CallbackRow[]).map(callbackFromDb);
+}
+
+export async function findCallbackOfWorkflow(db: Knex, workflowId: string, id: string): Promise<CallbackRow | undefined> {
+  const row = (await db('workflow_callbacks').select(CALLBACK_COLUMNS).where({ workflow_id: workflowId, id }).first()) as CallbackRow | undefined;
+  return row && callbackFromDb(row);
+}
+
+/** Deletes the callback, its messages and their attempts (foreign keys cascade). */
+export async function deleteCallback(db: Knex, workflowId: string, id: string): Promise<boolean> {
+  return (await db('workflow_callbacks').where({ workflow_id: workflowId, id }).delete()) > 0;
+}
+
+/** The message of this callback and run, once: false when it exists already (another process made it). */
+export async function insertMessageOnce(db: Knex, row: MessageRow): Promise<boolean> {
+  await db('callback_messages').insert(row).onConflict(['callback_id', 'run_id']).ignore();
+  // The dialects answer an ignored insert differently: read back whose message stands.
+  const found = (await db('callback_messages').select('id').where({ callback_id: row.callback_id, run_id: row.run_id }).first()) as { id: string } | undefined;
+  return found?.id === row.id;
+}
+
+/** A message with what its delivery needs: its callback (URL, sealed secret); undefined once the callback is gone. */
+export async function findMessageForDelivery(db: Knex, messageId: string): Promise<{ message: MessageRow; callback: CallbackRow } | undefined> {
+  const message = (await db('callback_messages').where({ id: messageId }).first()) as MessageRow | undefined;
+  if (!message) return undefined;
+  const callback = (await db('workflow_callbacks').select(CALLBACK_COLUMNS).where({ id: message.callback_id }).first()) as CallbackRow | undefined;
+  return callback && { message: { ...message, attempts: num(message.attempts), created_at: num(message.created_at) }, callback: callbackFromDb(callback) };
+}
+
+/** Records one attempt and the message's state after it, together. */
+export async function recordAttempt(
+  db: Knex,
+  attempt: Omit<AttemptRow, 'seq' | 'run_id' | 'event_type'>,
+  messageStatus: MessageRow['status'],
+): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx('callback_attempts').insert(attempt);
+    await trx('callback_messages').where({ id: attempt.message_id }).update({ status: messageStatus, attempts: attempt.attempt });
+  });
+}
+
+export async function countAttempts(db: Knex, callbackId: string): Promise<number> {
+  const row = (await db('callback_attempts').where({ callback_id: callbackId }).count({ n: '*' }).first()) as { n: number | string };
+  return num(row.n);
+}
+
+export async function listAttemptsNewestFirst(db: Knex, callbackId: string, page: { offset: number; limit: number }): Promise<AttemptRow[]> {
+  const rows = (await db('callback_attempts as a')
+    .join('callback_messages as m', 'm.id', 'a.message_id')
+    .select('a.seq', 'a.message_id', 'a.callback_id', 'a.attempt', 'a.status', 'a.response_status', 'a.error', 'a.duration_ms', 'a.attempted_at', 'm.run_id', 'm.event_type')
+    .where({ 'a.callback_id': callbackId })
+    .orderBy('a.seq', 'desc')
+    .offset(page.offset)
+    .limit(page.limit)) as AttemptRow[];
+  return rows.map((r) => ({
+    ...r,
+    seq: num(r.seq),
+    attempt: num(r.attempt),
+    response_status: r.response_status === null ? null : num(r.response_status),
+    duration_ms: num(r.duration_ms),
+    attempted_at: num(r.attempted_at),
+  }));
+}
+
+/**
+ * Ended runs of workflows with callbacks, ended in (since, before], that have no message for a
+ * callback made before they ended: run ends whose process died before it queued their delivery.
+ */
+export async function runEndsWithoutMessage(db: Knex, since: number, before: number, limit: number): Promise<string[]> {
+  const rows = (await db('workflow_callbacks as c')
+    .join('runs as r', 'r.workflow_id', 'c.workflow_id')
+    .leftJoin('callback_messages as m', function () {
+      this.on('m.callback_id', '=', 'c.id').andOn('m.run_id', '=', 'r.id');
+    })
+    .distinct('r.id')
+    .whereNotNull('r.finished_at')
+    .andWhere('r.finished_at', '>', since)
+    .andWhere('r.finished_at', '<=', before)
+    .andWhereRaw('c.created_at <= r.finished_at')
+    .whereNull('m.id')
+    .limit(limit)) as Array<{ id: string }>;
+  return rows.map((r) => r.id);
+}
+
+/** Messages made a while ago and never attempted: their job may never have been queued (the queue failed). */
+export async function messagesNeverAttempted(db: Knex, before: number, limit: number): Promise<string[]> {
+  return (await db('callback_messages').where({ status: 'pending', attempts: 0 }).andWhere('created_at', '<=', before).limit(limit).pluck('id')) as string[];
+}
