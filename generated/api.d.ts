@@ -2697,7 +2697,7 @@ export interface components {
          */
         Namespace: string;
         /**
-         * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds (at most 60) for the run to end. Other preferences are ignored.
+         * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds for the run to end. N is cut to 60 when larger (however many digits), and a fractional N (`wait=1.5`) is rounded up to whole seconds; `Preference-Applied` says the wait applied (`wait=2`, `wait=60`). A malformed `wait` (`wait=soon`, a negative N) is ignored, as RFC 7240 asks of preferences, and so are other preferences.
          * @example wait=5
          */
         PreferWait: string;
@@ -3348,7 +3348,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The ETag from a previous read (`"3"`, or a list of them), the bare version (`3`), or `*`.
+                 * @description The ETag from a previous read (`"3"`, or a list of them), the bare version (`3`), or `*`. A weak tag (`W/"3"`) never matches (RFC 9110 13.1.1: If-Match compares strongly): 412.
                  * @example "3"
                  */
                 "If-Match"?: string;
@@ -3382,7 +3382,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The ETag from a previous read (`"3"`, or a list of them), the bare version (`3`), or `*`.
+                 * @description The ETag from a previous read (`"3"`, or a list of them), the bare version (`3`), or `*`. A weak tag (`W/"3"`) never matches (RFC 9110 13.1.1: If-Match compares strongly): 412.
                  * @example "3"
                  */
                 "If-Match"?: string;
@@ -3434,7 +3434,7 @@ export interface operations {
                  */
                 "Idempotency-Key"?: string;
                 /**
-                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds (at most 60) for the run to end. Other preferences are ignored.
+                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds for the run to end. N is cut to 60 when larger (however many digits), and a fractional N (`wait=1.5`) is rounded up to whole seconds; `Preference-Applied` says the wait applied (`wait=2`, `wait=60`). A malformed `wait` (`wait=soon`, a negative N) is ignored, as RFC 7240 asks of preferences, and so are other preferences.
                  * @example wait=5
                  */
                 Prefer?: components["parameters"]["PreferWait"];
@@ -3541,7 +3541,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds (at most 60) for the run to end. Other preferences are ignored.
+                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds for the run to end. N is cut to 60 when larger (however many digits), and a fractional N (`wait=1.5`) is rounded up to whole seconds; `Preference-Applied` says the wait applied (`wait=2`, `wait=60`). A malformed `wait` (`wait=soon`, a negative N) is ignored, as RFC 7240 asks of preferences, and so are other preferences.
                  * @example wait=5
                  */
                 Prefer?: components["parameters"]["PreferWait"];
@@ -3838,7 +3838,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The ETag from a previous read (`"3"`, or a list of them), the bare version (`3`), or `*`.
+                 * @description The ETag from a previous read (`"3"`, or a list of them), the bare version (`3`), or `*`. A weak tag (`W/"3"`) never matches (RFC 9110 13.1.1: If-Match compares strongly): 412.
                  * @example "3"
                  */
                 "If-Match"?: string;
@@ -4189,7 +4189,7 @@ export interface operations {
                  */
                 "Idempotency-Key"?: string;
                 /**
-                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds (at most 60) for the run to end. Other preferences are ignored.
+                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds for the run to end. N is cut to 60 when larger (however many digits), and a fractional N (`wait=1.5`) is rounded up to whole seconds; `Preference-Applied` says the wait applied (`wait=2`, `wait=60`). A malformed `wait` (`wait=soon`, a negative N) is ignored, as RFC 7240 asks of preferences, and so are other preferences.
                  * @example wait=5
                  */
                 Prefer?: components["parameters"]["PreferWait"];

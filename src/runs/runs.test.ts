@@ -280,6 +280,9 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       const ended = await getWaiting(workflowId, started.id, 'wait=600');
       expect(ended.response.headers.get('preference-applied')).toBe('wait=60');
       expect(ended.data!.data.status).toBe('cancelled');
+      // Issue 33: neither a fraction nor a huge value is dropped silently; Preference-Applied says what applied.
+      expect((await getWaiting(workflowId, started.id, 'wait=1.5')).response.headers.get('preference-applied')).toBe('wait=2');
+      expect((await getWaiting(workflowId, started.id, 'wait=99999999999999')).response.headers.get('preference-applied')).toBe('wait=60');
     });
 
     it('a run this process ended is kept as the store has it, run and log, and answers the waiters its end wakes', async () => {

@@ -9,6 +9,13 @@ describe('preferredWait (RFC 7240)', () => {
     expect(preferredWait('wait=3600')).toBe(MAX_WAIT_SECONDS);
   });
 
+  it('never drops a numeric wait silently (issue 33): a fraction is rounded up, a huge value cut to 60', () => {
+    expect(preferredWait('wait=1.5')).toBe(2);
+    expect(preferredWait('wait=0.2')).toBe(1);
+    expect(preferredWait('wait=99999999999999999999')).toBe(MAX_WAIT_SECONDS);
+    expect(preferredWait('wait=1e3')).toBeUndefined();
+  });
+
   it('ignores absent, unknown and malformed preferences', () => {
     for (const header of [undefined, '', 'return=minimal', 'wait=', 'wait=-1', 'wait=soon']) expect(preferredWait(header)).toBeUndefined();
   });

@@ -10,16 +10,18 @@ import * as store from './store.ts';
 export const MAX_WAIT_SECONDS = 60;
 
 /**
- * The `wait` preference of a Prefer header, in whole seconds (at most MAX_WAIT_SECONDS), or
- * undefined when there is none. Preferences the service does not know, and malformed ones, are
- * ignored, as RFC 7240 section 2 asks.
+ * The `wait` preference of a Prefer header, in whole seconds, or undefined when there is none.
+ * Never silently dropped when it is a number (issue 33: `wait=1.5` and huge values were): a
+ * fraction is rounded up, anything over MAX_WAIT_SECONDS (however many digits) is cut to it, and
+ * Preference-Applied tells the client what applied. Preferences the service does not know, and
+ * malformed ones (`wait=soon`, negatives), are ignored, as RFC 7240 section 2 asks.
  */
 export function preferredWait(header: string | undefined): number | undefined {
   if (!header) return undefined;
   for (const preference of header.split(',')) {
     const [token] = preference.split(';');
-    const match = /^\s*wait\s*=\s*"?(\d{1,9})"?\s*$/i.exec(token ?? '');
-    if (match) return Math.min(Number(match[1]), MAX_WAIT_SECONDS);
+    const match = /^\s*wait\s*=\s*"?(\d+(?:\.\d+)?)"?\s*$/i.exec(token ?? '');
+    if (match) return Math.min(Math.ceil(Number(match[1])), MAX_WAIT_SECONDS);
   }
   return undefined;
 }

@@ -216,7 +216,7 @@ export const lastOwner = (login: string, namespace: string) =>
   new Problem('last_owner', `"${login}" is the last owner of "${namespace}"; add another owner first.`);
 /** A stale `If-Match` (RFC 9110 13.1.1): 412, with the current ETag so the client can re-read. */
 export const staleVersion = (current: number, accepted: number[]) =>
-  new Problem('stale_version', `The workflow is at version ${current}, not ${accepted.join(' or ')}.`, { headers: { ETag: `"${current}"` } });
+  new Problem('stale_version', accepted.length ? `The workflow is at version ${current}, not ${accepted.join(' or ')}.` : `The workflow is at version ${current}; a weak ETag (W/) never matches If-Match (RFC 9110 13.1.1).`, { headers: { ETag: `"${current}"` } });
 export const concurrentUpdate = (current: number) =>
   new Problem('concurrent_update', `The workflow changed while it was being updated; it is now at version ${current}.`);
 export const idempotencyConflict = (runId: string) =>

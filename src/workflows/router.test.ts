@@ -440,8 +440,23 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
 
     it('answers 400 for a malformed If-Match', async () => {
       const created = await create('Header');
-      const response = await raw(`/api/workflows/${created.id}`, { method: 'PATCH', bearer: aliceKey, headers: { 'If-Match': 'W/"1"' }, body: '{"name":"y"}' });
-      expect(response.status).toBe(400);
+      for (const ifMatch of ['"abc"', 'W/1', 'v1']) {
+        const response = await raw(`/api/workflows/${created.id}`, { method: 'PATCH', bearer: aliceKey, headers: { 'If-Match': ifMatch }, body: '{"name":"y"}' });
+        expect(response.status, ifMatch).toBe(400);
+      }
+    });
+
+    it('answers 412 for a weak If-Match, even of the current version (RFC 9110 13.1.1: If-Match compares strongly, a weak tag never matches)', async () => {
+      const created = await create('Weak');
+      const patch = await raw(`/api/workflows/${created.id}`, { method: 'PATCH', bearer: aliceKey, headers: { 'If-Match': 'W/"1"' }, body: '{"name":"y"}' });
+      expect(patch.status).toBe(412);
+      expect(patch.headers.get('etag')).toBe('"1"');
+      expect(await patch.json()).toMatchObject({ code: 'stale_version', detail: 'The workflow is at version 1; a weak ETag (W/) never matches If-Match (RFC 9110 13.1.1).' });
+      const del = await raw(`/api/workflows/${created.id}`, { method: 'DELETE', bearer: aliceKey, headers: { 'If-Match': 'W/"1", W/"2"' } });
+      expect(del.status).toBe(412);
+      // A list with a strong tag of the current version still matches.
+      const strong = await raw(`/api/workflows/${created.id}`, { method: 'PATCH', bearer: aliceKey, headers: { 'If-Match': 'W/"1", "1"' }, body: '{"name":"y"}' });
+      expect(strong.status).toBe(200);
     });
   });
 

@@ -139,6 +139,8 @@ export function parseIfMatch(header: string | undefined): number[] | null | unde
   for (const raw of header.split(',')) {
     const tag = raw.trim();
     if (tag === '*') return null;
+    // A weak tag never matches: If-Match uses the strong comparison (RFC 9110 13.1.1), so W/"3" is a 412, not a 400.
+    if (/^W\/"\d{1,9}"$/.test(tag)) continue;
     const match = /^(?:"(\d{1,9})"|(\d{1,9}))$/.exec(tag);
     if (!match) throw invalidIfMatch(tag);
     versions.push(Number(match[1] ?? match[2]));
