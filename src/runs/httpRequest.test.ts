@@ -55,14 +55,17 @@ describe('http_request node', () => {
     await loopback?.close();
   });
 
-  /** Runs a workflow input -> call -> result to its end (Prefer: wait) and returns the run with its log. */
-  async function run(config: Record<string, unknown>) {
+  /** Runs a workflow input -> call [-> then] -> result to its end (Prefer: wait) and returns the run with its log. */
+  async function run(config: Record<string, unknown>, then?: string) {
     const nodes = [
       { id: 'input', type: 'text_input', config: { variable: 'topic' } },
       { id: 'call', type: 'http_request', config },
+      ...(then ? [{ id: 'then', type: 'template', config: { template: then } }] : []),
       { id: 'result', type: 'text_output', config: { format: 'plain' } },
     ] as WorkflowNode[];
-    const edges = [{ from: 'input', to: 'call' }, { from: 'call', to: 'result' }];
+    const edges = then
+      ? [{ from: 'input', to: 'call' }, { from: 'call', to: 'then' }, { from: 'then', to: 'result' }]
+      : [{ from: 'input', to: 'call' }, { from: 'call', to: 'result' }];
     const created = await alice.POST('/api/workflows', { body: { name: `wf ${Math.random()}`, nodes, edges } });
     expect(created.error, JSON.stringify(created.error)).toBeUndefined();
     const path = { workflow_id: created.data!.data.id };
@@ -91,6 +94,12 @@ describe('http_request node', () => {
     expect(JSON.stringify(stored)).not.toContain(TOKEN);
     const events = await server.ctx.db('run_events').where({ run_id: done.id }).pluck('data');
     expect(events.join('\n')).not.toContain(TOKEN);
+  });
+
+  it('makes a JSON answer the node’s value: a template downstream reads its fields', async () => {
+    const { run: done } = await run({ method: 'POST', url: `${allowed.origin}/echo`, body: { topic: '{{ inputs.topic }}' } }, 'topic={{ nodes.call.output.body.topic }}');
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    expect(done.output).toEqual({ result: 'topic=billing' });
   });
 
   it('takes a text answer as text, and retries a 503 as retry says', async () => {

@@ -163,8 +163,9 @@ export class HttpNodes {
     return described;
   }
 
-  async send(node: HttpRequestNode, signal: AbortSignal, onAttempt: (attempt: number) => void): Promise<string> {
+  /** The node's output: the response's JSON value, or its text (secret values redacted in both). */
+  async send(node: HttpRequestNode, signal: AbortSignal, onAttempt: (attempt: number) => void): Promise<unknown> {
     const { retry, timeout_seconds: timeoutSeconds } = node.config;
-    return (await send(this.deps, this.prepared.get(node.id)!, { retry, timeoutSeconds, signal, onAttempt })).text;
+    return (await send(this.deps, this.prepared.get(node.id)!, { retry, timeoutSeconds, signal, onAttempt })).value;
   }
 }
