@@ -1,5 +1,5 @@
 // The contract's versioning rules (CHANGELOG.md's header states them for people), as pure checks
-// over what scripts/contract-versions.ts gathers: info.version, the last release tag's version,
+// over what scripts/contract-versions.ts gathers: info.version, the last release's version,
 // oasdiff's breaking changes since that tag, CHANGELOG.md and the client package's version.
 
 export interface Version {

@@ -1,17 +1,18 @@
 // `npm run -s check:contract` (part of `npm run lint`): the contract's versioning rules
-// (contract-tests/versionRules.ts) against the last release tag `contract-vX.Y.Z` reachable from
-// HEAD. oasdiff (the Go module, built once by `go install` from the Go module proxy into
-// .tools/oasdiff-VERSION/) lists the breaking changes since that release; contract-tests/oasdiff-levels.txt
-// makes a renamed operationId or a removed schema breaking too (generated clients name methods and
-// classes after them). Writes a JUnit report to
+// (contract-tests/versionRules.ts) against the last release. Each release's openapi.yaml is kept in
+// the repository as contract-tests/releases/openapi-X.Y.Z.yaml, so the check needs neither tags
+// nor history (CI clones without tags); the git tag `contract-vX.Y.Z`, where present, must carry
+// the same file. oasdiff (the Go module, built once by `go install` from the Go module proxy into
+// .tools/oasdiff-VERSION/) lists the breaking changes since that release;
+// contract-tests/oasdiff-levels.txt makes a renamed operationId or a removed schema breaking too
+// (generated clients name methods and classes after them). Writes a JUnit report to
 // artifacts/contract/ and exits 1 when a rule fails.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { checkContract, withOpenSets, type Check, type Finding } from '../contract-tests/versionRules.ts';
+import { checkContract, compareVersions, parseVersion, withOpenSets, type Check, type Finding } from '../contract-tests/versionRules.ts';
 
 const OASDIFF_VERSION = 'v1.36.0';
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -27,16 +28,35 @@ function oasdiff(): string {
   return bin;
 }
 
-/** The newest `contract-vX.Y.Z` tag that HEAD contains. */
-function lastRelease(): { tag: string; version: string } {
-  const tags = git('tag', '--list', 'contract-v*', '--merged', 'HEAD', '--sort=-v:refname').split('\n').filter(Boolean);
-  if (tags.length === 0) throw new Error('no release tag contract-vX.Y.Z is reachable from HEAD (a shallow clone without tags?): `git fetch --tags`');
-  return { tag: tags[0]!, version: tags[0]!.slice('contract-v'.length) };
+const RELEASES = 'contract-tests/releases';
+const tryGit = (...args: string[]) => {
+  const r = spawnSync('git', args, { cwd: root, encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : undefined;
+};
+
+/** The newest release kept in contract-tests/releases/ (openapi-X.Y.Z.yaml). */
+function lastRelease(): { tag: string; version: string; file: string } {
+  const versions = readdirSync(path.join(root, RELEASES))
+    .map((f) => /^openapi-(.+)\.yaml$/.exec(f)?.[1])
+    .filter((v): v is string => v !== undefined && parseVersion(v) !== undefined)
+    .sort((a, b) => compareVersions(parseVersion(b)!, parseVersion(a)!));
+  if (versions.length === 0) throw new Error(`no released contract in ${RELEASES}/ (openapi-X.Y.Z.yaml): CHANGELOG.md, rule 5`);
+  const version = versions[0]!;
+  return { tag: `contract-v${version}`, version, file: `${RELEASES}/openapi-${version}.yaml` };
 }
 
-/** Changes to openapi.yaml since the release that CHANGELOG.md does not record (Facts.unrecorded). */
-function unrecorded(tag: string, changelog: string): string[] {
-  const commits = git('log', '--format=%H %s', `${tag}..HEAD`, '--', 'openapi.yaml').split('\n').filter(Boolean);
+/** Where the tag exists here, it must name the same openapi.yaml as the kept release file. */
+function tagMismatch(release: { tag: string; file: string }, base: string): string | undefined {
+  const tagged = tryGit('show', `${release.tag}:openapi.yaml`);
+  return tagged !== undefined && tagged.trim() !== base.trim() ? `${release.file} differs from the openapi.yaml of tag ${release.tag}` : undefined;
+}
+
+/** Changes to openapi.yaml since the release that CHANGELOG.md does not record (Facts.unrecorded):
+ * the commits after the one that added the release file. In a clone without that history (a
+ * shallow one) only the working tree is checked; the `## Unreleased` rule still holds. */
+function unrecorded(releaseFile: string, changelog: string): string[] {
+  const added = tryGit('log', '--diff-filter=A', '--format=%H', '-1', '--', releaseFile);
+  const commits = added ? git('log', '--format=%H %s', `${added}..HEAD`, '--', 'openapi.yaml').split('\n').filter(Boolean) : [];
   const missing = commits.filter((line) => {
     const hash = line.slice(0, 40);
     const touched = git('show', '--format=', '--name-only', hash).split('\n');
@@ -59,24 +79,20 @@ function junit(checks: Check[]): string {
 function gather() {
   const release = lastRelease();
   const spec = readFileSync(path.join(root, 'openapi.yaml'), 'utf8');
-  const base = git('show', `${release.tag}:openapi.yaml`) + '\n';
+  const base = readFileSync(path.join(root, release.file), 'utf8');
+  const mismatch = tagMismatch(release, base);
+  if (mismatch) throw new Error(mismatch);
   const changelog = readFileSync(path.join(root, 'CHANGELOG.md'), 'utf8');
-  const tmp = mkdtempSync(path.join(tmpdir(), 'oasdiff-'));
-  try {
-    writeFileSync(path.join(tmp, 'base.yaml'), base);
-    const out = execFileSync(oasdiff(), ['breaking', path.join(tmp, 'base.yaml'), path.join(root, 'openapi.yaml'), '--format', 'json', '--severity-levels', path.join(root, 'contract-tests/oasdiff-levels.txt')], { encoding: 'utf8' });
-    return {
-      version: String((parse(spec) as { info: { version: unknown } }).info.version),
-      release,
-      breaking: withOpenSets((JSON.parse(out || '[]') ?? []) as Finding[]),
-      specChanged: spec.trim() !== base.trim(),
-      changelog,
-      unrecorded: unrecorded(release.tag, changelog),
-      clientVersion: (JSON.parse(readFileSync(path.join(root, 'client/package.json'), 'utf8')) as { version: string }).version,
-    };
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
-  }
+  const out = execFileSync(oasdiff(), ['breaking', path.join(root, release.file), path.join(root, 'openapi.yaml'), '--format', 'json', '--severity-levels', path.join(root, 'contract-tests/oasdiff-levels.txt')], { encoding: 'utf8' });
+  return {
+    version: String((parse(spec) as { info: { version: unknown } }).info.version),
+    release,
+    breaking: withOpenSets((JSON.parse(out || '[]') ?? []) as Finding[]),
+    specChanged: spec.trim() !== base.trim(),
+    changelog,
+    unrecorded: unrecorded(release.file, changelog),
+    clientVersion: (JSON.parse(readFileSync(path.join(root, 'client/package.json'), 'utf8')) as { version: string }).version,
+  };
 }
 
 let checks: Check[];
@@ -88,7 +104,7 @@ try {
   for (const w of warnings) console.log(`note: ${w.operation ?? ''} ${w.path ?? ''}: ${w.text} [${w.id}]`);
   console.log(`contract ${facts.version}, last release ${facts.release.tag}: ${facts.breaking.length - warnings.length} breaking, ${warnings.length} warning(s)`);
 } catch (err) {
-  checks = [{ name: 'contract versions: oasdiff against the last release tag', failure: (err as Error).message }];
+  checks = [{ name: 'contract versions: oasdiff against the last release', failure: (err as Error).message }];
 }
 mkdirSync(path.join(root, 'artifacts/contract'), { recursive: true });
 writeFileSync(path.join(root, 'artifacts/contract/junit.xml'), junit(checks));
