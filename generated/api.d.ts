@@ -442,6 +442,13 @@ export interface paths {
          *     repeated; one at or past the end of an ended run gets a 200 stream with no event that ends
          *     at once (the end is not sent again). A comment line (`: keepalive`) is sent every 15 s while nothing else is.
          *
+         *     Open streams are bounded per API process: at most `EVENT_STREAMS_PER_KEY` per API key and
+         *     `EVENT_STREAMS_PER_USER` per user (20 and 50 by default); another is refused with 429
+         *     `too_many_event_streams` and `Retry-After`. When the API process stops (a deploy, a
+         *     restart), each open stream gets `retry: 1000` and a comment `: reconnect` and ends at once:
+         *     reconnect with `Last-Event-ID` (an `EventSource` does both by itself) and another process
+         *     continues it, nothing lost.
+         *
          *     | event | when | data |
          *     |---|---|---|
          *     | `run.status` | a worker starts the run (again after a lost worker), and when it ends | `{"status": "running"}` (or the terminal status) |
@@ -2572,6 +2579,20 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The API key (`EVENT_STREAMS_PER_KEY`) or its user (`EVENT_STREAMS_PER_USER`) has as many event
+         *     streams open on this API process as allowed, or the API key's request rate limit. Retry after
+         *     closing a stream, or after `Retry-After`.
+         */
+        TooManyEventStreams: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Rate limited. */
         TooManyRequests: {
             headers: {
@@ -3614,7 +3635,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["TooManyEventStreams"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -124,6 +124,8 @@ const envSchema = z.object({
   TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE: integer(60, 1, 1_000_000),
   USER_MAX_CONCURRENT_RUNS: integer(10, 1, 1_000_000),
   USER_RUNS_PER_MINUTE: integer(120, 1, 1_000_000),
+  EVENT_STREAMS_PER_KEY: integer(20, 1, 1_000_000),
+  EVENT_STREAMS_PER_USER: integer(50, 1, 1_000_000),
   WORKFLOW_MAX_NODES: integer(100, 1, 500),
   WORKFLOW_HTTP_ALLOW_HOSTS: z.preprocess(
     blankToUndefined,
@@ -295,6 +297,10 @@ function runSettings(e: Env) {
   USER_MAX_CONCURRENT_RUNS: e.USER_MAX_CONCURRENT_RUNS,
   /** Runs one user may start per minute; more are refused with 429. */
   USER_RUNS_PER_MINUTE: e.USER_RUNS_PER_MINUTE,
+  /** Run event streams one API key may hold open on one API process; more are refused with 429. */
+  EVENT_STREAMS_PER_KEY: e.EVENT_STREAMS_PER_KEY,
+  /** Run event streams one user may hold open on one API process (all their keys); more are refused with 429. */
+  EVENT_STREAMS_PER_USER: e.EVENT_STREAMS_PER_USER,
   /** Nodes a workflow may have (at most 500, the contract's bound); more are a 422 on /nodes. */
   WORKFLOW_MAX_NODES: e.WORKFLOW_MAX_NODES,
   /** Hosts, domains, addresses and ranges outbound requests from user code may reach though private (src/outbound/allowList.ts). */

@@ -97,6 +97,8 @@ async function main(): Promise<void> {
   // it seeds lets the seed finish before the database closes.
   const seeding = config.DEMO ? seedDemo({ db: database.db, config, now: Date.now }) : Promise.resolve(null);
   stopGracefully(logger, 'service', async () => {
+    // Event streams never go idle: each ends now, telling its client to reconnect (to another process).
+    ctx.runs?.streams.endAll();
     server.close();
     // close() ends only the connections idle right now; a keep-alive connection whose request
     // was in flight turns idle later and would hold the server open for keepAliveTimeout (65 s).

@@ -9,11 +9,17 @@ import { startEventStream, writeFrame } from '../shared/sseStream.ts';
 import { lastRunEventSeq, listRunEventsAfter, sseFrame, type StoredRunEvent } from './events.ts';
 import { isTerminal } from './store.ts';
 import type { RunDetail } from './service.ts';
+import type { RunFollower } from './sharedEvents.ts';
 
 /** A comment line this often keeps proxies and load balancers from closing a quiet stream. */
 export const KEEPALIVE_MS = 15_000;
 /** Events read per query (a long answer's deltas are many). */
 const PAGE = 500;
+/**
+ * What a stream whose API process stops writes before it ends: reconnect in a second (an
+ * EventSource does, with Last-Event-ID, and another process continues the stream).
+ */
+export const RECONNECT_FRAME = 'retry: 1000\n: reconnect\n\n';
 
 
 /** What a stream reads: the store, the queue's notices (ctx.runs; 503 without a queue), the logger. */
@@ -22,6 +28,8 @@ export type EventStreamContext = Pick<AppContext, 'db' | 'logger' | 'runs'>;
 /**
  * Streams the run's events. `readRun` answers the run as getRun does (and throws getRun's 404 for
  * another user's run) before anything is written, so errors keep their problem+json bodies.
+ * `caller` (its API key, none for the console's session) takes one of its slots (streamSlots.ts:
+ * 429 past its bounds) for as long as it streams.
  */
 export async function streamRunEvents(
   ctx: EventStreamContext,
@@ -29,38 +37,42 @@ export async function streamRunEvents(
   res: Response,
   runId: string,
   readRun: () => Promise<RunDetail>,
+  caller: { keyId?: number; userId: number },
 ): Promise<void> {
-  const queue = ctx.runs?.queue;
-  if (!queue) throw runsNotConfigured();
+  const runs = ctx.runs;
+  if (!runs) throw runsNotConfigured();
   let after = Number(req.get('Last-Event-ID') ?? 0); // the contract allows digits only
   let notices = 0;
   let wake: () => void = () => {};
-  const onNotice = (id: string | null) => {
-    if (id === null || id === runId) {
-      notices++;
-      wake();
-    }
-  };
-  // Listening before the first read: an event stored between the two is not missed.
-  const stops = await Promise.all([queue.watchRunEvents(onNotice), queue.watchRunEnded(onNotice)]);
   let keepalive: NodeJS.Timeout | undefined;
   let gone = false;
+  let stopping = false; // the process stops: the client reconnects elsewhere
   const onClose = () => {
     gone = true;
     wake();
   };
+  const release = runs.streams.take(caller.keyId, caller.userId, () => {
+    stopping = true;
+    wake();
+  });
+  let follower: RunFollower | undefined;
   try {
+    // Listening before the first read: an event stored between the two is not missed.
+    follower = await runs.events.follow(runId, () => {
+      notices++;
+      wake();
+    });
     const run = await readRun();
-    startEventStream(res);
-    res.flushHeaders();
-    res.on('close', onClose);
-    // A connection whose client is behind needs no keepalive (and each would wait for its drain).
-    keepalive = setInterval(() => res.writableNeedDrain || void writeFrame(res, ': keepalive\n\n'), KEEPALIVE_MS);
+    keepalive = openStream(res, onClose);
     for (;;) {
+      if (stopping) {
+        await writeFrame(res, RECONNECT_FRAME);
+        return;
+      }
       const seen = notices;
       let events: StoredRunEvent[];
       try {
-        events = await listRunEventsAfter(ctx.db, runId, after, PAGE);
+        events = await follower.read(after, PAGE);
       } catch (err) {
         // The client reconnects with Last-Event-ID and loses nothing.
         ctx.logger.warn({ err, runId }, 'run event stream: read failed; stream ended');
@@ -68,12 +80,13 @@ export async function streamRunEvents(
       }
       for (const event of events) {
         if (gone) return;
+        if (stopping) break;
         await writeFrame(res, sseFrame(event));
         after = event.seq;
         if (event.type === 'run.finished') return;
       }
       if (gone) return;
-      if (events.length === PAGE) continue;
+      if (events.length === PAGE || stopping) continue;
       if (isTerminal(run.status)) {
         // Ended without end events (a run older than the event stream, or one failed when its queue
         // write failed, which a replay may queue again): its end alone, numbered after the stored
@@ -87,15 +100,25 @@ export async function streamRunEvents(
       }
       await new Promise<void>((resolve) => {
         wake = resolve;
-        if (notices !== seen || gone) resolve();
+        if (notices !== seen || gone || stopping) resolve();
       });
     }
   } finally {
     clearInterval(keepalive);
     res.off('close', onClose);
-    for (const stop of stops) stop();
+    follower?.stop();
+    release();
     if (res.headersSent && !res.writableEnded) res.end();
   }
+}
+
+/** Sends the stream's headers and keeps it alive until it ends (clear the timer returned); `onClose`: the client left. */
+function openStream(res: Response, onClose: () => void): NodeJS.Timeout {
+  startEventStream(res);
+  res.flushHeaders();
+  res.on('close', onClose);
+  // A connection whose client is behind needs no keepalive (and each would wait for its drain).
+  return setInterval(() => res.writableNeedDrain || void writeFrame(res, ': keepalive\n\n'), KEEPALIVE_MS);
 }
 
 /** True when the stream stored so far ends exactly at `after` and without its run.finished: its end is owed. */

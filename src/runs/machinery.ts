@@ -12,6 +12,8 @@ import { createRunner, sweepStuckRuns, SWEEP_INTERVAL_MS, type Runner, type Runn
 import type { RunRow } from './store.ts';
 import { announcingCallbacks, startCallbackDeliveries, type CallbackRetry, type DeliveryContext } from '../hooks/deliveries.ts';
 import { listenForRunEnds, type RunEndListener } from './waiting.ts';
+import { SharedRunEvents } from './sharedEvents.ts';
+import { StreamSlots } from './streamSlots.ts';
 
 declare module '../context.ts' {
   interface AppContext {
@@ -36,6 +38,10 @@ export interface RunMachinery {
    * without reading it back.
    */
   listenForRunEnds(): Promise<RunEndListener>;
+  /** The run event streams open on this process: their bounds, and their end when it stops. */
+  streams: StreamSlots;
+  /** A run's new events, read once for all the streams of this process that follow it. */
+  events: SharedRunEvents;
   /** Starts executing runs in this process (once). */
   startWorker(options?: { concurrency?: number }): Promise<void>;
   stop(): Promise<void>;
@@ -80,6 +86,8 @@ export async function startRunMachinery(
     queue,
     models,
     runner: undefined,
+    streams: new StreamSlots({ perKey: config.EVENT_STREAMS_PER_KEY, perUser: config.EVENT_STREAMS_PER_USER }),
+    events: new SharedRunEvents(ctx.db, queue),
     async enqueue(run) {
       machinery.runner?.expect(run); // before the job exists: this process's worker may take it at once
       await queue.enqueue(run.id);
@@ -105,6 +113,7 @@ export async function startRunMachinery(
       await startScheduleTicks({ ...ctx, runs: machinery }, tickStarts);
     },
     async stop() {
+      machinery.streams.endAll();
       clearInterval(sweeper);
       tickStarts?.stop();
       await queue.stop();

@@ -143,7 +143,8 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
   /** Same auth, ownership and errors as getRun, then the run's events as Server-Sent Events. */
   async function streamRunEvents(req: Request, res: Response) {
     const read = () => service.getRun(ctx, userOf(req), workflowIdOf(req), runIdOf(req));
-    await streamEvents(ctx, req, res, runIdOf(req), read);
+    const { accessTokenId: keyId, userId } = principalOf(req, 'apiKey');
+    await streamEvents(ctx, req, res, runIdOf(req), read, { keyId, userId });
   }
 
   async function cancelRun(req: Request, res: Response<JsonOf<'cancelRun', 200>>) {

@@ -55,7 +55,7 @@ export const PROBLEM_CODES = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   invalid_workflow: 422,
-  rate_limited: 429, too_many_concurrent_runs: 429, too_many_runs_per_minute: 429,
+  rate_limited: 429, too_many_concurrent_runs: 429, too_many_runs_per_minute: 429, too_many_event_streams: 429,
   request_header_fields_too_large: 431,
   internal_error: 500,
   database_unavailable: 503, queue_unavailable: 503, runs_not_configured: 503,

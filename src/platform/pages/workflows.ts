@@ -158,7 +158,7 @@ function runRoutes(router: Router, ctx: AppContext): void {
   // Without a queue here, the stream's 503 makes the page fall back to reading the state.
   router.get('/workflows/:id/runs/:runId/events', async (req, res) => {
     const userId = req.webSession!.uid!;
-    await streamRunEvents(ctx, req, res, req.params.runId, () => runs.getRun(ctx, userId, req.params.id, req.params.runId));
+    await streamRunEvents(ctx, req, res, req.params.runId, () => runs.getRun(ctx, userId, req.params.id, req.params.runId), { userId });
   });
 
   // The live page's fallback (no EventSource, or its stream failed): the changing part of the run
