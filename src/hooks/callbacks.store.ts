@@ -55,9 +55,13 @@ export async function listCallbacksNewestFirst(db: Knex, workflowId: string, pag
   return rows.map(callbackFromDb);
 }
 
-/** Every callback of the workflow: what a run's end is told to. */
-export async function callbacksOfWorkflow(db: Knex, workflowId: string): Promise<CallbackRow[]> {
-  return ((await db('workflow_callbacks').select(CALLBACK_COLUMNS).where({ workflow_id: workflowId })) as CallbackRow[]).map(callbackFromDb);
+/** Every callback of the run's workflow: what its end is told to (one indexed read; none for most runs). */
+export async function callbacksOfRun(db: Knex, runId: string): Promise<CallbackRow[]> {
+  const rows = (await db('workflow_callbacks as c')
+    .join('runs as r', 'r.workflow_id', 'c.workflow_id')
+    .select(CALLBACK_COLUMNS.map((column) => `c.${column}`))
+    .where({ 'r.id': runId })) as CallbackRow[];
+  return rows.map(callbackFromDb);
 }
 
 export async function findCallbackOfWorkflow(db: Knex, workflowId: string, id: string): Promise<CallbackRow | undefined> {

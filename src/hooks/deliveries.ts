@@ -104,9 +104,11 @@ export async function startCallbackDeliveries(ctx: DeliveryContext, boss: PgBoss
   const send = (messageId: string) => boss.send(CALLBACK_QUEUE, { messageId }, { singletonKey: messageId });
 
   async function runEnded(runId: string): Promise<void> {
+    // The callbacks first: a run of a workflow without any (most runs) costs this one read.
+    const callbacks = await store.callbacksOfRun(ctx.db, runId);
+    if (!callbacks.length) return;
     const run = await findRun(ctx.db, runId);
     if (!run || !isTerminal(run.status)) return;
-    const callbacks = await store.callbacksOfWorkflow(ctx.db, run.workflow_id);
     for (const callback of callbacks) {
       if (callback.created_at > (run.finished_at ?? 0)) continue; // made after the run ended
       const message: MessageRow = { id: `msg_${ulid()}`, callback_id: callback.id, run_id: run.id, event_type: `run.${run.status}`, status: 'pending', attempts: 0, created_at: ctx.now() };
