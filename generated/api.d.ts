@@ -1762,11 +1762,79 @@ export interface components {
             };
         };
         /**
+         * @description Routes its upstream value down one of N named cases. `value` (a Liquid expression, without
+         *     braces, such as `nodes.extract.output.amount`; default: the upstream value) is compared with
+         *     each case in order, typed (a number with a number, a string with a string; values of other
+         *     types never compare `<`, `>`): the first that holds is chosen, else `default`. Every edge out
+         *     of it carries `case` (a case's name, or `default`); only the chosen case's edges are
+         *     followed, and they pass the node's upstream value on, not the verdict; the nodes reached
+         *     only through cases not chosen are `skipped`. The comparison runs in the compute pool under
+         *     the run budgets (a `matches` pattern that backtracks past the time limit fails the node with
+         *     `compute_limit`).
+         * @example {
+         *       "id": "route",
+         *       "type": "switch",
+         *       "config": {
+         *         "value": "nodes.extract.output.amount",
+         *         "cases": [
+         *           {
+         *             "name": "large",
+         *             "operator": ">=",
+         *             "value": 1000
+         *           },
+         *           {
+         *             "name": "small",
+         *             "operator": "<",
+         *             "value": 1000
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        SwitchNode: {
+            id: components["schemas"]["NodeId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "switch";
+            config: {
+                /**
+                 * @description A Liquid expression over `inputs` and upstream `nodes` (no braces); default: the upstream value.
+                 * @example nodes.extract.output.amount
+                 */
+                value?: string;
+                cases: {
+                    /**
+                     * @description Named by edges (`case`); not `default`, and unique in the node.
+                     * @example large
+                     */
+                    name: string;
+                    /**
+                     * @description `==` / `!=`: equal JSON values (`5` is not `"5"`). `<` `<=` `>` `>=`: two numbers, or
+                     *     two strings by code point. `contains`: a string contains the text, a list the item,
+                     *     an object the key. `matches`: a string matches the regular expression `value`
+                     *     (JavaScript syntax, at most 1000 characters). `empty` / `not_empty` (no `value`):
+                     *     null, a blank string, an empty list or object. `in`: the value is an item of the
+                     *     list `value`.
+                     * @example >
+                     * @enum {string}
+                     */
+                    operator: "==" | "!=" | "<" | "<=" | ">" | ">=" | "contains" | "matches" | "empty" | "not_empty" | "in";
+                    /**
+                     * @description What the value is compared with: any JSON value (a list for `in`, a pattern for `matches`); none for `empty` and `not_empty`.
+                     * @example 1000
+                     */
+                    value?: unknown;
+                }[];
+            };
+        };
+        /**
          * @description A node; `config` depends on `type`. **Open**: node types are an open set (as `RunStep`'s
          *     `node_type`), new ones come in minor versions: a client that meets a `type` it does not
          *     know should keep the node as it is (and may show it as unknown).
          */
-        WorkflowNode: components["schemas"]["TextInputNode"] | components["schemas"]["LlmCallNode"] | components["schemas"]["TemplateNode"] | components["schemas"]["ConditionNode"] | components["schemas"]["TextOutputNode"] | components["schemas"]["HttpRequestNode"];
+        WorkflowNode: components["schemas"]["TextInputNode"] | components["schemas"]["LlmCallNode"] | components["schemas"]["TemplateNode"] | components["schemas"]["ConditionNode"] | components["schemas"]["TextOutputNode"] | components["schemas"]["HttpRequestNode"] | components["schemas"]["SwitchNode"];
         /**
          * @example {
          *       "from": "input",
@@ -1782,6 +1850,11 @@ export interface components {
              * @enum {string}
              */
             branch?: "true" | "false";
+            /**
+             * @description Required on an edge out of a `switch` node, and only there: the name of one of its cases, or `default`; the edge is followed when that case is chosen.
+             * @example large
+             */
+            case?: string;
         };
         /**
          * @description Any text without NUL characters.

@@ -10,11 +10,11 @@ import { HttpNodes, type HttpNodeDeps } from './httpRequest.ts';
 import { httpNodeDeps } from './httpNodeDeps.ts';
 import { ModelUnavailableError, ProviderError, type ChatRequest, type ModelRouter, type Usage } from './providers/index.ts';
 import { formatOutput, produced, type Produced } from './values.ts';
+import { chooseCase, compare, followed } from './branching.ts';
 import { TextBudget } from './textBudget.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
 export type WorkflowEdge = components['schemas']['WorkflowEdge'];
-type ConditionOperator = components['schemas']['ConditionNode']['config']['operator'];
 
 export interface Graph {
   nodes: WorkflowNode[];
@@ -52,28 +52,6 @@ export interface ExecutionHooks {
 export interface Execution {
   /** Keyed by `text_output` node id: the formatted text, or for `json` the parsed value. */
   output: Record<string, unknown>;
-}
-
-/** A condition's verdict on its rendered sides (exact, case-sensitive; `empty` ignores surrounding whitespace). */
-export function compare(operator: ConditionOperator, left: string, right: string): boolean {
-  switch (operator) {
-    case 'equals':
-      return left === right;
-    case 'not_equals':
-      return left !== right;
-    case 'contains':
-      return left.includes(right);
-    case 'not_contains':
-      return !left.includes(right);
-    case 'starts_with':
-      return left.startsWith(right);
-    case 'ends_with':
-      return left.endsWith(right);
-    case 'empty':
-      return left.trim() === '';
-    case 'not_empty':
-      return left.trim() !== '';
-  }
 }
 
 /** One run's working state, shared by its nodes. */
@@ -195,7 +173,7 @@ async function nodeText(run: RunState, node: WorkflowNode): Promise<Produced | n
 function followedTexts(incoming: WorkflowEdge[], sources: (Produced | null)[]): Produced[] {
   return incoming.flatMap((edge, i) => {
     const out = sources[i];
-    return out === null || out === undefined || (edge.branch !== undefined && edge.branch !== out.text) ? [] : [out];
+    return out === null || out === undefined || !followed(edge, out) ? [] : [out];
   });
 }
 
@@ -208,7 +186,7 @@ async function runStep(run: RunState, node: WorkflowNode, before: Produced[]): P
     step.started = true;
     const done = await stepWork(run, node, step.input, before);
     step.usage = done.usage;
-    const out = produced(done.value);
+    const out: Produced = { ...produced(done.value), ...(done.route !== undefined ? { route: done.route } : {}) };
     run.sizes.keep(out.text);
     const outputIsJson = typeof out.value !== 'string';
     await run.hooks.onStepEnd?.({ nodeId: node.id, nodeType: node.type, status: 'completed', input: step.input, output: out.text, outputIsJson, usage: step.usage, error: null, attempts: run.attempts.get(node.id) ?? null });
@@ -224,8 +202,9 @@ async function runStep(run: RunState, node: WorkflowNode, before: Produced[]): P
  * log, no event): its text as logged, and what it left in the run's state (a condition's verdict,
  * a text_output's share of the output, made again from its inputs, which are restored too).
  */
-function resumeStep(run: RunState, node: WorkflowNode, value: unknown, before: Produced[]): Produced {
-  const out = produced(value);
+async function resumeStep(run: RunState, node: WorkflowNode, value: unknown, before: Produced[]): Promise<Produced> {
+  const out: Produced = produced(value);
+  if (node.type === 'switch') out.route = await chooseCase(run.budget, node, run.scope, before, run.signal); // pure: chosen again
   if (node.type === 'condition') run.verdicts.set(node.id, out.text);
   if (node.type === 'text_output') {
     const value = formatOutput(node.config.format, before);
@@ -238,8 +217,11 @@ function resumeStep(run: RunState, node: WorkflowNode, value: unknown, before: P
 }
 
 /** What the node does with its input: pass it on, give its verdict, ask a model, or write the run's output. */
-async function stepWork(run: RunState, node: WorkflowNode, input: string, before: Produced[]): Promise<{ value: unknown; usage: Usage | null }> {
+async function stepWork(run: RunState, node: WorkflowNode, input: string, before: Produced[]): Promise<{ value: unknown; usage: Usage | null; route?: string }> {
   switch (node.type) {
+    case 'switch':
+      // The upstream value goes on down the chosen case's edges, not the verdict.
+      return { value: before[0]?.value ?? '', usage: null, route: await chooseCase(run.budget, node, run.scope, before, run.signal) };
     case 'text_input':
       return { value: await inputValue(run, node), usage: null };
     case 'template':

@@ -5,6 +5,8 @@ export interface Produced {
   value: unknown;
   /** The value as text: itself when a string, else its JSON. */
   text: string;
+  /** A switch's chosen case: its edges naming it (`case`) are followed. */
+  route?: string;
 }
 
 export const toText = (value: unknown): string => (typeof value === 'string' ? value : (JSON.stringify(value) ?? 'null'));

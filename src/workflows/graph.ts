@@ -6,6 +6,8 @@ import type { components } from '../../generated/api.d.ts';
 import { configProblems, escapePointer, NODE_TYPES, type NodeType } from './nodeConfig.ts';
 import { analyseTemplate, referenceProblem, type ValueSchema } from './templates.ts';
 import { declaredSchemaProblems, inputSchema, outputSchema } from './valueSchemas.ts';
+import { cycles } from './cycles.ts';
+import { caseProblem, switchProblems } from './switchRules.ts';
 import { httpRequestProblems, httpRequestTemplates } from './httpRequestConfig.ts';
 import type { ProblemItem } from '../shared/errors.ts';
 
@@ -35,6 +37,7 @@ const TEMPLATE_KEYS: Partial<Record<NodeType, readonly string[]>> = {
   llm_call: ['prompt'],
   template: ['template'],
   condition: ['left', 'right'],
+  switch: ['value'], // an expression: checked as the template `{{ value }}`
 };
 
 type Report = (pointer: string, message: string) => void;
@@ -74,17 +77,21 @@ function checkConfig(type: NodeType, config: Record<string, unknown>, at: string
   for (const { pointer, message } of configProblems(type, config, limits.maxTokens)) report(`${at}${pointer}`, message);
   if (type === 'http_request') for (const { pointer, message } of httpRequestProblems(config)) report(`${at}${pointer}`, message);
   for (const { pointer, message } of declaredSchemaProblems(type, config)) report(`${at}${pointer}`, message);
+  if (type === 'switch') for (const { pointer, message } of switchProblems(config)) report(`${at}${pointer}`, message);
 }
 
 interface NodeFacts {
   /** Index of the first node with each id. */
   indexById: Map<string, number>;
   typeById: Map<string, NodeType>;
+  /** Each switch's case names. */
+  casesById: Map<string, string[]>;
 }
 
 function checkNodes(nodes: unknown[], limits: GraphLimits, report: Report): NodeFacts {
   const indexById = new Map<string, number>();
   const typeById = new Map<string, NodeType>();
+  const casesById = new Map<string, string[]>();
   nodes.forEach((node, i) => {
     const at = `/nodes/${i}`;
     if (!isObject(node)) {
@@ -106,12 +113,15 @@ function checkNodes(nodes: unknown[], limits: GraphLimits, report: Report): Node
     else if (!isNodeType(node.type)) report(`${at}/type`, `unknown node type ${JSON.stringify(node.type)}; known: ${NODE_TYPES.join(', ')}`);
     const type = isNodeType(node.type) ? node.type : undefined;
     if (id !== undefined && type !== undefined && !typeById.has(id)) typeById.set(id, type);
+    if (id !== undefined && type === 'switch' && isObject(node.config) && Array.isArray(node.config.cases)) {
+      casesById.set(id, node.config.cases.flatMap((c: unknown) => (isObject(c) && typeof c.name === 'string' ? [c.name] : [])));
+    }
 
     if (node.config === undefined) report(`${at}/config`, 'is required');
     else if (!isObject(node.config)) report(`${at}/config`, 'must be an object');
     else if (type !== undefined) checkConfig(type, node.config, `${at}/config`, limits, report);
   });
-  return { indexById, typeById };
+  return { indexById, typeById, casesById };
 }
 
 /** Checks each edge; returns the edges usable for graph checks (both ends exist, no self-loop, not a repeat). */
@@ -124,7 +134,7 @@ function checkEdges(edges: unknown[], facts: NodeFacts, report: Report): { from:
       report(at, 'must be an object with from and to');
       return;
     }
-    checkUnknownKeys(edge, ['from', 'to', 'branch'], at, report);
+    checkUnknownKeys(edge, ['from', 'to', 'branch', 'case'], at, report);
     let ends = true;
     for (const end of ['from', 'to'] as const) {
       if (edge[end] === undefined) {
@@ -141,7 +151,7 @@ function checkEdges(edges: unknown[], facts: NodeFacts, report: Report): { from:
       report(at, `edge connects node "${from}" to itself`);
       return;
     }
-    const key = JSON.stringify([from, to]);
+    const key = JSON.stringify([from, to, edge.case]);
     const first = seen.get(key);
     if (first !== undefined) {
       report(at, `duplicate edge "${from}" -> "${to}" (also /edges/${first})`);
@@ -153,6 +163,8 @@ function checkEdges(edges: unknown[], facts: NodeFacts, report: Report): { from:
     if (facts.typeById.get(to) === 'text_input') report(at, `edge into text_input "${to}": a text_input takes only its run input`);
     if (facts.typeById.get(from) === 'text_output') report(at, `edge out of text_output "${from}": a text_output ends the graph`);
     checkBranch(edge.branch, facts.typeById.get(from), from, at, report);
+    const badCase = caseProblem(edge.case, facts.typeById.get(from), facts.casesById.get(from), from);
+    if (badCase) report(badCase.pointer === '' ? at : `${at}${badCase.pointer}`, badCase.message);
     if (unknown.length === 0) usable.push({ from, to, index: i });
   });
   return usable;
@@ -166,59 +178,6 @@ function checkBranch(branch: unknown, fromType: string | undefined, from: string
   } else if (branch !== undefined && fromType !== undefined) {
     report(`${at}/branch`, `only an edge out of a condition node carries a branch ("${from}" is a ${fromType})`);
   }
-}
-
-/** Strongly connected components with more than one node (Tarjan): each holds at least one cycle. */
-function cycles(nodeIds: string[], edges: { from: string; to: string }[]): string[][] {
-  const next = new Map<string, string[]>(nodeIds.map((id) => [id, []]));
-  for (const e of edges) next.get(e.from)?.push(e.to);
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const onStack = new Set<string>();
-  const stack: string[] = [];
-  const found: string[][] = [];
-  let counter = 0;
-
-  // Iterative, so a 500-node chain cannot overflow the call stack.
-  for (const root of nodeIds) {
-    if (index.has(root)) continue;
-    const work: { id: string; child: number }[] = [{ id: root, child: 0 }];
-    index.set(root, counter);
-    low.set(root, counter++);
-    stack.push(root);
-    onStack.add(root);
-    while (work.length > 0) {
-      const frame = work[work.length - 1]!;
-      const children = next.get(frame.id) ?? [];
-      if (frame.child < children.length) {
-        const child = children[frame.child++]!;
-        if (!index.has(child)) {
-          index.set(child, counter);
-          low.set(child, counter++);
-          stack.push(child);
-          onStack.add(child);
-          work.push({ id: child, child: 0 });
-        } else if (onStack.has(child)) {
-          low.set(frame.id, Math.min(low.get(frame.id)!, index.get(child)!));
-        }
-        continue;
-      }
-      work.pop();
-      const parent = work[work.length - 1];
-      if (parent) low.set(parent.id, Math.min(low.get(parent.id)!, low.get(frame.id)!));
-      if (low.get(frame.id) === index.get(frame.id)) {
-        const component: string[] = [];
-        let member: string;
-        do {
-          member = stack.pop()!;
-          onStack.delete(member);
-          component.push(member);
-        } while (member !== frame.id);
-        if (component.length > 1) found.push(component.reverse());
-      }
-    }
-  }
-  return found;
 }
 
 /**
@@ -296,7 +255,7 @@ function templatedNodes(nodes: unknown[], facts: NodeFacts): Templates {
     const templates =
       node.type === 'http_request'
         ? httpRequestTemplates(config).map(({ source, pointer }) => ({ source, pointer: `/nodes/${i}/config${pointer}` }))
-        : (TEMPLATE_KEYS[node.type] ?? []).flatMap((key) => (typeof config[key] === 'string' ? [{ source: config[key], pointer: `/nodes/${i}/config/${key}` }] : []));
+        : (TEMPLATE_KEYS[node.type] ?? []).flatMap((key) => (typeof config[key] === 'string' ? [{ source: node.type === 'switch' ? `{{ ${config[key]} }}` : config[key], pointer: `/nodes/${i}/config/${key}` }] : []));
     if (templates.length) found.set(node.id, templates);
   });
   return found;

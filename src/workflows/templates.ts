@@ -142,6 +142,15 @@ export async function renderTemplate(source: string, scope: TemplateScope): Prom
   }
 }
 
+/** A Liquid expression's value (a switch's `value`: `nodes.extract.output.amount`), typed as it is. Throws TemplateError. */
+export async function evaluateExpression(expression: string, scope: TemplateScope): Promise<unknown> {
+  try {
+    return (await engine.evalValue(expression, scope)) as unknown;
+  } catch (err) {
+    throw new TemplateError(`The expression could not be evaluated: ${firstLine((err as Error).message)}`);
+  }
+}
+
 export class TemplateError extends Error {}
 
 const firstLine = (message: string) => message.split('\n')[0]!.slice(0, 300);

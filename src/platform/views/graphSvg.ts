@@ -105,6 +105,7 @@ const TYPE_LABELS: Record<WorkflowNode['type'], string> = {
   condition: 'condition',
   text_output: 'text output',
   http_request: 'HTTP request',
+  switch: 'switch',
 };
 
 export const nodeTypeLabel = (type: string): string => TYPE_LABELS[type as WorkflowNode['type']] ?? type;

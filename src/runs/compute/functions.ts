@@ -6,6 +6,7 @@
 import { renderTemplate, TemplateError, type TemplateScope } from '../../workflows/templates.ts';
 import { FunctionError } from './functionError.ts';
 import { jsonValue, type JsonValueInput } from './jsonValue.ts';
+import { switchCase, type SwitchInput } from './switchCase.ts';
 
 export { FunctionError };
 
@@ -19,6 +20,15 @@ export const COMPUTE_FUNCTIONS = {
   async renderTemplate({ source, scope }: RenderInput): Promise<string> {
     try {
       return await renderTemplate(source, scope);
+    } catch (err) {
+      if (err instanceof TemplateError) throw new FunctionError('template_error', err.message);
+      throw err;
+    }
+  },
+  /** A switch node's chosen case (switchCase.ts). */
+  async switchCase(input: SwitchInput): Promise<{ chosen: string; compared: unknown }> {
+    try {
+      return await switchCase(input);
     } catch (err) {
       if (err instanceof TemplateError) throw new FunctionError('template_error', err.message);
       throw err;
