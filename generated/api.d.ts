@@ -1830,11 +1830,35 @@ export interface components {
             };
         };
         /**
+         * @description An aggregator: its output is the first non-empty output among the edges into it that were
+         *     followed, in the order of the edges (empty: null, a blank string, an empty list or object);
+         *     an empty string when all are empty. It joins the branches of a `switch` or a `condition`
+         *     into one value, as Dify's variable aggregator does.
+         * @example {
+         *       "id": "answer",
+         *       "type": "coalesce",
+         *       "config": {}
+         *     }
+         */
+        CoalesceNode: {
+            id: components["schemas"]["NodeId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "coalesce";
+            /**
+             * @description No settings yet.
+             * @example {}
+             */
+            config: Record<string, never>;
+        };
+        /**
          * @description A node; `config` depends on `type`. **Open**: node types are an open set (as `RunStep`'s
          *     `node_type`), new ones come in minor versions: a client that meets a `type` it does not
          *     know should keep the node as it is (and may show it as unknown).
          */
-        WorkflowNode: components["schemas"]["TextInputNode"] | components["schemas"]["LlmCallNode"] | components["schemas"]["TemplateNode"] | components["schemas"]["ConditionNode"] | components["schemas"]["TextOutputNode"] | components["schemas"]["HttpRequestNode"] | components["schemas"]["SwitchNode"];
+        WorkflowNode: components["schemas"]["TextInputNode"] | components["schemas"]["LlmCallNode"] | components["schemas"]["TemplateNode"] | components["schemas"]["ConditionNode"] | components["schemas"]["TextOutputNode"] | components["schemas"]["HttpRequestNode"] | components["schemas"]["SwitchNode"] | components["schemas"]["CoalesceNode"];
         /**
          * @example {
          *       "from": "input",

@@ -11,6 +11,7 @@ import { httpNodeDeps } from './httpNodeDeps.ts';
 import { ModelUnavailableError, ProviderError, type ChatRequest, type ModelRouter, type Usage } from './providers/index.ts';
 import { formatOutput, produced, type Produced } from './values.ts';
 import { chooseCase, compare, followed } from './branching.ts';
+import { isEmpty } from './compute/switchCase.ts';
 import { TextBudget } from './textBudget.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
@@ -219,6 +220,8 @@ async function resumeStep(run: RunState, node: WorkflowNode, value: unknown, bef
 /** What the node does with its input: pass it on, give its verdict, ask a model, or write the run's output. */
 async function stepWork(run: RunState, node: WorkflowNode, input: string, before: Produced[]): Promise<{ value: unknown; usage: Usage | null; route?: string }> {
   switch (node.type) {
+    case 'coalesce':
+      return { value: (before.find((p) => !isEmpty(p.value)) ?? produced('')).value, usage: null };
     case 'switch':
       // The upstream value goes on down the chosen case's edges, not the verdict.
       return { value: before[0]?.value ?? '', usage: null, route: await chooseCase(run.budget, node, run.scope, before, run.signal) };

@@ -11,6 +11,8 @@ import { createUser } from '../platform/users.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { executeGraph } from './executor.ts';
+import { createModelRouter } from './providers/index.ts';
 
 type Node = Schemas['WorkflowNode'];
 type Edge = Schemas['WorkflowEdge'];
@@ -101,5 +103,29 @@ describe.each(testDialects())('switch nodes in runs on %s', (dialect) => {
     expect(stuck).toMatchObject({ status: 'failed', error: { code: 'compute_limit', node_id: 'route' } });
     const fine = await run(workflowId, { text: 'aaaa' });
     expect(fine).toMatchObject({ status: 'completed', output: { out: 'aaaa' } });
+  });
+});
+
+describe('coalesce joins the branches of a switch (issue 33 item 6)', () => {
+  it('takes the first non-empty output of the edges followed into it, in edge order', async () => {
+    const graph = {
+      nodes: [
+        { id: 'in', type: 'text_input', config: { variable: 'n', type: 'number' } },
+        { id: 'route', type: 'switch', config: { cases: [{ name: 'big', operator: '>=', value: 10 }] } },
+        { id: 'blank', type: 'template', config: { template: ' ' } },
+        { id: 'big', type: 'template', config: { template: 'big {{ nodes.route.output }}' } },
+        { id: 'small', type: 'template', config: { template: 'small {{ nodes.route.output }}' } },
+        { id: 'answer', type: 'coalesce', config: {} },
+        { id: 'out', type: 'text_output', config: { format: 'plain' } },
+      ],
+      edges: [
+        { from: 'in', to: 'route' }, { from: 'in', to: 'blank' },
+        { from: 'route', to: 'big', case: 'big' }, { from: 'route', to: 'small', case: 'default' },
+        { from: 'blank', to: 'answer' }, { from: 'big', to: 'answer' }, { from: 'small', to: 'answer' },
+        { from: 'answer', to: 'out' },
+      ],
+    } as Parameters<typeof executeGraph>[0];
+    expect((await executeGraph(graph, { n: 12 }, createModelRouter({}))).output).toEqual({ out: 'big 12' });
+    expect((await executeGraph(graph, { n: 3 }, createModelRouter({}))).output).toEqual({ out: 'small 3' });
   });
 });

@@ -8,7 +8,7 @@ import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 import type { ProblemItem } from '../shared/errors.ts';
 
-export const NODE_TYPES = ['text_input', 'llm_call', 'template', 'condition', 'text_output', 'http_request', 'switch'] as const;
+export const NODE_TYPES = ['text_input', 'llm_call', 'template', 'condition', 'text_output', 'http_request', 'switch', 'coalesce'] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 
 const SCHEMA_NAME: Record<NodeType, string> = {
@@ -19,6 +19,7 @@ const SCHEMA_NAME: Record<NodeType, string> = {
   text_output: 'TextOutputNode',
   http_request: 'HttpRequestNode',
   switch: 'SwitchNode',
+  coalesce: 'CoalesceNode',
 };
 
 /** The operators that look at `left` alone (ConditionNode: `right` is refused with them, required with the others). */

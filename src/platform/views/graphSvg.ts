@@ -106,6 +106,7 @@ const TYPE_LABELS: Record<WorkflowNode['type'], string> = {
   text_output: 'text output',
   http_request: 'HTTP request',
   switch: 'switch',
+  coalesce: 'coalesce',
 };
 
 export const nodeTypeLabel = (type: string): string => TYPE_LABELS[type as WorkflowNode['type']] ?? type;

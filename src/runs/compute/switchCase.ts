@@ -18,7 +18,7 @@ export interface SwitchInput {
   cases: SwitchCase[];
 }
 
-const isEmpty = (v: unknown): boolean =>
+export const isEmpty = (v: unknown): boolean =>
   v === null || v === undefined || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0);
 
 const same = (a: unknown, b: unknown): boolean => canonicalJson(a) === canonicalJson(b);
