@@ -226,8 +226,13 @@ describe('parseIfMatch', () => {
     expect(service.parseIfMatch(undefined)).toBeUndefined();
   });
 
+  it('takes a weak tag as matching nothing (a 412): If-Match compares strongly (RFC 9110 13.1.1)', () => {
+    expect(service.parseIfMatch('W/"3"')).toEqual([]);
+    expect(service.parseIfMatch('W/"3", "4"')).toEqual([4]);
+  });
+
   it('refuses anything else with 400 rather than matching nothing', () => {
-    expect(() => service.parseIfMatch('W/"3"')).toThrow(Problem);
+    expect(() => service.parseIfMatch('"abc"')).toThrow(Problem);
     expect(() => service.parseIfMatch('"abc"')).toThrow(/If-Match/);
   });
 });
