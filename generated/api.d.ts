@@ -1854,11 +1854,234 @@ export interface components {
             config: Record<string, never>;
         };
         /**
+         * @description Makes a list from a text, so that a `map` node can work through all of it. The text is
+         *     `config.text` rendered (Liquid, as `llm_call.prompt`), or without it the upstream nodes'
+         *     texts joined by a blank line. Its output is a list of strings (in a run's logs, its JSON).
+         *     `separator`: the pieces between occurrences of `separator`, blank pieces left out.
+         *     `characters`: chunks of at most `size` characters, each ending at the last paragraph,
+         *     line, sentence or word break in its second half (else at `size`); the chunks joined are
+         *     the whole text (with `overlap`, each also repeats the end of the one before). `tokens`:
+         *     as `characters` with `size` and `overlap` counted in approximate tokens of 4 characters
+         *     (OpenAI's rule of thumb for English; no tokenizer runs, so a chunk of code or of another
+         *     language may hold more tokens than `size`). A text that makes more than `max_items`
+         *     items fails the node with `too_many_items`: nothing is cut silently. It runs in the
+         *     compute pool under the run's budgets, as templates do.
+         * @example {
+         *       "id": "chunks",
+         *       "type": "split",
+         *       "config": {
+         *         "by": "tokens",
+         *         "size": 500,
+         *         "max_items": 200
+         *       }
+         *     }
+         */
+        SplitNode: {
+            id: components["schemas"]["NodeId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "split";
+            config: {
+                /**
+                 * @example tokens
+                 * @enum {string}
+                 */
+                by: "separator" | "characters" | "tokens";
+                /**
+                 * @description With `by: separator` (default a newline); refused otherwise.
+                 * @example ,
+                 */
+                separator?: string;
+                /**
+                 * @description With `characters` or `tokens`: the most characters (or approximate tokens) of a chunk; default 1000.
+                 * @example 500
+                 */
+                size?: number;
+                /**
+                 * @description With `characters` or `tokens`: what each chunk repeats of the one before, less than `size`; default 0.
+                 * @example 50
+                 */
+                overlap?: number;
+                /**
+                 * @description The most items the list may have (default 1000): more fails the node with `too_many_items`.
+                 * @example 200
+                 */
+                max_items?: number;
+                /**
+                 * @description The text to split, as a Liquid template over `inputs.<variable>` and `nodes.<id>.output`; default: the upstream texts joined.
+                 * @example {{ inputs.document }}
+                 */
+                text?: string;
+            };
+        };
+        /**
+         * @description Runs a sub-graph once per item of a list and gives the list of its results, in the
+         *     items' order. The list is the value of the one edge into the node (a `split` node's, or a
+         *     text holding a JSON list). The sub-graph is `body` (nodes and edges as a workflow's) or
+         *     the workflow `workflow_id` of the same user: each item is its run input `item_variable`
+         *     (default `item`), its position from 0 the input `index` if it has one, and the item's
+         *     result is the value of its one `text_output` (an object keyed by `text_output` id when it
+         *     has several). At most `concurrency` items run at once. An item that fails: `fail`
+         *     (default) fails the node with the item's error and stops the other items; `skip` leaves
+         *     its result out; `default` puts `default` in its place (null when absent). A cancel or the
+         *     run's time limit stops every item. Each item's nodes are steps of the run, named
+         *     `<map id>[<index>].<node id>` in its logs and events, and count against the run's
+         *     budgets (compute time, text sizes, output size, model tokens) like any node.
+         * @example {
+         *       "id": "summarise_chunks",
+         *       "type": "map",
+         *       "config": {
+         *         "concurrency": 4,
+         *         "on_item_error": "fail",
+         *         "body": {
+         *           "nodes": [
+         *             {
+         *               "id": "chunk",
+         *               "type": "text_input",
+         *               "config": {
+         *                 "variable": "item"
+         *               }
+         *             },
+         *             {
+         *               "id": "summary",
+         *               "type": "llm_call",
+         *               "config": {
+         *                 "model": "echo",
+         *                 "prompt": "Summarise: {{ inputs.item }}"
+         *               }
+         *             },
+         *             {
+         *               "id": "result",
+         *               "type": "text_output",
+         *               "config": {
+         *                 "format": "plain"
+         *               }
+         *             }
+         *           ],
+         *           "edges": [
+         *             {
+         *               "from": "chunk",
+         *               "to": "summary"
+         *             },
+         *             {
+         *               "from": "summary",
+         *               "to": "result"
+         *             }
+         *           ]
+         *         }
+         *       }
+         *     }
+         */
+        MapNode: {
+            id: components["schemas"]["NodeId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "map";
+            /** @description Exactly one of `body` and `workflow_id`. */
+            config: {
+                /** @description The sub-graph run for each item: the rules of a workflow's graph, with at most 50 nodes; its `text_input` variables are `item_variable` and `index`. */
+                body?: {
+                    nodes: components["schemas"]["WorkflowNodes"];
+                    edges: components["schemas"]["WorkflowEdges"];
+                };
+                /**
+                 * @description A workflow of the same user run for each item instead of `body` (another user's is not found: a 422 on save).
+                 * @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W
+                 */
+                workflow_id?: string;
+                /**
+                 * @description With `workflow_id`: the version to run (as `WorkflowCallNode.version`); without it, its current version when the map starts.
+                 * @example 3
+                 */
+                workflow_version?: number;
+                /**
+                 * @description The run input of the sub-graph that takes the item (default `item`).
+                 * @example chunk
+                 */
+                item_variable?: string;
+                /**
+                 * @description Items run at once (default 4).
+                 * @example 4
+                 */
+                concurrency?: number;
+                /**
+                 * @description The most items (default 100): a longer list fails the node with `too_many_items` before any item runs.
+                 * @example 100
+                 */
+                max_items?: number;
+                /**
+                 * @description What an item's failure does (default `fail`).
+                 * @example skip
+                 * @enum {string}
+                 */
+                on_item_error?: "fail" | "skip" | "default";
+                /**
+                 * @description With `on_item_error: default`: the result of a failed item (any JSON value).
+                 * @example
+                 */
+                default?: unknown;
+            };
+        };
+        /**
+         * @description Runs another workflow of the same user within this run and gives its output: the value of
+         *     its one `text_output` (an object keyed by `text_output` id when it has several). Each of
+         *     its run inputs is `inputs.<variable>` rendered (Liquid, as `llm_call.prompt`), or without
+         *     one the upstream nodes' texts joined by a blank line. Its nodes are steps of this run,
+         *     named `<node id>.<its node id>`, and count against this run's budgets. Saving a workflow
+         *     that would call itself, through any chain of `workflow` and `map` nodes (following the
+         *     versions they pin), is a 422; so is naming a workflow that is not the user's, or a version
+         *     it does not have. A chain deeper than 5 calls fails the node with `workflow_depth`, a
+         *     called workflow deleted since the save with `workflow_not_found`.
+         * @example {
+         *       "id": "triage",
+         *       "type": "workflow",
+         *       "config": {
+         *         "workflow_id": "wf_01JD6Z3V8Q4X2M7N5P9R0T1W",
+         *         "inputs": {
+         *           "ticket": "{{ inputs.ticket }}"
+         *         }
+         *       }
+         *     }
+         */
+        WorkflowCallNode: {
+            id: components["schemas"]["NodeId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "workflow";
+            config: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: string;
+                /**
+                 * @description The version of the called workflow to run: its immutable record (`getWorkflowVersion`),
+                 *     so later edits of that workflow do not change this one. Without it, the called
+                 *     workflow's current version when the run reaches the node (read once per run). A
+                 *     version that does not exist is a 422 on save.
+                 * @example 3
+                 */
+                version?: number;
+                /**
+                 * @description Each run input of the called workflow, by variable, as a Liquid template over `inputs.<variable>` and `nodes.<id>.output`.
+                 * @example {
+                 *       "ticket": "{{ nodes.extract.output }}"
+                 *     }
+                 */
+                inputs?: {
+                    [key: string]: string;
+                };
+            };
+        };
+        /**
          * @description A node; `config` depends on `type`. **Open**: node types are an open set (as `RunStep`'s
          *     `node_type`), new ones come in minor versions: a client that meets a `type` it does not
          *     know should keep the node as it is (and may show it as unknown).
          */
-        WorkflowNode: components["schemas"]["TextInputNode"] | components["schemas"]["LlmCallNode"] | components["schemas"]["TemplateNode"] | components["schemas"]["ConditionNode"] | components["schemas"]["TextOutputNode"] | components["schemas"]["HttpRequestNode"] | components["schemas"]["SwitchNode"] | components["schemas"]["CoalesceNode"];
+        WorkflowNode: components["schemas"]["TextInputNode"] | components["schemas"]["LlmCallNode"] | components["schemas"]["TemplateNode"] | components["schemas"]["ConditionNode"] | components["schemas"]["TextOutputNode"] | components["schemas"]["HttpRequestNode"] | components["schemas"]["SwitchNode"] | components["schemas"]["CoalesceNode"] | components["schemas"]["SplitNode"] | components["schemas"]["MapNode"] | components["schemas"]["WorkflowCallNode"];
         /**
          * @example {
          *       "from": "input",
@@ -2183,7 +2406,10 @@ export interface components {
              *     RUN_OUTPUT_MAX_CHARS). Others: `model_unavailable`, `template_error` (a template that could
              *     not be rendered, or whose `parse_json` met text that is not JSON), `invalid_json` (an `llm_call`
              *     with `response_format` answered text that is not JSON), `schema_violation` (its JSON broke
-             *     the node's schema; the message names the schema path), `timeout` (the run's wall-clock limit, RUN_TIMEOUT_SECONDS), `cancelled`,
+             *     the node's schema; the message names the schema path), `too_many_items` (a `split` text or
+             *     a `map` list longer than its `max_items`), `invalid_items` (a `map` node's input is not a
+             *     list), `workflow_not_found`, `workflow_depth` (a `workflow` or `map` node's chain of called
+             *     workflows is too deep or calls itself), `timeout` (the run's wall-clock limit, RUN_TIMEOUT_SECONDS), `cancelled`,
              *     `queue_unavailable`, `worker_lost` (the worker executing the run stopped on its last
              *     delivery), `store_unavailable` (the database stayed unreachable through every retry of
              *     the run). An `http_request` node's: `http_refused`, `http_timeout`, `http_status`,
@@ -2266,13 +2492,19 @@ export interface components {
         };
         /**
          * @description One node of the run. Every node of the graph has one once the run has ended: those that
-         *     never started are `not_started` (the run failed or was cancelled first). `input` and
+         *     never started are `not_started` (the run failed or was cancelled first). The nodes a `map`
+         *     runs for each item and those of a workflow a `workflow` node calls are steps too, named
+         *     `<map id>[<index>].<node id>` and `<node id>.<its node id>` (nested:
+         *     `outer[2].inner[0].summarise`), listed once they start or are skipped. `input` and
          *     `output` are kept whole up to 200000 characters each; a longer text is cut there and
          *     `truncated` is true. A node whose text would pass NODE_TEXT_MAX_CHARS (1000000 by default)
          *     fails with `output_too_large`.
          */
         RunStep: {
-            /** @example summarise */
+            /**
+             * @description The node's id; for a step of a map's item or of a called workflow, its path (`chunks[3].summarise`, `triage.classify`).
+             * @example summarise
+             */
             node_id: string;
             /**
              * @description **Open** (values in `x-extensible-enum`): new node types come in minor versions.

@@ -1,18 +1,19 @@
 import type { components } from '../../generated/api.d.ts';
 import type { TemplateScope } from '../workflows/templates.ts';
-import { RunFailure, type RunErrorCode } from '../shared/errors.ts';
+import { RunFailure } from '../shared/errors.ts';
 import { loadConfig } from '../config.ts';
 import { runBudget, type RunBudget } from './compute/budget.ts';
-import { FunctionError } from './compute/functions.ts';
-import { ComputeLimitError } from './compute/pool.ts';
 import { scopeFor } from './compute/scope.ts';
 import { HttpNodes, type HttpNodeDeps } from './httpRequest.ts';
 import { httpNodeDeps } from './httpNodeDeps.ts';
-import { ModelUnavailableError, ProviderError, type ChatRequest, type ModelRouter, type Usage } from './providers/index.ts';
+import type { ChatRequest, ModelRouter, ProviderError, Usage } from './providers/index.ts';
 import { formatOutput, produced, type Produced } from './values.ts';
 import { chooseCase, compare, followed } from './branching.ts';
 import { isEmpty } from './compute/switchCase.ts';
 import { TextBudget } from './textBudget.ts';
+import { toFailure } from './failures.ts';
+import { compositeContext, compositeWork, prepareCall, splitSource, type CompositeContext } from './nodes/composite.ts';
+import { prefixedHooks, resumedWithin } from './nodes/subgraph.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
 export type WorkflowEdge = components['schemas']['WorkflowEdge'];
@@ -78,6 +79,8 @@ interface RunState {
   resumed: ReadonlyMap<string, unknown>;
   render(source: string): Promise<string>;
   budget: RunBudget;
+  /** What split, map and workflow nodes work with (nodes/composite.ts). */
+  composite: CompositeContext;
 }
 
 /** What a step has done so far, for the log of its failure. */
@@ -88,8 +91,20 @@ interface StepProgress {
 }
 
 type LlmCallNode = components['schemas']['LlmCallNode'];
-/** `resumed`: node id -> output value, for the nodes an earlier attempt finished (a run taken over resumes after them). */
-type ExecuteOptions = { signal?: AbortSignal; hooks?: ExecutionHooks; budget?: RunBudget; resumed?: ReadonlyMap<string, unknown>; http?: HttpNodeDeps };
+export type ExecuteOptions = {
+  /** Node id -> output value, for the nodes an earlier attempt finished (a run taken over resumes after them). */
+  resumed?: ReadonlyMap<string, unknown>;
+  signal?: AbortSignal;
+  hooks?: ExecutionHooks;
+  budget?: RunBudget;
+  http?: HttpNodeDeps;
+  /** The run owner's workflows (by id, pinned version), for workflow nodes and maps with workflow_id. */
+  workflows?: (workflowId: string, version?: number) => Promise<Graph | undefined>;
+  /** The workflows on the call stack, the run's own first: a called one already there is a cycle. */
+  calls?: readonly string[];
+  /** A graph run inside a run (a map's item, a called workflow) shares the run's size caps. */
+  sizes?: TextBudget;
+};
 
 /**
  * Runs a validated graph: every node starts as soon as all its predecessors are done, so
@@ -124,10 +139,26 @@ function startRun(graph: Graph, inputs: Record<string, unknown>, models: ModelRo
   const edgesIn = new Map<string, WorkflowEdge[]>(graph.nodes.map((n) => [n.id, []]));
   for (const edge of graph.edges) edgesIn.get(edge.to)?.push(edge);
   const scope: TemplateScope = { inputs, nodes: {} };
+  const sizes = options.sizes ?? new TextBudget(budget);
+  const render = (source: string) => budget.compute('renderTemplate', { source, scope: scopeFor(source, scope) }, signal);
+  const hooks = options.hooks ?? {};
+  const calls = options.calls ?? [];
+  const composite = compositeContext({
+    compute: budget.compute,
+    render,
+    signal,
+    calls,
+    workflows: options.workflows,
+    execute: async (sub, subInputs, prefix, subSignal, subCalls) => {
+      const resumed = resumedWithin(options.resumed ?? new Map(), prefix);
+      const subOptions: ExecuteOptions = { ...options, signal: subSignal, hooks: prefixedHooks(hooks, prefix), budget, sizes: sizes.forSubgraph(), calls: subCalls, resumed };
+      return (await executeGraph(sub, subInputs, models, subOptions)).output;
+    },
+  });
   return {
     inputs,
     models,
-    hooks: options.hooks ?? {},
+    hooks,
     signal,
     byId: new Map(graph.nodes.map((n) => [n.id, n])),
     edgesIn,
@@ -136,11 +167,12 @@ function startRun(graph: Graph, inputs: Record<string, unknown>, models: ModelRo
     verdicts: new Map(),
     attempts: new Map(),
     output: {},
-    sizes: new TextBudget(budget),
+    sizes,
     http: new HttpNodes(options.http ?? httpNodeDeps({ config: loadConfig({}) }, 0)),
     resumed: options.resumed ?? new Map(),
-    render: (source) => budget.compute('renderTemplate', { source, scope: scopeFor(source, scope) }, signal),
+    render,
     budget,
+    composite,
   };
 }
 
@@ -182,7 +214,7 @@ function followedTexts(incoming: WorkflowEdge[], sources: (Produced | null)[]): 
 async function runStep(run: RunState, node: WorkflowNode, before: Produced[]): Promise<Produced> {
   const step: StepProgress = { input: '', usage: null, started: false };
   try {
-    step.input = node.type === 'http_request' ? await run.http.prepare(node, run.render) : await inputOf(node, before, run.inputs, run.render, run.verdicts);
+    step.input = node.type === 'http_request' ? await run.http.prepare(node, run.render) : await inputOf(node, before, run.inputs, run.render, run.verdicts, run.composite);
     await run.hooks.onStepStart?.(node, step.input);
     step.started = true;
     const done = await stepWork(run, node, step.input, before);
@@ -243,6 +275,8 @@ async function stepWork(run: RunState, node: WorkflowNode, input: string, before
       run.output[node.id] = value;
       return { value, usage: null };
     }
+    default:
+      return { value: await compositeWork(run.composite, node, input, before.length === 1 ? before[0]!.value : undefined), usage: null };
   }
 }
 
@@ -331,6 +365,7 @@ async function inputOf(
   inputs: Record<string, unknown>,
   render: (source: string) => Promise<string>,
   verdicts: Map<string, string>,
+  composite: CompositeContext,
 ): Promise<string> {
   switch (node.type) {
     case 'text_input':
@@ -346,27 +381,13 @@ async function inputOf(
     }
     case 'llm_call':
       return node.config.prompt === undefined ? before.map((p) => p.text).join('\n\n') : render(node.config.prompt);
+    case 'split':
+      return splitSource(node, before.map((p) => p.text).join('\n\n'), render);
+    case 'workflow':
+      return prepareCall(composite, node, before);
     default:
       return before.map((p) => p.text).join('\n\n');
   }
-}
-
-function toFailure(err: unknown, node: WorkflowNode, signal: AbortSignal): RunFailure {
-  const reason: unknown = signal.aborted ? signal.reason : err;
-  if (reason instanceof RunFailure) {
-    if (reason.nodeId === null) return new RunFailure(reason.code, reason.message, node.id);
-    if (reason.nodeId === node.id) return reason;
-    return new RunFailure('cancelled', `Stopped because node ${reason.nodeId} failed.`, node.id);
-  }
-  if (signal.aborted) return new RunFailure('cancelled', 'The run was cancelled.', node.id);
-  if (err instanceof ModelUnavailableError) return new RunFailure('model_unavailable', err.message, node.id);
-  if (err instanceof FunctionError) return new RunFailure(err.code as RunErrorCode, err.message, node.id);
-  if (err instanceof ComputeLimitError) {
-    if (err.kind === 'too_large') return new RunFailure('output_too_large', `${err.message} (NODE_TEXT_MAX_CHARS)`, node.id);
-    return new RunFailure('compute_limit', err.message, node.id);
-  }
-  if (err instanceof ProviderError) return new RunFailure(err.kind, err.message, node.id);
-  return new RunFailure('provider_error', (err as Error).message, node.id);
 }
 
 /** Without a budget of the caller's: the configured defaults, as an anonymous owner. */

@@ -4,10 +4,11 @@
 // runs no attempt will end.
 import type { AppContext } from '../context.ts';
 import { abandonedRunError, Attempt, beginAttempt, type AttemptDeps, type Outcome } from './attempt.ts';
-import { executeGraph } from './executor.ts';
+import { executeGraph, type ExecuteOptions } from './executor.ts';
 import { httpNodeDeps } from './httpNodeDeps.ts';
 import { RunFailure } from '../shared/errors.ts';
 import { runBudget } from './compute/budget.ts';
+import { calledWorkflows } from './calledWorkflows.ts';
 import type { ModelRouter } from './providers/index.ts';
 import type { RunJobContext, RunQueue } from './queue.ts';
 import { runsStore } from './runsStore.ts';
@@ -19,6 +20,19 @@ import type { NewStepRow, RunRow } from './store.ts';
 
 /** How often a worker reads the state of the runs it executes, to notice another process's cancel. */
 const STATUS_POLL_MS = 1000;
+
+/** How an attempt executes its graph: its stop, hooks, budgets, resumed steps and the workflows it may call. */
+function executionOptions(ctx: RunnerContext, attempt: Attempt): ExecuteOptions {
+  return {
+    signal: attempt.controller.signal,
+    hooks: attempt.hooks(),
+    budget: runBudget(ctx.config, String(attempt.run.user_id)), // compute and size caps; the owner's share of the compute pool
+    resumed: attempt.resumed,
+    http: httpNodeDeps(ctx, attempt.run.user_id), // http_request: the outbound policy, the owner's secrets
+    workflows: calledWorkflows(ctx.db, Number(attempt.run.user_id)), // the owner's only
+    calls: [attempt.run.workflow_id],
+  };
+}
 
 /** What a worker reads: the store, RUN_TIMEOUT_SECONDS, the logger, the clock. */
 export type RunnerContext = Pick<AppContext, 'db' | 'config' | 'logger' | 'now'> & Partial<Pick<AppContext, 'sealer'>>;
@@ -107,12 +121,7 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     job.signal.addEventListener('abort', onJobAbort, { once: true });
     executing.watch(attempt);
     try {
-      const { output } = await executeGraph(attempt.snapshot, attempt.inputs, attempt.models(models), {
-        signal: controller.signal,
-        hooks: attempt.hooks(),
-        budget: runBudget(ctx.config, String(attempt.run.user_id)), // compute and size caps; the owner's share of the compute pool
-        resumed: attempt.resumed, http: httpNodeDeps(ctx, attempt.run.user_id), // http_request: the outbound policy, the owner's secrets
-      });
+      const { output } = await executeGraph(attempt.snapshot, attempt.inputs, attempt.models(models), executionOptions(ctx, attempt));
       return { status: 'completed', output: JSON.stringify(output), error: null };
     } catch (err) {
       if (controller.signal.reason instanceof Interrupted || controller.signal.reason instanceof StoreUnavailable) {

@@ -371,19 +371,12 @@ export const gatewayUnavailable = () =>
 // --- Why a run failed: `error.code` of a run (openapi.yaml RunError), what clients branch on -----
 
 export type RunErrorCode =
-  | 'cancelled'
-  | 'timeout'
-  | 'model_unavailable'
-  | 'provider_error'
-  | 'rate_limited'
-  | 'provider_timeout'
-  | 'provider_bad_response'
+  | 'cancelled' | 'timeout' | 'model_unavailable' | 'internal_error' | 'worker_lost' | 'store_unavailable' | 'queue_unavailable'
+  | 'provider_error' | 'rate_limited' | 'provider_timeout' | 'provider_bad_response'
   | 'template_error' | 'invalid_json' | 'schema_violation' // the last two: typed values (issue 33)
-  | 'compute_limit'
-  | 'output_too_large'
-  | 'internal_error'
-  | 'worker_lost' | 'store_unavailable' | 'queue_unavailable'
-  | OutboundFailure | 'http_status' | 'http_invalid_json' | 'secret_not_found'; // an http_request node's
+  | 'compute_limit' | 'output_too_large'
+  | OutboundFailure | 'http_status' | 'http_invalid_json' | 'secret_not_found' // an http_request node's
+  | 'too_many_items' | 'invalid_items' | 'workflow_not_found' | 'workflow_depth'; // split, map and workflow nodes'
 
 /** Why a node (and so the run) failed: stored as the run's or step's `error`, never an HTTP answer. */
 export class RunFailure extends Error {

@@ -51,7 +51,7 @@ describe('validateWorkflowGraph', () => {
   describe('node types and shape', () => {
     it('rejects an unknown type and names the known ones', () => {
       expect(problems([{ id: 'n', type: 'http_call', config: {} }], [])).toEqual([
-        { pointer: '/nodes/0/type', message: 'unknown node type "http_call"; known: text_input, llm_call, template, condition, text_output, http_request, switch, coalesce' },
+        { pointer: '/nodes/0/type', message: expect.stringMatching(/^unknown node type "http_call"; known: text_input, llm_call, template, condition, text_output(, [a-z_]+)+$/) },
       ]);
     });
 

@@ -9,6 +9,7 @@ import { declaredSchemaProblems, inputSchema, outputSchema } from './valueSchema
 import { cycles } from './cycles.ts';
 import { caseProblem, switchProblems } from './switchRules.ts';
 import { httpRequestProblems, httpRequestTemplates } from './httpRequestConfig.ts';
+import { checkSubgraphNodes, isSource } from './subgraphs.ts';
 import type { ProblemItem } from '../shared/errors.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
@@ -24,6 +25,8 @@ export interface GraphLimits {
    * alone without a provider); undefined when any model may be served.
    */
   models?: readonly string[] | undefined;
+  /** How deep inside map bodies this graph is (0: a workflow's own graph). */
+  depth?: number;
 }
 
 // The same bounds as openapi.yaml; the contract is the source, these mirror it.
@@ -38,6 +41,7 @@ const TEMPLATE_KEYS: Partial<Record<NodeType, readonly string[]>> = {
   template: ['template'],
   condition: ['left', 'right'],
   switch: ['value'], // an expression: checked as the template `{{ value }}`
+  split: ['text'],
 };
 
 type Report = (pointer: string, message: string) => void;
@@ -202,11 +206,13 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
   checkModels(nodeList, limits, report);
   const templated = templatedNodes(nodeList, facts);
   for (const [id, index] of facts.indexById) {
-    if (facts.typeById.get(id) === 'llm_call' && !templated.has(id) && !usable.some((e) => e.to === id)) {
-      report(`/nodes/${index}`, `llm_call "${id}" has no upstream node: connect an edge into it, or give it a prompt`);
+    const type = facts.typeById.get(id);
+    if ((type === 'llm_call' || type === 'split') && !templated.has(id) && !usable.some((e) => e.to === id)) {
+      report(`/nodes/${index}`, `${type} "${id}" has no upstream node: connect an edge into it, or give it a ${type === 'split' ? 'text' : 'prompt'}`);
     }
   }
   checkTemplates(nodeList, facts, usable, templated, report);
+  checkSubgraphNodes(nodeList, facts.indexById, usable, limits, validateWorkflowGraph, report);
 
   const ids = [...facts.indexById.keys()];
   for (const component of cycles(ids, usable)) {
@@ -219,7 +225,7 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
   // produce output. Only nodes whose type is known take part.
   const reached = new Set<string>();
   // A template reading run inputs is fed by them as surely as by an edge from a text_input.
-  const queue = ids.filter((id) => facts.typeById.get(id) === 'text_input' || templated.has(id));
+  const queue = ids.filter((id) => isSource(facts.typeById.get(id)) || templated.has(id));
   for (const id of queue) reached.add(id);
   const next = new Map<string, string[]>();
   for (const e of usable) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
@@ -256,6 +262,12 @@ function templatedNodes(nodes: unknown[], facts: NodeFacts): Templates {
       node.type === 'http_request'
         ? httpRequestTemplates(config).map(({ source, pointer }) => ({ source, pointer: `/nodes/${i}/config${pointer}` }))
         : (TEMPLATE_KEYS[node.type] ?? []).flatMap((key) => (typeof config[key] === 'string' ? [{ source: node.type === 'switch' ? `{{ ${config[key]} }}` : config[key], pointer: `/nodes/${i}/config/${key}` }] : []));
+    // A workflow node's inputs: one template per input of the called workflow.
+    if (node.type === 'workflow' && isObject(config.inputs)) {
+      for (const [name, source] of Object.entries(config.inputs)) {
+        if (typeof source === 'string') templates.push({ source, pointer: `/nodes/${i}/config/inputs/${escapePointer(name)}` });
+      }
+    }
     if (templates.length) found.set(node.id, templates);
   });
   return found;

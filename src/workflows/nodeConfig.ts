@@ -8,7 +8,7 @@ import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 import type { ProblemItem } from '../shared/errors.ts';
 
-export const NODE_TYPES = ['text_input', 'llm_call', 'template', 'condition', 'text_output', 'http_request', 'switch', 'coalesce'] as const;
+export const NODE_TYPES = ['text_input', 'llm_call', 'template', 'condition', 'text_output', 'http_request', 'switch', 'coalesce', 'split', 'map', 'workflow'] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 
 const SCHEMA_NAME: Record<NodeType, string> = {
@@ -20,6 +20,9 @@ const SCHEMA_NAME: Record<NodeType, string> = {
   http_request: 'HttpRequestNode',
   switch: 'SwitchNode',
   coalesce: 'CoalesceNode',
+  split: 'SplitNode',
+  map: 'MapNode',
+  workflow: 'WorkflowCallNode',
 };
 
 /** The operators that look at `left` alone (ConditionNode: `right` is refused with them, required with the others). */
@@ -40,10 +43,21 @@ interface Schema {
 const spec = parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as {
   components: { schemas: Record<string, { properties: { config: Schema } }> };
 };
+/**
+ * A `$ref` inside a config is a graph of its own (a map's `body`): accepted here as any value, and
+ * checked node by node by graph.ts, whose problems point into it.
+ */
+function withoutRefs(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutRefs);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  if ('$ref' in schema) return {};
+  return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, withoutRefs(v)]));
+}
+
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 const configs = Object.fromEntries(
   NODE_TYPES.map((type) => {
-    const schema = spec.components.schemas[SCHEMA_NAME[type]]!.properties.config;
+    const schema = withoutRefs(spec.components.schemas[SCHEMA_NAME[type]]!.properties.config) as Schema;
     return [type, { schema, validate: ajv.compile(schema) }];
   }),
 ) as Record<NodeType, { schema: Schema; validate: ReturnType<typeof ajv.compile> }>;

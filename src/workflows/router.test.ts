@@ -254,7 +254,7 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       { pointer: '/nodes/2/config/format', message: 'must be one of plain, markdown, json' },
       { pointer: '/nodes/2', message: 'text_output "result" is not reachable from any text_input' },
       { pointer: '/nodes/3/id', message: 'duplicate node id "input" (also /nodes/0)' },
-      { pointer: '/nodes/4/type', message: 'unknown node type "http_call"; known: text_input, llm_call, template, condition, text_output, http_request, switch, coalesce' },
+      { pointer: '/nodes/4/type', message: expect.stringMatching(/^unknown node type "http_call"; known: text_input, llm_call, template, condition, text_output(, [a-z_]+)+$/) },
       { pointer: '/edges/1', message: 'edge refers to unknown node "nowhere"' },
       { pointer: '/edges/2', message: 'edge connects node "summarise" to itself' },
       { pointer: '/edges/3', message: 'duplicate edge "input" -> "summarise" (also /edges/0)' },

@@ -118,7 +118,7 @@ export function workflowValidationErrors(ctx: AppContext): ErrorRequestHandler {
     const fields = validateWorkflowFields(body, operationId === 'createWorkflow' ? 'create' : 'update');
     const explain = async () => {
       try {
-        if (operationId === 'createWorkflow') service.assertValidGraph(body.nodes ?? [], body.edges ?? [], service.graphLimits(ctx.config));
+        if (operationId === 'createWorkflow') await service.assertValidWorkflowGraph(ctx, userOf(req), undefined, body.nodes ?? [], body.edges ?? []);
         else {
           // Only the graph: the other fields failed the contract (a `name` of another type would
           // break the update's own handling) and are reported from `fields`.

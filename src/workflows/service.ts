@@ -7,6 +7,7 @@ import { DEMO_MODELS } from '../shared/demoModels.ts';
 import { newWorkflowId } from '../shared/ids.ts';
 import type { AppContext } from '../context.ts';
 import * as store from './store.ts';
+import { referenceProblems } from './references.ts';
 import type { WorkflowRow } from './store.ts';
 import { insertVersion } from './versions.store.ts';
 
@@ -76,10 +77,19 @@ export function assertValidGraph(nodes: unknown, edges: unknown, limits: GraphLi
   if (problems.length > 0) throw invalidWorkflow(problems);
 }
 
+/**
+ * Throws the one 422 that lists every problem of the graph: its own, and its calls of other
+ * workflows (the user's own, no cycle back to `selfId`: references.ts).
+ */
+export async function assertValidWorkflowGraph(ctx: WorkflowContext, userId: number, selfId: string | undefined, nodes: unknown, edges: unknown): Promise<void> {
+  const problems = [...validateWorkflowGraph(nodes, edges, graphLimits(ctx.config)), ...(await referenceProblems(ctx.db, userId, selfId, nodes))];
+  if (problems.length > 0) throw invalidWorkflow(problems);
+}
+
 export async function createWorkflow(ctx: WorkflowContext, userId: number, body: WorkflowCreate): Promise<Workflow> {
   const nodes = body.nodes ?? [];
   const edges = body.edges ?? [];
-  assertValidGraph(nodes, edges, graphLimits(ctx.config));
+  await assertValidWorkflowGraph(ctx, userId, undefined, nodes, edges);
   const now = ctx.now();
   const row: store.NewWorkflowRow = {
     id: newWorkflowId(),
@@ -173,7 +183,7 @@ export async function prepareUpdate(
   if (body.nodes !== undefined || body.edges !== undefined) {
     const nodes: unknown = body.nodes ?? JSON.parse(current.nodes);
     const edges: unknown = body.edges ?? JSON.parse(current.edges);
-    assertValidGraph(nodes, edges, graphLimits(ctx.config));
+    await assertValidWorkflowGraph(ctx, userId, id, nodes, edges);
     changes.nodes = JSON.stringify(nodes);
     changes.edges = JSON.stringify(edges);
   }

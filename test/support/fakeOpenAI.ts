@@ -31,8 +31,10 @@ export interface FakeOpenAI {
   }[];
   /** False: answers `stream: true` with one JSON completion, as providers without streaming do (default true). */
   streams: boolean;
-  /** Replies to serve in order; when empty, every request gets an upper-cased echo. */
+  /** Replies to serve in order; when empty, `answer`'s, else an upper-cased echo. */
   replies: FakeReply[];
+  /** What to answer a request by its content (concurrent requests, as a map's items make, come in any order). */
+  answer?: (request: FakeOpenAI['requests'][number]) => FakeReply;
   close(): Promise<void>;
 }
 
@@ -66,7 +68,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     const body = (await readJson(req)) as FakeOpenAI['requests'][number];
     fake.requests.push(body);
     const last = body.messages.at(-1)?.content ?? '';
-    const reply: FakeReply = fake.replies.shift() ?? { kind: 'completion', content: last.toUpperCase() };
+    const reply: FakeReply = fake.replies.shift() ?? fake.answer?.(body) ?? { kind: 'completion', content: last.toUpperCase() };
     if (reply.kind === 'hang') return; // never answers; the client's timeout or abort must end it
     if (reply.kind === 'raw') {
       res.writeHead(reply.status, { 'Content-Type': 'application/json' });

@@ -107,6 +107,9 @@ const TYPE_LABELS: Record<WorkflowNode['type'], string> = {
   http_request: 'HTTP request',
   switch: 'switch',
   coalesce: 'coalesce',
+  split: 'split',
+  map: 'map',
+  workflow: 'sub-workflow',
 };
 
 export const nodeTypeLabel = (type: string): string => TYPE_LABELS[type as WorkflowNode['type']] ?? type;

@@ -7,6 +7,7 @@ import { renderTemplate, TemplateError, type TemplateScope } from '../../workflo
 import { FunctionError } from './functionError.ts';
 import { jsonValue, type JsonValueInput } from './jsonValue.ts';
 import { switchCase, type SwitchInput } from './switchCase.ts';
+import { SplitError, splitText, type SplitInput } from './split.ts';
 
 export { FunctionError };
 
@@ -37,6 +38,15 @@ export const COMPUTE_FUNCTIONS = {
   /** A JSON text parsed, or a value, checked against a JSON Schema (jsonValue.ts). */
   jsonValue(input: JsonValueInput): unknown {
     return jsonValue(input);
+  },
+  /** A text made into a list: by separator, by characters or by approximate tokens (split.ts). */
+  splitText(input: SplitInput): string[] {
+    try {
+      return splitText(input);
+    } catch (err) {
+      if (err instanceof SplitError) throw new FunctionError(err.code, err.message);
+      throw err;
+    }
   },
 } satisfies Record<string, (input: never) => Promise<unknown> | unknown>;
 

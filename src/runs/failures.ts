@@ -1,0 +1,27 @@
+// Why a node failed, as the run's error (executor.ts): its own failure, a budget it broke, a
+// provider's answer, or the run's stop (a cancel, the time limit, another node's failure).
+import type { components } from '../../generated/api.d.ts';
+import { RunFailure, type RunErrorCode } from '../shared/errors.ts';
+import { FunctionError } from './compute/functions.ts';
+import { ComputeLimitError } from './compute/pool.ts';
+import { ModelUnavailableError, ProviderError } from './providers/index.ts';
+
+type WorkflowNode = components['schemas']['WorkflowNode'];
+
+export function toFailure(err: unknown, node: WorkflowNode, signal: AbortSignal): RunFailure {
+  const reason: unknown = signal.aborted ? signal.reason : err;
+  if (reason instanceof RunFailure) {
+    if (reason.nodeId === null) return new RunFailure(reason.code, reason.message, node.id);
+    if (reason.nodeId === node.id) return reason;
+    return new RunFailure('cancelled', `Stopped because node ${reason.nodeId} failed.`, node.id);
+  }
+  if (signal.aborted) return new RunFailure('cancelled', 'The run was cancelled.', node.id);
+  if (err instanceof ModelUnavailableError) return new RunFailure('model_unavailable', err.message, node.id);
+  if (err instanceof FunctionError) return new RunFailure(err.code as RunErrorCode, err.message, node.id);
+  if (err instanceof ComputeLimitError) {
+    if (err.kind === 'too_large') return new RunFailure('output_too_large', `${err.message} (NODE_TEXT_MAX_CHARS)`, node.id);
+    return new RunFailure('compute_limit', err.message, node.id);
+  }
+  if (err instanceof ProviderError) return new RunFailure(err.kind, err.message, node.id);
+  return new RunFailure('provider_error', (err as Error).message, node.id);
+}

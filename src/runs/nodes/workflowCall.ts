@@ -1,0 +1,29 @@
+// The `workflow` node (issue 33 item 5): another workflow of the run's owner run within this run,
+// its inputs mapped from this one's values, its steps `<node>.<its node>` (subgraph.ts).
+import type { components } from '../../../generated/api.d.ts';
+import { innerFailure, inputVariables, outputIds, resultOf, typedInputs, type Graph, type SubgraphDeps } from './subgraph.ts';
+
+type WorkflowCallNode = components['schemas']['WorkflowCallNode'];
+
+/**
+ * The called workflow's run inputs: each of its variables as `config.inputs` renders it, else the
+ * node's upstream value (its texts joined when several edges come in), as its text_input declares
+ * it (subgraph.ts typedInputs). `render` renders a template of this run.
+ */
+export async function callInputs(graph: Graph, node: WorkflowCallNode, upstream: unknown, render: (source: string) => Promise<string>): Promise<Record<string, unknown>> {
+  const inputs: Record<string, unknown> = {};
+  for (const variable of inputVariables(graph)) {
+    const source = node.config.inputs?.[variable];
+    inputs[variable] = source === undefined ? upstream : await render(source);
+  }
+  return typedInputs(graph, inputs);
+}
+
+export async function runWorkflowCall(deps: SubgraphDeps, node: WorkflowCallNode, graph: Graph, inputs: Record<string, unknown>): Promise<unknown> {
+  const prefix = `${node.id}.`;
+  try {
+    return resultOf(await deps.runGraph(graph, inputs, prefix, deps.signal, node.config.workflow_id), outputIds(graph));
+  } catch (err) {
+    throw innerFailure(err, `Workflow ${node.config.workflow_id}`, prefix);
+  }
+}
