@@ -68,4 +68,34 @@ describe('example workflows', () => {
     for (let i = 1; i < bounds.length; i++) expect(bounds[i]![0]).toBe(bounds[i - 1]![1]! + 1);
     expect(result.logs.filter((s) => /^summaries\[\d+\]\.summarise$/.test(s.node_id))).toHaveLength(ranges.length);
   });
+
+  it('classify and route: the switch sends the ticket down its label\'s branch only; a label it does not know goes to default', async () => {
+    const labels: Record<string, string> = { 'I was charged twice': 'Billing', 'The export button crashes': ' bug\n', 'Hello there': 'praise' };
+    fake.answer = (request) => {
+      if (systemOf(request).startsWith('Classify')) return { kind: 'completion', content: labels[userOf(request)] ?? 'other' };
+      return { kind: 'completion', content: `REPORT: ${userOf(request)}` };
+    };
+    const billing = await run('classify-and-route', { ticket: 'I was charged twice' });
+    expect(billing.output).toEqual({ result: 'Billing team: I was charged twice' });
+    expect(billing.logs.filter((s) => ['billing', 'bug', 'other'].includes(s.node_id)).map((s) => [s.node_id, s.status])).toEqual(
+      expect.arrayContaining([['billing', 'completed'], ['bug', 'skipped'], ['other', 'skipped']]),
+    );
+    expect((await run('classify-and-route', { ticket: 'The export button crashes' })).output).toEqual({ result: 'REPORT: The export button crashes' });
+    expect((await run('classify-and-route', { ticket: 'Hello there' })).output).toEqual({ result: 'General queue: Hello there' });
+  });
+
+  it('extract then branch: the answer is parsed and checked against the schema, the switch branches on its urgent field; a schema break fails the node', async () => {
+    const facts: Record<string, string> = {
+      'Prod is down, we lose 5000 an hour': '{"urgent": true, "amount": 5000, "summary": "Production outage"}',
+      'Typo on the pricing page': '{"urgent": false, "amount": 0, "summary": "Pricing page typo"}',
+      'Broken answer': '{"urgent": "yes", "amount": 1, "summary": "x"}',
+    };
+    fake.answer = (request) => ({ kind: 'completion', content: facts[userOf(request)] ?? '{}' });
+    const urgent = await run('extract-then-branch', { ticket: 'Prod is down, we lose 5000 an hour' });
+    expect(urgent.output).toEqual({ result: 'PAGE ON-CALL: Production outage (5000 at stake)' });
+    expect(fake.requests.at(-1)).toMatchObject({ response_format: { type: 'json_schema', json_schema: { name: 'ticket_facts' } } });
+    expect((await run('extract-then-branch', { ticket: 'Typo on the pricing page' })).output).toEqual({ result: 'Queued: Pricing page typo' });
+    const broken = await run('extract-then-branch', { ticket: 'Broken answer' });
+    expect(broken).toMatchObject({ status: 'failed', error: { code: 'schema_violation', node_id: 'extract' } });
+  });
 });
