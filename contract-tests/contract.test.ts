@@ -65,6 +65,14 @@ function exampleRequest(operationId: string): { method: string; path: string; he
     deleteTrigger: { method: 'DELETE', path: `${wf}/triggers/trg_1`, headers: key },
     rotateTrigger: { method: 'POST', path: `${wf}/triggers/trg_1/rotate`, headers: key },
     runHook: { method: 'POST', path: `/hooks/wht_${'A'.repeat(43)}`, headers: json, body: JSON.stringify({ ticket: 'x' }) },
+    listWorkflowVersions: { method: 'GET', path: `${wf}/versions`, headers: key },
+    getWorkflowVersion: { method: 'GET', path: `${wf}/versions/1`, headers: key },
+    restoreWorkflowVersion: { method: 'POST', path: `${wf}/versions/1/restore`, headers: key },
+    listSchedules: { method: 'GET', path: `${wf}/schedules`, headers: key },
+    createSchedule: { method: 'POST', path: `${wf}/schedules`, headers: { ...key, ...json }, body: JSON.stringify({ cron: '0 8 * * 1-5' }) },
+    getSchedule: { method: 'GET', path: `${wf}/schedules/sch_1`, headers: key },
+    updateSchedule: { method: 'PATCH', path: `${wf}/schedules/sch_1`, headers: { ...key, ...json }, body: JSON.stringify({ enabled: false }) },
+    deleteSchedule: { method: 'DELETE', path: `${wf}/schedules/sch_1`, headers: key },
     listCallbacks: { method: 'GET', path: `${wf}/callbacks`, headers: key },
     createCallback: { method: 'POST', path: `${wf}/callbacks`, headers: { ...key, ...json }, body: JSON.stringify({ url: 'https://hooks.example.com/runs' }) },
     deleteCallback: { method: 'DELETE', path: `${wf}/callbacks/cb_1`, headers: key },
@@ -256,6 +264,35 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
       await expectConformant('rotateTrigger', withKey.POST('/api/workflows/{workflow_id}/triggers/{trigger_id}/rotate', { params: { path: triggerPath } }), 200);
       await expectConformant('runHook', hook(tokenOf(trigger.url), 'code=404'), 404);
       await expectConformant('deleteTrigger', withKey.DELETE('/api/workflows/{workflow_id}/triggers/{trigger_id}', { params: { path: triggerPath }, parseAs: 'text' }), 204);
+      await expectConformant('deleteWorkflow', withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }), 204);
+    });
+
+    it('versions: list, read one, restore an old one as a new version; an unknown version is 404', async () => {
+      const created = await expectConformant('createWorkflow', withKey.POST('/api/workflows', { body: seedWorkflow }), 201);
+      const path = { workflow_id: (created.body as { data: { id: string } }).data.id };
+      await expectConformant('updateWorkflow', withKey.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { description: 'Second version.' } }), 200);
+      const list = await expectConformant('listWorkflowVersions', withKey.GET('/api/workflows/{workflow_id}/versions', { params: { path, query: { page: 1, per_page: 20 } } }), 200);
+      expect((list.body as { data: unknown[] }).data.length).toBeGreaterThan(0);
+      const first = { ...path, version: 1 };
+      await expectConformant('getWorkflowVersion', withKey.GET('/api/workflows/{workflow_id}/versions/{version}', { params: { path: first } }), 200);
+      await expectConformant('restoreWorkflowVersion', withKey.POST('/api/workflows/{workflow_id}/versions/{version}/restore', { params: { path: first } }), 201);
+      const unknown = withKey.GET('/api/workflows/{workflow_id}/versions/{version}', { params: { path: { ...path, version: 999 } }, headers: { Prefer: 'code=404' } });
+      await expectConformant('getWorkflowVersion', unknown, 404);
+      await expectConformant('deleteWorkflow', withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }), 204);
+    });
+
+    it('schedules: create, list, read, disable, delete; a cron that is not one is 400', async () => {
+      const created = await expectConformant('createWorkflow', withKey.POST('/api/workflows', { body: seedWorkflow }), 201);
+      const path = { workflow_id: (created.body as { data: { id: string } }).data.id };
+      const body = { cron: '0 8 * * 1-5', timezone: 'Europe/Berlin', inputs: { ticket: 'The nightly export failed.' } };
+      const made = await expectConformant('createSchedule', withKey.POST('/api/workflows/{workflow_id}/schedules', { params: { path }, body }), 201);
+      const schedulePath = { ...path, schedule_id: (made.body as { data: { id: string } }).data.id };
+      await expectConformant('listSchedules', withKey.GET('/api/workflows/{workflow_id}/schedules', { params: { path, query: { page: 1, per_page: 20 } } }), 200);
+      await expectConformant('getSchedule', withKey.GET('/api/workflows/{workflow_id}/schedules/{schedule_id}', { params: { path: schedulePath } }), 200);
+      await expectConformant('updateSchedule', withKey.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', { params: { path: schedulePath }, body: { enabled: false } }), 200);
+      const bad = withKey.POST('/api/workflows/{workflow_id}/schedules', { params: { path }, body: { cron: 'every morning' }, headers: { Prefer: 'code=400' } });
+      await expectConformant('createSchedule', bad, 400);
+      await expectConformant('deleteSchedule', withKey.DELETE('/api/workflows/{workflow_id}/schedules/{schedule_id}', { params: { path: schedulePath }, parseAs: 'text' }), 204);
       await expectConformant('deleteWorkflow', withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }), 204);
     });
 
