@@ -18,6 +18,8 @@ interface Count {
   shared: number;
   /** Hits of this process not yet added to the shared row. */
   pending: number;
+  /** Hits being added to the shared row right now (not yet in `shared`). */
+  adding: number;
   resetAt: number;
 }
 
@@ -47,11 +49,20 @@ export function sharedRateLimiter(db: Knex, logger: Logger, prefix: string, limi
         else idle.push(key);
         continue;
       }
-      const hits = count.pending;
+      // Until the row answers, these hits are in neither `pending` nor `shared`: count them as `adding`,
+      // or a request in that round trip would see the limit short by them.
+      count.adding = count.pending;
       count.pending = 0;
-      const shared = await addRateLimitHits(db, prefix + key, hits, WINDOW_MS);
-      count.shared = shared.totalHits;
-      count.resetAt = shared.resetTime?.getTime() ?? count.resetAt;
+      try {
+        const shared = await addRateLimitHits(db, prefix + key, count.adding, WINDOW_MS);
+        count.shared = shared.totalHits;
+        count.resetAt = shared.resetTime?.getTime() ?? count.resetAt;
+      } catch (err) {
+        count.pending += count.adding;
+        throw err;
+      } finally {
+        count.adding = 0;
+      }
     }
     // Keys this process did not hit in the last second may have been spent by other processes.
     for (let i = 0; i < idle.length; i += READ_BATCH) {
@@ -73,10 +84,12 @@ export function sharedRateLimiter(db: Knex, logger: Logger, prefix: string, limi
   }, FLUSH_MS);
   timer.unref();
 
+  const used = (count: Count) => count.shared + count.adding + count.pending;
+
   function countOf(key: string, now: number): Count {
     let count = counts.get(key);
     if (!count || count.resetAt <= now) {
-      count = { shared: 0, pending: 0, resetAt: now + WINDOW_MS };
+      count = { shared: 0, pending: 0, adding: 0, resetAt: now + WINDOW_MS };
       counts.set(key, count);
     }
     return count;
@@ -86,7 +99,7 @@ export function sharedRateLimiter(db: Knex, logger: Logger, prefix: string, limi
     hit(key) {
       const now = Date.now();
       const count = countOf(key, now);
-      if (count.shared + count.pending >= limitPerMinute) return Math.max(1, Math.ceil((count.resetAt - now) / 1000));
+      if (used(count) >= limitPerMinute) return Math.max(1, Math.ceil((count.resetAt - now) / 1000));
       count.pending += 1;
       return null;
     },
@@ -96,7 +109,7 @@ export function sharedRateLimiter(db: Knex, logger: Logger, prefix: string, limi
       const now = Date.now();
       const count = counts.get(key);
       if (!count || count.resetAt <= now) return null;
-      return count.shared + count.pending >= limitPerMinute ? Math.max(1, Math.ceil((count.resetAt - now) / 1000)) : null;
+      return used(count) >= limitPerMinute ? Math.max(1, Math.ceil((count.resetAt - now) / 1000)) : null;
     },
     flush,
     stop: () => clearInterval(timer),
