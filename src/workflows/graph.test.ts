@@ -132,6 +132,11 @@ describe('validateWorkflowGraph', () => {
         { pointer: '/nodes/1/config', message: 'must be an object' },
       ]);
     });
+
+    it('names an unknown key inside a list of the config (a switch case) at its place, not a 500', () => {
+      const route = { id: 'r', type: 'switch', config: { cases: [{ name: 'large', operator: '>', value: 1000, extra: 42 }] } };
+      expect(configProblems([route], [])).toEqual([{ pointer: '/nodes/0/config/cases/0/extra', message: 'unknown property "extra"' }]);
+    });
   });
 
   describe('edges', () => {

@@ -107,6 +107,13 @@ const schemaAt = (root: Schema, path: string): Schema =>
     .slice(1)
     .reduce<Schema>((s, key) => s.properties?.[key.replace(/~1/g, '/').replace(/~0/g, '~')] ?? {}, root);
 
+/** The value a JSON pointer names inside `root` (`/cases/0` is the first case), or undefined. */
+const valueAt = (root: unknown, path: string): unknown =>
+  path
+    .split('/')
+    .slice(1)
+    .reduce<unknown>((v, key) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined), root);
+
 /**
  * The problems of one node's config (an object, of a known type), as pointers inside the config
  * (`/model`, `/retry/max_attempts`). `maxTokens`: the configured limit of `llm_call.max_tokens`.
@@ -129,8 +136,9 @@ export function configProblems(type: NodeType, config: Record<string, unknown>, 
     const path = error.instancePath;
     if (error.keyword === 'additionalProperties') {
       const key = String(error.params.additionalProperty);
-      const owner = path === '' ? config : (config[path.slice(1)] as Record<string, unknown>);
-      const rank = path === '' ? [0, Object.keys(config).indexOf(key)] : [...rankOf(path).slice(0, 2), 0.5, Object.keys(owner).indexOf(key)];
+      const owner = valueAt(config, path);
+      const keys = typeof owner === 'object' && owner !== null ? Object.keys(owner) : [];
+      const rank = path === '' ? [0, keys.indexOf(key)] : [...rankOf(path).slice(0, 2), 0.5, keys.indexOf(key)];
       found.push({ pointer: `${path}/${escapePointer(key)}`, message: `unknown property "${key}"`, rank });
     } else if (error.keyword === 'required') {
       const key = String(error.params.missingProperty);
