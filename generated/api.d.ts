@@ -1482,11 +1482,22 @@ export interface components {
                 timeout_seconds?: number;
                 /**
                  * @description `fail` (default): the node's failure fails the run. `continue`: the node is logged `failed`
-                 *     with its error, its text is empty, and the run goes on.
+                 *     with its error, and the run goes on (only after the retries, and never past a cancel or
+                 *     the run's own timeout). Its output is then, as in n8n's "continue (using error output)":
+                 *     with edges out of it marked `case: error`, its error `{code, message}`, which goes down
+                 *     those edges only (its other edges are skipped; on success, its `error` edges are the
+                 *     skipped ones); else `config.default` when given; else an empty text.
                  * @example continue
                  * @enum {string}
                  */
                 on_error?: "fail" | "continue";
+                /**
+                 * @description Any JSON value: the node's output when it fails with `on_error: continue` (allowed only then).
+                 * @example {
+                 *       "amount": 0
+                 *     }
+                 */
+                default?: unknown;
                 /**
                  * @description Asks the model for JSON (sent to the provider as OpenAI's `response_format`). The
                  *     node's output is then the parsed JSON value, not text: an answer that is not JSON
@@ -1754,11 +1765,18 @@ export interface components {
                     backoff_seconds?: number;
                 };
                 /**
-                 * @description `fail` (default): the node's failure fails the run. `continue`: the node is logged `failed` with its error, its output is empty, and the run goes on.
+                 * @description `fail` (default): the node's failure fails the run. `continue`: the node is logged `failed` with its error, and the run goes on; its output is its error down its `case: error` edges, or `config.default`, or empty, as for `llm_call.on_error`.
                  * @example fail
                  * @enum {string}
                  */
                 on_error?: "fail" | "continue";
+                /**
+                 * @description Any JSON value: the node's output when it fails with `on_error: continue` (allowed only then).
+                 * @example {
+                 *       "status": "unknown"
+                 *     }
+                 */
+                default?: unknown;
             };
         };
         /**
@@ -2098,7 +2116,7 @@ export interface components {
              */
             branch?: "true" | "false";
             /**
-             * @description Required on an edge out of a `switch` node, and only there: the name of one of its cases, or `default`; the edge is followed when that case is chosen.
+             * @description Required on an edge out of a `switch` node: the name of one of its cases, or `default`; the edge is followed when that case is chosen. Out of an `llm_call` or `http_request` with `on_error: continue`, `error` marks an edge followed only when the node fails, carrying its error `{code, message}` (its other edges are then skipped). Allowed nowhere else.
              * @example large
              */
             case?: string;

@@ -15,6 +15,7 @@ import { RunFailure } from '../shared/errors.ts';
 import type { ModelRouter } from './providers/index.ts';
 import type { RunsStore } from './runsStore.ts';
 import { runEndEvents, type GraphSnapshot } from './service.ts';
+import { ERROR_CASE } from '../workflows/errorRoutes.ts';
 import { logText, STEP_LOG_DELAY_MS, StepLog } from './stepLog.ts';
 import { StoreUnavailable, type Retried } from './storeRetry.ts';
 import type { DeliveryFailure, RunJobContext } from './queue.ts';
@@ -373,8 +374,13 @@ export async function beginAttempt(deps: AttemptDeps, runId: string, job: RunJob
   return { run: { ...run, started_at: startedAt, attempts: run.attempts + 1 }, claimed: true, kept };
 }
 
-/** The run's llm_call nodes that go on past their failure (`on_error: continue`): such a failed step is finished. */
+/**
+ * The run's llm_call nodes that go on past their failure (`on_error: continue`): such a failed step
+ * is finished. Not those whose failure gives a value (`default`, or their error down `case: error`
+ * edges): the log keeps no output of a failed step, so they run again.
+ */
 function continuedNodes(run: RunRow): string[] {
-  const { nodes } = JSON.parse(run.graph) as GraphSnapshot;
-  return nodes.flatMap((n) => (n.type === 'llm_call' && n.config.on_error === 'continue' ? [n.id] : []));
+  const { nodes, edges } = JSON.parse(run.graph) as GraphSnapshot;
+  const routed = new Set(edges.flatMap((e) => (e.case === ERROR_CASE ? [e.from] : [])));
+  return nodes.flatMap((n) => (n.type === 'llm_call' && n.config.on_error === 'continue' && n.config.default === undefined && !routed.has(n.id) ? [n.id] : []));
 }

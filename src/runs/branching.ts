@@ -4,11 +4,14 @@ import type { components } from '../../generated/api.d.ts';
 import type { TemplateScope } from '../workflows/templates.ts';
 import type { RunBudget } from './compute/budget.ts';
 import { scopeFor } from './compute/scope.ts';
-import type { Produced } from './values.ts';
+import { produced, type Produced } from './values.ts';
+import type { RunFailure } from '../shared/errors.ts';
+import { ERROR_CASE } from '../workflows/errorRoutes.ts';
 
 type ConditionOperator = components['schemas']['ConditionNode']['config']['operator'];
 type SwitchNode = components['schemas']['SwitchNode'];
 type WorkflowEdge = components['schemas']['WorkflowEdge'];
+type ContinuingNode = components['schemas']['LlmCallNode'] | components['schemas']['HttpRequestNode'];
 
 /** A condition's verdict on its rendered sides (exact, case-sensitive; `empty` ignores surrounding whitespace). */
 export function compare(operator: ConditionOperator, left: string, right: string): boolean {
@@ -32,8 +35,12 @@ export function compare(operator: ConditionOperator, left: string, right: string
   }
 }
 
-/** An edge is followed when its source ran and, out of a condition or a switch, names its verdict or chosen case. */
+/**
+ * An edge is followed when its source ran and, out of a condition or a switch, names its verdict or
+ * chosen case; out of a node that failed into its error edges, only those (`case: error`) are.
+ */
 export function followed(edge: WorkflowEdge, source: Produced): boolean {
+  if (source.failed) return edge.case === ERROR_CASE;
   if (edge.branch !== undefined && edge.branch !== source.text) return false;
   return edge.case === undefined || edge.case === source.route;
 }
@@ -49,4 +56,14 @@ export async function chooseCase(budget: RunBudget, node: SwitchNode, scope: Tem
     cases,
   };
   return (await budget.compute('switchCase', input, signal)).chosen;
+}
+
+/**
+ * The output of a node that failed and goes on (`on_error: continue`): its error `{code, message}`
+ * down its `case: error` edges when it has any, else its `config.default`, else an empty text.
+ */
+export function continuedOutput(node: ContinuingNode, edgesIn: ReadonlyMap<string, WorkflowEdge[]>, failure: RunFailure): Produced {
+  const routed = [...edgesIn.values()].some((edges) => edges.some((e) => e.from === node.id && e.case === ERROR_CASE));
+  if (routed) return { ...produced({ code: failure.code, message: failure.message }), failed: true };
+  return produced(node.config.default === undefined ? '' : node.config.default);
 }

@@ -8,7 +8,7 @@ import { HttpNodes, type HttpNodeDeps } from './httpRequest.ts';
 import { httpNodeDeps } from './httpNodeDeps.ts';
 import type { ChatRequest, ModelRouter, ProviderError, Usage } from './providers/index.ts';
 import { formatOutput, produced, type Produced } from './values.ts';
-import { chooseCase, compare, followed } from './branching.ts';
+import { chooseCase, compare, continuedOutput, followed } from './branching.ts';
 import { isEmpty } from './compute/switchCase.ts';
 import { TextBudget } from './textBudget.ts';
 import { toFailure } from './failures.ts';
@@ -332,7 +332,7 @@ function streamed(run: RunState, node: WorkflowNode): Pick<ChatRequest, 'onDelta
   };
 }
 
-/** Logs the step's failure; an llm_call with `on_error: continue` goes on with an empty text, any other stops the run. */
+/** Logs the step's failure; an llm_call or http_request with `on_error: continue` goes on (continuedOutput), any other stops the run. */
 async function stepFailed(run: RunState, node: WorkflowNode, step: StepProgress, err: unknown): Promise<Produced> {
   const failure = toFailure(err, node, run.signal);
   if (!step.started) await run.hooks.onStepStart?.(node, step.input); // a template that did not render: logged as the node's failure
@@ -348,8 +348,9 @@ async function stepFailed(run: RunState, node: WorkflowNode, step: StepProgress,
   });
   // on_error: continue — never for a cancel or the run's own timeout, which stop everything.
   if ((node.type === 'llm_call' || node.type === 'http_request') && node.config.on_error === 'continue' && !run.signal.aborted && failure.code !== 'cancelled') {
-    run.scope.nodes[node.id] = { output: '' };
-    return produced('');
+    const out = continuedOutput(node, run.edgesIn, failure);
+    run.scope.nodes[node.id] = { output: out.value };
+    return out;
   }
   throw failure;
 }

@@ -7,6 +7,8 @@ export interface Produced {
   text: string;
   /** A switch's chosen case: its edges naming it (`case`) are followed. */
   route?: string;
+  /** The node failed and sends its error down its `case: error` edges only (workflows/errorRoutes.ts). */
+  failed?: boolean;
 }
 
 export const toText = (value: unknown): string => (typeof value === 'string' ? value : (JSON.stringify(value) ?? 'null'));

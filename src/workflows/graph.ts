@@ -8,6 +8,7 @@ import { analyseTemplate, referenceProblem, type ValueSchema } from './templates
 import { declaredSchemaProblems, inputSchema, outputSchema } from './valueSchemas.ts';
 import { cycles } from './cycles.ts';
 import { caseProblem, switchProblems } from './switchRules.ts';
+import { continuesOnError, defaultProblem } from './errorRoutes.ts';
 import { httpRequestProblems, httpRequestTemplates } from './httpRequestConfig.ts';
 import { checkSubgraphNodes, isSource } from './subgraphs.ts';
 import type { ProblemItem } from '../shared/errors.ts';
@@ -82,6 +83,8 @@ function checkConfig(type: NodeType, config: Record<string, unknown>, at: string
   if (type === 'http_request') for (const { pointer, message } of httpRequestProblems(config)) report(`${at}${pointer}`, message);
   for (const { pointer, message } of declaredSchemaProblems(type, config)) report(`${at}${pointer}`, message);
   if (type === 'switch') for (const { pointer, message } of switchProblems(config)) report(`${at}${pointer}`, message);
+  const badDefault = defaultProblem(type, config);
+  if (badDefault) report(`${at}${badDefault.pointer}`, badDefault.message);
 }
 
 interface NodeFacts {
@@ -90,12 +93,15 @@ interface NodeFacts {
   typeById: Map<string, NodeType>;
   /** Each switch's case names. */
   casesById: Map<string, string[]>;
+  /** The nodes that go on past their failure, whose errors edges may carry (errorRoutes.ts). */
+  continuing: Set<string>;
 }
 
 function checkNodes(nodes: unknown[], limits: GraphLimits, report: Report): NodeFacts {
   const indexById = new Map<string, number>();
   const typeById = new Map<string, NodeType>();
   const casesById = new Map<string, string[]>();
+  const continuing = new Set<string>();
   nodes.forEach((node, i) => {
     const at = `/nodes/${i}`;
     if (!isObject(node)) {
@@ -121,11 +127,12 @@ function checkNodes(nodes: unknown[], limits: GraphLimits, report: Report): Node
       casesById.set(id, node.config.cases.flatMap((c: unknown) => (isObject(c) && typeof c.name === 'string' ? [c.name] : [])));
     }
 
+    if (id !== undefined && continuesOnError(type, node.config)) continuing.add(id);
     if (node.config === undefined) report(`${at}/config`, 'is required');
     else if (!isObject(node.config)) report(`${at}/config`, 'must be an object');
     else if (type !== undefined) checkConfig(type, node.config, `${at}/config`, limits, report);
   });
-  return { indexById, typeById, casesById };
+  return { indexById, typeById, casesById, continuing };
 }
 
 /** Checks each edge; returns the edges usable for graph checks (both ends exist, no self-loop, not a repeat). */
@@ -167,7 +174,7 @@ function checkEdges(edges: unknown[], facts: NodeFacts, report: Report): { from:
     if (facts.typeById.get(to) === 'text_input') report(at, `edge into text_input "${to}": a text_input takes only its run input`);
     if (facts.typeById.get(from) === 'text_output') report(at, `edge out of text_output "${from}": a text_output ends the graph`);
     checkBranch(edge.branch, facts.typeById.get(from), from, at, report);
-    const badCase = caseProblem(edge.case, facts.typeById.get(from), facts.casesById.get(from), from);
+    const badCase = caseProblem(edge.case, facts.typeById.get(from), facts.casesById.get(from), from, facts.continuing.has(from));
     if (badCase) report(badCase.pointer === '' ? at : `${at}${badCase.pointer}`, badCase.message);
     if (unknown.length === 0) usable.push({ from, to, index: i });
   });

@@ -22,6 +22,7 @@ export interface HttpRequestConfig {
   timeout_seconds?: number;
   retry?: { max_attempts?: number; backoff_seconds?: number };
   on_error?: 'fail' | 'continue';
+  default?: unknown;
 }
 
 /** The secret names a text references. */

@@ -33,6 +33,8 @@ export function outputSchema(type: string, config: Record<string, unknown>): Val
     case 'text_input':
       return inputSchema(config);
     case 'llm_call': {
+      // Going on past a failure, its output may be its error or its default (errorRoutes.ts).
+      if (config.on_error === 'continue') return ANY;
       const format = isObject(config.response_format) ? config.response_format : {};
       if (format.type === 'json_schema' && isObject(format.json_schema) && isObject(format.json_schema.schema)) return format.json_schema.schema;
       return format.type === 'json_object' ? { type: 'object' } : TEXT;

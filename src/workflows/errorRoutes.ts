@@ -1,0 +1,28 @@
+// The rules of error routing (issue 33 item 6, openapi.yaml LlmCallNode.on_error), beyond what the
+// schema checks: an llm_call or http_request that goes on past its failure (`on_error: continue`)
+// may send its error down edges marked `case: "error"`, or give `config.default` as its output;
+// neither means anything on a node whose failure fails the run, so there they are a 422.
+import type { ProblemItem } from '../shared/errors.ts';
+
+/** The `case` of an edge that carries its source's error. */
+export const ERROR_CASE = 'error';
+
+/** Node types whose failure the run can go on past. */
+const ROUTABLE = new Set(['llm_call', 'http_request']);
+
+/** Whether a node goes on past its failure, so that its error can be routed. */
+export const continuesOnError = (type: string | undefined, config: unknown): boolean =>
+  ROUTABLE.has(type ?? '') && typeof config === 'object' && config !== null && (config as Record<string, unknown>).on_error === 'continue';
+
+/** `default` (inside the config) is allowed only where the node goes on past its failure. */
+export function defaultProblem(type: string, config: Record<string, unknown>): ProblemItem | null {
+  if (!ROUTABLE.has(type) || !('default' in config) || continuesOnError(type, config)) return null;
+  return { pointer: '/default', message: 'is the output of a failed node that goes on: it needs "on_error": "continue"' };
+}
+
+/** Why an edge marked `case: "error"` cannot be followed out of its source, or null when it can. */
+export function errorCaseProblem(fromType: string, from: string, continues: boolean): ProblemItem | null {
+  if (!ROUTABLE.has(fromType)) return { pointer: '/case', message: `only an edge out of a switch node, or an "error" edge out of an llm_call or http_request, carries a case ("${from}" is a ${fromType})` };
+  if (continues) return null;
+  return { pointer: '/case', message: `an "error" edge needs its source to go on past its failure: "${from}" needs "on_error": "continue"` };
+}
