@@ -6,7 +6,7 @@ import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/principal.ts';
 import type { Operations } from '../http/operations.ts';
-import { paginationLinks } from '../http/pagination.ts';
+import { pageOf, paginationLinks } from '../http/pagination.ts';
 import * as callbacks from './callbacks.ts';
 
 type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
@@ -18,14 +18,11 @@ type ListQuery = NonNullable<operations['listCallbacks']['parameters']['query']>
 const userOf = (req: Request) => principalOf(req, 'apiKey').userId;
 const workflowIdOf = (req: Request) => String(req.params.workflow_id);
 const callbackIdOf = (req: Request) => String(req.params.callback_id);
-const pageOf = (req: Request) => {
-  const query = req.query as ListQuery;
-  return { page: Number(query.page ?? 1), perPage: Number(query.per_page ?? 20) };
-};
+const pageOfRequest = (req: Request) => pageOf(req.query as ListQuery);
 
 export function callbackOperations(ctx: AppContext): Operations {
   async function listCallbacks(req: Request, res: Response<JsonOf<'listCallbacks', 200>>) {
-    const page = await callbacks.listCallbacks(ctx, userOf(req), workflowIdOf(req), pageOf(req));
+    const page = await callbacks.listCallbacks(ctx, userOf(req), workflowIdOf(req), pageOfRequest(req));
     res.setHeader('Link', paginationLinks(`/api/workflows/${workflowIdOf(req)}/callbacks`, page.meta));
     res.status(200).json(page);
   }
@@ -42,7 +39,7 @@ export function callbackOperations(ctx: AppContext): Operations {
   }
 
   async function listCallbackAttempts(req: Request, res: Response<JsonOf<'listCallbackAttempts', 200>>) {
-    const page = await callbacks.listCallbackAttempts(ctx, userOf(req), workflowIdOf(req), callbackIdOf(req), pageOf(req));
+    const page = await callbacks.listCallbackAttempts(ctx, userOf(req), workflowIdOf(req), callbackIdOf(req), pageOfRequest(req));
     res.setHeader('Link', paginationLinks(`/api/workflows/${workflowIdOf(req)}/callbacks/${callbackIdOf(req)}/attempts`, page.meta));
     res.status(200).json(page);
   }

@@ -6,7 +6,7 @@ import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/principal.ts';
 import type { Operations } from '../http/operations.ts';
-import { paginationLinks } from '../http/pagination.ts';
+import { pageOf, paginationLinks } from '../http/pagination.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { startRunAndAnswer } from '../runs/router.ts';
 import { apiRateLimited } from '../shared/errors.ts';
@@ -32,7 +32,7 @@ export interface HookLimiters {
 export function triggerOperations(ctx: AppContext, limiters: HookLimiters): Operations {
   async function listTriggers(req: Request, res: Response<JsonOf<'listTriggers', 200>>) {
     const query = req.query as ListQuery;
-    const page = await triggers.listTriggers(ctx, userOf(req), workflowIdOf(req), { page: Number(query.page ?? 1), perPage: Number(query.per_page ?? 20) });
+    const page = await triggers.listTriggers(ctx, userOf(req), workflowIdOf(req), pageOf(query));
     res.setHeader('Link', paginationLinks(triggersPath(workflowIdOf(req)), page.meta));
     res.status(200).json(page);
   }

@@ -7,7 +7,7 @@ import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/principal.ts';
 import type { Operations } from '../http/operations.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
-import { paginationLinks } from '../http/pagination.ts';
+import { pageOf, paginationLinks, searchOf } from '../http/pagination.ts';
 import * as service from './service.ts';
 import type { RunDetail } from './service.ts';
 import { isTerminal } from './store.ts';
@@ -122,10 +122,9 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
 
   async function listRuns(req: Request, res: Response<JsonOf<'listRuns', 200>>) {
     const query = req.query as ListQuery;
-    const search = query.search === undefined || query.search === '' ? undefined : String(query.search);
+    const search = searchOf(query);
     const page = await service.listRuns(ctx, userOf(req), workflowIdOf(req), {
-      page: Number(query.page ?? 1),
-      perPage: Number(query.per_page ?? 20),
+      ...pageOf(query),
       ...(search ? { search } : {}),
     });
     res.setHeader('Link', paginationLinks(runsPath(workflowIdOf(req)), page.meta, { search }));

@@ -6,7 +6,7 @@ import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/principal.ts';
 import type { Operations } from '../http/operations.ts';
-import { paginationLinks } from '../http/pagination.ts';
+import { pageOf, paginationLinks } from '../http/pagination.ts';
 import * as service from './service.ts';
 
 type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
@@ -22,7 +22,7 @@ const schedulesPath = (workflowId: string) => `/api/workflows/${workflowId}/sche
 export function scheduleOperations(ctx: AppContext): Operations {
   async function listSchedules(req: Request, res: Response<JsonOf<'listSchedules', 200>>) {
     const query = req.query as ListQuery;
-    const page = await service.listSchedules(ctx, userOf(req), workflowIdOf(req), { page: Number(query.page ?? 1), perPage: Number(query.per_page ?? 20) });
+    const page = await service.listSchedules(ctx, userOf(req), workflowIdOf(req), pageOf(query));
     res.setHeader('Link', paginationLinks(schedulesPath(workflowIdOf(req)), page.meta));
     res.status(200).json(page);
   }

@@ -8,7 +8,7 @@ import { principalOf } from '../http/principal.ts';
 import { Problem } from '../shared/errors.ts';
 import { toPointer } from '../http/errorHandler.ts';
 import type { Operations } from '../http/operations.ts';
-import { paginationLinks } from '../http/pagination.ts';
+import { pageOf, paginationLinks, searchOf } from '../http/pagination.ts';
 import { validateWorkflowFields } from './graph.ts';
 import * as service from './service.ts';
 
@@ -33,10 +33,9 @@ export function workflowOperations(ctx: AppContext, onDeleted: (workflowId: stri
   async function listWorkflows(req: Request, res: Response<JsonOf<'listWorkflows', 200>>) {
     // The validator has coerced these and applied the contract's defaults and bounds.
     const query = req.query as ListQuery;
-    const search = query.search === undefined || query.search === '' ? undefined : String(query.search);
+    const search = searchOf(query);
     const page = await service.listWorkflows(ctx, userOf(req), {
-      page: Number(query.page ?? 1),
-      perPage: Number(query.per_page ?? 20),
+      ...pageOf(query),
       search,
     });
     res.setHeader('Link', paginationLinks(COLLECTION, page.meta, { search }));

@@ -6,7 +6,7 @@ import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/principal.ts';
 import type { Operations } from '../http/operations.ts';
-import { paginationLinks } from '../http/pagination.ts';
+import { pageOf, paginationLinks, searchOf } from '../http/pagination.ts';
 import { etagOf } from './service.ts';
 import * as versions from './versions.ts';
 
@@ -23,10 +23,9 @@ const versionsPath = (workflowId: string) => `/api/workflows/${workflowId}/versi
 export function workflowVersionOperations(ctx: AppContext): Operations {
   async function listWorkflowVersions(req: Request, res: Response<JsonOf<'listWorkflowVersions', 200>>) {
     const query = req.query as ListQuery;
-    const search = query.search === undefined || query.search === '' ? undefined : String(query.search);
+    const search = searchOf(query);
     const page = await versions.listWorkflowVersions(ctx, userOf(req), workflowIdOf(req), {
-      page: Number(query.page ?? 1),
-      perPage: Number(query.per_page ?? 20),
+      ...pageOf(query),
       search,
     });
     res.setHeader('Link', paginationLinks(versionsPath(workflowIdOf(req)), page.meta, { search }));
