@@ -7,6 +7,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * globalSetup it fails at once.
  */
 const unitFiles = [
+  'bench/hydra/config.test.ts',
   'src/config.test.ts',
   'src/db/batched.test.ts',
   'src/db/knex.test.ts',

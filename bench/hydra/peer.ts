@@ -1,0 +1,134 @@
+// Ory Hydra as the bench's peer for loads 1 and 3: the binary built from the Go module proxy
+// (bench/hydra/build.sh, cached outside the repo), its own database on the bench's PostgreSQL,
+// `hydra serve all --dev`, one confidential client (client_secret_basic), and the tokens the loads
+// need minted through a real authorization-code flow whose login and consent the bench accepts
+// through Hydra's admin API (bench/hydra/flow.ts).
+import { randomBytes } from 'node:crypto';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { freePort, waitForReady } from '../../test/support/processes.ts';
+import { HYDRA_VERSION, hydraDsn, hydraEnv } from './config.ts';
+import { createClient, mintTokens } from './flow.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const DATABASE = 'hydra_bench';
+/** As our service's pool (src/db/connect.ts). */
+const POOL = 10;
+
+/** What loads 1 and 3 need of a peer, as bench/peer.ts prints it. */
+export interface HydraPeer {
+  tokenUrl: string;
+  userinfoUrl: string;
+  clientId: string;
+  clientSecret: string;
+  refreshTokens: string[];
+  accessToken: string;
+  stop(): Promise<void>;
+}
+
+/** Runs a command to its end: its exit code and what it wrote. */
+async function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string; err: string }> {
+  const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const [code] = (await once(child, 'close')) as [number | null];
+  return { code: code ?? 1, out, err };
+}
+
+const lastLine = (text: string) => text.trim().split('\n').filter(Boolean).pop() ?? '';
+
+let binary: Promise<{ bin: string } | { skip: string }> | undefined;
+
+/**
+ * Hydra's binary, built on the first call of the first run (minutes; later runs reuse the cache),
+ * or why it cannot be had: the bench then skips the Hydra rows with that one line.
+ */
+export function hydraBinary(): Promise<{ bin: string } | { skip: string }> {
+  binary ??= (async () => {
+    console.error(`Hydra ${HYDRA_VERSION}: the cached binary, or a build from the Go module proxy (bench/hydra/build.sh; the first build takes minutes)…`);
+    const built = await run('sh', [path.join(here, 'build.sh')], process.env).catch((e: Error) => ({ code: 1, out: '', err: e.message }));
+    if (built.code !== 0) return { skip: `Hydra ${HYDRA_VERSION} not built (bench/hydra/build.sh: ${lastLine(built.err) || `exit ${built.code}`})` };
+    return { bin: lastLine(built.out) };
+  })();
+  return binary;
+}
+
+/** A fresh database for Hydra on the bench's PostgreSQL, migrated by Hydra itself. */
+async function migratedDatabase(bin: string, adminUrl: string): Promise<string> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${DATABASE}`);
+    await client.query(`CREATE DATABASE ${DATABASE}`);
+  } finally {
+    await client.end();
+  }
+  const dsn = hydraDsn(adminUrl, DATABASE, POOL);
+  const migrated = await run(bin, ['migrate', 'sql', 'up', '-e', '--yes'], { ...process.env, DSN: dsn });
+  if (migrated.code !== 0) throw new Error(`hydra migrate sql up failed: ${lastLine(migrated.err) || lastLine(migrated.out)}`);
+  return dsn;
+}
+
+/** Hydras still running: killed if the bench exits before stopping one (a failed load, Ctrl-C). */
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  live.delete(child);
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+}
+
+let database: Promise<string> | undefined;
+let databaseFor: string | undefined;
+
+/**
+ * Starts Hydra on `adminUrl`'s cluster (its database made and migrated once per cluster) and mints
+ * `chains` refresh tokens (scope offline_access, as the other rows' chains) and one access token for
+ * user info (openid profile). Throws when Hydra does not start; the caller records the reason.
+ */
+export async function startHydra(bin: string, adminUrl: string, chains: number): Promise<HydraPeer> {
+  if (databaseFor !== adminUrl) {
+    databaseFor = adminUrl;
+    database = migratedDatabase(bin, adminUrl);
+  }
+  const dsn = await database!;
+  const [publicPort, adminPort] = [await freePort(), await freePort()];
+  const env = { ...process.env, ...hydraEnv({ dsn, publicPort, adminPort, secret: randomBytes(24).toString('hex') }) };
+  const child = spawn(bin, ['serve', 'all', '--dev', '--sqa-opt-out'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  let text = '';
+  child.stdout.on('data', (d) => (text += d));
+  child.stderr.on('data', (d) => (text += d));
+  const publicUrl = `http://127.0.0.1:${publicPort}`;
+  const adminUrlHttp = `http://127.0.0.1:${adminPort}`;
+  try {
+    await waitForReady(`${adminUrlHttp}/health/ready`, child, () => text);
+    await waitForReady(`${publicUrl}/health/ready`, child, () => text);
+    const client = await createClient(adminUrlHttp);
+    const urls = { publicUrl, adminUrl: adminUrlHttp };
+    const refreshTokens: string[] = [];
+    for (let i = 0; i < chains; i += 1) refreshTokens.push((await mintTokens(urls, client, 'offline_access')).refresh_token!);
+    const { access_token: accessToken } = await mintTokens(urls, client, 'openid profile');
+    return {
+      tokenUrl: `${publicUrl}/oauth2/token`,
+      userinfoUrl: `${publicUrl}/userinfo`,
+      clientId: client.clientId,
+      clientSecret: client.clientSecret,
+      refreshTokens,
+      accessToken,
+      stop: () => stopChild(child),
+    };
+  } catch (err) {
+    await stopChild(child);
+    throw new Error(`${(err as Error).message}\n${text.split('\n').slice(-5).join('\n')}`);
+  }
+}
