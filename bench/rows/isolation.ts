@@ -3,18 +3,9 @@
 // heavy user keeps 10 runs of a 98-node chain of busy templates in flight (the audit's starvation
 // load: it took the other user's list from 8 ms to 6.5 s and their run from 14 ms to 10.5 s).
 // The ratio column is the loaded p50 over the idle one (issue 30's goal: within 2x).
-import { adminCli } from '../test/support/processes.ts';
-import type { LoadResult, LoadSpec } from './types.ts';
-
-type Row = { ratio?: number; target?: string };
-
-export interface IsolationBench {
-  baseUrl: string;
-  env: NodeJS.ProcessEnv;
-  durationSeconds: number;
-  load(spec: LoadSpec): Promise<LoadResult>;
-  record(name: string, result: LoadResult | string, extra?: Row): void;
-}
+import { adminCli } from '../../test/support/processes.ts';
+import type { Bench, RowGroup } from '../bench.ts';
+import type { LoadResult } from '../types.ts';
 
 const BUSY = '{% for i in (1..300000) %}{% endfor %}{{ nodes.PREV.output }}';
 const HEAVY_RUNS = 10;
@@ -90,8 +81,9 @@ function heavyLoad(baseUrl: string, key: string, workflowId: string) {
   };
 }
 
-export async function isolationRows(bench: IsolationBench): Promise<void> {
-  const { baseUrl, env, durationSeconds } = bench;
+async function measureIsolation(bench: Bench): Promise<void> {
+  const { baseUrl, env } = bench.service;
+  const { durationSeconds } = bench.common;
   const heavyKey = userKey(env, 'heavy');
   const otherKey = userKey(env, 'other');
   const heavy = await createWorkflow(baseUrl, heavyKey, chainOfTemplates(98));
@@ -117,3 +109,6 @@ export async function isolationRows(bench: IsolationBench): Promise<void> {
   const outcomes = Object.entries(load.ended).map(([k, n]) => `${n} ${k}`).join(', ');
   console.error(`  8. heavy runs ended: ${outcomes || 'none yet'}`);
 }
+
+/** Last in the list: the heavy runs' compute processes keep a core busy until cancelled. */
+export const isolationRows: RowGroup = { ids: ['8'], run: measureIsolation };

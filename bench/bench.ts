@@ -1,0 +1,66 @@
+// What every row group of `npm run bench` gets: the options, the stores and the service of this
+// run, the bench user provisioned through the admin CLI and the real OAuth flow, the load generator
+// and the rows. A row group (bench/rows/*.ts) is registered in bench/run.ts's list.
+import { Browser, logIn } from '../test/support/oauthFlow.ts';
+import { provisionThroughCli } from '../test/support/processes.ts';
+import { basic, exchange, mintCodes, REDIRECT_URI } from './oauthFlow.ts';
+import type { Options } from './options.ts';
+import { load, type Service, type Stores } from './processes.ts';
+import type { RowExtra, RunRows } from './table.ts';
+import type { LoadResult, LoadSpec } from './types.ts';
+
+export interface Bench {
+  options: Options;
+  /** A load's connections and duration at the bench's settings. */
+  common: { connections: number; durationSeconds: number };
+  stores: Stores;
+  service: Service;
+  /** The bench user's login, OAuth app (client_secret_basic as `clientAuth`) and API key. */
+  user: {
+    login: string;
+    app: { client_id: string; client_secret: string };
+    clientAuth: string;
+    key: { id: number; token: string };
+    /** Logged in, for minting more codes through the authorize endpoint. */
+    browser: Browser;
+    scope: string;
+    /** An access token of the user (`scope`). */
+    bearer: string;
+    /** `connections` codes not exchanged yet: one refresh chain each. */
+    chainCodes: string[];
+  };
+  load(spec: LoadSpec): Promise<LoadResult>;
+  record(name: string, result: LoadResult | string, extra?: RowExtra): void;
+  rows: RunRows;
+}
+
+/** Rows of the table measured together (`ids`: the --only names they answer to, e.g. ['1', '3']). */
+export interface RowGroup {
+  ids: string[];
+  run(bench: Bench): Promise<void>;
+}
+
+const LOGIN = 'bench';
+const PASSWORD = 'bench-password-1';
+
+export async function provision(options: Options, stores: Stores, service: Service, rows: RunRows): Promise<Bench> {
+  const { baseUrl, env } = service;
+  const { app, key } = provisionThroughCli(env, { label: 'Bench', login: LOGIN, password: PASSWORD, redirectUri: REDIRECT_URI, appDescription: 'npm run bench' });
+  const clientAuth = basic(app.client_id, app.client_secret);
+  const browser = new Browser(baseUrl);
+  const loggedIn = await logIn(browser, LOGIN, PASSWORD);
+  if (loggedIn.status !== 303) throw new Error(`login failed with ${loggedIn.status}`);
+  const scope = 'user_info api_key';
+  const [first, ...chainCodes] = await mintCodes(browser, app.client_id, scope, options.connections + 1);
+  const bearer = (await exchange(baseUrl, clientAuth, first!)).access_token;
+  return {
+    options,
+    common: { connections: options.connections, durationSeconds: options.durationSeconds },
+    stores,
+    service,
+    user: { login: LOGIN, app, clientAuth, key, browser, scope, bearer, chainCodes },
+    load,
+    record: (name, result, extra) => rows.record(name, result, extra),
+    rows,
+  };
+}

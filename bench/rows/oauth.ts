@@ -1,0 +1,61 @@
+// Rows 1-3: the token endpoint and user info. Rows 1 and 3 run the same load against each peer of
+// the list (bench/peers/), each peer's row showing ours ÷ it.
+import type { Bench, RowGroup } from '../bench.ts';
+import { exchange, mintCodes, REDIRECT_URI } from '../oauthFlow.ts';
+import type { OAuthPeer, OAuthPeerInstance } from '../peers/types.ts';
+import type { LoadResult, LoadSpec } from '../types.ts';
+
+/** Each peer in turn, fresh, on the load `spec` builds from it; its row divides `ours` by it. */
+async function peerRows(bench: Bench, peers: OAuthPeer[], ours: LoadResult, row: 'refresh' | 'userinfo', spec: (p: OAuthPeerInstance) => LoadSpec): Promise<void> {
+  for (const peer of peers) {
+    const name = `   peer: ${peer.name}, ${row}`; // unique per row: --repeat matches rows by name
+    const started = await peer.start(bench.options.connections);
+    if (typeof started === 'string') {
+      bench.record(name, started, { target: peer.targets[row] });
+      continue;
+    }
+    try {
+      const theirs = await bench.load(spec(started));
+      bench.record(name, theirs, { ratio: ours.rps / theirs.rps, target: peer.targets[row] });
+    } finally {
+      await started.stop();
+    }
+  }
+}
+
+export function oauthRows(peers: OAuthPeer[]): RowGroup {
+  return {
+    ids: ['1', '2', '3'],
+    async run(bench) {
+      const { baseUrl } = bench.service;
+      const { user, common, options } = bench;
+      const tokenUrl = `${baseUrl}/api/open/oauth/token`;
+
+      // 1. Refresh grant with rotation: each chain sends the refresh token it was just given.
+      if (options.wanted('1')) {
+        const refreshTokens = await Promise.all(user.chainCodes.map(async (c) => (await exchange(baseUrl, user.clientAuth, c)).refresh_token));
+        const ours = await bench.load({ kind: 'refresh', ...common, url: tokenUrl, authorization: user.clientAuth, refreshTokens });
+        bench.record('1. refresh grant (rotation)', ours);
+        await peerRows(bench, peers, ours, 'refresh', (p) => ({ kind: 'refresh', ...common, ...p.refresh }));
+      }
+
+      // 2. Code exchange: codes minted beforehand (they live 300 s); enough for the duration at the
+      // refresh grant's pace three times over, at most 30,000.
+      if (options.wanted('2')) {
+        const pace = bench.rows.find('1.')?.result;
+        const count = Math.min(30_000, Math.ceil((typeof pace === 'object' ? pace.rps : 1500) * common.durationSeconds * 3));
+        const t0 = performance.now();
+        const codes = await mintCodes(user.browser, user.app.client_id, user.scope, count);
+        console.error(`  minted ${codes.length} codes in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+        bench.record('2. code exchange', await bench.load({ kind: 'codes', ...common, url: tokenUrl, authorization: user.clientAuth, redirectUri: REDIRECT_URI, codes }));
+      }
+
+      // 3. User info.
+      if (options.wanted('3')) {
+        const ours = await bench.load({ kind: 'fixed', ...common, url: `${baseUrl}/api/open/v1/userinfo`, method: 'GET', headers: { authorization: `Bearer ${user.bearer}` } });
+        bench.record('3. GET userinfo', ours);
+        await peerRows(bench, peers, ours, 'userinfo', (p) => ({ kind: 'fixed', ...common, url: p.userinfo.url, method: 'GET', headers: p.userinfo.headers }));
+      }
+    },
+  };
+}

@@ -1,0 +1,55 @@
+// The rows a bench run records and the table `npm run bench` prints (the median of --repeat runs).
+import type { LoadResult } from './types.ts';
+
+export type Row = { name: string; result: LoadResult | string; ratio?: number; target?: string };
+export type RowExtra = Omit<Row, 'name' | 'result'>;
+
+export const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+
+export function median<T>(values: T[], key: (v: T) => number): T {
+  return [...values].sort((a, b) => key(a) - key(b))[Math.floor((values.length - 1) / 2)]!;
+}
+
+/** Per row, the run with the median req/s (its p50 and p99 with it), and the median ratio. */
+export function medianRows(runs: Row[][]): Row[] {
+  return runs[0]!.map((first) => {
+    const measured = runs.map((run) => run.find((r) => r.name === first.name)).filter((r): r is Row => r !== undefined && typeof r.result !== 'string');
+    if (measured.length === 0) return first;
+    const ratios = measured.map((r) => r.ratio).filter((x): x is number => x !== undefined);
+    const row: Row = { ...first, result: median(measured, (r) => (r.result as LoadResult).rps).result };
+    if (ratios.length) row.ratio = median(ratios, (x) => x);
+    return row;
+  });
+}
+
+export function printTable(table: Row[]): void {
+  const header = ['load', 'req/s', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'ours ÷ peer (÷ Express)', 'target'];
+  const ratio = (r: Row) => (r.ratio === undefined ? '' : `${fmt(r.ratio, 2)}x`);
+  const lines = table.map((r) =>
+    typeof r.result === 'string'
+      ? [r.name, r.result, '', '', '', '', r.target ?? '']
+      : [r.name, fmt(r.result.rps, 0), fmt(r.result.p50), fmt(r.result.p99), String(r.result.errors), ratio(r), r.target ?? ''],
+  );
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
+  for (const l of lines) console.log(line(l));
+  const notes = table.filter((r) => typeof r.result !== 'string' && r.result.note);
+  for (const r of notes) console.log(`  ${r.name}: ${(r.result as LoadResult).note}`);
+}
+
+/** The rows of one run, each also shown on stderr as it is measured. */
+export class RunRows {
+  readonly rows: Row[] = [];
+
+  record(name: string, result: LoadResult | string, extra: RowExtra = {}): void {
+    this.rows.push({ name, result, ...extra });
+    const shown = typeof result === 'string' ? result : `${fmt(result.rps, 0)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, ${result.errors} errors`;
+    console.error(`  ${name}: ${shown}`);
+  }
+
+  find(prefix: string): Row | undefined {
+    return this.rows.find((r) => r.name.startsWith(prefix));
+  }
+}
