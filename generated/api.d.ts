@@ -1492,7 +1492,7 @@ export interface components {
                  */
                 on_error?: "fail" | "continue";
                 /**
-                 * @description Any JSON value: the node's output when it fails with `on_error: continue` (allowed only then).
+                 * @description Any JSON value: the node's output when it fails with `on_error: continue` (allowed only then). `null` reads as absent (a generated client sends it for a field left unset): the output is then an empty text.
                  * @example {
                  *       "amount": 0
                  *     }
@@ -1771,7 +1771,7 @@ export interface components {
                  */
                 on_error?: "fail" | "continue";
                 /**
-                 * @description Any JSON value: the node's output when it fails with `on_error: continue` (allowed only then).
+                 * @description Any JSON value: the node's output when it fails with `on_error: continue` (allowed only then). `null` reads as absent (a generated client sends it for a field left unset): the output is then an empty text.
                  * @example {
                  *       "status": "unknown"
                  *     }
@@ -2038,7 +2038,7 @@ export interface components {
                  */
                 on_item_error?: "fail" | "skip" | "default";
                 /**
-                 * @description With `on_item_error: default`: the result of a failed item (any JSON value).
+                 * @description With `on_item_error: default`: the result of a failed item (any JSON value; `null`, as absent, is a null result, and is accepted without `on_item_error: default` since generated clients send it for a field left unset).
                  * @example
                  */
                 default?: unknown;
@@ -2305,8 +2305,12 @@ export interface components {
         };
         ScheduleCreate: {
             cron: components["schemas"]["ScheduleCron"];
-            /** @default UTC */
-            timezone?: components["schemas"]["ScheduleTimezone"];
+            /**
+             * @description An IANA time zone (`Europe/Paris`, `UTC`) the cron expression is read in.
+             * @default UTC
+             * @example Europe/Paris
+             */
+            timezone?: string;
             inputs?: components["schemas"]["ScheduleInputs"];
             /**
              * @description Pin this version (null or absent: the current version at each tick).
@@ -2394,9 +2398,7 @@ export interface components {
              *     }
              */
             inputs: {
-                [key: string]: string | number | boolean | {
-                    [key: string]: unknown;
-                } | unknown[];
+                [key: string]: unknown;
             };
             /**
              * @description Run this version of the workflow (listWorkflowVersions) instead of the current one: its

@@ -382,5 +382,5 @@ export async function beginAttempt(deps: AttemptDeps, runId: string, job: RunJob
 function continuedNodes(run: RunRow): string[] {
   const { nodes, edges } = JSON.parse(run.graph) as GraphSnapshot;
   const routed = new Set(edges.flatMap((e) => (e.case === ERROR_CASE ? [e.from] : [])));
-  return nodes.flatMap((n) => (n.type === 'llm_call' && n.config.on_error === 'continue' && n.config.default === undefined && !routed.has(n.id) ? [n.id] : []));
+  return nodes.flatMap((n) => (n.type === 'llm_call' && n.config.on_error === 'continue' && n.config.default == null && !routed.has(n.id) ? [n.id] : []));
 }

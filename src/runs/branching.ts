@@ -60,10 +60,10 @@ export async function chooseCase(budget: RunBudget, node: SwitchNode, scope: Tem
 
 /**
  * The output of a node that failed and goes on (`on_error: continue`): its error `{code, message}`
- * down its `case: error` edges when it has any, else its `config.default`, else an empty text.
+ * down its `case: error` edges when it has any, else its `config.default`, else (absent or null) an empty text.
  */
 export function continuedOutput(node: ContinuingNode, edgesIn: ReadonlyMap<string, WorkflowEdge[]>, failure: RunFailure): Produced {
   const routed = [...edgesIn.values()].some((edges) => edges.some((e) => e.from === node.id && e.case === ERROR_CASE));
   if (routed) return { ...produced({ code: failure.code, message: failure.message }), failed: true };
-  return produced(node.config.default === undefined ? '' : node.config.default);
+  return produced(node.config.default ?? '');
 }

@@ -89,4 +89,12 @@ describe.each(testDialects())('error routing in runs on %s', (dialect) => {
     expect(fallback).toMatchObject({ status: 'completed', output: { result: 'Amount 0' } });
     expect(fallback.statuses).toMatchObject({ ask: 'failed', amount: 'completed' });
   });
+
+  it('reads a null default as absent: the failed node goes on with an empty text', async () => {
+    fake.replies = [{ kind: 'error', status: 500, message: 'upstream melted' }];
+    const nullDefault = { ...withDefault, nodes: withDefault.nodes.map((n) => (n.id === 'ask' ? ask({ default: null }) : n)) };
+    const fallback = await run(nullDefault);
+    expect(fallback).toMatchObject({ status: 'completed', output: { result: 'Amount ' } });
+    expect(fallback.statuses).toMatchObject({ ask: 'failed', amount: 'completed' });
+  });
 });

@@ -34,4 +34,10 @@ describe('error routing rules', () => {
       { pointer: '/nodes/1/config/default', message: expect.stringContaining('"on_error": "continue"') },
     ]);
   });
+
+  it('reads a null default as absent, so a generated client sending every unset field as null is not refused', () => {
+    // openapi-generator python's WorkflowCreate.from_dict(...) sends config.default: null for a plain llm_call.
+    expect(validateWorkflowGraph([input, ask({ default: null }), out], routed.slice(0, 2), limits)).toEqual([]);
+    expect(validateWorkflowGraph([input, call({ on_error: 'fail', default: null }), out], routed.slice(0, 2), limits)).toEqual([]);
+  });
 });

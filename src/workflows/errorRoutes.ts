@@ -14,9 +14,12 @@ const ROUTABLE = new Set(['llm_call', 'http_request']);
 export const continuesOnError = (type: string | undefined, config: unknown): boolean =>
   ROUTABLE.has(type ?? '') && typeof config === 'object' && config !== null && (config as Record<string, unknown>).on_error === 'continue';
 
-/** `default` (inside the config) is allowed only where the node goes on past its failure. */
+/**
+ * `default` (inside the config) is allowed only where the node goes on past its failure. A `null`
+ * reads as absent: generated clients (openapi-generator python) send it for every field left unset.
+ */
 export function defaultProblem(type: string, config: Record<string, unknown>): ProblemItem | null {
-  if (!ROUTABLE.has(type) || !('default' in config) || continuesOnError(type, config)) return null;
+  if (!ROUTABLE.has(type) || config.default == null || continuesOnError(type, config)) return null;
   return { pointer: '/default', message: 'is the output of a failed node that goes on: it needs "on_error": "continue"' };
 }
 

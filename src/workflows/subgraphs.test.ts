@@ -66,6 +66,8 @@ describe('split, map and workflow nodes at save time', () => {
     expect(problems(graph({ by: 'tokens' }, {}))).toContainEqual({ pointer: '/nodes/2/config', message: 'needs body (the sub-graph run for each item) or workflow_id' });
     expect(problems(graph({ by: 'tokens' }, { body, workflow_id: 'wf_x' }))).toContainEqual({ pointer: '/nodes/2/config', message: 'give body or workflow_id, not both' });
     expect(problems(graph({ by: 'tokens' }, { body, default: 'x' }))).toContainEqual({ pointer: '/nodes/2/config/default', message: 'is used only with "on_item_error": "default"' });
+    // A null default reads as absent (generated clients send it for a field left unset).
+    expect(problems(graph({ by: 'tokens' }, { body, default: null })).map((p) => p.pointer)).not.toContain('/nodes/2/config/default');
   });
 
   it("a map body's problems point into the body: its graph rules, its inputs (item, index) and its text_output", () => {

@@ -56,7 +56,7 @@ function checkMap(id: string, config: Record<string, unknown>, at: string, usabl
     report(`${at}/config`, hasBody ? 'give body or workflow_id, not both' : 'needs body (the sub-graph run for each item) or workflow_id');
   }
   if (config.workflow_version !== undefined && config.workflow_id === undefined) report(`${at}/config/workflow_version`, 'is used only with workflow_id');
-  if (config.default !== undefined && config.on_item_error !== 'default') report(`${at}/config/default`, 'is used only with "on_item_error": "default"');
+  if (config.default != null && config.on_item_error !== 'default') report(`${at}/config/default`, 'is used only with "on_item_error": "default"');
   if (!isObject(config.body)) return; // its shape is the schema's problem
   const depth = (limits.depth ?? 0) + 1;
   if (depth > BODY_MAX_DEPTH) {

@@ -27,7 +27,7 @@ func readRun(workflowID, runID, status string) client.RunDetail {
 }
 
 func run(workflowID, text string) string {
-	answer, err := api.RunWorkflowWithResponse(ctx, workflowID, nil, client.RunRequest{Inputs: map[string]string{"ticket": text}})
+	answer, err := api.RunWorkflowWithResponse(ctx, workflowID, nil, client.RunRequest{Inputs: map[string]interface{}{"ticket": text}})
 	must(err, "run workflow")
 	check(answer.JSON202 != nil, "run answered %d: %s", answer.StatusCode(), answer.Body)
 	return answer.JSON202.Data.Id
@@ -73,7 +73,7 @@ func main() {
 	failed := readRun(id, run(id, "fail"), "failed")
 	check(failed.Error != nil && failed.Error.Code != "" && failed.Error.NodeId != nil && *failed.Error.NodeId == "model", "failed run: %+v", failed)
 	fmt.Println("ok read failed")
-	deleted, err := api.DeleteWorkflowWithResponse(ctx, id)
+	deleted, err := api.DeleteWorkflowWithResponse(ctx, id, nil)
 	must(err, "delete workflow")
 	check(deleted.StatusCode() == 204, "delete answered %d", deleted.StatusCode())
 	gone, err := api.GetWorkflowWithResponse(ctx, id)

@@ -25,7 +25,7 @@ func readRun(workflowID, runID, status string) openauth.RunDetail {
 }
 
 func run(workflowID, text string) string {
-	envelope, _, err := api.WorkflowsAPI.RunWorkflow(ctx, workflowID).RunRequest(*openauth.NewRunRequest(map[string]string{"ticket": text})).Execute()
+	envelope, _, err := api.WorkflowsAPI.RunWorkflow(ctx, workflowID).RunRequest(*openauth.NewRunRequest(map[string]interface{}{"ticket": text})).Execute()
 	must(err, "run workflow")
 	return envelope.Data.Id
 }

@@ -72,7 +72,7 @@ public class Main {
     RunDetail failed = readUntil(workflowId, run(workflowId, "fail"), "failed");
     check(failed.getError().getCode() != null && "model".equals(failed.getError().getNodeId()), "failed run: " + failed);
     step("read failed");
-    api.deleteWorkflow(workflowId);
+    api.deleteWorkflow(workflowId, null);
     Supplier<Integer> gone = () -> {
       try {
         api.getWorkflow(workflowId);
