@@ -2313,7 +2313,7 @@ export interface components {
             timezone?: string;
             inputs?: components["schemas"]["ScheduleInputs"];
             /**
-             * @description Pin this version (null or absent: the current version at each tick).
+             * @description Pin this version (null or absent: the current version at each tick). One the workflow does not have is a 400 `invalid_field` at `/body/version`.
              * @example null
              */
             version?: number | null;
@@ -2403,7 +2403,7 @@ export interface components {
             /**
              * @description Run this version of the workflow (listWorkflowVersions) instead of the current one: its
              *     graph, and its `text_input` variables for `inputs`. A version the workflow does not have
-             *     is a 404 `workflow_version_not_found`. The run's `workflow_version` says which ran.
+             *     is a 400 `invalid_field` at `/body/version` (the workflow exists; the body is wrong). The run's `workflow_version` says which ran.
              * @example 2
              */
             version?: number;

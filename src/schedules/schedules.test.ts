@@ -73,7 +73,10 @@ describe.each(testDialects())('workflow schedules on %s', (dialect) => {
       errors: [{ pointer: '/body/timezone' }],
     });
     expect((await create(wf, { cron: '0 9 * * *', inputs: { other: 'x' } })).error).toMatchObject({ status: 400, code: 'invalid_run_inputs' });
-    expect((await create(wf, { cron: '0 9 * * *', inputs: { ticket: 'x' }, version: 7 })).error).toMatchObject({ status: 404, code: 'workflow_version_not_found' });
+    expect((await create(wf, { cron: '0 9 * * *', inputs: { ticket: 'x' }, version: 7 })).error).toMatchObject({ status: 400, code: 'invalid_field', errors: [{ pointer: '/body/version' }] });
+    const made = await create(wf, { cron: '0 9 * * *', inputs: { ticket: 'x' } });
+    const pinned = await alice.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', { ...path(wf, made.data!.data.id), body: { version: 7 } });
+    expect(pinned.error).toMatchObject({ status: 400, code: 'invalid_field', errors: [{ pointer: '/body/version' }] });
   });
 
   it("answers 404 for another user's workflow and schedule on every operation", async () => {

@@ -96,13 +96,14 @@ describe.each(testDialects())('workflow versions on %s', (dialect) => {
     expect((await listVersions(id, { per_page: 101 })).response.status).toBe(400);
   });
 
-  it('answers 404 workflow_version_not_found for a version the workflow does not have', async () => {
+  it('answers 404 workflow_version_not_found for a version in the URL the workflow does not have, and 400 for one named in a run body', async () => {
     const id = await create('Missing');
     const { response, error } = await getVersion(id, 2);
     expect(response.status).toBe(404);
     expect(error).toMatchObject({ code: 'workflow_version_not_found' });
     expect((await restore(id, 9)).error).toMatchObject({ status: 404, code: 'workflow_version_not_found' });
-    expect((await run(id, { ticket: 'x' }, 9)).error).toMatchObject({ status: 404, code: 'workflow_version_not_found' });
+    // The workflow in the URL exists: the body is what is wrong.
+    expect((await run(id, { ticket: 'x' }, 9)).error).toMatchObject({ status: 400, code: 'invalid_field', errors: [{ pointer: '/body/version' }] });
   });
 
   it("answers 404 workflow_not_found for another user's workflow, on every version endpoint and a run asking a version", async () => {

@@ -4,7 +4,7 @@
 // them (another user's workflow is not found) and how long (a deleted workflow's versions stay
 // readable, as its runs do, until the purge).
 import type { components } from '../../generated/api.d.ts';
-import { workflowNotFound, workflowVersionNotFound } from '../shared/errors.ts';
+import { invalidField, workflowNotFound, workflowVersionNotFound } from '../shared/errors.ts';
 import { foldCase, isWorkflowDeletedForRuns, updateWorkflow, type PageMeta, type PageRequest, type Workflow, type WorkflowContext } from './service.ts';
 import * as store from './store.ts';
 import * as versions from './versions.store.ts';
@@ -38,14 +38,21 @@ export async function getWorkflowVersion(ctx: WorkflowContext, userId: number, w
   return toWorkflowVersion(await readableVersion(ctx, userId, workflowId, version));
 }
 
-/** The graph of one version, for a run that asks for it (404 `workflow_version_not_found` if there is none). */
+/**
+ * The graph of the version a request body names (a run's or a schedule's `version`). The workflow
+ * in the URL exists, so a version it does not have is the body's fault: 400 `invalid_field` at
+ * `/body/version`, as inputs that do not fit the workflow are (a 404 would say the URL is wrong).
+ */
 export async function versionGraph(
   ctx: WorkflowContext,
   userId: number,
   workflowId: string,
   version: number,
 ): Promise<{ version: number; nodes: Workflow['nodes']; edges: Workflow['edges'] }> {
-  const { nodes, edges } = toWorkflowVersion(await readableVersion(ctx, userId, workflowId, version));
+  await isWorkflowDeletedForRuns(ctx, userId, workflowId); // its 404 stays a 404
+  const row = await versions.findVersion(ctx.db, workflowId, version);
+  if (!row) throw invalidField(`Workflow ${workflowId} has no version ${version}.`, '/body/version', 'is not a version of this workflow (listWorkflowVersions lists them)');
+  const { nodes, edges } = toWorkflowVersion(row);
   return { version, nodes, edges };
 }
 
