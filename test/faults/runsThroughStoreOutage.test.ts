@@ -105,9 +105,14 @@ describe.each(kinds)('runs through a store outage on %s', (_name, startDatabase)
       await boss?.stop({ graceful: false });
     });
 
-    /** A run `running` since 15 s with one step left open, as an attempt that never came back leaves it. */
-    async function abandonedRun(): Promise<string> {
+    /**
+     * A run `running` since 15 s with one step left open, as an attempt that never came back leaves
+     * it. Its job is made first: the server's own sweeper (every few seconds) would otherwise find
+     * the run with no job at all and fail it `worker_lost` before the test gives it one.
+     */
+    async function abandonedRun(giveJob: (id: string) => Promise<void>): Promise<string> {
       const id = newRunId();
+      await giveJob(id);
       const at = Date.now() - 15_000;
       await runsStore(server.ctx.db).start({
         id, workflow_id: workflowId, user_id: (await server.ctx.db('workflows').where({ id: workflowId }).first()).user_id,
@@ -132,8 +137,7 @@ describe.each(kinds)('runs through a store outage on %s', (_name, startDatabase)
       sweepStuckRuns(server.ctx, server.ctx.runs!.queue);
 
     it('fails a run whose job ran out of deliveries in a store outage with store_unavailable, closing its steps, long before RUN_TIMEOUT_SECONDS', async () => {
-      const runId = await abandonedRun();
-      await failedJob(runId, { name: 'StoreUnavailable', code: STORE_UNAVAILABLE, message: 'The store could not be reached: connect ECONNREFUSED' });
+      const runId = await abandonedRun((id) => failedJob(id, { name: 'StoreUnavailable', code: STORE_UNAVAILABLE, message: 'The store could not be reached: connect ECONNREFUSED' }));
       await sweep();
       const run = await getRun(runId);
       expect(run).toMatchObject({ status: 'failed', error: { code: 'store_unavailable' } });
@@ -142,15 +146,13 @@ describe.each(kinds)('runs through a store outage on %s', (_name, startDatabase)
     });
 
     it('fails a run whose worker went silent on the last delivery with worker_lost', async () => {
-      const runId = await abandonedRun();
-      await failedJob(runId, { value: { message: 'job heartbeat timeout' } });
+      const runId = await abandonedRun((id) => failedJob(id, { value: { message: 'job heartbeat timeout' } }));
       await sweep();
       expect(await getRun(runId)).toMatchObject({ status: 'failed', error: { code: 'worker_lost' }, logs: [{ status: 'failed' }] });
     });
 
     it('leaves a run alone while its job is still queued or held', async () => {
-      const runId = await abandonedRun();
-      await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId, startAfter: 3600 });
+      const runId = await abandonedRun(async (id) => void (await boss.send(RUN_QUEUE, { runId: id }, { singletonKey: id, startAfter: 3600 })));
       await sweep();
       expect((await getRun(runId)).status).toBe('running');
       await server.ctx.db('runs').where({ id: runId }).delete();
