@@ -17,6 +17,7 @@
 import { cpus } from 'node:os';
 import { provision, type RowGroup } from './bench.ts';
 import { options } from './options.ts';
+import { hydra } from './peers/hydra.ts';
 import { oidcProvider } from './peers/oidcProvider.ts';
 import type { OAuthPeer } from './peers/types.ts';
 import { cleanUp, startService, startStores } from './processes.ts';
@@ -27,7 +28,7 @@ import { referenceRows } from './rows/reference.ts';
 import { runsRows } from './rows/runs.ts';
 import { medianRows, printTable, RunRows, type Row } from './table.ts';
 
-const oauthPeers: OAuthPeer[] = [oidcProvider];
+const oauthPeers: OAuthPeer[] = [oidcProvider, hydra];
 
 /** In table order; `ref` after 4 and 5 (it divides them by bare Express); 8 last (it leaves a core busy). */
 const groups: RowGroup[] = [oauthRows(oauthPeers), apiRows, runsRows, referenceRows, isolationRows];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fromLocation, hydraDsn, hydraEnv } from './config.ts';
+import { fromLocation, hydraDsn, hydraEnv, shortReason } from './config.ts';
 
 describe('the Hydra peer configuration', () => {
   it('points the DSN at its own database with a pool of open and idle connections alike, keeping the credentials', () => {
@@ -31,5 +31,12 @@ describe('fromLocation', () => {
   it('says what Hydra answered instead when the parameter is missing', () => {
     expect(() => fromLocation('http://127.0.0.1:9/callback?error=invalid_scope&error_description=nope', 'code')).toThrow('Hydra did not redirect with code: nope');
     expect(() => fromLocation(null, 'code')).toThrow('no Location');
+  });
+});
+
+describe('shortReason', () => {
+  it('keeps a skipped row to one short line: the first line, cut at the limit', () => {
+    expect(shortReason('go: module lookup disabled\nmore detail')).toBe('go: module lookup disabled');
+    expect(shortReason('x'.repeat(120), 100)).toBe(`${'x'.repeat(100)}…`);
   });
 });

@@ -64,3 +64,9 @@ export function fromLocation(location: string | null, name: string): string {
   }
   return value;
 }
+
+/** A reason short enough for a table cell: its first line, cut at `max` characters. */
+export function shortReason(text: string, max = 100): string {
+  const first = text.trim().split('\n')[0] ?? '';
+  return first.length > max ? `${first.slice(0, max)}…` : first;
+}

@@ -1,8 +1,8 @@
-// Ory Hydra as the bench's peer for loads 1 and 3: the binary built from the Go module proxy
-// (bench/hydra/build.sh, cached outside the repo), its own database on the bench's PostgreSQL,
-// `hydra serve all --dev`, one confidential client (client_secret_basic), and the tokens the loads
-// need minted through a real authorization-code flow whose login and consent the bench accepts
-// through Hydra's admin API (bench/hydra/flow.ts).
+// Ory Hydra for the bench's peer of loads 1 and 3 (bench/peers/hydra.ts): the binary built from
+// the Go module proxy (bench/hydra/build.sh, cached outside the repo), a database migrated by
+// Hydra, `hydra serve all --dev`, one confidential client (client_secret_basic), and the tokens the
+// loads need minted through a real authorization-code flow whose login and consent the bench
+// accepts through Hydra's admin API (bench/hydra/flow.ts).
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -10,15 +10,20 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { freePort, waitForReady } from '../../test/support/processes.ts';
-import { HYDRA_VERSION, hydraDsn, hydraEnv } from './config.ts';
+import { HYDRA_VERSION, hydraDsn, hydraEnv, shortReason } from './config.ts';
 import { createClient, mintTokens } from './flow.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const DATABASE = 'hydra_bench';
 /** As our service's pool (src/db/connect.ts). */
 const POOL = 10;
+/**
+ * Hydra's system secret, the same for every Hydra this bench process starts: it encrypts the
+ * signing keys Hydra stores, so a second Hydra on the same database with another secret fails.
+ */
+const SECRET = randomBytes(24).toString('hex');
 
-/** What loads 1 and 3 need of a peer, as bench/peer.ts prints it. */
+/** What loads 1 and 3 need of a peer, as bench/peer.ts prints it, and Hydra's process. */
 export interface HydraPeer {
   tokenUrl: string;
   userinfoUrl: string;
@@ -26,6 +31,7 @@ export interface HydraPeer {
   clientSecret: string;
   refreshTokens: string[];
   accessToken: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -36,6 +42,7 @@ async function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise
   let err = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (err += d));
+  child.on('error', (e) => (err += `\n${e.message}`)); // not found, not executable: 'close' follows
   const [code] = (await once(child, 'close')) as [number | null];
   return { code: code ?? 1, out, err };
 }
@@ -51,15 +58,21 @@ let binary: Promise<{ bin: string } | { skip: string }> | undefined;
 export function hydraBinary(): Promise<{ bin: string } | { skip: string }> {
   binary ??= (async () => {
     console.error(`Hydra ${HYDRA_VERSION}: the cached binary, or a build from the Go module proxy (bench/hydra/build.sh; the first build takes minutes)…`);
-    const built = await run('sh', [path.join(here, 'build.sh')], process.env).catch((e: Error) => ({ code: 1, out: '', err: e.message }));
-    if (built.code !== 0) return { skip: `Hydra ${HYDRA_VERSION} not built (bench/hydra/build.sh: ${lastLine(built.err) || `exit ${built.code}`})` };
+    const built = await run('sh', [path.join(here, 'build.sh')], process.env);
+    if (built.code !== 0) {
+      console.error(built.err);
+      return { skip: `Hydra ${HYDRA_VERSION} not built (bench/hydra/build.sh: ${shortReason(lastLine(built.err) || `exit ${built.code}`)})` };
+    }
     return { bin: lastLine(built.out) };
   })();
   return binary;
 }
 
-/** A fresh database for Hydra on the bench's PostgreSQL, migrated by Hydra itself. */
-async function migratedDatabase(bin: string, adminUrl: string): Promise<string> {
+/**
+ * A fresh database for Hydra on the cluster whose maintenance URL is `adminUrl`, migrated by Hydra
+ * itself (`hydra migrate sql up`): Hydra's DSN for it.
+ */
+export async function migratedDatabase(bin: string, adminUrl: string): Promise<string> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
@@ -87,22 +100,14 @@ async function stopChild(child: ChildProcess): Promise<void> {
   await once(child, 'exit');
 }
 
-let database: Promise<string> | undefined;
-let databaseFor: string | undefined;
-
 /**
- * Starts Hydra on `adminUrl`'s cluster (its database made and migrated once per cluster) and mints
- * `chains` refresh tokens (scope offline_access, as the other rows' chains) and one access token for
- * user info (openid profile). Throws when Hydra does not start; the caller records the reason.
+ * Starts Hydra on the migrated database `dsn` and mints `chains` refresh tokens (scope
+ * offline_access, as the other rows' chains) and one access token for user info (openid profile).
+ * Throws when Hydra does not start; the caller records the reason.
  */
-export async function startHydra(bin: string, adminUrl: string, chains: number): Promise<HydraPeer> {
-  if (databaseFor !== adminUrl) {
-    databaseFor = adminUrl;
-    database = migratedDatabase(bin, adminUrl);
-  }
-  const dsn = await database!;
+export async function startHydra(bin: string, dsn: string, chains: number): Promise<HydraPeer> {
   const [publicPort, adminPort] = [await freePort(), await freePort()];
-  const env = { ...process.env, ...hydraEnv({ dsn, publicPort, adminPort, secret: randomBytes(24).toString('hex') }) };
+  const env = { ...process.env, ...hydraEnv({ dsn, publicPort, adminPort, secret: SECRET }) };
   const child = spawn(bin, ['serve', 'all', '--dev', '--sqa-opt-out'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);
   let text = '';
@@ -125,6 +130,7 @@ export async function startHydra(bin: string, adminUrl: string, chains: number):
       clientSecret: client.clientSecret,
       refreshTokens,
       accessToken,
+      pid: child.pid!,
       stop: () => stopChild(child),
     };
   } catch (err) {
