@@ -32,6 +32,7 @@ const unitFiles = [
   'src/workflows/graph.test.ts',
   'src/workflows/subgraphs.test.ts',
   'src/workflows/validationErrors.test.ts',
+  'bench/usage.test.ts',
   'test/client/helpers.test.ts',
   'test/contract/generatorGuide.test.ts',
   'test/contract/versionRules.test.ts',

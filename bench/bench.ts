@@ -5,9 +5,11 @@ import { Browser, logIn } from '../test/support/oauthFlow.ts';
 import { provisionThroughCli } from '../test/support/processes.ts';
 import { basic, exchange, mintCodes, REDIRECT_URI } from './oauthFlow.ts';
 import type { Options } from './options.ts';
+import type { Probes } from './probes.ts';
 import { load, type Service, type Stores } from './processes.ts';
 import type { RowExtra, RunRows } from './table.ts';
 import type { LoadResult, LoadSpec } from './types.ts';
+import { usageBetween } from './usage.ts';
 
 export interface Bench {
   options: Options;
@@ -29,7 +31,9 @@ export interface Bench {
     /** `connections` codes not exchanged yet: one refresh chain each. */
     chainCodes: string[];
   };
+  /** Runs a load from its own process; its result says where the time went (`usage`). */
   load(spec: LoadSpec): Promise<LoadResult>;
+  probes: Probes;
   record(name: string, result: LoadResult | string, extra?: RowExtra): void;
   rows: RunRows;
 }
@@ -41,9 +45,11 @@ export interface RowGroup {
 }
 
 const LOGIN = 'bench';
+/** PostgreSQL's statistics reach pg_stat_database within a second of a transaction (PGSTAT_MIN_INTERVAL). */
+const PG_STATS_SETTLE_MS = 1100;
 const PASSWORD = 'bench-password-1';
 
-export async function provision(options: Options, stores: Stores, service: Service, rows: RunRows): Promise<Bench> {
+export async function provision(options: Options, stores: Stores, service: Service, probes: Probes, rows: RunRows): Promise<Bench> {
   const { baseUrl, env } = service;
   const { app, key } = provisionThroughCli(env, { label: 'Bench', login: LOGIN, password: PASSWORD, redirectUri: REDIRECT_URI, appDescription: 'npm run bench' });
   const clientAuth = basic(app.client_id, app.client_secret);
@@ -59,7 +65,13 @@ export async function provision(options: Options, stores: Stores, service: Servi
     stores,
     service,
     user: { login: LOGIN, app, clientAuth, key, browser, scope, bearer, chainCodes },
-    load,
+    async load(spec) {
+      const before = await probes.snapshot();
+      const result = await load(spec);
+      const after = await probes.snapshot(PG_STATS_SETTLE_MS);
+      return { ...result, usage: usageBetween(before, after, result.requests, probes.ticksPerSecond) };
+    },
+    probes,
     record: (name, result, extra) => rows.record(name, result, extra),
     rows,
   };

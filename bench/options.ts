@@ -8,7 +8,7 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     'poll-ms': { type: 'string', default: '5' },
     profile: { type: 'string' },
-    repeat: { type: 'string', default: '1' },
+    repeat: { type: 'string', default: '3' },
   },
 });
 

@@ -2,7 +2,7 @@
 // PostgreSQL for the queue, the service as an operator runs it, the load generator (bench/load.ts),
 // and the bookkeeping that stops them all between runs.
 import { randomBytes } from 'node:crypto';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { freePort, waitForReady } from '../test/support/processes.ts';
+import { startMariaDb } from './mariadb.ts';
 import type { LoadResult, LoadSpec } from './types.ts';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
@@ -35,12 +36,6 @@ export async function cleanUp(): Promise<void> {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGTERM');
 }
 
-function startMariaDb(): string {
-  const result = spawnSync('sh', ['scripts/mariadb.sh'], { cwd: root, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`scripts/mariadb.sh failed: ${result.stderr}`);
-  return result.stdout.trim().split('\n').pop()!;
-}
-
 async function freshMysqlDatabase(url: string, name: string): Promise<string> {
   const conn = await mysql.createConnection(url);
   await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
@@ -52,20 +47,23 @@ async function freshMysqlDatabase(url: string, name: string): Promise<string> {
 }
 
 export interface Stores {
-  /** The service's store: a fresh database `bench` on MariaDB. */
+  /** The service's store: database `bench` on a MariaDB of the bench's own (bench/mariadb.ts). */
   databaseUrl: string;
+  mariadbPid: number;
   /** The queue: a fresh embedded PostgreSQL, removed at cleanUp(). */
   queueUrl: string;
 }
 
 export async function startStores(): Promise<Stores> {
-  const databaseUrl = await freshMysqlDatabase(startMariaDb(), 'bench');
+  const mariadb = await startMariaDb();
+  onCleanup(() => mariadb.stop());
+  const databaseUrl = await freshMysqlDatabase(mariadb.url, 'bench');
   const pgDir = await mkdtemp(path.join(tmpdir(), 'oa-bench-pg-'));
   await chmod(pgDir, 0o755); // the cluster runs as its own OS user when we are root
   onCleanup(() => rm(pgDir, { recursive: true, force: true }));
   const pg = await startEmbeddedPostgres({ dataDir: path.join(pgDir, 'pg'), port: await freePort(), database: 'bench_queue', persistent: false });
   onCleanup(() => pg.stop());
-  return { databaseUrl, queueUrl: pg.url };
+  return { databaseUrl, mariadbPid: mariadb.pid, queueUrl: pg.url };
 }
 
 export interface Service {

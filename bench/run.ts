@@ -3,9 +3,9 @@
 // the real OAuth flow, each load from another process (bench/load.ts) on loopback, and one table.
 // Rows 1 and 3 also run against each OAuth peer (bench/peers/); a peer's row divides ours by it.
 //
-//   npm run bench -- [--duration 10] [--connections 32] [--only 1,3,4,8,ref] [--poll-ms 5] [--repeat 1] [--profile DIR]
+//   npm run bench -- [--duration 10] [--connections 32] [--only 1,3,4,8,ref] [--poll-ms 5] [--repeat 3] [--profile DIR]
 //
-// --repeat N runs the whole bench N times, each from scratch (fresh databases, service and peers),
+// --repeat N (3 unless told) runs the whole bench N times, each from scratch (fresh databases, service and peers),
 // and prints the median of each row (and the median of each run's ours ÷ peer): on a shared VM
 // single runs minutes apart differ by up to 2x.
 //
@@ -14,24 +14,28 @@
 //
 // To add rows: a RowGroup in bench/rows/ (bench/bench.ts says what it gets), one line in `groups`.
 // To add a peer of rows 1 and 3: an OAuthPeer in bench/peers/, one line in `oauthPeers`.
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { provision, type RowGroup } from './bench.ts';
 import { options } from './options.ts';
 import { hydra } from './peers/hydra.ts';
 import { oidcProvider } from './peers/oidcProvider.ts';
 import type { OAuthPeer } from './peers/types.ts';
-import { cleanUp, startService, startStores } from './processes.ts';
+import { Probes } from './probes.ts';
+import { cleanUp, onCleanup, startService, startStores } from './processes.ts';
 import { apiRows } from './rows/api.ts';
 import { isolationRows } from './rows/isolation.ts';
 import { oauthRows } from './rows/oauth.ts';
 import { referenceRows } from './rows/reference.ts';
 import { runsRows } from './rows/runs.ts';
-import { medianRows, printTable, RunRows, type Row } from './table.ts';
+import { medianRows, printTable, printUsage, RunRows, type Row } from './table.ts';
 
 const oauthPeers: OAuthPeer[] = [oidcProvider, hydra];
 
 /** In table order; `ref` after 4 and 5 (it divides them by bare Express); 8 last (it leaves a core busy). */
 const groups: RowGroup[] = [oauthRows(oauthPeers), apiRows, runsRows, referenceRows, isolationRows];
+
+/** The MariaDB settings of the last run, printed with the table. */
+let settings: Record<string, string> = {};
 
 async function runOnce(): Promise<Row[]> {
   const { connections, durationSeconds } = options;
@@ -40,13 +44,18 @@ async function runOnce(): Promise<Row[]> {
   const stores = await startStores();
   const service = await startService(stores, { profileDir: options.profileDir });
   console.error('provisioning through the admin CLI and the OAuth flow…');
+  const probes = await Probes.open(stores, service.pid);
+  onCleanup(() => probes.close());
+  settings = await probes.settings();
   const rows = new RunRows();
-  const bench = await provision(options, stores, service, rows);
+  const bench = await provision(options, stores, service, probes, rows);
   for (const group of groups) if (group.ids.some(options.wanted)) await group.run(bench);
   return rows.rows;
 }
 
 const started = new Date();
+/** The machine's 1-minute load average when the bench began (under 1.0 on 2 cores: quiet). */
+const loadBefore = loadavg()[0]!;
 const runs: Row[][] = [];
 try {
   for (let run = 1; run <= options.repeat; run += 1) {
@@ -58,5 +67,9 @@ try {
   await cleanUp();
 }
 const repeated = options.repeat > 1 ? `, median of ${options.repeat} runs` : '';
-console.log(`\nnpm run bench, ${started.toISOString()}: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${options.connections} connections, ${options.durationSeconds} s per load${repeated}, MariaDB store + PostgreSQL queue, service and load generator on the same machine\n`);
-printTable(medianRows(runs));
+console.log(`\nnpm run bench, ${started.toISOString()}: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${options.connections} connections, ${options.durationSeconds} s per load${repeated}, MariaDB store + PostgreSQL queue, service and load generator on the same machine; 1-minute load average ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after\n`);
+console.log(`MariaDB ${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(', ')}\n`);
+const table = medianRows(runs);
+printTable(table);
+console.log('\nWhere the time went (the same runs as the rows above; bench/probes.ts says what each column counts):\n');
+printUsage(table);

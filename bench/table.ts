@@ -25,18 +25,42 @@ export function medianRows(runs: Row[][]): Row[] {
 export function printTable(table: Row[]): void {
   const header = ['load', 'req/s', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'ours ÷ peer (÷ Express)', 'target'];
   const ratio = (r: Row) => (r.ratio === undefined ? '' : `${fmt(r.ratio, 2)}x`);
-  const lines = table.map((r) =>
-    typeof r.result === 'string'
-      ? [r.name, r.result, '', '', '', '', r.target ?? '']
-      : [r.name, fmt(r.result.rps, 0), fmt(r.result.p50), fmt(r.result.p99), String(r.result.errors), ratio(r), r.target ?? ''],
+  printMarkdown(
+    header,
+    table.map((r) =>
+      typeof r.result === 'string'
+        ? [r.name, r.result, '', '', '', '', r.target ?? '']
+        : [r.name, fmt(r.result.rps, 0), fmt(r.result.p50), fmt(r.result.p99), String(r.result.errors), ratio(r), r.target ?? ''],
+    ),
   );
+  const notes = table.filter((r) => typeof r.result !== 'string' && r.result.note);
+  for (const r of notes) console.log(`  ${r.name}: ${(r.result as LoadResult).note}`);
+}
+
+/**
+ * Where each row's time went (bench/probes.ts says what each counter is): CPU milliseconds per
+ * request of the service (its process tree), MariaDB and PostgreSQL, and of the rest of the machine
+ * (the load generator, a peer, anything else running); the stores' statements and commits per request.
+ */
+export function printUsage(table: Row[]): void {
+  const header = ['load', 'CPU ms/req: service', 'MariaDB', 'PostgreSQL', 'rest', 'MariaDB stmts/req', 'COMMITs/req', 'txn commits/req', 'fsyncs/req', 'PG xacts/req'];
+  const lines = table.flatMap((r) => {
+    const u = typeof r.result === 'string' ? undefined : r.result.usage;
+    if (!u) return [];
+    const cpu = u.cpuMsPerRequest;
+    const rest = cpu.machine! - cpu.service! - cpu.mariadb! - cpu.postgres!;
+    const n = u.perRequest;
+    return [[r.name, fmt(cpu.service!, 3), fmt(cpu.mariadb!, 3), fmt(cpu.postgres!, 3), fmt(rest, 3), fmt(n['mariadb.statements']!, 2), fmt(n['mariadb.commits']!, 2), fmt(n['mariadb.handler_commits']!, 2), fmt(n['mariadb.fsyncs']!, 3), fmt(n['postgres.commits']!, 2)]];
+  });
+  printMarkdown(header, lines);
+}
+
+function printMarkdown(header: string[], lines: string[][]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
   console.log(line(header));
   console.log(`|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
   for (const l of lines) console.log(line(l));
-  const notes = table.filter((r) => typeof r.result !== 'string' && r.result.note);
-  for (const r of notes) console.log(`  ${r.name}: ${(r.result as LoadResult).note}`);
 }
 
 /** The rows of one run, each also shown on stderr as it is measured. */

@@ -1,4 +1,5 @@
 // What bench/run.ts hands bench/load.ts (as a JSON file) and what it answers (one JSON line).
+import type { Usage } from './usage.ts';
 
 interface Common {
   connections: number;
@@ -24,4 +25,6 @@ export interface LoadResult {
   errors: number;
   seconds: number;
   note?: string | undefined;
+  /** Where the time went (bench/probes.ts), added by the bench around the load. */
+  usage?: Usage | undefined;
 }
