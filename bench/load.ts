@@ -185,7 +185,19 @@ async function runs(spec: Extract<LoadSpec, { kind: 'runs' }>): Promise<LoadResu
   return summarize(r, { note: spec.waitSeconds === undefined ? `polled every ${spec.pollMs} ms, ${perRun} polls per run` : `Prefer: wait=${spec.waitSeconds} on the POST, ${perRun} GETs per run` });
 }
 
+/** Row 9's peer: a webhook whose answer is its workflow's last node (n8n's Respond to Webhook). */
+async function webhook(spec: Extract<LoadSpec, { kind: 'webhook' }>): Promise<LoadResult> {
+  const send = client(spec.url, spec.connections);
+  const path = new URL(spec.url).pathname;
+  const headers = { 'content-type': 'application/json', accept: 'application/json' };
+  const r = await runChains(spec.connections, spec.durationSeconds * 1000, async () => {
+    const reply = await send('POST', path, headers, spec.body);
+    return reply.status === 200 && reply.body.includes(spec.expect) ? 'ok' : 'error';
+  });
+  return summarize(r);
+}
+
 const spec = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as LoadSpec;
-const result = spec.kind === 'fixed' ? await fixed(spec) : spec.kind === 'refresh' ? await refresh(spec) : spec.kind === 'codes' ? await codes(spec) : await runs(spec);
+const result = spec.kind === 'fixed' ? await fixed(spec) : spec.kind === 'refresh' ? await refresh(spec) : spec.kind === 'codes' ? await codes(spec) : spec.kind === 'webhook' ? await webhook(spec) : await runs(spec);
 process.stdout.write(JSON.stringify(result) + '\n');
 process.exit(0);

@@ -36,7 +36,7 @@ export async function cleanUp(): Promise<void> {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGTERM');
 }
 
-async function freshMysqlDatabase(url: string, name: string): Promise<string> {
+export async function freshMysqlDatabase(url: string, name: string): Promise<string> {
   const conn = await mysql.createConnection(url);
   await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
   await conn.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);

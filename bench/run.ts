@@ -27,12 +27,14 @@ import { isolationRows } from './rows/isolation.ts';
 import { oauthRows } from './rows/oauth.ts';
 import { referenceRows } from './rows/reference.ts';
 import { runsRows } from './rows/runs.ts';
+import { engineRows } from './rows/engine.ts';
+import { scaleRows } from './rows/scale.ts';
 import { medianRows, printTable, printUsage, RunRows, type Row } from './table.ts';
 
 const oauthPeers: OAuthPeer[] = [oidcProvider, hydra];
 
 /** In table order; `ref` after 4 and 5 (it divides them by bare Express); 8 last (it leaves a core busy). */
-const groups: RowGroup[] = [oauthRows(oauthPeers), apiRows, runsRows, referenceRows, isolationRows];
+const groups: RowGroup[] = [oauthRows(oauthPeers), apiRows, runsRows, engineRows, scaleRows, referenceRows, isolationRows];
 
 /** The MariaDB settings of the last run, printed with the table. */
 let settings: Record<string, string> = {};

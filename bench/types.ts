@@ -12,7 +12,9 @@ export type LoadSpec =
   | (Common & { kind: 'codes'; url: string; authorization: string; redirectUri: string; codes: string[] })
   | (Common & { kind: 'runs'; baseUrl: string; apiKey: string; workflowId: string; inputs: Record<string, string>; pollMs: number;
       /** Seconds of `Prefer: wait` on the POST (and a GET if it answers 202) instead of polling; undefined: poll every pollMs. */
-      waitSeconds?: number | undefined });
+      waitSeconds?: number | undefined })
+  /** A webhook that answers when its workflow has ended (row 9's n8n): POST `body`, 200 with `expect` in the answer. */
+  | (Common & { kind: 'webhook'; url: string; body: string; expect: string });
 
 export interface LoadResult {
   /** Completed requests (for runs: completed or failed runs). */

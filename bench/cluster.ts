@@ -1,0 +1,74 @@
+// Row 10's deployment: 2 API processes (`src/main.ts` with RUN_WORKER=false) and 2 worker processes
+// (`src/worker.ts`, as `npm run worker` starts them) sharing one store, as the README's scaling
+// section describes. The store and the queue are databases of their own (on the bench's MariaDB
+// and PostgreSQL) so that the bench's main service, which executes runs itself, takes no job of
+// theirs.
+import { once } from 'node:events';
+import pg from 'pg';
+import { adminCli } from '../test/support/processes.ts';
+import { freshMysqlDatabase, spawnNode, startService, onCleanup, type Service, type Stores } from './processes.ts';
+
+const WORKER_START_MS = 60_000;
+
+export interface Cluster {
+  apis: [Service, Service];
+  workerPids: number[];
+  /** An API key (permission workflows) of a user made through the admin CLI. */
+  apiKey: string;
+}
+
+/** A fresh PostgreSQL database `name` beside the one of `url`; its URL. */
+export async function freshPgDatabase(url: string, name: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${name}`);
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/**
+ * A worker process, waited for until it logs its start. At LOG_LEVEL=info (the default of `npm run
+ * worker`): its start line is how the bench knows it is up.
+ */
+async function startWorker(env: NodeJS.ProcessEnv): Promise<number> {
+  let text = '';
+  const child = spawnNode(['src/worker.ts'], { env: { ...env, LOG_LEVEL: 'info' } });
+  child.stdout!.on('data', (d) => (text += d));
+  child.stderr!.on('data', (d) => (text += d));
+  onCleanup(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    const problems = text.split('\n').filter((l) => /"level":(50|60)/.test(l));
+    if (problems.length) console.error(`a worker logged ${problems.length} errors, e.g.:\n${problems.slice(0, 3).join('\n')}`);
+  });
+  const deadline = Date.now() + WORKER_START_MS;
+  while (!text.includes('worker started')) {
+    if (child.exitCode !== null) throw new Error(`a worker exited with ${child.exitCode}:\n${text}`);
+    if (Date.now() > deadline) throw new Error(`a worker did not start within ${WORKER_START_MS / 1000} s:\n${text}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return child.pid!;
+}
+
+export async function startCluster(stores: Stores): Promise<Cluster> {
+  const mysqlServer = new URL(stores.databaseUrl);
+  mysqlServer.pathname = '/';
+  const own: Stores = {
+    databaseUrl: await freshMysqlDatabase(mysqlServer.toString(), 'bench_scale'),
+    queueUrl: await freshPgDatabase(stores.queueUrl, 'bench_scale_queue'),
+  };
+  // The first API process migrates the store; the others share its SECRETS_KEY.
+  const first = await startService(own, { env: { RUN_WORKER: 'false' } });
+  const shared = { RUN_WORKER: 'false', SECRETS_KEY: first.env.SECRETS_KEY! };
+  const [second, ...workerPids] = await Promise.all([startService(own, { env: shared }), startWorker(first.env), startWorker(first.env)]);
+  adminCli(first.env, 'user', 'create', '--login', 'scale', '--password', 'bench-password-1', '--name', 'Scale User');
+  const key = adminCli(first.env, 'token', 'create', '--user', 'scale', '--namespace', 'scale', '--name', 'scale key', '--usage-scenario', 'paid', '--permission', 'workflows') as { token: string };
+  return { apis: [first, second], workerPids, apiKey: key.token };
+}
