@@ -8,6 +8,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  */
 const unitFiles = [
   'bench/hydra/config.test.ts',
+  'bench/scaleLoad.test.ts',
   'src/config.test.ts',
   'src/db/batched.test.ts',
   'src/db/knex.test.ts',

@@ -1,11 +1,11 @@
 // The workflow-engine peer of row 9: n8n, installed from the npm registry into a cache outside the
-// repository (~/.cache/openauth-bench/n8n, or N8N_BENCH_DIR), run as its own process on the bench's
-// PostgreSQL (a database of its own, as n8n advises for production), with telemetry, version
-// notifications, templates and banners off so that it talks to nothing beyond loopback. Its
-// workflow: Webhook (POST) -> Set (text = the body's text) -> Respond to Webhook (the item), imported
-// with `n8n import:workflow` and published with `n8n publish:workflow` before it starts, so its
-// production webhook answers when the last node finishes: what our 3-node echo run with `Prefer:
-// wait` answers.
+// repository (~/.cache/openauth-bench/n8n, or N8N_BENCH_DIR), run as its own process with its
+// default database (SQLite in its own fresh folder, pool of 3) and default execution settings
+// (every execution saved), with telemetry, version notifications, templates, banners and its MCP
+// registry refresh off so that it talks to nothing beyond loopback. Its workflow: Webhook (POST) ->
+// Set (text = the body's text) -> Respond to Webhook (the item), imported with `n8n
+// import:workflow` and published with `n8n publish:workflow` before it starts, so its production
+// webhook answers when the last node finishes: what our 3-node echo run with `Prefer: wait` answers.
 import { randomBytes } from 'node:crypto';
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -13,7 +13,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { freePort } from '../../test/support/processes.ts';
 import { onCleanup, spawnNode } from '../processes.ts';
 
@@ -35,26 +34,33 @@ export interface N8nInstance {
   stop(): Promise<void>;
 }
 
-function installedVersion(): string | undefined {
+const SQLITE_BINDING = path.join(CACHE, 'node_modules', 'sqlite3', 'build', 'Release', 'node_sqlite3.node');
+
+function installed(): boolean {
   const file = path.join(CACHE, 'node_modules', 'n8n', 'package.json');
-  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version : undefined;
+  return existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version === N8N_VERSION && existsSync(SQLITE_BINDING);
 }
 
 /**
- * n8n N8N_VERSION in the cache, installed on first use (a few minutes, about 2.5 GB), or why not.
+ * n8n N8N_VERSION in the cache, installed on first use (about 5 minutes and 2.8 GB), or why not.
  * --ignore-scripts: the Kafka node's @confluentinc/kafka-javascript builds librdkafka from sources
- * it downloads (zlib.net, github.com), which fails without the internet and fails the whole install;
- * nothing this workflow runs needs an install script (isolated-vm ships its Node 24 binary, the
- * PostgreSQL driver is JavaScript).
+ * it downloads (zlib.net, github.com), which fails offline and fails the whole install. Of the
+ * install scripts, this workflow needs only sqlite3's: its prebuilt binary is a GitHub download too,
+ * so `npm rebuild sqlite3` compiles it (node-gyp, N-API). isolated-vm (n8n's expression engine)
+ * ships its Node 24 binary in the package.
  */
 function ensureInstalled(): string | undefined {
-  if (installedVersion() === N8N_VERSION) return undefined;
-  console.error(`  installing n8n ${N8N_VERSION} into ${CACHE} (once; a few minutes)…`);
+  if (installed()) return undefined;
+  console.error(`  installing n8n ${N8N_VERSION} into ${CACHE} (once; about 5 minutes)…`);
   const npm = path.join(path.dirname(process.execPath), 'npm');
-  const result = spawnSync(npm, ['install', '--prefix', CACHE, `n8n@${N8N_VERSION}`, '--ignore-scripts', '--no-audit', '--no-fund'], { encoding: 'utf8', env: process.env });
-  if (result.status === 0 && installedVersion() === N8N_VERSION) return undefined;
-  const why = `${result.stderr ?? ''}${result.error?.message ?? ''}`.split('\n').filter((l) => /error/i.test(l)).slice(0, 2).join(' ');
-  return `n8n ${N8N_VERSION} could not be installed (npm install --prefix ${CACHE}): ${why || `exit ${result.status}`}`;
+  for (const args of [['install', '--prefix', CACHE, `n8n@${N8N_VERSION}`, '--ignore-scripts', '--no-audit', '--no-fund'], ['rebuild', 'sqlite3', '--prefix', CACHE]]) {
+    const result = spawnSync(npm, args, { encoding: 'utf8', env: process.env, cwd: CACHE });
+    if (result.status !== 0) {
+      const why = `${result.stderr ?? ''}${result.error?.message ?? ''}`.split('\n').filter((l) => /error/i.test(l)).slice(0, 2).join(' ');
+      return `n8n ${N8N_VERSION} could not be installed (npm ${args.slice(0, 2).join(' ')}): ${why || `exit ${result.status}`}`;
+    }
+  }
+  return installed() ? undefined : `n8n ${N8N_VERSION} could not be installed: no ${SQLITE_BINDING} after npm rebuild sqlite3`;
 }
 
 /** Three nodes, as n8n's editor would save them: the webhook answers from the Respond node. */
@@ -83,8 +89,7 @@ export function echoWorkflow(): Record<string, unknown> {
 }
 
 /** n8n's environment: its own folder and database, loopback only, nothing that calls home. */
-function n8nEnv(userFolder: string, port: number, queueUrl: string, database: string): NodeJS.ProcessEnv {
-  const u = new URL(queueUrl);
+function n8nEnv(userFolder: string, port: number): NodeJS.ProcessEnv {
   const { BASE_URL: _unused, DATABASE_URL: _store, QUEUE_URL: _queue, ...inherited } = process.env;
   return {
     ...inherited,
@@ -98,12 +103,6 @@ function n8nEnv(userFolder: string, port: number, queueUrl: string, database: st
     N8N_WEBHOOK_URL: `http://127.0.0.1:${port}/`,
     N8N_SECURE_COOKIE: 'false',
     N8N_LOG_LEVEL: 'warn',
-    DB_TYPE: 'postgresdb',
-    DB_POSTGRESDB_HOST: u.hostname,
-    DB_POSTGRESDB_PORT: u.port,
-    DB_POSTGRESDB_USER: decodeURIComponent(u.username),
-    DB_POSTGRESDB_PASSWORD: decodeURIComponent(u.password),
-    DB_POSTGRESDB_DATABASE: database,
     N8N_DIAGNOSTICS_ENABLED: 'false',
     N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
     N8N_VERSION_NOTIFICATIONS_WHATS_NEW_ENABLED: 'false',
@@ -117,17 +116,6 @@ function n8nEnv(userFolder: string, port: number, queueUrl: string, database: st
     // Its MCP server registry refreshes from api.n8n.io in the background.
     N8N_DISABLED_MODULES: 'mcp-registry',
   };
-}
-
-async function freshDatabase(queueUrl: string, name: string): Promise<void> {
-  const client = new pg.Client({ connectionString: queueUrl });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${name}`);
-    await client.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await client.end();
-  }
 }
 
 function cli(env: NodeJS.ProcessEnv, ...args: string[]): string | undefined {
@@ -148,15 +136,14 @@ async function waitForWebhook(url: string, child: ChildProcess, output: () => st
 }
 
 /** A fresh n8n with the echo workflow published, its webhook answering; or one line saying why not. */
-export async function startN8n(queueUrl: string): Promise<N8nInstance | string> {
+export async function startN8n(): Promise<N8nInstance | string> {
   const notInstalled = ensureInstalled();
   if (notInstalled) return notInstalled;
   const userFolder = await mkdtemp(path.join(tmpdir(), 'oa-bench-n8n-'));
   await chmod(userFolder, 0o700);
   onCleanup(() => rm(userFolder, { recursive: true, force: true }));
   const port = await freePort();
-  const env = n8nEnv(userFolder, port, queueUrl, 'n8n_bench');
-  await freshDatabase(queueUrl, 'n8n_bench');
+  const env = n8nEnv(userFolder, port);
   const file = path.join(userFolder, 'workflow.json');
   await writeFile(file, JSON.stringify([echoWorkflow()]));
   const failed = cli(env, 'import:workflow', `--input=${file}`) ?? cli(env, 'publish:workflow', `--id=${WORKFLOW_ID}`);

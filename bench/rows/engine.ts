@@ -39,8 +39,8 @@ export const engineRows: RowGroup = {
     await ours(16, 1);
     const [ours1, ours16] = [await ours(1), await ours(16)];
 
-    console.error('  starting n8n (its own process, on the bench PostgreSQL)…');
-    const n8n = await startN8n(bench.stores.queueUrl);
+    console.error('  starting n8n (its own process, SQLite)…');
+    const n8n = await startN8n();
     let theirs: LoadResult[] | string;
     if (typeof n8n === 'string') {
       theirs = n8n;
