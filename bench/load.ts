@@ -9,6 +9,7 @@
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import { scale } from './scaleLoad.ts';
 import type { LoadResult, LoadSpec } from './types.ts';
 
 function percentile(sorted: number[], p: number): number {
@@ -198,6 +199,6 @@ async function webhook(spec: Extract<LoadSpec, { kind: 'webhook' }>): Promise<Lo
 }
 
 const spec = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as LoadSpec;
-const result = spec.kind === 'fixed' ? await fixed(spec) : spec.kind === 'refresh' ? await refresh(spec) : spec.kind === 'codes' ? await codes(spec) : spec.kind === 'webhook' ? await webhook(spec) : await runs(spec);
+const result = spec.kind === 'fixed' ? await fixed(spec) : spec.kind === 'refresh' ? await refresh(spec) : spec.kind === 'codes' ? await codes(spec) : spec.kind === 'webhook' ? await webhook(spec) : spec.kind === 'scale' ? await scale(spec) : await runs(spec);
 process.stdout.write(JSON.stringify(result) + '\n');
 process.exit(0);

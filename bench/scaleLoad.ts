@@ -1,7 +1,4 @@
-// The load of row 9 (runs at scale), run as its own process by bench/rows/scale.ts:
-//
-//   sh scripts/node.sh bench/scaleLoad.ts SPEC.json      (prints one JSON ScaleResult on stdout)
-//
+// The load of row 10 (runs at scale), in the load generator's process (bench/load.ts, kind 'scale').
 // `connections` clients start runs with `Prefer: wait`, client i on API process i % 2, each with one
 // run in flight: their runs/s, p50 and p99 are the row. Beside them, `observers` clients (not in the
 // row's figures) each start a run on one API process without waiting, open its event stream on the
@@ -9,22 +6,12 @@
 // process that neither started nor executed it (the run's worker is a third process) is the
 // cross-process delivery the row counts.
 import http from 'node:http';
-import { readFileSync } from 'node:fs';
 import { readServerSentEvents, type ServerSentEvent } from '../client/src/index.ts';
+import type { LoadResult, LoadSpec } from './types.ts';
 
-export interface ScaleSpec {
-  /** The two API processes. */
-  apis: [string, string];
-  apiKey: string;
-  workflowId: string;
-  inputs: Record<string, string>;
-  connections: number;
-  observers: number;
-  durationSeconds: number;
-  waitSeconds: number;
-}
+type ScaleSpec = Extract<LoadSpec, { kind: 'scale' }>;
 
-export interface ScaleResult {
+interface ScaleResult {
   runs: number;
   rps: number;
   p50: number;
@@ -99,7 +86,7 @@ export function judgeStream(events: ServerSentEvent[], openedAt: number): Observ
   return { reached: true, live: run.finished_at !== null && openedAt < Date.parse(run.finished_at) };
 }
 
-async function main(spec: ScaleSpec): Promise<ScaleResult> {
+async function measure(spec: ScaleSpec): Promise<ScaleResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: spec.connections + spec.observers });
   const send = sender(agent);
   const auth = { authorization: `Bearer ${spec.apiKey}` };
@@ -160,8 +147,13 @@ async function main(spec: ScaleSpec): Promise<ScaleResult> {
   return { runs: sorted.length, rps: sorted.length / seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99), errors, seconds, observed };
 }
 
-if (import.meta.main) {
-  const spec = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as ScaleSpec;
-  process.stdout.write(JSON.stringify(await main(spec)) + '\n');
-  process.exit(0);
+/** The row: the waiting clients' runs/s, p50 and p99; the cross-process count in its note. */
+export async function scale(spec: ScaleSpec): Promise<LoadResult> {
+  const r = await measure(spec);
+  const o = r.observed;
+  const problems = o.problems.length ? `; e.g. ${o.problems.join('; ')}` : '';
+  return {
+    requests: r.runs, rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, seconds: r.seconds,
+    note: `${o.reached} of ${o.runs} runs started on one API process had all their events, through run.finished, on a stream of the other (${o.live} of them asked for before the run ended; ${spec.observers} observer clients beside the ${spec.connections} measured)${problems}`,
+  };
 }

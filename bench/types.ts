@@ -14,7 +14,9 @@ export type LoadSpec =
       /** Seconds of `Prefer: wait` on the POST (and a GET if it answers 202) instead of polling; undefined: poll every pollMs. */
       waitSeconds?: number | undefined })
   /** A webhook that answers when its workflow has ended (row 9's n8n): POST `body`, 200 with `expect` in the answer. */
-  | (Common & { kind: 'webhook'; url: string; body: string; expect: string });
+  | (Common & { kind: 'webhook'; url: string; body: string; expect: string })
+  /** Row 10 (bench/scaleLoad.ts): `connections` clients with `Prefer: wait` over two API processes, and `observers` reading runs' events on the other one. */
+  | (Common & { kind: 'scale'; apis: [string, string]; apiKey: string; workflowId: string; inputs: Record<string, string>; observers: number; waitSeconds: number });
 
 export interface LoadResult {
   /** Completed requests (for runs: completed or failed runs). */
