@@ -6,7 +6,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import type { Stores } from './processes.ts';
-import { parseMachineCpu, parseProcStat, treeTicks, type ProcStat, type Snapshot } from './usage.ts';
+import { parseMachineCpu, parseProcIo, parseProcStat, treeTicks, type ProcStat, type Snapshot } from './usage.ts';
 
 /**
  * What each counter is. MariaDB's from SHOW GLOBAL STATUS: statements the server was sent
@@ -15,6 +15,8 @@ import { parseMachineCpu, parseProcStat, treeTicks, type ProcStat, type Snapshot
  * ones included) and InnoDB's fsyncs (Innodb_data_fsyncs, the redo log's included: at
  * innodb_flush_log_at_trx_commit=1 a commit waits for one, shared by the commits of a group).
  * The bench's MariaDB is its own (bench/mariadb.ts): nothing else moves these counters.
+ * The service's read and write system calls (/proc/PID/io: sockets mostly, so round trips to the
+ * stores and to clients) are counted too.
  * PostgreSQL's from pg_stat_database, all databases: transactions committed (every statement
  * outside BEGIN is one), as the statistics collector has flushed them (within a second).
  */
@@ -68,11 +70,16 @@ export class Probes {
       service: treeTicks(stats, this.roots.service),
       mariadb: treeTicks(stats, this.roots.mariadb),
       postgres: treeTicks(stats, this.roots.postgres),
+      // The bench's reaped children: the load generator of each load (and each peer, once stopped).
+      load: stats.find((s) => s.pid === process.pid)?.childTicks ?? NaN,
       machine: parseMachineCpu(await readFile('/proc/stat', 'utf8')).busy,
     };
     const [status] = (await this.mariadb.query('SHOW GLOBAL STATUS WHERE Variable_name IN (?)', [Object.values(COUNTERS)])) as unknown as [Array<{ Variable_name: string; Value: string }>];
     const value = new Map(status.map((r) => [r.Variable_name, Number(r.Value)]));
     const counters: Record<string, number> = Object.fromEntries(Object.entries(COUNTERS).map(([k, name]) => [k, value.get(name) ?? NaN]));
+    const io = await Promise.all(this.roots.service.map(async (pid) => parseProcIo(await readFile(`/proc/${pid}/io`, 'utf8').catch(() => ''))));
+    counters['service.reads'] = io.reduce((sum, x) => sum + x.reads, 0);
+    counters['service.writes'] = io.reduce((sum, x) => sum + x.writes, 0);
     if (pgSettleMs) await new Promise((r) => setTimeout(r, pgSettleMs));
     await this.postgres.query('SELECT pg_stat_clear_snapshot()');
     const xacts = await this.postgres.query<{ commits: string }>('SELECT sum(xact_commit) AS commits FROM pg_stat_database');

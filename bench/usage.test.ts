@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deltas, parseMachineCpu, parseProcStat, treeTicks, usageBetween } from './usage.ts';
+import { deltas, parseMachineCpu, parseProcIo, parseProcStat, treeTicks, usageBetween } from './usage.ts';
 
 // /proc/PID/stat as proc(5) prints it: a command name with a space and a parenthesis in it.
 const stat = (pid: number, ppid: number, utime: number, stime: number, cutime = 0, cstime = 0, comm = 'node') =>
@@ -7,7 +7,7 @@ const stat = (pid: number, ppid: number, utime: number, stime: number, cutime = 
 
 describe('bench CPU accounting (issue 37 item 4)', () => {
   it('reads utime, stime, cutime and cstime after the last parenthesis of the command name', () => {
-    expect(parseProcStat(stat(42, 7, 10, 5, 2, 1, 'postgres: app (idle) x'))).toEqual({ pid: 42, ppid: 7, ticks: 18 });
+    expect(parseProcStat(stat(42, 7, 10, 5, 2, 1, 'postgres: app (idle) x'))).toEqual({ pid: 42, ppid: 7, ticks: 18, childTicks: 3 });
     expect(parseProcStat('garbage')).toBeUndefined();
   });
 
@@ -21,6 +21,10 @@ describe('bench CPU accounting (issue 37 item 4)', () => {
     const before = [stat(10, 1, 5, 0), stat(11, 10, 4, 0)].map((s) => parseProcStat(s)!);
     const after = [stat(10, 1, 6, 0, 4, 0)].map((s) => parseProcStat(s)!);
     expect(treeTicks(after, [10]) - treeTicks(before, [10])).toBe(1);
+  });
+
+  it('reads the read and write system calls of /proc/PID/io', () => {
+    expect(parseProcIo('rchar: 10\nwchar: 20\nsyscr: 7\nsyscw: 9\nread_bytes: 0\n')).toEqual({ reads: 7, writes: 9 });
   });
 
   it('reads the machine’s busy ticks from /proc/stat with idle and iowait left out', () => {

@@ -8,6 +8,8 @@ export interface ProcStat {
   ppid: number;
   /** utime + stime + cutime + cstime. */
   ticks: number;
+  /** cutime + cstime alone: the reaped children's (for the bench itself: its load generators and peers). */
+  childTicks: number;
 }
 
 /**
@@ -21,9 +23,10 @@ export function parseProcStat(text: string): ProcStat | undefined {
   // After ')': state (3), ppid (4) ... utime (14), stime (15), cutime (16), cstime (17).
   const fields = text.slice(close + 2).trim().split(/\s+/);
   const field = (n: number) => Number(fields[n - 3]);
-  const ticks = field(14) + field(15) + field(16) + field(17);
+  const childTicks = field(16) + field(17);
+  const ticks = field(14) + field(15) + childTicks;
   if (!Number.isFinite(pid) || !Number.isFinite(ticks)) return undefined;
-  return { pid, ppid: field(4), ticks };
+  return { pid, ppid: field(4), ticks, childTicks };
 }
 
 /**
@@ -46,6 +49,12 @@ export function treeTicks(stats: readonly ProcStat[], roots: readonly number[]):
     for (const child of children.get(pid) ?? []) stack.push(child.pid);
   }
   return ticks;
+}
+
+/** /proc/PID/io's read and write system calls (proc(5)): a process's socket round trips show there. */
+export function parseProcIo(text: string): { reads: number; writes: number } {
+  const value = (key: string) => Number(new RegExp(`^${key}:\\s*(\\d+)`, 'm').exec(text)?.[1] ?? NaN);
+  return { reads: value('syscr'), writes: value('syscw') };
 }
 
 /** The first line of /proc/stat: the whole machine's busy and total ticks (iowait counts as idle). */

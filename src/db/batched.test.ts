@@ -110,3 +110,33 @@ describe('batched, with a key per item and a max', () => {
     expect(await later).toBe('A5');
   });
 });
+
+describe('batched, with parallel batches', () => {
+  it('while one batch is under way, starts another with what came in this turn, up to `parallel`; what comes while all are under way waits for the next', async () => {
+    const { calls, readMany } = manualReads();
+    const read = batchedReads(readMany, 32, 2);
+    const a = read(db, 'a');
+    const b = read(db, 'b');
+    const c = read(db, 'c');
+    // The first goes at once; those of the same turn go together at its end, beside it.
+    expect(calls.map((x) => x.keys)).toEqual([['a']]);
+    await tick();
+    expect(calls.map((x) => x.keys)).toEqual([['a'], ['b', 'c']]);
+    // Two under way: the next waits for one of them to answer.
+    const d = read(db, 'd');
+    await tick();
+    expect(calls).toHaveLength(2);
+    calls[1]!.answer({ b: 2, c: 3 });
+    expect(await Promise.all([b, c])).toEqual([2, 3]);
+    await tick();
+    expect(calls.map((x) => x.keys)).toEqual([['a'], ['b', 'c'], ['d']]);
+    calls[2]!.answer({ d: 4 });
+    calls[0]!.answer({ a: 1 });
+    expect(await Promise.all([a, d])).toEqual([1, 4]);
+    // All answered: the next read goes out at once again.
+    const e = read(db, 'e');
+    expect(calls).toHaveLength(4);
+    calls[3]!.answer({ e: 5 });
+    expect(await e).toBe(5);
+  });
+});

@@ -17,21 +17,24 @@ interface Waiting<I, R> {
  * A function of one item, whose concurrent calls are coalesced into calls of `runBatch` with every
  * item waiting by then, at most `max` (the rest wait for the next call). Per database (a knex
  * instance or transaction by default; `D` for another client, such as the run queue's pool) and
- * per `keyOf(item)` (one for all items without it), one batch is under way at a time. `runBatch`
- * answers one result per item, in the items' order; when it fails, every call of its batch fails
- * with its error.
+ * per `keyOf(item)` (one for all items without it), one batch is under way at a time, or up to
+ * `parallel`: another starts, with every item waiting, at the end of the event loop's turn in which
+ * items came while all were under way (so the items of one turn go together). `runBatch` answers
+ * one result per item, in the items' order; when it fails, every call of its batch fails with its
+ * error.
  */
 export function batched<I, R, D extends object = Knex>(
   runBatch: (db: D, items: I[]) => Promise<R[]>,
-  { keyOf = () => '', max = Infinity }: { keyOf?: (item: I) => string; max?: number } = {},
+  { keyOf = () => '', max = Infinity, parallel = 1 }: { keyOf?: (item: I) => string; max?: number; parallel?: number } = {},
 ): (db: D, item: I) => Promise<R> {
-  /** Per database, the items waiting by key, while a batch of theirs is under way. */
-  const queues = new WeakMap<D, Map<string, Waiting<I, R>[]>>();
+  /** Per database, by key: the items waiting, and how many batches of theirs are under way. */
+  const lanes = new WeakMap<D, Map<string, Lane<I, R>>>();
 
-  /** Runs the queue's batches one after another until none is waiting, then forgets it (in the same turn as its last check). */
-  async function drain(db: D, queue: Waiting<I, R>[], forget: () => void): Promise<void> {
-    while (queue.length > 0) {
-      const batch = queue.splice(0, max);
+  /** Runs the lane's batches one after another until none is waiting; the lane is forgotten once none of its batches is under way. */
+  async function drain(db: D, lane: Lane<I, R>, forget: () => void): Promise<void> {
+    lane.running += 1;
+    while (lane.queue.length > 0) {
+      const batch = lane.queue.splice(0, max);
       try {
         const results = await runBatch(db, batch.map((w) => w.item));
         batch.forEach((w, i) => w.resolve(results[i]!));
@@ -39,42 +42,58 @@ export function batched<I, R, D extends object = Knex>(
         for (const w of batch) w.reject(err);
       }
     }
-    forget();
+    lane.running -= 1;
+    if (lane.running === 0) forget();
   }
 
   return (db, item) =>
     new Promise<R>((resolve, reject) => {
-      let byKey = queues.get(db);
+      let byKey = lanes.get(db);
       if (!byKey) {
         byKey = new Map();
-        queues.set(db, byKey);
+        lanes.set(db, byKey);
       }
       const key = keyOf(item);
-      const waiting = byKey.get(key);
-      if (waiting) {
-        waiting.push({ item, resolve, reject });
-        return;
+      let lane = byKey.get(key);
+      if (!lane) {
+        lane = { queue: [], running: 0, starting: false };
+        byKey.set(key, lane);
       }
-      const queue = [{ item, resolve, reject }];
-      byKey.set(key, queue);
-      void drain(db, queue, () => byKey.delete(key));
+      lane.queue.push({ item, resolve, reject });
+      const forget = () => byKey.delete(key);
+      if (lane.running === 0) void drain(db, lane, forget);
+      else if (lane.running < parallel && !lane.starting) {
+        const started = lane;
+        started.starting = true;
+        setImmediate(() => {
+          started.starting = false;
+          if (started.queue.length > 0 && started.running < parallel) void drain(db, started, forget);
+        });
+      }
     });
+}
+
+interface Lane<I, R> {
+  queue: Waiting<I, R>[];
+  running: number;
+  /** Another batch will start at the end of this turn. */
+  starting: boolean;
 }
 
 /**
  * A reader of one value by key, which coalesces concurrent reads into calls of `readMany` with at
  * most `max` distinct keys each: a batch naming more goes out in calls side by side (so no read
  * waits behind more than one batch, even when the database is slow). `readMany` answers what it
- * found by key; a key it did not find reads as undefined.
+ * found by key; a key it did not find reads as undefined. `parallel`: as batched's.
  */
-export function batchedReads<K, V>(readMany: (db: Knex, keys: K[]) => Promise<Map<K, V>>, max: number): (db: Knex, key: K) => Promise<V | undefined> {
+export function batchedReads<K, V>(readMany: (db: Knex, keys: K[]) => Promise<Map<K, V>>, max: number, parallel = 1): (db: Knex, key: K) => Promise<V | undefined> {
   return batched(async (db, keys: K[]) => {
     const distinct = [...new Set(keys)];
     const calls = [];
     for (let i = 0; i < distinct.length; i += max) calls.push(readMany(db, distinct.slice(i, i + max)));
     const found = new Map((await Promise.all(calls)).flatMap((answer) => [...answer]));
     return keys.map((key) => found.get(key));
-  });
+  }, { parallel });
 }
 
 /** What became of one item of a batch: its answer, or the error of a statement that was its own. */

@@ -213,6 +213,10 @@ export async function findTokenByRefreshHash(db: Knex, refreshHash: string): Pro
 }
 
 const MAX_HASHES_PER_READ = 32;
+// Batches of refresh reads and of rotations under way at once. One at a time, a rotation batch waited
+// for its commit's fsync (innodb_flush_log_at_trx_commit=1) and the next behind it: the refresh
+// grant's bottleneck; side by side they share InnoDB's group commit (issue 37, docs/benchmarks.md).
+const [REFRESH_READS_UNDER_WAY, ROTATIONS_UNDER_WAY] = [2, 4];
 
 const tokenByRefreshHash = batchedReads(async (db: Knex, hashes: string[]) => {
   // Prepared for 1, 2, 4 ... 32 hashes (few shapes); the places a read does not need repeat its first hash.
@@ -228,7 +232,7 @@ const tokenByRefreshHash = batchedReads(async (db: Knex, hashes: string[]) => {
     else rowsByHash.set(hash, [row]);
   }
   return new Map([...rowsByHash].map(([hash, tokenRows]) => [hash, { ...toToken(tokenRows[0]!), rotatedAt: rotatedAtOf(tokenRows[0]!), clientSecrets: secretsOf(tokenRows) }]));
-}, MAX_HASHES_PER_READ);
+}, MAX_HASHES_PER_READ, REFRESH_READS_UNDER_WAY);
 
 type HashesRead = PreparedQuery<Record<string, string>, Record<string, unknown>>;
 const byRefreshHashes = new Map<number, HashesRead>();
@@ -330,7 +334,7 @@ const insertSuccessorsCoalesced = batched(async (db: Knex, successors: Successor
   const calls = [];
   for (let i = 0; i < successors.length; i += MAX_SUCCESSORS_PER_INSERT) calls.push(insertSuccessors(db, successors.slice(i, i + MAX_SUCCESSORS_PER_INSERT)));
   return (await Promise.all(calls)).flat();
-});
+}, { parallel: ROTATIONS_UNDER_WAY });
 
 /**
  * Stores the successors whose grants stand, in one statement: whether each was stored. When the
