@@ -9,6 +9,13 @@ describe('tokens, hashes and passwords', () => {
     expect(newClientId()).toMatch(/^app_[0-9a-f]{20}$/);
   });
 
+  it('never hands out the same random bytes twice across refills of its pool (300 tokens: past 128 a pool)', () => {
+    const tokens = Array.from({ length: 300 }, () => newToken('ghr'));
+    expect(new Set(tokens).size).toBe(300);
+    const chunks = tokens.map((t) => t.slice(4));
+    expect(chunks.every((c) => c.length === 43 && c !== 'A'.repeat(43))).toBe(true);
+  });
+
   it('hashes tokens to SHA-256 hex (64 chars), deterministically', () => {
     expect(hashToken('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   });

@@ -1,4 +1,4 @@
-import { hash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomFillSync, scrypt, timingSafeEqual } from 'node:crypto';
 
 /**
  * A new opaque secret: `${prefix}_` + 32 random bytes in base64url (256 bits). The type prefix makes
@@ -6,7 +6,27 @@ import { hash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
  * refresh token, `oac` authorization code, `sk` raw access token (API key), `cs` client secret.
  */
 export function newToken(prefix: string): string {
-  return `${prefix}_${randomBytes(32).toString('base64url')}`;
+  return `${prefix}_${randomFromPool(32).toString('base64url')}`;
+}
+
+/**
+ * Random bytes from the CSPRNG, drawn 4 KiB at a time and each handed out once: one call into
+ * OpenSSL per 128 tokens instead of one per token (it was 3% of the refresh grant's CPU, two tokens
+ * a request), as Node's own randomUUID() keeps a cache.
+ */
+const pool = Buffer.alloc(4096);
+let poolOffset = pool.length;
+
+function randomFromPool(size: number): Buffer {
+  if (poolOffset + size > pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  // A copy: the pool's bytes are overwritten on the next refill.
+  const bytes = Buffer.from(pool.subarray(poolOffset, poolOffset + size));
+  pool.fill(0, poolOffset, poolOffset + size);
+  poolOffset += size;
+  return bytes;
 }
 
 /** A public OAuth client identifier: `app_` + 20 hex characters. */
