@@ -19,6 +19,7 @@ cd "$DIR/mod"
 go mod edit -replace "$POP_REPLACE"
 GOFLAGS=-mod=mod go get -tool "github.com/ory/hydra/v2@$VERSION" >&2
 # Lower priority: the machine is shared, this build takes minutes of both cores.
-nice -n 10 go build -o "$BIN.tmp" github.com/ory/hydra/v2 >&2
-mv "$BIN.tmp" "$BIN"
+# Into a name of this process's own, then renamed: two benches building at once never run a half-written binary.
+nice -n 10 go build -o "$BIN.$$.tmp" github.com/ory/hydra/v2 >&2
+mv "$BIN.$$.tmp" "$BIN"
 echo "$BIN"
