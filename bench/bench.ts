@@ -31,8 +31,11 @@ export interface Bench {
     /** `connections` codes not exchanged yet: one refresh chain each. */
     chainCodes: string[];
   };
-  /** Runs a load from its own process; its result says where the time went (`usage`). */
-  load(spec: LoadSpec): Promise<LoadResult>;
+  /**
+   * Runs a load from its own process; its result says where the time went (`usage`). `peerPids`:
+   * the processes of a peer under this load, whose CPU (their trees') is counted as the peer's.
+   */
+  load(spec: LoadSpec, opts?: { peerPids?: number[] }): Promise<LoadResult>;
   probes: Probes;
   record(name: string, result: LoadResult | string, extra?: RowExtra): void;
   rows: RunRows;
@@ -65,10 +68,11 @@ export async function provision(options: Options, stores: Stores, service: Servi
     stores,
     service,
     user: { login: LOGIN, app, clientAuth, key, browser, scope, bearer, chainCodes },
-    async load(spec) {
-      const before = await probes.snapshot();
+    async load(spec, opts = {}) {
+      const peer = opts.peerPids ?? [];
+      const before = await probes.snapshot(0, peer);
       const result = await load(spec);
-      const after = await probes.snapshot(PG_STATS_SETTLE_MS);
+      const after = await probes.snapshot(PG_STATS_SETTLE_MS, peer);
       return { ...result, usage: usageBetween(before, after, result.requests, probes.ticksPerSecond) };
     },
     probes,

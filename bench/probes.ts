@@ -62,14 +62,18 @@ export class Probes {
     return Object.fromEntries(SETTINGS.map((s) => [s, String(rows[0]![s])]));
   }
 
-  /** CPU ticks and counters now. `pgSettleMs`: wait that long first for PostgreSQL's counters (flushed about every second). */
-  async snapshot(pgSettleMs = 0): Promise<Snapshot> {
+  /**
+   * CPU ticks and counters now. `pgSettleMs`: wait that long for PostgreSQL's counters (flushed
+   * about every second). `peerPids`: a peer's processes, counted as `peer`.
+   */
+  async snapshot(pgSettleMs = 0, peerPids: number[] = []): Promise<Snapshot> {
     const at = Date.now();
     const stats = await allProcStats();
     const ticks: Record<string, number> = {
       service: treeTicks(stats, this.roots.service),
       mariadb: treeTicks(stats, this.roots.mariadb),
       postgres: treeTicks(stats, this.roots.postgres),
+      peer: treeTicks(stats, peerPids),
       // The bench's reaped children: the load generator of each load (and each peer, once stopped).
       load: stats.find((s) => s.pid === process.pid)?.childTicks ?? NaN,
       machine: parseMachineCpu(await readFile('/proc/stat', 'utf8')).busy,

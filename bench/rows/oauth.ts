@@ -15,7 +15,7 @@ async function peerRows(bench: Bench, peers: OAuthPeer[], ours: LoadResult, row:
       continue;
     }
     try {
-      const theirs = await bench.load(spec(started));
+      const theirs = await bench.load(spec(started), { peerPids: started.pids });
       bench.record(name, theirs, { ratio: ours.rps / theirs.rps, target: peer.targets[row] });
     } finally {
       await started.stop();
