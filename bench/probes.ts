@@ -81,7 +81,8 @@ export class Probes {
     const [status] = (await this.mariadb.query('SHOW GLOBAL STATUS WHERE Variable_name IN (?)', [Object.values(COUNTERS)])) as unknown as [Array<{ Variable_name: string; Value: string }>];
     const value = new Map(status.map((r) => [r.Variable_name, Number(r.Value)]));
     const counters: Record<string, number> = Object.fromEntries(Object.entries(COUNTERS).map(([k, name]) => [k, value.get(name) ?? NaN]));
-    const io = await Promise.all(this.roots.service.map(async (pid) => parseProcIo(await readFile(`/proc/${pid}/io`, 'utf8').catch(() => ''))));
+    // A process that has exited (row 10's, after it) counts nothing, in both snapshots alike.
+    const io = await Promise.all(this.roots.service.map(async (pid) => readFile(`/proc/${pid}/io`, 'utf8').then(parseProcIo, () => ({ reads: 0, writes: 0 }))));
     counters['service.reads'] = io.reduce((sum, x) => sum + x.reads, 0);
     counters['service.writes'] = io.reduce((sum, x) => sum + x.writes, 0);
     if (pgSettleMs) await new Promise((r) => setTimeout(r, pgSettleMs));
