@@ -1,5 +1,5 @@
 // The workflow-engine peer of row 9: n8n, installed from the npm registry into a cache outside the
-// repository (~/.cache/openauth-bench/n8n, or N8N_BENCH_DIR), run as its own process with its
+// repository (~/.cache/openauth-bench/n8n; see CACHE), run as its own process with its
 // default database (SQLite in its own fresh folder, pool of 3) and default execution settings
 // (every execution saved), with telemetry, version notifications, templates, banners and its MCP
 // registry refresh off so that it talks to nothing beyond loopback. Its workflow: Webhook (POST) ->
@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,7 +21,8 @@ import { onCleanup, spawnNode } from '../processes.ts';
  * @n8n/agents@0.26.2 is not published there (npm ETARGET); 2.40.7 resolves whole.
  */
 export const N8N_VERSION = '2.40.7';
-const CACHE = process.env.N8N_BENCH_DIR ?? path.join(homedir(), '.cache', 'openauth-bench', 'n8n');
+/** As bench/hydra/build.sh: OPENAUTH_BENCH_CACHE moves ~/.cache/openauth-bench; N8N_BENCH_DIR names n8n's own folder. */
+const CACHE = process.env.N8N_BENCH_DIR ?? path.join(process.env.OPENAUTH_BENCH_CACHE ?? path.join(homedir(), '.cache', 'openauth-bench'), 'n8n');
 const BIN = path.join(CACHE, 'node_modules', 'n8n', 'bin', 'n8n');
 const WEBHOOK_PATH = 'bench-echo';
 const WORKFLOW_ID = 'BenchEcho0000001';
@@ -41,6 +42,11 @@ function installed(): boolean {
   return existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version === N8N_VERSION && existsSync(SQLITE_BINDING);
 }
 
+/** The environment with this Node first on the PATH: npm (the one on the PATH) then runs, and builds sqlite3, with it. */
+function withThisNode(): NodeJS.ProcessEnv {
+  return { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` };
+}
+
 /**
  * n8n N8N_VERSION in the cache, installed on first use (about 5 minutes and 2.8 GB), or why not.
  * --ignore-scripts: the Kafka node's @confluentinc/kafka-javascript builds librdkafka from sources
@@ -52,12 +58,13 @@ function installed(): boolean {
 function ensureInstalled(): string | undefined {
   if (installed()) return undefined;
   console.error(`  installing n8n ${N8N_VERSION} into ${CACHE} (once; about 5 minutes)…`);
-  const npm = path.join(path.dirname(process.execPath), 'npm');
+  mkdirSync(CACHE, { recursive: true });
   for (const args of [['install', '--prefix', CACHE, `n8n@${N8N_VERSION}`, '--ignore-scripts', '--no-audit', '--no-fund'], ['rebuild', 'sqlite3', '--prefix', CACHE]]) {
-    const result = spawnSync(npm, args, { encoding: 'utf8', env: process.env, cwd: CACHE });
+    // --loglevel=error: its thousands of peer-dependency warnings would fill any buffer.
+    const result = spawnSync('npm', [...args, '--loglevel=error'], { encoding: 'utf8', env: withThisNode(), cwd: CACHE, stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
     if (result.status !== 0) {
-      const why = `${result.stderr ?? ''}${result.error?.message ?? ''}`.split('\n').filter((l) => /error/i.test(l)).slice(0, 2).join(' ');
-      return `n8n ${N8N_VERSION} could not be installed (npm ${args.slice(0, 2).join(' ')}): ${why || `exit ${result.status}`}`;
+      const why = result.error?.message ?? result.stderr.split('\n').filter((l) => /error/i.test(l)).slice(0, 2).join(' ');
+      return `n8n ${N8N_VERSION} could not be installed (npm ${args.filter((a) => !a.startsWith('-') && a !== CACHE).join(' ')}): ${why || `exit ${result.status ?? result.signal}`}`;
     }
   }
   return installed() ? undefined : `n8n ${N8N_VERSION} could not be installed: no ${SQLITE_BINDING} after npm rebuild sqlite3`;
