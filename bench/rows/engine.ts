@@ -46,7 +46,7 @@ export const engineRows: RowGroup = {
       theirs = n8n;
     } else {
       const webhook = (connections: number, seconds = bench.common.durationSeconds) =>
-        bench.load({ kind: 'webhook', connections, durationSeconds: seconds, url: n8n.webhookUrl, body: JSON.stringify({ text: TEXT }), expect: TEXT });
+        bench.load({ kind: 'webhook', connections, durationSeconds: seconds, url: n8n.webhookUrl, body: JSON.stringify({ text: TEXT }), expect: TEXT }, { peerPids: n8n.pids });
       await webhook(16, 1);
       theirs = [await webhook(1), await webhook(16)];
       await n8n.stop();
