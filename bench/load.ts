@@ -9,37 +9,13 @@
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import { percentile, sender, type Reply } from './httpClient.ts';
 import { scale } from './scaleLoad.ts';
 import type { LoadResult, LoadSpec } from './types.ts';
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-interface Reply {
-  status: number;
-  body: string;
-}
-
 function client(baseUrl: string, connections: number) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
-  const base = new URL(baseUrl);
-  return (method: string, path: string, headers: Record<string, string>, body?: string): Promise<Reply> =>
-    new Promise((resolve, reject) => {
-      const req = http.request(
-        { host: base.hostname, port: base.port, method, path, agent, headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+  const send = sender(new http.Agent({ keepAlive: true, maxSockets: connections }));
+  return (method: string, path: string, headers: Record<string, string>, body?: string): Promise<Reply> => send(baseUrl, method, path, headers, body);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

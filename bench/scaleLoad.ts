@@ -7,6 +7,7 @@
 // cross-process delivery the row counts.
 import http from 'node:http';
 import { readServerSentEvents, type ServerSentEvent } from '../client/src/index.ts';
+import { percentile, sender } from './httpClient.ts';
 import type { LoadResult, LoadSpec } from './types.ts';
 
 type ScaleSpec = Extract<LoadSpec, { kind: 'scale' }>;
@@ -32,35 +33,6 @@ interface ScaleResult {
 }
 
 const STREAM_TIMEOUT_MS = 30_000;
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-interface Reply {
-  status: number;
-  body: string;
-}
-
-function sender(agent: http.Agent) {
-  return (baseUrl: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Reply> =>
-    new Promise((resolve, reject) => {
-      const base = new URL(baseUrl);
-      const req = http.request(
-        { host: base.hostname, port: base.port, method, path, agent, headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
-}
 
 /** A run's event stream read to its end (or STREAM_TIMEOUT_MS): its events, and when it was asked for. */
 async function readStream(url: string, headers: Record<string, string>): Promise<{ status: number; openedAt: number; events: ServerSentEvent[] }> {
