@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { freePort, waitForReady } from '../../test/support/processes.ts';
 import { HYDRA_VERSION, hydraDsn, hydraEnv, shortReason } from './config.ts';
+import type { MintedTokens } from '../peers/types.ts';
 import { createClient, mintTokens } from './flow.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -24,13 +25,7 @@ const POOL = 10;
 const SECRET = randomBytes(24).toString('hex');
 
 /** What loads 1 and 3 need of a peer, as bench/peer.ts prints it, and Hydra's process. */
-export interface HydraPeer {
-  tokenUrl: string;
-  userinfoUrl: string;
-  clientId: string;
-  clientSecret: string;
-  refreshTokens: string[];
-  accessToken: string;
+export interface HydraPeer extends MintedTokens {
   pid: number;
   stop(): Promise<void>;
 }

@@ -8,9 +8,8 @@ import { startEmbeddedPostgres } from '../../src/db/embedded.ts';
 import { freePort } from '../../test/support/processes.ts';
 import { HYDRA_VERSION, shortReason } from '../hydra/config.ts';
 import { hydraBinary, migratedDatabase, startHydra } from '../hydra/peer.ts';
-import { basic } from '../oauthFlow.ts';
 import { onCleanup } from '../processes.ts';
-import type { OAuthPeer, OAuthPeerInstance } from './types.ts';
+import { peerInstance, type OAuthPeer, type OAuthPeerInstance } from './types.ts';
 
 interface Cluster {
   /** Hydra's DSN, migrated. */
@@ -42,12 +41,7 @@ async function start(connections: number): Promise<OAuthPeerInstance | string> {
     cluster ??= startCluster(binary.bin);
     const { dsn, pid } = await cluster;
     const hydra = await startHydra(binary.bin, dsn, connections);
-    return {
-      refresh: { url: hydra.tokenUrl, authorization: basic(hydra.clientId, hydra.clientSecret), refreshTokens: hydra.refreshTokens },
-      userinfo: { url: hydra.userinfoUrl, headers: { authorization: `Bearer ${hydra.accessToken}` } },
-      pids: [hydra.pid, pid],
-      stop: () => hydra.stop(),
-    };
+    return peerInstance(hydra, [hydra.pid, pid], () => hydra.stop());
   } catch (err) {
     console.error(`Hydra ${HYDRA_VERSION} did not start: ${(err as Error).message}`);
     return `skipped: Hydra ${HYDRA_VERSION} did not start (${shortReason((err as Error).message)})`;
