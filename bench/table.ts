@@ -38,20 +38,21 @@ export function printTable(table: Row[]): void {
 }
 
 /**
- * Where each row's time went (bench/probes.ts says what each counter is): CPU milliseconds per
+ * Where each row's time went (bench/probes.ts says what each counter is): CPU microseconds per
  * request of the service (its process tree), MariaDB, PostgreSQL, the load generator, the peer (on a
  * peer's row) and the rest of the machine (whatever else runs: other users' work); the
  * service's write system calls, the stores' statements and commits per request.
  */
 export function printUsage(table: Row[]): void {
-  const header = ['load', 'CPU ms/req: service', 'MariaDB', 'PostgreSQL', 'load gen.', 'peer', 'rest', 'service writes/req', 'MariaDB stmts/req', 'COMMITs/req', 'txn commits/req', 'fsyncs/req', 'PG xacts/req'];
+  const header = ['load', 'CPU µs/req: service', 'MariaDB', 'PostgreSQL', 'load gen.', 'peer', 'rest', 'service writes/req', 'MariaDB stmts/req', 'COMMITs/req', 'txn commits/req', 'fsyncs/req', 'PG xacts/req'];
   const lines = table.flatMap((r) => {
     const u = typeof r.result === 'string' ? undefined : r.result.usage;
     if (!u) return [];
     const cpu = u.cpuMsPerRequest;
     const rest = cpu.machine! - cpu.service! - cpu.mariadb! - cpu.postgres! - cpu.load! - cpu.peer!;
     const n = u.perRequest;
-    return [[r.name, fmt(cpu.service!, 3), fmt(cpu.mariadb!, 3), fmt(cpu.postgres!, 3), fmt(cpu.load!, 3), fmt(cpu.peer!, 3), fmt(rest, 3), fmt(n['service.writes']!, 2), fmt(n['mariadb.statements']!, 2), fmt(n['mariadb.commits']!, 2), fmt(n['mariadb.handler_commits']!, 2), fmt(n['mariadb.fsyncs']!, 3), fmt(n['postgres.commits']!, 2)]];
+    const us = (ms: number) => fmt(ms * 1000);
+    return [[r.name, us(cpu.service!), us(cpu.mariadb!), us(cpu.postgres!), us(cpu.load!), us(cpu.peer!), us(rest), fmt(n['service.writes']!, 2), fmt(n['mariadb.statements']!, 2), fmt(n['mariadb.commits']!, 2), fmt(n['mariadb.handler_commits']!, 2), fmt(n['mariadb.fsyncs']!, 3), fmt(n['postgres.commits']!, 2)]];
   });
   printMarkdown(header, lines);
 }

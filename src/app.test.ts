@@ -60,6 +60,30 @@ describe.each(testDialects())('the assembled app on %s', (dialect) => {
     expect(body.errors.map((e) => e.pointer)).toContain('/query/per_page');
   });
 
+  it('answers API requests with the API security headers: nothing may load, frame or sniff them', async () => {
+    for (const path of ['/healthz', '/api/nothing-here', '/api/workflows', '/.well-known/jwks.json']) {
+      const res = await fetch(`${server.baseUrl}${path}`);
+      expect(res.headers.get('content-security-policy'), path).toBe("default-src 'none';frame-ancestors 'none'");
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(res.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(res.headers.get('cross-origin-resource-policy'), path).toBe('same-origin');
+      // Document-only headers are left to pages.
+      for (const header of ['cross-origin-opener-policy', 'origin-agent-cluster', 'x-dns-prefetch-control', 'x-xss-protection']) expect(res.headers.get(header), `${path} ${header}`).toBeNull();
+    }
+  });
+
+  it('answers pages with the pages security headers: forms post only to us or a client callback, no framing', async () => {
+    for (const path of ['/', '/login', '/docs', '/oauth/authorize?client_id=x', '/DOCS/']) {
+      const res = await fetch(`${server.baseUrl}${path}`, { redirect: 'manual' });
+      const csp = res.headers.get('content-security-policy') ?? '';
+      expect(csp, path).toContain("default-src 'self'");
+      expect(csp, path).toContain("form-action 'self' http: https:");
+      expect(csp, path).toContain("frame-ancestors 'none'");
+      expect(res.headers.get('cross-origin-opener-policy'), path).toBe('same-origin');
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+    }
+  });
+
   it('echoes a well-formed X-Request-Id and puts it in problem bodies', async () => {
     const res = await fetch(`${server.baseUrl}/nope`, { headers: { 'X-Request-Id': 'req-123' } });
     expect(res.headers.get('x-request-id')).toBe('req-123');

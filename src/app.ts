@@ -2,13 +2,15 @@ import { fileURLToPath } from 'node:url';
 import express from 'express';
 import helmet from 'helmet';
 import cookieParser from 'cookie-parser';
+import typeis from 'type-is';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { AppContext } from './context.ts';
 import { healthOperations } from './http/health.ts';
 import { mountOperations, type Operations } from './http/operations.ts';
 import { errorHandler, notFoundHandler } from './http/errorHandler.ts';
 import { httpLogger } from './http/logger.ts';
-import { methodNotAllowed } from './http/methods.ts';
+import { methodRules } from './http/methods.ts';
+import { only } from './http/only.ts';
 import { apiRateLimit } from './http/apiRateLimit.ts';
 import { sharedRateLimiter, type SharedRateLimiter } from './http/sharedRateLimiter.ts';
 import { securityHandlers } from './http/security.ts';
@@ -29,7 +31,7 @@ import { cancelRunsOfDeletedWorkflow, runOperations } from './runs/router.ts';
 import { triggerOperations } from './hooks/router.ts';
 import { callbackOperations } from './hooks/callbackRouter.ts';
 import { httpMetrics, metricsRouter } from './ops/metrics.ts';
-import { opsPagesRouter } from './ops/pages.ts';
+import { opsPagePaths, opsPagesRouter } from './ops/pages.ts';
 import { principalLease } from './shared/principalLease.ts';
 
 export const specPath = fileURLToPath(new URL('../openapi.yaml', import.meta.url));
@@ -68,9 +70,14 @@ export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): 
   };
 }
 
-/** Security headers of every answer: no framing, forms post only to us or a client's callback. */
-function securityHeaders(https: boolean): express.RequestHandler {
-  return helmet({
+/**
+ * Security headers. Pages get helmet's full set (no framing, forms post only to us or a client's
+ * callback). API answers are JSON, never a document a browser renders for a person: they get the
+ * set OWASP's REST Security Cheat Sheet lists for APIs (nothing may load or frame them, no MIME
+ * sniffing, HSTS), not the document-only headers (COOP, Origin-Agent-Cluster, DNS prefetch, ...).
+ */
+function securityHeaders(https: boolean, isPage: (req: express.Request) => boolean): express.RequestHandler {
+  const pages = helmet({
     contentSecurityPolicy: {
       directives: {
         'frame-ancestors': ["'none'"],
@@ -81,6 +88,19 @@ function securityHeaders(https: boolean): express.RequestHandler {
     },
     strictTransportSecurity: https,
   });
+  const api = helmet({
+    contentSecurityPolicy: { useDefaults: false, directives: { 'default-src': ["'none'"], 'frame-ancestors': ["'none'"] } },
+    crossOriginOpenerPolicy: false,
+    originAgentCluster: false,
+    referrerPolicy: false,
+    strictTransportSecurity: https,
+    xDnsPrefetchControl: false,
+    xDownloadOptions: false,
+    xFrameOptions: { action: 'deny' },
+    xPermittedCrossDomainPolicies: false,
+    xXssProtection: false,
+  });
+  return (req, res, next) => (isPage(req) ? pages : api)(req, res, next);
 }
 
 /** The contract's gate: security handlers, then request (and, in dev and tests, response) validation. */
@@ -123,29 +143,21 @@ export function createApp(ctx: AppContext): express.Express {
 
   app.use(httpMetrics());
   app.use(httpLogger(ctx.logger));
-  app.use(securityHeaders(ctx.config.BASE_URL.startsWith('https:')));
-  app.use(express.json({ limit: ctx.config.BODY_LIMIT_BYTES, type: ['application/json', 'application/*+json'] }));
-  app.use(express.urlencoded({ extended: false, limit: ctx.config.BODY_LIMIT_BYTES }));
-  app.use(cookieParser());
-
   // Server-rendered pages are not part of the API contract: the validator leaves them alone.
   const pagePaths = new RegExp(`${platformPagePaths.source}|${oauthPagePaths.source}`);
+  const isPage = (req: express.Request) => pagePaths.test(req.path) || opsPagePaths.test(req.path);
+  app.use(securityHeaders(ctx.config.BASE_URL.startsWith('https:'), isPage));
+  // An API GET skips the body parsers in one step.
+  app.use(only(typeis.hasBody,
+    express.json({ limit: ctx.config.BODY_LIMIT_BYTES, type: ['application/json', 'application/*+json'] }),
+    express.urlencoded({ extended: false, limit: ctx.config.BODY_LIMIT_BYTES })));
+  app.use(cookieParser());
+
   // Landing page, API reference, the spec and /metrics: outside the contract (not API operations).
   app.use(opsPagesRouter(ctx, specPath), metricsRouter(ctx));
 
-
-  app.use(methodNotAllowed(specPath));
-  // API requests skip the page routers' route matching.
-  const pages = express.Router().use(oauthPagesRouter(ctx), platformPagesRouter(ctx, rateLimiters.runStarts));
-  app.use((req, res, next) => (pagePaths.test(req.path) ? pages(req, res, next) : next()));
-
-  // HEAD is GET without the content (RFC 9110 9.3.2), as the 405s' `Allow: GET, HEAD` promises.
-  // The spec documents GET only, so the validator and routers see a GET; node's response still
-  // knows the request was HEAD and sends the headers alone.
-  app.use((req, _res, next) => {
-    if (req.method === 'HEAD') req.method = 'GET';
-    next();
-  });
+  app.use(methodRules(specPath));
+  app.use(only((req) => pagePaths.test(req.path), oauthPagesRouter(ctx), platformPagesRouter(ctx, rateLimiters.runStarts)));
   app.use(contractValidator(ctx, pagePaths));
 
   // After the validator's security handlers, which establish whose allowance a request spends.

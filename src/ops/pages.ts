@@ -55,6 +55,9 @@ const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><re
 /** Landing page, docs and icons are public and the same for everyone: a browser may keep them a while. */
 const sendIcon = (res: express.Response) => res.type('image/svg+xml').set('Cache-Control', 'public, max-age=86400').send(FAVICON);
 
+/** Every path opsPagesRouter serves (any case, an optional trailing slash, as Express routes): pages' security headers. */
+export const opsPagePaths = /^\/(docs|docs\/docs\.js|docs\/redoc\.standalone\.js|favicon\.svg|favicon\.ico|openapi\.yaml)?\/?$/i;
+
 export function opsPagesRouter(ctx: AppContext, specPath: string): Router {
   const router = express.Router();
   router.get('/', sessionMiddleware(ctx), async (req, res) => {
