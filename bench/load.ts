@@ -3,7 +3,7 @@
 //
 //   sh scripts/node.sh bench/load.ts SPEC.json      (prints one JSON LoadResult on stdout)
 //
-// Fixed requests go through autocannon. Loads where each request depends on the previous answer
+// Fixed requests go through autocannon (or, for sub-millisecond latencies, the generator below). Loads where each request depends on the previous answer
 // (refresh chains, single-use codes, runs polled to completion) use the small generator below:
 // `connections` loops over keep-alive sockets, each with one request in flight.
 import http from 'node:http';
@@ -75,6 +75,7 @@ function summarize(r: { latencies: number[]; errors: number; elapsedMs: number }
 }
 
 async function fixed(spec: Extract<LoadSpec, { kind: 'fixed' }>): Promise<LoadResult> {
+  if (spec.subMillisecond) return fixedTimed(spec);
   const result = await autocannon({
     url: spec.url,
     method: spec.method,
@@ -92,6 +93,17 @@ async function fixed(spec: Extract<LoadSpec, { kind: 'fixed' }>): Promise<LoadRe
     errors: failures,
     seconds: result.duration,
   };
+}
+
+/** The same request in `connections` loops, each latency to the microsecond; a non-2xx is an error. */
+async function fixedTimed(spec: Extract<LoadSpec, { kind: 'fixed' }>): Promise<LoadResult> {
+  const url = new URL(spec.url);
+  const send = client(url.origin, spec.connections);
+  const r = await runChains(spec.connections, spec.durationSeconds * 1000, async () => {
+    const reply = await send(spec.method, url.pathname + url.search, spec.headers, spec.body);
+    return reply.status >= 200 && reply.status < 300 ? 'ok' : 'error';
+  });
+  return summarize(r);
 }
 
 async function refresh(spec: Extract<LoadSpec, { kind: 'refresh' }>): Promise<LoadResult> {

@@ -7,7 +7,9 @@ interface Common {
 }
 
 export type LoadSpec =
-  | (Common & { kind: 'fixed'; url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string })
+  | (Common & { kind: 'fixed'; url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string;
+      /** Latencies to the microsecond (the small generator) instead of autocannon's whole milliseconds: for a ratio of two p50s below 1 ms. */
+      subMillisecond?: boolean })
   | (Common & { kind: 'refresh'; url: string; authorization: string; refreshTokens: string[] })
   | (Common & { kind: 'codes'; url: string; authorization: string; redirectUri: string; codes: string[] })
   | (Common & { kind: 'runs'; baseUrl: string; apiKey: string; workflowId: string; inputs: Record<string, string>; pollMs: number;

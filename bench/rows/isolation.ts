@@ -90,7 +90,7 @@ async function measureIsolation(bench: Bench): Promise<void> {
   const oneNode = await createWorkflow(baseUrl, otherKey, ONE_NODE);
   const common = { connections: CLIENTS, durationSeconds };
   const list = () =>
-    bench.load({ kind: 'fixed', ...common, url: `${baseUrl}/api/workflows?per_page=20`, method: 'GET', headers: { authorization: `Bearer ${otherKey}` } });
+    bench.load({ kind: 'fixed', ...common, url: `${baseUrl}/api/workflows?per_page=20`, method: 'GET', headers: { authorization: `Bearer ${otherKey}` }, subMillisecond: true });
   const runs = () => bench.load({ kind: 'runs', ...common, baseUrl, apiKey: otherKey, workflowId: oneNode, inputs: { text: 'hello' }, pollMs: 5, waitSeconds: 30 });
 
   await runs(); // warm-up, not recorded
