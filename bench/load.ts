@@ -3,9 +3,10 @@
 //
 //   sh scripts/node.sh bench/load.ts SPEC.json      (prints one JSON LoadResult on stdout)
 //
-// Fixed requests go through autocannon (or, for sub-millisecond latencies, the generator below). Loads where each request depends on the previous answer
-// (refresh chains, single-use codes, runs polled to completion) use the small generator below:
-// `connections` loops over keep-alive sockets, each with one request in flight.
+// Fixed requests go through autocannon (or the small generator below, for latencies under a
+// millisecond). Loads where each request depends on the previous answer (refresh chains,
+// single-use codes, runs polled to completion) use the small generator: `connections` loops over
+// keep-alive sockets, each with one request in flight.
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';

@@ -2,8 +2,7 @@ import express, { type Request, type RequestHandler } from 'express';
 
 /**
  * Runs `handlers` (middleware or routers, in order) only for the requests `applies` accepts; every
- * other request skips them in one step instead of passing through each, which is most of what a
- * router costs per request on the API's hot paths.
+ * other request skips them in one step instead of passing through each.
  */
 export function only(applies: (req: Request) => boolean, ...handlers: RequestHandler[]): RequestHandler {
   const chain = express.Router().use(...handlers);
