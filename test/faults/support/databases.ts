@@ -3,6 +3,7 @@
 // without touching the shared test databases.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../../src/db/embedded.ts';
@@ -20,6 +21,15 @@ export interface OwnDatabase {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
 
 /** True when `mariadbd` and `mariadb-install-db` are installed (scripts/mariadb.sh installs them). */
 export function mariadbAvailable(): boolean {
@@ -50,17 +60,23 @@ export async function startOwnMariaDb(): Promise<OwnDatabase> {
       '--skip-name-resolve', '--innodb-flush-log-at-trx-commit=2', `--pid-file=${path.join(dir, 'mysqld.pid')}`,
       '--character-set-server=utf8mb4', `--log-error=${path.join(dir, 'error.log')}`,
     ], { stdio: 'ignore' });
+    // The service connects over TCP, not the socket: the server is up once our own child answers
+    // both (the port comes from freePort(), which another process may take before mariadbd binds it).
     const deadline = Date.now() + 30_000;
-    while (!ping()) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`mariadbd did not start (see ${dir}/error.log)`);
+    while (!(ping() && (await accepts(port)) && child.exitCode === null)) {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`mariadbd did not start on port ${port} (see ${dir}/error.log)`);
       await sleep(100);
     }
   };
   const stop = async () => {
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((r) => child!.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
+    if (!child) return;
+    if (child.exitCode === null) {
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    // An outage only if nothing answers on the service's port any more.
+    if (await accepts(port)) throw new Error(`port ${port} still accepts connections after mariadbd stopped`);
   };
   await start();
   const sql = `CREATE USER IF NOT EXISTS 'app'@'127.0.0.1' IDENTIFIED BY 'app'; CREATE DATABASE IF NOT EXISTS app;
