@@ -686,37 +686,6 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     expect(response.status).toBe(404);
   });
 
-  it('a run started while its workflow is deleted is cancelled, never enqueued: the delete sweep cannot miss it', async () => {
-    const workflowId = await createWorkflow(alice, 'echo');
-    const db = server.ctx.db;
-    const { user_id: userId } = (await db('workflows').where({ id: workflowId }).first()) as { user_id: number };
-    // The delete (and its cancel sweep) lands between startRun's read of the workflow and its
-    // insert: the second connection startRun takes (both statements are prepared, db/prepared.ts).
-    let acquired = 0;
-    const client = new Proxy(db.client as { acquireConnection(): Promise<unknown> }, {
-      get(target, prop) {
-        if (prop === 'acquireConnection') {
-          return async () => {
-            if (++acquired === 2) {
-              await deleteWorkflow(server.ctx, userId, workflowId);
-              expect(await cancelRunsOfDeletedWorkflow(server.ctx, workflowId)).toBe(0); // the run is not stored yet
-            }
-            return target.acquireConnection();
-          };
-        }
-        const value: unknown = Reflect.get(target, prop, target);
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-    });
-    const racing = new Proxy(db, { get: (target, prop) => (prop === 'client' ? client : Reflect.get(target, prop, target)) });
-    const queue = server.ctx.runs!.queue;
-    const started = runService.startRun({ ...server.ctx, db: racing }, userId, workflowId, { ticket: 'x' }, undefined);
-    await expect(started).rejects.toMatchObject({ status: 404 });
-    const [runId] = (await db('runs').where({ workflow_id: workflowId }).pluck('id')) as string[];
-    expect(await store.findRun(db, runId!)).toMatchObject({ status: 'cancelled', error: CANCELLED_BY_DELETE });
-    expect((await queue.jobState(runId!)).live).toBe(false);
-  });
-
   it('with the quotas, a workflow deleted after startRun read it is a 404 and no run is stored (the quota transaction locks the workflow)', async () => {
     const workflowId = await createWorkflow(alice, 'echo');
     const db = server.ctx.db;
@@ -767,7 +736,8 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
   });
 
   // Runs of a deleted workflow kept readable for an hour: with the default retention of 0 the
-  // machinery's 5 s purge may remove the cancelled run before the test reads it.
+  // machinery's 5 s purge may remove the cancelled run before the test reads it, or the workflow
+  // itself between a racing delete and the run's insert (a foreign-key error, not the 404).
   describe('deleting a workflow with runs in flight', () => {
     let kept: TestServer;
     let client: ApiClient;
@@ -801,6 +771,37 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
         steps = await store.listSteps(kept.ctx.db, started.id);
       }
       expect(steps.find((s) => s.node_id === 'summarise')?.status).toBe('cancelled');
+    });
+
+    it('a run started while its workflow is deleted is cancelled, never enqueued: the delete sweep cannot miss it', async () => {
+      const workflowId = await createWorkflow(client, 'echo');
+      const db = kept.ctx.db;
+      const { user_id: userId } = (await db('workflows').where({ id: workflowId }).first()) as { user_id: number };
+      // The delete (and its cancel sweep) lands between startRun's read of the workflow and its
+      // insert: the second connection startRun takes (both statements are prepared, db/prepared.ts).
+      let acquired = 0;
+      const countingClient = new Proxy(db.client as { acquireConnection(): Promise<unknown> }, {
+        get(target, prop) {
+          if (prop === 'acquireConnection') {
+            return async () => {
+              if (++acquired === 2) {
+                await deleteWorkflow(kept.ctx, userId, workflowId);
+                expect(await cancelRunsOfDeletedWorkflow(kept.ctx, workflowId)).toBe(0); // the run is not stored yet
+              }
+              return target.acquireConnection();
+            };
+          }
+          const value: unknown = Reflect.get(target, prop, target);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const racing = new Proxy(db, { get: (target, prop) => (prop === 'client' ? countingClient : Reflect.get(target, prop, target)) });
+      const queue = kept.ctx.runs!.queue;
+      const started = runService.startRun({ ...kept.ctx, db: racing }, userId, workflowId, { ticket: 'x' }, undefined);
+      await expect(started).rejects.toMatchObject({ status: 404 });
+      const [runId] = (await db('runs').where({ workflow_id: workflowId }).pluck('id')) as string[];
+      expect(await store.findRun(db, runId!)).toMatchObject({ status: 'cancelled', error: CANCELLED_BY_DELETE });
+      expect((await queue.jobState(runId!)).live).toBe(false);
     });
   });
 
