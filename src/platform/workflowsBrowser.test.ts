@@ -268,8 +268,15 @@ describe('workflow and run pages in a real browser', () => {
         { from: 'review', to: 'answer' },
       ],
     });
-    // Each step answers after a while, so the page can be seen mid-run.
-    fake.replies.push({ kind: 'completion', content: 'a first draft', delayMs: 2000 }, { kind: 'completion', content: 'reviewed and fine', delayMs: 2000 });
+    // Each step answers only when the test lets it, so the page is seen mid-run however loaded the
+    // machine (fixed delays let a slow page skip past a step's running state).
+    const held = () => {
+      let resolve!: () => void;
+      return { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
+    };
+    const draftAnswer = held();
+    const reviewAnswer = held();
+    fake.replies.push({ kind: 'completion', content: 'a first draft', until: draftAnswer.promise }, { kind: 'completion', content: 'reviewed and fine', until: reviewAnswer.promise });
     const requested: string[] = [];
     const onRequest = (request: { url(): string }) => requested.push(new URL(request.url()).pathname);
     page.on('request', onRequest);
@@ -292,6 +299,7 @@ describe('workflow and run pages in a real browser', () => {
       expect(await page.locator('.graph g.node[data-node=draft]').getAttribute('class')).toContain('status-running');
       expect(await row('draft').locator('td').nth(2).textContent()).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC—$/);
       await screenshot(page, 'run-live-events-desktop');
+      draftAnswer.resolve();
       // Then it has completed, with its output, usage and duration, while the second one runs.
       await page.waitForSelector('tr.step[data-node=review] .badge.status-running');
       expect(await row('draft').locator('.badge').textContent()).toBe('completed');
@@ -303,6 +311,7 @@ describe('workflow and run pages in a real browser', () => {
       expect(page.url()).toBe(`${server.baseUrl}${runPath}`);
       // All of that came from the event stream: the state part was not read.
       expect(requested.filter((p) => p.endsWith('/state'))).toEqual([]);
+      reviewAnswer.resolve();
 
       await page.waitForSelector('#run-status .badge.status-completed', { timeout: 15_000 });
       expect(await page.locator('#run-announce').textContent()).toBe('The run completed.');
@@ -313,6 +322,8 @@ describe('workflow and run pages in a real browser', () => {
       await screenshot(page, 'run-live-events-completed-desktop');
     } finally {
       page.off('request', onRequest);
+      draftAnswer.resolve(); // a failed step above must not leave the run, and the fake, waiting
+      reviewAnswer.resolve();
     }
     expect(unexpectedErrors()).toEqual([]);
   });

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 
 /** What the fake answers to one request: a completion, an OpenAI error, or silence (hang). */
 export type FakeReply =
-  | { kind: 'completion'; content: string; delayMs?: number }
+  /** `until`: answers only once it settles (a step held running until the test has seen it so, however slow the machine). */
+  | { kind: 'completion'; content: string; delayMs?: number; until?: Promise<unknown> }
   /** A streamed answer that stops after these chunks, without finish_reason or `[DONE]` (a dropped connection). */
   | { kind: 'cut-stream'; chunks: string[] }
   /** A streamed answer that sends these chunks and then nothing, never ending (a provider that stalls mid-answer). */
@@ -108,6 +109,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       return;
     }
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+    if (reply.until) await reply.until;
     const completionTokens = reply.content.split(/\s+/).length;
     const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
     if (body.stream && fake.streams) {
