@@ -4,9 +4,8 @@
 // and PostgreSQL) so that the bench's main service, which executes runs itself, takes no job of
 // theirs.
 import { once } from 'node:events';
-import pg from 'pg';
 import { adminCli } from '../test/support/processes.ts';
-import { freshMysqlDatabase, spawnNode, startService, onCleanup, type Service, type Stores } from './processes.ts';
+import { freshMysqlDatabase, freshPgDatabase, spawnNode, startService, onCleanup, type Service, type Stores } from './processes.ts';
 
 const WORKER_START_MS = 60_000;
 
@@ -17,21 +16,6 @@ export interface Cluster {
   stop(): Promise<void>;
   /** An API key (permission workflows) of a user made through the admin CLI. */
   apiKey: string;
-}
-
-/** A fresh PostgreSQL database `name` beside the one of `url`; its URL. */
-export async function freshPgDatabase(url: string, name: string): Promise<string> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${name}`);
-    await client.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await client.end();
-  }
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
 }
 
 /**

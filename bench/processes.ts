@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
+import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { freePort, waitForReady } from '../test/support/processes.ts';
 import { startMariaDb } from './mariadb.ts';
@@ -24,6 +25,21 @@ export function spawnNode(args: string[], opts: { env?: NodeJS.ProcessEnv; stdio
   const child = spawn(process.execPath, args, { cwd: root, env: opts.env ?? process.env, stdio: opts.stdio ?? 'pipe' });
   children.push(child);
   return child;
+}
+
+/** A fresh PostgreSQL database `name` beside the one of `url`; its URL. */
+export async function freshPgDatabase(url: string, name: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${name}`);
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
 }
 
 /** Runs `cleanup` at the end of this run, before those registered earlier (a stack). */

@@ -8,8 +8,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { freePort, waitForReady } from '../../test/support/processes.ts';
+import { freshPgDatabase } from '../processes.ts';
 import { HYDRA_VERSION, hydraDsn, hydraEnv, shortReason } from './config.ts';
 import type { MintedTokens } from '../peers/types.ts';
 import { createClient, mintTokens } from './flow.ts';
@@ -68,14 +68,7 @@ export function hydraBinary(): Promise<{ bin: string } | { skip: string }> {
  * itself (`hydra migrate sql up`): Hydra's DSN for it.
  */
 export async function migratedDatabase(bin: string, adminUrl: string): Promise<string> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${DATABASE}`);
-    await client.query(`CREATE DATABASE ${DATABASE}`);
-  } finally {
-    await client.end();
-  }
+  await freshPgDatabase(adminUrl, DATABASE);
   const dsn = hydraDsn(adminUrl, DATABASE, POOL);
   const migrated = await run(bin, ['migrate', 'sql', 'up', '-e', '--yes'], { ...process.env, DSN: dsn });
   if (migrated.code !== 0) throw new Error(`hydra migrate sql up failed: ${lastLine(migrated.err) || lastLine(migrated.out)}`);
