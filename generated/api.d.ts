@@ -2169,6 +2169,108 @@ export interface components {
          *     ]
          */
         WorkflowEdges: components["schemas"]["WorkflowEdge"][];
+        /**
+         * @description A workflow's nodes as the service answers them. Each node is read through one open schema,
+         *     `WorkflowNodeRead`, whatever its type: a client generated from this contract decodes a node
+         *     type or a config field that a later minor version adds (CHANGELOG.md, rule 3). Requests
+         *     (`WorkflowCreate`, `WorkflowUpdate`) send the typed, strictly validated `WorkflowNode`.
+         * @example [
+         *       {
+         *         "id": "input",
+         *         "type": "text_input",
+         *         "config": {
+         *           "variable": "ticket"
+         *         }
+         *       },
+         *       {
+         *         "id": "summarise",
+         *         "type": "llm_call",
+         *         "config": {
+         *           "model": "echo",
+         *           "temperature": 0.2,
+         *           "max_tokens": 256
+         *         }
+         *       },
+         *       {
+         *         "id": "result",
+         *         "type": "text_output",
+         *         "config": {
+         *           "format": "plain"
+         *         }
+         *       }
+         *     ]
+         */
+        WorkflowNodesRead: components["schemas"]["WorkflowNodeRead"][];
+        /**
+         * @description A node as the service answers it: `config` is the node's config as it was saved, in the
+         *     shape of the typed schema of its `type` (`TextInputNode`, `LlmCallNode`, ... listed by
+         *     `WorkflowNode`). **Open**: `type` may be a node type this contract does not list (new ones
+         *     come in minor versions) and `config` may hold fields it does not list; keep such a node as
+         *     it is when you send the graph back.
+         * @example {
+         *       "id": "summarise",
+         *       "type": "llm_call",
+         *       "config": {
+         *         "model": "echo",
+         *         "temperature": 0.2,
+         *         "max_tokens": 256
+         *       }
+         *     }
+         */
+        WorkflowNodeRead: {
+            id: components["schemas"]["NodeId"];
+            /**
+             * @description **Open** (values in `x-extensible-enum`): the node type; new ones come in minor versions.
+             * @example llm_call
+             */
+            type: string;
+            /**
+             * @description The node's config; its fields depend on `type` (see the typed node schemas).
+             * @example {
+             *       "model": "echo",
+             *       "temperature": 0.2,
+             *       "max_tokens": 256
+             *     }
+             */
+            config: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @example [
+         *       {
+         *         "from": "input",
+         *         "to": "summarise"
+         *       },
+         *       {
+         *         "from": "summarise",
+         *         "to": "result"
+         *       }
+         *     ]
+         */
+        WorkflowEdgesRead: components["schemas"]["WorkflowEdgeRead"][];
+        /**
+         * @description An edge as the service answers it (`WorkflowEdge`, open to fields a later minor version adds).
+         * @example {
+         *       "from": "input",
+         *       "to": "summarise"
+         *     }
+         */
+        WorkflowEdgeRead: {
+            from: components["schemas"]["NodeId"];
+            to: components["schemas"]["NodeId"];
+            /**
+             * @description On an edge out of a `condition` node: whether the condition held when the edge is followed.
+             * @example true
+             * @enum {string}
+             */
+            branch?: "true" | "false";
+            /**
+             * @description On an edge out of a `switch` node: the case it follows (or `default`); out of an `llm_call` or `http_request` with `on_error: continue`: `error`.
+             * @example large
+             */
+            case?: string;
+        };
         WorkflowCreate: {
             name: components["schemas"]["WorkflowName"];
             description?: components["schemas"]["WorkflowDescription"];
@@ -2191,8 +2293,8 @@ export interface components {
             id: string;
             name: components["schemas"]["WorkflowName"];
             description: components["schemas"]["WorkflowDescription"];
-            nodes: components["schemas"]["WorkflowNodes"];
-            edges: components["schemas"]["WorkflowEdges"];
+            nodes: components["schemas"]["WorkflowNodesRead"];
+            edges: components["schemas"]["WorkflowEdgesRead"];
             /**
              * @description Bumped by every update.
              * @example 1
@@ -2263,8 +2365,8 @@ export interface components {
             version: number;
             name: components["schemas"]["WorkflowName"];
             description: components["schemas"]["WorkflowDescription"];
-            nodes: components["schemas"]["WorkflowNodes"];
-            edges: components["schemas"]["WorkflowEdges"];
+            nodes: components["schemas"]["WorkflowNodesRead"];
+            edges: components["schemas"]["WorkflowEdgesRead"];
             /**
              * @description The version this one was restored from (restoreWorkflowVersion); null for a create or an update.
              * @example null

@@ -10,7 +10,7 @@ import { createUser } from '../platform/users.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 type RunDetail = Schemas['RunDetail'];
-type Graph = Pick<Schemas['Workflow'], 'nodes' | 'edges'>;
+type Graph = Required<Pick<Schemas['WorkflowCreate'], 'nodes' | 'edges'>>;
 
 const RANGE_BOMB = '{% for i in (1..9999999) %}{% endfor %}'; // grew the API to 4.35 GB, 45 at once
 const CAPTURE_DOUBLING = '{% assign s = "x" %}{% for i in (1..28) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}{{ s }}';

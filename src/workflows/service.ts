@@ -11,7 +11,13 @@ import { referenceProblems } from './references.ts';
 import type { WorkflowRow } from './store.ts';
 import { insertVersion } from './versions.store.ts';
 
-export type Workflow = components['schemas']['Workflow'];
+/**
+ * A stored workflow. Its graph passed the typed `WorkflowNode`/`WorkflowEdge` schemas when it was
+ * saved, so the service reads it typed; clients read it through the open `WorkflowNodeRead`.
+ */
+export type Workflow = StoredGraph<components['schemas']['Workflow']>;
+/** A wire shape whose `nodes` and `edges` are the typed, validated graph the service stored. */
+export type StoredGraph<T> = Omit<T, 'nodes' | 'edges'> & { nodes: components['schemas']['WorkflowNode'][]; edges: components['schemas']['WorkflowEdge'][] };
 export type WorkflowCreate = components['schemas']['WorkflowCreate'];
 export type WorkflowUpdate = components['schemas']['WorkflowUpdate'];
 export type PageMeta = components['schemas']['PageMeta'];

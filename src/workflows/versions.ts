@@ -5,12 +5,12 @@
 // readable, as its runs do, until the purge).
 import type { components } from '../../generated/api.d.ts';
 import { invalidField, workflowNotFound, workflowVersionNotFound } from '../shared/errors.ts';
-import { foldCase, isWorkflowDeletedForRuns, updateWorkflow, type PageMeta, type PageRequest, type Workflow, type WorkflowContext } from './service.ts';
+import { foldCase, isWorkflowDeletedForRuns, updateWorkflow, type PageMeta, type PageRequest, type StoredGraph, type Workflow, type WorkflowContext } from './service.ts';
 import * as store from './store.ts';
 import * as versions from './versions.store.ts';
 import type { WorkflowVersionRow } from './versions.store.ts';
 
-export type WorkflowVersion = components['schemas']['WorkflowVersion'];
+export type WorkflowVersion = StoredGraph<components['schemas']['WorkflowVersion']>;
 
 /** The wire shape of a stored version (openapi.yaml WorkflowVersion). */
 export function toWorkflowVersion(row: WorkflowVersionRow): WorkflowVersion {
