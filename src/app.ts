@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
 import express from 'express';
 import helmet from 'helmet';
 import cookieParser from 'cookie-parser';
@@ -12,6 +14,7 @@ import { httpLogger } from './http/logger.ts';
 import { methodRules } from './http/methods.ts';
 import { only } from './http/only.ts';
 import { apiRateLimit } from './http/apiRateLimit.ts';
+import { apiVersions, loadLegacyReleases } from './http/apiVersions.ts';
 import { sharedRateLimiter, type SharedRateLimiter } from './http/sharedRateLimiter.ts';
 import { securityHandlers } from './http/security.ts';
 // The composition root: the one module that knows every domain and assembles them (src/http
@@ -35,6 +38,8 @@ import { opsPagePaths, opsPagesRouter } from './ops/pages.ts';
 import { principalLease } from './shared/principalLease.ts';
 
 export const specPath = fileURLToPath(new URL('../openapi.yaml', import.meta.url));
+const legacyReleases = loadLegacyReleases(fileURLToPath(new URL('../contract-tests/releases/', import.meta.url)));
+const apiSpecVersion = (parse(readFileSync(specPath, 'utf8')) as { info: { version: string } }).info.version;
 
 /** Assembles the whole HTTP service: middleware, the contract validator, every domain router. */
 export interface RateLimiters {
@@ -158,6 +163,8 @@ export function createApp(ctx: AppContext): express.Express {
 
   app.use(methodRules(specPath));
   app.use(only((req) => pagePaths.test(req.path), oauthPagesRouter(ctx), platformPagesRouter(ctx, rateLimiters.runStarts)));
+  // Before the validator: it checks the whole answer, then an older release's client gets its shape.
+  app.use(apiVersions(legacyReleases, apiSpecVersion));
   app.use(contractValidator(ctx, pagePaths));
 
   // After the validator's security handlers, which establish whose allowance a request spends.

@@ -41,6 +41,7 @@ export type ProblemStatus = keyof typeof problemTypes;
  */
 export const PROBLEM_CODES = {
   invalid_request: 400, invalid_field: 400, invalid_run_inputs: 400, invalid_schedule: 400, invalid_if_match: 400, unstorable_text: 400, callback_url_refused: 400,
+  unsupported_api_version: 400,
   missing_credentials: 401, invalid_access_token: 401, invalid_api_key: 401, invalid_proxy_token: 401, wrong_token_kind: 401,
   user_gone: 401,
   insufficient_scope: 403, missing_permission: 403, demo_in_production: 403,
@@ -48,7 +49,7 @@ export const PROBLEM_CODES = {
   not_a_member: 404, namespace_not_found: 404, application_not_found: 404, client_not_found: 404, client_secret_not_found: 404,
   access_token_not_found: 404, access_token_expired: 404, session_not_found: 404,
   method_not_allowed: 405,
-  not_acceptable: 406,
+  not_acceptable: 406, not_representable_in_api_version: 406,
   name_taken: 409, last_owner: 409, concurrent_update: 409, idempotency_key_reused: 409, run_already_finished: 409, hook_limit_reached: 409,
   too_many_client_secrets: 409, too_many_schedules: 409, last_client_secret: 409, demo_exists: 409, too_many_secrets: 409,
   stale_version: 412,
