@@ -8,21 +8,44 @@
 // under .tools/ and .venv/ (Maven's under ~/.m2). A JUnit report lands in artifacts/generators/.
 // Arguments pick clients by name (`npm run test:generators -- typescript`).
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startLiveService } from '../contract-tests/liveService.ts';
 import { COMMANDS, OPENAPI_GENERATOR_VERSION, OPENAPI_PYTHON_CLIENT, type GeneratorCommand } from '../contract-tests/generators/commands.ts';
-import { startLaterVersion } from '../contract-tests/generators/laterVersion.ts';
+import { startLaterVersion, UNKNOWN_NODE } from '../contract-tests/generators/laterVersion.ts';
+import { FIRST_OPEN_RELEASE } from '../src/http/apiVersions.ts';
 // What the two generated Python clients import at run time.
 const PYTHON_RUNTIME = ['pydantic>=2', 'python-dateutil', 'urllib3>=2', 'typing-extensions', 'httpx', 'attrs'];
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const work = path.join(root, '.tools/generators');
+const workRoot = path.join(root, '.tools/generators');
 const drivers = path.join(root, 'contract-tests/generators');
-const spec = path.join(root, 'openapi.yaml');
+const releasesDir = path.join(root, 'contract-tests/releases');
+/** The release a client was generated from: the newest (openapi.yaml) or a file of contract-tests/releases/. */
+interface Contract {
+  label: string;
+  spec: string;
+  /** `Api-Version` its clients send (docs/generators.md): a release before FIRST_OPEN_RELEASE. */
+  apiVersion?: string;
+  /** Whether that release can show later-workflow.json's graph (a switch, `case` edges). */
+  showsLater: boolean;
+}
+const contracts: Contract[] = [
+  { label: 'openapi.yaml', spec: path.join(root, 'openapi.yaml'), showsLater: true },
+  ...readdirSync(releasesDir)
+    .filter((f) => /^openapi-\d+\.\d+\.\d+\.yaml$/.test(f))
+    // A release that is openapi.yaml as it stands makes the same clients: generated once.
+    .filter((f) => readFileSync(path.join(releasesDir, f), 'utf8') !== readFileSync(path.join(root, 'openapi.yaml'), 'utf8'))
+    .map((file) => {
+      const [major, minor] = file.slice(8, -5).split('.').map(Number) as [number, number];
+      const legacy = major * 1000 + minor < Number(FIRST_OPEN_RELEASE.split('.')[0]) * 1000 + Number(FIRST_OPEN_RELEASE.split('.')[1]);
+      const showsLater = major * 1000 + minor >= 1001; // switch, coalesce and `case` came in 1.1.0
+      return { label: file, spec: path.join(releasesDir, file), ...(legacy ? { apiVersion: `${major}.${minor}` } : {}), showsLater };
+    }),
+];
 
 interface Outcome {
   name: string;
@@ -140,8 +163,8 @@ interface Client {
   driver(): { command: string; args: string[]; cwd: string; env?: Record<string, string> };
 }
 
-/** Runs a generator's command from the guide, on this openapi.yaml, into `out`. */
-function generate(command: GeneratorCommand, out: string): void {
+/** Runs a generator's command from the guide, on this contract file, into `out`. */
+function generate(command: GeneratorCommand, spec: string, out: string): void {
   const args = command.argv.map((a) => (a === 'openapi.yaml' ? spec : a === command.out ? out : a));
   const [tool, ...rest] = args;
   if (tool === 'openapi-generator-cli') run('java', ['-jar', jar, ...rest]);
@@ -155,23 +178,24 @@ const goModule = (dir: string, requires: string) => {
   run('go', ['build', '-o', 'driver', '.'], { cwd: dir });
 };
 
-const clients: Client[] = [
+/** The six clients of one contract file, generated into `work` (a folder of that file's own). */
+const clientsOf = (spec: string, work: string): Client[] => [
   {
     name: 'openapi-generator python',
-    generate: () => generate(COMMANDS.python, path.join(work, 'python')),
+    generate: () => generate(COMMANDS.python, spec, path.join(work, 'python')),
     compile: () => run(python, ['-m', 'compileall', '-q', 'openauth_client'], { cwd: path.join(work, 'python') }),
     driver: () => ({ command: python, args: [path.join(drivers, 'openapi_generator_python.py')], cwd: work, env: { PYTHONPATH: path.join(work, 'python') } }),
   },
   {
     name: 'openapi-python-client',
-    generate: () => generate(COMMANDS.openapiPythonClient, path.join(work, 'opc/openauth_opc')),
+    generate: () => generate(COMMANDS.openapiPythonClient, spec, path.join(work, 'opc/openauth_opc')),
     compile: () => run(python, ['-m', 'compileall', '-q', 'openauth_opc'], { cwd: path.join(work, 'opc') }),
     driver: () => ({ command: python, args: [path.join(drivers, 'openapi_python_client.py')], cwd: work, env: { PYTHONPATH: path.join(work, 'opc') } }),
   },
   {
     name: 'openapi-generator go',
     generate: () => {
-      generate(COMMANDS.go, path.join(work, 'go/client'));
+      generate(COMMANDS.go, spec, path.join(work, 'go/client'));
       rmSync(path.join(work, 'go/client/test'), { recursive: true, force: true });
     },
     compile: () => {
@@ -186,7 +210,7 @@ const clients: Client[] = [
     generate: () => {
       mkdirSync(path.join(work, 'oapi/client'), { recursive: true });
       // Written by the tool itself (-o): on a fresh machine `go run` also prints its downloads.
-      generate(COMMANDS.oapiCodegen, path.join(work, 'oapi/client/client.gen.go'));
+      generate(COMMANDS.oapiCodegen, spec, path.join(work, 'oapi/client/client.gen.go'));
     },
     compile: () => {
       copyFileSync(path.join(drivers, 'oapi-codegen/main.go'), path.join(work, 'oapi/main.go'));
@@ -197,7 +221,7 @@ const clients: Client[] = [
   },
   {
     name: 'openapi-generator typescript-fetch',
-    generate: () => generate(COMMANDS.typescriptFetch, path.join(work, 'ts/gen')),
+    generate: () => generate(COMMANDS.typescriptFetch, spec, path.join(work, 'ts/gen')),
     compile: () => {
       const dir = path.join(work, 'ts');
       copyFileSync(path.join(drivers, 'typescript-fetch/main.ts'), path.join(dir, 'main.ts'));
@@ -213,7 +237,7 @@ const clients: Client[] = [
   },
   {
     name: 'openapi-generator java',
-    generate: () => generate(COMMANDS.java, path.join(work, 'java')),
+    generate: () => generate(COMMANDS.java, spec, path.join(work, 'java')),
     compile: () => {
       const dir = path.join(work, 'java');
       // Maven only resolves the generated pom's dependencies (its build plugins would add minutes);
@@ -241,12 +265,32 @@ function junit(): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="generated clients" tests="${outcomes.length}" failures="${failures}">\n${cases.join('\n')}\n</testsuite>\n`;
 }
 
-rmSync(work, { recursive: true, force: true });
-mkdirSync(work, { recursive: true });
+rmSync(workRoot, { recursive: true, force: true });
+mkdirSync(workRoot, { recursive: true });
 const toolsReady = record('tools: openapi-generator jar, openapi-python-client, Go, Java', installTools);
 // `npm run test:generators -- go` runs only the clients whose name contains an argument.
-const wanted = clients.filter((c) => process.argv.length <= 2 || process.argv.slice(2).some((a) => c.name.includes(a)));
-const built = wanted.filter((c) => toolsReady && record(`${c.name}: generate`, c.generate) && record(`${c.name}: compile`, c.compile));
+const picked = (name: string) => process.argv.length <= 2 || process.argv.slice(2).some((a) => name.includes(a));
+const built = contracts.flatMap((contract) => {
+  const work = path.join(workRoot, contract.label.replace(/\.yaml$/, ''));
+  return clientsOf(contract.spec, work)
+    .filter((c) => picked(c.name) && toolsReady)
+    .map((c) => ({ ...c, name: `${c.name} (from ${contract.label})`, contract }))
+    .filter((c) => record(`${c.name}: generate`, c.generate) && record(`${c.name}: compile`, c.compile));
+});
+
+/** A workflow of later-workflow.json and one completed run of it, made with plain HTTP. */
+async function laterWorkflow(baseUrl: string, apiKey: string): Promise<{ workflowId: string; runId: string }> {
+  const call = async (url: string, init: RequestInit = {}) => {
+    const res = await fetch(new URL(url, baseUrl), { ...init, headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json', ...init.headers } });
+    const body = (await res.json()) as { data: { id: string; status: string } };
+    if (res.status >= 300) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
+    return body.data;
+  };
+  const workflow = await call('/api/workflows', { method: 'POST', body: readFileSync(path.join(drivers, 'later-workflow.json')) });
+  const run = await call(`/api/workflows/${workflow.id}/run`, { method: 'POST', body: JSON.stringify({ inputs: { ticket: 'call me now' } }), headers: { Prefer: 'wait=30' } });
+  if (run.status !== 'completed') throw new Error(`the later workflow's run is ${run.status}`);
+  return { workflowId: workflow.id, runId: run.id };
+}
 
 if (built.length > 0) {
   const provider = await startFakeProvider();
@@ -254,12 +298,28 @@ if (built.length > 0) {
   const live = await startLiveService({ MODEL_PROVIDER_BASE_URL: provider.baseUrl, MODEL_PROVIDER_MODELS: 'fake', RUN_CONCURRENCY: '1' });
   const later = await startLaterVersion(live.baseUrl);
   try {
+    const made = await laterWorkflow(live.baseUrl, live.credentials.CONTRACT_API_KEY);
     for (const client of built) {
-      const name = `${client.name}: create -> run -> read the run in each state (its steps in open-enum values it does not know) -> delete`;
+      const { contract } = client;
+      // The newest contract's clients read through the proxy playing the next minor version; an
+      // older release's clients read today's service, with the Api-Version of their release.
+      const through = contract.apiVersion === undefined && contract.label === 'openapi.yaml' ? later.baseUrl : live.baseUrl;
+      const laterTypes = contract.label === 'openapi.yaml' ? ['switch', UNKNOWN_NODE.type] : ['switch'];
+      const name = `${client.name}: create -> run -> read the run in each state -> read a workflow, a list and a run with node types and fields it does not know, and a problem -> delete`;
       const started = Date.now();
       const { command, args, cwd, env } = client.driver();
       try {
-        const output = await runAsync(command, args, { cwd, env: { ...process.env, ...env, BASE_URL: later.baseUrl, API_KEY: live.credentials.CONTRACT_API_KEY, ACCESS_TOKEN: live.credentials.CONTRACT_ACCESS_TOKEN, WORKFLOW_FILE: path.join(drivers, 'workflow.json') } });
+        const output = await runAsync(command, args, {
+          cwd,
+          env: {
+            ...process.env, ...env,
+            BASE_URL: through, API_KEY: live.credentials.CONTRACT_API_KEY, ACCESS_TOKEN: live.credentials.CONTRACT_ACCESS_TOKEN,
+            WORKFLOW_FILE: path.join(drivers, 'workflow.json'),
+            LATER_WORKFLOW_ID: made.workflowId, LATER_RUN_ID: made.runId,
+            LATER_SHOWN: contract.showsLater ? '1' : '0', LATER_NODE_TYPES: laterTypes.join(','),
+            ...(contract.apiVersion ? { API_VERSION: contract.apiVersion } : {}),
+          },
+        });
         outcomes.push({ name, ms: Date.now() - started });
         console.log(`ok   ${name}\n${output.trim().replace(/^/gm, '       ')}`);
       } catch (err) {
@@ -268,8 +328,10 @@ if (built.length > 0) {
         console.log(`FAIL ${name}\n${output.slice(-4000)}`);
       }
     }
-    const unseen = later.rewrittenSteps();
-    outcomes.push({ name: 'later version: the drivers read run steps in values no client knows', ms: 0, ...(unseen > 0 ? {} : { failure: 'no run step passed through the proxy: the open-enum check saw nothing' }) });
+    // The proxy must have had something to change, or the later-version check saw nothing.
+    const seen = later.counts();
+    const blind = built.some((c) => c.contract.label === 'openapi.yaml') && (seen.steps === 0 || seen.nodes === 0 || seen.fields === 0);
+    outcomes.push({ name: `later version: the proxy added ${seen.fields} fields and ${seen.nodes} nodes and changed ${seen.steps} steps`, ms: 0, ...(blind ? { failure: 'the proxy changed nothing of a kind: the later-version check saw nothing' } : {}) });
   } finally {
     await later.close();
     await live.stop();

@@ -23,7 +23,7 @@ const openapiGenerator = (generator: string, out: string, ...options: string[]):
 
 export const COMMANDS = {
   python: openapiGenerator('python', 'client-python', '--package-name', 'openauth_client'),
-  go: openapiGenerator('go', 'client-go', '--package-name', 'openauth', '--git-user-id', 'openauth', '--git-repo-id', 'client', '-p', 'useOneOfDiscriminatorLookup=true'),
+  go: openapiGenerator('go', 'client-go', '--package-name', 'openauth', '--git-user-id', 'openauth', '--git-repo-id', 'client', '-p', 'useOneOfDiscriminatorLookup=true,disallowAdditionalPropertiesIfNotPresent=false'),
   typescriptFetch: openapiGenerator('typescript-fetch', 'client-ts', '-p', 'supportsES6=true,importFileExtension=.js'),
   java: openapiGenerator('java', 'client-java', '--library', 'native', '-p',
     'containerDefaultToNull=true,invokerPackage=openauth.client,apiPackage=openauth.client.api,modelPackage=openauth.client.model,hideGenerationTimestamp=true'),

@@ -1,5 +1,6 @@
 """The life of a workflow that each Python driver walks with its own generated client (README.md)."""
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -61,3 +62,32 @@ def drive(
     delete(workflow_id)
     assert not found(workflow_id), "the deleted workflow is still there"
     step("delete")
+
+
+def later(
+    read_workflow: Callable[[str], tuple[int, Any]],
+    list_ids: Callable[[], list[str]],
+    read_run: Callable[[str, str], Any],
+    missing: Callable[[], int],
+) -> None:
+    """What a later version added, read by a client that does not know it (scripts/generators.ts):
+    read_workflow(id) -> (status, the workflow as a dict); list_ids() -> the ids of the first page;
+    read_run(workflow, run) -> the run; missing() -> the status of a workflow that is not there."""
+    workflow_id, run_id = os.environ["LATER_WORKFLOW_ID"], os.environ["LATER_RUN_ID"]
+    shown = os.environ["LATER_SHOWN"] == "1"
+    status, answer = read_workflow(workflow_id)
+    if shown:
+        assert status == 200, status
+        types = {node["type"] for node in answer["nodes"]}
+        assert set(os.environ["LATER_NODE_TYPES"].split(",")) <= types, types
+        step("read a workflow with node types it does not know")
+    else:
+        assert status == 406, status
+        step("read a workflow its release cannot show: 406")
+    assert (workflow_id in list_ids()) == shown, "the list and the workflow disagree"
+    step("list")
+    run = read_run(workflow_id, run_id)
+    assert run.status == "completed" and len(run.logs) == 5, run
+    step("read a run of it, its steps")
+    assert missing() == 404
+    step("problem")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"reflect"
 
@@ -25,7 +26,10 @@ func readRun(workflowID, runID, status string) openauth.RunDetail {
 }
 
 func run(workflowID, text string) string {
-	envelope, _, err := api.WorkflowsAPI.RunWorkflow(ctx, workflowID).RunRequest(*openauth.NewRunRequest(map[string]interface{}{"ticket": text})).Execute()
+	// From JSON: the type of `inputs` differs between releases (1.0.0's were strings only).
+	var body openauth.RunRequest
+	must(json.Unmarshal(runRequestJSON(text), &body), "run request JSON")
+	envelope, _, err := api.WorkflowsAPI.RunWorkflow(ctx, workflowID).RunRequest(body).Execute()
 	must(err, "run workflow")
 	return envelope.Data.Id
 }
@@ -33,6 +37,10 @@ func run(workflowID, text string) string {
 func main() {
 	cfg := openauth.NewConfiguration()
 	cfg.Servers = openauth.ServerConfigurations{{URL: os.Getenv("BASE_URL")}}
+	// A client generated from a release before 1.2.0 says which (docs/generators.md).
+	if version := os.Getenv("API_VERSION"); version != "" {
+		cfg.AddDefaultHeader("Api-Version", version)
+	}
 	api = openauth.NewAPIClient(cfg)
 	ctx = context.WithValue(context.Background(), openauth.ContextAccessToken, os.Getenv("API_KEY"))
 
@@ -72,4 +80,38 @@ func main() {
 	_, response, _ := api.WorkflowsAPI.GetWorkflow(ctx, id).Execute()
 	check(response != nil && response.StatusCode == 404, "the deleted workflow is still there")
 	fmt.Println("ok delete")
+
+	statusOf := func(response *http.Response) int {
+		if response == nil {
+			return 0
+		}
+		return response.StatusCode
+	}
+	later(
+		func(id string) (int, any) {
+			envelope, response, _ := api.WorkflowsAPI.GetWorkflow(ctx, id).Execute()
+			if envelope == nil {
+				return statusOf(response), nil
+			}
+			return statusOf(response), envelope.Data
+		},
+		func() []string {
+			page, _, err := api.WorkflowsAPI.ListWorkflows(ctx).Execute()
+			must(err, "list workflows")
+			ids := []string{}
+			for _, w := range page.Data {
+				ids = append(ids, w.Id)
+			}
+			return ids
+		},
+		func(workflowID, runID string) (string, int) {
+			envelope, _, err := api.WorkflowsAPI.GetRun(ctx, workflowID, runID).Execute()
+			must(err, "get the later run")
+			return string(envelope.Data.Status), len(envelope.Data.Logs)
+		},
+		func() int {
+			_, response, _ := api.WorkflowsAPI.GetWorkflow(ctx, "wf_not_there").Execute()
+			return statusOf(response)
+		},
+	)
 }

@@ -7,6 +7,8 @@ import { Configuration, OpenApi, ResponseError, WorkflowsApi, WorkflowCreateFrom
 // accessToken function adds it there (docs/generators.md).
 const configuration = new Configuration({
   basePath: process.env.BASE_URL,
+  // A client generated from a release before 1.2.0 says which (docs/generators.md).
+  ...(process.env.API_VERSION ? { headers: { 'Api-Version': process.env.API_VERSION } } : {}),
   accessToken: async (scheme?: string) => (scheme === 'oauth2' ? `Bearer ${process.env.ACCESS_TOKEN}` : process.env.API_KEY!),
 });
 const api = new WorkflowsApi(configuration);
@@ -62,6 +64,34 @@ async function main(): Promise<void> {
   );
   check(gone === 404, `the deleted workflow answered ${gone}`);
   console.log('ok delete');
+  await later();
+}
+
+const statusOf = (err: unknown) => (err instanceof ResponseError ? err.response.status : 0);
+
+/** What a later version added, read by a client that does not know it (scripts/generators.ts). */
+async function later(): Promise<void> {
+  const workflowId = process.env.LATER_WORKFLOW_ID!;
+  const shown = process.env.LATER_SHOWN === '1';
+  const read = await api.getWorkflow({ workflowId }).then((answer) => ({ status: 200, workflow: answer.data }), (err: unknown) => ({ status: statusOf(err), workflow: undefined }));
+  if (shown) {
+    check(read.status === 200, `the later workflow answered ${read.status}`);
+    const types = new Set(read.workflow!.nodes.map((node) => node.type as string));
+    for (const want of process.env.LATER_NODE_TYPES!.split(',')) check(types.has(want), `node type ${want} not read: ${[...types].join(', ')}`);
+    console.log('ok read a workflow with node types it does not know');
+  } else {
+    check(read.status === 406, `a workflow its release cannot show answered ${read.status}`);
+    console.log('ok read a workflow its release cannot show: 406');
+  }
+  const listed = (await api.listWorkflows({})).data.some((w) => w.id === workflowId);
+  check(listed === shown, 'the list and the workflow disagree');
+  console.log('ok list');
+  const { data: run } = await api.getRun({ workflowId, runId: process.env.LATER_RUN_ID! });
+  check(run.status === 'completed' && run.logs.length === 5, `the later run: ${JSON.stringify(run)}`);
+  console.log('ok read a run of it, its steps');
+  const missing = await api.getWorkflow({ workflowId: 'wf_not_there' }).then(() => 200, statusOf);
+  check(missing === 404, `a missing workflow answered ${missing}`);
+  console.log('ok problem');
 }
 
 main().catch((err: unknown) => {
