@@ -40,7 +40,7 @@ function lastRelease(): { tag: string; version: string; file: string } {
     .map((f) => /^openapi-(.+)\.yaml$/.exec(f)?.[1])
     .filter((v): v is string => v !== undefined && parseVersion(v) !== undefined)
     .sort((a, b) => compareVersions(parseVersion(b)!, parseVersion(a)!));
-  if (versions.length === 0) throw new Error(`no released contract in ${RELEASES}/ (openapi-X.Y.Z.yaml): CHANGELOG.md, rule 5`);
+  if (versions.length === 0) throw new Error(`no released contract in ${RELEASES}/ (openapi-X.Y.Z.yaml): CHANGELOG.md, rule 7`);
   const version = versions[0]!;
   return { tag: `contract-v${version}`, version, file: `${RELEASES}/openapi-${version}.yaml` };
 }
@@ -95,10 +95,66 @@ function gather() {
   };
 }
 
+/**
+ * oasdiff's default rules (no levels file, no open sets) between each release and the next, and
+ * from the last release to openapi.yaml: each error they find must be explained in CHANGELOG.md,
+ * on a line that names its rule id and its operation (and says which test proves it harmless).
+ */
+function defaultRuleFindings(changelog: string): Check {
+  const versions = readdirSync(path.join(root, RELEASES))
+    .map((f) => /^openapi-(.+)\.yaml$/.exec(f)?.[1])
+    .filter((v): v is string => v !== undefined && parseVersion(v) !== undefined)
+    .sort((a, b) => compareVersions(parseVersion(a)!, parseVersion(b)!));
+  const files = [...versions.map((v) => `${RELEASES}/openapi-${v}.yaml`), 'openapi.yaml'];
+  const unexplained: string[] = [];
+  for (let i = 1; i < files.length; i++) {
+    const out = execFileSync(oasdiff(), ['breaking', path.join(root, files[i - 1]!), path.join(root, files[i]!), '--format', 'json'], { encoding: 'utf8' });
+    for (const f of ((JSON.parse(out || '[]') ?? []) as Finding[]).filter((x) => x.level >= 3)) {
+      const operation = `${f.operation ?? ''} ${f.path ?? ''}`.trim();
+      const explained = changelog.split('\n').some((line) => line.includes(f.id) && line.includes(`${operation} `));
+      if (!explained) unexplained.push(`${files[i - 1]} -> ${files[i]}: ${operation}: ${f.text} [${f.id}]`);
+    }
+  }
+  return {
+    name: "oasdiff's default rules across every release: each error explained in CHANGELOG.md",
+    ...(unexplained.length ? { failure: `explain each on a line of CHANGELOG.md naming its rule id and operation, with the test that proves it harmless (or fix it):\n${unexplained.join('\n')}` } : {}),
+  };
+}
+
+/**
+ * Rule 6: what a response carries stays open, so a later minor version can add to it. No schema
+ * a response reaches closes its object (`additionalProperties: false`) or picks among typed
+ * objects by a `discriminator` (a later branch would be one an earlier client cannot decode).
+ */
+function responsesOpen(specText: string): Check {
+  const spec = parse(specText) as { paths: Record<string, Record<string, { responses?: Record<string, unknown> }>>; components: Record<string, Record<string, unknown>> };
+  const closed = new Set<string>();
+  const seen = new Set<unknown>();
+  const walk = (node: unknown, where: string): void => {
+    if (typeof node !== 'object' || node === null || seen.has(node)) return;
+    seen.add(node);
+    const n = node as Record<string, unknown>;
+    if (typeof n.$ref === 'string') {
+      const [, , kind, name] = n.$ref.split('/');
+      return walk(spec.components[kind!]?.[name!], name!);
+    }
+    if (n.additionalProperties === false) closed.add(`${where}: additionalProperties: false`);
+    if (n.discriminator) closed.add(`${where}: a discriminator`);
+    for (const [key, value] of Object.entries(n)) if (key !== 'example' && key !== 'examples') walk(value, where);
+  };
+  for (const [route, item] of Object.entries(spec.paths)) {
+    for (const [method, operation] of Object.entries(item)) walk(operation?.responses, `${method.toUpperCase()} ${route}`);
+  }
+  return {
+    name: 'rule 6: every schema a response reaches is open (no additionalProperties: false, no discriminator)',
+    ...(closed.size ? { failure: [...closed].join('\n') } : {}),
+  };
+}
+
 let checks: Check[];
 try {
   const facts = gather();
-  checks = checkContract(facts);
+  checks = [...checkContract(facts), defaultRuleFindings(facts.changelog), responsesOpen(readFileSync(path.join(root, 'openapi.yaml'), 'utf8'))];
   const warnings = facts.breaking.filter((f) => f.level < 3);
   // Warnings (a value added to an open enum, say) are allowed in a minor version: shown, not failed.
   for (const w of warnings) console.log(`note: ${w.operation ?? ''} ${w.path ?? ''}: ${w.text} [${w.id}]`);
