@@ -37,6 +37,7 @@ const unitFiles = [
   'test/client/helpers.test.ts',
   'test/contract/enumNames.test.ts',
   'test/contract/generatorGuide.test.ts',
+  'test/contract/operationProblems.test.ts',
   'test/contract/versionRules.test.ts',
 ];
 
