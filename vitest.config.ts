@@ -35,7 +35,9 @@ const unitFiles = [
   'src/workflows/validationErrors.test.ts',
   'bench/usage.test.ts',
   'test/client/helpers.test.ts',
+  'test/contract/enumNames.test.ts',
   'test/contract/generatorGuide.test.ts',
+  'test/contract/operationProblems.test.ts',
   'test/contract/versionRules.test.ts',
 ];
 

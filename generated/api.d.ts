@@ -2911,7 +2911,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is malformed or a parameter is out of range. */
+        /** @description The request does not match the contract (a malformed body, a parameter out of range, an unknown query parameter). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -2920,12 +2920,88 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description No credentials, or credentials that are unknown, expired or revoked. */
+        /**
+         * @description The request is malformed, or its `inputs` or `version` do not fit the workflow
+         *     (`invalid_run_inputs` lists every input that does not).
+         */
+        RunBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The request is malformed, the schedule cannot be read (`cron`, `timezone`), or its `inputs` or
+         *     `version` do not fit the workflow.
+         */
+        ScheduleBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request is malformed, or `If-Match` is not an ETag or a version number. */
+        IfMatchBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The request is malformed, or the callback `url` is one the service will not call (not
+         *     http(s), or an address the outbound guard refuses).
+         */
+        CallbackBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No API key, one that is unknown or was deleted, or a token of another kind (an OAuth access token where an API key is wanted). */
         Unauthorized: {
             headers: {
                 /**
                  * @description RFC 6750 challenge.
-                 * @example Bearer realm="api", error="invalid_token", error_description="The access token is expired or revoked."
+                 * @example Bearer realm="api", error="invalid_token", error_description="The API key is invalid or was deleted."
+                 */
+                "WWW-Authenticate"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No OAuth access token, or one that is unknown, expired or revoked. */
+        OAuthUnauthorized: {
+            headers: {
+                /**
+                 * @description RFC 6750 challenge.
+                 * @example Bearer realm="api", error="invalid_token", error_description="The access token is invalid, expired or revoked."
+                 */
+                "WWW-Authenticate"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description No OAuth access token, one that is unknown, expired or revoked, or one whose user no longer
+         *     exists.
+         */
+        UserInfoUnauthorized: {
+            headers: {
+                /**
+                 * @description RFC 6750 challenge.
+                 * @example Bearer realm="api", error="invalid_token", error_description="The access token is invalid, expired or revoked."
                  */
                 "WWW-Authenticate"?: string;
                 [name: string]: unknown;
@@ -2963,8 +3039,140 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description No such workflow or run, or not yours (also when the run is gone by the time a `Prefer: wait`
+         *     ends).
+         */
+        RunNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No such workflow or version, or not yours. */
+        WorkflowVersionNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No such workflow or trigger, or not yours. */
+        TriggerNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description No trigger has this URL (it was deleted or rotated), or its workflow, or the run started, is
+         *     gone.
+         */
+        HookNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No such workflow or callback, or not yours. */
+        CallbackNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No such workflow or schedule, or not yours. */
+        ScheduleNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No secret of this name. */
+        SecretNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No such namespace for this user (one the user is not a member of is not found either). */
+        NamespaceNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No such access token in this namespace, or it has expired. */
+        AccessTokenNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The request conflicts with the resource's state (a run already ended, an update that kept losing races). */
         Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The workflow kept changing while it was being updated: read it again and retry. */
+        ConcurrentUpdate: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description This `Idempotency-Key` already started a run with other inputs. */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The user has as many secrets as allowed (100): delete one first. */
+        TooManySecrets: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The workflow has as many trigger URLs (10) or callbacks (10) as allowed: delete one first. */
+        HookLimitReached: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The workflow has as many schedules as allowed (20): delete one first. */
+        TooManySchedules: {
             headers: {
                 [name: string]: unknown;
             };
@@ -3064,8 +3272,34 @@ export interface components {
                 "text/html": string;
             };
         };
-        /** @description A database or the queue is unavailable; nothing was accepted. Retry later. */
+        /** @description The database is unavailable; nothing was accepted. Retry later. */
         ServiceUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The database or the run queue is unavailable, or this service runs no workflows (no queue
+         *     database is configured); nothing was accepted. Retry later.
+         */
+        RunsUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The database is unavailable, or this service runs no workflows (no queue database is
+         *     configured). Retry later.
+         */
+        NoRunQueue: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
@@ -3511,7 +3745,8 @@ export interface operations {
                     "application/json": components["schemas"]["UserInfo"];
                 };
             };
-            401: components["responses"]["Unauthorized"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["UserInfoUnauthorized"];
             403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3535,7 +3770,8 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"][];
                 };
             };
-            401: components["responses"]["Unauthorized"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OAuthUnauthorized"];
             403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3566,9 +3802,9 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["OAuthUnauthorized"];
             403: components["responses"]["InsufficientScope"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["NamespaceNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3604,9 +3840,9 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["OAuthUnauthorized"];
             403: components["responses"]["InsufficientScope"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["AccessTokenNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3629,6 +3865,7 @@ export interface operations {
                     "application/json": components["schemas"]["Jwks"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3650,6 +3887,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthorizationServerMetadata"];
                 };
             };
+            400: components["responses"]["BadRequest"];
         };
     };
     getOpenIdConfiguration: {
@@ -3670,6 +3908,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenIdConfiguration"];
                 };
             };
+            400: components["responses"]["BadRequest"];
         };
     };
     createChatCompletion: {
@@ -3781,7 +4020,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["InvalidWorkflow"];
-            429: components["responses"]["RunQuotaExceeded"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3840,7 +4079,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["IfMatchBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -3881,11 +4120,11 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowEnvelope"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["IfMatchBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["ConcurrentUpdate"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3951,15 +4190,15 @@ export interface operations {
                     "application/json": components["schemas"]["RunDetailEnvelope"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RunBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["RunNotFound"];
+            409: components["responses"]["IdempotencyKeyReused"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ServiceUnavailable"];
+            429: components["responses"]["RunQuotaExceeded"];
+            503: components["responses"]["RunsUnavailable"];
         };
     };
     listRuns: {
@@ -4041,7 +4280,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["RunNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4085,9 +4324,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["RunNotFound"];
             429: components["responses"]["TooManyEventStreams"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["NoRunQueue"];
         };
     };
     cancelRun: {
@@ -4116,7 +4355,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["RunNotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4140,6 +4379,7 @@ export interface operations {
                     "application/json": components["schemas"]["SecretList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
@@ -4188,7 +4428,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["TooManySecrets"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -4220,7 +4460,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["SecretNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4300,7 +4540,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["WorkflowVersionNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4343,11 +4583,11 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowEnvelope"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["IfMatchBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["WorkflowVersionNotFound"];
+            409: components["responses"]["ConcurrentUpdate"];
             412: components["responses"]["PreconditionFailed"];
             422: components["responses"]["InvalidWorkflow"];
             429: components["responses"]["TooManyRequests"];
@@ -4429,7 +4669,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["HookLimitReached"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -4460,7 +4700,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["TriggerNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4491,7 +4731,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["TriggerNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4568,11 +4808,11 @@ export interface operations {
                     "application/json": components["schemas"]["CallbackWithSecretEnvelope"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["CallbackBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["HookLimitReached"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -4603,7 +4843,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["CallbackNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4646,7 +4886,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["CallbackNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4710,13 +4950,13 @@ export interface operations {
                     "application/json": components["schemas"]["RunDetailEnvelope"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            400: components["responses"]["RunBadRequest"];
+            404: components["responses"]["HookNotFound"];
+            409: components["responses"]["IdempotencyKeyReused"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ServiceUnavailable"];
+            429: components["responses"]["RunQuotaExceeded"];
+            503: components["responses"]["RunsUnavailable"];
         };
     };
     listSchedules: {
@@ -4787,15 +5027,15 @@ export interface operations {
                     "application/json": components["schemas"]["ScheduleEnvelope"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["ScheduleBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["TooManySchedules"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["RunsUnavailable"];
         };
     };
     getSchedule: {
@@ -4824,7 +5064,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ScheduleNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4853,9 +5093,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ScheduleNotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["NoRunQueue"];
         };
     };
     updateSchedule: {
@@ -4885,14 +5125,14 @@ export interface operations {
                     "application/json": components["schemas"]["ScheduleEnvelope"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["ScheduleBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ScheduleNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["RunsUnavailable"];
         };
     };
     getLiveness: {
@@ -4913,6 +5153,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["BadRequest"];
         };
     };
     getReadiness: {
@@ -4933,6 +5174,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             /** @description Not ready. */
             503: {
                 headers: {

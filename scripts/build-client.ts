@@ -1,9 +1,10 @@
 // `npm run build:client`: builds the installable client package in client/ (ESM JavaScript and
 // .d.ts, depending only on openapi-fetch): tsc compiles client/src, and the generated types of
 // openapi.yaml (generated/api.d.ts) ship beside it as dist/api.d.ts. `npm pack client` then makes
-// the tarball an integrator installs.
+// the tarball an integrator installs: dist/, package.json, and client/README.md and client/LICENSE
+// (package.json's `files`), which this script checks with a dry run of that pack.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -20,4 +21,11 @@ writeFileSync(declarations, rewritten);
 for (const file of readdirSync(dist)) {
   if (file !== 'api.d.ts' && /from '[^']*generated\//.test(readFileSync(`${dist}/${file}`, 'utf8'))) throw new Error(`client/dist/${file} refers to generated/`);
 }
-console.log('client/dist built');
+// What `npm pack client` will put in the tarball (no tarball is written).
+const SHIPPED = ['README.md', 'LICENSE', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/api.d.ts'];
+for (const file of ['README.md', 'LICENSE']) if (!existsSync(`${root}client/${file}`)) throw new Error(`client/${file} is missing: the package ships it`);
+const [pack] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', `${root}client`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })) as { files: { path: string }[] }[];
+const packed = new Set(pack?.files.map((f) => f.path));
+const missing = SHIPPED.filter((file) => !packed.has(file));
+if (missing.length) throw new Error(`npm pack client would leave out ${missing.join(', ')}: see client/package.json's files`);
+console.log('client/dist built; the package ships README.md and LICENSE');

@@ -157,6 +157,32 @@ void api.GET('/api/no-such-path');
     writeFileSync(path.join(project, 'readme.ts'), `${example}export {};\n`);
     expect(typeCheck(project, ['readme.ts'], { strict: true, exactOptionalPropertyTypes: true, types: ['node'], typeRoots: [path.join(root, 'node_modules/@types')] })).toBe('');
   }, 180_000);
+  it('ships client/README.md and client/LICENSE (MIT, as package.json says) in the tarball', () => {
+    const tarball = readdirSync(project).find((f) => f.endsWith('.tgz'));
+    expect(tarball).toBeDefined();
+    const entries = execFileSync('tar', ['-tzf', path.join(project, tarball!)], { encoding: 'utf8' }).trim().split('\n');
+    expect(entries).toEqual(expect.arrayContaining(['package/README.md', 'package/LICENSE', 'package/package.json', 'package/dist/index.js']));
+    const pkg = path.join(project, 'node_modules/openauth-workflows-client');
+    expect(readFileSync(path.join(pkg, 'README.md'), 'utf8')).toBe(readFileSync(path.join(root, 'client/README.md'), 'utf8'));
+    expect(readFileSync(path.join(pkg, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} the openauth-workflows authors\n/);
+    expect((JSON.parse(readFileSync(path.join(pkg, 'package.json'), 'utf8')) as { license: string }).license).toBe('MIT');
+  });
+
+  it('type-checks every TypeScript snippet of the shipped README as written (strict, exactOptionalPropertyTypes, Node\'s types)', () => {
+    const readme = readFileSync(path.join(project, 'node_modules/openauth-workflows-client/README.md'), 'utf8');
+    const snippets = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    // Install, calls and answers, the token helper, creating and running, waiting and events, the gateway.
+    expect(snippets.length).toBeGreaterThanOrEqual(5);
+    for (const snippet of snippets) expect(snippet).toContain("from 'openauth-workflows-client';");
+    const files = snippets.map((snippet, i) => {
+      writeFileSync(path.join(project, `readme-${i + 1}.ts`), `${snippet}export {};\n`);
+      return `readme-${i + 1}.ts`;
+    });
+    expect(typeCheck(project, files, {
+      strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, types: ['node'], typeRoots: [path.join(root, 'node_modules/@types')],
+    })).toBe('');
+  }, 180_000);
+
   it('runs in a browser (Chromium, ES modules through an import map): a run waited for and followed, a streamed chat completion', async () => {
     const frontEnd = await startFrontEnd(project, server.baseUrl);
     const browser = await launchChromium();

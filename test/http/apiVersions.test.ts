@@ -46,6 +46,8 @@ describe.each(testDialects())('Api-Version (%s)', (dialect) => {
       ...init,
       headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...(version ? { 'Api-Version': version } : {}) },
     });
+    // The answers of several operations and versions, read as plain JSON.
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     return { status: res.status, version: res.headers.get('api-version'), type: res.headers.get('content-type'), body: (await res.json()) as Record<string, any> };
   };
 
