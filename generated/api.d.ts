@@ -199,10 +199,11 @@ export interface paths {
          * @description The `jwks_uri` of both discovery documents. ES256 keys (`kty: EC`, P-256) sign proxy tokens
          *     and the ID tokens of clients registered with `id_token_signed_response_alg: ES256`; RS256
          *     keys (`kty: RSA`, 2048 bits) sign every other client's OpenID Connect ID tokens. Each key
-         *     has `kid`, `alg` and `use: sig`: pick the key by the token's `kid`. A new key is published
-         *     from the moment it is created, before any token carries it; a retired key stays here until
-         *     every token it signed has expired. A client that caches this document refetches it on a
-         *     `kid` it does not know.
+         *     has `kid`, `alg` and `use: sig`: pick the key by the token's `kid`. A key is published
+         *     before any token carries it: a rotation publishes the new key 300 s (this document's
+         *     `max-age`) before it signs, unless an operator rotates at once after a leak. A retired key
+         *     stays here until every token it signed has expired. A client that caches this document
+         *     refetches it on a `kid` it does not know.
          */
         get: operations["getJwks"];
         put?: never;
