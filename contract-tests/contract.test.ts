@@ -162,7 +162,7 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
 
     it('GET /.well-known/openid-configuration describes the endpoints and the ID token (OpenID Connect Discovery 1.0)', async () => {
       const { body } = await expectConformant('getOpenIdConfiguration', anonymous.GET('/.well-known/openid-configuration'), 200);
-      expect(body).toMatchObject({ id_token_signing_alg_values_supported: ['ES256'], subject_types_supported: ['public'] });
+      expect(body).toMatchObject({ id_token_signing_alg_values_supported: ['RS256', 'ES256'], subject_types_supported: ['public'] });
     });
   });
 

@@ -196,8 +196,14 @@ export interface paths {
         };
         /**
          * Public keys that verify proxy tokens and ID tokens (current and previous)
-         * @description The `jwks_uri` of both discovery documents. The same ES256 keys sign proxy tokens and
-         *     OpenID Connect ID tokens; a retired key stays here until every token it signed has expired.
+         * @description The `jwks_uri` of both discovery documents. ES256 keys (`kty: EC`, P-256) sign proxy tokens
+         *     and the ID tokens of clients registered with `id_token_signed_response_alg: ES256`; RS256
+         *     keys (`kty: RSA`, 2048 bits) sign every other client's OpenID Connect ID tokens. Each key
+         *     has `kid`, `alg` and `use: sig`: pick the key by the token's `kid`. A key is published
+         *     before any token carries it: a rotation publishes the new key 300 s (this document's
+         *     `max-age`) before it signs, unless an operator rotates at once after a leak. A retired key
+         *     stays here until every token it signed has expired. A client that caches this document
+         *     refetches it on a `kid` it does not know.
          */
         get: operations["getJwks"];
         put?: never;
@@ -234,9 +240,11 @@ export interface paths {
         };
         /**
          * OpenID Provider metadata (OpenID Connect Discovery 1.0)
-         * @description What an OpenID Connect client (openid-client, authlib, ...) configures itself from: the
-         *     same endpoints as `/.well-known/oauth-authorization-server`, and the ID token's signing
-         *     algorithm (ES256, keys at `jwks_uri`), subject type (`public`: the user id) and claims.
+         * @description What an OpenID Connect client (openid-client, authlib, Nimbus, go-oidc, ...) configures
+         *     itself from: the same endpoints as `/.well-known/oauth-authorization-server`, and the ID
+         *     token's signing algorithms (`RS256`, what a client registered without
+         *     `id_token_signed_response_alg` gets, and `ES256` for a client registered with it; keys at
+         *     `jwks_uri`), subject type (`public`: the user id) and claims.
          */
         get: operations["getOpenIdConfiguration"];
         put?: never;
@@ -1069,10 +1077,12 @@ export interface components {
             scope: string;
             /**
              * @description Only when the grant's scope has `openid` (OpenID Connect Core 3.1.3.3), on the code
-             *     exchange and on every refresh (12.2): an ES256 JWT signed with a key of
-             *     `/.well-known/jwks.json`, with `iss`, `sub` (userinfo's `sub`), `aud` (the client id),
-             *     `exp`, `iat`, `auth_time`, `at_hash` and, on the code exchange, the request's `nonce`.
-             * @example eyJhbGciOiJFUzI1NiIsImtpZCI6ImsxIiwidHlwIjoiSldUIn0.eyJpc3MiOiJodHRwOi8vbG9jYWxob3N0OjMwMDAiLCJzdWIiOiIxIn0.c2lnbmF0dXJl
+             *     exchange and on every refresh (12.2): a JWT signed with a key of
+             *     `/.well-known/jwks.json`, RS256 unless the client is registered with
+             *     `id_token_signed_response_alg: ES256` (then ES256), with `iss`, `sub` (userinfo's
+             *     `sub`), `aud` (the client id), `exp`, `iat`, `auth_time`, `at_hash` and, on the code
+             *     exchange, the request's `nonce`.
+             * @example eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIiwidHlwIjoiSldUIn0.eyJpc3MiOiJodHRwOi8vbG9jYWxob3N0OjMwMDAiLCJzdWIiOiIxIn0.c2lnbmF0dXJl
              */
             id_token?: string;
         };
@@ -1139,17 +1149,42 @@ export interface components {
         };
         Jwks: {
             keys: {
-                /** @example EC */
+                /**
+                 * @description Open: `EC` or `RSA` today (RFC 7518 6.1); skip a key of a type you do not know.
+                 * @example EC
+                 */
                 kty: string;
-                /** @example P-256 */
+                /**
+                 * @description EC keys: the curve.
+                 * @example P-256
+                 */
                 crv?: string;
-                /** @example f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU */
+                /**
+                 * @description EC keys.
+                 * @example f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU
+                 */
                 x?: string;
-                /** @example x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0 */
+                /**
+                 * @description EC keys.
+                 * @example x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0
+                 */
                 y?: string;
+                /**
+                 * @description RSA keys: the modulus (base64url, 2048 bits or more).
+                 * @example 1ma-txx6sCZ_VWwsrbA7kHVdatPWqSsm3cTqvU1nRI7uhGZJQstSXp_HndmbS3EwAS7rEqkeBVXq8-MJpk7WN4c7gGTNHFQHF12-EqaQAIUR0nH_xrZieI_2RgpS0GU6x1P6jVrvQLJTOvGqAzRgWz4zXt6fjsC1RuJ_EYQ5JkhCVFs1xSvQYDv0caDwImBPpRAxjiI1olatPJyo-ENNgalWBIcbmYg9gAAN3QNkHm_dcbLchW4LElLet7ApTZWAem4yteiP6snI-AEsPreNiNmO_fda9XudW5bhdawwg9NBtAEN_FZWw9nVcL1nvKBbnkqR_zFfToNkZRS48v7iZw
+                 */
+                n?: string;
+                /**
+                 * @description RSA keys: the public exponent.
+                 * @example AQAB
+                 */
+                e?: string;
                 /** @example k_2026-11-22_a1b2c3 */
                 kid: string;
-                /** @example ES256 */
+                /**
+                 * @description Open: `ES256` or `RS256` today.
+                 * @example ES256
+                 */
                 alg?: string;
                 /** @example sig */
                 use?: string;
@@ -1223,7 +1258,11 @@ export interface components {
              */
             subject_types_supported: string[];
             /**
+             * @description Open (more may come): `RS256`, the default of a client registered without
+             *     `id_token_signed_response_alg` (OpenID Connect Discovery 1.0 requires it), and
+             *     `ES256`, for a client registered with `id_token_signed_response_alg: ES256`.
              * @example [
+             *       "RS256",
              *       "ES256"
              *     ]
              */

@@ -176,6 +176,27 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
     expect((await admin('app', 'update', '--client-id', 'app_nope', '--name', 'x')).code).toBe(1);
   });
 
+  it('sets an app\'s ID token algorithm (id_token_signed_response_alg): RS256 unless --id-token-alg says ES256, shown by --json, changed by app update', async () => {
+    await adminJson('user', 'create', '--login', 'cli-oidc', '--password', 'cli-password', '--name', 'OIDC');
+    const create = (name: string, ...more: string[]) =>
+      adminJson('app', 'create', '--owner', 'cli-oidc', '--name', name, '--description', 'd', '--homepage', 'https://o.example', '--redirect-uri', 'https://o.example/cb', ...more);
+    const plain = await create('Default');
+    expect(plain).toMatchObject({ client_id: expect.any(String), id_token_signed_response_alg: 'RS256' });
+    const es = await create('Elliptic', '--id-token-alg', 'ES256');
+    expect(es).toMatchObject({ id_token_signed_response_alg: 'ES256' });
+    expect(await t.db('applications').where({ client_id: es.client_id }).first()).toMatchObject({ id_token_signed_response_alg: 'ES256' });
+
+    // Any case as typed; stored in its registered spelling.
+    expect(await adminJson('app', 'update', '--client-id', String(es.client_id), '--id-token-alg', 'rs256')).toMatchObject({ name: 'Elliptic', id_token_signed_response_alg: 'RS256' });
+    expect(await adminJson('app', 'update', '--client-id', String(plain.client_id), '--id-token-alg', 'ES256')).toMatchObject({ id_token_signed_response_alg: 'ES256' });
+    expect(await t.db('applications').where({ client_id: plain.client_id }).first()).toMatchObject({ id_token_signed_response_alg: 'ES256' });
+
+    const refused = await admin('app', 'update', '--client-id', String(plain.client_id), '--id-token-alg', 'HS256', '--json');
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toEqual({ error: { code: 'invalid_field', message: 'id_token_signed_response_alg must be RS256 or ES256 (got "HS256").' } });
+    expect((await admin('app', '--help')).stdout).toMatch(/app create .*\[--id-token-alg RS256\|ES256\]/);
+  });
+
   it('lists a user\'s access tokens across namespaces and revokes one by id', async () => {
     await adminJson('user', 'create', '--login', 'cli-keys', '--password', 'cli-password', '--name', 'Keys');
     const token = await adminJson('token', 'create', '--user', 'cli-keys', '--namespace', 'cli-keys', '--name', 'k', '--usage-scenario', 'trial');

@@ -4,7 +4,7 @@ import type { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { migrateLatest, migrateRollback } from '../db/migrate.ts';
 import { sealAllSecrets } from '../db/sealedSecrets.ts';
-import { rotateSigningKey } from '../open/signingKeys.ts';
+import { isSigningAlg, KEY_PUBLISHED_AHEAD_MS, rotateSigningKeys, SIGNING_ALGS } from '../open/signingKeys.ts';
 import { createAccessToken, DAY_MS, deleteAccessToken, listAccessTokens, listAccessTokensOfUser, MAX_TOKEN_EXPIRY_DAYS } from '../platform/accessTokens.ts';
 import { addClientSecret, clientSecretsOf, createApp, deleteClientSecret, findAppByClientId, updateApp, type Application } from '../platform/apps.ts';
 import { addMember, createOrg } from '../platform/orgs.ts';
@@ -40,6 +40,9 @@ export const options = {
   description: { type: 'string' },
   homepage: { type: 'string' },
   'redirect-uri': { type: 'string' },
+  'id-token-alg': { type: 'string' },
+  alg: { type: 'string' },
+  now: { type: 'boolean' },
   user: { type: 'string' },
   'usage-scenario': { type: 'string' },
   permission: { type: 'string', multiple: true },
@@ -155,9 +158,9 @@ export const commands: Record<string, Command> = {
     },
   },
   'app create': {
-    usage: 'app create --owner LOGIN --name NAME --description TEXT --homepage URL --redirect-uri URL',
-    summary: 'prints client_id and client_secret (shown once)',
-    options: ['owner', 'name', 'description', 'homepage', 'redirect-uri'],
+    usage: 'app create --owner LOGIN --name NAME --description TEXT --homepage URL --redirect-uri URL [--id-token-alg RS256|ES256]',
+    summary: 'prints client_id and client_secret (shown once); --id-token-alg: how its OpenID Connect ID tokens are signed (id_token_signed_response_alg; RS256 unless given)',
+    options: ['owner', 'name', 'description', 'homepage', 'redirect-uri', 'id-token-alg'],
     needs: ['owner', 'name', 'description', 'homepage', 'redirect-uri'],
     run: async (ctx, v) => {
       const { app, clientSecret } = await createApp(ctx, {
@@ -166,14 +169,15 @@ export const commands: Record<string, Command> = {
         description: v.description!,
         homepage: v.homepage!,
         redirectUri: v['redirect-uri']!,
+        idTokenAlg: v['id-token-alg'],
       });
-      return { id: app.id, client_id: app.client_id, client_secret: clientSecret, name: app.name, redirect_uri: app.redirect_uri };
+      return { id: app.id, client_id: app.client_id, client_secret: clientSecret, name: app.name, redirect_uri: app.redirect_uri, id_token_signed_response_alg: app.id_token_signed_response_alg };
     },
   },
   'app update': {
-    usage: 'app update --client-id ID [--name NAME] [--description TEXT] [--homepage URL] [--redirect-uri URL]',
+    usage: 'app update --client-id ID [--name NAME] [--description TEXT] [--homepage URL] [--redirect-uri URL] [--id-token-alg RS256|ES256]',
     summary: 'changes the given details; the client secret stays',
-    options: ['client-id', 'name', 'description', 'homepage', 'redirect-uri'],
+    options: ['client-id', 'name', 'description', 'homepage', 'redirect-uri', 'id-token-alg'],
     needs: ['client-id'],
     run: async (ctx, v) => {
       const found = await findAppByClientId(ctx, v['client-id']!);
@@ -183,10 +187,19 @@ export const commands: Record<string, Command> = {
         ...(v.description !== undefined ? { description: v.description } : {}),
         ...(v.homepage !== undefined ? { homepage: v.homepage } : {}),
         ...(v['redirect-uri'] !== undefined ? { redirectUri: v['redirect-uri'] } : {}),
+        ...(v['id-token-alg'] !== undefined ? { idTokenAlg: v['id-token-alg'] } : {}),
       };
-      if (!Object.keys(details).length) throw new UsageError('nothing to change: give --name, --description, --homepage or --redirect-uri');
+      if (!Object.keys(details).length) throw new UsageError('nothing to change: give --name, --description, --homepage, --redirect-uri or --id-token-alg');
       const app = await updateApp(ctx, found.owner_user_id, found.id, details);
-      return { id: app.id, client_id: app.client_id, name: app.name, description: app.description, homepage: app.homepage, redirect_uri: app.redirect_uri };
+      return {
+        id: app.id,
+        client_id: app.client_id,
+        name: app.name,
+        description: app.description,
+        homepage: app.homepage,
+        redirect_uri: app.redirect_uri,
+        id_token_signed_response_alg: app.id_token_signed_response_alg,
+      };
     },
   },
   'app list-secrets': {
@@ -334,11 +347,20 @@ export const commands: Record<string, Command> = {
   },
   // Prints key ids only: a private key never leaves src/open/signingKeys.ts.
   'keys rotate': {
-    usage: 'keys rotate',
-    summary: 'retires the proxy-token signing key (still published and verifying until its tokens expire) and creates a new current key',
-    options: [],
+    usage: 'keys rotate [--alg RS256|ES256] [--now]',
+    summary: `new signing keys (ES256: proxy tokens and ES256 ID tokens; RS256: other ID tokens), published at once and signing ${KEY_PUBLISHED_AHEAD_MS / 60_000} minutes later (active_from), when the keys they replace retire (still published and verifying until their tokens expire); --alg: one algorithm only; --now: sign with them at once (a leaked key)`,
+    options: ['alg', 'now'],
     needs: [],
-    run: async (ctx) => rotateSigningKey(ctx),
+    check: (v) => {
+      if (v.alg !== undefined && !isSigningAlg(v.alg)) throw new UsageError(`--alg must be ${SIGNING_ALGS.join(' or ')} (got "${v.alg}")`);
+    },
+    run: async (ctx, v) => {
+      const algs = v.alg !== undefined && isSigningAlg(v.alg) ? [v.alg] : SIGNING_ALGS;
+      const rotated = (await rotateSigningKeys(ctx, algs, { immediately: v.now ?? false })).map((r) => ({ alg: r.alg, kid: r.kid, active_from: new Date(r.activeFrom).toISOString(), retired: r.retired }));
+      // `kid` and `retired` as this command printed them before RS256 keys: the ES256 (proxy-token) key's.
+      const es256 = rotated.find((r) => r.alg === 'ES256');
+      return { rotated, ...(es256 ? { kid: es256.kid, retired: es256.retired } : {}) };
+    },
   },
   // Prints counts and the key's one-way id only.
   'secrets reseal': {

@@ -8,7 +8,7 @@ import { HOOK_TABLES } from './migrations/0013_workflow_hooks.ts';
 // The tables of 0001_initial, then of later migrations.
 const TABLES = [...TABLES_IN_CREATION_ORDER, 'web_sessions', 'client_secrets', 'run_events', 'workflow_versions', ...HOOK_TABLES, 'workflow_schedules'];
 
-const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions', '0006_client_secrets', '0007_access_token_expiry', '0008_run_events', '0009_token_successors', '0010_access_scope', '0011_chain_revocation', '0012_workflow_versions', '0013_workflow_hooks', '0014_user_secrets', '0016_workflow_schedules', '0017_step_output_json', '0019_step_attempts', '0020_oidc_codes'];
+const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions', '0006_client_secrets', '0007_access_token_expiry', '0008_run_events', '0009_token_successors', '0010_access_scope', '0011_chain_revocation', '0012_workflow_versions', '0013_workflow_hooks', '0014_user_secrets', '0016_workflow_schedules', '0017_step_output_json', '0019_step_attempts', '0020_oidc_codes', '0021_id_token_alg'];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {
   let t: TestDb;
@@ -130,5 +130,20 @@ describe.each(testDialects())('migrations on %s', (dialect) => {
     await t.db('users').where({ id: user_id }).delete();
     expect(await t.db('workflow_versions').count({ n: '*' }).first()).toMatchObject({ n: 0 });
     expect(await migrateLatest(t.db)).toEqual(ALL.slice(ALL.indexOf('0012_workflow_versions') + 1));
+  });
+
+  it('0021 keeps ES256 ID tokens for the applications registered before it; a later registration gets RS256 unless it says', async () => {
+    expect(await migrateRollback(t.db, { all: true })).toEqual([...ALL].reverse());
+    for (const name of ALL.slice(0, ALL.indexOf('0021_id_token_alg'))) expect(await migrateUp(t.db)).toEqual([name]);
+    const owner_user_id = await insertReturningId(t.db, 'users', { login: 'm21', name: 'M', password_hash: 'x', created_at: 1000 });
+    const app = (client_id: string) => ({ client_id, owner_user_id, name: 'A', description: '', homepage: 'https://a.example', redirect_uri: 'https://a.example/cb', created_at: 2000 });
+    await t.db('applications').insert(app('app_before'));
+    expect(await migrateUp(t.db)).toEqual(['0021_id_token_alg']);
+    await t.db('applications').insert(app('app_after'));
+    expect(await t.db('applications').orderBy('client_id').select('client_id', 'id_token_signed_response_alg')).toEqual([
+      { client_id: 'app_after', id_token_signed_response_alg: 'RS256' },
+      { client_id: 'app_before', id_token_signed_response_alg: 'ES256' },
+    ]);
+    await t.db('users').where({ id: owner_user_id }).delete();
   });
 });

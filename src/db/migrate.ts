@@ -18,6 +18,7 @@ import * as workflowSchedules from './migrations/0016_workflow_schedules.ts';
 import * as stepOutputJson from './migrations/0017_step_output_json.ts';
 import * as stepAttempts from './migrations/0019_step_attempts.ts';
 import * as oidcCodes from './migrations/0020_oidc_codes.ts';
+import * as idTokenAlg from './migrations/0021_id_token_alg.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -50,6 +51,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0017_step_output_json', stepOutputJson],
     ['0019_step_attempts', stepAttempts],
     ['0020_oidc_codes', oidcCodes],
+    ['0021_id_token_alg', idTokenAlg],
   ];
 }
 

@@ -67,7 +67,7 @@ describe.each(testDialects())('secrets sealed at rest on %s', (dialect) => {
     let kid: string;
     try {
       expect((await logIn(browser, 'rotator', 'rotate-password-1')).status).toBe(303);
-      kid = (await keyRing(before.ctx).signingKey()).kid;
+      kid = (await keyRing(before.ctx).signingKey('ES256')).kid;
     } finally {
       await before.close();
     }
@@ -102,7 +102,7 @@ describe.each(testDialects())('secrets sealed at rest on %s', (dialect) => {
     try {
       const settings = await browser.fetch(`${after.baseUrl}/settings/applications`);
       expect(settings.status).toBe(200);
-      expect((await keyRing(after.ctx).signingKey()).kid).toBe(kid);
+      expect((await keyRing(after.ctx).signingKey('ES256')).kid).toBe(kid);
     } finally {
       await after.close();
     }

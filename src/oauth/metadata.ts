@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
-import { PROXY_TOKEN_ALG } from '../open/signingKeys.ts';
+import { SIGNING_ALGS } from '../open/signingKeys.ts';
 import { SUPPORTED_SCOPES } from './scopes.ts';
 
 type Metadata = components['schemas']['AuthorizationServerMetadata'];
@@ -34,7 +34,8 @@ function openIdConfiguration(base: string): OpenIdConfiguration {
     jwks_uri: `${base}/.well-known/jwks.json`,
     response_modes_supported: ['query'],
     subject_types_supported: ['public'],
-    id_token_signing_alg_values_supported: [PROXY_TOKEN_ALG],
+    // RS256 first: the default, which Discovery 1.0 (3) requires; ES256 for clients that registered it.
+    id_token_signing_alg_values_supported: [...SIGNING_ALGS],
     claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'id', 'login', 'name', 'avatar_url'],
     prompt_values_supported: ['none', 'login', 'consent'],
     claims_parameter_supported: false,

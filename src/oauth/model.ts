@@ -162,9 +162,10 @@ export class TokenModel {
   }
 
   /**
-   * The pair with its ID token when its scope has `openid`: on the code exchange with the request's
-   * nonce; on a refresh (OpenID Connect Core 12.2) with the same iss, sub, aud and auth_time, a new
-   * iat, and no nonce. A refresh whose narrowed scope leaves out `openid` gets none.
+   * The pair with its ID token when its scope has `openid`, signed with the algorithm its client
+   * registered (read with the code or token: no query of its own): on the code exchange with the
+   * request's nonce; on a refresh (OpenID Connect Core 12.2) with the same iss, sub, aud and
+   * auth_time, a new iat, and no nonce. A refresh whose narrowed scope leaves out `openid` gets none.
    */
   async withIdToken<T extends OAuth2Server.Token>(pair: T): Promise<T & { id_token?: string }> {
     if (!(pair.scope ?? []).includes('openid')) return pair;
@@ -172,6 +173,7 @@ export class TokenModel {
     const id_token = await signIdToken(this.ctx, {
       userId: source.userId,
       clientId: source.clientId,
+      alg: source.idTokenAlg,
       accessToken: pair.accessToken,
       authTime: source.authTime,
       nonce: this.code?.nonce,

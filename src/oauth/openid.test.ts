@@ -51,7 +51,8 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
 
   async function verifiedClaims(idToken: string, f: Fixture): Promise<JWTPayload> {
     const jwks = (await (await fetch(as.jwks_uri!)).json()) as Parameters<typeof createLocalJWKSet>[0];
-    const { payload } = await jwtVerify(idToken, createLocalJWKSet(jwks), { issuer: server.baseUrl, audience: f.clientId, algorithms: ['ES256'] });
+    // RS256: the fixtures' apps are registered without id_token_signed_response_alg (idTokenAlgs.test.ts has ES256).
+    const { payload } = await jwtVerify(idToken, createLocalJWKSet(jwks), { issuer: server.baseUrl, audience: f.clientId, algorithms: ['RS256'] });
     return payload;
   }
 
@@ -68,13 +69,13 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
       scopes_supported: ['openid', 'user_info', 'api_key'],
       response_types_supported: ['code'],
       subject_types_supported: ['public'],
-      id_token_signing_alg_values_supported: ['ES256'],
+      id_token_signing_alg_values_supported: ['RS256', 'ES256'],
       request_uri_parameter_supported: false,
     });
     expect(oidc.claims_supported).toEqual(expect.arrayContaining(['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash']));
   });
 
-  it('adds an ES256 id_token to the code exchange of an openid request: iss, sub (userinfo sub), aud, exp, iat, auth_time, nonce, at_hash (Core 3.1.3.3)', async () => {
+  it('adds an RS256 id_token to the code exchange of an openid request: iss, sub (userinfo sub), aud, exp, iat, auth_time, nonce, at_hash (Core 3.1.3.3)', async () => {
     const f = await createFixture(server.ctx.db);
     const before = Math.floor(Date.now() / 1000);
     const browser = await loggedIn(f);
@@ -85,7 +86,7 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
     const tokens = await oauth.processAuthorizationCodeResponse(as, { client_id: f.clientId }, response, { expectedNonce: nonce, requireIdToken: true });
     expect(tokens.scope).toBe('openid user_info');
     const idToken = tokens.id_token!;
-    expect(decodeProtectedHeader(idToken)).toMatchObject({ alg: 'ES256', typ: 'JWT' });
+    expect(decodeProtectedHeader(idToken)).toMatchObject({ alg: 'RS256', typ: 'JWT' });
     const claims = await verifiedClaims(idToken, f);
     expect(Object.keys(claims).sort()).toEqual(['at_hash', 'aud', 'auth_time', 'exp', 'iat', 'iss', 'nonce', 'sub']);
     expect(claims).toMatchObject({ iss: server.baseUrl, sub: String(f.userId), aud: f.clientId, nonce, at_hash: atHash(tokens.access_token) });

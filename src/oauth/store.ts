@@ -46,6 +46,7 @@ export interface CodeRow {
   authorizationId: number;
   userId: number;
   clientId: string;
+  idTokenAlg: string; // the client's id_token_signed_response_alg: how its ID tokens are signed
   redirectUri: string;
   scope: string;
   codeChallenge: string | null;
@@ -87,7 +88,7 @@ export async function findCodeByHash(db: Knex, codeHash: string): Promise<CodeRo
     clientSecrets: secretsOf(rows),
     authorizationId: Number(row.authorization_id),
     userId: Number(row.user_id),
-    clientId: String(row.client_id),
+    clientId: String(row.client_id), idTokenAlg: String(row.id_token_signed_response_alg),
     redirectUri: String(row.redirect_uri),
     scope: String(row.scope),
     codeChallenge: row.code_challenge === null ? null : String(row.code_challenge),
@@ -110,7 +111,7 @@ const codeByHash = prepared<{ codeHash: string }>('oauth_code_by_hash', (db, par
       'c.id',
       'c.authorization_id',
       'z.user_id',
-      'a.client_id',
+      'a.client_id', 'a.id_token_signed_response_alg',
       'c.redirect_uri',
       'c.scope',
       'c.code_challenge',
@@ -139,6 +140,7 @@ export interface TokenRow {
   userId: number;
   applicationId: number;
   clientId: string;
+  idTokenAlg: string; // the client's id_token_signed_response_alg: how its ID tokens are signed
   /** The grant's scope, which the refresh token carries on. */
   scope: string;
   /** The access token's: the grant's, or narrower when a refresh asked for less (RFC 6749 6). */
@@ -163,7 +165,7 @@ function tokenQuery(db: Knex) {
       't.code_id',
       'z.user_id',
       'z.application_id',
-      'a.client_id',
+      'a.client_id', 'a.id_token_signed_response_alg',
       't.scope',
       't.access_scope',
       't.access_expires_at',
@@ -184,7 +186,7 @@ function toToken(row: Record<string, unknown>): TokenRow {
     codeId: n(row.code_id),
     userId: Number(row.user_id),
     applicationId: Number(row.application_id),
-    clientId: String(row.client_id),
+    clientId: String(row.client_id), idTokenAlg: String(row.id_token_signed_response_alg),
     scope: String(row.scope),
     accessScope: String(row.access_scope ?? row.scope),
     accessExpiresAt: Number(row.access_expires_at),

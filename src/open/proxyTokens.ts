@@ -47,7 +47,8 @@ const utf8 = new TextEncoder();
  */
 export async function signProxyToken(
   ctx: AppContext,
-  signingKey: { kid: string; key: CryptoKey | KeyObject },
+  // Never an RSA key: a SigningKey<'RS256'> does not fit, and jose refuses one for ES256 anyway.
+  signingKey: { kid: string; key: CryptoKey | KeyObject; alg?: typeof PROXY_TOKEN_ALG },
   subject: ProxyTokenSubject,
   nowMs = Date.now(),
 ): Promise<{ token: string; expiresIn: number; claims: ProxyClaims }> {

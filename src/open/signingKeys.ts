@@ -6,14 +6,36 @@ import { signingKeyContext } from '../db/sealedSecrets.ts';
 import type { Sealer } from '../shared/sealing.ts';
 import { findCurrentSigningKey, insertSigningKey, listVerificationKeys, retireSigningKeys, type SigningKeyRow } from './signingKeys.store.ts';
 
-// ES256 keys that sign proxy tokens and OpenID Connect ID tokens (src/oauth/idToken.ts). They live in the database (every API process signs with the
-// same keys and verifies every other's tokens) and are cached here. A private key never leaves
-// this module: not in a log line, not in an error, not in CLI output.
+// The keys that sign proxy tokens (ES256) and OpenID Connect ID tokens (src/oauth/idToken.ts:
+// RS256 by default, ES256 for a client registered with id_token_signed_response_alg: ES256). Each
+// algorithm has keys of its own, made, sealed, published and rotated alike. They live in the
+// database (every API process signs with the same keys and verifies every other's tokens) and are
+// cached here. A private key never leaves this module: not in a log line, not in an error, not in
+// CLI output.
 
+/** Proxy tokens are ES256 only: an RSA key never signs one (signProxyToken takes a SigningKey<'ES256'>). */
 export const PROXY_TOKEN_ALG = 'ES256';
+/** Every algorithm the service signs with; RS256, the ID tokens' default, first (discovery lists them in this order). */
+export const SIGNING_ALGS = ['RS256', 'ES256'] as const;
+export type SigningAlg = (typeof SIGNING_ALGS)[number];
+/** RSA keys: 2048-bit moduli (RFC 7518 3.3: 2048 or more). */
+export const RSA_MODULUS_BITS = 2048;
+
+export function isSigningAlg(value: string): value is SigningAlg {
+  return (SIGNING_ALGS as readonly string[]).includes(value);
+}
 
 /** How long a process keeps signing with the key it loaded; a rotation elsewhere reaches it within this time. */
 const CURRENT_KEY_TTL_MS = 60_000;
+/** How long clients may keep /.well-known/jwks.json (its Cache-Control max-age). */
+export const JWKS_MAX_AGE_SECONDS = 300;
+/**
+ * A rotated-in key is published at once and signs only this long after: a relying party that
+ * cached the key set just before the rotation has let it expire, or may refetch it on the new
+ * `kid` (openid-client, jose and Nimbus refetch at most once in 30-60 s), before any token
+ * carries the new key.
+ */
+export const KEY_PUBLISHED_AHEAD_MS = JWKS_MAX_AGE_SECONDS * 1000;
 /** Clock skew allowance between processes when deciding which retired keys are still needed. */
 const SKEW_MS = 60_000;
 /**
@@ -22,8 +44,9 @@ const SKEW_MS = 60_000;
  */
 const UNKNOWN_KID_RELOAD_MS = 1_000;
 
-export interface SigningKey {
+export interface SigningKey<A extends SigningAlg = SigningAlg> {
   kid: string;
+  alg: A;
   /** A non-extractable CryptoKey: the form jose signs with at the least cost (proxyTokens.ts). */
   key: CryptoKey;
 }
@@ -36,7 +59,9 @@ export interface PublicJwk extends JWK {
 }
 
 interface KeyRing {
-  signingKey(): Promise<SigningKey>;
+  /** The current key of `alg`, created on first use. */
+  signingKey<A extends SigningAlg>(alg: A): Promise<SigningKey<A>>;
+  /** The public key of a proxy token's `kid`: published ES256 keys only. */
   verificationKey(kid: string): Promise<CryptoKey | undefined>;
   forget(): void;
 }
@@ -46,46 +71,49 @@ function retentionMs(tokenTtlSeconds: number): number {
   return tokenTtlSeconds * 1000 + CURRENT_KEY_TTL_MS + SKEW_MS;
 }
 
-async function newSigningKeyRow(sealer: Sealer, now: number): Promise<SigningKeyRow> {
-  const { privateKey, publicKey } = await generateKeyPair(PROXY_TOKEN_ALG, { extractable: true });
+async function newSigningKeyRow(sealer: Sealer, alg: SigningAlg, now: number): Promise<SigningKeyRow> {
+  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'RS256' ? { modulusLength: RSA_MODULUS_BITS } : {}) });
   const publicJwk = await exportJWK(publicKey);
   // RFC 7638 thumbprint: unique per key, and anyone can recompute it from the published JWK.
   const kid = await calculateJwkThumbprint(publicJwk);
-  const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: PROXY_TOKEN_ALG };
-  const published: PublicJwk = { ...publicJwk, kty: publicJwk.kty ?? 'EC', kid, alg: PROXY_TOKEN_ALG, use: 'sig' };
-  return { kid, alg: PROXY_TOKEN_ALG, private_jwk: sealer.seal(JSON.stringify(privateJwk), signingKeyContext(kid)), public_jwk: JSON.stringify(published), created_at: now, retired_at: null };
+  const privateJwk = { ...(await exportJWK(privateKey)), kid, alg };
+  const published: PublicJwk = { ...publicJwk, kty: publicJwk.kty ?? (alg === 'RS256' ? 'RSA' : 'EC'), kid, alg, use: 'sig' };
+  return { kid, alg, private_jwk: sealer.seal(JSON.stringify(privateJwk), signingKeyContext(kid)), public_jwk: JSON.stringify(published), created_at: now, retired_at: null };
 }
 
-async function importPrivate(sealer: Sealer, row: SigningKeyRow): Promise<SigningKey> {
+async function importPrivate<A extends SigningAlg>(sealer: Sealer, row: SigningKeyRow, alg: A): Promise<SigningKey<A>> {
+  if (row.alg !== alg) throw new Error(`signing key ${row.kid} is ${row.alg}, not ${alg}`);
   const jwk = JSON.parse(sealer.open(row.private_jwk, signingKeyContext(row.kid))) as JWK;
-  return { kid: row.kid, key: (await importJWK(jwk, PROXY_TOKEN_ALG, { extractable: false })) as CryptoKey };
+  return { kid: row.kid, alg, key: (await importJWK(jwk, alg, { extractable: false })) as CryptoKey };
 }
 
 /**
- * Loads the current key, creating the first one on first use. Two processes starting at once may
- * both create one: that is safe, because a key is published (and verifies) from the moment it is
- * inserted, and every process converges on the newest key at its next reload.
+ * Loads the current key of `alg`, creating the first one on first use. Two processes starting at
+ * once may both create one: that is safe, because a key is published (and verifies) from the
+ * moment it is inserted, before it signs anything, and every process converges on the newest key
+ * at its next reload.
  */
-async function loadOrCreateCurrent(db: Knex, sealer: Sealer): Promise<SigningKey> {
-  const existing = await findCurrentSigningKey(db);
-  if (existing) return importPrivate(sealer, existing);
-  await insertSigningKey(db, await newSigningKeyRow(sealer, Date.now()));
-  const current = await findCurrentSigningKey(db);
-  if (!current) throw new Error('no signing key after creating one');
-  return importPrivate(sealer, current);
+async function loadOrCreateCurrent<A extends SigningAlg>(db: Knex, sealer: Sealer, alg: A): Promise<SigningKey<A>> {
+  const existing = await findCurrentSigningKey(db, alg, Date.now());
+  if (existing) return importPrivate(sealer, existing, alg);
+  await insertSigningKey(db, await newSigningKeyRow(sealer, alg, Date.now()));
+  const current = await findCurrentSigningKey(db, alg, Date.now());
+  if (!current) throw new Error(`no ${alg} signing key after creating one`);
+  return importPrivate(sealer, current, alg);
 }
 
 function createKeyRing(db: Knex, sealer: Sealer, tokenTtlSeconds: number): KeyRing {
-  let current: { promise: Promise<SigningKey>; loadedAt: number } | undefined;
+  const current = new Map<SigningAlg, { promise: Promise<SigningKey>; loadedAt: number }>();
   let verifiers = new Map<string, Promise<CryptoKey>>();
   let verifiersLoadedAt = 0;
   let reloading: Promise<void> | undefined;
   let unknownKidReload: Promise<void> | undefined;
 
   async function readVerifiers(): Promise<void> {
-    const rows = await listVerificationKeys(db, Date.now() - retentionMs(tokenTtlSeconds));
+    const rows = await listVerificationKeys(db, Date.now() - retentionMs(tokenTtlSeconds), SIGNING_ALGS);
     const next = new Map<string, Promise<CryptoKey>>();
-    for (const row of rows) {
+    // Proxy tokens are all this ring verifies: an RSA key's kid is unknown here.
+    for (const row of rows.filter((r) => r.alg === PROXY_TOKEN_ALG)) {
       next.set(row.kid, verifiers.get(row.kid) ?? (importJWK(JSON.parse(row.public_jwk) as JWK, PROXY_TOKEN_ALG) as Promise<CryptoKey>));
     }
     verifiers = next;
@@ -107,7 +135,8 @@ function createKeyRing(db: Knex, sealer: Sealer, tokenTtlSeconds: number): KeyRi
    * finds it (or, when it joined a read begun just before the key's insert, its retry is accepted).
    */
   function reloadForUnknownKid(): Promise<void> {
-    unknownKidReload ??= sleep(Math.max(0, verifiersLoadedAt + UNKNOWN_KID_RELOAD_MS - Date.now()))
+    // Never longer than UNKNOWN_KID_RELOAD_MS, even after the clock stepped back.
+    unknownKidReload ??= sleep(Math.min(UNKNOWN_KID_RELOAD_MS, Math.max(0, verifiersLoadedAt + UNKNOWN_KID_RELOAD_MS - Date.now())))
       .then(reloadVerifiers)
       .finally(() => {
         unknownKidReload = undefined;
@@ -116,17 +145,19 @@ function createKeyRing(db: Knex, sealer: Sealer, tokenTtlSeconds: number): KeyRi
   }
 
   return {
-    signingKey() {
+    signingKey<A extends SigningAlg>(alg: A): Promise<SigningKey<A>> {
       const now = Date.now();
-      if (!current || now - current.loadedAt > CURRENT_KEY_TTL_MS) {
-        const promise = loadOrCreateCurrent(db, sealer);
-        current = { promise, loadedAt: now };
+      let entry = current.get(alg);
+      if (!entry || now - entry.loadedAt > CURRENT_KEY_TTL_MS) {
+        const promise = loadOrCreateCurrent(db, sealer, alg);
+        entry = { promise, loadedAt: now };
+        current.set(alg, entry);
         // A failed load (database down) must not be cached.
         promise.catch(() => {
-          if (current?.promise === promise) current = undefined;
+          if (current.get(alg)?.promise === promise) current.delete(alg);
         });
       }
-      return current.promise;
+      return entry.promise as Promise<SigningKey<A>>;
     },
 
     async verificationKey(kid) {
@@ -136,7 +167,7 @@ function createKeyRing(db: Knex, sealer: Sealer, tokenTtlSeconds: number): KeyRi
     },
 
     forget() {
-      current = undefined;
+      current.clear();
       verifiers = new Map();
       verifiersLoadedAt = 0;
     },
@@ -160,24 +191,42 @@ export function keyRing(ctx: AppContext): KeyRing {
   return ring;
 }
 
-/** The JWKS document (RFC 7517 5): current and previous public keys. */
+/** The JWKS document (RFC 7517 5): current and previous public keys of every algorithm. */
 export async function publishedJwks(ctx: AppContext): Promise<{ keys: PublicJwk[] }> {
-  const rows = await listVerificationKeys(ctx.db, Date.now() - retentionMs(longestTokenTtl(ctx)));
+  const rows = await listVerificationKeys(ctx.db, Date.now() - retentionMs(longestTokenTtl(ctx)), SIGNING_ALGS);
   return { keys: rows.map((r) => JSON.parse(r.public_jwk) as PublicJwk) };
 }
 
+export interface RotatedKey {
+  alg: SigningAlg;
+  /** The new key: published from the rotation on, signing from `activeFrom`. */
+  kid: string;
+  /** When the new key starts to sign and the ones it replaces stop (epoch ms). */
+  activeFrom: number;
+  /** The keys it replaces: they sign until `activeFrom`, then stay published and verifying until their tokens have expired. */
+  retired: string[];
+}
+
 /**
- * `keys rotate`: retires the keys in use (they keep verifying, and stay published, until every
- * token they signed has expired) and creates the new current key, in one transaction. This
- * process switches at once; other processes within CURRENT_KEY_TTL_MS.
+ * `keys rotate`: for each algorithm of `algs` (every one unless told), a new key, published from
+ * the commit on and signing KEY_PUBLISHED_AHEAD_MS later; the keys in use sign until then, then
+ * stay published and keep verifying until every token they signed has expired. All in one
+ * transaction. `immediately` (a key that leaked): the new keys sign at once, and relying parties
+ * that cached the key set refetch it on the new `kid`. Processes switch within CURRENT_KEY_TTL_MS
+ * of the switch (this one at once), which the retired keys' retention covers.
  */
-export async function rotateSigningKey(ctx: SealerContext): Promise<{ kid: string; retired: string[] }> {
-  const row = await newSigningKeyRow(ctx.sealer, Date.now());
-  const retired = await ctx.db.transaction(async (trx) => {
-    const kids = await retireSigningKeys(trx, row.created_at);
-    await insertSigningKey(trx, row);
-    return kids;
+export async function rotateSigningKeys(ctx: SealerContext, algs: readonly SigningAlg[] = SIGNING_ALGS, options: { immediately?: boolean } = {}): Promise<RotatedKey[]> {
+  const activeFrom = Date.now() + (options.immediately ? 0 : KEY_PUBLISHED_AHEAD_MS);
+  const rows = await Promise.all(algs.map((alg) => newSigningKeyRow(ctx.sealer, alg, activeFrom)));
+  const rotated = await ctx.db.transaction(async (trx) => {
+    const done: RotatedKey[] = [];
+    for (const row of rows) {
+      const retired = await retireSigningKeys(trx, row.alg, activeFrom);
+      await insertSigningKey(trx, row);
+      done.push({ alg: row.alg as SigningAlg, kid: row.kid, activeFrom, retired });
+    }
+    return done;
   });
   rings.get(ctx.db)?.forget();
-  return { kid: row.kid, retired };
+  return rotated;
 }

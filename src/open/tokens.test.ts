@@ -13,7 +13,7 @@ import { signProxyToken } from './proxyTokens.ts';
 import { issuanceLeaseKey, issueProxyToken } from './tokens.ts';
 import { revokeApplication } from '../oauth/authorizations.ts';
 import { principalLease, revocationLease } from '../shared/principalLease.ts';
-import { keyRing, rotateSigningKey } from './signingKeys.ts';
+import { keyRing, rotateSigningKeys } from './signingKeys.ts';
 
 // The third-party flow continued past the OAuth issue: with an `api_key` access token the app lists
 // the user's raw access tokens, fetches a proxy token, verifies it against the JWKS with jose and
@@ -296,7 +296,7 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
       namespace: f.login,
       usageScenario: 'paid' as const,
     };
-    const key = await keyRing(server.ctx).signingKey();
+    const key = await keyRing(server.ctx).signingKey('ES256');
     const ttl = server.ctx.config.PROXY_TOKEN_TTL_SECONDS;
     const expired = await signProxyToken(server.ctx, key, subject, Date.now() - (ttl + 5) * 1000);
     expect((await chat(expired.token)).response.status).toBe(401);
@@ -316,7 +316,7 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     const before = (await detail(accessToken, f.login, paid.record.id)).data!.proxy_access_token;
     const oldKid = decodeProtectedHeader(before).kid!;
 
-    const rotated = await rotateSigningKey(server.ctx);
+    const rotated = (await rotateSigningKeys(server.ctx, ['ES256'], { immediately: true })).find((r) => r.alg === 'ES256')!;
     expect(rotated.retired).toContain(oldKid);
 
     const after = (await detail(accessToken, f.login, paid.record.id)).data!.proxy_access_token;
@@ -324,7 +324,8 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
 
     const jwks = (await (await fetch(`${server.baseUrl}/.well-known/jwks.json`)).json()) as { keys: { kid: string; kty: string; d?: string }[] };
     expect(jwks.keys.map((k) => k.kid)).toEqual(expect.arrayContaining([oldKid, rotated.kid]));
-    expect(jwks.keys.every((k) => k.kty === 'EC' && k.d === undefined)).toBe(true);
+    expect(jwks.keys.every((k) => k.d === undefined)).toBe(true);
+    expect(jwks.keys.filter((k) => k.kid === oldKid || k.kid === rotated.kid).every((k) => k.kty === 'EC')).toBe(true);
 
     const remote = createRemoteJWKSet(new URL(`${server.baseUrl}/.well-known/jwks.json`));
     for (const token of [before, after]) {

@@ -7,7 +7,7 @@ import { principalLease } from '../shared/principalLease.ts';
 import { isExpired, listAccessTokens as listAccessTokensOf } from '../platform/accessTokens.ts';
 import { canonicalName } from '../platform/validate.ts';
 import { signProxyToken } from './proxyTokens.ts';
-import { keyRing } from './signingKeys.ts';
+import { keyRing, PROXY_TOKEN_ALG } from './signingKeys.ts';
 import { findTokenForIssuance } from './store.ts';
 
 type AccessTokenListItem = components['schemas']['AccessTokenListItem'];
@@ -48,7 +48,7 @@ export async function issueProxyToken(
   namespace: string,
   id: number,
 ): Promise<AccessTokenDetail> {
-  const signingKey = await keyRing(ctx).signingKey();
+  const signingKey = await keyRing(ctx).signingKey(PROXY_TOKEN_ALG);
   const token = await principalLease(ctx).principal('issuance', issuanceLeaseKey(principal, namespace, id), async () => {
     const found = await findTokenForIssuance(ctx.db, { userId: principal.userId, namespace: canonicalName(namespace), id, authorizationId: principal.authorizationId });
     // Refusals are never cached (only shared with requests that arrive during this read): not

@@ -50,6 +50,37 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
     expect(list).not.toContain(app.clientSecret);
   });
 
+  it('registers and edits the ID token algorithm (id_token_signed_response_alg): RS256 preselected, ES256 when chosen; a form without it changes nothing', async () => {
+    const form = await (await browser.fetch('/settings/applications')).text();
+    expect(form).toMatch(/<label for="id_token_signed_response_alg">ID token signing algorithm/);
+    expect(form).toContain('<option value="RS256" selected>RS256</option><option value="ES256">ES256</option>');
+    const fields = { description: 'Signs in', homepage: 'https://oidc.example/', redirect_uri: 'https://oidc.example/cb' };
+    const registered = async (name: string, extra: Record<string, string>) => {
+      const res = await post('/settings/applications', { name, ...fields, ...extra });
+      expect(res.status).toBe(200);
+      return (await findAppByClientId(server.ctx, shownCredentials(await res.text()).clientId))!;
+    };
+    expect((await registered('Default alg', {})).id_token_signed_response_alg).toBe('RS256');
+    expect((await registered('Chosen RS256', { id_token_signed_response_alg: 'RS256' })).id_token_signed_response_alg).toBe('RS256');
+    const es = await registered('Chosen ES256', { id_token_signed_response_alg: 'ES256' });
+    expect(es.id_token_signed_response_alg).toBe('ES256');
+
+    // The app's page shows its choice; an edit that leaves the field out (a script's) keeps it, one that sets it changes it.
+    expect(await (await browser.fetch(`/settings/applications/${es.id}`)).text()).toContain('<option value="RS256">RS256</option><option value="ES256" selected>ES256</option>');
+    const edit = (extra: Record<string, string>) => postOn(`/settings/applications/${es.id}`, `/settings/applications/${es.id}`, { name: 'Chosen ES256', ...fields, ...extra });
+    expect((await edit({})).status).toBe(303);
+    expect((await findAppByClientId(server.ctx, es.client_id))!.id_token_signed_response_alg).toBe('ES256');
+    expect((await edit({ id_token_signed_response_alg: 'RS256' })).status).toBe(303);
+    expect((await findAppByClientId(server.ctx, es.client_id))!.id_token_signed_response_alg).toBe('RS256');
+
+    // Anything else is refused at the field, keeping what was typed.
+    const refused = await post('/settings/applications', { name: 'Bad alg', ...fields, id_token_signed_response_alg: 'none' });
+    expect(refused.status).toBe(400);
+    const page = await refused.text();
+    expect(page).toContain('<p class="field-error" id="id_token_signed_response_alg-error">Must be RS256 or ES256.</p>');
+    expect(page).toContain('value="Bad alg"');
+  });
+
   it('accepts a plain-http callback only on a loopback host (RFC 8252 7.3); elsewhere https', async () => {
     const attempt = (redirect_uri: string) => post('/settings/applications', { name: 'Local', description: '', homepage: 'https://l.example/', redirect_uri });
     const refused = await attempt('http://notes.example/cb');

@@ -10,6 +10,8 @@ export interface ApplicationRow {
   homepage: string;
   redirect_uri: string;
   created_at: number;
+  /** OpenID Connect: how its ID tokens are signed, `RS256` (the default) or `ES256` (migration 0021). */
+  id_token_signed_response_alg: string;
   /** The registration form's one-time nonce: a resubmitted form finds this app instead of making another. */
   creation_nonce?: string | null;
 }
@@ -69,7 +71,7 @@ export async function listAppRowsOfOwner(db: Knex, ownerUserId: number): Promise
 export async function updateAppDetails(
   db: Knex,
   id: number,
-  fields: Partial<Pick<ApplicationRow, 'name' | 'description' | 'homepage' | 'redirect_uri'>>,
+  fields: Partial<Pick<ApplicationRow, 'name' | 'description' | 'homepage' | 'redirect_uri' | 'id_token_signed_response_alg'>>,
 ): Promise<void> {
   await db('applications').where({ id }).update(fields);
 }

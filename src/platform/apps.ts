@@ -20,7 +20,7 @@ import {
   type ClientSecretRow,
 } from './apps.store.ts';
 import { findUserRowByLogin } from './users.store.ts';
-import { canonicalName, checkHttpUrl, checkRedirectUri, checkText } from './validate.ts';
+import { canonicalName, checkHttpUrl, checkIdTokenAlg, checkRedirectUri, checkText } from './validate.ts';
 
 /** A registered OAuth client (its secrets are rows of their own: ClientSecret). */
 export type Application = ApplicationRow;
@@ -39,6 +39,8 @@ export interface NewApp {
   description: string;
   homepage: string;
   redirectUri: string;
+  /** `RS256` or `ES256`; RS256 unless given (DEFAULT_ID_TOKEN_ALG). */
+  idTokenAlg?: string | undefined;
 }
 
 export interface AppDetails {
@@ -46,7 +48,15 @@ export interface AppDetails {
   description?: string;
   homepage?: string;
   redirectUri?: string;
+  /** id_token_signed_response_alg: `RS256` or `ES256`. */
+  idTokenAlg?: string;
 }
+
+/**
+ * How a client's ID tokens are signed unless it registers otherwise: RS256, the default of OpenID
+ * Connect Dynamic Client Registration 1.0 (2), which every relying-party library accepts.
+ */
+export const DEFAULT_ID_TOKEN_ALG = 'RS256';
 
 /** The plaintext client secret exists only in this return value: show it once. */
 export interface AppWithSecret {
@@ -62,6 +72,7 @@ function checkDetails(input: AppDetails) {
     ...(input.description !== undefined ? { description: checkText('description', input.description, { min: 0, max: 1000 }) } : {}),
     ...(input.homepage !== undefined ? { homepage: checkHttpUrl('homepage', input.homepage) } : {}),
     ...(input.redirectUri !== undefined ? { redirect_uri: checkRedirectUri('redirect_uri', input.redirectUri) } : {}),
+    ...(input.idTokenAlg !== undefined ? { id_token_signed_response_alg: checkIdTokenAlg('id_token_signed_response_alg', input.idTokenAlg) } : {}),
   };
 }
 
@@ -84,6 +95,7 @@ export async function createApp(ctx: DbContext, input: NewApp & { creationNonce?
     description: details.description!,
     homepage: details.homepage!,
     redirect_uri: details.redirect_uri!,
+    id_token_signed_response_alg: details.id_token_signed_response_alg ?? DEFAULT_ID_TOKEN_ALG,
     created_at: Date.now(),
     creation_nonce: input.creationNonce ?? null,
   };

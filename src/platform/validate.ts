@@ -71,6 +71,18 @@ export function checkRedirectUri(field: string, value: string | undefined): stri
   return text;
 }
 
+/** The algorithms an application may choose for its OpenID Connect ID tokens (id_token_signed_response_alg). */
+export const ID_TOKEN_ALGS = ['RS256', 'ES256'] as const;
+
+/** `RS256` or `ES256` (any case, as typed), in its registered spelling. */
+export function checkIdTokenAlg(field: string, value: string): string {
+  const alg = value.trim().toUpperCase();
+  if (!(ID_TOKEN_ALGS as readonly string[]).includes(alg)) {
+    throw invalidField(`${field} must be ${ID_TOKEN_ALGS.join(' or ')} (got "${value}").`, `/${field}`, `must be ${ID_TOKEN_ALGS.join(' or ')}`);
+  }
+  return alg;
+}
+
 /** Any URI our responses can carry as `format: uri` (http(s) or data:). */
 export function checkAvatarUrl(field: string, value: string): string {
   const text = value.trim();

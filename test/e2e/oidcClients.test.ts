@@ -70,7 +70,8 @@ describe('OpenID Connect clients with their defaults against the live service', 
     expect(claims).toMatchObject({ iss: service.baseUrl, aud: c.CONTRACT_CLIENT_ID, nonce });
     // The signature, with the keys the discovery document points at.
     const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!));
-    await jwtVerify(tokens.id_token!, jwks, { issuer: service.baseUrl, audience: c.CONTRACT_CLIENT_ID, algorithms: ['ES256'] });
+    // RS256: the app is registered without id_token_signed_response_alg.
+    await jwtVerify(tokens.id_token!, jwks, { issuer: service.baseUrl, audience: c.CONTRACT_CLIENT_ID, algorithms: ['RS256'] });
 
     const userinfo = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
     expect(userinfo).toMatchObject({ sub: claims.sub, login: c.CONTRACT_LOGIN });

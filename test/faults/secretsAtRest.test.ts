@@ -43,14 +43,15 @@ describe.each(testDialects())('secrets at rest (%s)', (dialect) => {
     return { tables, text: lines.join('\n') };
   }
 
-  it('stores no plaintext password, client secret, code, access, refresh, raw or proxy token in any table', async () => {
+  it('stores no plaintext password, client secret, code, access, refresh, raw or proxy token, nor a private signing key (EC or RSA), in any table', async () => {
     const f = await createFixture(server.ctx.db, 'http://127.0.0.1:9/callback');
     const apiKey = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'dump', usageScenario: 'paid', permissions: ['workflows'] });
 
     const browser = new Browser(server.baseUrl);
     expect((await logIn(browser, f.login, f.password)).status).toBe(303);
     const authorize = new URL('/oauth/authorize', server.baseUrl);
-    authorize.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'user_info api_key', state: 's' }).toString();
+    // openid: the code exchange signs an RS256 ID token, so the RSA signing key exists too.
+    authorize.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'openid user_info api_key', state: 's' }).toString();
     const code = (await authorizeInBrowser(browser, authorize)).searchParams.get('code')!;
     expect(code).toMatch(/^oac_/);
 
@@ -61,7 +62,7 @@ describe.each(testDialects())('secrets at rest (%s)', (dialect) => {
         body: new URLSearchParams({ ...fields, client_id: f.clientId, client_secret: f.clientSecret }),
       });
       expect(res.status).toBe(200);
-      return (await res.json()) as { access_token: string; refresh_token: string };
+      return (await res.json()) as { access_token: string; refresh_token: string; id_token?: string };
     };
     const first = await token({ grant_type: 'authorization_code', code, redirect_uri: f.redirectUri });
     const second = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token });
@@ -90,6 +91,14 @@ describe.each(testDialects())('secrets at rest (%s)', (dialect) => {
       'proxy token': proxyToken,
       'session cookie': [...browser.cookies.values()].join('; '),
     };
+    // The private members of every signing key (EC and RSA), as the key-encryption key opens them.
+    expect(first.id_token!.split('.')).toHaveLength(3);
+    const keyRows = (await server.ctx.db('signing_keys').select('kid', 'alg', 'private_jwk')) as Array<{ kid: string; alg: string; private_jwk: string }>;
+    expect(keyRows.map((r) => r.alg).sort()).toEqual(['ES256', 'RS256']);
+    for (const row of keyRows) {
+      const jwk = JSON.parse(server.ctx.sealer.open(row.private_jwk, `signing_keys.private_jwk:${row.kid}`)) as Record<string, string>;
+      for (const member of row.alg === 'RS256' ? ['d', 'p', 'q', 'dp', 'dq', 'qi'] : ['d']) secrets[`${row.alg} private key member ${member}`] = jwk[member]!;
+    }
     const { tables, text } = await dumpEveryTable();
     expect(tables).toEqual(expect.arrayContaining(['users', 'applications', 'oauth_codes', 'oauth_tokens', 'access_tokens']));
     // The flow did write: the hashes are there.

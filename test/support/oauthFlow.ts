@@ -59,7 +59,8 @@ export interface Fixture {
 }
 
 let counter = 0;
-export async function createFixture(db: Knex, redirectUri = 'https://client.example.test/callback'): Promise<Fixture> {
+/** A user and an app of theirs; `idTokenAlg`: the app's id_token_signed_response_alg (RS256 unless given). */
+export async function createFixture(db: Knex, redirectUri = 'https://client.example.test/callback', options: { idTokenAlg?: string } = {}): Promise<Fixture> {
   counter += 1;
   const login = `user${counter}x${Math.floor(Math.random() * 1e6)}`;
   const password = 'correct horse battery';
@@ -71,6 +72,7 @@ export async function createFixture(db: Knex, redirectUri = 'https://client.exam
     description: 'Reads your profile <for tests>',
     homepage: 'https://client.example.test/',
     redirectUri,
+    idTokenAlg: options.idTokenAlg,
   });
   return { userId: user.id, login, password, clientId: app.client_id, clientSecret, redirectUri, appName };
 }

@@ -31,7 +31,11 @@ const detailsOf = (req: Request): Required<AppDetails> => ({
   description: field(req, 'description'),
   homepage: field(req, 'homepage'),
   redirectUri: field(req, 'redirect_uri'),
+  idTokenAlg: field(req, 'id_token_signed_response_alg'),
 });
+
+/** The details to change: a form without the ID token algorithm (a script's) keeps the app's. */
+const asSent = ({ idTokenAlg, ...rest }: Required<AppDetails>): AppDetails => (idTokenAlg ? { ...rest, idTokenAlg } : rest);
 
 async function showApplications(ctx: AppContext, res: Response, status: number, user: PageUser, problems: FormProblem[], input?: Required<AppDetails>, flash?: string): Promise<void> {
   sendPage(res, status, applicationsPage({ user, apps: await listAppsForOwner(ctx, user.id), problems, input, nonce: newNonce(), flash }));
@@ -67,7 +71,9 @@ function registrationRoutes(router: Router, ctx: AppContext): void {
     const nonce = field(req, 'form_nonce');
     try {
       // A form without a nonce (a script posting it) registers as asked, every time.
-      const created = NONCE.test(nonce) ? await createAppOnce(ctx, { ownerUserId: user.id, ...input }, nonce) : await createApp(ctx, { ownerUserId: user.id, ...input });
+      // A form without the ID token algorithm (a script's) registers the default.
+      const details = { ownerUserId: user.id, ...input, idTokenAlg: input.idTokenAlg || undefined };
+      const created = NONCE.test(nonce) ? await createAppOnce(ctx, details, nonce) : await createApp(ctx, details);
       if (created.clientSecret === null) {
         // The same form again (back button, double click): the app it registered, not a second one.
         res.redirect(303, `/settings/applications/${created.app.id}?done=app-already-registered`);
@@ -87,7 +93,7 @@ function registrationRoutes(router: Router, ctx: AppContext): void {
     const user = await pageUser(ctx, req);
     const input = detailsOf(req);
     try {
-      const app = await updateApp(ctx, user.id, Number(req.params.id), input);
+      const app = await updateApp(ctx, user.id, Number(req.params.id), asSent(input));
       res.redirect(303, `/settings/applications/${app.id}?done=app-updated`);
     } catch (err) {
       const problem = refusedWith(err, 400, 404);

@@ -1,5 +1,6 @@
 import type { Application, AppDetails, ClientSecret } from '../apps.ts';
-import { MAX_CLIENT_SECRETS } from '../apps.ts';
+import { DEFAULT_ID_TOKEN_ALG, MAX_CLIENT_SECRETS } from '../apps.ts';
+import { ID_TOKEN_ALGS } from '../validate.ts';
 import { html, type Html } from '../html.ts';
 import { formatDate, type PageUser } from './format.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
@@ -16,12 +17,16 @@ export interface ApplicationsModel {
   flash?: string | undefined;
 }
 
-/** Name, description, homepage and callback: the fields of registering and of editing an app. */
+const selected = (value: string, chosen: string) => (value === chosen ? html` selected` : '');
+
+/** Name, description, homepage, callback and ID token algorithm: the fields of registering and of editing an app. */
 function detailFields(problems: FormProblem[], input: Required<AppDetails> | undefined): Html {
+  const alg = input?.idTokenAlg || DEFAULT_ID_TOKEN_ALG;
   return html`<label for="name">Application name</label><input type="text" id="name" name="name"${invalidAttrs(problems, 'name')} value="${input?.name ?? ''}" required>${fieldError(problems, 'name')}
 <label for="description">Description <small>(optional; users see it when they authorize the app)</small></label><textarea id="description" name="description"${invalidAttrs(problems, 'description')}>${input?.description ?? ''}</textarea>${fieldError(problems, 'description')}
 <label for="homepage">Homepage URL</label><input type="url" id="homepage" name="homepage"${invalidAttrs(problems, 'homepage')} value="${input?.homepage ?? ''}" required>${fieldError(problems, 'homepage')}
-<label for="redirect_uri">Authorization callback URL <small>(redirect_uri; https, or http on a loopback address)</small></label><input type="url" id="redirect_uri" name="redirect_uri"${invalidAttrs(problems, 'redirect_uri')} value="${input?.redirectUri ?? ''}" required>${fieldError(problems, 'redirect_uri')}`;
+<label for="redirect_uri">Authorization callback URL <small>(redirect_uri; https, or http on a loopback address)</small></label><input type="url" id="redirect_uri" name="redirect_uri"${invalidAttrs(problems, 'redirect_uri')} value="${input?.redirectUri ?? ''}" required>${fieldError(problems, 'redirect_uri')}
+<label for="id_token_signed_response_alg">ID token signing algorithm <small>(OpenID Connect's id_token_signed_response_alg: RS256, which every OpenID Connect client library accepts by default, or ES256 when your client is set up for it)</small></label><select id="id_token_signed_response_alg" name="id_token_signed_response_alg"${invalidAttrs(problems, 'id_token_signed_response_alg')}>${ID_TOKEN_ALGS.map((a) => html`<option value="${a}"${selected(a, alg)}>${a}</option>`)}</select>${fieldError(problems, 'id_token_signed_response_alg')}`;
 }
 
 export function applicationsPage({ user, apps, problems, input, nonce, flash }: ApplicationsModel): Html {
@@ -55,7 +60,7 @@ const lastUsed = (s: ClientSecret) => (s.last_used_at === null ? 'Never used' : 
 
 /** One app's settings: its client ID, its client secrets (two during a rotation), its details, and deleting it. */
 export function applicationPage({ user, app, secrets, problems, input, flash }: ApplicationModel): Html {
-  const details = input ?? { name: app.name, description: app.description, homepage: app.homepage, redirectUri: app.redirect_uri };
+  const details = input ?? { name: app.name, description: app.description, homepage: app.homepage, redirectUri: app.redirect_uri, idTokenAlg: app.id_token_signed_response_alg };
   const secretRows = secrets.map(
     (s, i) => html`<tr><td><strong>Client secret ${i + 1}</strong><br><small>Created ${formatDate(s.created_at)}</small></td><td>${lastUsed(s)}</td>
 <td><a class="button danger" href="/settings/applications/${app.id}/secrets/${s.id}/delete">Delete</a></td></tr>`,
