@@ -24,6 +24,7 @@ import { Probes } from './probes.ts';
 import { cleanUp, onCleanup, startService, startStores } from './processes.ts';
 import { apiRows } from './rows/api.ts';
 import { isolationRows } from './rows/isolation.ts';
+import { neighbourRows } from './rows/neighbours.ts';
 import { oauthRows } from './rows/oauth.ts';
 import { referenceRows } from './rows/reference.ts';
 import { runsRows } from './rows/runs.ts';
@@ -34,7 +35,7 @@ import { medianRows, printTable, printUsage, RunRows, type Row } from './table.t
 const oauthPeers: OAuthPeer[] = [oidcProvider, hydra];
 
 /** In table order; `ref` after 4 and 5 (it divides them by bare Express); 8 last (it leaves a core busy). */
-const groups: RowGroup[] = [oauthRows(oauthPeers), apiRows, runsRows, engineRows, scaleRows, referenceRows, isolationRows];
+const groups: RowGroup[] = [oauthRows(oauthPeers), apiRows, runsRows, engineRows, scaleRows, referenceRows, isolationRows, neighbourRows];
 
 /** The MariaDB settings of the last run, printed with the table. */
 let settings: Record<string, string> = {};
