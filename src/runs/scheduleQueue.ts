@@ -19,6 +19,10 @@ const TICK_RETRY = { retryLimit: 5, retryDelay: 5, retryBackoff: true, retryDela
 /** Occurrences read to find a cron expression's shortest gap (pg-boss caps one read at 1,000 and a second). */
 const GAP_SAMPLE = 16;
 
+/** Queued ticks a removal deletes a page at a time; any past the last page find no schedule when taken and start nothing. */
+const DROP_PAGE = 1000;
+const MAX_DROP_PAGES = 10;
+
 /** One tick's job as a handler sees it. */
 export interface Tick {
   scheduleId: string;
@@ -65,8 +69,11 @@ export async function scheduleQueue(boss: PgBoss, name = SCHEDULE_QUEUE): Promis
     async remove(id) {
       await boss.unschedule(name, id);
       // Its ticks already filed would find no live schedule and start nothing; they go now instead.
-      const queued = await boss.findJobs(name, { data: { scheduleId: id }, queued: true });
-      if (queued.length) await boss.deleteJob(name, queued.map((job) => job.id));
+      for (let pages = 0; pages < MAX_DROP_PAGES; pages++) {
+        const queued = await boss.findJobs(name, { data: { scheduleId: id }, queued: true, limit: DROP_PAGE });
+        if (queued.length) await boss.deleteJob(name, queued.map((job) => job.id));
+        if (queued.length < DROP_PAGE) break;
+      }
     },
     async ids() {
       return (await boss.getSchedules(name)).map((s) => s.key);
