@@ -190,4 +190,17 @@ describe('tick handlers shared between users', () => {
     expect(aliceMostInFlight).toBeLessThanOrEqual(2);
     expect(handled.indexOf('bob')).toBe(0);
   });
+
+  it('tells each handler when its tick was filed and when it was taken (what the late-tick rule reads)', async () => {
+    const boss = server.ctx.runs!.queue.boss;
+    const name = 'schedule-ticks-timing';
+    const queue = await scheduleQueue(boss, name);
+    await boss.send(name, { scheduleId: 'held' }, { startAfter: 2 }); // taken no earlier than 2 s after it was filed
+    const seen: Array<{ scheduleId: string; createdOn: Date; startedOn: Date }> = [];
+    await queue.work(async ({ scheduleId, createdOn, startedOn }) => void seen.push({ scheduleId, createdOn, startedOn }), { concurrency: 1, batchSize: 5, perUser: 1 });
+    await until('the tick handled', async () => seen.length, (n) => n === 1);
+    await boss.offWork(name);
+    expect(seen[0]!.scheduleId).toBe('held');
+    expect(seen[0]!.startedOn.getTime() - seen[0]!.createdOn.getTime()).toBeGreaterThanOrEqual(2000);
+  });
 });
