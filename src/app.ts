@@ -29,7 +29,7 @@ import { platformPageErrors, platformPagePaths, platformPagesRouter } from './pl
 import { workflowOperations, workflowValidationErrors } from './workflows/router.ts';
 import { secretOperations } from './secrets/router.ts';
 import { workflowVersionOperations } from './workflows/versionsRouter.ts';
-import { scheduleOperations } from './schedules/router.ts';
+import { endSchedulesOfDeletedWorkflow, scheduleOperations } from './schedules/router.ts';
 import { cancelRunsOfDeletedWorkflow, runOperations } from './runs/router.ts';
 import { triggerOperations } from './hooks/router.ts';
 import { callbackOperations } from './hooks/callbackRouter.ts';
@@ -65,7 +65,7 @@ export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): 
     ...oauthOperations(ctx, rateLimiters.token, rateLimiters.tokenFailures),
     ...openOperations(ctx),
     ...serverlessOperations(ctx),
-    ...workflowOperations(ctx, cancelRunsOfDeletedWorkflow(ctx)),
+    ...workflowOperations(ctx, (id) => Promise.all([cancelRunsOfDeletedWorkflow(ctx)(id), endSchedulesOfDeletedWorkflow(ctx)(id)])),
     ...workflowVersionOperations(ctx),
     ...scheduleOperations(ctx),
     ...runOperations(ctx, rateLimiters.runStarts),

@@ -111,6 +111,11 @@ const envSchema = z.object({
   RUN_TIMEOUT_SECONDS: integer(300, 1, 86_400),
   RUN_CONCURRENCY: integer(32, 1, 1000),
   SCHEDULE_CHECK_INTERVAL_SECONDS: integer(30, 1, 45),
+  SCHEDULE_TICK_CONCURRENCY: integer(8, 1, 256),
+  SCHEDULE_TICK_BATCH_SIZE: integer(20, 1, 500),
+  SCHEDULE_TICKS_PER_USER: integer(2, 1, 256),
+  SCHEDULE_MIN_INTERVAL_SECONDS: integer(60, 60, 86_400),
+  USER_MAX_SCHEDULES: integer(100, 1, 1_000_000),
   COMPUTE_PROCESSES: integer(0, 0, 256),
   COMPUTE_HEAP_MB: integer(64, 16, 16_384),
   COMPUTE_TIME_LIMIT_MS: integer(5_000, 10, 600_000),
@@ -271,6 +276,16 @@ function runSettings(e: Env) {
   RUN_CONCURRENCY: e.RUN_CONCURRENCY,
   /** How often pg-boss's scheduler looks for due cron ticks (one process a pass, across all of them). */
   SCHEDULE_CHECK_INTERVAL_SECONDS: e.SCHEDULE_CHECK_INTERVAL_SECONDS,
+  /** Tick handlers of workflow schedules in one process that executes runs (each takes a batch of due ticks). */
+  SCHEDULE_TICK_CONCURRENCY: e.SCHEDULE_TICK_CONCURRENCY,
+  /** Due ticks one tick handler takes at a time. */
+  SCHEDULE_TICK_BATCH_SIZE: e.SCHEDULE_TICK_BATCH_SIZE,
+  /** Ticks of one user's schedules in flight at once in a process: the rest wait, and other users' ticks are taken meanwhile. */
+  SCHEDULE_TICKS_PER_USER: e.SCHEDULE_TICKS_PER_USER,
+  /** The shortest time between two ticks of a schedule; a cron expression that fires more often is refused (`invalid_schedule`). */
+  SCHEDULE_MIN_INTERVAL_SECONDS: e.SCHEDULE_MIN_INTERVAL_SECONDS,
+  /** Schedules one user may have across all their workflows (`too_many_schedules` past it). */
+  USER_MAX_SCHEDULES: e.USER_MAX_SCHEDULES,
   /** Compute processes (children) of a process that executes runs (templates and every node that computes); 0: one per core but one, at least 2. */
   COMPUTE_PROCESSES: e.COMPUTE_PROCESSES,
   /** Heap of each compute process (MB): a computation that needs more fails with `compute_limit`, the process lives. */

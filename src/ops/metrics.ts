@@ -71,6 +71,18 @@ export function observeRunFinished(status: string, durationMs: number): void {
   runsFinished.observe({ status }, durationMs / 1000);
 }
 
+const scheduleTicks = new Counter({
+  name: 'workflow_schedule_ticks_total',
+  help: 'Schedule ticks this process handled: started (a run), refused (a quota or the workflow said no), skipped_late (its next tick had come due)',
+  labelNames: ['outcome'] as const,
+  registers: [processRegistry],
+});
+
+/** Counts one schedule tick this process handled. */
+export function countScheduleTick(outcome: 'started' | 'refused' | 'skipped_late'): void {
+  scheduleTicks.inc({ outcome });
+}
+
 /** The route template that served `req` (bounded label values: never the raw path). */
 function routeOf(req: Request): string {
   const openapi = (req as { openapi?: { openApiRoute?: string } }).openapi;

@@ -19,6 +19,11 @@ const workflowIdOf = (req: Request) => String(req.params.workflow_id);
 const scheduleIdOf = (req: Request) => String(req.params.schedule_id);
 const schedulesPath = (workflowId: string) => `/api/workflows/${workflowId}/schedules`;
 
+/** What ends a deleted workflow's schedules and their queued ticks (the app assembly passes it to the workflows' delete). */
+export function endSchedulesOfDeletedWorkflow(ctx: AppContext): (workflowId: string) => Promise<void> {
+  return (workflowId) => service.endSchedulesOfDeletedWorkflow(ctx, workflowId);
+}
+
 export function scheduleOperations(ctx: AppContext): Operations {
   async function listSchedules(req: Request, res: Response<JsonOf<'listSchedules', 200>>) {
     const query = req.query as ListQuery;

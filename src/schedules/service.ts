@@ -1,6 +1,8 @@
 // Rules of workflow schedules: the workflow must be the user's and live (404), the cron expression
 // and time zone readable by pg-boss's scheduler (400 invalid_schedule), the inputs those of the
-// workflow's (or the pinned version's) text_input variables (400), at most 20 per workflow (409).
+// workflow's (or the pinned version's) text_input variables (400), ticks no closer together than
+// SCHEDULE_MIN_INTERVAL_SECONDS (400 invalid_schedule), at most 20 per workflow and
+// USER_MAX_SCHEDULES per user (409 too_many_schedules).
 // The store's row is the truth; pg-boss's schedule mirrors it (put after every write, removed
 // when disabled or deleted). Ticks: ticks.ts.
 import type { components } from '../../generated/api.d.ts';
@@ -10,7 +12,7 @@ import { checkInputs, type RunContext } from '../runs/service.ts';
 import type { ScheduleQueue } from '../runs/scheduleQueue.ts';
 import { findWorkflowForRuns, type PageMeta } from '../workflows/service.ts';
 import { versionGraph } from '../workflows/versions.ts';
-import { invalidSchedule, scheduleNotFound, tooManySchedules } from './problems.ts';
+import { invalidSchedule, scheduleNotFound, tooManySchedules, tooManyUserSchedules } from './problems.ts';
 import * as store from './store.ts';
 import type { ScheduleRow } from './store.ts';
 
@@ -56,8 +58,11 @@ export function toSchedule(ctx: RunContext, row: ScheduleRow): Schedule {
   };
 }
 
-/** 400 unless pg-boss's scheduler can read the zone (an IANA name) and the cron expression in it. */
-function checkRecurrence(queue: ScheduleQueue, cron: string, timezone: string): void {
+/**
+ * 400 unless pg-boss's scheduler can read the zone (an IANA name) and the cron expression in it,
+ * and its ticks come no closer together than `minSeconds` (read over its next occurrences).
+ */
+function checkRecurrence(queue: ScheduleQueue, cron: string, timezone: string, minSeconds: number): void {
   try {
     new Intl.DateTimeFormat('en', { timeZone: timezone });
   } catch {
@@ -67,6 +72,10 @@ function checkRecurrence(queue: ScheduleQueue, cron: string, timezone: string): 
     queue.next(cron, timezone);
   } catch (err) {
     throw invalidSchedule('/body/cron', err instanceof Error ? err.message : 'is not a cron expression');
+  }
+  const gap = queue.shortestGap(cron, timezone);
+  if (gap < minSeconds * 1000) {
+    throw invalidSchedule('/body/cron', `ticks ${gap / 1000} s apart; the shortest interval allowed is ${minSeconds} s (SCHEDULE_MIN_INTERVAL_SECONDS)`);
   }
 }
 
@@ -80,8 +89,8 @@ async function checkTarget(ctx: RunContext, userId: number, workflowId: string, 
 }
 
 /** Mirrors the row into pg-boss: scheduled when enabled, unscheduled when not. */
-async function mirror(queue: ScheduleQueue, row: Pick<ScheduleRow, 'id' | 'cron' | 'timezone' | 'enabled'>): Promise<void> {
-  if (row.enabled) await queue.put(row.id, row.cron, row.timezone);
+async function mirror(queue: ScheduleQueue, row: Pick<ScheduleRow, 'id' | 'cron' | 'timezone' | 'enabled' | 'user_id'>): Promise<void> {
+  if (row.enabled) await queue.put(row.id, row.cron, row.timezone, row.user_id);
   else await queue.remove(row.id);
 }
 
@@ -91,8 +100,10 @@ export async function createSchedule(ctx: RunContext, userId: number, workflowId
   const inputs = body.inputs ?? {};
   const version = body.version ?? null;
   await checkTarget(ctx, userId, workflowId, inputs, version);
-  checkRecurrence(queue, body.cron, timezone);
+  checkRecurrence(queue, body.cron, timezone, ctx.config.SCHEDULE_MIN_INTERVAL_SECONDS);
   if ((await store.countSchedules(ctx.db, userId, workflowId)) >= MAX_SCHEDULES_PER_WORKFLOW) throw tooManySchedules(MAX_SCHEDULES_PER_WORKFLOW);
+  const perUser = ctx.config.USER_MAX_SCHEDULES;
+  if ((await store.countUserSchedules(ctx.db, userId)) >= perUser) throw tooManyUserSchedules(perUser);
   const now = ctx.now();
   const row: ScheduleRow = {
     id: `sch_${ulid()}`,
@@ -158,7 +169,7 @@ export async function updateSchedule(ctx: RunContext, userId: number, workflowId
     updated_at: Math.max(ctx.now(), current.updated_at),
   };
   await checkTarget(ctx, userId, workflowId, JSON.parse(next.inputs) as Record<string, string>, next.version);
-  checkRecurrence(queue, next.cron, next.timezone);
+  checkRecurrence(queue, next.cron, next.timezone, ctx.config.SCHEDULE_MIN_INTERVAL_SECONDS);
   const { cron, timezone, inputs, version, enabled, updated_at } = next;
   await store.updateSchedule(ctx.db, id, { cron, timezone, inputs, version, enabled, updated_at });
   try {
@@ -175,6 +186,17 @@ export async function deleteSchedule(ctx: RunContext, userId: number, workflowId
   const queue = queueOf(ctx);
   await ownSchedule(ctx, userId, workflowId, id);
   await store.deleteSchedule(ctx.db, id);
-  // A tick that comes anyway finds no row, starts nothing and unschedules it (ticks.ts).
+  // Its queued ticks go with it; a tick that comes anyway finds no row, starts nothing and unschedules it (ticks.ts).
   await queue.remove(id).catch((err: unknown) => ctx.logger.warn({ err, scheduleId: id }, 'schedule: pg-boss unschedule failed'));
+}
+
+/**
+ * A deleted workflow's schedules end with it, their queued ticks too (the app assembly calls this
+ * once the workflow is deleted). A tick pg-boss sends anyway finds no row and starts nothing.
+ */
+export async function endSchedulesOfDeletedWorkflow(ctx: RunContext, workflowId: string): Promise<void> {
+  for (const id of await store.scheduleIdsOfWorkflow(ctx.db, workflowId)) {
+    await store.deleteSchedule(ctx.db, id);
+    await ctx.runs?.queue.schedules.remove(id).catch((err: unknown) => ctx.logger.warn({ err, scheduleId: id }, 'schedule: pg-boss unschedule failed'));
+  }
 }

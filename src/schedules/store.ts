@@ -64,9 +64,23 @@ export async function listSchedulesNewestFirst(db: Knex, userId: number, workflo
   return rows.map(fromDb);
 }
 
-/** Every enabled schedule's id, cron and zone (a worker mirrors them into pg-boss at start). */
-export async function listEnabledSchedules(db: Knex): Promise<Array<Pick<ScheduleRow, 'id' | 'cron' | 'timezone'>>> {
-  return (await db('workflow_schedules').where({ enabled: true }).select('id', 'cron', 'timezone')) as Array<Pick<ScheduleRow, 'id' | 'cron' | 'timezone'>>;
+type Mirrored = Pick<ScheduleRow, 'id' | 'cron' | 'timezone' | 'user_id'>;
+
+/** Every enabled schedule's id, cron, zone and owner (a worker mirrors them into pg-boss at start). */
+export async function listEnabledSchedules(db: Knex): Promise<Mirrored[]> {
+  const rows = (await db('workflow_schedules').where({ enabled: true }).select('id', 'cron', 'timezone', 'user_id')) as Mirrored[];
+  return rows.map((row) => ({ ...row, user_id: Number(row.user_id) }));
+}
+
+/** Schedules the user has across all their workflows. */
+export async function countUserSchedules(db: Knex, userId: number): Promise<number> {
+  const result = (await db('workflow_schedules').where({ user_id: userId }).count({ n: '*' }).first()) as { n: number | string } | undefined;
+  return Number(result?.n ?? 0);
+}
+
+/** The ids of a workflow's schedules (whoever reads them checked the workflow is the user's). */
+export async function scheduleIdsOfWorkflow(db: Knex, workflowId: string): Promise<string[]> {
+  return (await db('workflow_schedules').where({ workflow_id: workflowId }).pluck('id')) as string[];
 }
 
 export async function updateSchedule(db: Knex, id: string, changes: ScheduleChanges & { updated_at: number }): Promise<void> {

@@ -1,6 +1,7 @@
 import { Router, type Request } from 'express';
 import type { AppContext } from '../../context.ts';
 import { cancelRunsOfDeletedWorkflow } from '../../runs/service.ts';
+import { endSchedulesOfDeletedWorkflow } from '../../schedules/service.ts';
 import { deleteWorkflow, getWorkflow, type Workflow } from '../../workflows/service.ts';
 import { confirmPage } from '../views/confirm.ts';
 import type { PageUser } from '../views/format.ts';
@@ -60,6 +61,7 @@ export function workflowDeletionRouter(ctx: AppContext): Router {
     }
     // Deleted first, so no new run can start; then what is in flight stops.
     await cancelRunsOfDeletedWorkflow(ctx, req.params.id);
+    await endSchedulesOfDeletedWorkflow(ctx, req.params.id);
     res.redirect(303, '/workflows?done=workflow-deleted');
   });
 
