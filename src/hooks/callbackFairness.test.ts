@@ -14,6 +14,7 @@ import { createUser } from '../platform/users.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
+import { recordAttempt } from './callbacks.store.ts';
 
 interface Receiver {
   port: number;
@@ -77,14 +78,14 @@ async function until<T>(what: string, read: () => Promise<T> | T, ok: (value: T)
   }
 }
 
-async function usersOn(server: TestServer, logins: string[]): Promise<ApiClient[]> {
+async function usersOn(server: TestServer, logins: [string, string]): Promise<[ApiClient, ApiClient]> {
   const clients: ApiClient[] = [];
   for (const login of logins) {
     const user = await createUser(server.ctx, { login, password: 'correct horse battery' });
     const { token } = await createAccessToken(server.ctx, { userId: user.id, namespace: login, name: 'cb', usageScenario: 'paid', permissions: ['workflows'] });
     clients.push(createApiClient(server.baseUrl, { bearer: token }));
   }
-  return clients;
+  return [clients[0]!, clients[1]!];
 }
 
 /** A workflow of `client` with one callback to `url`. */
@@ -134,14 +135,14 @@ describe.each(testDialects())('fair callback deliveries on %s', (dialect) => {
   it("holds a user to CALLBACK_USER_CONCURRENCY and a callback to CALLBACK_ENDPOINT_CONCURRENCY, and another user's delivery goes out while the slow ones hang", async () => {
     const base = `http://localhost:${receiver.port}`;
     // Alice: three slow endpoints, two run ends each (six deliveries that would fill every slot first come, first served).
-    const slow = await Promise.all(['a1', 'a2', 'a3'].map((name) => withCallback(alice!, `${base}/slow/alice/${name}`)));
+    const slow = await Promise.all(['a1', 'a2', 'a3'].map((name) => withCallback(alice, `${base}/slow/alice/${name}`)));
     const aliceRuns: string[] = [];
-    for (const { workflowId } of slow) for (let i = 0; i < 2; i++) aliceRuns.push(await runToEnd(alice!, workflowId));
-    await until('two of alice\'s deliveries held', () => receiver.held.length, (n) => n === 2);
+    for (const { workflowId } of slow) for (let i = 0; i < 2; i++) aliceRuns.push(await runToEnd(alice, workflowId));
+    await until("alice's deliveries held", () => receiver.held.length, (n) => n >= 2);
 
     // Bob's run ends after all of alice's: his delivery still goes out while hers hang.
-    const bobs = await withCallback(bob!, `${base}/ok/bob`);
-    const bobRun = await runToEnd(bob!, bobs.workflowId);
+    const bobs = await withCallback(bob, `${base}/ok/bob`);
+    const bobRun = await runToEnd(bob, bobs.workflowId);
     await until("bob's delivery", () => receiver.arrived.filter((a) => a.runId === bobRun), (a) => a.length === 1);
     expect(receiver.held.length).toBe(2); // alice is at her limit: nothing more of hers was taken
     expect(new Set(receiver.held.map((h) => h.path)).size).toBe(2); // on two different callbacks
@@ -183,12 +184,12 @@ describe.each(testDialects())('paused callbacks on %s', (dialect) => {
 
   it('pauses a callback after CALLBACK_PAUSE_AFTER_FAILURES failed attempts, sends nothing while paused, and only its owner re-enables it', async () => {
     const base = `http://localhost:${receiver.port}`;
-    const { workflowId, callback } = await withCallback(alice!, `${base}/flaky/alice`);
+    const { workflowId, callback } = await withCallback(alice, `${base}/flaky/alice`);
     const path = { workflow_id: workflowId, callback_id: callback.id };
-    const listed = async () => (await alice!.GET('/api/workflows/{workflow_id}/callbacks', { params: { path: { workflow_id: workflowId } } })).data!.data[0]!;
+    const listed = async () => (await alice.GET('/api/workflows/{workflow_id}/callbacks', { params: { path: { workflow_id: workflowId } } })).data!.data[0]!;
     expect(await listed()).toMatchObject({ status: 'active', paused_at: null, disabled_reason: null });
 
-    const first = await runToEnd(alice!, workflowId);
+    const first = await runToEnd(alice, workflowId);
     const paused = await until('the callback paused', listed, (c) => c.status === 'paused');
     expect(paused.paused_at).toEqual(expect.any(String));
     expect(paused.disabled_reason).toMatch(/^3 consecutive failed attempts since .*; the last: The endpoint answered 500\.$/);
@@ -196,9 +197,9 @@ describe.each(testDialects())('paused callbacks on %s', (dialect) => {
 
     // While paused: another run end is kept, not sent. Bob's delivery, queued after it, arriving
     // shows the worker went past it.
-    const second = await runToEnd(alice!, workflowId);
-    const bobs = await withCallback(bob!, `${base}/ok/bob`);
-    const bobRun = await runToEnd(bob!, bobs.workflowId);
+    const second = await runToEnd(alice, workflowId);
+    const bobs = await withCallback(bob, `${base}/ok/bob`);
+    const bobRun = await runToEnd(bob, bobs.workflowId);
     await until("bob's delivery", () => receiver.arrived.filter((a) => a.runId === bobRun), (a) => a.length === 1);
     expect(receiver.arrived.filter((a) => a.path === '/flaky/alice').map((a) => a.runId)).toEqual([first, first, first]);
     const messages = await server.ctx.db('callback_messages').where({ callback_id: callback.id }).orderBy('seq');
@@ -208,23 +209,49 @@ describe.each(testDialects())('paused callbacks on %s', (dialect) => {
     ]);
 
     // Not bob's to enable: 404, and it stays paused.
-    const foreign = await bob!.POST('/api/workflows/{workflow_id}/callbacks/{callback_id}/enable', { params: { path } });
+    const foreign = await bob.POST('/api/workflows/{workflow_id}/callbacks/{callback_id}/enable', { params: { path } });
     expect(foreign.response.status).toBe(404);
     expect(foreign.error).toMatchObject({ code: 'workflow_not_found' });
     expect((await listed()).status).toBe('paused');
 
     // Its owner enables it (the endpoint is up again): both held-back run ends are delivered.
     receiver.down = false;
-    const enabled = await alice!.POST('/api/workflows/{workflow_id}/callbacks/{callback_id}/enable', { params: { path } });
+    const enabled = await alice.POST('/api/workflows/{workflow_id}/callbacks/{callback_id}/enable', { params: { path } });
     expect(enabled.response.status).toBe(200);
     expect(enabled.data!.data).toMatchObject({ id: callback.id, status: 'active', paused_at: null, disabled_reason: null });
     await until('both messages delivered', () => server.ctx.db('callback_messages').where({ callback_id: callback.id, status: 'delivered' }), (m) => m.length === 2);
-    const attempts = (await alice!.GET('/api/workflows/{workflow_id}/callbacks/{callback_id}/attempts', { params: { path } })).data!.data;
+    const attempts = (await alice.GET('/api/workflows/{workflow_id}/callbacks/{callback_id}/attempts', { params: { path } })).data!.data;
     expect(attempts.filter((a) => a.status === 'succeeded').map((a) => [a.run_id, a.attempt]).sort()).toEqual([[first, 4], [second, 1]].sort());
 
     // Enabling an active callback changes nothing; an unknown callback is 404.
-    expect((await alice!.POST('/api/workflows/{workflow_id}/callbacks/{callback_id}/enable', { params: { path } })).data!.data.status).toBe('active');
-    const unknown = await alice!.POST('/api/workflows/{workflow_id}/callbacks/{callback_id}/enable', { params: { path: { ...path, callback_id: 'cb_nope' } } });
+    expect((await alice.POST('/api/workflows/{workflow_id}/callbacks/{callback_id}/enable', { params: { path } })).data!.data.status).toBe('active');
+    const unknown = await alice.POST('/api/workflows/{workflow_id}/callbacks/{callback_id}/enable', { params: { path: { ...path, callback_id: 'cb_nope' } } });
     expect(unknown.error).toMatchObject({ code: 'callback_not_found' });
+  });
+
+  it('pauses only when both hold: CALLBACK_PAUSE_AFTER_FAILURES failures in a row, the first CALLBACK_PAUSE_AFTER_SECONDS ago; a success starts the streak again', async () => {
+    const { workflowId, callback } = await withCallback(alice, `http://localhost:${receiver.port}/ok/streak`);
+    const run = await runToEnd(alice, workflowId);
+    // Its one real delivery settled first: from here on only these attempts touch the streak.
+    const message = await until('the message delivered', () => server.ctx.db('callback_messages').where({ callback_id: callback.id }).first(), (m) => m?.status === 'delivered');
+    const rule = { failures: 2, periodMs: 60_000 };
+    const t0 = Date.now();
+    let n = 0;
+    const attempt = (at: number, status: 'succeeded' | 'failed') =>
+      recordAttempt(server.ctx.db, { message_id: message.id, callback_id: callback.id, attempt: ++n, status, response_status: 500, error: 'The endpoint answered 500.', duration_ms: 1, attempted_at: at }, 'pending', rule);
+    const state = async () => server.ctx.db('workflow_callbacks').where({ id: callback.id }).first();
+
+    expect(await attempt(t0, 'failed')).toBe(false);
+    expect(await attempt(t0 + 30_000, 'failed')).toBe(false); // two in a row, but for 30 s only
+    expect(await attempt(t0 + 61_000, 'succeeded')).toBe(false); // the streak ends
+    expect(await state()).toMatchObject({ status: 'active', failing_since: null });
+    expect(Number((await state()).consecutive_failures)).toBe(0);
+    expect(await attempt(t0 + 62_000, 'failed')).toBe(false);
+    expect(await attempt(t0 + 100_000, 'failed')).toBe(false); // 38 s since the streak began
+    expect(await attempt(t0 + 122_000, 'failed')).toBe(true); // three in a row, over 60 s
+    expect(await state()).toMatchObject({ status: 'paused', disabled_reason: expect.stringMatching(/^3 consecutive failed attempts since /) });
+    expect(Number((await state()).paused_at)).toBe(t0 + 122_000);
+    expect(await attempt(t0 + 130_000, 'failed')).toBe(false); // already paused
+    expect(run).toMatch(/^run_/);
   });
 });
