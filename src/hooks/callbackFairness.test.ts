@@ -255,3 +255,34 @@ describe.each(testDialects())('paused callbacks on %s', (dialect) => {
     expect(run).toMatch(/^run_/);
   });
 });
+
+describe.each(testDialects())('the callback attempt timeout on %s', (dialect) => {
+  let server: TestServer;
+  let receiver: Receiver;
+  let alice: ApiClient;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    server = await startTestServer({
+      dialect,
+      runs: true,
+      env: { WORKFLOW_HTTP_ALLOW_HOSTS: 'localhost', CALLBACK_TIMEOUT_MS: '300' },
+      callbackRetry: { retryLimit: 1, retryDelay: 1, retryBackoff: false },
+    });
+    [alice] = await usersOn(server, ['alice', 'bob']);
+  });
+  afterAll(async () => {
+    receiver?.releaseAll();
+    await server?.close();
+    receiver?.server.close();
+  });
+
+  it('gives up on an endpoint that does not answer within CALLBACK_TIMEOUT_MS: a failed attempt (no status), retried', async () => {
+    const { workflowId, callback } = await withCallback(alice, `http://localhost:${receiver.port}/slow/never`);
+    await runToEnd(alice, workflowId);
+    const path = { workflow_id: workflowId, callback_id: callback.id };
+    const attempts = await until('two attempts', async () => (await alice.GET('/api/workflows/{workflow_id}/callbacks/{callback_id}/attempts', { params: { path } })).data!.data, (a) => a.length === 2);
+    for (const a of attempts) expect(a).toMatchObject({ status: 'failed', response_status: null, error: 'http_timeout: No whole answer within 0.3 s.' });
+    expect(attempts.map((a) => a.attempt)).toEqual([2, 1]);
+  });
+});
