@@ -77,6 +77,7 @@ function exampleRequest(operationId: string): { method: string; path: string; he
     createCallback: { method: 'POST', path: `${wf}/callbacks`, headers: { ...key, ...json }, body: JSON.stringify({ url: 'https://hooks.example.com/runs' }) },
     deleteCallback: { method: 'DELETE', path: `${wf}/callbacks/cb_1`, headers: key },
     listCallbackAttempts: { method: 'GET', path: `${wf}/callbacks/cb_1/attempts`, headers: key },
+    enableCallback: { method: 'POST', path: `${wf}/callbacks/cb_1/enable`, headers: key },
     getLiveness: { method: 'GET', path: '/healthz', headers: {} },
     getReadiness: { method: 'GET', path: '/readyz', headers: {} },
   };
@@ -296,13 +297,15 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
       await expectConformant('deleteWorkflow', withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }), 204);
     });
 
-    it('callbacks: create (secret shown once), list, list attempts, refuse a private address, delete', async () => {
+    it('callbacks: create (secret shown once), list, list attempts, enable, refuse a private address, delete', async () => {
       const created = await expectConformant('createWorkflow', withKey.POST('/api/workflows', { body: seedWorkflow }), 201);
       const path = { workflow_id: (created.body as { data: { id: string } }).data.id };
       const made = await expectConformant('createCallback', withKey.POST('/api/workflows/{workflow_id}/callbacks', { params: { path }, body: { url: 'https://hooks.example.com/runs' } }), 201);
       const callbackPath = { ...path, callback_id: (made.body as { data: { id: string } }).data.id };
       await expectConformant('listCallbacks', withKey.GET('/api/workflows/{workflow_id}/callbacks', { params: { path } }), 200);
       await expectConformant('listCallbackAttempts', withKey.GET('/api/workflows/{workflow_id}/callbacks/{callback_id}/attempts', { params: { path: callbackPath } }), 200);
+      const enabled = await expectConformant('enableCallback', withKey.POST('/api/workflows/{workflow_id}/callbacks/{callback_id}/enable', { params: { path: callbackPath } }), 200);
+      expect(enabled.body).toMatchObject({ data: { status: 'active' } });
       const refused = withKey.POST('/api/workflows/{workflow_id}/callbacks', { params: { path }, body: { url: 'http://169.254.169.254/latest/meta-data/' }, headers: { Prefer: 'code=400' } });
       await expectConformant('createCallback', refused, 400);
       await expectConformant('deleteCallback', withKey.DELETE('/api/workflows/{workflow_id}/callbacks/{callback_id}', { params: { path: callbackPath }, parseAs: 'text' }), 204);

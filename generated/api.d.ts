@@ -755,9 +755,14 @@ export interface paths {
          *     `webhook-signature` (`v1,` + base64 of HMAC-SHA256 over `{id}.{timestamp}.{body}` keyed
          *     with the base64-decoded part of the secret after `whsec_`).
          *
-         *     Any 2xx answer within 15 s is a delivery; anything else (another status, a redirect, a
+         *     Any 2xx answer within the attempt timeout (5 s unless the operator set
+         *     `CALLBACK_TIMEOUT_MS`) is a delivery; anything else (another status, a redirect, a
          *     timeout, a refused address) is a failed attempt, retried with exponential backoff (from
          *     about 30 s, doubling, at most 4 h apart) for at least 24 hours: 15 attempts in all.
+         *     Deliveries are shared fairly: each user, and each callback, has at most a few under way at
+         *     once (operator-set), so one user's slow endpoints never hold up another's. A callback
+         *     whose attempts keep failing is paused (`status: paused`) until its owner re-enables it
+         *     (enableCallback).
          *     Each attempt is listed by listCallbackAttempts. Callbacks are called through the same
          *     outbound guard as the `http_request` node: a URL whose host is or resolves to a loopback,
          *     private, link-local or metadata address is refused (400 here when it is an IP address;
@@ -820,6 +825,35 @@ export interface paths {
         get: operations["listCallbackAttempts"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{workflow_id}/callbacks/{callback_id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example cb_01JD6Z6A1B2C3D4E5F6G7H8J9K */
+                callback_id: components["parameters"]["CallbackId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-enable a paused callback
+         * @description A callback whose deliveries keep failing is paused by the service (its `status` is
+         *     `paused`, with `paused_at` and `disabled_reason`): nothing is sent to it until its owner
+         *     re-enables it here. Its messages still pending are queued again at once, each keeping the
+         *     attempts it had; its count of consecutive failures starts again from zero. Enabling an
+         *     active callback changes nothing. Answers with the callback.
+         */
+        post: operations["enableCallback"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2870,6 +2904,25 @@ export interface components {
             description: string;
             /** Format: date-time */
             created_at: string;
+            /**
+             * @description **Open** (values in `x-extensible-enum`). `active`: run ends are delivered. `paused`: the
+             *     service stopped delivering because its deliveries kept failing (the operator's
+             *     `CALLBACK_PAUSE_AFTER_FAILURES` consecutive failed attempts over at least
+             *     `CALLBACK_PAUSE_AFTER_SECONDS`); run ends are kept as pending messages, delivered once
+             *     its owner re-enables it (enableCallback).
+             * @example active
+             */
+            status?: string;
+            /**
+             * Format: date-time
+             * @description When the service paused it; null while active.
+             */
+            paused_at?: string | null;
+            /**
+             * @description Why it was paused (the failures seen); null while active.
+             * @example null
+             */
+            disabled_reason?: string | null;
         };
         CallbackWithSecret: components["schemas"]["Callback"] & {
             /**
@@ -2880,6 +2933,9 @@ export interface components {
         };
         CallbackWithSecretEnvelope: {
             data: components["schemas"]["CallbackWithSecret"];
+        };
+        CallbackEnvelope: {
+            data: components["schemas"]["Callback"];
         };
         CallbackPage: {
             data: components["schemas"]["Callback"][];
@@ -4920,6 +4976,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CallbackAttemptPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["CallbackNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    enableCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example cb_01JD6Z6A1B2C3D4E5F6G7H8J9K */
+                callback_id: components["parameters"]["CallbackId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The callback, active. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallbackEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -127,6 +127,12 @@ const envSchema = z.object({
   DELETED_WORKFLOW_RETENTION_SECONDS: integer(0, 0, 31_536_000),
   TOKEN_RATE_LIMIT_PER_MINUTE: integer(120, 1, 1_000_000),
   TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE: integer(60, 1, 1_000_000),
+  CALLBACK_TIMEOUT_MS: integer(5_000, 100, 60_000),
+  CALLBACK_CONCURRENCY: integer(8, 1, 1000),
+  CALLBACK_USER_CONCURRENCY: integer(4, 1, 1000),
+  CALLBACK_ENDPOINT_CONCURRENCY: integer(2, 1, 1000),
+  CALLBACK_PAUSE_AFTER_FAILURES: integer(20, 0, 1_000_000),
+  CALLBACK_PAUSE_AFTER_SECONDS: integer(86_400, 0, 31_536_000),
   USER_MAX_CONCURRENT_RUNS: integer(10, 1, 1_000_000),
   USER_RUNS_PER_MINUTE: integer(120, 1, 1_000_000),
   EVENT_STREAMS_PER_KEY: integer(20, 1, 1_000_000),
@@ -308,6 +314,18 @@ function runSettings(e: Env) {
   TOKEN_RATE_LIMIT_PER_MINUTE: e.TOKEN_RATE_LIMIT_PER_MINUTE,
   /** Failed client authentications per source address and minute (any client id, unknown ones included). */
   TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE: e.TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE,
+  /** The longest one callback delivery attempt may take (its answer included); longer is a failed attempt, retried. */
+  CALLBACK_TIMEOUT_MS: e.CALLBACK_TIMEOUT_MS,
+  /** Callback deliveries one worker process makes at once. */
+  CALLBACK_CONCURRENCY: e.CALLBACK_CONCURRENCY,
+  /** Of those, how many one user's callbacks may take; the user's other deliveries stay queued for the others' to go out. */
+  CALLBACK_USER_CONCURRENCY: e.CALLBACK_USER_CONCURRENCY,
+  /** Deliveries to one callback under way at once, across every worker process. */
+  CALLBACK_ENDPOINT_CONCURRENCY: e.CALLBACK_ENDPOINT_CONCURRENCY,
+  /** Consecutive failed attempts after which a callback is paused (with CALLBACK_PAUSE_AFTER_SECONDS); 0: never paused. */
+  CALLBACK_PAUSE_AFTER_FAILURES: e.CALLBACK_PAUSE_AFTER_FAILURES,
+  /** How long a callback's attempts must have kept failing before it is paused (with CALLBACK_PAUSE_AFTER_FAILURES). */
+  CALLBACK_PAUSE_AFTER_SECONDS: e.CALLBACK_PAUSE_AFTER_SECONDS,
   /** Runs one user may have queued or running at once; more are refused with 429. */
   USER_MAX_CONCURRENT_RUNS: e.USER_MAX_CONCURRENT_RUNS,
   /** Runs one user may start per minute; more are refused with 429. */

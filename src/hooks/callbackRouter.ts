@@ -1,5 +1,5 @@
 // Routes of a workflow's run-ended callbacks (openapi.yaml: listCallbacks, createCallback,
-// deleteCallback, listCallbackAttempts). The contract validator has authenticated the API key and
+// deleteCallback, enableCallback, listCallbackAttempts). The contract validator has authenticated the API key and
 // checked params and body; handlers map HTTP to callbacks.ts.
 import type { Request, Response } from 'express';
 import type { operations } from '../../generated/api.d.ts';
@@ -38,11 +38,16 @@ export function callbackOperations(ctx: AppContext): Operations {
     res.status(204).end();
   }
 
+  async function enableCallback(req: Request, res: Response<JsonOf<'enableCallback', 200>>) {
+    const callback = await callbacks.enableCallback(ctx, userOf(req), workflowIdOf(req), callbackIdOf(req));
+    res.status(200).json({ data: callback });
+  }
+
   async function listCallbackAttempts(req: Request, res: Response<JsonOf<'listCallbackAttempts', 200>>) {
     const page = await callbacks.listCallbackAttempts(ctx, userOf(req), workflowIdOf(req), callbackIdOf(req), pageOfRequest(req));
     res.setHeader('Link', paginationLinks(`/api/workflows/${workflowIdOf(req)}/callbacks/${callbackIdOf(req)}/attempts`, page.meta));
     res.status(200).json(page);
   }
 
-  return { listCallbacks, createCallback, deleteCallback, listCallbackAttempts };
+  return { listCallbacks, createCallback, deleteCallback, enableCallback, listCallbackAttempts };
 }

@@ -11,6 +11,13 @@ export interface CallbackRow {
   /** Sealed (src/shared/sealing.ts). */
   secret: string;
   created_at: number;
+  /** Paused by the service when its attempts kept failing (deliveries.ts); its owner re-enables it. */
+  status: 'active' | 'paused';
+  paused_at: number | null;
+  disabled_reason: string | null;
+  /** The failed attempts since its last success, and when the first of them was made. */
+  consecutive_failures: number;
+  failing_since: number | null;
 }
 
 export interface MessageRow {
@@ -37,9 +44,17 @@ export interface AttemptRow {
   event_type: string;
 }
 
-const CALLBACK_COLUMNS = ['id', 'workflow_id', 'user_id', 'url', 'description', 'secret', 'created_at'] as const;
+const CALLBACK_COLUMNS = ['id', 'workflow_id', 'user_id', 'url', 'description', 'secret', 'created_at', 'status', 'paused_at', 'disabled_reason', 'consecutive_failures', 'failing_since'] as const;
 const num = (v: unknown) => Number(v);
-const callbackFromDb = (row: CallbackRow): CallbackRow => ({ ...row, user_id: num(row.user_id), created_at: num(row.created_at) });
+const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+const callbackFromDb = (row: CallbackRow): CallbackRow => ({
+  ...row,
+  user_id: num(row.user_id),
+  created_at: num(row.created_at),
+  paused_at: numOrNull(row.paused_at),
+  consecutive_failures: num(row.consecutive_failures),
+  failing_since: numOrNull(row.failing_since),
+});
 
 export async function insertCallback(db: Knex, row: CallbackRow): Promise<void> {
   await db('workflow_callbacks').insert(row);
@@ -69,6 +84,11 @@ export async function findCallbackOfWorkflow(db: Knex, workflowId: string, id: s
   return row && callbackFromDb(row);
 }
 
+export async function findCallback(db: Knex, id: string): Promise<CallbackRow | undefined> {
+  const row = (await db('workflow_callbacks').select(CALLBACK_COLUMNS).where({ id }).first()) as CallbackRow | undefined;
+  return row && callbackFromDb(row);
+}
+
 /** Deletes the callback, its messages and their attempts (foreign keys cascade). */
 export async function deleteCallback(db: Knex, workflowId: string, id: string): Promise<boolean> {
   return (await db('workflow_callbacks').where({ workflow_id: workflowId, id }).delete()) > 0;
@@ -90,16 +110,58 @@ export async function findMessageForDelivery(db: Knex, messageId: string): Promi
   return callback && { message: { ...message, attempts: num(message.attempts), created_at: num(message.created_at) }, callback: callbackFromDb(callback) };
 }
 
-/** Records one attempt and the message's state after it, together. */
+/** When a callback whose attempts keep failing is paused: this many in a row, the first at least this long ago (ms). */
+export interface PauseRule {
+  failures: number;
+  periodMs: number;
+}
+
+/**
+ * Records one attempt, the message's state after it and the callback's streak of failures,
+ * together; pauses the callback when a failure makes the streak meet `pause`. True when this
+ * attempt paused it.
+ */
 export async function recordAttempt(
   db: Knex,
   attempt: Omit<AttemptRow, 'seq' | 'run_id' | 'event_type'>,
   messageStatus: MessageRow['status'],
-): Promise<void> {
-  await db.transaction(async (trx) => {
+  pause: PauseRule,
+): Promise<boolean> {
+  return db.transaction(async (trx) => {
     await trx('callback_attempts').insert(attempt);
     await trx('callback_messages').where({ id: attempt.message_id }).update({ status: messageStatus, attempts: attempt.attempt });
+    const callback = trx('workflow_callbacks').where({ id: attempt.callback_id });
+    if (attempt.status === 'succeeded') {
+      await callback.update({ consecutive_failures: 0, failing_since: null });
+      return false;
+    }
+    await callback.clone().update({ consecutive_failures: trx.raw('consecutive_failures + 1'), failing_since: trx.raw('COALESCE(failing_since, ?)', [attempt.attempted_at]) });
+    if (pause.failures === 0) return false;
+    const row = (await callback.clone().select('consecutive_failures', 'failing_since').first()) as { consecutive_failures: number | string; failing_since: number | string | null } | undefined;
+    if (!row) return false;
+    const since = numOrNull(row.failing_since) ?? attempt.attempted_at;
+    if (num(row.consecutive_failures) < pause.failures || attempt.attempted_at - since < pause.periodMs) return false;
+    const reason = `${num(row.consecutive_failures)} consecutive failed attempts since ${new Date(since).toISOString()}; the last: ${attempt.error ?? 'failed'}`.slice(0, 500);
+    return (await callback.clone().where({ status: 'active' }).update({ status: 'paused', paused_at: attempt.attempted_at, disabled_reason: reason })) > 0;
   });
+}
+
+/** The callback active again with a fresh streak; false when there is no such callback of the workflow. */
+export async function enableCallback(db: Knex, workflowId: string, id: string): Promise<boolean> {
+  const changed = await db('workflow_callbacks')
+    .where({ workflow_id: workflowId, id })
+    .update({ status: 'active', paused_at: null, disabled_reason: null, consecutive_failures: 0, failing_since: null });
+  return changed > 0;
+}
+
+/** Messages of the callback not yet settled (what pausing held back), oldest first. */
+export async function pendingMessagesOf(db: Knex, callbackId: string, limit: number): Promise<string[]> {
+  return (await db('callback_messages').where({ callback_id: callbackId, status: 'pending' }).orderBy('seq').limit(limit).pluck('id')) as string[];
+}
+
+/** The callbacks of these users (their delivery jobs' groups). */
+export async function callbackIdsOfUsers(db: Knex, userIds: number[]): Promise<string[]> {
+  return (await db('workflow_callbacks').whereIn('user_id', userIds).pluck('id')) as string[];
 }
 
 export async function countAttempts(db: Knex, callbackId: string): Promise<number> {
@@ -146,6 +208,12 @@ export async function runEndsWithoutMessage(db: Knex, since: number, before: num
 }
 
 /** Messages made a while ago and never attempted: their job may never have been queued (the queue failed). */
-export async function messagesNeverAttempted(db: Knex, before: number, limit: number): Promise<string[]> {
-  return (await db('callback_messages').where({ status: 'pending', attempts: 0 }).andWhere('created_at', '<=', before).limit(limit).pluck('id')) as string[];
+export async function messagesNeverAttempted(db: Knex, before: number, limit: number): Promise<Array<{ id: string; callback_id: string; user_id: number }>> {
+  const rows = (await db('callback_messages as m')
+    .join('workflow_callbacks as c', 'c.id', 'm.callback_id')
+    .select('m.id', 'm.callback_id', 'c.user_id')
+    .where({ 'm.status': 'pending', 'm.attempts': 0, 'c.status': 'active' })
+    .andWhere('m.created_at', '<=', before)
+    .limit(limit)) as Array<{ id: string; callback_id: string; user_id: number }>;
+  return rows.map((r) => ({ ...r, user_id: num(r.user_id) }));
 }

@@ -105,7 +105,7 @@ describe.each(testDialects())('run-ended callbacks on %s', (dialect) => {
     const { workflowId, callback } = await workflowWithCallback('/ok');
     expect(callback.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     const listed = await alice.GET('/api/workflows/{workflow_id}/callbacks', { params: { path: { workflow_id: workflowId } } });
-    expect(listed.data!.data).toEqual([{ id: callback.id, workflow_id: workflowId, url: `${base}/ok`, description: '/ok', created_at: callback.created_at }]);
+    expect(listed.data!.data).toEqual([{ id: callback.id, workflow_id: workflowId, url: `${base}/ok`, description: '/ok', created_at: callback.created_at, status: 'active', paused_at: null, disabled_reason: null }]);
     expect(JSON.stringify(await server.ctx.db('workflow_callbacks').where({ id: callback.id }).first())).not.toContain(callback.secret.slice(6));
 
     const run = await runToEnd(workflowId, 'Signed, sealed, delivered');

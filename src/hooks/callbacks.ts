@@ -18,7 +18,7 @@ export type CallbackWithSecret = components['schemas']['CallbackWithSecret'];
 export type CallbackAttempt = components['schemas']['CallbackAttempt'];
 type PageMeta = components['schemas']['PageMeta'];
 
-export type CallbackContext = Pick<AppContext, 'db' | 'config' | 'now' | 'sealer'>;
+export type CallbackContext = Pick<AppContext, 'db' | 'config' | 'now' | 'sealer'> & Partial<Pick<AppContext, 'runs'>>;
 
 /** As trigger URLs: a workflow has few (Svix bounds endpoints per application too). */
 export const MAX_CALLBACKS_PER_WORKFLOW = 10;
@@ -27,7 +27,16 @@ export const MAX_CALLBACKS_PER_WORKFLOW = 10;
 export const secretContext = (callbackId: string) => `workflow_callbacks.secret:${callbackId}`;
 
 function toCallback(row: CallbackRow): Callback {
-  return { id: row.id, workflow_id: row.workflow_id, url: row.url, description: row.description, created_at: new Date(row.created_at).toISOString() };
+  return {
+    id: row.id,
+    workflow_id: row.workflow_id,
+    url: row.url,
+    description: row.description,
+    created_at: new Date(row.created_at).toISOString(),
+    status: row.status,
+    paused_at: row.paused_at === null ? null : new Date(row.paused_at).toISOString(),
+    disabled_reason: row.disabled_reason,
+  };
 }
 
 function toAttempt(row: AttemptRow): CallbackAttempt {
@@ -75,7 +84,20 @@ export async function createCallback(
   if ((await store.countCallbacks(ctx.db, workflowId)) >= MAX_CALLBACKS_PER_WORKFLOW) throw hookLimitReached('callbacks', MAX_CALLBACKS_PER_WORKFLOW);
   const secret = newCallbackSecret();
   const id = `cb_${ulid()}`;
-  const row: CallbackRow = { id, workflow_id: workflowId, user_id: userId, url: body.url, description: body.description ?? '', secret: ctx.sealer.seal(secret, secretContext(id)), created_at: ctx.now() };
+  const row: CallbackRow = {
+    id,
+    workflow_id: workflowId,
+    user_id: userId,
+    url: body.url,
+    description: body.description ?? '',
+    secret: ctx.sealer.seal(secret, secretContext(id)),
+    created_at: ctx.now(),
+    status: 'active',
+    paused_at: null,
+    disabled_reason: null,
+    consecutive_failures: 0,
+    failing_since: null,
+  };
   await store.insertCallback(ctx.db, row);
   return { ...toCallback(row), secret };
 }
@@ -90,6 +112,23 @@ export async function listCallbacks(ctx: CallbackContext, userId: number, workfl
 export async function deleteCallback(ctx: CallbackContext, userId: number, workflowId: string, callbackId: string): Promise<void> {
   await getWorkflow(ctx, userId, workflowId);
   if (!(await store.deleteCallback(ctx.db, workflowId, callbackId))) throw callbackNotFound(callbackId);
+}
+
+/**
+ * The callback active again (its owner's call: the service paused it when its deliveries kept
+ * failing), its held-back messages queued again; an active one is left as it is.
+ */
+export async function enableCallback(ctx: CallbackContext, userId: number, workflowId: string, callbackId: string): Promise<Callback> {
+  await getWorkflow(ctx, userId, workflowId);
+  const before = await store.findCallbackOfWorkflow(ctx.db, workflowId, callbackId);
+  if (!before) throw callbackNotFound(callbackId);
+  if (before.status !== 'active') {
+    if (!(await store.enableCallback(ctx.db, workflowId, callbackId))) throw callbackNotFound(callbackId);
+    await ctx.runs?.callbacks.resume(callbackId);
+  }
+  const after = await store.findCallbackOfWorkflow(ctx.db, workflowId, callbackId);
+  if (!after) throw callbackNotFound(callbackId);
+  return toCallback(after);
 }
 
 export async function listCallbackAttempts(

@@ -10,7 +10,7 @@ import { sharedRateLimiter, type SharedRateLimiter } from '../http/sharedRateLim
 import { startScheduleTicks } from '../schedules/ticks.ts';
 import { createRunner, sweepStuckRuns, SWEEP_INTERVAL_MS, type Runner, type RunnerContext } from './runner.ts';
 import type { RunRow } from './store.ts';
-import { announcingCallbacks, startCallbackDeliveries, type CallbackRetry, type DeliveryContext } from '../hooks/deliveries.ts';
+import { announcingCallbacks, startCallbackDeliveries, type CallbackDeliveries, type CallbackRetry, type DeliveryContext } from '../hooks/deliveries.ts';
 import { listenForRunEnds, type RunEndListener } from './waiting.ts';
 import { SharedRunEvents } from './sharedEvents.ts';
 import { StreamSlots } from './streamSlots.ts';
@@ -38,6 +38,8 @@ export interface RunMachinery {
    * without reading it back.
    */
   listenForRunEnds(): Promise<RunEndListener>;
+  /** Run-ended callbacks' deliveries (a re-enabled callback's held-back messages are queued through it). */
+  callbacks: CallbackDeliveries;
   /** The run event streams open on this process: their bounds, and their end when it stops. */
   streams: StreamSlots;
   /** A run's new events, read once for all the streams of this process that follow it. */
@@ -86,6 +88,7 @@ export async function startRunMachinery(
     queue,
     models,
     runner: undefined,
+    callbacks,
     streams: new StreamSlots({ perKey: config.EVENT_STREAMS_PER_KEY, perUser: config.EVENT_STREAMS_PER_USER }),
     events: new SharedRunEvents(ctx.db, queue),
     async enqueue(run) {
@@ -116,6 +119,7 @@ export async function startRunMachinery(
       machinery.streams.endAll();
       clearInterval(sweeper);
       tickStarts?.stop();
+      await callbacks.stop();
       await queue.stop();
     },
   };

@@ -55,6 +55,7 @@ const DONE_MESSAGES: Record<string, string> = {
   'run-cancelled': 'Run cancelled. A node that was working stops; nothing after it runs.',
   'run-ended-first': 'The run had already ended, so there was nothing to cancel.',
   'app-revoked': 'Access revoked. The application\'s tokens no longer work; it must ask you again.',
+  'callback-enabled': 'Callback re-enabled. The run ends it missed while paused are being delivered.',
 };
 
 export const doneMessage = (req: Request): string | undefined => (typeof req.query.done === 'string' ? DONE_MESSAGES[req.query.done] : undefined);

@@ -14,6 +14,7 @@ import { passwordRouter } from './password.ts';
 import { signupRouter } from './signup.ts';
 import { organizationsRouter } from './organizations.ts';
 import { runControlsRouter } from './runControls.ts';
+import { callbackPagesRouter } from './callbacks.ts';
 import { workflowDeletionRouter } from './workflowDeletion.ts';
 import { workflowEditorRouter } from './workflowEditor.ts';
 import { workflowPagesRouter } from './workflows.ts';
@@ -55,6 +56,6 @@ export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
 
   router.use('/workflows', session, requireUser, csrf);
   // The editor first: /workflows/new is not a workflow's id.
-  router.use(workflowEditorRouter(ctx), workflowPagesRouter(ctx, runStarts), runControlsRouter(ctx, runStarts), workflowDeletionRouter(ctx));
+  router.use(workflowEditorRouter(ctx), workflowPagesRouter(ctx, runStarts), runControlsRouter(ctx, runStarts), workflowDeletionRouter(ctx), callbackPagesRouter(ctx));
   return router;
 }

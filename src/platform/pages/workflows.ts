@@ -5,6 +5,7 @@ import type { SharedRateLimiter } from '../../http/sharedRateLimiter.ts';
 import { streamRunEvents } from '../../runs/eventStream.ts';
 import * as runs from '../../runs/service.ts';
 import { listSchedules, MAX_SCHEDULES_PER_WORKFLOW } from '../../schedules/service.ts';
+import { listCallbacks, MAX_CALLBACKS_PER_WORKFLOW } from '../../hooks/callbacks.ts';
 import { Problem } from '../../shared/errors.ts';
 import { getWorkflow, listWorkflows, type Workflow } from '../../workflows/service.ts';
 import type { PageUser } from '../views/format.ts';
@@ -39,11 +40,12 @@ function rawField(req: Request, name: string): string {
 
 async function showWorkflow(ctx: AppContext, req: Request, res: Response, status: number, user: PageUser, workflow: Workflow, form: RunFormState): Promise<void> {
   const search = searchOf(req);
-  const [history, schedules] = await Promise.all([
+  const [history, schedules, callbacks] = await Promise.all([
     runs.listRuns(ctx, user.id, workflow.id, { page: pageOf(req), perPage: PER_PAGE, ...(search ? { search } : {}) }),
     listSchedules(ctx, user.id, workflow.id, { page: 1, perPage: MAX_SCHEDULES_PER_WORKFLOW }), // all of them: one page
+    listCallbacks(ctx, user.id, workflow.id, { page: 1, perPage: MAX_CALLBACKS_PER_WORKFLOW }),
   ]);
-  const model = { user, workflow, runs: history.data, runsMeta: history.meta, form, search, baseUrl: ctx.config.BASE_URL, schedules: schedules.data };
+  const model = { user, workflow, runs: history.data, runsMeta: history.meta, form, search, baseUrl: ctx.config.BASE_URL, schedules: schedules.data, callbacks: callbacks.data };
   sendPage(res, status, workflowPage({ ...model, flash: doneMessage(req) }));
 }
 

@@ -9,6 +9,8 @@ import { nodeAnchor, nodeSections } from './nodeInspector.ts';
 import { curlBlock, curlForRunStart } from './runControls.ts';
 import type { Schedule } from '../../schedules/service.ts';
 import { schedulesSection } from './schedules.ts';
+import type { Callback } from '../../hooks/callbacks.ts';
+import { callbacksSection } from './callbacks.ts';
 
 // The console's workflow pages: the list, and a workflow (graph, description, run form, run
 // history, filtered by status or run id, and the curl command that starts a run).
@@ -115,6 +117,8 @@ export interface WorkflowModel {
   baseUrl: string;
   /** The workflow's schedules (read-only here). */
   schedules?: Schedule[];
+  /** The workflow's callbacks: paused ones with a Re-enable button. */
+  callbacks?: Callback[];
   flash?: string | undefined;
 }
 
@@ -131,7 +135,7 @@ function runFilter(workflow: Workflow, search: string): Html {
 <input type="search" id="run-search" name="search" value="${byStatus ? '' : search}" maxlength="200" placeholder="run_01J"> <button type="submit">Search</button></form>`;
 }
 
-export function workflowPage({ user, workflow, runs, runsMeta, form, search, baseUrl, schedules, flash }: WorkflowModel): Html {
+export function workflowPage({ user, workflow, runs, runsMeta, form, search, baseUrl, schedules, callbacks, flash }: WorkflowModel): Html {
   const history = runs.map(
     (r) => html`<tr><td><a href="/workflows/${workflow.id}/runs/${r.id}">${statusBadge(r.status)}</a><br><small><code>${r.id}</code></small></td>
 <td><span class="cell-label">Started </span>${isoDate(r.started_at ?? r.created_at)}</td><td><span class="cell-label">Duration </span>${formatDuration(r.duration)}</td>
@@ -157,6 +161,7 @@ ${
       ? html`<p>No runs match “${search}”. <a href="/workflows/${workflow.id}#runs-heading">Show every run</a>.</p>`
       : html`<p>No runs yet.</p>`
 }</section>
-${schedules ? schedulesSection(workflow.id, schedules) : ''}`,
+${schedules ? schedulesSection(workflow.id, schedules) : ''}
+${callbacks ? callbacksSection(user, workflow.id, callbacks) : ''}`,
   );
 }
