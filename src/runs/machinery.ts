@@ -14,6 +14,7 @@ import { announcingCallbacks, startCallbackDeliveries, type CallbackRetry, type 
 import { listenForRunEnds, type RunEndListener } from './waiting.ts';
 import { SharedRunEvents } from './sharedEvents.ts';
 import { StreamSlots } from './streamSlots.ts';
+import { purgeRuns, RUN_PURGE_INTERVAL_MS } from './retention.ts';
 
 declare module '../context.ts' {
   interface AppContext {
@@ -100,11 +101,21 @@ export async function startRunMachinery(
       await queue.work((runId, job) => runner.handle(runId, job), { concurrency: concurrency ?? config.RUN_CONCURRENCY });
       if (ctx.sealer) await callbacks.work();
       const retentionMs = config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000;
+      let runsPurgedAt = ctx.now();
+      let purgingRuns = false;
       sweeper = setInterval(() => {
         sweepStuckRuns(ctx, queue).catch((err: unknown) => logger.warn({ err }, 'stuck-run sweep failed'));
         callbacks.sweep().catch((err: unknown) => logger.warn({ err }, 'callback sweep failed'));
         // Deleted workflows past their retention are gone: remove them and their runs for good.
         purgeDeletedWorkflows(ctx, retentionMs).catch((err: unknown) => logger.warn({ err }, 'workflow purge failed'));
+        // Finished runs past RUN_RETENTION_DAYS or their user's USER_MAX_STORED_RUNS (retention.ts), once a minute, one pass at a time.
+        if (!purgingRuns && ctx.now() - runsPurgedAt >= RUN_PURGE_INTERVAL_MS) {
+          purgingRuns = true;
+          runsPurgedAt = ctx.now();
+          purgeRuns(ctx)
+            .catch((err: unknown) => logger.warn({ err }, 'run purge failed'))
+            .finally(() => (purgingRuns = false));
+        }
       }, SWEEP_INTERVAL_MS);
       sweeper.unref();
       // Schedules' ticks start runs here, counted against their owners' quotas with the API's
