@@ -14,6 +14,7 @@ import { announcingCallbacks, startCallbackDeliveries, type CallbackRetry, type 
 import { listenForRunEnds, type RunEndListener } from './waiting.ts';
 import { SharedRunEvents } from './sharedEvents.ts';
 import { StreamSlots } from './streamSlots.ts';
+import { WaitSlots } from './waitSlots.ts';
 import { purgeRuns, RUN_PURGE_INTERVAL_MS } from './retention.ts';
 
 declare module '../context.ts' {
@@ -41,6 +42,8 @@ export interface RunMachinery {
   listenForRunEnds(): Promise<RunEndListener>;
   /** The run event streams open on this process: their bounds, and their end when it stops. */
   streams: StreamSlots;
+  /** The `Prefer: wait` requests held on this process, bounded per key and per user. */
+  waits: WaitSlots;
   /** A run's new events, read once for all the streams of this process that follow it. */
   events: SharedRunEvents;
   /** Starts executing runs in this process (once). */
@@ -88,6 +91,7 @@ export async function startRunMachinery(
     models,
     runner: undefined,
     streams: new StreamSlots({ perKey: config.EVENT_STREAMS_PER_KEY, perUser: config.EVENT_STREAMS_PER_USER }),
+    waits: new WaitSlots({ perKey: config.WAITS_PER_KEY, perUser: config.WAITS_PER_USER }),
     events: new SharedRunEvents(ctx.db, queue),
     async enqueue(run) {
       machinery.runner?.expect(run); // before the job exists: this process's worker may take it at once
