@@ -164,8 +164,8 @@ const envSchema = z.object({
   WAITS_PER_KEY: integer(50, 0, 1_000_000),
   WAITS_PER_USER: integer(100, 0, 1_000_000),
   HTTP_HEADERS_TIMEOUT_SECONDS: integer(20, 1, 600),
-  HTTP_REQUEST_TIMEOUT_SECONDS: integer(120, 1, 3_600),
-  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: integer(5, 1, 600),
+  HTTP_REQUEST_TIMEOUT_SECONDS: integer(30, 1, 3_600),
+  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: integer(65, 1, 600),
 });
 
 /** Express's `trust proxy`: a boolean, a hop count, or a list of addresses / subnet names. */
