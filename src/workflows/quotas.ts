@@ -4,6 +4,7 @@
 // `quota_exceeded` naming the limit: the user's stored state refuses it, and the same request
 // succeeds once they delete something (as too_many_schedules and too_many_secrets).
 import type { Knex } from 'knex';
+import { dialectOf } from '../db/knex.ts';
 import { Problem } from '../shared/errors.ts';
 import { containsPattern } from './store.ts';
 import { workflowReferences } from './subgraphs.ts';
@@ -26,17 +27,18 @@ export async function assertWorkflowSlot(db: Knex, userId: number, limit: number
 
 /**
  * The bytes of the user's kept versions of their live workflows: names, descriptions and graphs as
- * stored (a workflow's own row repeats its newest version, so it is not counted twice).
- * `octet_length` is standard SQL on both stores; PostgreSQL reads it from a TOAST pointer without
- * fetching the value.
+ * stored (a workflow's own row repeats its newest version, so it is not counted twice). Each
+ * version's size was written with it (migration 0022), so no text is read here.
  */
 export async function storedBytes(db: Knex, userId: number): Promise<number> {
-  const row = (await db('workflow_versions as v')
-    .join('workflows as w', 'w.id', 'v.workflow_id')
+  // MySQL's optimizer reads each version's row (its texts inline: 0.5 s for 50 MB) unless told to
+  // use the index that covers the sum (3 ms); PostgreSQL finds the index-only scan by itself.
+  const versions = dialectOf(db) === 'mysql' ? 'workflow_versions v force index (workflow_versions_bytes)' : 'workflow_versions v';
+  const row = (await db('workflows as w')
+    .join(db.raw(versions), 'v.workflow_id', 'w.id')
     .where('w.user_id', userId)
     .whereNull('w.deleted_at')
-    .select(db.raw('coalesce(sum(octet_length(v.name) + octet_length(v.description) + octet_length(v.nodes) + octet_length(v.edges)), 0) as n'))
-    .first()) as { n: number | string } | undefined;
+    .first(db.raw('coalesce(sum(v.bytes), 0) as n'))) as { n: number | string } | undefined;
   return Number(row?.n ?? 0);
 }
 
