@@ -19,7 +19,7 @@ import * as stepOutputJson from './migrations/0017_step_output_json.ts';
 import * as stepAttempts from './migrations/0019_step_attempts.ts';
 import * as oidcCodes from './migrations/0020_oidc_codes.ts';
 import * as idTokenAlg from './migrations/0021_id_token_alg.ts';
-import * as workflowVersionBytes from './migrations/0022_workflow_version_bytes.ts';
+import * as storageQuotas from './migrations/0022_storage_quotas.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -53,7 +53,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0019_step_attempts', stepAttempts],
     ['0020_oidc_codes', oidcCodes],
     ['0021_id_token_alg', idTokenAlg],
-    ['0022_workflow_version_bytes', workflowVersionBytes],
+    ['0022_storage_quotas', storageQuotas],
   ];
 }
 
