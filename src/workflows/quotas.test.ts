@@ -68,7 +68,7 @@ describe.each(testDialects())('storage quotas of workflows on %s', (dialect) => 
     const { client } = await user('wf-versions');
     const id = await created(client, { name: 'Pinned' });
     for (const n of [2, 3]) expect((await update(client, id, { description: `v${n}` })).response.status).toBe(200);
-    // A schedule pins version 1; another workflow's `workflow` node pins version 2.
+    // A schedule pins version 1; another workflow's `workflow` node pins version 2, a third's `map` node version 3.
     const schedule = await client.POST('/api/workflows/{workflow_id}/schedules', { params: { path: { workflow_id: id } }, body: { cron: '0 9 * * *', inputs: { ticket: 'x' }, version: 1 } });
     expect(schedule.response.status).toBe(201);
     const caller = await create(client, {
@@ -81,13 +81,25 @@ describe.each(testDialects())('storage quotas of workflows on %s', (dialect) => 
       edges: [{ from: 'in', to: 'call' }, { from: 'call', to: 'out' }],
     });
     expect(caller.response.status, JSON.stringify(caller.error)).toBe(201);
+    const mapper = await create(client, {
+      name: 'Mapper',
+      nodes: [
+        { id: 'doc', type: 'text_input', config: { variable: 'doc' } },
+        { id: 'parts', type: 'split', config: { by: 'separator', separator: ';' } },
+        { id: 'each', type: 'map', config: { workflow_id: id, workflow_version: 3, item_variable: 'ticket' } },
+        { id: 'out', type: 'text_output', config: { format: 'json' } },
+      ],
+      edges: [{ from: 'doc', to: 'parts' }, { from: 'parts', to: 'each' }, { from: 'each', to: 'out' }],
+    });
+    expect(mapper.response.status, JSON.stringify(mapper.error)).toBe(201);
     for (const n of [4, 5, 6, 7]) expect((await update(client, id, { description: `v${n}` })).response.status).toBe(200);
-    // Newest three (7, 6, 5), and the pinned 1 and 2; 3 and 4 are gone.
-    expect(await versionsOf(client, id)).toEqual([7, 6, 5, 2, 1]);
-    const gone = await client.GET('/api/workflows/{workflow_id}/versions/{version}', { params: { path: { workflow_id: id, version: 3 } } });
+    // Newest three (7, 6, 5), and the pinned 1, 2 and 3; 4 is gone.
+    expect(await versionsOf(client, id)).toEqual([7, 6, 5, 3, 2, 1]);
+    const gone = await client.GET('/api/workflows/{workflow_id}/versions/{version}', { params: { path: { workflow_id: id, version: 4 } } });
     expect(gone.response.status).toBe(404);
     // Once nothing pins them, the next write lets them go too.
     await client.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: caller.data!.data.id } } });
+    await client.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: mapper.data!.data.id } } });
     await client.DELETE('/api/workflows/{workflow_id}/schedules/{schedule_id}', { params: { path: { workflow_id: id, schedule_id: schedule.data!.data.id } } });
     expect((await update(client, id, { description: 'v8' })).response.status).toBe(200);
     expect(await versionsOf(client, id)).toEqual([8, 7, 6]);
