@@ -113,6 +113,9 @@ export async function startService(stores: Stores, opts: { env?: NodeJS.ProcessE
     // One bench user starts runs from 32 connections: the per-user run quotas would answer most 429.
     USER_MAX_CONCURRENT_RUNS: '1000000',
     USER_RUNS_PER_MINUTE: '1000000',
+    // Row 6a creates workflows as one user for its whole duration: the storage quotas would answer 409.
+    USER_MAX_WORKFLOWS: '10000000',
+    USER_MAX_STORED_BYTES: '1099511627776',
     ...opts.env,
   };
   const flags = opts.profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(opts.profileDir)] : [];

@@ -337,6 +337,8 @@ export interface paths {
          *     13.1.1). Without `If-Match`, an update that keeps losing a race with other writers is a 409.
          *     Problems in `name` or `description` are listed in the same 422 as the graph's when the graph
          *     has problems too.
+         *     An update that would take the user's stored bytes (kept versions' names, descriptions and
+         *     graphs) past USER_MAX_STORED_BYTES is a 409 `quota_exceeded` naming the limit.
          */
         patch: operations["updateWorkflow"];
         trace?: never;
@@ -572,6 +574,9 @@ export interface paths {
          *     own `version` and `ETag` do. A deleted workflow's versions stay readable, as its runs do,
          *     until the workflow is purged (DELETED_WORKFLOW_RETENTION_SECONDS); then they are 404 too.
          *     Versions of a workflow created before versions were kept start at the version it had then.
+         *     A workflow keeps its newest WORKFLOW_MAX_VERSIONS versions (50 by default): each write
+         *     removes older ones, except a version a schedule or another workflow's `workflow` or `map`
+         *     node pins; a removed version is 404, and a run or schedule naming it is refused.
          */
         get: operations["listWorkflowVersions"];
         put?: never;
@@ -630,8 +635,8 @@ export interface paths {
         /**
          * Make a new version from an old one (roll back)
          * @description The workflow takes that version's name, description and graph as a new version (the
-         *     current one plus 1, whose `restored_from` names the old one); no version is removed, so a
-         *     restore can itself be undone. The graph is validated as an update's is (422). With
+         *     current one plus 1, whose `restored_from` names the old one); no version is removed but by
+         *     retention (listWorkflowVersions), so a restore can itself be undone. The graph is validated as an update's is (422). With
          *     `If-Match` (the current version's ETag), a workflow changed since it was read is refused
          *     with 412 and its current `ETag`. A deleted workflow cannot be restored (404).
          */
@@ -3266,6 +3271,15 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The user has as many workflows as allowed (USER_MAX_WORKFLOWS), or the new workflow would take their stored bytes past USER_MAX_STORED_BYTES: delete workflows first. The detail names the limit and its value. */
+        QuotaExceeded: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The workflow has as many schedules as allowed (20): delete one first. */
         TooManySchedules: {
             headers: {
@@ -3498,7 +3512,7 @@ export interface components {
          */
         Namespace: string;
         /**
-         * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds for the run to end. N is cut to 60 when larger (however many digits), and a fractional N (`wait=1.5`) is rounded up to whole seconds; `Preference-Applied` says the wait applied (`wait=2`, `wait=60`). A malformed `wait` (`wait=soon`, a negative N) is ignored, as RFC 7240 asks of preferences, and so are other preferences.
+         * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds for the run to end. N is cut to 60 when larger (however many digits), and a fractional N (`wait=1.5`) is rounded up to whole seconds; `Preference-Applied` says the wait applied (`wait=2`, `wait=60`). A malformed `wait` (`wait=soon`, a negative N) is ignored, as RFC 7240 asks of preferences, and so are other preferences. Waits are bounded per API key (WAITS_PER_KEY, 50 by default) and per user (WAITS_PER_USER, 100) on each API process: past either, the preference is not honoured (RFC 7240 lets a server decline one) and the request is answered at once, as without it and without `Preference-Applied` (runWorkflow: 202 and `Location`), so a client follows the run as it does after a wait that ran out.
          * @example wait=5
          */
         PreferWait: string;
@@ -4112,6 +4126,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["QuotaExceeded"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["InvalidWorkflow"];
@@ -4240,7 +4255,7 @@ export interface operations {
                  */
                 "Idempotency-Key"?: string;
                 /**
-                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds for the run to end. N is cut to 60 when larger (however many digits), and a fractional N (`wait=1.5`) is rounded up to whole seconds; `Preference-Applied` says the wait applied (`wait=2`, `wait=60`). A malformed `wait` (`wait=soon`, a negative N) is ignored, as RFC 7240 asks of preferences, and so are other preferences.
+                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds for the run to end. N is cut to 60 when larger (however many digits), and a fractional N (`wait=1.5`) is rounded up to whole seconds; `Preference-Applied` says the wait applied (`wait=2`, `wait=60`). A malformed `wait` (`wait=soon`, a negative N) is ignored, as RFC 7240 asks of preferences, and so are other preferences. Waits are bounded per API key (WAITS_PER_KEY, 50 by default) and per user (WAITS_PER_USER, 100) on each API process: past either, the preference is not honoured (RFC 7240 lets a server decline one) and the request is answered at once, as without it and without `Preference-Applied` (runWorkflow: 202 and `Location`), so a client follows the run as it does after a wait that ran out.
                  * @example wait=5
                  */
                 Prefer?: components["parameters"]["PreferWait"];
@@ -4347,7 +4362,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds for the run to end. N is cut to 60 when larger (however many digits), and a fractional N (`wait=1.5`) is rounded up to whole seconds; `Preference-Applied` says the wait applied (`wait=2`, `wait=60`). A malformed `wait` (`wait=soon`, a negative N) is ignored, as RFC 7240 asks of preferences, and so are other preferences.
+                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds for the run to end. N is cut to 60 when larger (however many digits), and a fractional N (`wait=1.5`) is rounded up to whole seconds; `Preference-Applied` says the wait applied (`wait=2`, `wait=60`). A malformed `wait` (`wait=soon`, a negative N) is ignored, as RFC 7240 asks of preferences, and so are other preferences. Waits are bounded per API key (WAITS_PER_KEY, 50 by default) and per user (WAITS_PER_USER, 100) on each API process: past either, the preference is not honoured (RFC 7240 lets a server decline one) and the request is answered at once, as without it and without `Preference-Applied` (runWorkflow: 202 and `Location`), so a client follows the run as it does after a wait that ran out.
                  * @example wait=5
                  */
                 Prefer?: components["parameters"]["PreferWait"];
@@ -5027,7 +5042,7 @@ export interface operations {
                  */
                 "Idempotency-Key"?: string;
                 /**
-                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds for the run to end. N is cut to 60 when larger (however many digits), and a fractional N (`wait=1.5`) is rounded up to whole seconds; `Preference-Applied` says the wait applied (`wait=2`, `wait=60`). A malformed `wait` (`wait=soon`, a negative N) is ignored, as RFC 7240 asks of preferences, and so are other preferences.
+                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds for the run to end. N is cut to 60 when larger (however many digits), and a fractional N (`wait=1.5`) is rounded up to whole seconds; `Preference-Applied` says the wait applied (`wait=2`, `wait=60`). A malformed `wait` (`wait=soon`, a negative N) is ignored, as RFC 7240 asks of preferences, and so are other preferences. Waits are bounded per API key (WAITS_PER_KEY, 50 by default) and per user (WAITS_PER_USER, 100) on each API process: past either, the preference is not honoured (RFC 7240 lets a server decline one) and the request is answered at once, as without it and without `Preference-Applied` (runWorkflow: 202 and `Location`), so a client follows the run as it does after a wait that ran out.
                  * @example wait=5
                  */
                 Prefer?: components["parameters"]["PreferWait"];

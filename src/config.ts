@@ -167,6 +167,16 @@ const envSchema = z.object({
   ),
   PASSWORD_HASH_COST: integer(17, 10, 20),
   METRICS_TOKEN: z.preprocess(blankToUndefined, z.string().min(16, { error: 'must be at least 16 characters (it guards /metrics)' }).optional()),
+  USER_MAX_WORKFLOWS: integer(1_000, 1, 10_000_000),
+  WORKFLOW_MAX_VERSIONS: integer(50, 1, 100_000),
+  USER_MAX_STORED_BYTES: integer(100 * 1024 * 1024, 1024, 1_099_511_627_776),
+  RUN_RETENTION_DAYS: integer(30, 0, 36_500),
+  USER_MAX_STORED_RUNS: integer(10_000, 0, 1_000_000_000),
+  WAITS_PER_KEY: integer(50, 0, 1_000_000),
+  WAITS_PER_USER: integer(100, 0, 1_000_000),
+  HTTP_HEADERS_TIMEOUT_SECONDS: integer(20, 1, 600),
+  HTTP_REQUEST_TIMEOUT_SECONDS: integer(30, 1, 3_600),
+  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: integer(65, 1, 600),
 });
 
 /** Express's `trust proxy`: a boolean, a hop count, or a list of addresses / subnet names. */
@@ -227,7 +237,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const problems = crossFieldProblems(e);
   if (problems.length) throw new ConfigError(problems);
 
-  return Object.freeze({ ...serviceSettings(e), ...runSettings(e), ...accessSettings(e) });
+  return Object.freeze({ ...serviceSettings(e), ...runSettings(e), ...accessSettings(e), ...quotaSettings(e) });
 }
 
 /**
@@ -384,6 +394,16 @@ function accessSettings(e: Env) {
   /** Bearer token that GET /metrics requires; absent: /metrics is off (404). */
   METRICS_TOKEN: e.METRICS_TOKEN,
   };
+}
+
+/**
+ * Per-user storage quotas (workflows, versions kept, bytes, runs kept), held `Prefer: wait`
+ * requests, and the HTTP server's socket timeouts: README's configuration table says what each does.
+ */
+function quotaSettings(e: Env) {
+  const { USER_MAX_WORKFLOWS, WORKFLOW_MAX_VERSIONS, USER_MAX_STORED_BYTES, RUN_RETENTION_DAYS, USER_MAX_STORED_RUNS } = e;
+  const { WAITS_PER_KEY, WAITS_PER_USER, HTTP_HEADERS_TIMEOUT_SECONDS, HTTP_REQUEST_TIMEOUT_SECONDS, HTTP_KEEP_ALIVE_TIMEOUT_SECONDS } = e;
+  return { USER_MAX_WORKFLOWS, WORKFLOW_MAX_VERSIONS, USER_MAX_STORED_BYTES, RUN_RETENTION_DAYS, USER_MAX_STORED_RUNS, WAITS_PER_KEY, WAITS_PER_USER, HTTP_HEADERS_TIMEOUT_SECONDS, HTTP_REQUEST_TIMEOUT_SECONDS, HTTP_KEEP_ALIVE_TIMEOUT_SECONDS };
 }
 
 export type Config = ReturnType<typeof loadConfig>;

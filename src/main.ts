@@ -77,7 +77,11 @@ async function main(): Promise<void> {
     logger.warn('no queue database (MySQL store without QUEUE_URL): workflow runs are disabled');
   }
   const app = createApp(ctx);
-  const server = createHttpServer(app);
+  const server = createHttpServer(app, {
+    headersMs: config.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,
+    requestMs: config.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,
+    keepAliveMs: config.HTTP_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
+  });
   const refused = await listen(server, config.PORT, config.HOST);
   if (refused) {
     // Another service on the port, say: one line naming PORT/HOST, and nothing left running.
@@ -86,10 +90,6 @@ async function main(): Promise<void> {
     await database.close();
     process.exit(1);
   }
-  // Slow clients must not hold sockets forever (slowloris); keep-alive a bit longer than proxies'.
-  server.requestTimeout = 30_000;
-  server.headersTimeout = 20_000;
-  server.keepAliveTimeout = 65_000;
   const { port } = server.address() as AddressInfo;
   logger.info({ port, dialect: database.dialect, embedded: Boolean(database.embedded) }, 'listening');
   // Seeded only once the service listens: a start that fails before (the port taken) must not

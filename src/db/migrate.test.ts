@@ -4,11 +4,12 @@ import { insertReturningId } from './insert.ts';
 import { migrateLatest, migrateRollback, migrateUp } from './migrate.ts';
 import { TABLES_IN_CREATION_ORDER } from './migrations/0001_initial.ts';
 import { HOOK_TABLES } from './migrations/0013_workflow_hooks.ts';
+import { versionBytes } from '../workflows/versions.store.ts';
 
 // The tables of 0001_initial, then of later migrations.
 const TABLES = [...TABLES_IN_CREATION_ORDER, 'web_sessions', 'client_secrets', 'run_events', 'workflow_versions', ...HOOK_TABLES, 'workflow_schedules'];
 
-const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions', '0006_client_secrets', '0007_access_token_expiry', '0008_run_events', '0009_token_successors', '0010_access_scope', '0011_chain_revocation', '0012_workflow_versions', '0013_workflow_hooks', '0014_user_secrets', '0016_workflow_schedules', '0017_step_output_json', '0019_step_attempts', '0020_oidc_codes', '0021_id_token_alg', '0023_callback_pausing'];
+const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions', '0006_client_secrets', '0007_access_token_expiry', '0008_run_events', '0009_token_successors', '0010_access_scope', '0011_chain_revocation', '0012_workflow_versions', '0013_workflow_hooks', '0014_user_secrets', '0016_workflow_schedules', '0017_step_output_json', '0019_step_attempts', '0020_oidc_codes', '0021_id_token_alg', '0022_storage_quotas', '0023_callback_pausing'];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {
   let t: TestDb;
@@ -145,5 +146,21 @@ describe.each(testDialects())('migrations on %s', (dialect) => {
       { client_id: 'app_before', id_token_signed_response_alg: 'ES256' },
     ]);
     await t.db('users').where({ id: owner_user_id }).delete();
+  });
+
+  it('0022 measures the bytes of every existing version, as new versions are measured', async () => {
+    expect(await migrateRollback(t.db, { all: true })).toEqual(ALL.slice(0, ALL.indexOf('0021_id_token_alg') + 1).reverse());
+    for (const name of ALL.slice(0, ALL.indexOf('0022_storage_quotas'))) expect(await migrateUp(t.db)).toEqual([name]);
+    const user_id = await insertReturningId(t.db, 'users', { login: 'm22', name: 'M', password_hash: 'x', created_at: 1000 });
+    const texts = { name: 'Größe ✓', description: 'dé', nodes: '[{"id":"ü"}]', edges: '[]' };
+    await t.db('workflows').insert({ id: 'wf_m22', user_id, name_lower: 'größe ✓', version: 1, created_at: 1000, updated_at: 1000, ...texts });
+    await t.db('workflow_versions').insert({ workflow_id: 'wf_m22', version: 1, name_lower: 'größe ✓', restored_from: null, created_at: 1000, ...texts });
+    expect(await migrateUp(t.db)).toEqual(['0022_storage_quotas']);
+    const { bytes } = (await t.db('workflow_versions').where({ workflow_id: 'wf_m22' }).first('bytes')) as { bytes: number | string };
+    expect(Number(bytes)).toBe(versionBytes(texts));
+    expect(Number(bytes)).toBe(Buffer.byteLength(Object.values(texts).join('')));
+    await t.db('users').where({ id: user_id }).delete();
+    expect(await migrateRollback(t.db)).toEqual(['0022_storage_quotas']);
+    expect(await migrateLatest(t.db)).toEqual(['0022_storage_quotas']);
   });
 });

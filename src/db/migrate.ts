@@ -19,6 +19,7 @@ import * as stepOutputJson from './migrations/0017_step_output_json.ts';
 import * as stepAttempts from './migrations/0019_step_attempts.ts';
 import * as oidcCodes from './migrations/0020_oidc_codes.ts';
 import * as idTokenAlg from './migrations/0021_id_token_alg.ts';
+import * as storageQuotas from './migrations/0022_storage_quotas.ts';
 import * as callbackPausing from './migrations/0023_callback_pausing.ts';
 
 interface Migration {
@@ -53,6 +54,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0019_step_attempts', stepAttempts],
     ['0020_oidc_codes', oidcCodes],
     ['0021_id_token_alg', idTokenAlg],
+    ['0022_storage_quotas', storageQuotas],
     ['0023_callback_pausing', callbackPausing],
   ];
 }

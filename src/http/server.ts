@@ -14,13 +14,43 @@ function rawResponse(status: string, contentType?: string, body = ''): string {
   return `${head.join('\r\n')}\r\n\r\n${body}`;
 }
 
+/** How long a client may take, in ms (config HTTP_*_TIMEOUT_SECONDS; README "Storage quotas"). */
+export interface SocketTimeouts {
+  /** To send a request's line and headers (Node's `headersTimeout`): a socket that sends nothing, or dribbles, gets 408 and closes. */
+  headersMs: number;
+  /** To send a whole request, body included (`requestTimeout`). */
+  requestMs: number;
+  /** An idle kept-alive socket lives this long between requests (`keepAliveTimeout`). */
+  keepAliveMs: number;
+}
+
+/** The configuration's defaults (src/config.ts), for a server made without a configuration (tests). */
+export const DEFAULT_SOCKET_TIMEOUTS: SocketTimeouts = { headersMs: 20_000, requestMs: 30_000, keepAliveMs: 65_000 };
+
 /**
  * The service's HTTP server. A request whose headers are over the limit never reaches express;
  * Node would answer an empty-bodied 431. We answer the documented problem+json instead, and the
  * other parser errors the way Node does.
+ *
+ * Timeouts are set on purpose (a red team held 3,000 idle sockets from one address for 40-60 s):
+ * Node checks them every `connectionsCheckingInterval` (30 s by default, so a 20 s headers timeout
+ * let a silent socket live up to 50 s); here the check runs every second at most, so a socket
+ * closes within a second of its timeout. Node refuses a headers timeout longer than the request
+ * timeout: it is cut to it.
  */
-export function createHttpServer(app?: RequestListener): Server {
-  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app);
+export function createHttpServer(app?: RequestListener, timeouts: SocketTimeouts = DEFAULT_SOCKET_TIMEOUTS): Server {
+  const requestTimeout = timeouts.requestMs;
+  const headersTimeout = Math.min(timeouts.headersMs, requestTimeout);
+  const server = createServer(
+    {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      requestTimeout,
+      headersTimeout,
+      keepAliveTimeout: timeouts.keepAliveMs,
+      connectionsCheckingInterval: Math.min(1000, Math.max(100, Math.floor(headersTimeout / 2))),
+    },
+    app,
+  );
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();

@@ -14,6 +14,8 @@ import { announcingCallbacks, startCallbackDeliveries, type CallbackDeliveries, 
 import { listenForRunEnds, type RunEndListener } from './waiting.ts';
 import { SharedRunEvents } from './sharedEvents.ts';
 import { StreamSlots } from './streamSlots.ts';
+import { WaitSlots } from './waitSlots.ts';
+import { purgeRuns, RUN_PURGE_INTERVAL_MS } from './retention.ts';
 
 declare module '../context.ts' {
   interface AppContext {
@@ -42,6 +44,8 @@ export interface RunMachinery {
   callbacks: CallbackDeliveries;
   /** The run event streams open on this process: their bounds, and their end when it stops. */
   streams: StreamSlots;
+  /** The `Prefer: wait` requests held on this process, bounded per key and per user. */
+  waits: WaitSlots;
   /** A run's new events, read once for all the streams of this process that follow it. */
   events: SharedRunEvents;
   /** Starts executing runs in this process (once). */
@@ -90,6 +94,7 @@ export async function startRunMachinery(
     runner: undefined,
     callbacks,
     streams: new StreamSlots({ perKey: config.EVENT_STREAMS_PER_KEY, perUser: config.EVENT_STREAMS_PER_USER }),
+    waits: new WaitSlots({ perKey: config.WAITS_PER_KEY, perUser: config.WAITS_PER_USER }),
     events: new SharedRunEvents(ctx.db, queue),
     async enqueue(run) {
       machinery.runner?.expect(run); // before the job exists: this process's worker may take it at once
@@ -103,11 +108,21 @@ export async function startRunMachinery(
       await queue.work((runId, job) => runner.handle(runId, job), { concurrency: concurrency ?? config.RUN_CONCURRENCY });
       if (ctx.sealer) await callbacks.work();
       const retentionMs = config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000;
+      let runsPurgedAt = ctx.now();
+      let purgingRuns = false;
       sweeper = setInterval(() => {
         sweepStuckRuns(ctx, queue).catch((err: unknown) => logger.warn({ err }, 'stuck-run sweep failed'));
         callbacks.sweep().catch((err: unknown) => logger.warn({ err }, 'callback sweep failed'));
         // Deleted workflows past their retention are gone: remove them and their runs for good.
         purgeDeletedWorkflows(ctx, retentionMs).catch((err: unknown) => logger.warn({ err }, 'workflow purge failed'));
+        // Finished runs past RUN_RETENTION_DAYS or their user's USER_MAX_STORED_RUNS (retention.ts), once a minute, one pass at a time.
+        if (!purgingRuns && ctx.now() - runsPurgedAt >= RUN_PURGE_INTERVAL_MS) {
+          purgingRuns = true;
+          runsPurgedAt = ctx.now();
+          purgeRuns(ctx)
+            .catch((err: unknown) => logger.warn({ err }, 'run purge failed'))
+            .finally(() => (purgingRuns = false));
+        }
       }, SWEEP_INTERVAL_MS);
       sweeper.unref();
       // Schedules' ticks start runs here, counted against their owners' quotas with the API's

@@ -38,17 +38,23 @@ export function cancelRunsOfDeletedWorkflow(ctx: AppContext): (workflowId: strin
 
 /**
  * Answers with `answer`, given the request's wait: a listener to run ends if it asks to wait
- * (`Prefer: wait=N`) and the queue can tell, else undefined. The listener stops once the answer is
- * done, however it ends.
+ * (`Prefer: wait=N`), the queue can tell, and `userId` (and the request's API key, if any) hold
+ * fewer waits than WAITS_PER_USER (WAITS_PER_KEY) on this process (waitSlots.ts), else undefined:
+ * a declined wait is answered at once, as without one. The listener stops and the slot is freed
+ * once the answer is done, however it ends.
  */
-async function answerWithWait(ctx: AppContext, req: Request, answer: (wait: Wait | undefined) => Promise<void>): Promise<void> {
+async function answerWithWait(ctx: AppContext, req: Request, userId: number, answer: (wait: Wait | undefined) => Promise<void>): Promise<void> {
   const seconds = preferredWait(req.get('Prefer'));
   const runs = ctx.runs;
-  const wait = seconds === undefined || !runs ? undefined : { seconds, listener: await runs.listenForRunEnds() };
+  const keyId = req.principal?.kind === 'apiKey' ? req.principal.accessTokenId : undefined;
+  const release = seconds === undefined || !runs ? undefined : runs.waits.tryTake(keyId, userId);
+  let wait: Wait | undefined;
   try {
+    if (release) wait = { seconds: seconds!, listener: await runs!.listenForRunEnds() };
     await answer(wait);
   } finally {
     wait?.listener.stop();
+    release?.();
   }
 }
 
@@ -87,7 +93,7 @@ export async function startRunAndAnswer(
   const read = (runId: string) => () => service.getRun(ctx, owner.userId, owner.workflowId, runId);
   // Listening before the run is queued, its end cannot come unheard: a run just queued is not
   // read before a notice of its end (or the wait's end).
-  await answerWithWait(ctx, req, async (wait) => {
+  await answerWithWait(ctx, req, owner.userId, async (wait) => {
     const { run, replayed } = await service.startRun(ctx, owner.userId, owner.workflowId, inputs, req.get('Idempotency-Key'), runStarts, version);
     res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
     // Dify's blocking mode: the ended run in this answer when it ends within the wait.
@@ -104,7 +110,7 @@ export async function startRunAndAnswer(
 
 /** The run operations of openapi.yaml: runWorkflow, listRuns, getRun, streamRunEvents, cancelRun. */
 export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Operations {
-  const withWait = (req: Request, answer: (wait: Wait | undefined) => Promise<void>) => answerWithWait(ctx, req, answer);
+  const withWait = (req: Request, answer: (wait: Wait | undefined) => Promise<void>) => answerWithWait(ctx, req, userOf(req), answer);
   /** Waits for the end of the request's run (waiting.ts readRunWhenEnded); `queued`: the run this request queued after the listener began. */
   const waitFor = (req: Request, res: Response, wait: Wait, runId: string, queued?: { status: string }): Promise<RunDetail> => {
     const owner = { userId: userOf(req), workflowId: workflowIdOf(req) };

@@ -52,6 +52,7 @@ export const PROBLEM_CODES = {
   not_acceptable: 406, not_representable_in_api_version: 406,
   name_taken: 409, last_owner: 409, concurrent_update: 409, idempotency_key_reused: 409, run_already_finished: 409, hook_limit_reached: 409,
   too_many_client_secrets: 409, too_many_schedules: 409, last_client_secret: 409, demo_exists: 409, too_many_secrets: 409,
+  quota_exceeded: 409,
   stale_version: 412,
   payload_too_large: 413,
   unsupported_media_type: 415,

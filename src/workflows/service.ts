@@ -10,6 +10,7 @@ import * as store from './store.ts';
 import { referenceProblems } from './references.ts';
 import type { WorkflowRow } from './store.ts';
 import { insertVersion } from './versions.store.ts';
+import { assertStoredBytesWithin, assertWorkflowSlot, pruneVersions } from './quotas.ts';
 
 /**
  * A stored workflow. Its graph passed the typed `WorkflowNode`/`WorkflowEdge` schemas when it was
@@ -96,6 +97,7 @@ export async function createWorkflow(ctx: WorkflowContext, userId: number, body:
   const nodes = body.nodes ?? [];
   const edges = body.edges ?? [];
   await assertValidWorkflowGraph(ctx, userId, undefined, nodes, edges);
+  await assertWorkflowSlot(ctx.db, userId, ctx.config.USER_MAX_WORKFLOWS);
   const now = ctx.now();
   const row: store.NewWorkflowRow = {
     id: newWorkflowId(),
@@ -109,10 +111,11 @@ export async function createWorkflow(ctx: WorkflowContext, userId: number, body:
     created_at: now,
     updated_at: now,
   };
-  // The workflow and its first version, or neither.
+  // The workflow and its first version, or neither (nor either past the user's bytes).
   await ctx.db.transaction(async (trx) => {
     await store.insertWorkflow(trx, row);
     await insertVersion(trx, versionOf(row, null));
+    await assertStoredBytesWithin(trx, userId, ctx.config.USER_MAX_STORED_BYTES);
   });
   return toWorkflow({ ...row, seq: 0, deleted_at: null });
 }
@@ -216,9 +219,13 @@ export async function updateWorkflow(
     const now = Math.max(ctx.now(), current.updated_at);
     const updated: WorkflowRow = { ...current, ...changes, version: current.version + 1, updated_at: now };
     // The update and its version, or neither: the version row is the workflow as this update left it.
+    // Versions past the retention rule go in the same transaction, and the user's bytes are
+    // checked after it (quotas.ts): a write that would pass them stores nothing.
     const stored = await ctx.db.transaction(async (trx) => {
       if (!(await store.updateWorkflowAtVersion(trx, userId, id, current.version, { ...changes, updated_at: now }))) return false;
       await insertVersion(trx, versionOf(updated, restoredFrom));
+      await pruneVersions(trx, userId, id, ctx.config.WORKFLOW_MAX_VERSIONS);
+      await assertStoredBytesWithin(trx, userId, ctx.config.USER_MAX_STORED_BYTES);
       return true;
     });
     if (stored) return toWorkflow(updated);

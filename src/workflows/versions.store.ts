@@ -29,8 +29,12 @@ function fromDb(row: WorkflowVersionRow): WorkflowVersionRow {
   };
 }
 
+/** The bytes a version stores (migration 0022): its texts as UTF-8, as the stores measure them. */
+export const versionBytes = (row: Pick<WorkflowVersionRow, 'name' | 'description' | 'nodes' | 'edges'>) =>
+  Buffer.byteLength(row.name) + Buffer.byteLength(row.description) + Buffer.byteLength(row.nodes) + Buffer.byteLength(row.edges);
+
 export async function insertVersion(db: Knex, row: WorkflowVersionRow): Promise<void> {
-  await db('workflow_versions').insert(row);
+  await db('workflow_versions').insert({ ...row, bytes: versionBytes(row) });
 }
 
 export async function findVersion(db: Knex, workflowId: string, version: number): Promise<WorkflowVersionRow | undefined> {

@@ -83,6 +83,8 @@ export function workflowEditorRouter(ctx: AppContext): Router {
     } catch (err) {
       if (!(err instanceof Problem)) throw err;
       if (err.status === 404) return sendPage(res, 404, notFoundPage(user, 'workflow'));
+      // A storage quota is no edit conflict: its page names the limit.
+      if (err.code === 'quota_exceeded') throw err;
       if (err.status === 412 || err.status === 409) {
         const current = await getWorkflow(ctx, user.id, workflow.id).catch(() => workflow);
         return page(409, { conflictVersion: current.version });
