@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fairnessEnv, fairnessSettings } from './fairnessConfig.ts';
 import { parseAllowHosts } from './outbound/allowList.ts';
 
 /** Every bad environment variable, one line each; thrown by loadConfig. */
@@ -78,6 +79,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 const NODE_ENVS = ['development', 'production', 'test'] as const;
 
 const envSchema = z.object({
+  ...fairnessEnv(integer),
   PORT: integer(3000, 1, 65535),
   HOST: z.preprocess(blankToUndefined, z.string().default('0.0.0.0')),
   BASE_URL: z.preprocess(blankToUndefined, httpUrl().optional()),
@@ -111,11 +113,6 @@ const envSchema = z.object({
   RUN_TIMEOUT_SECONDS: integer(300, 1, 86_400),
   RUN_CONCURRENCY: integer(32, 1, 1000),
   SCHEDULE_CHECK_INTERVAL_SECONDS: integer(30, 1, 45),
-  SCHEDULE_TICK_CONCURRENCY: integer(8, 1, 256),
-  SCHEDULE_TICK_BATCH_SIZE: integer(20, 1, 500),
-  SCHEDULE_TICKS_PER_USER: integer(2, 1, 256),
-  SCHEDULE_MIN_INTERVAL_SECONDS: integer(60, 60, 86_400),
-  USER_MAX_SCHEDULES: integer(100, 1, 1_000_000),
   COMPUTE_PROCESSES: integer(0, 0, 256),
   COMPUTE_HEAP_MB: integer(64, 16, 16_384),
   COMPUTE_TIME_LIMIT_MS: integer(5_000, 10, 600_000),
@@ -127,12 +124,6 @@ const envSchema = z.object({
   DELETED_WORKFLOW_RETENTION_SECONDS: integer(0, 0, 31_536_000),
   TOKEN_RATE_LIMIT_PER_MINUTE: integer(120, 1, 1_000_000),
   TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE: integer(60, 1, 1_000_000),
-  CALLBACK_TIMEOUT_MS: integer(5_000, 100, 60_000),
-  CALLBACK_CONCURRENCY: integer(8, 1, 1000),
-  CALLBACK_USER_CONCURRENCY: integer(4, 1, 1000),
-  CALLBACK_ENDPOINT_CONCURRENCY: integer(2, 1, 1000),
-  CALLBACK_PAUSE_AFTER_FAILURES: integer(20, 0, 1_000_000),
-  CALLBACK_PAUSE_AFTER_SECONDS: integer(86_400, 0, 31_536_000),
   USER_MAX_CONCURRENT_RUNS: integer(10, 1, 1_000_000),
   USER_RUNS_PER_MINUTE: integer(120, 1, 1_000_000),
   EVENT_STREAMS_PER_KEY: integer(20, 1, 1_000_000),
@@ -167,16 +158,6 @@ const envSchema = z.object({
   ),
   PASSWORD_HASH_COST: integer(17, 10, 20),
   METRICS_TOKEN: z.preprocess(blankToUndefined, z.string().min(16, { error: 'must be at least 16 characters (it guards /metrics)' }).optional()),
-  USER_MAX_WORKFLOWS: integer(1_000, 1, 10_000_000),
-  WORKFLOW_MAX_VERSIONS: integer(50, 1, 100_000),
-  USER_MAX_STORED_BYTES: integer(100 * 1024 * 1024, 1024, 1_099_511_627_776),
-  RUN_RETENTION_DAYS: integer(30, 0, 36_500),
-  USER_MAX_STORED_RUNS: integer(10_000, 0, 1_000_000_000),
-  WAITS_PER_KEY: integer(50, 0, 1_000_000),
-  WAITS_PER_USER: integer(100, 0, 1_000_000),
-  HTTP_HEADERS_TIMEOUT_SECONDS: integer(20, 1, 600),
-  HTTP_REQUEST_TIMEOUT_SECONDS: integer(30, 1, 3_600),
-  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: integer(65, 1, 600),
 });
 
 /** Express's `trust proxy`: a boolean, a hop count, or a list of addresses / subnet names. */
@@ -237,7 +218,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const problems = crossFieldProblems(e);
   if (problems.length) throw new ConfigError(problems);
 
-  return Object.freeze({ ...serviceSettings(e), ...runSettings(e), ...accessSettings(e), ...quotaSettings(e) });
+  return Object.freeze({ ...serviceSettings(e), ...runSettings(e), ...accessSettings(e), ...fairnessSettings(e) });
 }
 
 /**
@@ -292,16 +273,6 @@ function runSettings(e: Env) {
   RUN_CONCURRENCY: e.RUN_CONCURRENCY,
   /** How often pg-boss's scheduler looks for due cron ticks (one process a pass, across all of them). */
   SCHEDULE_CHECK_INTERVAL_SECONDS: e.SCHEDULE_CHECK_INTERVAL_SECONDS,
-  /** Tick handlers of workflow schedules in one process that executes runs (each takes a batch of due ticks). */
-  SCHEDULE_TICK_CONCURRENCY: e.SCHEDULE_TICK_CONCURRENCY,
-  /** Due ticks one tick handler takes at a time. */
-  SCHEDULE_TICK_BATCH_SIZE: e.SCHEDULE_TICK_BATCH_SIZE,
-  /** Ticks of one user's schedules in flight at once in a process: the rest wait, and other users' ticks are taken meanwhile. */
-  SCHEDULE_TICKS_PER_USER: e.SCHEDULE_TICKS_PER_USER,
-  /** The shortest time between two ticks of a schedule; a cron expression that fires more often is refused (`invalid_schedule`). */
-  SCHEDULE_MIN_INTERVAL_SECONDS: e.SCHEDULE_MIN_INTERVAL_SECONDS,
-  /** Schedules one user may have across all their workflows (`too_many_schedules` past it). */
-  USER_MAX_SCHEDULES: e.USER_MAX_SCHEDULES,
   /** Compute processes (children) of a process that executes runs (templates and every node that computes); 0: one per core but one, at least 2. */
   COMPUTE_PROCESSES: e.COMPUTE_PROCESSES,
   /** Heap of each compute process (MB): a computation that needs more fails with `compute_limit`, the process lives. */
@@ -324,18 +295,6 @@ function runSettings(e: Env) {
   TOKEN_RATE_LIMIT_PER_MINUTE: e.TOKEN_RATE_LIMIT_PER_MINUTE,
   /** Failed client authentications per source address and minute (any client id, unknown ones included). */
   TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE: e.TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE,
-  /** The longest one callback delivery attempt may take (its answer included); longer is a failed attempt, retried. */
-  CALLBACK_TIMEOUT_MS: e.CALLBACK_TIMEOUT_MS,
-  /** Callback deliveries one worker process makes at once. */
-  CALLBACK_CONCURRENCY: e.CALLBACK_CONCURRENCY,
-  /** Of those, how many one user's callbacks may take; the user's other deliveries stay queued for the others' to go out. */
-  CALLBACK_USER_CONCURRENCY: e.CALLBACK_USER_CONCURRENCY,
-  /** Deliveries to one callback under way at once, across every worker process. */
-  CALLBACK_ENDPOINT_CONCURRENCY: e.CALLBACK_ENDPOINT_CONCURRENCY,
-  /** Consecutive failed attempts after which a callback is paused (with CALLBACK_PAUSE_AFTER_SECONDS); 0: never paused. */
-  CALLBACK_PAUSE_AFTER_FAILURES: e.CALLBACK_PAUSE_AFTER_FAILURES,
-  /** How long a callback's attempts must have kept failing before it is paused (with CALLBACK_PAUSE_AFTER_FAILURES). */
-  CALLBACK_PAUSE_AFTER_SECONDS: e.CALLBACK_PAUSE_AFTER_SECONDS,
   /** Runs one user may have queued or running at once; more are refused with 429. */
   USER_MAX_CONCURRENT_RUNS: e.USER_MAX_CONCURRENT_RUNS,
   /** Runs one user may start per minute; more are refused with 429. */
@@ -400,10 +359,5 @@ function accessSettings(e: Env) {
  * Per-user storage quotas (workflows, versions kept, bytes, runs kept), held `Prefer: wait`
  * requests, and the HTTP server's socket timeouts: README's configuration table says what each does.
  */
-function quotaSettings(e: Env) {
-  const { USER_MAX_WORKFLOWS, WORKFLOW_MAX_VERSIONS, USER_MAX_STORED_BYTES, RUN_RETENTION_DAYS, USER_MAX_STORED_RUNS } = e;
-  const { WAITS_PER_KEY, WAITS_PER_USER, HTTP_HEADERS_TIMEOUT_SECONDS, HTTP_REQUEST_TIMEOUT_SECONDS, HTTP_KEEP_ALIVE_TIMEOUT_SECONDS } = e;
-  return { USER_MAX_WORKFLOWS, WORKFLOW_MAX_VERSIONS, USER_MAX_STORED_BYTES, RUN_RETENTION_DAYS, USER_MAX_STORED_RUNS, WAITS_PER_KEY, WAITS_PER_USER, HTTP_HEADERS_TIMEOUT_SECONDS, HTTP_REQUEST_TIMEOUT_SECONDS, HTTP_KEEP_ALIVE_TIMEOUT_SECONDS };
-}
 
 export type Config = ReturnType<typeof loadConfig>;
