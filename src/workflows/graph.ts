@@ -30,8 +30,8 @@ export interface GraphLimits {
   depth?: number;
   /** Items a run's maps may take together (config RUN_MAX_ITEMS); nested maps' max_items multiplied may not pass it. */
   maxItems?: number;
-  /** Inside a map body: the max_items of the maps around it, multiplied. */
-  itemsAbove?: number;
+  /** Inside a map body: the max_items of the maps around it, multiplied, and the items those maps may take together. */
+  itemsAbove?: { each: number; total: number };
 }
 
 // The same bounds as openapi.yaml; the contract is the source, these mirror it.

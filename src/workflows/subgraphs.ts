@@ -13,8 +13,8 @@ interface BodyLimits {
   depth?: number;
   /** Items a run's maps may take together (RUN_MAX_ITEMS): nested maps' max_items multiplied may not pass it. */
   maxItems?: number;
-  /** The max_items of the maps around this graph, multiplied (1: none). */
-  itemsAbove?: number;
+  /** Inside a map body: the max_items of the maps around it, multiplied, and the items those maps may take together. */
+  itemsAbove?: { each: number; total: number };
 }
 
 /** A map's max_items when it gives none (nodes/map.ts). */
@@ -64,10 +64,14 @@ function checkMap(id: string, config: Record<string, unknown>, at: string, usabl
   }
   if (config.workflow_version !== undefined && config.workflow_id === undefined) report(`${at}/config/workflow_version`, 'is used only with workflow_id');
   if (config.default != null && config.on_item_error !== 'default') report(`${at}/config/default`, 'is used only with "on_item_error": "default"');
-  const items = (limits.itemsAbove ?? 1) * (typeof config.max_items === 'number' ? config.max_items : MAP_DEFAULT_MAX_ITEMS);
-  if (limits.maxItems !== undefined && items > limits.maxItems) {
-    const nested = limits.itemsAbove === undefined ? '' : `, multiplied by the maps around it (${limits.itemsAbove})`;
-    report(`${at}/config/max_items`, `map "${id}" may take ${items} items${nested}: more than a run's maps may take together (${limits.maxItems}, RUN_MAX_ITEMS); lower max_items`);
+  // This map runs in every item of the maps around it: its items are theirs multiplied, and a run
+  // counts the items of every map it runs (compute/runCaps.ts), the ones around it included.
+  const above = limits.itemsAbove ?? { each: 1, total: 0 };
+  const each = above.each * (typeof config.max_items === 'number' ? config.max_items : MAP_DEFAULT_MAX_ITEMS);
+  const items = { each, total: above.total + each };
+  if (limits.maxItems !== undefined && items.total > limits.maxItems) {
+    const nested = limits.itemsAbove === undefined ? '' : ` (its max_items in each of ${above.each} items of the maps around it, which take ${above.total})`;
+    report(`${at}/config/max_items`, `map "${id}" may bring the run's maps to ${items.total} items${nested}: more than a run's maps may take together (${limits.maxItems}, RUN_MAX_ITEMS); lower max_items`);
   }
   if (!isObject(config.body)) return; // its shape is the schema's problem
   const depth = (limits.depth ?? 0) + 1;
