@@ -233,10 +233,10 @@ const SWEEP_GRACE_MS = 10_000;
 export async function sweepStuckRuns(ctx: RunnerContext, queue: Pick<RunQueue, 'enqueue' | 'jobState' | 'announceRunEnded'>): Promise<void> {
   const now = ctx.now();
   const announceEnded = quietly(ctx, 'run end', (id) => queue.announceRunEnded(id));
-  for (const id of await store.listRunsStuckSince(ctx.db, 'queued', now - SWEEP_GRACE_MS, 100)) {
-    await queue.enqueue(id);
+  for (const { id, userId } of await store.listRunsStuckSince(ctx.db, 'queued', now - SWEEP_GRACE_MS, 100)) {
+    await queue.enqueue(id, userId); // in its owner's group, as its first job was
   }
-  for (const id of await store.listRunsStuckSince(ctx.db, 'running', now - SWEEP_GRACE_MS, 100)) {
+  for (const { id } of await store.listRunsStuckSince(ctx.db, 'running', now - SWEEP_GRACE_MS, 100)) {
     const job = await queue.jobState(id);
     if (job.live) continue; // pg-boss notices a dead worker by its heartbeat and retries the job
     const cause = job.lastFailure ?? 'worker_lost';
