@@ -1990,8 +1990,9 @@ export interface components {
          *     (default) fails the node with the item's error and stops the other items; `skip` leaves
          *     its result out; `default` puts `default` in its place (null when absent). A cancel or the
          *     run's time limit stops every item. Each item's nodes are steps of the run, named
-         *     `<map id>[<index>].<node id>` in its logs and events, and count against the run's
-         *     budgets (compute time, text sizes, output size, model tokens) like any node.
+         *     `<map id>[<index>].<node id>` in its logs (they send no events: the map's `node.progress`
+         *     counts its items), and count against the run's budgets (compute time, text sizes, output
+         *     size, model tokens, RUN_MAX_STEPS and RUN_MAX_ITEMS) like any node.
          * @example {
          *       "id": "summarise_chunks",
          *       "type": "map",

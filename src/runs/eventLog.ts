@@ -35,8 +35,9 @@ export class EventLog {
   private discarded = false;
   /** The number of the last event written, or undefined when not known (a retry, or a failed write). */
   private last: number | undefined;
-  /** Events taken by this attempt, against `cap`. */
+  /** The run's events so far, this attempt's and (once a write says) its earlier attempts', against `cap`. */
   private count = 0;
+  private overflowed = false;
 
   private readonly store: RunsStore;
   private readonly now: () => number;
@@ -69,8 +70,8 @@ export class EventLog {
   add(type: NewRunEvent['type'], data: unknown): void {
     if (this.discarded || this.failure !== undefined) return;
     if (type !== 'run.status' && IN_MAP_ITEM.test((data as { node_id?: string }).node_id ?? '')) return;
-    if (this.count++ === this.cap.max) this.cap.exceeded();
-    if (this.count > this.cap.max) return;
+    if (this.count >= this.cap.max) return this.overflow();
+    this.count += 1;
     this.pending.push({ type, data });
     if (!this.writing && !this.timer) this.timer = setTimeout(() => this.flush(), STEP_LOG_DELAY_MS);
   }
@@ -96,6 +97,13 @@ export class EventLog {
     this.pending.length = 0;
   }
 
+  /** Past the cap: nothing more is stored, and the cap is told once. */
+  private overflow(): void {
+    if (this.overflowed) return;
+    this.overflowed = true;
+    this.cap.exceeded();
+  }
+
   private flush(): void {
     this.timer = undefined;
     this.writing ??= this.drain();
@@ -109,6 +117,7 @@ export class EventLog {
         const after = this.last;
         this.last = undefined; // unknown until this write is done
         this.last = await this.retry(() => this.store.appendEvents(this.runId, after, batch, this.now()));
+        this.count = Math.max(this.count, this.last + this.pending.length); // a run taken over counts its earlier attempts' events too
         this.announceEvents(this.runId);
       }
     } catch (err) {
