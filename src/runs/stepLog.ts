@@ -34,6 +34,9 @@ export class StepLog {
   private readonly pending: NewStep[] = [];
   /** Every step of the attempt, as written (or about to be): the log as the store has it after close(). */
   private readonly all: NewStep[] = [];
+  /** The steps started and not ended, by id, and those not written yet: a run of many steps (a wide map's) finds each at once, not by a scan. */
+  private readonly running = new Map<string, NewStep>();
+  private readonly unwritten = new Set<NewStep>();
   private writes: Promise<void> = Promise.resolve();
   private failure: unknown;
   private timer: NodeJS.Timeout | undefined;
@@ -53,12 +56,15 @@ export class StepLog {
   start(row: NewStep): void {
     this.pending.push(row);
     this.all.push(row);
+    this.unwritten.add(row);
+    if (row.status === 'running') this.running.set(row.node_id, row);
     if (!this.timer) this.timer = setTimeout(() => this.flush(), STEP_LOG_DELAY_MS);
   }
 
   end(nodeId: string, end: StepEnd): void {
-    const row = this.all.find((r) => r.node_id === nodeId && r.status === 'running');
-    const unwritten = row !== undefined && this.pending.includes(row);
+    const row = this.running.get(nodeId);
+    this.running.delete(nodeId);
+    const unwritten = row !== undefined && this.unwritten.has(row);
     if (row) Object.assign(row, end);
     if (!unwritten) this.enqueue(() => this.store.endStep(this.runId, nodeId, end));
   }
@@ -78,6 +84,7 @@ export class StepLog {
 
   /** After close(): the steps not yet written, to be written with the run's end. */
   rest(): NewStep[] {
+    this.unwritten.clear();
     return this.pending.splice(0).map((r) => ({ ...r }));
   }
 
@@ -85,6 +92,7 @@ export class StepLog {
   discard(): void {
     clearTimeout(this.timer);
     this.pending.length = 0;
+    this.unwritten.clear();
   }
 
   private flush(): void {
@@ -92,6 +100,7 @@ export class StepLog {
     this.timer = undefined;
     if (!this.pending.length) return;
     const rows = this.pending.splice(0).map((r) => ({ ...r }));
+    this.unwritten.clear();
     this.enqueue(() => this.store.appendSteps(rows));
   }
 
