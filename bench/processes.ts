@@ -113,6 +113,8 @@ export async function startService(stores: Stores, opts: { env?: NodeJS.ProcessE
     // One bench user starts runs from 32 connections: the per-user run quotas would answer most 429.
     USER_MAX_CONCURRENT_RUNS: '1000000',
     USER_RUNS_PER_MINUTE: '1000000',
+    // ...and may hold every worker slot, as before the per-user share (a fairness row sets its own).
+    USER_MAX_WORKER_SLOTS: '1000',
     // Row 6a creates workflows as one user for its whole duration: the storage quotas would answer 409.
     USER_MAX_WORKFLOWS: '10000000',
     USER_MAX_STORED_BYTES: '1099511627776',

@@ -465,11 +465,17 @@ export interface paths {
          *     | `node.started` | a node starts | `{"node_id", "node_type", "started_at"}` |
          *     | `node.delta` | an `llm_call` receives a chunk of its answer (OpenAI-compatible providers stream) | `{"node_id", "text"}`: append the texts in order |
          *     | `node.retry` | an `llm_call` whose streamed answer broke off (or timed out) is tried again | `{"node_id", "attempt", "error"}`: discard the node's `node.delta` texts so far; the next attempt's come after it |
+         *     | `node.progress` | a `map` starts its items, and each time about a tenth more of them have ended (the last included) | `{"node_id", "node_type", "total", "done", "failed"}`: its items, those completed and those failed (skipped or given the default included) |
          *     | `node.finished` | a node ends, or is skipped | `{"node_id", "node_type", "status", "finished_at", "output", "usage", "error"}` and `output_value` when there is one, as in `RunStep` (`output` whole up to 200000 characters; `finished_at` null for a node that never started) |
          *     | `run.finished` | the run ended: completed, failed or cancelled | the `Run` (without logs) |
          *
          *     Events are stored, so any API process serves any run's stream, whichever worker runs it.
          *     A run's events before a worker first picks it up: none (`getRun` says `queued`).
+         *
+         *     Bounded: the steps inside a `map`'s items (`<map>[<i>].<node>`) send no events (the map's
+         *     `node.progress` counts them; their logs are the run's `logs`), so a wide map stores a few
+         *     events, not some per item; a run stores at most `RUN_MAX_EVENTS` events (51200 by
+         *     default) besides its end, and one that would store more fails with `too_many_events`.
          */
         get: operations["streamRunEvents"];
         put?: never;
@@ -2023,8 +2029,9 @@ export interface components {
          *     (default) fails the node with the item's error and stops the other items; `skip` leaves
          *     its result out; `default` puts `default` in its place (null when absent). A cancel or the
          *     run's time limit stops every item. Each item's nodes are steps of the run, named
-         *     `<map id>[<index>].<node id>` in its logs and events, and count against the run's
-         *     budgets (compute time, text sizes, output size, model tokens) like any node.
+         *     `<map id>[<index>].<node id>` in its logs (they send no events: the map's `node.progress`
+         *     counts its items), and count against the run's budgets (compute time, text sizes, output
+         *     size, model tokens, RUN_MAX_STEPS and RUN_MAX_ITEMS) like any node.
          * @example {
          *       "id": "summarise_chunks",
          *       "type": "map",
@@ -2105,7 +2112,7 @@ export interface components {
                  */
                 concurrency?: number;
                 /**
-                 * @description The most items (default 100): a longer list fails the node with `too_many_items` before any item runs.
+                 * @description The most items (default 100): a longer list fails the node with `too_many_items` before any item runs. A map inside another's body runs in each of its items: a save whose maps may take more items together than RUN_MAX_ITEMS (20000 by default; this max_items times those of the maps around it, plus theirs) is a 422 pointing here.
                  * @example 100
                  */
                 max_items?: number;
@@ -2612,7 +2619,10 @@ export interface components {
              *     workflows is too deep or calls itself), `timeout` (the run's wall-clock limit, RUN_TIMEOUT_SECONDS), `cancelled`,
              *     `queue_unavailable`, `worker_lost` (the worker executing the run stopped on its last
              *     delivery), `store_unavailable` (the database stayed unreachable through every retry of
-             *     the run). An `http_request` node's: `http_refused`, `http_timeout`, `http_status`,
+             *     the run). A run's fan-out caps: `too_many_steps` (its node executions, every map
+             *     item's and called workflow's included, passed RUN_MAX_STEPS), `too_many_items` (also:
+             *     its maps' items together, nested maps' in each item of the map around them, passed
+             *     RUN_MAX_ITEMS), `too_many_events` (its stored events passed RUN_MAX_EVENTS). An `http_request` node's: `http_refused`, `http_timeout`, `http_status`,
              *     `http_invalid_json`, `http_response_too_large`, `http_invalid_url`,
              *     `http_too_many_redirects`, `http_error`, `secret_not_found` (see `HttpRequestNode`).
              * @example model_unavailable

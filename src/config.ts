@@ -121,6 +121,10 @@ const envSchema = z.object({
   NODE_TEXT_MAX_CHARS: integer(1_000_000, 1_000, 100_000_000),
   RUN_TEXT_MAX_CHARS: integer(4_000_000, 1_000, 1_000_000_000),
   RUN_OUTPUT_MAX_CHARS: integer(2_000_000, 1_000, 100_000_000),
+  RUN_MAX_STEPS: integer(25_600, 10, 10_000_000),
+  RUN_MAX_ITEMS: integer(20_000, 1, 10_000_000),
+  RUN_MAX_EVENTS: integer(51_200, 100, 10_000_000),
+  USER_MAX_WORKER_SLOTS: integer(0, 0, 1000),
   DELETED_WORKFLOW_RETENTION_SECONDS: integer(0, 0, 31_536_000),
   TOKEN_RATE_LIMIT_PER_MINUTE: integer(120, 1, 1_000_000),
   TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE: integer(60, 1, 1_000_000),
@@ -289,6 +293,14 @@ function runSettings(e: Env) {
   RUN_TEXT_MAX_CHARS: e.RUN_TEXT_MAX_CHARS,
   /** The longest run output as stored (JSON); longer fails the run with `output_too_large`. */
   RUN_OUTPUT_MAX_CHARS: e.RUN_OUTPUT_MAX_CHARS,
+  /** Node executions a run may make, every map item's and called workflow's included; past it the run fails with `too_many_steps`. */
+  RUN_MAX_STEPS: e.RUN_MAX_STEPS,
+  /** Items a run's maps may take together (nested maps' multiplied); a save whose nested max_items make more is a 422, a run past it fails with `too_many_items`. */
+  RUN_MAX_ITEMS: e.RUN_MAX_ITEMS,
+  /** Events a run may store (its end's aside); past it the run fails with `too_many_events`. */
+  RUN_MAX_EVENTS: e.RUN_MAX_EVENTS,
+  /** Slots of a worker's RUN_CONCURRENCY one user's runs may hold at once; 0: half of them (rounded up). */
+  USER_MAX_WORKER_SLOTS: e.USER_MAX_WORKER_SLOTS,
   /** How long a deleted workflow's runs stay readable before the workflow is gone (0: at once). */
   DELETED_WORKFLOW_RETENTION_SECONDS: e.DELETED_WORKFLOW_RETENTION_SECONDS,
   /** Requests per client and minute to the token and revocation endpoints. */

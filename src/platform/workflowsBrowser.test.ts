@@ -328,6 +328,66 @@ describe('workflow and run pages in a real browser', () => {
     expect(unexpectedErrors()).toEqual([]);
   });
 
+  it("shows a map's progress in its row as its items end (its items send no events of their own)", async () => {
+    const mapId = await createWorkflow(api, {
+      name: 'Shout each',
+      nodes: [
+        { id: 'words', type: 'text_input', config: { variable: 'words' } },
+        { id: 'parts', type: 'split', config: { by: 'separator', separator: ',' } },
+        {
+          id: 'each',
+          type: 'map',
+          config: {
+            concurrency: 1,
+            body: {
+              nodes: [
+                { id: 'word', type: 'text_input', config: { variable: 'item' } },
+                { id: 'shout', type: 'llm_call', config: { model: 'llama-3', prompt: '{{ inputs.item }}' } },
+                { id: 'out', type: 'text_output', config: { format: 'plain' } },
+              ],
+              edges: [
+                { from: 'word', to: 'shout' },
+                { from: 'shout', to: 'out' },
+              ],
+            },
+          },
+        },
+        { id: 'result', type: 'text_output', config: { format: 'json' } },
+      ],
+      edges: [
+        { from: 'words', to: 'parts' },
+        { from: 'parts', to: 'each' },
+        { from: 'each', to: 'result' },
+      ],
+    });
+    // Each item's answer waits for the test, so the page is seen between them however slow the machine.
+    const gates = new Map<string, () => void>();
+    const opened = new Map(['a', 'b', 'c'].map((w) => [w, new Promise<void>((resolve) => gates.set(w, resolve))]));
+    fake.answer = (request) => {
+      const word = String(request.messages.at(-1)?.content);
+      return { kind: 'completion', content: word.toUpperCase(), until: opened.get(word) ?? Promise.resolve() };
+    };
+    try {
+      await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 900 });
+      await page.goto(`${server.baseUrl}/workflows/${mapId}`);
+      await page.fill('#input_words', 'a,b,c');
+      await page.click('form.run-form button.primary');
+      await page.waitForURL((url) => /^\/workflows\/[^/]+\/runs\/run_/.test(url.pathname));
+      const cell = page.locator('tr.step[data-node=each] td').nth(4);
+      await expect.poll(() => cell.textContent(), { timeout: 15_000 }).toBe('0 of 3 items done…');
+      gates.get('a')!();
+      await expect.poll(() => cell.textContent(), { timeout: 15_000 }).toBe('1 of 3 items done…');
+      gates.get('b')!();
+      gates.get('c')!();
+      await page.waitForSelector('#run-status .badge.status-completed', { timeout: 15_000 });
+      expect(await page.locator('main').textContent()).toContain('"C"');
+    } finally {
+      for (const open of gates.values()) open();
+      delete fake.answer;
+    }
+    expect(unexpectedErrors()).toEqual([]);
+  });
+
   it('without EventSource the run page falls back to reading the state once a second', async () => {
     const context = await browser.newContext({ viewport: { width: SCREEN_WIDTHS.desktop, height: 900 } });
     await context.addCookies(await page.context().cookies());

@@ -38,6 +38,8 @@ export interface AttemptDeps {
   logger: Logger;
   /** Tells the run's event streams that events were stored. */
   announceEvents(runId: string): void;
+  /** The most events a run may store (RUN_MAX_EVENTS); past it the run fails with `too_many_events`. */
+  maxEvents?: number;
 }
 
 /**
@@ -94,7 +96,9 @@ export class Attempt {
     const mine = () => this.mine();
     this.steps = new StepLog(deps.store, run.id, deps.stored, mine);
     // A first attempt's stream is empty (a guess: were it not, the first write would collide and read).
-    this.events = new EventLog(deps.store, deps.now, run.id, deps.stored, mine, deps.announceEvents, run.attempts === 1 ? 0 : undefined);
+    const max = deps.maxEvents ?? Infinity;
+    const exceeded = () => this.controller.abort(new RunFailure('too_many_events', `The run passed ${max} stored events (RUN_MAX_EVENTS): use fewer nodes or smaller maps.`));
+    this.events = new EventLog(deps.store, deps.now, run.id, deps.stored, mine, deps.announceEvents, run.attempts === 1 ? 0 : undefined, { max, exceeded });
     this.events.add('run.status', { status: 'running' });
   }
 
@@ -173,6 +177,7 @@ export class Attempt {
       onStepDelta: (node, text) => this.events.add('node.delta', { node_id: node.id, text }),
       onStepRetry: (node, attempt, error) => this.events.add('node.retry', { node_id: node.id, attempt, error: { code: error.kind, message: error.message } }),
       onStepEnd: (report) => this.stepEnded(report),
+      onMapProgress: (node, progress) => this.events.add('node.progress', { node_id: node.id, node_type: node.type, ...progress }),
       onStepSkipped: (node) => (this.keptSkipped.has(node.id) ? undefined : this.logUnstarted(node, 'skipped')),
       shouldContinue: () => this.shouldContinue(),
     };

@@ -5,6 +5,15 @@ import { STEP_LOG_DELAY_MS } from './stepLog.ts';
 import type { Retried } from './storeRetry.ts';
 import type { FinalEvents } from './store.ts';
 
+/** A step inside a map's item (`<map>[<i>].<node>`: node ids hold no brackets). */
+const IN_MAP_ITEM = /\[\d+\]\./;
+
+/** The stream's bound (RUN_MAX_EVENTS) and what passing it does (the attempt fails the run with `too_many_events`). */
+export interface EventCap {
+  max: number;
+  exceeded(): void;
+}
+
 /**
  * One run's event stream (events.ts), written behind execution in order, as the step log is: the
  * first event waits STEP_LOG_DELAY_MS for others, so a run that ends sooner writes its whole
@@ -13,6 +22,10 @@ import type { FinalEvents } from './store.ts';
  * each write is announced so the run's streams read it at once. The worker numbers the events
  * itself (no locking read; a number taken by another writer makes it read the last one again).
  * `close()` waits for the write in flight and reports a failed one.
+ *
+ * Bounded: the steps inside a map's items send no events (the map's `node.progress` counts them,
+ * their log is the run's steps), so a wide map stores a few rows, not some per item; and past
+ * `cap.max` events (the run's end events aside) nothing more is stored and the cap is told.
  */
 export class EventLog {
   private readonly pending: NewRunEvent[] = [];
@@ -22,6 +35,9 @@ export class EventLog {
   private discarded = false;
   /** The number of the last event written, or undefined when not known (a retry, or a failed write). */
   private last: number | undefined;
+  /** The run's events so far, this attempt's and (once a write says) its earlier attempts', against `cap`. */
+  private count = 0;
+  private overflowed = false;
 
   private readonly store: RunsStore;
   private readonly now: () => number;
@@ -29,6 +45,7 @@ export class EventLog {
   private readonly retry: Retried;
   private readonly mine: () => Promise<boolean>;
   private readonly announceEvents: (runId: string) => void;
+  private readonly cap: EventCap;
 
   constructor(
     store: RunsStore,
@@ -38,6 +55,7 @@ export class EventLog {
     mine: () => Promise<boolean>,
     announceEvents: (runId: string) => void,
     last: number | undefined,
+    cap: EventCap = { max: Infinity, exceeded: () => {} },
   ) {
     this.store = store;
     this.now = now;
@@ -46,10 +64,14 @@ export class EventLog {
     this.mine = mine;
     this.announceEvents = announceEvents;
     this.last = last;
+    this.cap = cap;
   }
 
   add(type: NewRunEvent['type'], data: unknown): void {
     if (this.discarded || this.failure !== undefined) return;
+    if (type !== 'run.status' && IN_MAP_ITEM.test((data as { node_id?: string }).node_id ?? '')) return;
+    if (this.count >= this.cap.max) return this.overflow();
+    this.count += 1;
     this.pending.push({ type, data });
     if (!this.writing && !this.timer) this.timer = setTimeout(() => this.flush(), STEP_LOG_DELAY_MS);
   }
@@ -75,6 +97,13 @@ export class EventLog {
     this.pending.length = 0;
   }
 
+  /** Past the cap: nothing more is stored, and the cap is told once. */
+  private overflow(): void {
+    if (this.overflowed) return;
+    this.overflowed = true;
+    this.cap.exceeded();
+  }
+
   private flush(): void {
     this.timer = undefined;
     this.writing ??= this.drain();
@@ -88,6 +117,7 @@ export class EventLog {
         const after = this.last;
         this.last = undefined; // unknown until this write is done
         this.last = await this.retry(() => this.store.appendEvents(this.runId, after, batch, this.now()));
+        this.count = Math.max(this.count, this.last + this.pending.length); // a run taken over counts its earlier attempts' events too
         this.announceEvents(this.runId);
       }
     } catch (err) {

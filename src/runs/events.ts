@@ -6,7 +6,7 @@
 import type { Knex } from 'knex';
 import { isWriteConflict } from '../db/insert.ts';
 
-export type RunEventType = 'run.status' | 'node.started' | 'node.delta' | 'node.retry' | 'node.finished' | 'run.finished';
+export type RunEventType = 'run.status' | 'node.started' | 'node.delta' | 'node.retry' | 'node.progress' | 'node.finished' | 'run.finished';
 
 export interface NewRunEvent {
   type: RunEventType;

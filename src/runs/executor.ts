@@ -13,7 +13,7 @@ import { isEmpty } from './compute/switchCase.ts';
 import { TextBudget } from './textBudget.ts';
 import { toFailure } from './failures.ts';
 import { compositeContext, compositeWork, prepareCall, splitSource, type CompositeContext } from './nodes/composite.ts';
-import { prefixedHooks, resumedWithin } from './nodes/subgraph.ts';
+import { prefixedHooks, resumedWithin, type StepHooks } from './nodes/subgraph.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
 export type WorkflowEdge = components['schemas']['WorkflowEdge'];
@@ -38,7 +38,7 @@ export interface StepReport {
   attempts: number | null;
 }
 
-export interface ExecutionHooks {
+export interface ExecutionHooks extends Pick<StepHooks<StepReport>, 'onMapProgress'> {
   onStepStart?(node: WorkflowNode, input: string): Promise<void> | void;
   /** A chunk of an llm_call's answer as the provider streams it (the texts, in order, make its output). */
   onStepDelta?(node: WorkflowNode, text: string): void;
@@ -135,7 +135,7 @@ export async function executeGraph(
 /** The run's state before any node starts; `stop` aborts it on the first failure. */
 function startRun(graph: Graph, inputs: Record<string, unknown>, models: ModelRouter, options: ExecuteOptions, stop: AbortSignal): RunState {
   const budget = options.budget ?? defaultBudget();
-  const signal = options.signal ? AbortSignal.any([options.signal, stop]) : stop;
+  const signal = AbortSignal.any([stop, ...[options.signal, budget.caps?.signal].filter((s) => s !== undefined)]);
   const edgesIn = new Map<string, WorkflowEdge[]>(graph.nodes.map((n) => [n.id, []]));
   for (const edge of graph.edges) edgesIn.get(edge.to)?.push(edge);
   const scope: TemplateScope = { inputs, nodes: {} };
@@ -147,6 +147,8 @@ function startRun(graph: Graph, inputs: Record<string, unknown>, models: ModelRo
     compute: budget.compute,
     render,
     signal,
+    caps: budget.caps,
+    progress: hooks.onMapProgress,
     calls,
     workflows: options.workflows,
     execute: async (sub, subInputs, prefix, subSignal, subCalls) => {
@@ -214,6 +216,7 @@ function followedTexts(incoming: WorkflowEdge[], sources: (Produced | null)[]): 
 async function runStep(run: RunState, node: WorkflowNode, before: Produced[]): Promise<Produced> {
   const step: StepProgress = { input: '', usage: null, started: false };
   try {
+    run.budget.caps?.step();
     step.input = node.type === 'http_request' ? await run.http.prepare(node, run.render) : await inputOf(node, before, run.inputs, run.render, run.verdicts, run.composite);
     await run.hooks.onStepStart?.(node, step.input);
     step.started = true;

@@ -98,14 +98,17 @@ export async function startRunMachinery(
     events: new SharedRunEvents(ctx.db, queue),
     async enqueue(run) {
       machinery.runner?.expect(run); // before the job exists: this process's worker may take it at once
-      await queue.enqueue(run.id);
+      await queue.enqueue(run.id, String(run.user_id));
     },
     listenForRunEnds: () => listenForRunEnds((listener) => queue.watchRunEnded(listener), (runId) => machinery.runner?.endedHere(runId)),
     async startWorker({ concurrency } = {}) {
       if (machinery.runner) return;
       const runner = createRunner(ctx, models, queue);
       machinery.runner = runner;
-      await queue.work((runId, job) => runner.handle(runId, job), { concurrency: concurrency ?? config.RUN_CONCURRENCY });
+      const slots = concurrency ?? config.RUN_CONCURRENCY;
+      // One user's runs hold at most their share of the slots: another user's run always finds one.
+      const userSlots = config.USER_MAX_WORKER_SLOTS || Math.ceil(slots / 2);
+      await queue.work((runId, job) => runner.handle(runId, job), { concurrency: slots, userSlots });
       if (ctx.sealer) await callbacks.work();
       const retentionMs = config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000;
       let runsPurgedAt = ctx.now();

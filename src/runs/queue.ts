@@ -63,8 +63,14 @@ export interface RunJobState {
 export interface RunQueue {
   /** pg-boss on the queue database, for other kinds of job (run-ended callbacks, src/hooks/deliveries.ts). */
   readonly boss: PgBoss;
-  enqueue(runId: string): Promise<void>;
-  work(handler: (runId: string, job: RunJobContext) => Promise<void>, options?: { concurrency?: number }): Promise<void>;
+  /** Queues the run's job, in its owner's group (`userId`): a worker holds at most `userSlots` of one group's jobs at once. */
+  enqueue(runId: string, userId?: string): Promise<void>;
+  /**
+   * Executes runs, `concurrency` at once, of which at most `userSlots` of one user's (pg-boss's
+   * localGroupConcurrency: a fetch passes over the jobs of a user at their share, so another
+   * user's job is taken while theirs wait in the queue).
+   */
+  work(handler: (runId: string, job: RunJobContext) => Promise<void>, options?: { concurrency?: number; userSlots?: number }): Promise<void>;
   /** The state of the run's jobs (the sweeper asks about runs that look stuck). */
   jobState(runId: string): Promise<RunJobState>;
   health(): Promise<void>;
@@ -238,11 +244,17 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
   let listener: { close(): Promise<void> } | undefined;
   return {
     boss,
-    async enqueue(runId) {
-      await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId });
+    async enqueue(runId, userId) {
+      await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId, ...(userId ? { group: { id: userId } } : {}) });
     },
-    async work(handler, { concurrency = 4 } = {}) {
-      const work = { batchSize: 1, localConcurrency: concurrency, pollingIntervalSeconds: POLLING_INTERVAL_SECONDS, includeMetadata: true as const };
+    async work(handler, { concurrency = 4, userSlots } = {}) {
+      const work = {
+        batchSize: 1,
+        localConcurrency: concurrency,
+        ...(userSlots ? { localGroupConcurrency: Math.min(userSlots, concurrency) } : {}),
+        pollingIntervalSeconds: POLLING_INTERVAL_SECONDS,
+        includeMetadata: true as const,
+      };
       // NOTIFY wakes workers for new jobs only; a retry (dead worker) is found by polling. A retried
       // job still carries the output of its failed delivery: its cause.
       await boss.work(RUN_QUEUE, work, async ([job]: JobWithMetadata<{ runId: string }>[]) => {

@@ -8,6 +8,7 @@ import { executeGraph, type ExecuteOptions } from './executor.ts';
 import { httpNodeDeps } from './httpNodeDeps.ts';
 import { RunFailure } from '../shared/errors.ts';
 import { runBudget } from './compute/budget.ts';
+import { RunCaps } from './compute/runCaps.ts';
 import { calledWorkflows } from './calledWorkflows.ts';
 import type { ModelRouter } from './providers/index.ts';
 import type { RunJobContext, RunQueue } from './queue.ts';
@@ -26,7 +27,8 @@ function executionOptions(ctx: RunnerContext, attempt: Attempt): ExecuteOptions 
   return {
     signal: attempt.controller.signal,
     hooks: attempt.hooks(),
-    budget: runBudget(ctx.config, String(attempt.run.user_id)), // compute and size caps; the owner's share of the compute pool
+    // compute and size caps, the owner's share of the compute pool, and the caps on steps and map items
+    budget: { ...runBudget(ctx.config, String(attempt.run.user_id)), caps: new RunCaps(ctx.config) },
     resumed: attempt.resumed,
     http: httpNodeDeps(ctx, attempt.run.user_id), // http_request: the outbound policy, the owner's secrets
     workflows: calledWorkflows(ctx.db, Number(attempt.run.user_id)), // the owner's only
@@ -98,6 +100,7 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     now: () => ctx.now(),
     logger: ctx.logger,
     announceEvents: announcer ? quietly(ctx, 'run events', (id) => announcer.announceRunEvents(id)) : () => {},
+    maxEvents: ctx.config.RUN_MAX_EVENTS,
   };
   const executing = watchForCancels(ctx);
   const handedOver = new Map<string, RunRow>();
@@ -230,10 +233,10 @@ const SWEEP_GRACE_MS = 10_000;
 export async function sweepStuckRuns(ctx: RunnerContext, queue: Pick<RunQueue, 'enqueue' | 'jobState' | 'announceRunEnded'>): Promise<void> {
   const now = ctx.now();
   const announceEnded = quietly(ctx, 'run end', (id) => queue.announceRunEnded(id));
-  for (const id of await store.listRunsStuckSince(ctx.db, 'queued', now - SWEEP_GRACE_MS, 100)) {
-    await queue.enqueue(id);
+  for (const { id, userId } of await store.listRunsStuckSince(ctx.db, 'queued', now - SWEEP_GRACE_MS, 100)) {
+    await queue.enqueue(id, userId); // in its owner's group, as its first job was
   }
-  for (const id of await store.listRunsStuckSince(ctx.db, 'running', now - SWEEP_GRACE_MS, 100)) {
+  for (const { id } of await store.listRunsStuckSince(ctx.db, 'running', now - SWEEP_GRACE_MS, 100)) {
     const job = await queue.jobState(id);
     if (job.live) continue; // pg-boss notices a dead worker by its heartbeat and retries the job
     const cause = job.lastFailure ?? 'worker_lost';

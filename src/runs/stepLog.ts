@@ -23,6 +23,12 @@ export function logText(text: string | null): { text: string | null; cut: boolea
 type NewStep = NewStepRow;
 
 /**
+ * The most steps whose rows an attempt keeps after they are written (for a `Prefer: wait` of this
+ * process, runner.ts endedHere, which keeps only small runs anyway): a run of more is read back.
+ */
+const KEPT_MAX_STEPS = 256;
+
+/**
  * One run's per-node log, written behind execution: a step that starts and ends within
  * STEP_LOG_DELAY_MS is inserted once, already ended, together with the others; a slower one is
  * inserted as `running` when the delay passes and updated when it ends. Inserts keep start order,
@@ -32,8 +38,14 @@ type NewStep = NewStepRow;
  */
 export class StepLog {
   private readonly pending: NewStep[] = [];
-  /** Every step of the attempt, as written (or about to be): the log as the store has it after close(). */
-  private readonly all: NewStep[] = [];
+  /**
+   * Every step of the attempt, as written (or about to be): the log as the store has it after
+   * close(); undefined past KEPT_MAX_STEPS (a wide map's log is read from the store, not held).
+   */
+  private all: NewStep[] | undefined = [];
+  /** The steps started and not ended, by id, and those not written yet: a run of many steps (a wide map's) finds each at once, not by a scan. */
+  private readonly running = new Map<string, NewStep>();
+  private readonly unwritten = new Set<NewStep>();
   private writes: Promise<void> = Promise.resolve();
   private failure: unknown;
   private timer: NodeJS.Timeout | undefined;
@@ -52,19 +64,23 @@ export class StepLog {
 
   start(row: NewStep): void {
     this.pending.push(row);
-    this.all.push(row);
+    this.all?.push(row);
+    if (this.all && this.all.length > KEPT_MAX_STEPS) this.all = undefined;
+    this.unwritten.add(row);
+    if (row.status === 'running') this.running.set(row.node_id, row);
     if (!this.timer) this.timer = setTimeout(() => this.flush(), STEP_LOG_DELAY_MS);
   }
 
   end(nodeId: string, end: StepEnd): void {
-    const row = this.all.find((r) => r.node_id === nodeId && r.status === 'running');
-    const unwritten = row !== undefined && this.pending.includes(row);
+    const row = this.running.get(nodeId);
+    this.running.delete(nodeId);
+    const unwritten = row !== undefined && this.unwritten.has(row);
     if (row) Object.assign(row, end);
     if (!unwritten) this.enqueue(() => this.store.endStep(this.runId, nodeId, end));
   }
 
-  /** The log in execution order, as the store has it once the run's end (with `rest()`) is written. */
-  written(): readonly NewStep[] {
+  /** The log in execution order, as the store has it once the run's end (with `rest()`) is written; undefined for a long one. */
+  written(): readonly NewStep[] | undefined {
     return this.all;
   }
 
@@ -78,6 +94,7 @@ export class StepLog {
 
   /** After close(): the steps not yet written, to be written with the run's end. */
   rest(): NewStep[] {
+    this.unwritten.clear();
     return this.pending.splice(0).map((r) => ({ ...r }));
   }
 
@@ -85,6 +102,7 @@ export class StepLog {
   discard(): void {
     clearTimeout(this.timer);
     this.pending.length = 0;
+    this.unwritten.clear();
   }
 
   private flush(): void {
@@ -92,6 +110,7 @@ export class StepLog {
     this.timer = undefined;
     if (!this.pending.length) return;
     const rows = this.pending.splice(0).map((r) => ({ ...r }));
+    this.unwritten.clear();
     this.enqueue(() => this.store.appendSteps(rows));
   }
 

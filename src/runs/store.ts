@@ -220,10 +220,10 @@ export async function runStatesOf(db: Knex, ids: readonly string[]): Promise<Map
 }
 
 /** Ids of runs in `status` since before `cutoff` (by created_at for queued, started_at for running). */
-export async function listRunsStuckSince(db: Knex, status: 'queued' | 'running', cutoff: number, limit: number): Promise<string[]> {
+export async function listRunsStuckSince(db: Knex, status: 'queued' | 'running', cutoff: number, limit: number): Promise<{ id: string; userId: string }[]> {
   const column = status === 'queued' ? 'created_at' : 'started_at';
-  const rows = (await db('runs').select('id').where({ status }).andWhere(column, '<', cutoff).orderBy('seq').limit(limit)) as { id: string }[];
-  return rows.map((r) => r.id);
+  const rows = (await db('runs').select('id', 'user_id').where({ status }).andWhere(column, '<', cutoff).orderBy('seq').limit(limit)) as { id: string; user_id: number | string }[];
+  return rows.map((r) => ({ id: r.id, userId: String(r.user_id) }));
 }
 
 /** Steps in execution (start) order. */

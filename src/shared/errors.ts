@@ -378,6 +378,7 @@ export type RunErrorCode =
   | 'template_error' | 'invalid_json' | 'schema_violation' // the last two: typed values (issue 33)
   | 'compute_limit' | 'output_too_large'
   | OutboundFailure | 'http_status' | 'http_invalid_json' | 'secret_not_found' // an http_request node's
+  | 'too_many_steps' | 'too_many_events' // a run's fan-out caps (RUN_MAX_STEPS, RUN_MAX_EVENTS; RUN_MAX_ITEMS is too_many_items)
   | 'too_many_items' | 'invalid_items' | 'workflow_not_found' | 'workflow_depth'; // split, map and workflow nodes'
 
 /** Why a node (and so the run) failed: stored as the run's or step's `error`, never an HTTP answer. */

@@ -28,6 +28,10 @@ export interface GraphLimits {
   models?: readonly string[] | undefined;
   /** How deep inside map bodies this graph is (0: a workflow's own graph). */
   depth?: number;
+  /** Items a run's maps may take together (config RUN_MAX_ITEMS); nested maps' max_items multiplied may not pass it. */
+  maxItems?: number;
+  /** Inside a map body: the max_items of the maps around it, multiplied, and the items those maps may take together. */
+  itemsAbove?: { each: number; total: number };
 }
 
 // The same bounds as openapi.yaml; the contract is the source, these mirror it.

@@ -34,7 +34,7 @@ export function graphLimits(config: WorkflowContext['config']): GraphLimits {
   const list = config.MODEL_PROVIDER_MODELS;
   const builtIn = ['echo', ...(config.DEMO_MODELS ? DEMO_MODELS : [])];
   const models = !config.MODEL_PROVIDER_BASE_URL ? builtIn : list.length && !list.includes('*') ? [...builtIn, ...list] : undefined;
-  return { maxTokens: config.WORKFLOW_MAX_TOKENS_LIMIT, maxNodes: config.WORKFLOW_MAX_NODES, models };
+  return { maxTokens: config.WORKFLOW_MAX_TOKENS_LIMIT, maxNodes: config.WORKFLOW_MAX_NODES, maxItems: config.RUN_MAX_ITEMS, models };
 }
 
 /**

@@ -11,7 +11,14 @@ type Validate = (nodes: unknown, edges: unknown, limits: BodyLimits) => ProblemI
 interface BodyLimits {
   maxNodes?: number;
   depth?: number;
+  /** Items a run's maps may take together (RUN_MAX_ITEMS): nested maps' max_items multiplied may not pass it. */
+  maxItems?: number;
+  /** Inside a map body: the max_items of the maps around it, multiplied, and the items those maps may take together. */
+  itemsAbove?: { each: number; total: number };
 }
+
+/** A map's max_items when it gives none (nodes/map.ts). */
+const MAP_DEFAULT_MAX_ITEMS = 100;
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -57,6 +64,15 @@ function checkMap(id: string, config: Record<string, unknown>, at: string, usabl
   }
   if (config.workflow_version !== undefined && config.workflow_id === undefined) report(`${at}/config/workflow_version`, 'is used only with workflow_id');
   if (config.default != null && config.on_item_error !== 'default') report(`${at}/config/default`, 'is used only with "on_item_error": "default"');
+  // This map runs in every item of the maps around it: its items are theirs multiplied, and a run
+  // counts the items of every map it runs (compute/runCaps.ts), the ones around it included.
+  const above = limits.itemsAbove ?? { each: 1, total: 0 };
+  const each = above.each * (typeof config.max_items === 'number' ? config.max_items : MAP_DEFAULT_MAX_ITEMS);
+  const items = { each, total: above.total + each };
+  if (limits.maxItems !== undefined && items.total > limits.maxItems) {
+    const nested = limits.itemsAbove === undefined ? '' : ` (its max_items in each of ${above.each} items of the maps around it, which take ${above.total})`;
+    report(`${at}/config/max_items`, `map "${id}" may bring the run's maps to ${items.total} items${nested}: more than a run's maps may take together (${limits.maxItems}, RUN_MAX_ITEMS); lower max_items`);
+  }
   if (!isObject(config.body)) return; // its shape is the schema's problem
   const depth = (limits.depth ?? 0) + 1;
   if (depth > BODY_MAX_DEPTH) {
@@ -64,7 +80,7 @@ function checkMap(id: string, config: Record<string, unknown>, at: string, usabl
     return;
   }
   const body = config.body;
-  for (const p of validate(body.nodes, body.edges, { ...limits, maxNodes: BODY_MAX_NODES, depth })) report(`${at}/config/body${p.pointer}`, p.message);
+  for (const p of validate(body.nodes, body.edges, { ...limits, maxNodes: BODY_MAX_NODES, depth, itemsAbove: items })) report(`${at}/config/body${p.pointer}`, p.message);
   const item = typeof config.item_variable === 'string' ? config.item_variable : 'item';
   if (Array.isArray(body.nodes)) checkBodyEnds(body.nodes, item, `${at}/config/body`, report);
 }

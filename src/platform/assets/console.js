@@ -88,6 +88,12 @@ if (live) {
       if (!pre) cell.replaceChildren((pre = el('pre', '', '')));
       pre.append(data.text);
     },
+    // A map's items send no events of their own: its row counts them.
+    'node.progress': (data) => {
+      const cell = rowOf(data.node_id)?.cells[4];
+      if (!cell) return;
+      cell.replaceChildren(el('small', '', data.done + ' of ' + data.total + ' items done' + (data.failed ? ', ' + data.failed + ' failed' : '') + '…'));
+    },
     'node.finished': (data) => {
       setNodeStatus(data.node_id, data.status);
       const row = rowOf(data.node_id);

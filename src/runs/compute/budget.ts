@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import type { Config } from '../../config.ts';
 import type { ComputeFunctionName, ComputeFunctions } from './functions.ts';
 import { ComputeLimitError, ComputePool, type PoolLimits, type PoolStats } from './pool.ts';
+import type { RunCaps } from './runCaps.ts';
 
 /** The budget settings of config.ts, by their environment names. */
 export type BudgetConfig = Pick<
@@ -29,6 +30,8 @@ export interface RunBudget {
   runTextMaxChars: number;
   /** The longest run output, as stored (JSON). */
   runOutputMaxChars: number;
+  /** The run's caps on steps and map items (runCaps.ts); absent, nothing counts them (a budget made without a run). */
+  caps?: RunCaps;
 }
 
 /**

@@ -2,6 +2,7 @@
 // for the executor: `split` (in the compute pool), `map` (map.ts) and `workflow` (workflowCall.ts).
 import type { components } from '../../../generated/api.d.ts';
 import type { RunBudget } from '../compute/budget.ts';
+import type { RunCaps } from '../compute/runCaps.ts';
 import { runMap } from './map.ts';
 import { loadCalled, type Graph, type SubgraphDeps } from './subgraph.ts';
 import { callInputs, runWorkflowCall } from './workflowCall.ts';
@@ -23,6 +24,10 @@ export interface CompositeSetup {
   compute: RunBudget['compute'];
   render(source: string): Promise<string>;
   signal: AbortSignal;
+  /** Where a map tells of its progress (the graph's hooks). */
+  progress: SubgraphDeps['progress'];
+  /** The run's caps (compute/runCaps.ts): a map counts its items there. */
+  caps: RunCaps | undefined;
   /** The workflows on the call stack, the run's own first. */
   calls: readonly string[];
   /** The run owner's workflows, by id and pinned version. */
@@ -39,6 +44,8 @@ export function compositeContext(setup: CompositeSetup): CompositeContext {
     prepared: new Map(),
     deps: {
       signal: setup.signal,
+      ...(setup.caps ? { caps: setup.caps } : {}),
+      ...(setup.progress ? { progress: setup.progress } : {}),
       loadWorkflow: (id, version) => loadCalled(setup.workflows, calls, id, version),
       runGraph: (graph, inputs, prefix, signal, workflowId) => setup.execute(graph, inputs, prefix, signal, workflowId ? [...calls, workflowId] : calls),
     },

@@ -25,6 +25,21 @@ export function listOf(value: unknown, nodeId: string): unknown[] {
   throw new RunFailure('invalid_items', `map "${nodeId}" needs a list (from a split node, or a JSON list); its input is ${shown}.`);
 }
 
+/** Progress events of a map at most this many times (and once before its first item): its items' steps send none. */
+const PROGRESS_EVENTS = 10;
+
+/** Tells of the map's progress at its start and every tenth of its items settled (the last one included). */
+function progressOf(deps: SubgraphDeps, node: MapNode, total: number): (settled: 'done' | 'failed') => void {
+  const counts = { total, done: 0, failed: 0 };
+  const every = Math.max(1, Math.ceil(total / PROGRESS_EVENTS));
+  deps.progress?.(node, { ...counts });
+  return (settled) => {
+    counts[settled] += 1;
+    const n = counts.done + counts.failed;
+    if (n % every === 0 || n === total) deps.progress?.(node, { ...counts });
+  };
+}
+
 export async function runMap(deps: SubgraphDeps, node: MapNode, input: unknown): Promise<unknown[]> {
   const { config } = node;
   const items = listOf(input, node.id);
@@ -32,6 +47,7 @@ export async function runMap(deps: SubgraphDeps, node: MapNode, input: unknown):
   if (items.length > maxItems) {
     throw new RunFailure('too_many_items', `The list has ${items.length} items, more than max_items (${maxItems}); no item ran.`);
   }
+  deps.caps?.mapItems(items.length, node.id);
   const graph: Graph = config.body ?? (await deps.loadWorkflow(config.workflow_id!, config.workflow_version));
   const outputs = outputIds(graph);
   const itemVariable = config.item_variable ?? 'item';
@@ -44,6 +60,7 @@ export async function runMap(deps: SubgraphDeps, node: MapNode, input: unknown):
   let failure: unknown;
   const results: unknown[] = new Array<unknown>(items.length);
   const skipped = new Set<number>();
+  const tell = progressOf(deps, node, items.length);
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < items.length && !signal.aborted) {
@@ -52,7 +69,9 @@ export async function runMap(deps: SubgraphDeps, node: MapNode, input: unknown):
       try {
         const inputs = typedInputs(graph, { [itemVariable]: items[i], ...(readsIndex ? { index: i } : {}) });
         results[i] = resultOf(await deps.runGraph(graph, inputs, prefix, signal, config.workflow_id), outputs);
+        tell('done');
       } catch (err) {
+        tell('failed');
         const stopsAll = policy === 'fail' || signal.aborted || (err instanceof RunFailure && (err.code === 'cancelled' || err.code === 'timeout'));
         if (stopsAll) {
           failure ??= innerFailure(err, `Item ${i}`, prefix);

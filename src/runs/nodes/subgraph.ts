@@ -21,6 +21,15 @@ export interface StepHooks<R extends { nodeId: string }> {
   onStepEnd?(report: R): Promise<void> | void;
   onStepSkipped?(node: WorkflowNode): Promise<void> | void;
   shouldContinue?(): Promise<boolean> | boolean;
+  /** A map's items so far (its items' own steps send no events: this counts them). */
+  onMapProgress?(node: WorkflowNode, progress: MapProgress): void;
+}
+
+/** A map's count of its items: all of them, those that completed, and those that failed (skipped or given the default included). */
+export interface MapProgress {
+  total: number;
+  done: number;
+  failed: number;
 }
 
 /** A step id is stored in run_steps.node_id (191 characters, migration 0001). */
@@ -38,6 +47,10 @@ export interface SubgraphDeps {
   runGraph: SubgraphRunner;
   loadWorkflow: WorkflowLoader;
   signal: AbortSignal;
+  /** Tells of a map's progress (the run's events). */
+  progress?: (node: WorkflowNode, progress: MapProgress) => void;
+  /** The run's count of map items (RUN_MAX_ITEMS, compute/runCaps.ts), when it has caps. */
+  caps?: { mapItems(count: number, nodeId: string): void };
 }
 
 /** The hooks of a graph run inside another: the same, with every step id under `prefix`. */
@@ -50,6 +63,7 @@ export function prefixedHooks<R extends { nodeId: string }>(hooks: StepHooks<R>,
   if (hooks.onStepEnd) wrapped.onStepEnd = (report: R) => hooks.onStepEnd!({ ...report, nodeId: stepId(prefix, report.nodeId) });
   if (hooks.onStepSkipped) wrapped.onStepSkipped = (node) => hooks.onStepSkipped!(named(node));
   if (hooks.shouldContinue) wrapped.shouldContinue = hooks.shouldContinue;
+  if (hooks.onMapProgress) wrapped.onMapProgress = (node, progress) => hooks.onMapProgress!(named(node), progress);
   return wrapped;
 }
 
