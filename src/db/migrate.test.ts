@@ -161,6 +161,6 @@ describe.each(testDialects())('migrations on %s', (dialect) => {
     expect(Number(bytes)).toBe(Buffer.byteLength(Object.values(texts).join('')));
     await t.db('users').where({ id: user_id }).delete();
     expect(await migrateRollback(t.db)).toEqual(['0022_storage_quotas']);
-    expect(await migrateLatest(t.db)).toEqual(['0022_storage_quotas']);
+    expect(await migrateLatest(t.db)).toEqual(ALL.slice(ALL.indexOf('0022_storage_quotas')));
   });
 });
