@@ -27,18 +27,27 @@ function resolve(release: Release, schema: Schema): Schema {
   return s;
 }
 
+/** Each operation's responses in a release, by operationId: indexed once per release, not per answer. */
+const operationsOf = new WeakMap<Release, Map<string, Record<string, Schema>>>();
+function responsesOf(release: Release, operationId: string): Record<string, Schema> | undefined {
+  let index = operationsOf.get(release);
+  if (!index) {
+    index = new Map();
+    for (const item of Object.values(release.paths)) {
+      for (const operation of Object.values(item)) if (operation?.operationId) index.set(operation.operationId, operation.responses ?? {});
+    }
+    operationsOf.set(release, index);
+  }
+  return index.get(operationId);
+}
+
 /** The schema of an operation's JSON answer with this status in the release, if it has one. */
 function responseSchema(release: Release, operationId: string, status: number): Schema | undefined {
-  for (const item of Object.values(release.paths)) {
-    for (const operation of Object.values(item)) {
-      if (operation?.operationId !== operationId) continue;
-      const answer = operation.responses?.[String(status)] ?? operation.responses?.[`${String(status)[0]}XX`];
-      if (!answer) return undefined;
-      const content = resolve(release, answer).content as Record<string, { schema?: Schema }> | undefined;
-      return content?.['application/json']?.schema;
-    }
-  }
-  return undefined;
+  const responses = responsesOf(release, operationId);
+  const answer = responses?.[String(status)] ?? responses?.[`${String(status)[0]}XX`];
+  if (!answer) return undefined;
+  const content = resolve(release, answer).content as Record<string, { schema?: Schema }> | undefined;
+  return content?.['application/json']?.schema;
 }
 
 const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? 'number' : typeof v);

@@ -8,7 +8,7 @@ import type { AppContext } from '../context.ts';
 import { createAccessToken } from '../platform/accessTokens.ts';
 import { createUser } from '../platform/users.ts';
 import { testDialects } from '../../test/support/db.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
+import { startFakeOpenAI, type FakeOpenAI, replyGate } from '../../test/support/fakeOpenAI.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { purgeRuns, purgeRunsPastCount } from './retention.ts';
@@ -25,8 +25,7 @@ async function clientFor(ctx: AppContext, baseUrl: string, login: string): Promi
 describe.each(testDialects())('run retention on %s', (dialect) => {
   let server: TestServer;
   let fake: FakeOpenAI;
-  let release: () => void = () => {};
-  const held = new Promise<void>((resolve) => (release = resolve));
+  const { held, release } = replyGate();
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient } from '../../client/src/index.ts';
 import { createAccessToken } from '../platform/accessTokens.ts';
 import { createUser } from '../platform/users.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
+import { startFakeOpenAI, type FakeOpenAI, replyGate } from '../../test/support/fakeOpenAI.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { WaitSlots } from './waitSlots.ts';
@@ -34,8 +34,7 @@ describe('WaitSlots', () => {
 describe('Prefer: wait past WAITS_PER_KEY and WAITS_PER_USER', () => {
   let server: TestServer;
   let fake: FakeOpenAI;
-  let release: () => void = () => {};
-  const held = new Promise<void>((resolve) => (release = resolve));
+  const { held, release } = replyGate();
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();

@@ -7,7 +7,7 @@ import type { AppContext } from '../context.ts';
 import { createAccessToken } from '../platform/accessTokens.ts';
 import { createUser } from '../platform/users.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
+import { startFakeOpenAI, type FakeOpenAI, replyGate } from '../../test/support/fakeOpenAI.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 async function clientFor(ctx: AppContext, baseUrl: string, login: string): Promise<ApiClient> {
@@ -19,8 +19,7 @@ async function clientFor(ctx: AppContext, baseUrl: string, login: string): Promi
 describe("a user's share of worker slots", () => {
   let server: TestServer;
   let fake: FakeOpenAI;
-  let release: () => void = () => {};
-  const held = new Promise<void>((resolve) => (release = resolve));
+  const { held, release } = replyGate();
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();

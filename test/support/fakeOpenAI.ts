@@ -146,3 +146,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     });
   return fake;
 }
+
+/** A gate for replies that keep runs in flight: `{ kind: 'completion', ..., until: held }` answers once `release()` is called. */
+export function replyGate(): { held: Promise<void>; release(): void } {
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  return { held, release: () => release() };
+}
