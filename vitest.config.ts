@@ -23,6 +23,7 @@ const unitFiles = [
   'src/runs/nodes/map.test.ts',
   'src/runs/providers/demo.test.ts',
   'src/runs/providers/providers.test.ts',
+  'src/runs/stepPace.test.ts',
   'src/runs/toRun.test.ts',
   'src/runs/waiting.test.ts',
   'src/shared/crypto.test.ts',

@@ -115,6 +115,8 @@ export async function startService(stores: Stores, opts: { env?: NodeJS.ProcessE
     USER_RUNS_PER_MINUTE: '1000000',
     // ...and may hold every worker slot, as before the per-user share (a fairness row sets its own).
     USER_MAX_WORKER_SLOTS: '1000',
+    // ...and start steps at the engine's pace, not one user's share of it (row 11 sets the default).
+    USER_STEPS_PER_SECOND: '0',
     // Row 6a creates workflows as one user for its whole duration: the storage quotas would answer 409.
     USER_MAX_WORKFLOWS: '10000000',
     USER_MAX_STORED_BYTES: '1099511627776',

@@ -18,6 +18,7 @@ export function fairnessEnv(integer: Integer) {
     CALLBACK_ENDPOINT_CONCURRENCY: integer(2, 1, 1000),
     CALLBACK_PAUSE_AFTER_FAILURES: integer(20, 0, 1_000_000),
     CALLBACK_PAUSE_AFTER_SECONDS: integer(86_400, 0, 31_536_000),
+    USER_STEPS_PER_SECOND: integer(500, 0, 1_000_000),
     USER_MAX_WORKFLOWS: integer(1_000, 1, 10_000_000),
     WORKFLOW_MAX_VERSIONS: integer(50, 1, 100_000),
     USER_MAX_STORED_BYTES: integer(100 * 1024 * 1024, 1024, 1_099_511_627_776),
@@ -57,6 +58,8 @@ export function fairnessSettings(e: FairnessEnv) {
     CALLBACK_PAUSE_AFTER_FAILURES: e.CALLBACK_PAUSE_AFTER_FAILURES,
     /** How long a callback's attempts must have kept failing before it is paused (with CALLBACK_PAUSE_AFTER_FAILURES). */
     CALLBACK_PAUSE_AFTER_SECONDS: e.CALLBACK_PAUSE_AFTER_SECONDS,
+    /** Node executions one user's runs may start a second in one process (that many at once after a quiet second); past it a step waits its turn. 0: not paced. */
+    USER_STEPS_PER_SECOND: e.USER_STEPS_PER_SECOND,
     /** Workflows one user may have (`quota_exceeded` past it). */
     USER_MAX_WORKFLOWS: e.USER_MAX_WORKFLOWS,
     /** Versions kept per workflow: older ones are pruned on each write, pinned ones kept. */

@@ -135,7 +135,7 @@ async function measureNeighbours(bench: Bench): Promise<void> {
   const service = await startService(own, {
     env: {
       // The production defaults of the per-user limits the bench raises for its one-user rows.
-      USER_MAX_CONCURRENT_RUNS: '10', USER_MAX_WORKER_SLOTS: '0', USER_MAX_WORKFLOWS: '1000', USER_MAX_STORED_BYTES: String(100 * 1024 * 1024),
+      USER_MAX_CONCURRENT_RUNS: '10', USER_MAX_WORKER_SLOTS: '0', USER_STEPS_PER_SECOND: '500', USER_MAX_WORKFLOWS: '1000', USER_MAX_STORED_BYTES: String(100 * 1024 * 1024),
       USER_RUNS_PER_MINUTE: '1000000', API_RATE_LIMIT_PER_MINUTE: '100000000', WORKFLOW_HTTP_ALLOW_HOSTS: '127.0.0.1',
     },
   });

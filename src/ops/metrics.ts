@@ -6,7 +6,7 @@ import express from 'express';
 import type { Knex } from 'knex';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppContext } from '../context.ts';
-import { computeStats } from '../runs/compute/budget.ts';
+import { computeStats, paceStats } from '../runs/compute/budget.ts';
 import { safeEqual } from '../shared/crypto.ts';
 
 const processRegistry = new Registry();
@@ -56,6 +56,16 @@ new Counter({
   collect() {
     this.reset();
     for (const [kind, n] of Object.entries(computeStats().limits)) this.inc({ kind }, n);
+  },
+});
+
+new Counter({
+  name: 'workflow_steps_paced_total',
+  help: "Node executions that waited for their user's turn (USER_STEPS_PER_SECOND) in this process",
+  registers: [processRegistry],
+  collect() {
+    this.reset();
+    this.inc(paceStats().paced);
   },
 });
 

@@ -217,6 +217,7 @@ async function runStep(run: RunState, node: WorkflowNode, before: Produced[]): P
   const step: StepProgress = { input: '', usage: null, started: false };
   try {
     run.budget.caps?.step();
+    await run.budget.pace?.(run.signal);
     step.input = node.type === 'http_request' ? await run.http.prepare(node, run.render) : await inputOf(node, before, run.inputs, run.render, run.verdicts, run.composite);
     await run.hooks.onStepStart?.(node, step.input);
     step.started = true;
@@ -394,6 +395,6 @@ async function inputOf(
   }
 }
 
-/** Without a budget of the caller's: the configured defaults, as an anonymous owner. */
+/** Without a budget of the caller's (no run, no user): the configured defaults, as an anonymous owner, steps not paced. */
 let fallbackBudget: RunBudget | undefined;
-const defaultBudget = () => (fallbackBudget ??= runBudget(loadConfig({}), 'anonymous'));
+const defaultBudget = () => (fallbackBudget ??= runBudget(loadConfig({ USER_STEPS_PER_SECOND: '0' }), 'anonymous'));

@@ -7,6 +7,7 @@ import type { Config } from '../../config.ts';
 import type { ComputeFunctionName, ComputeFunctions } from './functions.ts';
 import { ComputeLimitError, ComputePool, type PoolLimits, type PoolStats } from './pool.ts';
 import type { RunCaps } from './runCaps.ts';
+import { StepPacer, type PaceStats } from '../stepPace.ts';
 
 /** The budget settings of config.ts, by their environment names. */
 export type BudgetConfig = Pick<
@@ -19,6 +20,7 @@ export type BudgetConfig = Pick<
   | 'NODE_TEXT_MAX_CHARS'
   | 'RUN_TEXT_MAX_CHARS'
   | 'RUN_OUTPUT_MAX_CHARS'
+  | 'USER_STEPS_PER_SECOND'
 >;
 
 export interface RunBudget {
@@ -32,6 +34,8 @@ export interface RunBudget {
   runOutputMaxChars: number;
   /** The run's caps on steps and map items (runCaps.ts); absent, nothing counts them (a budget made without a run). */
   caps?: RunCaps;
+  /** Waits for the owner's turn to start a step (USER_STEPS_PER_SECOND); absent, steps are not paced. */
+  pace?: (signal?: AbortSignal) => Promise<void>;
 }
 
 /**
@@ -59,6 +63,26 @@ export function processPool(config: BudgetConfig): ComputePool {
   return pool;
 }
 
+/** One pacer per process and rate (USER_STEPS_PER_SECOND), shared by the runs of every user. */
+const pacers = new Map<number, StepPacer>();
+
+function processPacer(rate: number): StepPacer {
+  let pacer = pacers.get(rate);
+  if (!pacer) pacers.set(rate, (pacer = new StepPacer(rate)));
+  return pacer;
+}
+
+/** This process's step pacers together (metrics): steps that waited for their turn, and those waiting now. */
+export function paceStats(): PaceStats {
+  const total = { paced: 0, waiting: 0 };
+  for (const pacer of pacers.values()) {
+    const stats = pacer.stats();
+    total.paced += stats.paced;
+    total.waiting += stats.waiting;
+  }
+  return total;
+}
+
 /** Computations refused because their run had spent RUN_COMPUTE_MAX_MS (the pool counts the limits of its calls). */
 let runBudgetsSpent = 0;
 
@@ -84,7 +108,10 @@ export function runBudget(config: BudgetConfig, owner: string): RunBudget {
   const maxChars = config.NODE_TEXT_MAX_CHARS;
   let spent = 0;
   const ran = (ms: number) => void (spent += ms);
+  const rate = config.USER_STEPS_PER_SECOND;
+  const pacer = rate > 0 ? processPacer(rate) : undefined;
   return {
+    ...(pacer ? { pace: (signal?: AbortSignal) => pacer.take(owner, signal) } : {}),
     compute: (name, input, signal) => {
       const left = config.RUN_COMPUTE_MAX_MS - spent;
       if (left <= 0) {
