@@ -30,7 +30,7 @@ import { referenceRows } from './rows/reference.ts';
 import { runsRows } from './rows/runs.ts';
 import { engineRows } from './rows/engine.ts';
 import { scaleRows } from './rows/scale.ts';
-import { medianRows, printTable, printUsage, RunRows, type Row } from './table.ts';
+import { medianRows, printEachRun, printTable, printUsage, RunRows, type Row } from './table.ts';
 
 const oauthPeers: OAuthPeer[] = [oidcProvider, hydra];
 
@@ -60,9 +60,12 @@ const started = new Date();
 /** The machine's 1-minute load average when the bench began (under 1.0 on 2 cores: quiet). */
 const loadBefore = loadavg()[0]!;
 const runs: Row[][] = [];
+/** The 1-minute load average as each run began. */
+const loads: number[] = [];
 try {
   for (let run = 1; run <= options.repeat; run += 1) {
     if (options.repeat > 1) console.error(`run ${run} of ${options.repeat}`);
+    loads.push(loadavg()[0]!);
     runs.push(await runOnce());
     await cleanUp();
   }
@@ -74,5 +77,7 @@ console.log(`\nnpm run bench, ${started.toISOString()}: ${cpus().length} × ${cp
 console.log(`MariaDB ${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(', ')}\n`);
 const table = medianRows(runs);
 printTable(table);
+if (runs.length > 1) console.log('\nEach run (its ratio; the table above shows the median):\n');
+printEachRun(runs, loads);
 console.log('\nWhere the time went (the same runs as the rows above; bench/probes.ts says what each column counts):\n');
 printUsage(table);

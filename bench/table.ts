@@ -38,6 +38,21 @@ export function printTable(table: Row[]): void {
 }
 
 /**
+ * Each run's ratio of every row that has one, with the load average when the run began: a goal
+ * holds when it holds in every run, so a run that misses is shown here, not hidden in the median.
+ */
+export function printEachRun(runs: Row[][], loads: number[]): void {
+  if (runs.length < 2) return;
+  const named = runs[0]!.filter((r) => r.ratio !== undefined).map((r) => r.name);
+  if (named.length === 0) return;
+  const cell = (row: Row | undefined) => (row === undefined || row.ratio === undefined ? '-' : `${fmt(row.ratio, 2)}x${typeof row.result !== 'string' && row.result.errors ? `, ${row.result.errors} errors` : ''}`);
+  printMarkdown(
+    ['load', ...runs.map((_, i) => `run ${i + 1} (load ${fmt(loads[i] ?? NaN, 2)})`)],
+    named.map((name) => [name, ...runs.map((run) => cell(run.find((r) => r.name === name)))]),
+  );
+}
+
+/**
  * Where each row's time went (bench/probes.ts says what each counter is): CPU microseconds per
  * request of the service (its process tree), MariaDB, PostgreSQL, the load generator, the peer (on a
  * peer's row) and the rest of the machine (whatever else runs: other users' work); the
