@@ -118,15 +118,17 @@ describe.each(testDialects())('store conflicts at the token endpoint (%s)', (dia
         refreshed.authorizationId,
       ])
       .then(() => 'inserted' as const, (err: unknown) => err);
+    // A transaction of this test's database (not another test's) that waits for a lock.
     const waiting = async (where: string, binding: unknown) =>
-      Number((await own.raw(`SELECT COUNT(*) AS n FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT' AND ${where}`, [binding]))[0][0].n) > 0;
-    await until(() => waiting('trx_mysql_thread_id = ?', tThread));
+      Number((await own.raw(`SELECT COUNT(*) AS n FROM information_schema.innodb_trx x JOIN information_schema.processlist p ON p.id = x.trx_mysql_thread_id
+        WHERE p.db = DATABASE() AND x.trx_state = 'LOCK WAIT' AND ${where}`, [binding]))[0][0].n) > 0;
+    await until(() => waiting('x.trx_mysql_thread_id = ?', tThread));
 
     // The rotation: its select reads the refreshed grant's row (a shared lock), then it waits for
     // the AUTO-INC lock that T holds.
     seen.errnos = [];
     const answer = refresh(refreshed.f, refreshed.refreshToken);
-    await until(() => waiting("trx_query LIKE 'insert into oauth_tokens%' AND trx_mysql_thread_id <> ?", tThread));
+    await until(() => waiting("x.trx_query LIKE 'insert into oauth_tokens%' AND x.trx_mysql_thread_id <> ?", tThread));
     // U lets T go on: T wants the refreshed grant's row, which the rotation has read: a deadlock.
     await u.rollback();
     const tOutcome = await tInsert;
