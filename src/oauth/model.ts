@@ -3,6 +3,7 @@ import type OAuth2Server from '@node-oauth/oauth2-server';
 import type { AppContext } from '../context.ts';
 import { clientSecretMatches } from '../platform/apps.ts';
 import { hashToken, newToken } from '../shared/crypto.ts';
+import { SealingError } from '../shared/sealing.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { authenticateClient } from './clients.ts';
 import { signIdToken } from './idToken.ts';
@@ -30,8 +31,9 @@ export type NewPair = OAuth2Server.Token & { rotates?: number };
 export type PairWithIdToken = OAuth2Server.Token & { id_token?: string };
 /**
  * What a rotated refresh token presented within the grace window is answered with: its successor's
- * pair (the same for every presentation); or its successor was itself rotated (`rotatedAt`: when),
- * so the token is an older generation; or there is nothing to answer with (revoked, or no pair kept).
+ * pair (the same for every presentation); or its successor was itself rotated (`olderGeneration`:
+ * when), so the token is an older generation; or there is nothing to answer with (revoked, or no
+ * pair kept: rotated before migration 0025, or sealed with a key-encryption key since retired).
  */
 export type Replay = { pair: PairWithIdToken } | { olderGeneration: number } | 'gone';
 
@@ -205,7 +207,14 @@ export class TokenModel {
     if (!successor || successor.revokedAt !== null) return 'gone';
     if (successor.rotatedAt !== null) return { olderGeneration: successor.rotatedAt };
     if (successor.sealedPair === null || successor.sealedUntil === null || successor.sealedUntil < Date.now()) return 'gone';
-    const raw = JSON.parse(this.ctx.sealer.open(successor.sealedPair, chain.sealedPairContext(token.row.id))) as SealedPair;
+    let raw: SealedPair;
+    try {
+      raw = JSON.parse(this.ctx.sealer.open(successor.sealedPair, chain.sealedPairContext(token.row.id))) as SealedPair;
+    } catch (err) {
+      if (!(err instanceof SealingError)) throw err;
+      this.ctx.logger.warn({ err: err.message }, 'a sealed refresh pair does not open; the replay is refused');
+      return 'gone';
+    }
     if (!sameHash(raw.access_token, successor.accessTokenHash) || !sameHash(raw.refresh_token, successor.refreshTokenHash)) return 'gone';
     return {
       pair: {

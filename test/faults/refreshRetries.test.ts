@@ -116,12 +116,12 @@ describe.each(testDialects())('refresh retries through a stalled store (%s)', (d
    * One client's presentation that it gives up on: sent, seen to reach the server's read of the
    * token, then aborted as a client timeout does. The server goes on with it when the store answers.
    */
-  const abandoned = async (g: Grant, k: number): Promise<Promise<unknown>> => {
+  const abandoned = async (g: Grant, k: number): Promise<{ sent: Promise<unknown> }> => {
     const timeout = new AbortController();
     const sent = refresh(g.f, g.refreshToken, timeout.signal).catch(() => undefined);
     await until(() => (reads.arrivals.get(hashToken(g.refreshToken)) ?? 0) >= k);
     timeout.abort();
-    return sent;
+    return { sent };
   };
 
   it('the store paused (its token table locked): 12 clients each time out twice and retry; every answer received is live, and each grant keeps one chain', async () => {
@@ -136,7 +136,7 @@ describe.each(testDialects())('refresh retries through a stalled store (%s)', (d
     const finishedBefore = reads.finished;
     let kept: Promise<Answer>[];
     try {
-      for (const g of grants) late.push(await abandoned(g, 1), await abandoned(g, 2));
+      for (const g of grants) late.push((await abandoned(g, 1)).sent, (await abandoned(g, 2)).sent);
       kept = grants.map((g) => refresh(g.f, g.refreshToken));
       await until(() => grants.every((g) => reads.arrivals.get(hashToken(g.refreshToken)) === 3));
     } finally {
@@ -172,7 +172,7 @@ describe.each(testDialects())('refresh retries through a stalled store (%s)', (d
       const gates = new Map([1, 2, 3].map((k) => [k, latch()]));
       reads.hold = (h, k) => (h === hash ? gates.get(k)?.promise : undefined);
       try {
-        const late = [await abandoned(g, 1), await abandoned(g, 2)];
+        const late = [(await abandoned(g, 1)).sent, (await abandoned(g, 2)).sent];
         const kept = refresh(g.f, g.refreshToken);
         await until(() => reads.arrivals.get(hash) === 3);
         // The store answers: the held presentations go on one at a time, in this test's order; the

@@ -119,7 +119,7 @@ describe.each(testDialects())('store conflicts at the token endpoint (%s)', (dia
       ])
       .then(() => 'inserted' as const, (err: unknown) => err);
     // A transaction of this test's database (not another test's) that waits for a lock.
-    const waiting = async (where: string, binding: unknown) =>
+    const waiting = async (where: string, binding: number) =>
       Number((await own.raw(`SELECT COUNT(*) AS n FROM information_schema.innodb_trx x JOIN information_schema.processlist p ON p.id = x.trx_mysql_thread_id
         WHERE p.db = DATABASE() AND x.trx_state = 'LOCK WAIT' AND ${where}`, [binding]))[0][0].n) > 0;
     await until(() => waiting('x.trx_mysql_thread_id = ?', tThread));
