@@ -3,8 +3,9 @@
 // when it waits for that lock behind an insert that then waits for a row the rotation has read,
 // InnoDB rolls one back, and MariaDB reports the rotation's rollback as error 1467 ("Failed to
 // read auto-increment value from storage engine"). The rotation is retried (the store rolled it
-// back whole), so the client gets its 200; a conflict that outlasts the retries is a 503 with
-// Retry-After (`temporarily_unavailable` at the token endpoint), never a 500.
+// back whole), so the client gets its 200; a conflict that outlasts the retries, or a connection
+// lost under a statement, is a 503 with Retry-After (`temporarily_unavailable` at the token
+// endpoint), never a 500.
 import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createKnex, destroyKnex } from '../../src/db/knex.ts';
@@ -141,6 +142,45 @@ describe.each(testDialects())('store conflicts at the token endpoint (%s)', (dia
     expect(Number((await own.raw("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'"))[0][0].Value)).toBeGreaterThan(deadlocksBefore);
     // The pair works: the rotation was stored once.
     expect((await refresh(refreshed.f, body.refresh_token!)).status).toBe(200);
+  }, 60_000);
+
+  it('a connection lost under the rotation (killed while it waits for a lock) is 503 temporarily_unavailable with Retry-After; the token still works', async () => {
+    const g = await aGrant();
+    // The token's row held: the rotation's statement waits for it.
+    const holder = await own.transaction();
+    await holder('oauth_tokens').where({ refresh_token_hash: hashToken(g.refreshToken) }).forUpdate().first('id');
+    const answer = refresh(g.f, g.refreshToken);
+    const holderSession = Number(
+      dialect === 'pg' ? (await holder.raw('SELECT pg_backend_pid() AS id')).rows[0].id : (await holder.raw('SELECT CONNECTION_ID() AS id'))[0][0].id,
+    );
+    // The session executing the rotation's insert, from the live process list (innodb_trx is a
+    // cache InnoDB refreshes at most every 100 ms: it can still show a session's earlier wait).
+    const rotationSession = async (): Promise<number | undefined> => {
+      if (dialect === 'pg') {
+        const { rows } = await own.raw(
+          "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'insert into oauth_tokens%' AND pid <> ?",
+          [holderSession],
+        );
+        return rows[0]?.pid;
+      }
+      const [rows] = await own.raw(
+        "SELECT id FROM information_schema.processlist WHERE db = DATABASE() AND info LIKE 'insert into oauth_tokens%' AND id <> ? AND id <> CONNECTION_ID()",
+        [holderSession],
+      );
+      return rows[0]?.id;
+    };
+    let session: number | undefined;
+    await until(async () => (session = await rotationSession()) !== undefined);
+    if (dialect === 'pg') await own.raw('SELECT pg_terminate_backend(?)', [session!]);
+    else await own.raw(`KILL CONNECTION ${Number(session)}`);
+    const lost = await answer;
+    await holder.rollback();
+    expect(lost).toMatchObject({ status: 503, body: { error: 'temporarily_unavailable' } });
+    expect(Number(lost.retryAfter)).toBeGreaterThan(0);
+    // The client retries as told (a pooled connection of the killed session's may answer 503 once more).
+    let retried = await refresh(g.f, g.refreshToken);
+    for (let i = 0; i < 3 && retried.status === 503; i += 1) retried = await refresh(g.f, g.refreshToken);
+    expect(retried.status, JSON.stringify(retried.body)).toBe(200);
   }, 60_000);
 
   it('a lock conflict that outlasts the retries is 503 temporarily_unavailable with Retry-After, never 500; the token still works', async () => {
