@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type * as MetricsModule from '../../src/ops/metrics.ts';
 import type * as StoreModule from '../../src/oauth/store.ts';
+import { clearSealedPairs } from '../../src/oauth/chain.store.ts';
 import { hashToken } from '../../src/shared/crypto.ts';
 import { testDialects } from '../support/db.ts';
 import { createFixture, discover, obtainTokens, type Fixture } from '../support/oauthFlow.ts';
@@ -158,6 +159,36 @@ describe.each(testDialects())('refresh retries through a stalled store (%s)', (d
     }
     expect({ deadPairs, chainsLost }).toEqual({ deadPairs: 0, chainsLost: 0 });
   }, 120_000);
+
+  it("keeps the successor's raw pair at rest only sealed, and only for the window: cleared by the sweep after it, and by a revocation", async () => {
+    const db = server.ctx.db;
+    const g = await aGrant();
+    const pair = await refresh(g.f, g.refreshToken);
+    expect(pair.status).toBe(200);
+    const successor = () => db('oauth_tokens').where({ refresh_token_hash: hashToken(pair.body.refresh_token!) }).first('sealed_pair', 'sealed_until');
+    const kept = await successor();
+    expect(String(kept.sealed_pair)).toMatch(/^sealed:v1:/);
+    for (const raw of [pair.body.access_token!, pair.body.refresh_token!]) expect(String(kept.sealed_pair)).not.toContain(raw);
+    // Not yet past its window: the sweep keeps it; past it, the sweep clears it.
+    expect(await clearSealedPairs(db, Date.now())).toBe(0);
+    await clearSealedPairs(db, Number(kept.sealed_until) + 1);
+    expect(await successor()).toMatchObject({ sealed_pair: null, sealed_until: null });
+    // Cleared, the pair is not answered again: the retry is refused, and revokes nothing.
+    expect((await refresh(g.f, g.refreshToken)).status).toBe(400);
+    expect(await userinfo(pair.body.access_token!)).toBe(200);
+
+    // A revocation (RFC 7009, of the access token) clears what its grant kept sealed.
+    const other = await aGrant();
+    const next = await refresh(other.f, other.refreshToken);
+    const revocation = await fetch(`${server.baseUrl}/api/open/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: next.body.access_token!, client_id: other.f.clientId, client_secret: other.f.clientSecret }),
+    });
+    expect(revocation.status).toBe(200);
+    const sealed = await db('oauth_tokens').where({ authorization_id: other.authorizationId }).whereNotNull('sealed_pair').count({ n: '*' });
+    expect(Number(sealed[0]!.n)).toBe(0);
+  });
 
   /** The orders in which a client's three presentations (two abandoned, the third kept) run once the store answers. */
   const ORDERS: Array<readonly [1 | 2 | 3, 1 | 2 | 3, 1 | 2 | 3]> = [
