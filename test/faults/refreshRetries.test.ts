@@ -160,6 +160,34 @@ describe.each(testDialects())('refresh retries through a stalled store (%s)', (d
     expect({ deadPairs, chainsLost }).toEqual({ deadPairs: 0, chainsLost: 0 });
   }, 120_000);
 
+  it('a retry sent within the window that the store holds up until after it is still a retry: the same pair, the chain stands', async () => {
+    const g = await aGrant();
+    const hash = hashToken(g.refreshToken);
+    const first = await refresh(g.f, g.refreshToken);
+    expect(first.status).toBe(200);
+    const gate = latch();
+    const arrived = (reads.arrivals.get(hash) ?? 0) + 1;
+    reads.hold = (h, k) => (h === hash && k === arrived ? gate.promise : undefined);
+    try {
+      const retry = refresh(g.f, g.refreshToken);
+      await until(() => reads.arrivals.get(hash) === arrived);
+      // The rotation is now 29.5 s old (the window is 30 s): the retry was sent within it. Held
+      // until the rotation is more than 30.5 s old, it runs after the window.
+      const rotatedAt = Date.now() - 29_500;
+      await server.ctx.db('oauth_tokens').where({ refresh_token_hash: hash }).update({ rotated_at: rotatedAt });
+      await until(() => Date.now() - rotatedAt > 30_500);
+      gate.open();
+      const answer = await retry;
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      expect(answer.body).toEqual(first.body);
+      expect(await chainRevoked(g)).toBe(false);
+      expect(await pairIsLive(g.f, answer)).toBe(true);
+    } finally {
+      reads.hold = null;
+      gate.open();
+    }
+  });
+
   it("keeps the successor's raw pair at rest only sealed, and only for the window: cleared by the sweep after it, and by a revocation", async () => {
     const db = server.ctx.db;
     const g = await aGrant();

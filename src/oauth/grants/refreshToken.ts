@@ -33,10 +33,12 @@ export class RefreshTokenGrant extends ModelGrant {
 
     // 4. Presented again after its rotation. After the grace window it is reuse: whoever holds the
     //    chain may be an attacker, so it goes, proxy tokens included (RFC 9700 4.14.2). Within the
-    //    window (a client retrying a refresh whose answer was lost) it is a replay (step 7).
+    //    window (a client retrying a refresh whose answer was lost) it is a replay (step 7). The
+    //    window is from the rotation's commit to this request's arrival, so a request the store
+    //    held up (a stall) is judged by when it was sent, not by when it could run.
     const window = this.model.graceWindowMs;
     const rotatedAt = token.row.rotatedAt;
-    if (rotatedAt !== null && Date.now() - rotatedAt > window) {
+    if (rotatedAt !== null && this.model.arrivedAt - rotatedAt > window) {
       await this.model.revokeToken(token, 'refresh token reused; its chain revoked');
       throw invalidGrant('Invalid grant: refresh token is invalid');
     }
