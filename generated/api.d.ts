@@ -67,11 +67,14 @@ export interface paths {
          *
          *     Presented again within the grace window (`REFRESH_REUSE_GRACE_SECONDS`, default 30 s,
          *     counted from when its rotation was seen committed: a refresh whose answer was lost, or two
-         *     concurrent refreshes), the newest rotated refresh token returns another new pair, which
-         *     replaces the pair its rotation returned (that pair is revoked): a grant keeps one live
-         *     refresh token. An older refresh token, or one presented after the window, is reuse and
-         *     revokes its chain: the pairs its authorization code led to and the proxy tokens minted
-         *     with them (the app's other installations, from other codes, stand).
+         *     concurrent refreshes), the newest rotated refresh token returns the same pair its rotation
+         *     returned, every time and in whatever order the requests run (nothing is revoked): a grant
+         *     keeps one live refresh token, and a client that retries keeps a live pair. An older
+         *     refresh token, or one presented after the window, is reuse and revokes its chain: the
+         *     pairs its authorization code led to and the proxy tokens minted with them (the app's other
+         *     installations, from other codes, stand). A store that is briefly unable to answer (a lock
+         *     conflict, a lost connection) gives 503 `temporarily_unavailable` with `Retry-After`; the
+         *     refresh token presented still works.
          *
          *     Client authentication: `client_id` and `client_secret` in the form body, or an HTTP Basic
          *     `Authorization` header, never both (RFC 6749 2.3): Basic with a `client_secret` in the body,

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { dialectOf } from './knex.ts';
+import { isLockConflict } from './transient.ts';
 
 /** Inserts one row and returns its generated integer key (RETURNING on PostgreSQL, insertId on MySQL). */
 export async function insertReturningId(
@@ -22,13 +23,11 @@ export function isUniqueViolation(err: unknown): boolean {
   return e?.code === '23505' || e?.code === 'ER_DUP_ENTRY' || e?.errno === 1062;
 }
 
-/** MySQL ER_LOCK_DEADLOCK, PostgreSQL deadlock_detected. */
-function isDeadlock(err: unknown): boolean {
-  const e = err as { code?: string; errno?: number };
-  return e?.errno === 1213 || e?.code === 'ER_LOCK_DEADLOCK' || e?.code === '40P01';
-}
-
-/** A write that lost to a concurrent one (a unique key taken, or a deadlock): read again and retry. */
+/**
+ * A write that lost to a concurrent one (a unique key taken, or a lock conflict the store rolled it
+ * back for: a deadlock, MariaDB's 1467 AUTO-INC deadlock, a lock wait timeout; src/db/transient.ts):
+ * read again and retry.
+ */
 export function isWriteConflict(err: unknown): boolean {
-  return isUniqueViolation(err) || isDeadlock(err);
+  return isUniqueViolation(err) || isLockConflict(err);
 }

@@ -9,7 +9,7 @@ import { versionBytes } from '../workflows/versions.store.ts';
 // The tables of 0001_initial, then of later migrations.
 const TABLES = [...TABLES_IN_CREATION_ORDER, 'web_sessions', 'client_secrets', 'run_events', 'workflow_versions', ...HOOK_TABLES, 'workflow_schedules'];
 
-const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions', '0006_client_secrets', '0007_access_token_expiry', '0008_run_events', '0009_token_successors', '0010_access_scope', '0011_chain_revocation', '0012_workflow_versions', '0013_workflow_hooks', '0014_user_secrets', '0016_workflow_schedules', '0017_step_output_json', '0019_step_attempts', '0020_oidc_codes', '0021_id_token_alg', '0022_storage_quotas', '0023_callback_pausing'];
+const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions', '0006_client_secrets', '0007_access_token_expiry', '0008_run_events', '0009_token_successors', '0010_access_scope', '0011_chain_revocation', '0012_workflow_versions', '0013_workflow_hooks', '0014_user_secrets', '0016_workflow_schedules', '0017_step_output_json', '0019_step_attempts', '0020_oidc_codes', '0021_id_token_alg', '0022_storage_quotas', '0023_callback_pausing', '0025_refresh_successor_pairs'];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {
   let t: TestDb;

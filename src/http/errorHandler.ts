@@ -14,6 +14,7 @@ import {
 } from '../shared/errors.ts';
 import { problemJson, type CatalogueError, type ErrorDialect, type ErrorSurface } from './errorDialects.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
+import { isTransientStoreError } from '../db/transient.ts';
 
 /** PostgreSQL refuses NUL in text (22021) and some escapes (22P05): bad input, not a server fault. */
 function isUnstorableText(err: unknown): boolean {
@@ -68,7 +69,9 @@ function toCatalogueError(err: unknown, req: Request, dialect: ErrorDialect): Ca
   }
   if (err instanceof Problem || err instanceof OAuthError || err instanceof OpenAIError) return err;
   if (isUnstorableText(err)) return unstorableText();
-  if (isDatabaseUnavailable(err)) return databaseUnavailable();
+  // A lock conflict or a lost connection (a deadlock victim, a lock wait timeout, MariaDB's 1467):
+  // the store may answer on a retry, so a 503 with Retry-After, not a 500.
+  if (isDatabaseUnavailable(err) || isTransientStoreError(err)) return databaseUnavailable();
   if (isHttpError(err) && err.status >= 400 && err.status < 500) {
     // Our words, not the validator's ("unsupported media type undefined").
     const message = err.status === 415 ? 'Send the body as application/json.' : err.type ? bodyParserMessage(err) : err.message;

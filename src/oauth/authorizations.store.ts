@@ -23,7 +23,7 @@ export async function findStandingGrant(db: Knex, userId: number, applicationId:
 /** Revokes the grant and, at once, every token issued under it. */
 export async function revokeAuthorization(db: Knex, authorizationId: number, now: number): Promise<void> {
   await db('authorizations').where({ id: authorizationId }).whereNull('revoked_at').update({ revoked_at: now });
-  await db('oauth_tokens').where({ authorization_id: authorizationId }).whereNull('revoked_at').update({ revoked_at: now });
+  await db('oauth_tokens').where({ authorization_id: authorizationId }).whereNull('revoked_at').update({ revoked_at: now, sealed_pair: null, sealed_until: null });
 }
 
 /** Revokes every grant of the user to the application, and at once all their tokens. */
@@ -32,7 +32,7 @@ export async function revokeApplicationForUser(db: Knex, userId: number, applica
     const ids = (await trx('authorizations').where({ user_id: userId, application_id: applicationId }).whereNull('revoked_at').pluck('id')).map(Number);
     if (ids.length === 0) return false;
     await trx('authorizations').whereIn('id', ids).update({ revoked_at: now });
-    await trx('oauth_tokens').whereIn('authorization_id', ids).whereNull('revoked_at').update({ revoked_at: now });
+    await trx('oauth_tokens').whereIn('authorization_id', ids).whereNull('revoked_at').update({ revoked_at: now, sealed_pair: null, sealed_until: null });
     return true;
   });
 }

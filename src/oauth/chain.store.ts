@@ -1,55 +1,73 @@
 import type { Knex } from 'knex';
-import type { NewToken } from './store.ts';
 
 // A refresh token's chain: the pairs one code led to (code_id), each refresh token replaced by one
 // successor (rotated_from_id). The SQL of the grace window and of reuse, named by intent; the
-// rotation itself is store.ts's insertSuccessorToken. Times are epoch milliseconds (BIGINT).
+// rotation itself is store.ts's insertSuccessorToken, which stores the successor with its raw pair
+// sealed (sealed_pair, bound to the token it succeeds) until the window is over (sealed_until).
+// Times are epoch milliseconds (BIGINT).
 
-/** What a grace replay found: the successor replaced, the token an older generation, or nothing to replace. */
-export type Replay = 'replaced' | 'older generation' | 'gone';
+/** The context a successor's sealed pair is bound to: the token it succeeds (a sealed pair copied to another row does not open). */
+export function sealedPairContext(rotatedFromId: number): string {
+  return `oauth_tokens.sealed_pair:${rotatedFromId}`;
+}
+
+/** A refresh token's successor, as a grace replay reads it: its sealed raw pair, and whether it was itself rotated. */
+export interface Successor {
+  id: number;
+  accessTokenHash: string;
+  refreshTokenHash: string;
+  scope: string;
+  accessScope: string | null;
+  accessExpiresAt: number;
+  refreshExpiresAt: number;
+  revokedAt: number | null;
+  /** When the successor was itself rotated (its own successor's rotation), or null while it is the live token. */
+  rotatedAt: number | null;
+  sealedPair: string | null;
+  sealedUntil: number | null;
+}
 
 /**
- * A rotated refresh token presented again within the grace window (a retry whose answer was lost):
- * its successor, while still unused, is revoked (with its access token) and the new pair takes its
- * place as the token's one successor, so the grant never has two live refresh tokens. When the
- * successor was itself rotated, the token is an older generation: reuse. One transaction, locking
- * the token (replays of one token go one at a time) and then its successor, whose rotation takes a
- * share lock on it (store.ts): a concurrent rotation of the successor commits first and is seen
- * here, or waits and then finds it revoked. `rotatedAt` is kept as the token's rotation time, so a
- * replay does not move the window.
+ * The successor of refresh token `tokenId`: what every presentation of the token within the grace
+ * window is answered with (the same pair each time, from its sealed copy), in one read.
  */
-export async function replaceSuccessor(db: Knex, tokenId: number, rotatedAt: number, pair: NewToken, now: number): Promise<Replay> {
-  return db.transaction(async (trx) => {
-    const token = await trx('oauth_tokens').where({ id: tokenId }).forUpdate().first('id', 'revoked_at');
-    if (!token || token.revoked_at !== null) return 'gone';
-    const successor = await trx('oauth_tokens').where({ rotated_from_id: tokenId }).forUpdate().first('id', 'revoked_at');
-    if (!successor || successor.revoked_at !== null) return 'gone';
-    const next = await trx('oauth_tokens').where({ rotated_from_id: successor.id }).forUpdate().first('id');
-    if (next) return 'older generation';
-    await trx('oauth_tokens').where({ id: successor.id }).update({ revoked_at: now, rotated_from_id: null });
-    await trx('oauth_tokens').where({ id: tokenId }).update({ rotated_at: rotatedAt });
-    await trx('oauth_tokens').insert({
-      authorization_id: pair.authorizationId,
-      code_id: pair.codeId,
-      access_token_hash: pair.accessTokenHash,
-      refresh_token_hash: pair.refreshTokenHash,
-      scope: pair.scope,
-      access_scope: pair.accessScope ?? null,
-      access_expires_at: pair.accessExpiresAt,
-      refresh_expires_at: pair.refreshExpiresAt,
-      created_at: pair.createdAt,
-      rotated_from_id: tokenId,
-    });
-    return 'replaced';
-  });
+export async function successorOf(db: Knex, tokenId: number): Promise<Successor | null> {
+  const row = (await db('oauth_tokens as s')
+    .leftJoin('oauth_tokens as next', 'next.rotated_from_id', 's.id')
+    .where('s.rotated_from_id', tokenId)
+    .first(
+      's.id', 's.access_token_hash', 's.refresh_token_hash', 's.scope', 's.access_scope', 's.access_expires_at', 's.refresh_expires_at',
+      's.revoked_at', 's.rotated_at', 's.sealed_pair', 's.sealed_until', 'next.created_at as next_created_at',
+    )) as Record<string, unknown> | undefined;
+  if (!row) return null;
+  const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  return {
+    id: Number(row.id),
+    accessTokenHash: String(row.access_token_hash),
+    refreshTokenHash: String(row.refresh_token_hash),
+    scope: String(row.scope),
+    accessScope: row.access_scope === null ? null : String(row.access_scope),
+    accessExpiresAt: Number(row.access_expires_at),
+    refreshExpiresAt: Number(row.refresh_expires_at),
+    revokedAt: n(row.revoked_at),
+    rotatedAt: n(row.rotated_at) ?? n(row.next_created_at),
+    sealedPair: row.sealed_pair === null ? null : String(row.sealed_pair),
+    sealedUntil: n(row.sealed_until),
+  };
+}
+
+/** Clears the sealed pairs kept past their window (at most one sweep per process a window: sweepSealedPairs). */
+export async function clearSealedPairs(db: Knex, now: number): Promise<number> {
+  return db('oauth_tokens').where('sealed_until', '<', now).update({ sealed_pair: null, sealed_until: null });
 }
 
 /**
  * Records when a rotation was seen committed, for one whose statement was slow (a lock, a stalled
  * store): the grace window runs from then, not from the time the pair was made before the wait.
  */
-export async function recordRotationTime(db: Knex, tokenId: number, committedAt: number): Promise<void> {
+export async function recordRotationTime(db: Knex, tokenId: number, committedAt: number, sealedUntil: number): Promise<void> {
   await db('oauth_tokens').where({ id: tokenId }).update({ rotated_at: committedAt });
+  await db('oauth_tokens').where({ rotated_from_id: tokenId }).whereNotNull('sealed_until').update({ sealed_until: sealedUntil });
 }
 
 /**
@@ -62,9 +80,9 @@ export async function recordRotationTime(db: Knex, tokenId: number, committedAt:
 export async function revokeChain(db: Knex, authorizationId: number, codeId: number | null, now: number): Promise<void> {
   if (codeId === null) {
     await db('authorizations').where({ id: authorizationId }).whereNull('revoked_at').update({ revoked_at: now });
-    await db('oauth_tokens').where({ authorization_id: authorizationId }).whereNull('revoked_at').update({ revoked_at: now });
+    await db('oauth_tokens').where({ authorization_id: authorizationId }).whereNull('revoked_at').update({ revoked_at: now, sealed_pair: null, sealed_until: null });
     return;
   }
   await db('oauth_codes').where({ id: codeId }).whereNull('chain_revoked_at').update({ chain_revoked_at: now });
-  await db('oauth_tokens').where({ authorization_id: authorizationId, code_id: codeId }).whereNull('revoked_at').update({ revoked_at: now });
+  await db('oauth_tokens').where({ authorization_id: authorizationId, code_id: codeId }).whereNull('revoked_at').update({ revoked_at: now, sealed_pair: null, sealed_until: null });
 }

@@ -1,14 +1,15 @@
+import { timingSafeEqual } from 'node:crypto';
 import type OAuth2Server from '@node-oauth/oauth2-server';
 import type { AppContext } from '../context.ts';
 import { clientSecretMatches } from '../platform/apps.ts';
 import { hashToken, newToken } from '../shared/crypto.ts';
+import { SealingError } from '../shared/sealing.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { authenticateClient } from './clients.ts';
 import { signIdToken } from './idToken.ts';
 import { isVisibleAscii, type TokenForm } from './grants/form.ts';
 import { joinScopes, splitScope } from './scopes.ts';
 import * as chain from './chain.store.ts';
-import type { Replay } from './chain.store.ts';
 import * as store from './store.ts';
 
 // The knex model behind @node-oauth/oauth2-server's token endpoint, made for one request:
@@ -28,6 +29,29 @@ export type RefreshToken = OAuth2Server.RefreshToken & { row: store.RefreshToken
 export type NewPair = OAuth2Server.Token & { rotates?: number };
 /** A pair with, when its scope has `openid`, the ID token that goes with it (OpenID Connect Core 3.1.3.3). */
 export type PairWithIdToken = OAuth2Server.Token & { id_token?: string };
+/**
+ * What a rotated refresh token presented within the grace window is answered with: its successor's
+ * pair (the same for every presentation); or its successor was itself rotated (`olderGeneration`:
+ * when), so the token is an older generation; or there is nothing to answer with (revoked, or no
+ * pair kept: rotated before migration 0025, or sealed with a key-encryption key since retired).
+ */
+export type Replay = { pair: PairWithIdToken } | { olderGeneration: number } | 'gone';
+
+/** The raw pair of a successor, as sealed with its row for the grace window. */
+interface SealedPair {
+  access_token: string;
+  refresh_token: string;
+  id_token?: string;
+}
+
+/** When each process last cleared the sealed pairs past their window (chain.store.ts clearSealedPairs). */
+let lastSweep = 0;
+/**
+ * How long past its window a sealed pair may wait for the sweep: long enough that no sweep clears
+ * the pair of a rotation that was slow to commit before it records its commit (rotationSeenAt).
+ * Only a presentation within the window (grants/refreshToken.ts step 4) ever opens one.
+ */
+const SWEEP_MARGIN_MS = 60_000;
 
 export class TokenModel {
   readonly ctx: AppContext;
@@ -35,6 +59,8 @@ export class TokenModel {
   /** The code or refresh token of the request, read by getClient. */
   private code: store.CodeRow | null = null;
   private refresh: store.RefreshTokenRow | null = null;
+  /** When the request came in: a replay that came in before its token's successor was used is no reuse (grants/refreshToken.ts). */
+  readonly arrivedAt = Date.now();
 
   constructor(ctx: AppContext, form: TokenForm) {
     this.ctx = ctx;
@@ -142,23 +168,79 @@ export class TokenModel {
    * Stores the pair as hashes only, under the grant of the code or refresh token, with the code it
    * descends from (code_id: one code's descendants are one chain). `rotates`: the pair is stored as
    * that refresh token's successor, in one statement that also checks that the token and its grant
-   * stand; null when a concurrent refresh rotated it first or either was revoked meanwhile.
+   * stand, with its raw pair sealed for the grace window (every presentation of the rotated token
+   * within it gets this same pair: successorPair); null when a concurrent refresh rotated it first
+   * or either was revoked meanwhile.
    */
-  async saveToken(token: NewPair, client: OAuth2Server.Client, user: OAuth2Server.User): Promise<OAuth2Server.Token | null> {
+  async saveToken(token: NewPair & { id_token?: string }, client: OAuth2Server.Client, user: OAuth2Server.User): Promise<OAuth2Server.Token | null> {
     const row = this.pairRow(token);
     if (token.rotates === undefined) await store.insertToken(this.ctx.db, row);
-    else if (!(await store.insertSuccessorToken(this.ctx.db, row, token.rotates))) return null;
+    else if (!(await store.insertSuccessorToken(this.ctx.db, { ...row, ...this.sealed(token, token.rotates, row.createdAt) }, token.rotates))) return null;
+    else this.sweepSealedPairs();
     return this.answer(token, client, user);
   }
 
-  /** A replay within the grace window: the pair replaces the token's unused successor (chain.store.ts). */
-  async replaceSuccessor(token: RefreshToken, rotatedAt: number, pair: OAuth2Server.Token): Promise<Replay> {
-    return chain.replaceSuccessor(this.ctx.db, token.row.id, rotatedAt, this.pairRow(pair), Date.now());
+  /** The grace window of a rotation (REFRESH_REUSE_GRACE_SECONDS), in ms. */
+  get graceWindowMs(): number {
+    return this.ctx.config.REFRESH_REUSE_GRACE_SECONDS * 1000;
   }
 
-  /** A rotation whose statement was slow was seen committed at `at`: the grace window runs from then. */
+  /**
+   * The successor's raw pair sealed with the key-encryption key, bound to the token it succeeds,
+   * kept until the window is over (and SWEEP_MARGIN_MS, for the sweep): from the rotation's time (a
+   * slow statement records its commit: rotationSeenAt). Nothing when there is no window.
+   */
+  private sealed(pair: PairWithIdToken, rotates: number, at: number): Pick<store.NewToken, 'sealedPair' | 'sealedUntil'> {
+    const window = this.graceWindowMs;
+    if (window === 0) return { sealedPair: null, sealedUntil: null };
+    const raw: SealedPair = { access_token: pair.accessToken, refresh_token: pair.refreshToken!, ...(pair.id_token === undefined ? {} : { id_token: pair.id_token }) };
+    return { sealedPair: this.ctx.sealer.seal(JSON.stringify(raw), chain.sealedPairContext(rotates)), sealedUntil: at + window + SWEEP_MARGIN_MS };
+  }
+
+  /**
+   * A rotated refresh token presented within the grace window: its successor's pair, opened from its
+   * sealed copy and checked against the successor's hashes (constant time), so every presentation
+   * gets the very pair the rotation answered, in whatever order they run.
+   */
+  async successorPair(token: RefreshToken): Promise<Replay> {
+    const successor = await chain.successorOf(this.ctx.db, token.row.id);
+    if (!successor || successor.revokedAt !== null) return 'gone';
+    if (successor.rotatedAt !== null) return { olderGeneration: successor.rotatedAt };
+    if (successor.sealedPair === null || successor.sealedUntil === null || successor.sealedUntil < Date.now()) return 'gone';
+    let raw: SealedPair;
+    try {
+      raw = JSON.parse(this.ctx.sealer.open(successor.sealedPair, chain.sealedPairContext(token.row.id))) as SealedPair;
+    } catch (err) {
+      if (!(err instanceof SealingError)) throw err;
+      this.ctx.logger.warn({ err: err.message }, 'a sealed refresh pair does not open; the replay is refused');
+      return 'gone';
+    }
+    if (!sameHash(raw.access_token, successor.accessTokenHash) || !sameHash(raw.refresh_token, successor.refreshTokenHash)) return 'gone';
+    return {
+      pair: {
+        accessToken: raw.access_token,
+        refreshToken: raw.refresh_token,
+        accessTokenExpiresAt: new Date(successor.accessExpiresAt),
+        refreshTokenExpiresAt: new Date(successor.refreshExpiresAt),
+        scope: splitScope(successor.accessScope ?? successor.scope),
+        client: { id: token.client.id, grants: GRANT_TYPES },
+        user: token.user,
+        ...(raw.id_token === undefined ? {} : { id_token: raw.id_token }),
+      },
+    };
+  }
+
+  /** A rotation whose statement was slow was seen committed at `at`: the grace window (and its sealed pair) runs from then. */
   async rotationSeenAt(token: RefreshToken, at: number): Promise<void> {
-    await chain.recordRotationTime(this.ctx.db, token.row.id, at);
+    await chain.recordRotationTime(this.ctx.db, token.row.id, at, at + this.graceWindowMs + SWEEP_MARGIN_MS);
+  }
+
+  /** Clears the sealed pairs past their window, at most once a window per process, behind the answer. */
+  private sweepSealedPairs(): void {
+    const now = Date.now();
+    if (now - lastSweep < Math.max(this.graceWindowMs, 1000)) return;
+    lastSweep = now;
+    chain.clearSealedPairs(this.ctx.db, now).catch((err: unknown) => this.ctx.logger.debug({ err }, 'sealed refresh pairs not cleared; the next sweep will'));
   }
 
   /**
@@ -215,4 +297,11 @@ export class TokenModel {
       expires_in: this.ctx.config.ACCESS_TOKEN_TTL_SECONDS,
     };
   }
+}
+
+/** Whether `raw` hashes to `hash`, compared in constant time. */
+function sameHash(raw: string, hash: string): boolean {
+  const a = Buffer.from(hashToken(raw));
+  const b = Buffer.from(hash);
+  return a.length === b.length && timingSafeEqual(a, b);
 }

@@ -105,16 +105,12 @@ function suite(name: string, env: Record<string, string>, tests: (s: SuiteTools)
 }
 
 suite('refresh rotation, forced interleavings', {}, ({ server, refresh, userinfo, aGrant }) => {
-  it('two refreshes that both read the token unrotated: one rotates it, the other loses the unique key and, within the grace window, replaces the winner’s pair (one live chain)', async () => {
+  it('two refreshes that both read the token unrotated: one rotates it, the other loses the unique key and, within the grace window, answers the winner’s pair (one live chain)', async () => {
     const { f, answers } = await twoRefreshesOfOneToken({ refresh, aGrant });
     for (const answer of answers) expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    expect(answers[0]!.body.refresh_token).not.toBe(answers[1]!.body.refresh_token);
-    // The grant stands with one live pair: the loser's; the winner's was revoked when it was replaced.
-    const accessStatuses = await Promise.all(answers.map((a) => userinfo(a.body.access_token!)));
-    expect([...accessStatuses].sort()).toEqual([200, 401]);
-    const refreshStatuses = [];
-    for (const answer of answers) refreshStatuses.push((await refresh(f, answer.body.refresh_token!)).status);
-    expect(refreshStatuses.sort()).toEqual([200, 400]);
+    expect(answers[0]!.body).toEqual(answers[1]!.body);
+    expect(await userinfo(answers[0]!.body.access_token!)).toBe(200);
+    expect((await refresh(f, answers[0]!.body.refresh_token!)).status).toBe(200);
   });
 
   it('a grant revoked between the read and the rotation: invalid_grant, and no pair is stored', async () => {

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { isUniqueViolation } from '../db/insert.ts';
+import { retryConflicts } from '../db/transient.ts';
 import { answerOf, batched, batchedReads, togetherElseAlone, type Outcome } from '../db/batched.ts';
 import { dialectOf } from '../db/knex.ts';
 import { prepared, type PreparedQuery } from '../db/prepared.ts';
@@ -108,18 +109,8 @@ const codeByHash = prepared<{ codeHash: string }>('oauth_code_by_hash', (db, par
     .where('c.code_hash', param('codeHash'))
     .whereNull('z.revoked_at')
     .select(
-      'c.id',
-      'c.authorization_id',
-      'z.user_id',
-      'a.client_id', 'a.id_token_signed_response_alg',
-      'c.redirect_uri',
-      'c.scope',
-      'c.code_challenge',
-      'c.code_challenge_method',
-      'c.nonce',
-      'c.auth_time',
-      'c.expires_at',
-      'c.used_at',
+      'c.id', 'c.authorization_id', 'z.user_id', 'a.client_id', 'a.id_token_signed_response_alg', 'c.redirect_uri', 'c.scope',
+      'c.code_challenge', 'c.code_challenge_method', 'c.nonce', 'c.auth_time', 'c.expires_at', 'c.used_at',
       ...SECRET_COLUMNS,
     ),
 );
@@ -297,13 +288,16 @@ export interface NewToken {
   accessExpiresAt: number;
   refreshExpiresAt: number;
   createdAt: number;
+  /** A successor's raw pair, sealed for the grace window (chain.store.ts), and until when it is kept. */
+  sealedPair?: string | null; sealedUntil?: number | null;
 }
 
 export async function insertToken(db: Knex, token: NewToken): Promise<void> {
-  await tokenInsert.run(db, { ...token, accessScope: token.accessScope ?? null });
+  const { sealedPair: _none, sealedUntil: _unsealed, ...row } = token; // a deadlock victim goes again (transient.ts):
+  await retryConflicts(() => tokenInsert.run(db, { ...row, accessScope: token.accessScope ?? null }));
 }
 
-const tokenInsert = prepared<{ [K in keyof NewToken]: NewToken[K] }>('oauth_token_insert', (db, param) =>
+const tokenInsert = prepared<Omit<NewToken, 'sealedPair' | 'sealedUntil'>>('oauth_token_insert', (db, param) =>
   db('oauth_tokens').insert({
     authorization_id: param('authorizationId'),
     code_id: param('codeId'),
@@ -325,10 +319,10 @@ const tokenInsert = prepared<{ [K in keyof NewToken]: NewToken[K] }>('oauth_toke
  * so an error fails only the rotation it belongs to.
  */
 export async function insertSuccessorToken(db: Knex, token: NewToken, rotatedFromId: number): Promise<boolean> {
-  return answerOf(await insertSuccessorsCoalesced(db, { ...token, accessScope: token.accessScope ?? null, rotatedFromId }));
+  return answerOf(await insertSuccessorsCoalesced(db, { ...token, accessScope: token.accessScope ?? null, sealedPair: token.sealedPair ?? null, sealedUntil: token.sealedUntil ?? null, rotatedFromId }));
 }
 
-type Successor = NewToken & { accessScope: string | null; rotatedFromId: number };
+type Successor = NewToken & { accessScope: string | null; sealedPair: string | null; sealedUntil: number | null; rotatedFromId: number };
 
 const MAX_SUCCESSORS_PER_INSERT = 32;
 
@@ -348,7 +342,9 @@ function insertSuccessors(db: Knex, successors: Successor[]): Promise<Outcome<bo
   return togetherElseAlone(successors, async (some) => {
     let stored: number;
     try {
-      stored = await successorsInsertStatement(some.length).run(db, Object.fromEntries(some.flatMap((s, i) => SUCCESSOR_FIELDS.map((f) => [`${f}${i}`, s[f]]))));
+      // A deadlock victim (MariaDB's 1467 on the AUTO-INC lock this holds) goes again (transient.ts).
+      const params = Object.fromEntries(some.flatMap((s, i) => SUCCESSOR_FIELDS.map((f) => [`${f}${i}`, s[f]])));
+      stored = await retryConflicts(() => successorsInsertStatement(some.length).run(db, params));
     } catch (err) {
       if (some.length === 1 && isUniqueViolation(err)) return [false];
       throw err;
@@ -365,7 +361,7 @@ function insertSuccessors(db: Knex, successors: Successor[]): Promise<Outcome<bo
   });
 }
 
-const SUCCESSOR_FIELDS = ['codeId', 'accessTokenHash', 'refreshTokenHash', 'scope', 'accessScope', 'accessExpiresAt', 'refreshExpiresAt', 'createdAt', 'rotatedFromId', 'authorizationId'] as const;
+const SUCCESSOR_FIELDS = ['codeId', 'accessTokenHash', 'refreshTokenHash', 'scope', 'accessScope', 'accessExpiresAt', 'refreshExpiresAt', 'createdAt', 'rotatedFromId', 'sealedPair', 'sealedUntil', 'authorizationId'] as const;
 
 type SuccessorsInsert = PreparedQuery<Record<string, string | number | null>, Record<string, unknown>>;
 const successorsInsertStatements = new Map<number, SuccessorsInsert>();
@@ -382,14 +378,14 @@ function successorsInsertStatement(count: number): SuccessorsInsert {
     query = prepared(`oauth_token_successors_insert_${count}`, (db, param) => {
       const pg = dialectOf(db) === 'pg';
       const int = pg ? '?::bigint' : '?';
-      // The token rotated must not be revoked (a grace replay revokes the successor it replaces,
-      // chain.store.ts), read under a share lock: a replay that holds it waits for this insert, and
-      // this insert waits for a replay that holds it, then sees it revoked.
+      // The token rotated must not be revoked (a chain's revocation, chain.store.ts), read under a
+      // share lock: a revocation that updates it waits for this insert, and this insert waits for a
+      // revocation under way, then sees it revoked.
       const stands = `exists (select 1 from oauth_tokens p where p.id = ${int} and p.revoked_at is null ${pg ? 'for share' : 'lock in share mode'})`;
-      const select = `select id, ${int}, ?, ?, ?, ?, ${int}, ${int}, ${int}, ${int} from authorizations where id = ? and revoked_at is null and ${stands}`;
+      const select = `select id, ${int}, ?, ?, ?, ?, ${int}, ${int}, ${int}, ${int}, ?, ${int} from authorizations where id = ? and revoked_at is null and ${stands}`;
       return db.raw(
         `insert into oauth_tokens
-           (authorization_id, code_id, access_token_hash, refresh_token_hash, scope, access_scope, access_expires_at, refresh_expires_at, created_at, rotated_from_id)
+           (authorization_id, code_id, access_token_hash, refresh_token_hash, scope, access_scope, access_expires_at, refresh_expires_at, created_at, rotated_from_id, sealed_pair, sealed_until)
          ${Array.from({ length: count }, () => select).join(' union all ')}`,
         Array.from({ length: count }, (_, i) => [...SUCCESSOR_FIELDS.map((f) => param(`${f}${i}`)), param(`rotatedFromId${i}`)]).flat(),
       );

@@ -33,9 +33,12 @@ export class RefreshTokenGrant extends ModelGrant {
 
     // 4. Presented again after its rotation. After the grace window it is reuse: whoever holds the
     //    chain may be an attacker, so it goes, proxy tokens included (RFC 9700 4.14.2). Within the
-    //    window (a client retrying a refresh whose answer was lost) it is a replay (step 8).
-    const window = this.model.ctx.config.REFRESH_REUSE_GRACE_SECONDS * 1000;
-    if (token.row.rotatedAt !== null && Date.now() - token.row.rotatedAt > window) {
+    //    window (a client retrying a refresh whose answer was lost) it is a replay (step 7). The
+    //    window is from the rotation's commit to this request's arrival, so a request the store
+    //    held up (a stall) is judged by when it was sent, not by when it could run.
+    const window = this.model.graceWindowMs;
+    const rotatedAt = token.row.rotatedAt;
+    if (rotatedAt !== null && this.model.arrivedAt - rotatedAt > window) {
       await this.model.revokeToken(token, 'refresh token reused; its chain revoked');
       throw invalidGrant('Invalid grant: refresh token is invalid');
     }
@@ -47,44 +50,52 @@ export class RefreshTokenGrant extends ModelGrant {
     //    the one originally granted, so the grant keeps its own).
     const scope = await this.validateScope(token.user, client, this.getScope(request));
     if (!scope) throw invalidScope('Invalid scope: Unable to add extra scopes');
-    // An ID token as well when the scope keeps `openid` (OpenID Connect Core 12.2).
+
+    // 7. Replay within the window: the same successor pair as the rotation's answer (step 9).
+    if (rotatedAt !== null) return this.replay(token, client);
+
+    // 8. Rotate: the new pair (with an ID token when the scope keeps `openid`, OpenID Connect Core
+    //    12.2) is stored as the token's successor, in one statement that also checks that the token
+    //    and its grant stand; a token has one successor at most (a unique key). The window runs from
+    //    when the rotation was seen committed: after a slow statement (a lock, a stalled store) that
+    //    time is recorded, so no stall turns a retry into reuse. If the request fails before the
+    //    rotation, the old token still works.
     const pair = await this.model.withIdToken(await this.newPair(token, client, scope));
-
-    // 7. Rotate: the new pair is stored as the token's successor, in one statement that also checks
-    //    that the token and its grant stand. A token has one successor at most (a unique key). The
-    //    window runs from when the rotation was seen committed: after a slow statement (a lock, a
-    //    stalled store) that time is recorded, so no stall turns a retry into reuse. If the request
-    //    fails before the rotation, the old token still works.
-    let rotatedAt = token.row.rotatedAt;
-    if (rotatedAt === null) {
-      const began = Date.now();
-      const rotated = await this.model.saveToken({ ...pair, rotates: token.row.id }, client, token.user);
-      if (rotated) {
-        if (Date.now() - began > window / 10) await this.model.rotationSeenAt(token, Date.now());
-        return rotated;
-      }
-      // Lost: a concurrent request rotated it after our read (a retry; within the window, since the
-      // rotation is this recent, unless there is none), or the token or grant was revoked meanwhile.
-      const now = await this.model.reread(token);
-      if (!now || now.revokedAt !== null || now.authorizationRevokedAt !== null) throw invalidGrant('Invalid grant: refresh token is invalid');
-      if (window === 0) {
-        await this.model.revokeToken(token, 'refresh token used concurrently; its chain revoked');
-        throw invalidGrant('Invalid grant: refresh token is invalid or could not be revoked');
-      }
-      rotatedAt = Date.now();
+    const began = Date.now();
+    const rotated = await this.model.saveToken({ ...pair, rotates: token.row.id }, client, token.user);
+    if (rotated) {
+      if (Date.now() - began > window / 10) await this.model.rotationSeenAt(token, Date.now());
+      return rotated;
     }
+    // Lost: a concurrent request rotated it after our read (a retry; within the window, since the
+    // rotation is this recent), or the token or grant was revoked meanwhile.
+    const now = await this.model.reread(token);
+    if (!now || now.revokedAt !== null || now.authorizationRevokedAt !== null) throw invalidGrant('Invalid grant: refresh token is invalid');
+    if (window === 0) {
+      await this.model.revokeToken(token, 'refresh token used concurrently; its chain revoked');
+      throw invalidGrant('Invalid grant: refresh token is invalid or could not be revoked');
+    }
+    return this.replay(token, client);
+  }
 
-    // 8. Replay within the window: only the immediate predecessor of the live token may come back,
-    //    and its new pair replaces that unused successor (revoked, with its access token), so the
-    //    grant never has two live refresh tokens. A token whose successor was used is an older
-    //    generation: reuse, as in step 4.
-    const replay = await this.model.replaceSuccessor(token, rotatedAt, pair);
-    if (replay === 'older generation') {
-      await this.model.revokeToken(token, 'refresh token of an older generation replayed; its chain revoked');
+  /**
+   * 9. A replay within the window gets the same successor pair as every other presentation of the
+   *    token, from the copy sealed with it for the window: no pair is revoked, so no order of
+   *    abandoned and retried requests leaves a client a dead pair, and the grant keeps one live
+   *    refresh token. A token whose successor was used since is an older generation: reuse, as in
+   *    step 4, unless this request came in before that use (an abandoned request run late, after
+   *    a stall): then it has nothing to answer with, and revokes nothing.
+   */
+  private async replay(token: RefreshToken, client: OAuth2Server.Client): Promise<OAuth2Server.Token> {
+    const replay = await this.model.successorPair(token);
+    if (replay === 'gone') throw invalidGrant('Invalid grant: refresh token is invalid');
+    if ('olderGeneration' in replay) {
+      if (replay.olderGeneration <= this.model.arrivedAt) {
+        await this.model.revokeToken(token, 'refresh token of an older generation replayed; its chain revoked');
+      }
       throw invalidGrant('Invalid grant: refresh token is invalid');
     }
-    if (replay === 'gone') throw invalidGrant('Invalid grant: refresh token is invalid');
-    return this.model.answer(pair, client, token.user);
+    return this.model.answer(replay.pair, client, token.user);
   }
 
   private async newPair(token: RefreshToken, client: OAuth2Server.Client, scope: string[]): Promise<OAuth2Server.Token> {
