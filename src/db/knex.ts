@@ -59,8 +59,8 @@ export function knexLog(logger: Logger | undefined): Knex.Config['log'] {
 const CONNECT_TIMEOUT_MS = 3_000;
 /** The bound on a query's answer and a pooled connection's wait when none is given. */
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
-/** A pooled connection's wait when answers are not bounded. */
-const UNBOUNDED_ACQUIRE_TIMEOUT_MS = 5_000;
+/** A pooled connection's wait when no bound is given (or answers are not bounded). */
+const DEFAULT_ACQUIRE_TIMEOUT_MS = 5_000;
 
 /**
  * Opens and closes one connection to `url`, outside any pool: at start-up, a database that cannot
@@ -99,7 +99,7 @@ export async function destroyKnex(db: Knex): Promise<void> {
 export function createKnex(url: string, options: KnexOptions = {}): Knex {
   const statementMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   const pool = { min: options.poolMin ?? 0, max: options.poolMax ?? 10 };
-  const acquireConnectionTimeout = statementMs > 0 ? statementMs : UNBOUNDED_ACQUIRE_TIMEOUT_MS;
+  const acquireConnectionTimeout = options.statementTimeoutMs ? options.statementTimeoutMs : DEFAULT_ACQUIRE_TIMEOUT_MS;
   const log = knexLog(options.logger);
   let db: Knex;
   if (dialectOfUrl(url) === 'mysql') {
@@ -137,6 +137,6 @@ export function createKnex(url: string, options: KnexOptions = {}): Knex {
       log,
     });
   }
-  setStatementTimeout(db, statementMs);
+  setStatementTimeout(db, statementMs, acquireConnectionTimeout);
   return db;
 }

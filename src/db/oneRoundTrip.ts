@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import mysql from 'mysql2';
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2';
-import { boundMysqlQueries, statementTimeoutOf } from './statementTimeout.ts';
+import { acquireTimeoutOf, boundMysqlQueries, statementTimeoutOf } from './statementTimeout.ts';
 
 // A transaction of several statements sent to MySQL as one multi-statement query: one round trip
 // instead of one per statement and two more for BEGIN and COMMIT. Each statement costs the service
@@ -100,7 +100,7 @@ export type StatementResult = RowDataPacket[] | ResultSetHeader;
  * rolled back (or the connection closed) before the error is thrown.
  */
 export async function inOneRoundTrip(db: Knex, statements: readonly Statement[]): Promise<StatementResult[]> {
-  const connection = await connectionOf(poolOf(db), statementTimeoutOf(db) || ACQUIRE_TIMEOUT_MS);
+  const connection = await connectionOf(poolOf(db), acquireTimeoutOf(db, ACQUIRE_TIMEOUT_MS));
   const sql = ['START TRANSACTION', ...statements.map((s) => s.sql), 'COMMIT'].join(';\n');
   const values = statements.flatMap((s) => s.values);
   try {

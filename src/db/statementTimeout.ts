@@ -5,15 +5,20 @@
 // wait; on PostgreSQL it is pg's `query_timeout`, with `statement_timeout` on the server besides.
 import type { Knex } from 'knex';
 
-const bounds = new WeakMap<Knex, number>();
+const bounds = new WeakMap<Knex, { statementMs: number; acquireMs: number }>();
 
-export function setStatementTimeout(db: Knex, ms: number): void {
-  bounds.set(db, ms);
+export function setStatementTimeout(db: Knex, statementMs: number, acquireMs: number): void {
+  bounds.set(db, { statementMs, acquireMs });
 }
 
 /** The store's statement bound in ms (0: none). */
 export function statementTimeoutOf(db: Knex): number {
-  return bounds.get(db) ?? 0;
+  return bounds.get(db)?.statementMs ?? 0;
+}
+
+/** How long a query of the store waits for a pooled connection (ms), as knex's pool does. */
+export function acquireTimeoutOf(db: Knex, fallback: number): number {
+  return bounds.get(db)?.acquireMs ?? fallback;
 }
 
 /** The code of a query's error when the store gave no answer within the bound. */
