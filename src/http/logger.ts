@@ -27,8 +27,16 @@ export function createLogger(options: { level?: string; destination?: Destinatio
   );
 }
 
-/** Removes the values of secret query parameters (`code`, `state` is kept) from a URL for logging. */
+/**
+ * A trigger URL's path is its credential (`/hooks/wht_<token>`): a log keeps only its public first
+ * characters (the `token_prefix` a list shows, enough to tell triggers apart).
+ */
+const triggerPath = /^(\/hooks\/)([^/?#]+)/;
+const TRIGGER_SHOWN_CHARS = 12;
+
+/** Removes the values of secret query parameters (`code`, `state` is kept) and trigger tokens from a URL for logging. */
 export function scrubUrl(url: string): string {
+  url = url.replace(triggerPath, (_all, path: string, token: string) => `${path}${token.slice(0, TRIGGER_SHOWN_CHARS)}[redacted]`);
   const q = url.indexOf('?');
   if (q < 0) return url;
   const params = new URLSearchParams(url.slice(q + 1));
