@@ -4,7 +4,8 @@ import { pino, type Logger, type DestinationStream } from 'pino';
 import { pinoHttp } from 'pino-http';
 import type { RequestHandler } from 'express';
 import pinoPretty from 'pino-pretty';
-import { OutageLog } from './outageLog.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
+import { OutageGate, OutageLog } from './outageLog.ts';
 
 /** Field names whose values are secrets wherever they appear in a log line. */
 const secretFields = ['authorization', 'cookie', 'set-cookie', 'client_secret', 'code', 'code_verifier', 'refresh_token', 'access_token', 'password', 'token', 'proxy_access_token'];
@@ -13,11 +14,23 @@ const secretFields = ['authorization', 'cookie', 'set-cookie', 'client_secret', 
  * `pretty`: human-readable lines (time, level, message, then the fields) for a person at a
  * terminal; otherwise one JSON object a line for a log collector. Redaction applies to both.
  */
-export function createLogger(options: { level?: string; destination?: DestinationStream; pretty?: boolean } = {}): Logger {
+export function createLogger(options: { level?: string; destination?: DestinationStream; pretty?: boolean; outageGate?: OutageGate } = {}): Logger {
   const destination = options.pretty ? pinoPretty({ colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', sync: true }) : options.destination;
+  const gate = options.outageGate ?? new OutageGate();
   return pino(
     {
       level: options.level ?? 'info',
+      hooks: {
+        // Lines about the store or queue being unreachable: one a window, no stack (outageLog.ts).
+        logMethod(args, method, level) {
+          if (level >= 40 && isOutageLine(this, args)) {
+            const passed = gate.pass(args);
+            if (passed) method.apply(this, passed as Parameters<typeof method>);
+            return;
+          }
+          method.apply(this, args);
+        },
+      },
       redact: {
         paths: [...secretFields, ...secretFields.map((f) => `*.${f}`), ...secretFields.map((f) => `*.*.${f}`)],
         censor: '[redacted]',
@@ -25,6 +38,14 @@ export function createLogger(options: { level?: string; destination?: Destinatio
     },
     destination,
   );
+}
+
+/** A warn or error line about the database being unreachable: knex's own messages, or an `err` that says so. */
+function isOutageLine(logger: Logger, args: unknown[]): boolean {
+  if ((logger.bindings() as { component?: unknown }).component === 'knex') return true;
+  const first = args[0];
+  if (first instanceof Error) return isDatabaseUnavailable(first);
+  return typeof first === 'object' && first !== null && 'err' in first && isDatabaseUnavailable((first as { err: unknown }).err);
 }
 
 /**
