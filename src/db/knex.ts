@@ -2,7 +2,7 @@ import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { endOneRoundTrips } from './oneRoundTrip.ts';
-import { boundMysqlQueries, setStatementTimeout } from './statementTimeout.ts';
+import { boundMysqlQueries, boundMysqlServer, setStatementTimeout } from './statementTimeout.ts';
 
 export type Dialect = 'pg' | 'mysql';
 
@@ -119,7 +119,7 @@ export function createKnex(url: string, options: KnexOptions = {}): Knex {
         ...pool,
         afterCreate(connection: Parameters<typeof boundMysqlQueries>[0], done: (err: Error | null, connection: unknown) => void) {
           boundMysqlQueries(connection, statementMs);
-          done(null, connection);
+          boundMysqlServer(connection, statementMs, () => done(null, connection));
         },
       },
       acquireConnectionTimeout,

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import mysql from 'mysql2';
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2';
-import { acquireTimeoutOf, boundMysqlQueries, statementTimeoutOf } from './statementTimeout.ts';
+import { acquireTimeoutOf, boundMysqlQueries, boundMysqlServer, statementTimeoutOf } from './statementTimeout.ts';
 
 // A transaction of several statements sent to MySQL as one multi-statement query: one round trip
 // instead of one per statement and two more for BEGIN and COMMIT. Each statement costs the service
@@ -54,7 +54,11 @@ function poolOf(db: Knex): Pool {
     pool = mysql.createPool({ ...settings, multipleStatements: true, connectionLimit: POOL_SIZE, maxIdle: POOL_SIZE });
     // The same bound on answers as knex's connections (statementTimeout.ts).
     const statementMs = statementTimeoutOf(db);
-    pool.on('connection', (connection) => boundMysqlQueries(connection as unknown as Parameters<typeof boundMysqlQueries>[0], statementMs));
+    pool.on('connection', (connection) => {
+      const raw = connection as unknown as Parameters<typeof boundMysqlQueries>[0];
+      boundMysqlQueries(raw, statementMs);
+      boundMysqlServer(raw, statementMs, () => {}); // queued before the connection's first transaction
+    });
     pools.set(db, pool);
   }
   return pool;

@@ -39,6 +39,23 @@ interface MysqlConnection {
 }
 
 /**
+ * The server's own bound, a little shorter than the driver's: a statement the server is slow with
+ * (a lock wait, a large scan) is ended there, and the connection stays usable (MariaDB:
+ * `max_statement_time`, error 1969; MySQL, which has no such variable: `max_execution_time`,
+ * SELECTs only, error 3024). The driver's bound (boundMysqlQueries) remains for a stalled server.
+ * Queued on the connection before any other statement; `done` is called once it is set (or refused).
+ */
+export function boundMysqlServer(connection: MysqlConnection, ms: number, done: () => void): void {
+  if (ms <= 0) return done();
+  const serverMs = Math.max(100, ms - 500);
+  const query = connection.query as (sql: string, values: unknown[], cb: (err: unknown) => void) => void;
+  query.call(connection, 'SET SESSION max_statement_time = ?', [serverMs / 1000], (err) => {
+    if (!err) return done();
+    query.call(connection, 'SET SESSION max_execution_time = ?', [serverMs], () => done());
+  });
+}
+
+/**
  * Gives every query and prepared statement of a mysql2 connection (callback API: knex's, and
  * prepared.ts's `execute`) `ms` to be answered, counted from the call (a statement's preparation
  * included). Past it the callback gets a StatementTimeout and the connection is destroyed: the
@@ -63,6 +80,9 @@ export function boundMysqlQueries(connection: MysqlConnection, ms: number): void
         clearTimeout(timer);
         if (done) return;
         done = true;
+        // mysql2 names no code for MariaDB's own errors: 1969 is max_statement_time's.
+        const e = err as { errno?: unknown; code?: unknown } | null;
+        if (e && e.errno === 1969 && !e.code) e.code = 'ER_STATEMENT_TIMEOUT';
         callback(err, ...results);
       };
       return original(...args);

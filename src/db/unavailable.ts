@@ -10,9 +10,11 @@ const unavailableCodes = new Set([
   '08001',
   '08003',
   // No answer within DATABASE_STATEMENT_TIMEOUT_SECONDS: the driver's bound (a stalled server) or
-  // PostgreSQL's statement_timeout (57014).
+  // the server's (PostgreSQL's statement_timeout, MariaDB's max_statement_time, MySQL's max_execution_time).
   'STORE_STATEMENT_TIMEOUT',
   '57014',
+  'ER_STATEMENT_TIMEOUT', // MariaDB's max_statement_time (1969)
+  'ER_QUERY_TIMEOUT', // MySQL's max_execution_time (3024)
 ]);
 
 /** True when an error means the database (or queue database) cannot be reached right now. */

@@ -10,6 +10,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { mariadbAvailable, startOwnMariaDb, type OwnDatabase } from './support/databases.ts';
 import { apiKeyFor, bearer, createWorkflow, waitFor } from './support/fixtures.ts';
 import { revocationLease } from '../../src/shared/principalLease.ts';
+import { isDatabaseUnavailable } from '../../src/db/unavailable.ts';
 
 describe.skipIf(!mariadbAvailable())('a stalled MariaDB store (SIGSTOP)', () => {
   let database: OwnDatabase;
@@ -90,4 +91,11 @@ describe.skipIf(!mariadbAvailable())('a stalled MariaDB store (SIGSTOP)', () => 
     const after = await refresh();
     expect(after.res.status, after.body).toBe(200);
   }, 180_000);
+
+  it('ends a statement the running server is slow with at the bound (max_statement_time), as unavailable, on a connection kept usable', async () => {
+    const err = await server.ctx.db.raw('SELECT SLEEP(10)').then(() => undefined, (e: unknown) => e);
+    expect(err).toMatchObject({ code: 'ER_STATEMENT_TIMEOUT' });
+    expect(isDatabaseUnavailable(err)).toBe(true);
+    expect(await server.ctx.db.raw('SELECT 1 AS one').then((r: [unknown[]]) => r[0])).toEqual([{ one: 1 }]);
+  });
 });
