@@ -6,6 +6,8 @@
 // the test waits for the right second of a minute; nothing here asserts a speed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { shortestRetrySpanSeconds } from '../../src/hooks/deliveries.ts';
+import { SCHEDULE_QUEUE, TICK_RETRY } from '../../src/runs/scheduleQueue.ts';
 import { apiKeyFor, bearer, createWorkflow, sleep, waitFor } from './support/fixtures.ts';
 
 const MINUTE = 60_000;
@@ -45,5 +47,11 @@ describe('a schedule created 43 s after a tick (default SCHEDULE_CHECK_INTERVAL_
     // run would be the next minute's tick and the second the one after).
     expect(times[0]!).toBeGreaterThan(tick);
     expect(times[1]!).toBeLessThan(tick + 2 * MINUTE);
+  });
+
+  it('retries a tick that met a store outage at most 10 s apart, for over two minutes, on the queue as pg-boss keeps it', async () => {
+    const queue = await server.ctx.runs!.queue.boss.getQueue(SCHEDULE_QUEUE);
+    expect(queue).toMatchObject({ retryLimit: TICK_RETRY.retryLimit, retryDelay: 5, retryBackoff: true, retryDelayMax: 10 });
+    expect(shortestRetrySpanSeconds(TICK_RETRY)).toBeGreaterThanOrEqual(120);
   });
 });
