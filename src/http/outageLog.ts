@@ -50,8 +50,8 @@ const firstLine = (message: unknown) => (typeof message === 'string' ? message.s
 /**
  * The gate of a logger's lines about the store or queue being unreachable (pino's `logMethod`
  * hook, src/http/logger.ts): knex's own connection messages, and any warn or error line whose `err`
- * is a database outage (isOutage). During an outage every request, sweep and run step met the same
- * error and wrote it with its stack (issue 43: ~4,300 lines per process in 90 s). Now the first of
+ * is a database outage (logger.ts isOutageLine). During an outage every request, sweep and run step
+ * met the same error and wrote it with its stack (~4,300 lines per process in a 90 s outage). Now the first of
  * each window is written, without stack, with how many were left out since the previous one; the
  * rest are counted.
  */

@@ -75,7 +75,7 @@ describe.each(testDialects())('the runs store on %s', (dialect) => {
     expect(await find(id)).toMatchObject({ status: 'running', attempts: 1, started_at: 2_000 });
   });
 
-  it('takes over a running run from its dead attempt: the next attempt, its first start kept (duration spans every attempt), and the steps it finished kept to resume after (issue 32)', async () => {
+  it('takes over a running run from its dead attempt: the next attempt, its first start kept (duration spans every attempt), and the steps it finished kept to resume after', async () => {
     const id = await stored('running', 1);
     const firstStart = (await find(id)).started_at;
     expect(firstStart).not.toBeNull();
