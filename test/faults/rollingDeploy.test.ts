@@ -92,7 +92,7 @@ describe('rolling deploy with 50 waits and 50 event streams open', () => {
 
   it('answers every wait at once with 202 + Location, ends every stream, refuses new work by readiness, and exits 0', { timeout: 240_000 }, async () => {
     // No process executes runs yet: every run stays queued, so no wait ends by itself.
-    const old = await startService({ RUN_WORKER: 'false', SHUTDOWN_DRAIN_SECONDS: '5' });
+    const old = await startService({ RUN_WORKER: 'false', SHUTDOWN_DRAIN_SECONDS: '10' });
     adminCli(env, 'user', 'create', '--login', 'roller', '--password', 'correct horse battery', '--name', 'Roller');
     const key = adminCli(env, 'token', 'create', '--user', 'roller', '--namespace', 'roller', '--name', 'k', '--usage-scenario', 'paid', '--permission', 'workflows') as { token: string };
     const workflowId = await createWorkflow(old.baseUrl, key.token, 'echo');
