@@ -112,7 +112,7 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: integer(1_048_576, 1024, 1_073_741_824),
   RUN_TIMEOUT_SECONDS: integer(300, 1, 86_400),
   RUN_CONCURRENCY: integer(32, 1, 1000),
-  SCHEDULE_CHECK_INTERVAL_SECONDS: integer(30, 1, 45),
+  SCHEDULE_CHECK_INTERVAL_SECONDS: integer(10, 1, 45),
   COMPUTE_PROCESSES: integer(0, 0, 256),
   COMPUTE_HEAP_MB: integer(64, 16, 16_384),
   COMPUTE_TIME_LIMIT_MS: integer(5_000, 10, 600_000),
@@ -147,6 +147,9 @@ const envSchema = z.object({
   WORKFLOW_HTTP_MAX_RESPONSE_BYTES: integer(1_048_576, 1024, 104_857_600),
   API_RATE_LIMIT_PER_MINUTE: integer(6000, 1, 100_000_000),
   PRINCIPAL_CACHE_MS: integer(200, 0, 250),
+  DATABASE_STATEMENT_TIMEOUT_SECONDS: integer(5, 1, 600),
+  SHUTDOWN_GRACE_SECONDS: integer(20, 1, 3_600),
+  SHUTDOWN_DRAIN_SECONDS: integer(0, 0, 600),
   RUN_WORKER: z.preprocess(blankToUndefined, booleanText.optional()),
   RESPONSE_VALIDATION: z.preprocess(blankToUndefined, booleanText.optional()),
   DEMO: z.preprocess(blankToUndefined, booleanText.optional()),
@@ -266,6 +269,12 @@ function serviceSettings(e: Env) {
   ID_TOKEN_TTL_SECONDS: e.ID_TOKEN_TTL_SECONDS,
   WORKFLOW_MAX_TOKENS_LIMIT: e.WORKFLOW_MAX_TOKENS_LIMIT,
   BODY_LIMIT_BYTES: e.BODY_LIMIT_BYTES,
+  /** How long a request waits for the store's answer to a statement, and for a pooled connection (migrations are not bounded). */
+  DATABASE_STATEMENT_TIMEOUT_SECONDS: e.DATABASE_STATEMENT_TIMEOUT_SECONDS,
+  /** After SIGTERM, how long the process may take to finish in-flight work before it exits 1. */
+  SHUTDOWN_GRACE_SECONDS: e.SHUTDOWN_GRACE_SECONDS,
+  /** After SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes. */
+  SHUTDOWN_DRAIN_SECONDS: e.SHUTDOWN_DRAIN_SECONDS,
   };
 }
 

@@ -19,6 +19,8 @@ export interface AppContext {
   now: () => number;
   /** Checks that the run queue's database answers; absent when no queue is wired in. */
   queueHealth?: () => Promise<void>;
+  /** Set once the process begins to stop (SIGTERM): /readyz answers 503 so no new work is sent here. */
+  stopping?: boolean;
 }
 
 /** What a service that only reads and writes the store needs (the CLI and tests have just this). */

@@ -8,8 +8,6 @@ import { databaseProblem } from './db/connect.ts';
 import { EmbeddedPostgresError } from './db/embedded.ts';
 import { SealingError } from './shared/sealing.ts';
 
-const SHUTDOWN_GRACE_MS = 20_000;
-
 /** The validated configuration; on a bad value, prints every problem and exits 1. */
 export function loadConfigOrExit(load: () => Config = loadConfig): Config {
   try {
@@ -69,18 +67,19 @@ export async function listen(server: Server, port: number, host: string): Promis
 
 /**
  * On the first SIGTERM or SIGINT, runs `stop` (finish in-flight work, close pools) and exits 0; if
- * it takes longer than the grace period, exits 1 (held jobs are then retried elsewhere).
+ * it takes longer than `graceSeconds` (SHUTDOWN_GRACE_SECONDS), exits 1 (held jobs are then
+ * retried elsewhere).
  */
-export function stopGracefully(logger: Logger, what: string, stop: () => Promise<void>): void {
+export function stopGracefully(logger: Logger, what: string, stop: () => Promise<void>, graceSeconds: number): void {
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, `${what} stopping: finishing in-flight work`);
+    logger.info({ signal, graceSeconds }, `${what} stopping: finishing in-flight work`);
     const force = setTimeout(() => {
-      logger.error(`${what} took too long to stop; exiting`);
+      logger.error({ graceSeconds }, `${what} took too long to stop (SHUTDOWN_GRACE_SECONDS); exiting`);
       process.exit(1);
-    }, SHUTDOWN_GRACE_MS);
+    }, graceSeconds * 1000);
     force.unref();
     await stop();
     logger.info('stopped');

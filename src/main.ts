@@ -97,8 +97,15 @@ async function main(): Promise<void> {
   // it seeds lets the seed finish before the database closes.
   const seeding = config.DEMO ? seedDemo({ db: database.db, config, now: Date.now }) : Promise.resolve(null);
   stopGracefully(logger, 'service', async () => {
-    // Event streams never go idle: each ends now, telling its client to reconnect (to another process).
+    // Readiness first: /readyz answers 503 from now on, so a load balancer sends no new work here.
+    ctx.stopping = true;
+    // A `Prefer: wait` request is answered now with its run as it stands (a start: 202 with
+    // Location, as a wait that ran out); new ones are declined (answered at once). Event streams
+    // never go idle: each ends now, telling its client to reconnect (to another process).
+    ctx.runs?.waits.drain();
     ctx.runs?.streams.endAll();
+    // Served a while longer (SHUTDOWN_DRAIN_SECONDS) while the balancer sees the 503 and stops sending.
+    if (config.SHUTDOWN_DRAIN_SECONDS > 0) await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_SECONDS * 1000));
     server.close();
     // close() ends only the connections idle right now; a keep-alive connection whose request
     // was in flight turns idle later and would hold the server open for keepAliveTimeout (65 s).
@@ -109,7 +116,7 @@ async function main(): Promise<void> {
     await seeding.catch(() => undefined);
     await ctx.runs?.stop();
     await database.close();
-  });
+  }, config.SHUTDOWN_GRACE_SECONDS);
   const seed = await seeding;
   const hasUsers = seed !== null || (await anyUserExists(database));
   announce(config, logger, seed, hasUsers);

@@ -26,13 +26,14 @@ async function main(): Promise<void> {
     url: queueUrl,
     variable: config.QUEUE_URL ? 'QUEUE_URL' : 'DATABASE_URL',
   });
-  logger.info({ pid: process.pid }, 'worker started');
+  // pino's base fields already carry `pid` (a second one made the line invalid for Elasticsearch).
+  logger.info('worker started');
 
   // Unfinished runs of a worker that cannot stop in time are retried by another worker.
   stopGracefully(logger, 'worker', async () => {
     await runs.stop();
     await database.close();
-  });
+  }, config.SHUTDOWN_GRACE_SECONDS);
 }
 
 await main();

@@ -46,11 +46,19 @@ export async function openDatabase(config: Config, options: OpenDatabaseOptions 
       });
   const url = config.DATABASE_URL ?? embedded!.url;
   if (config.DATABASE_URL) await probeDatabase(url);
-  const db = createKnex(url, { poolMax: options.poolMax ?? 10, ...(options.logger ? { logger: options.logger } : {}) });
+  const logger = options.logger ? { logger: options.logger } : {};
+  // Requests' statements are bounded (DATABASE_STATEMENT_TIMEOUT_SECONDS); a migration's DDL may
+  // take minutes on a large table, so migrations run on a pool of their own without that bound.
+  const db = createKnex(url, { poolMax: options.poolMax ?? 10, statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_SECONDS * 1000, ...logger });
   try {
     if (options.migrate ?? true) {
-      const applied = await migrateLatest(db, { sealer });
-      if (applied.length) options.onProgress?.(`applied ${applied.length} database migration${applied.length === 1 ? '' : 's'}`);
+      const migrator = createKnex(url, { poolMax: 2, statementTimeoutMs: 0, ...logger });
+      try {
+        const applied = await migrateLatest(migrator, { sealer });
+        if (applied.length) options.onProgress?.(`applied ${applied.length} database migration${applied.length === 1 ? '' : 's'}`);
+      } finally {
+        await destroyKnex(migrator);
+      }
       // A wrong SECRETS_KEY stops the process here, not at its first login (README "Key-encryption key").
       await assertSecretsOpen(db, sealer);
     }

@@ -2,6 +2,7 @@ import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { endOneRoundTrips } from './oneRoundTrip.ts';
+import { boundMysqlQueries, boundMysqlServer, setStatementTimeout } from './statementTimeout.ts';
 
 export type Dialect = 'pg' | 'mysql';
 
@@ -26,6 +27,12 @@ export interface KnexOptions {
   poolMax?: number;
   /** Where knex's own messages go; by default a pino logger at `warn` on stderr. */
   logger?: Logger;
+  /**
+   * How long a query may wait for the store's answer, and a request for a pooled connection
+   * (DATABASE_STATEMENT_TIMEOUT_SECONDS); 0: no bound on answers (migrations, whose DDL may take
+   * minutes). Default DEFAULT_STATEMENT_TIMEOUT_MS.
+   */
+  statementTimeoutMs?: number;
 }
 
 let stderrLogger: Logger | undefined;
@@ -46,11 +53,14 @@ export function knexLog(logger: Logger | undefined): Knex.Config['log'] {
   return { warn: to('warn'), error: to('error'), debug: to('debug'), deprecate };
 }
 
-// While a database is down, a request must fail within seconds (and answer 503), not hang: bound
-// the wait for a pooled connection, for a new connection, and (pg) for a query's answer.
-const ACQUIRE_TIMEOUT_MS = 5_000;
+// While a database is down or stalled (a paused server answers nothing, though its port accepts
+// connections), a request must fail within seconds (and answer 503), not hang: bound the wait for
+// a pooled connection, for a new connection, and for a query's answer, on both dialects.
 const CONNECT_TIMEOUT_MS = 3_000;
-const QUERY_TIMEOUT_MS = 15_000;
+/** The bound on a query's answer and a pooled connection's wait when none is given. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
+/** A pooled connection's wait when no bound is given (or answers are not bounded). */
+const DEFAULT_ACQUIRE_TIMEOUT_MS = 5_000;
 
 /**
  * Opens and closes one connection to `url`, outside any pool: at start-up, a database that cannot
@@ -87,11 +97,13 @@ export async function destroyKnex(db: Knex): Promise<void> {
 
 /** A Knex instance for a mysql:// or postgres:// URL (close it with destroyKnex). */
 export function createKnex(url: string, options: KnexOptions = {}): Knex {
+  const statementMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   const pool = { min: options.poolMin ?? 0, max: options.poolMax ?? 10 };
-  const acquireConnectionTimeout = ACQUIRE_TIMEOUT_MS;
+  const acquireConnectionTimeout = options.statementTimeoutMs ? options.statementTimeoutMs : DEFAULT_ACQUIRE_TIMEOUT_MS;
   const log = knexLog(options.logger);
+  let db: Knex;
   if (dialectOfUrl(url) === 'mysql') {
-    return knex({
+    db = knex({
       client: 'mysql2',
       // utf8mb4 for full Unicode names; UTC so any DATETIME the server computes is unambiguous
       // (we store epoch milliseconds, but NOW() may appear in ad-hoc queries).
@@ -103,16 +115,28 @@ export function createKnex(url: string, options: KnexOptions = {}): Knex {
         bigNumberStrings: false,
         connectTimeout: CONNECT_TIMEOUT_MS,
       } as Knex.MySql2ConnectionConfig,
+      pool: {
+        ...pool,
+        afterCreate(connection: Parameters<typeof boundMysqlQueries>[0], done: (err: Error | null, connection: unknown) => void) {
+          boundMysqlQueries(connection, statementMs);
+          boundMysqlServer(connection, statementMs, () => done(null, connection));
+        },
+      },
+      acquireConnectionTimeout,
+      log,
+    });
+  } else {
+    // query_timeout (the driver's) ends the wait for a stalled server; statement_timeout (the
+    // server's, a little sooner) cancels a slow statement there, leaving the connection usable.
+    const bounds = statementMs > 0 ? { query_timeout: statementMs, statement_timeout: Math.max(1, statementMs - 500) } : {};
+    db = knex({
+      client: 'pg',
+      connection: { connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...bounds },
       pool,
       acquireConnectionTimeout,
       log,
     });
   }
-  return knex({
-    client: 'pg',
-    connection: { connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS },
-    pool,
-    acquireConnectionTimeout,
-    log,
-  });
+  setStatementTimeout(db, statementMs, acquireConnectionTimeout);
+  return db;
 }

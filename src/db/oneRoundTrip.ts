@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import mysql from 'mysql2';
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2';
+import { acquireTimeoutOf, boundMysqlQueries, boundMysqlServer, statementTimeoutOf } from './statementTimeout.ts';
 
 // A transaction of several statements sent to MySQL as one multi-statement query: one round trip
 // instead of one per statement and two more for BEGIN and COMMIT. Each statement costs the service
@@ -41,7 +42,7 @@ export function insertEachWhere(
 
 /** Connections for these transactions (a run's start and its end): each holds one a moment, so a few suffice. */
 const POOL_SIZE = 4;
-/** As long as a query waits for a pooled connection of knex's (src/db/knex.ts). */
+/** As long as a query waits for a pooled connection of knex's (src/db/knex.ts), when answers are not bounded. */
 const ACQUIRE_TIMEOUT_MS = 5_000;
 
 const pools = new WeakMap<Knex, Pool>();
@@ -51,6 +52,13 @@ function poolOf(db: Knex): Pool {
   if (!pool) {
     const settings = db.client.config.connection as mysql.PoolOptions;
     pool = mysql.createPool({ ...settings, multipleStatements: true, connectionLimit: POOL_SIZE, maxIdle: POOL_SIZE });
+    // The same bound on answers as knex's connections (statementTimeout.ts).
+    const statementMs = statementTimeoutOf(db);
+    pool.on('connection', (connection) => {
+      const raw = connection as unknown as Parameters<typeof boundMysqlQueries>[0];
+      boundMysqlQueries(raw, statementMs);
+      boundMysqlServer(raw, statementMs, () => {}); // queued before the connection's first transaction
+    });
     pools.set(db, pool);
   }
   return pool;
@@ -71,13 +79,13 @@ export async function endOneRoundTrips(db: Knex): Promise<void> {
  * A connection of the pool, waited for at most ACQUIRE_TIMEOUT_MS, as knex's are (mysql2's pool
  * would wait for ever): the error then reads as the database being unavailable (a 503, or a retry).
  */
-function connectionOf(pool: Pool): Promise<PoolConnection> {
+function connectionOf(pool: Pool, acquireMs: number): Promise<PoolConnection> {
   return new Promise((resolve, reject) => {
     let late = false;
     const timer = setTimeout(() => {
       late = true;
-      reject(new Error(`Timeout acquiring a connection for a one-round-trip transaction (${ACQUIRE_TIMEOUT_MS} ms).`));
-    }, ACQUIRE_TIMEOUT_MS);
+      reject(new Error(`Timeout acquiring a connection for a one-round-trip transaction (${acquireMs} ms).`));
+    }, acquireMs);
     pool.getConnection((err, connection) => {
       clearTimeout(timer);
       if (late) connection?.release(); // its caller has gone
@@ -96,7 +104,7 @@ export type StatementResult = RowDataPacket[] | ResultSetHeader;
  * rolled back (or the connection closed) before the error is thrown.
  */
 export async function inOneRoundTrip(db: Knex, statements: readonly Statement[]): Promise<StatementResult[]> {
-  const connection = await connectionOf(poolOf(db));
+  const connection = await connectionOf(poolOf(db), acquireTimeoutOf(db, ACQUIRE_TIMEOUT_MS));
   const sql = ['START TRANSACTION', ...statements.map((s) => s.sql), 'COMMIT'].join(';\n');
   const values = statements.flatMap((s) => s.values);
   try {

@@ -87,6 +87,11 @@ describe.each(testDialects())('trigger URLs on %s', (dialect) => {
     expect(ended.data!.data).toMatchObject({ status: 'completed', output: { result: 'Export fails on Safari' } });
     const listed = await alice.GET('/api/workflows/{workflow_id}/triggers', { params: { path: { workflow_id: workflowId } } });
     expect(listed.data!.data[0]!.last_used_at).not.toBeNull();
+    // The URL is a credential: the request's log line keeps only its public prefix.
+    const token = trigger.url.slice(`${server.baseUrl}/hooks/`.length);
+    const logged = server.logs.join('');
+    expect(logged).toContain(`/hooks/${token.slice(0, 12)}[redacted]`);
+    expect(logged).not.toContain(token.slice(12));
   });
 
   it('answers 200 with the ended run under Prefer: wait, as POST .../run does', async () => {

@@ -28,6 +28,8 @@ export function healthOperations(ctx: AppContext): Operations {
         database: await check(() => ctx.db.raw('select 1')),
       };
       if (ctx.queueHealth) checks.queue = await check(ctx.queueHealth);
+      // The process is stopping: a load balancer must send it nothing new, whatever its databases say.
+      if (ctx.stopping) checks.shutdown = 'unavailable';
       const ready = Object.values(checks).every((c) => c === 'ok');
       if (!ready) res.setHeader('Retry-After', '5');
       res.status(ready ? 200 : 503).json({ status: ready ? 'ok' : 'unavailable', checks });

@@ -4,7 +4,8 @@ import { pino, type Logger, type DestinationStream } from 'pino';
 import { pinoHttp } from 'pino-http';
 import type { RequestHandler } from 'express';
 import pinoPretty from 'pino-pretty';
-import { OutageLog } from './outageLog.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
+import { OutageGate, OutageLog } from './outageLog.ts';
 
 /** Field names whose values are secrets wherever they appear in a log line. */
 const secretFields = ['authorization', 'cookie', 'set-cookie', 'client_secret', 'code', 'code_verifier', 'refresh_token', 'access_token', 'password', 'token', 'proxy_access_token'];
@@ -13,11 +14,23 @@ const secretFields = ['authorization', 'cookie', 'set-cookie', 'client_secret', 
  * `pretty`: human-readable lines (time, level, message, then the fields) for a person at a
  * terminal; otherwise one JSON object a line for a log collector. Redaction applies to both.
  */
-export function createLogger(options: { level?: string; destination?: DestinationStream; pretty?: boolean } = {}): Logger {
+export function createLogger(options: { level?: string; destination?: DestinationStream; pretty?: boolean; outageGate?: OutageGate } = {}): Logger {
   const destination = options.pretty ? pinoPretty({ colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', sync: true }) : options.destination;
+  const gate = options.outageGate ?? new OutageGate();
   return pino(
     {
       level: options.level ?? 'info',
+      hooks: {
+        // Lines about the store or queue being unreachable: one a window, no stack (outageLog.ts).
+        logMethod(args, method, level) {
+          if (level >= 40 && isOutageLine(this, args)) {
+            const passed = gate.pass(args);
+            if (passed) method.apply(this, passed as Parameters<typeof method>);
+            return;
+          }
+          method.apply(this, args);
+        },
+      },
       redact: {
         paths: [...secretFields, ...secretFields.map((f) => `*.${f}`), ...secretFields.map((f) => `*.*.${f}`)],
         censor: '[redacted]',
@@ -27,8 +40,24 @@ export function createLogger(options: { level?: string; destination?: Destinatio
   );
 }
 
-/** Removes the values of secret query parameters (`code`, `state` is kept) from a URL for logging. */
+/** A warn or error line about the database being unreachable: knex's own messages, or an `err` that says so. */
+function isOutageLine(logger: Logger, args: unknown[]): boolean {
+  if ((logger.bindings() as { component?: unknown }).component === 'knex') return true;
+  const first = args[0];
+  if (first instanceof Error) return isDatabaseUnavailable(first);
+  return typeof first === 'object' && first !== null && 'err' in first && isDatabaseUnavailable((first as { err: unknown }).err);
+}
+
+/**
+ * A trigger URL's path is its credential (`/hooks/wht_<token>`): a log keeps only its public first
+ * characters (the `token_prefix` a list shows, enough to tell triggers apart).
+ */
+const triggerPath = /^(\/hooks\/)([^/?#]+)/;
+const TRIGGER_SHOWN_CHARS = 12;
+
+/** Removes the values of secret query parameters (`code`, `state` is kept) and trigger tokens from a URL for logging. */
 export function scrubUrl(url: string): string {
+  url = url.replace(triggerPath, (_all, path: string, token: string) => `${path}${token.slice(0, TRIGGER_SHOWN_CHARS)}[redacted]`);
   const q = url.indexOf('?');
   if (q < 0) return url;
   const params = new URLSearchParams(url.slice(q + 1));

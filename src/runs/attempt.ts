@@ -376,7 +376,8 @@ export async function beginAttempt(deps: AttemptDeps, runId: string, job: RunJob
   const kept = await deps.stored(() => deps.store.takeOver(runId, run.attempts, startedAt, continuedNodes(run)));
   if (!kept) return beginAttempt(deps, runId, job, undefined, announceEnded);
   deps.logger.warn({ runId, retryCount: job.retryCount, previousFailure: job.previousFailure, resumedAfter: kept.length }, 'run taken over after its previous attempt failed');
-  return { run: { ...run, started_at: startedAt, attempts: run.attempts + 1 }, claimed: true, kept };
+  // The run's start stays its first attempt's (takeOver keeps it), so its duration covers every attempt.
+  return { run: { ...run, started_at: run.started_at ?? startedAt, attempts: run.attempts + 1 }, claimed: true, kept };
 }
 
 /**

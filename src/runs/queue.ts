@@ -106,7 +106,7 @@ export interface RunQueueOptions {
   runTimeoutSeconds: number;
   /** How often pg-boss looks for jobs whose worker stopped sending heartbeats (default 5 s). */
   monitorIntervalSeconds?: number;
-  /** How often pg-boss's scheduler looks for due cron ticks (default 30 s; SCHEDULE_CHECK_INTERVAL_SECONDS). */
+  /** How often pg-boss's scheduler looks for due cron ticks (SCHEDULE_CHECK_INTERVAL_SECONDS, 10 s by default). */
   cronMonitorIntervalSeconds?: number;
 }
 

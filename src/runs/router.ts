@@ -20,10 +20,12 @@ type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['re
 type ListQuery = NonNullable<operations['listRuns']['parameters']['query']>;
 type RunBody = operations['runWorkflow']['requestBody']['content']['application/json'];
 
-/** A request's `Prefer: wait`: its seconds, and the listener to run ends begun for it. */
+/** A request's `Prefer: wait`: its seconds, the listener to run ends begun for it, and the process's drain. */
 interface Wait {
   seconds: number;
   listener: RunEndListener;
+  /** Aborts when the process stops: the wait ends, answered with the run as it stands. */
+  drained: AbortSignal;
 }
 
 const userOf = (req: Request) => principalOf(req, 'apiKey').userId;
@@ -50,7 +52,7 @@ async function answerWithWait(ctx: AppContext, req: Request, userId: number, ans
   const release = seconds === undefined || !runs ? undefined : runs.waits.tryTake(keyId, userId);
   let wait: Wait | undefined;
   try {
-    if (release) wait = { seconds: seconds!, listener: await runs!.listenForRunEnds() };
+    if (release) wait = { seconds: seconds!, listener: await runs!.listenForRunEnds(), drained: runs!.waits.drained };
     await answer(wait);
   } finally {
     wait?.listener.stop();
@@ -73,7 +75,7 @@ function waitForRun(
     if (!res.writableFinished) gone.abort(); // the client left before its answer
   });
   wait.listener.follow(runId);
-  return readRunWhenEnded(wait.listener, wait.seconds, owner, read, gone.signal, queued);
+  return readRunWhenEnded(wait.listener, wait.seconds, owner, read, AbortSignal.any([gone.signal, wait.drained]), queued);
 }
 
 /**

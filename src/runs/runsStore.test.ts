@@ -75,8 +75,10 @@ describe.each(testDialects())('the runs store on %s', (dialect) => {
     expect(await find(id)).toMatchObject({ status: 'running', attempts: 1, started_at: 2_000 });
   });
 
-  it('takes over a running run from its dead attempt: the next attempt, a new start, and the steps it finished kept to resume after (issue 32)', async () => {
+  it('takes over a running run from its dead attempt: the next attempt, its first start kept (duration spans every attempt), and the steps it finished kept to resume after', async () => {
     const id = await stored('running', 1);
+    const firstStart = (await find(id)).started_at;
+    expect(firstStart).not.toBeNull();
     const ended = (nodeId: string, status: string, output: string | null) => ({ ...step(id, nodeId, status), finished_at: 1_500, output_preview: output });
     await store.appendSteps([
       ended('a', 'completed', 'out a'), step(id, 'b'), ended('c', 'skipped', null), ended('d', 'failed', null), ended('e', 'failed', null),
@@ -89,7 +91,7 @@ describe.each(testDialects())('the runs store on %s', (dialect) => {
       { node_id: 'c', status: 'skipped', output_preview: null, output_json: false, usage: null },
       { node_id: 'e', status: 'failed', output_preview: null, output_json: false, usage: null }, // continued past (on_error: continue)
     ]);
-    expect(await find(id)).toMatchObject({ status: 'running', attempts: 2, started_at: 3_000 });
+    expect(await find(id)).toMatchObject({ status: 'running', attempts: 2, started_at: firstStart });
     // b was mid-call, d failed the run, f was stopped, g's output was cut in the log: they run again.
     expect(await stepsOf(id)).toEqual(['a completed', 'c skipped', 'e failed']);
   });

@@ -46,7 +46,10 @@ export class PostgresRunsStore {
 
   async takeOver(id: string, expectedAttempt: number, now: number, continued: readonly string[]): Promise<KeptStep[] | undefined> {
     return this.db.transaction(async (trx) => {
-      const count = await trx('runs').where({ id, status: 'running', attempts: expectedAttempt }).update({ started_at: now, attempts: expectedAttempt + 1 });
+      // The run keeps the start of its first attempt: its `duration` spans every attempt.
+      const count = await trx('runs')
+        .where({ id, status: 'running', attempts: expectedAttempt })
+        .update({ started_at: trx.raw('COALESCE(started_at, ?)', [now]), attempts: expectedAttempt + 1 });
       if (count !== 1) return undefined;
       await trx('run_steps').where({ run_id: id }).whereNot((kept) => keptStep(kept, continued)).delete();
       const kept = (await trx('run_steps').where({ run_id: id }).orderBy('id').select('node_id', 'status', 'output_preview', 'output_json', 'usage')) as KeptStep[];

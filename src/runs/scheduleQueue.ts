@@ -13,8 +13,12 @@ import type { PgBoss } from 'pg-boss';
 
 export const SCHEDULE_QUEUE = 'workflow-schedule-ticks';
 
-/** A tick's job may be retried (a store outage while it starts its run); its run's Idempotency-Key makes a retry start none twice. */
-const TICK_RETRY = { retryLimit: 5, retryDelay: 5, retryBackoff: true, retryDelayMax: 60 } as const;
+/**
+ * A tick's job may be retried (a store outage while it starts its run); its run's Idempotency-Key
+ * makes a retry start none twice. Retries at most 10 s apart, so a tick whose store comes back fires
+ * within about 10 s of it (a 60 s cap fired ticks ~30 s after an outage), for over two minutes.
+ */
+export const TICK_RETRY = { retryLimit: 15, retryDelay: 5, retryBackoff: true, retryDelayMax: 10 } as const;
 
 /** Occurrences read to find a cron expression's shortest gap (pg-boss caps one read at 1,000 and a second). */
 const GAP_SAMPLE = 16;
@@ -62,6 +66,7 @@ export const tickGroup = (userId: number) => `user:${userId}`;
 
 export async function scheduleQueue(boss: PgBoss, name = SCHEDULE_QUEUE): Promise<ScheduleQueue> {
   if (!(await boss.getQueue(name))) await boss.createQueue(name, { ...TICK_RETRY });
+  else await boss.updateQueue(name, { ...TICK_RETRY }); // a queue made by an older version keeps up with the retry policy
   return {
     async put(id, cron, timezone, userId) {
       await boss.schedule(name, cron, { scheduleId: id }, { tz: timezone, key: id, missed: 'once', group: { id: tickGroup(userId) } });

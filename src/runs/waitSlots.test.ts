@@ -104,3 +104,17 @@ describe('Prefer: wait past WAITS_PER_KEY and WAITS_PER_USER', () => {
     await waitsHeld(0); // every slot freed
   });
 });
+
+describe('WaitSlots.drain (the process stops)', () => {
+  it('aborts the drain signal every held wait follows, and declines every wait after it', () => {
+    const slots = new WaitSlots({ perKey: 5, perUser: 5 });
+    const release = slots.tryTake(1, 1);
+    expect(release).toBeDefined();
+    expect(slots.drained.aborted).toBe(false);
+    slots.drain();
+    expect(slots.drained.aborted).toBe(true);
+    expect(slots.tryTake(2, 2)).toBeUndefined();
+    release!();
+    expect(slots.size).toBe(0);
+  });
+});

@@ -15,6 +15,7 @@ export class WaitSlots {
   private readonly perUser = new Map<number, number>();
   private readonly limits: WaitLimits;
   private held = 0;
+  private readonly draining = new AbortController();
 
   constructor(limits: WaitLimits) {
     this.limits = limits;
@@ -25,6 +26,7 @@ export class WaitSlots {
    * (call it once, however the wait ends), or undefined past either bound.
    */
   tryTake(keyId: number | undefined, userId: number): (() => void) | undefined {
+    if (this.draining.signal.aborted) return undefined; // the process stops: answered at once
     const keys = keyId === undefined ? 0 : (this.perKey.get(keyId) ?? 0);
     const users = this.perUser.get(userId) ?? 0;
     if ((keyId !== undefined && keys >= this.limits.perKey) || users >= this.limits.perUser) return undefined;
@@ -39,6 +41,19 @@ export class WaitSlots {
       if (keyId !== undefined) decrement(this.perKey, keyId);
       decrement(this.perUser, userId);
     };
+  }
+
+  /**
+   * Aborts when the process begins to stop (drain): every wait held then is answered at once with
+   * its run as it stands (a start: 202 with Location, as a wait that ran out), and none is taken after.
+   */
+  get drained(): AbortSignal {
+    return this.draining.signal;
+  }
+
+  /** The process stops (SIGTERM): ends every held wait now and declines new ones. */
+  drain(): void {
+    this.draining.abort();
   }
 
   /** Waits held now. */

@@ -3,7 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/http/logger.ts';
-import { OutageLog } from '../../src/http/outageLog.ts';
+import { OutageGate, OutageLog } from '../../src/http/outageLog.ts';
+import { createKnex, destroyKnex } from '../../src/db/knex.ts';
+import { freePort } from '../support/processes.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { startOwnPostgres, type OwnDatabase } from './support/databases.ts';
 import { apiKeyFor, bearer } from './support/fixtures.ts';
@@ -57,5 +59,38 @@ describe('OutageLog window', () => {
     now = 10_000;
     outage.record({ res: { statusCode: 503 } });
     expect(lines(logs).map((l) => [l.level, l.suppressed])).toEqual([[40, 0], [40, 5]]);
+  });
+});
+
+describe('store-outage lines of knex and of every caller (one a window, no stack)', () => {
+  it('writes the first line of a window without its stack and counts the rest, for knex messages and errors that say the store is down', async () => {
+    const logs: string[] = [];
+    let now = 0;
+    const logger = createLogger({ level: 'info', destination: new Writable({ write: (c, _e, cb) => (logs.push(String(c)), cb()) }), outageGate: new OutageGate(10_000, () => now) });
+    // A store nobody listens on: every query fails to connect, and knex writes its messages with stacks.
+    const db = createKnex(`postgres://app:app@127.0.0.1:${await freePort()}/none`, { logger, statementTimeoutMs: 1_000 });
+    try {
+      for (let i = 0; i < 8; i++) {
+        const err = await db.raw('select 1').then(() => undefined, (e: unknown) => e);
+        expect(err).toBeDefined();
+        logger.warn({ err }, 'stuck-run sweep failed'); // as a sweep or a run step logs what it met
+      }
+    } finally {
+      await destroyKnex(db);
+    }
+    const first = lines(logs);
+    expect(first).toHaveLength(1);
+    expect(first[0]).toMatchObject({ level: 40, suppressed: 0 });
+    expect(logs.join('')).not.toMatch(/\\n\s+at /); // no stack in any line
+    // The next window's first line says how many were left out.
+    now = 10_000;
+    logger.error({ err: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) }, 'run queue error');
+    const second = lines(logs);
+    expect(second).toHaveLength(2);
+    expect(second[1]!.suppressed).toBeGreaterThanOrEqual(8);
+    expect(second[1]).toMatchObject({ level: 50, err: { error_code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' } });
+    // Other lines are not gated.
+    logger.warn({ err: new Error('a bug') }, 'something else');
+    expect(lines(logs)).toHaveLength(3);
   });
 });

@@ -13,9 +13,12 @@ import { startWorker, type WorkerProcess } from './support/worker.ts';
 
 interface RunBody {
   status: string;
+  started_at: string | null;
+  finished_at: string | null;
+  duration: number | null;
   output: Record<string, unknown> | null;
   usage: { total_tokens: number } | null;
-  logs: { node_id: string; status: string; output: string | null; usage: { total_tokens: number } | null }[];
+  logs: { node_id: string; status: string; started_at: string | null; output: string | null; usage: { total_tokens: number } | null }[];
 }
 
 /** text_input -> first (llm_call) -> second (llm_call) -> result: two paid calls in a row. */
@@ -96,6 +99,7 @@ describe.each(kinds)('a run whose worker is killed mid-run resumes after its fin
       const run = await getRun();
       return callsOf('second step') === 1 && run.logs.some((s) => s.node_id === 'first' && s.status === 'completed');
     });
+    const firstAttempt = await getRun();
     worker.child.kill('SIGKILL');
     await worker.exited;
 
@@ -118,5 +122,11 @@ describe.each(kinds)('a run whose worker is killed mid-run resumes after its fin
     const second = run.logs.find((s) => s.node_id === 'second')!.usage!.total_tokens;
     expect(first).toBeGreaterThan(0);
     expect(run.usage!.total_tokens).toBe(first + second);
+    // The run's start is its first attempt's, and its duration spans both attempts (it covered only
+    // the last one): from before the first node's start to the run's end.
+    expect(firstAttempt.started_at).not.toBeNull();
+    expect(run.started_at).toBe(firstAttempt.started_at);
+    expect(Date.parse(run.started_at!)).toBeLessThanOrEqual(Date.parse(run.logs.find((s) => s.node_id === 'first')!.started_at!));
+    expect(Math.round(run.duration! * 1000)).toBe(Date.parse(run.finished_at!) - Date.parse(run.started_at!));
   });
 });

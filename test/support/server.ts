@@ -40,18 +40,20 @@ export interface TestServerOptions {
   queueUrl?: string;
   /** With `runs`: the run-ended callbacks' retry policy instead of the production one (hours long). */
   callbackRetry?: CallbackRetry;
+  /** With `databaseUrl`: the store's bound on a statement's answer (DATABASE_STATEMENT_TIMEOUT_SECONDS). */
+  statementTimeoutMs?: number;
 }
 
 /** A store at a given URL, migrated; closing it only closes the pool (the database is the caller's). */
-async function existingDb(url: string): Promise<TestDb> {
-  const db = createKnex(url, { poolMax: 5, logger: testKnexLogger });
+async function existingDb(url: string, statementTimeoutMs?: number): Promise<TestDb> {
+  const db = createKnex(url, { poolMax: 5, logger: testKnexLogger, ...(statementTimeoutMs === undefined ? {} : { statementTimeoutMs }) });
   await migrateLatest(db);
   return { db, dialect: dialectOfUrl(url), url, destroy: () => destroyKnex(db) };
 }
 
 /** A real HTTP server on 127.0.0.1 with a fresh migrated database; BASE_URL is its own address. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const testDb = options.databaseUrl ? await existingDb(options.databaseUrl) : await createTestDb(options.dialect ?? 'pg');
+  const testDb = options.databaseUrl ? await existingDb(options.databaseUrl, options.statementTimeoutMs) : await createTestDb(options.dialect ?? 'pg');
   let queueDb: TestDb | undefined;
   const logs: string[] = [];
   const destination = new Writable({

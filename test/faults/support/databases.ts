@@ -18,6 +18,10 @@ export interface OwnDatabase {
   start(): Promise<void>;
   /** Stops it and deletes its data. */
   destroy(): Promise<void>;
+  /** Freezes the server (SIGSTOP: its port still accepts connections, nothing answers); MariaDB only. */
+  pause?(): void;
+  /** Lets a paused server go on (SIGCONT). */
+  resume?(): void;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -87,7 +91,10 @@ export async function startOwnMariaDb(): Promise<OwnDatabase> {
     url: `mysql://app:app@127.0.0.1:${port}/app`,
     start,
     stop,
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
     async destroy() {
+      child?.kill('SIGCONT');
       await stop();
       await rm(dir, { recursive: true, force: true });
     },
