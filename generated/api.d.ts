@@ -3612,7 +3612,10 @@ export interface operations {
                  */
                 state?: string;
                 /**
-                 * @description PKCE code challenge (RFC 7636).
+                 * @description PKCE code challenge (RFC 7636), required of every client (RFC 9700 2.1.1): a request
+                 *     without it is answered with a redirect to the callback carrying `error=invalid_request`
+                 *     ("PKCE is required"), unless the operator exempted this confidential client
+                 *     (`admin app update --pkce optional`). The token request then sends `code_verifier`.
                  * @example E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM
                  */
                 code_challenge?: string;

@@ -197,6 +197,19 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
     expect((await admin('app', '--help')).stdout).toMatch(/app create .*\[--id-token-alg RS256\|ES256\]/);
   });
 
+  it('requires PKCE of an app unless the operator opts it out (--pkce optional), and back (--pkce required)', async () => {
+    await adminJson('user', 'create', '--login', 'cli-pkce', '--password', 'pkce-owner-passphrase', '--name', 'PKCE');
+    const app = await adminJson('app', 'create', '--owner', 'cli-pkce', '--name', 'Legacy RP', '--description', 'd', '--homepage', 'https://p.example', '--redirect-uri', 'https://p.example/cb');
+    expect(app).toMatchObject({ pkce_required: true });
+    expect(await adminJson('app', 'update', '--client-id', String(app.client_id), '--pkce', 'optional')).toMatchObject({ name: 'Legacy RP', pkce_required: false });
+    expect(Boolean((await t.db('applications').where({ client_id: app.client_id }).first()).pkce_required)).toBe(false);
+    expect(await adminJson('app', 'update', '--client-id', String(app.client_id), '--pkce', 'required')).toMatchObject({ pkce_required: true });
+    expect(Boolean((await t.db('applications').where({ client_id: app.client_id }).first()).pkce_required)).toBe(true);
+    const bad = await admin('app', 'update', '--client-id', String(app.client_id), '--pkce', 'maybe');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--pkce is required or optional');
+  });
+
   it('lists a user\'s access tokens across namespaces and revokes one by id', async () => {
     await adminJson('user', 'create', '--login', 'cli-keys', '--password', 'cli-password', '--name', 'Keys');
     const token = await adminJson('token', 'create', '--user', 'cli-keys', '--namespace', 'cli-keys', '--name', 'k', '--usage-scenario', 'trial');

@@ -21,6 +21,7 @@ import * as oidcCodes from './migrations/0020_oidc_codes.ts';
 import * as idTokenAlg from './migrations/0021_id_token_alg.ts';
 import * as storageQuotas from './migrations/0022_storage_quotas.ts';
 import * as callbackPausing from './migrations/0023_callback_pausing.ts';
+import * as pkceRequired from './migrations/0024_pkce_required.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -56,6 +57,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0021_id_token_alg', idTokenAlg],
     ['0022_storage_quotas', storageQuotas],
     ['0023_callback_pausing', callbackPausing],
+    ['0024_pkce_required', pkceRequired],
   ];
 }
 
