@@ -182,15 +182,8 @@ export const commands: Record<string, Command> = {
         idTokenAlg: v['id-token-alg'],
         pkceRequired: pkceOption(v),
       });
-      return {
-        id: app.id,
-        client_id: app.client_id,
-        client_secret: clientSecret,
-        name: app.name,
-        redirect_uri: app.redirect_uri,
-        id_token_signed_response_alg: app.id_token_signed_response_alg,
-        pkce_required: Boolean(app.pkce_required),
-      };
+      const { id, client_id, name, redirect_uri, id_token_signed_response_alg } = app;
+      return { id, client_id, client_secret: clientSecret, name, redirect_uri, id_token_signed_response_alg, pkce_required: Boolean(app.pkce_required) };
     },
   },
   'app update': {
