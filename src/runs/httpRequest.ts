@@ -100,6 +100,7 @@ export async function send(deps: HttpNodeDeps, request: PreparedRequest, options
     return out;
   };
   const redact = secretRedactor(values);
+  const redactError = secretRedactor(values, { anyCase: true });
   // A URL that does not parse is named as written (secrets by name): the guard's message would quote
   // it cut at 200 characters, and a secret cut in two is no longer found by the redaction.
   if (!URL.canParse(fill(request.url))) throw new RunFailure('http_invalid_url', `Not a URL: ${JSON.stringify(withNames(request, request.url).slice(0, 200))}.`);
@@ -114,7 +115,7 @@ export async function send(deps: HttpNodeDeps, request: PreparedRequest, options
       signal,
     }),
   ).catch((err: unknown) => {
-    if (err instanceof OutboundError) throw new RunFailure(err.code, redact(err.message));
+    if (err instanceof OutboundError) throw new RunFailure(err.code, redactError(err.message));
     throw err;
   });
   const text = redact(response.body.toString('utf8'));

@@ -35,6 +35,12 @@ describe('secret redaction (each echo of a secret value shows as [secret NAME])'
     expect(redact('tok_123 TOK_1234 tok-1234')).toBe('tok_123 TOK_1234 tok-1234');
   });
 
+  it('finds a value a URL parser lower-cased when told to (error messages naming a host)', () => {
+    const hosts = secretRedactor(new Map([['TENANT', 'AcmeCorp7']]), { anyCase: true });
+    expect(hosts('The host acmecorp7.example.com is refused')).toBe('The host [secret TENANT].example.com is refused');
+    expect(redact('TOK_1234')).toBe('TOK_1234');
+  });
+
   it('shows a value that contains another secret by its own name', () => {
     const nested = secretRedactor(new Map([['INNER', 'abc'], ['OUTER', 'xabcx']]));
     expect(nested('xabcx abc')).toBe('[secret OUTER] [secret INNER]');

@@ -38,18 +38,19 @@ function spellings(char: string): string[] {
 }
 
 /** A pattern that finds `value` however it was escaped or encoded. */
-function patternOf(value: string): RegExp {
-  return new RegExp([...value].map((c) => `(?:${spellings(c).join('|')})`).join(''), 'g');
+function patternOf(value: string, anyCase: boolean): RegExp {
+  return new RegExp([...value].map((c) => `(?:${spellings(c).join('|')})`).join(''), anyCase ? 'gi' : 'g');
 }
 
 /**
  * The redaction of these secrets (name -> value): each value, in any spelling above, becomes
  * `[secret NAME]`. Longer values go first, so a value that contains another is shown by its own name.
+ * `anyCase`: in any case too, for what a URL parser or a resolver lower-cased (a host name in an error).
  */
-export function secretRedactor(values: ReadonlyMap<string, string>): (text: string) => string {
+export function secretRedactor(values: ReadonlyMap<string, string>, options: { anyCase?: boolean } = {}): (text: string) => string {
   const patterns = [...values]
     .filter(([, value]) => value !== '')
     .sort(([, a], [, b]) => b.length - a.length)
-    .map(([name, value]) => ({ literal: value, pattern: patternOf(value), shown: `[secret ${name}]` }));
+    .map(([name, value]) => ({ literal: value, pattern: patternOf(value, options.anyCase ?? false), shown: `[secret ${name}]` }));
   return (text) => patterns.reduce((out, { literal, pattern, shown }) => out.split(literal).join(shown).replace(pattern, shown), text);
 }
