@@ -50,7 +50,7 @@ export interface RowGroup {
 const LOGIN = 'bench';
 /** PostgreSQL's statistics reach pg_stat_database within a second of a transaction (PGSTAT_MIN_INTERVAL). */
 const PG_STATS_SETTLE_MS = 1100;
-const PASSWORD = 'bench-password-1';
+const PASSWORD = 'load-test-passphrase-1';
 
 export async function provision(options: Options, stores: Stores, service: Service, probes: Probes, rows: RunRows): Promise<Bench> {
   const { baseUrl, env } = service;

@@ -137,7 +137,7 @@ async function codes(spec: Extract<LoadSpec, { kind: 'codes' }>): Promise<LoadRe
   const r = await runChains(spec.connections, spec.durationSeconds * 1000, async () => {
     const code = spec.codes[next++];
     if (code === undefined) return 'exhausted';
-    const reply = await send('POST', path, headers, new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: spec.redirectUri }).toString());
+    const reply = await send('POST', path, headers, new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: spec.redirectUri, ...(spec.codeVerifier ? { code_verifier: spec.codeVerifier } : {}) }).toString());
     return reply.status === 200 ? 'ok' : 'error';
   });
   return summarize(r, { note: r.exhausted ? `all ${spec.codes.length} codes used in ${r.elapsedMs.toFixed(0)} ms` : undefined });

@@ -1,5 +1,5 @@
 // Authorization codes through the real authorize endpoint and their exchange, for the OAuth rows.
-import { type Browser, formFields } from '../test/support/oauthFlow.ts';
+import { type Browser, formFields, PKCE } from '../test/support/oauthFlow.ts';
 
 export const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 
@@ -13,7 +13,7 @@ export const basic = (id: string, secret: string) =>
  */
 async function mintCode(browser: Browser, clientId: string, scope: string): Promise<string> {
   const url = new URL('/oauth/authorize', browser.baseUrl);
-  url.search = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, scope, state: 'bench', prompt: 'consent' }).toString();
+  url.search = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, scope, state: 'bench', prompt: 'consent', code_challenge: PKCE.challenge, code_challenge_method: 'S256' }).toString();
   const consent = await browser.fetch(url.toString());
   if (consent.status !== 200) throw new Error(`expected the consent page, got ${consent.status}`);
   const answer = await browser.post('/oauth/authorize/decision', { ...formFields(await consent.text()), decision: 'allow' });
@@ -40,7 +40,7 @@ export async function exchange(baseUrl: string, auth: string, code: string): Pro
   const res = await fetch(`${baseUrl}/api/open/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: auth },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }).toString(),
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: PKCE.verifier }).toString(),
   });
   const body = (await res.json()) as { access_token: string; refresh_token: string };
   if (!res.ok) throw new Error(`code exchange failed: ${JSON.stringify(body)}`);

@@ -11,7 +11,7 @@ export type LoadSpec =
       /** Latencies to the microsecond (the small generator) instead of autocannon's whole milliseconds: for a ratio of two p50s below 1 ms. */
       subMillisecond?: boolean })
   | (Common & { kind: 'refresh'; url: string; authorization: string; refreshTokens: string[] })
-  | (Common & { kind: 'codes'; url: string; authorization: string; redirectUri: string; codes: string[] })
+  | (Common & { kind: 'codes'; url: string; authorization: string; redirectUri: string; codes: string[]; /** PKCE (RFC 7636): the codes' verifier. */ codeVerifier?: string })
   | (Common & { kind: 'runs'; baseUrl: string; apiKey: string; workflowId: string; inputs: Record<string, string>; pollMs: number;
       /** Seconds of `Prefer: wait` on the POST (and a GET if it answers 202) instead of polling; undefined: poll every pollMs. */
       waitSeconds?: number | undefined })

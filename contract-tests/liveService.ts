@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { createKnex } from '../src/db/knex.ts';
-import { Browser, authorizeInBrowser, logIn } from '../test/support/oauthFlow.ts';
+import { Browser, authorizeInBrowser, logIn, PKCE } from '../test/support/oauthFlow.ts';
 import { adminCli, embeddedServiceEnv, provisionThroughCli, waitForReady } from '../test/support/processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -125,13 +125,13 @@ export async function startLiveService(extraEnv: Record<string, string> = {}, st
       await logIn(browser, user, pass);
       const authorizeUrl = new URL('/oauth/authorize', baseUrl);
       authorizeUrl.search = new URLSearchParams({ response_type: 'code', client_id: app.client_id, redirect_uri: redirectUri, scope: 'user_info api_key', state: 'contract' }).toString();
-      const callback = await authorizeInBrowser(browser, authorizeUrl);
+      const callback = await authorizeInBrowser(browser, authorizeUrl); // with the helpers' PKCE challenge
       const code = callback.searchParams.get('code');
       if (!code) throw new Error(`no code in the callback: ${callback.toString()}`);
       const tokenResponse = await fetch(`${baseUrl}/api/open/oauth/token`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: app.client_id, client_secret: app.client_secret }).toString(),
+        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: PKCE.verifier, client_id: app.client_id, client_secret: app.client_secret }).toString(),
       });
       const tokens = (await tokenResponse.json()) as { access_token: string; refresh_token: string };
       if (!tokenResponse.ok) throw new Error(`code exchange failed: ${JSON.stringify(tokens)}`);

@@ -17,6 +17,7 @@ Revocations revoke tokens of a third user, C, since revoking ends the user's who
 """
 
 import base64
+import hashlib
 import os
 import random
 import re
@@ -33,6 +34,9 @@ CLIENT_ID = os.environ["CONTRACT_CLIENT_ID"]
 CLIENT_SECRET = os.environ["CONTRACT_CLIENT_SECRET"]
 REDIRECT_URI = os.environ["CONTRACT_REDIRECT_URI"]
 SCOPES = ["user_info", "api_key", "user_info api_key", "api_key user_info"]
+# PKCE (RFC 7636), which the service requires of every client: one verifier for every minted code.
+PKCE_VERIFIER = "fuzz-pkce-verifier-0123456789abcdefghijklmnopqrstuvwxyz"
+PKCE_CHALLENGE = base64.urlsafe_b64encode(hashlib.sha256(PKCE_VERIFIER.encode()).digest()).decode().rstrip("=")
 
 IDENTITIES = {
     "A": {
@@ -85,7 +89,7 @@ def session_of(identity: str) -> requests.Session:
 def mint_code(identity: str, scope: str) -> str:
     """An authorization code, as the user's browser gets it: authorize, consent, allow."""
     s = session_of(identity)
-    query = {"response_type": "code", "client_id": CLIENT_ID, "redirect_uri": REDIRECT_URI, "scope": scope, "state": "fuzz"}
+    query = {"response_type": "code", "client_id": CLIENT_ID, "redirect_uri": REDIRECT_URI, "scope": scope, "state": "fuzz", "code_challenge": PKCE_CHALLENGE, "code_challenge_method": "S256"}
     consent = s.get(f"{BASE_URL}/oauth/authorize", params=query, allow_redirects=False)
     if consent.status_code == 302:  # an earlier consent may answer at once
         location = consent.headers["Location"]
@@ -98,7 +102,7 @@ def mint_code(identity: str, scope: str) -> str:
 
 def mint_tokens(identity: str, scope: str) -> dict:
     code = mint_code(identity, scope)
-    form = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT_URI, "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET}
+    form = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT_URI, "code_verifier": PKCE_VERIFIER, "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET}
     answer = requests.post(f"{BASE_URL}/api/open/oauth/token", data=form)
     assert answer.status_code == 200, f"code exchange failed: {answer.status_code} {answer.text}"
     return answer.json()
@@ -149,7 +153,7 @@ def before_call(context, case, kwargs):
             if case.body.get("scope") in SCOPES:
                 body["scope"] = "user_info"  # a subset of every scope granted here
         else:
-            body = {"grant_type": "authorization_code", "code": mint_code(identity, scope), "redirect_uri": REDIRECT_URI}
+            body = {"grant_type": "authorization_code", "code": mint_code(identity, scope), "redirect_uri": REDIRECT_URI, "code_verifier": PKCE_VERIFIER}
         authenticate_client(case, body)
         case.body = body
     elif operation_id == "revokeToken" and isinstance(case.body, dict):

@@ -203,8 +203,9 @@ export interface paths {
          *     and the ID tokens of clients registered with `id_token_signed_response_alg: ES256`; RS256
          *     keys (`kty: RSA`, 2048 bits) sign every other client's OpenID Connect ID tokens. Each key
          *     has `kid`, `alg` and `use: sig`: pick the key by the token's `kid`. A key is published
-         *     before any token carries it: a rotation publishes the new key 300 s (this document's
-         *     `max-age`) before it signs, unless an operator rotates at once after a leak. A retired key
+         *     before any token carries it: the first answer already holds the keys that will sign (never
+         *     an empty set), and a rotation publishes the new key 360 s (this document's `max-age` plus
+         *     60 s of clock skew) before it signs, unless an operator rotates at once after a leak. A retired key
          *     stays here until every token it signed has expired. A client that caches this document
          *     refetches it on a `kid` it does not know.
          */
@@ -3615,7 +3616,10 @@ export interface operations {
                  */
                 state?: string;
                 /**
-                 * @description PKCE code challenge (RFC 7636).
+                 * @description PKCE code challenge (RFC 7636), required of every client (RFC 9700 2.1.1): a request
+                 *     without it is answered with a redirect to the callback carrying `error=invalid_request`
+                 *     ("PKCE is required"), unless the operator exempted this confidential client
+                 *     (`admin app update --pkce optional`). The token request then sends `code_verifier`.
                  * @example E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM
                  */
                 code_challenge?: string;

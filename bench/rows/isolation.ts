@@ -35,7 +35,7 @@ const ONE_NODE = {
 };
 
 function userKey(env: NodeJS.ProcessEnv, login: string): string {
-  adminCli(env, 'user', 'create', '--login', login, '--password', `${login}-password-1`, '--name', login);
+  adminCli(env, 'user', 'create', '--login', login, '--password', 'neighbour-passphrase-1', '--name', login);
   const key = adminCli(env, 'token', 'create', '--user', login, '--namespace', login, '--name', `${login} key`, '--usage-scenario', 'paid', '--permission', 'workflows');
   return key.token as string;
 }

@@ -61,7 +61,7 @@ function nestedMap(items: number) {
 }
 
 function userKey(env: NodeJS.ProcessEnv, login: string): string {
-  adminCli(env, 'user', 'create', '--login', login, '--password', `${login}-password-1`, '--name', login);
+  adminCli(env, 'user', 'create', '--login', login, '--password', 'neighbour-passphrase-1', '--name', login);
   return adminCli(env, 'token', 'create', '--user', login, '--namespace', login, '--name', `${login} key`, '--usage-scenario', 'paid', '--permission', 'workflows').token as string;
 }
 

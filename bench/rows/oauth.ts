@@ -2,6 +2,7 @@
 // the list (bench/peers/), each peer's row showing ours ÷ it.
 import type { Bench, RowGroup } from '../bench.ts';
 import { exchange, mintCodes, REDIRECT_URI } from '../oauthFlow.ts';
+import { PKCE } from '../../test/support/oauthFlow.ts';
 import type { OAuthPeer, OAuthPeerInstance } from '../peers/types.ts';
 import type { LoadResult, LoadSpec } from '../types.ts';
 
@@ -47,7 +48,7 @@ export function oauthRows(peers: OAuthPeer[]): RowGroup {
         const t0 = performance.now();
         const codes = await mintCodes(user.browser, user.app.client_id, user.scope, count);
         console.error(`  minted ${codes.length} codes in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-        bench.record('2. code exchange', await bench.load({ kind: 'codes', ...common, url: tokenUrl, authorization: user.clientAuth, redirectUri: REDIRECT_URI, codes }));
+        bench.record('2. code exchange', await bench.load({ kind: 'codes', ...common, url: tokenUrl, authorization: user.clientAuth, redirectUri: REDIRECT_URI, codeVerifier: PKCE.verifier, codes }));
       }
 
       // 3. User info.

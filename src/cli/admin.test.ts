@@ -94,7 +94,7 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
     expect(await t.db('users').where({ login: 'demo' }).first('id')).toBeUndefined();
 
     const demo = await adminJson('demo', 'seed');
-    expect(demo).toMatchObject({ login: 'demo', password: 'demo-password', client_secret: expect.stringMatching(/^cs_/), api_key: expect.stringMatching(/^sk_/) });
+    expect(demo).toMatchObject({ login: 'demo', password: 'horse-battery-staple', client_secret: expect.stringMatching(/^cs_/), api_key: expect.stringMatching(/^sk_/) });
     expect((await t.db('access_tokens').where({ token_hash: hashToken(demo.api_key as string) }).first()).name).toBe('Demo API key');
     const again = await admin('demo', 'seed', '--json');
     expect(again.code).toBe(1);
@@ -104,6 +104,13 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
   it('sets a password (ending the sessions) and deletes a user', async () => {
     await adminJson('user', 'create', '--login', 'cli-temp', '--password', 'cli-password', '--name', 'Temp');
     expect(await adminJson('user', 'set-password', '--login', 'cli-temp', '--password', 'new-cli-password')).toMatchObject({ login: 'cli-temp', sessions_ended: 0 });
+    // The password policy (OWASP ASVS V2.1) holds for the operator too: refused with the reason.
+    const weak = await admin('user', 'create', '--login', 'cli-weak', '--password', '12345678', '--name', 'Weak', '--json');
+    expect(weak.code).toBe(1);
+    expect(JSON.parse(weak.stdout)).toEqual({ error: { code: 'invalid_field', message: 'The password must be at least 12 characters (a few words make a good one).' } });
+    const breached = await admin('user', 'set-password', '--login', 'cli-temp', '--password', 'qwerty123456', '--json');
+    expect(JSON.parse(breached.stdout).error.message).toBe('The password is one of the most common passwords, found in data breaches: choose another.');
+    expect(JSON.parse((await admin('user', 'set-password', '--login', 'cli-temp', '--password', 'cli-temp is me', '--json')).stdout).error.message).toBe('The password must not contain your login.');
     expect(await adminJson('user', 'delete', '--login', 'cli-temp')).toMatchObject({ login: 'cli-temp', deleted: true });
     const gone = await admin('user', 'delete', '--login', 'cli-temp', '--json');
     expect(gone.code).toBe(1);
@@ -195,6 +202,19 @@ describe.each(testDialects())('admin CLI on %s', (dialect) => {
     expect(refused.code).toBe(1);
     expect(JSON.parse(refused.stdout)).toEqual({ error: { code: 'invalid_field', message: 'id_token_signed_response_alg must be RS256 or ES256 (got "HS256").' } });
     expect((await admin('app', '--help')).stdout).toMatch(/app create .*\[--id-token-alg RS256\|ES256\]/);
+  });
+
+  it('requires PKCE of an app unless the operator opts it out (--pkce optional), and back (--pkce required)', async () => {
+    await adminJson('user', 'create', '--login', 'cli-pkce', '--password', 'pkce-owner-passphrase', '--name', 'PKCE');
+    const app = await adminJson('app', 'create', '--owner', 'cli-pkce', '--name', 'Legacy RP', '--description', 'd', '--homepage', 'https://p.example', '--redirect-uri', 'https://p.example/cb');
+    expect(app).toMatchObject({ pkce_required: true });
+    expect(await adminJson('app', 'update', '--client-id', String(app.client_id), '--pkce', 'optional')).toMatchObject({ name: 'Legacy RP', pkce_required: false });
+    expect(Boolean((await t.db('applications').where({ client_id: app.client_id }).first()).pkce_required)).toBe(false);
+    expect(await adminJson('app', 'update', '--client-id', String(app.client_id), '--pkce', 'required')).toMatchObject({ pkce_required: true });
+    expect(Boolean((await t.db('applications').where({ client_id: app.client_id }).first()).pkce_required)).toBe(true);
+    const bad = await admin('app', 'update', '--client-id', String(app.client_id), '--pkce', 'maybe');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--pkce is required or optional');
   });
 
   it('lists a user\'s access tokens across namespaces and revokes one by id', async () => {

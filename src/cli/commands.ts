@@ -6,7 +6,7 @@ import { migrateLatest, migrateRollback } from '../db/migrate.ts';
 import { sealAllSecrets } from '../db/sealedSecrets.ts';
 import { isSigningAlg, KEY_PUBLISHED_AHEAD_MS, rotateSigningKeys, SIGNING_ALGS } from '../open/signingKeys.ts';
 import { createAccessToken, DAY_MS, deleteAccessToken, listAccessTokens, listAccessTokensOfUser, MAX_TOKEN_EXPIRY_DAYS } from '../platform/accessTokens.ts';
-import { addClientSecret, clientSecretsOf, createApp, deleteClientSecret, findAppByClientId, updateApp, type Application } from '../platform/apps.ts';
+import { addClientSecret, clientSecretsOf, createApp, deleteClientSecret, findAppByClientId, setPkceRequired, updateApp, type Application } from '../platform/apps.ts';
 import { addMember, createOrg } from '../platform/orgs.ts';
 import { DEMO, seedDemo } from '../platform/seed.ts';
 import { createUser, deleteUser, findUserByLogin, setPassword } from '../platform/users.ts';
@@ -41,6 +41,7 @@ export const options = {
   homepage: { type: 'string' },
   'redirect-uri': { type: 'string' },
   'id-token-alg': { type: 'string' },
+  pkce: { type: 'string' },
   alg: { type: 'string' },
   now: { type: 'boolean' },
   user: { type: 'string' },
@@ -56,6 +57,13 @@ export type Output = Record<string, unknown>;
 
 /** Wrong command line: printed with a pointer to --help, exit status 2. */
 export class UsageError extends Error {}
+
+/** --pkce: `required` (the default) or `optional` (this confidential client may leave PKCE out). */
+function pkceOption(v: Values): boolean | undefined {
+  if (v.pkce === undefined) return undefined;
+  if (v.pkce !== 'required' && v.pkce !== 'optional') throw new UsageError(`--pkce is required or optional, not ${JSON.stringify(v.pkce)}`);
+  return v.pkce === 'required';
+}
 
 
 export function required(values: Values, ...names: Array<keyof Values>): void {
@@ -158,10 +166,12 @@ export const commands: Record<string, Command> = {
     },
   },
   'app create': {
-    usage: 'app create --owner LOGIN --name NAME --description TEXT --homepage URL --redirect-uri URL [--id-token-alg RS256|ES256]',
-    summary: 'prints client_id and client_secret (shown once); --id-token-alg: how its OpenID Connect ID tokens are signed (id_token_signed_response_alg; RS256 unless given)',
-    options: ['owner', 'name', 'description', 'homepage', 'redirect-uri', 'id-token-alg'],
+    usage: 'app create --owner LOGIN --name NAME --description TEXT --homepage URL --redirect-uri URL [--id-token-alg RS256|ES256] [--pkce required|optional]',
+    summary:
+      'prints client_id and client_secret (shown once); --id-token-alg: how its OpenID Connect ID tokens are signed (id_token_signed_response_alg; RS256 unless given); --pkce optional: let this confidential client leave out PKCE (required unless given)',
+    options: ['owner', 'name', 'description', 'homepage', 'redirect-uri', 'id-token-alg', 'pkce'],
     needs: ['owner', 'name', 'description', 'homepage', 'redirect-uri'],
+    check: (v) => void pkceOption(v),
     run: async (ctx, v) => {
       const { app, clientSecret } = await createApp(ctx, {
         ownerLogin: v.owner!,
@@ -170,15 +180,18 @@ export const commands: Record<string, Command> = {
         homepage: v.homepage!,
         redirectUri: v['redirect-uri']!,
         idTokenAlg: v['id-token-alg'],
+        pkceRequired: pkceOption(v),
       });
-      return { id: app.id, client_id: app.client_id, client_secret: clientSecret, name: app.name, redirect_uri: app.redirect_uri, id_token_signed_response_alg: app.id_token_signed_response_alg };
+      const { id, client_id, name, redirect_uri, id_token_signed_response_alg } = app;
+      return { id, client_id, client_secret: clientSecret, name, redirect_uri, id_token_signed_response_alg, pkce_required: Boolean(app.pkce_required) };
     },
   },
   'app update': {
-    usage: 'app update --client-id ID [--name NAME] [--description TEXT] [--homepage URL] [--redirect-uri URL] [--id-token-alg RS256|ES256]',
-    summary: 'changes the given details; the client secret stays',
-    options: ['client-id', 'name', 'description', 'homepage', 'redirect-uri', 'id-token-alg'],
+    usage: 'app update --client-id ID [--name NAME] [--description TEXT] [--homepage URL] [--redirect-uri URL] [--id-token-alg RS256|ES256] [--pkce required|optional]',
+    summary: 'changes the given details; the client secret stays; --pkce optional lets this confidential client leave out PKCE (RFC 9700 2.1.1 recommends it of every client)',
+    options: ['client-id', 'name', 'description', 'homepage', 'redirect-uri', 'id-token-alg', 'pkce'],
     needs: ['client-id'],
+    check: (v) => void pkceOption(v),
     run: async (ctx, v) => {
       const found = await findAppByClientId(ctx, v['client-id']!);
       if (!found) throw clientNotFound(v['client-id']!);
@@ -189,8 +202,10 @@ export const commands: Record<string, Command> = {
         ...(v['redirect-uri'] !== undefined ? { redirectUri: v['redirect-uri'] } : {}),
         ...(v['id-token-alg'] !== undefined ? { idTokenAlg: v['id-token-alg'] } : {}),
       };
-      if (!Object.keys(details).length) throw new UsageError('nothing to change: give --name, --description, --homepage, --redirect-uri or --id-token-alg');
-      const app = await updateApp(ctx, found.owner_user_id, found.id, details);
+      const pkceRequired = pkceOption(v);
+      if (!Object.keys(details).length && pkceRequired === undefined) throw new UsageError('nothing to change: give --name, --description, --homepage, --redirect-uri, --id-token-alg or --pkce');
+      if (pkceRequired !== undefined) await setPkceRequired(ctx, found.id, pkceRequired);
+      const app = { ...(await updateApp(ctx, found.owner_user_id, found.id, details)), ...(pkceRequired !== undefined ? { pkce_required: pkceRequired } : {}) };
       return {
         id: app.id,
         client_id: app.client_id,
@@ -199,6 +214,7 @@ export const commands: Record<string, Command> = {
         homepage: app.homepage,
         redirect_uri: app.redirect_uri,
         id_token_signed_response_alg: app.id_token_signed_response_alg,
+        pkce_required: Boolean(app.pkce_required),
       };
     },
   },

@@ -9,7 +9,7 @@ import { versionBytes } from '../workflows/versions.store.ts';
 // The tables of 0001_initial, then of later migrations.
 const TABLES = [...TABLES_IN_CREATION_ORDER, 'web_sessions', 'client_secrets', 'run_events', 'workflow_versions', ...HOOK_TABLES, 'workflow_schedules'];
 
-const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions', '0006_client_secrets', '0007_access_token_expiry', '0008_run_events', '0009_token_successors', '0010_access_scope', '0011_chain_revocation', '0012_workflow_versions', '0013_workflow_hooks', '0014_user_secrets', '0016_workflow_schedules', '0017_step_output_json', '0019_step_attempts', '0020_oidc_codes', '0021_id_token_alg', '0022_storage_quotas', '0023_callback_pausing', '0025_refresh_successor_pairs'];
+const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions', '0006_client_secrets', '0007_access_token_expiry', '0008_run_events', '0009_token_successors', '0010_access_scope', '0011_chain_revocation', '0012_workflow_versions', '0013_workflow_hooks', '0014_user_secrets', '0016_workflow_schedules', '0017_step_output_json', '0019_step_attempts', '0020_oidc_codes', '0021_id_token_alg', '0022_storage_quotas', '0023_callback_pausing', '0024_pkce_required', '0025_refresh_successor_pairs'];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {
   let t: TestDb;
@@ -162,5 +162,23 @@ describe.each(testDialects())('migrations on %s', (dialect) => {
     await t.db('users').where({ id: user_id }).delete();
     expect(await migrateRollback(t.db)).toEqual(['0022_storage_quotas']);
     expect(await migrateLatest(t.db)).toEqual(ALL.slice(ALL.indexOf('0022_storage_quotas')));
+  });
+
+  it('0024 requires PKCE of every application, those registered before it too; an opted-out one stays so', async () => {
+    expect(await migrateRollback(t.db)).toEqual(ALL.slice(ALL.indexOf('0022_storage_quotas')).reverse());
+    for (const name of ALL.slice(ALL.indexOf('0022_storage_quotas'), ALL.indexOf('0024_pkce_required'))) expect(await migrateUp(t.db)).toEqual([name]);
+    const owner_user_id = await insertReturningId(t.db, 'users', { login: 'm24', name: 'M', password_hash: 'x', created_at: 1000 });
+    const app = (client_id: string) => ({ client_id, owner_user_id, name: 'A', description: '', homepage: 'https://a.example', redirect_uri: 'https://a.example/cb', created_at: 2000 });
+    await t.db('applications').insert(app('app_before'));
+    expect(await migrateUp(t.db)).toEqual(['0024_pkce_required']);
+    await t.db('applications').insert(app('app_after'));
+    await t.db('applications').insert({ ...app('app_exempt'), pkce_required: false });
+    const rows = await t.db('applications').orderBy('client_id').select('client_id', 'pkce_required');
+    expect(rows.map((r: { client_id: string; pkce_required: unknown }) => [r.client_id, Boolean(r.pkce_required)])).toEqual([
+      ['app_after', true],
+      ['app_before', true],
+      ['app_exempt', false],
+    ]);
+    await t.db('users').where({ id: owner_user_id }).delete();
   });
 });

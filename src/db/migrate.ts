@@ -21,6 +21,7 @@ import * as oidcCodes from './migrations/0020_oidc_codes.ts';
 import * as idTokenAlg from './migrations/0021_id_token_alg.ts';
 import * as storageQuotas from './migrations/0022_storage_quotas.ts';
 import * as callbackPausing from './migrations/0023_callback_pausing.ts';
+import * as pkceRequired from './migrations/0024_pkce_required.ts';
 import * as refreshSuccessorPairs from './migrations/0025_refresh_successor_pairs.ts';
 
 interface Migration {
@@ -57,6 +58,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0021_id_token_alg', idTokenAlg],
     ['0022_storage_quotas', storageQuotas],
     ['0023_callback_pausing', callbackPausing],
+    ['0024_pkce_required', pkceRequired],
     ['0025_refresh_successor_pairs', refreshSuccessorPairs],
   ];
 }

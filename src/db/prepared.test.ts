@@ -9,7 +9,7 @@ describe.each(testDialects())('prepared queries on %s', (dialect) => {
   beforeAll(async () => {
     t = await createTestDb(dialect);
     ids = [];
-    for (const login of ['ada', 'grace', 'linus']) ids.push((await createUser(t, { login, password: 'password-1' })).id);
+    for (const login of ['ada', 'grace', 'linus']) ids.push((await createUser(t, { login, password: 'test-password-1' })).id);
   });
   afterAll(() => t?.destroy());
 

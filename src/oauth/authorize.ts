@@ -100,6 +100,8 @@ const checkPkce: Step = (_ctx, params, draft) => {
   const method = single(params, 'code_challenge_method');
   if (!challenge) {
     if (method) throw new AuthorizeRedirectError('invalid_request', 'code_challenge_method was sent without code_challenge.');
+    // RFC 9700 2.1.1: PKCE for every client, confidential ones too, unless the operator exempted it.
+    if (draft.client!.pkceRequired) throw new AuthorizeRedirectError('invalid_request', 'PKCE is required: send code_challenge (the base64url SHA-256 of a code verifier) with code_challenge_method=S256.');
     return;
   }
   // RFC 7636 4.3: absent method means plain; we only accept S256 (RFC 9700 2.1.1).

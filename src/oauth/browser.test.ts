@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, screenshot, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
-import { createFixture } from '../../test/support/oauthFlow.ts';
+import { createFixture, PKCE } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 // A real browser (Debian's chromium, installed by scripts/chromium.sh; playwright-core never
@@ -43,7 +43,7 @@ describe('authorization in a real browser', () => {
     page.on('console', (m) => m.type() === 'error' && errors.push(`${m.text()} ${m.location().url}`));
 
     const authorize = new URL('/oauth/authorize', server.baseUrl);
-    authorize.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: callbackUrl, scope: 'user_info api_key', state: 'st-42' }).toString();
+    authorize.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: callbackUrl, scope: 'user_info api_key', state: 'st-42', code_challenge: PKCE.challenge, code_challenge_method: 'S256' }).toString();
     await page.goto(authorize.toString());
 
     expect(new URL(page.url()).pathname).toBe('/login');

@@ -12,10 +12,15 @@ export interface OAuthClient {
   redirectUri: string;
   /** The user who registered it (the consent page names them). */
   ownerUserId: number;
+  /**
+   * The authorize endpoint refuses a request without code_challenge (RFC 9700 2.1.1). Every client
+   * here is confidential (it has a client secret); the operator may exempt one (admin CLI).
+   */
+  pkceRequired: boolean;
 }
 
 function toClient(app: Application): OAuthClient {
-  return { id: app.id, clientId: app.client_id, name: app.name, description: app.description, homepage: app.homepage, redirectUri: app.redirect_uri, ownerUserId: app.owner_user_id };
+  return { id: app.id, clientId: app.client_id, name: app.name, description: app.description, homepage: app.homepage, redirectUri: app.redirect_uri, ownerUserId: app.owner_user_id, pkceRequired: Boolean(app.pkce_required) };
 }
 
 export async function findClientByClientId(ctx: DbContext, clientId: string): Promise<OAuthClient | null> {

@@ -7,7 +7,7 @@ import { createApiClient } from '../../client/src/index.ts';
 import { createAccessToken } from '../platform/accessTokens.ts';
 import { hashToken } from '../shared/crypto.ts';
 import { testDialects } from '../../test/support/db.ts';
-import { Browser, createFixture, discover, formFields, logIn, type Fixture } from '../../test/support/oauthFlow.ts';
+import { Browser, createFixture, discover, formFields, logIn, PKCE, withPkce, type Fixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import type * as StoreModule from './store.ts';
 
@@ -64,7 +64,7 @@ describe.each(testDialects())('authorization code replay, every interleaving (%s
     expect((await logIn(browser, f.login, f.password)).status).toBe(303);
     const url = new URL(authorizationEndpoint);
     url.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'user_info api_key', state: 's' }).toString();
-    const consent = await browser.fetch(url.toString());
+    const consent = await browser.fetch(withPkce(url).toString());
     const answer = await browser.post('/oauth/authorize/decision', { ...formFields(await consent.text()), decision: 'allow' });
     const code = new URL(answer.headers.get('location')!).searchParams.get('code')!;
     return { f, code, rawTokenId: raw.record.id };
@@ -74,7 +74,7 @@ describe.each(testDialects())('authorization code replay, every interleaving (%s
     const res = await fetch(tokenEndpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: f.redirectUri, client_id: f.clientId, client_secret: f.clientSecret }),
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: f.redirectUri, code_verifier: PKCE.verifier, client_id: f.clientId, client_secret: f.clientSecret }),
     });
     return { status: res.status, body: (await res.json()) as { access_token?: string; refresh_token?: string; error?: string } };
   };

@@ -2,7 +2,7 @@ import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../shared/crypto.ts';
 import { testDialects } from '../../test/support/db.ts';
-import { authorizeInBrowser, Browser, createFixture, discover, formFields, insecure, logIn, type Fixture } from '../../test/support/oauthFlow.ts';
+import { authorizeInBrowser, Browser, createFixture, discover, formFields, insecure, logIn, PKCE, withPkce, type Fixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 // The authorization-code flow end to end: a real HTTP server and database, the user's side driven
@@ -28,7 +28,7 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
   function authorizationUrl(f: Fixture, params: Record<string, string> = {}): URL {
     const url = new URL(as.authorization_endpoint!);
     url.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'user_info', ...params }).toString();
-    return url;
+    return withPkce(url); // the helpers' challenge unless params bring one: exchange with PKCE.verifier
   }
 
   /** Runs the flow up to the token response (body client auth unless given). */
@@ -90,7 +90,7 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     const f = await createFixture(server.ctx.db);
     const browser = await loggedIn(f);
     const callback = await authorizeInBrowser(browser, authorizationUrl(f, { state: 's1' }));
-    const res = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: f.redirectUri, client_id: f.clientId, client_secret: f.clientSecret });
+    const res = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: f.redirectUri, code_verifier: PKCE.verifier, client_id: f.clientId, client_secret: f.clientSecret });
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('pragma')).toBe('no-cache');
@@ -178,7 +178,7 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     const f = await createFixture(server.ctx.db);
     const browser = await loggedIn(f);
     const callback = await authorizeInBrowser(browser, authorizationUrl(f));
-    const fields = { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: f.redirectUri, client_id: f.clientId, client_secret: f.clientSecret };
+    const fields = { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: f.redirectUri, code_verifier: PKCE.verifier, client_id: f.clientId, client_secret: f.clientSecret };
     const results = await Promise.all(Array.from({ length: 5 }, () => tokenRequest(fields)));
     expect(results.map((r) => r.status).sort()).toEqual([200, 400, 400, 400, 400]);
     // The others were replays of the code (RFC 9700 4.2.4): the winner's tokens are revoked too.
@@ -191,7 +191,7 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     const browser = await loggedIn(f);
     const callback = await authorizeInBrowser(browser, authorizationUrl(f));
     await server.ctx.db('oauth_codes').update({ expires_at: Date.now() - 1000 });
-    const res = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: f.redirectUri, client_id: f.clientId, client_secret: f.clientSecret });
+    const res = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: f.redirectUri, code_verifier: PKCE.verifier, client_id: f.clientId, client_secret: f.clientSecret });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: 'invalid_grant' });
   });
@@ -350,7 +350,7 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
       const callback = new URL(again.headers.get('location')!);
       expect(callback.origin + callback.pathname).toBe(f.redirectUri);
       expect(callback.searchParams.get('state')).toBe('again');
-      const res = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: f.redirectUri, client_id: f.clientId, client_secret: f.clientSecret });
+      const res = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: f.redirectUri, code_verifier: PKCE.verifier, client_id: f.clientId, client_secret: f.clientSecret });
       expect(res.status).toBe(200);
       expect((await res.json()).scope).toBe(scope);
     }

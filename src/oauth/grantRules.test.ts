@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../shared/crypto.ts';
 import { OAuthError } from '../shared/errors.ts';
 import { testDialects } from '../../test/support/db.ts';
-import { authorizeInBrowser, Browser, createFixture, discover, logIn, obtainTokens, type Fixture } from '../../test/support/oauthFlow.ts';
+import { authorizeInBrowser, Browser, createFixture, discover, logIn, obtainTokens, PKCE, type Fixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { clientCredentials } from './clientAuth.ts';
 
@@ -76,7 +76,7 @@ describe.each(testDialects())('grant rules over HTTP (%s)', (dialect) => {
     const url = new URL(`${server.baseUrl}/oauth/authorize`);
     url.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'user_info', state: 's' }).toString();
     const code = (await authorizeInBrowser(browser, url)).searchParams.get('code')!;
-    const exchanged = await tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: f.redirectUri, client_id: f.clientId, client_secret: f.clientSecret });
+    const exchanged = await tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: f.redirectUri, code_verifier: PKCE.verifier, client_id: f.clientId, client_secret: f.clientSecret });
     expect(exchanged.status).toBe(200);
     return { code, accessToken: exchanged.body.access_token!, refreshToken: exchanged.body.refresh_token! };
   }
@@ -87,7 +87,7 @@ describe.each(testDialects())('grant rules over HTTP (%s)', (dialect) => {
     const asB = { client_id: b.clientId, client_secret: b.clientSecret };
     const exchanged = await anExchangedCode(a);
     // A's used code, presented by B: for A it would be a replay that revokes.
-    const replay = await tokenRequest({ grant_type: 'authorization_code', code: exchanged.code, redirect_uri: a.redirectUri, ...asB });
+    const replay = await tokenRequest({ grant_type: 'authorization_code', code: exchanged.code, redirect_uri: a.redirectUri, code_verifier: PKCE.verifier, ...asB });
     expect(replay).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect(await status('/api/open/v1/userinfo', exchanged.accessToken)).toBe(200);
 

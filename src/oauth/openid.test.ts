@@ -3,7 +3,7 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } 
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyProxyToken } from '../open/proxyTokens.ts';
 import { testDialects } from '../../test/support/db.ts';
-import { authorizeInBrowser, Browser, createFixture, formFields, insecure, logIn, type Fixture } from '../../test/support/oauthFlow.ts';
+import { authorizeInBrowser, Browser, createFixture, formFields, insecure, logIn, PKCE, withPkce, type Fixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { atHash } from './idToken.ts';
 
@@ -31,7 +31,7 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
   function authorizationUrl(f: Fixture, params: Record<string, string> = {}): URL {
     const url = new URL(as.authorization_endpoint!);
     url.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'openid user_info', state: 'st', ...params }).toString();
-    return url;
+    return withPkce(url); // exchanged with PKCE.verifier
   }
 
   /** The authorization response's parameters after `url`, which must redirect to the client at once. */
@@ -46,7 +46,7 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
   async function exchange(f: Fixture, callback: URL) {
     const client = { client_id: f.clientId };
     const params = oauth.validateAuthResponse(as, client, callback, 'st');
-    return oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(f.clientSecret), params, f.redirectUri, oauth.nopkce, insecure);
+    return oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(f.clientSecret), params, f.redirectUri, PKCE.verifier, insecure);
   }
 
   async function verifiedClaims(idToken: string, f: Fixture): Promise<JWTPayload> {

@@ -46,6 +46,11 @@ export async function listVerificationKeys(db: Knex, since: number, algs: readon
   return query.orderBy('created_at', 'desc').select('kid', 'alg', 'public_jwk', 'retired_at');
 }
 
+/** Whether any key of `alg` was ever stored (current, pending or retired). */
+export async function anySigningKey(db: Knex, alg: string): Promise<boolean> {
+  return (await db('signing_keys').where({ alg }).first('kid')) !== undefined;
+}
+
 /** Retires, at `at`, every key of `alg` with no retirement yet; returns their kids. */
 export async function retireSigningKeys(db: Knex, alg: string, at: number): Promise<string[]> {
   const kids = await db('signing_keys').where({ alg }).whereNull('retired_at').forUpdate().pluck('kid');

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import type { AppContext, SealerContext } from '../context.ts';
 import { signingKeyContext } from '../db/sealedSecrets.ts';
 import type { Sealer } from '../shared/sealing.ts';
-import { findCurrentSigningKey, insertSigningKey, listVerificationKeys, retireSigningKeys, type SigningKeyRow } from './signingKeys.store.ts';
+import { anySigningKey, findCurrentSigningKey, insertSigningKey, listVerificationKeys, retireSigningKeys, type SigningKeyRow } from './signingKeys.store.ts';
 
 // The keys that sign proxy tokens (ES256) and OpenID Connect ID tokens (src/oauth/idToken.ts:
 // RS256 by default, ES256 for a client registered with id_token_signed_response_alg: ES256). Each
@@ -29,15 +29,15 @@ export function isSigningAlg(value: string): value is SigningAlg {
 const CURRENT_KEY_TTL_MS = 60_000;
 /** How long clients may keep /.well-known/jwks.json (its Cache-Control max-age). */
 export const JWKS_MAX_AGE_SECONDS = 300;
-/**
- * A rotated-in key is published at once and signs only this long after: a relying party that
- * cached the key set just before the rotation has let it expire, or may refetch it on the new
- * `kid` (openid-client, jose and Nimbus refetch at most once in 30-60 s), before any token
- * carries the new key.
- */
-export const KEY_PUBLISHED_AHEAD_MS = JWKS_MAX_AGE_SECONDS * 1000;
-/** Clock skew allowance between processes when deciding which retired keys are still needed. */
+/** Clock skew allowance between processes (which retired keys are still needed; how early a key may sign). */
 const SKEW_MS = 60_000;
+/**
+ * A rotated-in key is published at once and signs only this long after: the key set's cache
+ * lifetime plus the clock skew between processes, so a relying party that cached the key set just
+ * before the rotation has let it expire before any process (its clock a minute fast included)
+ * signs with the new key. Counted from the moment the new key is stored.
+ */
+export const KEY_PUBLISHED_AHEAD_MS = JWKS_MAX_AGE_SECONDS * 1000 + SKEW_MS;
 /**
  * Unknown kids reread the keys at most this often, together: a forged kid costs no query of its
  * own, however many arrive, and waits at most this long for the shared one.
@@ -191,8 +191,14 @@ export function keyRing(ctx: AppContext): KeyRing {
   return ring;
 }
 
-/** The JWKS document (RFC 7517 5): current and previous public keys of every algorithm. */
+/**
+ * The JWKS document (RFC 7517 5): current, next and previous public keys of every algorithm. It
+ * always holds the key each algorithm signs with: on a fresh store, the first keys are made before
+ * the first key set is answered, so no relying party ever caches a key set without them (a key
+ * made on first use is published before anyone could have cached a set that lacks it).
+ */
 export async function publishedJwks(ctx: AppContext): Promise<{ keys: PublicJwk[] }> {
+  await Promise.all(SIGNING_ALGS.map((alg) => keyRing(ctx).signingKey(alg)));
   const rows = await listVerificationKeys(ctx.db, Date.now() - retentionMs(longestTokenTtl(ctx)), SIGNING_ALGS);
   return { keys: rows.map((r) => JSON.parse(r.public_jwk) as PublicJwk) };
 }
@@ -216,14 +222,21 @@ export interface RotatedKey {
  * of the switch (this one at once), which the retired keys' retention covers.
  */
 export async function rotateSigningKeys(ctx: SealerContext, algs: readonly SigningAlg[] = SIGNING_ALGS, options: { immediately?: boolean } = {}): Promise<RotatedKey[]> {
-  const activeFrom = Date.now() + (options.immediately ? 0 : KEY_PUBLISHED_AHEAD_MS);
-  const rows = await Promise.all(algs.map((alg) => newSigningKeyRow(ctx.sealer, alg, activeFrom)));
+  // The keys are made first (an RSA key takes a while): the lead is counted from the transaction.
+  const rows = await Promise.all(algs.map((alg) => newSigningKeyRow(ctx.sealer, alg, 0)));
   const rotated = await ctx.db.transaction(async (trx) => {
     const done: RotatedKey[] = [];
     for (const row of rows) {
+      const now = Date.now();
+      const activeFrom = now + (options.immediately ? 0 : KEY_PUBLISHED_AHEAD_MS);
       const retired = await retireSigningKeys(trx, row.alg, activeFrom);
-      await insertSigningKey(trx, row);
-      done.push({ alg: row.alg as SigningAlg, kid: row.kid, activeFrom, retired });
+      // No key of this algorithm yet (a rotation before the first start): none was ever published
+      // either (a key set is answered only with its keys made), so this one is the first and signs
+      // at once, instead of a process making another, unannounced one on first use.
+      const first = retired.length === 0 && !(await anySigningKey(trx, row.alg));
+      const from = first ? now : activeFrom;
+      await insertSigningKey(trx, { ...row, created_at: from });
+      done.push({ alg: row.alg as SigningAlg, kid: row.kid, activeFrom: from, retired });
     }
     return done;
   });

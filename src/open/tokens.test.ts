@@ -203,7 +203,7 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
 
   it('answers 404, never a leak, for another user namespace, an org the user is not in, and another user token id', async () => {
     const { f, paid, api, accessToken } = await setUp();
-    const other = await createUser(server.ctx, { login: `other${Date.now().toString(36)}`, password: 'password-1' });
+    const other = await createUser(server.ctx, { login: `other${Date.now().toString(36)}`, password: 'test-password-1' });
     const otherToken = await createAccessToken(server.ctx, { userId: other.id, namespace: other.login, name: 'theirs', usageScenario: 'paid' });
     secrets.push(otherToken.token);
     const org = await createOrg(server.ctx, { namespace: `org${Date.now().toString(36)}`, name: 'Org', ownerLogin: other.login });
@@ -234,7 +234,7 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
 
   it('stops an org token, raw and proxied, as soon as its owner leaves the org; their own tokens keep working', async () => {
     const { f, paid, accessToken } = await setUp();
-    const owner = await createUser(server.ctx, { login: `lead${Date.now().toString(36)}`, password: 'password-1' });
+    const owner = await createUser(server.ctx, { login: `lead${Date.now().toString(36)}`, password: 'test-password-1' });
     const org = await createOrg(server.ctx, { namespace: `crew${Date.now().toString(36)}`, name: 'Crew', ownerLogin: owner.login });
     await addMember(server.ctx, org.namespace, f.login);
     const ci = await createAccessToken(server.ctx, { userId: f.userId, namespace: org.namespace, name: 'CI', usageScenario: 'trial' });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { embeddedIPv4, refusalOf } from './addresses.ts';
+import { embeddedIPv4, embeddedIPv4s, refusalOf } from './addresses.ts';
 import { allowListOf, parseAllowHosts } from './allowList.ts';
 
 describe('addresses user code may not reach (SSRF, RFC 6890 special-purpose registries)', () => {
@@ -37,11 +37,27 @@ describe('addresses user code may not reach (SSRF, RFC 6890 special-purpose regi
     ['::10.0.0.1', 'private'],
     ['64:ff9b::a9fe:a9fe', 'link-local'],
     ['2002:7f00:1::', 'loopback'],
+    ['2002:a00:1::1', 'private'],
+    ['2002:c0a8:101::', 'private'],
+    ['::ffff:0:127.0.0.1', 'loopback'],
+    ['::ffff:0:7f00:1', 'loopback'],
+    ['::ffff:0:169.254.169.254', 'link-local'],
+    ['0:0:0:0:ffff:0:a00:1', 'private'],
+    ['64:ff9b::127.0.0.1', 'loopback'],
+    ['64:ff9b::10.0.0.1', 'private'],
+    ['64:ff9b::c0a8:101', 'private'],
+    ['64:ff9b:1::a9fe:a9fe', 'private'],
+    ['64:ff9b:1::8.8.8.8', 'private'],
+    ['64:ff9b:1:ffff:ffff:ffff:ffff:ffff', 'private'],
+    // Teredo: the client's IPv4 is stored inverted (127.0.0.1 -> 80ff:fffe, 169.254.169.254 -> 5601:5601)
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'],
+    ['2001::5601:5601', 'link-local'],
+    ['2001:0:0a00:0001::f7f7:f7f7', 'private'],
   ])('refuses the IPv4 an IPv6 address carries: %s (%s)', (address, reason) => {
     expect(refusalOf(address)).toBe(reason);
   });
 
-  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808'])('lets %s through', (address) => {
+  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '::ffff:0:8.8.8.8', '2002:808:808::1', '2001:0:4136:e378:8000:63bf:f7f7:f7f7'])('lets %s through', (address) => {
     expect(refusalOf(address)).toBeNull();
   });
 
@@ -55,6 +71,8 @@ describe('addresses user code may not reach (SSRF, RFC 6890 special-purpose regi
     expect(embeddedIPv4('0:0:0:0:0:ffff:0102:0304')).toBe('1.2.3.4');
     expect(embeddedIPv4('64:ff9b::1.2.3.4')).toBe('1.2.3.4');
     expect(embeddedIPv4('2002:0102:0304::1')).toBe('1.2.3.4');
+    expect(embeddedIPv4('::ffff:0:1.2.3.4')).toBe('1.2.3.4');
+    expect(embeddedIPv4s('2001:0:4136:e378:8000:63bf:3fff:fdd2')).toEqual(['192.0.2.45', '65.54.227.120']); // RFC 4380's example
     expect(embeddedIPv4('2606:4700::1111')).toBeNull();
     expect(embeddedIPv4('::1')).toBeNull();
   });

@@ -39,6 +39,7 @@ const v6: [string, number, RefusalReason][] = [
   ['::1', 128, 'loopback'],
   ['100::', 64, 'reserved'], // discard-only (RFC 6666)
   ['2001:db8::', 32, 'reserved'], // documentation (RFC 3849)
+  ['64:ff9b:1::', 48, 'private'], // local-use NAT64 (RFC 8215): a local translator reaches whatever IPv4 it embeds, at a prefix length we cannot know
   ['fc00::', 7, 'private'], // unique local (RFC 4193); AWS's IPv6 metadata fd00:ec2::254
   ['fe80::', 10, 'link-local'],
   ['fec0::', 10, 'private'], // deprecated site-local (RFC 3879)
@@ -79,20 +80,29 @@ export function ipv6Groups(address: string): number[] | null {
 }
 
 /**
- * The IPv4 address an IPv6 address carries, where the network would deliver it to that IPv4 host:
- * IPv4-mapped (::ffff:a.b.c.d, how a dual-stack socket spells IPv4), IPv4-compatible (::a.b.c.d,
- * deprecated), NAT64 (64:ff9b::/96, RFC 6052) and 6to4 (2002::/16, RFC 3056).
+ * The IPv4 addresses an IPv6 address carries, where the network would deliver it to (or through)
+ * those IPv4 hosts: IPv4-mapped (::ffff:a.b.c.d, how a dual-stack socket spells IPv4),
+ * IPv4-translated (::ffff:0:a.b.c.d, SIIT, RFC 2765), IPv4-compatible (::a.b.c.d, deprecated),
+ * NAT64 (64:ff9b::/96, RFC 6052), 6to4 (2002::/16, RFC 3056) and Teredo (2001::/32, RFC 4380:
+ * the client's address, stored inverted, then its server's).
  */
-export function embeddedIPv4(address: string): string | null {
+export function embeddedIPv4s(address: string): string[] {
   const g = ipv6Groups(address);
-  if (!g) return null;
+  if (!g) return [];
   const quad = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
   const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
-  if (zeros(0, 5) && g[5] === 0xffff) return quad(g[6]!, g[7]!);
-  if (zeros(0, 6) && (g[6] !== 0 || g[7]! > 1)) return quad(g[6]!, g[7]!);
-  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return quad(g[6]!, g[7]!);
-  if (g[0] === 0x2002) return quad(g[1]!, g[2]!);
-  return null;
+  if (zeros(0, 5) && g[5] === 0xffff) return [quad(g[6]!, g[7]!)];
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return [quad(g[6]!, g[7]!)];
+  if (zeros(0, 6) && (g[6] !== 0 || g[7]! > 1)) return [quad(g[6]!, g[7]!)];
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return [quad(g[6]!, g[7]!)];
+  if (g[0] === 0x2002) return [quad(g[1]!, g[2]!)];
+  if (g[0] === 0x2001 && g[1] === 0) return [quad(g[6]! ^ 0xffff, g[7]! ^ 0xffff), quad(g[2]!, g[3]!)];
+  return [];
+}
+
+/** The IPv4 address an IPv6 address delivers to (the first of embeddedIPv4s), or null. */
+export function embeddedIPv4(address: string): string | null {
+  return embeddedIPv4s(address)[0] ?? null;
 }
 
 /** Why user code may not reach this IP address, or null when it may. Not an IP address: 'reserved'. */
@@ -101,8 +111,10 @@ export function refusalOf(address: string): RefusalReason | null {
   const family = isIP(bare.replace(/%.*$/, ''));
   if (family === 4) return refusedV4.find(([, list]) => list.check(bare, 'ipv4'))?.[0] ?? null;
   if (family !== 6) return 'reserved';
-  const inner = embeddedIPv4(bare);
-  if (inner) return refusalOf(inner);
+  for (const inner of embeddedIPv4s(bare)) {
+    const reason = refusalOf(inner);
+    if (reason) return reason;
+  }
   const plain = bare.replace(/%.*$/, '');
   return refusedV6.find(([, list]) => list.check(plain, 'ipv6'))?.[0] ?? null;
 }

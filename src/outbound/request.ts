@@ -38,11 +38,20 @@ export interface OutboundResponse {
 
 const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
-/** Throws when user code may not reach this address (the allow-list aside). */
+const ALLOW_HINT = 'an operator may allow it in WORKFLOW_HTTP_ALLOW_HOSTS';
+
+/**
+ * Throws when user code may not reach this address (the allow-list aside). An IP literal is named
+ * with its kind; a host name is not followed by what it resolved to: a run's error is shown to its
+ * user, and naming the private address (or the kind of network) an internal name resolves to
+ * would map the operator's network for them, one refused request per name.
+ */
 function checkAddress(policy: OutboundPolicy, host: string, address: string) {
   if (policy.allow.allowsAddress(address)) return;
   const reason = refusalOf(address);
-  if (reason) throw new OutboundError('http_refused', `${host} resolves to ${address}, a ${reason} address: outbound requests may not reach it (WORKFLOW_HTTP_ALLOW_HOSTS).`);
+  if (!reason) return;
+  if (host === address) throw new OutboundError('http_refused', `${address} is a ${reason} address: outbound requests may not reach it (${ALLOW_HINT}).`);
+  throw new OutboundError('http_refused', `The host ${host} is refused: outbound requests may reach only public addresses (${ALLOW_HINT}).`);
 }
 
 /**

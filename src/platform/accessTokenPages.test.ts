@@ -15,11 +15,11 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
 
   beforeAll(async () => {
     server = await startTestServer({ dialect });
-    await createUser(server.ctx, { login: 'pat', password: 'password-1' });
-    await createUser(server.ctx, { login: 'eve', password: 'password-1' });
+    await createUser(server.ctx, { login: 'pat', password: 'test-password-1' });
+    await createUser(server.ctx, { login: 'eve', password: 'test-password-1' });
     await createOrg(server.ctx, { namespace: 'pats-team', name: 'Team', ownerLogin: 'pat' });
     browser = new Browser(server.baseUrl);
-    expect((await logIn(browser, 'pat', 'password-1')).status).toBe(303);
+    expect((await logIn(browser, 'pat', 'test-password-1')).status).toBe(303);
   });
   afterAll(async () => {
     for (const token of shown) expect(server.logs.join('\n')).not.toContain(token);
@@ -128,7 +128,7 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
     expect(await page()).not.toContain('Temp');
 
     const eve = new Browser(server.baseUrl);
-    await logIn(eve, 'eve', 'password-1');
+    await logIn(eve, 'eve', 'test-password-1');
     const mine = (await server.ctx.db('access_tokens').first('id')).id;
     const eveCsrf = formFields(await (await eve.fetch('/settings/tokens')).text()).csrf_token!;
     expect((await eve.post(`/settings/tokens/${mine}/delete`, { csrf_token: eveCsrf })).status).toBe(404);

@@ -17,8 +17,8 @@ describe.each(testDialects())('raw access tokens on %s', (dialect) => {
   let bob: User;
   beforeAll(async () => {
     t = await createTestDb(dialect);
-    alice = await createUser(t, { login: 'alice', password: 'password-1' });
-    bob = await createUser(t, { login: 'bob', password: 'password-1' });
+    alice = await createUser(t, { login: 'alice', password: 'test-password-1' });
+    bob = await createUser(t, { login: 'bob', password: 'test-password-1' });
     await createOrg(t, { namespace: 'team', name: 'Team', ownerLogin: 'alice' });
   });
   afterAll(async () => {

@@ -14,9 +14,9 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
 
   beforeAll(async () => {
     server = await startTestServer({ dialect });
-    await createUser(server.ctx, { login: 'owner', password: 'password-1' });
+    await createUser(server.ctx, { login: 'owner', password: 'test-password-1' });
     browser = new Browser(server.baseUrl);
-    expect((await logIn(browser, 'owner', 'password-1')).status).toBe(303);
+    expect((await logIn(browser, 'owner', 'test-password-1')).status).toBe(303);
   });
   afterAll(() => server.close());
 

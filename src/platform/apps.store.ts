@@ -12,6 +12,8 @@ export interface ApplicationRow {
   created_at: number;
   /** OpenID Connect: how its ID tokens are signed, `RS256` (the default) or `ES256` (migration 0021). */
   id_token_signed_response_alg: string;
+  /** The authorize endpoint requires PKCE of it (migration 0024); an operator may opt it out. MySQL reads 1/0. */
+  pkce_required: boolean | number;
   /** The registration form's one-time nonce: a resubmitted form finds this app instead of making another. */
   creation_nonce?: string | null;
 }
@@ -71,7 +73,7 @@ export async function listAppRowsOfOwner(db: Knex, ownerUserId: number): Promise
 export async function updateAppDetails(
   db: Knex,
   id: number,
-  fields: Partial<Pick<ApplicationRow, 'name' | 'description' | 'homepage' | 'redirect_uri' | 'id_token_signed_response_alg'>>,
+  fields: Partial<Pick<ApplicationRow, 'name' | 'description' | 'homepage' | 'redirect_uri' | 'id_token_signed_response_alg' | 'pkce_required'>>,
 ): Promise<void> {
   await db('applications').where({ id }).update(fields);
 }

@@ -17,8 +17,8 @@ describe.each(testDialects())('applications on %s', (dialect) => {
   let stranger: User;
   beforeAll(async () => {
     t = await createTestDb(dialect);
-    owner = await createUser(t, { login: 'owner', password: 'password-1' });
-    stranger = await createUser(t, { login: 'stranger', password: 'password-1' });
+    owner = await createUser(t, { login: 'owner', password: 'test-password-1' });
+    stranger = await createUser(t, { login: 'stranger', password: 'test-password-1' });
   });
   afterAll(async () => {
     await t?.destroy();

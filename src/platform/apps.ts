@@ -41,6 +41,8 @@ export interface NewApp {
   redirectUri: string;
   /** `RS256` or `ES256`; RS256 unless given (DEFAULT_ID_TOKEN_ALG). */
   idTokenAlg?: string | undefined;
+  /** false: the operator lets this confidential client leave out PKCE (admin CLI only). */
+  pkceRequired?: boolean | undefined;
 }
 
 export interface AppDetails {
@@ -96,6 +98,7 @@ export async function createApp(ctx: DbContext, input: NewApp & { creationNonce?
     homepage: details.homepage!,
     redirect_uri: details.redirect_uri!,
     id_token_signed_response_alg: details.id_token_signed_response_alg ?? DEFAULT_ID_TOKEN_ALG,
+    pkce_required: input.pkceRequired ?? true,
     created_at: Date.now(),
     creation_nonce: input.creationNonce ?? null,
   };
@@ -214,6 +217,14 @@ export async function updateApp(ctx: DbContext, ownerUserId: number, appId: numb
   const app = await getAppOfOwner(ctx, ownerUserId, appId);
   if (Object.keys(details).length) await updateAppDetails(ctx.db, app.id, details);
   return { ...app, ...details };
+}
+
+/**
+ * The operator's choice (admin CLI, not the owner's settings): whether the authorize endpoint
+ * requires PKCE of this confidential client. Codes already issued keep their challenge, or none.
+ */
+export async function setPkceRequired(ctx: DbContext, appId: number, required: boolean): Promise<void> {
+  await updateAppDetails(ctx.db, appId, { pkce_required: required });
 }
 
 /** Deletes the app with every grant and token issued to it; answers once no process honours them. */

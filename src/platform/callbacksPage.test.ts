@@ -20,12 +20,12 @@ describe.each(testDialects())('callbacks on the workflow page (%s)', (dialect) =
 
   beforeAll(async () => {
     server = await startTestServer({ dialect, runs: { worker: false }, env: { WORKFLOW_HTTP_ALLOW_HOSTS: 'localhost' } });
-    userId = (await createUser(server.ctx, { login: 'hooker', password: 'password-1' })).id;
-    await createUser(server.ctx, { login: 'stranger', password: 'password-1' });
+    userId = (await createUser(server.ctx, { login: 'hooker', password: 'test-password-1' })).id;
+    await createUser(server.ctx, { login: 'stranger', password: 'test-password-1' });
     owner = new Browser(server.baseUrl);
     other = new Browser(server.baseUrl);
-    expect((await logIn(owner, 'hooker', 'password-1', '/workflows')).status).toBe(303);
-    expect((await logIn(other, 'stranger', 'password-1', '/workflows')).status).toBe(303);
+    expect((await logIn(owner, 'hooker', 'test-password-1', '/workflows')).status).toBe(303);
+    expect((await logIn(other, 'stranger', 'test-password-1', '/workflows')).status).toBe(303);
   });
   afterAll(() => server.close());
 

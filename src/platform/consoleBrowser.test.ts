@@ -196,7 +196,7 @@ describe('settings pages in a real browser', () => {
   });
 
   it('organizations: create one, add a member by username, remove them behind a confirm page; tokens show their namespace; fits a phone', async () => {
-    const member = await createUser(server.ctx, { login: `member${Date.now() % 100000}`, password: 'password-1' });
+    const member = await createUser(server.ctx, { login: `member${Date.now() % 100000}`, password: 'test-password-1' });
     await page.setViewportSize({ width: SCREEN_WIDTHS.phone, height: 800 });
     await page.goto(`${server.baseUrl}/settings/organizations`);
     await page.fill('#namespace', 'Acme-Research-Laboratories');

@@ -28,18 +28,18 @@ describe('login attempt limits', () => {
   }
 
   it("someone else's failures do not lock the account: the right password from a fresh address signs in (OWASP, account lockout)", async () => {
-    await createUser(server.ctx, { login: 'victim', password: 'victim-password' });
+    await createUser(server.ctx, { login: 'victim', password: 'v-i-c-t-i-m-password' });
     const attacker = '203.0.113.7';
     for (let i = 0; i < 10; i += 1) expect((await logInFrom(attacker, 'victim', `guess-${i}`)).status).toBe(401);
     const stopped = await logInFrom(attacker, 'victim', 'guess-10');
     expect(stopped.status).toBe(429);
     expect(Number(stopped.headers.get('retry-after'))).toBeGreaterThan(0);
     // The attacker's address stays stopped even with the right password: guessing is slowed.
-    expect((await logInFrom(attacker, 'victim', 'victim-password')).status).toBe(429);
+    expect((await logInFrom(attacker, 'victim', 'v-i-c-t-i-m-password')).status).toBe(429);
 
-    expect((await logInFrom('198.51.100.2', 'victim', 'victim-password')).status).toBe(303);
+    expect((await logInFrom('198.51.100.2', 'victim', 'v-i-c-t-i-m-password')).status).toBe(303);
     // And the attacker's address may still sign in to another account.
-    await createUser(server.ctx, { login: 'neighbour', password: 'neighbour-password' });
-    expect((await logInFrom(attacker, 'neighbour', 'neighbour-password')).status).toBe(303);
+    await createUser(server.ctx, { login: 'neighbour', password: 'n-e-i-g-h-b-o-u-r-password' });
+    expect((await logInFrom(attacker, 'neighbour', 'n-e-i-g-h-b-o-u-r-password')).status).toBe(303);
   });
 });

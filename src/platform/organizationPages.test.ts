@@ -16,11 +16,11 @@ describe.each(testDialects())('organization settings pages (%s)', (dialect) => {
 
   beforeAll(async () => {
     server = await startTestServer({ dialect });
-    for (const login of ['olga', 'mel', 'nina']) await createUser(server.ctx, { login, password: 'password-1' });
+    for (const login of ['olga', 'mel', 'nina']) await createUser(server.ctx, { login, password: 'test-password-1' });
     olga = new Browser(server.baseUrl);
     mel = new Browser(server.baseUrl);
-    expect((await logIn(olga, 'olga', 'password-1')).status).toBe(303);
-    expect((await logIn(mel, 'mel', 'password-1')).status).toBe(303);
+    expect((await logIn(olga, 'olga', 'test-password-1')).status).toBe(303);
+    expect((await logIn(mel, 'mel', 'test-password-1')).status).toBe(303);
   });
   afterAll(() => server?.close());
 

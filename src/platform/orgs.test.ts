@@ -11,9 +11,9 @@ describe.each(testDialects())('organizations on %s', (dialect) => {
   let outsider: User;
   beforeAll(async () => {
     t = await createTestDb(dialect);
-    owner = await createUser(t, { login: 'owner', password: 'password-1' });
-    member = await createUser(t, { login: 'member', password: 'password-1' });
-    outsider = await createUser(t, { login: 'outsider', password: 'password-1' });
+    owner = await createUser(t, { login: 'owner', password: 'test-password-1' });
+    member = await createUser(t, { login: 'member', password: 'test-password-1' });
+    outsider = await createUser(t, { login: 'outsider', password: 'test-password-1' });
   });
   afterAll(async () => {
     await t?.destroy();

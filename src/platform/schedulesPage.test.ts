@@ -17,9 +17,9 @@ describe.each(testDialects())('schedules on the workflow page (%s)', (dialect) =
 
   beforeAll(async () => {
     server = await startTestServer({ dialect, runs: { worker: false } });
-    userId = (await createUser(server.ctx, { login: 'planner', password: 'password-1' })).id;
+    userId = (await createUser(server.ctx, { login: 'planner', password: 'test-password-1' })).id;
     browser = new Browser(server.baseUrl);
-    expect((await logIn(browser, 'planner', 'password-1', '/workflows')).status).toBe(303);
+    expect((await logIn(browser, 'planner', 'test-password-1', '/workflows')).status).toBe(303);
   });
   afterAll(() => server.close());
 

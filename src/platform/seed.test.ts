@@ -24,7 +24,7 @@ describe.each(testDialects())('demo seed and service secrets on %s', (dialect) =
   it('seeds a demo user, org, app and workflows API key whose printed secrets work', async () => {
     const seed = await seedDemo({ db: t.db, config: loadConfig({ NODE_ENV: 'development' }), now: Date.now });
     expect(seed).not.toBeNull();
-    const user = await verifyLogin(t, 'demo', 'demo-password');
+    const user = await verifyLogin(t, 'demo', 'horse-battery-staple');
     expect(user).toMatchObject({ id: seed!.user.id, name: 'Demo User' });
     expect((await listOrgsForUser(t, user!.id)).map((o) => o.namespace)).toEqual(['demo-org']);
     const app = await findAppByClientId(t, seed!.app.client_id);

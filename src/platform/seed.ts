@@ -7,7 +7,7 @@ import { createUser, findUserByLogin } from './users.ts';
 
 export const DEMO = {
   login: 'demo',
-  password: 'demo-password',
+  password: 'horse-battery-staple',
   name: 'Demo User',
   orgNamespace: 'demo-org',
   orgName: 'Demo Org',

@@ -29,9 +29,9 @@ describe('server-side browser sessions', () => {
   });
 
   it('logout ends the session at once: a copy of the cookie no longer signs in', async () => {
-    await createUser(server.ctx, { login: 'leaver', password: 'leaver-password' });
+    await createUser(server.ctx, { login: 'leaver', password: 'l-e-a-v-e-r-password' });
     const browser = new Browser(server.baseUrl);
-    expect((await logIn(browser, 'leaver', 'leaver-password')).status).toBe(303);
+    expect((await logIn(browser, 'leaver', 'l-e-a-v-e-r-password')).status).toBe(303);
     const stolen = copyOf(browser);
     expect(await signedIn(stolen)).toBe(true);
 
@@ -48,8 +48,8 @@ describe('server-side browser sessions', () => {
     await logIn(first, 'changer', 'old-password-1');
     await logIn(second, 'changer', 'old-password-1');
     const other = new Browser(server.baseUrl);
-    await createUser(server.ctx, { login: 'bystander', password: 'bystander-password' });
-    await logIn(other, 'bystander', 'bystander-password');
+    await createUser(server.ctx, { login: 'bystander', password: 'b-y-s-t-a-n-d-e-r-password' });
+    await logIn(other, 'bystander', 'b-y-s-t-a-n-d-e-r-password');
 
     expect((await setPassword(server.ctx, 'changer', 'new-password-1')).sessionsEnded).toBe(2);
     expect(await signedIn(first)).toBe(false);
@@ -61,18 +61,18 @@ describe('server-side browser sessions', () => {
   });
 
   it('deleting the user ends their sessions at once', async () => {
-    await createUser(server.ctx, { login: 'goner', password: 'goner-password' });
+    await createUser(server.ctx, { login: 'goner', password: 'g-o-n-e-r-password' });
     const browser = new Browser(server.baseUrl);
-    await logIn(browser, 'goner', 'goner-password');
+    await logIn(browser, 'goner', 'g-o-n-e-r-password');
     expect(await signedIn(browser)).toBe(true);
     await deleteUser(server.ctx, 'goner');
     expect(await signedIn(browser)).toBe(false);
   });
 
   it('stores only a hash of the session id', async () => {
-    await createUser(server.ctx, { login: 'hashed', password: 'hashed-password' });
+    await createUser(server.ctx, { login: 'hashed', password: 'h-a-s-h-e-d-password' });
     const browser = new Browser(server.baseUrl);
-    await logIn(browser, 'hashed', 'hashed-password');
+    await logIn(browser, 'hashed', 'h-a-s-h-e-d-password');
     const rows = (await server.ctx.db('web_sessions').pluck('id_hash')) as string[];
     const cookie = browser.cookies.get('oa_session')!;
     const sid = (JSON.parse(Buffer.from(cookie.split('.')[0]!, 'base64url').toString()) as { sid: string }).sid;
@@ -91,7 +91,7 @@ describe('the session cookie under https', () => {
   });
 
   it('takes the __Host- prefix, with Secure, Path=/ and no Domain, and signs in with it', async () => {
-    await createUser(server.ctx, { login: 'secure', password: 'secure-password' });
+    await createUser(server.ctx, { login: 'secure', password: 's-e-c-u-r-e-password' });
     const res = await fetch(`${server.baseUrl}/login`);
     const cookie = res.headers.getSetCookie().find((c) => c.startsWith('__Host-oa_session='));
     expect(cookie).toBeDefined();
@@ -99,7 +99,7 @@ describe('the session cookie under https', () => {
     expect(cookie).toMatch(/; Path=\//i);
     expect(cookie).not.toMatch(/Domain=/i);
     const browser = new Browser(server.baseUrl);
-    expect((await logIn(browser, 'secure', 'secure-password')).status).toBe(303);
+    expect((await logIn(browser, 'secure', 's-e-c-u-r-e-password')).status).toBe(303);
     expect([...browser.cookies.keys()]).toEqual(['__Host-oa_session']);
     expect(await signedIn(browser)).toBe(true);
   });

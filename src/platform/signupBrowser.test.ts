@@ -16,7 +16,7 @@ describe('sign-up in a real browser (development: on by default)', () => {
 
   beforeAll(async () => {
     server = await startTestServer({ env: { NODE_ENV: 'development', DEMO: 'true' } });
-    await createUser(server.ctx, { login: 'taken', password: 'password-1' });
+    await createUser(server.ctx, { login: 'taken', password: 'test-password-1' });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: SCREEN_WIDTHS.desktop, height: 800 } });
   });
@@ -27,7 +27,7 @@ describe('sign-up in a real browser (development: on by default)', () => {
 
   it('the login page links to sign-up and says where the demo login was printed', async () => {
     await page.goto(`${server.baseUrl}/login`);
-    expect(await page.textContent('main')).toContain("the demo account's login and password (demo / demo-password) were printed by npm start in its terminal on the first start");
+    expect(await page.textContent('main')).toContain("the demo account's login and password (demo / horse-battery-staple) were printed by npm start in its terminal on the first start");
     await page.click('a[href="/signup"]');
     await page.waitForURL((url) => url.pathname === '/signup');
   });
@@ -54,8 +54,17 @@ describe('sign-up in a real browser (development: on by default)', () => {
     await page.$eval('form[action="/signup"]', (f) => f.setAttribute('novalidate', ''));
     await page.click('button[type=submit]');
     await page.waitForSelector('#password-error');
-    expect(await page.textContent('#password-error')).toMatch(/8-1024 characters/);
+    expect(await page.textContent('#password-error')).toMatch(/at least 12 characters/i);
     expect(await page.inputValue('#login')).toBe('newcomer');
+    // OWASP ASVS V2.1.7: a breached password, and one that contains the login, are refused too.
+    await page.fill('#password', 'Password1234');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('#password-error');
+    expect(await page.textContent('#password-error')).toMatch(/most common passwords, found in data breaches/i);
+    await page.fill('#password', 'i am the NewComer here');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('#password-error');
+    expect(await page.textContent('#password-error')).toMatch(/must not contain your login/i);
 
     await page.fill('#password', 'long enough password');
     await page.click('button[type=submit]');
@@ -109,6 +118,6 @@ describe('sign-up turned off (the default outside development)', () => {
     expect(await server.ctx.db('users').where({ login: 'x' }).first()).toBeUndefined();
     const login = await (await fetch(`${server.baseUrl}/login`)).text();
     expect(login).not.toContain('href="/signup"');
-    expect(login).not.toContain('demo-password');
+    expect(login).not.toContain('horse-battery-staple');
   });
 });

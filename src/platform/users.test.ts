@@ -3,7 +3,7 @@ import { createTestDb, testDialects, type TestDb } from '../../test/support/db.t
 import type * as CryptoModule from '../shared/crypto.ts';
 import { verifyPassword } from '../shared/crypto.ts';
 import { createOrg } from './orgs.ts';
-import { createUser, findUserById, findUserByLogin, verifyLogin } from './users.ts';
+import { createUser, findUserById, findUserByLogin, setPassword, verifyLogin } from './users.ts';
 
 // The real verification, counted: what a login spends is the verifications it runs and the cost
 // each hash names, not how long it took on this machine.
@@ -39,35 +39,44 @@ describe.each(testDialects())('users on %s', (dialect) => {
   });
 
   it('treats logins case-insensitively: stored lower case, found in any case, duplicates in another case are 409', async () => {
-    const bob = await createUser(t, { login: 'Bob', password: 'password-1' });
+    const bob = await createUser(t, { login: 'Bob', password: 'test-password-1' });
     expect(bob.login).toBe('bob');
     expect((await findUserByLogin(t, 'BOB'))?.id).toBe(bob.id);
-    await expect(createUser(t, { login: 'bOb', password: 'password-1' })).rejects.toMatchObject({ status: 409 });
+    await expect(createUser(t, { login: 'bOb', password: 'test-password-1' })).rejects.toMatchObject({ status: 409 });
   });
 
   it('refuses a login already taken by an organization namespace (409)', async () => {
     await createOrg(t, { namespace: 'acme', name: 'Acme', ownerLogin: 'alice' });
-    await expect(createUser(t, { login: 'acme', password: 'password-1' })).rejects.toMatchObject({ status: 409, code: 'name_taken' });
+    await expect(createUser(t, { login: 'acme', password: 'test-password-1' })).rejects.toMatchObject({ status: 409, code: 'name_taken' });
   });
 
   it.each(['', '-lead', 'trail-', 'has space', 'a'.repeat(40), 'under_score', 'dot.ted'])(
     'rejects the login %j (1-39 letters, digits, inner hyphens)',
     async (login) => {
-      await expect(createUser(t, { login, password: 'password-1' })).rejects.toMatchObject({ status: 400 });
+      await expect(createUser(t, { login, password: 'test-password-1' })).rejects.toMatchObject({ status: 400 });
     },
   );
 
   it('accepts a 39-character login with inner hyphens', async () => {
     const login = `a-${'b'.repeat(35)}-c`;
-    expect((await createUser(t, { login, password: 'password-1' })).login).toBe(login);
+    expect((await createUser(t, { login, password: 'test-password-1' })).login).toBe(login);
   });
 
-  it('rejects a password shorter than 8 characters', async () => {
-    await expect(createUser(t, { login: 'shorty', password: 'short' })).rejects.toMatchObject({ status: 400 });
+  it('holds every new password to the policy (OWASP ASVS V2.1): 12+ characters, not a breached one, not the login; set-password too', async () => {
+    const refused = (password: string, message: string) => ({ status: 400, code: 'invalid_field', errors: [{ pointer: '/password', message }] });
+    await expect(createUser(t, { login: 'shorty', password: 'short' })).rejects.toMatchObject(refused('short', 'must be at least 12 characters (a few words make a good one)'));
+    await expect(createUser(t, { login: 'shorty', password: 'password' })).rejects.toMatchObject({ status: 400 });
+    await expect(createUser(t, { login: 'shorty', password: 'qwerty123456' })).rejects.toMatchObject(refused('', 'is one of the most common passwords, found in data breaches: choose another'));
+    await expect(createUser(t, { login: 'Shorty', password: 'shorty-shorty' })).rejects.toMatchObject(refused('', 'must not contain your login'));
+    expect(await findUserByLogin(t, 'shorty')).toBeUndefined();
+    await createUser(t, { login: 'shorty', password: 'a tall story indeed' });
+    await expect(setPassword(t, 'shorty', '12345678')).rejects.toMatchObject({ status: 400 });
+    await expect(setPassword(t, 'shorty', 'my login is shorty')).rejects.toMatchObject(refused('', 'must not contain your login'));
+    expect(await verifyLogin(t, 'shorty', 'a tall story indeed')).not.toBeNull();
   });
 
   it('rejects an avatar_url that is not an http(s) URL', async () => {
-    await expect(createUser(t, { login: 'pic', password: 'password-1', avatarUrl: 'javascript:alert(1)' })).rejects.toMatchObject({
+    await expect(createUser(t, { login: 'pic', password: 'test-password-1', avatarUrl: 'javascript:alert(1)' })).rejects.toMatchObject({
       status: 400,
     });
   });

@@ -1,12 +1,13 @@
 import type { DbContext } from '../context.ts';
 import { isUniqueViolation } from '../db/insert.ts';
 import { hashPassword, passwordNeedsRehash, verifyPassword } from '../shared/crypto.ts';
-import { invalidField, lastOwner, nameTaken, userNotFound } from '../shared/errors.ts';
+import { lastOwner, nameTaken, userNotFound } from '../shared/errors.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { deleteWebSessionsOfUser } from './sessions.store.ts';
 import { defaultAvatarUrl } from './avatars.ts';
 import { claimNamespace, findNamespace } from './namespaces.store.ts';
 import { anyUserRow, deleteUserRow, findOrgsOnlyOwnedBy, findUserRowById, findUserRowByLogin, insertUser, updatePasswordHash, upgradePasswordHash, type UserRow } from './users.store.ts';
+import { checkPassword } from './passwordPolicy.ts';
 import { canonicalName, checkAvatarUrl, checkNamespaceName, checkText } from './validate.ts';
 
 /** A platform user as services hand it out: never the password hash. */
@@ -27,15 +28,6 @@ export interface NewUser {
   avatarUrl?: string;
 }
 
-const MIN_PASSWORD = 8;
-const MAX_PASSWORD = 1024;
-
-function checkPassword(password: string): void {
-  if (password.length < MIN_PASSWORD || password.length > MAX_PASSWORD) {
-    throw invalidField(`password must be ${MIN_PASSWORD}-${MAX_PASSWORD} characters.`, '/password', `must be ${MIN_PASSWORD}-${MAX_PASSWORD} characters`);
-  }
-}
-
 function toUser(row: UserRow): User {
   return { id: row.id, login: row.login, name: row.name, avatar_url: row.avatar_url, created_at: Number(row.created_at) };
 }
@@ -43,7 +35,7 @@ function toUser(row: UserRow): User {
 /** Creates a user and claims its login as a namespace. Logins are unique across users and orgs (409). */
 export async function createUser(ctx: DbContext, input: NewUser): Promise<User> {
   const login = checkNamespaceName('login', input.login);
-  checkPassword(input.password);
+  checkPassword(input.password, login);
   const name = checkText('name', input.name?.trim() ? input.name : login, { max: 255 });
   const avatarUrl = input.avatarUrl ? checkAvatarUrl('avatar_url', input.avatarUrl) : defaultAvatarUrl(login);
   const passwordHash = await hashPassword(input.password);
@@ -97,7 +89,7 @@ export async function verifyLogin(ctx: DbContext, login: string, password: strin
 
 /** Sets a new password and ends every browser session of the user at once (a stolen cookie with them). */
 export async function setPassword(ctx: DbContext, login: string, password: string): Promise<{ user: User; sessionsEnded: number }> {
-  checkPassword(password);
+  checkPassword(password, canonicalName(login));
   const passwordHash = await hashPassword(password);
   return ctx.db.transaction(async (trx) => {
     const row = await findUserRowByLogin(trx, canonicalName(login));

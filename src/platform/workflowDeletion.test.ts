@@ -20,9 +20,9 @@ describe.each(testDialects())('deleting a workflow in the console (%s)', (dialec
   beforeAll(async () => {
     // No worker: a started run stays queued until the delete cancels it.
     server = await startTestServer({ dialect, runs: { worker: false } });
-    userId = (await createUser(server.ctx, { login: 'deleter', password: 'password-1' })).id;
+    userId = (await createUser(server.ctx, { login: 'deleter', password: 'test-password-1' })).id;
     browser = new Browser(server.baseUrl);
-    expect((await logIn(browser, 'deleter', 'password-1', '/workflows')).status).toBe(303);
+    expect((await logIn(browser, 'deleter', 'test-password-1', '/workflows')).status).toBe(303);
   });
   afterAll(() => server.close());
 
@@ -71,7 +71,7 @@ describe.each(testDialects())('deleting a workflow in the console (%s)', (dialec
   });
 
   it("is a 404 for another user's workflow, which stays", async () => {
-    const other = await createUser(server.ctx, { login: 'bystander', password: 'password-2' });
+    const other = await createUser(server.ctx, { login: 'bystander', password: 'test-password-2' });
     const theirs = await createWorkflow(server.ctx, other.id, { name: 'Theirs', ...seedGraph('echo') });
     const { csrf_token } = formFields(await (await browser.fetch('/workflows')).text());
     expect((await browser.fetch(`/workflows/${theirs.id}/delete`)).status).toBe(404);

@@ -16,9 +16,9 @@ describe('the workflow editor preview', () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    userId = (await createUser(server.ctx, { login: 'previewer', password: 'password-1' })).id;
+    userId = (await createUser(server.ctx, { login: 'previewer', password: 'test-password-1' })).id;
     browser = new Browser(server.baseUrl);
-    expect((await logIn(browser, 'previewer', 'password-1', '/workflows')).status).toBe(303);
+    expect((await logIn(browser, 'previewer', 'test-password-1', '/workflows')).status).toBe(303);
     csrf = formFields(await (await browser.fetch('/workflows/new')).text()).csrf_token!;
   });
   afterAll(() => server.close());

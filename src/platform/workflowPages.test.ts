@@ -20,15 +20,15 @@ describe.each(testDialects())('workflow pages (%s)', (dialect) => {
 
   beforeAll(async () => {
     server = await startTestServer({ dialect, runs: true });
-    const me = await createUser(server.ctx, { login: 'runner', password: 'password-1' });
-    const them = await createUser(server.ctx, { login: 'someone', password: 'password-2' });
+    const me = await createUser(server.ctx, { login: 'runner', password: 'test-password-1' });
+    const them = await createUser(server.ctx, { login: 'someone', password: 'test-password-2' });
     otherUserId = them.id;
     // Created through the service the API uses (the browser test creates them over the API).
     mine = (await createWorkflow(server.ctx, me.id, { name: 'Mine <script>alert(1)</script>', description: 'Says "hi" & <b>bye</b>', ...seedGraph('echo') })).id;
     await createWorkflow(server.ctx, me.id, { name: 'Second', ...seedGraph('echo') });
     other = (await createWorkflow(server.ctx, them.id, { name: 'Theirs', ...seedGraph('echo') })).id;
     browser = new Browser(server.baseUrl);
-    expect((await logIn(browser, 'runner', 'password-1', '/workflows')).status).toBe(303);
+    expect((await logIn(browser, 'runner', 'test-password-1', '/workflows')).status).toBe(303);
   });
   afterAll(() => server.close());
 
@@ -103,7 +103,7 @@ describe.each(testDialects())('workflow pages (%s)', (dialect) => {
     expect((await browser.post(`/workflows/${other}/run`, { csrf_token: csrf_token!, input_ticket: 'x' })).status).toBe(404);
     expect(await runStore.countRuns(server.ctx.db, otherUserId, other)).toBe(0);
     const theirs = new Browser(server.baseUrl);
-    await logIn(theirs, 'someone', 'password-2', '/workflows');
+    await logIn(theirs, 'someone', 'test-password-2', '/workflows');
     const form = formFields(await (await theirs.fetch(`/workflows/${other}`)).text());
     const started = await theirs.post(`/workflows/${other}/run`, { ...form, input_ticket: 'theirs' });
     const location = started.headers.get('location')!;

@@ -13,6 +13,7 @@ import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 type WorkflowNode = Schemas['WorkflowNode'];
 const TOKEN = 'tok_9f8e7d6c5b4a-never-in-a-run';
+const ODD = `p@ss/"w0rd" & 'more' <x>`;
 
 /** A real HTTP server that records each request and answers by path. */
 async function target(host: string) {
@@ -24,7 +25,12 @@ async function target(host: string) {
       seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
       const url = new URL(req.url!, 'http://x');
       if (url.pathname === '/echo') res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ auth: req.headers.authorization, body: body ? JSON.parse(body) : null }));
-      else if (url.pathname === '/text') res.writeHead(200, { 'Content-Type': 'text/plain' }).end('plain words');
+      else if (url.pathname === '/reflect') {
+        // Echoes the X-Key header the ways servers do: JSON-escaped, URL- and form-encoded, quoted.
+        const key = String(req.headers['x-key']);
+        const echoes = { json: key, url: `https://x.example/?k=${encodeURIComponent(key)}`, form: new URLSearchParams({ k: key }).toString(), quoted: `bad key '${key.replace(/'/g, "\\'")}'` };
+        res.writeHead(Number(url.searchParams.get('status') ?? 200), { 'Content-Type': 'application/json' }).end(JSON.stringify(echoes).replace(/\//g, '\\/'));
+      } else if (url.pathname === '/text') res.writeHead(200, { 'Content-Type': 'text/plain' }).end('plain words');
       else if (url.pathname === '/redirect') res.writeHead(302, { Location: url.searchParams.get('to')! }).end();
       else if (url.pathname === '/flaky') res.writeHead(seen.filter((s) => s.url === req.url).length < 2 ? 503 : 200).end('finally');
       else res.writeHead(404).end('no such thing');
@@ -48,6 +54,7 @@ describe('http_request node', () => {
     const { token } = await createAccessToken(server.ctx, { userId: user.id, namespace: 'alice', name: 'k', usageScenario: 'paid', permissions: ['workflows'] });
     alice = createApiClient(server.baseUrl, { bearer: token });
     await putSecret(server.ctx, user.id, 'API_TOKEN', TOKEN);
+    await putSecret(server.ctx, user.id, 'ODD', ODD);
   });
   afterAll(async () => {
     await server?.close();
@@ -94,6 +101,24 @@ describe('http_request node', () => {
     expect(JSON.stringify(stored)).not.toContain(TOKEN);
     const events = await server.ctx.db('run_events').where({ run_id: done.id }).pluck('data');
     expect(events.join('\n')).not.toContain(TOKEN);
+  });
+
+  it('redacts a secret echoed JSON-escaped, percent- or form-encoded or quoted, in the output and in an error', async () => {
+    const ok = await run({ url: `${allowed.origin}/reflect`, headers: { 'X-Key': '{{ secrets.ODD }}' } });
+    expect(ok.run.status, JSON.stringify(ok.run.error)).toBe('completed');
+    expect(JSON.parse(ok.step.output!)).toEqual({ json: '[secret ODD]', url: 'https://x.example/?k=[secret ODD]', form: 'k=[secret ODD]', quoted: "bad key '[secret ODD]'" });
+    const failed = await run({ url: `${allowed.origin}/reflect?status=401`, headers: { 'X-Key': '{{ secrets.ODD }}' } });
+    expect(failed.run.error).toMatchObject({ code: 'http_status', node_id: 'call' });
+    expect(failed.run.error!.message).toContain("bad key '[secret ODD]'");
+    for (const shown of [JSON.stringify(ok.run), JSON.stringify(failed.run)]) {
+      for (const echo of ['w0rd', encodeURIComponent(ODD), 'p%40ss']) expect(shown).not.toContain(echo);
+    }
+  });
+
+  it('names a URL that does not parse as written, its secret by name', async () => {
+    const { run: failed } = await run({ url: `${allowed.origin}/{{ secrets.ODD }}`.replace('http://', 'http://[') });
+    expect(failed.error).toMatchObject({ code: 'http_invalid_url', message: expect.stringContaining('{{ secrets.ODD }}') });
+    expect(JSON.stringify(failed)).not.toContain('w0rd');
   });
 
   it('makes a JSON answer the node’s value: a template downstream reads its fields', async () => {

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { OutboundError, outboundRequest, type OutboundPolicy, type OutboundResponse } from '../outbound/index.ts';
 import { RunFailure } from '../shared/errors.ts';
+import { secretRedactor } from './secretRedaction.ts';
 import { bodyStrings, SECRET_REFERENCE, type HttpRequestConfig } from '../workflows/httpRequestConfig.ts';
 
 /** What a worker gives http_request nodes: the guard's policy, its bounds, the run owner's secrets. */
@@ -56,13 +57,16 @@ export async function prepare(config: HttpRequestConfig, render: (source: string
 
 /** The request as the step's input shows it: method, URL, headers, body; each secret as `{{ secrets.NAME }}`. */
 function describe(request: PreparedRequest): string {
-  const shown = (text: string) => {
-    let out = text;
-    for (const [placeholder, name] of request.placeholders) out = out.split(placeholder).join(`{{ secrets.${name} }}`);
-    return out;
-  };
+  const shown = (text: string) => withNames(request, text);
   const lines = [`${request.method} ${shown(request.url)}`, ...Object.entries(request.headers).map(([k, v]) => `${k}: ${shown(v)}`)];
   return request.body === undefined ? lines.join('\n') : `${lines.join('\n')}\n\n${request.body}`;
+}
+
+/** The text with each secret's placeholder shown as `{{ secrets.NAME }}`. */
+function withNames(request: PreparedRequest, text: string): string {
+  let out = text;
+  for (const [placeholder, name] of request.placeholders) out = out.split(placeholder).join(`{{ secrets.${name} }}`);
+  return out;
 }
 
 /** Sets the string at a JSON pointer of a value made by bodyStrings' walk. */
@@ -95,7 +99,11 @@ export async function send(deps: HttpNodeDeps, request: PreparedRequest, options
     for (const [placeholder, name] of request.placeholders) out = out.split(placeholder).join(values.get(name)!);
     return out;
   };
-  const redact = (text: string) => [...values].reduce((out, [name, value]) => (value ? out.split(value).join(`[secret ${name}]`) : out), text);
+  const redact = secretRedactor(values);
+  const redactError = secretRedactor(values, { anyCase: true });
+  // A URL that does not parse is named as written (secrets by name): the guard's message would quote
+  // it cut at 200 characters, and a secret cut in two is no longer found by the redaction.
+  if (!URL.canParse(fill(request.url))) throw new RunFailure('http_invalid_url', `Not a URL: ${JSON.stringify(withNames(request, request.url).slice(0, 200))}.`);
   const response = await withRetries(options, async (signal) =>
     outboundRequest(deps.policy, {
       method: request.method,
@@ -107,7 +115,7 @@ export async function send(deps: HttpNodeDeps, request: PreparedRequest, options
       signal,
     }),
   ).catch((err: unknown) => {
-    if (err instanceof OutboundError) throw new RunFailure(err.code, redact(err.message));
+    if (err instanceof OutboundError) throw new RunFailure(err.code, redactError(err.message));
     throw err;
   });
   const text = redact(response.body.toString('utf8'));

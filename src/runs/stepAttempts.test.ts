@@ -15,7 +15,7 @@ describe.each(testDialects())('run steps count their attempts (%s)', (dialect) =
 
   beforeAll(async () => {
     server = await startTestServer({ dialect, runs: true, env: { DEMO_MODELS: 'true' } });
-    const user = await createUser(server.ctx, { login: 'counter', password: 'password-1' });
+    const user = await createUser(server.ctx, { login: 'counter', password: 'test-password-1' });
     const { token } = await createAccessToken(server.ctx, { userId: user.id, namespace: 'counter', name: 'runs', usageScenario: 'trial', permissions: ['workflows'] });
     api = createApiClient(server.baseUrl, { bearer: token });
   });

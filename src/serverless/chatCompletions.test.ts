@@ -18,7 +18,7 @@ describe.each(testDialects())('POST /serverless/v1/chat/completions (%s)', (dial
     fake = await startFakeOpenAI();
     // An operator's limit below the contract's ceiling of 32768 (openapi.yaml), so that both refusals show.
     server = await startTestServer({ dialect, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3', WORKFLOW_MAX_TOKENS_LIMIT: '4096' } });
-    const user = await createUser(server.ctx, { login: 'gw', password: 'password-1' });
+    const user = await createUser(server.ctx, { login: 'gw', password: 'test-password-1' });
     // No permission at all: the gateway takes any raw access token.
     const created = await createAccessToken(server.ctx, { userId: user.id, namespace: 'gw', name: 'gateway', usageScenario: 'trial' });
     key = created.token;
@@ -115,7 +115,7 @@ describe.each(testDialects())('POST /serverless/v1/chat/completions (%s)', (dial
     // refused as a proxy token, not as "another kind of token" by the API-key check run beside it.
     expect(malformed.headers.get('www-authenticate')).toMatch(/^Bearer realm="serverless", error="invalid_token", error_description="The proxy token is invalid/);
 
-    const user = await createUser(server.ctx, { login: 'gw2', password: 'password-1' });
+    const user = await createUser(server.ctx, { login: 'gw2', password: 'test-password-1' });
     const doomed = await createAccessToken(server.ctx, { userId: user.id, namespace: 'gw2', name: 'doomed', usageScenario: 'paid' });
     expect((await chat(body, doomed.token)).status).toBe(200);
     await deleteAccessToken(server.ctx, user.id, doomed.record.id);

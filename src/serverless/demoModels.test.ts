@@ -7,7 +7,7 @@ import { createUser } from '../platform/users.ts';
 // as a workflow's llm_call does (issue 35 item 4): one model router for both.
 
 async function keyFor(server: TestServer): Promise<string> {
-  const user = await createUser(server.ctx, { login: 'demo-gw', password: 'password-1' });
+  const user = await createUser(server.ctx, { login: 'demo-gw', password: 'test-password-1' });
   return (await createAccessToken(server.ctx, { userId: user.id, namespace: 'demo-gw', name: 'gateway', usageScenario: 'trial' })).token;
 }
 

@@ -20,7 +20,7 @@ describe.each(testDialects())('the gateway through the openai SDK (%s)', (dialec
   beforeAll(async () => {
     fake = await startFakeOpenAI();
     server = await startTestServer({ dialect, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' } });
-    const user = await createUser(server.ctx, { login: 'sdk', password: 'password-1' });
+    const user = await createUser(server.ctx, { login: 'sdk', password: 'test-password-1' });
     key = (await createAccessToken(server.ctx, { userId: user.id, namespace: 'sdk', name: 'sdk', usageScenario: 'paid' })).token;
     client = new OpenAI({ apiKey: key, baseURL: `${server.baseUrl}/serverless/v1`, maxRetries: 0 });
   });

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { apiKeyFor } from '../faults/support/fixtures.ts';
-import { authorizeInBrowser, Browser, createFixture, logIn, type Fixture } from '../support/oauthFlow.ts';
+import { authorizeInBrowser, Browser, createFixture, logIn, PKCE, type Fixture } from '../support/oauthFlow.ts';
 import { seedGraph } from '../support/seedWorkflow.ts';
 import { launchChromium } from '../support/chromium.ts';
 import { startFrontEnd } from './frontEnd.ts';
@@ -63,15 +63,15 @@ console.log(JSON.stringify({ created: created.response.status, name: read.data.d
     authorize.search = new URLSearchParams({ response_type: 'code', client_id: app.clientId, redirect_uri: app.redirectUri, scope: 'user_info', state: 's1' }).toString();
     const code = (await authorizeInBrowser(browser, authorize)).searchParams.get('code')!;
     const out = await runInNode(project, 'token.js', `import { createApiClient, requestToken } from 'openauth-workflows-client';
-const [baseUrl, clientId, clientSecret, code, redirectUri] = process.argv.slice(2);
+const [baseUrl, clientId, clientSecret, code, redirectUri, codeVerifier] = process.argv.slice(2);
 const app = createApiClient(baseUrl, { basic: { clientId, clientSecret } });
-const issued = await requestToken(app, { grant_type: 'authorization_code', code, redirect_uri: redirectUri });
+const issued = await requestToken(app, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: codeVerifier });
 const rotated = await requestToken(app, { grant_type: 'refresh_token', refresh_token: issued.data.refresh_token });
 const stranger = createApiClient(baseUrl, { basic: { clientId, clientSecret: 'not-the-secret' } });
 const refused = await requestToken(stranger, { grant_type: 'refresh_token', refresh_token: rotated.data.refresh_token });
 const me = await createApiClient(baseUrl, { bearer: rotated.data.access_token }).GET('/api/open/v1/userinfo');
 console.log(JSON.stringify({ issued: issued.data.token_type, rotated: rotated.data.refresh_token !== issued.data.refresh_token, refused: [refused.response.status, refused.error.error], login: me.data.login }));
-`, [server.baseUrl, app.clientId, app.clientSecret, code, app.redirectUri]);
+`, [server.baseUrl, app.clientId, app.clientSecret, code, app.redirectUri, PKCE.verifier]);
     expect(out).toEqual({ issued: 'Bearer', rotated: true, refused: [401, 'invalid_client'], login: app.login });
   }, 60_000);
 

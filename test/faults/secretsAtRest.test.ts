@@ -10,7 +10,7 @@ import { matchClientSecret } from '../../src/platform/apps.ts';
 import { verifyLogin } from '../../src/platform/users.ts';
 import { createAccessToken } from '../../src/platform/accessTokens.ts';
 import { testDialects } from '../support/db.ts';
-import { authorizeInBrowser, Browser, createFixture, logIn } from '../support/oauthFlow.ts';
+import { authorizeInBrowser, Browser, createFixture, logIn, PKCE } from '../support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 vi.mock('../../src/shared/crypto.ts', async (importOriginal) => {
@@ -64,7 +64,7 @@ describe.each(testDialects())('secrets at rest (%s)', (dialect) => {
       expect(res.status).toBe(200);
       return (await res.json()) as { access_token: string; refresh_token: string; id_token?: string };
     };
-    const first = await token({ grant_type: 'authorization_code', code, redirect_uri: f.redirectUri });
+    const first = await token({ grant_type: 'authorization_code', code, redirect_uri: f.redirectUri, code_verifier: PKCE.verifier });
     const second = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token });
     const detail = await fetch(`${server.baseUrl}/api/open/v1/${f.login}/tokens/${apiKey.record.id}`, { headers: { authorization: `Bearer ${second.access_token}` } });
     expect(detail.status).toBe(200);

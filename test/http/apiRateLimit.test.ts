@@ -20,7 +20,7 @@ describe.each(testDialects())('per-token rate limit of the APIs (%s)', (dialect)
     // a process knows at each step does not depend on where the clock ticks.
     a.rateLimiters.api.stop();
     b.rateLimiters.api.stop();
-    const user = await createUser(a.ctx, { login: 'rita', password: 'password-1' });
+    const user = await createUser(a.ctx, { login: 'rita', password: 'test-password-1' });
     keys = [];
     for (const name of ['one', 'two', 'three']) {
       keys.push((await createAccessToken(a.ctx, { userId: user.id, namespace: 'rita', name, usageScenario: 'trial', permissions: ['workflows'] })).token);

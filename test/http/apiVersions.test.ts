@@ -53,7 +53,7 @@ describe.each(testDialects())('Api-Version (%s)', (dialect) => {
 
   beforeAll(async () => {
     server = await startTestServer({ dialect, runs: true });
-    const user = await createUser(server.ctx, { login: 'vera', password: 'password-1' });
+    const user = await createUser(server.ctx, { login: 'vera', password: 'test-password-1' });
     key = (await createAccessToken(server.ctx, { userId: user.id, namespace: 'vera', name: 'v', usageScenario: 'paid', permissions: ['workflows'] })).token;
     for (const graph of [PLAIN, ROUTED]) {
       const created = await call('/api/workflows', undefined, { method: 'POST', body: JSON.stringify(graph) });

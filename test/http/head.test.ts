@@ -11,7 +11,7 @@ describe('HEAD answers as GET, as Allow promises', () => {
   let key: string;
   beforeAll(async () => {
     server = await startTestServer();
-    await createUser(server.ctx, { login: 'header', password: 'header-password' });
+    await createUser(server.ctx, { login: 'header', password: 'h-e-a-d-e-r-password' });
     key = (await createAccessToken(server.ctx, { userLogin: 'header', namespace: 'header', name: 'k', usageScenario: 'paid', permissions: ['workflows'] })).token;
   });
   afterAll(async () => {

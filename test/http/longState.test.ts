@@ -4,7 +4,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conformanceProblems } from '../../contract-tests/spec.ts';
-import { Browser, createFixture, formFields, logIn, type Fixture } from '../support/oauthFlow.ts';
+import { Browser, createFixture, formFields, logIn, PKCE, type Fixture } from '../support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 interface RawResponse {
@@ -45,7 +45,7 @@ describe('a 2,000-character state of 4-byte characters', () => {
     expect((await logIn(browser, f.login, f.password)).status).toBe(303);
     const cookie = [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     const url = new URL('/oauth/authorize', server.baseUrl);
-    url.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'user_info', state }).toString();
+    url.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'user_info', state, code_challenge: PKCE.challenge, code_challenge_method: 'S256' }).toString();
     expect(url.toString().length).toBeGreaterThan(16 * 1024);
 
     const consent = await raw(url, { headers: { cookie } });
@@ -64,7 +64,7 @@ describe('a 2,000-character state of 4-byte characters', () => {
 
   it('is kept through the login redirect of a user who is not logged in', async () => {
     const url = new URL('/oauth/authorize', server.baseUrl);
-    url.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'user_info', state }).toString();
+    url.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'user_info', state, code_challenge: PKCE.challenge, code_challenge_method: 'S256' }).toString();
     const res = await raw(url);
     expect(res.status).toBe(302);
     const login = await raw(new URL(String(res.headers.location), server.baseUrl));

@@ -20,7 +20,7 @@ describe('problem+json answers carry their own code', () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    await createUser(server.ctx, { login: 'coder', password: 'coder-password' });
+    await createUser(server.ctx, { login: 'coder', password: 'c-o-d-e-r-password' });
     key = (await createAccessToken(server.ctx, { userLogin: 'coder', namespace: 'coder', name: 'k', usageScenario: 'paid', permissions: ['workflows'] })).token;
     keyWithoutWorkflows = (await createAccessToken(server.ctx, { userLogin: 'coder', namespace: 'coder', name: 'bare', usageScenario: 'paid' })).token;
     const created = await send('POST', '/api/workflows', key, { name: 'codes', ...seedGraph() });

@@ -56,7 +56,7 @@ describe('npm start (src/main.ts as a real process)', () => {
     const res = await waitForReady(`http://127.0.0.1:${port}/readyz`, child, output);
     expect(await res.json()).toMatchObject({ status: 'ok', checks: { database: 'ok' } });
     // Production: no known login. No demo data, no secret printed; the log says how to create the first owner.
-    expect(output()).not.toMatch(/demo-password|sk_|cs_/);
+    expect(output()).not.toMatch(/horse-battery-staple|sk_|cs_/);
     expect(output()).toMatch(/"msg":"No account yet: create the first owner with `npm run -s admin -- user create/);
     expect(await testDb.db('users').first('id')).toBeUndefined();
     const login = await (await fetch(`http://127.0.0.1:${port}/login`)).text();

@@ -23,7 +23,7 @@ describe('the express-openapi-validator patch', () => {
   let key: string;
   beforeAll(async () => {
     server = await startTestServer();
-    await createUser(server.ctx, { login: 'patched', password: 'patched-password' });
+    await createUser(server.ctx, { login: 'patched', password: 'p-a-t-c-h-e-d-password' });
     key = (await createAccessToken(server.ctx, { userLogin: 'patched', namespace: 'patched', name: 'k', usageScenario: 'paid', permissions: ['workflows'] })).token;
   });
   afterAll(async () => {

@@ -87,7 +87,8 @@ describe('OpenID Connect relying parties of other languages, with their defaults
     expect(loginPage.status).toBe(200);
     const loggedIn = await browser.post('/login', { ...formFields(await loginPage.text()), login: c.CONTRACT_LOGIN, password: c.CONTRACT_PASSWORD });
     expect(loggedIn.status).toBe(303);
-    return (await authorizeInBrowser(browser, new URL(loggedIn.headers.get('location')!, service.baseUrl))).toString();
+    // The relying party's own PKCE (each sends it), not the helpers'.
+    return (await authorizeInBrowser(browser, new URL(loggedIn.headers.get('location')!, service.baseUrl), 'allow', { pkce: false })).toString();
   }
 
   /** Runs one relying party's driver: it prints the authorization URL, gets the callback, prints its result. */

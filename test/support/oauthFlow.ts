@@ -1,6 +1,7 @@
 // Test helpers for the OAuth flow: a cookie-keeping "browser" over fetch, and the user's side of
 // the authorization (log in, consent). The third-party app's side is oauth4webapi, as a real
 // integrator would use it.
+import { createHash } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import type { Knex } from 'knex';
 import { createApp } from '../../src/platform/apps.ts';
@@ -59,8 +60,11 @@ export interface Fixture {
 }
 
 let counter = 0;
-/** A user and an app of theirs; `idTokenAlg`: the app's id_token_signed_response_alg (RS256 unless given). */
-export async function createFixture(db: Knex, redirectUri = 'https://client.example.test/callback', options: { idTokenAlg?: string } = {}): Promise<Fixture> {
+/**
+ * A user and an app of theirs; `idTokenAlg`: the app's id_token_signed_response_alg (RS256 unless
+ * given); `pkceRequired: false`: the operator exempted it from PKCE (required unless given).
+ */
+export async function createFixture(db: Knex, redirectUri = 'https://client.example.test/callback', options: { idTokenAlg?: string; pkceRequired?: boolean } = {}): Promise<Fixture> {
   counter += 1;
   const login = `user${counter}x${Math.floor(Math.random() * 1e6)}`;
   const password = 'correct horse battery';
@@ -73,6 +77,7 @@ export async function createFixture(db: Knex, redirectUri = 'https://client.exam
     homepage: 'https://client.example.test/',
     redirectUri,
     idTokenAlg: options.idTokenAlg,
+    pkceRequired: options.pkceRequired,
   });
   return { userId: user.id, login, password, clientId: app.client_id, clientSecret, redirectUri, appName };
 }
@@ -85,13 +90,33 @@ export async function discover(baseUrl: string): Promise<oauth.AuthorizationServ
 }
 
 /**
+ * The PKCE pair the helpers use when a test builds its own authorization URL (RFC 7636; the server
+ * requires PKCE of every client unless the operator opted it out): authorizeInBrowser adds this
+ * challenge to a URL that has none, and the test sends `code_verifier: PKCE.verifier` with the code.
+ */
+export const PKCE = (() => {
+  const verifier = 'test-pkce-verifier-0123456789abcdefghijklmnopqrstuvwxyz';
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url'), method: 'S256' } as const;
+})();
+
+/** The URL with the helpers' PKCE challenge, unless it carries a code_challenge already. */
+export function withPkce(authorizationUrl: URL | string): URL {
+  const url = new URL(authorizationUrl);
+  if (!url.searchParams.has('code_challenge')) {
+    url.searchParams.set('code_challenge', PKCE.challenge);
+    url.searchParams.set('code_challenge_method', PKCE.method);
+  }
+  return url;
+}
+
+/**
  * The user's side: open the authorization URL logged in, answer the consent form, and return the
  * Location the browser is sent to (the client's callback).
  */
-export async function authorizeInBrowser(browser: Browser, authorizationUrl: URL, decision: 'allow' | 'deny' = 'allow'): Promise<URL> {
+export async function authorizeInBrowser(browser: Browser, authorizationUrl: URL, decision: 'allow' | 'deny' = 'allow', options: { pkce?: boolean } = {}): Promise<URL> {
   // A user who granted these scopes before is not asked again (a remembered grant): allowing is
   // then the redirect itself; denying needs the page, which `prompt=consent` brings back.
-  const url = new URL(authorizationUrl);
+  const url = options.pkce === false ? new URL(authorizationUrl) : withPkce(authorizationUrl);
   if (decision === 'deny') url.searchParams.set('prompt', 'consent');
   const consent = await browser.fetch(url.toString());
   const location = consent.headers.get('location');

@@ -25,7 +25,7 @@ export const loginPage = (m: LoginModel): Html =>
 <button type="submit" class="primary">Log in</button></form>
 ${m.signup ? html`<p>No account? <a href="/signup">Create one</a>.</p>` : ''}${
       m.demoHint
-        ? html`<p class="notice">Development: the demo account's login and password (<code>demo</code> / <code>demo-password</code>) were printed by <code>npm start</code> in its terminal on the first start, with the demo app's client secret and API key.</p>`
+        ? html`<p class="notice">Development: the demo account's login and password (<code>demo</code> / <code>horse-battery-staple</code>) were printed by <code>npm start</code> in its terminal on the first start, with the demo app's client secret and API key.</p>`
         : ''
     }`,
   );

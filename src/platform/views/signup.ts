@@ -1,6 +1,7 @@
 import { html, type Html } from '../html.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
 import { layout } from './layout.ts';
+import { MIN_PASSWORD_CHARACTERS } from '../passwordPolicy.ts';
 
 export interface SignupModel {
   csrf: string;
@@ -18,7 +19,7 @@ export const signupPage = (m: SignupModel): Html =>
 <label for="login">Login</label><p class="hint" id="login-help">Letters, digits and hyphens; also your namespace (where your access tokens act).</p>
 <input type="text" id="login" name="login" value="${m.login ?? ''}" autocomplete="username" required aria-describedby="login-help${m.problems.some((p) => p.field === 'login') ? ' login-error' : ''}"${m.problems.some((p) => p.field === 'login') ? html` aria-invalid="true"` : ''}>${fieldError(m.problems, 'login')}
 <label for="name">Name <small>(optional)</small></label><input type="text" id="name" name="name" value="${m.name ?? ''}" autocomplete="name"${invalidAttrs(m.problems, 'name')}>${fieldError(m.problems, 'name')}
-<label for="password">Password <small>(at least 8 characters)</small></label><input type="password" id="password" name="password" autocomplete="new-password" required minlength="8"${invalidAttrs(m.problems, 'password')}>${fieldError(m.problems, 'password')}
+<label for="password">Password <small>(at least ${MIN_PASSWORD_CHARACTERS} characters; a few words make a good one)</small></label><input type="password" id="password" name="password" autocomplete="new-password" required minlength="${MIN_PASSWORD_CHARACTERS}"${invalidAttrs(m.problems, 'password')}>${fieldError(m.problems, 'password')}
 <button type="submit" class="primary">Create account</button></form>
 <p>Have an account? <a href="/login">Log in</a>.</p>`,
   );
