@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashToken } from '../shared/crypto.ts';
 import { testDialects } from '../../test/support/db.ts';
-import { createFixture, discover, obtainTokens, type Fixture } from '../../test/support/oauthFlow.ts';
+import type { Fixture } from '../../test/support/oauthFlow.ts';
+import { freshGrant, refreshAt, userinfoStatus } from '../../test/support/refreshGrants.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import type * as StoreModule from './store.ts';
 import { revokeAuthorization } from './authorizations.store.ts';
@@ -76,30 +77,16 @@ async function twoRefreshesOfOneToken({ refresh, aGrant }: Pick<SuiteTools, 'ref
 function suite(name: string, env: Record<string, string>, tests: (s: SuiteTools) => void) {
   describe.each(testDialects())(`${name} (%s)`, (dialect) => {
     let server: TestServer;
-    let tokenEndpoint: string;
     beforeAll(async () => {
       server = await startTestServer({ dialect, env });
-      tokenEndpoint = (await discover(server.baseUrl)).token_endpoint!;
     });
     afterAll(async () => {
       rotation.gate = null;
       await server?.close();
     });
-    const refresh = async (f: Fixture, token: string): Promise<Answer> => {
-      const res = await fetch(tokenEndpoint, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: f.clientId, client_secret: f.clientSecret }),
-      });
-      return { status: res.status, body: (await res.json()) as Answer['body'] };
-    };
-    const userinfo = async (accessToken: string) =>
-      (await fetch(`${server.baseUrl}/api/open/v1/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } })).status;
-    const aGrant = async () => {
-      const f = await createFixture(server.ctx.db);
-      const { tokens } = await obtainTokens(server.baseUrl, await discover(server.baseUrl), f, 'user_info');
-      return { f, refreshToken: tokens.refresh_token!, accessToken: tokens.access_token };
-    };
+    const refresh = (f: Fixture, token: string) => refreshAt(server.baseUrl, f, token);
+    const userinfo = (accessToken: string) => userinfoStatus(server.baseUrl, accessToken);
+    const aGrant = () => freshGrant(server);
     tests({ server: () => server, refresh, userinfo, aGrant });
   });
 }

@@ -9,6 +9,7 @@ import { createAccessToken } from '../../src/platform/accessTokens.ts';
 import { hashToken } from '../../src/shared/crypto.ts';
 import { testDialects } from '../support/db.ts';
 import { createFixture, discover, obtainTokens, type Fixture } from '../support/oauthFlow.ts';
+import { freshGrant, liveRefreshTokens as liveChainHeads, refreshAt, userinfoStatus } from '../support/refreshGrants.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 interface Answer {
@@ -17,32 +18,10 @@ interface Answer {
 }
 
 function tools(server: () => TestServer) {
-  const refresh = async (f: Fixture, refreshToken: string): Promise<Answer> => {
-    const res = await fetch(`${server().baseUrl}/api/open/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: f.clientId, client_secret: f.clientSecret }),
-    });
-    return { status: res.status, body: (await res.json()) as Answer['body'] };
-  };
-  const userinfo = async (accessToken: string) =>
-    (await fetch(`${server().baseUrl}/api/open/v1/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } })).status;
-  const aGrant = async () => {
-    const f = await createFixture(server().ctx.db);
-    const { tokens } = await obtainTokens(server().baseUrl, await discover(server().baseUrl), f, 'user_info');
-    const row = await server().ctx.db('oauth_tokens').where({ refresh_token_hash: hashToken(tokens.refresh_token!) }).first('authorization_id');
-    return { f, refreshToken: tokens.refresh_token!, authorizationId: Number(row.authorization_id) };
-  };
-  /** Refresh tokens of the grant that are neither revoked nor rotated: the heads of its live chains. */
-  const liveRefreshTokens = async (authorizationId: number) => {
-    const db = server().ctx.db;
-    const rows = await db('oauth_tokens as t')
-      .where({ 't.authorization_id': authorizationId })
-      .whereNull('t.revoked_at')
-      .whereNotExists(db('oauth_tokens as s').whereRaw('s.rotated_from_id = t.id').select('s.id'))
-      .select('t.id');
-    return rows.length;
-  };
+  const refresh = (f: Fixture, refreshToken: string) => refreshAt(server().baseUrl, f, refreshToken);
+  const userinfo = (accessToken: string) => userinfoStatus(server().baseUrl, accessToken);
+  const aGrant = () => freshGrant(server());
+  const liveRefreshTokens = (authorizationId: number) => liveChainHeads(server().ctx.db, authorizationId);
   return { refresh, userinfo, aGrant, liveRefreshTokens };
 }
 

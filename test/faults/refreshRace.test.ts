@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/shared/crypto.ts';
 import { testDialects } from '../support/db.ts';
 import { createFixture, discover, obtainTokens, type Fixture } from '../support/oauthFlow.ts';
+import { refreshAt, userinfoStatus } from '../support/refreshGrants.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 interface Pair {
@@ -16,24 +17,14 @@ interface Pair {
 
 describe.each(testDialects())('a refresh token presented again (%s)', (dialect) => {
   let server: TestServer;
-  let tokenEndpoint: string;
 
   beforeAll(async () => {
     server = await startTestServer({ dialect });
-    tokenEndpoint = (await discover(server.baseUrl)).token_endpoint!;
   });
   afterAll(() => server?.close());
 
-  const refresh = async (f: Fixture, refreshToken: string) => {
-    const res = await fetch(tokenEndpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: f.clientId, client_secret: f.clientSecret }),
-    });
-    return { status: res.status, body: (await res.json()) as Partial<Pair> & { error?: string } };
-  };
-  const userinfo = async (accessToken: string) =>
-    (await fetch(`${server.baseUrl}/api/open/v1/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } })).status;
+  const refresh = (f: Fixture, refreshToken: string) => refreshAt(server.baseUrl, f, refreshToken);
+  const userinfo = (accessToken: string) => userinfoStatus(server.baseUrl, accessToken);
   async function aGrant(): Promise<{ f: Fixture; tokens: Pair }> {
     const f = await createFixture(server.ctx.db);
     const { tokens } = await obtainTokens(server.baseUrl, await discover(server.baseUrl), f, 'user_info');

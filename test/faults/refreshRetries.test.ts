@@ -9,7 +9,8 @@ import type * as StoreModule from '../../src/oauth/store.ts';
 import { clearSealedPairs } from '../../src/oauth/chain.store.ts';
 import { hashToken } from '../../src/shared/crypto.ts';
 import { testDialects } from '../support/db.ts';
-import { createFixture, discover, obtainTokens, type Fixture } from '../support/oauthFlow.ts';
+import type { Fixture } from '../support/oauthFlow.ts';
+import { freshGrant, liveRefreshTokens as liveChainHeads, refreshAt, userinfoStatus } from '../support/refreshGrants.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 /**
@@ -67,10 +68,8 @@ async function until(ok: () => boolean | Promise<boolean>): Promise<void> {
 
 describe.each(testDialects())('refresh retries through a stalled store (%s)', (dialect) => {
   let server: TestServer;
-  let tokenEndpoint: string;
   beforeAll(async () => {
     server = await startTestServer({ dialect });
-    tokenEndpoint = (await discover(server.baseUrl)).token_endpoint!;
   });
   afterAll(async () => {
     reads.hold = null;
@@ -78,34 +77,11 @@ describe.each(testDialects())('refresh retries through a stalled store (%s)', (d
   });
 
   /** A refresh; `signal` aborts it as a client's timeout does (the server goes on with it). */
-  const refresh = async (f: Fixture, token: string, signal?: AbortSignal): Promise<Answer> => {
-    const res = await fetch(tokenEndpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: f.clientId, client_secret: f.clientSecret }),
-      signal,
-    });
-    return { status: res.status, body: (await res.json()) as Answer['body'] };
-  };
-  const userinfo = async (accessToken: string) =>
-    (await fetch(`${server.baseUrl}/api/open/v1/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } })).status;
-  const aGrant = async () => {
-    const f = await createFixture(server.ctx.db);
-    const { tokens } = await obtainTokens(server.baseUrl, await discover(server.baseUrl), f, 'user_info');
-    const row = await server.ctx.db('oauth_tokens').where({ refresh_token_hash: hashToken(tokens.refresh_token!) }).first('authorization_id', 'code_id');
-    return { f, refreshToken: tokens.refresh_token!, authorizationId: Number(row.authorization_id), codeId: Number(row.code_id) };
-  };
+  const refresh = (f: Fixture, token: string, signal?: AbortSignal) => refreshAt(server.baseUrl, f, token, signal);
+  const userinfo = (accessToken: string) => userinfoStatus(server.baseUrl, accessToken);
+  const aGrant = () => freshGrant(server);
   type Grant = Awaited<ReturnType<typeof aGrant>>;
-  /** Refresh tokens of the grant that are neither revoked nor rotated: the heads of its live chains. */
-  const liveRefreshTokens = async (authorizationId: number) => {
-    const db = server.ctx.db;
-    const rows = await db('oauth_tokens as t')
-      .where({ 't.authorization_id': authorizationId })
-      .whereNull('t.revoked_at')
-      .whereNotExists(db('oauth_tokens as s').whereRaw('s.rotated_from_id = t.id').select('s.id'))
-      .select('t.id');
-    return rows.length;
-  };
+  const liveRefreshTokens = (authorizationId: number) => liveChainHeads(server.ctx.db, authorizationId);
   const chainRevoked = async (g: Grant) =>
     (await server.ctx.db('oauth_codes').where({ id: g.codeId }).first('chain_revoked_at')).chain_revoked_at !== null ||
     (await server.ctx.db('authorizations').where({ id: g.authorizationId }).first('revoked_at')).revoked_at !== null;

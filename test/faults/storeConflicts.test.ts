@@ -13,7 +13,8 @@ import type * as TransientModule from '../../src/db/transient.ts';
 import type * as StoreModule from '../../src/oauth/store.ts';
 import { hashToken } from '../../src/shared/crypto.ts';
 import { testDialects, testKnexLogger } from '../support/db.ts';
-import { createFixture, discover, obtainTokens, type Fixture } from '../support/oauthFlow.ts';
+import type { Fixture } from '../support/oauthFlow.ts';
+import { freshGrant, refreshAt } from '../support/refreshGrants.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 /** The store errors the service's conflict retries saw, and an error the next rotation throws (injected). */
@@ -48,12 +49,6 @@ vi.mock('../../src/oauth/store.ts', async (importOriginal) => {
   };
 });
 
-interface Answer {
-  status: number;
-  retryAfter: string | null;
-  body: { access_token?: string; refresh_token?: string; error?: string };
-}
-
 /**
  * Until `ok()` holds, asked every 200 ms: reading information_schema.innodb_trx takes InnoDB's lock
  * latch, and asked every few milliseconds it held the service's statement off for seconds.
@@ -66,11 +61,9 @@ describe.each(testDialects())('store conflicts at the token endpoint (%s)', (dia
   let server: TestServer;
   /** The test's own connections (the server's pool stays the server's). */
   let own: Knex;
-  let tokenEndpoint: string;
   beforeAll(async () => {
     server = await startTestServer({ dialect });
     own = createKnex(server.databaseUrl, { poolMax: 4, logger: testKnexLogger });
-    tokenEndpoint = (await discover(server.baseUrl)).token_endpoint!;
   });
   afterAll(async () => {
     seen.injected = null;
@@ -78,20 +71,8 @@ describe.each(testDialects())('store conflicts at the token endpoint (%s)', (dia
     await server?.close();
   });
 
-  const refresh = async (f: Fixture, token: string): Promise<Answer> => {
-    const res = await fetch(tokenEndpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: f.clientId, client_secret: f.clientSecret }),
-    });
-    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Answer['body'] };
-  };
-  const aGrant = async () => {
-    const f = await createFixture(server.ctx.db);
-    const { tokens } = await obtainTokens(server.baseUrl, await discover(server.baseUrl), f, 'user_info');
-    const row = await server.ctx.db('oauth_tokens').where({ refresh_token_hash: hashToken(tokens.refresh_token!) }).first('authorization_id');
-    return { f, refreshToken: tokens.refresh_token!, authorizationId: Number(row.authorization_id) };
-  };
+  const refresh = (f: Fixture, token: string) => refreshAt(server.baseUrl, f, token);
+  const aGrant = () => freshGrant(server);
 
   it.runIf(dialect === 'mysql')('the rotation, a victim of the AUTO-INC deadlock (MariaDB 1467), is retried: the client gets its 200', async () => {
     // Three grants; the refreshed one has the lowest authorization id.
