@@ -6,7 +6,7 @@ import type { RunBudget } from './compute/budget.ts';
 import { scopeFor } from './compute/scope.ts';
 import { produced, type Produced } from './values.ts';
 import type { RunFailure } from '../shared/errors.ts';
-import { ERROR_CASE } from '../workflows/errorRoutes.ts';
+import { ERROR_CASE } from '../nodes/errorRoutes.ts';
 
 type ConditionOperator = components['schemas']['ConditionNode']['config']['operator'];
 type SwitchNode = components['schemas']['SwitchNode'];

@@ -33,7 +33,7 @@ export function outputSchema(type: string, config: Record<string, unknown>): Val
     case 'text_input':
       return inputSchema(config);
     case 'llm_call': {
-      // Going on past a failure, its output may be its error or its default (errorRoutes.ts).
+      // Going on past a failure, its output may be its error or its default (nodes/errorRoutes.ts).
       if (config.on_error === 'continue') return ANY;
       const format = isObject(config.response_format) ? config.response_format : {};
       if (format.type === 'json_schema' && isObject(format.json_schema) && isObject(format.json_schema.schema)) return format.json_schema.schema;

@@ -1,0 +1,11 @@
+import { defineNode, keyTemplates } from '../types.ts';
+
+export const llmCall = defineNode({
+  type: 'llm_call',
+  schema: 'LlmCallNode',
+  label: 'LLM call',
+  docs: 'sends a prompt to the model; its output is the answer (with `response_format`, the answer parsed as JSON)',
+  templates: keyTemplates('prompt'),
+  upstreamOr: 'prompt',
+  routable: true,
+});

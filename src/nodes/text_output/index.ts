@@ -1,0 +1,10 @@
+import { defineNode } from '../types.ts';
+
+export const textOutput = defineNode({
+  type: 'text_output',
+  schema: 'TextOutputNode',
+  label: 'text output',
+  docs: "its text is the run's `output[<node id>]`, in its `format` (`plain`, `markdown` or `json`)",
+  result: true,
+  noEdgeOut: 'a text_output ends the graph',
+});
