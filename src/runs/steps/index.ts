@@ -10,7 +10,9 @@ import { textOutputStep } from './textOutput.ts';
 import { httpRequestStep } from './httpRequest.ts';
 import { switchStep } from './switch.ts';
 import { coalesceStep } from './coalesce.ts';
-import { mapStep, splitStep, workflowStep } from './composite.ts';
+import { splitStep } from './split.ts';
+import { mapStep } from './map.ts';
+import { workflowStep } from './workflow.ts';
 
 const STEPS: { [T in NodeType]: NodeStep<NodeOf<T>> } = {
   text_input: textInputStep,
