@@ -3,6 +3,7 @@
 // folder of src/nodes holding its definition (index.ts) and its own rules; registry.ts lists them,
 // and the graph validator, the config checker, the console and the docs read that list.
 import type { ProblemItem } from '../shared/errors.ts';
+import type { ValueSchema } from './valueSchemas.ts';
 
 /** A Liquid text inside a node's config, with its pointer inside the config (`/prompt`). */
 export interface ConfigTemplate {
@@ -21,6 +22,8 @@ export interface NodeDefinition<T extends string = string> {
   docs: string;
   /** The Liquid texts of its config, checked when the graph is saved (they must parse and read only what is upstream). */
   templates?(config: Record<string, unknown>): ConfigTemplate[];
+  /** The schema of its output as its config declares it (valueSchemas.ts); without this, any value. */
+  output?(config: Record<string, unknown>): ValueSchema;
   /** The problems of its config past its schema, as pointers inside the config. */
   configProblems?(config: Record<string, unknown>): ProblemItem[];
   /** Its output needs no node upstream (a run input, another workflow's run): a text_output is reached from it. */

@@ -5,10 +5,10 @@
 import type { components } from '../../generated/api.d.ts';
 import { configProblems, escapePointer } from './nodeConfig.ts';
 import { analyseTemplate, referenceProblem, type ValueSchema } from './templates.ts';
-import { declaredSchemaProblems, inputSchema, outputSchema } from './valueSchemas.ts';
 import { cycles } from './cycles.ts';
 import { findNodeDefinition, isNodeType, NODE_TYPES, nodeDefinition, type NodeType } from '../nodes/registry.ts';
 import { caseProblem } from '../nodes/switch/rules.ts';
+import { inputSchema } from '../nodes/valueSchemas.ts';
 import { continuesOnError, defaultProblem } from '../nodes/errorRoutes.ts';
 import { checkSubgraphNodes } from './subgraphs.ts';
 import type { ProblemItem } from '../shared/errors.ts';
@@ -72,7 +72,6 @@ function checkNodeId(value: unknown, at: string, report: Report): value is strin
 function checkConfig(type: NodeType, config: Record<string, unknown>, at: string, limits: GraphLimits, report: Report): void {
   const definition = nodeDefinition(type);
   for (const { pointer, message } of configProblems(type, config, limits.maxTokens)) report(`${at}${pointer}`, message);
-  for (const { pointer, message } of declaredSchemaProblems(type, config)) report(`${at}${pointer}`, message);
   for (const { pointer, message } of definition.configProblems?.(config) ?? []) report(`${at}${pointer}`, message);
   const badDefault = defaultProblem(definition.routable === true, config);
   if (badDefault) report(`${at}${badDefault.pointer}`, badDefault.message);
@@ -279,13 +278,13 @@ function checkTemplates(
   report: Report,
 ): void {
   if (!templated.size) return;
-  // What each input and each node's output is, as far as the graph declares (valueSchemas.ts).
+  // What each input and each node's output is, as far as the graph declares (each type's `output`, nodes/).
   const variables = new Map<string, ValueSchema>();
   const outputs = new Map<string, ValueSchema>();
   for (const node of nodes) {
     if (!isObject(node) || !isObject(node.config) || typeof node.type !== 'string') continue;
     if (node.type === 'text_input' && typeof node.config.variable === 'string') variables.set(node.config.variable, inputSchema(node.config));
-    if (typeof node.id === 'string' && !outputs.has(node.id)) outputs.set(node.id, outputSchema(node.type, node.config));
+    if (typeof node.id === 'string' && !outputs.has(node.id)) outputs.set(node.id, findNodeDefinition(node.type)?.output?.(node.config) ?? {});
   }
   const before = new Map<string, string[]>();
   for (const e of usable) before.set(e.to, [...(before.get(e.to) ?? []), e.from]);
