@@ -31,6 +31,7 @@ const unitFiles = [
   'src/shared/principalLease.test.ts',
   'src/shared/sealing.test.ts',
   'src/shared/sseStream.test.ts',
+  'src/nodes/registry.test.ts',
   'src/workflows/graph.test.ts',
   'src/workflows/subgraphs.test.ts',
   'src/workflows/validationErrors.test.ts',

@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { NODE_REGISTRY } from '../nodes/registry.ts';
 import { nodeTypeLabel } from './views/graphSvg.ts';
 
 // The node types the workflow editor offers, and the schema of each one's config, read from
-// openapi.yaml at start: every type the contract's WorkflowNode maps (its discriminator), so a
-// type added to the contract appears in the editor's palette, with a form built from its schema,
-// without a change here. `$ref`s are inlined (a recursive one is cut, not followed forever).
+// openapi.yaml at start: every type of the node registry (nodes/registry.ts, whose test holds it
+// equal to what the contract's WorkflowNode maps), so a registered type appears in the editor's
+// palette, with a form built from its schema, without a change here. `$ref`s are inlined (a
+// recursive one is cut, not followed forever).
 
 /** A JSON Schema as the contract writes one (the subset the editor's forms read; the rest passes through). */
 export interface FieldSchema {
@@ -56,8 +58,9 @@ function inline(spec: Spec, schema: unknown, depth = 0): unknown {
   return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, inline(spec, v, depth)]));
 }
 
-export function editorSchemasOf(spec: Spec): EditorSchemas {
-  const mapping = spec.components.schemas.WorkflowNode?.discriminator?.mapping ?? {};
+/** `types`: each type and the reference of its node schema; by default those the spec's WorkflowNode maps. */
+export function editorSchemasOf(spec: Spec, types?: Record<string, string>): EditorSchemas {
+  const mapping = types ?? spec.components.schemas.WorkflowNode?.discriminator?.mapping ?? {};
   const nodeTypes = Object.entries(mapping).map(([type, ref]): NodeTypeSpec => {
     const node = inline(spec, { $ref: ref }) as FieldSchema;
     const config = (node.properties?.config ?? { type: 'object' }) as FieldSchema;
@@ -68,8 +71,9 @@ export function editorSchemasOf(spec: Spec): EditorSchemas {
 
 let loaded: EditorSchemas | undefined;
 
-/** The contract's node types, read once. */
+/** The registered node types, their schemas read from the contract once. */
 export function editorSchemas(): EditorSchemas {
-  loaded ??= editorSchemasOf(parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as Spec);
+  const types = Object.fromEntries(NODE_REGISTRY.map((definition) => [definition.type, `#/components/schemas/${definition.schema}`]));
+  loaded ??= editorSchemasOf(parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as Spec, types);
   return loaded;
 }

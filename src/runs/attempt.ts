@@ -15,7 +15,7 @@ import { RunFailure } from '../shared/errors.ts';
 import type { ModelRouter } from './providers/index.ts';
 import type { RunsStore } from './runsStore.ts';
 import { runEndEvents, type GraphSnapshot } from './service.ts';
-import { ERROR_CASE } from '../workflows/errorRoutes.ts';
+import { ERROR_CASE } from '../nodes/errorRoutes.ts';
 import { logText, STEP_LOG_DELAY_MS, StepLog } from './stepLog.ts';
 import { StoreUnavailable, type Retried } from './storeRetry.ts';
 import type { DeliveryFailure, RunJobContext } from './queue.ts';

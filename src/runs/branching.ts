@@ -6,12 +6,13 @@ import type { RunBudget } from './compute/budget.ts';
 import { scopeFor } from './compute/scope.ts';
 import { produced, type Produced } from './values.ts';
 import type { RunFailure } from '../shared/errors.ts';
-import { ERROR_CASE } from '../workflows/errorRoutes.ts';
+import { ERROR_CASE } from '../nodes/errorRoutes.ts';
 
 type ConditionOperator = components['schemas']['ConditionNode']['config']['operator'];
 type SwitchNode = components['schemas']['SwitchNode'];
 type WorkflowEdge = components['schemas']['WorkflowEdge'];
-type ContinuingNode = components['schemas']['LlmCallNode'] | components['schemas']['HttpRequestNode'];
+/** A node that goes on past its failure (an llm_call or http_request, nodes/errorRoutes.ts): its id and its `default`. */
+type ContinuingNode = { id: string; config: { default?: unknown } };
 
 /** A condition's verdict on its rendered sides (exact, case-sensitive; `empty` ignores surrounding whitespace). */
 export function compare(operator: ConditionOperator, left: string, right: string): boolean {

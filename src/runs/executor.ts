@@ -1,86 +1,31 @@
-import type { components } from '../../generated/api.d.ts';
-import type { TemplateScope } from '../workflows/templates.ts';
 import { RunFailure } from '../shared/errors.ts';
 import { loadConfig } from '../config.ts';
+import { nodeDefinition } from '../nodes/registry.ts';
+import type { TemplateScope } from '../workflows/templates.ts';
 import { runBudget, type RunBudget } from './compute/budget.ts';
 import { scopeFor } from './compute/scope.ts';
 import { HttpNodes, type HttpNodeDeps } from './httpRequest.ts';
 import { httpNodeDeps } from './httpNodeDeps.ts';
-import type { ChatRequest, ModelRouter, ProviderError, Usage } from './providers/index.ts';
-import { formatOutput, produced, type Produced } from './values.ts';
-import { chooseCase, compare, continuedOutput, followed } from './branching.ts';
-import { isEmpty } from './compute/switchCase.ts';
+import type { ModelRouter, Usage } from './providers/index.ts';
+import { produced, type Produced } from './values.ts';
+import { continuedOutput, followed } from './branching.ts';
 import { TextBudget } from './textBudget.ts';
 import { toFailure } from './failures.ts';
-import { compositeContext, compositeWork, prepareCall, splitSource, type CompositeContext } from './nodes/composite.ts';
-import { prefixedHooks, resumedWithin, type StepHooks } from './nodes/subgraph.ts';
+import { compositeContext } from './nodes/composite.ts';
+import { prefixedHooks, resumedWithin } from './nodes/subgraph.ts';
+import type { ExecutionHooks, RunState, WorkflowEdge, WorkflowNode } from './runState.ts';
+import { stepOf } from './steps/index.ts';
 
-export type WorkflowNode = components['schemas']['WorkflowNode'];
-export type WorkflowEdge = components['schemas']['WorkflowEdge'];
+export type { ExecutionHooks, StepReport, WorkflowEdge, WorkflowNode } from './runState.ts';
 
 export interface Graph {
   nodes: WorkflowNode[];
   edges: WorkflowEdge[];
 }
 
-export interface StepReport {
-  nodeId: string;
-  nodeType: WorkflowNode['type'];
-  status: 'completed' | 'failed' | 'cancelled';
-  input: string;
-  /** The output as text (a value that is not a string as its JSON); null unless completed. */
-  output: string | null;
-  /** The output is a JSON value other than a string, whose JSON `output` is. */
-  outputIsJson?: boolean;
-  usage: Usage | null;
-  error: RunFailure | null;
-  /** Calls to the model provider (1 plus retries); null for a node that made none. */
-  attempts: number | null;
-}
-
-export interface ExecutionHooks extends Pick<StepHooks<StepReport>, 'onMapProgress'> {
-  onStepStart?(node: WorkflowNode, input: string): Promise<void> | void;
-  /** A chunk of an llm_call's answer as the provider streams it (the texts, in order, make its output). */
-  onStepDelta?(node: WorkflowNode, text: string): void;
-  /** An llm_call whose streamed answer broke off is tried again: the chunks it streamed so far are void. */
-  onStepRetry?(node: WorkflowNode, attempt: number, error: ProviderError): void;
-  onStepEnd?(report: StepReport): Promise<void> | void;
-  /** The node will not run: every way into it came through a branch not taken. */
-  onStepSkipped?(node: WorkflowNode): Promise<void> | void;
-  /** Asked before each node starts; false stops the run as cancelled (the run's own state). */
-  shouldContinue?(): Promise<boolean> | boolean;
-}
-
 export interface Execution {
   /** Keyed by `text_output` node id: the formatted text, or for `json` the parsed value. */
   output: Record<string, unknown>;
-}
-
-/** One run's working state, shared by its nodes. */
-interface RunState {
-  inputs: Record<string, unknown>;
-  models: ModelRouter;
-  hooks: ExecutionHooks;
-  signal: AbortSignal;
-  byId: Map<string, WorkflowNode>;
-  edgesIn: Map<string, WorkflowEdge[]>;
-  /** Each node's output once done; null when it was skipped. */
-  texts: Map<string, Promise<Produced | null>>;
-  /** What templates see: the run's inputs and each finished node's output. */
-  scope: TemplateScope;
-  /** Each condition's text (`true` / `false`), set when its sides are rendered. */
-  verdicts: Map<string, string>;
-  /** Each llm_call's count of provider calls so far, as its provider reports them (onAttempt). */
-  attempts: Map<string, number>;
-  output: Record<string, unknown>;
-  sizes: TextBudget;
-  http: HttpNodes;
-  /** The texts of the nodes an earlier attempt of the run finished: they are not run again. */
-  resumed: ReadonlyMap<string, unknown>;
-  render(source: string): Promise<string>;
-  budget: RunBudget;
-  /** What split, map and workflow nodes work with (nodes/composite.ts). */
-  composite: CompositeContext;
 }
 
 /** What a step has done so far, for the log of its failure. */
@@ -90,7 +35,6 @@ interface StepProgress {
   started: boolean;
 }
 
-type LlmCallNode = components['schemas']['LlmCallNode'];
 export type ExecuteOptions = {
   /** Node id -> output value, for the nodes an earlier attempt finished (a run taken over resumes after them). */
   resumed?: ReadonlyMap<string, unknown>;
@@ -218,10 +162,11 @@ async function runStep(run: RunState, node: WorkflowNode, before: Produced[]): P
   try {
     run.budget.caps?.step();
     await run.budget.pace?.(run.signal);
-    step.input = node.type === 'http_request' ? await run.http.prepare(node, run.render) : await inputOf(node, before, run.inputs, run.render, run.verdicts, run.composite);
+    const how = stepOf(node);
+    step.input = how.input ? await how.input(run, node, before) : before.map((p) => p.text).join('\n\n');
     await run.hooks.onStepStart?.(node, step.input);
     step.started = true;
-    const done = await stepWork(run, node, step.input, before);
+    const done = await how.work(run, node, step.input, before);
     step.usage = done.usage;
     const out: Produced = { ...produced(done.value), ...(done.route !== undefined ? { route: done.route } : {}) };
     run.sizes.keep(out.text);
@@ -241,99 +186,10 @@ async function runStep(run: RunState, node: WorkflowNode, before: Produced[]): P
  */
 async function resumeStep(run: RunState, node: WorkflowNode, value: unknown, before: Produced[]): Promise<Produced> {
   const out: Produced = produced(value);
-  if (node.type === 'switch') out.route = await chooseCase(run.budget, node, run.scope, before, run.signal); // pure: chosen again
-  if (node.type === 'condition') run.verdicts.set(node.id, out.text);
-  if (node.type === 'text_output') {
-    const value = formatOutput(node.config.format, before);
-    run.sizes.output(node.id, value);
-    run.output[node.id] = value;
-  }
+  await stepOf(node).resume?.(run, node, out, before);
   run.sizes.keep(out.text);
   run.scope.nodes[node.id] = { output: out.value };
   return out;
-}
-
-/** What the node does with its input: pass it on, give its verdict, ask a model, or write the run's output. */
-async function stepWork(run: RunState, node: WorkflowNode, input: string, before: Produced[]): Promise<{ value: unknown; usage: Usage | null; route?: string }> {
-  switch (node.type) {
-    case 'coalesce':
-      return { value: (before.find((p) => !isEmpty(p.value)) ?? produced('')).value, usage: null };
-    case 'switch':
-      // The upstream value goes on down the chosen case's edges, not the verdict.
-      return { value: before[0]?.value ?? '', usage: null, route: await chooseCase(run.budget, node, run.scope, before, run.signal) };
-    case 'text_input':
-      return { value: await inputValue(run, node), usage: null };
-    case 'template':
-      return { value: input, usage: null };
-    case 'condition':
-      return { value: run.verdicts.get(node.id)!, usage: null };
-    case 'llm_call': {
-      const result = await callModel(run, node, input);
-      return { value: await answerValue(run, node, result.content), usage: result.usage };
-    }
-    case 'http_request':
-      return { value: await run.http.send(node, run.signal, (attempt) => void run.attempts.set(node.id, attempt)), usage: null };
-    case 'text_output': {
-      const value = formatOutput(node.config.format, before);
-      run.sizes.output(node.id, value);
-      run.output[node.id] = value;
-      return { value, usage: null };
-    }
-    default:
-      return { value: await compositeWork(run.composite, node, input, before.length === 1 ? before[0]!.value : undefined), usage: null };
-  }
-}
-
-type TextInputNode = components['schemas']['TextInputNode'];
-
-/** A text_input's run input (its type was checked when the run started); a declared schema is checked in the compute pool. */
-async function inputValue(run: RunState, node: TextInputNode): Promise<unknown> {
-  const value = run.inputs[node.config.variable] ?? '';
-  if (!node.config.schema) return value;
-  return run.budget.compute('jsonValue', { value, schema: node.config.schema, what: `The input "${node.config.variable}"` }, run.signal);
-}
-
-/** An llm_call's answer: its text, or with `response_format` asking for JSON, the value parsed (and checked against the schema) in the compute pool. */
-async function answerValue(run: RunState, node: LlmCallNode, content: string): Promise<unknown> {
-  const format = node.config.response_format;
-  if (!format || format.type === 'text') return content;
-  const schema = format.type === 'json_schema' ? format.json_schema?.schema : undefined;
-  return run.budget.compute('jsonValue', { text: content, what: "The model's answer", ...(schema ? { schema } : {}) }, run.signal);
-}
-
-function callModel(run: RunState, node: LlmCallNode, input: string) {
-  const messages = [
-    ...(node.config.system_prompt ? [{ role: 'system' as const, content: node.config.system_prompt }] : []),
-    { role: 'user' as const, content: input },
-  ];
-  const { retry, timeout_seconds: timeoutSeconds } = node.config;
-  return run.models.complete({
-    model: node.config.model,
-    messages,
-    temperature: node.config.temperature,
-    max_tokens: node.config.max_tokens,
-    ...(node.config.response_format && node.config.response_format.type !== 'text' ? { response_format: node.config.response_format } : {}),
-    signal: run.signal,
-    onAttempt: (attempt: number) => void run.attempts.set(node.id, attempt),
-    ...(run.hooks.onStepDelta ? streamed(run, node) : {}),
-    ...(retry ? { retry: { maxAttempts: retry.max_attempts ?? 3, backoffMs: (retry.backoff_seconds ?? 0.25) * 1000 } } : {}),
-    ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
-  });
-}
-
-/** Chunks to the run's events; a retry after some chunks voids them (node.retry), one before any needs no word. */
-function streamed(run: RunState, node: WorkflowNode): Pick<ChatRequest, 'onDelta' | 'onRetry'> {
-  let sent = false;
-  return {
-    onDelta: (text) => {
-      sent = true;
-      run.hooks.onStepDelta?.(node, text);
-    },
-    onRetry: (attempt, error) => {
-      if (sent) run.hooks.onStepRetry?.(node, attempt, error);
-      sent = false;
-    },
-  };
 }
 
 /** Logs the step's failure; an llm_call or http_request with `on_error: continue` goes on (continuedOutput), any other stops the run. */
@@ -351,48 +207,14 @@ async function stepFailed(run: RunState, node: WorkflowNode, step: StepProgress,
     attempts: run.attempts.get(node.id) ?? null,
   });
   // on_error: continue — never for a cancel or the run's own timeout, which stop everything.
-  if ((node.type === 'llm_call' || node.type === 'http_request') && node.config.on_error === 'continue' && !run.signal.aborted && failure.code !== 'cancelled') {
-    const out = continuedOutput(node, run.edgesIn, failure);
+  // A routable type's config (LlmCallNode, HttpRequestNode) says whether it goes on, and with what.
+  const config = node.config as { on_error?: unknown; default?: unknown };
+  if (nodeDefinition(node.type).routable && config.on_error === 'continue' && !run.signal.aborted && failure.code !== 'cancelled') {
+    const out = continuedOutput({ id: node.id, config }, run.edgesIn, failure);
     run.scope.nodes[node.id] = { output: out.value };
     return out;
   }
   throw failure;
-}
-
-/**
- * The text a node works on: a text_input's run input; a template's rendering; an llm_call's
- * prompt (rendered, or without one its upstream texts joined by a blank line in edge order); a
- * condition's comparison; a text_output's upstream texts.
- */
-async function inputOf(
-  node: WorkflowNode,
-  before: Produced[],
-  inputs: Record<string, unknown>,
-  render: (source: string) => Promise<string>,
-  verdicts: Map<string, string>,
-  composite: CompositeContext,
-): Promise<string> {
-  switch (node.type) {
-    case 'text_input':
-      return produced(inputs[node.config.variable] ?? '').text;
-    case 'template':
-      return render(node.config.template);
-    case 'condition': {
-      // Rendered once: logged as what was compared, and the verdict kept for the node's text.
-      const left = await render(node.config.left);
-      const right = node.config.right === undefined ? '' : await render(node.config.right);
-      verdicts.set(node.id, String(compare(node.config.operator, left, right)));
-      return node.config.right === undefined ? `${JSON.stringify(left)} ${node.config.operator}` : `${JSON.stringify(left)} ${node.config.operator} ${JSON.stringify(right)}`;
-    }
-    case 'llm_call':
-      return node.config.prompt === undefined ? before.map((p) => p.text).join('\n\n') : render(node.config.prompt);
-    case 'split':
-      return splitSource(node, before.map((p) => p.text).join('\n\n'), render);
-    case 'workflow':
-      return prepareCall(composite, node, before);
-    default:
-      return before.map((p) => p.text).join('\n\n');
-  }
 }
 
 /** Without a budget of the caller's (no run, no user): the configured defaults, as an anonymous owner, steps not paced. */

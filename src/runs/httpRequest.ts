@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { OutboundError, outboundRequest, type OutboundPolicy, type OutboundResponse } from '../outbound/index.ts';
 import { RunFailure } from '../shared/errors.ts';
 import { secretRedactor } from './secretRedaction.ts';
-import { bodyStrings, SECRET_REFERENCE, type HttpRequestConfig } from '../workflows/httpRequestConfig.ts';
+import { bodyStrings, SECRET_REFERENCE, type HttpRequestConfig } from '../nodes/http_request/config.ts';
 
 /** What a worker gives http_request nodes: the guard's policy, its bounds, the run owner's secrets. */
 export interface HttpNodeDeps {

@@ -7,7 +7,7 @@ export interface Produced {
   text: string;
   /** A switch's chosen case: its edges naming it (`case`) are followed. */
   route?: string;
-  /** The node failed and sends its error down its `case: error` edges only (workflows/errorRoutes.ts). */
+  /** The node failed and sends its error down its `case: error` edges only (nodes/errorRoutes.ts). */
   failed?: boolean;
 }
 

@@ -3,14 +3,14 @@
 // single 422 can list every problem at once: schema-level (config per type) and semantic ones
 // (ids, edges, cycles, reachability) together.
 import type { components } from '../../generated/api.d.ts';
-import { configProblems, escapePointer, NODE_TYPES, type NodeType } from './nodeConfig.ts';
+import { configProblems, escapePointer } from './nodeConfig.ts';
 import { analyseTemplate, referenceProblem, type ValueSchema } from './templates.ts';
-import { declaredSchemaProblems, inputSchema, outputSchema } from './valueSchemas.ts';
 import { cycles } from './cycles.ts';
-import { caseProblem, switchProblems } from './switchRules.ts';
-import { continuesOnError, defaultProblem } from './errorRoutes.ts';
-import { httpRequestProblems, httpRequestTemplates } from './httpRequestConfig.ts';
-import { checkSubgraphNodes, isSource } from './subgraphs.ts';
+import { findNodeDefinition, isNodeType, NODE_TYPES, nodeDefinition, type NodeType } from '../nodes/registry.ts';
+import { caseProblem } from '../nodes/switch/rules.ts';
+import { inputSchema } from '../nodes/valueSchemas.ts';
+import { continuesOnError, defaultProblem } from '../nodes/errorRoutes.ts';
+import { checkSubgraphNodes } from './subgraphs.ts';
 import type { ProblemItem } from '../shared/errors.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
@@ -40,23 +40,10 @@ const MAX_EDGES = 2000;
 const NODE_ID = /^[A-Za-z0-9_-]+$/;
 const NODE_ID_MAX = 64;
 
-/** The config keys holding a node's Liquid templates, if its type has any. */
-const TEMPLATE_KEYS: Partial<Record<NodeType, readonly string[]>> = {
-  llm_call: ['prompt'],
-  template: ['template'],
-  condition: ['left', 'right'],
-  switch: ['value'], // an expression: checked as the template `{{ value }}`
-  split: ['text'],
-};
-
 type Report = (pointer: string, message: string) => void;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isNodeType(value: unknown): value is NodeType {
-  return typeof value === 'string' && (NODE_TYPES as readonly string[]).includes(value);
 }
 
 function checkUnknownKeys(value: Record<string, unknown>, allowed: readonly string[], at: string, report: Report): void {
@@ -81,13 +68,12 @@ function checkNodeId(value: unknown, at: string, report: Report): value is strin
   return true;
 }
 
-/** A node's config against its type's schema in openapi.yaml (nodeConfig.ts). */
+/** A node's config against its type's schema in openapi.yaml (nodeConfig.ts), and its type's own rules (nodes/). */
 function checkConfig(type: NodeType, config: Record<string, unknown>, at: string, limits: GraphLimits, report: Report): void {
+  const definition = nodeDefinition(type);
   for (const { pointer, message } of configProblems(type, config, limits.maxTokens)) report(`${at}${pointer}`, message);
-  if (type === 'http_request') for (const { pointer, message } of httpRequestProblems(config)) report(`${at}${pointer}`, message);
-  for (const { pointer, message } of declaredSchemaProblems(type, config)) report(`${at}${pointer}`, message);
-  if (type === 'switch') for (const { pointer, message } of switchProblems(config)) report(`${at}${pointer}`, message);
-  const badDefault = defaultProblem(type, config);
+  for (const { pointer, message } of definition.configProblems?.(config) ?? []) report(`${at}${pointer}`, message);
+  const badDefault = defaultProblem(definition.routable === true, config);
   if (badDefault) report(`${at}${badDefault.pointer}`, badDefault.message);
 }
 
@@ -97,7 +83,7 @@ interface NodeFacts {
   typeById: Map<string, NodeType>;
   /** Each switch's case names. */
   casesById: Map<string, string[]>;
-  /** The nodes that go on past their failure, whose errors edges may carry (errorRoutes.ts). */
+  /** The nodes that go on past their failure, whose errors edges may carry (nodes/errorRoutes.ts). */
   continuing: Set<string>;
 }
 
@@ -131,7 +117,7 @@ function checkNodes(nodes: unknown[], limits: GraphLimits, report: Report): Node
       casesById.set(id, node.config.cases.flatMap((c: unknown) => (isObject(c) && typeof c.name === 'string' ? [c.name] : [])));
     }
 
-    if (id !== undefined && continuesOnError(type, node.config)) continuing.add(id);
+    if (id !== undefined && continuesOnError(findNodeDefinition(type)?.routable === true, node.config)) continuing.add(id);
     if (node.config === undefined) report(`${at}/config`, 'is required');
     else if (!isObject(node.config)) report(`${at}/config`, 'must be an object');
     else if (type !== undefined) checkConfig(type, node.config, `${at}/config`, limits, report);
@@ -175,20 +161,24 @@ function checkEdges(edges: unknown[], facts: NodeFacts, report: Report): { from:
     seen.set(key, i);
     // A text_input's text is its run input and a text_output's is the run's result: an edge into
     // the one or out of the other would carry nothing anywhere.
-    if (facts.typeById.get(to) === 'text_input') report(at, `edge into text_input "${to}": a text_input takes only its run input`);
-    if (facts.typeById.get(from) === 'text_output') report(at, `edge out of text_output "${from}": a text_output ends the graph`);
-    checkBranch(edge.branch, facts.typeById.get(from), from, at, report);
-    const badCase = caseProblem(edge.case, facts.typeById.get(from), facts.casesById.get(from), from, facts.continuing.has(from));
+    const fromType = facts.typeById.get(from);
+    const toType = facts.typeById.get(to);
+    const noEdgeIn = findNodeDefinition(toType)?.noEdgeIn;
+    const noEdgeOut = findNodeDefinition(fromType)?.noEdgeOut;
+    if (noEdgeIn) report(at, `edge into ${toType} "${to}": ${noEdgeIn}`);
+    if (noEdgeOut) report(at, `edge out of ${fromType} "${from}": ${noEdgeOut}`);
+    checkBranch(edge.branch, fromType, from, at, report);
+    const badCase = caseProblem(edge.case, fromType, facts.casesById.get(from), from, facts.continuing.has(from), findNodeDefinition(fromType)?.routable === true);
     if (badCase) report(badCase.pointer === '' ? at : `${at}${badCase.pointer}`, badCase.message);
     if (unknown.length === 0) usable.push({ from, to, index: i });
   });
   return usable;
 }
 
-/** An edge out of a condition says which branch it follows; no other edge does. */
+/** An edge out of a condition (a type whose definition has `branches`) says which branch it follows; no other edge does. */
 function checkBranch(branch: unknown, fromType: string | undefined, from: string, at: string, report: Report): void {
-  if (fromType === 'condition') {
-    if (branch === undefined) report(at, `an edge out of condition "${from}" needs "branch": "true" or "false"`);
+  if (findNodeDefinition(fromType)?.branches) {
+    if (branch === undefined) report(at, `an edge out of ${fromType} "${from}" needs "branch": "true" or "false"`);
     else if (branch !== 'true' && branch !== 'false') report(`${at}/branch`, 'must be "true" or "false"');
   } else if (branch !== undefined && fromType !== undefined) {
     report(`${at}/branch`, `only an edge out of a condition node carries a branch ("${from}" is a ${fromType})`);
@@ -218,8 +208,9 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
   const templated = templatedNodes(nodeList, facts);
   for (const [id, index] of facts.indexById) {
     const type = facts.typeById.get(id);
-    if ((type === 'llm_call' || type === 'split') && !templated.has(id) && !usable.some((e) => e.to === id)) {
-      report(`/nodes/${index}`, `${type} "${id}" has no upstream node: connect an edge into it, or give it a ${type === 'split' ? 'text' : 'prompt'}`);
+    const upstreamOr = findNodeDefinition(type)?.upstreamOr;
+    if (upstreamOr !== undefined && !templated.has(id) && !usable.some((e) => e.to === id)) {
+      report(`/nodes/${index}`, `${type} "${id}" has no upstream node: connect an edge into it, or give it a ${upstreamOr}`);
     }
   }
   checkTemplates(nodeList, facts, usable, templated, report);
@@ -236,7 +227,7 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
   // produce output. Only nodes whose type is known take part.
   const reached = new Set<string>();
   // A template reading run inputs is fed by them as surely as by an edge from a text_input.
-  const queue = ids.filter((id) => isSource(facts.typeById.get(id)) || templated.has(id));
+  const queue = ids.filter((id) => findNodeDefinition(facts.typeById.get(id))?.source === true || templated.has(id));
   for (const id of queue) reached.add(id);
   const next = new Map<string, string[]>();
   for (const e of usable) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
@@ -250,8 +241,9 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
     }
   }
   for (const [id, index] of facts.indexById) {
-    if (facts.typeById.get(id) === 'text_output' && !reached.has(id)) {
-      report(`/nodes/${index}`, `text_output "${id}" is not reachable from any text_input`);
+    const type = facts.typeById.get(id);
+    if (findNodeDefinition(type)?.result && !reached.has(id)) {
+      report(`/nodes/${index}`, `${type} "${id}" is not reachable from any text_input`);
     }
   }
 
@@ -263,22 +255,12 @@ export const sortProblems = (problems: ProblemItem[]): ProblemItem[] => [...prob
 
 type Templates = Map<string, { source: string; pointer: string }[]>;
 
-/** Nodes with templates (`template`, `condition`, an `llm_call` with `prompt`), with each text and its pointer. */
+/** Nodes with templates (each type's `templates` in nodes/: `template`, `condition`, an `llm_call` with `prompt`...), with each text and its pointer. */
 function templatedNodes(nodes: unknown[], facts: NodeFacts): Templates {
   const found: Templates = new Map();
   nodes.forEach((node, i) => {
     if (!isObject(node) || typeof node.id !== 'string' || facts.indexById.get(node.id) !== i || !isNodeType(node.type) || !isObject(node.config)) return;
-    const config = node.config;
-    const templates =
-      node.type === 'http_request'
-        ? httpRequestTemplates(config).map(({ source, pointer }) => ({ source, pointer: `/nodes/${i}/config${pointer}` }))
-        : (TEMPLATE_KEYS[node.type] ?? []).flatMap((key) => (typeof config[key] === 'string' ? [{ source: node.type === 'switch' ? `{{ ${config[key]} }}` : config[key], pointer: `/nodes/${i}/config/${key}` }] : []));
-    // A workflow node's inputs: one template per input of the called workflow.
-    if (node.type === 'workflow' && isObject(config.inputs)) {
-      for (const [name, source] of Object.entries(config.inputs)) {
-        if (typeof source === 'string') templates.push({ source, pointer: `/nodes/${i}/config/inputs/${escapePointer(name)}` });
-      }
-    }
+    const templates = (nodeDefinition(node.type).templates?.(node.config) ?? []).map(({ source, pointer }) => ({ source, pointer: `/nodes/${i}/config${pointer}` }));
     if (templates.length) found.set(node.id, templates);
   });
   return found;
@@ -296,13 +278,13 @@ function checkTemplates(
   report: Report,
 ): void {
   if (!templated.size) return;
-  // What each input and each node's output is, as far as the graph declares (valueSchemas.ts).
+  // What each input and each node's output is, as far as the graph declares (each type's `output`, nodes/).
   const variables = new Map<string, ValueSchema>();
   const outputs = new Map<string, ValueSchema>();
   for (const node of nodes) {
     if (!isObject(node) || !isObject(node.config) || typeof node.type !== 'string') continue;
     if (node.type === 'text_input' && typeof node.config.variable === 'string') variables.set(node.config.variable, inputSchema(node.config));
-    if (typeof node.id === 'string' && !outputs.has(node.id)) outputs.set(node.id, outputSchema(node.type, node.config));
+    if (typeof node.id === 'string' && !outputs.has(node.id)) outputs.set(node.id, findNodeDefinition(node.type)?.output?.(node.config) ?? {});
   }
   const before = new Map<string, string[]>();
   for (const e of usable) before.set(e.to, [...(before.get(e.to) ?? []), e.from]);

@@ -1,5 +1,6 @@
 // The config of each node type, checked against its schema in openapi.yaml (TextInputNode.config,
-// LlmCallNode.config, ...) compiled with Ajv, so the contract is the one source of these rules.
+// LlmCallNode.config, ...: each type's `schema` in nodes/registry.ts) compiled with Ajv, so the
+// contract is the one source of these rules.
 // Problems come out in the words the 422s use (`must be a string`, `must be 1 to 20000
 // characters`), one per field, in the order of the fields. What a schema cannot say stays here: a
 // blank model, the configured max_tokens limit, and `right` required or refused by the operator.
@@ -7,23 +8,9 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 import type { ProblemItem } from '../shared/errors.ts';
+import { NODE_REGISTRY, type NodeType } from '../nodes/registry.ts';
 
-export const NODE_TYPES = ['text_input', 'llm_call', 'template', 'condition', 'text_output', 'http_request', 'switch', 'coalesce', 'split', 'map', 'workflow'] as const;
-export type NodeType = (typeof NODE_TYPES)[number];
-
-const SCHEMA_NAME: Record<NodeType, string> = {
-  text_input: 'TextInputNode',
-  llm_call: 'LlmCallNode',
-  template: 'TemplateNode',
-  condition: 'ConditionNode',
-  text_output: 'TextOutputNode',
-  http_request: 'HttpRequestNode',
-  switch: 'SwitchNode',
-  coalesce: 'CoalesceNode',
-  split: 'SplitNode',
-  map: 'MapNode',
-  workflow: 'WorkflowCallNode',
-};
+export { NODE_TYPES, type NodeType } from '../nodes/registry.ts';
 
 /** The operators that look at `left` alone (ConditionNode: `right` is refused with them, required with the others). */
 const UNARY_OPERATORS: readonly string[] = ['empty', 'not_empty'];
@@ -56,8 +43,8 @@ function withoutRefs(schema: unknown): unknown {
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 const configs = Object.fromEntries(
-  NODE_TYPES.map((type) => {
-    const schema = withoutRefs(spec.components.schemas[SCHEMA_NAME[type]]!.properties.config) as Schema;
+  NODE_REGISTRY.map(({ type, schema: name }) => {
+    const schema = withoutRefs(spec.components.schemas[name]!.properties.config) as Schema;
     return [type, { schema, validate: ajv.compile(schema) }];
   }),
 ) as Record<NodeType, { schema: Schema; validate: ReturnType<typeof ajv.compile> }>;
@@ -98,8 +85,9 @@ function wording(path: string, error: ErrorObject, schema: Schema): string {
   }
 }
 
-/** JSON pointer escaping (RFC 6901 section 3) for a property name. */
-export const escapePointer = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
+import { escapePointer } from '../shared/jsonPointer.ts';
+
+export { escapePointer };
 
 const schemaAt = (root: Schema, path: string): Schema =>
   path

@@ -2,7 +2,7 @@
 // and 5): `split`'s options, `map`'s one list and its body (a graph checked by the same rules as
 // a workflow's, its problems pointing into it), and which workflows a graph calls (references.ts
 // checks those against the store).
-import { escapePointer } from './nodeConfig.ts';
+import { escapePointer } from '../shared/jsonPointer.ts';
 import type { ProblemItem } from '../shared/errors.ts';
 
 type Report = (pointer: string, message: string) => void;
@@ -26,9 +26,6 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 export const BODY_MAX_NODES = 50;
 /** A map's body may hold a map whose body may not: deeper work calls a workflow (guarded at run time). */
 export const BODY_MAX_DEPTH = 2;
-
-/** The node types whose output needs no upstream node: a run input, or another workflow's run. */
-export const isSource = (type: string | undefined): boolean => type === 'text_input' || type === 'workflow';
 
 /** `first`: each node id's index (its first node); `validate` checks a map's body as a graph of its own. */
 export function checkSubgraphNodes<L extends BodyLimits>(

@@ -1,5 +1,6 @@
 import type { WorkflowEdge, WorkflowNode } from '../../workflows/graph.ts';
 import { html, type Html } from '../html.ts';
+import { findNodeDefinition } from '../../nodes/registry.ts';
 
 // A workflow's graph as an SVG picture, built on the server (every text escaped by `html`). The
 // layout is a small layered one (Sugiyama's scheme, as dagre does it, without its extras): each
@@ -98,21 +99,8 @@ export function layoutGraph(nodes: readonly WorkflowNode[], edges: readonly Work
   return { nodes: placed, width, height };
 }
 
-const TYPE_LABELS: Record<WorkflowNode['type'], string> = {
-  text_input: 'text input',
-  llm_call: 'LLM call',
-  template: 'template',
-  condition: 'condition',
-  text_output: 'text output',
-  http_request: 'HTTP request',
-  switch: 'switch',
-  coalesce: 'coalesce',
-  split: 'split',
-  map: 'map',
-  workflow: 'sub-workflow',
-};
-
-export const nodeTypeLabel = (type: string): string => TYPE_LABELS[type as WorkflowNode['type']] ?? type;
+/** How the console names a node type (its definition's `label`, nodes/registry.ts); the type itself for one it does not know. */
+export const nodeTypeLabel = (type: string): string => findNodeDefinition(type)?.label ?? type;
 
 const cut = (text: string) => (text.length > LABEL_MAX ? `${text.slice(0, LABEL_MAX - 1)}…` : text);
 

@@ -1,5 +1,5 @@
-// The work of the nodes that make lists and run graphs of their own (issue 33 items 3 and 5),
-// for the executor: `split` (in the compute pool), `map` (map.ts) and `workflow` (workflowCall.ts).
+// The work of the nodes that make lists and run graphs of their own, for their steps (runs/steps/):
+// `split` (in the compute pool), `map` (map.ts) and `workflow` (workflowCall.ts).
 import type { components } from '../../../generated/api.d.ts';
 import type { RunBudget } from '../compute/budget.ts';
 import type { RunCaps } from '../compute/runCaps.ts';
@@ -9,7 +9,6 @@ import { callInputs, runWorkflowCall } from './workflowCall.ts';
 import type { Produced } from '../values.ts';
 
 type Schemas = components['schemas'];
-export type CompositeNode = Schemas['SplitNode'] | Schemas['MapNode'] | Schemas['WorkflowCallNode'];
 
 export interface CompositeContext {
   deps: SubgraphDeps;
@@ -65,19 +64,18 @@ export async function prepareCall(ctx: CompositeContext, node: Schemas['Workflow
   return JSON.stringify(inputs);
 }
 
-/** The node's value: a list (split, map) or the called workflow's result. `upstream`: the value of its first edge in. */
-export async function compositeWork(ctx: CompositeContext, node: CompositeNode, input: string, upstream: unknown): Promise<unknown> {
-  switch (node.type) {
-    case 'split': {
-      const { by, separator, size, overlap, max_items: maxItems } = node.config;
-      const options = { ...(separator !== undefined && { separator }), ...(size !== undefined && { size }), ...(overlap !== undefined && { overlap }) };
-      return ctx.compute('splitText', { text: input, by, ...options, maxItems: maxItems ?? 1000 }, ctx.deps.signal);
-    }
-    case 'map':
-      return runMap(ctx.deps, node, upstream);
-    case 'workflow': {
-      const call = ctx.prepared.get(node.id)!;
-      return runWorkflowCall(ctx.deps, node, call.graph, call.inputs);
-    }
-  }
+/** A split node's list, made in the compute pool from its input. */
+export function splitWork(ctx: CompositeContext, node: Schemas['SplitNode'], input: string): Promise<unknown> {
+  const { by, separator, size, overlap, max_items: maxItems } = node.config;
+  const options = { ...(separator !== undefined && { separator }), ...(size !== undefined && { size }), ...(overlap !== undefined && { overlap }) };
+  return ctx.compute('splitText', { text: input, by, ...options, maxItems: maxItems ?? 1000 }, ctx.deps.signal);
+}
+
+/** A map node's list of results. `upstream`: the value of its one edge in (the list). */
+export const mapWork = (ctx: CompositeContext, node: Schemas['MapNode'], upstream: unknown): Promise<unknown> => runMap(ctx.deps, node, upstream);
+
+/** A workflow node's value: the called workflow's result (its graph and inputs from prepareCall). */
+export function workflowWork(ctx: CompositeContext, node: Schemas['WorkflowCallNode']): Promise<unknown> {
+  const call = ctx.prepared.get(node.id)!;
+  return runWorkflowCall(ctx.deps, node, call.graph, call.inputs);
 }

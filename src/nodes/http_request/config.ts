@@ -2,8 +2,8 @@
 // its templates are, and where it names the owner's secrets. A secret is written only as
 // `{{ secrets.NAME }}` in the URL or a header value: the graph holds the name, the run substitutes
 // the value after rendering (src/runs/httpRequest.ts), so no template, filter or body ever sees it.
-import type { ProblemItem } from '../shared/errors.ts';
-import { escapePointer } from './nodeConfig.ts';
+import type { ProblemItem } from '../../shared/errors.ts';
+import { escapePointer } from '../../shared/jsonPointer.ts';
 
 /** `{{ secrets.NAME }}` (whitespace control allowed), the one way a secret is written. */
 export const SECRET_REFERENCE = /\{\{-?\s*secrets\.([A-Za-z_][A-Za-z0-9_]*)\s*-?\}\}/g;

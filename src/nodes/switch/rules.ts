@@ -2,8 +2,8 @@
 // WorkflowEdge.case), beyond what its schema checks: case names unique and not `default`, a
 // comparison value that the operator can use, a pattern that compiles; an edge out of a switch
 // names one of its cases or `default`, and only such an edge carries `case`.
-import type { ProblemItem } from '../shared/errors.ts';
-import { ERROR_CASE, errorCaseProblem } from './errorRoutes.ts';
+import type { ProblemItem } from '../../shared/errors.ts';
+import { ERROR_CASE, errorCaseProblem } from '../errorRoutes.ts';
 
 const UNARY = ['empty', 'not_empty'];
 const ORDERED = ['<', '<=', '>', '>='];
@@ -47,8 +47,11 @@ export function switchProblems(config: Record<string, unknown>): ProblemItem[] {
   return problems;
 }
 
-/** Why an edge's `case` is wrong (`continues`: its source goes on past its failure, errorRoutes.ts), with its pointer inside the edge ('' for the edge itself), or null. */
-export function caseProblem(edgeCase: unknown, fromType: string | undefined, cases: string[] | undefined, from: string, continues = false): ProblemItem | null {
+/**
+ * Why an edge's `case` is wrong (`continues`: its source goes on past its failure; `routable`: its
+ * source's type may, ../errorRoutes.ts), with its pointer inside the edge ('' for the edge itself), or null.
+ */
+export function caseProblem(edgeCase: unknown, fromType: string | undefined, cases: string[] | undefined, from: string, continues = false, routable = false): ProblemItem | null {
   if (edgeCase !== undefined && (typeof edgeCase !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(edgeCase))) {
     return { pointer: '/case', message: 'must be a case name (1 to 64 letters, digits, "_" or "-")' };
   }
@@ -59,7 +62,7 @@ export function caseProblem(edgeCase: unknown, fromType: string | undefined, cas
     }
     return null;
   }
-  if (edgeCase === ERROR_CASE && fromType !== undefined) return errorCaseProblem(fromType, from, continues);
+  if (edgeCase === ERROR_CASE && fromType !== undefined) return errorCaseProblem(fromType, from, continues, routable);
   if (edgeCase !== undefined && fromType !== undefined) return { pointer: '/case', message: `only an edge out of a switch node carries a case ("${from}" is a ${fromType})` };
   return null;
 }

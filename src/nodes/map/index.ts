@@ -1,0 +1,8 @@
+import { defineNode } from '../types.ts';
+
+export const map = defineNode({
+  type: 'map',
+  schema: 'MapNode',
+  label: 'map',
+  docs: 'runs a sub-graph (or a workflow) once per item of the list coming in; its output is the list of results, in order',
+});

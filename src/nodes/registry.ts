@@ -1,0 +1,33 @@
+// The node types, in one list: the graph validator (workflows/graph.ts), the config checker
+// (workflows/nodeConfig.ts), the console (graph labels, the editor's palette) and the docs read it.
+// A new node type is a folder beside these (its definition in index.ts, see types.ts), one line
+// here, and its schema in openapi.yaml (a branch of WorkflowNode); registry.test.ts checks the three agree.
+import type { NodeDefinition } from './types.ts';
+import { textInput } from './text_input/index.ts';
+import { llmCall } from './llm_call/index.ts';
+import { template } from './template/index.ts';
+import { condition } from './condition/index.ts';
+import { textOutput } from './text_output/index.ts';
+import { httpRequest } from './http_request/index.ts';
+import { switchNode } from './switch/index.ts';
+import { coalesce } from './coalesce/index.ts';
+import { split } from './split/index.ts';
+import { map } from './map/index.ts';
+import { workflow } from './workflow/index.ts';
+
+/** Every node type, in the order the 422 for an unknown type lists them. */
+export const NODE_REGISTRY = [textInput, llmCall, template, condition, textOutput, httpRequest, switchNode, coalesce, split, map, workflow] as const;
+
+export type NodeType = (typeof NODE_REGISTRY)[number]['type'];
+
+export const NODE_TYPES: readonly NodeType[] = NODE_REGISTRY.map((definition) => definition.type);
+
+const byType = new Map<string, NodeDefinition<NodeType>>(NODE_REGISTRY.map((definition) => [definition.type, definition]));
+
+export const isNodeType = (value: unknown): value is NodeType => typeof value === 'string' && byType.has(value);
+
+/** The definition of a registered type. */
+export const nodeDefinition = (type: NodeType): NodeDefinition<NodeType> => byType.get(type)!;
+
+/** The definition of a type that may not be registered (a graph's raw input, a stored run's). */
+export const findNodeDefinition = (type: string | undefined): NodeDefinition<NodeType> | undefined => (type === undefined ? undefined : byType.get(type));

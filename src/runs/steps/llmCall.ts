@@ -1,0 +1,56 @@
+import type { ChatRequest } from '../providers/index.ts';
+import type { NodeOf, NodeStep, RunState, WorkflowNode } from '../runState.ts';
+
+type LlmCallNode = NodeOf<'llm_call'>;
+
+/** An llm_call's answer: its text, or with `response_format` asking for JSON, the value parsed (and checked against the schema) in the compute pool. */
+async function answerValue(run: RunState, node: LlmCallNode, content: string): Promise<unknown> {
+  const format = node.config.response_format;
+  if (!format || format.type === 'text') return content;
+  const schema = format.type === 'json_schema' ? format.json_schema?.schema : undefined;
+  return run.budget.compute('jsonValue', { text: content, what: "The model's answer", ...(schema ? { schema } : {}) }, run.signal);
+}
+
+function callModel(run: RunState, node: LlmCallNode, input: string) {
+  const messages = [
+    ...(node.config.system_prompt ? [{ role: 'system' as const, content: node.config.system_prompt }] : []),
+    { role: 'user' as const, content: input },
+  ];
+  const { retry, timeout_seconds: timeoutSeconds } = node.config;
+  return run.models.complete({
+    model: node.config.model,
+    messages,
+    temperature: node.config.temperature,
+    max_tokens: node.config.max_tokens,
+    ...(node.config.response_format && node.config.response_format.type !== 'text' ? { response_format: node.config.response_format } : {}),
+    signal: run.signal,
+    onAttempt: (attempt: number) => void run.attempts.set(node.id, attempt),
+    ...(run.hooks.onStepDelta ? streamed(run, node) : {}),
+    ...(retry ? { retry: { maxAttempts: retry.max_attempts ?? 3, backoffMs: (retry.backoff_seconds ?? 0.25) * 1000 } } : {}),
+    ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
+  });
+}
+
+/** Chunks to the run's events; a retry after some chunks voids them (node.retry), one before any needs no word. */
+function streamed(run: RunState, node: WorkflowNode): Pick<ChatRequest, 'onDelta' | 'onRetry'> {
+  let sent = false;
+  return {
+    onDelta: (text) => {
+      sent = true;
+      run.hooks.onStepDelta?.(node, text);
+    },
+    onRetry: (attempt, error) => {
+      if (sent) run.hooks.onStepRetry?.(node, attempt, error);
+      sent = false;
+    },
+  };
+}
+
+export const llmCallStep: NodeStep<LlmCallNode> = {
+  // Its prompt rendered, or without one its upstream texts joined by a blank line in edge order.
+  input: (run, node, before) => (node.config.prompt === undefined ? before.map((p) => p.text).join('\n\n') : run.render(node.config.prompt)),
+  async work(run, node, input) {
+    const result = await callModel(run, node, input);
+    return { value: await answerValue(run, node, result.content), usage: result.usage };
+  },
+};
