@@ -19,8 +19,6 @@ import * as store from './store.ts';
 // row in hand. No transaction: the conditional consumption of a code, and the unique successor of a
 // refresh token, decide on their own which of two concurrent requests wins.
 
-export const GRANT_TYPES = ['authorization_code', 'refresh_token'];
-
 /** A code as the grant reads it: the library's fields, and our row. */
 export type Code = OAuth2Server.AuthorizationCode & { row: store.CodeRow };
 /** A refresh token as the grant reads it: the library's fields, and our row. */
@@ -56,15 +54,18 @@ const SWEEP_MARGIN_MS = 60_000;
 export class TokenModel {
   readonly ctx: AppContext;
   readonly form: TokenForm;
+  /** The grant types every client may use: the registry's (grants/registry.ts), given by the token endpoint. */
+  readonly grantTypes: string[];
   /** The code or refresh token of the request, read by getClient. */
   private code: store.CodeRow | null = null;
   private refresh: store.RefreshTokenRow | null = null;
   /** When the request came in: a replay that came in before its token's successor was used is no reuse (grants/refreshToken.ts). */
   readonly arrivedAt = Date.now();
 
-  constructor(ctx: AppContext, form: TokenForm) {
+  constructor(ctx: AppContext, form: TokenForm, grantTypes: readonly string[]) {
     this.ctx = ctx;
     this.form = form;
+    this.grantTypes = [...grantTypes];
   }
 
   /**
@@ -80,7 +81,7 @@ export class TokenModel {
       row?.clientId === clientId
         ? await clientSecretMatches(this.ctx, row.clientSecrets, clientSecret)
         : (await authenticateClient(this.ctx, clientId, clientSecret)) !== null;
-    return authenticated ? { id: clientId, grants: GRANT_TYPES } : null;
+    return authenticated ? { id: clientId, grants: this.grantTypes } : null;
   }
 
   private async readGrantRow(): Promise<store.CodeRow | store.RefreshTokenRow | null> {
@@ -104,7 +105,7 @@ export class TokenModel {
       scope: splitScope(row.scope),
       codeChallenge: row.codeChallenge ?? undefined,
       codeChallengeMethod: row.codeChallengeMethod ?? undefined,
-      client: { id: row.clientId, grants: GRANT_TYPES },
+      client: { id: row.clientId, grants: this.grantTypes },
       user: { id: row.userId },
       row,
     };
@@ -123,7 +124,7 @@ export class TokenModel {
       refreshToken,
       refreshTokenExpiresAt: new Date(row.refreshExpiresAt),
       scope: splitScope(row.scope),
-      client: { id: row.clientId, grants: GRANT_TYPES },
+      client: { id: row.clientId, grants: this.grantTypes },
       user: { id: row.userId },
       row,
     };
@@ -223,7 +224,7 @@ export class TokenModel {
         accessTokenExpiresAt: new Date(successor.accessExpiresAt),
         refreshTokenExpiresAt: new Date(successor.refreshExpiresAt),
         scope: splitScope(successor.accessScope ?? successor.scope),
-        client: { id: token.client.id, grants: GRANT_TYPES },
+        client: { id: token.client.id, grants: this.grantTypes },
         user: token.user,
         ...(raw.id_token === undefined ? {} : { id_token: raw.id_token }),
       },
