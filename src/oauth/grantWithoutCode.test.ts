@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newToken } from '../shared/crypto.ts';
+import { createAccessToken } from '../platform/accessTokens.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { createFixture, discover, obtainTokens, type Fixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
@@ -26,9 +27,9 @@ describe.each(testDialects())('a grant without an authorization, on %s', (dialec
   });
 
   /** Stores a pair as a grant type that does not descend from a code would: no authorization row. */
-  async function grantDirectly(): Promise<{ accessToken: string; refreshToken: string }> {
+  async function grantDirectly(scope = 'user_info'): Promise<{ accessToken: string; refreshToken: string }> {
     const model = new TokenModel(server.ctx, { grant_type: 'refresh_token' } as TokenForm, GRANT_TYPES);
-    model.grantedDirectly({ userId: f.userId, applicationId, clientId: f.clientId, idTokenAlg: 'RS256', scope: 'user_info', authTime: null });
+    model.grantedDirectly({ userId: f.userId, applicationId, clientId: f.clientId, idTokenAlg: 'RS256', scope, authTime: null });
     const client = { id: f.clientId, grants: GRANT_TYPES };
     const user = { id: f.userId };
     const pair = {
@@ -36,7 +37,7 @@ describe.each(testDialects())('a grant without an authorization, on %s', (dialec
       refreshToken: newToken('ghr'),
       accessTokenExpiresAt: new Date(Date.now() + 3_600_000),
       refreshTokenExpiresAt: new Date(Date.now() + 86_400_000),
-      scope: ['user_info'],
+      scope: scope.split(' '),
       client,
       user,
     };
@@ -104,5 +105,13 @@ describe.each(testDialects())('a grant without an authorization, on %s', (dialec
     const after = await refresh(pair.refreshToken);
     expect([after.status, after.body.error]).toEqual([400, 'invalid_grant']);
     expect(await userinfo(pair.accessToken)).toBe(401);
+  });
+
+  it('gets no proxy token: a proxy token stands on an authorization, which this grant has none of', async () => {
+    const { accessToken } = await grantDirectly('user_info api_key');
+    const key = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'direct', usageScenario: 'paid' });
+    const res = await fetch(`${server.baseUrl}/api/open/v1/${f.login}/tokens/${key.record.id}`, { headers: { Authorization: `Bearer ${accessToken}` } });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/invalid_token/);
   });
 });
