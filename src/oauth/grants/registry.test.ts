@@ -3,7 +3,8 @@ import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFixture } from '../../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../../test/support/server.ts';
-import { GRANTS, GRANT_TYPES, grantMetricsLabel } from './registry.ts';
+import type { Grant } from './grant.ts';
+import { GRANTS, GRANT_TYPES, grantMetricsLabel, grantsMetadata } from './registry.ts';
 
 // Walks the grant registry: every grant it lists is in both metadata documents, is accepted by the
 // token endpoint's validation (openapi.yaml's TokenRequest names it) and reaches the grant's own
@@ -33,6 +34,11 @@ describe('the grant registry', () => {
       expect(grantMetricsLabel(grant.type)).toBe(grant.metricsLabel);
     }
     expect(grantMetricsLabel('urn:example:not-a-grant')).toBe('other');
+  });
+
+  it('puts the endpoints a grant brings in the metadata, from the issuer', () => {
+    const device = { ...GRANTS[0]!, metadata: (base: string) => ({ device_authorization_endpoint: `${base}/oauth/device` }) } as Grant;
+    expect(grantsMetadata('https://as.example', [...GRANTS, device])).toEqual({ device_authorization_endpoint: 'https://as.example/oauth/device' });
   });
 
   it("openapi.yaml's TokenRequest grant_type lists every registered grant, and nothing else", () => {

@@ -17,8 +17,8 @@ export function extendedGrantTypes(): Record<string, Grant['handler']> {
 }
 
 /** What the grants add to a metadata document beside `grant_types_supported`: the endpoints they bring. */
-export function grantsMetadata(base: string): Partial<Metadata> {
-  return Object.assign({}, ...GRANTS.map((g) => g.metadata?.(base) ?? {})) as Partial<Metadata>;
+export function grantsMetadata(base: string, grants: readonly Grant[] = GRANTS): Partial<Metadata> {
+  return Object.assign({}, ...grants.map((g) => g.metadata?.(base) ?? {})) as Partial<Metadata>;
 }
 
 /** The metrics label of a request's `grant_type`: its grant's, or `other` (a bounded label set). */
