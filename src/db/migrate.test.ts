@@ -9,7 +9,7 @@ import { versionBytes } from '../workflows/versions.store.ts';
 // The tables of 0001_initial, then of later migrations.
 const TABLES = [...TABLES_IN_CREATION_ORDER, 'web_sessions', 'client_secrets', 'run_events', 'workflow_versions', ...HOOK_TABLES, 'workflow_schedules'];
 
-const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions', '0006_client_secrets', '0007_access_token_expiry', '0008_run_events', '0009_token_successors', '0010_access_scope', '0011_chain_revocation', '0012_workflow_versions', '0013_workflow_hooks', '0014_user_secrets', '0016_workflow_schedules', '0017_step_output_json', '0019_step_attempts', '0020_oidc_codes', '0021_id_token_alg', '0022_storage_quotas', '0023_callback_pausing', '0024_pkce_required', '0025_refresh_successor_pairs'];
+const ALL = ['0001_initial', '0002_run_logs_whole', '0003_seal_secrets', '0004_exact_collations', '0005_web_sessions', '0006_client_secrets', '0007_access_token_expiry', '0008_run_events', '0009_token_successors', '0010_access_scope', '0011_chain_revocation', '0012_workflow_versions', '0013_workflow_hooks', '0014_user_secrets', '0016_workflow_schedules', '0017_step_output_json', '0019_step_attempts', '0020_oidc_codes', '0021_id_token_alg', '0022_storage_quotas', '0023_callback_pausing', '0024_pkce_required', '0025_refresh_successor_pairs', '0026_tokens_without_authorization'];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {
   let t: TestDb;
@@ -180,5 +180,19 @@ describe.each(testDialects())('migrations on %s', (dialect) => {
       ['app_exempt', false],
     ]);
     await t.db('users').where({ id: owner_user_id }).delete();
+  });
+
+  it('0026 stores a token without an authorization (its user and client its own); rollback drops such tokens', async () => {
+    expect(await migrateLatest(t.db)).toEqual(ALL.slice(ALL.indexOf('0025_refresh_successor_pairs')));
+    const user_id = await insertReturningId(t.db, 'users', { login: 'm26', name: 'M', password_hash: 'x', created_at: 1000 });
+    const application_id = await insertReturningId(t.db, 'applications', { client_id: 'app_m26', owner_user_id: user_id, name: 'A', description: '', homepage: 'https://a.example', redirect_uri: 'https://a.example/cb', created_at: 2000 });
+    const token = (n: number) => ({ access_token_hash: `a${n}`, refresh_token_hash: `r${n}`, scope: 'user_info', access_expires_at: 3000, refresh_expires_at: 4000, created_at: 2000 });
+    await t.db('oauth_tokens').insert({ ...token(1), user_id, application_id });
+    expect(await t.db('oauth_tokens').where({ user_id, application_id }).whereNull('authorization_id').pluck('refresh_token_hash')).toEqual(['r1']);
+    expect(await migrateRollback(t.db)).toEqual(ALL.slice(ALL.indexOf('0025_refresh_successor_pairs')).reverse());
+    expect(await t.db('oauth_tokens').where({ refresh_token_hash: 'r1' }).count({ n: '*' }).first()).toMatchObject({ n: 0 });
+    await expect(t.db('oauth_tokens').insert(token(2))).rejects.toThrow();
+    expect(await migrateLatest(t.db)).toEqual(ALL.slice(ALL.indexOf('0025_refresh_successor_pairs')));
+    await t.db('users').where({ id: user_id }).delete();
   });
 });

@@ -23,6 +23,7 @@ import * as storageQuotas from './migrations/0022_storage_quotas.ts';
 import * as callbackPausing from './migrations/0023_callback_pausing.ts';
 import * as pkceRequired from './migrations/0024_pkce_required.ts';
 import * as refreshSuccessorPairs from './migrations/0025_refresh_successor_pairs.ts';
+import * as tokensWithoutAuthorization from './migrations/0026_tokens_without_authorization.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -60,6 +61,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0023_callback_pausing', callbackPausing],
     ['0024_pkce_required', pkceRequired],
     ['0025_refresh_successor_pairs', refreshSuccessorPairs],
+    ['0026_tokens_without_authorization', tokensWithoutAuthorization],
   ];
 }
 

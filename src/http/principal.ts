@@ -7,7 +7,8 @@ export type Principal =
       userId: number;
       applicationId: number;
       clientId: string;
-      authorizationId: number;
+      /** Null for a token of a grant that does not descend from a code (src/oauth/grants/registry.ts). */
+      authorizationId: number | null;
       /** The chain the token belongs to (the code it descends from), when known. */
       chainId?: number;
       scopes: string[];

@@ -30,11 +30,26 @@ export async function revokeAuthorization(db: Knex, authorizationId: number, now
 export async function revokeApplicationForUser(db: Knex, userId: number, applicationId: number, now: number): Promise<boolean> {
   return db.transaction(async (trx) => {
     const ids = (await trx('authorizations').where({ user_id: userId, application_id: applicationId }).whereNull('revoked_at').pluck('id')).map(Number);
-    if (ids.length === 0) return false;
-    await trx('authorizations').whereIn('id', ids).update({ revoked_at: now });
-    await trx('oauth_tokens').whereIn('authorization_id', ids).whereNull('revoked_at').update({ revoked_at: now, sealed_pair: null, sealed_until: null });
-    return true;
+    if (ids.length > 0) {
+      await trx('authorizations').whereIn('id', ids).update({ revoked_at: now });
+      await trx('oauth_tokens').whereIn('authorization_id', ids).whereNull('revoked_at').update({ revoked_at: now, sealed_pair: null, sealed_until: null });
+    }
+    const withoutAuthorization = await revokeTokensWithoutAuthorization(trx, userId, applicationId, now);
+    return ids.length > 0 || withoutAuthorization > 0;
   });
+}
+
+/**
+ * Revokes the tokens the user holds of the application from grants that do not descend from a code
+ * (stored without an authorization, migration 0026): the number revoked. Such a grant has no chain
+ * of its own (code_id), so a reuse of one of its refresh tokens revokes all of them.
+ */
+export async function revokeTokensWithoutAuthorization(db: Knex, userId: number, applicationId: number, now: number): Promise<number> {
+  return db('oauth_tokens')
+    .where({ application_id: applicationId, user_id: userId })
+    .whereNull('authorization_id')
+    .whereNull('revoked_at')
+    .update({ revoked_at: now, sealed_pair: null, sealed_until: null });
 }
 
 export interface AuthorizedApp {

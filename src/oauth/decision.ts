@@ -6,7 +6,7 @@ import { hashToken, newToken } from '../shared/crypto.ts';
 import { redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './authorize.ts';
 import { AuthorizePageError, AuthorizeRedirectError } from '../shared/errors.ts';
 import { authorizeErrorPage } from './consent.ts';
-import { GRANT_TYPES } from './model.ts';
+import { GRANT_TYPES } from './grants/registry.ts';
 import { joinScopes } from './scopes.ts';
 import { insertAuthorization } from './authorizations.store.ts';
 import { insertCode } from './store.ts';

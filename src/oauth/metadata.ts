@@ -3,10 +3,12 @@ import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
 import { SIGNING_ALGS } from '../open/signingKeys.ts';
 import { SUPPORTED_SCOPES } from './scopes.ts';
+import { GRANT_TYPES, grantsMetadata } from './grants/registry.ts';
 
 type Metadata = components['schemas']['AuthorizationServerMetadata'];
 type OpenIdConfiguration = components['schemas']['OpenIdConfiguration'];
 
+/** RFC 8414 2; the grant types, and the endpoints they bring, are the grant registry's (grants/registry.ts). */
 function authorizationServerMetadata(base: string): Metadata {
   return {
     issuer: base,
@@ -17,10 +19,11 @@ function authorizationServerMetadata(base: string): Metadata {
     userinfo_endpoint: `${base}/api/open/v1/userinfo`,
     scopes_supported: [...SUPPORTED_SCOPES],
     response_types_supported: ['code'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: [...GRANT_TYPES],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
+    ...grantsMetadata(base),
   };
 }
 

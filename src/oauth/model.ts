@@ -9,6 +9,7 @@ import { authenticateClient } from './clients.ts';
 import { signIdToken } from './idToken.ts';
 import { isVisibleAscii, type TokenForm } from './grants/form.ts';
 import { joinScopes, splitScope } from './scopes.ts';
+import { revokeTokensWithoutAuthorization } from './authorizations.store.ts';
 import * as chain from './chain.store.ts';
 import * as store from './store.ts';
 
@@ -18,8 +19,6 @@ import * as store from './store.ts';
 // authenticating the client costs no query of its own), and the grant's steps (grants/*.ts) find the
 // row in hand. No transaction: the conditional consumption of a code, and the unique successor of a
 // refresh token, decide on their own which of two concurrent requests wins.
-
-export const GRANT_TYPES = ['authorization_code', 'refresh_token'];
 
 /** A code as the grant reads it: the library's fields, and our row. */
 export type Code = OAuth2Server.AuthorizationCode & { row: store.CodeRow };
@@ -36,6 +35,22 @@ export type PairWithIdToken = OAuth2Server.Token & { id_token?: string };
  * pair kept: rotated before migration 0025, or sealed with a key-encryption key since retired).
  */
 export type Replay = { pair: PairWithIdToken } | { olderGeneration: number } | 'gone';
+
+/**
+ * A grant that does not descend from a code (device flow, token exchange): whom it was granted to,
+ * by which client, and its scope. Its pairs are stored without an authorization row, naming their
+ * user and client themselves (migration 0026); their refreshes rotate as any other's.
+ */
+export interface DirectGrant {
+  userId: number;
+  applicationId: number;
+  clientId: string;
+  /** The client's id_token_signed_response_alg, for an ID token when the scope has `openid`. */
+  idTokenAlg: string;
+  scope: string;
+  /** When the user authenticated (ms), if they did: a later ID token's auth_time. */
+  authTime: number | null;
+}
 
 /** The raw pair of a successor, as sealed with its row for the grace window. */
 interface SealedPair {
@@ -56,15 +71,20 @@ const SWEEP_MARGIN_MS = 60_000;
 export class TokenModel {
   readonly ctx: AppContext;
   readonly form: TokenForm;
+  /** The grant types every client may use: the registry's (grants/registry.ts), given by the token endpoint. */
+  readonly grantTypes: string[];
   /** The code or refresh token of the request, read by getClient. */
   private code: store.CodeRow | null = null;
   private refresh: store.RefreshTokenRow | null = null;
+  /** The grant of a grant type that does not descend from a code, as its class established it (grantedDirectly). */
+  private direct: DirectGrant | null = null;
   /** When the request came in: a replay that came in before its token's successor was used is no reuse (grants/refreshToken.ts). */
   readonly arrivedAt = Date.now();
 
-  constructor(ctx: AppContext, form: TokenForm) {
+  constructor(ctx: AppContext, form: TokenForm, grantTypes: readonly string[]) {
     this.ctx = ctx;
     this.form = form;
+    this.grantTypes = [...grantTypes];
   }
 
   /**
@@ -80,7 +100,7 @@ export class TokenModel {
       row?.clientId === clientId
         ? await clientSecretMatches(this.ctx, row.clientSecrets, clientSecret)
         : (await authenticateClient(this.ctx, clientId, clientSecret)) !== null;
-    return authenticated ? { id: clientId, grants: GRANT_TYPES } : null;
+    return authenticated ? { id: clientId, grants: this.grantTypes } : null;
   }
 
   private async readGrantRow(): Promise<store.CodeRow | store.RefreshTokenRow | null> {
@@ -91,6 +111,14 @@ export class TokenModel {
       this.refresh = await store.findTokenByRefreshHash(this.ctx.db, hashToken(refreshToken));
     }
     return this.code ?? this.refresh;
+  }
+
+  /**
+   * For a grant type that does not descend from a code: the grant its class established (after
+   * authenticating the client and checking what it was given), under which saveToken stores the pair.
+   */
+  grantedDirectly(grant: DirectGrant): void {
+    this.direct = grant;
   }
 
   /** The request's code, read with the client (getClient); null when there is none or its grant was revoked. */
@@ -104,7 +132,7 @@ export class TokenModel {
       scope: splitScope(row.scope),
       codeChallenge: row.codeChallenge ?? undefined,
       codeChallengeMethod: row.codeChallengeMethod ?? undefined,
-      client: { id: row.clientId, grants: GRANT_TYPES },
+      client: { id: row.clientId, grants: this.grantTypes },
       user: { id: row.userId },
       row,
     };
@@ -123,7 +151,7 @@ export class TokenModel {
       refreshToken,
       refreshTokenExpiresAt: new Date(row.refreshExpiresAt),
       scope: splitScope(row.scope),
-      client: { id: row.clientId, grants: GRANT_TYPES },
+      client: { id: row.clientId, grants: this.grantTypes },
       user: { id: row.userId },
       row,
     };
@@ -138,7 +166,13 @@ export class TokenModel {
   async revokeToken(token: Code | RefreshToken, why: string): Promise<boolean> {
     const { authorizationId } = token.row;
     const codeId = 'usedAt' in token.row ? token.row.id : token.row.codeId;
-    await chain.revokeChain(this.ctx.db, authorizationId, codeId, Date.now());
+    if (authorizationId === null) {
+      // A grant without an authorization (nor code): every such token of the user and client goes.
+      const { userId, applicationId } = token.row as store.RefreshTokenRow;
+      await revokeTokensWithoutAuthorization(this.ctx.db, userId, applicationId, Date.now());
+    } else {
+      await chain.revokeChain(this.ctx.db, authorizationId, codeId, Date.now());
+    }
     this.ctx.logger.warn({ authorizationId, codeId }, why);
     await revocationLease.settle();
     return true;
@@ -151,7 +185,7 @@ export class TokenModel {
 
   /** The scope asked for on refresh may only narrow the grant's (RFC 6749 6); a code's was checked at /oauth/authorize. */
   async validateScope(_user: OAuth2Server.User, _client: OAuth2Server.Client, scope?: string[]): Promise<string[] | false> {
-    const granted = splitScope(this.refresh?.scope ?? this.code?.scope);
+    const granted = splitScope(this.refresh?.scope ?? this.code?.scope ?? this.direct?.scope);
     if (scope === undefined) return granted;
     return scope.every((s) => granted.includes(s)) ? scope : false;
   }
@@ -223,7 +257,7 @@ export class TokenModel {
         accessTokenExpiresAt: new Date(successor.accessExpiresAt),
         refreshTokenExpiresAt: new Date(successor.refreshExpiresAt),
         scope: splitScope(successor.accessScope ?? successor.scope),
-        client: { id: token.client.id, grants: GRANT_TYPES },
+        client: { id: token.client.id, grants: this.grantTypes },
         user: token.user,
         ...(raw.id_token === undefined ? {} : { id_token: raw.id_token }),
       },
@@ -251,7 +285,7 @@ export class TokenModel {
    */
   async withIdToken<T extends OAuth2Server.Token>(pair: T): Promise<T & { id_token?: string }> {
     if (!(pair.scope ?? []).includes('openid')) return pair;
-    const source = (this.code ?? this.refresh)!;
+    const source = (this.code ?? this.refresh ?? this.direct)!;
     const id_token = await signIdToken(this.ctx, {
       userId: source.userId,
       clientId: source.clientId,
@@ -264,12 +298,12 @@ export class TokenModel {
   }
 
   private pairRow(token: OAuth2Server.Token): store.NewToken {
-    const source = (this.code ?? this.refresh)!;
+    const source = (this.code ?? this.refresh ?? this.direct)!;
     const grantScope = joinScopes(splitScope(source.scope));
     const scope = joinScopes(token.scope ?? []);
     return {
-      authorizationId: source.authorizationId,
-      codeId: this.code ? this.code.id : this.refresh!.codeId,
+      ...this.holder(),
+      codeId: this.code ? this.code.id : (this.refresh?.codeId ?? null),
       accessTokenHash: hashToken(token.accessToken),
       refreshTokenHash: hashToken(token.refreshToken!),
       scope: grantScope,
@@ -278,6 +312,17 @@ export class TokenModel {
       refreshExpiresAt: token.refreshTokenExpiresAt!.getTime(),
       createdAt: Date.now(),
     };
+  }
+
+  /**
+   * Whom a new pair is stored under: the authorization of the code it descends from (which names
+   * the user and client), or, for a grant that does not descend from a code (grantedDirectly, or a
+   * refresh of such a grant's token), no authorization and the user and client on the token itself.
+   */
+  private holder(): Pick<store.NewToken, 'authorizationId' | 'userId' | 'applicationId'> {
+    const held = this.direct ?? (this.refresh?.authorizationId === null ? this.refresh : null);
+    if (held) return { authorizationId: null, userId: held.userId, applicationId: held.applicationId };
+    return { authorizationId: (this.code ?? this.refresh)!.authorizationId };
   }
 
   /**

@@ -156,7 +156,7 @@ suite('concurrent rotations (one statement for the successors)', {}, ({ server, 
   async function rotateTogether(tokens: Array<{ refreshToken: string; revoked?: boolean; faulty?: boolean }>): Promise<Array<{ answered: boolean | 'error'; stored: boolean }>> {
     const db = server().ctx.db;
     const rows = await Promise.all(tokens.map(async (t) => (await findTokenByRefreshHash(db, hashToken(t.refreshToken)))!));
-    for (const [i, t] of tokens.entries()) if (t.revoked) await revokeAuthorization(db, rows[i]!.authorizationId, Date.now());
+    for (const [i, t] of tokens.entries()) if (t.revoked) await revokeAuthorization(db, rows[i]!.authorizationId!, Date.now());
     const successors = rows.map((row, i) => ({
       authorizationId: row.authorizationId,
       codeId: row.codeId,

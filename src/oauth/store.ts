@@ -1,9 +1,8 @@
 import type { Knex } from 'knex';
-import { isUniqueViolation } from '../db/insert.ts';
 import { retryConflicts } from '../db/transient.ts';
-import { answerOf, batched, batchedReads, togetherElseAlone, type Outcome } from '../db/batched.ts';
-import { dialectOf } from '../db/knex.ts';
+import { answerOf, batchedReads } from '../db/batched.ts';
 import { prepared, type PreparedQuery } from '../db/prepared.ts';
+import { insertSuccessorsCoalesced, insertSuccessorWithoutAuthorization, type NewToken } from './successors.store.ts';
 
 // The OAuth provider's SQL, named by intent. Times are epoch milliseconds (BIGINT).
 
@@ -126,7 +125,8 @@ const codeUsed = prepared<{ codeId: number; now: number }>('oauth_code_used', (d
 
 export interface TokenRow {
   id: number;
-  authorizationId: number;
+  /** Null for a token of a grant that does not descend from a code: it names its user and client itself (migration 0026). */
+  authorizationId: number | null;
   codeId: number | null;
   userId: number;
   applicationId: number;
@@ -145,17 +145,22 @@ export interface TokenRow {
   authTime: number | null;
 }
 
+/** A token's user: its authorization's, or its own when it has none (migration 0026). */
+const TOKEN_USER_ID = 'coalesce(z.user_id, t.user_id)';
+
 function tokenQuery(db: Knex) {
   return db('oauth_tokens as t')
-    .join('authorizations as z', 'z.id', 't.authorization_id')
-    .join('applications as a', 'a.id', 'z.application_id')
+    .leftJoin('authorizations as z', 'z.id', 't.authorization_id')
+    .join('applications as a', function () {
+      this.on('a.id', '=', db.raw('coalesce(z.application_id, t.application_id)'));
+    })
     .leftJoin('oauth_codes as c', 'c.id', 't.code_id')
     .select(
       't.id',
       't.authorization_id',
       't.code_id',
-      'z.user_id',
-      'z.application_id',
+      db.raw(`${TOKEN_USER_ID} as user_id`),
+      'a.id as application_id',
       'a.client_id', 'a.id_token_signed_response_alg',
       't.scope',
       't.access_scope',
@@ -173,7 +178,7 @@ function toToken(row: Record<string, unknown>): TokenRow {
   const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return {
     id: Number(row.id),
-    authorizationId: Number(row.authorization_id),
+    authorizationId: n(row.authorization_id),
     codeId: n(row.code_id),
     userId: Number(row.user_id),
     applicationId: Number(row.application_id),
@@ -206,10 +211,8 @@ export async function findTokenByRefreshHash(db: Knex, refreshHash: string): Pro
 }
 
 const MAX_HASHES_PER_READ = 32;
-// Batches of refresh reads and of rotations under way at once. One at a time, a rotation batch waited
-// for its commit's fsync (innodb_flush_log_at_trx_commit=1) and the next behind it: the refresh
-// grant's bottleneck; side by side they share InnoDB's group commit (issue 37, docs/benchmarks.md).
-const [REFRESH_READS_UNDER_WAY, ROTATIONS_UNDER_WAY] = [2, 4];
+// Batches of refresh reads under way at once (of rotations: successors.store.ts, docs/benchmarks.md).
+const REFRESH_READS_UNDER_WAY = 2;
 
 const tokenByRefreshHash = batchedReads(async (db: Knex, hashes: string[]) => {
   // Prepared for 1, 2, 4 ... 32 hashes (few shapes); the places a read does not need repeat its first hash.
@@ -271,36 +274,27 @@ export async function findTokenWithUserByAccessHash(db: Knex, accessHash: string
 
 const tokenWithUserByAccessHash = prepared<{ accessHash: string }>('oauth_token_with_user_by_access_hash', (db, param) =>
   tokenQuery(db)
-    .join('users as u', 'u.id', 'z.user_id')
+    .join('users as u', function () {
+      this.on('u.id', '=', db.raw(TOKEN_USER_ID));
+    })
     .select('u.login as user_login', 'u.name as user_name', 'u.avatar_url as user_avatar_url')
     .where('t.access_token_hash', param('accessHash'))
     .first(),
 );
 
-export interface NewToken {
-  authorizationId: number;
-  codeId: number | null;
-  accessTokenHash: string;
-  refreshTokenHash: string;
-  scope: string;
-  /** Null (or absent) when the access token has the grant's scope. */
-  accessScope?: string | null;
-  accessExpiresAt: number;
-  refreshExpiresAt: number;
-  createdAt: number;
-  /** A successor's raw pair, sealed for the grace window (chain.store.ts), and until when it is kept. */
-  sealedPair?: string | null; sealedUntil?: number | null;
-}
+export type { NewToken } from './successors.store.ts';
 
 export async function insertToken(db: Knex, token: NewToken): Promise<void> {
   const { sealedPair: _none, sealedUntil: _unsealed, ...row } = token; // a deadlock victim goes again (transient.ts):
-  await retryConflicts(() => tokenInsert.run(db, { ...row, accessScope: token.accessScope ?? null }));
+  await retryConflicts(() => tokenInsert.run(db, { ...row, accessScope: token.accessScope ?? null, userId: token.userId ?? null, applicationId: token.applicationId ?? null }));
 }
 
 const tokenInsert = prepared<Omit<NewToken, 'sealedPair' | 'sealedUntil'>>('oauth_token_insert', (db, param) =>
   db('oauth_tokens').insert({
     authorization_id: param('authorizationId'),
     code_id: param('codeId'),
+    user_id: param('userId'),
+    application_id: param('applicationId'),
     access_token_hash: param('accessTokenHash'),
     refresh_token_hash: param('refreshTokenHash'),
     scope: param('scope'),
@@ -319,78 +313,6 @@ const tokenInsert = prepared<Omit<NewToken, 'sealedPair' | 'sealedUntil'>>('oaut
  * so an error fails only the rotation it belongs to.
  */
 export async function insertSuccessorToken(db: Knex, token: NewToken, rotatedFromId: number): Promise<boolean> {
+  if (token.authorizationId === null) return insertSuccessorWithoutAuthorization(db, token, rotatedFromId);
   return answerOf(await insertSuccessorsCoalesced(db, { ...token, accessScope: token.accessScope ?? null, sealedPair: token.sealedPair ?? null, sealedUntil: token.sealedUntil ?? null, rotatedFromId }));
-}
-
-type Successor = NewToken & { accessScope: string | null; sealedPair: string | null; sealedUntil: number | null; rotatedFromId: number };
-
-const MAX_SUCCESSORS_PER_INSERT = 32;
-
-const insertSuccessorsCoalesced = batched(async (db: Knex, successors: Successor[]) => {
-  const calls = [];
-  for (let i = 0; i < successors.length; i += MAX_SUCCESSORS_PER_INSERT) calls.push(insertSuccessors(db, successors.slice(i, i + MAX_SUCCESSORS_PER_INSERT)));
-  return (await Promise.all(calls)).flat();
-}, { parallel: ROTATIONS_UNDER_WAY });
-
-/**
- * Stores the successors whose grants stand, in one statement: whether each was stored. When the
- * statement stored nothing (a token rotated meanwhile or presented twice in this batch, a deadlock
- * with a revocation of one of its grants, a row at fault), each goes again alone (of two with one
- * token, the first wins), so only a row at fault fails.
- */
-function insertSuccessors(db: Knex, successors: Successor[]): Promise<Outcome<boolean>[]> {
-  return togetherElseAlone(successors, async (some) => {
-    let stored: number;
-    try {
-      // A deadlock victim (MariaDB's 1467 on the AUTO-INC lock this holds) goes again (transient.ts).
-      const params = Object.fromEntries(some.flatMap((s, i) => SUCCESSOR_FIELDS.map((f) => [`${f}${i}`, s[f]])));
-      stored = await retryConflicts(() => successorsInsertStatement(some.length).run(db, params));
-    } catch (err) {
-      if (some.length === 1 && isUniqueViolation(err)) return [false];
-      throw err;
-    }
-    if (stored === some.length) return some.map(() => true);
-    // A grant was revoked meanwhile (its select found no row): the others were stored, so an error
-    // here is not the statement's and is not tried again.
-    try {
-      const storedHashes = new Set((await db('oauth_tokens').whereIn('refresh_token_hash', some.map((s) => s.refreshTokenHash)).pluck('refresh_token_hash')).map(String));
-      return some.map((s) => storedHashes.has(s.refreshTokenHash));
-    } catch (err) {
-      return some.map(() => ({ failed: err }));
-    }
-  });
-}
-
-const SUCCESSOR_FIELDS = ['codeId', 'accessTokenHash', 'refreshTokenHash', 'scope', 'accessScope', 'accessExpiresAt', 'refreshExpiresAt', 'createdAt', 'rotatedFromId', 'sealedPair', 'sealedUntil', 'authorizationId'] as const;
-
-type SuccessorsInsert = PreparedQuery<Record<string, string | number | null>, Record<string, unknown>>;
-const successorsInsertStatements = new Map<number, SuccessorsInsert>();
-
-/**
- * INSERT ... SELECT (MySQL and PostgreSQL alike), which the builder cannot write with a column
- * list: one select per successor, each finding its grant's row only while the grant stands.
- * Prepared for each count of rows (1 to 32). PostgreSQL types a UNION's untyped parameters as
- * text, so there the integers say they are bigints.
- */
-function successorsInsertStatement(count: number): SuccessorsInsert {
-  let query = successorsInsertStatements.get(count);
-  if (!query) {
-    query = prepared(`oauth_token_successors_insert_${count}`, (db, param) => {
-      const pg = dialectOf(db) === 'pg';
-      const int = pg ? '?::bigint' : '?';
-      // The token rotated must not be revoked (a chain's revocation, chain.store.ts), read under a
-      // share lock: a revocation that updates it waits for this insert, and this insert waits for a
-      // revocation under way, then sees it revoked.
-      const stands = `exists (select 1 from oauth_tokens p where p.id = ${int} and p.revoked_at is null ${pg ? 'for share' : 'lock in share mode'})`;
-      const select = `select id, ${int}, ?, ?, ?, ?, ${int}, ${int}, ${int}, ${int}, ?, ${int} from authorizations where id = ? and revoked_at is null and ${stands}`;
-      return db.raw(
-        `insert into oauth_tokens
-           (authorization_id, code_id, access_token_hash, refresh_token_hash, scope, access_scope, access_expires_at, refresh_expires_at, created_at, rotated_from_id, sealed_pair, sealed_until)
-         ${Array.from({ length: count }, () => select).join(' union all ')}`,
-        Array.from({ length: count }, (_, i) => [...SUCCESSOR_FIELDS.map((f) => param(`${f}${i}`)), param(`rotatedFromId${i}`)]).flat(),
-      );
-    });
-    successorsInsertStatements.set(count, query);
-  }
-  return query;
 }

@@ -4,9 +4,8 @@ import type { AppContext } from '../context.ts';
 import { invalidClient, OAuthError, twoClientCredentials, type OAuthErrorCode } from '../shared/errors.ts';
 import { countTokenGrant } from '../ops/metrics.ts';
 import { clientCredentials, type ClientCredentials } from './clientAuth.ts';
-import { AuthorizationCodeGrant } from './grants/authorizationCode.ts';
 import type { TokenForm } from './grants/form.ts';
-import { RefreshTokenGrant } from './grants/refreshToken.ts';
+import { extendedGrantTypes, GRANT_TYPES, grantMetricsLabel } from './grants/registry.ts';
 import { TokenModel } from './model.ts';
 
 // POST /api/open/oauth/token (RFC 6749 3.2), served by @node-oauth/oauth2-server's
@@ -21,7 +20,7 @@ export function token(ctx: AppContext): RequestHandler {
     // The model's saveToken answers expires_in: the configured lifetime (RFC 6749 5.1).
     allowExtendedTokenAttributes: true,
     alwaysIssueNewRefreshToken: true,
-    extendedGrantTypes: { authorization_code: AuthorizationCodeGrant, refresh_token: RefreshTokenGrant },
+    extendedGrantTypes: extendedGrantTypes(),
   };
   return async (req, res) => {
     const form = req.body as TokenForm;
@@ -32,17 +31,17 @@ export function token(ctx: AppContext): RequestHandler {
       // library would silently prefer Basic).
       if (credentials.secondMethod) throw twoClientCredentials();
       // The library's typings ask every model for every handler's methods; its token handler calls these.
-      const model = new TokenModel(ctx, form) as unknown as OAuth2Server.ServerOptions['model'];
+      const model = new TokenModel(ctx, form, GRANT_TYPES) as unknown as OAuth2Server.ServerOptions['model'];
       const response = new OAuth2Server.Response();
       await new OAuth2Server({ ...options, model }).token(libraryRequest(req, credentials), response).catch((err: unknown) => {
         throw fromLibrary(err);
       });
       body = response.body;
     } catch (err) {
-      countTokenGrant(form.grant_type, err instanceof OAuthError ? err.error : 'server_error');
+      countTokenGrant(grantMetricsLabel(form.grant_type), err instanceof OAuthError ? err.error : 'server_error');
       throw err;
     }
-    countTokenGrant(form.grant_type, 'granted');
+    countTokenGrant(grantMetricsLabel(form.grant_type), 'granted');
     // RFC 6749 5.1: the response must not be cached.
     res.set('Cache-Control', 'no-store').set('Pragma', 'no-cache').status(200).json(body);
   };

@@ -48,9 +48,12 @@ export async function issueProxyToken(
   namespace: string,
   id: number,
 ): Promise<AccessTokenDetail> {
+  // A proxy token stands on an authorization (its `aid`): a grant stored without one has none to issue.
+  const authorizationId = principal.authorizationId;
+  if (authorizationId === null) throw invalidAccessToken();
   const signingKey = await keyRing(ctx).signingKey(PROXY_TOKEN_ALG);
   const token = await principalLease(ctx).principal('issuance', issuanceLeaseKey(principal, namespace, id), async () => {
-    const found = await findTokenForIssuance(ctx.db, { userId: principal.userId, namespace: canonicalName(namespace), id, authorizationId: principal.authorizationId });
+    const found = await findTokenForIssuance(ctx.db, { userId: principal.userId, namespace: canonicalName(namespace), id, authorizationId });
     // Refusals are never cached (only shared with requests that arrive during this read): not
     // found is the lease's null, the others have answers of their own and are thrown.
     if (!found) return null;
@@ -63,7 +66,7 @@ export async function issueProxyToken(
   const proxy = await signProxyToken(ctx, signingKey, {
     userId: principal.userId,
     clientId: principal.clientId,
-    authorizationId: principal.authorizationId,
+    authorizationId,
     chainId: principal.chainId,
     accessTokenId: token.id,
     namespace: token.namespace,

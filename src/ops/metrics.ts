@@ -69,11 +69,9 @@ new Counter({
   },
 });
 
-const GRANT_TYPES = new Set(['authorization_code', 'refresh_token', 'client_credentials', 'password']);
-
-/** Counts one answer of the token endpoint. */
-export function countTokenGrant(grantType: unknown, outcome: string): void {
-  tokenGrants.inc({ grant_type: typeof grantType === 'string' && GRANT_TYPES.has(grantType) ? grantType : 'other', outcome });
+/** Counts one answer of the token endpoint, under its grant's label (the grant registry's, src/oauth/grants/registry.ts). */
+export function countTokenGrant(grantLabel: string, outcome: string): void {
+  tokenGrants.inc({ grant_type: grantLabel, outcome });
 }
 
 /** Records a run this process finished (its final status and duration). */

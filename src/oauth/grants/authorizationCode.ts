@@ -3,6 +3,7 @@ import type OAuth2Server from '@node-oauth/oauth2-server';
 import { safeEqual } from '../../shared/crypto.ts';
 import { invalidGrant, invalidRequest } from '../../shared/errors.ts';
 import type { Code } from '../model.ts';
+import type { Grant } from './grant.ts';
 import { isVisibleAscii } from './form.ts';
 import { ModelGrant } from './modelGrant.ts';
 
@@ -72,6 +73,9 @@ export class AuthorizationCodeGrant extends ModelGrant {
     };
   }
 }
+
+/** The registry's entry (registry.ts): RFC 6749 4.1, issuing under the code's authorization. */
+export const authorizationCode: Grant = { type: 'authorization_code', handler: AuthorizationCodeGrant, metricsLabel: 'authorization_code' };
 
 /** RFC 7636 4.1: 43-128 unreserved characters. */
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;

@@ -1,6 +1,7 @@
 import type OAuth2Server from '@node-oauth/oauth2-server';
 import { invalidGrant, invalidRequest, invalidScope } from '../../shared/errors.ts';
 import type { RefreshToken } from '../model.ts';
+import type { Grant } from './grant.ts';
 import { isVisibleAscii } from './form.ts';
 import { ModelGrant } from './modelGrant.ts';
 
@@ -110,3 +111,6 @@ export class RefreshTokenGrant extends ModelGrant {
     };
   }
 }
+
+/** The registry's entry (registry.ts): RFC 6749 6, for the refresh tokens of every other grant. */
+export const refreshToken: Grant = { type: 'refresh_token', handler: RefreshTokenGrant, metricsLabel: 'refresh_token' };

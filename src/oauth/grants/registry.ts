@@ -1,0 +1,27 @@
+import type { Grant, Metadata } from './grant.ts';
+import { authorizationCode } from './authorizationCode.ts';
+import { refreshToken } from './refreshToken.ts';
+
+// The grant types this server offers, one module each: the token endpoint (token.ts), both
+// metadata documents (metadata.ts) and the metrics read this list. A grant that does not descend
+// from a code stores its tokens without an authorization row (TokenModel#grantedDirectly).
+
+export const GRANTS: readonly Grant[] = [authorizationCode, refreshToken];
+
+/** Every registered `grant_type`, as the library's clients carry them (`client.grants`). */
+export const GRANT_TYPES: string[] = GRANTS.map((g) => g.type);
+
+/** The library's `extendedGrantTypes`: every grant's class by its name. */
+export function extendedGrantTypes(): Record<string, Grant['handler']> {
+  return Object.fromEntries(GRANTS.map((g) => [g.type, g.handler]));
+}
+
+/** What the grants add to a metadata document beside `grant_types_supported`: the endpoints they bring. */
+export function grantsMetadata(base: string, grants: readonly Grant[] = GRANTS): Partial<Metadata> {
+  return Object.assign({}, ...grants.map((g) => g.metadata?.(base) ?? {})) as Partial<Metadata>;
+}
+
+/** The metrics label of a request's `grant_type`: its grant's, or `other` (a bounded label set). */
+export function grantMetricsLabel(grantType: unknown): string {
+  return GRANTS.find((g) => g.type === grantType)?.metricsLabel ?? 'other';
+}
