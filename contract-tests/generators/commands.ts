@@ -1,5 +1,5 @@
 // Each generator's command, as docs/generators.md prints it and as `npm run test:generators` runs
-// it (test/contract/generatorGuide.test.ts holds the guide to these): `openapi.yaml` stands for the
+// it (test/contract/generatorGuide.unit.test.ts holds the guide to these): `openapi.yaml` stands for the
 // contract and the output folder is the integrator's choice.
 
 export const OPENAPI_GENERATOR_VERSION = '7.25.0';

@@ -88,7 +88,7 @@ describe('run budgets', () => {
   it("the audit's crash workflow (45 parallel range loops) fails with compute_limit at a template node; the process lives", async () => {
     const run = await runToEnd(alice, graphOf(Array.from({ length: 45 }, () => RANGE_BOMB)));
     expect(run).toMatchObject({ status: 'failed', error: { code: 'compute_limit', node_id: expect.stringMatching(/^t\d+$/) } });
-    // Out of its heap, or past this server's small run budget first (the heap's limit alone: pool.test.ts).
+    // Out of its heap, or past this server's small run budget first (the heap's limit alone: pool.unit.test.ts).
     expect(run.error!.message).toMatch(/COMPUTE_HEAP_MB|RUN_COMPUTE_MAX_MS/);
     expect(run.logs.find((s) => s.node_id === run.error!.node_id)).toMatchObject({ status: 'failed', error: { code: 'compute_limit' } });
     // Still answering, and runs still run.

@@ -241,7 +241,7 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       expect(response.headers.get('preference-applied')).toBe('wait=30');
       expect(data!.data).toMatchObject({ status: 'completed', output: { result: 'slow answer' } });
       expect(data!.data.logs).toHaveLength(3);
-      expect(heard).toContain(started.id); // the worker's NOTIFY, the waiter's wake-up (waiting.test.ts)
+      expect(heard).toContain(started.id); // the worker's NOTIFY, the waiter's wake-up (waiting.unit.test.ts)
     });
 
     it("a process tells its own waiters of a run's end at once, and every process by NOTIFY", async () => {

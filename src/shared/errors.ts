@@ -37,7 +37,7 @@ export type ProblemStatus = keyof typeof problemTypes;
 /**
  * Every problem the service answers with, by its own stable `code` (what clients branch on, as
  * fastify's lib/errors.js names each error), and its status. openapi.yaml's Problem.code lists
- * exactly these (src/shared/errors.test.ts checks); a code, once published, never changes meaning.
+ * exactly these (src/shared/errors.unit.test.ts checks); a code, once published, never changes meaning.
  */
 export const PROBLEM_CODES = {
   invalid_request: 400, invalid_field: 400, invalid_run_inputs: 400, invalid_schedule: 400, invalid_if_match: 400, unstorable_text: 400, callback_url_refused: 400,

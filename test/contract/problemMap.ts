@@ -1,5 +1,5 @@
 // Which problem codes each operation of openapi.yaml can answer, read from the service's source
-// with the TypeScript compiler (no server, no database): see operationProblems.test.ts for why, and for
+// with the TypeScript compiler (no server, no database): see operationProblems.unit.test.ts for why, and for
 // what it cannot see.
 //
 // A problem is made in one place: `new Problem('some_code', ...)` (src/shared/errors.ts and the

@@ -68,7 +68,7 @@ function enumNameProblems(site: EnumSite): string[] {
   names.forEach((name, i) => {
     if (typeof name !== 'string' || !UPPER_SNAKE.test(name)) problems.push(`${pointer}: name ${JSON.stringify(name)} is not UPPER_SNAKE`);
     const expected = expectedName(values[i]);
-    if (!expected) problems.push(`${pointer}: no name can be read off ${JSON.stringify(values[i])}: add it to SYMBOL_NAMES (test/contract/enumNames.test.ts)`);
+    if (!expected) problems.push(`${pointer}: no name can be read off ${JSON.stringify(values[i])}: add it to SYMBOL_NAMES (test/contract/enumNames.unit.test.ts)`);
     else if (name !== expected) problems.push(`${pointer}: ${JSON.stringify(values[i])} is named ${JSON.stringify(name)}, not ${expected}`);
   });
   const repeated = names.filter((n, i) => names.indexOf(n) !== i);
