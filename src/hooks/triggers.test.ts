@@ -1,22 +1,17 @@
 // Trigger URLs (issue 34 item 2) through a real HTTP server, a real store (PostgreSQL; MariaDB too
 // when TEST_MYSQL_URL is set) and a real pg-boss queue with an in-process worker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
+import type { ApiClient, Schemas } from '../../client/src/index.ts';
 import type { AppContext } from '../context.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
 import { hashToken } from '../shared/crypto.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
+import { workflowsClient } from '../../test/support/workflowUsers.ts';
 
 type TriggerWithUrl = Schemas['TriggerWithUrl'];
 
-async function clientFor(server: TestServer, login: string): Promise<ApiClient> {
-  const user = await createUser(server.ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(server.ctx, { userId: user.id, namespace: login, name: 'hooks', usageScenario: 'paid', permissions: ['workflows'] });
-  return createApiClient(server.baseUrl, { bearer: token });
-}
+const clientFor = (server: TestServer, login: string) => workflowsClient(server.ctx, server.baseUrl, login);
 
 async function createWorkflow(client: ApiClient): Promise<string> {
   const { data, error } = await client.POST('/api/workflows', { body: { name: 'hooked', ...seedGraph('echo') } });

@@ -3,11 +3,10 @@
 // error, this process (the API and the worker) lives, and another user's runs complete while the
 // heavy ones run. PostgreSQL only: what is proved is the executor's budgets, not the store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
+import type { ApiClient, Schemas } from '../../client/src/index.ts';
 import type { AppContext } from '../context.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { workflowsClient } from '../../test/support/workflowUsers.ts';
 
 type RunDetail = Schemas['RunDetail'];
 type Graph = Required<Pick<Schemas['WorkflowCreate'], 'nodes' | 'edges'>>;
@@ -17,11 +16,7 @@ const CAPTURE_DOUBLING = '{% assign s = "x" %}{% for i in (1..28) %}{% capture s
 /** Tens of ms of rendering: far under every per-call limit, so only a run's budgets stop a chain of them. */
 const BUSY = '{% for i in (1..100000) %}{% endfor %}';
 
-async function clientFor(ctx: AppContext, login: string): Promise<ApiClient> {
-  const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'budgets', usageScenario: 'paid', permissions: ['workflows'] });
-  return createApiClient(ctx.config.BASE_URL, { bearer: token });
-}
+const clientFor = (ctx: AppContext, login: string) => workflowsClient(ctx, ctx.config.BASE_URL, login);
 
 /** text_input `text` -> each of `templates` (in parallel, or a chain) -> text_output. */
 function graphOf(templates: string[], shape: 'parallel' | 'chain' = 'parallel'): Graph {

@@ -3,21 +3,13 @@
 // fails with too_many_steps, too_many_items or too_many_events; a wide map stores a few event rows
 // (its items' steps send none: `node.progress` counts them), not some per item.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
-import type { AppContext } from '../context.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
+import type { ApiClient, Schemas } from '../../client/src/index.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { workflowsClient } from '../../test/support/workflowUsers.ts';
 
 type Node = Schemas['WorkflowNode'];
 type Edge = Schemas['WorkflowEdge'];
-
-async function clientFor(ctx: AppContext, baseUrl: string, login: string): Promise<ApiClient> {
-  const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'runs', usageScenario: 'paid', permissions: ['workflows'] });
-  return createApiClient(baseUrl, { bearer: token });
-}
 
 /** A map body: the item through a template to the output (`steps` 2 or 3 nodes). */
 function body(steps: 2 | 3 = 3, inner?: Record<string, unknown>): { nodes: Node[]; edges: Edge[] } {
@@ -51,7 +43,7 @@ describe.each(testDialects())('bounded fan-out on %s', (dialect) => {
 
   beforeAll(async () => {
     server = await startTestServer({ dialect, runs: true, env: { RUN_MAX_STEPS: '500', RUN_MAX_ITEMS: '300', RUN_MAX_EVENTS: '100' } });
-    alice = await clientFor(server.ctx, server.baseUrl, 'fanout-alice');
+    alice = await workflowsClient(server.ctx, server.baseUrl, 'fanout-alice');
   });
   afterAll(async () => {
     await server?.close();

@@ -3,24 +3,16 @@
 // not ended. Real HTTP server, real stores (PostgreSQL; MariaDB too with TEST_MYSQL_URL), a real
 // queue and worker; the fake provider holds one run unfinished for as long as the test needs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient } from '../../client/src/index.ts';
-import type { AppContext } from '../context.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
+import type { ApiClient } from '../../client/src/index.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startFakeOpenAI, type FakeOpenAI, replyGate } from '../../test/support/fakeOpenAI.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { purgeRuns, purgeRunsPastCount } from './retention.ts';
+import { workflowsClient } from '../../test/support/workflowUsers.ts';
 
 const KEEP = 3;
 const DAY_MS = 86_400_000;
-
-async function clientFor(ctx: AppContext, baseUrl: string, login: string): Promise<ApiClient> {
-  const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'retention', usageScenario: 'paid', permissions: ['workflows'] });
-  return createApiClient(baseUrl, { bearer: token });
-}
 
 describe.each(testDialects())('run retention on %s', (dialect) => {
   let server: TestServer;
@@ -63,8 +55,8 @@ describe.each(testDialects())('run retention on %s', (dialect) => {
     Number(((await server.ctx.db(table).whereIn('run_id', runIds).count({ n: '*' }).first()) as { n: number | string }).n);
 
   it('keeps each user\'s newest USER_MAX_STORED_RUNS finished runs, then purges by RUN_RETENTION_DAYS, never an unfinished run', async () => {
-    const alice = await clientFor(server.ctx, server.baseUrl, 'retention-alice');
-    const bob = await clientFor(server.ctx, server.baseUrl, 'retention-bob');
+    const alice = await workflowsClient(server.ctx, server.baseUrl, 'retention-alice');
+    const bob = await workflowsClient(server.ctx, server.baseUrl, 'retention-bob');
     const aliceWf = await workflowOf(alice);
     const bobWf = await workflowOf(bob);
     const aliceRuns: string[] = [];

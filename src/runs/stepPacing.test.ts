@@ -2,22 +2,14 @@
 // and queue: one user's wide map waits its turns while another user's run goes through at once,
 // /metrics counts the steps that waited, and a cancel stops the waiting steps.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
-import type { AppContext } from '../context.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
+import type { Schemas } from '../../client/src/index.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { workflowsClient } from '../../test/support/workflowUsers.ts';
 
 type Node = Schemas['WorkflowNode'];
 
 const METRICS_TOKEN = 'metrics-token-for-pacing-tests-0123456789';
 const RATE = 5;
-
-async function clientFor(ctx: AppContext, baseUrl: string, login: string): Promise<ApiClient> {
-  const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'runs', usageScenario: 'paid', permissions: ['workflows'] });
-  return createApiClient(baseUrl, { bearer: token });
-}
 
 /** list -> a map of `items` items, each item -> template -> output (3 steps an item) -> output. */
 const wideMap = {
@@ -69,8 +61,8 @@ describe("a user's steps are paced (USER_STEPS_PER_SECOND)", () => {
   };
 
   it("waits one user's steps past the pace while another user's run goes through, and a cancel stops them", async () => {
-    const alice = await clientFor(server.ctx, server.baseUrl, 'pace-alice');
-    const bob = await clientFor(server.ctx, server.baseUrl, 'pace-bob');
+    const alice = await workflowsClient(server.ctx, server.baseUrl, 'pace-alice');
+    const bob = await workflowsClient(server.ctx, server.baseUrl, 'pace-bob');
     const wide = (await alice.POST('/api/workflows', { body: wideMap })).data!.data.id;
     const one = (await bob.POST('/api/workflows', { body: oneNode })).data!.data.id;
     const before = await pacedSteps();

@@ -3,21 +3,13 @@
 // `<node>.<its node>`), a `map` runs one per item; a cycle or another user's workflow is a 422 at
 // save, and a called workflow gone by run time fails the node with workflow_not_found.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
-import type { AppContext } from '../context.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
+import type { ApiClient, Schemas } from '../../client/src/index.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { workflowsClient } from '../../test/support/workflowUsers.ts';
 
 type Node = Schemas['WorkflowNode'];
 type Edge = Schemas['WorkflowEdge'];
-
-async function clientFor(ctx: AppContext, baseUrl: string, login: string): Promise<ApiClient> {
-  const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'runs', usageScenario: 'paid', permissions: ['workflows'] });
-  return createApiClient(baseUrl, { bearer: token });
-}
 
 async function save(client: ApiClient, name: string, nodes: Node[], edges: Edge[]) {
   const { data, error, response } = await client.POST('/api/workflows', { body: { name, nodes, edges } });
@@ -53,8 +45,8 @@ describe.each(testDialects())('workflow and map nodes calling workflows on %s', 
 
   beforeAll(async () => {
     server = await startTestServer({ dialect, runs: true });
-    alice = await clientFor(server.ctx, server.baseUrl, 'alice');
-    bob = await clientFor(server.ctx, server.baseUrl, 'bob');
+    alice = await workflowsClient(server.ctx, server.baseUrl, 'alice');
+    bob = await workflowsClient(server.ctx, server.baseUrl, 'bob');
   });
   afterAll(async () => {
     await server?.close();

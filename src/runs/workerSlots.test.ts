@@ -2,19 +2,11 @@
 // slot of RUN_CONCURRENCY, so another user's run starts while theirs wait in the queue. Real HTTP
 // server, store and queue; the fake provider holds the first user's calls until the test lets go.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient } from '../../client/src/index.ts';
-import type { AppContext } from '../context.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
+import type { ApiClient } from '../../client/src/index.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { startFakeOpenAI, type FakeOpenAI, replyGate } from '../../test/support/fakeOpenAI.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
-
-async function clientFor(ctx: AppContext, baseUrl: string, login: string): Promise<ApiClient> {
-  const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'runs', usageScenario: 'paid', permissions: ['workflows'] });
-  return createApiClient(baseUrl, { bearer: token });
-}
+import { workflowsClient } from '../../test/support/workflowUsers.ts';
 
 describe("a user's share of worker slots", () => {
   let server: TestServer;
@@ -50,8 +42,8 @@ describe("a user's share of worker slots", () => {
   }
 
   it("one user's runs hold at most USER_MAX_WORKER_SLOTS: another user's run goes through while theirs wait", async () => {
-    const alice = await clientFor(server.ctx, server.baseUrl, 'slots-alice');
-    const bob = await clientFor(server.ctx, server.baseUrl, 'slots-bob');
+    const alice = await workflowsClient(server.ctx, server.baseUrl, 'slots-alice');
+    const bob = await workflowsClient(server.ctx, server.baseUrl, 'slots-bob');
     const slow = await workflow(alice, 'llama-3');
     const aliceRuns = [await start(alice, slow), await start(alice, slow), await start(alice, slow)];
     // alice's first run reaches the provider and stays there; with both slots hers, bob's would wait for it.

@@ -2,24 +2,18 @@
 // (the retention rule keeps pinned versions) and USER_MAX_STORED_BYTES, through a real HTTP server
 // and real stores (PostgreSQL; MariaDB too when TEST_MYSQL_URL is set), with the typed client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
-import type { AppContext } from '../context.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
+import type { ApiClient, Schemas } from '../../client/src/index.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { storedBytes } from './quotas.ts';
+import { workflowsUser } from '../../test/support/workflowUsers.ts';
 
 const MAX_WORKFLOWS = 3;
 const MAX_VERSIONS = 3;
 const MAX_BYTES = 30_000;
 
-async function clientFor(ctx: AppContext, baseUrl: string, login: string): Promise<{ client: ApiClient; userId: number }> {
-  const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'quotas', usageScenario: 'paid', permissions: ['workflows'] });
-  return { client: createApiClient(baseUrl, { bearer: token }), userId: user.id };
-}
+const clientFor = workflowsUser;
 
 describe.each(testDialects())('storage quotas of workflows on %s', (dialect) => {
   let server: TestServer;
