@@ -12,6 +12,6 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
-  // The console's script runs in the browser, as a classic script (src/platform/assets/).
-  { files: ['src/platform/assets/**/*.js'], languageOptions: { globals: globals.browser, sourceType: 'script' } },
+  // The console's script runs in the browser, as a classic script (src/console/assets/).
+  { files: ['src/console/assets/**/*.js'], languageOptions: { globals: globals.browser, sourceType: 'script' } },
 );

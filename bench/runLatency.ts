@@ -13,8 +13,8 @@ import type { AppContext } from '../src/context.ts';
 import { openDatabase, resolveQueueUrl } from '../src/db/connect.ts';
 import { createApp } from '../src/app.ts';
 import { createLogger } from '../src/http/logger.ts';
-import { createAccessToken } from '../src/platform/accessTokens.ts';
-import { createUser } from '../src/platform/users.ts';
+import { createAccessToken } from '../src/accounts/accessTokens.ts';
+import { createUser } from '../src/accounts/users.ts';
 import { startRunMachinery } from '../src/runs/machinery.ts';
 
 const count = Number(process.argv[2] ?? 50);

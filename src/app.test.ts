@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccessToken } from './platform/accessTokens.ts';
-import { createUser } from './platform/users.ts';
+import { createAccessToken } from './accounts/accessTokens.ts';
+import { createUser } from './accounts/users.ts';
 import { startTestServer, type TestServer } from '../test/support/server.ts';
 import { testDialects } from '../test/support/db.ts';
 

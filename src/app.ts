@@ -24,8 +24,8 @@ import { oauthErrors, oauthOperations, oauthPagePaths, oauthPagesRouter } from '
 import { authenticateProxyToken, looksLikeJwt } from './open/proxyTokenAuth.ts';
 import { openOperations } from './open/router.ts';
 import { serverlessErrors, serverlessOperations } from './serverless/router.ts';
-import { authenticateApiKey, looksLikeApiKey } from './platform/apiKeyAuth.ts';
-import { platformPageErrors, platformPagePaths, platformPagesRouter } from './platform/pages/router.ts';
+import { authenticateApiKey, looksLikeApiKey } from './accounts/apiKeyAuth.ts';
+import { platformPageErrors, platformPagePaths, platformPagesRouter } from './console/pages/router.ts';
 import { workflowOperations, workflowValidationErrors } from './workflows/router.ts';
 import { secretOperations } from './secrets/router.ts';
 import { workflowVersionOperations } from './workflows/versionsRouter.ts';

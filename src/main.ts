@@ -10,8 +10,8 @@ import { createLogger } from './http/logger.ts';
 import { createHttpServer } from './http/server.ts';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { DEMO, seedDemo, type DemoSeed } from './platform/seed.ts';
-import { anyUserExists } from './platform/users.ts';
+import { DEMO, seedDemo, type DemoSeed } from './accounts/seed.ts';
+import { anyUserExists } from './accounts/users.ts';
 import { startRunMachinery } from './runs/machinery.ts';
 import { setPasswordHashCost } from './shared/crypto.ts';
 

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { hashToken } from '../shared/crypto.ts';
-import { createUser } from '../platform/users.ts';
+import { createUser } from '../accounts/users.ts';
 import { TEST_SECRETS_KEY } from '../../test/support/secrets.ts';
 import { Browser, logIn } from '../../test/support/oauthFlow.ts';
 import { startTestServer } from '../../test/support/server.ts';

@@ -5,12 +5,12 @@ import { loadConfig } from '../config.ts';
 import { migrateLatest, migrateRollback } from '../db/migrate.ts';
 import { sealAllSecrets } from '../db/sealedSecrets.ts';
 import { isSigningAlg, KEY_PUBLISHED_AHEAD_MS, rotateSigningKeys, SIGNING_ALGS } from '../open/signingKeys.ts';
-import { createAccessToken, DAY_MS, deleteAccessToken, listAccessTokens, listAccessTokensOfUser, MAX_TOKEN_EXPIRY_DAYS } from '../platform/accessTokens.ts';
-import { addClientSecret, clientSecretsOf, createApp, deleteClientSecret, findAppByClientId, setPkceRequired, updateApp, type Application } from '../platform/apps.ts';
-import { addMember, createOrg } from '../platform/orgs.ts';
-import { DEMO, seedDemo } from '../platform/seed.ts';
-import { createUser, deleteUser, findUserByLogin, setPassword } from '../platform/users.ts';
-import { isSessionId, listUserSessions, revokeUserSessions, SESSION_ID_LENGTH } from '../platform/webSessions.ts';
+import { createAccessToken, DAY_MS, deleteAccessToken, listAccessTokens, listAccessTokensOfUser, MAX_TOKEN_EXPIRY_DAYS } from '../accounts/accessTokens.ts';
+import { addClientSecret, clientSecretsOf, createApp, deleteClientSecret, findAppByClientId, setPkceRequired, updateApp, type Application } from '../accounts/apps.ts';
+import { addMember, createOrg } from '../accounts/orgs.ts';
+import { DEMO, seedDemo } from '../accounts/seed.ts';
+import { createUser, deleteUser, findUserByLogin, setPassword } from '../accounts/users.ts';
+import { isSessionId, listUserSessions, revokeUserSessions, SESSION_ID_LENGTH } from '../accounts/webSessions.ts';
 import { clientNotFound, demoExists, demoInProduction, lastClientSecret, Problem, userNotFound } from '../shared/errors.ts';
 import type { SealerContext } from '../context.ts';
 /** Each command: its usage line, what it does (for --help), the options it takes and needs, and its work. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
-import { createUser } from '../platform/users.ts';
+import { createUser } from '../accounts/users.ts';
 import { prepared } from './prepared.ts';
 
 describe.each(testDialects())('prepared queries on %s', (dialect) => {

@@ -6,8 +6,8 @@ import { createTestDb, testDialects, type TestDb } from '../../test/support/db.t
 import { Browser, logIn } from '../../test/support/oauthFlow.ts';
 import { startTestServer } from '../../test/support/server.ts';
 import { keyRing } from '../open/signingKeys.ts';
-import { loadSessionKey } from '../platform/sessionKey.ts';
-import { createUser } from '../platform/users.ts';
+import { loadSessionKey } from '../accounts/sessionKey.ts';
+import { createUser } from '../accounts/users.ts';
 import { createSealer, kekId } from '../shared/sealing.ts';
 import { migrateLatest } from './migrate.ts';
 

@@ -1,5 +1,5 @@
 import type { DbContext } from '../context.ts';
-import { findAppByClientId, verifyClientSecret, type Application } from '../platform/apps.ts';
+import { findAppByClientId, verifyClientSecret, type Application } from '../accounts/apps.ts';
 
 // The OAuth clients are the platform's registered applications, read through its service.
 

@@ -4,7 +4,7 @@
 // store's consumption of the code and its insertion of tokens wait at gates the test opens.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApiClient } from '../../client/src/index.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
+import { createAccessToken } from '../accounts/accessTokens.ts';
 import { hashToken } from '../shared/crypto.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { Browser, createFixture, discover, formFields, logIn, PKCE, withPkce, type Fixture } from '../../test/support/oauthFlow.ts';

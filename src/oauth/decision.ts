@@ -1,7 +1,7 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
-import { authTimeOf, csrfValid } from '../platform/session.ts';
+import { authTimeOf, csrfValid } from '../accounts/session.ts';
 import { hashToken, newToken } from '../shared/crypto.ts';
 import { redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './authorize.ts';
 import { AuthorizePageError, AuthorizeRedirectError } from '../shared/errors.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newToken } from '../shared/crypto.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
+import { createAccessToken } from '../accounts/accessTokens.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { createFixture, discover, obtainTokens, type Fixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';

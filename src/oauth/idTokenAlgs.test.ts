@@ -2,8 +2,8 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { keyRing, rotateSigningKeys } from '../open/signingKeys.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { findAppByClientId, updateApp } from '../platform/apps.ts';
+import { createAccessToken } from '../accounts/accessTokens.ts';
+import { findAppByClientId, updateApp } from '../accounts/apps.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { authorizeInBrowser, Browser, createFixture, logIn, type Fixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';

@@ -1,5 +1,5 @@
 import { AuthorizeRedirectError } from '../shared/errors.ts';
-import { authTimeOf, loginUrl, type WebSession } from '../platform/session.ts';
+import { authTimeOf, loginUrl, type WebSession } from '../accounts/session.ts';
 import type { AuthorizeRequest } from './authorize.ts';
 
 // Which page a valid authorization request needs before a code is issued (OpenID Connect Core

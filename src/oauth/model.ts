@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type OAuth2Server from '@node-oauth/oauth2-server';
 import type { AppContext } from '../context.ts';
-import { clientSecretMatches } from '../platform/apps.ts';
+import { clientSecretMatches } from '../accounts/apps.ts';
 import { hashToken, newToken } from '../shared/crypto.ts';
 import { SealingError } from '../shared/sealing.ts';
 import { revocationLease } from '../shared/principalLease.ts';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/db.ts';
 import { authorizeInBrowser, Browser, createFixture, logIn, PKCE, type Fixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
-import { findAppByClientId, setPkceRequired } from '../platform/apps.ts';
+import { findAppByClientId, setPkceRequired } from '../accounts/apps.ts';
 
 // PKCE for every client (RFC 9700 2.1.1: confidential clients too). A request without
 // code_challenge is refused the RFC 6749 4.1.2.1 way (a redirect with error=invalid_request),

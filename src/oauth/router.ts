@@ -5,8 +5,8 @@ import { htmlPages, oauthJson, type ErrorSurface } from '../http/errorDialects.t
 import type { Operations } from '../http/operations.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { AuthorizePageError, AuthorizeRedirectError, OAuthError, tokenRateLimited } from '../shared/errors.ts';
-import { errorPage } from '../platform/views/errorPage.ts';
-import { authTimeOf, csrfToken, sessionMiddleware } from '../platform/session.ts';
+import { errorPage } from '../console/views/errorPage.ts';
+import { authTimeOf, csrfToken, sessionMiddleware } from '../accounts/session.ts';
 import { redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './authorize.ts';
 import { authorizeErrorPage, consentPage } from './consent.ts';
 import { basicCredentials } from './clientAuth.ts';
@@ -17,7 +17,7 @@ import { findStandingGrant } from './authorizations.store.ts';
 import { getAuthorizationServerMetadata, getOpenIdConfiguration } from './metadata.ts';
 import { revokeToken } from './revoke.ts';
 import { token } from './token.ts';
-import { findUserById } from '../platform/users.ts';
+import { findUserById } from '../accounts/users.ts';
 
 /**
  * The authorization endpoint is a page, not part of the API contract: it must answer some invalid

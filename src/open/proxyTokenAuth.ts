@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.ts';
 import type { PrincipalOf } from '../http/principal.ts';
-import { isExpired, markAccessTokenUsed } from '../platform/accessTokens.ts';
+import { isExpired, markAccessTokenUsed } from '../accounts/accessTokens.ts';
 import { principalLease } from '../shared/principalLease.ts';
 import { verifyProxyToken } from './proxyTokens.ts';
 import { findStandingGrant } from './store.ts';

@@ -2,7 +2,7 @@ import { createHash, randomUUID, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { CompactSign, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { AppContext } from '../context.ts';
-import type { UsageScenario } from '../platform/accessTokens.ts';
+import type { UsageScenario } from '../accounts/accessTokens.ts';
 import { isLowSSignature, toLowS } from './lowS.ts';
 import { keyRing, PROXY_TOKEN_ALG } from './signingKeys.ts';
 

@@ -11,10 +11,10 @@ import { createTestDb, testDialects, type TestDb } from '../../test/support/db.t
 import { TEST_SECRETS_KEY } from '../../test/support/secrets.ts';
 import { createSealer } from '../shared/sealing.ts';
 import { signingKeyContext } from '../db/sealedSecrets.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
+import { createAccessToken } from '../accounts/accessTokens.ts';
+import { createUser } from '../accounts/users.ts';
 import { insertAuthorization } from '../oauth/authorizations.store.ts';
-import { createApp as createApplication } from '../platform/apps.ts';
+import { createApp as createApplication } from '../accounts/apps.ts';
 import { signProxyToken, verifyProxyToken } from './proxyTokens.ts';
 import { KEY_PUBLISHED_AHEAD_MS, keyRing, publishedJwks, rotateSigningKeys, SIGNING_ALGS, type RotatedKey } from './signingKeys.ts';
 

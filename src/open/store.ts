@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import type { UsageScenario } from '../platform/accessTokens.ts';
+import type { UsageScenario } from '../accounts/accessTokens.ts';
 import { prepared } from '../db/prepared.ts';
-import { usableNamespaces } from '../platform/namespaces.ts';
+import { usableNamespaces } from '../accounts/namespaces.ts';
 
 // The open interfaces' SQL, named by intent. Each function is one round trip on primary keys.
 

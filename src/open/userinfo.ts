@@ -3,8 +3,8 @@ import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
 import { principalOf } from '../http/principal.ts';
 import { userGone } from '../shared/errors.ts';
-import { listOrgsForUser } from '../platform/orgs.ts';
-import { findUserById } from '../platform/users.ts';
+import { listOrgsForUser } from '../accounts/orgs.ts';
+import { findUserById } from '../accounts/users.ts';
 
 type UserInfo = components['schemas']['UserInfo'];
 type Organization = components['schemas']['Organization'];

@@ -6,7 +6,7 @@ import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createFixture, discover, obtainTokens } from '../../test/support/oauthFlow.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { createApiClient } from '../../client/src/index.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
+import { createAccessToken } from '../accounts/accessTokens.ts';
 import { axeViolations } from '../../test/support/axe.ts';
 import { logInPage } from '../../test/support/chromium.ts';
 

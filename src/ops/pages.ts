@@ -5,11 +5,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { type Router } from 'express';
 import type { AppContext } from '../context.ts';
-import { html } from '../platform/html.ts';
-import { pageUser } from '../platform/pages/common.ts';
-import { sessionMiddleware } from '../platform/session.ts';
-import type { PageUser } from '../platform/views/format.ts';
-import { layout } from '../platform/views/layout.ts';
+import { html } from '../console/html.ts';
+import { pageUser } from '../console/pages/common.ts';
+import { sessionMiddleware } from '../accounts/session.ts';
+import type { PageUser } from '../console/views/format.ts';
+import { layout } from '../console/views/layout.ts';
 
 const redocBundle = path.join(path.dirname(createRequire(import.meta.url).resolve('redoc/package.json')), 'bundles', 'redoc.standalone.js');
 

@@ -3,8 +3,8 @@
 // problem body past it), and a run's new events are read once per process for all its streams.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../context.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
+import { createAccessToken } from '../accounts/accessTokens.ts';
+import { createUser } from '../accounts/users.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';

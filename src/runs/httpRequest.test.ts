@@ -6,8 +6,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
+import { createAccessToken } from '../accounts/accessTokens.ts';
+import { createUser } from '../accounts/users.ts';
 import { putSecret } from '../secrets/service.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 

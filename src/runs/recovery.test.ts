@@ -4,8 +4,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
+import { createAccessToken } from '../accounts/accessTokens.ts';
+import { createUser } from '../accounts/users.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient } from '../../client/src/index.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
+import { createAccessToken } from '../accounts/accessTokens.ts';
+import { createUser } from '../accounts/users.ts';
 
 // RunStep.attempts (issue 35 item 2): each llm_call step says how many times it called its model
 // provider, its retries included, whether it ended completed or failed; a node that calls no

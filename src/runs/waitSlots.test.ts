@@ -5,8 +5,8 @@
 // unfinished until the test releases them, so nothing depends on timing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient } from '../../client/src/index.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
+import { createAccessToken } from '../accounts/accessTokens.ts';
+import { createUser } from '../accounts/users.ts';
 import { startFakeOpenAI, type FakeOpenAI, replyGate } from '../../test/support/fakeOpenAI.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/db.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
-import { createAccessToken, deleteAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
+import { createAccessToken, deleteAccessToken } from '../accounts/accessTokens.ts';
+import { createUser } from '../accounts/users.ts';
 
 // The serverless gateway with a raw access token, and its OpenAI-shaped errors. (Proxy tokens:
 // src/open/tokens.test.ts.)

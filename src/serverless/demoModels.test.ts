@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
+import { createAccessToken } from '../accounts/accessTokens.ts';
+import { createUser } from '../accounts/users.ts';
 
 // The gateway serves the demo models (echo-slow, echo-fail[-N]) exactly when DEMO_MODELS is on,
 // as a workflow's llm_call does (issue 35 item 4): one model router for both.

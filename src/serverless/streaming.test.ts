@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testDialects } from '../../test/support/db.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
-import { createAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
+import { createAccessToken } from '../accounts/accessTokens.ts';
+import { createUser } from '../accounts/users.ts';
 
 // The gateway as OpenAI's own SDK (the `openai` npm package) uses it: streamed (`stream: true`,
 // OpenAI's SSE chunks) and whole, and a provider's rate limit passed on as a 429.

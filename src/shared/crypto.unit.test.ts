@@ -30,7 +30,7 @@ describe('tokens, hashes and passwords', () => {
     const first = await hashPassword('hunter22');
     const second = await hashPassword('hunter22');
     expect(first).not.toBe(second);
-    // The suite's lowered cost (test/support/passwordCost.ts); the default is proven in platform/passwordHashing.test.ts.
+    // The suite's lowered cost (test/support/passwordCost.ts); the default is proven in accounts/passwordHashing.test.ts.
     expect(first.startsWith('scrypt$1024$8$1$')).toBe(true);
     expect(await verifyPassword('hunter22', first)).toBe(true);
     expect(await verifyPassword('hunter23', first)).toBe(false);

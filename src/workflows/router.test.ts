@@ -5,8 +5,8 @@ import { createApiClient, type ApiClient, type Schemas } from '../../client/src/
 import { startTestServer } from '../../test/support/server.ts';
 import { testDialects } from '../../test/support/db.ts';
 import type { AppContext } from '../context.ts';
-import { createAccessToken, deleteAccessToken } from '../platform/accessTokens.ts';
-import { createUser } from '../platform/users.ts';
+import { createAccessToken, deleteAccessToken } from '../accounts/accessTokens.ts';
+import { createUser } from '../accounts/users.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 
 type WorkflowNode = Schemas['WorkflowNode'];

@@ -6,7 +6,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLiveService, type LiveService } from '../../contract-tests/liveService.ts';
 import { adminCli, freePort } from '../support/processes.ts';
-import { DEMO } from '../../src/platform/seed.ts';
+import { DEMO } from '../../src/accounts/seed.ts';
 import { Browser as HttpBrowser, authorizeInBrowser, logIn } from '../support/oauthFlow.ts';
 
 // The example third-party app (examples/third-party-app) walked in a real browser (Debian's

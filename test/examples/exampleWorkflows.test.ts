@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
-import { createAccessToken } from '../../src/platform/accessTokens.ts';
-import { createUser } from '../../src/platform/users.ts';
+import { createAccessToken } from '../../src/accounts/accessTokens.ts';
+import { createUser } from '../../src/accounts/users.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 

@@ -5,7 +5,7 @@
 // the window by a lock on its grant is still retried safely.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../client/src/index.ts';
-import { createAccessToken } from '../../src/platform/accessTokens.ts';
+import { createAccessToken } from '../../src/accounts/accessTokens.ts';
 import { hashToken } from '../../src/shared/crypto.ts';
 import { testDialects } from '../support/db.ts';
 import { createFixture, discover, obtainTokens, type Fixture } from '../support/oauthFlow.ts';

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as crypto from '../../src/shared/crypto.ts';
 import type * as RealCrypto from '../../src/shared/crypto.ts';
-import { matchClientSecret } from '../../src/platform/apps.ts';
-import { verifyLogin } from '../../src/platform/users.ts';
-import { createAccessToken } from '../../src/platform/accessTokens.ts';
+import { matchClientSecret } from '../../src/accounts/apps.ts';
+import { verifyLogin } from '../../src/accounts/users.ts';
+import { createAccessToken } from '../../src/accounts/accessTokens.ts';
 import { testDialects } from '../support/db.ts';
 import { authorizeInBrowser, Browser, createFixture, logIn, PKCE } from '../support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccessToken } from '../../src/platform/accessTokens.ts';
-import { createUser } from '../../src/platform/users.ts';
+import { createAccessToken } from '../../src/accounts/accessTokens.ts';
+import { createUser } from '../../src/accounts/users.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { testDialects } from '../support/db.ts';
 

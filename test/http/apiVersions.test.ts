@@ -1,8 +1,8 @@
 // `Api-Version` (openapi.yaml info.description; src/http/apiVersions.ts): a client generated from
 // 1.0.0 or 1.1.0 gets answers in that release's shape; without the header, the newest.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccessToken } from '../../src/platform/accessTokens.ts';
-import { createUser } from '../../src/platform/users.ts';
+import { createAccessToken } from '../../src/accounts/accessTokens.ts';
+import { createUser } from '../../src/accounts/users.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { testDialects } from '../support/db.ts';
 
@@ -47,7 +47,6 @@ describe.each(testDialects())('Api-Version (%s)', (dialect) => {
       headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...(version ? { 'Api-Version': version } : {}) },
     });
     // The answers of several operations and versions, read as plain JSON.
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     return { status: res.status, version: res.headers.get('api-version'), type: res.headers.get('content-type'), body: (await res.json()) as Record<string, any> };
   };
 

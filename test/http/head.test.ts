@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccessToken } from '../../src/platform/accessTokens.ts';
-import { createUser } from '../../src/platform/users.ts';
+import { createAccessToken } from '../../src/accounts/accessTokens.ts';
+import { createUser } from '../../src/accounts/users.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 // The 405 answers promise HEAD wherever GET is allowed (`Allow: GET, HEAD`); RFC 9110 9.3.2: HEAD

@@ -1,7 +1,7 @@
 import type * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccessToken } from '../../src/platform/accessTokens.ts';
-import { createUser } from '../../src/platform/users.ts';
+import { createAccessToken } from '../../src/accounts/accessTokens.ts';
+import { createUser } from '../../src/accounts/users.ts';
 import { createFixture, discover, obtainTokens } from '../support/oauthFlow.ts';
 import { seedGraph } from '../support/seedWorkflow.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';

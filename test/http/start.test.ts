@@ -7,7 +7,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { removeEmbeddedPostgresData } from '../../src/db/embedded.ts';
-import { getOrCreateSecret } from '../../src/platform/secrets.ts';
+import { getOrCreateSecret } from '../../src/accounts/secrets.ts';
 import { createSealer, kekId } from '../../src/shared/sealing.ts';
 import { createTestDb, testDialects, type TestDb } from '../support/db.ts';
 import { freePort, waitForReady } from '../support/processes.ts';

@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { createApiClient, type ApiClient } from '../../client/src/index.ts';
-import { DEMO, seedDemo, type DemoSeed } from '../../src/platform/seed.ts';
+import { DEMO, seedDemo, type DemoSeed } from '../../src/accounts/seed.ts';
 import { launchChromium, logInPage, SCREEN_WIDTHS } from './chromium.ts';
 import { startTestServer, type TestServer } from './server.ts';
 

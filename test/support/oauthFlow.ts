@@ -4,8 +4,8 @@
 import { createHash } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import type { Knex } from 'knex';
-import { createApp } from '../../src/platform/apps.ts';
-import { createUser } from '../../src/platform/users.ts';
+import { createApp } from '../../src/accounts/apps.ts';
+import { createUser } from '../../src/accounts/users.ts';
 
 /** fetch with a cookie jar and manual redirects, like a browser that shows us each hop. */
 export class Browser {

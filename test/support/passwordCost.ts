@@ -3,7 +3,7 @@
 // per hash on a quiet machine, seconds under load). Child processes keep their configuration's
 // PASSWORD_HASH_COST (17 unless a test passes TEST_PASSWORD_HASH_COST, as the admin CLI tests do).
 // One test proves the default and the upgrade of cheaper hashes at login:
-// src/platform/passwordHashing.test.ts.
+// src/accounts/passwordHashing.test.ts.
 import { setPasswordHashCost } from '../../src/shared/crypto.ts';
 
 export const TEST_PASSWORD_HASH_COST = 10;

@@ -2,8 +2,8 @@
 // permission in a namespace named after the login, and a client generated from the contract.
 import { createApiClient, type ApiClient } from '../../client/src/index.ts';
 import type { AppContext } from '../../src/context.ts';
-import { createAccessToken } from '../../src/platform/accessTokens.ts';
-import { createUser } from '../../src/platform/users.ts';
+import { createAccessToken } from '../../src/accounts/accessTokens.ts';
+import { createUser } from '../../src/accounts/users.ts';
 
 export async function workflowsUser(ctx: AppContext, baseUrl: string, login: string): Promise<{ client: ApiClient; userId: number }> {
   const user = await createUser(ctx, { login, password: 'correct horse battery' });

@@ -1,7 +1,7 @@
 // Fixtures for the fault tests, made through the same service functions the admin CLI uses.
 import type { Knex } from 'knex';
-import { createAccessToken } from '../../../src/platform/accessTokens.ts';
-import { createUser } from '../../../src/platform/users.ts';
+import { createAccessToken } from '../../../src/accounts/accessTokens.ts';
+import { createUser } from '../../../src/accounts/users.ts';
 import { seedGraph } from '../../support/seedWorkflow.ts';
 
 export { seedGraph };

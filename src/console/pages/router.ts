@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+import { Router } from 'express';
+import type { AppContext } from '../../context.ts';
+import type { SharedRateLimiter } from '../../http/sharedRateLimiter.ts';
+import { htmlPages, type ErrorSurface } from '../../http/errorDialects.ts';
+import { requireUser, sessionMiddleware } from '../../accounts/session.ts';
+import { errorPage } from '../views/errorPage.ts';
+import { accessTokensRouter } from './accessTokens.ts';
+import { applicationsRouter } from './applications.ts';
+import { authorizationsRouter } from './authorizations.ts';
+import { csrfProtect } from './common.ts';
+import { loginRouter } from './login.ts';
+import { passwordRouter } from './password.ts';
+import { signupRouter } from './signup.ts';
+import { organizationsRouter } from './organizations.ts';
+import { runControlsRouter } from './runControls.ts';
+import { callbackPagesRouter } from './callbacks.ts';
+import { workflowDeletionRouter } from './workflowDeletion.ts';
+import { workflowEditorRouter } from './workflowEditor.ts';
+import { workflowPagesRouter } from './workflows.ts';
+
+// Server-rendered platform pages: login/logout, the settings for applications, raw access
+// tokens and authorized apps, and the user's workflows and runs, one module per area. Every form
+// carries a CSRF token bound to the session; views are pure functions in ../views/.
+
+/** The platform's pages: not part of the API contract, so the validator leaves them alone. */
+export const platformPagePaths = /^\/(login|logout|signup|settings|workflows|assets)(\/|$)/;
+
+export const platformPageErrors: ErrorSurface = { paths: platformPagePaths, dialect: htmlPages(errorPage) };
+
+/** The console's one stylesheet and its progressive-enhancement script (src/console/assets/), read once at start. */
+const asset = (name: string) => readFileSync(new URL(`../assets/${name}`, import.meta.url), 'utf8');
+const STYLESHEET = asset('app.css');
+/** The console's scripts, by name: every page's (console.js) and the workflow editor's builder. */
+const SCRIPTS = new Map(['console.js', 'editor.js', 'editor-fields.js'].map((name) => [name, asset(name)]));
+
+/** `runStarts`: the per-user run quotas' count (USER_RUNS_PER_MINUTE), shared with the API's runs. */
+export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimiter): Router {
+  const router = Router();
+  const session = sessionMiddleware(ctx);
+  const csrf = csrfProtect(ctx);
+
+  router.get('/assets/app.css', (_req, res) => {
+    res.type('css').set('Cache-Control', 'public, max-age=3600').send(STYLESHEET);
+  });
+  router.get('/assets/:script', (req, res, next) => {
+    const script = SCRIPTS.get(req.params.script);
+    if (!script) return next();
+    res.type('js').set('Cache-Control', 'public, max-age=3600').send(script);
+  });
+  router.use(loginRouter(ctx, session, csrf), signupRouter(ctx, session, csrf));
+
+  router.use('/settings', session, requireUser, csrf);
+  router.get('/settings', (_req, res) => res.redirect(303, '/settings/applications'));
+  router.use(applicationsRouter(ctx), accessTokensRouter(ctx), authorizationsRouter(ctx), organizationsRouter(ctx), passwordRouter(ctx));
+
+  router.use('/workflows', session, requireUser, csrf);
+  // The editor first: /workflows/new is not a workflow's id.
+  router.use(workflowEditorRouter(ctx), workflowPagesRouter(ctx, runStarts), runControlsRouter(ctx, runStarts), workflowDeletionRouter(ctx), callbackPagesRouter(ctx));
+  return router;
+}
