@@ -52,9 +52,21 @@ const LOGIN = 'bench';
 const PG_STATS_SETTLE_MS = 1100;
 const PASSWORD = 'load-test-passphrase-1';
 
-export async function provision(options: Options, stores: Stores, service: Service, probes: Probes, rows: RunRows): Promise<Bench> {
+export async function provision(
+  options: Options,
+  stores: Stores,
+  service: Service,
+  probes: Probes,
+  rows: RunRows,
+): Promise<Bench> {
   const { baseUrl, env } = service;
-  const { app, key } = provisionThroughCli(env, { label: 'Bench', login: LOGIN, password: PASSWORD, redirectUri: REDIRECT_URI, appDescription: 'npm run bench' });
+  const { app, key } = provisionThroughCli(env, {
+    label: 'Bench',
+    login: LOGIN,
+    password: PASSWORD,
+    redirectUri: REDIRECT_URI,
+    appDescription: 'npm run bench',
+  });
   const clientAuth = basic(app.client_id, app.client_secret);
   const browser = new Browser(baseUrl);
   const loggedIn = await logIn(browser, LOGIN, PASSWORD);

@@ -5,7 +5,15 @@
 // theirs.
 import { once } from 'node:events';
 import { adminCli } from '../test/support/processes.ts';
-import { freshMysqlDatabase, freshPgDatabase, spawnNode, startService, onCleanup, type Service, type Stores } from './processes.ts';
+import {
+  freshMysqlDatabase,
+  freshPgDatabase,
+  spawnNode,
+  startService,
+  onCleanup,
+  type Service,
+  type Stores,
+} from './processes.ts';
 
 const WORKER_START_MS = 60_000;
 
@@ -32,7 +40,8 @@ async function startWorker(env: NodeJS.ProcessEnv): Promise<{ pid: number; stop(
     child.kill('SIGTERM');
     await once(child, 'exit');
     const problems = text.split('\n').filter((l) => /"level":(50|60)/.test(l));
-    if (problems.length) console.error(`a worker logged ${problems.length} errors, e.g.:\n${problems.slice(0, 3).join('\n')}`);
+    if (problems.length)
+      console.error(`a worker logged ${problems.length} errors, e.g.:\n${problems.slice(0, 3).join('\n')}`);
   };
   onCleanup(stop);
   const deadline = Date.now() + WORKER_START_MS;
@@ -55,9 +64,27 @@ export async function startCluster(stores: Stores): Promise<Cluster> {
   // The first API process migrates the store; the others share its SECRETS_KEY.
   const first = await startService(own, { env: { RUN_WORKER: 'false' } });
   const shared = { RUN_WORKER: 'false', SECRETS_KEY: first.env.SECRETS_KEY! };
-  const [second, ...workers] = await Promise.all([startService(own, { env: shared }), startWorker(first.env), startWorker(first.env)]);
+  const [second, ...workers] = await Promise.all([
+    startService(own, { env: shared }),
+    startWorker(first.env),
+    startWorker(first.env),
+  ]);
   adminCli(first.env, 'user', 'create', '--login', 'scale', '--password', 'bench-password-1', '--name', 'Scale User');
-  const key = adminCli(first.env, 'token', 'create', '--user', 'scale', '--namespace', 'scale', '--name', 'scale key', '--usage-scenario', 'paid', '--permission', 'workflows') as { token: string };
+  const key = adminCli(
+    first.env,
+    'token',
+    'create',
+    '--user',
+    'scale',
+    '--namespace',
+    'scale',
+    '--name',
+    'scale key',
+    '--usage-scenario',
+    'paid',
+    '--permission',
+    'workflows',
+  ) as { token: string };
   const stop = async () => {
     await Promise.all([first.stop(), second.stop(), ...workers.map((w) => w.stop())]);
   };

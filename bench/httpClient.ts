@@ -16,12 +16,25 @@ export function percentile(sorted: number[], p: number): number {
 /** Sends requests on `agent` to any base URL and resolves with the status and the whole body. */
 export function sender(agent: http.Agent) {
   const parsed = new Map<string, URL>(); // parsed once per base: the generator's CPU is measured too
-  return (baseUrl: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Reply> =>
+  return (
+    baseUrl: string,
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body?: string,
+  ): Promise<Reply> =>
     new Promise((resolve, reject) => {
       let base = parsed.get(baseUrl);
       if (!base) parsed.set(baseUrl, (base = new URL(baseUrl)));
       const req = http.request(
-        { host: base.hostname, port: base.port, method, path, agent, headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } },
+        {
+          host: base.hostname,
+          port: base.port,
+          method,
+          path,
+          agent,
+          headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) },
+        },
         (res) => {
           let text = '';
           res.setEncoding('utf8');

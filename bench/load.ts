@@ -16,7 +16,8 @@ import type { LoadResult, LoadSpec } from './types.ts';
 
 function client(baseUrl: string, connections: number) {
   const send = sender(new http.Agent({ keepAlive: true, maxSockets: connections }));
-  return (method: string, path: string, headers: Record<string, string>, body?: string): Promise<Reply> => send(baseUrl, method, path, headers, body);
+  return (method: string, path: string, headers: Record<string, string>, body?: string): Promise<Reply> =>
+    send(baseUrl, method, path, headers, body);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -62,7 +63,10 @@ async function runChains(
   return { latencies, errors, elapsedMs: performance.now() - start, exhausted };
 }
 
-function summarize(r: { latencies: number[]; errors: number; elapsedMs: number }, extra: Partial<LoadResult> = {}): LoadResult {
+function summarize(
+  r: { latencies: number[]; errors: number; elapsedMs: number },
+  extra: Partial<LoadResult> = {},
+): LoadResult {
   const sorted = [...r.latencies].sort((a, b) => a - b);
   return {
     requests: sorted.length,
@@ -111,12 +115,22 @@ async function refresh(spec: Extract<LoadSpec, { kind: 'refresh' }>): Promise<Lo
   const send = client(spec.url, spec.connections);
   const path = new URL(spec.url).pathname;
   const tokens = [...spec.refreshTokens];
-  const headers = { authorization: spec.authorization, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
-  if (tokens.length < spec.connections) throw new Error(`refresh load: ${tokens.length} refresh tokens for ${spec.connections} chains`);
+  const headers = {
+    authorization: spec.authorization,
+    'content-type': 'application/x-www-form-urlencoded',
+    accept: 'application/json',
+  };
+  if (tokens.length < spec.connections)
+    throw new Error(`refresh load: ${tokens.length} refresh tokens for ${spec.connections} chains`);
   let broken = 0;
   const r = await runChains(spec.connections, spec.durationSeconds * 1000, async (loop) => {
     const token = tokens[loop]!;
-    const reply = await send('POST', path, headers, new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }).toString());
+    const reply = await send(
+      'POST',
+      path,
+      headers,
+      new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }).toString(),
+    );
     if (reply.status !== 200) {
       // A chain whose token was refused cannot go on: that is an error and the end of this chain only;
       // the other chains keep their tokens and run for the whole duration.
@@ -126,21 +140,39 @@ async function refresh(spec: Extract<LoadSpec, { kind: 'refresh' }>): Promise<Lo
     tokens[loop] = (JSON.parse(reply.body) as { refresh_token: string }).refresh_token;
     return 'ok';
   });
-  return summarize(r, { note: broken ? `${broken} of ${spec.connections} chains broke (refused token), the rest ran on` : undefined });
+  return summarize(r, {
+    note: broken ? `${broken} of ${spec.connections} chains broke (refused token), the rest ran on` : undefined,
+  });
 }
 
 async function codes(spec: Extract<LoadSpec, { kind: 'codes' }>): Promise<LoadResult> {
   const send = client(spec.url, spec.connections);
   const path = new URL(spec.url).pathname;
-  const headers = { authorization: spec.authorization, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+  const headers = {
+    authorization: spec.authorization,
+    'content-type': 'application/x-www-form-urlencoded',
+    accept: 'application/json',
+  };
   let next = 0;
   const r = await runChains(spec.connections, spec.durationSeconds * 1000, async () => {
     const code = spec.codes[next++];
     if (code === undefined) return 'exhausted';
-    const reply = await send('POST', path, headers, new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: spec.redirectUri, ...(spec.codeVerifier ? { code_verifier: spec.codeVerifier } : {}) }).toString());
+    const reply = await send(
+      'POST',
+      path,
+      headers,
+      new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: spec.redirectUri,
+        ...(spec.codeVerifier ? { code_verifier: spec.codeVerifier } : {}),
+      }).toString(),
+    );
     return reply.status === 200 ? 'ok' : 'error';
   });
-  return summarize(r, { note: r.exhausted ? `all ${spec.codes.length} codes used in ${r.elapsedMs.toFixed(0)} ms` : undefined });
+  return summarize(r, {
+    note: r.exhausted ? `all ${spec.codes.length} codes used in ${r.elapsedMs.toFixed(0)} ms` : undefined,
+  });
 }
 
 /**
@@ -151,11 +183,16 @@ async function codes(spec: Extract<LoadSpec, { kind: 'codes' }>): Promise<LoadRe
  */
 async function runs(spec: Extract<LoadSpec, { kind: 'runs' }>): Promise<LoadResult> {
   const send = client(spec.baseUrl, spec.connections);
-  const headers = { authorization: `Bearer ${spec.apiKey}`, 'content-type': 'application/json', accept: 'application/json' };
+  const headers = {
+    authorization: `Bearer ${spec.apiKey}`,
+    'content-type': 'application/json',
+    accept: 'application/json',
+  };
   const waiting = spec.waitSeconds === undefined ? headers : { ...headers, prefer: `wait=${spec.waitSeconds}` };
   const body = JSON.stringify({ inputs: spec.inputs });
   const statusOf = (reply: Reply) => (JSON.parse(reply.body) as { data: { id: string; status: string } }).data;
-  const outcome = (status: string): Outcome | undefined => (status === 'completed' ? 'ok' : status === 'failed' || status === 'cancelled' ? 'error' : undefined);
+  const outcome = (status: string): Outcome | undefined =>
+    status === 'completed' ? 'ok' : status === 'failed' || status === 'cancelled' ? 'error' : undefined;
   let gets = 0;
   const r = await runChains(spec.connections, spec.durationSeconds * 1000, async () => {
     const started = await send('POST', `/api/workflows/${spec.workflowId}/run`, waiting, body);
@@ -172,7 +209,12 @@ async function runs(spec: Extract<LoadSpec, { kind: 'runs' }>): Promise<LoadResu
     return ended;
   });
   const perRun = (gets / Math.max(1, r.latencies.length)).toFixed(1);
-  return summarize(r, { note: spec.waitSeconds === undefined ? `polled every ${spec.pollMs} ms, ${perRun} polls per run` : `Prefer: wait=${spec.waitSeconds} on the POST, ${perRun} GETs per run` });
+  return summarize(r, {
+    note:
+      spec.waitSeconds === undefined
+        ? `polled every ${spec.pollMs} ms, ${perRun} polls per run`
+        : `Prefer: wait=${spec.waitSeconds} on the POST, ${perRun} GETs per run`,
+  });
 }
 
 /** Row 9's peer: a webhook whose answer is its workflow's last node (n8n's Respond to Webhook). */
@@ -188,6 +230,17 @@ async function webhook(spec: Extract<LoadSpec, { kind: 'webhook' }>): Promise<Lo
 }
 
 const spec = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as LoadSpec;
-const result = spec.kind === 'fixed' ? await fixed(spec) : spec.kind === 'refresh' ? await refresh(spec) : spec.kind === 'codes' ? await codes(spec) : spec.kind === 'webhook' ? await webhook(spec) : spec.kind === 'scale' ? await scale(spec) : await runs(spec);
+const result =
+  spec.kind === 'fixed'
+    ? await fixed(spec)
+    : spec.kind === 'refresh'
+      ? await refresh(spec)
+      : spec.kind === 'codes'
+        ? await codes(spec)
+        : spec.kind === 'webhook'
+          ? await webhook(spec)
+          : spec.kind === 'scale'
+            ? await scale(spec)
+            : await runs(spec);
 process.stdout.write(JSON.stringify(result) + '\n');
 process.exit(0);

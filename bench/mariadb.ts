@@ -35,10 +35,22 @@ export async function startMariaDb(): Promise<MariaDb> {
   run('mariadb-install-db', ['--user=mysql', `--datadir=${data}`, '--auth-root-authentication-method=socket']);
   const port = await freePort();
   const socket = path.join(dir, 'mariadbd.sock');
-  const child = spawn('mariadbd', [
-    '--user=mysql', `--datadir=${data}`, `--socket=${socket}`, `--port=${port}`, `--pid-file=${path.join(dir, 'mariadbd.pid')}`,
-    '--bind-address=127.0.0.1', '--skip-name-resolve', '--max-connections=500', '--character-set-server=utf8mb4', `--log-error=${path.join(dir, 'error.log')}`,
-  ], { stdio: 'ignore' });
+  const child = spawn(
+    'mariadbd',
+    [
+      '--user=mysql',
+      `--datadir=${data}`,
+      `--socket=${socket}`,
+      `--port=${port}`,
+      `--pid-file=${path.join(dir, 'mariadbd.pid')}`,
+      '--bind-address=127.0.0.1',
+      '--skip-name-resolve',
+      '--max-connections=500',
+      '--character-set-server=utf8mb4',
+      `--log-error=${path.join(dir, 'error.log')}`,
+    ],
+    { stdio: 'ignore' },
+  );
   const stop = async () => {
     if (child.exitCode === null) {
       child.kill('SIGTERM');
@@ -53,7 +65,11 @@ export async function startMariaDb(): Promise<MariaDb> {
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  run('mariadb', [`--socket=${socket}`, '-e', "CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app'; GRANT ALL ON *.* TO 'app'@'127.0.0.1';"]);
+  run('mariadb', [
+    `--socket=${socket}`,
+    '-e',
+    "CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app'; GRANT ALL ON *.* TO 'app'@'127.0.0.1';",
+  ]);
   return { url: `mysql://app:app@127.0.0.1:${port}/`, pid: child.pid!, stop };
 }
 

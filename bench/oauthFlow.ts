@@ -13,10 +13,22 @@ export const basic = (id: string, secret: string) =>
  */
 async function mintCode(browser: Browser, clientId: string, scope: string): Promise<string> {
   const url = new URL('/oauth/authorize', browser.baseUrl);
-  url.search = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, scope, state: 'bench', prompt: 'consent', code_challenge: PKCE.challenge, code_challenge_method: 'S256' }).toString();
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    scope,
+    state: 'bench',
+    prompt: 'consent',
+    code_challenge: PKCE.challenge,
+    code_challenge_method: 'S256',
+  }).toString();
   const consent = await browser.fetch(url.toString());
   if (consent.status !== 200) throw new Error(`expected the consent page, got ${consent.status}`);
-  const answer = await browser.post('/oauth/authorize/decision', { ...formFields(await consent.text()), decision: 'allow' });
+  const answer = await browser.post('/oauth/authorize/decision', {
+    ...formFields(await consent.text()),
+    decision: 'allow',
+  });
   const code = new URL(answer.headers.get('location') ?? 'x:').searchParams.get('code');
   if (answer.status !== 303 || !code) throw new Error(`expected a redirect with a code, got ${answer.status}`);
   return code;
@@ -36,11 +48,20 @@ export async function mintCodes(browser: Browser, clientId: string, scope: strin
   return codes;
 }
 
-export async function exchange(baseUrl: string, auth: string, code: string): Promise<{ access_token: string; refresh_token: string }> {
+export async function exchange(
+  baseUrl: string,
+  auth: string,
+  code: string,
+): Promise<{ access_token: string; refresh_token: string }> {
   const res = await fetch(`${baseUrl}/api/open/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: auth },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: PKCE.verifier }).toString(),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT_URI,
+      code_verifier: PKCE.verifier,
+    }).toString(),
   });
   const body = (await res.json()) as { access_token: string; refresh_token: string };
   if (!res.ok) throw new Error(`code exchange failed: ${JSON.stringify(body)}`);

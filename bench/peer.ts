@@ -10,14 +10,26 @@ import Provider from 'oidc-provider';
 const port = Number(process.argv[2] ?? 4100);
 const chains = Number(process.argv[3] ?? 32);
 const issuer = `http://127.0.0.1:${port}`;
-const client = { client_id: 'bench-client', client_secret: 'bench-secret-0123456789abcdef0123456789abcdef', redirect_uris: ['http://127.0.0.1:9/callback'] };
+const client = {
+  client_id: 'bench-client',
+  client_secret: 'bench-secret-0123456789abcdef0123456789abcdef',
+  redirect_uris: ['http://127.0.0.1:9/callback'],
+};
 
 // Its own signing key, so the provider does not fall back to its development keys.
 const { privateKey } = await generateKeyPair('ES256', { extractable: true });
 const jwk = { ...(await exportJWK(privateKey)), kid: 'bench', alg: 'ES256', use: 'sig' };
 
 const provider = new Provider(issuer, {
-  clients: [{ ...client, grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic', id_token_signed_response_alg: 'ES256' }],
+  clients: [
+    {
+      ...client,
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+      id_token_signed_response_alg: 'ES256',
+    },
+  ],
   jwks: { keys: [jwk] },
   cookies: { keys: ['bench-cookie-key-0123456789'] },
   features: { devInteractions: { enabled: false } },
@@ -52,15 +64,37 @@ async function grant(scope: string): Promise<string> {
 const refreshTokens: string[] = [];
 for (let i = 0; i < chains; i += 1) {
   const grantId = await grant('offline_access');
-  const rt = new models.RefreshToken({ accountId: 'user-1', client: oidcClient, grantId, scope: 'offline_access', gty: 'authorization_code' });
+  const rt = new models.RefreshToken({
+    accountId: 'user-1',
+    client: oidcClient,
+    grantId,
+    scope: 'offline_access',
+    gty: 'authorization_code',
+  });
   refreshTokens.push(await rt.save());
 }
 const userinfoGrant = await grant('openid profile');
-const accessToken = await new models.AccessToken({ accountId: 'user-1', client: oidcClient, grantId: userinfoGrant, scope: 'openid profile', gty: 'authorization_code' }).save();
+const accessToken = await new models.AccessToken({
+  accountId: 'user-1',
+  client: oidcClient,
+  grantId: userinfoGrant,
+  scope: 'openid profile',
+  gty: 'authorization_code',
+}).save();
 
 const server = provider.listen(port, '127.0.0.1');
 server.keepAliveTimeout = 65_000;
 server.on('listening', () => {
-  console.log(JSON.stringify({ issuer, tokenUrl: `${issuer}/token`, userinfoUrl: `${issuer}/me`, clientId: client.client_id, clientSecret: client.client_secret, refreshTokens, accessToken }));
+  console.log(
+    JSON.stringify({
+      issuer,
+      tokenUrl: `${issuer}/token`,
+      userinfoUrl: `${issuer}/me`,
+      clientId: client.client_id,
+      clientSecret: client.client_secret,
+      refreshTokens,
+      accessToken,
+    }),
+  );
 });
 process.on('SIGTERM', () => process.exit(0));

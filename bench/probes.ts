@@ -28,7 +28,15 @@ export const COUNTERS = {
 } as const;
 
 /** The MariaDB settings a figure depends on, printed with the table (issue 37 item 1). */
-const SETTINGS = ['version', 'innodb_flush_log_at_trx_commit', 'sync_binlog', 'log_bin', 'innodb_buffer_pool_size', 'innodb_flush_method', 'innodb_doublewrite'];
+const SETTINGS = [
+  'version',
+  'innodb_flush_log_at_trx_commit',
+  'sync_binlog',
+  'log_bin',
+  'innodb_buffer_pool_size',
+  'innodb_flush_method',
+  'innodb_doublewrite',
+];
 
 export class Probes {
   readonly ticksPerSecond = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
@@ -49,7 +57,11 @@ export class Probes {
     // This connection's backend is a child of the postmaster, which is the root of the cluster's tree.
     const backend = (await postgres.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
     const postmaster = parseProcStat(await readFile(`/proc/${backend}/stat`, 'utf8'))?.ppid;
-    return new Probes(mariadb, postgres, { service: [servicePid], mariadb: [stores.mariadbPid], postgres: postmaster ? [postmaster] : [] });
+    return new Probes(mariadb, postgres, {
+      service: [servicePid],
+      mariadb: [stores.mariadbPid],
+      postgres: postmaster ? [postmaster] : [],
+    });
   }
 
   /** Adds a process tree to the service's (another API or worker process of the same service). */
@@ -58,7 +70,9 @@ export class Probes {
   }
 
   async settings(): Promise<Record<string, string>> {
-    const [rows] = (await this.mariadb.query(`SELECT ${SETTINGS.map((s) => `@@${s} AS ${s}`).join(', ')}`)) as unknown as [Record<string, unknown>[]];
+    const [rows] = (await this.mariadb.query(
+      `SELECT ${SETTINGS.map((s) => `@@${s} AS ${s}`).join(', ')}`,
+    )) as unknown as [Record<string, unknown>[]];
     return Object.fromEntries(SETTINGS.map((s) => [s, String(rows[0]![s])]));
   }
 
@@ -78,16 +92,26 @@ export class Probes {
       load: stats.find((s) => s.pid === process.pid)?.childTicks ?? NaN,
       machine: parseMachineCpu(await readFile('/proc/stat', 'utf8')).busy,
     };
-    const [status] = (await this.mariadb.query('SHOW GLOBAL STATUS WHERE Variable_name IN (?)', [Object.values(COUNTERS)])) as unknown as [Array<{ Variable_name: string; Value: string }>];
+    const [status] = (await this.mariadb.query('SHOW GLOBAL STATUS WHERE Variable_name IN (?)', [
+      Object.values(COUNTERS),
+    ])) as unknown as [Array<{ Variable_name: string; Value: string }>];
     const value = new Map(status.map((r) => [r.Variable_name, Number(r.Value)]));
-    const counters: Record<string, number> = Object.fromEntries(Object.entries(COUNTERS).map(([k, name]) => [k, value.get(name) ?? NaN]));
+    const counters: Record<string, number> = Object.fromEntries(
+      Object.entries(COUNTERS).map(([k, name]) => [k, value.get(name) ?? NaN]),
+    );
     // A process that has exited (row 10's, after it) counts nothing, in both snapshots alike.
-    const io = await Promise.all(this.roots.service.map(async (pid) => readFile(`/proc/${pid}/io`, 'utf8').then(parseProcIo, () => ({ reads: 0, writes: 0 }))));
+    const io = await Promise.all(
+      this.roots.service.map(async (pid) =>
+        readFile(`/proc/${pid}/io`, 'utf8').then(parseProcIo, () => ({ reads: 0, writes: 0 })),
+      ),
+    );
     counters['service.reads'] = io.reduce((sum, x) => sum + x.reads, 0);
     counters['service.writes'] = io.reduce((sum, x) => sum + x.writes, 0);
     if (pgSettleMs) await new Promise((r) => setTimeout(r, pgSettleMs));
     await this.postgres.query('SELECT pg_stat_clear_snapshot()');
-    const xacts = await this.postgres.query<{ commits: string }>('SELECT sum(xact_commit) AS commits FROM pg_stat_database');
+    const xacts = await this.postgres.query<{ commits: string }>(
+      'SELECT sum(xact_commit) AS commits FROM pg_stat_database',
+    );
     counters['postgres.commits'] = Number(xacts.rows[0]!.commits);
     return { at, ticks, counters };
   }
@@ -101,6 +125,8 @@ export class Probes {
 /** /proc/PID/stat of every process (one that exits while it is read is left out). */
 async function allProcStats(): Promise<ProcStat[]> {
   const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name));
-  const stats = await Promise.all(pids.map((pid) => readFile(`/proc/${pid}/stat`, 'utf8').then(parseProcStat, () => undefined)));
+  const stats = await Promise.all(
+    pids.map((pid) => readFile(`/proc/${pid}/stat`, 'utf8').then(parseProcStat, () => undefined)),
+  );
   return stats.filter((s): s is ProcStat => s !== undefined);
 }

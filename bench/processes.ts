@@ -21,7 +21,10 @@ const children: ChildProcess[] = [];
 const cleanups: (() => Promise<void>)[] = [];
 
 /** Spawns a node script of the repository; the child is killed by cleanUp() if still running. */
-export function spawnNode(args: string[], opts: { env?: NodeJS.ProcessEnv; stdio?: 'pipe' | ['ignore', 'pipe', 'inherit'] } = {}): ChildProcess {
+export function spawnNode(
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; stdio?: 'pipe' | ['ignore', 'pipe', 'inherit'] } = {},
+): ChildProcess {
   const child = spawn(process.execPath, args, { cwd: root, env: opts.env ?? process.env, stdio: opts.stdio ?? 'pipe' });
   children.push(child);
   return child;
@@ -77,7 +80,12 @@ export async function startStores(): Promise<Stores> {
   const pgDir = await mkdtemp(path.join(tmpdir(), 'oa-bench-pg-'));
   await chmod(pgDir, 0o755); // the cluster runs as its own OS user when we are root
   onCleanup(() => rm(pgDir, { recursive: true, force: true }));
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(pgDir, 'pg'), port: await freePort(), database: 'bench_queue', persistent: false });
+  const pg = await startEmbeddedPostgres({
+    dataDir: path.join(pgDir, 'pg'),
+    port: await freePort(),
+    database: 'bench_queue',
+    persistent: false,
+  });
   onCleanup(() => pg.stop());
   return { databaseUrl, mariadbPid: mariadb.pid, queueUrl: pg.url };
 }
@@ -93,7 +101,10 @@ export interface Service {
  * The service in its own process, NODE_ENV=production. `env` adds to or overrides the bench's
  * settings (a worker-only process, another SECRETS_KEY...); `profileDir` adds --cpu-prof.
  */
-export async function startService(stores: Stores, opts: { env?: NodeJS.ProcessEnv; profileDir?: string | undefined } = {}): Promise<Service> {
+export async function startService(
+  stores: Stores,
+  opts: { env?: NodeJS.ProcessEnv; profileDir?: string | undefined } = {},
+): Promise<Service> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const { BASE_URL: _unused, ...inherited } = process.env;
@@ -138,7 +149,8 @@ export async function startService(stores: Stores, opts: { env?: NodeJS.ProcessE
         await once(child, 'exit');
       }
       const problems = text.split('\n').filter((l) => /"level":(50|60)/.test(l));
-      if (problems.length) console.error(`the service logged ${problems.length} errors, e.g.:\n${problems.slice(0, 3).join('\n')}`);
+      if (problems.length)
+        console.error(`the service logged ${problems.length} errors, e.g.:\n${problems.slice(0, 3).join('\n')}`);
     },
   };
   onCleanup(() => service.stop());

@@ -35,7 +35,16 @@ import { medianRows, printEachRun, printTable, printUsage, RunRows, type Row } f
 const oauthPeers: OAuthPeer[] = [oidcProvider, hydra];
 
 /** In table order; `ref` after 4 and 5 (it divides them by bare Express); 8 last (it leaves a core busy). */
-const groups: RowGroup[] = [oauthRows(oauthPeers), apiRows, runsRows, engineRows, scaleRows, referenceRows, isolationRows, neighbourRows];
+const groups: RowGroup[] = [
+  oauthRows(oauthPeers),
+  apiRows,
+  runsRows,
+  engineRows,
+  scaleRows,
+  referenceRows,
+  isolationRows,
+  neighbourRows,
+];
 
 /** The MariaDB settings of the last run, printed with the table. */
 let settings: Record<string, string> = {};
@@ -73,8 +82,14 @@ try {
   await cleanUp();
 }
 const repeated = options.repeat > 1 ? `, median of ${options.repeat} runs` : '';
-console.log(`\nnpm run bench, ${started.toISOString()}: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${options.connections} connections, ${options.durationSeconds} s per load${repeated}, MariaDB store + PostgreSQL queue, service and load generator on the same machine; 1-minute load average ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after\n`);
-console.log(`MariaDB ${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(', ')}\n`);
+console.log(
+  `\nnpm run bench, ${started.toISOString()}: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${options.connections} connections, ${options.durationSeconds} s per load${repeated}, MariaDB store + PostgreSQL queue, service and load generator on the same machine; 1-minute load average ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after\n`,
+);
+console.log(
+  `MariaDB ${Object.entries(settings)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ')}\n`,
+);
 const table = medianRows(runs);
 printTable(table);
 if (runs.length > 1) console.log('\nEach run (its ratio; the table above shows the median):\n');

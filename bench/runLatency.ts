@@ -31,7 +31,13 @@ const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 const login = `bench${randomBytes(4).toString('hex')}`;
 const user = await createUser(database, { login, password: randomBytes(16).toString('hex') });
-const { token } = await createAccessToken(database, { userId: user.id, namespace: login, name: 'bench', usageScenario: 'paid', permissions: ['workflows'] });
+const { token } = await createAccessToken(database, {
+  userId: user.id,
+  namespace: login,
+  name: 'bench',
+  usageScenario: 'paid',
+  permissions: ['workflows'],
+});
 const api = createApiClient(baseUrl, { bearer: token });
 const { data: created } = await api.POST('/api/workflows', {
   body: {
@@ -52,7 +58,10 @@ const workflowId = created!.data.id;
 const times: number[] = [];
 for (let i = 0; i < count; i++) {
   const t0 = performance.now();
-  const { data } = await api.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: workflowId } }, body: { inputs: { ticket: `bench ${i}` } } });
+  const { data } = await api.POST('/api/workflows/{workflow_id}/run', {
+    params: { path: { workflow_id: workflowId } },
+    body: { inputs: { ticket: `bench ${i}` } },
+  });
   const path = { workflow_id: workflowId, run_id: data!.data.id };
   for (;;) {
     const run = (await api.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path } })).data!.data;
@@ -65,7 +74,9 @@ for (let i = 0; i < count; i++) {
 }
 times.sort((a, b) => a - b);
 const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(1);
-console.log(`${count} runs of the seed example on echo, POST to completed: p50 ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${at(1)} ms`);
+console.log(
+  `${count} runs of the seed example on echo, POST to completed: p50 ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${at(1)} ms`,
+);
 
 server.close();
 await ctx.runs.stop();

@@ -35,7 +35,10 @@ interface ScaleResult {
 const STREAM_TIMEOUT_MS = 30_000;
 
 /** A run's event stream read to its end (or STREAM_TIMEOUT_MS): its events, and when it was asked for. */
-async function readStream(url: string, headers: Record<string, string>): Promise<{ status: number; openedAt: number; events: ServerSentEvent[] }> {
+async function readStream(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; openedAt: number; events: ServerSentEvent[] }> {
   const signal = AbortSignal.timeout(STREAM_TIMEOUT_MS);
   const openedAt = Date.now();
   const res = await fetch(url, { headers: { ...headers, accept: 'text/event-stream' }, signal });
@@ -52,7 +55,12 @@ export function judgeStream(events: ServerSentEvent[], openedAt: number): Observ
   const gap = events.findIndex((e, i) => e.id !== String(i + 1));
   if (gap >= 0) return { reached: false, live: false, problem: `event ${gap + 1} had id ${events[gap]!.id}` };
   const last = events.at(-1);
-  if (last?.event !== 'run.finished') return { reached: false, live: false, problem: `the stream ended after ${events.length} events without run.finished` };
+  if (last?.event !== 'run.finished')
+    return {
+      reached: false,
+      live: false,
+      problem: `the stream ended after ${events.length} events without run.finished`,
+    };
   const run = JSON.parse(last.data) as { status: string; finished_at: string | null };
   if (run.status !== 'completed') return { reached: false, live: false, problem: `the run ended ${run.status}` };
   return { reached: true, live: run.finished_at !== null && openedAt < Date.parse(run.finished_at) };
@@ -79,10 +87,16 @@ async function measure(spec: ScaleSpec): Promise<ScaleResult> {
       let status: string | undefined;
       try {
         let reply = await send(api, 'POST', `/api/workflows/${spec.workflowId}/run`, waiting, body);
-        let run = reply.status === 200 || reply.status === 202 ? (JSON.parse(reply.body) as { data: { id: string; status: string } }).data : undefined;
+        let run =
+          reply.status === 200 || reply.status === 202
+            ? (JSON.parse(reply.body) as { data: { id: string; status: string } }).data
+            : undefined;
         while (run && (run.status === 'queued' || run.status === 'running')) {
           reply = await send(api, 'GET', `${runsPath}/${run.id}`, waiting);
-          run = reply.status === 200 ? (JSON.parse(reply.body) as { data: { id: string; status: string } }).data : undefined;
+          run =
+            reply.status === 200
+              ? (JSON.parse(reply.body) as { data: { id: string; status: string } }).data
+              : undefined;
         }
         status = run?.status;
       } catch {
@@ -102,7 +116,10 @@ async function measure(spec: ScaleSpec): Promise<ScaleResult> {
         if (started.status !== 202) throw new Error(`POST .../run answered ${started.status}`);
         const { id } = (JSON.parse(started.body) as { data: { id: string } }).data;
         const stream = await readStream(`${there}${runsPath}/${id}/events`, auth);
-        result = stream.status === 200 ? judgeStream(stream.events, stream.openedAt) : { reached: false, live: false, problem: `the stream answered ${stream.status}` };
+        result =
+          stream.status === 200
+            ? judgeStream(stream.events, stream.openedAt)
+            : { reached: false, live: false, problem: `the stream answered ${stream.status}` };
       } catch (err) {
         result = { reached: false, live: false, problem: (err as Error).message };
       }
@@ -113,10 +130,21 @@ async function measure(spec: ScaleSpec): Promise<ScaleResult> {
     }
   };
 
-  await Promise.all([...Array.from({ length: spec.connections }, (_, i) => waiter(i)), ...Array.from({ length: spec.observers }, (_, j) => observer(j))]);
+  await Promise.all([
+    ...Array.from({ length: spec.connections }, (_, i) => waiter(i)),
+    ...Array.from({ length: spec.observers }, (_, j) => observer(j)),
+  ]);
   const seconds = (performance.now() - start) / 1000;
   const sorted = latencies.sort((a, b) => a - b);
-  return { runs: sorted.length, rps: sorted.length / seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99), errors, seconds, observed };
+  return {
+    runs: sorted.length,
+    rps: sorted.length / seconds,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    errors,
+    seconds,
+    observed,
+  };
 }
 
 /** The row: the waiting clients' runs/s, p50 and p99; the cross-process count in its note. */
@@ -125,7 +153,12 @@ export async function scale(spec: ScaleSpec): Promise<LoadResult> {
   const o = r.observed;
   const problems = o.problems.length ? `; e.g. ${o.problems.join('; ')}` : '';
   return {
-    requests: r.runs, rps: r.rps, p50: r.p50, p99: r.p99, errors: r.errors, seconds: r.seconds,
+    requests: r.runs,
+    rps: r.rps,
+    p50: r.p50,
+    p99: r.p99,
+    errors: r.errors,
+    seconds: r.seconds,
     note: `${o.reached} of ${o.runs} runs started on one API process had all their events, through run.finished, on a stream of the other (${o.live} of them asked for before the run ended; ${spec.observers} observer clients beside the ${spec.connections} measured)${problems}`,
   };
 }

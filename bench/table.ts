@@ -13,7 +13,9 @@ export function median<T>(values: T[], key: (v: T) => number): T {
 /** Per row, the run with the median req/s (its p50 and p99 with it), and the median ratio. */
 export function medianRows(runs: Row[][]): Row[] {
   return runs[0]!.map((first) => {
-    const measured = runs.map((run) => run.find((r) => r.name === first.name)).filter((r): r is Row => r !== undefined && typeof r.result !== 'string');
+    const measured = runs
+      .map((run) => run.find((r) => r.name === first.name))
+      .filter((r): r is Row => r !== undefined && typeof r.result !== 'string');
     if (measured.length === 0) return first;
     const ratios = measured.map((r) => r.ratio).filter((x): x is number => x !== undefined);
     const row: Row = { ...first, result: median(measured, (r) => (r.result as LoadResult).rps).result };
@@ -30,7 +32,15 @@ export function printTable(table: Row[]): void {
     table.map((r) =>
       typeof r.result === 'string'
         ? [r.name, r.result, '', '', '', '', r.target ?? '']
-        : [r.name, fmt(r.result.rps, 0), fmt(r.result.p50), fmt(r.result.p99), String(r.result.errors), ratio(r), r.target ?? ''],
+        : [
+            r.name,
+            fmt(r.result.rps, 0),
+            fmt(r.result.p50),
+            fmt(r.result.p99),
+            String(r.result.errors),
+            ratio(r),
+            r.target ?? '',
+          ],
     ),
   );
   const notes = table.filter((r) => typeof r.result !== 'string' && r.result.note);
@@ -45,7 +55,10 @@ export function printEachRun(runs: Row[][], loads: number[]): void {
   if (runs.length < 2) return;
   const named = runs[0]!.filter((r) => r.ratio !== undefined).map((r) => r.name);
   if (named.length === 0) return;
-  const cell = (row: Row | undefined) => (row === undefined || row.ratio === undefined ? '-' : `${fmt(row.ratio, 2)}x${typeof row.result !== 'string' && row.result.errors ? `, ${row.result.errors} errors` : ''}`);
+  const cell = (row: Row | undefined) =>
+    row === undefined || row.ratio === undefined
+      ? '-'
+      : `${fmt(row.ratio, 2)}x${typeof row.result !== 'string' && row.result.errors ? `, ${row.result.errors} errors` : ''}`;
   printMarkdown(
     ['load', ...runs.map((_, i) => `run ${i + 1} (load ${fmt(loads[i] ?? NaN, 2)})`)],
     named.map((name) => [name, ...runs.map((run) => cell(run.find((r) => r.name === name)))]),
@@ -59,7 +72,21 @@ export function printEachRun(runs: Row[][], loads: number[]): void {
  * service's write system calls, the stores' statements and commits per request.
  */
 export function printUsage(table: Row[]): void {
-  const header = ['load', 'CPU µs/req: service', 'MariaDB', 'PostgreSQL', 'load gen.', 'peer', 'rest', 'service writes/req', 'MariaDB stmts/req', 'COMMITs/req', 'txn commits/req', 'fsyncs/req', 'PG xacts/req'];
+  const header = [
+    'load',
+    'CPU µs/req: service',
+    'MariaDB',
+    'PostgreSQL',
+    'load gen.',
+    'peer',
+    'rest',
+    'service writes/req',
+    'MariaDB stmts/req',
+    'COMMITs/req',
+    'txn commits/req',
+    'fsyncs/req',
+    'PG xacts/req',
+  ];
   const lines = table.flatMap((r) => {
     const u = typeof r.result === 'string' ? undefined : r.result.usage;
     if (!u) return [];
@@ -67,14 +94,31 @@ export function printUsage(table: Row[]): void {
     const rest = cpu.machine! - cpu.service! - cpu.mariadb! - cpu.postgres! - cpu.load! - cpu.peer!;
     const n = u.perRequest;
     const us = (ms: number) => fmt(ms * 1000);
-    return [[r.name, us(cpu.service!), us(cpu.mariadb!), us(cpu.postgres!), us(cpu.load!), us(cpu.peer!), us(rest), fmt(n['service.writes']!, 2), fmt(n['mariadb.statements']!, 2), fmt(n['mariadb.commits']!, 2), fmt(n['mariadb.handler_commits']!, 2), fmt(n['mariadb.fsyncs']!, 3), fmt(n['postgres.commits']!, 2)]];
+    return [
+      [
+        r.name,
+        us(cpu.service!),
+        us(cpu.mariadb!),
+        us(cpu.postgres!),
+        us(cpu.load!),
+        us(cpu.peer!),
+        us(rest),
+        fmt(n['service.writes']!, 2),
+        fmt(n['mariadb.statements']!, 2),
+        fmt(n['mariadb.commits']!, 2),
+        fmt(n['mariadb.handler_commits']!, 2),
+        fmt(n['mariadb.fsyncs']!, 3),
+        fmt(n['postgres.commits']!, 2),
+      ],
+    ];
   });
   printMarkdown(header, lines);
 }
 
 function printMarkdown(header: string[], lines: string[][]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
   console.log(line(header));
   console.log(`|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
   for (const l of lines) console.log(line(l));
@@ -86,7 +130,10 @@ export class RunRows {
 
   record(name: string, result: LoadResult | string, extra: RowExtra = {}): void {
     this.rows.push({ name, result, ...extra });
-    const shown = typeof result === 'string' ? result : `${fmt(result.rps, 0)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, ${result.errors} errors`;
+    const shown =
+      typeof result === 'string'
+        ? result
+        : `${fmt(result.rps, 0)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, ${result.errors} errors`;
     console.error(`  ${name}: ${shown}`);
   }
 

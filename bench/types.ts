@@ -7,18 +7,46 @@ interface Common {
 }
 
 export type LoadSpec =
-  | (Common & { kind: 'fixed'; url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string;
+  | (Common & {
+      kind: 'fixed';
+      url: string;
+      method: 'GET' | 'POST';
+      headers: Record<string, string>;
+      body?: string;
       /** Latencies to the microsecond (the small generator) instead of autocannon's whole milliseconds: for a ratio of two p50s below 1 ms. */
-      subMillisecond?: boolean })
+      subMillisecond?: boolean;
+    })
   | (Common & { kind: 'refresh'; url: string; authorization: string; refreshTokens: string[] })
-  | (Common & { kind: 'codes'; url: string; authorization: string; redirectUri: string; codes: string[]; /** PKCE (RFC 7636): the codes' verifier. */ codeVerifier?: string })
-  | (Common & { kind: 'runs'; baseUrl: string; apiKey: string; workflowId: string; inputs: Record<string, string>; pollMs: number;
+  | (Common & {
+      kind: 'codes';
+      url: string;
+      authorization: string;
+      redirectUri: string;
+      codes: string[];
+      /** PKCE (RFC 7636): the codes' verifier. */ codeVerifier?: string;
+    })
+  | (Common & {
+      kind: 'runs';
+      baseUrl: string;
+      apiKey: string;
+      workflowId: string;
+      inputs: Record<string, string>;
+      pollMs: number;
       /** Seconds of `Prefer: wait` on the POST (and a GET if it answers 202) instead of polling; undefined: poll every pollMs. */
-      waitSeconds?: number | undefined })
+      waitSeconds?: number | undefined;
+    })
   /** A webhook that answers when its workflow has ended (row 9's n8n): POST `body`, 200 with `expect` in the answer. */
   | (Common & { kind: 'webhook'; url: string; body: string; expect: string })
   /** Row 10 (bench/scaleLoad.ts): `connections` clients with `Prefer: wait` over two API processes, and `observers` reading runs' events on the other one. */
-  | (Common & { kind: 'scale'; apis: [string, string]; apiKey: string; workflowId: string; inputs: Record<string, string>; observers: number; waitSeconds: number });
+  | (Common & {
+      kind: 'scale';
+      apis: [string, string];
+      apiKey: string;
+      workflowId: string;
+      inputs: Record<string, string>;
+      observers: number;
+      waitSeconds: number;
+    });
 
 export interface LoadResult {
   /** Completed requests (for runs: completed or failed runs). */

@@ -21,7 +21,10 @@ export function parseProcStat(text: string): ProcStat | undefined {
   if (close < 0) return undefined;
   const pid = Number.parseInt(text, 10);
   // After ')': state (3), ppid (4) ... utime (14), stime (15), cutime (16), cstime (17).
-  const fields = text.slice(close + 2).trim().split(/\s+/);
+  const fields = text
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
   const field = (n: number) => Number(fields[n - 3]);
   const childTicks = field(16) + field(17);
   const ticks = field(14) + field(15) + childTicks;
@@ -74,7 +77,11 @@ export interface Snapshot {
 
 /** `after - before` for each counter both have. */
 export function deltas(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.keys(after).filter((k) => k in before).map((k) => [k, after[k]! - before[k]!]));
+  return Object.fromEntries(
+    Object.keys(after)
+      .filter((k) => k in before)
+      .map((k) => [k, after[k]! - before[k]!]),
+  );
 }
 
 /** A load's usage: CPU milliseconds per request of each part, counters per request, CPU cores busy. */

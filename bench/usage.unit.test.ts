@@ -7,12 +7,23 @@ const stat = (pid: number, ppid: number, utime: number, stime: number, cutime = 
 
 describe('bench CPU accounting (issue 37 item 4)', () => {
   it('reads utime, stime, cutime and cstime after the last parenthesis of the command name', () => {
-    expect(parseProcStat(stat(42, 7, 10, 5, 2, 1, 'postgres: app (idle) x'))).toEqual({ pid: 42, ppid: 7, ticks: 18, childTicks: 3 });
+    expect(parseProcStat(stat(42, 7, 10, 5, 2, 1, 'postgres: app (idle) x'))).toEqual({
+      pid: 42,
+      ppid: 7,
+      ticks: 18,
+      childTicks: 3,
+    });
     expect(parseProcStat('garbage')).toBeUndefined();
   });
 
   it('sums a process tree (children and grandchildren), not its siblings', () => {
-    const stats = [stat(1, 0, 100, 0), stat(10, 1, 5, 5), stat(11, 10, 3, 0), stat(12, 1, 1, 0), stat(20, 1, 50, 50)].map((s) => parseProcStat(s)!);
+    const stats = [
+      stat(1, 0, 100, 0),
+      stat(10, 1, 5, 5),
+      stat(11, 10, 3, 0),
+      stat(12, 1, 1, 0),
+      stat(20, 1, 50, 50),
+    ].map((s) => parseProcStat(s)!);
     expect(treeTicks(stats, [10])).toBe(13);
     expect(treeTicks(stats, [10, 12, 99])).toBe(14); // a root that is gone counts nothing
   });

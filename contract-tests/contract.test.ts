@@ -29,16 +29,35 @@ async function expectConformant(
 }
 
 /** A request the mock accepts for each operation (Prism validates it before it answers). */
-function exampleRequest(operationId: string): { method: string; path: string; headers: Record<string, string>; body?: string } {
+function exampleRequest(operationId: string): {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+} {
   const json = { 'Content-Type': 'application/json' };
   const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
   const key = { Authorization: 'Bearer sk_mock' };
   const oauth = { Authorization: 'Bearer gho_mock' };
   const wf = '/api/workflows/wf_01JD6Z3V8Q4X2M7N5P9R0T1W';
   const requests: Record<string, ReturnType<typeof exampleRequest>> = {
-    authorize: { method: 'GET', path: '/oauth/authorize?response_type=code&client_id=app_1&redirect_uri=https%3A%2F%2Fc.example%2Fcb&scope=user_info', headers: {} },
-    exchangeToken: { method: 'POST', path: '/api/open/oauth/token', headers: form, body: 'grant_type=refresh_token&refresh_token=ghr_1&client_id=app_1&client_secret=cs_1' },
-    revokeToken: { method: 'POST', path: '/api/open/oauth/revoke', headers: form, body: 'token=ghr_1&client_id=app_1&client_secret=cs_1' },
+    authorize: {
+      method: 'GET',
+      path: '/oauth/authorize?response_type=code&client_id=app_1&redirect_uri=https%3A%2F%2Fc.example%2Fcb&scope=user_info',
+      headers: {},
+    },
+    exchangeToken: {
+      method: 'POST',
+      path: '/api/open/oauth/token',
+      headers: form,
+      body: 'grant_type=refresh_token&refresh_token=ghr_1&client_id=app_1&client_secret=cs_1',
+    },
+    revokeToken: {
+      method: 'POST',
+      path: '/api/open/oauth/revoke',
+      headers: form,
+      body: 'token=ghr_1&client_id=app_1&client_secret=cs_1',
+    },
     getUserInfo: { method: 'GET', path: '/api/open/v1/userinfo', headers: oauth },
     listOrgs: { method: 'GET', path: '/api/open/v1/orgs', headers: oauth },
     listAccessTokens: { method: 'GET', path: '/api/open/v1/demo/tokens', headers: oauth },
@@ -46,35 +65,80 @@ function exampleRequest(operationId: string): { method: string; path: string; he
     getJwks: { method: 'GET', path: '/.well-known/jwks.json', headers: {} },
     getAuthorizationServerMetadata: { method: 'GET', path: '/.well-known/oauth-authorization-server', headers: {} },
     getOpenIdConfiguration: { method: 'GET', path: '/.well-known/openid-configuration', headers: {} },
-    createChatCompletion: { method: 'POST', path: '/serverless/v1/chat/completions', headers: { ...key, ...json }, body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }) },
+    createChatCompletion: {
+      method: 'POST',
+      path: '/serverless/v1/chat/completions',
+      headers: { ...key, ...json },
+      body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }),
+    },
     listWorkflows: { method: 'GET', path: '/api/workflows', headers: key },
-    createWorkflow: { method: 'POST', path: '/api/workflows', headers: { ...key, ...json }, body: JSON.stringify({ name: 'x' }) },
+    createWorkflow: {
+      method: 'POST',
+      path: '/api/workflows',
+      headers: { ...key, ...json },
+      body: JSON.stringify({ name: 'x' }),
+    },
     getWorkflow: { method: 'GET', path: wf, headers: key },
     updateWorkflow: { method: 'PATCH', path: wf, headers: { ...key, ...json }, body: JSON.stringify({ name: 'x' }) },
     deleteWorkflow: { method: 'DELETE', path: wf, headers: key },
-    runWorkflow: { method: 'POST', path: `${wf}/run`, headers: { ...key, ...json }, body: JSON.stringify({ inputs: {} }) },
+    runWorkflow: {
+      method: 'POST',
+      path: `${wf}/run`,
+      headers: { ...key, ...json },
+      body: JSON.stringify({ inputs: {} }),
+    },
     listRuns: { method: 'GET', path: `${wf}/runs`, headers: key },
     getRun: { method: 'GET', path: `${wf}/runs/run_1`, headers: key },
     streamRunEvents: { method: 'GET', path: `${wf}/runs/run_1/events`, headers: key },
     cancelRun: { method: 'POST', path: `${wf}/runs/run_1/cancel`, headers: key },
     listSecrets: { method: 'GET', path: '/api/secrets', headers: key },
-    putSecret: { method: 'PUT', path: '/api/secrets/GITHUB_TOKEN', headers: { ...key, ...json }, body: JSON.stringify({ value: 'x' }) },
+    putSecret: {
+      method: 'PUT',
+      path: '/api/secrets/GITHUB_TOKEN',
+      headers: { ...key, ...json },
+      body: JSON.stringify({ value: 'x' }),
+    },
     deleteSecret: { method: 'DELETE', path: '/api/secrets/GITHUB_TOKEN', headers: key },
     listTriggers: { method: 'GET', path: `${wf}/triggers`, headers: key },
-    createTrigger: { method: 'POST', path: `${wf}/triggers`, headers: { ...key, ...json }, body: JSON.stringify({ name: 'x' }) },
+    createTrigger: {
+      method: 'POST',
+      path: `${wf}/triggers`,
+      headers: { ...key, ...json },
+      body: JSON.stringify({ name: 'x' }),
+    },
     deleteTrigger: { method: 'DELETE', path: `${wf}/triggers/trg_1`, headers: key },
     rotateTrigger: { method: 'POST', path: `${wf}/triggers/trg_1/rotate`, headers: key },
-    runHook: { method: 'POST', path: `/hooks/wht_${'A'.repeat(43)}`, headers: json, body: JSON.stringify({ ticket: 'x' }) },
+    runHook: {
+      method: 'POST',
+      path: `/hooks/wht_${'A'.repeat(43)}`,
+      headers: json,
+      body: JSON.stringify({ ticket: 'x' }),
+    },
     listWorkflowVersions: { method: 'GET', path: `${wf}/versions`, headers: key },
     getWorkflowVersion: { method: 'GET', path: `${wf}/versions/1`, headers: key },
     restoreWorkflowVersion: { method: 'POST', path: `${wf}/versions/1/restore`, headers: key },
     listSchedules: { method: 'GET', path: `${wf}/schedules`, headers: key },
-    createSchedule: { method: 'POST', path: `${wf}/schedules`, headers: { ...key, ...json }, body: JSON.stringify({ cron: '0 8 * * 1-5' }) },
+    createSchedule: {
+      method: 'POST',
+      path: `${wf}/schedules`,
+      headers: { ...key, ...json },
+      body: JSON.stringify({ cron: '0 8 * * 1-5' }),
+    },
     getSchedule: { method: 'GET', path: `${wf}/schedules/sch_1`, headers: key },
-    updateSchedule: { method: 'PATCH', path: `${wf}/schedules/sch_1`, headers: { ...key, ...json }, body: JSON.stringify({ enabled: false }) },
+    updateSchedule: {
+      method: 'PATCH',
+      path: `${wf}/schedules/sch_1`,
+      headers: { ...key, ...json },
+      body: JSON.stringify({ enabled: false }),
+    },
     deleteSchedule: { method: 'DELETE', path: `${wf}/schedules/sch_1`, headers: key },
     listCallbacks: { method: 'GET', path: `${wf}/callbacks`, headers: key },
-    createCallback: { method: 'POST', path: `${wf}/callbacks`, headers: { ...key, ...json }, body: JSON.stringify({ url: 'https://hooks.example.com/runs' }) },
+    createCallback: {
+      method: 'POST',
+      path: `${wf}/callbacks`,
+      headers: { ...key, ...json },
+      body: JSON.stringify({ url: 'https://hooks.example.com/runs' }),
+    },
     deleteCallback: { method: 'DELETE', path: `${wf}/callbacks/cb_1`, headers: key },
     listCallbackAttempts: { method: 'GET', path: `${wf}/callbacks/cb_1/attempts`, headers: key },
     enableCallback: { method: 'POST', path: `${wf}/callbacks/cb_1/enable`, headers: key },
@@ -84,7 +148,11 @@ function exampleRequest(operationId: string): { method: string; path: string; he
   return requests[operationId]!;
 }
 
-const seedWorkflow = { name: 'Ticket summariser', description: 'Summarises a support ticket in one line.', ...seedGraph() };
+const seedWorkflow = {
+  name: 'Ticket summariser',
+  description: 'Summarises a support ticket in one line.',
+  ...seedGraph(),
+};
 
 describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 'the live service'} at ${target.baseUrl}`, () => {
   describe('health', () => {
@@ -100,7 +168,13 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
     it('GET /oauth/authorize with an unknown client answers 400 and does not redirect', async () => {
       const call = anonymous.GET('/oauth/authorize', {
         params: {
-          query: { response_type: 'code', client_id: 'app_unknown', redirect_uri: 'https://evil.example/cb', scope: 'user_info', state: 's1' },
+          query: {
+            response_type: 'code',
+            client_id: 'app_unknown',
+            redirect_uri: 'https://evil.example/cb',
+            scope: 'user_info',
+            state: 's1',
+          },
         },
         headers: { Prefer: 'code=400' },
         parseAs: 'text',
@@ -111,7 +185,12 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
 
     it('POST /api/open/oauth/token rotates a refresh token (credentials in the body)', async () => {
       const call = anonymous.POST('/api/open/oauth/token', {
-        body: { grant_type: 'refresh_token', refresh_token: target.refreshToken, client_id: target.clientId, client_secret: target.clientSecret },
+        body: {
+          grant_type: 'refresh_token',
+          refresh_token: target.refreshToken,
+          client_id: target.clientId,
+          client_secret: target.clientSecret,
+        },
         ...formBody,
       });
       const { body, response } = await expectConformant('exchangeToken', call, 200);
@@ -121,7 +200,11 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
 
     it('POST /api/open/oauth/token with an unknown grant_type is unsupported_grant_type', async () => {
       const call = anonymous.POST('/api/open/oauth/token', {
-        body: { grant_type: 'password' as 'refresh_token', client_id: target.clientId, client_secret: target.clientSecret },
+        body: {
+          grant_type: 'password' as 'refresh_token',
+          client_id: target.clientId,
+          client_secret: target.clientSecret,
+        },
         ...formBody,
       });
       await expectConformant('exchangeToken', call, 400);
@@ -147,23 +230,36 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
       expect(body).toEqual({});
     });
 
-    it('POST /api/open/oauth/token without a form body is a 415 whose description is ours, not the validator\'s', async () => {
+    it("POST /api/open/oauth/token without a form body is a 415 whose description is ours, not the validator's", async () => {
       const call = anonymous.POST('/api/open/oauth/token', {
         body: { grant_type: 'refresh_token' },
         bodySerializer: () => 'grant_type=refresh_token',
         headers: { 'Content-Type': 'text/plain', Prefer: 'code=415' },
       });
       const { body } = await expectConformant('exchangeToken', call, 415);
-      expect((body as { error_description: string }).error_description).toBe('Content-Type must be application/x-www-form-urlencoded.');
+      expect((body as { error_description: string }).error_description).toBe(
+        'Content-Type must be application/x-www-form-urlencoded.',
+      );
     });
 
     it('GET /.well-known/oauth-authorization-server describes the endpoints', async () => {
-      await expectConformant('getAuthorizationServerMetadata', anonymous.GET('/.well-known/oauth-authorization-server'), 200);
+      await expectConformant(
+        'getAuthorizationServerMetadata',
+        anonymous.GET('/.well-known/oauth-authorization-server'),
+        200,
+      );
     });
 
     it('GET /.well-known/openid-configuration describes the endpoints and the ID token (OpenID Connect Discovery 1.0)', async () => {
-      const { body } = await expectConformant('getOpenIdConfiguration', anonymous.GET('/.well-known/openid-configuration'), 200);
-      expect(body).toMatchObject({ id_token_signing_alg_values_supported: ['RS256', 'ES256'], subject_types_supported: ['public'] });
+      const { body } = await expectConformant(
+        'getOpenIdConfiguration',
+        anonymous.GET('/.well-known/openid-configuration'),
+        200,
+      );
+      expect(body).toMatchObject({
+        id_token_signing_alg_values_supported: ['RS256', 'ES256'],
+        subject_types_supported: ['public'],
+      });
     });
   });
 
@@ -180,7 +276,9 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
       await expectConformant('listOrgs', withOAuth.GET('/api/open/v1/orgs'), 200);
     });
     it('GET /api/open/v1/{namespace}/tokens lists token metadata', async () => {
-      const call = withOAuth.GET('/api/open/v1/{namespace}/tokens', { params: { path: { namespace: target.namespace } } });
+      const call = withOAuth.GET('/api/open/v1/{namespace}/tokens', {
+        params: { path: { namespace: target.namespace } },
+      });
       await expectConformant('listAccessTokens', call, 200);
     });
     it('GET /api/open/v1/{namespace}/tokens of a foreign namespace is 404', async () => {
@@ -207,22 +305,35 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
       await expectConformant('createChatCompletion', call, 200);
     });
     it('POST /serverless/v1/chat/completions without a token is 401 in the OpenAI error shape', async () => {
-      const call = anonymous.POST('/serverless/v1/chat/completions', { body: { model: 'echo', messages: [{ role: 'user', content: 'hi' }] } });
+      const call = anonymous.POST('/serverless/v1/chat/completions', {
+        body: { model: 'echo', messages: [{ role: 'user', content: 'hi' }] },
+      });
       await expectConformant('createChatCompletion', call, 401);
     });
   });
 
   describe('workflows', () => {
     it('create, read, list, update, run, read the run, list runs, cancel, delete', async () => {
-      const created = await expectConformant('createWorkflow', withKey.POST('/api/workflows', { body: seedWorkflow }), 201);
+      const created = await expectConformant(
+        'createWorkflow',
+        withKey.POST('/api/workflows', { body: seedWorkflow }),
+        201,
+      );
       const id = (created.body as { data: { id: string } }).data.id;
       const path = { workflow_id: id };
 
       await expectConformant('getWorkflow', withKey.GET('/api/workflows/{workflow_id}', { params: { path } }), 200);
-      await expectConformant('listWorkflows', withKey.GET('/api/workflows', { params: { query: { page: 1, per_page: 20, search: 'Ticket' } } }), 200);
+      await expectConformant(
+        'listWorkflows',
+        withKey.GET('/api/workflows', { params: { query: { page: 1, per_page: 20, search: 'Ticket' } } }),
+        200,
+      );
       await expectConformant(
         'updateWorkflow',
-        withKey.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { description: 'One line per ticket.' } }),
+        withKey.PATCH('/api/workflows/{workflow_id}', {
+          params: { path },
+          body: { description: 'One line per ticket.' },
+        }),
         200,
       );
       const run = await expectConformant(
@@ -236,100 +347,262 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
         202,
       );
       const runPath = { workflow_id: id, run_id: (run.body as { data: { id: string } }).data.id };
-      await expectConformant('getRun', withKey.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: runPath } }), 200);
+      await expectConformant(
+        'getRun',
+        withKey.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: runPath } }),
+        200,
+      );
       await expectConformant('listRuns', withKey.GET('/api/workflows/{workflow_id}/runs', { params: { path } }), 200);
       // The event stream ends after run.finished (the mock serves its example at once).
       const events = await expectConformant(
         'streamRunEvents',
-        withKey.GET('/api/workflows/{workflow_id}/runs/{run_id}/events', { params: { path: runPath }, parseAs: 'text' }),
+        withKey.GET('/api/workflows/{workflow_id}/runs/{run_id}/events', {
+          params: { path: runPath },
+          parseAs: 'text',
+        }),
         200,
       );
       expect(String(events.body)).toMatch(/^id: 1\nevent: run\.status\n/);
       expect(String(events.body)).toMatch(/event: run\.finished\ndata: \{.*\}\n\n$/);
       // A run on `echo` may already have finished: cancelling it then is a 409.
-      await expectConformant('cancelRun', withKey.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: runPath } }), [200, 409]);
-      await expectConformant('deleteWorkflow', withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }), 204);
+      await expectConformant(
+        'cancelRun',
+        withKey.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: runPath } }),
+        [200, 409],
+      );
+      await expectConformant(
+        'deleteWorkflow',
+        withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }),
+        204,
+      );
     });
 
     it('trigger URLs: create (URL shown once), list, start a run through the URL without a key, rotate, revoke', async () => {
-      const created = await expectConformant('createWorkflow', withKey.POST('/api/workflows', { body: seedWorkflow }), 201);
+      const created = await expectConformant(
+        'createWorkflow',
+        withKey.POST('/api/workflows', { body: seedWorkflow }),
+        201,
+      );
       const path = { workflow_id: (created.body as { data: { id: string } }).data.id };
-      const made = await expectConformant('createTrigger', withKey.POST('/api/workflows/{workflow_id}/triggers', { params: { path }, body: { name: 'contract' } }), 201);
+      const made = await expectConformant(
+        'createTrigger',
+        withKey.POST('/api/workflows/{workflow_id}/triggers', { params: { path }, body: { name: 'contract' } }),
+        201,
+      );
       const trigger = (made.body as { data: { id: string; url: string } }).data;
       const tokenOf = (url: string) => url.slice(url.indexOf('/hooks/') + '/hooks/'.length);
-      await expectConformant('listTriggers', withKey.GET('/api/workflows/{workflow_id}/triggers', { params: { path, query: { page: 1, per_page: 20 } } }), 200);
+      await expectConformant(
+        'listTriggers',
+        withKey.GET('/api/workflows/{workflow_id}/triggers', { params: { path, query: { page: 1, per_page: 20 } } }),
+        200,
+      );
       const hook = (token: string, prefer: string) =>
-        anonymous.POST('/hooks/{token}', { params: { path: { token }, header: { Prefer: prefer } }, body: { ticket: 'The export button does nothing.' } });
+        anonymous.POST('/hooks/{token}', {
+          params: { path: { token }, header: { Prefer: prefer } },
+          body: { ticket: 'The export button does nothing.' },
+        });
       await expectConformant('runHook', hook(tokenOf(trigger.url), 'code=202'), 202);
       const triggerPath = { ...path, trigger_id: trigger.id };
-      await expectConformant('rotateTrigger', withKey.POST('/api/workflows/{workflow_id}/triggers/{trigger_id}/rotate', { params: { path: triggerPath } }), 200);
+      await expectConformant(
+        'rotateTrigger',
+        withKey.POST('/api/workflows/{workflow_id}/triggers/{trigger_id}/rotate', { params: { path: triggerPath } }),
+        200,
+      );
       await expectConformant('runHook', hook(tokenOf(trigger.url), 'code=404'), 404);
-      await expectConformant('deleteTrigger', withKey.DELETE('/api/workflows/{workflow_id}/triggers/{trigger_id}', { params: { path: triggerPath }, parseAs: 'text' }), 204);
-      await expectConformant('deleteWorkflow', withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }), 204);
+      await expectConformant(
+        'deleteTrigger',
+        withKey.DELETE('/api/workflows/{workflow_id}/triggers/{trigger_id}', {
+          params: { path: triggerPath },
+          parseAs: 'text',
+        }),
+        204,
+      );
+      await expectConformant(
+        'deleteWorkflow',
+        withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }),
+        204,
+      );
     });
 
     it('versions: list, read one, restore an old one as a new version; an unknown version is 404', async () => {
-      const created = await expectConformant('createWorkflow', withKey.POST('/api/workflows', { body: seedWorkflow }), 201);
+      const created = await expectConformant(
+        'createWorkflow',
+        withKey.POST('/api/workflows', { body: seedWorkflow }),
+        201,
+      );
       const path = { workflow_id: (created.body as { data: { id: string } }).data.id };
-      await expectConformant('updateWorkflow', withKey.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { description: 'Second version.' } }), 200);
-      const list = await expectConformant('listWorkflowVersions', withKey.GET('/api/workflows/{workflow_id}/versions', { params: { path, query: { page: 1, per_page: 20 } } }), 200);
+      await expectConformant(
+        'updateWorkflow',
+        withKey.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { description: 'Second version.' } }),
+        200,
+      );
+      const list = await expectConformant(
+        'listWorkflowVersions',
+        withKey.GET('/api/workflows/{workflow_id}/versions', { params: { path, query: { page: 1, per_page: 20 } } }),
+        200,
+      );
       expect((list.body as { data: unknown[] }).data.length).toBeGreaterThan(0);
       const first = { ...path, version: 1 };
-      await expectConformant('getWorkflowVersion', withKey.GET('/api/workflows/{workflow_id}/versions/{version}', { params: { path: first } }), 200);
-      await expectConformant('restoreWorkflowVersion', withKey.POST('/api/workflows/{workflow_id}/versions/{version}/restore', { params: { path: first } }), 201);
-      const unknown = withKey.GET('/api/workflows/{workflow_id}/versions/{version}', { params: { path: { ...path, version: 999 } }, headers: { Prefer: 'code=404' } });
+      await expectConformant(
+        'getWorkflowVersion',
+        withKey.GET('/api/workflows/{workflow_id}/versions/{version}', { params: { path: first } }),
+        200,
+      );
+      await expectConformant(
+        'restoreWorkflowVersion',
+        withKey.POST('/api/workflows/{workflow_id}/versions/{version}/restore', { params: { path: first } }),
+        201,
+      );
+      const unknown = withKey.GET('/api/workflows/{workflow_id}/versions/{version}', {
+        params: { path: { ...path, version: 999 } },
+        headers: { Prefer: 'code=404' },
+      });
       await expectConformant('getWorkflowVersion', unknown, 404);
-      await expectConformant('deleteWorkflow', withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }), 204);
+      await expectConformant(
+        'deleteWorkflow',
+        withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }),
+        204,
+      );
     });
 
     it('schedules: create, list, read, disable, delete; a cron that is not one is 400', async () => {
-      const created = await expectConformant('createWorkflow', withKey.POST('/api/workflows', { body: seedWorkflow }), 201);
+      const created = await expectConformant(
+        'createWorkflow',
+        withKey.POST('/api/workflows', { body: seedWorkflow }),
+        201,
+      );
       const path = { workflow_id: (created.body as { data: { id: string } }).data.id };
       const body = { cron: '0 8 * * 1-5', timezone: 'Europe/Berlin', inputs: { ticket: 'The nightly export failed.' } };
-      const made = await expectConformant('createSchedule', withKey.POST('/api/workflows/{workflow_id}/schedules', { params: { path }, body }), 201);
+      const made = await expectConformant(
+        'createSchedule',
+        withKey.POST('/api/workflows/{workflow_id}/schedules', { params: { path }, body }),
+        201,
+      );
       const schedulePath = { ...path, schedule_id: (made.body as { data: { id: string } }).data.id };
-      await expectConformant('listSchedules', withKey.GET('/api/workflows/{workflow_id}/schedules', { params: { path, query: { page: 1, per_page: 20 } } }), 200);
-      await expectConformant('getSchedule', withKey.GET('/api/workflows/{workflow_id}/schedules/{schedule_id}', { params: { path: schedulePath } }), 200);
-      await expectConformant('updateSchedule', withKey.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', { params: { path: schedulePath }, body: { enabled: false } }), 200);
-      const bad = withKey.POST('/api/workflows/{workflow_id}/schedules', { params: { path }, body: { cron: 'every morning' }, headers: { Prefer: 'code=400' } });
+      await expectConformant(
+        'listSchedules',
+        withKey.GET('/api/workflows/{workflow_id}/schedules', { params: { path, query: { page: 1, per_page: 20 } } }),
+        200,
+      );
+      await expectConformant(
+        'getSchedule',
+        withKey.GET('/api/workflows/{workflow_id}/schedules/{schedule_id}', { params: { path: schedulePath } }),
+        200,
+      );
+      await expectConformant(
+        'updateSchedule',
+        withKey.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', {
+          params: { path: schedulePath },
+          body: { enabled: false },
+        }),
+        200,
+      );
+      const bad = withKey.POST('/api/workflows/{workflow_id}/schedules', {
+        params: { path },
+        body: { cron: 'every morning' },
+        headers: { Prefer: 'code=400' },
+      });
       await expectConformant('createSchedule', bad, 400);
-      await expectConformant('deleteSchedule', withKey.DELETE('/api/workflows/{workflow_id}/schedules/{schedule_id}', { params: { path: schedulePath }, parseAs: 'text' }), 204);
-      await expectConformant('deleteWorkflow', withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }), 204);
+      await expectConformant(
+        'deleteSchedule',
+        withKey.DELETE('/api/workflows/{workflow_id}/schedules/{schedule_id}', {
+          params: { path: schedulePath },
+          parseAs: 'text',
+        }),
+        204,
+      );
+      await expectConformant(
+        'deleteWorkflow',
+        withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }),
+        204,
+      );
     });
 
     it('callbacks: create (secret shown once), list, list attempts, enable, refuse a private address, delete', async () => {
-      const created = await expectConformant('createWorkflow', withKey.POST('/api/workflows', { body: seedWorkflow }), 201);
+      const created = await expectConformant(
+        'createWorkflow',
+        withKey.POST('/api/workflows', { body: seedWorkflow }),
+        201,
+      );
       const path = { workflow_id: (created.body as { data: { id: string } }).data.id };
-      const made = await expectConformant('createCallback', withKey.POST('/api/workflows/{workflow_id}/callbacks', { params: { path }, body: { url: 'https://hooks.example.com/runs' } }), 201);
+      const made = await expectConformant(
+        'createCallback',
+        withKey.POST('/api/workflows/{workflow_id}/callbacks', {
+          params: { path },
+          body: { url: 'https://hooks.example.com/runs' },
+        }),
+        201,
+      );
       const callbackPath = { ...path, callback_id: (made.body as { data: { id: string } }).data.id };
-      await expectConformant('listCallbacks', withKey.GET('/api/workflows/{workflow_id}/callbacks', { params: { path } }), 200);
-      await expectConformant('listCallbackAttempts', withKey.GET('/api/workflows/{workflow_id}/callbacks/{callback_id}/attempts', { params: { path: callbackPath } }), 200);
-      const enabled = await expectConformant('enableCallback', withKey.POST('/api/workflows/{workflow_id}/callbacks/{callback_id}/enable', { params: { path: callbackPath } }), 200);
+      await expectConformant(
+        'listCallbacks',
+        withKey.GET('/api/workflows/{workflow_id}/callbacks', { params: { path } }),
+        200,
+      );
+      await expectConformant(
+        'listCallbackAttempts',
+        withKey.GET('/api/workflows/{workflow_id}/callbacks/{callback_id}/attempts', {
+          params: { path: callbackPath },
+        }),
+        200,
+      );
+      const enabled = await expectConformant(
+        'enableCallback',
+        withKey.POST('/api/workflows/{workflow_id}/callbacks/{callback_id}/enable', { params: { path: callbackPath } }),
+        200,
+      );
       expect(enabled.body).toMatchObject({ data: { status: 'active' } });
-      const refused = withKey.POST('/api/workflows/{workflow_id}/callbacks', { params: { path }, body: { url: 'http://169.254.169.254/latest/meta-data/' }, headers: { Prefer: 'code=400' } });
+      const refused = withKey.POST('/api/workflows/{workflow_id}/callbacks', {
+        params: { path },
+        body: { url: 'http://169.254.169.254/latest/meta-data/' },
+        headers: { Prefer: 'code=400' },
+      });
       await expectConformant('createCallback', refused, 400);
-      await expectConformant('deleteCallback', withKey.DELETE('/api/workflows/{workflow_id}/callbacks/{callback_id}', { params: { path: callbackPath }, parseAs: 'text' }), 204);
-      await expectConformant('deleteWorkflow', withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }), 204);
+      await expectConformant(
+        'deleteCallback',
+        withKey.DELETE('/api/workflows/{workflow_id}/callbacks/{callback_id}', {
+          params: { path: callbackPath },
+          parseAs: 'text',
+        }),
+        204,
+      );
+      await expectConformant(
+        'deleteWorkflow',
+        withKey.DELETE('/api/workflows/{workflow_id}', { params: { path }, parseAs: 'text' }),
+        204,
+      );
     });
 
     it('GET /api/workflows without an API key is 401', async () => {
       await expectConformant('listWorkflows', anonymous.GET('/api/workflows'), 401);
     });
     // Prism checks only that a bearer token is there, so this is the live service's rule alone.
-    it.skipIf(target.mock)('GET /api/workflows with an OAuth access token (the wrong kind) is 401 invalid_token (RFC 6750 3.1)', async () => {
-      const { response } = await expectConformant('listWorkflows', withOAuth.GET('/api/workflows'), 401);
-      expect(response.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
-    });
+    it.skipIf(target.mock)(
+      'GET /api/workflows with an OAuth access token (the wrong kind) is 401 invalid_token (RFC 6750 3.1)',
+      async () => {
+        const { response } = await expectConformant('listWorkflows', withOAuth.GET('/api/workflows'), 401);
+        expect(response.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+      },
+    );
     it('POST /api/workflows with a body of the wrong types is 422 on the mock and the live service alike', async () => {
-      const call = withKey.POST('/api/workflows', { body: { name: 42 as unknown as string, nodes: 'none' as unknown as [] } });
+      const call = withKey.POST('/api/workflows', {
+        body: { name: 42 as unknown as string, nodes: 'none' as unknown as [] },
+      });
       const { body } = await expectConformant('createWorkflow', call, 422);
       expect((body as { errors: unknown[] }).errors.length).toBeGreaterThan(0);
     });
     it('GET /api/workflows with per_page over 100 is 400', async () => {
-      await expectConformant('listWorkflows', withKey.GET('/api/workflows', { params: { query: { per_page: 101 } } }), 400);
+      await expectConformant(
+        'listWorkflows',
+        withKey.GET('/api/workflows', { params: { query: { per_page: 101 } } }),
+        400,
+      );
     });
     it('GET /api/workflows/{id} of an unknown workflow is 404', async () => {
-      const call = withKey.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: 'wf_doesnotexist' } }, headers: { Prefer: 'code=404' } });
+      const call = withKey.GET('/api/workflows/{workflow_id}', {
+        params: { path: { workflow_id: 'wf_doesnotexist' } },
+        headers: { Prefer: 'code=404' },
+      });
       await expectConformant('getWorkflow', call, 404);
     });
     it('POST /api/workflows with a cyclic graph is 422 listing the problem', async () => {
@@ -343,12 +616,32 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
   describe('secrets', () => {
     it('put (create), put (replace), list without values, delete, delete again is 404', async () => {
       const path = { secret_name: 'CONTRACT_TOKEN' };
-      await expectConformant('putSecret', withKey.PUT('/api/secrets/{secret_name}', { params: { path }, body: { value: 'ghp_contract' }, headers: { Prefer: 'code=201' } }), 201);
-      await expectConformant('putSecret', withKey.PUT('/api/secrets/{secret_name}', { params: { path }, body: { value: 'ghp_contract2' } }), 200);
+      await expectConformant(
+        'putSecret',
+        withKey.PUT('/api/secrets/{secret_name}', {
+          params: { path },
+          body: { value: 'ghp_contract' },
+          headers: { Prefer: 'code=201' },
+        }),
+        201,
+      );
+      await expectConformant(
+        'putSecret',
+        withKey.PUT('/api/secrets/{secret_name}', { params: { path }, body: { value: 'ghp_contract2' } }),
+        200,
+      );
       const list = await expectConformant('listSecrets', withKey.GET('/api/secrets'), 200);
       expect(JSON.stringify(list.body)).not.toContain('ghp_contract');
-      await expectConformant('deleteSecret', withKey.DELETE('/api/secrets/{secret_name}', { params: { path }, parseAs: 'text' }), 204);
-      await expectConformant('deleteSecret', withKey.DELETE('/api/secrets/{secret_name}', { params: { path }, headers: { Prefer: 'code=404' } }), 404);
+      await expectConformant(
+        'deleteSecret',
+        withKey.DELETE('/api/secrets/{secret_name}', { params: { path }, parseAs: 'text' }),
+        204,
+      );
+      await expectConformant(
+        'deleteSecret',
+        withKey.DELETE('/api/secrets/{secret_name}', { params: { path }, headers: { Prefer: 'code=404' } }),
+        404,
+      );
     });
   });
 
@@ -360,12 +653,18 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
         for (const [status, response] of Object.entries(operation.responses)) {
           const resolved = response.$ref ? spec.components.responses[response.$ref.split('/').pop()!]! : response;
           if (!resolved.content) continue;
-          expect(examples.some((e) => e.operationId === operationId && e.status === status), `${operationId} ${status}`).toBe(true);
+          expect(
+            examples.some((e) => e.operationId === operationId && e.status === status),
+            `${operationId} ${status}`,
+          ).toBe(true);
         }
       }
       for (const e of examples) {
         const value = e.mediaType === 'application/json' || e.mediaType.endsWith('+json') ? e.value : String(e.value);
-        expect(conformanceProblems(e.operationId, Number(e.status), e.mediaType, value), `${e.operationId} ${e.status} ${e.name}`).toEqual([]);
+        expect(
+          conformanceProblems(e.operationId, Number(e.status), e.mediaType, value),
+          `${e.operationId} ${e.status} ${e.name}`,
+        ).toEqual([]);
       }
     });
     it('a run can be read in each state', () => {

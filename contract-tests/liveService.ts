@@ -58,14 +58,21 @@ export type LiveStore = 'embedded' | 'production';
 
 export function liveStoreFromEnv(): LiveStore {
   const store = process.env.CONTRACT_STORE ?? 'embedded';
-  if (store !== 'embedded' && store !== 'production') throw new Error(`CONTRACT_STORE must be embedded or production (got "${store}")`);
+  if (store !== 'embedded' && store !== 'production')
+    throw new Error(`CONTRACT_STORE must be embedded or production (got "${store}")`);
   return store;
 }
 
 /** A fresh MySQL database for the production store, and the queue's own PostgreSQL; `drop` removes both. */
-async function productionStore(dataDir: string, queuePort: number): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+async function productionStore(
+  dataDir: string,
+  queuePort: number,
+): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
   const server = process.env.CONTRACT_MYSQL_URL ?? process.env.TEST_MYSQL_URL;
-  if (!server) throw new Error('CONTRACT_STORE=production needs CONTRACT_MYSQL_URL or TEST_MYSQL_URL (sh scripts/mariadb.sh prints one)');
+  if (!server)
+    throw new Error(
+      'CONTRACT_STORE=production needs CONTRACT_MYSQL_URL or TEST_MYSQL_URL (sh scripts/mariadb.sh prints one)',
+    );
   const name = `contract_${randomBytes(4).toString('hex')}`;
   const admin = createKnex(server, { poolMax: 1 });
   try {
@@ -75,7 +82,12 @@ async function productionStore(dataDir: string, queuePort: number): Promise<{ en
   }
   const storeUrl = new URL(server);
   storeUrl.pathname = `/${name}`;
-  const queue = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'queue-pg'), port: queuePort, database: 'queue', persistent: false });
+  const queue = await startEmbeddedPostgres({
+    dataDir: path.join(dataDir, 'queue-pg'),
+    port: queuePort,
+    database: 'queue',
+    persistent: false,
+  });
   return {
     env: {
       DATABASE_URL: storeUrl.toString(),
@@ -96,7 +108,10 @@ async function productionStore(dataDir: string, queuePort: number): Promise<{ en
   };
 }
 
-export async function startLiveService(extraEnv: Record<string, string> = {}, store: LiveStore = liveStoreFromEnv()): Promise<LiveService> {
+export async function startLiveService(
+  extraEnv: Record<string, string> = {},
+  store: LiveStore = liveStoreFromEnv(),
+): Promise<LiveService> {
   const { env, baseUrl, dataDir } = await embeddedServiceEnv('oa-live', extraEnv);
   const production = store === 'production' ? await productionStore(dataDir, Number(env.EMBEDDED_PG_PORT)) : undefined;
   Object.assign(env, production?.env, extraEnv);
@@ -118,20 +133,39 @@ export async function startLiveService(extraEnv: Record<string, string> = {}, st
     const login = 'contract-user';
     const password = 'contract-password-1';
     const redirectUri = 'http://127.0.0.1:9/callback';
-    const { app, key } = provisionThroughCli(env, { label: 'Contract', login, password, redirectUri, appDescription: 'Drives the contract suite' });
+    const { app, key } = provisionThroughCli(env, {
+      label: 'Contract',
+      login,
+      password,
+      redirectUri,
+      appDescription: 'Drives the contract suite',
+    });
 
     const grant = async (user: string, pass: string) => {
       const browser = new Browser(baseUrl);
       await logIn(browser, user, pass);
       const authorizeUrl = new URL('/oauth/authorize', baseUrl);
-      authorizeUrl.search = new URLSearchParams({ response_type: 'code', client_id: app.client_id, redirect_uri: redirectUri, scope: 'user_info api_key', state: 'contract' }).toString();
+      authorizeUrl.search = new URLSearchParams({
+        response_type: 'code',
+        client_id: app.client_id,
+        redirect_uri: redirectUri,
+        scope: 'user_info api_key',
+        state: 'contract',
+      }).toString();
       const callback = await authorizeInBrowser(browser, authorizeUrl); // with the helpers' PKCE challenge
       const code = callback.searchParams.get('code');
       if (!code) throw new Error(`no code in the callback: ${callback.toString()}`);
       const tokenResponse = await fetch(`${baseUrl}/api/open/oauth/token`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: PKCE.verifier, client_id: app.client_id, client_secret: app.client_secret }).toString(),
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: redirectUri,
+          code_verifier: PKCE.verifier,
+          client_id: app.client_id,
+          client_secret: app.client_secret,
+        }).toString(),
       });
       const tokens = (await tokenResponse.json()) as { access_token: string; refresh_token: string };
       if (!tokenResponse.ok) throw new Error(`code exchange failed: ${JSON.stringify(tokens)}`);
@@ -141,8 +175,21 @@ export async function startLiveService(extraEnv: Record<string, string> = {}, st
     const loginB = 'contract-user-b';
     const passwordB = 'contract-password-b';
     adminCli(env, 'user', 'create', '--login', loginB, '--password', passwordB, '--name', 'Contract User B');
-    const keyB = adminCli(env, 'token', 'create', '--user', loginB, '--namespace', loginB, '--name', 'contract key b',
-      '--usage-scenario', 'trial', '--permission', 'workflows') as { token: string };
+    const keyB = adminCli(
+      env,
+      'token',
+      'create',
+      '--user',
+      loginB,
+      '--namespace',
+      loginB,
+      '--name',
+      'contract key b',
+      '--usage-scenario',
+      'trial',
+      '--permission',
+      'workflows',
+    ) as { token: string };
     const tokensB = await grant(loginB, passwordB);
     const loginC = 'contract-user-c';
     const passwordC = 'contract-password-c';

@@ -7,7 +7,15 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 export async function startPrism(port: number, options: { quiet?: boolean } = {}): Promise<ChildProcess> {
   const prism = spawn(
     process.execPath,
-    ['node_modules/@stoplight/prism-cli/dist/index.js', 'mock', 'openapi.yaml', '--host', '127.0.0.1', '--port', String(port)],
+    [
+      'node_modules/@stoplight/prism-cli/dist/index.js',
+      'mock',
+      'openapi.yaml',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+    ],
     { cwd: root, stdio: options.quiet ? 'ignore' : 'inherit' },
   );
   const deadline = Date.now() + 60_000;

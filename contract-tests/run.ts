@@ -11,10 +11,12 @@ const { values } = parseArgs({
   options: { target: { type: 'string', default: process.env.CONTRACT_TARGET ?? 'mock' }, help: { type: 'boolean' } },
 });
 if (values.help) {
-  console.log('usage: npm run test:contract -- [--target mock|http://host:port]\n' +
-    'With --target live, CONTRACT_STORE=production runs the service on MySQL (TEST_MYSQL_URL) with NODE_ENV=production.\n' +
-    'Against a live service, set CONTRACT_API_KEY, CONTRACT_ACCESS_TOKEN, CONTRACT_REFRESH_TOKEN,\n' +
-    'CONTRACT_CLIENT_ID, CONTRACT_CLIENT_SECRET, CONTRACT_NAMESPACE and CONTRACT_TOKEN_ID.');
+  console.log(
+    'usage: npm run test:contract -- [--target mock|http://host:port]\n' +
+      'With --target live, CONTRACT_STORE=production runs the service on MySQL (TEST_MYSQL_URL) with NODE_ENV=production.\n' +
+      'Against a live service, set CONTRACT_API_KEY, CONTRACT_ACCESS_TOKEN, CONTRACT_REFRESH_TOKEN,\n' +
+      'CONTRACT_CLIENT_ID, CONTRACT_CLIENT_SECRET, CONTRACT_NAMESPACE and CONTRACT_TOKEN_ID.',
+  );
   process.exit(0);
 }
 
@@ -39,11 +41,15 @@ const target = values.target === 'mock' ? 'mock' : values.target === 'live' ? `l
 const junit = process.env.CI
   ? ['--reporter=default', '--reporter=junit', `--outputFile.junit=artifacts/contract-${target}/junit.xml`]
   : [];
-const result = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--config', 'contract-tests/vitest.config.ts', ...junit], {
-  cwd: root,
-  env,
-  stdio: 'inherit',
-});
+const result = spawnSync(
+  process.execPath,
+  ['node_modules/vitest/vitest.mjs', 'run', '--config', 'contract-tests/vitest.config.ts', ...junit],
+  {
+    cwd: root,
+    env,
+    stdio: 'inherit',
+  },
+);
 prism?.kill();
 if (live) {
   if (result.status !== 0) console.error(`\n--- service output ---\n${live.output()}`);

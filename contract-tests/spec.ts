@@ -4,11 +4,22 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 
-interface MediaType { schema?: unknown }
-interface ResponseObject { content?: Record<string, MediaType>; $ref?: string }
-interface Operation { operationId: string; responses: Record<string, ResponseObject> }
+interface MediaType {
+  schema?: unknown;
+}
+interface ResponseObject {
+  content?: Record<string, MediaType>;
+  $ref?: string;
+}
+interface Operation {
+  operationId: string;
+  responses: Record<string, ResponseObject>;
+}
 type PathItem = Record<string, Operation>;
-interface Spec { paths: Record<string, PathItem>; components: { responses: Record<string, ResponseObject> } }
+interface Spec {
+  paths: Record<string, PathItem>;
+  components: { responses: Record<string, ResponseObject> };
+}
 
 export const spec = parse(readFileSync(fileURLToPath(new URL('../openapi.yaml', import.meta.url)), 'utf8')) as Spec;
 
@@ -29,7 +40,9 @@ export function findOperation(operationId: string): { path: string; method: stri
 
 export function allOperationIds(): string[] {
   return Object.values(spec.paths).flatMap((item) =>
-    Object.entries(item).filter(([m]) => methods.has(m)).map(([, op]) => op.operationId),
+    Object.entries(item)
+      .filter(([m]) => methods.has(m))
+      .map(([, op]) => op.operationId),
   );
 }
 
@@ -40,7 +53,12 @@ const validators = new Map<string, ValidateFunction>();
  * documented, the content type is one of the documented ones, and the body matches the schema.
  * Returns the problems (empty when the response conforms).
  */
-export function conformanceProblems(operationId: string, status: number, contentType: string | null, body: unknown): string[] {
+export function conformanceProblems(
+  operationId: string,
+  status: number,
+  contentType: string | null,
+  body: unknown,
+): string[] {
   const { operation } = findOperation(operationId);
   let response = operation.responses[String(status)];
   if (!response) return [`status ${status} is not documented for ${operationId}`];
@@ -80,7 +98,10 @@ export interface NamedExample {
 
 /** Every named example of every documented response (with `$ref`s to components resolved). */
 export function namedExamples(): NamedExample[] {
-  const components = spec.components as unknown as { responses: Record<string, ResponseObject>; examples?: Record<string, { value: unknown }> };
+  const components = spec.components as unknown as {
+    responses: Record<string, ResponseObject>;
+    examples?: Record<string, { value: unknown }>;
+  };
   const found: NamedExample[] = [];
   for (const item of Object.values(spec.paths)) {
     for (const [method, operation] of Object.entries(item)) {

@@ -73,7 +73,9 @@ const OPEN_ONE_OF = /to the `(?:[\w-]+\/)*nodes\/items` response property `oneOf
 
 /** oasdiff's findings, with those that add to an open set (above) lowered to warnings. */
 export function withOpenSets(findings: Finding[]): Finding[] {
-  return findings.map((f) => (f.id === 'response-property-one-of-added' && f.level >= 3 && OPEN_ONE_OF.test(f.text) ? { ...f, level: 2 } : f));
+  return findings.map((f) =>
+    f.id === 'response-property-one-of-added' && f.level >= 3 && OPEN_ONE_OF.test(f.text) ? { ...f, level: 2 } : f,
+  );
 }
 
 export function checkContract(facts: Facts): Check[] {
@@ -82,16 +84,23 @@ export function checkContract(facts: Facts): Check[] {
   const checks: Check[] = [];
   const fail = (name: string, failure: string | undefined) => checks.push(failure ? { name, failure } : { name });
 
-  fail('info.version is a semver release version, not below the last release',
-    !version ? `info.version '${facts.version}' is not MAJOR.MINOR.PATCH`
-      : released && compareVersions(version, released) < 0 ? `info.version ${facts.version} is below the release ${facts.release.tag}` : undefined);
+  fail(
+    'info.version is a semver release version, not below the last release',
+    !version
+      ? `info.version '${facts.version}' is not MAJOR.MINOR.PATCH`
+      : released && compareVersions(version, released) < 0
+        ? `info.version ${facts.version} is below the release ${facts.release.tag}`
+        : undefined,
+  );
 
   const errors = withOpenSets(facts.breaking).filter((f) => f.level >= 3);
   const majorMoved = Boolean(version && released && version.major > released.major);
-  fail(`no breaking change since ${facts.release.tag} unless the major version moved`,
+  fail(
+    `no breaking change since ${facts.release.tag} unless the major version moved`,
     errors.length > 0 && !majorMoved
       ? `${errors.length} breaking change(s) since ${facts.release.tag} while info.version is ${facts.version}: make them compatible, or move the major version and record them in CHANGELOG.md:\n${errors.map(describe).join('\n')}`
-      : undefined);
+      : undefined,
+  );
 
   const newer = Boolean(version && released && compareVersions(version, released) > 0);
   const ownSection = changelogSection(facts.changelog, new RegExp(`^\\[?${escape(facts.version)}\\]?(\\s|$)`));
@@ -99,17 +108,27 @@ export function checkContract(facts: Facts): Check[] {
   // Changed since the release under the same version: the change waits under '## Unreleased'
   // until a release names it; otherwise the version's own section must say what it holds.
   const pending = facts.specChanged && !newer;
-  fail(`CHANGELOG.md records info.version ${facts.version} and every change since ${facts.release.tag}`,
+  fail(
+    `CHANGELOG.md records info.version ${facts.version} and every change since ${facts.release.tag}`,
     pending && !hasEntry(unreleased)
       ? `openapi.yaml differs from ${facts.release.tag}'s: add a line under '## Unreleased' in CHANGELOG.md saying what changed`
-      : !hasEntry(ownSection) ? `CHANGELOG.md has no entry under '## [${facts.version}]'` : undefined);
+      : !hasEntry(ownSection)
+        ? `CHANGELOG.md has no entry under '## [${facts.version}]'`
+        : undefined,
+  );
 
-  fail('every change to openapi.yaml since the release changed CHANGELOG.md in the same commit',
+  fail(
+    'every change to openapi.yaml since the release changed CHANGELOG.md in the same commit',
     facts.unrecorded.length > 0
       ? `openapi.yaml changed without a line in CHANGELOG.md (CHANGELOG.md, rule 1): ${facts.unrecorded.join('; ')}. Say what each changed under '## Unreleased', in the same commit; for a commit already on main, a later line that names its hash (7 characters) records it`
-      : undefined);
+      : undefined,
+  );
 
-  fail('the client package (client/package.json) carries the contract\'s version',
-    facts.clientVersion !== facts.version ? `client/package.json says ${facts.clientVersion}, openapi.yaml ${facts.version}` : undefined);
+  fail(
+    "the client package (client/package.json) carries the contract's version",
+    facts.clientVersion !== facts.version
+      ? `client/package.json says ${facts.clientVersion}, openapi.yaml ${facts.version}`
+      : undefined,
+  );
   return checks;
 }

@@ -10,7 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { startLiveService } from '../contract-tests/liveService.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const setup = spawnSync('sh', ['scripts/schemathesis.sh'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+const setup = spawnSync('sh', ['scripts/schemathesis.sh'], {
+  cwd: root,
+  encoding: 'utf8',
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 if (setup.status !== 0) process.exit(setup.status ?? 1);
 const st = setup.stdout.trim().split('\n').pop()!;
 
@@ -34,11 +38,25 @@ try {
   const detail = await fetch(`${live.baseUrl}/api/open/v1/${CONTRACT_NAMESPACE}/tokens/${CONTRACT_TOKEN_ID}`, {
     headers: { Authorization: `Bearer ${CONTRACT_ACCESS_TOKEN}` },
   });
-  const proxy = detail.ok ? ((await detail.json()) as { proxy_access_token: string }).proxy_access_token : 'unavailable';
+  const proxy = detail.ok
+    ? ((await detail.json()) as { proxy_access_token: string }).proxy_access_token
+    : 'unavailable';
   mkdirSync(`${root}/artifacts`, { recursive: true });
   const result = spawnSync(
     st,
-    ['run', 'openapi.yaml', '--url', live.baseUrl, '--seed', seed, '--report', 'junit', '--report-dir', 'artifacts/schemathesis', ...process.argv.slice(2)],
+    [
+      'run',
+      'openapi.yaml',
+      '--url',
+      live.baseUrl,
+      '--seed',
+      seed,
+      '--report',
+      'junit',
+      '--report-dir',
+      'artifacts/schemathesis',
+      ...process.argv.slice(2),
+    ],
     {
       cwd: root,
       stdio: 'inherit',
@@ -53,7 +71,10 @@ try {
     },
   );
   status = result.status ?? 1;
-  if (status !== 0) console.error(`\n--- service output (last 8000 chars) ---\n${live.output().slice(-8000)}\n\nschemathesis seed: ${seed}`);
+  if (status !== 0)
+    console.error(
+      `\n--- service output (last 8000 chars) ---\n${live.output().slice(-8000)}\n\nschemathesis seed: ${seed}`,
+    );
 } finally {
   await live.stop();
 }

@@ -14,7 +14,12 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startLiveService } from '../contract-tests/liveService.ts';
-import { COMMANDS, OPENAPI_GENERATOR_VERSION, OPENAPI_PYTHON_CLIENT, type GeneratorCommand } from '../contract-tests/generators/commands.ts';
+import {
+  COMMANDS,
+  OPENAPI_GENERATOR_VERSION,
+  OPENAPI_PYTHON_CLIENT,
+  type GeneratorCommand,
+} from '../contract-tests/generators/commands.ts';
 import { startLaterVersion, UNKNOWN_NODE } from '../contract-tests/generators/laterVersion.ts';
 import { FIRST_OPEN_RELEASE } from '../src/http/apiVersions.ts';
 // What the two generated Python clients import at run time.
@@ -38,12 +43,21 @@ const contracts: Contract[] = [
   ...readdirSync(releasesDir)
     .filter((f) => /^openapi-\d+\.\d+\.\d+\.yaml$/.test(f))
     // A release that is openapi.yaml as it stands makes the same clients: generated once.
-    .filter((f) => readFileSync(path.join(releasesDir, f), 'utf8') !== readFileSync(path.join(root, 'openapi.yaml'), 'utf8'))
+    .filter(
+      (f) => readFileSync(path.join(releasesDir, f), 'utf8') !== readFileSync(path.join(root, 'openapi.yaml'), 'utf8'),
+    )
     .map((file) => {
       const [major, minor] = file.slice(8, -5).split('.').map(Number) as [number, number];
-      const legacy = major * 1000 + minor < Number(FIRST_OPEN_RELEASE.split('.')[0]) * 1000 + Number(FIRST_OPEN_RELEASE.split('.')[1]);
+      const legacy =
+        major * 1000 + minor <
+        Number(FIRST_OPEN_RELEASE.split('.')[0]) * 1000 + Number(FIRST_OPEN_RELEASE.split('.')[1]);
       const showsLater = major * 1000 + minor >= 1001; // switch, coalesce and `case` came in 1.1.0
-      return { label: file, spec: path.join(releasesDir, file), ...(legacy ? { apiVersion: `${major}.${minor}` } : {}), showsLater };
+      return {
+        label: file,
+        spec: path.join(releasesDir, file),
+        ...(legacy ? { apiVersion: `${major}.${minor}` } : {}),
+        showsLater,
+      };
     }),
 ];
 
@@ -56,14 +70,26 @@ const outcomes: Outcome[] = [];
 
 /** Runs a command; throws with its output when it fails. */
 function run(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): string {
-  const result = spawnSync(command, args, { cwd: options.cwd ?? root, env: options.env ?? process.env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(command, args, {
+    cwd: options.cwd ?? root,
+    env: options.env ?? process.env,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${result.error?.message ?? `exit ${result.status}`}):\n${output.slice(-4000)}`);
+  if (result.status !== 0)
+    throw new Error(
+      `${command} ${args.join(' ')} failed (${result.error?.message ?? `exit ${result.status}`}):\n${output.slice(-4000)}`,
+    );
   return output;
 }
 
 /** Same, without blocking this process's event loop (the fake model provider lives here). */
-function runAsync(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv }): Promise<string> {
+function runAsync(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv },
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: options.cwd, env: options.env });
     let output = '';
@@ -108,11 +134,25 @@ function installTools(): void {
     run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'maven', 'openjdk-17-jdk-headless']);
   }
   if (!existsSync(jar)) {
-    run('mvn', ['-q', '-B', 'dependency:copy', `-Dartifact=org.openapitools:openapi-generator-cli:${OPENAPI_GENERATOR_VERSION}`, `-DoutputDirectory=${path.dirname(jar)}`]);
+    run('mvn', [
+      '-q',
+      '-B',
+      'dependency:copy',
+      `-Dartifact=org.openapitools:openapi-generator-cli:${OPENAPI_GENERATOR_VERSION}`,
+      `-DoutputDirectory=${path.dirname(jar)}`,
+    ]);
   }
   run('sh', ['scripts/schemathesis.sh']); // creates .venv when missing
   if (!existsSync(path.join(root, '.venv/bin/openapi-python-client'))) {
-    run(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', OPENAPI_PYTHON_CLIENT, ...PYTHON_RUNTIME]);
+    run(python, [
+      '-m',
+      'pip',
+      'install',
+      '--quiet',
+      '--disable-pip-version-check',
+      OPENAPI_PYTHON_CLIENT,
+      ...PYTHON_RUNTIME,
+    ]);
   }
   run('go', ['version']);
   run('java', ['-version']);
@@ -125,7 +165,10 @@ async function startFakeProvider(): Promise<{ baseUrl: string; close(): Promise<
   const server: Server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; messages: { content: string }[] };
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+      model: string;
+      messages: { content: string }[];
+    };
     const text = body.messages.at(-1)?.content ?? '';
     if (text === 'hang') {
       held.add(res);
@@ -134,15 +177,29 @@ async function startFakeProvider(): Promise<{ baseUrl: string; close(): Promise<
     }
     if (text === 'fail') {
       res.writeHead(400, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: 'The fake provider refuses this input.', type: 'invalid_request_error', param: null, code: null } }));
+      res.end(
+        JSON.stringify({
+          error: {
+            message: 'The fake provider refuses this input.',
+            type: 'invalid_request_error',
+            param: null,
+            code: null,
+          },
+        }),
+      );
       return;
     }
     res.writeHead(200, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify({
-      id: 'chatcmpl-fake', object: 'chat.completion', created: 1_795_000_000, model: body.model,
-      choices: [{ index: 0, message: { role: 'assistant', content: text.toUpperCase() }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-    }));
+    res.end(
+      JSON.stringify({
+        id: 'chatcmpl-fake',
+        object: 'chat.completion',
+        created: 1_795_000_000,
+        model: body.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: text.toUpperCase() }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      }),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -184,13 +241,23 @@ const clientsOf = (spec: string, work: string): Client[] => [
     name: 'openapi-generator python',
     generate: () => generate(COMMANDS.python, spec, path.join(work, 'python')),
     compile: () => run(python, ['-m', 'compileall', '-q', 'openauth_client'], { cwd: path.join(work, 'python') }),
-    driver: () => ({ command: python, args: [path.join(drivers, 'openapi_generator_python.py')], cwd: work, env: { PYTHONPATH: path.join(work, 'python') } }),
+    driver: () => ({
+      command: python,
+      args: [path.join(drivers, 'openapi_generator_python.py')],
+      cwd: work,
+      env: { PYTHONPATH: path.join(work, 'python') },
+    }),
   },
   {
     name: 'openapi-python-client',
     generate: () => generate(COMMANDS.openapiPythonClient, spec, path.join(work, 'opc/openauth_opc')),
     compile: () => run(python, ['-m', 'compileall', '-q', 'openauth_opc'], { cwd: path.join(work, 'opc') }),
-    driver: () => ({ command: python, args: [path.join(drivers, 'openapi_python_client.py')], cwd: work, env: { PYTHONPATH: path.join(work, 'opc') } }),
+    driver: () => ({
+      command: python,
+      args: [path.join(drivers, 'openapi_python_client.py')],
+      cwd: work,
+      env: { PYTHONPATH: path.join(work, 'opc') },
+    }),
   },
   {
     name: 'openapi-generator go',
@@ -201,7 +268,10 @@ const clientsOf = (spec: string, work: string): Client[] => [
     compile: () => {
       copyFileSync(path.join(drivers, 'openapi-generator-go/main.go'), path.join(work, 'go/main.go'));
       copyFileSync(path.join(drivers, 'common.go'), path.join(work, 'go/common.go'));
-      goModule(path.join(work, 'go'), 'require github.com/openauth/client v0.0.0\nreplace github.com/openauth/client => ./client\n');
+      goModule(
+        path.join(work, 'go'),
+        'require github.com/openauth/client v0.0.0\nreplace github.com/openauth/client => ./client\n',
+      );
     },
     driver: () => ({ command: path.join(work, 'go/driver'), args: [], cwd: work }),
   },
@@ -226,10 +296,23 @@ const clientsOf = (spec: string, work: string): Client[] => [
       const dir = path.join(work, 'ts');
       copyFileSync(path.join(drivers, 'typescript-fetch/main.ts'), path.join(dir, 'main.ts'));
       // ES modules as Node runs them (importFileExtension=.js makes the imports resolvable).
-      writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
-        compilerOptions: { strict: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022', 'DOM'], types: ['node'], typeRoots: [path.join(root, 'node_modules/@types')], outDir: 'dist', skipLibCheck: true },
-        files: ['main.ts'],
-      }));
+      writeFileSync(
+        path.join(dir, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            target: 'ES2022',
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            lib: ['ES2022', 'DOM'],
+            types: ['node'],
+            typeRoots: [path.join(root, 'node_modules/@types')],
+            outDir: 'dist',
+            skipLibCheck: true,
+          },
+          files: ['main.ts'],
+        }),
+      );
       writeFileSync(path.join(dir, 'package.json'), '{ "type": "module" }\n');
       run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', dir]);
     },
@@ -242,25 +325,52 @@ const clientsOf = (spec: string, work: string): Client[] => [
       const dir = path.join(work, 'java');
       // Maven only resolves the generated pom's dependencies (its build plugins would add minutes);
       // javac compiles the client and the driver.
-      run('mvn', ['-q', '-B', 'dependency:build-classpath', '-Dmdep.outputFile=classpath.txt', '-Dmdep.includeScope=compile'], { cwd: dir });
+      run(
+        'mvn',
+        ['-q', '-B', 'dependency:build-classpath', '-Dmdep.outputFile=classpath.txt', '-Dmdep.includeScope=compile'],
+        { cwd: dir },
+      );
       copyFileSync(path.join(drivers, 'openapi-generator-java/Main.java'), path.join(dir, 'Main.java'));
       const sources = run('find', ['src/main/java', '-name', '*.java'], { cwd: dir }).trim().split('\n');
-      run('javac', ['-nowarn', '-d', 'classes', '-cp', readFileSync(path.join(dir, 'classpath.txt'), 'utf8').trim(), ...sources, 'Main.java'], { cwd: dir });
+      run(
+        'javac',
+        [
+          '-nowarn',
+          '-d',
+          'classes',
+          '-cp',
+          readFileSync(path.join(dir, 'classpath.txt'), 'utf8').trim(),
+          ...sources,
+          'Main.java',
+        ],
+        { cwd: dir },
+      );
     },
     driver: () => {
       const dir = path.join(work, 'java');
-      return { command: 'java', args: ['-cp', `${path.join(dir, 'classes')}:${readFileSync(path.join(dir, 'classpath.txt'), 'utf8').trim()}`, 'Main'], cwd: work };
+      return {
+        command: 'java',
+        args: [
+          '-cp',
+          `${path.join(dir, 'classes')}:${readFileSync(path.join(dir, 'classpath.txt'), 'utf8').trim()}`,
+          'Main',
+        ],
+        cwd: work,
+      };
     },
   },
 ];
 
 function junit(): string {
-  const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  const esc = (s: string) =>
+    s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
   const failures = outcomes.filter((o) => o.failure).length;
   const cases = outcomes.map((o) => {
     const [suite, ...rest] = o.name.split(': ');
     const open = `  <testcase classname="generators.${esc(suite!)}" name="${esc(rest.join(': ') || o.name)}" time="${(o.ms / 1000).toFixed(3)}"`;
-    return o.failure ? `${open}>\n    <failure message="failed">${esc(o.failure)}</failure>\n  </testcase>` : `${open}/>`;
+    return o.failure
+      ? `${open}>\n    <failure message="failed">${esc(o.failure)}</failure>\n  </testcase>`
+      : `${open}/>`;
   });
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="generated clients" tests="${outcomes.length}" failures="${failures}">\n${cases.join('\n')}\n</testsuite>\n`;
 }
@@ -281,13 +391,23 @@ const built = contracts.flatMap((contract) => {
 /** A workflow of later-workflow.json and one completed run of it, made with plain HTTP. */
 async function laterWorkflow(baseUrl: string, apiKey: string): Promise<{ workflowId: string; runId: string }> {
   const call = async (url: string, init: RequestInit = {}) => {
-    const res = await fetch(new URL(url, baseUrl), { ...init, headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json', ...init.headers } });
+    const res = await fetch(new URL(url, baseUrl), {
+      ...init,
+      headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json', ...init.headers },
+    });
     const body = (await res.json()) as { data: { id: string; status: string } };
     if (res.status >= 300) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
     return body.data;
   };
-  const workflow = await call('/api/workflows', { method: 'POST', body: readFileSync(path.join(drivers, 'later-workflow.json')) });
-  const run = await call(`/api/workflows/${workflow.id}/run`, { method: 'POST', body: JSON.stringify({ inputs: { ticket: 'call me now' } }), headers: { Prefer: 'wait=30' } });
+  const workflow = await call('/api/workflows', {
+    method: 'POST',
+    body: readFileSync(path.join(drivers, 'later-workflow.json')),
+  });
+  const run = await call(`/api/workflows/${workflow.id}/run`, {
+    method: 'POST',
+    body: JSON.stringify({ inputs: { ticket: 'call me now' } }),
+    headers: { Prefer: 'wait=30' },
+  });
   if (run.status !== 'completed') throw new Error(`the later workflow's run is ${run.status}`);
   return { workflowId: workflow.id, runId: run.id };
 }
@@ -295,7 +415,11 @@ async function laterWorkflow(baseUrl: string, apiKey: string): Promise<{ workflo
 if (built.length > 0) {
   const provider = await startFakeProvider();
   // One run at a time: while a `hang` run holds the worker, the next run stays queued.
-  const live = await startLiveService({ MODEL_PROVIDER_BASE_URL: provider.baseUrl, MODEL_PROVIDER_MODELS: 'fake', RUN_CONCURRENCY: '1' });
+  const live = await startLiveService({
+    MODEL_PROVIDER_BASE_URL: provider.baseUrl,
+    MODEL_PROVIDER_MODELS: 'fake',
+    RUN_CONCURRENCY: '1',
+  });
   const later = await startLaterVersion(live.baseUrl);
   try {
     const made = await laterWorkflow(live.baseUrl, live.credentials.CONTRACT_API_KEY);
@@ -303,7 +427,8 @@ if (built.length > 0) {
       const { contract } = client;
       // The newest contract's clients read through the proxy playing the next minor version; an
       // older release's clients read today's service, with the Api-Version of their release.
-      const through = contract.apiVersion === undefined && contract.label === 'openapi.yaml' ? later.baseUrl : live.baseUrl;
+      const through =
+        contract.apiVersion === undefined && contract.label === 'openapi.yaml' ? later.baseUrl : live.baseUrl;
       const laterTypes = contract.label === 'openapi.yaml' ? ['switch', UNKNOWN_NODE.type] : ['switch'];
       const name = `${client.name}: create -> run -> read the run in each state -> read a workflow, a list and a run with node types and fields it does not know, and a problem -> delete`;
       const started = Date.now();
@@ -312,11 +437,16 @@ if (built.length > 0) {
         const output = await runAsync(command, args, {
           cwd,
           env: {
-            ...process.env, ...env,
-            BASE_URL: through, API_KEY: live.credentials.CONTRACT_API_KEY, ACCESS_TOKEN: live.credentials.CONTRACT_ACCESS_TOKEN,
+            ...process.env,
+            ...env,
+            BASE_URL: through,
+            API_KEY: live.credentials.CONTRACT_API_KEY,
+            ACCESS_TOKEN: live.credentials.CONTRACT_ACCESS_TOKEN,
             WORKFLOW_FILE: path.join(drivers, 'workflow.json'),
-            LATER_WORKFLOW_ID: made.workflowId, LATER_RUN_ID: made.runId,
-            LATER_SHOWN: contract.showsLater ? '1' : '0', LATER_NODE_TYPES: laterTypes.join(','),
+            LATER_WORKFLOW_ID: made.workflowId,
+            LATER_RUN_ID: made.runId,
+            LATER_SHOWN: contract.showsLater ? '1' : '0',
+            LATER_NODE_TYPES: laterTypes.join(','),
             ...(contract.apiVersion ? { API_VERSION: contract.apiVersion } : {}),
           },
         });
@@ -330,8 +460,14 @@ if (built.length > 0) {
     }
     // The proxy must have had something to change, or the later-version check saw nothing.
     const seen = later.counts();
-    const blind = built.some((c) => c.contract.label === 'openapi.yaml') && (seen.steps === 0 || seen.nodes === 0 || seen.fields === 0);
-    outcomes.push({ name: `later version: the proxy added ${seen.fields} fields and ${seen.nodes} nodes and changed ${seen.steps} steps`, ms: 0, ...(blind ? { failure: 'the proxy changed nothing of a kind: the later-version check saw nothing' } : {}) });
+    const blind =
+      built.some((c) => c.contract.label === 'openapi.yaml') &&
+      (seen.steps === 0 || seen.nodes === 0 || seen.fields === 0);
+    outcomes.push({
+      name: `later version: the proxy added ${seen.fields} fields and ${seen.nodes} nodes and changed ${seen.steps} steps`,
+      ms: 0,
+      ...(blind ? { failure: 'the proxy changed nothing of a kind: the later-version check saw nothing' } : {}),
+    });
   } finally {
     await later.close();
     await live.stop();

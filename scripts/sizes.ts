@@ -17,14 +17,17 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) return full === path.join(src, 'db', 'migrations') ? [] : sourceFiles(full);
-    return /\.[cm]?[jt]s$/.test(entry.name) && !/\.test\.[cm]?[jt]s$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [full] : [];
+    return /\.[cm]?[jt]s$/.test(entry.name) && !/\.test\.[cm]?[jt]s$/.test(entry.name) && !entry.name.endsWith('.d.ts')
+      ? [full]
+      : [];
   });
 }
 
 function functionName(node: ts.FunctionLikeDeclaration): string {
   if (node.name) return node.name.getText();
   const parent = node.parent;
-  if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) return parent.name.getText();
+  if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent))
+    return parent.name.getText();
   if (ts.isCallExpression(parent)) return `(callback of ${parent.expression.getText().slice(0, 40)})`;
   return '(anonymous)';
 }
@@ -41,7 +44,10 @@ export function breaches(file: string, text: string): string[] {
     if (ts.isFunctionLike(node) && 'body' in node && node.body) {
       const first = lineOf(node.getStart(source));
       const lines = lineOf(node.getEnd()) - first + 1;
-      if (lines > MAX_FUNCTION_LINES) found.push(`${rel}:${first}: ${functionName(node as ts.FunctionLikeDeclaration)} is ${lines} lines (at most ${MAX_FUNCTION_LINES})`);
+      if (lines > MAX_FUNCTION_LINES)
+        found.push(
+          `${rel}:${first}: ${functionName(node as ts.FunctionLikeDeclaration)} is ${lines} lines (at most ${MAX_FUNCTION_LINES})`,
+        );
     }
     ts.forEachChild(node, visit);
   };

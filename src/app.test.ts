@@ -10,7 +10,15 @@ describe.each(testDialects())('the assembled app on %s', (dialect) => {
   beforeAll(async () => {
     server = await startTestServer({ dialect });
     const user = await createUser(server.ctx, { login: 'ada', password: 'correct horse battery', name: 'Ada' });
-    apiKey = (await createAccessToken(server.ctx, { userId: user.id, namespace: 'ada', name: 'k', usageScenario: 'paid', permissions: ['workflows'] })).token;
+    apiKey = (
+      await createAccessToken(server.ctx, {
+        userId: user.id,
+        namespace: 'ada',
+        name: 'k',
+        usageScenario: 'paid',
+        permissions: ['workflows'],
+      })
+    ).token;
   });
   afterAll(() => server.close());
 
@@ -30,7 +38,11 @@ describe.each(testDialects())('the assembled app on %s', (dialect) => {
     const res = await fetch(`${server.baseUrl}/api/nothing-here`);
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(await res.json()).toMatchObject({ status: 404, title: 'Not Found', type: expect.stringMatching(/^https:\/\//) });
+    expect(await res.json()).toMatchObject({
+      status: 404,
+      title: 'Not Found',
+      type: expect.stringMatching(/^https:\/\//),
+    });
   });
 
   it('answers a wrong method on a documented path with 405 and Allow', async () => {
@@ -48,13 +60,17 @@ describe.each(testDialects())('the assembled app on %s', (dialect) => {
   });
 
   it('refuses a NUL character that the store cannot hold with 400, not 500', async () => {
-    const res = await fetch(`${server.baseUrl}/oauth/authorize?response_type=code&scope=user_info&redirect_uri=x&client_id=a%00b`);
+    const res = await fetch(
+      `${server.baseUrl}/oauth/authorize?response_type=code&scope=user_info&redirect_uri=x&client_id=a%00b`,
+    );
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
   });
 
   it('validates requests against openapi.yaml: a bad query parameter is 400 with a pointer', async () => {
-    const res = await fetch(`${server.baseUrl}/api/workflows?per_page=0`, { headers: { Authorization: `Bearer ${apiKey}` } });
+    const res = await fetch(`${server.baseUrl}/api/workflows?per_page=0`, {
+      headers: { Authorization: `Bearer ${apiKey}` },
+    });
     expect(res.status).toBe(400);
     const body = (await res.json()) as { errors: { pointer: string }[] };
     expect(body.errors.map((e) => e.pointer)).toContain('/query/per_page');
@@ -68,7 +84,13 @@ describe.each(testDialects())('the assembled app on %s', (dialect) => {
       expect(res.headers.get('x-frame-options'), path).toBe('DENY');
       expect(res.headers.get('cross-origin-resource-policy'), path).toBe('same-origin');
       // Document-only headers are left to pages.
-      for (const header of ['cross-origin-opener-policy', 'origin-agent-cluster', 'x-dns-prefetch-control', 'x-xss-protection']) expect(res.headers.get(header), `${path} ${header}`).toBeNull();
+      for (const header of [
+        'cross-origin-opener-policy',
+        'origin-agent-cluster',
+        'x-dns-prefetch-control',
+        'x-xss-protection',
+      ])
+        expect(res.headers.get(header), `${path} ${header}`).toBeNull();
     }
   });
 
@@ -101,8 +123,16 @@ describe.each(testDialects())('the assembled app on %s', (dialect) => {
   });
 
   it('never writes a credential to the log: headers, cookies, secret query parameters and form fields', async () => {
-    const secrets = [apiKey, 'gho_supersecretaccesstoken', 'oac_secretcode', 'cs_secretclientsecret', 'hunter2-password'];
-    await fetch(`${server.baseUrl}/api/workflows`, { headers: { Authorization: `Bearer ${apiKey}`, Cookie: 'oa_session=gho_supersecretaccesstoken' } });
+    const secrets = [
+      apiKey,
+      'gho_supersecretaccesstoken',
+      'oac_secretcode',
+      'cs_secretclientsecret',
+      'hunter2-password',
+    ];
+    await fetch(`${server.baseUrl}/api/workflows`, {
+      headers: { Authorization: `Bearer ${apiKey}`, Cookie: 'oa_session=gho_supersecretaccesstoken' },
+    });
     await fetch(`${server.baseUrl}/oauth/authorize?client_id=x&code=oac_secretcode&redirect_uri=y`);
     await fetch(`${server.baseUrl}/api/open/oauth/token`, {
       method: 'POST',

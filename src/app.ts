@@ -65,7 +65,9 @@ export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): 
     ...oauthOperations(ctx, rateLimiters.token, rateLimiters.tokenFailures),
     ...openOperations(ctx),
     ...serverlessOperations(ctx),
-    ...workflowOperations(ctx, (id) => Promise.all([cancelRunsOfDeletedWorkflow(ctx)(id), endSchedulesOfDeletedWorkflow(ctx)(id)])),
+    ...workflowOperations(ctx, (id) =>
+      Promise.all([cancelRunsOfDeletedWorkflow(ctx)(id), endSchedulesOfDeletedWorkflow(ctx)(id)]),
+    ),
     ...workflowVersionOperations(ctx),
     ...scheduleOperations(ctx),
     ...runOperations(ctx, rateLimiters.runStarts),
@@ -94,7 +96,10 @@ function securityHeaders(https: boolean, isPage: (req: express.Request) => boole
     strictTransportSecurity: https,
   });
   const api = helmet({
-    contentSecurityPolicy: { useDefaults: false, directives: { 'default-src': ["'none'"], 'frame-ancestors': ["'none'"] } },
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: { 'default-src': ["'none'"], 'frame-ancestors': ["'none'"] },
+    },
     crossOriginOpenerPolicy: false,
     originAgentCluster: false,
     referrerPolicy: false,
@@ -153,22 +158,31 @@ export function createApp(ctx: AppContext): express.Express {
   const isPage = (req: express.Request) => pagePaths.test(req.path) || opsPagePaths.test(req.path);
   app.use(securityHeaders(ctx.config.BASE_URL.startsWith('https:'), isPage));
   // An API GET skips the body parsers in one step.
-  app.use(only(typeis.hasBody,
-    express.json({ limit: ctx.config.BODY_LIMIT_BYTES, type: ['application/json', 'application/*+json'] }),
-    express.urlencoded({ extended: false, limit: ctx.config.BODY_LIMIT_BYTES })));
+  app.use(
+    only(
+      typeis.hasBody,
+      express.json({ limit: ctx.config.BODY_LIMIT_BYTES, type: ['application/json', 'application/*+json'] }),
+      express.urlencoded({ extended: false, limit: ctx.config.BODY_LIMIT_BYTES }),
+    ),
+  );
   app.use(cookieParser());
 
   // Landing page, API reference, the spec and /metrics: outside the contract (not API operations).
   app.use(opsPagesRouter(ctx, specPath), metricsRouter(ctx));
 
   app.use(methodRules(specPath));
-  app.use(only((req) => pagePaths.test(req.path), oauthPagesRouter(ctx), platformPagesRouter(ctx, rateLimiters.runStarts)));
+  app.use(
+    only((req) => pagePaths.test(req.path), oauthPagesRouter(ctx), platformPagesRouter(ctx, rateLimiters.runStarts)),
+  );
   // Before the validator: it checks the whole answer, then an older release's client gets its shape.
   app.use(apiVersions(legacyReleases, apiSpecVersion));
   app.use(contractValidator(ctx, pagePaths));
 
   // After the validator's security handlers, which establish whose allowance a request spends.
-  app.use(['/api/open/v1', '/api/workflows', '/api/secrets', '/serverless'], apiRateLimit(rateLimiters.api, ctx.config.API_RATE_LIMIT_PER_MINUTE));
+  app.use(
+    ['/api/open/v1', '/api/workflows', '/api/secrets', '/serverless'],
+    apiRateLimit(rateLimiters.api, ctx.config.API_RATE_LIMIT_PER_MINUTE),
+  );
   app.use(mountOperations(specPath, operationHandlers(ctx, rateLimiters)));
 
   app.use(workflowValidationErrors(ctx));

@@ -50,10 +50,15 @@ describe('configuration from the environment', () => {
 
   it('reads the outbound allow-list (WORKFLOW_HTTP_ALLOW_HOSTS): empty by default, every bad entry named', () => {
     expect(loadConfig({}).WORKFLOW_HTTP_ALLOW_HOSTS).toEqual([]);
-    expect(loadConfig({ WORKFLOW_HTTP_ALLOW_HOSTS: 'api.internal, 10.0.0.0/8' }).WORKFLOW_HTTP_ALLOW_HOSTS).toEqual(['api.internal', '10.0.0.0/8']);
+    expect(loadConfig({ WORKFLOW_HTTP_ALLOW_HOSTS: 'api.internal, 10.0.0.0/8' }).WORKFLOW_HTTP_ALLOW_HOSTS).toEqual([
+      'api.internal',
+      '10.0.0.0/8',
+    ]);
     const problems = problemsOf({ WORKFLOW_HTTP_ALLOW_HOSTS: 'http://x, 10.0.0.0/40' });
     expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(/^WORKFLOW_HTTP_ALLOW_HOSTS: "http:\/\/x" is not a host name.*"10.0.0.0\/40" is not a CIDR range/);
+    expect(problems[0]).toMatch(
+      /^WORKFLOW_HTTP_ALLOW_HOSTS: "http:\/\/x" is not a host name.*"10.0.0.0\/40" is not a CIDR range/,
+    );
   });
 
   it('derives BASE_URL from PORT and drops a trailing slash from a given one', () => {
@@ -63,7 +68,9 @@ describe('configuration from the environment', () => {
 
   it('turns response validation off by default in production only', () => {
     expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEK }).RESPONSE_VALIDATION).toBe(false);
-    expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEK, RESPONSE_VALIDATION: 'true' }).RESPONSE_VALIDATION).toBe(true);
+    expect(
+      loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEK, RESPONSE_VALIDATION: 'true' }).RESPONSE_VALIDATION,
+    ).toBe(true);
   });
 
   it('creates demo data by default only in development on the embedded database, and never in production', () => {
@@ -72,37 +79,54 @@ describe('configuration from the environment', () => {
     expect(loadConfig({ NODE_ENV: 'test' }).DEMO).toBe(false);
     expect(loadConfig({ NODE_ENV: 'test', DEMO: 'true' }).DEMO).toBe(true);
     expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEK }).DEMO).toBe(false);
-    expect(problemsOf({ NODE_ENV: 'production', SECRETS_KEY: KEK, DEMO: 'true' })).toEqual([expect.stringMatching(/^DEMO: demo data \(a known login\) is never created in production/)]);
+    expect(problemsOf({ NODE_ENV: 'production', SECRETS_KEY: KEK, DEMO: 'true' })).toEqual([
+      expect.stringMatching(/^DEMO: demo data \(a known login\) is never created in production/),
+    ]);
   });
 
   it('refuses TRUST_PROXY=true in production (a forged leftmost X-Forwarded-For would evade per-address limits), and takes a hop count or addresses', () => {
-    expect(problemsOf({ NODE_ENV: 'production', SECRETS_KEY: KEK, TRUST_PROXY: 'true' })).toEqual([expect.stringMatching(/^TRUST_PROXY: `true` trusts an X-Forwarded-For address any client can forge/)]);
+    expect(problemsOf({ NODE_ENV: 'production', SECRETS_KEY: KEK, TRUST_PROXY: 'true' })).toEqual([
+      expect.stringMatching(/^TRUST_PROXY: `true` trusts an X-Forwarded-For address any client can forge/),
+    ]);
     expect(problemsOf({ NODE_ENV: 'production', SECRETS_KEY: KEK, TRUST_PROXY: ' TRUE ' })).toHaveLength(1);
     expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEK, TRUST_PROXY: '1' }).TRUST_PROXY).toBe(1);
-    expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEK, TRUST_PROXY: 'loopback, 10.0.0.0/8' }).TRUST_PROXY).toBe('loopback, 10.0.0.0/8');
+    expect(
+      loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEK, TRUST_PROXY: 'loopback, 10.0.0.0/8' }).TRUST_PROXY,
+    ).toBe('loopback, 10.0.0.0/8');
     expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEK }).TRUST_PROXY).toBe(false);
   });
 
   it('requires a key-encryption key in production, and never echoes a bad one', () => {
-    expect(problemsOf({ NODE_ENV: 'production' })).toEqual([expect.stringMatching(/^SECRETS_KEY: required in production/)]);
+    expect(problemsOf({ NODE_ENV: 'production' })).toEqual([
+      expect.stringMatching(/^SECRETS_KEY: required in production/),
+    ]);
     const bad = problemsOf({ SECRETS_KEY: 'c2hvcnQga2V5', SECRETS_KEY_PREVIOUS: `${KEK},nope` });
     expect(bad.map((p) => p.split(':')[0])).toEqual(['SECRETS_KEY', 'SECRETS_KEY_PREVIOUS']);
     expect(bad.join('\n')).not.toContain('c2hvcnQga2V5');
     const config = loadConfig({ SECRETS_KEY: KEK, SECRETS_KEY_PREVIOUS: `${OTHER_KEK}, ${KEK}` });
     expect(config.SECRETS_KEY).toEqual(Buffer.from(KEK, 'base64'));
     expect(config.SECRETS_KEY_PREVIOUS).toEqual([Buffer.from(OTHER_KEK, 'base64'), Buffer.from(KEK, 'base64')]);
-    expect(problemsOf({ SECRETS_KEY_PREVIOUS: KEK })).toEqual([expect.stringMatching(/^SECRETS_KEY_PREVIOUS: needs SECRETS_KEY/)]);
+    expect(problemsOf({ SECRETS_KEY_PREVIOUS: KEK })).toEqual([
+      expect.stringMatching(/^SECRETS_KEY_PREVIOUS: needs SECRETS_KEY/),
+    ]);
   });
 
   it('bounds the principal cache lease to 0-250 ms (0 disables it)', () => {
     expect(loadConfig({ PRINCIPAL_CACHE_MS: '0' }).PRINCIPAL_CACHE_MS).toBe(0);
     expect(loadConfig({ PRINCIPAL_CACHE_MS: '250' }).PRINCIPAL_CACHE_MS).toBe(250);
-    expect(problemsOf({ PRINCIPAL_CACHE_MS: '251' })).toEqual([expect.stringMatching(/^PRINCIPAL_CACHE_MS: must be between 0 and 250/)]);
-    expect(problemsOf({ PRINCIPAL_CACHE_MS: '-1' })).toEqual([expect.stringMatching(/^PRINCIPAL_CACHE_MS: must be a whole number between 0 and 250/)]);
+    expect(problemsOf({ PRINCIPAL_CACHE_MS: '251' })).toEqual([
+      expect.stringMatching(/^PRINCIPAL_CACHE_MS: must be between 0 and 250/),
+    ]);
+    expect(problemsOf({ PRINCIPAL_CACHE_MS: '-1' })).toEqual([
+      expect.stringMatching(/^PRINCIPAL_CACHE_MS: must be a whole number between 0 and 250/),
+    ]);
   });
 
   it('splits MODEL_PROVIDER_MODELS on commas', () => {
-    const config = loadConfig({ MODEL_PROVIDER_BASE_URL: 'http://127.0.0.1:8000/v1/', MODEL_PROVIDER_MODELS: 'llama3, qwen2 ,' });
+    const config = loadConfig({
+      MODEL_PROVIDER_BASE_URL: 'http://127.0.0.1:8000/v1/',
+      MODEL_PROVIDER_MODELS: 'llama3, qwen2 ,',
+    });
     expect(config.MODEL_PROVIDER_MODELS).toEqual(['llama3', 'qwen2']);
     expect(config.MODEL_PROVIDER_BASE_URL).toBe('http://127.0.0.1:8000/v1');
   });
@@ -117,7 +141,14 @@ describe('configuration from the environment', () => {
       LOG_LEVEL: 'loud',
     });
     expect(problems).toHaveLength(6);
-    expect(problems.map((p) => p.split(':')[0])).toEqual(['PORT', 'BASE_URL', 'DATABASE_URL', 'QUEUE_URL', 'LOG_LEVEL', 'AUTH_CODE_TTL_SECONDS']);
+    expect(problems.map((p) => p.split(':')[0])).toEqual([
+      'PORT',
+      'BASE_URL',
+      'DATABASE_URL',
+      'QUEUE_URL',
+      'LOG_LEVEL',
+      'AUTH_CODE_TTL_SECONDS',
+    ]);
     expect(problems.find((p) => p.startsWith('AUTH_CODE_TTL_SECONDS'))).toMatch(/between 1 and 600/);
   });
 

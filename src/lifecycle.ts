@@ -26,7 +26,10 @@ export function loadConfigOrExit(load: () => Config = loadConfig): Config {
  * an embedded PostgreSQL that cannot start, a SECRETS_KEY that did not seal the stored secrets) prints one line saying what to check and exits 1;
  * anything else is a bug and keeps its stack.
  */
-export async function orExit<T>(step: Promise<T>, database?: { url: string; variable: 'DATABASE_URL' | 'QUEUE_URL' }): Promise<T> {
+export async function orExit<T>(
+  step: Promise<T>,
+  database?: { url: string; variable: 'DATABASE_URL' | 'QUEUE_URL' },
+): Promise<T> {
   try {
     return await step;
   } catch (err) {
@@ -45,9 +48,12 @@ export async function orExit<T>(step: Promise<T>, database?: { url: string; vari
 
 /** Why the OS refused to listen, as the operator fixes it (by PORT or HOST). */
 const LISTEN_PROBLEMS: Record<string, (where: string) => string> = {
-  EADDRINUSE: (where) => `Cannot listen on ${where}: another process is using that port. Stop it, or set PORT to a free port (e.g. PORT=3001).`,
-  EACCES: (where) => `Cannot listen on ${where}: permission denied (ports below 1024 need privileges). Set PORT to 1024 or above.`,
-  EADDRNOTAVAIL: (where) => `Cannot listen on ${where}: HOST is not an address of this machine. Set HOST to one of its addresses (127.0.0.1, or 0.0.0.0 for all).`,
+  EADDRINUSE: (where) =>
+    `Cannot listen on ${where}: another process is using that port. Stop it, or set PORT to a free port (e.g. PORT=3001).`,
+  EACCES: (where) =>
+    `Cannot listen on ${where}: permission denied (ports below 1024 need privileges). Set PORT to 1024 or above.`,
+  EADDRNOTAVAIL: (where) =>
+    `Cannot listen on ${where}: HOST is not an address of this machine. Set HOST to one of its addresses (127.0.0.1, or 0.0.0.0 for all).`,
 };
 
 /**

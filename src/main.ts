@@ -34,7 +34,10 @@ function announce(config: Config, logger: Logger, seed: DemoSeed | null, hasUser
     if (!hasUsers) logger.warn(`No account yet: create the first owner with \`${FIRST_OWNER_HINT}\``);
     return;
   }
-  const lines = [`\n  Service:  ${config.BASE_URL}`, `  Log in:   ${config.BASE_URL}/login${config.DEMO ? `  (user "${DEMO.login}")` : ''}`];
+  const lines = [
+    `\n  Service:  ${config.BASE_URL}`,
+    `  Log in:   ${config.BASE_URL}/login${config.DEMO ? `  (user "${DEMO.login}")` : ''}`,
+  ];
   if (seed) {
     lines.push(
       '',
@@ -68,10 +71,10 @@ async function main(): Promise<void> {
   const ctx: AppContext = { config, db: database.db, logger, sealer: database.sealer, now: Date.now };
   const queueUrl = resolveQueueUrl(config, database);
   if (queueUrl) {
-    ctx.runs = await orExit(
-      startRunMachinery(ctx, { queueUrl, worker: config.RUN_WORKER }),
-      { url: queueUrl, variable: config.QUEUE_URL ? 'QUEUE_URL' : 'DATABASE_URL' },
-    );
+    ctx.runs = await orExit(startRunMachinery(ctx, { queueUrl, worker: config.RUN_WORKER }), {
+      url: queueUrl,
+      variable: config.QUEUE_URL ? 'QUEUE_URL' : 'DATABASE_URL',
+    });
     ctx.queueHealth = ctx.runs.queue.health;
   } else {
     logger.warn('no queue database (MySQL store without QUEUE_URL): workflow runs are disabled');
@@ -96,27 +99,33 @@ async function main(): Promise<void> {
   // create the demo data and lose its once-shown secrets with the crash. A SIGTERM that comes while
   // it seeds lets the seed finish before the database closes.
   const seeding = config.DEMO ? seedDemo({ db: database.db, config, now: Date.now }) : Promise.resolve(null);
-  stopGracefully(logger, 'service', async () => {
-    // Readiness first: /readyz answers 503 from now on, so a load balancer sends no new work here.
-    ctx.stopping = true;
-    // A `Prefer: wait` request is answered now with its run as it stands (a start: 202 with
-    // Location, as a wait that ran out); new ones are declined (answered at once). Event streams
-    // never go idle: each ends now, telling its client to reconnect (to another process).
-    ctx.runs?.waits.drain();
-    ctx.runs?.streams.endAll();
-    // Served a while longer (SHUTDOWN_DRAIN_SECONDS) while the balancer sees the 503 and stops sending.
-    if (config.SHUTDOWN_DRAIN_SECONDS > 0) await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_SECONDS * 1000));
-    server.close();
-    // close() ends only the connections idle right now; a keep-alive connection whose request
-    // was in flight turns idle later and would hold the server open for keepAliveTimeout (65 s).
-    const closeIdle = setInterval(() => server.closeIdleConnections(), 100);
-    server.closeIdleConnections();
-    await once(server, 'close');
-    clearInterval(closeIdle);
-    await seeding.catch(() => undefined);
-    await ctx.runs?.stop();
-    await database.close();
-  }, config.SHUTDOWN_GRACE_SECONDS);
+  stopGracefully(
+    logger,
+    'service',
+    async () => {
+      // Readiness first: /readyz answers 503 from now on, so a load balancer sends no new work here.
+      ctx.stopping = true;
+      // A `Prefer: wait` request is answered now with its run as it stands (a start: 202 with
+      // Location, as a wait that ran out); new ones are declined (answered at once). Event streams
+      // never go idle: each ends now, telling its client to reconnect (to another process).
+      ctx.runs?.waits.drain();
+      ctx.runs?.streams.endAll();
+      // Served a while longer (SHUTDOWN_DRAIN_SECONDS) while the balancer sees the 503 and stops sending.
+      if (config.SHUTDOWN_DRAIN_SECONDS > 0)
+        await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_SECONDS * 1000));
+      server.close();
+      // close() ends only the connections idle right now; a keep-alive connection whose request
+      // was in flight turns idle later and would hold the server open for keepAliveTimeout (65 s).
+      const closeIdle = setInterval(() => server.closeIdleConnections(), 100);
+      server.closeIdleConnections();
+      await once(server, 'close');
+      clearInterval(closeIdle);
+      await seeding.catch(() => undefined);
+      await ctx.runs?.stop();
+      await database.close();
+    },
+    config.SHUTDOWN_GRACE_SECONDS,
+  );
   const seed = await seeding;
   const hasUsers = seed !== null || (await anyUserExists(database));
   announce(config, logger, seed, hasUsers);

@@ -15,25 +15,39 @@ async function main(): Promise<void> {
     console.error('DATABASE_URL must be set for a worker (the store the API uses).');
     process.exit(1);
   }
-  const database = await orExit(openDatabase(config, { logger }), { url: config.DATABASE_URL, variable: 'DATABASE_URL' });
+  const database = await orExit(openDatabase(config, { logger }), {
+    url: config.DATABASE_URL,
+    variable: 'DATABASE_URL',
+  });
   const queueUrl = resolveQueueUrl(config, database);
   if (!queueUrl) {
     console.error('QUEUE_URL must be set: the store is MySQL and runs are queued on PostgreSQL.');
     await database.close();
     process.exit(1);
   }
-  const runs = await orExit(startRunMachinery({ config, db: database.db, logger, sealer: database.sealer, now: Date.now }, { queueUrl, worker: true }), {
-    url: queueUrl,
-    variable: config.QUEUE_URL ? 'QUEUE_URL' : 'DATABASE_URL',
-  });
+  const runs = await orExit(
+    startRunMachinery(
+      { config, db: database.db, logger, sealer: database.sealer, now: Date.now },
+      { queueUrl, worker: true },
+    ),
+    {
+      url: queueUrl,
+      variable: config.QUEUE_URL ? 'QUEUE_URL' : 'DATABASE_URL',
+    },
+  );
   // pino's base fields already carry `pid` (a second one made the line invalid for Elasticsearch).
   logger.info('worker started');
 
   // Unfinished runs of a worker that cannot stop in time are retried by another worker.
-  stopGracefully(logger, 'worker', async () => {
-    await runs.stop();
-    await database.close();
-  }, config.SHUTDOWN_GRACE_SECONDS);
+  stopGracefully(
+    logger,
+    'worker',
+    async () => {
+      await runs.stop();
+      await database.close();
+    },
+    config.SHUTDOWN_GRACE_SECONDS,
+  );
 }
 
 await main();

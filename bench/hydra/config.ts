@@ -12,7 +12,11 @@ export const HYDRA_VERSION = 'v2.3.0';
 export function hydraDsn(adminUrl: string, database: string, pool: number): string {
   const url = new URL(adminUrl);
   url.pathname = `/${database}`;
-  url.search = new URLSearchParams({ sslmode: 'disable', max_conns: String(pool), max_idle_conns: String(pool) }).toString();
+  url.search = new URLSearchParams({
+    sslmode: 'disable',
+    max_conns: String(pool),
+    max_idle_conns: String(pool),
+  }).toString();
   return url.toString();
 }
 
@@ -59,7 +63,9 @@ export function hydraEnv(s: HydraSettings): Record<string, string> {
 export function fromLocation(location: string | null, name: string): string {
   const value = location ? new URL(location).searchParams.get(name) : null;
   if (!value) {
-    const error = location ? new URL(location).searchParams.get('error_description') ?? new URL(location).searchParams.get('error') : null;
+    const error = location
+      ? (new URL(location).searchParams.get('error_description') ?? new URL(location).searchParams.get('error'))
+      : null;
     throw new Error(`Hydra did not redirect with ${name}: ${error ?? location ?? 'no Location'}`);
   }
   return value;

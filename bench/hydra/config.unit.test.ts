@@ -29,7 +29,9 @@ describe('fromLocation', () => {
   });
 
   it('says what Hydra answered instead when the parameter is missing', () => {
-    expect(() => fromLocation('http://127.0.0.1:9/callback?error=invalid_scope&error_description=nope', 'code')).toThrow('Hydra did not redirect with code: nope');
+    expect(() =>
+      fromLocation('http://127.0.0.1:9/callback?error=invalid_scope&error_description=nope', 'code'),
+    ).toThrow('Hydra did not redirect with code: nope');
     expect(() => fromLocation(null, 'code')).toThrow('no Location');
   });
 });

@@ -47,7 +47,11 @@ export async function createClient(adminUrl: string): Promise<HydraClient> {
 /** Accepts a login or consent challenge through the admin API: where Hydra sends the browser next. */
 async function accept(adminUrl: string, kind: 'login' | 'consent', challenge: string, body: object): Promise<string> {
   const url = `${adminUrl}/admin/oauth2/auth/requests/${kind}/accept?${kind}_challenge=${encodeURIComponent(challenge)}`;
-  const res = await fetch(url, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return (await json<{ redirect_to: string }>(res, `${kind} accept`)).redirect_to;
 }
 
@@ -55,7 +59,8 @@ async function accept(adminUrl: string, kind: 'login' | 'consent', challenge: st
 async function follow(browser: Browser, url: string): Promise<string | null> {
   const res = await browser.fetch(url);
   await res.arrayBuffer();
-  if (res.status < 300 || res.status >= 400) throw new Error(`Hydra answered ${res.status} at ${new URL(url).pathname}, expected a redirect`);
+  if (res.status < 300 || res.status >= 400)
+    throw new Error(`Hydra answered ${res.status} at ${new URL(url).pathname}, expected a redirect`);
   return res.headers.get('location');
 }
 
@@ -64,10 +69,20 @@ async function follow(browser: Browser, url: string): Promise<string | null> {
  * session, which Hydra's /userinfo answers) → code → token. A new browser per flow: Hydra's CSRF
  * cookies belong to one flow.
  */
-export async function mintTokens(urls: HydraUrls, client: HydraClient, scope: string): Promise<{ access_token: string; refresh_token?: string }> {
+export async function mintTokens(
+  urls: HydraUrls,
+  client: HydraClient,
+  scope: string,
+): Promise<{ access_token: string; refresh_token?: string }> {
   const browser = new Browser(urls.publicUrl);
   const authorize = new URL('/oauth2/auth', urls.publicUrl);
-  authorize.search = new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, scope, state: randomBytes(8).toString('hex') }).toString();
+  authorize.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.clientId,
+    redirect_uri: REDIRECT_URI,
+    scope,
+    state: randomBytes(8).toString('hex'),
+  }).toString();
   const login = fromLocation(await follow(browser, authorize.toString()), 'login_challenge');
   const afterLogin = await accept(urls.adminUrl, 'login', login, { subject: SUBJECT, remember: false });
   const consent = fromLocation(await follow(browser, afterLogin), 'consent_challenge');

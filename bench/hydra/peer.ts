@@ -31,7 +31,11 @@ export interface HydraPeer extends MintedTokens {
 }
 
 /** Runs a command to its end: its exit code and what it wrote. */
-async function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string; err: string }> {
+async function run(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number; out: string; err: string }> {
   const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -52,11 +56,15 @@ let binary: Promise<{ bin: string } | { skip: string }> | undefined;
  */
 export function hydraBinary(): Promise<{ bin: string } | { skip: string }> {
   binary ??= (async () => {
-    console.error(`Hydra ${HYDRA_VERSION}: the cached binary, or a build from the Go module proxy (bench/hydra/build.sh; the first build takes minutes)…`);
+    console.error(
+      `Hydra ${HYDRA_VERSION}: the cached binary, or a build from the Go module proxy (bench/hydra/build.sh; the first build takes minutes)…`,
+    );
     const built = await run('sh', [path.join(here, 'build.sh')], process.env);
     if (built.code !== 0) {
       console.error(built.err);
-      return { skip: `Hydra ${HYDRA_VERSION} not built (bench/hydra/build.sh: ${shortReason(lastLine(built.err) || `exit ${built.code}`)})` };
+      return {
+        skip: `Hydra ${HYDRA_VERSION} not built (bench/hydra/build.sh: ${shortReason(lastLine(built.err) || `exit ${built.code}`)})`,
+      };
     }
     return { bin: lastLine(built.out) };
   })();
@@ -71,7 +79,8 @@ export async function migratedDatabase(bin: string, adminUrl: string): Promise<s
   await freshPgDatabase(adminUrl, DATABASE);
   const dsn = hydraDsn(adminUrl, DATABASE, POOL);
   const migrated = await run(bin, ['migrate', 'sql', 'up', '-e', '--yes'], { ...process.env, DSN: dsn });
-  if (migrated.code !== 0) throw new Error(`hydra migrate sql up failed: ${lastLine(migrated.err) || lastLine(migrated.out)}`);
+  if (migrated.code !== 0)
+    throw new Error(`hydra migrate sql up failed: ${lastLine(migrated.err) || lastLine(migrated.out)}`);
   return dsn;
 }
 
@@ -109,7 +118,8 @@ export async function startHydra(bin: string, dsn: string, chains: number): Prom
     const client = await createClient(adminUrlHttp);
     const urls = { publicUrl, adminUrl: adminUrlHttp };
     const refreshTokens: string[] = [];
-    for (let i = 0; i < chains; i += 1) refreshTokens.push((await mintTokens(urls, client, 'offline_access')).refresh_token!);
+    for (let i = 0; i < chains; i += 1)
+      refreshTokens.push((await mintTokens(urls, client, 'offline_access')).refresh_token!);
     const { access_token: accessToken } = await mintTokens(urls, client, 'openid profile');
     return {
       tokenUrl: `${publicUrl}/oauth2/token`,

@@ -22,7 +22,9 @@ import { onCleanup, spawnNode } from '../processes.ts';
  */
 export const N8N_VERSION = '2.40.7';
 /** As bench/hydra/build.sh: OPENAUTH_BENCH_CACHE moves ~/.cache/openauth-bench; N8N_BENCH_DIR names n8n's own folder. */
-const CACHE = process.env.N8N_BENCH_DIR ?? path.join(process.env.OPENAUTH_BENCH_CACHE ?? path.join(homedir(), '.cache', 'openauth-bench'), 'n8n');
+const CACHE =
+  process.env.N8N_BENCH_DIR ??
+  path.join(process.env.OPENAUTH_BENCH_CACHE ?? path.join(homedir(), '.cache', 'openauth-bench'), 'n8n');
 const BIN = path.join(CACHE, 'node_modules', 'n8n', 'bin', 'n8n');
 const WEBHOOK_PATH = 'bench-echo';
 const WORKFLOW_ID = 'BenchEcho0000001';
@@ -39,7 +41,11 @@ const SQLITE_BINDING = path.join(CACHE, 'node_modules', 'sqlite3', 'build', 'Rel
 
 function installed(): boolean {
   const file = path.join(CACHE, 'node_modules', 'n8n', 'package.json');
-  return existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version === N8N_VERSION && existsSync(SQLITE_BINDING);
+  return (
+    existsSync(file) &&
+    (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version === N8N_VERSION &&
+    existsSync(SQLITE_BINDING)
+  );
 }
 
 /** The environment with this Node first on the PATH: npm (the one on the PATH) then runs, and builds sqlite3, with it. */
@@ -59,21 +65,44 @@ function ensureInstalled(): string | undefined {
   if (installed()) return undefined;
   console.error(`  installing n8n ${N8N_VERSION} into ${CACHE} (once; about 5 minutes)…`);
   mkdirSync(CACHE, { recursive: true });
-  for (const args of [['install', '--prefix', CACHE, `n8n@${N8N_VERSION}`, '--ignore-scripts', '--no-audit', '--no-fund'], ['rebuild', 'sqlite3', '--prefix', CACHE]]) {
+  for (const args of [
+    ['install', '--prefix', CACHE, `n8n@${N8N_VERSION}`, '--ignore-scripts', '--no-audit', '--no-fund'],
+    ['rebuild', 'sqlite3', '--prefix', CACHE],
+  ]) {
     // --loglevel=error: its thousands of peer-dependency warnings would fill any buffer.
-    const result = spawnSync('npm', [...args, '--loglevel=error'], { encoding: 'utf8', env: withThisNode(), cwd: CACHE, stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
+    const result = spawnSync('npm', [...args, '--loglevel=error'], {
+      encoding: 'utf8',
+      env: withThisNode(),
+      cwd: CACHE,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      maxBuffer: 64 * 1024 * 1024,
+    });
     if (result.status !== 0) {
-      const why = result.error?.message ?? result.stderr.split('\n').filter((l) => /error/i.test(l)).slice(0, 2).join(' ');
+      const why =
+        result.error?.message ??
+        result.stderr
+          .split('\n')
+          .filter((l) => /error/i.test(l))
+          .slice(0, 2)
+          .join(' ');
       return `n8n ${N8N_VERSION} could not be installed (npm ${args.filter((a) => !a.startsWith('-') && a !== CACHE).join(' ')}): ${why || `exit ${result.status ?? result.signal}`}`;
     }
   }
-  return installed() ? undefined : `n8n ${N8N_VERSION} could not be installed: no ${SQLITE_BINDING} after npm rebuild sqlite3`;
+  return installed()
+    ? undefined
+    : `n8n ${N8N_VERSION} could not be installed: no ${SQLITE_BINDING} after npm rebuild sqlite3`;
 }
 
 /** Three nodes, as n8n's editor would save them: the webhook answers from the Respond node. */
 export function echoWorkflow(): Record<string, unknown> {
-  const node = (name: string, type: string, typeVersion: number, x: number, parameters: Record<string, unknown>, extra = {}) =>
-    ({ id: randomBytes(8).toString('hex'), name, type, typeVersion, position: [x, 0], parameters, ...extra });
+  const node = (
+    name: string,
+    type: string,
+    typeVersion: number,
+    x: number,
+    parameters: Record<string, unknown>,
+    extra = {},
+  ) => ({ id: randomBytes(8).toString('hex'), name, type, typeVersion, position: [x, 0], parameters, ...extra });
   return {
     id: WORKFLOW_ID,
     name: 'Bench echo',
@@ -84,7 +113,14 @@ export function echoWorkflow(): Record<string, unknown> {
       Echo: { main: [[{ node: 'Respond', type: 'main', index: 0 }]] },
     },
     nodes: [
-      node('Webhook', 'n8n-nodes-base.webhook', 2, 0, { httpMethod: 'POST', path: WEBHOOK_PATH, responseMode: 'responseNode', options: {} }, { webhookId: WEBHOOK_PATH }),
+      node(
+        'Webhook',
+        'n8n-nodes-base.webhook',
+        2,
+        0,
+        { httpMethod: 'POST', path: WEBHOOK_PATH, responseMode: 'responseNode', options: {} },
+        { webhookId: WEBHOOK_PATH },
+      ),
       node('Echo', 'n8n-nodes-base.set', 3.4, 200, {
         mode: 'manual',
         assignments: { assignments: [{ id: 'text', name: 'text', value: '={{ $json.body.text }}', type: 'string' }] },
@@ -127,14 +163,21 @@ function n8nEnv(userFolder: string, port: number): NodeJS.ProcessEnv {
 
 function cli(env: NodeJS.ProcessEnv, ...args: string[]): string | undefined {
   const result = spawnSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8', timeout: START_TIMEOUT_MS });
-  return result.status === 0 ? undefined : `n8n ${args[0]} failed (${result.status}): ${`${result.stdout}${result.stderr}`.trim().split('\n').slice(-2).join(' ')}`;
+  return result.status === 0
+    ? undefined
+    : `n8n ${args[0]} failed (${result.status}): ${`${result.stdout}${result.stderr}`.trim().split('\n').slice(-2).join(' ')}`;
 }
 
 async function waitForWebhook(url: string, child: ChildProcess, output: () => string): Promise<string | undefined> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) return `n8n exited with ${child.exitCode}: ${output().trim().split('\n').slice(-2).join(' ')}`;
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"warm-up"}' }).catch(() => undefined);
+    if (child.exitCode !== null)
+      return `n8n exited with ${child.exitCode}: ${output().trim().split('\n').slice(-2).join(' ')}`;
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"text":"warm-up"}',
+    }).catch(() => undefined);
     // While it starts it answers 200 with a plain "n8n is starting up" page: only the echo counts.
     if (res?.status === 200 && (await res.text()) === '{"text":"warm-up"}') return undefined;
     await new Promise((r) => setTimeout(r, 500));
@@ -168,7 +211,8 @@ export async function startN8n(): Promise<N8nInstance | string> {
     // At N8N_LOG_LEVEL=warn it prints deprecation notices and what went wrong: the latter is shown,
     // as the service's errors are (the Python task runner has no virtualenv here; no node uses it).
     const problems = text.split('\n').filter((l) => /error|fail/i.test(l) && !/Python task runner/.test(l));
-    if (problems.length) console.error(`n8n printed ${problems.length} error lines, e.g.:\n${problems.slice(0, 3).join('\n')}`);
+    if (problems.length)
+      console.error(`n8n printed ${problems.length} error lines, e.g.:\n${problems.slice(0, 3).join('\n')}`);
   };
   onCleanup(stop);
   const webhookUrl = `http://127.0.0.1:${port}/webhook/${WEBHOOK_PATH}`;

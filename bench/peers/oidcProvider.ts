@@ -6,7 +6,9 @@ import { spawnNode } from '../processes.ts';
 import { peerInstance, type MintedTokens, type OAuthPeer, type OAuthPeerInstance } from './types.ts';
 
 async function start(connections: number): Promise<OAuthPeerInstance> {
-  const child = spawnNode(['bench/peer.ts', String(await freePort()), String(connections)], { env: { ...process.env, NODE_ENV: 'production' } });
+  const child = spawnNode(['bench/peer.ts', String(await freePort()), String(connections)], {
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d) => (err += d));

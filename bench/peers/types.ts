@@ -38,7 +38,11 @@ export interface MintedTokens {
 /** The loads' view of a peer's minted tokens, served by `pids`. */
 export function peerInstance(minted: MintedTokens, pids: number[], stop: () => Promise<void>): OAuthPeerInstance {
   return {
-    refresh: { url: minted.tokenUrl, authorization: basic(minted.clientId, minted.clientSecret), refreshTokens: minted.refreshTokens },
+    refresh: {
+      url: minted.tokenUrl,
+      authorization: basic(minted.clientId, minted.clientSecret),
+      refreshTokens: minted.refreshTokens,
+    },
     userinfo: { url: minted.userinfoUrl, headers: { authorization: `Bearer ${minted.accessToken}` } },
     pids,
     stop,

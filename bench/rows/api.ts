@@ -30,25 +30,70 @@ export const apiRows: RowGroup = {
     // 4. Token detail (issues and signs a proxy token).
     const detailUrl = `${baseUrl}/api/open/v1/${user.login}/tokens/${user.key.id}`;
     const detail = await fetch(detailUrl, { headers: auth });
-    const proxyToken = detail.ok ? ((await detail.json()) as { proxy_access_token?: string }).proxy_access_token : undefined;
+    const proxyToken = detail.ok
+      ? ((await detail.json()) as { proxy_access_token?: string }).proxy_access_token
+      : undefined;
     if (options.wanted('4')) {
-      bench.record('4. GET token detail (proxy JWT)', available(detail.status) ? await bench.load({ kind: 'fixed', ...common, url: detailUrl, method: 'GET', headers: auth }) : NOT_AVAILABLE, { target: '≥ 0.40x bare Express' });
+      bench.record(
+        '4. GET token detail (proxy JWT)',
+        available(detail.status)
+          ? await bench.load({ kind: 'fixed', ...common, url: detailUrl, method: 'GET', headers: auth })
+          : NOT_AVAILABLE,
+        { target: '≥ 0.40x bare Express' },
+      );
     }
 
     // 5. The gateway with a proxy token on the built-in echo model.
     if (options.wanted('5')) {
       const chatUrl = `${baseUrl}/serverless/v1/chat/completions`;
-      const chatBody = JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] });
+      const chatBody = JSON.stringify({
+        model: 'echo',
+        messages: [{ role: 'user', content: 'Say hello to the benchmark.' }],
+      });
       const chatHeaders = { authorization: `Bearer ${proxyToken ?? 'none'}`, 'content-type': 'application/json' };
-      const probe = proxyToken ? await fetch(chatUrl, { method: 'POST', headers: chatHeaders, body: chatBody }) : undefined;
-      bench.record('5. POST chat/completions (proxy)', probe && available(probe.status) ? await bench.load({ kind: 'fixed', ...common, url: chatUrl, method: 'POST', headers: chatHeaders, body: chatBody }) : NOT_AVAILABLE, { target: '≥ 0.40x bare Express' });
+      const probe = proxyToken
+        ? await fetch(chatUrl, { method: 'POST', headers: chatHeaders, body: chatBody })
+        : undefined;
+      bench.record(
+        '5. POST chat/completions (proxy)',
+        probe && available(probe.status)
+          ? await bench.load({
+              kind: 'fixed',
+              ...common,
+              url: chatUrl,
+              method: 'POST',
+              headers: chatHeaders,
+              body: chatBody,
+            })
+          : NOT_AVAILABLE,
+        { target: '≥ 0.40x bare Express' },
+      );
     }
 
     // 6. Workflows: create, then list a page.
     if (options.wanted('6')) {
       const keyHeaders = { authorization: `Bearer ${user.key.token}`, 'content-type': 'application/json' };
-      bench.record('6a. POST /api/workflows', await bench.load({ kind: 'fixed', ...common, url: `${baseUrl}/api/workflows`, method: 'POST', headers: keyHeaders, body: JSON.stringify(THREE_NODE_WORKFLOW) }));
-      bench.record('6b. GET /api/workflows?per_page=20', await bench.load({ kind: 'fixed', ...common, url: `${baseUrl}/api/workflows?per_page=20`, method: 'GET', headers: keyHeaders }));
+      bench.record(
+        '6a. POST /api/workflows',
+        await bench.load({
+          kind: 'fixed',
+          ...common,
+          url: `${baseUrl}/api/workflows`,
+          method: 'POST',
+          headers: keyHeaders,
+          body: JSON.stringify(THREE_NODE_WORKFLOW),
+        }),
+      );
+      bench.record(
+        '6b. GET /api/workflows?per_page=20',
+        await bench.load({
+          kind: 'fixed',
+          ...common,
+          url: `${baseUrl}/api/workflows?per_page=20`,
+          method: 'GET',
+          headers: keyHeaders,
+        }),
+      );
     }
   },
 };

@@ -14,16 +14,29 @@ const RUN_WAIT_SECONDS = 30;
 const TEXT = 'Summarize the benchmark.';
 export const ENGINE_CLIENTS = [1, 16] as const;
 
-async function oursAt(bench: Bench): Promise<((connections: number, seconds?: number) => Promise<LoadResult>) | undefined> {
+async function oursAt(
+  bench: Bench,
+): Promise<((connections: number, seconds?: number) => Promise<LoadResult>) | undefined> {
   const { baseUrl } = bench.service;
   const headers = { authorization: `Bearer ${bench.user.key.token}`, 'content-type': 'application/json' };
-  const created = await fetch(`${baseUrl}/api/workflows`, { method: 'POST', headers, body: JSON.stringify(THREE_NODE_WORKFLOW) });
+  const created = await fetch(`${baseUrl}/api/workflows`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(THREE_NODE_WORKFLOW),
+  });
   if (created.status !== 201) return undefined;
   const workflowId = ((await created.json()) as { data: { id: string } }).data.id;
   return (connections, seconds = bench.common.durationSeconds) =>
     bench.load({
-      kind: 'runs', connections, durationSeconds: seconds, baseUrl, apiKey: bench.user.key.token, workflowId,
-      inputs: { text: TEXT }, pollMs: bench.options.pollMs, waitSeconds: RUN_WAIT_SECONDS,
+      kind: 'runs',
+      connections,
+      durationSeconds: seconds,
+      baseUrl,
+      apiKey: bench.user.key.token,
+      workflowId,
+      inputs: { text: TEXT },
+      pollMs: bench.options.pollMs,
+      waitSeconds: RUN_WAIT_SECONDS,
     });
 }
 
@@ -46,15 +59,31 @@ export const engineRows: RowGroup = {
       theirs = n8n;
     } else {
       const webhook = (connections: number, seconds = bench.common.durationSeconds) =>
-        bench.load({ kind: 'webhook', connections, durationSeconds: seconds, url: n8n.webhookUrl, body: JSON.stringify({ text: TEXT }), expect: TEXT }, { peerPids: n8n.pids });
+        bench.load(
+          {
+            kind: 'webhook',
+            connections,
+            durationSeconds: seconds,
+            url: n8n.webhookUrl,
+            body: JSON.stringify({ text: TEXT }),
+            expect: TEXT,
+          },
+          { peerPids: n8n.pids },
+        );
       await webhook(16, 1);
       theirs = [await webhook(1), await webhook(16)];
       await n8n.stop();
     }
     const peer = typeof theirs === 'string' ? undefined : theirs;
-    bench.record('9. echo workflow, 1 client, Prefer: wait', ours1, { ...(peer && { ratio: ours1.p50 / peer[0]!.p50 }), target: 'p50 ≤ 0.33x n8n (ratio of p50)' });
+    bench.record('9. echo workflow, 1 client, Prefer: wait', ours1, {
+      ...(peer && { ratio: ours1.p50 / peer[0]!.p50 }),
+      target: 'p50 ≤ 0.33x n8n (ratio of p50)',
+    });
     bench.record(`   peer: n8n ${N8N_VERSION} webhook, 1 client`, peer ? peer[0]! : (theirs as string));
-    bench.record('9b. echo workflow, 16 clients, Prefer: wait', ours16, { ...(peer && { ratio: ours16.rps / peer[1]!.rps }), target: '≥ 3x n8n runs/s' });
+    bench.record('9b. echo workflow, 16 clients, Prefer: wait', ours16, {
+      ...(peer && { ratio: ours16.rps / peer[1]!.rps }),
+      target: '≥ 3x n8n runs/s',
+    });
     if (peer) bench.record(`   peer: n8n ${N8N_VERSION} webhook, 16 clients`, peer[1]!);
   },
 };

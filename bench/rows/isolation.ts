@@ -18,7 +18,11 @@ function chainOfTemplates(length: number) {
     name: 'Bench heavy chain',
     nodes: [
       { id: 'in', type: 'text_input', config: { variable: 'text' } },
-      ...ids.map((id, i) => ({ id, type: 'template', config: { template: BUSY.replace('PREV', i === 0 ? 'in' : ids[i - 1]!) } })),
+      ...ids.map((id, i) => ({
+        id,
+        type: 'template',
+        config: { template: BUSY.replace('PREV', i === 0 ? 'in' : ids[i - 1]!) },
+      })),
       { id: 'out', type: 'text_output', config: { format: 'plain' } },
     ],
     edges: ['in', ...ids].map((from, i) => ({ from, to: ids[i] ?? 'out' })),
@@ -36,12 +40,30 @@ const ONE_NODE = {
 
 function userKey(env: NodeJS.ProcessEnv, login: string): string {
   adminCli(env, 'user', 'create', '--login', login, '--password', 'neighbour-passphrase-1', '--name', login);
-  const key = adminCli(env, 'token', 'create', '--user', login, '--namespace', login, '--name', `${login} key`, '--usage-scenario', 'paid', '--permission', 'workflows');
+  const key = adminCli(
+    env,
+    'token',
+    'create',
+    '--user',
+    login,
+    '--namespace',
+    login,
+    '--name',
+    `${login} key`,
+    '--usage-scenario',
+    'paid',
+    '--permission',
+    'workflows',
+  );
   return key.token as string;
 }
 
 async function createWorkflow(baseUrl: string, key: string, body: unknown): Promise<string> {
-  const res = await fetch(`${baseUrl}/api/workflows`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${baseUrl}/api/workflows`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (res.status !== 201) throw new Error(`creating a workflow failed: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { data: { id: string } }).data.id;
 }
@@ -55,13 +77,21 @@ function heavyLoad(baseUrl: string, key: string, workflowId: string) {
   const runUrl = (id: string) => `${baseUrl}/api/workflows/${workflowId}/runs/${id}`;
   const loop = async () => {
     while (!stopping) {
-      const res = await fetch(`${baseUrl}/api/workflows/${workflowId}/run`, { method: 'POST', headers, body: JSON.stringify({ inputs: { text: 'load' } }) });
+      const res = await fetch(`${baseUrl}/api/workflows/${workflowId}/run`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ inputs: { text: 'load' } }),
+      });
       if (res.status !== 202) throw new Error(`a heavy run was refused: ${res.status} ${await res.text()}`);
       const id = ((await res.json()) as { data: { id: string } }).data.id;
       current.add(id);
       if (stopping) await fetch(`${runUrl(id)}/cancel`, { method: 'POST', headers }); // started while stop() was cancelling
       for (;;) {
-        const run = ((await (await fetch(runUrl(id), { headers: { ...headers, prefer: 'wait=60' } })).json()) as { data: { finished_at: string | null; status: string; error: { code: string } | null } }).data;
+        const run = (
+          (await (await fetch(runUrl(id), { headers: { ...headers, prefer: 'wait=60' } })).json()) as {
+            data: { finished_at: string | null; status: string; error: { code: string } | null };
+          }
+        ).data;
         if (run.finished_at === null) continue;
         const outcome = run.error?.code ?? run.status;
         ended[outcome] = (ended[outcome] ?? 0) + 1;
@@ -90,8 +120,25 @@ async function measureIsolation(bench: Bench): Promise<void> {
   const oneNode = await createWorkflow(baseUrl, otherKey, ONE_NODE);
   const common = { connections: CLIENTS, durationSeconds };
   const list = () =>
-    bench.load({ kind: 'fixed', ...common, url: `${baseUrl}/api/workflows?per_page=20`, method: 'GET', headers: { authorization: `Bearer ${otherKey}` }, subMillisecond: true });
-  const runs = () => bench.load({ kind: 'runs', ...common, baseUrl, apiKey: otherKey, workflowId: oneNode, inputs: { text: 'hello' }, pollMs: 5, waitSeconds: 30 });
+    bench.load({
+      kind: 'fixed',
+      ...common,
+      url: `${baseUrl}/api/workflows?per_page=20`,
+      method: 'GET',
+      headers: { authorization: `Bearer ${otherKey}` },
+      subMillisecond: true,
+    });
+  const runs = () =>
+    bench.load({
+      kind: 'runs',
+      ...common,
+      baseUrl,
+      apiKey: otherKey,
+      workflowId: oneNode,
+      inputs: { text: 'hello' },
+      pollMs: 5,
+      waitSeconds: 30,
+    });
 
   await runs(); // warm-up, not recorded
   const idleList = await list();
@@ -103,10 +150,18 @@ async function measureIsolation(bench: Bench): Promise<void> {
   await load.stop();
   const ratio = (loaded: LoadResult, idle: LoadResult) => loaded.p50 / idle.p50;
   bench.record(`8a. other user's GET /api/workflows, idle (${CLIENTS} clients)`, idleList);
-  bench.record(`8b. the same, under ${HEAVY_RUNS} heavy runs (÷ 8a)`, loadedList, { ratio: ratio(loadedList, idleList), target: 'p50 ≤ 2x idle' });
+  bench.record(`8b. the same, under ${HEAVY_RUNS} heavy runs (÷ 8a)`, loadedList, {
+    ratio: ratio(loadedList, idleList),
+    target: 'p50 ≤ 2x idle',
+  });
   bench.record(`8c. other user's one-node runs, idle (${CLIENTS} clients)`, idleRuns);
-  bench.record(`8d. the same, under ${HEAVY_RUNS} heavy runs (÷ 8c)`, loadedRuns, { ratio: ratio(loadedRuns, idleRuns), target: 'p50 ≤ 2x idle' });
-  const outcomes = Object.entries(load.ended).map(([k, n]) => `${n} ${k}`).join(', ');
+  bench.record(`8d. the same, under ${HEAVY_RUNS} heavy runs (÷ 8c)`, loadedRuns, {
+    ratio: ratio(loadedRuns, idleRuns),
+    target: 'p50 ≤ 2x idle',
+  });
+  const outcomes = Object.entries(load.ended)
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ');
   console.error(`  8. heavy runs ended: ${outcomes || 'none yet'}`);
 }
 

@@ -7,7 +7,13 @@ import type { OAuthPeer, OAuthPeerInstance } from '../peers/types.ts';
 import type { LoadResult, LoadSpec } from '../types.ts';
 
 /** Each peer in turn, fresh, on the load `spec` builds from it; its row divides `ours` by it. */
-async function peerRows(bench: Bench, peers: OAuthPeer[], ours: LoadResult, row: 'refresh' | 'userinfo', spec: (p: OAuthPeerInstance) => LoadSpec): Promise<void> {
+async function peerRows(
+  bench: Bench,
+  peers: OAuthPeer[],
+  ours: LoadResult,
+  row: 'refresh' | 'userinfo',
+  spec: (p: OAuthPeerInstance) => LoadSpec,
+): Promise<void> {
   for (const peer of peers) {
     const name = `   peer: ${peer.name}, ${row}`; // unique per row: --repeat matches rows by name
     const started = await peer.start(bench.options.connections);
@@ -34,8 +40,16 @@ export function oauthRows(peers: OAuthPeer[]): RowGroup {
 
       // 1. Refresh grant with rotation: each chain sends the refresh token it was just given.
       if (options.wanted('1')) {
-        const refreshTokens = await Promise.all(user.chainCodes.map(async (c) => (await exchange(baseUrl, user.clientAuth, c)).refresh_token));
-        const ours = await bench.load({ kind: 'refresh', ...common, url: tokenUrl, authorization: user.clientAuth, refreshTokens });
+        const refreshTokens = await Promise.all(
+          user.chainCodes.map(async (c) => (await exchange(baseUrl, user.clientAuth, c)).refresh_token),
+        );
+        const ours = await bench.load({
+          kind: 'refresh',
+          ...common,
+          url: tokenUrl,
+          authorization: user.clientAuth,
+          refreshTokens,
+        });
         bench.record('1. refresh grant (rotation)', ours);
         await peerRows(bench, peers, ours, 'refresh', (p) => ({ kind: 'refresh', ...common, ...p.refresh }));
       }
@@ -44,18 +58,44 @@ export function oauthRows(peers: OAuthPeer[]): RowGroup {
       // refresh grant's pace three times over, at most 30,000.
       if (options.wanted('2')) {
         const pace = bench.rows.find('1.')?.result;
-        const count = Math.min(30_000, Math.ceil((typeof pace === 'object' ? pace.rps : 1500) * common.durationSeconds * 3));
+        const count = Math.min(
+          30_000,
+          Math.ceil((typeof pace === 'object' ? pace.rps : 1500) * common.durationSeconds * 3),
+        );
         const t0 = performance.now();
         const codes = await mintCodes(user.browser, user.app.client_id, user.scope, count);
         console.error(`  minted ${codes.length} codes in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-        bench.record('2. code exchange', await bench.load({ kind: 'codes', ...common, url: tokenUrl, authorization: user.clientAuth, redirectUri: REDIRECT_URI, codeVerifier: PKCE.verifier, codes }));
+        bench.record(
+          '2. code exchange',
+          await bench.load({
+            kind: 'codes',
+            ...common,
+            url: tokenUrl,
+            authorization: user.clientAuth,
+            redirectUri: REDIRECT_URI,
+            codeVerifier: PKCE.verifier,
+            codes,
+          }),
+        );
       }
 
       // 3. User info.
       if (options.wanted('3')) {
-        const ours = await bench.load({ kind: 'fixed', ...common, url: `${baseUrl}/api/open/v1/userinfo`, method: 'GET', headers: { authorization: `Bearer ${user.bearer}` } });
+        const ours = await bench.load({
+          kind: 'fixed',
+          ...common,
+          url: `${baseUrl}/api/open/v1/userinfo`,
+          method: 'GET',
+          headers: { authorization: `Bearer ${user.bearer}` },
+        });
         bench.record('3. GET userinfo', ours);
-        await peerRows(bench, peers, ours, 'userinfo', (p) => ({ kind: 'fixed', ...common, url: p.userinfo.url, method: 'GET', headers: p.userinfo.headers }));
+        await peerRows(bench, peers, ours, 'userinfo', (p) => ({
+          kind: 'fixed',
+          ...common,
+          url: p.userinfo.url,
+          method: 'GET',
+          headers: p.userinfo.headers,
+        }));
       }
     },
   };

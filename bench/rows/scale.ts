@@ -20,16 +20,32 @@ export const scaleRows: RowGroup = {
     // Their CPU is the service's in the usage table (the main service idles meanwhile).
     for (const pid of [a.pid, b.pid, ...cluster.workerPids]) bench.probes.addServicePid(pid);
     const headers = { authorization: `Bearer ${cluster.apiKey}`, 'content-type': 'application/json' };
-    const created = await fetch(`${a.baseUrl}/api/workflows`, { method: 'POST', headers, body: JSON.stringify(THREE_NODE_WORKFLOW) });
-    if (created.status !== 201) throw new Error(`creating the workflow answered ${created.status}: ${await created.text()}`);
+    const created = await fetch(`${a.baseUrl}/api/workflows`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(THREE_NODE_WORKFLOW),
+    });
+    if (created.status !== 201)
+      throw new Error(`creating the workflow answered ${created.status}: ${await created.text()}`);
     const workflowId = ((await created.json()) as { data: { id: string } }).data.id;
     const load = (durationSeconds: number) =>
       bench.load({
-        kind: 'scale', connections: bench.common.connections, durationSeconds, apis: [a.baseUrl, b.baseUrl], apiKey: cluster.apiKey, workflowId,
-        inputs: { text: 'Summarize the benchmark.' }, observers: OBSERVERS, waitSeconds: RUN_WAIT_SECONDS,
+        kind: 'scale',
+        connections: bench.common.connections,
+        durationSeconds,
+        apis: [a.baseUrl, b.baseUrl],
+        apiKey: cluster.apiKey,
+        workflowId,
+        inputs: { text: 'Summarize the benchmark.' },
+        observers: OBSERVERS,
+        waitSeconds: RUN_WAIT_SECONDS,
       });
     await load(1); // not recorded: warms all four processes, as row 7 does its one
-    bench.record(`10. 2 API + 2 workers, ${bench.common.connections} clients, Prefer: wait`, await load(bench.common.durationSeconds), { target: 'p99; events reach the other API' });
+    bench.record(
+      `10. 2 API + 2 workers, ${bench.common.connections} clients, Prefer: wait`,
+      await load(bench.common.durationSeconds),
+      { target: 'p99; events reach the other API' },
+    );
     await cluster.stop();
   },
 };

@@ -8,8 +8,16 @@ export type ChatRequest = Omit<Schemas['ChatCompletionRequest'], 'stream' | 'str
 const PATH = '/serverless/v1/chat/completions';
 
 /** `POST /serverless/v1/chat/completions` without streaming: the whole `ChatCompletion`. */
-export async function chatCompletion(api: ApiClient, body: ChatRequest, init: { signal?: AbortSignal } = {}): Promise<Result<Schemas['ChatCompletion'], Schemas['OpenAIError']>> {
-  const { data, error, response } = await api.POST(PATH, { body: { ...body, stream: false }, parseAs: 'json', ...init });
+export async function chatCompletion(
+  api: ApiClient,
+  body: ChatRequest,
+  init: { signal?: AbortSignal } = {},
+): Promise<Result<Schemas['ChatCompletion'], Schemas['OpenAIError']>> {
+  const { data, error, response } = await api.POST(PATH, {
+    body: { ...body, stream: false },
+    parseAs: 'json',
+    ...init,
+  });
   if (error !== undefined) return { error, response };
   // stream: false is answered as application/json, the union's ChatCompletion member.
   return { data: data as Schemas['ChatCompletion'], response };
@@ -27,13 +35,19 @@ export async function streamChatCompletion(
 ): Promise<Result<AsyncIterable<Schemas['ChatCompletionChunk']>, Schemas['OpenAIError']>> {
   const request = { ...body, stream: true, ...(init.includeUsage ? { stream_options: { include_usage: true } } : {}) };
   const { data, error, response } = await api.POST(PATH, {
-    body: request, parseAs: 'stream', headers: { Accept: 'text/event-stream' }, ...(init.signal ? { signal: init.signal } : {}),
+    body: request,
+    parseAs: 'stream',
+    headers: { Accept: 'text/event-stream' },
+    ...(init.signal ? { signal: init.signal } : {}),
   });
   if (error !== undefined) return { error, response };
   return { data: chunks(data as ReadableStream<Uint8Array>, init.signal), response };
 }
 
-async function* chunks(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<Schemas['ChatCompletionChunk']> {
+async function* chunks(
+  body: ReadableStream<Uint8Array>,
+  signal?: AbortSignal,
+): AsyncGenerator<Schemas['ChatCompletionChunk']> {
   for await (const event of readServerSentEvents(body, signal)) {
     if (event.data === '[DONE]') return;
     const parsed = JSON.parse(event.data) as Schemas['ChatCompletionChunk'] | Schemas['OpenAIError'];

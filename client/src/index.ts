@@ -34,7 +34,10 @@ export function authMiddleware(credentials: Credentials): Middleware {
     onRequest({ request }) {
       if (credentials.bearer) request.headers.set('Authorization', `Bearer ${credentials.bearer}`);
       else if (credentials.basic) {
-        request.headers.set('Authorization', basicAuthorization(credentials.basic.clientId, credentials.basic.clientSecret));
+        request.headers.set(
+          'Authorization',
+          basicAuthorization(credentials.basic.clientId, credentials.basic.clientSecret),
+        );
       }
       return request;
     },
@@ -48,14 +51,22 @@ export function authMiddleware(credentials: Credentials): Middleware {
  */
 export const idempotentStarts: Middleware = {
   onRequest({ request, schemaPath }) {
-    if (request.method === 'POST' && schemaPath === '/api/workflows/{workflow_id}/run' && !request.headers.has('Idempotency-Key')) {
+    if (
+      request.method === 'POST' &&
+      schemaPath === '/api/workflows/{workflow_id}/run' &&
+      !request.headers.has('Idempotency-Key')
+    ) {
       request.headers.set('Idempotency-Key', crypto.randomUUID());
     }
     return request;
   },
 };
 
-export function createApiClient(baseUrl: string, credentials: Credentials = {}, options: Omit<ClientOptions, 'baseUrl'> = {}): ApiClient {
+export function createApiClient(
+  baseUrl: string,
+  credentials: Credentials = {},
+  options: Omit<ClientOptions, 'baseUrl'> = {},
+): ApiClient {
   const client = createClient<paths>({ baseUrl, redirect: 'manual', ...options });
   if (credentials.bearer || credentials.basic) client.use(authMiddleware(credentials));
   client.use(idempotentStarts);

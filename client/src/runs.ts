@@ -10,7 +10,11 @@ export type RunEvent =
   | { id: string; event: 'run.status'; data: { status: Schemas['RunStatus'] } }
   | { id: string; event: 'node.started'; data: Pick<RunStep, 'node_id' | 'node_type' | 'started_at'> }
   | { id: string; event: 'node.delta'; data: { node_id: string; text: string } }
-  | { id: string; event: 'node.finished'; data: Pick<RunStep, 'node_id' | 'node_type' | 'status' | 'finished_at' | 'output' | 'usage' | 'error'> }
+  | {
+      id: string;
+      event: 'node.finished';
+      data: Pick<RunStep, 'node_id' | 'node_type' | 'status' | 'finished_at' | 'output' | 'usage' | 'error'>;
+    }
   | { id: string; event: 'run.finished'; data: Schemas['Run'] };
 const KNOWN = new Set<string>(['run.status', 'node.started', 'node.delta', 'node.finished', 'run.finished']);
 
@@ -56,9 +60,17 @@ export async function followRunEvents(
   return { data: events(api, run, first.data, options), response: first.response };
 }
 
-async function openEvents(api: ApiClient, { workflowId, runId }: RunRef, lastEventId: string | undefined, signal: AbortSignal | undefined) {
+async function openEvents(
+  api: ApiClient,
+  { workflowId, runId }: RunRef,
+  lastEventId: string | undefined,
+  signal: AbortSignal | undefined,
+) {
   const { data, error, response } = await api.GET('/api/workflows/{workflow_id}/runs/{run_id}/events', {
-    params: { path: { workflow_id: workflowId, run_id: runId }, ...(lastEventId ? { header: { 'Last-Event-ID': lastEventId } } : {}) },
+    params: {
+      path: { workflow_id: workflowId, run_id: runId },
+      ...(lastEventId ? { header: { 'Last-Event-ID': lastEventId } } : {}),
+    },
     parseAs: 'stream',
     headers: { Accept: 'text/event-stream' },
     ...(signal ? { signal } : {}),
@@ -67,7 +79,12 @@ async function openEvents(api: ApiClient, { workflowId, runId }: RunRef, lastEve
   return { data: data as unknown as ReadableStream<Uint8Array>, response };
 }
 
-async function* events(api: ApiClient, run: RunRef, first: ReadableStream<Uint8Array>, options: { lastEventId?: string; signal?: AbortSignal; maxReconnects?: number }): AsyncGenerator<RunEvent> {
+async function* events(
+  api: ApiClient,
+  run: RunRef,
+  first: ReadableStream<Uint8Array>,
+  options: { lastEventId?: string; signal?: AbortSignal; maxReconnects?: number },
+): AsyncGenerator<RunEvent> {
   let body: ReadableStream<Uint8Array> | undefined = first;
   let lastId = options.lastEventId;
   let reconnects = 0;
@@ -85,12 +102,14 @@ async function* events(api: ApiClient, run: RunRef, first: ReadableStream<Uint8A
       if (options.signal?.aborted) throw err;
     }
     if (options.signal?.aborted) return;
-    if (++reconnects > (options.maxReconnects ?? 5)) throw new StreamError(`The run's event stream broke ${reconnects - 1} times in a row.`);
+    if (++reconnects > (options.maxReconnects ?? 5))
+      throw new StreamError(`The run's event stream broke ${reconnects - 1} times in a row.`);
     // Wait a little longer each time, as EventSource's reconnection time does (0.25 s, doubled).
     await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** (reconnects - 1)));
     // A network error while reconnecting is one more broken attempt; a refusal ends the stream.
     const again = await openEvents(api, run, lastId, options.signal).catch(() => undefined);
-    if (again?.error !== undefined) throw new StreamError(`Reconnecting to the run's events answered ${again.response.status}.`, again.error);
+    if (again?.error !== undefined)
+      throw new StreamError(`Reconnecting to the run's events answered ${again.response.status}.`, again.error);
     body = again?.data;
   }
 }

@@ -11,7 +11,10 @@ export interface ServerSentEvent {
 }
 
 /** Reads the events of a `text/event-stream` body in order; comments and empty events are skipped. */
-export async function* readServerSentEvents(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<ServerSentEvent> {
+export async function* readServerSentEvents(
+  body: ReadableStream<Uint8Array>,
+  signal?: AbortSignal,
+): AsyncGenerator<ServerSentEvent> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   const abort = () => void reader.cancel().catch(() => undefined);

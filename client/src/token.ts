@@ -4,7 +4,11 @@ import type { ApiClient, Schemas } from './types.ts';
 import type { Result } from './result.ts';
 
 /** `POST /api/open/oauth/token`: exchange an authorization code, or rotate a refresh token. */
-export async function requestToken(api: ApiClient, body: Schemas['TokenRequest'], init: { signal?: AbortSignal } = {}): Promise<Result<Schemas['TokenResponse'], Schemas['OAuthError']>> {
+export async function requestToken(
+  api: ApiClient,
+  body: Schemas['TokenRequest'],
+  init: { signal?: AbortSignal } = {},
+): Promise<Result<Schemas['TokenResponse'], Schemas['OAuthError']>> {
   const { data, error, response } = await api.POST('/api/open/oauth/token', {
     body,
     bodySerializer: (fields: Schemas['TokenRequest']) => formEncode(fields),

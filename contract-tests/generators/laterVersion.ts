@@ -14,7 +14,20 @@ const DATA = new Set(['inputs', 'input_values', 'output', 'output_value', 'input
 
 // Hop-by-hop headers (RFC 9110 7.6.1) stay on their hop; fetch refuses some (Java's HttpClient
 // offers `Upgrade: h2c` on every request).
-const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'accept-encoding', 'upgrade', 'http2-settings', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'expect', 'proxy-connection']);
+const HOP_BY_HOP = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'accept-encoding',
+  'upgrade',
+  'http2-settings',
+  'keep-alive',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'expect',
+  'proxy-connection',
+]);
 
 interface Counts {
   steps: number;
@@ -39,23 +52,38 @@ function later(value: unknown, counts: Counts): void {
   counts.fields++;
 }
 
-export async function startLaterVersion(target: string): Promise<{ baseUrl: string; counts(): Counts; close(): Promise<void> }> {
+export async function startLaterVersion(
+  target: string,
+): Promise<{ baseUrl: string; counts(): Counts; close(): Promise<void> }> {
   const counts: Counts = { steps: 0, nodes: 0, fields: 0 };
   const server: Server = createServer((req, res) => {
-    forward(req, res).catch((err: unknown) => res.writeHead(502, { 'content-type': 'text/plain' }).end(`proxy: ${(err as Error).message}`));
+    forward(req, res).catch((err: unknown) =>
+      res.writeHead(502, { 'content-type': 'text/plain' }).end(`proxy: ${(err as Error).message}`),
+    );
   });
   async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !HOP_BY_HOP.has(k))) as Record<string, string>;
-    const answer = await fetch(new URL(req.url!, target), { method: req.method!, headers, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) });
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !HOP_BY_HOP.has(k))) as Record<
+      string,
+      string
+    >;
+    const answer = await fetch(new URL(req.url!, target), {
+      method: req.method!,
+      headers,
+      ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
+    });
     let body = Buffer.from(await answer.arrayBuffer());
     if (/^application\/(problem\+)?json/.test(answer.headers.get('content-type') ?? '') && body.length > 0) {
       const json = JSON.parse(body.toString('utf8')) as unknown;
       later(json, counts);
       body = Buffer.from(JSON.stringify(json));
     }
-    const out = Object.fromEntries([...answer.headers].filter(([k]) => !['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(k)));
+    const out = Object.fromEntries(
+      [...answer.headers].filter(
+        ([k]) => !['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(k),
+      ),
+    );
     res.writeHead(answer.status, { ...out, 'content-length': String(body.length) }).end(body);
   }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

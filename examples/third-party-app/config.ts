@@ -20,13 +20,19 @@ export function loadExampleConfig(env: NodeJS.ProcessEnv = process.env): Example
   const port = Number(env.PORT ?? '4000');
   if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push('PORT must be a port number.');
   const clientAuth = env.CLIENT_AUTH ?? 'client_secret_basic';
-  if (clientAuth !== 'client_secret_basic' && clientAuth !== 'client_secret_post') problems.push('CLIENT_AUTH must be client_secret_basic or client_secret_post.');
-  if (!env.CLIENT_ID) problems.push('CLIENT_ID is required (the demo app\'s client_id, printed by the service on its first start).');
+  if (clientAuth !== 'client_secret_basic' && clientAuth !== 'client_secret_post')
+    problems.push('CLIENT_AUTH must be client_secret_basic or client_secret_post.');
+  if (!env.CLIENT_ID)
+    problems.push("CLIENT_ID is required (the demo app's client_id, printed by the service on its first start).");
   if (!env.CLIENT_SECRET) problems.push('CLIENT_SECRET is required (printed once with the client_id).');
   const serviceUrl = (env.SERVICE_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
   const redirectUri = env.REDIRECT_URI ?? `http://localhost:${port}/callback`;
-  for (const [name, value] of [['SERVICE_URL', serviceUrl], ['REDIRECT_URI', redirectUri]] as const) {
-    if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) problems.push(`${name} must be an http(s) URL.`);
+  for (const [name, value] of [
+    ['SERVICE_URL', serviceUrl],
+    ['REDIRECT_URI', redirectUri],
+  ] as const) {
+    if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol))
+      problems.push(`${name} must be an http(s) URL.`);
   }
   if (problems.length) throw new Error(`Configuration problems:\n  ${problems.join('\n  ')}`);
   return {

@@ -10,7 +10,10 @@ export interface OAuthClient {
   /** Where to send the browser to sign in, and what the callback must find again. */
   authorizationUrl(): Promise<{ url: URL; state: string; codeVerifier: string }>;
   /** Checks the callback (error, state) and exchanges the code with the PKCE verifier. */
-  exchangeCode(callbackUrl: URL, expected: { state: string; codeVerifier: string }): Promise<oauth.TokenEndpointResponse>;
+  exchangeCode(
+    callbackUrl: URL,
+    expected: { state: string; codeVerifier: string },
+  ): Promise<oauth.TokenEndpointResponse>;
   refresh(refreshToken: string): Promise<oauth.TokenEndpointResponse>;
   revoke(token: string): Promise<void>;
 }
@@ -18,7 +21,10 @@ export interface OAuthClient {
 export function oauthClient(config: ExampleConfig): OAuthClient {
   const issuer = new URL(config.serviceUrl);
   const client: oauth.Client = { client_id: config.clientId };
-  const clientAuth = config.clientAuth === 'client_secret_post' ? oauth.ClientSecretPost(config.clientSecret) : oauth.ClientSecretBasic(config.clientSecret);
+  const clientAuth =
+    config.clientAuth === 'client_secret_post'
+      ? oauth.ClientSecretPost(config.clientSecret)
+      : oauth.ClientSecretBasic(config.clientSecret);
   // A local demo talks to http://localhost; oauth4webapi refuses plain http unless told.
   const options = issuer.protocol === 'http:' ? { [oauth.allowInsecureRequests]: true } : {};
 
@@ -56,7 +62,15 @@ export function oauthClient(config: ExampleConfig): OAuthClient {
       const as = await server();
       // Throws AuthorizationResponseError for ?error=..., and a processing error when `state` differs.
       const params = oauth.validateAuthResponse(as, client, callbackUrl, expected.state);
-      const response = await oauth.authorizationCodeGrantRequest(as, client, clientAuth, params, config.redirectUri, expected.codeVerifier, options);
+      const response = await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        clientAuth,
+        params,
+        config.redirectUri,
+        expected.codeVerifier,
+        options,
+      );
       return oauth.processAuthorizationCodeResponse(as, client, response);
     },
 
@@ -75,8 +89,10 @@ export function oauthClient(config: ExampleConfig): OAuthClient {
 
 /** A one-line, user-facing description of an oauth4webapi error (never includes a token). */
 export function describeOAuthError(err: unknown): string {
-  if (err instanceof oauth.AuthorizationResponseError) return `${err.error}${err.error_description ? `: ${err.error_description}` : ''}`;
-  if (err instanceof oauth.ResponseBodyError) return `${err.error} (HTTP ${err.status})${err.error_description ? `: ${err.error_description}` : ''}`;
+  if (err instanceof oauth.AuthorizationResponseError)
+    return `${err.error}${err.error_description ? `: ${err.error_description}` : ''}`;
+  if (err instanceof oauth.ResponseBodyError)
+    return `${err.error} (HTTP ${err.status})${err.error_description ? `: ${err.error_description}` : ''}`;
   if (err instanceof Error) return err.message;
   return String(err);
 }

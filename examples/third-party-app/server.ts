@@ -15,7 +15,9 @@ try {
 const server = createExampleApp(config).listen(config.port, config.host);
 await once(server, 'listening');
 const { port } = server.address() as AddressInfo;
-console.log(`Example third-party app on http://localhost:${port} (service ${config.serviceUrl}, client_id ${config.clientId}, redirect_uri ${config.redirectUri})`);
+console.log(
+  `Example third-party app on http://localhost:${port} (service ${config.serviceUrl}, client_id ${config.clientId}, redirect_uri ${config.redirectUri})`,
+);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

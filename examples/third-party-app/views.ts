@@ -38,7 +38,9 @@ code{background:#f0f3f6;padding:0 .25rem;border-radius:4px}small{color:#57606a}
 `;
 
 export function page(title: string, body: Html, signedIn = false): string {
-  const signOut = signedIn ? html`<form method="post" action="/logout"><button type="submit" id="sign-out">Sign out</button></form>` : '';
+  const signOut = signedIn
+    ? html`<form method="post" action="/logout"><button type="submit" id="sign-out">Sign out</button></form>`
+    : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${render(title)}</title><link rel="stylesheet" href="/app.css"></head>
@@ -108,9 +110,16 @@ ${proxy ? html`<p>The app still holds a proxy token it fetched earlier:</p>${pro
   );
 }
 
-export function homePage(user: Schemas['UserInfo'], namespaces: NamespaceTokens[], proxy: ProxyView | undefined, now: number): string {
+export function homePage(
+  user: Schemas['UserInfo'],
+  namespaces: NamespaceTokens[],
+  proxy: ProxyView | undefined,
+  now: number,
+): string {
   const rows = namespaces.map(
-    (ns) => html`<tr><th colspan="4"><code>${ns.namespace}</code> <small>${ns.kind}</small>${ns.error ? html` <span class="error">${ns.error}</span>` : ''}</th></tr>
+    (
+      ns,
+    ) => html`<tr><th colspan="4"><code>${ns.namespace}</code> <small>${ns.kind}</small>${ns.error ? html` <span class="error">${ns.error}</span>` : ''}</th></tr>
 ${ns.tokens.length || ns.error ? '' : html`<tr><td colspan="4"><small>No access tokens in this namespace.</small></td></tr>`}
 ${ns.tokens.map(
   (t) => html`<tr class="token"><td>${t.name}</td><td><small>id ${t.id}</small></td><td>${t.usage_scenario}</td>
@@ -128,7 +137,13 @@ ${proxy ? proxySection(proxy, now) : ''}`,
   );
 }
 
-export function answerPage(signedIn: boolean, proxy: ProxyView | undefined, prompt: string, outcome: GatewayOutcome, now: number): string {
+export function answerPage(
+  signedIn: boolean,
+  proxy: ProxyView | undefined,
+  prompt: string,
+  outcome: GatewayOutcome,
+  now: number,
+): string {
   return page(
     'Gateway answer',
     html`${outcomeSection(prompt, outcome)}${proxy ? proxySection(proxy, now, prompt) : ''}<p><a href="/">Back to the home page</a></p>`,
@@ -137,5 +152,9 @@ export function answerPage(signedIn: boolean, proxy: ProxyView | undefined, prom
 }
 
 export function messagePage(title: string, message: string, signedIn = false): string {
-  return page(title, html`<h1>${title}</h1><p class="error" id="message">${message}</p><p><a href="/">Back to the home page</a></p>`, signedIn);
+  return page(
+    title,
+    html`<h1>${title}</h1><p class="error" id="message">${message}</p><p><a href="/">Back to the home page</a></p>`,
+    signedIn,
+  );
 }

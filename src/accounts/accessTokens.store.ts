@@ -41,10 +41,15 @@ export async function findUsableAccessTokenRowByHash(db: Knex, tokenHash: string
   return usableAccessTokenRowByHash.first(db, { tokenHash });
 }
 
-const usableAccessTokenRowByHash = prepared<{ tokenHash: string }, AccessTokenRow>('usable_access_token_by_hash', (db, param) =>
-  usableNamespaces(db('access_tokens as t').join('namespaces as n', 'n.name', 't.namespace').where('t.token_hash', param('tokenHash')), db.ref('t.user_id')).first(
-    't.*',
-  ),
+const usableAccessTokenRowByHash = prepared<{ tokenHash: string }, AccessTokenRow>(
+  'usable_access_token_by_hash',
+  (db, param) =>
+    usableNamespaces(
+      db('access_tokens as t')
+        .join('namespaces as n', 'n.name', 't.namespace')
+        .where('t.token_hash', param('tokenHash')),
+      db.ref('t.user_id'),
+    ).first('t.*'),
 );
 
 export async function touchAccessTokenRow(db: Knex, id: number, now: number): Promise<void> {

@@ -44,7 +44,8 @@ export interface AccessToken {
 export const TOKEN_EXPIRY_DAYS = [7, 30, 60, 90, 365] as const;
 
 /** Whether the token has expired (at `now`). */
-export const isExpired = (token: Pick<AccessToken, 'expires_at'>, now = Date.now()): boolean => token.expires_at !== null && token.expires_at <= now;
+export const isExpired = (token: Pick<AccessToken, 'expires_at'>, now = Date.now()): boolean =>
+  token.expires_at !== null && token.expires_at <= now;
 
 /** The list item of `GET /api/open/v1/{namespace}/tokens` (SEED-SPEC 2.4). */
 export interface AccessTokenListItem {
@@ -88,22 +89,35 @@ export const MAX_TOKEN_EXPIRY_DAYS = 366;
 
 function checkExpiry(days: number | undefined, at: number | undefined, now: number): number | null {
   if (at !== undefined) {
-    if (days !== undefined) throw invalidField('Give expires_in_days or expires_at, not both.', '/expires_at', 'not with expires_in_days');
+    if (days !== undefined)
+      throw invalidField('Give expires_in_days or expires_at, not both.', '/expires_at', 'not with expires_in_days');
     if (!Number.isSafeInteger(at) || at <= now || at > now + MAX_TOKEN_EXPIRY_DAYS * DAY_MS) {
-      throw invalidField(`expires_at must be in the future, at most ${MAX_TOKEN_EXPIRY_DAYS} days away.`, '/expires_at', `must be in the next ${MAX_TOKEN_EXPIRY_DAYS} days`);
+      throw invalidField(
+        `expires_at must be in the future, at most ${MAX_TOKEN_EXPIRY_DAYS} days away.`,
+        '/expires_at',
+        `must be in the next ${MAX_TOKEN_EXPIRY_DAYS} days`,
+      );
     }
     return at;
   }
   if (days === undefined) return null;
   if (!Number.isInteger(days) || days < 1 || days > MAX_TOKEN_EXPIRY_DAYS) {
-    throw invalidField(`expires_in_days must be a whole number of days from 1 to ${MAX_TOKEN_EXPIRY_DAYS}.`, '/expires_in_days', `must be 1 to ${MAX_TOKEN_EXPIRY_DAYS} days, or no expiry`);
+    throw invalidField(
+      `expires_in_days must be a whole number of days from 1 to ${MAX_TOKEN_EXPIRY_DAYS}.`,
+      '/expires_in_days',
+      `must be 1 to ${MAX_TOKEN_EXPIRY_DAYS} days, or no expiry`,
+    );
   }
   return now + days * DAY_MS;
 }
 
 function checkUsageScenario(value: string): UsageScenario {
   if (!(USAGE_SCENARIOS as readonly string[]).includes(value)) {
-    throw invalidField(`usage_scenario must be paid or trial (got "${value}").`, '/usage_scenario', 'must be paid or trial');
+    throw invalidField(
+      `usage_scenario must be paid or trial (got "${value}").`,
+      '/usage_scenario',
+      'must be paid or trial',
+    );
   }
   return value as UsageScenario;
 }
@@ -135,7 +149,10 @@ async function requireUsableNamespace(db: Knex, userId: number, namespace: strin
 }
 
 /** Creates a raw access token in a namespace the user can use. The plaintext `token` is returned once; only its hash is stored. */
-export async function createAccessToken(ctx: DbContext, input: NewAccessToken): Promise<{ token: string; record: AccessToken }> {
+export async function createAccessToken(
+  ctx: DbContext,
+  input: NewAccessToken,
+): Promise<{ token: string; record: AccessToken }> {
   const name = checkText('name', input.name, { max: 255 });
   const usageScenario = checkUsageScenario(input.usageScenario);
   const permissions = checkPermissions(input.permissions ?? []);
@@ -162,7 +179,11 @@ export async function createAccessToken(ctx: DbContext, input: NewAccessToken): 
 }
 
 /** The user's tokens in a namespace (SEED-SPEC 4.4); 404 when the namespace is not the user's. */
-export async function listAccessTokens(ctx: DbContext, userId: number, namespace: string): Promise<AccessTokenListItem[]> {
+export async function listAccessTokens(
+  ctx: DbContext,
+  userId: number,
+  namespace: string,
+): Promise<AccessTokenListItem[]> {
   const name = await requireUsableNamespace(ctx.db, userId, namespace);
   const rows = await listAccessTokenRows(ctx.db, userId, name);
   return rows.map((r) => ({ id: r.id, name: r.name, usage_scenario: r.usage_scenario }));
@@ -174,7 +195,10 @@ export async function listAccessTokensOfUser(ctx: DbContext, userId: number): Pr
 }
 
 /** A presented raw token, if it has not expired and its owner may still use its namespace (see findUsableAccessTokenRowByHash). */
-export async function findUsableAccessTokenByPlaintext(ctx: DbContext, token: string): Promise<AccessToken | undefined> {
+export async function findUsableAccessTokenByPlaintext(
+  ctx: DbContext,
+  token: string,
+): Promise<AccessToken | undefined> {
   const row = await findUsableAccessTokenRowByHash(ctx.db, hashToken(token));
   const record = row && toAccessToken(row);
   return record && !isExpired(record) ? record : undefined;

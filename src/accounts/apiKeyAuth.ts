@@ -26,13 +26,18 @@ export async function authenticateApiKey(ctx: AppContext, token: string): Promis
   return principalLease(ctx).principal('apiKey', token, () => readApiKeyPrincipal(ctx, token));
 }
 
-async function readApiKeyPrincipal(ctx: AppContext, token: string): Promise<{ principal: PrincipalOf<'apiKey'> } | null> {
+async function readApiKeyPrincipal(
+  ctx: AppContext,
+  token: string,
+): Promise<{ principal: PrincipalOf<'apiKey'> } | null> {
   const record = await findUsableAccessTokenByPlaintext(ctx, token);
   if (!record) return null;
   const now = Date.now();
   if (record.last_used_at === null || now - record.last_used_at > LAST_USED_PRECISION_MS) {
     // Bookkeeping only: a failed write must not refuse a valid key.
-    markAccessTokenUsed(ctx, record.id, now).catch((err: unknown) => ctx.logger.warn({ err }, 'could not record API key use'));
+    markAccessTokenUsed(ctx, record.id, now).catch((err: unknown) =>
+      ctx.logger.warn({ err }, 'could not record API key use'),
+    );
   }
   return {
     // The lease keeps it no longer than the token lives.

@@ -37,17 +37,36 @@ export async function insertApp(db: Knex, row: Omit<ApplicationRow, 'id'>, secre
   });
 }
 
-export async function findAppRowByNonce(db: Knex, ownerUserId: number, nonce: string): Promise<ApplicationRow | undefined> {
+export async function findAppRowByNonce(
+  db: Knex,
+  ownerUserId: number,
+  nonce: string,
+): Promise<ApplicationRow | undefined> {
   return db<ApplicationRow>('applications').where({ owner_user_id: ownerUserId, creation_nonce: nonce }).first();
 }
 
-export async function insertClientSecret(db: Knex | Knex.Transaction, applicationId: number, secretHash: string, now: number): Promise<number> {
-  return insertReturningId(db, 'client_secrets', { application_id: applicationId, secret_hash: secretHash, created_at: now, last_used_at: null });
+export async function insertClientSecret(
+  db: Knex | Knex.Transaction,
+  applicationId: number,
+  secretHash: string,
+  now: number,
+): Promise<number> {
+  return insertReturningId(db, 'client_secrets', {
+    application_id: applicationId,
+    secret_hash: secretHash,
+    created_at: now,
+    last_used_at: null,
+  });
 }
 
 export async function listClientSecretRows(db: Knex, applicationId: number): Promise<ClientSecretRow[]> {
   const rows = await db<ClientSecretRow>('client_secrets').where({ application_id: applicationId }).orderBy('id');
-  return rows.map((r) => ({ ...r, id: Number(r.id), created_at: Number(r.created_at), last_used_at: r.last_used_at === null ? null : Number(r.last_used_at) }));
+  return rows.map((r) => ({
+    ...r,
+    id: Number(r.id),
+    created_at: Number(r.created_at),
+    last_used_at: r.last_used_at === null ? null : Number(r.last_used_at),
+  }));
 }
 
 export async function deleteClientSecretRow(db: Knex, applicationId: number, secretId: number): Promise<number> {
@@ -62,7 +81,11 @@ export async function findAppRowByClientId(db: Knex, clientId: string): Promise<
   return db<ApplicationRow>('applications').where({ client_id: clientId }).first();
 }
 
-export async function findAppRowOfOwner(db: Knex, ownerUserId: number, id: number): Promise<ApplicationRow | undefined> {
+export async function findAppRowOfOwner(
+  db: Knex,
+  ownerUserId: number,
+  id: number,
+): Promise<ApplicationRow | undefined> {
   return db<ApplicationRow>('applications').where({ id, owner_user_id: ownerUserId }).first();
 }
 
@@ -73,7 +96,12 @@ export async function listAppRowsOfOwner(db: Knex, ownerUserId: number): Promise
 export async function updateAppDetails(
   db: Knex,
   id: number,
-  fields: Partial<Pick<ApplicationRow, 'name' | 'description' | 'homepage' | 'redirect_uri' | 'id_token_signed_response_alg' | 'pkce_required'>>,
+  fields: Partial<
+    Pick<
+      ApplicationRow,
+      'name' | 'description' | 'homepage' | 'redirect_uri' | 'id_token_signed_response_alg' | 'pkce_required'
+    >
+  >,
 ): Promise<void> {
   await db('applications').where({ id }).update(fields);
 }

@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { hashToken } from '../shared/crypto.ts';
-import { addClientSecret, createApp, createAppOnce, deleteApp, deleteClientSecret, findAppByClientId, listAppsForOwner, listClientSecrets, updateApp, verifyClientSecret } from './apps.ts';
+import {
+  addClientSecret,
+  createApp,
+  createAppOnce,
+  deleteApp,
+  deleteClientSecret,
+  findAppByClientId,
+  listAppsForOwner,
+  listClientSecrets,
+  updateApp,
+  verifyClientSecret,
+} from './apps.ts';
 import { createUser, type User } from './users.ts';
 
 const details = {
@@ -36,7 +47,9 @@ describe.each(testDialects())('applications on %s', (dialect) => {
     const { app, clientSecret } = await createApp(t, { ownerUserId: owner.id, ...details });
     const rows = await t.db('client_secrets').where({ application_id: app.id });
     expect(rows.map((r) => r.secret_hash)).toEqual([hashToken(clientSecret)]);
-    expect(JSON.stringify([rows, await t.db('applications').where({ id: app.id }).first()])).not.toContain(clientSecret);
+    expect(JSON.stringify([rows, await t.db('applications').where({ id: app.id }).first()])).not.toContain(
+      clientSecret,
+    );
   });
 
   it('verifies the client secret: the issued one passes (and is marked used), anything else fails', async () => {
@@ -68,7 +81,9 @@ describe.each(testDialects())('applications on %s', (dialect) => {
     // A secret of another app is not this app's to delete.
     const other = await createApp(t, { ownerLogin: 'owner', ...details });
     const [otherSecret] = await listClientSecrets(t, owner.id, other.app.id);
-    await expect(deleteClientSecret(t, owner.id, app.id, otherSecret!.id, { evenTheLast: true })).rejects.toMatchObject({ status: 404 });
+    await expect(deleteClientSecret(t, owner.id, app.id, otherSecret!.id, { evenTheLast: true })).rejects.toMatchObject(
+      { status: 404 },
+    );
   });
 
   it('registers once per form nonce: the same nonce again answers the app it made, without a secret', async () => {
@@ -76,13 +91,20 @@ describe.each(testDialects())('applications on %s', (dialect) => {
     const first = await createAppOnce(t, { ownerUserId: owner.id, ...details }, nonce);
     expect(first.clientSecret).toEqual(expect.any(String));
     const again = await Promise.all([1, 2].map(() => createAppOnce(t, { ownerUserId: owner.id, ...details }, nonce)));
-    expect(again.map((r) => [r.app.id, r.clientSecret])).toEqual([[first.app.id, null], [first.app.id, null]]);
+    expect(again.map((r) => [r.app.id, r.clientSecret])).toEqual([
+      [first.app.id, null],
+      [first.app.id, null],
+    ]);
     // Two submissions at once of a fresh form: one app.
-    const raced = await Promise.all([1, 2, 3].map(() => createAppOnce(t, { ownerUserId: owner.id, ...details }, 'r'.repeat(32))));
+    const raced = await Promise.all(
+      [1, 2, 3].map(() => createAppOnce(t, { ownerUserId: owner.id, ...details }, 'r'.repeat(32))),
+    );
     expect(new Set(raced.map((r) => r.app.id)).size).toBe(1);
     expect(raced.filter((r) => r.clientSecret !== null)).toHaveLength(1);
     // Another user's nonce is theirs.
-    expect((await createAppOnce(t, { ownerUserId: stranger.id, ...details }, nonce)).clientSecret).toEqual(expect.any(String));
+    expect((await createAppOnce(t, { ownerUserId: stranger.id, ...details }, nonce)).clientSecret).toEqual(
+      expect.any(String),
+    );
     await deleteApp(t, stranger.id, (await listAppsForOwner(t, stranger.id))[0]!.id);
   });
 
@@ -96,13 +118,18 @@ describe.each(testDialects())('applications on %s', (dialect) => {
 
   it('rejects a redirect_uri with userinfo (user:password@ before the host; RFC 9700 4.1.1), as the admin CLI and the pages register through here', async () => {
     for (const redirectUri of ['https://user:pw@x.example/cb', 'https://x.example@evil.example/cb']) {
-      await expect(createApp(t, { ownerLogin: 'owner', ...details, redirectUri })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/must not contain a user name or password/) });
+      await expect(createApp(t, { ownerLogin: 'owner', ...details, redirectUri })).rejects.toMatchObject({
+        status: 400,
+        message: expect.stringMatching(/must not contain a user name or password/),
+      });
     }
   });
 
   it('rejects a redirect_uri with a fragment or a non-http scheme (RFC 6749 3.1.2)', async () => {
     for (const redirectUri of ['https://x.example/cb#frag', 'ftp://x.example/cb', 'not a url']) {
-      await expect(createApp(t, { ownerLogin: 'owner', ...details, redirectUri })).rejects.toMatchObject({ status: 400 });
+      await expect(createApp(t, { ownerLogin: 'owner', ...details, redirectUri })).rejects.toMatchObject({
+        status: 400,
+      });
     }
   });
 

@@ -1,7 +1,13 @@
 import type { Knex } from 'knex';
 import type { DbContext } from '../context.ts';
 import { hashToken, newClientId, newToken, safeEqual } from '../shared/crypto.ts';
-import { applicationNotFound, clientSecretNotFound, lastClientSecret, tooManyClientSecrets, userNotFound } from '../shared/errors.ts';
+import {
+  applicationNotFound,
+  clientSecretNotFound,
+  lastClientSecret,
+  tooManyClientSecrets,
+  userNotFound,
+} from '../shared/errors.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { isUniqueViolation } from '../db/insert.ts';
 import {
@@ -71,10 +77,14 @@ const CLIENT_SECRET_PREFIX = 'cs';
 function checkDetails(input: AppDetails) {
   return {
     ...(input.name !== undefined ? { name: checkText('name', input.name, { max: 100 }) } : {}),
-    ...(input.description !== undefined ? { description: checkText('description', input.description, { min: 0, max: 1000 }) } : {}),
+    ...(input.description !== undefined
+      ? { description: checkText('description', input.description, { min: 0, max: 1000 }) }
+      : {}),
     ...(input.homepage !== undefined ? { homepage: checkHttpUrl('homepage', input.homepage) } : {}),
     ...(input.redirectUri !== undefined ? { redirect_uri: checkRedirectUri('redirect_uri', input.redirectUri) } : {}),
-    ...(input.idTokenAlg !== undefined ? { id_token_signed_response_alg: checkIdTokenAlg('id_token_signed_response_alg', input.idTokenAlg) } : {}),
+    ...(input.idTokenAlg !== undefined
+      ? { id_token_signed_response_alg: checkIdTokenAlg('id_token_signed_response_alg', input.idTokenAlg) }
+      : {}),
   };
 }
 
@@ -110,7 +120,11 @@ export async function createApp(ctx: DbContext, input: NewApp & { creationNonce?
  * Registers an app once per registration form (its one-time nonce): the same form submitted again
  * (the back button, a double click) answers the app it created, without a secret (shown only once).
  */
-export async function createAppOnce(ctx: DbContext, input: NewApp & { ownerUserId: number }, nonce: string): Promise<AppWithSecret | { app: Application; clientSecret: null }> {
+export async function createAppOnce(
+  ctx: DbContext,
+  input: NewApp & { ownerUserId: number },
+  nonce: string,
+): Promise<AppWithSecret | { app: Application; clientSecret: null }> {
   const earlier = async () => {
     const app = await findAppRowByNonce(ctx.db, input.ownerUserId, nonce);
     return app ? { app, clientSecret: null } : undefined;
@@ -142,7 +156,10 @@ export async function getAppOfOwner(ctx: DbContext, ownerUserId: number, appId: 
  * The secret among `secrets` that `secret` is (RFC 6749 2.3.1): its hash is compared with every
  * stored hash in constant time, without stopping at a match.
  */
-export function matchClientSecret<T extends Pick<ClientSecret, 'secret_hash'>>(secrets: readonly T[], secret: string): T | undefined {
+export function matchClientSecret<T extends Pick<ClientSecret, 'secret_hash'>>(
+  secrets: readonly T[],
+  secret: string,
+): T | undefined {
   const hash = hashToken(secret);
   let match: T | undefined;
   for (const s of secrets) if (safeEqual(hash, s.secret_hash) && !match) match = s;
@@ -156,10 +173,15 @@ const LAST_USED_RESOLUTION_MS = 60 * 60_000;
  * Whether `secret` is one of `secrets` (an app's, however they were read: on their own, or along
  * with a code or refresh token), recording its use when the stored time is over an hour old.
  */
-export async function clientSecretMatches(ctx: DbContext, secrets: readonly Pick<ClientSecret, 'id' | 'secret_hash' | 'last_used_at'>[], secret: string): Promise<boolean> {
+export async function clientSecretMatches(
+  ctx: DbContext,
+  secrets: readonly Pick<ClientSecret, 'id' | 'secret_hash' | 'last_used_at'>[],
+  secret: string,
+): Promise<boolean> {
   const match = matchClientSecret(secrets, secret);
   const now = Date.now();
-  if (match && (match.last_used_at === null || now - match.last_used_at > LAST_USED_RESOLUTION_MS)) await markClientSecretUsed(ctx.db, match.id, now);
+  if (match && (match.last_used_at === null || now - match.last_used_at > LAST_USED_RESOLUTION_MS))
+    await markClientSecretUsed(ctx.db, match.id, now);
   return match !== undefined;
 }
 
@@ -201,7 +223,13 @@ export async function addClientSecret(ctx: DbContext, ownerUserId: number, appId
  * only with `evenTheLast` (the app then cannot obtain tokens until a new secret is generated).
  * Answers how many secrets the app has left.
  */
-export async function deleteClientSecret(ctx: DbContext, ownerUserId: number, appId: number, secretId: number, options: { evenTheLast?: boolean } = {}): Promise<number> {
+export async function deleteClientSecret(
+  ctx: DbContext,
+  ownerUserId: number,
+  appId: number,
+  secretId: number,
+  options: { evenTheLast?: boolean } = {},
+): Promise<number> {
   const app = await getAppOfOwner(ctx, ownerUserId, appId);
   const secrets = await listClientSecretRows(ctx.db, app.id);
   if (!secrets.some((s) => s.id === secretId)) throw clientSecretNotFound(secretId, app.name);
@@ -212,7 +240,12 @@ export async function deleteClientSecret(ctx: DbContext, ownerUserId: number, ap
   return secrets.length - 1;
 }
 
-export async function updateApp(ctx: DbContext, ownerUserId: number, appId: number, input: AppDetails): Promise<Application> {
+export async function updateApp(
+  ctx: DbContext,
+  ownerUserId: number,
+  appId: number,
+  input: AppDetails,
+): Promise<Application> {
   const details = checkDetails(input);
   const app = await getAppOfOwner(ctx, ownerUserId, appId);
   if (Object.keys(details).length) await updateAppDetails(ctx.db, app.id, details);

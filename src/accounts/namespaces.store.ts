@@ -18,6 +18,8 @@ export async function claimNamespace(db: Knex, row: NamespaceRow): Promise<void>
 
 /** True when `name` is the user's own login or an organization the user belongs to. */
 export async function namespaceUsableBy(db: Knex, userId: number, name: string): Promise<boolean> {
-  const row = await usableNamespaces(db('namespaces as n').where('n.name', name), db.raw('?', [userId])).first('n.name');
+  const row = await usableNamespaces(db('namespaces as n').where('n.name', name), db.raw('?', [userId])).first(
+    'n.name',
+  );
   return row !== undefined;
 }

@@ -13,15 +13,28 @@ describe('organization keys of a member who leaves', () => {
     await server?.close();
   });
 
-  const listWorkflows = (key: string) => fetch(`${server.baseUrl}/api/workflows`, { headers: { authorization: `Bearer ${key}` } });
+  const listWorkflows = (key: string) =>
+    fetch(`${server.baseUrl}/api/workflows`, { headers: { authorization: `Bearer ${key}` } });
 
   it('a removed member re-added later does not get their old organization keys back', async () => {
     await createUser(server.ctx, { login: 'boss', password: 'b-o-s-s-password' });
     await createUser(server.ctx, { login: 'temp', password: 't-e-m-p-password' });
     await createOrg(server.ctx, { namespace: 'firm', name: 'Firm', ownerLogin: 'boss' });
     await addMember(server.ctx, 'firm', 'temp');
-    const { token } = await createAccessToken(server.ctx, { userLogin: 'temp', namespace: 'firm', name: 'firm key', usageScenario: 'paid', permissions: ['workflows'] });
-    const personal = await createAccessToken(server.ctx, { userLogin: 'temp', namespace: 'temp', name: 'own key', usageScenario: 'paid', permissions: ['workflows'] });
+    const { token } = await createAccessToken(server.ctx, {
+      userLogin: 'temp',
+      namespace: 'firm',
+      name: 'firm key',
+      usageScenario: 'paid',
+      permissions: ['workflows'],
+    });
+    const personal = await createAccessToken(server.ctx, {
+      userLogin: 'temp',
+      namespace: 'temp',
+      name: 'own key',
+      usageScenario: 'paid',
+      permissions: ['workflows'],
+    });
     expect((await listWorkflows(token)).status).toBe(200);
 
     await removeMember(server.ctx, 'firm', 'temp');

@@ -29,16 +29,25 @@ describe.each(testDialects())('organizations on %s', (dialect) => {
     const org = await createOrg(t, { namespace: 'Research', name: 'Research Lab', ownerLogin: 'owner' });
     expect(org).toMatchObject({ namespace: 'research', name: 'Research Lab' });
     expect(await listMembers(t, 'research')).toEqual([expect.objectContaining({ login: 'owner', role: 'owner' })]);
-    expect(await t.db('namespaces').where({ name: 'research' }).first()).toMatchObject({ org_id: org.id, user_id: null });
+    expect(await t.db('namespaces').where({ name: 'research' }).first()).toMatchObject({
+      org_id: org.id,
+      user_id: null,
+    });
   });
 
   it('refuses a namespace taken by a user or another org (409)', async () => {
-    await expect(createOrg(t, { namespace: 'member', name: 'X', ownerLogin: 'owner' })).rejects.toMatchObject({ status: 409 });
-    await expect(createOrg(t, { namespace: 'RESEARCH', name: 'X', ownerLogin: 'owner' })).rejects.toMatchObject({ status: 409 });
+    await expect(createOrg(t, { namespace: 'member', name: 'X', ownerLogin: 'owner' })).rejects.toMatchObject({
+      status: 409,
+    });
+    await expect(createOrg(t, { namespace: 'RESEARCH', name: 'X', ownerLogin: 'owner' })).rejects.toMatchObject({
+      status: 409,
+    });
   });
 
   it('answers 404 for an unknown owner and leaves no half-created org behind', async () => {
-    await expect(createOrg(t, { namespace: 'ghost-org', name: 'X', ownerLogin: 'ghost' })).rejects.toMatchObject({ status: 404 });
+    await expect(createOrg(t, { namespace: 'ghost-org', name: 'X', ownerLogin: 'ghost' })).rejects.toMatchObject({
+      status: 404,
+    });
     expect(await t.db('namespaces').where({ name: 'ghost-org' }).first()).toBeUndefined();
   });
 

@@ -1,7 +1,14 @@
 import type { Knex } from 'knex';
 import type { DbContext } from '../context.ts';
 import { isUniqueViolation } from '../db/insert.ts';
-import { invalidField, lastOwner, nameTaken, notAMember, organizationNotFound, userNotFound } from '../shared/errors.ts';
+import {
+  invalidField,
+  lastOwner,
+  nameTaken,
+  notAMember,
+  organizationNotFound,
+  userNotFound,
+} from '../shared/errors.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { defaultAvatarUrl } from './avatars.ts';
 import { claimNamespace, findNamespace } from './namespaces.store.ts';
@@ -56,7 +63,12 @@ async function userIdByLogin(db: Knex, login: string): Promise<number> {
 }
 
 /** What an organization row shows of itself. */
-const organizationOf = (o: Organization): Organization => ({ id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url });
+const organizationOf = (o: Organization): Organization => ({
+  id: o.id,
+  namespace: o.namespace,
+  name: o.name,
+  avatar_url: o.avatar_url,
+});
 
 async function orgByNamespace(db: Knex, namespace: string) {
   const org = await findOrgRowByNamespace(db, canonicalName(namespace));
@@ -86,7 +98,12 @@ export async function createOrg(ctx: DbContext, input: NewOrg): Promise<Organiza
 }
 
 /** Adds `login` to the org, or changes the role of an existing member. */
-export async function addMember(ctx: DbContext, namespace: string, login: string, role: string = 'member'): Promise<MembershipRow> {
+export async function addMember(
+  ctx: DbContext,
+  namespace: string,
+  login: string,
+  role: string = 'member',
+): Promise<MembershipRow> {
   const checkedRole = checkRole(role);
   return ctx.db.transaction(async (trx) => {
     const org = await orgByNamespace(trx, namespace);
@@ -131,7 +148,10 @@ export async function listMembers(ctx: DbContext, namespace: string): Promise<Me
 }
 
 /** The organization and its members, found by one lookup of its namespace (the organization page). */
-export async function getOrgWithMembers(ctx: DbContext, namespace: string): Promise<{ org: Organization; members: MemberRow[] }> {
+export async function getOrgWithMembers(
+  ctx: DbContext,
+  namespace: string,
+): Promise<{ org: Organization; members: MemberRow[] }> {
   const o = await orgByNamespace(ctx.db, namespace);
   return { org: organizationOf(o), members: await listMemberRows(ctx.db, o.id) };
 }
@@ -143,8 +163,10 @@ export async function listOrgsForUser(ctx: DbContext, userId: number): Promise<O
 }
 
 /** The organizations a user belongs to with the user's role in each (the settings page). */
-export async function listOrgsWithRoleForUser(ctx: DbContext, userId: number): Promise<Array<Organization & { role: Role }>> {
+export async function listOrgsWithRoleForUser(
+  ctx: DbContext,
+  userId: number,
+): Promise<Array<Organization & { role: Role }>> {
   const rows = await listOrgRowsForUser(ctx.db, userId);
   return rows.map((o) => ({ ...organizationOf(o), role: o.role }));
 }
-

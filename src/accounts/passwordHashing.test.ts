@@ -29,9 +29,16 @@ describe('password hashing at OWASP minimum, with upgrade at login', () => {
   it('defaults to scrypt N=2^17, r=8, p=1 and refuses less in production', () => {
     expect(loadConfig({}).PASSWORD_HASH_COST).toBe(17);
     expect(DEFAULT_PASSWORD_HASH_COST).toBe(17);
-    expect(() => loadConfig({ NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, PASSWORD_HASH_COST: '15' })).toThrow(ConfigError);
-    expect(() => loadConfig({ NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, PASSWORD_HASH_COST: '15' })).toThrow(/PASSWORD_HASH_COST: at least 17 in production/);
-    expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, PASSWORD_HASH_COST: '18' }).PASSWORD_HASH_COST).toBe(18);
+    expect(() =>
+      loadConfig({ NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, PASSWORD_HASH_COST: '15' }),
+    ).toThrow(ConfigError);
+    expect(() =>
+      loadConfig({ NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, PASSWORD_HASH_COST: '15' }),
+    ).toThrow(/PASSWORD_HASH_COST: at least 17 in production/);
+    expect(
+      loadConfig({ NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, PASSWORD_HASH_COST: '18' })
+        .PASSWORD_HASH_COST,
+    ).toBe(18);
   });
 
   it('upgrades a hash made at an older cost (N=2^15) to N=2^17 at the next successful login, not at a failed one', async () => {

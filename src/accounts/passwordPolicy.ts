@@ -25,10 +25,12 @@ function commonPasswords(): ReadonlySet<string> {
 /** Why this password may not be set (a sentence that follows "The password ..."), or null. */
 export function passwordProblem(password: string, login: string | undefined): string | null {
   const length = [...password.replace(/ {2,}/g, ' ')].length;
-  if (length < MIN_PASSWORD_CHARACTERS) return `must be at least ${MIN_PASSWORD_CHARACTERS} characters (a few words make a good one)`;
+  if (length < MIN_PASSWORD_CHARACTERS)
+    return `must be at least ${MIN_PASSWORD_CHARACTERS} characters (a few words make a good one)`;
   if ([...password].length > MAX_PASSWORD_CHARACTERS) return `must be at most ${MAX_PASSWORD_CHARACTERS} characters`;
   const lower = password.toLowerCase();
-  if (commonPasswords().has(lower) || commonPasswords().has(lower.trim())) return 'is one of the most common passwords, found in data breaches: choose another';
+  if (commonPasswords().has(lower) || commonPasswords().has(lower.trim()))
+    return 'is one of the most common passwords, found in data breaches: choose another';
   const name = login?.trim().toLowerCase();
   if (name && name.length >= 3 && lower.includes(name)) return 'must not contain your login';
   return null;

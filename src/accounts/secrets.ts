@@ -11,7 +11,9 @@ export async function getOrCreateSecret(ctx: SealerContext, name: string, genera
   const existing = await ctx.db('app_secrets').where({ name }).first('value');
   if (existing) return ctx.sealer.open(existing.value as string, appSecretContext(name));
   try {
-    await ctx.db('app_secrets').insert({ name, value: ctx.sealer.seal(generate(), appSecretContext(name)), created_at: Date.now() });
+    await ctx
+      .db('app_secrets')
+      .insert({ name, value: ctx.sealer.seal(generate(), appSecretContext(name)), created_at: Date.now() });
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
   }

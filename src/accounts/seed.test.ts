@@ -28,16 +28,28 @@ describe.each(testDialects())('demo seed and service secrets on %s', (dialect) =
     expect(user).toMatchObject({ id: seed!.user.id, name: 'Demo User' });
     expect((await listOrgsForUser(t, user!.id)).map((o) => o.namespace)).toEqual(['demo-org']);
     const app = await findAppByClientId(t, seed!.app.client_id);
-    expect(app).toMatchObject({ name: 'Demo App', redirect_uri: 'http://localhost:4000/callback', homepage: 'http://localhost:4000' });
+    expect(app).toMatchObject({
+      name: 'Demo App',
+      redirect_uri: 'http://localhost:4000/callback',
+      homepage: 'http://localhost:4000',
+    });
     expect(await verifyClientSecret(t, app!.id, seed!.app.client_secret)).toBe(true);
     expect((await findUsableAccessTokenByPlaintext(t, seed!.apiKey.token))?.permissions).toEqual(['workflows']);
     // The demo's workflows: one with a branch, one that streams slowly, one that fails twice then succeeds.
-    const workflows = await listWorkflows({ db: t.db, config: loadConfig({ NODE_ENV: 'development' }), now: Date.now }, user!.id, { page: 1, perPage: 20 });
+    const workflows = await listWorkflows(
+      { db: t.db, config: loadConfig({ NODE_ENV: 'development' }), now: Date.now },
+      user!.id,
+      { page: 1, perPage: 20 },
+    );
     expect(workflows.data.map((w) => w.name).sort()).toEqual(['Flaky call', 'Slow summary', 'Triage']);
     const byName = new Map(workflows.data.map((w) => [w.name, w]));
     expect(byName.get('Triage')!.edges.filter((e) => e.branch)).toHaveLength(2);
-    expect(byName.get('Slow summary')!.nodes.find((n) => n.type === 'llm_call')!.config).toMatchObject({ model: 'echo-slow' });
-    expect(byName.get('Flaky call')!.nodes.find((n) => n.type === 'llm_call')!.config).toMatchObject({ model: 'echo-fail-2' });
+    expect(byName.get('Slow summary')!.nodes.find((n) => n.type === 'llm_call')!.config).toMatchObject({
+      model: 'echo-slow',
+    });
+    expect(byName.get('Flaky call')!.nodes.find((n) => n.type === 'llm_call')!.config).toMatchObject({
+      model: 'echo-fail-2',
+    });
     expect(seed!.workflows.map((w) => w.name)).toEqual(['Triage', 'Slow summary', 'Flaky call']);
   });
 
@@ -50,7 +62,9 @@ describe.each(testDialects())('demo seed and service secrets on %s', (dialect) =
     const sealer = createSealer(Buffer.from(TEST_SECRETS_KEY, 'base64'));
     let calls = 0;
     const generate = () => `value-${++calls}`;
-    const values = await Promise.all([1, 2, 3, 4].map(() => getOrCreateSecret({ db: t.db, sealer }, 'session_key_test', generate)));
+    const values = await Promise.all(
+      [1, 2, 3, 4].map(() => getOrCreateSecret({ db: t.db, sealer }, 'session_key_test', generate)),
+    );
     expect(new Set(values).size).toBe(1);
     expect(await getOrCreateSecret({ db: t.db, sealer }, 'session_key_test', () => 'other')).toBe(values[0]);
     const stored = (await t.db('app_secrets').where({ name: 'session_key_test' }).first()).value as string;

@@ -37,10 +37,15 @@ export function demoWorkflows(demoModels: boolean): WorkflowCreate[] {
   return [
     {
       name: 'Triage',
-      description: 'A branch: urgent tickets page someone (an llm_call), the others are queued (a template). Try a ticket with "urgent" in it, and one without.',
+      description:
+        'A branch: urgent tickets page someone (an llm_call), the others are queued (a template). Try a ticket with "urgent" in it, and one without.',
       nodes: [
         { id: 'ticket', type: 'text_input', config: { variable: 'ticket' } },
-        { id: 'is_urgent', type: 'condition', config: { left: '{{ inputs.ticket | downcase }}', operator: 'contains', right: 'urgent' } },
+        {
+          id: 'is_urgent',
+          type: 'condition',
+          config: { left: '{{ inputs.ticket | downcase }}', operator: 'contains', right: 'urgent' },
+        },
         { id: 'page', type: 'llm_call', config: { model: 'echo', prompt: 'Page someone: {{ inputs.ticket }}' } },
         { id: 'queue', type: 'template', config: { template: 'Queued: {{ inputs.ticket }}' } },
         { id: 'result', type: 'text_output', config: { format: 'plain' } },
@@ -58,7 +63,15 @@ export function demoWorkflows(demoModels: boolean): WorkflowCreate[] {
       description: `Streams its answer word by word over a few seconds (the demo model ${model('echo-slow')}): watch the run page follow it, or cancel it.`,
       nodes: [
         { id: 'text', type: 'text_input', config: { variable: 'text' } },
-        { id: 'summarise', type: 'llm_call', config: { model: model('echo-slow'), system_prompt: 'Summarise in one paragraph.', prompt: '{{ inputs.text }}' } },
+        {
+          id: 'summarise',
+          type: 'llm_call',
+          config: {
+            model: model('echo-slow'),
+            system_prompt: 'Summarise in one paragraph.',
+            prompt: '{{ inputs.text }}',
+          },
+        },
         { id: 'summary', type: 'text_output', config: { format: 'markdown' } },
       ],
       edges: [
@@ -71,7 +84,15 @@ export function demoWorkflows(demoModels: boolean): WorkflowCreate[] {
       description: `Its model call fails twice and succeeds on the third attempt (the demo model ${model('echo-fail-2')}, retried up to 3 times); set max_attempts to 2 and the run fails.`,
       nodes: [
         { id: 'question', type: 'text_input', config: { variable: 'question' } },
-        { id: 'answer', type: 'llm_call', config: { model: model('echo-fail-2'), prompt: '{{ inputs.question }}', retry: { max_attempts: 3, backoff_seconds: 0.5 } } },
+        {
+          id: 'answer',
+          type: 'llm_call',
+          config: {
+            model: model('echo-fail-2'),
+            prompt: '{{ inputs.question }}',
+            retry: { max_attempts: 3, backoff_seconds: 0.5 },
+          },
+        },
         { id: 'result', type: 'text_output', config: { format: 'plain' } },
       ],
       edges: [
@@ -91,27 +112,43 @@ export async function seedDemo(ctx: Pick<AppContext, 'db' | 'config' | 'now'>): 
   try {
     return await ctx.db.transaction(async (trx) => {
       const user = await createUser({ db: trx }, { login: DEMO.login, password: DEMO.password, name: DEMO.name });
-      const org = await createOrg({ db: trx }, { namespace: DEMO.orgNamespace, name: DEMO.orgName, ownerLogin: DEMO.login });
-      const { app, clientSecret } = await createApp({ db: trx }, {
-        ownerUserId: user.id,
-        name: DEMO.appName,
-        description: 'A sample third-party application for trying the authorization-code flow.',
-        homepage: DEMO.appHomepage,
-        redirectUri: DEMO.appRedirectUri,
-      });
-      const { token, record } = await createAccessToken({ db: trx }, {
-        userId: user.id,
-        namespace: DEMO.login,
-        name: DEMO.apiKeyName,
-        usageScenario: 'trial',
-        permissions: ['workflows'],
-      });
+      const org = await createOrg(
+        { db: trx },
+        { namespace: DEMO.orgNamespace, name: DEMO.orgName, ownerLogin: DEMO.login },
+      );
+      const { app, clientSecret } = await createApp(
+        { db: trx },
+        {
+          ownerUserId: user.id,
+          name: DEMO.appName,
+          description: 'A sample third-party application for trying the authorization-code flow.',
+          homepage: DEMO.appHomepage,
+          redirectUri: DEMO.appRedirectUri,
+        },
+      );
+      const { token, record } = await createAccessToken(
+        { db: trx },
+        {
+          userId: user.id,
+          namespace: DEMO.login,
+          name: DEMO.apiKeyName,
+          usageScenario: 'trial',
+          permissions: ['workflows'],
+        },
+      );
       const workflows = [];
-      for (const body of demoWorkflows(ctx.config.DEMO_MODELS)) workflows.push(await createWorkflow({ db: trx, config: ctx.config, now: ctx.now }, user.id, body));
+      for (const body of demoWorkflows(ctx.config.DEMO_MODELS))
+        workflows.push(await createWorkflow({ db: trx, config: ctx.config, now: ctx.now }, user.id, body));
       return {
         user: { id: user.id, login: user.login, password: DEMO.password },
         org: { id: org.id, namespace: org.namespace },
-        app: { id: app.id, name: app.name, client_id: app.client_id, client_secret: clientSecret, redirect_uri: app.redirect_uri },
+        app: {
+          id: app.id,
+          name: app.name,
+          client_id: app.client_id,
+          client_secret: clientSecret,
+          redirect_uri: app.redirect_uri,
+        },
         apiKey: { id: record.id, namespace: record.namespace, token, permissions: record.permissions },
         workflows: workflows.map((w) => ({ id: w.id, name: w.name })),
       };

@@ -109,15 +109,28 @@ describe('auth_time of a web session (OpenID Connect Core 2: when the user logge
   const key = Buffer.alloc(32, 7);
 
   it('is recorded in the signed cookie at login, and a cookie from before it reads the login time from its expiry', () => {
-    const signedIn = decodeSession(key, encodeSession(key, { sid: 's1', uid: 1, exp: 2_000_028_800, auth_time: 1_999_999_000 }), 1_999_999_500_000)!;
+    const signedIn = decodeSession(
+      key,
+      encodeSession(key, { sid: 's1', uid: 1, exp: 2_000_028_800, auth_time: 1_999_999_000 }),
+      1_999_999_500_000,
+    )!;
     expect(authTimeOf(signedIn)).toBe(1_999_999_000);
     // Sessions last 8 hours from login: exp - 8 h is when it began.
-    const legacy = decodeSession(key, encodeSession(key, { sid: 's2', uid: 1, exp: 2_000_028_800 }), 1_999_999_500_000)!;
+    const legacy = decodeSession(
+      key,
+      encodeSession(key, { sid: 's2', uid: 1, exp: 2_000_028_800 }),
+      1_999_999_500_000,
+    )!;
     expect(authTimeOf(legacy)).toBe(2_000_000_000);
   });
 
   it('refuses a cookie whose auth_time is not a whole number', () => {
-    const forged = encodeSession(key, { sid: 's3', uid: 1, exp: 2_000_028_800, auth_time: 'soon' as unknown as number });
+    const forged = encodeSession(key, {
+      sid: 's3',
+      uid: 1,
+      exp: 2_000_028_800,
+      auth_time: 'soon' as unknown as number,
+    });
     expect(decodeSession(key, forged, 1_999_999_500_000)).toBeNull();
   });
 });

@@ -3,7 +3,12 @@ import type { CookieOptions, NextFunction, Request, RequestHandler, Response } f
 import type { AppContext } from '../context.ts';
 import { hashToken } from '../shared/crypto.ts';
 import { loadSessionKey } from './sessionKey.ts';
-import { deleteExpiredWebSessionsOfUser, deleteWebSession, insertWebSession, webSessionStands } from './sessions.store.ts';
+import {
+  deleteExpiredWebSessionsOfUser,
+  deleteWebSession,
+  insertWebSession,
+  webSessionStands,
+} from './sessions.store.ts';
 
 // The browser session of the platform pages: a signed cookie (HMAC-SHA256 with a key kept in
 // app_secrets, so every API process accepts every other's cookies). Anonymous visitors get a
@@ -83,7 +88,12 @@ function cookieOptions(ctx: AppContext): CookieOptions {
 
 function newSession(uid: number | null): WebSession {
   const now = Math.floor(Date.now() / 1000);
-  return { sid: randomBytes(18).toString('base64url'), uid, exp: now + SESSION_TTL_S, ...(uid === null ? {} : { auth_time: now }) };
+  return {
+    sid: randomBytes(18).toString('base64url'),
+    uid,
+    exp: now + SESSION_TTL_S,
+    ...(uid === null ? {} : { auth_time: now }),
+  };
 }
 
 /**
@@ -101,7 +111,8 @@ export function sessionMiddleware(ctx: AppContext): RequestHandler {
       const key = await loadSessionKey(ctx);
       let session = decodeSession(key, req.cookies?.[sessionCookieName(ctx)] as string | undefined);
       // A signed-in cookie whose server-side session has ended (logout elsewhere, password change): anonymous again.
-      if (session?.uid && !(await webSessionStands(ctx.db, hashToken(session.sid), session.uid, Date.now()))) session = null;
+      if (session?.uid && !(await webSessionStands(ctx.db, hashToken(session.sid), session.uid, Date.now())))
+        session = null;
       if (!session) {
         session = newSession(null);
         res.cookie(sessionCookieName(ctx), encodeSession(key, session), cookieOptions(ctx));
@@ -120,7 +131,12 @@ export async function startUserSession(ctx: AppContext, req: Request, res: Respo
   const session = newSession(userId);
   const now = Date.now();
   await deleteExpiredWebSessionsOfUser(ctx.db, userId, now);
-  await insertWebSession(ctx.db, { id_hash: hashToken(session.sid), user_id: userId, created_at: now, expires_at: session.exp * 1000 });
+  await insertWebSession(ctx.db, {
+    id_hash: hashToken(session.sid),
+    user_id: userId,
+    created_at: now,
+    expires_at: session.exp * 1000,
+  });
   req.webSession = session;
   res.cookie(sessionCookieName(ctx), encodeSession(key, session), cookieOptions(ctx));
 }

@@ -9,7 +9,9 @@ const cache = new WeakMap<Knex, Promise<Buffer>>();
 export function loadSessionKey(ctx: AppContext): Promise<Buffer> {
   let key = cache.get(ctx.db);
   if (!key) {
-    key = getOrCreateSecret(ctx, 'session_key', () => randomBytes(32).toString('base64url')).then((v) => Buffer.from(v, 'base64url'));
+    key = getOrCreateSecret(ctx, 'session_key', () => randomBytes(32).toString('base64url')).then((v) =>
+      Buffer.from(v, 'base64url'),
+    );
     key.catch(() => cache.delete(ctx.db));
     cache.set(ctx.db, key);
   }

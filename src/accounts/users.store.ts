@@ -40,7 +40,14 @@ export async function findOrgsOnlyOwnedBy(db: Knex, userId: number): Promise<str
   const rows = (await db('memberships as m')
     .join('organizations as o', 'o.id', 'm.org_id')
     .where({ 'm.user_id': userId, 'm.role': 'owner' })
-    .whereNotExists((q) => q.select(db.raw('1')).from('memberships as other').whereRaw('other.org_id = m.org_id').where('other.role', 'owner').whereNot('other.user_id', userId))
+    .whereNotExists((q) =>
+      q
+        .select(db.raw('1'))
+        .from('memberships as other')
+        .whereRaw('other.org_id = m.org_id')
+        .where('other.role', 'owner')
+        .whereNot('other.user_id', userId),
+    )
     .select('o.namespace')
     .orderBy('o.namespace')) as Array<{ namespace: string }>;
   return rows.map((r) => r.namespace);

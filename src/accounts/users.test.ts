@@ -47,7 +47,10 @@ describe.each(testDialects())('users on %s', (dialect) => {
 
   it('refuses a login already taken by an organization namespace (409)', async () => {
     await createOrg(t, { namespace: 'acme', name: 'Acme', ownerLogin: 'alice' });
-    await expect(createUser(t, { login: 'acme', password: 'test-password-1' })).rejects.toMatchObject({ status: 409, code: 'name_taken' });
+    await expect(createUser(t, { login: 'acme', password: 'test-password-1' })).rejects.toMatchObject({
+      status: 409,
+      code: 'name_taken',
+    });
   });
 
   it.each(['', '-lead', 'trail-', 'has space', 'a'.repeat(40), 'under_score', 'dot.ted'])(
@@ -63,20 +66,34 @@ describe.each(testDialects())('users on %s', (dialect) => {
   });
 
   it('holds every new password to the policy (OWASP ASVS V2.1): 12+ characters, not a breached one, not the login; set-password too', async () => {
-    const refused = (password: string, message: string) => ({ status: 400, code: 'invalid_field', errors: [{ pointer: '/password', message }] });
-    await expect(createUser(t, { login: 'shorty', password: 'short' })).rejects.toMatchObject(refused('short', 'must be at least 12 characters (a few words make a good one)'));
+    const refused = (password: string, message: string) => ({
+      status: 400,
+      code: 'invalid_field',
+      errors: [{ pointer: '/password', message }],
+    });
+    await expect(createUser(t, { login: 'shorty', password: 'short' })).rejects.toMatchObject(
+      refused('short', 'must be at least 12 characters (a few words make a good one)'),
+    );
     await expect(createUser(t, { login: 'shorty', password: 'password' })).rejects.toMatchObject({ status: 400 });
-    await expect(createUser(t, { login: 'shorty', password: 'qwerty123456' })).rejects.toMatchObject(refused('', 'is one of the most common passwords, found in data breaches: choose another'));
-    await expect(createUser(t, { login: 'Shorty', password: 'shorty-shorty' })).rejects.toMatchObject(refused('', 'must not contain your login'));
+    await expect(createUser(t, { login: 'shorty', password: 'qwerty123456' })).rejects.toMatchObject(
+      refused('', 'is one of the most common passwords, found in data breaches: choose another'),
+    );
+    await expect(createUser(t, { login: 'Shorty', password: 'shorty-shorty' })).rejects.toMatchObject(
+      refused('', 'must not contain your login'),
+    );
     expect(await findUserByLogin(t, 'shorty')).toBeUndefined();
     await createUser(t, { login: 'shorty', password: 'a tall story indeed' });
     await expect(setPassword(t, 'shorty', '12345678')).rejects.toMatchObject({ status: 400 });
-    await expect(setPassword(t, 'shorty', 'my login is shorty')).rejects.toMatchObject(refused('', 'must not contain your login'));
+    await expect(setPassword(t, 'shorty', 'my login is shorty')).rejects.toMatchObject(
+      refused('', 'must not contain your login'),
+    );
     expect(await verifyLogin(t, 'shorty', 'a tall story indeed')).not.toBeNull();
   });
 
   it('rejects an avatar_url that is not an http(s) URL', async () => {
-    await expect(createUser(t, { login: 'pic', password: 'test-password-1', avatarUrl: 'javascript:alert(1)' })).rejects.toMatchObject({
+    await expect(
+      createUser(t, { login: 'pic', password: 'test-password-1', avatarUrl: 'javascript:alert(1)' }),
+    ).rejects.toMatchObject({
       status: 400,
     });
   });

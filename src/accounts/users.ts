@@ -6,7 +6,17 @@ import { revocationLease } from '../shared/principalLease.ts';
 import { deleteWebSessionsOfUser } from './sessions.store.ts';
 import { defaultAvatarUrl } from './avatars.ts';
 import { claimNamespace, findNamespace } from './namespaces.store.ts';
-import { anyUserRow, deleteUserRow, findOrgsOnlyOwnedBy, findUserRowById, findUserRowByLogin, insertUser, updatePasswordHash, upgradePasswordHash, type UserRow } from './users.store.ts';
+import {
+  anyUserRow,
+  deleteUserRow,
+  findOrgsOnlyOwnedBy,
+  findUserRowById,
+  findUserRowByLogin,
+  insertUser,
+  updatePasswordHash,
+  upgradePasswordHash,
+  type UserRow,
+} from './users.store.ts';
 import { checkPassword } from './passwordPolicy.ts';
 import { canonicalName, checkAvatarUrl, checkNamespaceName, checkText } from './validate.ts';
 
@@ -29,7 +39,13 @@ export interface NewUser {
 }
 
 function toUser(row: UserRow): User {
-  return { id: row.id, login: row.login, name: row.name, avatar_url: row.avatar_url, created_at: Number(row.created_at) };
+  return {
+    id: row.id,
+    login: row.login,
+    name: row.name,
+    avatar_url: row.avatar_url,
+    created_at: Number(row.created_at),
+  };
 }
 
 /** Creates a user and claims its login as a namespace. Logins are unique across users and orgs (409). */
@@ -83,12 +99,17 @@ export async function verifyLogin(ctx: DbContext, login: string, password: strin
   }
   if (!(await verifyPassword(password, row.password_hash))) return null;
   // Hashes made at an older, cheaper cost are upgraded now, the one moment the password is known.
-  if (passwordNeedsRehash(row.password_hash)) await upgradePasswordHash(ctx.db, row.id, row.password_hash, await hashPassword(password));
+  if (passwordNeedsRehash(row.password_hash))
+    await upgradePasswordHash(ctx.db, row.id, row.password_hash, await hashPassword(password));
   return toUser(row);
 }
 
 /** Sets a new password and ends every browser session of the user at once (a stolen cookie with them). */
-export async function setPassword(ctx: DbContext, login: string, password: string): Promise<{ user: User; sessionsEnded: number }> {
+export async function setPassword(
+  ctx: DbContext,
+  login: string,
+  password: string,
+): Promise<{ user: User; sessionsEnded: number }> {
   checkPassword(password, canonicalName(login));
   const passwordHash = await hashPassword(password);
   return ctx.db.transaction(async (trx) => {

@@ -43,7 +43,11 @@ export function checkHttpUrl(field: string, value: string | undefined): string {
     url = undefined;
   }
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || text.includes('#') || text.length > 2048) {
-    throw invalidField(`${field} must be an absolute http(s) URL without a fragment (got "${text}").`, `/${field}`, 'must be an absolute http(s) URL without a fragment');
+    throw invalidField(
+      `${field} must be an absolute http(s) URL without a fragment (got "${text}").`,
+      `/${field}`,
+      'must be an absolute http(s) URL without a fragment',
+    );
   }
   return text;
 }
@@ -62,11 +66,19 @@ export function checkRedirectUri(field: string, value: string | undefined): stri
   // trusted (RFC 9700 4.1.1; OAuth 2.1 2.3.1 compares redirect URIs as exact strings). The value
   // is not echoed: it may hold a password.
   if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(text)) {
-    throw invalidField(`${field} must not contain a user name or password (user:password@ before the host).`, `/${field}`, 'must not contain a user name or password (user:password@)');
+    throw invalidField(
+      `${field} must not contain a user name or password (user:password@ before the host).`,
+      `/${field}`,
+      'must not contain a user name or password (user:password@)',
+    );
   }
   const url = new URL(text);
   if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
-    throw invalidField(`${field} must use https; plain http only for a loopback host (localhost, 127.0.0.1, [::1]) (got "${text}").`, `/${field}`, 'must use https (plain http only for localhost, 127.0.0.1 or [::1])');
+    throw invalidField(
+      `${field} must use https; plain http only for a loopback host (localhost, 127.0.0.1, [::1]) (got "${text}").`,
+      `/${field}`,
+      'must use https (plain http only for localhost, 127.0.0.1 or [::1])',
+    );
   }
   return text;
 }
@@ -78,7 +90,11 @@ export const ID_TOKEN_ALGS = ['RS256', 'ES256'] as const;
 export function checkIdTokenAlg(field: string, value: string): string {
   const alg = value.trim().toUpperCase();
   if (!(ID_TOKEN_ALGS as readonly string[]).includes(alg)) {
-    throw invalidField(`${field} must be ${ID_TOKEN_ALGS.join(' or ')} (got "${value}").`, `/${field}`, `must be ${ID_TOKEN_ALGS.join(' or ')}`);
+    throw invalidField(
+      `${field} must be ${ID_TOKEN_ALGS.join(' or ')} (got "${value}").`,
+      `/${field}`,
+      `must be ${ID_TOKEN_ALGS.join(' or ')}`,
+    );
   }
   return alg;
 }

@@ -38,7 +38,11 @@ export const isSessionId = (id: string) => new RegExp(`^[0-9a-f]{${SESSION_ID_LE
  * Ends one session of the user (its cookie, every copy, stops working at once: each request checks
  * its row), or all of them. 404 when the user or that session does not exist.
  */
-export async function revokeUserSessions(ctx: DbContext, login: string, which: { id: string } | 'all'): Promise<number> {
+export async function revokeUserSessions(
+  ctx: DbContext,
+  login: string,
+  which: { id: string } | 'all',
+): Promise<number> {
   const user = await userOf(ctx, login);
   if (which === 'all') return deleteWebSessionsOfUser(ctx.db, user.id);
   const ended = await deleteWebSessionsOfUserByPrefix(ctx.db, user.id, which.id);

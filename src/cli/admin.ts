@@ -71,9 +71,12 @@ function parseFor(argv: string[], name: string, command: Command | undefined): V
     const takes = command?.options.length ? ` (${name} takes ${command.options.map((o) => `--${o}`).join(', ')})` : '';
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
       const known = flag && flag.replace(/^-+/, '') in options;
-      throw new UsageError(known ? `option ${flag} does not apply to ${name}${takes}` : `unknown option ${flag ?? message}${takes}`);
+      throw new UsageError(
+        known ? `option ${flag} does not apply to ${name}${takes}` : `unknown option ${flag ?? message}${takes}`,
+      );
     }
-    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw new UsageError(flag ? `option ${flag} needs a value` : message);
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE')
+      throw new UsageError(flag ? `option ${flag} needs a value` : message);
     throw new UsageError(message);
   }
 }
@@ -114,20 +117,27 @@ export async function main(argv: string[]): Promise<number> {
   const group = !command && words.length === 1 && groups.includes(words[0]!) ? words[0] : undefined;
   const fail = ({ status, code, message }: Failure): number => {
     if (json) console.log(JSON.stringify({ error: { code, message } }));
-    else console.error(`admin${name ? ` ${name}` : ''}: ${message}${status === 2 ? '\nRun with --help for usage.' : ''}`);
+    else
+      console.error(`admin${name ? ` ${name}` : ''}: ${message}${status === 2 ? '\nRun with --help for usage.' : ''}`);
     return status;
   };
 
   if (!command) {
     const asked = argv.includes('--help') || argv.includes('-h');
-    if (name && !group) return fail({ status: 2, code: 'usage', message: `unknown command "${name}" (commands: ${groups.join(', ')})` });
+    if (name && !group)
+      return fail({ status: 2, code: 'usage', message: `unknown command "${name}" (commands: ${groups.join(', ')})` });
     // `admin --help`, `admin user --help`: the help asked for. `admin`, `admin user`: the same help, as a usage error.
     if (asked) {
       console.log(usage(group));
       return 0;
     }
     const subcommands = Object.keys(commands).filter((c) => group && c.startsWith(`${group} `));
-    if (json) return fail({ status: 2, code: 'usage', message: group ? `"${group}" needs a subcommand: ${subcommands.join(', ')}` : 'no command given' });
+    if (json)
+      return fail({
+        status: 2,
+        code: 'usage',
+        message: group ? `"${group}" needs a subcommand: ${subcommands.join(', ')}` : 'no command given',
+      });
     console.error(usage(group));
     return 2;
   }

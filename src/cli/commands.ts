@@ -5,13 +5,36 @@ import { loadConfig } from '../config.ts';
 import { migrateLatest, migrateRollback } from '../db/migrate.ts';
 import { sealAllSecrets } from '../db/sealedSecrets.ts';
 import { isSigningAlg, KEY_PUBLISHED_AHEAD_MS, rotateSigningKeys, SIGNING_ALGS } from '../open/signingKeys.ts';
-import { createAccessToken, DAY_MS, deleteAccessToken, listAccessTokens, listAccessTokensOfUser, MAX_TOKEN_EXPIRY_DAYS } from '../accounts/accessTokens.ts';
-import { addClientSecret, clientSecretsOf, createApp, deleteClientSecret, findAppByClientId, setPkceRequired, updateApp, type Application } from '../accounts/apps.ts';
+import {
+  createAccessToken,
+  DAY_MS,
+  deleteAccessToken,
+  listAccessTokens,
+  listAccessTokensOfUser,
+  MAX_TOKEN_EXPIRY_DAYS,
+} from '../accounts/accessTokens.ts';
+import {
+  addClientSecret,
+  clientSecretsOf,
+  createApp,
+  deleteClientSecret,
+  findAppByClientId,
+  setPkceRequired,
+  updateApp,
+  type Application,
+} from '../accounts/apps.ts';
 import { addMember, createOrg } from '../accounts/orgs.ts';
 import { DEMO, seedDemo } from '../accounts/seed.ts';
 import { createUser, deleteUser, findUserByLogin, setPassword } from '../accounts/users.ts';
 import { isSessionId, listUserSessions, revokeUserSessions, SESSION_ID_LENGTH } from '../accounts/webSessions.ts';
-import { clientNotFound, demoExists, demoInProduction, lastClientSecret, Problem, userNotFound } from '../shared/errors.ts';
+import {
+  clientNotFound,
+  demoExists,
+  demoInProduction,
+  lastClientSecret,
+  Problem,
+  userNotFound,
+} from '../shared/errors.ts';
 import type { SealerContext } from '../context.ts';
 /** Each command: its usage line, what it does (for --help), the options it takes and needs, and its work. */
 export interface Command {
@@ -61,10 +84,10 @@ export class UsageError extends Error {}
 /** --pkce: `required` (the default) or `optional` (this confidential client may leave PKCE out). */
 function pkceOption(v: Values): boolean | undefined {
   if (v.pkce === undefined) return undefined;
-  if (v.pkce !== 'required' && v.pkce !== 'optional') throw new UsageError(`--pkce is required or optional, not ${JSON.stringify(v.pkce)}`);
+  if (v.pkce !== 'required' && v.pkce !== 'optional')
+    throw new UsageError(`--pkce is required or optional, not ${JSON.stringify(v.pkce)}`);
   return v.pkce === 'required';
 }
-
 
 export function required(values: Values, ...names: Array<keyof Values>): void {
   const missing = names.filter((n) => values[n] === undefined);
@@ -99,17 +122,25 @@ function expiryOf(v: Values, now: number): { expiresInDays?: number; expiresAt?:
   if (inDays !== undefined) {
     const days = /^(\d{1,4})d?$/.exec(inDays.trim());
     if (!days || Number(days[1]) < 1 || Number(days[1]) > MAX_TOKEN_EXPIRY_DAYS) {
-      throw new UsageError(`--expires-in must be a whole number of days from 1 to ${MAX_TOKEN_EXPIRY_DAYS}, as 30 or 30d (got "${inDays}")`);
+      throw new UsageError(
+        `--expires-in must be a whole number of days from 1 to ${MAX_TOKEN_EXPIRY_DAYS}, as 30 or 30d (got "${inDays}")`,
+      );
     }
     return { expiresInDays: Number(days[1]) };
   }
   if (at !== undefined) {
     // A date alone is that day's start in UTC; a date-time must say its offset, so no local clock decides.
     const iso = /^\d{4}-\d{2}-\d{2}$/.test(at) ? `${at}T00:00:00Z` : at;
-    const time = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(iso) ? Date.parse(iso) : NaN;
-    if (Number.isNaN(time)) throw new UsageError(`--expires-at must be a date (2027-01-31, UTC) or a date-time with its offset (2027-01-31T18:00:00Z) (got "${at}")`);
+    const time = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(iso)
+      ? Date.parse(iso)
+      : NaN;
+    if (Number.isNaN(time))
+      throw new UsageError(
+        `--expires-at must be a date (2027-01-31, UTC) or a date-time with its offset (2027-01-31T18:00:00Z) (got "${at}")`,
+      );
     if (time <= now) throw new UsageError(`--expires-at must be in the future (got "${at}")`);
-    if (time > now + MAX_TOKEN_EXPIRY_DAYS * DAY_MS) throw new UsageError(`--expires-at must be at most ${MAX_TOKEN_EXPIRY_DAYS} days from now (got "${at}")`);
+    if (time > now + MAX_TOKEN_EXPIRY_DAYS * DAY_MS)
+      throw new UsageError(`--expires-at must be at most ${MAX_TOKEN_EXPIRY_DAYS} days from now (got "${at}")`);
     return { expiresAt: time };
   }
   return {};
@@ -123,7 +154,12 @@ export const commands: Record<string, Command> = {
     options: ['login', 'password', 'name', 'avatar-url'],
     needs: ['login', 'password', 'name'],
     run: async (ctx, v) => {
-      const user = await createUser(ctx, { login: v.login!, password: v.password!, name: v.name!, ...(v['avatar-url'] ? { avatarUrl: v['avatar-url'] } : {}) });
+      const user = await createUser(ctx, {
+        login: v.login!,
+        password: v.password!,
+        name: v.name!,
+        ...(v['avatar-url'] ? { avatarUrl: v['avatar-url'] } : {}),
+      });
       return { id: user.id, login: user.login, name: user.name, avatar_url: user.avatar_url };
     },
   },
@@ -139,7 +175,8 @@ export const commands: Record<string, Command> = {
   },
   'user delete': {
     usage: 'user delete --login LOGIN',
-    summary: 'deletes the user and everything theirs (apps, grants, tokens, workflows, runs); their sessions end at once',
+    summary:
+      'deletes the user and everything theirs (apps, grants, tokens, workflows, runs); their sessions end at once',
     options: ['login'],
     needs: ['login'],
     run: async (ctx, v) => {
@@ -162,11 +199,18 @@ export const commands: Record<string, Command> = {
     needs: ['namespace', 'login'],
     run: async (ctx, v) => {
       const m = await addMember(ctx, v.namespace!, v.login!, v.role ?? 'member');
-      return { org_id: m.org_id, user_id: m.user_id, namespace: v.namespace!.toLowerCase(), login: v.login!.toLowerCase(), role: m.role };
+      return {
+        org_id: m.org_id,
+        user_id: m.user_id,
+        namespace: v.namespace!.toLowerCase(),
+        login: v.login!.toLowerCase(),
+        role: m.role,
+      };
     },
   },
   'app create': {
-    usage: 'app create --owner LOGIN --name NAME --description TEXT --homepage URL --redirect-uri URL [--id-token-alg RS256|ES256] [--pkce required|optional]',
+    usage:
+      'app create --owner LOGIN --name NAME --description TEXT --homepage URL --redirect-uri URL [--id-token-alg RS256|ES256] [--pkce required|optional]',
     summary:
       'prints client_id and client_secret (shown once); --id-token-alg: how its OpenID Connect ID tokens are signed (id_token_signed_response_alg; RS256 unless given); --pkce optional: let this confidential client leave out PKCE (required unless given)',
     options: ['owner', 'name', 'description', 'homepage', 'redirect-uri', 'id-token-alg', 'pkce'],
@@ -183,12 +227,22 @@ export const commands: Record<string, Command> = {
         pkceRequired: pkceOption(v),
       });
       const { id, client_id, name, redirect_uri, id_token_signed_response_alg } = app;
-      return { id, client_id, client_secret: clientSecret, name, redirect_uri, id_token_signed_response_alg, pkce_required: Boolean(app.pkce_required) };
+      return {
+        id,
+        client_id,
+        client_secret: clientSecret,
+        name,
+        redirect_uri,
+        id_token_signed_response_alg,
+        pkce_required: Boolean(app.pkce_required),
+      };
     },
   },
   'app update': {
-    usage: 'app update --client-id ID [--name NAME] [--description TEXT] [--homepage URL] [--redirect-uri URL] [--id-token-alg RS256|ES256] [--pkce required|optional]',
-    summary: 'changes the given details; the client secret stays; --pkce optional lets this confidential client leave out PKCE (RFC 9700 2.1.1 recommends it of every client)',
+    usage:
+      'app update --client-id ID [--name NAME] [--description TEXT] [--homepage URL] [--redirect-uri URL] [--id-token-alg RS256|ES256] [--pkce required|optional]',
+    summary:
+      'changes the given details; the client secret stays; --pkce optional lets this confidential client leave out PKCE (RFC 9700 2.1.1 recommends it of every client)',
     options: ['client-id', 'name', 'description', 'homepage', 'redirect-uri', 'id-token-alg', 'pkce'],
     needs: ['client-id'],
     check: (v) => void pkceOption(v),
@@ -203,9 +257,15 @@ export const commands: Record<string, Command> = {
         ...(v['id-token-alg'] !== undefined ? { idTokenAlg: v['id-token-alg'] } : {}),
       };
       const pkceRequired = pkceOption(v);
-      if (!Object.keys(details).length && pkceRequired === undefined) throw new UsageError('nothing to change: give --name, --description, --homepage, --redirect-uri, --id-token-alg or --pkce');
+      if (!Object.keys(details).length && pkceRequired === undefined)
+        throw new UsageError(
+          'nothing to change: give --name, --description, --homepage, --redirect-uri, --id-token-alg or --pkce',
+        );
       if (pkceRequired !== undefined) await setPkceRequired(ctx, found.id, pkceRequired);
-      const app = { ...(await updateApp(ctx, found.owner_user_id, found.id, details)), ...(pkceRequired !== undefined ? { pkce_required: pkceRequired } : {}) };
+      const app = {
+        ...(await updateApp(ctx, found.owner_user_id, found.id, details)),
+        ...(pkceRequired !== undefined ? { pkce_required: pkceRequired } : {}),
+      };
       return {
         id: app.id,
         client_id: app.client_id,
@@ -226,12 +286,19 @@ export const commands: Record<string, Command> = {
     run: async (ctx, v) => {
       const app = await appOf(ctx, v['client-id']!);
       const secrets = await clientSecretsOf(ctx, app);
-      return { data: secrets.map((s) => ({ id: s.id, created_at: isoOrNull(s.created_at), last_used_at: isoOrNull(s.last_used_at) })) };
+      return {
+        data: secrets.map((s) => ({
+          id: s.id,
+          created_at: isoOrNull(s.created_at),
+          last_used_at: isoOrNull(s.last_used_at),
+        })),
+      };
     },
   },
   'app generate-secret': {
     usage: 'app generate-secret --client-id ID',
-    summary: 'a second client secret for a rotation (two at most); prints it once. The other keeps working until app delete-secret',
+    summary:
+      'a second client secret for a rotation (two at most); prints it once. The other keeps working until app delete-secret',
     options: ['client-id'],
     needs: ['client-id'],
     run: async (ctx, v) => {
@@ -242,14 +309,17 @@ export const commands: Record<string, Command> = {
   },
   'app delete-secret': {
     usage: 'app delete-secret --client-id ID --id SECRET_ID [--even-the-last]',
-    summary: 'deletes one client secret (an id from app list-secrets): clients presenting it are refused at once. The last one goes only with --even-the-last',
+    summary:
+      'deletes one client secret (an id from app list-secrets): clients presenting it are refused at once. The last one goes only with --even-the-last',
     options: ['client-id', 'id', 'even-the-last'],
     needs: ['client-id', 'id'],
     run: async (ctx, v) => {
       const id = idOf(v.id!, 'client secret');
       const app = await appOf(ctx, v['client-id']!);
       try {
-        const secretsLeft = await deleteClientSecret(ctx, app.owner_user_id, app.id, id, { evenTheLast: v['even-the-last'] ?? false });
+        const secretsLeft = await deleteClientSecret(ctx, app.owner_user_id, app.id, id, {
+          evenTheLast: v['even-the-last'] ?? false,
+        });
         return { deleted: true, client_id: app.client_id, id, secrets_left: secretsLeft };
       } catch (err) {
         // The service refuses the last secret in the console's words (a confirmation); here it takes a flag.
@@ -259,7 +329,8 @@ export const commands: Record<string, Command> = {
     },
   },
   'token create': {
-    usage: 'token create --user LOGIN --namespace NS --name NAME --usage-scenario paid|trial [--permission workflows]... [--expires-in DAYS | --expires-at DATE]',
+    usage:
+      'token create --user LOGIN --namespace NS --name NAME --usage-scenario paid|trial [--permission workflows]... [--expires-in DAYS | --expires-at DATE]',
     summary: `an access token (API key); prints it once. It never expires unless given --expires-in (1 to ${MAX_TOKEN_EXPIRY_DAYS} days) or --expires-at (a UTC date, or a date-time with its offset)`,
     options: ['user', 'namespace', 'name', 'usage-scenario', 'permission', 'expires-in', 'expires-at'],
     needs: ['user', 'namespace', 'name', 'usage-scenario'],
@@ -328,19 +399,24 @@ export const commands: Record<string, Command> = {
   },
   'session revoke': {
     usage: 'session revoke --user LOGIN (--id ID | --all)',
-    summary: 'ends one browser session of the user (an id from session list), or all of them; the cookie stops working at once',
+    summary:
+      'ends one browser session of the user (an id from session list), or all of them; the cookie stops working at once',
     options: ['user', 'id', 'all'],
     needs: ['user'],
     run: async (ctx, v) => {
       if ((v.id === undefined) === !v.all) throw new UsageError('give either --id ID (from session list) or --all');
-      if (v.id !== undefined && !isSessionId(v.id)) throw new UsageError(`--id must be a session id from session list: ${SESSION_ID_LENGTH} hex characters (got "${v.id}")`);
+      if (v.id !== undefined && !isSessionId(v.id))
+        throw new UsageError(
+          `--id must be a session id from session list: ${SESSION_ID_LENGTH} hex characters (got "${v.id}")`,
+        );
       const ended = await revokeUserSessions(ctx, v.user!, v.id !== undefined ? { id: v.id } : 'all');
       return { revoked: ended, user: v.user!.toLowerCase(), ...(v.id !== undefined ? { id: v.id } : {}) };
     },
   },
   'demo seed': {
     usage: 'demo seed',
-    summary: 'creates the demo user, organization, app and API key and prints their secrets (not in production; `npm start` does it by itself in development)',
+    summary:
+      'creates the demo user, organization, app and API key and prints their secrets (not in production; `npm start` does it by itself in development)',
     options: [],
     needs: [],
     run: async (ctx) => {
@@ -368,11 +444,17 @@ export const commands: Record<string, Command> = {
     options: ['alg', 'now'],
     needs: [],
     check: (v) => {
-      if (v.alg !== undefined && !isSigningAlg(v.alg)) throw new UsageError(`--alg must be ${SIGNING_ALGS.join(' or ')} (got "${v.alg}")`);
+      if (v.alg !== undefined && !isSigningAlg(v.alg))
+        throw new UsageError(`--alg must be ${SIGNING_ALGS.join(' or ')} (got "${v.alg}")`);
     },
     run: async (ctx, v) => {
       const algs = v.alg !== undefined && isSigningAlg(v.alg) ? [v.alg] : SIGNING_ALGS;
-      const rotated = (await rotateSigningKeys(ctx, algs, { immediately: v.now ?? false })).map((r) => ({ alg: r.alg, kid: r.kid, active_from: new Date(r.activeFrom).toISOString(), retired: r.retired }));
+      const rotated = (await rotateSigningKeys(ctx, algs, { immediately: v.now ?? false })).map((r) => ({
+        alg: r.alg,
+        kid: r.kid,
+        active_from: new Date(r.activeFrom).toISOString(),
+        retired: r.retired,
+      }));
       // `kid` and `retired` as this command printed them before RS256 keys: the ES256 (proxy-token) key's.
       const es256 = rotated.find((r) => r.alg === 'ES256');
       return { rotated, ...(es256 ? { kid: es256.kid, retired: es256.retired } : {}) };
@@ -381,12 +463,19 @@ export const commands: Record<string, Command> = {
   // Prints counts and the key's one-way id only.
   'secrets reseal': {
     usage: 'secrets reseal',
-    summary: 'seals every stored secret with SECRETS_KEY (after a key-encryption key rotation: the old key in SECRETS_KEY_PREVIOUS until this has run)',
+    summary:
+      'seals every stored secret with SECRETS_KEY (after a key-encryption key rotation: the old key in SECRETS_KEY_PREVIOUS until this has run)',
     options: [],
     needs: [],
     run: async ({ db, sealer }) => ({ key_id: sealer.currentKeyId, ...(await sealAllSecrets(db, sealer)) }),
   },
-  migrate: { usage: 'migrate', summary: 'applies pending migrations', options: [], needs: [], run: async ({ db, sealer }) => ({ applied: await migrateLatest(db, { sealer }) }) },
+  migrate: {
+    usage: 'migrate',
+    summary: 'applies pending migrations',
+    options: [],
+    needs: [],
+    run: async ({ db, sealer }) => ({ applied: await migrateLatest(db, { sealer }) }),
+  },
   'migrate rollback': {
     usage: 'migrate rollback [--all]',
     summary: 'rolls back the last batch (or every migration)',

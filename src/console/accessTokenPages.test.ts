@@ -37,7 +37,11 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
     const { csrf_token } = formFields(await page());
     const form = new URLSearchParams({ csrf_token: csrf_token!, ...fields });
     for (const p of permissions) form.append('permissions', p);
-    return browser.fetch('/settings/tokens', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() });
+    return browser.fetch('/settings/tokens', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    });
   }
 
   it('offers the user namespace and their organizations', async () => {
@@ -57,7 +61,12 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
     const token = /<code id="access-token">(sk_[\w-]{43})<\/code>/.exec(await res.text())![1]!;
     shown.push(token);
     const record = await findUsableAccessTokenByPlaintext(server.ctx, token);
-    expect(record).toMatchObject({ name: 'CI key', namespace: 'pats-team', usage_scenario: 'paid', permissions: ['workflows'] });
+    expect(record).toMatchObject({
+      name: 'CI key',
+      namespace: 'pats-team',
+      usage_scenario: 'paid',
+      permissions: ['workflows'],
+    });
 
     const list = await page();
     expect(list).toContain('CI key');
@@ -76,10 +85,17 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
     for (const expires_in_days of ['0', '400', 'soon', '1.5']) {
       const refused = await create({ name: 'Bad expiry', namespace: 'pat', usage_scenario: 'paid', expires_in_days });
       expect(refused.status, expires_in_days).toBe(400);
-      expect(await refused.text()).toMatch(/id="expires_in_days"[^>]*aria-invalid="true" aria-describedby="expires_in_days-error"/);
+      expect(await refused.text()).toMatch(
+        /id="expires_in_days"[^>]*aria-invalid="true" aria-describedby="expires_in_days-error"/,
+      );
     }
     // No expiry: the default.
-    const forever = await create({ name: 'Forever key', namespace: 'pat', usage_scenario: 'paid', expires_in_days: '' });
+    const forever = await create({
+      name: 'Forever key',
+      namespace: 'pat',
+      usage_scenario: 'paid',
+      expires_in_days: '',
+    });
     const foreverToken = /<code id="access-token">(sk_[\w-]{43})<\/code>/.exec(await forever.text())![1]!;
     shown.push(foreverToken);
     expect((await findUsableAccessTokenByPlaintext(server.ctx, foreverToken))!.expires_at).toBeNull();
@@ -108,7 +124,12 @@ describe.each(testDialects())('access token settings page (%s)', (dialect) => {
 
   it('refuses create and delete without a valid CSRF token (403), changing nothing', async () => {
     const before = await server.ctx.db('access_tokens').count({ n: '*' }).first();
-    const res = await browser.post('/settings/tokens', { csrf_token: 'forged', name: 'evil', namespace: 'pat', usage_scenario: 'paid' });
+    const res = await browser.post('/settings/tokens', {
+      csrf_token: 'forged',
+      name: 'evil',
+      namespace: 'pat',
+      usage_scenario: 'paid',
+    });
     expect(res.status).toBe(403);
     const id = (await server.ctx.db('access_tokens').first('id')).id;
     expect((await browser.post(`/settings/tokens/${id}/delete`, {})).status).toBe(403);

@@ -31,7 +31,13 @@ describe('settings pages in a real browser', () => {
       homepage: 'https://notes.example/',
       redirectUri: 'https://notes.example/oauth/callback/with/a/long/path',
     });
-    await createAccessToken(server.ctx, { userId: f.userId, name: 'deploy bot', namespace: f.login, usageScenario: 'paid', permissions: ['workflows'] });
+    await createAccessToken(server.ctx, {
+      userId: f.userId,
+      name: 'deploy bot',
+      namespace: f.login,
+      usageScenario: 'paid',
+      permissions: ['workflows'],
+    });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: SCREEN_WIDTHS.desktop, height: 800 } });
     page.on('console', (m) => m.type() === 'error' && errors.push(`${m.text()} ${m.location().url}`));
@@ -50,17 +56,20 @@ describe('settings pages in a real browser', () => {
     ['organizations', '/settings/organizations', 'Organizations'],
   ] as const;
 
-  it.each(pages)('%s: marks its nav link as the current page, fits a phone without sideways scrolling, axe clean', async (name, path, label) => {
-    for (const [device, width] of Object.entries(SCREEN_WIDTHS)) {
-      await page.setViewportSize({ width, height: 800 });
-      await page.goto(`${server.baseUrl}${path}`);
-      expect(await page.locator('nav a[aria-current=page]').allTextContents()).toEqual([label]);
-      expect(await scrollsSideways(page), `${path} at ${width}px`).toBe(false);
-      expect(await axeViolations(page), `${path} at ${width}px`).toEqual([]);
-      await screenshot(page, `settings-${name}-${device}`);
-    }
-    expect(errors.filter((e) => !/status of 400/.test(e))).toEqual([]);
-  });
+  it.each(pages)(
+    '%s: marks its nav link as the current page, fits a phone without sideways scrolling, axe clean',
+    async (name, path, label) => {
+      for (const [device, width] of Object.entries(SCREEN_WIDTHS)) {
+        await page.setViewportSize({ width, height: 800 });
+        await page.goto(`${server.baseUrl}${path}`);
+        expect(await page.locator('nav a[aria-current=page]').allTextContents()).toEqual([label]);
+        expect(await scrollsSideways(page), `${path} at ${width}px`).toBe(false);
+        expect(await axeViolations(page), `${path} at ${width}px`).toEqual([]);
+        await screenshot(page, `settings-${name}-${device}`);
+      }
+      expect(errors.filter((e) => !/status of 400/.test(e))).toEqual([]);
+    },
+  );
 
   it('a refused registration marks the bad field aria-invalid and describes it with the message', async () => {
     await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 800 });
@@ -115,7 +124,13 @@ describe('settings pages in a real browser', () => {
   });
 
   it('an app page: two client secrets during a rotation, the old one deleted behind a confirm page, an edit form that names its errors; fits a phone', async () => {
-    const { app } = await createApp(server.ctx, { ownerUserId: fixture.userId, name: 'Rotating app', description: 'Changes secrets', homepage: 'https://rot.example/', redirectUri: 'https://rot.example/oauth/callback' });
+    const { app } = await createApp(server.ctx, {
+      ownerUserId: fixture.userId,
+      name: 'Rotating app',
+      description: 'Changes secrets',
+      homepage: 'https://rot.example/',
+      redirectUri: 'https://rot.example/oauth/callback',
+    });
     await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 800 });
     await page.goto(`${server.baseUrl}/settings/applications`);
     await page.locator('tr', { hasText: 'Rotating app' }).locator('a', { hasText: 'Settings' }).click();
@@ -163,7 +178,13 @@ describe('settings pages in a real browser', () => {
   });
 
   it('keyboard order starts at the main action: the first Tab stop leads to it', async () => {
-    const { app } = await createApp(server.ctx, { ownerUserId: fixture.userId, name: 'Keyboard app', description: '', homepage: 'https://k.example/', redirectUri: 'https://k.example/cb' });
+    const { app } = await createApp(server.ctx, {
+      ownerUserId: fixture.userId,
+      name: 'Keyboard app',
+      description: '',
+      homepage: 'https://k.example/',
+      redirectUri: 'https://k.example/cb',
+    });
     await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 800 });
     // A page without an action of its own (no app authorized yet): the skip link leads to its text.
     const withoutAction = [['/settings/authorizations', 'main']] as const;
@@ -176,7 +197,8 @@ describe('settings pages in a real browser', () => {
       ['/settings/authorizations', 'first-revoke'],
     ] as const;
     for (const [path, id] of [...withoutAction, ...mainActions]) {
-      if (id === 'first-revoke') await insertAuthorization(server.ctx.db, fixture.userId, app.id, 'user_info', Date.now());
+      if (id === 'first-revoke')
+        await insertAuthorization(server.ctx.db, fixture.userId, app.id, 'user_info', Date.now());
       await page.goto(`${server.baseUrl}${path}`);
       await page.keyboard.press('Tab');
       expect(await page.evaluate(() => document.activeElement?.className), path).toBe('skip-link');

@@ -23,20 +23,27 @@ describe('the demo workflows, run through the queue with the demo models', () =>
   afterAll(() => server?.close());
 
   async function start(name: string, inputs: Record<string, string>) {
-    const { data, response } = await api.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: id(name) } }, body: { inputs } });
+    const { data, response } = await api.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: id(name) } },
+      body: { inputs },
+    });
     expect(response.status).toBe(202);
     return data!.data;
   }
   async function waitFor(name: string, runId: string, done: (status: string) => boolean) {
     for (;;) {
-      const { data } = await api.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: id(name), run_id: runId } } });
+      const { data } = await api.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+        params: { path: { workflow_id: id(name), run_id: runId } },
+      });
       if (done(data!.data.status)) return data!.data;
       await new Promise((r) => setTimeout(r, 50));
     }
   }
 
   it('Triage takes the branch its condition names and skips the other', async () => {
-    const urgent = await waitFor('Triage', (await start('Triage', { ticket: 'URGENT: the site is down' })).id, (s) => ENDED.includes(s));
+    const urgent = await waitFor('Triage', (await start('Triage', { ticket: 'URGENT: the site is down' })).id, (s) =>
+      ENDED.includes(s),
+    );
     expect(urgent.status).toBe('completed');
     expect(urgent.output).toEqual({ result: 'Page someone: URGENT: the site is down' });
     expect(urgent.logs.find((s) => s.node_id === 'queue')?.status).toBe('skipped');
@@ -47,14 +54,18 @@ describe('the demo workflows, run through the queue with the demo models', () =>
   it('Slow summary is still running after its first words (echo-slow), and a cancel ends it cancelled', async () => {
     const run = await start('Slow summary', { text: 'one two three four five six seven eight nine ten' });
     await waitFor('Slow summary', run.id, (s) => s === 'running' || ENDED.includes(s));
-    const cancel = await api.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: { workflow_id: id('Slow summary'), run_id: run.id } } });
+    const cancel = await api.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', {
+      params: { path: { workflow_id: id('Slow summary'), run_id: run.id } },
+    });
     expect(cancel.response.status).toBe(200);
     const ended = await waitFor('Slow summary', run.id, (s) => ENDED.includes(s));
     expect(ended.status).toBe('cancelled');
   });
 
   it('Flaky call fails twice and completes on its third attempt (echo-fail-2, retry max_attempts 3)', async () => {
-    const ended = await waitFor('Flaky call', (await start('Flaky call', { question: 'still there?' })).id, (s) => ENDED.includes(s));
+    const ended = await waitFor('Flaky call', (await start('Flaky call', { question: 'still there?' })).id, (s) =>
+      ENDED.includes(s),
+    );
     expect([ended.status, ended.output]).toEqual(['completed', { result: 'still there?' }]);
   });
 });

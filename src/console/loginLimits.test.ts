@@ -23,7 +23,12 @@ describe('login attempt limits', () => {
     return browser.fetch('/login', {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ login, password, csrf_token: formFields(page).csrf_token!, return_to: '/settings' }).toString(),
+      body: new URLSearchParams({
+        login,
+        password,
+        csrf_token: formFields(page).csrf_token!,
+        return_to: '/settings',
+      }).toString(),
     });
   }
 

@@ -34,7 +34,17 @@ describe('node inspector in a real browser', () => {
     const detail = page.locator('#node-is_urgent');
     expect(await detail.evaluate((el) => el.matches(':target') && document.activeElement === el)).toBe(true);
     const text = await detail.textContent();
-    for (const part of ['left', '{{ inputs.ticket | downcase }}', 'operator', 'contains', 'right', 'urgent', 'page (when true)', 'queue (when false)']) expect(text).toContain(part);
+    for (const part of [
+      'left',
+      '{{ inputs.ticket | downcase }}',
+      'operator',
+      'contains',
+      'right',
+      'urgent',
+      'page (when true)',
+      'queue (when false)',
+    ])
+      expect(text).toContain(part);
     // By keyboard: the node links are Tab stops; Enter opens the one focused.
     await page.focus('.graph a.node-link[href="#node-queue"]');
     await page.keyboard.press('Enter');
@@ -56,14 +66,24 @@ describe('node inspector in a real browser', () => {
         name: 'Always fails',
         nodes: [
           { id: 'question', type: 'text_input', config: { variable: 'question' } },
-          { id: 'answer', type: 'llm_call', config: { model: 'echo-fail', prompt: 'Answer: {{ inputs.question }}', retry: { max_attempts: 1 } } },
+          {
+            id: 'answer',
+            type: 'llm_call',
+            config: { model: 'echo-fail', prompt: 'Answer: {{ inputs.question }}', retry: { max_attempts: 1 } },
+          },
           { id: 'result', type: 'text_output', config: { format: 'plain' } },
         ],
-        edges: [{ from: 'question', to: 'answer' }, { from: 'answer', to: 'result' }],
+        edges: [
+          { from: 'question', to: 'answer' },
+          { from: 'answer', to: 'result' },
+        ],
       },
     });
     const workflowId = failing!.data.id;
-    const { data: started } = await api.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: workflowId }, header: { Prefer: 'wait=20' } }, body: { inputs: { question: 'why?' } } });
+    const { data: started } = await api.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: workflowId }, header: { Prefer: 'wait=20' } },
+      body: { inputs: { question: 'why?' } },
+    });
     expect(started!.data.status).toBe('failed');
     await page.goto(`${server.baseUrl}/workflows/${workflowId}/runs/${started!.data.id}`);
     await page.click('.graph a.node-link[href="#node-answer"]');
@@ -87,7 +107,10 @@ describe('node inspector in a real browser', () => {
 
   it("on a run page, a node's attempts: the demo's Flaky call answered on its third, said in its row and its details (issue 35 item 2)", async () => {
     const flaky = seed.workflows.find((w) => w.name === 'Flaky call')!.id;
-    const { data: started } = await api.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: flaky }, header: { Prefer: 'wait=30' } }, body: { inputs: { question: 'again?' } } });
+    const { data: started } = await api.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: flaky }, header: { Prefer: 'wait=30' } },
+      body: { inputs: { question: 'again?' } },
+    });
     expect(started!.data.status).toBe('completed');
     await page.goto(`${server.baseUrl}/workflows/${flaky}/runs/${started!.data.id}`);
     const row = page.locator('tr#node-answer');
@@ -95,7 +118,9 @@ describe('node inspector in a real browser', () => {
     await page.focus('.graph a.node-link[href="#node-answer"]');
     await page.keyboard.press('Enter');
     await page.waitForURL((url) => url.hash === '#node-answer');
-    expect(await row.locator('.step-attempts').textContent()).toBe('Attempts 3 (2 retries) (calls to the model provider)');
+    expect(await row.locator('.step-attempts').textContent()).toBe(
+      'Attempts 3 (2 retries) (calls to the model provider)',
+    );
     expect(await page.locator('tr#node-question .step-attempts').count()).toBe(0); // no model, no attempts
     expect(await axeViolations(page)).toEqual([]);
   });

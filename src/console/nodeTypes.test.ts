@@ -25,15 +25,29 @@ describe('the editor node types, read from openapi.yaml', () => {
           WorkflowEdge: { type: 'object', properties: { branch: { type: 'string' } } },
           SwitchNode: {
             description: 'Routes by case.',
-            properties: { config: { type: 'object', required: ['cases'], properties: { cases: { type: 'array', items: { $ref: '#/components/schemas/Case' } } } } },
+            properties: {
+              config: {
+                type: 'object',
+                required: ['cases'],
+                properties: { cases: { type: 'array', items: { $ref: '#/components/schemas/Case' } } },
+              },
+            },
           },
-          Case: { type: 'object', properties: { when: { type: 'string' }, next: { $ref: '#/components/schemas/Case' } } },
+          Case: {
+            type: 'object',
+            properties: { when: { type: 'string' }, next: { $ref: '#/components/schemas/Case' } },
+          },
         },
       },
     };
     const { nodeTypes } = editorSchemasOf(spec);
     expect(nodeTypes).toHaveLength(1);
-    expect(nodeTypes[0]).toMatchObject({ type: 'switch', label: 'switch', description: 'Routes by case.', config: { required: ['cases'] } });
+    expect(nodeTypes[0]).toMatchObject({
+      type: 'switch',
+      label: 'switch',
+      description: 'Routes by case.',
+      config: { required: ['cases'] },
+    });
     const item = nodeTypes[0]!.config.properties!.cases!.items!;
     expect(item.properties!.when).toEqual({ type: 'string' });
     expect(JSON.stringify(item).length).toBeLessThan(5000); // cut at depth 8

@@ -44,7 +44,9 @@ export interface EditorSchemas {
   edge: FieldSchema;
 }
 
-type Spec = { components: { schemas: Record<string, FieldSchema & { discriminator?: { mapping?: Record<string, string> } }> } };
+type Spec = {
+  components: { schemas: Record<string, FieldSchema & { discriminator?: { mapping?: Record<string, string> } }> };
+};
 
 /** The schema with every `#/components/schemas/X` reference replaced by X itself (at most 8 deep). */
 function inline(spec: Spec, schema: unknown, depth = 0): unknown {
@@ -64,7 +66,13 @@ export function editorSchemasOf(spec: Spec, types?: Record<string, string>): Edi
   const nodeTypes = Object.entries(mapping).map(([type, ref]): NodeTypeSpec => {
     const node = inline(spec, { $ref: ref }) as FieldSchema;
     const config = (node.properties?.config ?? { type: 'object' }) as FieldSchema;
-    return { type, label: nodeTypeLabel(type), description: node.description ?? config.description, config, example: node.example };
+    return {
+      type,
+      label: nodeTypeLabel(type),
+      description: node.description ?? config.description,
+      config,
+      example: node.example,
+    };
   });
   return { nodeTypes, edge: inline(spec, { $ref: '#/components/schemas/WorkflowEdge' }) as FieldSchema };
 }
@@ -73,7 +81,12 @@ let loaded: EditorSchemas | undefined;
 
 /** The registered node types, their schemas read from the contract once. */
 export function editorSchemas(): EditorSchemas {
-  const types = Object.fromEntries(NODE_REGISTRY.map((definition) => [definition.type, `#/components/schemas/${definition.schema}`]));
-  loaded ??= editorSchemasOf(parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as Spec, types);
+  const types = Object.fromEntries(
+    NODE_REGISTRY.map((definition) => [definition.type, `#/components/schemas/${definition.schema}`]),
+  );
+  loaded ??= editorSchemasOf(
+    parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as Spec,
+    types,
+  );
   return loaded;
 }

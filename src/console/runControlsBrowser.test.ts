@@ -15,7 +15,10 @@ import { type DemoSeed } from '../accounts/seed.ts';
 
 /** Runs a command in a shell (asynchronously: the service under test answers in this process). */
 async function shell(command: string, env: Record<string, string>): Promise<unknown> {
-  const { stdout } = await promisify(execFile)('sh', ['-c', command], { env: { ...process.env, ...env }, timeout: 20_000 });
+  const { stdout } = await promisify(execFile)('sh', ['-c', command], {
+    env: { ...process.env, ...env },
+    timeout: 20_000,
+  });
   return JSON.parse(stdout);
 }
 
@@ -30,7 +33,9 @@ describe('run controls in a real browser', () => {
 
   let demo: DemoConsole | undefined;
   beforeAll(async () => {
-    demo = await openDemoConsole({ watch: (p) => p.on('console', (m) => m.type() === 'error' && errors.push(`${m.text()} ${m.location().url}`)) });
+    demo = await openDemoConsole({
+      watch: (p) => p.on('console', (m) => m.type() === 'error' && errors.push(`${m.text()} ${m.location().url}`)),
+    });
     ({ server, seed, api, page } = demo);
   });
   afterAll(async () => {
@@ -54,8 +59,13 @@ describe('run controls in a real browser', () => {
     await page.click('#retry-run');
     await page.waitForURL((url) => url.pathname.includes('/runs/') && !url.pathname.endsWith(first));
     const retried = runIdOfPage();
-    const { data } = await api.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: slow(), run_id: retried } } });
-    expect(data!.data).toMatchObject({ inputs: { text: 'a slow summary of many words that streams for a few seconds' }, workflow_version: 1 });
+    const { data } = await api.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+      params: { path: { workflow_id: slow(), run_id: retried } },
+    });
+    expect(data!.data).toMatchObject({
+      inputs: { text: 'a slow summary of many words that streams for a few seconds' },
+      workflow_version: 1,
+    });
     await page.click('#cancel-run button');
     await page.waitForURL((url) => url.searchParams.get('done') === 'run-cancelled');
 
@@ -65,7 +75,7 @@ describe('run controls in a real browser', () => {
     await page.waitForURL((url) => url.pathname.endsWith(retried));
   });
 
-  it('Run again opens the run form with the run\'s inputs to edit; the edited run starts with them', async () => {
+  it("Run again opens the run form with the run's inputs to edit; the edited run starts with them", async () => {
     const { data } = await api.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: slow() } } });
     const earlier = data!.data[0]!;
     await page.goto(`${server.baseUrl}/workflows/${slow()}/runs/${earlier.id}`);
@@ -74,13 +84,17 @@ describe('run controls in a real browser', () => {
     await page.fill('#input_text', 'edited words');
     await page.click('#run-workflow');
     await page.waitForURL(/\/runs\/run_/);
-    const run = await api.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: slow(), run_id: runIdOfPage() } } });
+    const run = await api.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+      params: { path: { workflow_id: slow(), run_id: runIdOfPage() } },
+    });
     expect(run.data!.data.inputs).toEqual({ text: 'edited words' });
     await page.click('#cancel-run button').catch(() => {}); // it may have ended already
   });
 
   it('Retry is not offered once the workflow has a newer version: the page says why', async () => {
-    const { data } = await api.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: slow() }, query: { search: 'cancelled' } } });
+    const { data } = await api.GET('/api/workflows/{workflow_id}/runs', {
+      params: { path: { workflow_id: slow() }, query: { search: 'cancelled' } },
+    });
     const workflow = await api.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: slow() } } });
     const patched = await api.PATCH('/api/workflows/{workflow_id}', {
       params: { path: { workflow_id: slow() }, header: { 'If-Match': workflow.response.headers.get('etag')! } },
@@ -93,7 +107,8 @@ describe('run controls in a real browser', () => {
   });
 
   it('the history filters by status (links) and by the start of a run id (search); the pages stay axe clean and fit a phone', async () => {
-    const all = (await api.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: slow() } } })).data!.data;
+    const all = (await api.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: slow() } } }))
+      .data!.data;
     await page.goto(`${server.baseUrl}/workflows/${slow()}`);
     await page.click('.status-filter a:text-is("cancelled")');
     await page.waitForURL((url) => url.searchParams.get('search') === 'cancelled');
@@ -103,7 +118,9 @@ describe('run controls in a real browser', () => {
     await page.fill('#run-search', all[0]!.id.slice(0, 20));
     await page.click('.run-search button');
     await page.waitForURL((url) => url.searchParams.get('search') === all[0]!.id.slice(0, 20));
-    expect(await page.locator('table.runs tbody tr code').allTextContents()).toEqual(all.filter((r) => r.id.startsWith(all[0]!.id.slice(0, 20))).map((r) => r.id));
+    expect(await page.locator('table.runs tbody tr code').allTextContents()).toEqual(
+      all.filter((r) => r.id.startsWith(all[0]!.id.slice(0, 20))).map((r) => r.id),
+    );
     await page.fill('#run-search', 'run_nothing_like_it');
     await page.press('#run-search', 'Enter');
     await page.waitForURL((url) => url.searchParams.get('search') === 'run_nothing_like_it');
@@ -129,7 +146,9 @@ describe('run controls in a real browser', () => {
     const command = await page.locator('details.curl code[data-copy]').textContent();
     expect(command).toContain(`${server.baseUrl}/api/workflows/${triage}/run`);
     // The form's values are not in the command until the page is rendered with them: the placeholder stands.
-    const started = (await shell(command!, { API_KEY: seed.apiKey.token })) as { data: { id: string; inputs: unknown } };
+    const started = (await shell(command!, { API_KEY: seed.apiKey.token })) as {
+      data: { id: string; inputs: unknown };
+    };
     expect(started.data.inputs).toEqual({ ticket: 'your ticket' });
     // From a run's page, the command carries that run's inputs, quotes and all.
     await page.click('#run-workflow');

@@ -25,14 +25,25 @@ describe.each(testDialects())('schedules on the workflow page (%s)', (dialect) =
 
   it('lists each schedule with its cron, zone, version, next tick and last tick', async () => {
     const workflow = await createWorkflow(server.ctx, userId, { name: 'Nightly', ...seedGraph('echo') });
-    const pinned = await createSchedule(server.ctx, userId, workflow.id, { cron: '30 2 * * *', timezone: 'Europe/Paris', inputs: { ticket: 'x' }, version: 1 });
-    await createSchedule(server.ctx, userId, workflow.id, { cron: '0 9 * * 1', inputs: { ticket: 'y' }, enabled: false });
+    const pinned = await createSchedule(server.ctx, userId, workflow.id, {
+      cron: '30 2 * * *',
+      timezone: 'Europe/Paris',
+      inputs: { ticket: 'x' },
+      version: 1,
+    });
+    await createSchedule(server.ctx, userId, workflow.id, {
+      cron: '0 9 * * 1',
+      inputs: { ticket: 'y' },
+      enabled: false,
+    });
     const page = await (await browser.fetch(`/workflows/${workflow.id}`)).text();
     expect(page).toContain('<h2 id="schedules-heading">Schedules</h2>');
     expect(page).toContain('<code>30 2 * * *</code><br><small>Europe/Paris</small>');
     expect(page).toContain('<td>version 1</td>');
     expect(page).toContain(`${pinned.next_run_at!.slice(0, 16).replace('T', ' ')} UTC`);
-    expect(page).toContain('<code>0 9 * * 1</code><br><small>UTC</small></td>\n<td>current</td>\n<td>disabled</td><td>never</td>');
+    expect(page).toContain(
+      '<code>0 9 * * 1</code><br><small>UTC</small></td>\n<td>current</td>\n<td>disabled</td><td>never</td>',
+    );
     expect(page).toContain('<code>createSchedule</code>');
   });
 

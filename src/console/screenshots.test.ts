@@ -18,7 +18,8 @@ describe('console screenshots against the reviewed images', () => {
   /** What differs from run to run (ids, dates, durations), by page: masked, never hidden elements (a mask of one lands elsewhere). */
   const CHANGING = {
     run: 'h1 code, .crumbs + h1 + p small, .facts dd, tr.step td:nth-child(3)',
-    workflow: 'section[aria-labelledby=graph-heading] > p:first-of-type small, table.runs td:nth-child(1) code, table.runs td:nth-child(2), table.runs td:nth-child(3)',
+    workflow:
+      'section[aria-labelledby=graph-heading] > p:first-of-type small, table.runs td:nth-child(1) code, table.runs td:nth-child(2), table.runs td:nth-child(3)',
     list: 'table.workflows td:nth-child(3) small, table.workflows td:nth-child(4) small',
   };
   const changing = (what: keyof typeof CHANGING) => [page.locator(CHANGING[what])];
@@ -36,7 +37,10 @@ describe('console screenshots against the reviewed images', () => {
     // Without script: the builder's forms are generated from the contract's node schemas, which
     // change as node types grow (issue 33); the page as served shows the demo graph alone.
     // (The builder is proven in workflowBuilderBrowser.test.ts, its pictures kept in artifacts/e2e/.)
-    const context = await demo!.browser.newContext({ javaScriptEnabled: false, viewport: { width: SCREEN_WIDTHS.desktop, height: 800 } });
+    const context = await demo!.browser.newContext({
+      javaScriptEnabled: false,
+      viewport: { width: SCREEN_WIDTHS.desktop, height: 800 },
+    });
     const noScript = await context.newPage();
     await logInPage(noScript, server.baseUrl, DEMO.login, DEMO.password, '/workflows');
     await noScript.goto(`${server.baseUrl}/workflows/${triage()}/edit`);
@@ -46,7 +50,10 @@ describe('console screenshots against the reviewed images', () => {
 
   it('a run that took a branch (desktop)', async () => {
     const api = createApiClient(server.baseUrl, { bearer: seed.apiKey.token });
-    const { data } = await api.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: triage() }, header: { Prefer: 'wait=20' } }, body: { inputs: { ticket: 'URGENT: the site is down' } } });
+    const { data } = await api.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: triage() }, header: { Prefer: 'wait=20' } },
+      body: { inputs: { ticket: 'URGENT: the site is down' } },
+    });
     expect(data!.data.status).toBe('completed');
     await page.goto(`${server.baseUrl}/workflows/${triage()}/runs/${data!.data.id}`);
     expect(await compareScreenshot(page, 'run-branch-desktop', changing('run'))).toBeUndefined();

@@ -27,7 +27,9 @@ describe('sign-up in a real browser (development: on by default)', () => {
 
   it('the login page links to sign-up and says where the demo login was printed', async () => {
     await page.goto(`${server.baseUrl}/login`);
-    expect(await page.textContent('main')).toContain("the demo account's login and password (demo / horse-battery-staple) were printed by npm start in its terminal on the first start");
+    expect(await page.textContent('main')).toContain(
+      "the demo account's login and password (demo / horse-battery-staple) were printed by npm start in its terminal on the first start",
+    );
     await page.click('a[href="/signup"]');
     await page.waitForURL((url) => url.pathname === '/signup');
   });
@@ -113,7 +115,11 @@ describe('sign-up turned off (the default outside development)', () => {
     const get = await fetch(`${server.baseUrl}/signup`);
     expect(get.status).toBe(404);
     expect(await get.text()).toContain('Accounts on this service are created by its operator.');
-    const post = await fetch(`${server.baseUrl}/signup`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'login=x&password=yyyyyyyyyy' });
+    const post = await fetch(`${server.baseUrl}/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'login=x&password=yyyyyyyyyy',
+    });
     expect(post.status).toBe(404);
     expect(await server.ctx.db('users').where({ login: 'x' }).first()).toBeUndefined();
     const login = await (await fetch(`${server.baseUrl}/login`)).text();

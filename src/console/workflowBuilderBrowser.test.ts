@@ -14,7 +14,10 @@ import type { DemoSeed } from '../accounts/seed.ts';
 // following the typing, and the JSON (the form's field) following the builder. Keyboard only where
 // a user could be (focus and Enter, no clicks), axe clean and no sideways scroll at phone width.
 
-type Graph = { nodes: { id: string; type: string; config: Record<string, unknown> }[]; edges: { from: string; to: string; branch?: string }[] };
+type Graph = {
+  nodes: { id: string; type: string; config: Record<string, unknown> }[];
+  edges: { from: string; to: string; branch?: string }[];
+};
 
 describe('the workflow builder in a real browser', () => {
   let server: TestServer;
@@ -47,7 +50,9 @@ describe('the workflow builder in a real browser', () => {
   it('offers every node type of the contract, each with a form of every config property of its schema', async () => {
     await page.goto(`${server.baseUrl}/workflows/new`);
     const types = editorSchemas().nodeTypes;
-    expect(await page.locator('#add-node-type option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))).toEqual(types.map((t) => t.type));
+    expect(
+      await page.locator('#add-node-type option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)),
+    ).toEqual(types.map((t) => t.type));
     for (const spec of types) {
       await page.selectOption('#add-node-type', spec.type);
       expect(await page.textContent('#add-node-hint')).toBe(spec.description ?? '');
@@ -57,7 +62,10 @@ describe('the workflow builder in a real browser', () => {
       expect(nodes[index]!.type).toBe(spec.type);
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('node-id');
       for (const key of Object.keys(spec.config.properties ?? {})) {
-        expect(await page.locator(`#builder [data-pointer="/nodes/${index}/config/${key}"]`).count(), `${spec.type}.${key}`).toBe(1);
+        expect(
+          await page.locator(`#builder [data-pointer="/nodes/${index}/config/${key}"]`).count(),
+          `${spec.type}.${key}`,
+        ).toBe(1);
       }
       // Each form (an LLM call's nested retry group, a condition's choices, ...) axe clean at both widths.
       for (const width of Object.values(SCREEN_WIDTHS)) {
@@ -101,7 +109,11 @@ describe('the workflow builder in a real browser', () => {
       { from: 'input', to: 'framed' },
       { from: 'framed', to: 'result' },
     ]);
-    expect((await graph()).nodes.find((n) => n.id === 'framed')).toEqual({ id: 'framed', type: 'template', config: { template: 'Framed: {{ inputs.text }}' } });
+    expect((await graph()).nodes.find((n) => n.id === 'framed')).toEqual({
+      id: 'framed',
+      type: 'template',
+      config: { template: 'Framed: {{ inputs.text }}' },
+    });
 
     // Remove an edge: gone from the JSON and, once redrawn, from the picture.
     await press('.edge-list button[aria-label="Remove the edge answer → result"]');
@@ -133,7 +145,16 @@ describe('the workflow builder in a real browser', () => {
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('node-id');
     // A condition's form: its operator is a choice of the contract's enum.
     await press('.graph a[href="#edit-node-is_urgent"]');
-    expect(await page.locator('#cfg-operator option').allTextContents()).toEqual(['equals', 'not_equals', 'contains', 'not_contains', 'starts_with', 'ends_with', 'empty', 'not_empty']);
+    expect(await page.locator('#cfg-operator option').allTextContents()).toEqual([
+      'equals',
+      'not_equals',
+      'contains',
+      'not_contains',
+      'starts_with',
+      'ends_with',
+      'empty',
+      'not_empty',
+    ]);
 
     const before = (await graph()).edges.length;
     const centre = async (id: string) => {
@@ -183,6 +204,8 @@ describe('the workflow builder in a real browser', () => {
     await page.waitForURL((url) => url.pathname === '/workflows');
     expect(await page.textContent('[role=status]')).toMatch(/^Workflow deleted\./);
     expect(await axeViolations(page)).toEqual([]);
-    expect((await api.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: slow } } })).response.status).toBe(404);
+    expect(
+      (await api.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: slow } } })).response.status,
+    ).toBe(404);
   });
 });

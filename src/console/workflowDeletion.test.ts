@@ -27,12 +27,18 @@ describe.each(testDialects())('deleting a workflow in the console (%s)', (dialec
   afterAll(() => server.close());
 
   const make = (name: string) => createWorkflow(server.ctx, userId, { name, ...seedGraph('echo') });
-  const exists = (id: string) => getWorkflow(server.ctx, userId, id).then(() => true, () => false);
+  const exists = (id: string) =>
+    getWorkflow(server.ctx, userId, id).then(
+      () => true,
+      () => false,
+    );
 
   it('links the workflow page to a confirmation naming the version; without the CSRF token nothing is deleted (403)', async () => {
     const workflow = await make('Kept');
     const page = await (await browser.fetch(`/workflows/${workflow.id}`)).text();
-    expect(page).toContain(`<a class="button danger" href="/workflows/${workflow.id}/delete" id="delete-workflow">Delete workflow</a>`);
+    expect(page).toContain(
+      `<a class="button danger" href="/workflows/${workflow.id}/delete" id="delete-workflow">Delete workflow</a>`,
+    );
     const confirm = await browser.fetch(`/workflows/${workflow.id}/delete`);
     expect(confirm.status).toBe(200);
     const text = await confirm.text();
@@ -46,7 +52,10 @@ describe.each(testDialects())('deleting a workflow in the console (%s)', (dialec
     const workflow = await make('Doomed');
     const { run } = await startRun(server.ctx, userId, workflow.id, { ticket: 'hi' }, undefined);
     const fields = formFields(await (await browser.fetch(`/workflows/${workflow.id}/delete`)).text());
-    const res = await browser.post(`/workflows/${workflow.id}/delete`, { csrf_token: fields.csrf_token!, version: fields.version! });
+    const res = await browser.post(`/workflows/${workflow.id}/delete`, {
+      csrf_token: fields.csrf_token!,
+      version: fields.version!,
+    });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/workflows?done=workflow-deleted');
     expect(await exists(workflow.id)).toBe(false);
@@ -59,14 +68,19 @@ describe.each(testDialects())('deleting a workflow in the console (%s)', (dialec
     const workflow = await make('Moving');
     const fields = formFields(await (await browser.fetch(`/workflows/${workflow.id}/delete`)).text());
     await updateWorkflow(server.ctx, userId, workflow.id, { name: 'Moved' }, undefined);
-    const stale = await browser.post(`/workflows/${workflow.id}/delete`, { csrf_token: fields.csrf_token!, version: fields.version! });
+    const stale = await browser.post(`/workflows/${workflow.id}/delete`, {
+      csrf_token: fields.csrf_token!,
+      version: fields.version!,
+    });
     expect(stale.status).toBe(409);
     const text = await stale.text();
     expect(text).toContain('it is now version 2; you confirmed version 1');
     expect(await exists(workflow.id)).toBe(true);
     // The page asks again about the current version; confirming that deletes it.
     expect(formFields(text).version).toBe('2');
-    expect((await browser.post(`/workflows/${workflow.id}/delete`, { csrf_token: fields.csrf_token!, version: '2' })).status).toBe(303);
+    expect(
+      (await browser.post(`/workflows/${workflow.id}/delete`, { csrf_token: fields.csrf_token!, version: '2' })).status,
+    ).toBe(303);
     expect(await exists(workflow.id)).toBe(false);
   });
 
@@ -75,7 +89,9 @@ describe.each(testDialects())('deleting a workflow in the console (%s)', (dialec
     const theirs = await createWorkflow(server.ctx, other.id, { name: 'Theirs', ...seedGraph('echo') });
     const { csrf_token } = formFields(await (await browser.fetch('/workflows')).text());
     expect((await browser.fetch(`/workflows/${theirs.id}/delete`)).status).toBe(404);
-    expect((await browser.post(`/workflows/${theirs.id}/delete`, { csrf_token: csrf_token!, version: '1' })).status).toBe(404);
+    expect(
+      (await browser.post(`/workflows/${theirs.id}/delete`, { csrf_token: csrf_token!, version: '1' })).status,
+    ).toBe(404);
     expect(await getWorkflow(server.ctx, other.id, theirs.id)).toMatchObject({ name: 'Theirs' });
   });
 });

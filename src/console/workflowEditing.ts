@@ -15,7 +15,8 @@ export interface EditorForm {
 }
 
 /** The graph's JSON as the editor shows it: the round trip of a saved workflow gives the same text back. */
-export const graphJson = (workflow: Pick<Workflow, 'nodes' | 'edges'>): string => JSON.stringify({ nodes: workflow.nodes, edges: workflow.edges }, null, 2);
+export const graphJson = (workflow: Pick<Workflow, 'nodes' | 'edges'>): string =>
+  JSON.stringify({ nodes: workflow.nodes, edges: workflow.edges }, null, 2);
 
 /** A problem with the graph's text itself (not JSON, not an object with nodes and edges), at `/graph`. */
 function parseGraph(text: string): { nodes?: unknown; edges?: unknown; problem?: ProblemItem } {
@@ -25,19 +26,36 @@ function parseGraph(text: string): { nodes?: unknown; edges?: unknown; problem?:
   } catch (err) {
     return { problem: { pointer: '/graph', message: `is not JSON: ${(err as Error).message}` } };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { problem: { pointer: '/graph', message: 'must be a JSON object with "nodes" and "edges"' } };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { problem: { pointer: '/graph', message: 'must be a JSON object with "nodes" and "edges"' } };
   const unknown = Object.keys(value).filter((k) => k !== 'nodes' && k !== 'edges');
-  if (unknown.length) return { problem: { pointer: '/graph', message: `has ${unknown.map((k) => JSON.stringify(k)).join(', ')}: only "nodes" and "edges" belong here` } };
+  if (unknown.length)
+    return {
+      problem: {
+        pointer: '/graph',
+        message: `has ${unknown.map((k) => JSON.stringify(k)).join(', ')}: only "nodes" and "edges" belong here`,
+      },
+    };
   const { nodes, edges } = value as { nodes?: unknown; edges?: unknown };
   return { nodes: nodes ?? [], edges: edges ?? [] };
 }
 
 /** The body to save, or every problem found, by pointer (`/name`, `/graph`, `/nodes/2/config/model`). */
-export function checkEditorForm(ctx: Pick<WorkflowContext, 'config'>, form: EditorForm): { body: WorkflowCreate } | { problems: ProblemItem[] } {
+export function checkEditorForm(
+  ctx: Pick<WorkflowContext, 'config'>,
+  form: EditorForm,
+): { body: WorkflowCreate } | { problems: ProblemItem[] } {
   const fields = validateWorkflowFields({ name: form.name, description: form.description }, 'create');
   const graph = parseGraph(form.graph);
   if (graph.problem) return { problems: [...fields, graph.problem] };
   const problems = [...fields, ...validateWorkflowGraph(graph.nodes, graph.edges, graphLimits(ctx.config))];
   if (problems.length) return { problems };
-  return { body: { name: form.name, description: form.description, nodes: graph.nodes as WorkflowCreate['nodes'], edges: graph.edges as WorkflowCreate['edges'] } };
+  return {
+    body: {
+      name: form.name,
+      description: form.description,
+      nodes: graph.nodes as WorkflowCreate['nodes'],
+      edges: graph.edges as WorkflowCreate['edges'],
+    },
+  };
 }

@@ -47,7 +47,10 @@ describe('workflow editor in a real browser', () => {
 
   it('shows every problem the API would answer (422) at its node and field, marks the node in the preview, and saves nothing', async () => {
     await page.goto(`${server.baseUrl}/workflows/${created}/edit`);
-    const graph = JSON.parse(await page.inputValue('#graph')) as { nodes: { id: string; config: Record<string, unknown> }[]; edges: unknown[] };
+    const graph = JSON.parse(await page.inputValue('#graph')) as {
+      nodes: { id: string; config: Record<string, unknown> }[];
+      edges: unknown[];
+    };
     graph.nodes.find((n) => n.id === 'answer')!.config.model = 'gpt-9';
     graph.edges.push({ from: 'result', to: 'nowhere' });
     await page.fill('#graph', JSON.stringify(graph, null, 2));
@@ -80,15 +83,25 @@ describe('workflow editor in a real browser', () => {
     await page.fill('#description', 'Mine');
     // Meanwhile, through the API:
     const current = await api.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: triage } } });
-    await api.PATCH('/api/workflows/{workflow_id}', { params: { path: { workflow_id: triage }, header: { 'If-Match': current.response.headers.get('etag')! } }, body: { description: 'Theirs' } });
+    await api.PATCH('/api/workflows/{workflow_id}', {
+      params: { path: { workflow_id: triage }, header: { 'If-Match': current.response.headers.get('etag')! } },
+      body: { description: 'Theirs' },
+    });
     await page.click('#save-workflow');
     await page.waitForSelector('[role=alert]');
-    expect(await page.textContent('[role=alert]')).toContain('Not saved: someone else saved this workflow meanwhile (it is now version 2; you started from version 1)');
+    expect(await page.textContent('[role=alert]')).toContain(
+      'Not saved: someone else saved this workflow meanwhile (it is now version 2; you started from version 1)',
+    );
     expect(await page.inputValue('#description')).toBe('Mine');
-    expect((await api.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: triage } } })).data!.data.description).toBe('Theirs');
+    expect(
+      (await api.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: triage } } })).data!.data
+        .description,
+    ).toBe('Theirs');
     await page.click('#save-workflow');
     await page.waitForURL((url) => url.searchParams.get('done') === 'workflow-saved');
     expect(await page.textContent('[role=status]')).toMatch(/^Workflow saved\./);
-    expect((await api.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: triage } } })).data!.data).toMatchObject({ description: 'Mine', version: 3 });
+    expect(
+      (await api.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: triage } } })).data!.data,
+    ).toMatchObject({ description: 'Mine', version: 3 });
   });
 });

@@ -29,15 +29,33 @@ describe('the workflow editor preview', () => {
       { id: 'ask', type: 'llm_call', config: { model: 'gpt-9', prompt: '{{ inputs.text }}' } },
       { id: 'out', type: 'text_output', config: { format: 'plain' } },
     ],
-    edges: [{ from: 'in', to: 'ask' }, { from: 'ask', to: 'out' }],
+    edges: [
+      { from: 'in', to: 'ask' },
+      { from: 'ask', to: 'out' },
+    ],
   };
 
   it('answers the picture and each problem placed at its node and field, and saves nothing', async () => {
-    const res = await browser.post('/workflows/editor/preview', { csrf_token: csrf, name: 'Draft', description: '', graph: JSON.stringify(graph) });
+    const res = await browser.post('/workflows/editor/preview', {
+      csrf_token: csrf,
+      name: 'Draft',
+      description: '',
+      graph: JSON.stringify(graph),
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
-    const body = (await res.json()) as { graph: string; problems: { pointer: string; label: string; nodeId?: string; message: string }[] };
-    expect(body.problems).toEqual([{ pointer: '/nodes/1/config/model', message: expect.stringContaining('gpt-9'), label: 'node "ask", config.model', nodeId: 'ask' }]);
+    const body = (await res.json()) as {
+      graph: string;
+      problems: { pointer: string; label: string; nodeId?: string; message: string }[];
+    };
+    expect(body.problems).toEqual([
+      {
+        pointer: '/nodes/1/config/model',
+        message: expect.stringContaining('gpt-9'),
+        label: 'node "ask", config.model',
+        nodeId: 'ask',
+      },
+    ]);
     expect(body.graph).toContain('data-node="ask"');
     expect(body.graph).toContain('href="#edit-node-ask"');
     expect(body.graph).toMatch(/class="node type-llm_call status-failed"/);
@@ -45,7 +63,9 @@ describe('the workflow editor preview', () => {
   });
 
   it('says what is wrong with text that is not a graph, and draws nothing', async () => {
-    const body = (await (await browser.post('/workflows/editor/preview', { csrf_token: csrf, name: '', graph: '{"nodes": [' })).json()) as { graph: unknown; problems: { pointer: string }[] };
+    const body = (await (
+      await browser.post('/workflows/editor/preview', { csrf_token: csrf, name: '', graph: '{"nodes": [' })
+    ).json()) as { graph: unknown; problems: { pointer: string }[] };
     expect(body.graph).toBeNull();
     expect(body.problems.map((p) => p.pointer)).toEqual(['/name', '/graph']);
   });

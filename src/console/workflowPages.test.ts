@@ -24,7 +24,13 @@ describe.each(testDialects())('workflow pages (%s)', (dialect) => {
     const them = await createUser(server.ctx, { login: 'someone', password: 'test-password-2' });
     otherUserId = them.id;
     // Created through the service the API uses (the browser test creates them over the API).
-    mine = (await createWorkflow(server.ctx, me.id, { name: 'Mine <script>alert(1)</script>', description: 'Says "hi" & <b>bye</b>', ...seedGraph('echo') })).id;
+    mine = (
+      await createWorkflow(server.ctx, me.id, {
+        name: 'Mine <script>alert(1)</script>',
+        description: 'Says "hi" & <b>bye</b>',
+        ...seedGraph('echo'),
+      })
+    ).id;
     await createWorkflow(server.ctx, me.id, { name: 'Second', ...seedGraph('echo') });
     other = (await createWorkflow(server.ctx, them.id, { name: 'Theirs', ...seedGraph('echo') })).id;
     browser = new Browser(server.baseUrl);
@@ -62,7 +68,12 @@ describe.each(testDialects())('workflow pages (%s)', (dialect) => {
   it('starts one run per form: the same form sent twice lands on the same run; the list shows its status', async () => {
     const fields = formFields(await (await browser.fetch(`/workflows/${mine}`)).text());
     expect(fields.idempotency_key).toMatch(/^console-/);
-    const send = () => browser.post(`/workflows/${mine}/run`, { csrf_token: fields.csrf_token!, idempotency_key: fields.idempotency_key!, input_ticket: '  keeps its spaces  ' });
+    const send = () =>
+      browser.post(`/workflows/${mine}/run`, {
+        csrf_token: fields.csrf_token!,
+        idempotency_key: fields.idempotency_key!,
+        input_ticket: '  keeps its spaces  ',
+      });
     const first = await send();
     expect(first.status).toBe(303);
     const location = first.headers.get('location')!;
@@ -89,10 +100,17 @@ describe.each(testDialects())('workflow pages (%s)', (dialect) => {
 
   it('names the empty or missing field of a refused run form (400) and keeps what was typed', async () => {
     const fields = formFields(await (await browser.fetch(`/workflows/${mine}`)).text());
-    const res = await browser.post(`/workflows/${mine}/run`, { csrf_token: fields.csrf_token!, idempotency_key: fields.idempotency_key!, input_ticket: '   ', unrelated: 'x' });
+    const res = await browser.post(`/workflows/${mine}/run`, {
+      csrf_token: fields.csrf_token!,
+      idempotency_key: fields.idempotency_key!,
+      input_ticket: '   ',
+      unrelated: 'x',
+    });
     expect(res.status).toBe(400);
     const page = await res.text();
-    expect(page).toContain('id="input_ticket" name="input_ticket" rows="3" required aria-invalid="true" aria-describedby="input_ticket-error"');
+    expect(page).toContain(
+      'id="input_ticket" name="input_ticket" rows="3" required aria-invalid="true" aria-describedby="input_ticket-error"',
+    );
     expect(page).toContain('<a class="skip-link" href="#input_ticket">Skip to Run the workflow</a>'); // keyboard order starts at the field to fix
     expect(page).toContain('<p class="field-error" id="input_ticket-error">Enter the ticket.</p>');
   });
@@ -100,7 +118,9 @@ describe.each(testDialects())('workflow pages (%s)', (dialect) => {
   it("another user's workflow, run or live state is a 404, and a run form cannot start their workflow", async () => {
     expect((await browser.fetch(`/workflows/${other}`)).status).toBe(404);
     const { csrf_token } = formFields(await (await browser.fetch('/workflows')).text());
-    expect((await browser.post(`/workflows/${other}/run`, { csrf_token: csrf_token!, input_ticket: 'x' })).status).toBe(404);
+    expect((await browser.post(`/workflows/${other}/run`, { csrf_token: csrf_token!, input_ticket: 'x' })).status).toBe(
+      404,
+    );
     expect(await runStore.countRuns(server.ctx.db, otherUserId, other)).toBe(0);
     const theirs = new Browser(server.baseUrl);
     await logIn(theirs, 'someone', 'test-password-2', '/workflows');

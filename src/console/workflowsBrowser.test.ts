@@ -17,8 +17,16 @@ const triageGraph = (): Pick<Schemas['WorkflowCreate'], 'nodes' | 'edges'> => ({
   nodes: [
     { id: 'ticket', type: 'text_input', config: { variable: 'ticket' } },
     { id: 'customer', type: 'text_input', config: { variable: 'customer' } },
-    { id: 'triage', type: 'llm_call', config: { model: 'llama-3', prompt: 'Triage for {{ inputs.customer }}: {{ inputs.ticket }}' } },
-    { id: 'is_urgent', type: 'condition', config: { left: '{{ nodes.triage.output }}', operator: 'contains', right: 'URGENT' } },
+    {
+      id: 'triage',
+      type: 'llm_call',
+      config: { model: 'llama-3', prompt: 'Triage for {{ inputs.customer }}: {{ inputs.ticket }}' },
+    },
+    {
+      id: 'is_urgent',
+      type: 'condition',
+      config: { left: '{{ nodes.triage.output }}', operator: 'contains', right: 'URGENT' },
+    },
     { id: 'escalate', type: 'template', config: { template: 'Escalated: {{ nodes.triage.output }}' } },
     { id: 'acknowledge', type: 'template', config: { template: 'Thanks, {{ inputs.customer }}: <we are on it>' } },
     { id: 'urgent_reply', type: 'text_output', config: { format: 'plain' } },
@@ -53,19 +61,32 @@ describe('workflow and run pages in a real browser', () => {
   }
 
   async function apiFor(userId: number, login: string): Promise<ApiClient> {
-    const { token } = await createAccessToken(server.ctx, { userId, namespace: login, name: 'api', usageScenario: 'paid', permissions: ['workflows'] });
+    const { token } = await createAccessToken(server.ctx, {
+      userId,
+      namespace: login,
+      name: 'api',
+      usageScenario: 'paid',
+      permissions: ['workflows'],
+    });
     return createApiClient(server.baseUrl, { bearer: token });
   }
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    server = await startTestServer({ runs: true, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' } });
+    server = await startTestServer({
+      runs: true,
+      env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' },
+    });
     const me = await createFixture(server.ctx.db);
     const other = await createFixture(server.ctx.db);
     api = await apiFor(me.userId, me.login);
     // More than a page of workflows, so the list paginates; the triage one is the newest.
     for (let i = 1; i <= 21; i++) await createWorkflow(api, { name: `Summariser ${i}`, ...seedGraph('echo') });
-    triageId = await createWorkflow(api, { name: 'Ticket triage with a rather long name to wrap', description: 'Escalates urgent tickets <and answers the rest>', ...triageGraph() });
+    triageId = await createWorkflow(api, {
+      name: 'Ticket triage with a rather long name to wrap',
+      description: 'Escalates urgent tickets <and answers the rest>',
+      ...triageGraph(),
+    });
     othersApi = await apiFor(other.userId, other.login);
     othersId = await createWorkflow(othersApi, { name: 'Not yours', ...seedGraph('echo') });
 
@@ -84,7 +105,7 @@ describe('workflow and run pages in a real browser', () => {
 
   const unexpectedErrors = () => errors.filter((e) => !/favicon|status of 40[04]/.test(e));
 
-  it('lists the user\'s workflows a page at a time, newest first, with node count and last run; the nav marks Workflows', async () => {
+  it("lists the user's workflows a page at a time, newest first, with node count and last run; the nav marks Workflows", async () => {
     for (const [device, width] of Object.entries(SCREEN_WIDTHS)) {
       await page.setViewportSize({ width, height: 800 });
       await page.goto(`${server.baseUrl}/workflows`);
@@ -99,17 +120,22 @@ describe('workflow and run pages in a real browser', () => {
       await page.keyboard.press('Tab');
       expect(await page.evaluate(() => document.activeElement?.className)).toBe('skip-link');
       await page.keyboard.press('Enter');
-      await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Ticket triage with a rather long name to wrap');
+      await expect
+        .poll(() => page.evaluate(() => document.activeElement?.textContent))
+        .toBe('Ticket triage with a rather long name to wrap');
       expect(await scrollsSideways(page), `list at ${width}px`).toBe(false);
       await screenshot(page, `workflows-list-${device}`);
     }
     await page.click('a[rel=next]');
     await page.waitForURL((url) => url.search === '?page=2');
-    expect(await page.locator('table.workflows tbody tr a').allTextContents()).toEqual(['Summariser 2', 'Summariser 1']);
+    expect(await page.locator('table.workflows tbody tr a').allTextContents()).toEqual([
+      'Summariser 2',
+      'Summariser 1',
+    ]);
     expect(await page.textContent('.pager')).toContain('Page 2 of 2');
   });
 
-  it('draws the graph as an SVG (nodes in layers, arrows, true/false on the branches, each node\'s type) and fits a phone', async () => {
+  it("draws the graph as an SVG (nodes in layers, arrows, true/false on the branches, each node's type) and fits a phone", async () => {
     for (const [device, width] of Object.entries(SCREEN_WIDTHS)) {
       await page.setViewportSize({ width, height: 900 });
       await page.goto(`${server.baseUrl}/workflows/${triageId}`);
@@ -123,7 +149,9 @@ describe('workflow and run pages in a real browser', () => {
       expect((await svg.locator('text.branch').allTextContents()).sort()).toEqual(['false', 'true']);
       expect(await svg.locator('g.node[data-node=is_urgent] text.node-type').textContent()).toBe('condition');
       // Its text equivalent for screen readers: each edge in words, in the accessibility tree, not on screen.
-      const edgeList = page.getByRole('list', { name: 'The graph of Ticket triage with a rather long name to wrap, as text: 7 edges' });
+      const edgeList = page.getByRole('list', {
+        name: 'The graph of Ticket triage with a rather long name to wrap, as text: 7 edges',
+      });
       expect(await edgeList.locator('li').allTextContents()).toEqual([
         'text_input "ticket" → llm_call "triage"',
         'text_input "customer" → llm_call "triage"',
@@ -191,7 +219,9 @@ describe('workflow and run pages in a real browser', () => {
     await page.waitForSelector('[role=alert]');
     const customer = page.locator('#input_customer');
     expect(await customer.getAttribute('aria-invalid')).toBe('true');
-    expect(await page.locator(`#${await customer.getAttribute('aria-describedby')}`).textContent()).toBe('Enter the customer.');
+    expect(await page.locator(`#${await customer.getAttribute('aria-describedby')}`).textContent()).toBe(
+      'Enter the customer.',
+    );
     expect(await page.locator('#input_ticket').getAttribute('aria-invalid')).toBeNull();
     expect(await page.inputValue('#input_ticket')).toBe('The export button does nothing');
     // After a refusal the skip link leads to the field it names.
@@ -225,7 +255,9 @@ describe('workflow and run pages in a real browser', () => {
     expect(await row('triage').locator('td.step-output pre').textContent()).toBe('URGENT: export is broken for Ada');
     expect(await row('acknowledge').locator('.badge').textContent()).toBe('skipped');
     expect(await row('reply').locator('.badge').textContent()).toBe('skipped');
-    expect(await page.locator('.graph g.node[data-node=acknowledge]').getAttribute('class')).toContain('status-skipped');
+    expect(await page.locator('.graph g.node[data-node=acknowledge]').getAttribute('class')).toContain(
+      'status-skipped',
+    );
     expect(await page.locator('main').textContent()).toContain('Escalated: URGENT: export is broken for Ada');
     expect(await page.locator('dl.inputs').textContent()).toContain('Ada');
     expect(await scrollsSideways(page)).toBe(false);
@@ -249,7 +281,9 @@ describe('workflow and run pages in a real browser', () => {
     expect(await history.count()).toBe(1);
     expect(await history.first().locator('.badge').textContent()).toBe('completed');
     await page.goto(`${server.baseUrl}/workflows`);
-    expect(await page.locator('table.workflows tbody tr', { hasText: 'Ticket triage' }).locator('.badge').textContent()).toBe('completed');
+    expect(
+      await page.locator('table.workflows tbody tr', { hasText: 'Ticket triage' }).locator('.badge').textContent(),
+    ).toBe('completed');
     expect(unexpectedErrors()).toEqual([]);
   });
 
@@ -276,7 +310,10 @@ describe('workflow and run pages in a real browser', () => {
     };
     const draftAnswer = held();
     const reviewAnswer = held();
-    fake.replies.push({ kind: 'completion', content: 'a first draft', until: draftAnswer.promise }, { kind: 'completion', content: 'reviewed and fine', until: reviewAnswer.promise });
+    fake.replies.push(
+      { kind: 'completion', content: 'a first draft', until: draftAnswer.promise },
+      { kind: 'completion', content: 'reviewed and fine', until: reviewAnswer.promise },
+    );
     const requested: string[] = [];
     const onRequest = (request: { url(): string }) => requested.push(new URL(request.url()).pathname);
     page.on('request', onRequest);
@@ -306,7 +343,9 @@ describe('workflow and run pages in a real browser', () => {
       expect(await row('draft').locator('td.step-output pre').textContent()).toBe('a first draft');
       expect(await row('draft').textContent()).toMatch(/\d+ tokens\d+ in, 3 out/);
       expect(await row('draft').locator('td').nth(2).textContent()).toMatch(/UTC\d+\.\d{2} s$/);
-      expect(await page.locator('.graph g.node[data-node=draft] text.node-type').textContent()).toBe('LLM call · completed');
+      expect(await page.locator('.graph g.node[data-node=draft] text.node-type').textContent()).toBe(
+        'LLM call · completed',
+      );
       expect(await page.locator('#run-status .badge').textContent()).toBe('running');
       expect(page.url()).toBe(`${server.baseUrl}${runPath}`);
       // All of that came from the event stream: the state part was not read.
@@ -412,7 +451,10 @@ describe('workflow and run pages in a real browser', () => {
   it('served by a process with no queue, the run page falls back to reading the state (its event stream answers 503)', async () => {
     // The run is executed by the first server's worker; the page is served by a second process on
     // the same store that has no queue, as an operator may run a web-only instance.
-    const webOnly = await startTestServer({ databaseUrl: server.databaseUrl, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' } });
+    const webOnly = await startTestServer({
+      databaseUrl: server.databaseUrl,
+      env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' },
+    });
     const context = await browser.newContext({ viewport: { width: SCREEN_WIDTHS.desktop, height: 900 } });
     try {
       await context.addCookies(await page.context().cookies());
@@ -422,7 +464,10 @@ describe('workflow and run pages in a real browser', () => {
       let navigations = 0;
       plain.on('framenavigated', (frame) => frame === plain.mainFrame() && navigations++);
       fake.replies.push({ kind: 'completion', content: 'routine question', delayMs: 2000 });
-      const started = await api.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: triageId } }, body: { inputs: { ticket: 'Where is my invoice?', customer: 'Eve' } } });
+      const started = await api.POST('/api/workflows/{workflow_id}/run', {
+        params: { path: { workflow_id: triageId } },
+        body: { inputs: { ticket: 'Where is my invoice?', customer: 'Eve' } },
+      });
       const runPath = `/workflows/${triageId}/runs/${started.data!.data.id}`;
       await plain.goto(`${webOnly.baseUrl}${runPath}`);
       expect(await plain.locator('#run-status .badge').textContent()).toMatch(/^(queued|running)$/);
@@ -430,7 +475,9 @@ describe('workflow and run pages in a real browser', () => {
       expect(await plain.locator('#run-announce').textContent()).toBe('The run completed.');
       expect(await plain.locator('main').textContent()).toContain('Thanks, Eve: <we are on it>');
       expect(answered).toContainEqual([`${runPath}/events`, 503]);
-      expect(answered.filter(([p, status]) => p === `${runPath}/state` && status === 200).length).toBeGreaterThanOrEqual(1);
+      expect(
+        answered.filter(([p, status]) => p === `${runPath}/state` && status === 200).length,
+      ).toBeGreaterThanOrEqual(1);
       expect(navigations).toBe(1); // updated in place, not reloaded
     } finally {
       await context.close();
@@ -438,28 +485,42 @@ describe('workflow and run pages in a real browser', () => {
     }
   });
 
-  it('a run\'s event stream is the signed-in user\'s own: another user\'s run, or a run under the wrong workflow, is a 404', async () => {
-    const started = await othersApi.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: othersId } }, body: { inputs: { ticket: 'theirs' } } });
+  it("a run's event stream is the signed-in user's own: another user's run, or a run under the wrong workflow, is a 404", async () => {
+    const started = await othersApi.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: othersId } },
+      body: { inputs: { ticket: 'theirs' } },
+    });
     const theirRun = started.data!.data.id;
     const mine = await api.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: triageId } } });
     const myRun = mine.data!.data[0]!.id;
-    expect((await page.request.get(`${server.baseUrl}/workflows/${othersId}/runs/${theirRun}/events`)).status()).toBe(404);
+    expect((await page.request.get(`${server.baseUrl}/workflows/${othersId}/runs/${theirRun}/events`)).status()).toBe(
+      404,
+    );
     expect((await page.request.get(`${server.baseUrl}/workflows/${othersId}/runs/${myRun}/events`)).status()).toBe(404);
-    expect((await page.request.get(`${server.baseUrl}/workflows/${triageId}/runs/${theirRun}/events`)).status()).toBe(404);
+    expect((await page.request.get(`${server.baseUrl}/workflows/${triageId}/runs/${theirRun}/events`)).status()).toBe(
+      404,
+    );
     // Mine, ended: its events replayed to run.finished, and the stream ends.
     const own = await page.request.get(`${server.baseUrl}/workflows/${triageId}/runs/${myRun}/events`);
     expect(own.status()).toBe(200);
     expect(await own.text()).toMatch(/event: run\.finished\ndata: \{[^\n]*"id":"run_/);
     // Signed out: the login page, never the stream.
     const anonymous = await browser.newContext();
-    const signedOut = await anonymous.request.get(`${server.baseUrl}/workflows/${triageId}/runs/${myRun}/events`, { maxRedirects: 0 });
+    const signedOut = await anonymous.request.get(`${server.baseUrl}/workflows/${triageId}/runs/${myRun}/events`, {
+      maxRedirects: 0,
+    });
     expect(signedOut.status()).toBe(303);
     expect(signedOut.headers().location).toMatch(/^\/login/);
     await anonymous.close();
   });
 
-  it('shows a failed node\'s error, and the nodes the run never reached', async () => {
-    fake.replies.push({ kind: 'error', status: 400, message: 'The model refused <this> prompt', type: 'invalid_request_error' });
+  it("shows a failed node's error, and the nodes the run never reached", async () => {
+    fake.replies.push({
+      kind: 'error',
+      status: 400,
+      message: 'The model refused <this> prompt',
+      type: 'invalid_request_error',
+    });
     await page.goto(`${server.baseUrl}/workflows/${triageId}`);
     await page.fill('#input_ticket', 'Anything');
     await page.fill('#input_customer', 'Bob');
@@ -474,7 +535,10 @@ describe('workflow and run pages in a real browser', () => {
   });
 
   it('works without JavaScript: the run form posts, the run page shows the state, a reload shows the end', async () => {
-    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: SCREEN_WIDTHS.phone, height: 900 } });
+    const context = await browser.newContext({
+      javaScriptEnabled: false,
+      viewport: { width: SCREEN_WIDTHS.phone, height: 900 },
+    });
     await context.addCookies(await page.context().cookies());
     const plain = await context.newPage();
     fake.replies.push({ kind: 'completion', content: 'routine question', delayMs: 300 });
@@ -484,10 +548,13 @@ describe('workflow and run pages in a real browser', () => {
     await plain.click('form.run-form button.primary');
     await plain.waitForURL((url) => url.pathname.includes('/runs/run_'));
     await expect
-      .poll(async () => {
-        await plain.reload();
-        return plain.locator('#run-status .badge').textContent();
-      }, { timeout: 15_000 })
+      .poll(
+        async () => {
+          await plain.reload();
+          return plain.locator('#run-status .badge').textContent();
+        },
+        { timeout: 15_000 },
+      )
       .toBe('completed');
     expect(await plain.locator('tr.step[data-node=escalate] .badge').textContent()).toBe('skipped');
     expect(await plain.locator('main').textContent()).toContain('Thanks, Cy: <we are on it>');
@@ -495,7 +562,7 @@ describe('workflow and run pages in a real browser', () => {
     await context.close();
   });
 
-  it('another user\'s workflow or run is a 404 page, as is a run under the wrong workflow', async () => {
+  it("another user's workflow or run is a 404 page, as is a run under the wrong workflow", async () => {
     const response = await page.goto(`${server.baseUrl}/workflows/${othersId}`);
     expect(response?.status()).toBe(404);
     expect(await page.textContent('h1')).toBe('Not found');

@@ -25,7 +25,11 @@ interface Waiting<I, R> {
  */
 export function batched<I, R, D extends object = Knex>(
   runBatch: (db: D, items: I[]) => Promise<R[]>,
-  { keyOf = () => '', max = Infinity, parallel = 1 }: { keyOf?: (item: I) => string; max?: number; parallel?: number } = {},
+  {
+    keyOf = () => '',
+    max = Infinity,
+    parallel = 1,
+  }: { keyOf?: (item: I) => string; max?: number; parallel?: number } = {},
 ): (db: D, item: I) => Promise<R> {
   /** Per database, by key: the items waiting, and how many batches of theirs are under way. */
   const lanes = new WeakMap<D, Map<string, Lane<I, R>>>();
@@ -36,7 +40,10 @@ export function batched<I, R, D extends object = Knex>(
     while (lane.queue.length > 0) {
       const batch = lane.queue.splice(0, max);
       try {
-        const results = await runBatch(db, batch.map((w) => w.item));
+        const results = await runBatch(
+          db,
+          batch.map((w) => w.item),
+        );
         batch.forEach((w, i) => w.resolve(results[i]!));
       } catch (err) {
         for (const w of batch) w.reject(err);
@@ -86,14 +93,21 @@ interface Lane<I, R> {
  * waits behind more than one batch, even when the database is slow). `readMany` answers what it
  * found by key; a key it did not find reads as undefined. `parallel`: as batched's.
  */
-export function batchedReads<K, V>(readMany: (db: Knex, keys: K[]) => Promise<Map<K, V>>, max: number, parallel = 1): (db: Knex, key: K) => Promise<V | undefined> {
-  return batched(async (db, keys: K[]) => {
-    const distinct = [...new Set(keys)];
-    const calls = [];
-    for (let i = 0; i < distinct.length; i += max) calls.push(readMany(db, distinct.slice(i, i + max)));
-    const found = new Map((await Promise.all(calls)).flatMap((answer) => [...answer]));
-    return keys.map((key) => found.get(key));
-  }, { parallel });
+export function batchedReads<K, V>(
+  readMany: (db: Knex, keys: K[]) => Promise<Map<K, V>>,
+  max: number,
+  parallel = 1,
+): (db: Knex, key: K) => Promise<V | undefined> {
+  return batched(
+    async (db, keys: K[]) => {
+      const distinct = [...new Set(keys)];
+      const calls = [];
+      for (let i = 0; i < distinct.length; i += max) calls.push(readMany(db, distinct.slice(i, i + max)));
+      const found = new Map((await Promise.all(calls)).flatMap((answer) => [...answer]));
+      return keys.map((key) => found.get(key));
+    },
+    { parallel },
+  );
 }
 
 /** What became of one item of a batch: its answer, or the error of a statement that was its own. */
@@ -104,7 +118,10 @@ export type Outcome<R> = R | { failed: unknown };
  * their order (so of two items that conflict, the first wins), and an error then fails its own
  * item only. `run` answers one outcome per item, in order.
  */
-export async function togetherElseAlone<I, R>(items: I[], run: (items: I[]) => Promise<Outcome<R>[]>): Promise<Outcome<R>[]> {
+export async function togetherElseAlone<I, R>(
+  items: I[],
+  run: (items: I[]) => Promise<Outcome<R>[]>,
+): Promise<Outcome<R>[]> {
   try {
     return await run(items);
   } catch (err) {

@@ -86,7 +86,10 @@ describe('batched, with a key per item and a max', () => {
   it('keeps a queue per key (batches of two keys go side by side), and puts at most max items in a batch, the rest waiting for the next', async () => {
     const calls: Array<{ items: string[]; answer(): void }> = [];
     const run = batched(
-      (_db: Knex, items: string[]) => new Promise<string[]>((resolve) => calls.push({ items, answer: () => resolve(items.map((i) => i.toUpperCase())) })),
+      (_db: Knex, items: string[]) =>
+        new Promise<string[]>((resolve) =>
+          calls.push({ items, answer: () => resolve(items.map((i) => i.toUpperCase())) }),
+        ),
       { keyOf: (item) => item[0]!, max: 2 },
     );
     const firsts = [run(db, 'a1'), run(db, 'b1')];

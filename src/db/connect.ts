@@ -49,13 +49,18 @@ export async function openDatabase(config: Config, options: OpenDatabaseOptions 
   const logger = options.logger ? { logger: options.logger } : {};
   // Requests' statements are bounded (DATABASE_STATEMENT_TIMEOUT_SECONDS); a migration's DDL may
   // take minutes on a large table, so migrations run on a pool of their own without that bound.
-  const db = createKnex(url, { poolMax: options.poolMax ?? 10, statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_SECONDS * 1000, ...logger });
+  const db = createKnex(url, {
+    poolMax: options.poolMax ?? 10,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_SECONDS * 1000,
+    ...logger,
+  });
   try {
     if (options.migrate ?? true) {
       const migrator = createKnex(url, { poolMax: 2, statementTimeoutMs: 0, ...logger });
       try {
         const applied = await migrateLatest(migrator, { sealer });
-        if (applied.length) options.onProgress?.(`applied ${applied.length} database migration${applied.length === 1 ? '' : 's'}`);
+        if (applied.length)
+          options.onProgress?.(`applied ${applied.length} database migration${applied.length === 1 ? '' : 's'}`);
       } finally {
         await destroyKnex(migrator);
       }
@@ -111,15 +116,28 @@ export function databaseProblem(err: unknown, url: string, variable: 'DATABASE_U
   const where = `${host}${port ? `:${port}` : ''}`;
   const hostAndPort = `check that ${variable} names the right host and port`;
   let problem: [string, string] | undefined;
-  if (code === 'ECONNREFUSED') problem = ['connection refused', `Check that the database server is running and listening there, and ${hostAndPort}.`];
-  else if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') problem = [`host "${host}" not found`, `Check the host name in ${variable} and DNS.`];
-  else if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') problem = ['host unreachable', `Check the network route and firewall, and ${hostAndPort}.`];
-  else if (code === 'ETIMEDOUT' || e.name === 'KnexTimeoutError' || /timeout|timed out/i.test(message)) problem = ['no answer in time', `Check for a firewall in between, and ${hostAndPort}.`];
-  else if (code === '28P01' || code === '28000' || code === 'ER_ACCESS_DENIED_ERROR') problem = ['the server refused the user name or password', `Check the credentials in ${variable}.`];
-  else if (code === '3D000' || code === 'ER_BAD_DB_ERROR') problem = [`database "${database}" does not exist`, `Create it, or fix the database name in ${variable}.`];
-  else if (code === 'ECONNRESET' || /self.signed|certificate|SSL|TLS/i.test(message)) problem = [`the connection failed (${message})`, `Check the port and the TLS settings in ${variable}.`];
+  if (code === 'ECONNREFUSED')
+    problem = [
+      'connection refused',
+      `Check that the database server is running and listening there, and ${hostAndPort}.`,
+    ];
+  else if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    problem = [`host "${host}" not found`, `Check the host name in ${variable} and DNS.`];
+  else if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH')
+    problem = ['host unreachable', `Check the network route and firewall, and ${hostAndPort}.`];
+  else if (code === 'ETIMEDOUT' || e.name === 'KnexTimeoutError' || /timeout|timed out/i.test(message))
+    problem = ['no answer in time', `Check for a firewall in between, and ${hostAndPort}.`];
+  else if (code === '28P01' || code === '28000' || code === 'ER_ACCESS_DENIED_ERROR')
+    problem = ['the server refused the user name or password', `Check the credentials in ${variable}.`];
+  else if (code === '3D000' || code === 'ER_BAD_DB_ERROR')
+    problem = [`database "${database}" does not exist`, `Create it, or fix the database name in ${variable}.`];
+  else if (code === 'ECONNRESET' || /self.signed|certificate|SSL|TLS/i.test(message))
+    problem = [`the connection failed (${message})`, `Check the port and the TLS settings in ${variable}.`];
   else if (/Connection terminated|from backend|PROTOCOL|handshake|Malformed/i.test(`${code} ${message}`)) {
-    problem = [`the connection failed (${message})`, `Check that the server at that port speaks the protocol of ${variable}'s scheme (postgres:// or mysql://), and ${hostAndPort}.`];
+    problem = [
+      `the connection failed (${message})`,
+      `Check that the server at that port speaks the protocol of ${variable}'s scheme (postgres:// or mysql://), and ${hostAndPort}.`,
+    ];
   }
   if (!problem) return undefined;
   return `Cannot use the database at ${where} (${variable}): ${problem[0]}. ${problem[1]}`;

@@ -40,7 +40,9 @@ describe('embedded PostgreSQL (the zero-setup default store)', () => {
   it('lets the admin CLI use a cluster another process already runs, instead of starting a second', async () => {
     const second = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'pg'), port });
     expect(second.startedHere).toBe(false);
-    expect(await admin('user', 'create', '--login', 'kept', '--password', 'k-e-p-t-password', '--name', 'Kept')).toMatchObject({ login: 'kept' });
+    expect(
+      await admin('user', 'create', '--login', 'kept', '--password', 'k-e-p-t-password', '--name', 'Kept'),
+    ).toMatchObject({ login: 'kept' });
   });
 
   it('keeps the data across a stop and a fresh start (here: by the admin CLI itself)', async () => {

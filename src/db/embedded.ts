@@ -1,6 +1,20 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, cp, lstat, mkdir, mkdtemp, readFile, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  cp,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { createRequire } from 'node:module';
@@ -140,7 +154,16 @@ async function postgresUser(): Promise<RunAs | undefined> {
     return { uid: await idOf('-u'), gid: await idOf('-g') };
   } catch {
     try {
-      await exec('useradd', ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', USER]);
+      await exec('useradd', [
+        '--system',
+        '--user-group',
+        '--no-create-home',
+        '--home-dir',
+        '/nonexistent',
+        '--shell',
+        '/usr/sbin/nologin',
+        USER,
+      ]);
       return { uid: await idOf('-u'), gid: await idOf('-g') };
     } catch (err) {
       throw new EmbeddedPostgresError(
@@ -180,7 +203,8 @@ async function rootBase(): Promise<string> {
 async function binariesFor(user: RunAs | undefined): Promise<string> {
   const native = nativeDir();
   if (!user || (await reachable(path.join(native, 'bin', 'postgres'), user))) return path.join(native, 'bin');
-  const version = (JSON.parse(await readFile(path.join(native, '..', 'package.json'), 'utf8')) as { version: string }).version;
+  const version = (JSON.parse(await readFile(path.join(native, '..', 'package.json'), 'utf8')) as { version: string })
+    .version;
   const copy = path.join(await rootBase(), `postgres-${version}`);
   if (!existsSync(path.join(copy, 'bin', 'postgres'))) {
     const tmp = await mkdtemp(path.join(ROOT_BASE, '.postgres-'));
@@ -235,11 +259,21 @@ function run(child: ChildProcess, log: (line: string) => void): Promise<void> {
     child.stdout?.on('data', collect);
     child.stderr?.on('data', collect);
     child.once('error', reject);
-    child.once('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`exit ${code ?? signal}: ${output.trim().split('\n').slice(-5).join(' | ')}`))));
+    child.once('close', (code, signal) =>
+      code === 0
+        ? resolve()
+        : reject(new Error(`exit ${code ?? signal}: ${output.trim().split('\n').slice(-5).join(' | ')}`)),
+    );
   });
 }
 
-async function initdb(bin: string, dataDir: string, password: string, user: RunAs | undefined, log: (line: string) => void): Promise<void> {
+async function initdb(
+  bin: string,
+  dataDir: string,
+  password: string,
+  user: RunAs | undefined,
+  log: (line: string) => void,
+): Promise<void> {
   // initdb reads the password from a file: one only its reader can open (a private directory
   // owned by the user initdb runs as), removed whatever happens.
   const privateDir = await mkdtemp(path.join(user ? await rootBase() : os.tmpdir(), '.pg-init-'));
@@ -252,7 +286,14 @@ async function initdb(bin: string, dataDir: string, password: string, user: RunA
     }
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
     if (user) await chown(dataDir, user.uid, user.gid);
-    const args = [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--lc-messages=C'];
+    const args = [
+      `--pgdata=${dataDir}`,
+      '--auth=scram-sha-256',
+      `--username=${USER}`,
+      `--pwfile=${pwfile}`,
+      '--encoding=UTF8',
+      '--lc-messages=C',
+    ];
     await run(spawnAs(path.join(bin, 'initdb'), args, user, false), log);
   } finally {
     await rm(privateDir, { recursive: true, force: true });
@@ -260,7 +301,13 @@ async function initdb(bin: string, dataDir: string, password: string, user: RunA
 }
 
 /** Starts postgres; resolves once it accepts connections, rejects if it exits first. */
-function startPostgres(bin: string, dataDir: string, port: number, user: RunAs | undefined, log: (line: string) => void): Promise<ChildProcess> {
+function startPostgres(
+  bin: string,
+  dataDir: string,
+  port: number,
+  user: RunAs | undefined,
+  log: (line: string) => void,
+): Promise<ChildProcess> {
   const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'lc_messages=C'];
   const child = spawnAs(path.join(bin, 'postgres'), args, user, true);
   return new Promise((resolve, reject) => {
@@ -274,7 +321,9 @@ function startPostgres(bin: string, dataDir: string, port: number, user: RunAs |
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
     child.once('error', reject);
-    child.once('exit', (code, signal) => reject(new Error(`exit ${code ?? signal}: ${output.trim().split('\n').slice(-5).join(' | ')}`)));
+    child.once('exit', (code, signal) =>
+      reject(new Error(`exit ${code ?? signal}: ${output.trim().split('\n').slice(-5).join(' | ')}`)),
+    );
   });
 }
 
@@ -306,7 +355,13 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   if (runningPort !== undefined) {
     const adminUrl = urlFor(password, runningPort, 'postgres');
     await createDatabaseIfMissing(adminUrl, database);
-    return { url: urlFor(password, runningPort, database), adminUrl, startedHere: false, initialised: false, stop: async () => {} };
+    return {
+      url: urlFor(password, runningPort, database),
+      adminUrl,
+      startedHere: false,
+      initialised: false,
+      stop: async () => {},
+    };
   }
 
   const log: string[] = [];
@@ -316,7 +371,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     options.onLog?.(line);
   };
   const failure = (what: string, err: unknown) =>
-    new EmbeddedPostgresError(`Embedded PostgreSQL failed to ${what} (data ${dataDir}, port ${wantedPort}): ${(err as Error).message}`);
+    new EmbeddedPostgresError(
+      `Embedded PostgreSQL failed to ${what} (data ${dataDir}, port ${wantedPort}): ${(err as Error).message}`,
+    );
 
   const progress = options.onProgress ?? (() => {});
   const relative = path.relative(process.cwd(), dataDir);
@@ -329,12 +386,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const user = await postgresUser();
   const bin = await binariesFor(user);
   const clusterDir = await placeCluster(dataDir, user);
-  if (!clusterExists) await initdb(bin, clusterDir, password, user, remember).catch((err) => Promise.reject(failure('initialise', err)));
+  if (!clusterExists)
+    await initdb(bin, clusterDir, password, user, remember).catch((err) => Promise.reject(failure('initialise', err)));
   const postgres = await startPostgres(bin, clusterDir, wantedPort, user, remember).catch((err: Error) => {
     const taken = /could not bind|Address already in use/.test(err.message);
     return Promise.reject(
       taken
-        ? new EmbeddedPostgresError(`Embedded PostgreSQL could not listen on port ${wantedPort} (taken by another program): set EMBEDDED_PG_PORT to a free port, or DATABASE_URL.`)
+        ? new EmbeddedPostgresError(
+            `Embedded PostgreSQL could not listen on port ${wantedPort} (taken by another program): set EMBEDDED_PG_PORT to a free port, or DATABASE_URL.`,
+          )
         : failure('start', err),
     );
   });
@@ -367,7 +427,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 export async function removeEmbeddedPostgresData(dataDir: string): Promise<void> {
   const resolved = path.resolve(dataDir);
   const linked = await lstat(resolved).catch(() => undefined);
-  if (linked?.isSymbolicLink()) await rm(await realpath(resolved).catch(() => resolved), { recursive: true, force: true });
+  if (linked?.isSymbolicLink())
+    await rm(await realpath(resolved).catch(() => resolved), { recursive: true, force: true });
   await rm(resolved, { recursive: true, force: true });
   await rm(`${resolved}.password`, { force: true });
 }

@@ -117,7 +117,10 @@ export function createKnex(url: string, options: KnexOptions = {}): Knex {
       } as Knex.MySql2ConnectionConfig,
       pool: {
         ...pool,
-        afterCreate(connection: Parameters<typeof boundMysqlQueries>[0], done: (err: Error | null, connection: unknown) => void) {
+        afterCreate(
+          connection: Parameters<typeof boundMysqlQueries>[0],
+          done: (err: Error | null, connection: unknown) => void,
+        ) {
           boundMysqlQueries(connection, statementMs);
           boundMysqlServer(connection, statementMs, () => done(null, connection));
         },
@@ -128,7 +131,8 @@ export function createKnex(url: string, options: KnexOptions = {}): Knex {
   } else {
     // query_timeout (the driver's) ends the wait for a stalled server; statement_timeout (the
     // server's, a little sooner) cancels a slow statement there, leaving the connection usable.
-    const bounds = statementMs > 0 ? { query_timeout: statementMs, statement_timeout: Math.max(1, statementMs - 500) } : {};
+    const bounds =
+      statementMs > 0 ? { query_timeout: statementMs, statement_timeout: Math.max(1, statementMs - 500) } : {};
     db = knex({
       client: 'pg',
       connection: { connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...bounds },

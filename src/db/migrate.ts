@@ -93,7 +93,9 @@ export async function migrateUp(db: Knex, options: MigrateOptions = {}): Promise
 
 /** Rolls back the last batch, or every migration with `all`; returns the names rolled back. */
 export async function migrateRollback(db: Knex, options: { all?: boolean } & MigrateOptions = {}): Promise<string[]> {
-  const [, rolledBack] = (await db.migrate.rollback(migratorConfig(options), options.all ?? false)) as [number, string[]];
+  const [, rolledBack] = (await db.migrate.rollback(migratorConfig(options), options.all ?? false)) as [
+    number,
+    string[],
+  ];
   return rolledBack;
 }
-

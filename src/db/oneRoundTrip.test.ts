@@ -55,10 +55,15 @@ describe.runIf(testDialects().includes('mysql'))('one-round-trip transactions (m
       await inOneRoundTrip(db, [{ sql: 'SELECT 1', values: [] }]);
       await destroyKnex(db);
     `;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, STORE_URL: t.url }, stdio: 'ignore' });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      env: { ...process.env, STORE_URL: t.url },
+      stdio: 'ignore',
+    });
     // An open mysql2 pool keeps a process alive for its 60 s idle timeout: well past this bound.
     const bound = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.once('exit', (c, s) => resolve([c, s])));
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) =>
+      child.once('exit', (c, s) => resolve([c, s])),
+    );
     clearTimeout(bound);
     expect({ code, signal }).toEqual({ code: 0, signal: null });
   }, 20_000);

@@ -88,7 +88,8 @@ function connectionOf(pool: Pool, acquireMs: number): Promise<PoolConnection> {
     }, acquireMs);
     pool.getConnection((err, connection) => {
       clearTimeout(timer);
-      if (late) connection?.release(); // its caller has gone
+      if (late)
+        connection?.release(); // its caller has gone
       else if (err) reject(err);
       else resolve(connection);
     });
@@ -109,7 +110,9 @@ export async function inOneRoundTrip(db: Knex, statements: readonly Statement[])
   const values = statements.flatMap((s) => s.values);
   try {
     const results = await new Promise<StatementResult[]>((resolve, reject) =>
-      connection.query<RowDataPacket[][]>({ sql, values }, (err, results) => (err ? reject(err) : resolve(results as StatementResult[]))),
+      connection.query<RowDataPacket[][]>({ sql, values }, (err, results) =>
+        err ? reject(err) : resolve(results as StatementResult[]),
+      ),
     );
     connection.release();
     return results.slice(1, -1);

@@ -12,7 +12,8 @@ type Params = Record<string, string | number | null>;
 /** Where a parameter goes in the built query (a string: knex refuses objects as values). */
 const PLACEHOLDER = '\u0000param:';
 const placeholder = (name: string) => `${PLACEHOLDER}${name}`;
-const paramName = (binding: unknown) => (typeof binding === 'string' && binding.startsWith(PLACEHOLDER) ? binding.slice(PLACEHOLDER.length) : undefined);
+const paramName = (binding: unknown) =>
+  typeof binding === 'string' && binding.startsWith(PLACEHOLDER) ? binding.slice(PLACEHOLDER.length) : undefined;
 
 interface Compiled {
   sql: string;
@@ -24,7 +25,11 @@ interface MysqlConnection {
   execute(sql: string, values: unknown[], callback: (err: Error | null, rows: unknown) => void): void;
 }
 interface PgConnection {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[]; rowCount: number | null }>;
+  query(config: {
+    name: string;
+    text: string;
+    values: unknown[];
+  }): Promise<{ rows: unknown[]; rowCount: number | null }>;
 }
 
 export interface PreparedQuery<P extends Params, Row> {
@@ -102,7 +107,11 @@ export function prepared<P extends Params, Row = Record<string, unknown>>(
     },
     async run(db, params) {
       const result = await execute(db, params);
-      return Number(dialectOf(db) === 'mysql' ? (result as { affectedRows: number }).affectedRows : (result as { rowCount: number | null }).rowCount ?? 0);
+      return Number(
+        dialectOf(db) === 'mysql'
+          ? (result as { affectedRows: number }).affectedRows
+          : ((result as { rowCount: number | null }).rowCount ?? 0),
+      );
     },
   };
 }

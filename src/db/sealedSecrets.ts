@@ -65,7 +65,9 @@ export async function sealAllSecrets(db: Knex, sealer: Sealer): Promise<ResealRe
           continue;
         }
         const plaintext = isSealed(value) ? sealer.open(value, contextOf(c, id)) : value;
-        await trx(c.table).where(c.key, id).update({ [c.column]: sealer.seal(plaintext, contextOf(c, id)) });
+        await trx(c.table)
+          .where(c.key, id)
+          .update({ [c.column]: sealer.seal(plaintext, contextOf(c, id)) });
         report.sealed++;
       }
     }
@@ -80,7 +82,10 @@ export async function unsealAllSecrets(db: Knex, sealer: Sealer): Promise<void> 
     for (const row of rows) {
       const id = String(row[c.key]);
       const value = row[c.column]!;
-      if (isSealed(value)) await db(c.table).where(c.key, id).update({ [c.column]: sealer.open(value, contextOf(c, id)) });
+      if (isSealed(value))
+        await db(c.table)
+          .where(c.key, id)
+          .update({ [c.column]: sealer.open(value, contextOf(c, id)) });
     }
   }
 }

@@ -42,13 +42,19 @@ describe('transient store errors', () => {
 
   it('retryConflicts makes a call again while it loses lock conflicts, and gives up with its error after the tries', async () => {
     let calls = 0;
-    expect(await retryConflicts(async () => (++calls < 3 ? Promise.reject(error({ errno: 1467 })) : 'stored'))).toBe('stored');
+    expect(await retryConflicts(async () => (++calls < 3 ? Promise.reject(error({ errno: 1467 })) : 'stored'))).toBe(
+      'stored',
+    );
     expect(calls).toBe(3);
     calls = 0;
-    await expect(retryConflicts(async () => (calls++, Promise.reject(error({ code: '40P01' }))), 2)).rejects.toMatchObject({ code: '40P01' });
+    await expect(
+      retryConflicts(async () => (calls++, Promise.reject(error({ code: '40P01' }))), 2),
+    ).rejects.toMatchObject({ code: '40P01' });
     expect(calls).toBe(2);
     calls = 0;
-    await expect(retryConflicts(async () => (calls++, Promise.reject(error({ code: 'ER_DUP_ENTRY' }))))).rejects.toMatchObject({ code: 'ER_DUP_ENTRY' });
+    await expect(
+      retryConflicts(async () => (calls++, Promise.reject(error({ code: 'ER_DUP_ENTRY' })))),
+    ).rejects.toMatchObject({ code: 'ER_DUP_ENTRY' });
     expect(calls).toBe(1);
   });
 });

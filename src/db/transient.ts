@@ -29,16 +29,30 @@ export function isLockConflict(err: unknown): boolean {
  * and the errors mysql2 marks fatal (the connection is closed: "Can't add new command when
  * connection is in closed state"), or pg's for a client whose connection failed.
  */
-const LOST_CODES = new Set(['ER_SERVER_SHUTDOWN', 'ER_CONNECTION_KILLED', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'PROTOCOL_SEQUENCE_TIMEOUT']);
+const LOST_CODES = new Set([
+  'ER_SERVER_SHUTDOWN',
+  'ER_CONNECTION_KILLED',
+  'ECONNABORTED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+]);
 
 /** The connection under a statement was lost: whether the statement took effect is unknown. */
 export function isConnectionLost(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
-  const { code, errno, fatal, message } = err as { code?: unknown; errno?: unknown; fatal?: unknown; message?: unknown };
+  const { code, errno, fatal, message } = err as {
+    code?: unknown;
+    errno?: unknown;
+    fatal?: unknown;
+    message?: unknown;
+  };
   if (typeof code === 'string' && LOST_CODES.has(code)) return true;
   if (errno === 1053 || errno === 1927) return true;
   if (fatal === true && !isLockConflict(err)) return true;
-  return typeof message === 'string' && /closed state|not queryable|Connection lost|connection is closed/i.test(message);
+  return (
+    typeof message === 'string' && /closed state|not queryable|Connection lost|connection is closed/i.test(message)
+  );
 }
 
 /** Any store error that is not the request's fault and may pass: answered 503 with Retry-After, never 500. */

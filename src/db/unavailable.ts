@@ -23,5 +23,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   const { code, name, message } = err as { code?: unknown; name?: unknown; message?: unknown };
   if (typeof code === 'string' && unavailableCodes.has(code)) return true;
   if (name === 'KnexTimeoutError') return true;
-  return typeof message === 'string' && /Connection terminated|Timeout acquiring a connection|Query read timeout/.test(message);
+  return (
+    typeof message === 'string' &&
+    /Connection terminated|Timeout acquiring a connection|Query read timeout/.test(message)
+  );
 }

@@ -9,8 +9,10 @@ import type { Operations } from '../http/operations.ts';
 import { pageOf, paginationLinks } from '../http/pagination.ts';
 import * as callbacks from './callbacks.ts';
 
-type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
-  operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
+type JsonOf<
+  Op extends keyof operations,
+  Status extends keyof operations[Op]['responses'],
+> = operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
 
 type CreateBody = operations['createCallback']['requestBody']['content']['application/json'];
 type ListQuery = NonNullable<operations['listCallbacks']['parameters']['query']>;
@@ -44,8 +46,17 @@ export function callbackOperations(ctx: AppContext): Operations {
   }
 
   async function listCallbackAttempts(req: Request, res: Response<JsonOf<'listCallbackAttempts', 200>>) {
-    const page = await callbacks.listCallbackAttempts(ctx, userOf(req), workflowIdOf(req), callbackIdOf(req), pageOfRequest(req));
-    res.setHeader('Link', paginationLinks(`/api/workflows/${workflowIdOf(req)}/callbacks/${callbackIdOf(req)}/attempts`, page.meta));
+    const page = await callbacks.listCallbackAttempts(
+      ctx,
+      userOf(req),
+      workflowIdOf(req),
+      callbackIdOf(req),
+      pageOfRequest(req),
+    );
+    res.setHeader(
+      'Link',
+      paginationLinks(`/api/workflows/${workflowIdOf(req)}/callbacks/${callbackIdOf(req)}/attempts`, page.meta),
+    );
     res.status(200).json(page);
   }
 

@@ -44,7 +44,20 @@ export interface AttemptRow {
   event_type: string;
 }
 
-const CALLBACK_COLUMNS = ['id', 'workflow_id', 'user_id', 'url', 'description', 'secret', 'created_at', 'status', 'paused_at', 'disabled_reason', 'consecutive_failures', 'failing_since'] as const;
+const CALLBACK_COLUMNS = [
+  'id',
+  'workflow_id',
+  'user_id',
+  'url',
+  'description',
+  'secret',
+  'created_at',
+  'status',
+  'paused_at',
+  'disabled_reason',
+  'consecutive_failures',
+  'failing_since',
+] as const;
 const num = (v: unknown) => Number(v);
 const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 const callbackFromDb = (row: CallbackRow): CallbackRow => ({
@@ -61,12 +74,23 @@ export async function insertCallback(db: Knex, row: CallbackRow): Promise<void> 
 }
 
 export async function countCallbacks(db: Knex, workflowId: string): Promise<number> {
-  const row = (await db('workflow_callbacks').where({ workflow_id: workflowId }).count({ n: '*' }).first()) as { n: number | string };
+  const row = (await db('workflow_callbacks').where({ workflow_id: workflowId }).count({ n: '*' }).first()) as {
+    n: number | string;
+  };
   return num(row.n);
 }
 
-export async function listCallbacksNewestFirst(db: Knex, workflowId: string, page: { offset: number; limit: number }): Promise<CallbackRow[]> {
-  const rows = (await db('workflow_callbacks').select(CALLBACK_COLUMNS).where({ workflow_id: workflowId }).orderBy('seq', 'desc').offset(page.offset).limit(page.limit)) as CallbackRow[];
+export async function listCallbacksNewestFirst(
+  db: Knex,
+  workflowId: string,
+  page: { offset: number; limit: number },
+): Promise<CallbackRow[]> {
+  const rows = (await db('workflow_callbacks')
+    .select(CALLBACK_COLUMNS)
+    .where({ workflow_id: workflowId })
+    .orderBy('seq', 'desc')
+    .offset(page.offset)
+    .limit(page.limit)) as CallbackRow[];
   return rows.map(callbackFromDb);
 }
 
@@ -79,13 +103,21 @@ export async function callbacksOfRun(db: Knex, runId: string): Promise<CallbackR
   return rows.map(callbackFromDb);
 }
 
-export async function findCallbackOfWorkflow(db: Knex, workflowId: string, id: string): Promise<CallbackRow | undefined> {
-  const row = (await db('workflow_callbacks').select(CALLBACK_COLUMNS).where({ workflow_id: workflowId, id }).first()) as CallbackRow | undefined;
+export async function findCallbackOfWorkflow(
+  db: Knex,
+  workflowId: string,
+  id: string,
+): Promise<CallbackRow | undefined> {
+  const row = (await db('workflow_callbacks')
+    .select(CALLBACK_COLUMNS)
+    .where({ workflow_id: workflowId, id })
+    .first()) as CallbackRow | undefined;
   return row && callbackFromDb(row);
 }
 
 export async function findCallback(db: Knex, id: string): Promise<CallbackRow | undefined> {
-  const row = (await db('workflow_callbacks').select(CALLBACK_COLUMNS).where({ id }).first()) as CallbackRow | undefined;
+  const row = (await db('workflow_callbacks').select(CALLBACK_COLUMNS).where({ id }).first()) as
+    CallbackRow | undefined;
   return row && callbackFromDb(row);
 }
 
@@ -98,16 +130,30 @@ export async function deleteCallback(db: Knex, workflowId: string, id: string): 
 export async function insertMessageOnce(db: Knex, row: MessageRow): Promise<boolean> {
   await db('callback_messages').insert(row).onConflict(['callback_id', 'run_id']).ignore();
   // The dialects answer an ignored insert differently: read back whose message stands.
-  const found = (await db('callback_messages').select('id').where({ callback_id: row.callback_id, run_id: row.run_id }).first()) as { id: string } | undefined;
+  const found = (await db('callback_messages')
+    .select('id')
+    .where({ callback_id: row.callback_id, run_id: row.run_id })
+    .first()) as { id: string } | undefined;
   return found?.id === row.id;
 }
 
 /** A message with what its delivery needs: its callback (URL, sealed secret); undefined once the callback is gone. */
-export async function findMessageForDelivery(db: Knex, messageId: string): Promise<{ message: MessageRow; callback: CallbackRow } | undefined> {
+export async function findMessageForDelivery(
+  db: Knex,
+  messageId: string,
+): Promise<{ message: MessageRow; callback: CallbackRow } | undefined> {
   const message = (await db('callback_messages').where({ id: messageId }).first()) as MessageRow | undefined;
   if (!message) return undefined;
-  const callback = (await db('workflow_callbacks').select(CALLBACK_COLUMNS).where({ id: message.callback_id }).first()) as CallbackRow | undefined;
-  return callback && { message: { ...message, attempts: num(message.attempts), created_at: num(message.created_at) }, callback: callbackFromDb(callback) };
+  const callback = (await db('workflow_callbacks')
+    .select(CALLBACK_COLUMNS)
+    .where({ id: message.callback_id })
+    .first()) as CallbackRow | undefined;
+  return (
+    callback && {
+      message: { ...message, attempts: num(message.attempts), created_at: num(message.created_at) },
+      callback: callbackFromDb(callback),
+    }
+  );
 }
 
 /** When a callback whose attempts keep failing is paused: this many in a row, the first at least this long ago (ms). */
@@ -129,20 +175,35 @@ export async function recordAttempt(
 ): Promise<boolean> {
   return db.transaction(async (trx) => {
     await trx('callback_attempts').insert(attempt);
-    await trx('callback_messages').where({ id: attempt.message_id }).update({ status: messageStatus, attempts: attempt.attempt });
+    await trx('callback_messages')
+      .where({ id: attempt.message_id })
+      .update({ status: messageStatus, attempts: attempt.attempt });
     const callback = trx('workflow_callbacks').where({ id: attempt.callback_id });
     if (attempt.status === 'succeeded') {
       await callback.update({ consecutive_failures: 0, failing_since: null });
       return false;
     }
-    await callback.clone().update({ consecutive_failures: trx.raw('consecutive_failures + 1'), failing_since: trx.raw('COALESCE(failing_since, ?)', [attempt.attempted_at]) });
+    await callback.clone().update({
+      consecutive_failures: trx.raw('consecutive_failures + 1'),
+      failing_since: trx.raw('COALESCE(failing_since, ?)', [attempt.attempted_at]),
+    });
     if (pause.failures === 0) return false;
-    const row = (await callback.clone().select('consecutive_failures', 'failing_since').first()) as { consecutive_failures: number | string; failing_since: number | string | null } | undefined;
+    const row = (await callback.clone().select('consecutive_failures', 'failing_since').first()) as
+      { consecutive_failures: number | string; failing_since: number | string | null } | undefined;
     if (!row) return false;
     const since = numOrNull(row.failing_since) ?? attempt.attempted_at;
     if (num(row.consecutive_failures) < pause.failures || attempt.attempted_at - since < pause.periodMs) return false;
-    const reason = `${num(row.consecutive_failures)} consecutive failed attempts since ${new Date(since).toISOString()}; the last: ${attempt.error ?? 'failed'}`.slice(0, 500);
-    return (await callback.clone().where({ status: 'active' }).update({ status: 'paused', paused_at: attempt.attempted_at, disabled_reason: reason })) > 0;
+    const reason =
+      `${num(row.consecutive_failures)} consecutive failed attempts since ${new Date(since).toISOString()}; the last: ${attempt.error ?? 'failed'}`.slice(
+        0,
+        500,
+      );
+    return (
+      (await callback
+        .clone()
+        .where({ status: 'active' })
+        .update({ status: 'paused', paused_at: attempt.attempted_at, disabled_reason: reason })) > 0
+    );
   });
 }
 
@@ -156,7 +217,11 @@ export async function enableCallback(db: Knex, workflowId: string, id: string): 
 
 /** Messages of the callback not yet settled (what pausing held back), oldest first. */
 export async function pendingMessagesOf(db: Knex, callbackId: string, limit: number): Promise<string[]> {
-  return (await db('callback_messages').where({ callback_id: callbackId, status: 'pending' }).orderBy('seq').limit(limit).pluck('id')) as string[];
+  return (await db('callback_messages')
+    .where({ callback_id: callbackId, status: 'pending' })
+    .orderBy('seq')
+    .limit(limit)
+    .pluck('id')) as string[];
 }
 
 /** The callbacks of these users (their delivery jobs' groups). */
@@ -165,14 +230,32 @@ export async function callbackIdsOfUsers(db: Knex, userIds: number[]): Promise<s
 }
 
 export async function countAttempts(db: Knex, callbackId: string): Promise<number> {
-  const row = (await db('callback_attempts').where({ callback_id: callbackId }).count({ n: '*' }).first()) as { n: number | string };
+  const row = (await db('callback_attempts').where({ callback_id: callbackId }).count({ n: '*' }).first()) as {
+    n: number | string;
+  };
   return num(row.n);
 }
 
-export async function listAttemptsNewestFirst(db: Knex, callbackId: string, page: { offset: number; limit: number }): Promise<AttemptRow[]> {
+export async function listAttemptsNewestFirst(
+  db: Knex,
+  callbackId: string,
+  page: { offset: number; limit: number },
+): Promise<AttemptRow[]> {
   const rows = (await db('callback_attempts as a')
     .join('callback_messages as m', 'm.id', 'a.message_id')
-    .select('a.seq', 'a.message_id', 'a.callback_id', 'a.attempt', 'a.status', 'a.response_status', 'a.error', 'a.duration_ms', 'a.attempted_at', 'm.run_id', 'm.event_type')
+    .select(
+      'a.seq',
+      'a.message_id',
+      'a.callback_id',
+      'a.attempt',
+      'a.status',
+      'a.response_status',
+      'a.error',
+      'a.duration_ms',
+      'a.attempted_at',
+      'm.run_id',
+      'm.event_type',
+    )
     .where({ 'a.callback_id': callbackId })
     .orderBy('a.seq', 'desc')
     .offset(page.offset)
@@ -208,7 +291,11 @@ export async function runEndsWithoutMessage(db: Knex, since: number, before: num
 }
 
 /** Messages made a while ago and never attempted: their job may never have been queued (the queue failed). */
-export async function messagesNeverAttempted(db: Knex, before: number, limit: number): Promise<Array<{ id: string; callback_id: string; user_id: number }>> {
+export async function messagesNeverAttempted(
+  db: Knex,
+  before: number,
+  limit: number,
+): Promise<Array<{ id: string; callback_id: string; user_id: number }>> {
   const rows = (await db('callback_messages as m')
     .join('workflow_callbacks as c', 'c.id', 'm.callback_id')
     .select('m.id', 'm.callback_id', 'c.user_id')

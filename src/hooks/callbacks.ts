@@ -54,7 +54,10 @@ function toAttempt(row: AttemptRow): CallbackAttempt {
   };
 }
 
-const pageOf = (request: { page: number; perPage: number }) => ({ offset: (request.page - 1) * request.perPage, limit: request.perPage });
+const pageOf = (request: { page: number; perPage: number }) => ({
+  offset: (request.page - 1) * request.perPage,
+  limit: request.perPage,
+});
 const metaOf = (request: { page: number; perPage: number }, total: number): PageMeta => ({
   page: request.page,
   per_page: request.perPage,
@@ -81,7 +84,8 @@ export async function createCallback(
 ): Promise<CallbackWithSecret> {
   await getWorkflow(ctx, userId, workflowId); // the user's, and not deleted: else 404
   checkCallbackUrl(ctx, body.url);
-  if ((await store.countCallbacks(ctx.db, workflowId)) >= MAX_CALLBACKS_PER_WORKFLOW) throw hookLimitReached('callbacks', MAX_CALLBACKS_PER_WORKFLOW);
+  if ((await store.countCallbacks(ctx.db, workflowId)) >= MAX_CALLBACKS_PER_WORKFLOW)
+    throw hookLimitReached('callbacks', MAX_CALLBACKS_PER_WORKFLOW);
   const secret = newCallbackSecret();
   const id = `cb_${ulid()}`;
   const row: CallbackRow = {
@@ -102,14 +106,27 @@ export async function createCallback(
   return { ...toCallback(row), secret };
 }
 
-export async function listCallbacks(ctx: CallbackContext, userId: number, workflowId: string, request: { page: number; perPage: number }): Promise<{ data: Callback[]; meta: PageMeta }> {
+export async function listCallbacks(
+  ctx: CallbackContext,
+  userId: number,
+  workflowId: string,
+  request: { page: number; perPage: number },
+): Promise<{ data: Callback[]; meta: PageMeta }> {
   await getWorkflow(ctx, userId, workflowId);
-  const [total, rows] = await Promise.all([store.countCallbacks(ctx.db, workflowId), store.listCallbacksNewestFirst(ctx.db, workflowId, pageOf(request))]);
+  const [total, rows] = await Promise.all([
+    store.countCallbacks(ctx.db, workflowId),
+    store.listCallbacksNewestFirst(ctx.db, workflowId, pageOf(request)),
+  ]);
   return { data: rows.map(toCallback), meta: metaOf(request, total) };
 }
 
 /** Deletes the callback: a delivery job that comes later finds no message and does nothing. */
-export async function deleteCallback(ctx: CallbackContext, userId: number, workflowId: string, callbackId: string): Promise<void> {
+export async function deleteCallback(
+  ctx: CallbackContext,
+  userId: number,
+  workflowId: string,
+  callbackId: string,
+): Promise<void> {
   await getWorkflow(ctx, userId, workflowId);
   if (!(await store.deleteCallback(ctx.db, workflowId, callbackId))) throw callbackNotFound(callbackId);
 }
@@ -118,7 +135,12 @@ export async function deleteCallback(ctx: CallbackContext, userId: number, workf
  * The callback active again (its owner's call: the service paused it when its deliveries kept
  * failing), its held-back messages queued again; an active one is left as it is.
  */
-export async function enableCallback(ctx: CallbackContext, userId: number, workflowId: string, callbackId: string): Promise<Callback> {
+export async function enableCallback(
+  ctx: CallbackContext,
+  userId: number,
+  workflowId: string,
+  callbackId: string,
+): Promise<Callback> {
   await getWorkflow(ctx, userId, workflowId);
   const before = await store.findCallbackOfWorkflow(ctx.db, workflowId, callbackId);
   if (!before) throw callbackNotFound(callbackId);
@@ -140,6 +162,9 @@ export async function listCallbackAttempts(
 ): Promise<{ data: CallbackAttempt[]; meta: PageMeta }> {
   await getWorkflow(ctx, userId, workflowId);
   if (!(await store.findCallbackOfWorkflow(ctx.db, workflowId, callbackId))) throw callbackNotFound(callbackId);
-  const [total, rows] = await Promise.all([store.countAttempts(ctx.db, callbackId), store.listAttemptsNewestFirst(ctx.db, callbackId, pageOf(request))]);
+  const [total, rows] = await Promise.all([
+    store.countAttempts(ctx.db, callbackId),
+    store.listAttemptsNewestFirst(ctx.db, callbackId, pageOf(request)),
+  ]);
   return { data: rows.map(toAttempt), meta: metaOf(request, total) };
 }

@@ -38,7 +38,12 @@ export interface CallbackRetry {
 }
 
 /** 15 attempts over at least 24.2 hours: 30 s, 1, 2, 4, 8, 16, 32, 64, 128 min, then every 4 h. */
-export const CALLBACK_RETRY: CallbackRetry = { retryLimit: 14, retryDelay: 30, retryBackoff: true, retryDelayMax: 4 * 3600 };
+export const CALLBACK_RETRY: CallbackRetry = {
+  retryLimit: 14,
+  retryDelay: 30,
+  retryBackoff: true,
+  retryDelayMax: 4 * 3600,
+};
 
 /** The shortest time pg-boss can take from the first attempt to the last under `policy` (its jitter only lengthens a delay). */
 export function shortestRetrySpanSeconds(policy: CallbackRetry): number {
@@ -76,7 +81,11 @@ export interface CallbackDeliveries {
 
 /** The event a callback receives: Standard Webhooks' `{type, timestamp, data}`, the run as getRun has it without logs. */
 export function eventOf(run: RunRow, eventType: string): string {
-  return JSON.stringify({ type: eventType, timestamp: new Date(run.finished_at ?? run.created_at).toISOString(), data: toRun(run) });
+  return JSON.stringify({
+    type: eventType,
+    timestamp: new Date(run.finished_at ?? run.created_at).toISOString(),
+    data: toRun(run),
+  });
 }
 
 interface AttemptOutcome {
@@ -86,7 +95,13 @@ interface AttemptOutcome {
 }
 
 /** POSTs one attempt through the outbound guard: any 2xx is a delivery; no redirect is followed. */
-async function post(policy: OutboundPolicy, timeoutMs: number, url: string, headers: Record<string, string>, body: string): Promise<AttemptOutcome> {
+async function post(
+  policy: OutboundPolicy,
+  timeoutMs: number,
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<AttemptOutcome> {
   try {
     const res = await outboundRequest(policy, {
       method: 'POST',
@@ -100,7 +115,8 @@ async function post(policy: OutboundPolicy, timeoutMs: number, url: string, head
     if (res.status >= 200 && res.status < 300) return { status: 'succeeded', response_status: res.status, error: null };
     return { status: 'failed', response_status: res.status, error: `The endpoint answered ${res.status}.` };
   } catch (err) {
-    if (err instanceof OutboundError) return { status: 'failed', response_status: null, error: `${err.code}: ${err.message}` };
+    if (err instanceof OutboundError)
+      return { status: 'failed', response_status: null, error: `${err.code}: ${err.message}` };
     throw err;
   }
 }
@@ -120,17 +136,29 @@ function fairnessOf(ctx: DeliveryContext, boss: PgBoss) {
 }
 
 /** The callbacks' pg-boss queue on `boss` (the run queue's), made or brought up to date with `retry`. */
-export async function startCallbackDeliveries(ctx: DeliveryContext, boss: PgBoss, retry: CallbackRetry = CALLBACK_RETRY): Promise<CallbackDeliveries> {
+export async function startCallbackDeliveries(
+  ctx: DeliveryContext,
+  boss: PgBoss,
+  retry: CallbackRetry = CALLBACK_RETRY,
+): Promise<CallbackDeliveries> {
   const timeoutMs = ctx.config.CALLBACK_TIMEOUT_MS;
   const settings = { ...retry, expireInSeconds: Math.ceil(timeoutMs / 1000) + 30 };
   // One queued-or-active job per message (singletonKey = message id): queueing again is a no-op.
-  if (!(await boss.getQueue(CALLBACK_QUEUE))) await boss.createQueue(CALLBACK_QUEUE, { policy: 'exclusive', ...settings });
+  if (!(await boss.getQueue(CALLBACK_QUEUE)))
+    await boss.createQueue(CALLBACK_QUEUE, { policy: 'exclusive', ...settings });
   else await boss.updateQueue(CALLBACK_QUEUE, settings);
   const policy: OutboundPolicy = { allow: allowListOf(ctx.config.WORKFLOW_HTTP_ALLOW_HOSTS) };
-  const pause = { failures: ctx.config.CALLBACK_PAUSE_AFTER_FAILURES, periodMs: ctx.config.CALLBACK_PAUSE_AFTER_SECONDS * 1000 };
+  const pause = {
+    failures: ctx.config.CALLBACK_PAUSE_AFTER_FAILURES,
+    periodMs: ctx.config.CALLBACK_PAUSE_AFTER_SECONDS * 1000,
+  };
   // The callback is the job's group: pg-boss bounds the deliveries under way per group (fairDeliveries.ts).
   const send = (messageId: string, callback: { id: string; user_id: number }) =>
-    boss.send(CALLBACK_QUEUE, { messageId, userId: callback.user_id, callbackId: callback.id } satisfies DeliveryJobData, { singletonKey: messageId, group: { id: callback.id } });
+    boss.send(
+      CALLBACK_QUEUE,
+      { messageId, userId: callback.user_id, callbackId: callback.id } satisfies DeliveryJobData,
+      { singletonKey: messageId, group: { id: callback.id } },
+    );
   let fair: FairDeliveries | undefined;
 
   async function runEnded(runId: string): Promise<void> {
@@ -141,9 +169,18 @@ export async function startCallbackDeliveries(ctx: DeliveryContext, boss: PgBoss
     if (!run || !isTerminal(run.status)) return;
     for (const callback of callbacks) {
       if (callback.created_at > (run.finished_at ?? 0)) continue; // made after the run ended
-      const message: MessageRow = { id: `msg_${ulid()}`, callback_id: callback.id, run_id: run.id, event_type: `run.${run.status}`, status: 'pending', attempts: 0, created_at: ctx.now() };
+      const message: MessageRow = {
+        id: `msg_${ulid()}`,
+        callback_id: callback.id,
+        run_id: run.id,
+        event_type: `run.${run.status}`,
+        status: 'pending',
+        attempts: 0,
+        created_at: ctx.now(),
+      };
       // A paused callback's message waits, pending, for its owner to re-enable it (resume).
-      if ((await store.insertMessageOnce(ctx.db, message)) && callback.status === 'active') await send(message.id, callback);
+      if ((await store.insertMessageOnce(ctx.db, message)) && callback.status === 'active')
+        await send(message.id, callback);
     }
   }
 
@@ -158,14 +195,39 @@ export async function startCallbackDeliveries(ctx: DeliveryContext, boss: PgBoss
     const body = eventOf(run, message.event_type);
     const at = ctx.now();
     const started = performance.now();
-    const outcome = await post(policy, timeoutMs, callback.url, webhookHeaders(sealer.open(callback.secret, secretContext(callback.id)), message.id, at, body), body);
+    const outcome = await post(
+      policy,
+      timeoutMs,
+      callback.url,
+      webhookHeaders(sealer.open(callback.secret, secretContext(callback.id)), message.id, at, body),
+      body,
+    );
     // A message queued again after a pause keeps the attempts it had: its budget does not restart.
     const last = job.retryCount >= job.retryLimit || message.attempts >= job.retryLimit;
-    const attempt = { message_id: message.id, callback_id: callback.id, attempt: message.attempts + 1, ...outcome, duration_ms: Math.round(performance.now() - started), attempted_at: at };
-    const paused = await store.recordAttempt(ctx.db, attempt, outcome.status === 'succeeded' ? 'delivered' : last ? 'failed' : 'pending', pause);
+    const attempt = {
+      message_id: message.id,
+      callback_id: callback.id,
+      attempt: message.attempts + 1,
+      ...outcome,
+      duration_ms: Math.round(performance.now() - started),
+      attempted_at: at,
+    };
+    const paused = await store.recordAttempt(
+      ctx.db,
+      attempt,
+      outcome.status === 'succeeded' ? 'delivered' : last ? 'failed' : 'pending',
+      pause,
+    );
     if (outcome.status === 'succeeded') return;
-    ctx.logger.info({ messageId: message.id, callbackId: callback.id, attempt: attempt.attempt, error: outcome.error, last, paused }, 'callback delivery failed');
-    if (paused) ctx.logger.warn({ callbackId: callback.id, userId: callback.user_id }, 'callback paused: its deliveries keep failing');
+    ctx.logger.info(
+      { messageId: message.id, callbackId: callback.id, attempt: attempt.attempt, error: outcome.error, last, paused },
+      'callback delivery failed',
+    );
+    if (paused)
+      ctx.logger.warn(
+        { callbackId: callback.id, userId: callback.user_id },
+        'callback paused: its deliveries keep failing',
+      );
     // Paused, the retry would find it paused and do nothing: the message waits for resume instead.
     if (!last && !paused) throw new Error(outcome.error ?? 'delivery failed');
   }
@@ -180,8 +242,10 @@ export async function startCallbackDeliveries(ctx: DeliveryContext, boss: PgBoss
     },
     async sweep() {
       const now = ctx.now();
-      for (const runId of await store.runEndsWithoutMessage(ctx.db, now - SWEEP_WINDOW_MS, now - SWEEP_GRACE_MS, 100)) await runEnded(runId);
-      for (const m of await store.messagesNeverAttempted(ctx.db, now - SWEEP_GRACE_MS * 4, 100)) await send(m.id, { id: m.callback_id, user_id: m.user_id });
+      for (const runId of await store.runEndsWithoutMessage(ctx.db, now - SWEEP_WINDOW_MS, now - SWEEP_GRACE_MS, 100))
+        await runEnded(runId);
+      for (const m of await store.messagesNeverAttempted(ctx.db, now - SWEEP_GRACE_MS * 4, 100))
+        await send(m.id, { id: m.callback_id, user_id: m.user_id });
     },
     async resume(callbackId) {
       const found = await store.findCallback(ctx.db, callbackId);
@@ -196,11 +260,19 @@ export async function startCallbackDeliveries(ctx: DeliveryContext, boss: PgBoss
 }
 
 /** `queue` whose announceRunEnded also queues the run's callbacks (a failure there is logged, never the run's). */
-export function announcingCallbacks<Q extends { announceRunEnded(runId: string): Promise<void> }>(queue: Q, deliveries: CallbackDeliveries, ctx: DeliveryContext): Q {
+export function announcingCallbacks<Q extends { announceRunEnded(runId: string): Promise<void> }>(
+  queue: Q,
+  deliveries: CallbackDeliveries,
+  ctx: DeliveryContext,
+): Q {
   return {
     ...queue,
     async announceRunEnded(runId: string) {
-      deliveries.runEnded(runId).catch((err: unknown) => ctx.logger.warn({ err, runId }, 'queueing run-ended callbacks failed; the sweep retries'));
+      deliveries
+        .runEnded(runId)
+        .catch((err: unknown) =>
+          ctx.logger.warn({ err, runId }, 'queueing run-ended callbacks failed; the sweep retries'),
+        );
       await queue.announceRunEnded(runId);
     },
   };

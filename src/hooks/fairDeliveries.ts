@@ -82,7 +82,11 @@ export function startFairDeliveries(options: FairDeliveryOptions): FairDeliverie
         await boss.complete(queue, job);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
-        await boss.fail(queue, job, { message }).catch((failErr: unknown) => logger.warn({ err: failErr, jobId: job.id }, 'failing a callback job failed; pg-boss expires it'));
+        await boss
+          .fail(queue, job, { message })
+          .catch((failErr: unknown) =>
+            logger.warn({ err: failErr, jobId: job.id }, 'failing a callback job failed; pg-boss expires it'),
+          );
       } finally {
         const left = (byUser.get(user) ?? 1) - 1;
         if (left > 0) byUser.set(user, left);

@@ -12,8 +12,10 @@ import { startRunAndAnswer } from '../runs/router.ts';
 import { apiRateLimited } from '../shared/errors.ts';
 import * as triggers from './triggers.ts';
 
-type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
-  operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
+type JsonOf<
+  Op extends keyof operations,
+  Status extends keyof operations[Op]['responses'],
+> = operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
 
 type CreateBody = NonNullable<operations['createTrigger']['requestBody']>['content']['application/json'];
 type ListQuery = NonNullable<operations['listTriggers']['parameters']['query']>;

@@ -12,7 +12,16 @@ export interface TriggerRow {
   last_used_at: number | null;
 }
 
-const COLUMNS = ['id', 'workflow_id', 'user_id', 'name', 'token_lookup', 'token_hash', 'created_at', 'last_used_at'] as const;
+const COLUMNS = [
+  'id',
+  'workflow_id',
+  'user_id',
+  'name',
+  'token_lookup',
+  'token_hash',
+  'created_at',
+  'last_used_at',
+] as const;
 
 const fromDb = (row: TriggerRow): TriggerRow => ({
   ...row,
@@ -26,11 +35,17 @@ export async function insertTrigger(db: Knex, row: TriggerRow): Promise<void> {
 }
 
 export async function countTriggers(db: Knex, workflowId: string): Promise<number> {
-  const row = (await db('workflow_triggers').where({ workflow_id: workflowId }).count({ n: '*' }).first()) as { n: number | string };
+  const row = (await db('workflow_triggers').where({ workflow_id: workflowId }).count({ n: '*' }).first()) as {
+    n: number | string;
+  };
   return Number(row.n);
 }
 
-export async function listTriggersNewestFirst(db: Knex, workflowId: string, page: { offset: number; limit: number }): Promise<TriggerRow[]> {
+export async function listTriggersNewestFirst(
+  db: Knex,
+  workflowId: string,
+  page: { offset: number; limit: number },
+): Promise<TriggerRow[]> {
   const rows = (await db('workflow_triggers')
     .select(COLUMNS)
     .where({ workflow_id: workflowId })
@@ -41,7 +56,8 @@ export async function listTriggersNewestFirst(db: Knex, workflowId: string, page
 }
 
 export async function findTriggerOfWorkflow(db: Knex, workflowId: string, id: string): Promise<TriggerRow | undefined> {
-  const row = (await db('workflow_triggers').select(COLUMNS).where({ workflow_id: workflowId, id }).first()) as TriggerRow | undefined;
+  const row = (await db('workflow_triggers').select(COLUMNS).where({ workflow_id: workflowId, id }).first()) as
+    TriggerRow | undefined;
   return row && fromDb(row);
 }
 
@@ -61,8 +77,15 @@ export async function deleteTrigger(db: Knex, workflowId: string, id: string): P
 }
 
 /** Gives the trigger a new token: the old one matches no row from this commit on. */
-export async function replaceTriggerToken(db: Knex, workflowId: string, id: string, token: { lookup: string; hash: string }): Promise<boolean> {
-  const changed = await db('workflow_triggers').where({ workflow_id: workflowId, id }).update({ token_lookup: token.lookup, token_hash: token.hash });
+export async function replaceTriggerToken(
+  db: Knex,
+  workflowId: string,
+  id: string,
+  token: { lookup: string; hash: string },
+): Promise<boolean> {
+  const changed = await db('workflow_triggers')
+    .where({ workflow_id: workflowId, id })
+    .update({ token_lookup: token.lookup, token_hash: token.hash });
   return changed > 0;
 }
 

@@ -28,7 +28,11 @@ const TOKEN_LENGTH = TRIGGER_TOKEN_PREFIX.length + 1 + 43; // base64url of 32 by
 /** A new token, the part that finds it, and its hash (what is stored). */
 function newTriggerToken(): { token: string; lookup: string; hash: string } {
   const token = newToken(TRIGGER_TOKEN_PREFIX);
-  return { token, lookup: token.slice(TRIGGER_TOKEN_PREFIX.length + 1, TRIGGER_TOKEN_PREFIX.length + 1 + LOOKUP_CHARS), hash: hashToken(token) };
+  return {
+    token,
+    lookup: token.slice(TRIGGER_TOKEN_PREFIX.length + 1, TRIGGER_TOKEN_PREFIX.length + 1 + LOOKUP_CHARS),
+    hash: hashToken(token),
+  };
 }
 
 function toTrigger(row: TriggerRow): Trigger {
@@ -45,7 +49,9 @@ function toTrigger(row: TriggerRow): Trigger {
 const urlOf = (ctx: WorkflowContext, token: string) => `${ctx.config.BASE_URL}/hooks/${token}`;
 
 /** Tries a store write with a fresh token until its lookup part is one no other trigger has (a 72-bit collision: never, in practice). */
-async function withFreshToken<T>(write: (token: ReturnType<typeof newTriggerToken>) => Promise<T>): Promise<{ result: T; token: string }> {
+async function withFreshToken<T>(
+  write: (token: ReturnType<typeof newTriggerToken>) => Promise<T>,
+): Promise<{ result: T; token: string }> {
   for (let tries = 1; ; tries++) {
     const token = newTriggerToken();
     try {
@@ -57,10 +63,23 @@ async function withFreshToken<T>(write: (token: ReturnType<typeof newTriggerToke
 }
 
 /** A new trigger of the user's workflow; its URL is in this answer only. */
-export async function createTrigger(ctx: WorkflowContext, userId: number, workflowId: string, name: string): Promise<TriggerWithUrl> {
+export async function createTrigger(
+  ctx: WorkflowContext,
+  userId: number,
+  workflowId: string,
+  name: string,
+): Promise<TriggerWithUrl> {
   await getWorkflow(ctx, userId, workflowId); // the user's, and not deleted: else 404
-  if ((await store.countTriggers(ctx.db, workflowId)) >= MAX_TRIGGERS_PER_WORKFLOW) throw hookLimitReached('trigger URLs', MAX_TRIGGERS_PER_WORKFLOW);
-  const base = { id: `trg_${ulid()}`, workflow_id: workflowId, user_id: userId, name, created_at: ctx.now(), last_used_at: null };
+  if ((await store.countTriggers(ctx.db, workflowId)) >= MAX_TRIGGERS_PER_WORKFLOW)
+    throw hookLimitReached('trigger URLs', MAX_TRIGGERS_PER_WORKFLOW);
+  const base = {
+    id: `trg_${ulid()}`,
+    workflow_id: workflowId,
+    user_id: userId,
+    name,
+    created_at: ctx.now(),
+    last_used_at: null,
+  };
   const { result: row, token } = await withFreshToken(async ({ lookup, hash }) => {
     const row: TriggerRow = { ...base, token_lookup: lookup, token_hash: hash };
     await store.insertTrigger(ctx.db, row);
@@ -78,21 +97,39 @@ export async function listTriggers(
   await getWorkflow(ctx, userId, workflowId);
   const [total, rows] = await Promise.all([
     store.countTriggers(ctx.db, workflowId),
-    store.listTriggersNewestFirst(ctx.db, workflowId, { offset: (request.page - 1) * request.perPage, limit: request.perPage }),
+    store.listTriggersNewestFirst(ctx.db, workflowId, {
+      offset: (request.page - 1) * request.perPage,
+      limit: request.perPage,
+    }),
   ]);
-  return { data: rows.map(toTrigger), meta: { page: request.page, per_page: request.perPage, total, total_pages: Math.ceil(total / request.perPage) } };
+  return {
+    data: rows.map(toTrigger),
+    meta: { page: request.page, per_page: request.perPage, total, total_pages: Math.ceil(total / request.perPage) },
+  };
 }
 
 /** Revokes the trigger: its URL is 404 once this returns. */
-export async function deleteTrigger(ctx: WorkflowContext, userId: number, workflowId: string, triggerId: string): Promise<void> {
+export async function deleteTrigger(
+  ctx: WorkflowContext,
+  userId: number,
+  workflowId: string,
+  triggerId: string,
+): Promise<void> {
   await getWorkflow(ctx, userId, workflowId);
   if (!(await store.deleteTrigger(ctx.db, workflowId, triggerId))) throw triggerNotFound(triggerId);
 }
 
 /** A new URL for the trigger; the old one is 404 once this returns (no overlap: rotating is what follows a leak). */
-export async function rotateTrigger(ctx: WorkflowContext, userId: number, workflowId: string, triggerId: string): Promise<TriggerWithUrl> {
+export async function rotateTrigger(
+  ctx: WorkflowContext,
+  userId: number,
+  workflowId: string,
+  triggerId: string,
+): Promise<TriggerWithUrl> {
   await getWorkflow(ctx, userId, workflowId);
-  const { result: replaced, token } = await withFreshToken((fresh) => store.replaceTriggerToken(ctx.db, workflowId, triggerId, fresh));
+  const { result: replaced, token } = await withFreshToken((fresh) =>
+    store.replaceTriggerToken(ctx.db, workflowId, triggerId, fresh),
+  );
   const row = replaced ? await store.findTriggerOfWorkflow(ctx.db, workflowId, triggerId) : undefined;
   if (!row) throw triggerNotFound(triggerId);
   return { ...toTrigger(row), url: urlOf(ctx, token) };

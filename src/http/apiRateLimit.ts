@@ -6,7 +6,9 @@ import type { SharedRateLimiter } from './sharedRateLimiter.ts';
 /** The allowance a request spends: one OAuth grant's (a grant without an authorization: its user's and client's), or one raw access token's. */
 function keyOf(principal: Principal): string {
   if (principal.kind !== 'oauth') return `token:${principal.accessTokenId}`;
-  return principal.authorizationId === null ? `grant:${principal.userId}:${principal.applicationId}` : `grant:${principal.authorizationId}`;
+  return principal.authorizationId === null
+    ? `grant:${principal.userId}:${principal.applicationId}`
+    : `grant:${principal.authorizationId}`;
 }
 
 /** Per-token limit of the open, serverless and workflow APIs; mounted after the security handlers. */

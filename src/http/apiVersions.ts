@@ -22,10 +22,16 @@ const minorOf = (version: string) => /^(\d+)\.(\d+)(?:\.\d+)?$/.exec(version.tri
 /** The released contracts older than FIRST_OPEN_RELEASE, by minor (`1.0`), each its newest patch. */
 export function loadLegacyReleases(dir: string): Map<string, Release> {
   const [openMajor, openMinor] = FIRST_OPEN_RELEASE.split('.').map(Number) as [number, number];
-  const files = readdirSync(dir).filter((f) => /^openapi-\d+\.\d+\.\d+\.yaml$/.test(f)).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  const files = readdirSync(dir)
+    .filter((f) => /^openapi-\d+\.\d+\.\d+\.yaml$/.test(f))
+    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
   const releases = new Map<string, Release>();
   for (const file of files) {
-    const [, major, minor] = minorOf(file.slice('openapi-'.length, -'.yaml'.length))!.map(Number) as [number, number, number];
+    const [, major, minor] = minorOf(file.slice('openapi-'.length, -'.yaml'.length))!.map(Number) as [
+      number,
+      number,
+      number,
+    ];
     if (major > openMajor || (major === openMajor && minor >= openMinor)) continue;
     releases.set(`${major}.${minor}`, parse(readFileSync(path.join(dir, file), 'utf8')) as Release);
   }
@@ -47,9 +53,18 @@ export function apiVersions(releases: Map<string, Release>, currentVersion: stri
     const version = typeof asked === 'string' ? minorOf(asked) : null;
     const minor = version ? `${Number(version[1])}.${Number(version[2])}` : '';
     const release = releases.get(minor);
-    const newer = version !== null && Number(version[1]) === Number(current[1]) && !release && Number(version[2]) <= Number(current[2]);
+    const newer =
+      version !== null &&
+      Number(version[1]) === Number(current[1]) &&
+      !release &&
+      Number(version[2]) <= Number(current[2]);
     if (!release && !newer) {
-      return next(new Problem('unsupported_api_version', `Api-Version ${JSON.stringify(String(asked))} is not one this service answers; it answers ${supported} (or leave the header out for the newest).`));
+      return next(
+        new Problem(
+          'unsupported_api_version',
+          `Api-Version ${JSON.stringify(String(asked))} is not one this service answers; it answers ${supported} (or leave the header out for the newest).`,
+        ),
+      );
     }
     res.setHeader(API_VERSION_HEADER, release ? minor : `${current[1]}.${current[2]}`);
     if (!release) return next();
@@ -61,7 +76,10 @@ export function apiVersions(releases: Map<string, Release>, currentVersion: stri
         return json(shapeToRelease(release, operationId, res.statusCode, body));
       } catch (err) {
         if (!(err instanceof Unrepresentable)) throw err;
-        const problem = new Problem('not_representable_in_api_version', `API version ${minor} cannot show this: ${err.message}. Leave Api-Version out (or send ${FIRST_OPEN_RELEASE} or later) to read it.`);
+        const problem = new Problem(
+          'not_representable_in_api_version',
+          `API version ${minor} cannot show this: ${err.message}. Leave Api-Version out (or send ${FIRST_OPEN_RELEASE} or later) to read it.`,
+        );
         res.status(problem.status).type('application/problem+json');
         return res.send(JSON.stringify(problem.body(req.originalUrl.split('?')[0])));
       }

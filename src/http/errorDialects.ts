@@ -1,5 +1,13 @@
 import type { Request, Response } from 'express';
-import { gatewayUnavailable, OAuthError, OpenAIError, oauthUnavailable, Problem, unsupportedGrantType, type ProblemItem } from '../shared/errors.ts';
+import {
+  gatewayUnavailable,
+  OAuthError,
+  OpenAIError,
+  oauthUnavailable,
+  Problem,
+  unsupportedGrantType,
+  type ProblemItem,
+} from '../shared/errors.ts';
 
 // How a route answers errors. Every router declares its dialect (an ErrorSurface: the paths it
 // serves and the dialect); errorHandler.ts turns anything thrown into one of the catalogue's errors
@@ -48,7 +56,12 @@ export const problemJson: ErrorDialect = {
 export function htmlPages(page: (problem: Problem) => { toString(): string }): ErrorDialect {
   return {
     realm: 'api',
-    send: (error, _req, res) => (error instanceof Problem ? head(error, res).type('html').send(String(page(error))) : sendJson(error, res)),
+    send: (error, _req, res) =>
+      error instanceof Problem
+        ? head(error, res)
+            .type('html')
+            .send(String(page(error)))
+        : sendJson(error, res),
   };
 }
 
@@ -69,8 +82,10 @@ function asOAuthError(problem: Problem): OAuthError {
   if (status === 405) return new OAuthError('invalid_request', message, 405, headers);
   if (status === 503) return oauthUnavailable();
   if (status >= 500) return new OAuthError('server_error', message, 500);
-  if (status === 415) return new OAuthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded.', 415);
-  if (items?.some((i) => i.pointer === '/body/grant_type' && /allowed values/.test(i.message))) return unsupportedGrantType();
+  if (status === 415)
+    return new OAuthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded.', 415);
+  if (items?.some((i) => i.pointer === '/body/grant_type' && /allowed values/.test(i.message)))
+    return unsupportedGrantType();
   const detail = items?.length ? oauthDescription(items) : message;
   return new OAuthError('invalid_request', detail, status === 413 ? 413 : 400, headers);
 }
@@ -80,10 +95,15 @@ function asOAuthError(problem: Problem): OAuthError {
  * validator's wording (Ajv messages, "unsupported media type undefined") is not for integrators.
  */
 function oauthDescription(items: ProblemItem[]): string {
-  const fields = (pattern: RegExp) => [...new Set(items.filter((i) => pattern.test(i.message)).map((i) => fieldOf(i.pointer).split('/')[0] || 'the body'))];
+  const fields = (pattern: RegExp) => [
+    ...new Set(items.filter((i) => pattern.test(i.message)).map((i) => fieldOf(i.pointer).split('/')[0] || 'the body')),
+  ];
   const missing = fields(/required property/);
   const invalid = fields(/^(?!.*required property)/);
-  return [...(missing.length ? [`Missing ${missing.join(', ')}.`] : []), ...(invalid.length ? [`Invalid ${invalid.join(', ')}.`] : [])].join(' ');
+  return [
+    ...(missing.length ? [`Missing ${missing.join(', ')}.`] : []),
+    ...(invalid.length ? [`Invalid ${invalid.join(', ')}.`] : []),
+  ].join(' ');
 }
 
 /** The OpenAI error shape, which OpenAI SDKs parse: the serverless gateway. */

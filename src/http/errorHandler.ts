@@ -38,7 +38,14 @@ function isHttpError(err: unknown): err is HttpError {
 /** The validator reports `/body/name`, `/query/per_page`, `.query.per_page` or `.body.nodes[1].config`. */
 export function toPointer(path: string | undefined): string {
   if (!path) return '';
-  return path.startsWith('/') ? path : '/' + path.replace(/^\./, '').replace(/\[(\d+)\]/g, '.$1').split('.').join('/');
+  return path.startsWith('/')
+    ? path
+    : '/' +
+        path
+          .replace(/^\./, '')
+          .replace(/\[(\d+)\]/g, '.$1')
+          .split('.')
+          .join('/');
 }
 
 function validatorItems(err: HttpError): ProblemItem[] | undefined {
@@ -62,7 +69,11 @@ function bodyParserMessage(err: HttpError): string {
 
 /** Turns any thrown value into an error of the catalogue. */
 function toCatalogueError(err: unknown, req: Request, dialect: ErrorDialect): CatalogueError {
-  if (isHttpError(err) && (err.status === 401 || err.status === 403) && !(err instanceof Problem || err instanceof OAuthError || err instanceof OpenAIError)) {
+  if (
+    isHttpError(err) &&
+    (err.status === 401 || err.status === 403) &&
+    !(err instanceof Problem || err instanceof OAuthError || err instanceof OpenAIError)
+  ) {
     // A security handler keeps its precise error on the request (a refusal, or a fault such as a
     // database outage): the validator drops it (#604).
     err = req.authFailure ?? missingBearer(dialect.realm);
@@ -74,7 +85,8 @@ function toCatalogueError(err: unknown, req: Request, dialect: ErrorDialect): Ca
   if (isDatabaseUnavailable(err) || isTransientStoreError(err)) return databaseUnavailable();
   if (isHttpError(err) && err.status >= 400 && err.status < 500) {
     // Our words, not the validator's ("unsupported media type undefined").
-    const message = err.status === 415 ? 'Send the body as application/json.' : err.type ? bodyParserMessage(err) : err.message;
+    const message =
+      err.status === 415 ? 'Send the body as application/json.' : err.type ? bodyParserMessage(err) : err.message;
     return requestRefused(err.status, message, validatorItems(err), err.headers ?? {});
   }
   return internalError();

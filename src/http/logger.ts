@@ -8,14 +8,30 @@ import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { OutageGate, OutageLog } from './outageLog.ts';
 
 /** Field names whose values are secrets wherever they appear in a log line. */
-const secretFields = ['authorization', 'cookie', 'set-cookie', 'client_secret', 'code', 'code_verifier', 'refresh_token', 'access_token', 'password', 'token', 'proxy_access_token'];
+const secretFields = [
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'client_secret',
+  'code',
+  'code_verifier',
+  'refresh_token',
+  'access_token',
+  'password',
+  'token',
+  'proxy_access_token',
+];
 
 /**
  * `pretty`: human-readable lines (time, level, message, then the fields) for a person at a
  * terminal; otherwise one JSON object a line for a log collector. Redaction applies to both.
  */
-export function createLogger(options: { level?: string; destination?: DestinationStream; pretty?: boolean; outageGate?: OutageGate } = {}): Logger {
-  const destination = options.pretty ? pinoPretty({ colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', sync: true }) : options.destination;
+export function createLogger(
+  options: { level?: string; destination?: DestinationStream; pretty?: boolean; outageGate?: OutageGate } = {},
+): Logger {
+  const destination = options.pretty
+    ? pinoPretty({ colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', sync: true })
+    : options.destination;
   const gate = options.outageGate ?? new OutageGate();
   return pino(
     {
@@ -45,7 +61,12 @@ function isOutageLine(logger: Logger, args: unknown[]): boolean {
   if ((logger.bindings() as { component?: unknown }).component === 'knex') return true;
   const first = args[0];
   if (first instanceof Error) return isDatabaseUnavailable(first);
-  return typeof first === 'object' && first !== null && 'err' in first && isDatabaseUnavailable((first as { err: unknown }).err);
+  return (
+    typeof first === 'object' &&
+    first !== null &&
+    'err' in first &&
+    isDatabaseUnavailable((first as { err: unknown }).err)
+  );
 }
 
 /**
@@ -57,7 +78,10 @@ const TRIGGER_SHOWN_CHARS = 12;
 
 /** Removes the values of secret query parameters (`code`, `state` is kept) and trigger tokens from a URL for logging. */
 export function scrubUrl(url: string): string {
-  url = url.replace(triggerPath, (_all, path: string, token: string) => `${path}${token.slice(0, TRIGGER_SHOWN_CHARS)}[redacted]`);
+  url = url.replace(
+    triggerPath,
+    (_all, path: string, token: string) => `${path}${token.slice(0, TRIGGER_SHOWN_CHARS)}[redacted]`,
+  );
   const q = url.indexOf('?');
   if (q < 0) return url;
   const params = new URLSearchParams(url.slice(q + 1));
@@ -107,7 +131,15 @@ export function httpLogger(logger: Logger): RequestHandler {
     customLogLevel: (req, res, err) => {
       const probe = probePaths.has(req.url ?? '');
       if (!err && res.statusCode === 503 && !probe) {
-        outage.record({ req: serializers.req({ id: req.id, method: req.method ?? '', url: req.url ?? '', remoteAddress: req.socket.remoteAddress }), res: serializers.res(res) });
+        outage.record({
+          req: serializers.req({
+            id: req.id,
+            method: req.method ?? '',
+            url: req.url ?? '',
+            remoteAddress: req.socket.remoteAddress,
+          }),
+          res: serializers.res(res),
+        });
         return 'silent';
       }
       if (err || res.statusCode >= 500) return probe && !err ? 'warn' : 'error';
@@ -123,7 +155,12 @@ function failureLogger(logger: Logger, outage: OutageLog): RequestHandler {
     const start = performance.now();
     res.once('finish', () => {
       if (res.statusCode < 500) return;
-      const request = serializers.req({ id, method: req.method, url: req.originalUrl, remoteAddress: req.socket.remoteAddress });
+      const request = serializers.req({
+        id,
+        method: req.method,
+        url: req.originalUrl,
+        remoteAddress: req.socket.remoteAddress,
+      });
       const line = { req: request, res: serializers.res(res), responseTime: Math.round(performance.now() - start) };
       if (probePaths.has(req.originalUrl)) logger.warn(line, 'not ready');
       else if (res.statusCode === 503) outage.record(line);

@@ -18,7 +18,9 @@ export function methodRules(specPath: string): RequestHandler {
   const exact = new Map<string, string[]>();
   const patterns: { regex: RegExp; methods: string[] }[] = [];
   for (const [path, item] of Object.entries(spec.paths)) {
-    const methods = Object.keys(item).filter((m) => httpMethods.includes(m)).map((m) => m.toUpperCase());
+    const methods = Object.keys(item)
+      .filter((m) => httpMethods.includes(m))
+      .map((m) => m.toUpperCase());
     if (methods.includes('GET')) methods.push('HEAD');
     if (!path.includes('{')) exact.set(path, methods);
     const pattern = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+');

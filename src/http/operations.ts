@@ -11,10 +11,18 @@ export type Operations = Partial<Record<OperationId, RequestHandler | RequestHan
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
 /** Every operation of the contract: its operationId, method and path. */
-export function contractOperations(specPath: string): { operationId: string; method: (typeof METHODS)[number]; path: string }[] {
-  const spec = parse(readFileSync(specPath, 'utf8')) as { paths: Record<string, Record<string, { operationId?: string }>> };
+export function contractOperations(
+  specPath: string,
+): { operationId: string; method: (typeof METHODS)[number]; path: string }[] {
+  const spec = parse(readFileSync(specPath, 'utf8')) as {
+    paths: Record<string, Record<string, { operationId?: string }>>;
+  };
   return Object.entries(spec.paths).flatMap(([path, item]) =>
-    METHODS.filter((method) => item[method]?.operationId).map((method) => ({ operationId: item[method]!.operationId!, method, path })),
+    METHODS.filter((method) => item[method]?.operationId).map((method) => ({
+      operationId: item[method]!.operationId!,
+      method,
+      path,
+    })),
   );
 }
 

@@ -10,7 +10,13 @@ import { contractOperations, mountOperations } from './operations.ts';
 // The contract is the route table (operations.ts): each operation of openapi.yaml is served by the
 // handler of the same operationId, so grepping an operationId lands on its code.
 
-const ctx: AppContext = { config: loadConfig({}), db: knex({ client: 'pg' }), logger: createLogger({ level: 'silent' }), sealer: createSealer(Buffer.alloc(32)), now: Date.now };
+const ctx: AppContext = {
+  config: loadConfig({}),
+  db: knex({ client: 'pg' }),
+  logger: createLogger({ level: 'silent' }),
+  sealer: createSealer(Buffer.alloc(32)),
+  now: Date.now,
+};
 const unusedLimiters = {} as RateLimiters;
 
 describe('operations', () => {

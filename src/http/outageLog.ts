@@ -30,7 +30,10 @@ export class OutageLog {
       this.suppressed += 1;
       return;
     }
-    this.logger.warn({ ...line, suppressed: this.suppressed, windowMs: this.windowMs }, 'service unavailable (503); later 503s in this window are counted, not logged');
+    this.logger.warn(
+      { ...line, suppressed: this.suppressed, windowMs: this.windowMs },
+      'service unavailable (503); later 503s in this window are counted, not logged',
+    );
     this.windowStart = now;
     this.suppressed = 0;
   }
@@ -77,12 +80,22 @@ export class OutageGate {
       return undefined;
     }
     const [first, ...rest] = args;
-    const fields = typeof first === 'object' && first !== null && !(first instanceof Error) ? { ...(first as Record<string, unknown>) } : undefined;
+    const fields =
+      typeof first === 'object' && first !== null && !(first instanceof Error)
+        ? { ...(first as Record<string, unknown>) }
+        : undefined;
     const message = fields ? rest[0] : first instanceof Error ? first.message : first;
     if (fields && 'err' in fields) fields.err = brief(fields.err);
-    const line = { ...(fields ?? (first instanceof Error ? { err: brief(first) } : {})), suppressed: this.suppressed, windowMs: this.windowMs };
+    const line = {
+      ...(fields ?? (first instanceof Error ? { err: brief(first) } : {})),
+      suppressed: this.suppressed,
+      windowMs: this.windowMs,
+    };
     this.windowStart = now;
     this.suppressed = 0;
-    return [line, `${String(firstLine(message) ?? 'store unreachable')} (later store-outage lines in this window are counted, not logged)`];
+    return [
+      line,
+      `${String(firstLine(message) ?? 'store unreachable')} (later store-outage lines in this window are counted, not logged)`,
+    ];
   }
 }

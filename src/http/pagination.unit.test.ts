@@ -3,7 +3,9 @@ import { paginationLinks } from './pagination.ts';
 
 describe('paginationLinks (RFC 8288)', () => {
   it('links first, prev, next and last from a middle page, keeping the search', () => {
-    expect(paginationLinks('/api/workflows', { page: 2, per_page: 10, total: 45, total_pages: 5 }, { search: '50% off' })).toBe(
+    expect(
+      paginationLinks('/api/workflows', { page: 2, per_page: 10, total: 45, total_pages: 5 }, { search: '50% off' }),
+    ).toBe(
       '</api/workflows?page=1&per_page=10&search=50%25+off>; rel="first", ' +
         '</api/workflows?page=1&per_page=10&search=50%25+off>; rel="prev", ' +
         '</api/workflows?page=3&per_page=10&search=50%25+off>; rel="next", ' +
@@ -18,6 +20,8 @@ describe('paginationLinks (RFC 8288)', () => {
   });
 
   it('points prev of a page past the end back to the last page', () => {
-    expect(paginationLinks('/x', { page: 9, per_page: 20, total: 30, total_pages: 2 })).toContain('</x?page=2&per_page=20>; rel="prev"');
+    expect(paginationLinks('/x', { page: 9, per_page: 20, total: 30, total_pages: 2 })).toContain(
+      '</x?page=2&per_page=20>; rel="prev"',
+    );
   });
 });

@@ -16,14 +16,22 @@ interface Row {
   reset_at: number | string;
 }
 
-const info = (row: Row): ClientRateLimitInfo => ({ totalHits: Number(row.hits), resetTime: new Date(Number(row.reset_at)) });
+const info = (row: Row): ClientRateLimitInfo => ({
+  totalHits: Number(row.hits),
+  resetTime: new Date(Number(row.reset_at)),
+});
 
 /**
  * Adds `hits` to the row `id` in one atomic statement and returns the window's total: a window that
  * has ended restarts at `hits` in the same statement, so concurrent adds from several processes
  * never lose a count and never reset each other's windows.
  */
-export async function addRateLimitHits(db: Knex, id: string, hits: number, windowMs: number): Promise<ClientRateLimitInfo> {
+export async function addRateLimitHits(
+  db: Knex,
+  id: string,
+  hits: number,
+  windowMs: number,
+): Promise<ClientRateLimitInfo> {
   const now = Date.now();
   const resetAt = now + windowMs;
   if (dialectOf(db) === 'mysql') {
@@ -50,7 +58,9 @@ export async function addRateLimitHits(db: Knex, id: string, hits: number, windo
 
 /** The current counts of the given rows, by key (absent rows are missing from the map). */
 export async function readRateLimits(db: Knex, ids: string[]): Promise<Map<string, ClientRateLimitInfo>> {
-  const rows = (await db('rate_limits').select('key', 'hits', 'reset_at').whereIn('key', ids)) as (Row & { key: string })[];
+  const rows = (await db('rate_limits').select('key', 'hits', 'reset_at').whereIn('key', ids)) as (Row & {
+    key: string;
+  })[];
   return new Map(rows.map((row) => [row.key, info(row)]));
 }
 
@@ -87,7 +97,8 @@ export function databaseRateLimitStore(db: Knex, prefix: string): Store {
     },
 
     async get(key: string): Promise<ClientRateLimitInfo | undefined> {
-      const row = (await db('rate_limits').select('hits', 'reset_at').where('key', rowKey(key)).first()) as Row | undefined;
+      const row = (await db('rate_limits').select('hits', 'reset_at').where('key', rowKey(key)).first()) as
+        Row | undefined;
       return row && Number(row.reset_at) > Date.now() ? info(row) : undefined;
     },
 

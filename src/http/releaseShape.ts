@@ -23,7 +23,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 function resolve(release: Release, schema: Schema): Schema {
   let s = schema;
-  for (let name = refName(s); name; name = refName(s)) s = release.components.schemas[name] ?? release.components.responses?.[name] ?? {};
+  for (let name = refName(s); name; name = refName(s))
+    s = release.components.schemas[name] ?? release.components.responses?.[name] ?? {};
   return s;
 }
 
@@ -34,7 +35,8 @@ function responsesOf(release: Release, operationId: string): Record<string, Sche
   if (!index) {
     index = new Map();
     for (const item of Object.values(release.paths)) {
-      for (const operation of Object.values(item)) if (operation?.operationId) index.set(operation.operationId, operation.responses ?? {});
+      for (const operation of Object.values(item))
+        if (operation?.operationId) index.set(operation.operationId, operation.responses ?? {});
     }
     operationsOf.set(release, index);
   }
@@ -50,7 +52,8 @@ function responseSchema(release: Release, operationId: string, status: number): 
   return content?.['application/json']?.schema;
 }
 
-const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? 'number' : typeof v);
+const jsonType = (v: unknown) =>
+  v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? 'number' : typeof v;
 function fits(release: Release, schema: Schema, value: unknown): boolean {
   const s = resolve(release, schema);
   const types = [s.type ?? []].flat() as string[];
@@ -67,7 +70,10 @@ function branch(release: Release, s: Schema, value: unknown): Schema | undefined
   const discriminator = s.discriminator as { propertyName: string; mapping?: Record<string, string> } | undefined;
   if (discriminator && isObject(value)) {
     const target = discriminator.mapping?.[String(value[discriminator.propertyName])];
-    if (!target) throw new Unrepresentable(`${discriminator.propertyName} ${JSON.stringify(value[discriminator.propertyName])} is not one it has`);
+    if (!target)
+      throw new Unrepresentable(
+        `${discriminator.propertyName} ${JSON.stringify(value[discriminator.propertyName])} is not one it has`,
+      );
     return { $ref: target };
   }
   return options.find((o) => fits(release, o, value));
@@ -76,8 +82,13 @@ function branch(release: Release, s: Schema, value: unknown): Schema | undefined
 /** Every property the object schema (and its allOf parts) lists, and whether it takes others. */
 function objectShape(release: Release, s: Schema): { properties: Record<string, Schema>; open: boolean } {
   const parts = [s, ...((s.allOf as Schema[] | undefined) ?? []).map((p) => resolve(release, p))];
-  const properties = Object.assign({}, ...parts.map((p) => (p.properties as Record<string, Schema> | undefined) ?? {})) as Record<string, Schema>;
-  const free = parts.every((p) => !p.properties) || parts.some((p) => p.additionalProperties === true || isObject(p.additionalProperties));
+  const properties = Object.assign(
+    {},
+    ...parts.map((p) => (p.properties as Record<string, Schema> | undefined) ?? {}),
+  ) as Record<string, Schema>;
+  const free =
+    parts.every((p) => !p.properties) ||
+    parts.some((p) => p.additionalProperties === true || isObject(p.additionalProperties));
   return { properties, open: free };
 }
 
@@ -93,8 +104,10 @@ function shape(release: Release, schema: Schema, value: unknown, whole: boolean,
     }
     return shape(release, chosen, value, exact, page);
   }
-  if (exact && Array.isArray(s.enum) && !s.enum.includes(value)) throw new Unrepresentable(`${JSON.stringify(value)} is not a value it has`);
-  if (exact && s.const !== undefined && s.const !== value) throw new Unrepresentable(`${JSON.stringify(value)} is not a value it has`);
+  if (exact && Array.isArray(s.enum) && !s.enum.includes(value))
+    throw new Unrepresentable(`${JSON.stringify(value)} is not a value it has`);
+  if (exact && s.const !== undefined && s.const !== value)
+    throw new Unrepresentable(`${JSON.stringify(value)} is not a value it has`);
   if (Array.isArray(value)) {
     const items = (s.items as Schema | undefined) ?? {};
     if (!page) return value.map((v) => shape(release, items, v, exact, false));

@@ -1,6 +1,15 @@
 import type { Request } from 'express';
 import type * as OpenApiValidator from 'express-openapi-validator';
-import { insufficientScope, invalidAccessToken, invalidApiKey, invalidProxyToken, missingBearer, missingPermission, wrongKindOfToken, type Problem } from '../shared/errors.ts';
+import {
+  insufficientScope,
+  invalidAccessToken,
+  invalidApiKey,
+  invalidProxyToken,
+  missingBearer,
+  missingPermission,
+  wrongKindOfToken,
+  type Problem,
+} from '../shared/errors.ts';
 import type { PrincipalOf } from './principal.ts';
 
 export function bearerToken(req: Request): string | undefined {
@@ -29,7 +38,10 @@ function forbid(req: Request, problem: Problem): never {
 }
 
 /** The validator's security handlers, as its exported middleware() takes them (its own type is not exported from the package root). */
-type ValidateSecurity = Exclude<Parameters<typeof OpenApiValidator.middleware>[0]['validateSecurity'], boolean | undefined>;
+type ValidateSecurity = Exclude<
+  Parameters<typeof OpenApiValidator.middleware>[0]['validateSecurity'],
+  boolean | undefined
+>;
 type SecurityHandlers = NonNullable<ValidateSecurity['handlers']>;
 type Handler = SecurityHandlers[string];
 

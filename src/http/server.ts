@@ -58,7 +58,9 @@ export function createHttpServer(app?: RequestListener, timeouts: SocketTimeouts
     }
     if (err.code === 'HPE_HEADER_OVERFLOW') {
       const problem = headersTooLarge(MAX_HEADER_BYTES).body();
-      socket.end(rawResponse('431 Request Header Fields Too Large', 'application/problem+json', JSON.stringify(problem)));
+      socket.end(
+        rawResponse('431 Request Header Fields Too Large', 'application/problem+json', JSON.stringify(problem)),
+      );
       return;
     }
     socket.end(rawResponse(err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request'));

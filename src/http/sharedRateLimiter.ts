@@ -67,7 +67,10 @@ export function sharedRateLimiter(db: Knex, logger: Logger, prefix: string, limi
     // Keys this process did not hit in the last second may have been spent by other processes.
     for (let i = 0; i < idle.length; i += READ_BATCH) {
       const keys = idle.slice(i, i + READ_BATCH);
-      const rows = await readRateLimits(db, keys.map((k) => prefix + k));
+      const rows = await readRateLimits(
+        db,
+        keys.map((k) => prefix + k),
+      );
       for (const key of keys) {
         const count = counts.get(key);
         const row = rows.get(prefix + key);

@@ -16,13 +16,27 @@ import { map } from './map/index.ts';
 import { workflow } from './workflow/index.ts';
 
 /** Every node type, in the order the 422 for an unknown type lists them. */
-export const NODE_REGISTRY = [textInput, llmCall, template, condition, textOutput, httpRequest, switchNode, coalesce, split, map, workflow] as const;
+export const NODE_REGISTRY = [
+  textInput,
+  llmCall,
+  template,
+  condition,
+  textOutput,
+  httpRequest,
+  switchNode,
+  coalesce,
+  split,
+  map,
+  workflow,
+] as const;
 
 export type NodeType = (typeof NODE_REGISTRY)[number]['type'];
 
 export const NODE_TYPES: readonly NodeType[] = NODE_REGISTRY.map((definition) => definition.type);
 
-const byType = new Map<string, NodeDefinition<NodeType>>(NODE_REGISTRY.map((definition) => [definition.type, definition]));
+const byType = new Map<string, NodeDefinition<NodeType>>(
+  NODE_REGISTRY.map((definition) => [definition.type, definition]),
+);
 
 export const isNodeType = (value: unknown): value is NodeType => typeof value === 'string' && byType.has(value);
 
@@ -30,4 +44,5 @@ export const isNodeType = (value: unknown): value is NodeType => typeof value ==
 export const nodeDefinition = (type: NodeType): NodeDefinition<NodeType> => byType.get(type)!;
 
 /** The definition of a type that may not be registered (a graph's raw input, a stored run's). */
-export const findNodeDefinition = (type: string | undefined): NodeDefinition<NodeType> | undefined => (type === undefined ? undefined : byType.get(type));
+export const findNodeDefinition = (type: string | undefined): NodeDefinition<NodeType> | undefined =>
+  type === undefined ? undefined : byType.get(type);

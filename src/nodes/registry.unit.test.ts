@@ -8,29 +8,43 @@ import { parse } from 'yaml';
 import type { components } from '../../generated/api.d.ts';
 import { NODE_REGISTRY, NODE_TYPES, type NodeType } from './registry.ts';
 
-type Schema = { oneOf?: { $ref: string }[]; discriminator?: { mapping: Record<string, string> }; properties?: Record<string, Schema>; const?: unknown; 'x-extensible-enum'?: string[]; description?: string };
-const spec = parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as { components: { schemas: Record<string, Schema> } };
+type Schema = {
+  oneOf?: { $ref: string }[];
+  discriminator?: { mapping: Record<string, string> };
+  properties?: Record<string, Schema>;
+  const?: unknown;
+  'x-extensible-enum'?: string[];
+  description?: string;
+};
+const spec = parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as {
+  components: { schemas: Record<string, Schema> };
+};
 const schemas = spec.components.schemas;
 const ref = (name: string) => `#/components/schemas/${name}`;
 
 describe('the node registry', () => {
   it("registers exactly the contract's node types, in its order (WorkflowNode's branches and mapping, the open lists of types)", () => {
     expect(NODE_REGISTRY.map((d) => ref(d.schema))).toEqual(schemas.WorkflowNode!.oneOf!.map((branch) => branch.$ref));
-    expect(Object.fromEntries(NODE_REGISTRY.map((d) => [d.type, ref(d.schema)]))).toEqual(schemas.WorkflowNode!.discriminator!.mapping);
+    expect(Object.fromEntries(NODE_REGISTRY.map((d) => [d.type, ref(d.schema)]))).toEqual(
+      schemas.WorkflowNode!.discriminator!.mapping,
+    );
     expect(schemas.WorkflowNodeRead!.properties!.type!['x-extensible-enum']).toEqual(NODE_TYPES);
     expect(schemas.RunStep!.properties!.node_type!['x-extensible-enum']).toEqual(NODE_TYPES);
     expect(new Set(NODE_TYPES).size).toBe(NODE_TYPES.length);
     expectTypeOf<NodeType>().toEqualTypeOf<components['schemas']['WorkflowNode']['type']>();
   });
 
-  it.each(NODE_REGISTRY.map((d) => [d.type, d] as const))('%s: its schema exists with its type and a config, and it has a label and docs', (type, definition) => {
-    const schema = schemas[definition.schema];
-    expect(schema, `openapi.yaml components.schemas.${definition.schema}`).toBeDefined();
-    expect(schema!.properties!.type!.const).toBe(type);
-    expect(schema!.properties!.config).toBeDefined();
-    expect(definition.label.trim()).not.toBe('');
-    expect(definition.docs.trim()).not.toBe('');
-  });
+  it.each(NODE_REGISTRY.map((d) => [d.type, d] as const))(
+    '%s: its schema exists with its type and a config, and it has a label and docs',
+    (type, definition) => {
+      const schema = schemas[definition.schema];
+      expect(schema, `openapi.yaml components.schemas.${definition.schema}`).toBeDefined();
+      expect(schema!.properties!.type!.const).toBe(type);
+      expect(schema!.properties!.config).toBeDefined();
+      expect(definition.label.trim()).not.toBe('');
+      expect(definition.docs.trim()).not.toBe('');
+    },
+  );
 
   it("the README's node table lists every registered type", () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');

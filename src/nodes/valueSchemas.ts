@@ -15,7 +15,8 @@ export const ANY: ValueSchema = {};
 // Only validateSchema (the schema against the 2020-12 meta-schema) runs here: nothing is compiled.
 const metaChecker = new Ajv2020({ strict: false, validateFormats: false });
 
-export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The declared schema of a text_input's value: its `schema`, else its `type` (text without one). */
 export function inputSchema(config: Record<string, unknown>): ValueSchema {

@@ -17,13 +17,19 @@ import { findTokenWithUserByAccessHash } from './store.ts';
  * the in-memory peer (17%); what it checked (the token's presence and expiry) the lease's read
  * checks already. The token endpoint and code issuance run on the library (token.ts, decision.ts).
  */
-export async function authenticateOAuthAccessToken(ctx: AppContext, token: string): Promise<PrincipalOf<'oauth'> | null> {
+export async function authenticateOAuthAccessToken(
+  ctx: AppContext,
+  token: string,
+): Promise<PrincipalOf<'oauth'> | null> {
   if (!token.startsWith('gho_')) return null;
   return principalLease(ctx).principal('oauth', token, () => readOAuthPrincipal(ctx, token));
 }
 
 /** What the lease keeps: the principal, and when the token expires (the lease never outlives it). */
-async function readOAuthPrincipal(ctx: AppContext, token: string): Promise<{ principal: PrincipalOf<'oauth'>; expiresAt: number } | null> {
+async function readOAuthPrincipal(
+  ctx: AppContext,
+  token: string,
+): Promise<{ principal: PrincipalOf<'oauth'>; expiresAt: number } | null> {
   const row = await findTokenWithUserByAccessHash(ctx.db, hashToken(token));
   if (!row || row.revokedAt !== null || row.authorizationRevokedAt !== null) return null;
   if (row.accessExpiresAt <= Date.now()) return null;

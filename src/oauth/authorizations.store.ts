@@ -6,33 +6,71 @@ import { joinScopes } from './scopes.ts';
 // revocation with every token issued under them. Times are epoch milliseconds (BIGINT).
 
 /** A grant row per consent (the schema's choice); revocation covers every row of the user-app pair. */
-export async function insertAuthorization(db: Knex, userId: number, applicationId: number, scope: string, now: number): Promise<number> {
-  return insertReturningId(db, 'authorizations', { user_id: userId, application_id: applicationId, scope, created_at: now });
+export async function insertAuthorization(
+  db: Knex,
+  userId: number,
+  applicationId: number,
+  scope: string,
+  now: number,
+): Promise<number> {
+  return insertReturningId(db, 'authorizations', {
+    user_id: userId,
+    application_id: applicationId,
+    scope,
+    created_at: now,
+  });
 }
 
 /**
  * The user's standing grant to the application: the latest authorization not revoked, with the
  * scopes of all of them (a user who allowed `user_info` and later `api_key` granted both).
  */
-export async function findStandingGrant(db: Knex, userId: number, applicationId: number): Promise<{ authorizationId: number; scopes: Set<string> } | null> {
-  const rows = await db('authorizations').where({ user_id: userId, application_id: applicationId }).whereNull('revoked_at').orderBy('id', 'desc').select('id', 'scope');
+export async function findStandingGrant(
+  db: Knex,
+  userId: number,
+  applicationId: number,
+): Promise<{ authorizationId: number; scopes: Set<string> } | null> {
+  const rows = await db('authorizations')
+    .where({ user_id: userId, application_id: applicationId })
+    .whereNull('revoked_at')
+    .orderBy('id', 'desc')
+    .select('id', 'scope');
   if (!rows.length) return null;
-  return { authorizationId: Number(rows[0].id), scopes: new Set(rows.flatMap((r) => String(r.scope).split(' ').filter(Boolean))) };
+  return {
+    authorizationId: Number(rows[0].id),
+    scopes: new Set(rows.flatMap((r) => String(r.scope).split(' ').filter(Boolean))),
+  };
 }
 
 /** Revokes the grant and, at once, every token issued under it. */
 export async function revokeAuthorization(db: Knex, authorizationId: number, now: number): Promise<void> {
   await db('authorizations').where({ id: authorizationId }).whereNull('revoked_at').update({ revoked_at: now });
-  await db('oauth_tokens').where({ authorization_id: authorizationId }).whereNull('revoked_at').update({ revoked_at: now, sealed_pair: null, sealed_until: null });
+  await db('oauth_tokens')
+    .where({ authorization_id: authorizationId })
+    .whereNull('revoked_at')
+    .update({ revoked_at: now, sealed_pair: null, sealed_until: null });
 }
 
 /** Revokes every grant of the user to the application, and at once all their tokens. */
-export async function revokeApplicationForUser(db: Knex, userId: number, applicationId: number, now: number): Promise<boolean> {
+export async function revokeApplicationForUser(
+  db: Knex,
+  userId: number,
+  applicationId: number,
+  now: number,
+): Promise<boolean> {
   return db.transaction(async (trx) => {
-    const ids = (await trx('authorizations').where({ user_id: userId, application_id: applicationId }).whereNull('revoked_at').pluck('id')).map(Number);
+    const ids = (
+      await trx('authorizations')
+        .where({ user_id: userId, application_id: applicationId })
+        .whereNull('revoked_at')
+        .pluck('id')
+    ).map(Number);
     if (ids.length > 0) {
       await trx('authorizations').whereIn('id', ids).update({ revoked_at: now });
-      await trx('oauth_tokens').whereIn('authorization_id', ids).whereNull('revoked_at').update({ revoked_at: now, sealed_pair: null, sealed_until: null });
+      await trx('oauth_tokens')
+        .whereIn('authorization_id', ids)
+        .whereNull('revoked_at')
+        .update({ revoked_at: now, sealed_pair: null, sealed_until: null });
     }
     const withoutAuthorization = await revokeTokensWithoutAuthorization(trx, userId, applicationId, now);
     return ids.length > 0 || withoutAuthorization > 0;
@@ -44,7 +82,12 @@ export async function revokeApplicationForUser(db: Knex, userId: number, applica
  * (stored without an authorization, migration 0026): the number revoked. Such a grant has no chain
  * of its own (code_id), so a reuse of one of its refresh tokens revokes all of them.
  */
-export async function revokeTokensWithoutAuthorization(db: Knex, userId: number, applicationId: number, now: number): Promise<number> {
+export async function revokeTokensWithoutAuthorization(
+  db: Knex,
+  userId: number,
+  applicationId: number,
+  now: number,
+): Promise<number> {
   return db('oauth_tokens')
     .where({ application_id: applicationId, user_id: userId })
     .whereNull('authorization_id')

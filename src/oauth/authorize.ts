@@ -7,7 +7,6 @@ import { findClientByClientId, type OAuthClient } from './clients.ts';
 // steps of RFC 6749 4.1.1 / 4.1.2.1 and RFC 7636 4.3. The first two steps fail with a page (the
 // redirect_uri cannot be trusted yet); every later one redirects the error to the client.
 
-
 /** A validated authorization request. */
 export interface AuthorizeRequest {
   client: OAuthClient;
@@ -63,7 +62,8 @@ const checkRedirectUri: Step = (_ctx, params, draft) => {
 };
 
 const checkState: Step = (_ctx, params, draft) => {
-  if (isRepeated(params, 'state')) throw new AuthorizeRedirectError('invalid_request', 'state was sent more than once.');
+  if (isRepeated(params, 'state'))
+    throw new AuthorizeRedirectError('invalid_request', 'state was sent more than once.');
   const state = single(params, 'state');
   draft.state = state === '' ? undefined : state;
   // Characters as openapi.yaml's maxLength counts them (code points), not UTF-16 units.
@@ -74,8 +74,17 @@ const checkState: Step = (_ctx, params, draft) => {
 };
 
 const checkNoRepeats: Step = (_ctx, params) => {
-  for (const name of ['response_type', 'scope', 'code_challenge', 'code_challenge_method', 'nonce', 'prompt', 'max_age']) {
-    if (isRepeated(params, name)) throw new AuthorizeRedirectError('invalid_request', `${name} was sent more than once.`);
+  for (const name of [
+    'response_type',
+    'scope',
+    'code_challenge',
+    'code_challenge_method',
+    'nonce',
+    'prompt',
+    'max_age',
+  ]) {
+    if (isRepeated(params, name))
+      throw new AuthorizeRedirectError('invalid_request', `${name} was sent more than once.`);
   }
 };
 
@@ -99,15 +108,23 @@ const checkPkce: Step = (_ctx, params, draft) => {
   const challenge = single(params, 'code_challenge');
   const method = single(params, 'code_challenge_method');
   if (!challenge) {
-    if (method) throw new AuthorizeRedirectError('invalid_request', 'code_challenge_method was sent without code_challenge.');
+    if (method)
+      throw new AuthorizeRedirectError('invalid_request', 'code_challenge_method was sent without code_challenge.');
     // RFC 9700 2.1.1: PKCE for every client, confidential ones too, unless the operator exempted it.
-    if (draft.client!.pkceRequired) throw new AuthorizeRedirectError('invalid_request', 'PKCE is required: send code_challenge (the base64url SHA-256 of a code verifier) with code_challenge_method=S256.');
+    if (draft.client!.pkceRequired)
+      throw new AuthorizeRedirectError(
+        'invalid_request',
+        'PKCE is required: send code_challenge (the base64url SHA-256 of a code verifier) with code_challenge_method=S256.',
+      );
     return;
   }
   // RFC 7636 4.3: absent method means plain; we only accept S256 (RFC 9700 2.1.1).
   if (method !== 'S256') throw new AuthorizeRedirectError('invalid_request', 'code_challenge_method must be S256.');
   if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) {
-    throw new AuthorizeRedirectError('invalid_request', 'code_challenge must be the base64url SHA-256 of the verifier (43 characters).');
+    throw new AuthorizeRedirectError(
+      'invalid_request',
+      'code_challenge must be the base64url SHA-256 of the verifier (43 characters).',
+    );
   }
   draft.codeChallenge = challenge;
   draft.codeChallengeMethod = 'S256';
@@ -120,25 +137,42 @@ const checkPkce: Step = (_ctx, params, draft) => {
  */
 const checkOpenIdParameters: Step = (_ctx, params, draft) => {
   const nonce = single(params, 'nonce');
-  if (nonce !== undefined && [...nonce].length > 255) throw new AuthorizeRedirectError('invalid_request', 'nonce is longer than 255 characters.');
+  if (nonce !== undefined && [...nonce].length > 255)
+    throw new AuthorizeRedirectError('invalid_request', 'nonce is longer than 255 characters.');
   draft.nonce = nonce === '' ? undefined : nonce;
   const prompt = splitScope(single(params, 'prompt'));
   const unknown = prompt.filter((p) => !PROMPTS.has(p));
-  if (unknown.length) throw new AuthorizeRedirectError('invalid_request', `Unsupported prompt value: ${unknown.join(' ')}`);
-  if (prompt.includes('none') && prompt.length > 1) throw new AuthorizeRedirectError('invalid_request', 'prompt=none cannot be combined with another value.');
+  if (unknown.length)
+    throw new AuthorizeRedirectError('invalid_request', `Unsupported prompt value: ${unknown.join(' ')}`);
+  if (prompt.includes('none') && prompt.length > 1)
+    throw new AuthorizeRedirectError('invalid_request', 'prompt=none cannot be combined with another value.');
   draft.prompt = new Set(prompt as Prompt[]);
   const maxAge = single(params, 'max_age');
-  if (maxAge !== undefined && !/^\d{1,9}$/.test(maxAge)) throw new AuthorizeRedirectError('invalid_request', 'max_age must be a whole number of seconds.');
+  if (maxAge !== undefined && !/^\d{1,9}$/.test(maxAge))
+    throw new AuthorizeRedirectError('invalid_request', 'max_age must be a whole number of seconds.');
   draft.maxAge = maxAge === undefined ? undefined : Number(maxAge);
 };
 
-const steps: Step[] = [checkClient, checkRedirectUri, checkState, checkNoRepeats, checkResponseType, checkScope, checkPkce, checkOpenIdParameters];
+const steps: Step[] = [
+  checkClient,
+  checkRedirectUri,
+  checkState,
+  checkNoRepeats,
+  checkResponseType,
+  checkScope,
+  checkPkce,
+  checkOpenIdParameters,
+];
 
 /**
  * Runs every step in order. Throws AuthorizePageError or AuthorizeRedirectError; for the latter,
  * `partial` tells where to send it (redirect_uri and state are set by then).
  */
-export async function validateAuthorizeRequest(ctx: AppContext, params: Params, partial: Draft = {}): Promise<AuthorizeRequest> {
+export async function validateAuthorizeRequest(
+  ctx: AppContext,
+  params: Params,
+  partial: Draft = {},
+): Promise<AuthorizeRequest> {
   for (const step of steps) await step(ctx, params, partial);
   return partial as AuthorizeRequest;
 }

@@ -9,7 +9,6 @@ import { startTestServer, type TestServer } from '../../test/support/server.ts';
 // A real browser (Debian's chromium, installed by scripts/chromium.sh; playwright-core never
 // downloads one) logs in, sees the consent page and lands on the app's callback.
 
-
 describe('authorization in a real browser', () => {
   let server: TestServer;
   let callback: Server;
@@ -22,7 +21,9 @@ describe('authorization in a real browser', () => {
     callback = createServer((req, res) => {
       const url = new URL(req.url!, 'http://127.0.0.1');
       res.setHeader('content-type', 'text/html');
-      res.end(`<!doctype html><title>callback</title><p id="code">${url.searchParams.get('code') ?? ''}</p><p id="state">${url.searchParams.get('state') ?? ''}</p>`);
+      res.end(
+        `<!doctype html><title>callback</title><p id="code">${url.searchParams.get('code') ?? ''}</p><p id="state">${url.searchParams.get('state') ?? ''}</p>`,
+      );
     });
     await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve));
     callbackUrl = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`;
@@ -43,7 +44,15 @@ describe('authorization in a real browser', () => {
     page.on('console', (m) => m.type() === 'error' && errors.push(`${m.text()} ${m.location().url}`));
 
     const authorize = new URL('/oauth/authorize', server.baseUrl);
-    authorize.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: callbackUrl, scope: 'user_info api_key', state: 'st-42', code_challenge: PKCE.challenge, code_challenge_method: 'S256' }).toString();
+    authorize.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: f.clientId,
+      redirect_uri: callbackUrl,
+      scope: 'user_info api_key',
+      state: 'st-42',
+      code_challenge: PKCE.challenge,
+      code_challenge_method: 'S256',
+    }).toString();
     await page.goto(authorize.toString());
 
     expect(new URL(page.url()).pathname).toBe('/login');
@@ -58,7 +67,9 @@ describe('authorization in a real browser', () => {
     expect(await page.textContent('h1')).toBe(`Authorize ${f.appName}`);
     expect(await page.textContent('.app-description')).toBe('Reads your profile <for tests>');
     expect(await page.locator('.scopes li').count()).toBe(2);
-    expect(await page.textContent('.app-meta')).toBe(`Registered by ${f.login} · Homepage: https://client.example.test/`);
+    expect(await page.textContent('.app-meta')).toBe(
+      `Registered by ${f.login} · Homepage: https://client.example.test/`,
+    );
     for (const [device, width] of Object.entries(SCREEN_WIDTHS)) {
       await page.setViewportSize({ width, height: 800 });
       expect(await scrollsSideways(page), `consent at ${width}px`).toBe(false);

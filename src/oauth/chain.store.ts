@@ -36,8 +36,18 @@ export async function successorOf(db: Knex, tokenId: number): Promise<Successor 
     .leftJoin('oauth_tokens as next', 'next.rotated_from_id', 's.id')
     .where('s.rotated_from_id', tokenId)
     .first(
-      's.id', 's.access_token_hash', 's.refresh_token_hash', 's.scope', 's.access_scope', 's.access_expires_at', 's.refresh_expires_at',
-      's.revoked_at', 's.rotated_at', 's.sealed_pair', 's.sealed_until', 'next.created_at as next_created_at',
+      's.id',
+      's.access_token_hash',
+      's.refresh_token_hash',
+      's.scope',
+      's.access_scope',
+      's.access_expires_at',
+      's.refresh_expires_at',
+      's.revoked_at',
+      's.rotated_at',
+      's.sealed_pair',
+      's.sealed_until',
+      'next.created_at as next_created_at',
     )) as Record<string, unknown> | undefined;
   if (!row) return null;
   const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
@@ -65,9 +75,17 @@ export async function clearSealedPairs(db: Knex, now: number): Promise<number> {
  * Records when a rotation was seen committed, for one whose statement was slow (a lock, a stalled
  * store): the grace window runs from then, not from the time the pair was made before the wait.
  */
-export async function recordRotationTime(db: Knex, tokenId: number, committedAt: number, sealedUntil: number): Promise<void> {
+export async function recordRotationTime(
+  db: Knex,
+  tokenId: number,
+  committedAt: number,
+  sealedUntil: number,
+): Promise<void> {
   await db('oauth_tokens').where({ id: tokenId }).update({ rotated_at: committedAt });
-  await db('oauth_tokens').where({ rotated_from_id: tokenId }).whereNotNull('sealed_until').update({ sealed_until: sealedUntil });
+  await db('oauth_tokens')
+    .where({ rotated_from_id: tokenId })
+    .whereNotNull('sealed_until')
+    .update({ sealed_until: sealedUntil });
 }
 
 /**
@@ -77,12 +95,23 @@ export async function recordRotationTime(db: Knex, tokenId: number, committedAt:
  * the same remembered consent, stands. A token from before code_id was kept (NULL) has no chain of
  * its own: its whole authorization goes.
  */
-export async function revokeChain(db: Knex, authorizationId: number, codeId: number | null, now: number): Promise<void> {
+export async function revokeChain(
+  db: Knex,
+  authorizationId: number,
+  codeId: number | null,
+  now: number,
+): Promise<void> {
   if (codeId === null) {
     await db('authorizations').where({ id: authorizationId }).whereNull('revoked_at').update({ revoked_at: now });
-    await db('oauth_tokens').where({ authorization_id: authorizationId }).whereNull('revoked_at').update({ revoked_at: now, sealed_pair: null, sealed_until: null });
+    await db('oauth_tokens')
+      .where({ authorization_id: authorizationId })
+      .whereNull('revoked_at')
+      .update({ revoked_at: now, sealed_pair: null, sealed_until: null });
     return;
   }
   await db('oauth_codes').where({ id: codeId }).whereNull('chain_revoked_at').update({ chain_revoked_at: now });
-  await db('oauth_tokens').where({ authorization_id: authorizationId, code_id: codeId }).whereNull('revoked_at').update({ revoked_at: now, sealed_pair: null, sealed_until: null });
+  await db('oauth_tokens')
+    .where({ authorization_id: authorizationId, code_id: codeId })
+    .whereNull('revoked_at')
+    .update({ revoked_at: now, sealed_pair: null, sealed_until: null });
 }

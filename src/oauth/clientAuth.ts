@@ -51,9 +51,18 @@ export function clientCredentials(req: Request): ClientCredentials {
   const basic = basicCredentials(req);
   if (basic === null) throw invalidRequest('Invalid request: malformed HTTP Basic credentials (RFC 6749 2.3.1)');
   if (basic) {
-    return { ...basic, secondMethod: body.client_secret !== undefined || (body.client_id !== undefined && body.client_id !== basic.clientId) };
+    return {
+      ...basic,
+      secondMethod:
+        body.client_secret !== undefined || (body.client_id !== undefined && body.client_id !== basic.clientId),
+    };
   }
-  if (typeof body.client_id !== 'string' || typeof body.client_secret !== 'string' || !body.client_id || !body.client_secret) {
+  if (
+    typeof body.client_id !== 'string' ||
+    typeof body.client_secret !== 'string' ||
+    !body.client_id ||
+    !body.client_secret
+  ) {
     throw invalidClient();
   }
   return { clientId: body.client_id, clientSecret: body.client_secret, secondMethod: false };

@@ -20,7 +20,16 @@ export interface OAuthClient {
 }
 
 function toClient(app: Application): OAuthClient {
-  return { id: app.id, clientId: app.client_id, name: app.name, description: app.description, homepage: app.homepage, redirectUri: app.redirect_uri, ownerUserId: app.owner_user_id, pkceRequired: Boolean(app.pkce_required) };
+  return {
+    id: app.id,
+    clientId: app.client_id,
+    name: app.name,
+    description: app.description,
+    homepage: app.homepage,
+    redirectUri: app.redirect_uri,
+    ownerUserId: app.owner_user_id,
+    pkceRequired: Boolean(app.pkce_required),
+  };
 }
 
 export async function findClientByClientId(ctx: DbContext, clientId: string): Promise<OAuthClient | null> {
@@ -29,7 +38,11 @@ export async function findClientByClientId(ctx: DbContext, clientId: string): Pr
 }
 
 /** The client one of whose secrets matches (RFC 6749 2.3.1), compared in constant time on the hash. */
-export async function authenticateClient(ctx: DbContext, clientId: string, secret: string): Promise<OAuthClient | null> {
+export async function authenticateClient(
+  ctx: DbContext,
+  clientId: string,
+  secret: string,
+): Promise<OAuthClient | null> {
   const app = await findAppByClientId(ctx, clientId);
   return app && (await verifyClientSecret(ctx, app.id, secret)) ? toClient(app) : null;
 }

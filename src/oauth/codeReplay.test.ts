@@ -7,7 +7,16 @@ import { createApiClient } from '../../client/src/index.ts';
 import { createAccessToken } from '../accounts/accessTokens.ts';
 import { hashToken } from '../shared/crypto.ts';
 import { testDialects } from '../../test/support/db.ts';
-import { Browser, createFixture, discover, formFields, logIn, PKCE, withPkce, type Fixture } from '../../test/support/oauthFlow.ts';
+import {
+  Browser,
+  createFixture,
+  discover,
+  formFields,
+  logIn,
+  PKCE,
+  withPkce,
+  type Fixture,
+} from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import type * as StoreModule from './store.ts';
 
@@ -59,13 +68,27 @@ describe.each(testDialects())('authorization code replay, every interleaving (%s
   /** A fresh user and app, the user's raw token, and one authorization code (user_info api_key) not yet exchanged. */
   async function aCode(): Promise<{ f: Fixture; code: string; rawTokenId: number }> {
     const f = await createFixture(server.ctx.db);
-    const raw = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'key', usageScenario: 'paid' });
+    const raw = await createAccessToken(server.ctx, {
+      userId: f.userId,
+      namespace: f.login,
+      name: 'key',
+      usageScenario: 'paid',
+    });
     const browser = new Browser(server.baseUrl);
     expect((await logIn(browser, f.login, f.password)).status).toBe(303);
     const url = new URL(authorizationEndpoint);
-    url.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'user_info api_key', state: 's' }).toString();
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: f.clientId,
+      redirect_uri: f.redirectUri,
+      scope: 'user_info api_key',
+      state: 's',
+    }).toString();
     const consent = await browser.fetch(withPkce(url).toString());
-    const answer = await browser.post('/oauth/authorize/decision', { ...formFields(await consent.text()), decision: 'allow' });
+    const answer = await browser.post('/oauth/authorize/decision', {
+      ...formFields(await consent.text()),
+      decision: 'allow',
+    });
     const code = new URL(answer.headers.get('location')!).searchParams.get('code')!;
     return { f, code, rawTokenId: raw.record.id };
   }
@@ -74,25 +97,44 @@ describe.each(testDialects())('authorization code replay, every interleaving (%s
     const res = await fetch(tokenEndpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: f.redirectUri, code_verifier: PKCE.verifier, client_id: f.clientId, client_secret: f.clientSecret }),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: f.redirectUri,
+        code_verifier: PKCE.verifier,
+        client_id: f.clientId,
+        client_secret: f.clientSecret,
+      }),
     });
-    return { status: res.status, body: (await res.json()) as { access_token?: string; refresh_token?: string; error?: string } };
+    return {
+      status: res.status,
+      body: (await res.json()) as { access_token?: string; refresh_token?: string; error?: string },
+    };
   };
   const refresh = async (f: Fixture, refreshToken: string) =>
     (
       await fetch(tokenEndpoint, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: f.clientId, client_secret: f.clientSecret }),
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: refreshToken,
+          client_id: f.clientId,
+          client_secret: f.clientSecret,
+        }),
       })
     ).status;
   const userinfo = async (accessToken: string) =>
-    (await fetch(`${server.baseUrl}/api/open/v1/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } })).status;
+    (await fetch(`${server.baseUrl}/api/open/v1/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } }))
+      .status;
   /** A proxy token minted through the grant (token detail endpoint), or null when refused. */
   const proxyToken = async (accessToken: string, f: Fixture, rawTokenId: number) => {
-    const { data } = await createApiClient(server.baseUrl, { bearer: accessToken }).GET('/api/open/v1/{namespace}/tokens/{id}', {
-      params: { path: { namespace: f.login, id: rawTokenId } },
-    });
+    const { data } = await createApiClient(server.baseUrl, { bearer: accessToken }).GET(
+      '/api/open/v1/{namespace}/tokens/{id}',
+      {
+        params: { path: { namespace: f.login, id: rawTokenId } },
+      },
+    );
     return data?.proxy_access_token ?? null;
   };
   const gateway = async (bearer: string) =>
@@ -103,7 +145,12 @@ describe.each(testDialects())('authorization code replay, every interleaving (%s
     ).response.status;
 
   /** After the replay: every token the code led to is refused. */
-  async function expectAllRefused(tokens: { access_token?: string; refresh_token?: string }, proxy: string | null, f: Fixture, rawTokenId: number) {
+  async function expectAllRefused(
+    tokens: { access_token?: string; refresh_token?: string },
+    proxy: string | null,
+    f: Fixture,
+    rawTokenId: number,
+  ) {
     expect(await userinfo(tokens.access_token!)).toBe(401);
     expect(await refresh(f, tokens.refresh_token!)).toBe(400);
     expect(await proxyToken(tokens.access_token!, f, rawTokenId)).toBeNull();
@@ -141,7 +188,13 @@ describe.each(testDialects())('authorization code replay, every interleaving (%s
     gates.beforeInsertToken = () => replayAnswered.promise;
     const first = exchange(f, code);
     // The first exchange has consumed the code and waits before storing its tokens: replay now.
-    const consumed = async () => (await server.ctx.db('oauth_codes').where({ code_hash: hashToken(code) }).first('used_at')).used_at !== null;
+    const consumed = async () =>
+      (
+        await server.ctx
+          .db('oauth_codes')
+          .where({ code_hash: hashToken(code) })
+          .first('used_at')
+      ).used_at !== null;
     await vi.waitFor(async () => expect(await consumed()).toBe(true));
     gates.beforeInsertToken = null;
     const replay = await exchange(f, code);
@@ -164,13 +217,18 @@ describe.each(testDialects())('authorization code replay, every interleaving (%s
     await expectAllRefused(winner.body, proxy, f, rawTokenId);
   });
 
-  it('a replay also kills the tokens a refresh of the code\'s tokens issued', async () => {
+  it("a replay also kills the tokens a refresh of the code's tokens issued", async () => {
     const { f, code, rawTokenId } = await aCode();
     const winner = await exchange(f, code);
     const refreshed = await fetch(tokenEndpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: winner.body.refresh_token!, client_id: f.clientId, client_secret: f.clientSecret }),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: winner.body.refresh_token!,
+        client_id: f.clientId,
+        client_secret: f.clientSecret,
+      }),
     });
     const pair = (await refreshed.json()) as { access_token: string; refresh_token: string };
     expect(refreshed.status).toBe(200);

@@ -4,7 +4,12 @@ import type { AuthorizeRequest } from './authorize.ts';
 import { SCOPES, isScope, splitScope } from './scopes.ts';
 
 /** The consent page: who asks, for what, and an Allow/Deny form carrying the request and a CSRF token. */
-export function consentPage(request: AuthorizeRequest, user: { login: string }, csrf: string, ownerLogin?: string): Html {
+export function consentPage(
+  request: AuthorizeRequest,
+  user: { login: string },
+  csrf: string,
+  ownerLogin?: string,
+): Html {
   const { client } = request;
   const scopes = splitScope(request.scope).filter(isScope);
   const hidden = {
@@ -21,7 +26,9 @@ export function consentPage(request: AuthorizeRequest, user: { login: string }, 
   const fields = Object.entries(hidden)
     .filter(([, value]) => value !== undefined)
     .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
-  const homepage = /^https?:\/\//i.test(client.homepage) ? html`<a href="${client.homepage}" rel="noopener noreferrer">${client.homepage}</a>` : html`${client.homepage}`;
+  const homepage = /^https?:\/\//i.test(client.homepage)
+    ? html`<a href="${client.homepage}" rel="noopener noreferrer">${client.homepage}</a>`
+    : html`${client.homepage}`;
   const body = html`<h1>Authorize ${client.name}</h1>
 <p class="app-description">${client.description}</p>
 <p class="app-meta">${ownerLogin ? html`Registered by <strong>${ownerLogin}</strong> · ` : ''}Homepage: ${homepage}</p>
@@ -32,7 +39,14 @@ export function consentPage(request: AuthorizeRequest, user: { login: string }, 
 <button type="submit" name="decision" value="allow" id="allow" class="primary">Allow</button>
 <button type="submit" name="decision" value="deny" id="deny">Deny</button>
 </form>`;
-  return layout({ title: `Authorize ${client.name}`, user: { login: user.login, csrf }, mainAction: { id: 'allow', label: 'Allow or Deny' } }, body);
+  return layout(
+    {
+      title: `Authorize ${client.name}`,
+      user: { login: user.login, csrf },
+      mainAction: { id: 'allow', label: 'Allow or Deny' },
+    },
+    body,
+  );
 }
 
 /** RFC 6749 4.1.2.1: an invalid client or redirect_uri is told to the user, not to the client. */

@@ -19,16 +19,32 @@ import { insertCode } from './store.ts';
  * the library takes only VSCHAR states, and iss is ours. `authTime`: when the user logged in (epoch
  * seconds), kept with the code with the request's nonce for the ID token (OpenID Connect Core 2).
  */
-export async function issueCode(ctx: AppContext, request: AuthorizeRequest, userId: number, authorizationId: number, authTime: number): Promise<string> {
-  const query: Record<string, string> = { response_type: 'code', client_id: request.client.clientId, redirect_uri: request.redirectUri, scope: request.scope };
-  if (request.codeChallenge) Object.assign(query, { code_challenge: request.codeChallenge, code_challenge_method: request.codeChallengeMethod });
+export async function issueCode(
+  ctx: AppContext,
+  request: AuthorizeRequest,
+  userId: number,
+  authorizationId: number,
+  authTime: number,
+): Promise<string> {
+  const query: Record<string, string> = {
+    response_type: 'code',
+    client_id: request.client.clientId,
+    redirect_uri: request.redirectUri,
+    scope: request.scope,
+  };
+  if (request.codeChallenge)
+    Object.assign(query, { code_challenge: request.codeChallenge, code_challenge_method: request.codeChallengeMethod });
   const response = new OAuth2Server.Response();
   try {
-    await new OAuth2Server({ model: codeModel(ctx, request, authorizationId, authTime) }).authorize(new OAuth2Server.Request({ method: 'GET', headers: {}, query }), response, {
-      authenticateHandler: { handle: () => ({ id: userId }) },
-      allowEmptyState: true,
-      authorizationCodeLifetime: ctx.config.AUTH_CODE_TTL_SECONDS,
-    });
+    await new OAuth2Server({ model: codeModel(ctx, request, authorizationId, authTime) }).authorize(
+      new OAuth2Server.Request({ method: 'GET', headers: {}, query }),
+      response,
+      {
+        authenticateHandler: { handle: () => ({ id: userId }) },
+        allowEmptyState: true,
+        authorizationCodeLifetime: ctx.config.AUTH_CODE_TTL_SECONDS,
+      },
+    );
   } catch (err) {
     // A store failure comes back wrapped in the library's server_error.
     throw (err instanceof OAuth2Server.ServerError && (err as { inner?: unknown }).inner) || err;
@@ -37,12 +53,28 @@ export async function issueCode(ctx: AppContext, request: AuthorizeRequest, user
 }
 
 /** The authorization endpoint's model: the client and scope are the validated request's; the code is stored as a hash. */
-function codeModel(ctx: AppContext, request: AuthorizeRequest, authorizationId: number, authTime: number): OAuth2Server.ServerOptions['model'] {
+function codeModel(
+  ctx: AppContext,
+  request: AuthorizeRequest,
+  authorizationId: number,
+  authTime: number,
+): OAuth2Server.ServerOptions['model'] {
   const model = {
-    getClient: async () => ({ id: request.client.clientId, grants: GRANT_TYPES, redirectUris: [request.client.redirectUri] }),
+    getClient: async () => ({
+      id: request.client.clientId,
+      grants: GRANT_TYPES,
+      redirectUris: [request.client.redirectUri],
+    }),
     validateScope: async (_user: OAuth2Server.User, _client: OAuth2Server.Client, scope?: string[]) => scope,
     generateAuthorizationCode: async () => newToken('oac'),
-    async saveAuthorizationCode(code: Pick<OAuth2Server.AuthorizationCode, 'authorizationCode' | 'expiresAt' | 'redirectUri' | 'scope' | 'codeChallenge' | 'codeChallengeMethod'>, client: OAuth2Server.Client, user: OAuth2Server.User) {
+    async saveAuthorizationCode(
+      code: Pick<
+        OAuth2Server.AuthorizationCode,
+        'authorizationCode' | 'expiresAt' | 'redirectUri' | 'scope' | 'codeChallenge' | 'codeChallengeMethod'
+      >,
+      client: OAuth2Server.Client,
+      user: OAuth2Server.User,
+    ) {
       await insertCode(ctx.db, {
         codeHash: hashToken(code.authorizationCode),
         authorizationId,
@@ -75,11 +107,23 @@ export function decisionHandler(ctx: AppContext): RequestHandler {
     try {
       const request = await validateAuthorizeRequest(ctx, body, partial);
       if (!req.webSession?.uid) {
-        res.status(401).type('html').send(String(authorizeErrorPage('Your session has ended. Log in and start again from the application.')));
+        res
+          .status(401)
+          .type('html')
+          .send(String(authorizeErrorPage('Your session has ended. Log in and start again from the application.')));
         return;
       }
       if (!(await csrfValid(ctx, req))) {
-        res.status(403).type('html').send(String(authorizeErrorPage('The form expired or did not come from this site. Go back to the application and try again.')));
+        res
+          .status(403)
+          .type('html')
+          .send(
+            String(
+              authorizeErrorPage(
+                'The form expired or did not come from this site. Go back to the application and try again.',
+              ),
+            ),
+          );
         return;
       }
       if (body.decision !== 'allow') {
@@ -90,9 +134,20 @@ export function decisionHandler(ctx: AppContext): RequestHandler {
       res.redirect(303, await issueCode(ctx, request, userId, authorizationId, authTimeOf(req.webSession)));
     } catch (err) {
       if (err instanceof AuthorizePageError) {
-        res.status(400).type('html').send(String(authorizeErrorPage(err.message)));
+        res
+          .status(400)
+          .type('html')
+          .send(String(authorizeErrorPage(err.message)));
       } else if (err instanceof AuthorizeRedirectError) {
-        res.redirect(303, redirectWith(partial.redirectUri!, { error: err.error, error_description: err.message, state: partial.state, iss: ctx.config.BASE_URL }));
+        res.redirect(
+          303,
+          redirectWith(partial.redirectUri!, {
+            error: err.error,
+            error_description: err.message,
+            state: partial.state,
+            iss: ctx.config.BASE_URL,
+          }),
+        );
       } else {
         next(err);
       }

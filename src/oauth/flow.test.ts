@@ -2,7 +2,18 @@ import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../shared/crypto.ts';
 import { testDialects } from '../../test/support/db.ts';
-import { authorizeInBrowser, Browser, createFixture, discover, formFields, insecure, logIn, PKCE, withPkce, type Fixture } from '../../test/support/oauthFlow.ts';
+import {
+  authorizeInBrowser,
+  Browser,
+  createFixture,
+  discover,
+  formFields,
+  insecure,
+  logIn,
+  PKCE,
+  withPkce,
+  type Fixture,
+} from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 // The authorization-code flow end to end: a real HTTP server and database, the user's side driven
@@ -27,7 +38,13 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
 
   function authorizationUrl(f: Fixture, params: Record<string, string> = {}): URL {
     const url = new URL(as.authorization_endpoint!);
-    url.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'user_info', ...params }).toString();
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: f.clientId,
+      redirect_uri: f.redirectUri,
+      scope: 'user_info',
+      ...params,
+    }).toString();
     return withPkce(url); // the helpers' challenge unless params bring one: exchange with PKCE.verifier
   }
 
@@ -38,19 +55,37 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     const verifier = oauth.generateRandomCodeVerifier();
     const callback = await authorizeInBrowser(
       browser,
-      authorizationUrl(f, { scope: options.scope ?? 'user_info', state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' }),
+      authorizationUrl(f, {
+        scope: options.scope ?? 'user_info',
+        state,
+        code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      }),
     );
     const client = { client_id: f.clientId };
     const params = oauth.validateAuthResponse(as, client, callback, state);
-    const response = await oauth.authorizationCodeGrantRequest(as, client, options.auth ?? oauth.ClientSecretPost(f.clientSecret), params, f.redirectUri, verifier, insecure);
+    const response = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      options.auth ?? oauth.ClientSecretPost(f.clientSecret),
+      params,
+      f.redirectUri,
+      verifier,
+      insecure,
+    );
     const tokens = await oauth.processAuthorizationCodeResponse(as, client, response);
     return { browser, tokens, client, code: params.get('code')!, verifier };
   }
 
-  const userinfo = (token: string) => fetch(`${server.baseUrl}/api/open/v1/userinfo`, { headers: { authorization: `Bearer ${token}` } });
+  const userinfo = (token: string) =>
+    fetch(`${server.baseUrl}/api/open/v1/userinfo`, { headers: { authorization: `Bearer ${token}` } });
 
   async function tokenRequest(fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
-    return fetch(as.token_endpoint!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields) });
+    return fetch(as.token_endpoint!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(fields),
+    });
   }
 
   it('publishes RFC 8414 metadata a standard client configures itself from', () => {
@@ -75,7 +110,9 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     expect(Object.keys(body).sort()).toEqual(['avatar_url', 'id', 'login', 'name', 'sub']);
     expect(body).toMatchObject({ sub: String(f.userId), id: f.userId, login: f.login, name: expect.any(String) });
 
-    const orgs = await fetch(`${server.baseUrl}/api/open/v1/orgs`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    const orgs = await fetch(`${server.baseUrl}/api/open/v1/orgs`, {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
     expect(orgs.status).toBe(200);
     expect(await orgs.json()).toEqual([]);
   });
@@ -90,7 +127,14 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     const f = await createFixture(server.ctx.db);
     const browser = await loggedIn(f);
     const callback = await authorizeInBrowser(browser, authorizationUrl(f, { state: 's1' }));
-    const res = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: f.redirectUri, code_verifier: PKCE.verifier, client_id: f.clientId, client_secret: f.clientSecret });
+    const res = await tokenRequest({
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      redirect_uri: f.redirectUri,
+      code_verifier: PKCE.verifier,
+      client_id: f.clientId,
+      client_secret: f.clientSecret,
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('pragma')).toBe('no-cache');
@@ -118,12 +162,26 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     const f = await createFixture(server.ctx.db);
     const { tokens, client } = await obtainTokens(f);
     const auth = oauth.ClientSecretPost(f.clientSecret);
-    const second = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, insecure));
+    const second = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, insecure),
+    );
     expect(second.refresh_token).not.toBe(tokens.refresh_token);
     expect(second.access_token).not.toBe(tokens.access_token);
     expect(second.expires_in).toBe(7200);
     expect((await userinfo(second.access_token)).status).toBe(200);
-    const third = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.ClientSecretBasic(f.clientSecret), second.refresh_token!, insecure));
+    const third = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(
+        as,
+        client,
+        oauth.ClientSecretBasic(f.clientSecret),
+        second.refresh_token!,
+        insecure,
+      ),
+    );
     expect((await userinfo(third.access_token)).status).toBe(200);
   });
 
@@ -132,7 +190,13 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     const other = await createFixture(server.ctx.db);
     const { tokens } = await obtainTokens(f);
     const refresh = (fields: Record<string, string>) =>
-      tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: f.clientId, client_secret: f.clientSecret, ...fields });
+      tokenRequest({
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token!,
+        client_id: f.clientId,
+        client_secret: f.clientSecret,
+        ...fields,
+      });
     const widened = await refresh({ scope: 'user_info api_key' });
     expect([widened.status, (await widened.json()).error]).toEqual([400, 'invalid_scope']);
     const wrongSecret = await refresh({ client_secret: other.clientSecret });
@@ -148,10 +212,15 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     const f = await createFixture(server.ctx.db);
     const { tokens } = await obtainTokens(f);
     const creds = { client_id: f.clientId, client_secret: f.clientSecret };
-    const rotated = await (await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, ...creds })).json();
+    const rotated = await (
+      await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, ...creds })
+    ).json();
     expect(rotated.refresh_token).toBeDefined();
     // Its rotation moved back past REFRESH_REUSE_GRACE_SECONDS (within it, a retry gets a new pair: test/faults/refreshRace.test.ts).
-    await server.ctx.db('oauth_tokens').where({ refresh_token_hash: hashToken(tokens.refresh_token!) }).update({ rotated_at: Date.now() - 31_000 });
+    await server.ctx
+      .db('oauth_tokens')
+      .where({ refresh_token_hash: hashToken(tokens.refresh_token!) })
+      .update({ rotated_at: Date.now() - 31_000 });
 
     const reuse = await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, ...creds });
     expect(reuse.status).toBe(400);
@@ -165,12 +234,24 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
   it('rejects a replayed code with invalid_grant and revokes the tokens issued from it (RFC 6749 4.1.2)', async () => {
     const f = await createFixture(server.ctx.db);
     const { tokens, code, verifier } = await obtainTokens(f);
-    const replay = await tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: f.redirectUri, code_verifier: verifier, client_id: f.clientId, client_secret: f.clientSecret });
+    const replay = await tokenRequest({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: f.redirectUri,
+      code_verifier: verifier,
+      client_id: f.clientId,
+      client_secret: f.clientSecret,
+    });
     expect(replay.status).toBe(400);
     expect(replay.headers.get('cache-control')).toBe('no-store');
     expect((await replay.json()).error).toBe('invalid_grant');
     expect((await userinfo(tokens.access_token)).status).toBe(401);
-    const refresh = await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: f.clientId, client_secret: f.clientSecret });
+    const refresh = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      client_id: f.clientId,
+      client_secret: f.clientSecret,
+    });
     expect((await refresh.json()).error).toBe('invalid_grant');
   });
 
@@ -178,7 +259,14 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     const f = await createFixture(server.ctx.db);
     const browser = await loggedIn(f);
     const callback = await authorizeInBrowser(browser, authorizationUrl(f));
-    const fields = { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: f.redirectUri, code_verifier: PKCE.verifier, client_id: f.clientId, client_secret: f.clientSecret };
+    const fields = {
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      redirect_uri: f.redirectUri,
+      code_verifier: PKCE.verifier,
+      client_id: f.clientId,
+      client_secret: f.clientSecret,
+    };
     const results = await Promise.all(Array.from({ length: 5 }, () => tokenRequest(fields)));
     expect(results.map((r) => r.status).sort()).toEqual([200, 400, 400, 400, 400]);
     // The others were replays of the code (RFC 9700 4.2.4): the winner's tokens are revoked too.
@@ -191,7 +279,14 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     const browser = await loggedIn(f);
     const callback = await authorizeInBrowser(browser, authorizationUrl(f));
     await server.ctx.db('oauth_codes').update({ expires_at: Date.now() - 1000 });
-    const res = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: f.redirectUri, code_verifier: PKCE.verifier, client_id: f.clientId, client_secret: f.clientSecret });
+    const res = await tokenRequest({
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      redirect_uri: f.redirectUri,
+      code_verifier: PKCE.verifier,
+      client_id: f.clientId,
+      client_secret: f.clientSecret,
+    });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: 'invalid_grant' });
   });
@@ -203,25 +298,53 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     const verifier = oauth.generateRandomCodeVerifier();
     const challenge = await oauth.calculatePKCECodeChallenge(verifier);
     const exchange = async (fields: Record<string, string>) => {
-      const callback = await authorizeInBrowser(browser, authorizationUrl(f, { code_challenge: challenge, code_challenge_method: 'S256' }));
-      const res = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: f.redirectUri, code_verifier: verifier, client_id: f.clientId, client_secret: f.clientSecret, ...fields });
+      const callback = await authorizeInBrowser(
+        browser,
+        authorizationUrl(f, { code_challenge: challenge, code_challenge_method: 'S256' }),
+      );
+      const res = await tokenRequest({
+        grant_type: 'authorization_code',
+        code: callback.searchParams.get('code')!,
+        redirect_uri: f.redirectUri,
+        code_verifier: verifier,
+        client_id: f.clientId,
+        client_secret: f.clientSecret,
+        ...fields,
+      });
       return { status: res.status, body: await res.json() };
     };
     // RFC 6749 5.2: a redirect_uri that does not match the authorization request's is invalid_grant.
-    expect(await exchange({ redirect_uri: 'https://client.example.test/other' })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
-    expect(await exchange({ client_id: other.clientId, client_secret: other.clientSecret })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
-    expect(await exchange({ code_verifier: oauth.generateRandomCodeVerifier() })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(await exchange({ redirect_uri: 'https://client.example.test/other' })).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_grant' },
+    });
+    expect(await exchange({ client_id: other.clientId, client_secret: other.clientSecret })).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_grant' },
+    });
+    expect(await exchange({ code_verifier: oauth.generateRandomCodeVerifier() })).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_grant' },
+    });
     expect((await exchange({})).status).toBe(200);
   });
 
   it('answers a wrong client secret with 401 invalid_client and a Basic challenge, whichever method was used (RFC 9110 11.6.1)', async () => {
     const f = await createFixture(server.ctx.db);
-    const body = await tokenRequest({ grant_type: 'refresh_token', refresh_token: 'ghr_x', client_id: f.clientId, client_secret: 'cs_wrong' });
+    const body = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: 'ghr_x',
+      client_id: f.clientId,
+      client_secret: 'cs_wrong',
+    });
     expect(body.status).toBe(401);
     expect(body.headers.get('www-authenticate')).toMatch(/^Basic /);
     expect(await body.json()).toMatchObject({ error: 'invalid_client' });
 
-    const basic = await tokenRequest({ grant_type: 'refresh_token', refresh_token: 'ghr_x' }, { authorization: `Basic ${Buffer.from(`${f.clientId}:cs_wrong`).toString('base64')}` });
+    const basic = await tokenRequest(
+      { grant_type: 'refresh_token', refresh_token: 'ghr_x' },
+      { authorization: `Basic ${Buffer.from(`${f.clientId}:cs_wrong`).toString('base64')}` },
+    );
     expect(basic.status).toBe(401);
     expect(basic.headers.get('www-authenticate')).toMatch(/^Basic /);
     expect(await basic.json()).toMatchObject({ error: 'invalid_client' });
@@ -231,13 +354,21 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     const f = await createFixture(server.ctx.db);
     const other = await createFixture(server.ctx.db);
     const { tokens } = await obtainTokens(f);
-    const basic = (clientId: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}` });
+    const basic = (clientId: string, secret: string) => ({
+      authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
+    });
     const refresh = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! };
 
     // Basic and client_secret_post together, even when both name the same client with its secret.
-    const both = await tokenRequest({ ...refresh, client_id: f.clientId, client_secret: f.clientSecret }, basic(f.clientId, f.clientSecret));
+    const both = await tokenRequest(
+      { ...refresh, client_id: f.clientId, client_secret: f.clientSecret },
+      basic(f.clientId, f.clientSecret),
+    );
     expect(both.status).toBe(400);
-    expect(await both.json()).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(/not both/) });
+    expect(await both.json()).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringMatching(/not both/),
+    });
     // Basic for one client, a body client_id naming another.
     const mismatch = await tokenRequest({ ...refresh, client_id: other.clientId }, basic(f.clientId, f.clientSecret));
     expect(mismatch.status).toBe(400);
@@ -257,14 +388,24 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     expect(missingCode.status).toBe(400);
     expect(await missingCode.json()).toMatchObject({ error: 'invalid_request' });
     const { tokens } = await obtainTokens(f);
-    const widen = await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, scope: 'user_info api_key', ...creds });
+    const widen = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      scope: 'user_info api_key',
+      ...creds,
+    });
     expect(await widen.json()).toMatchObject({ error: 'invalid_scope' });
   });
 
   it('shows an error page, never a redirect, for an unknown client or a redirect_uri mismatch (RFC 6749 4.1.2.1)', async () => {
     const f = await createFixture(server.ctx.db);
     const browser = await loggedIn(f);
-    const cases: Record<string, string>[] = [{ redirect_uri: 'https://evil.example/callback' }, { redirect_uri: `${f.redirectUri}/` }, { client_id: 'app_unknown' }, { redirect_uri: '' }];
+    const cases: Record<string, string>[] = [
+      { redirect_uri: 'https://evil.example/callback' },
+      { redirect_uri: `${f.redirectUri}/` },
+      { client_id: 'app_unknown' },
+      { redirect_uri: '' },
+    ];
     for (const params of cases) {
       const res = await browser.fetch(authorizationUrl(f, params).toString());
       expect(res.status).toBe(400);
@@ -281,7 +422,10 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
       [{ scope: 'user_info admin' }, 'invalid_scope'],
       [{ response_type: 'token' }, 'unsupported_response_type'],
       [{ scope: '' }, 'invalid_request'],
-      [{ code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'plain' }, 'invalid_request'],
+      [
+        { code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'plain' },
+        'invalid_request',
+      ],
     ];
     for (const [params, error] of cases) {
       const res = await browser.fetch(authorizationUrl(f, { state: 'xyz', ...params }).toString());
@@ -301,7 +445,9 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     expect(callback.searchParams.get('error')).toBe('access_denied');
     expect(callback.searchParams.get('state')).toBe('deny-me');
     expect(callback.searchParams.get('code')).toBeNull();
-    expect(() => oauth.validateAuthResponse(as, { client_id: f.clientId }, callback, 'deny-me')).toThrow(oauth.AuthorizationResponseError);
+    expect(() => oauth.validateAuthResponse(as, { client_id: f.clientId }, callback, 'deny-me')).toThrow(
+      oauth.AuthorizationResponseError,
+    );
   });
 
   it('sends a logged-out user to the login page and back to the consent page', async () => {
@@ -331,7 +477,11 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     expect(login).toContain(`to continue to <strong>${f.appName}</strong>`);
     // Not from an authorization request (or from one naming no registered app): no app named.
     expect(await (await fetch(`${server.baseUrl}/login`)).text()).not.toContain('continue to');
-    expect(await (await fetch(`${server.baseUrl}/login?return_to=${encodeURIComponent('/oauth/authorize?client_id=app_nobody')}`)).text()).not.toContain('continue to');
+    expect(
+      await (
+        await fetch(`${server.baseUrl}/login?return_to=${encodeURIComponent('/oauth/authorize?client_id=app_nobody')}`)
+      ).text(),
+    ).not.toContain('continue to');
   });
 
   it('shows who registered the app on the consent page', async () => {
@@ -350,21 +500,43 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
       const callback = new URL(again.headers.get('location')!);
       expect(callback.origin + callback.pathname).toBe(f.redirectUri);
       expect(callback.searchParams.get('state')).toBe('again');
-      const res = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: f.redirectUri, code_verifier: PKCE.verifier, client_id: f.clientId, client_secret: f.clientSecret });
+      const res = await tokenRequest({
+        grant_type: 'authorization_code',
+        code: callback.searchParams.get('code')!,
+        redirect_uri: f.redirectUri,
+        code_verifier: PKCE.verifier,
+        client_id: f.clientId,
+        client_secret: f.clientSecret,
+      });
       expect(res.status).toBe(200);
       expect((await res.json()).scope).toBe(scope);
     }
     // prompt=consent asks all the same.
     expect((await browser.fetch(authorizationUrl(f, { prompt: 'consent' }).toString())).status).toBe(200);
     // The checks still run: a wrong callback is an error page, a bad PKCE method a redirected error.
-    expect((await browser.fetch(authorizationUrl(f, { redirect_uri: 'https://evil.example/cb' }).toString())).status).toBe(400);
-    const badPkce = await browser.fetch(authorizationUrl(f, { code_challenge: 'x'.repeat(43), code_challenge_method: 'plain' }).toString());
+    expect(
+      (await browser.fetch(authorizationUrl(f, { redirect_uri: 'https://evil.example/cb' }).toString())).status,
+    ).toBe(400);
+    const badPkce = await browser.fetch(
+      authorizationUrl(f, { code_challenge: 'x'.repeat(43), code_challenge_method: 'plain' }).toString(),
+    );
     expect(new URL(badPkce.headers.get('location')!).searchParams.get('error')).toBe('invalid_request');
     // PKCE is bound to the remembered code too: the exchange needs the verifier.
     const verifier = oauth.generateRandomCodeVerifier();
-    const withPkce = await browser.fetch(authorizationUrl(f, { code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' }).toString());
+    const withPkce = await browser.fetch(
+      authorizationUrl(f, {
+        code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      }).toString(),
+    );
     const code = new URL(withPkce.headers.get('location')!).searchParams.get('code')!;
-    const base = { grant_type: 'authorization_code', code, redirect_uri: f.redirectUri, client_id: f.clientId, client_secret: f.clientSecret };
+    const base = {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: f.redirectUri,
+      client_id: f.clientId,
+      client_secret: f.clientSecret,
+    };
     expect((await tokenRequest({ ...base, code_verifier: oauth.generateRandomCodeVerifier() })).status).toBe(400);
 
     // Revoked: asked again.
@@ -383,7 +555,13 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     expect(wider.status).toBe(200);
     // Another user of the same app is asked too.
     const other = await createFixture(server.ctx.db);
-    expect((await (await loggedIn(other)).fetch(authorizationUrl({ ...other, clientId: f.clientId, redirectUri: f.redirectUri }).toString())).status).toBe(200);
+    expect(
+      (
+        await (
+          await loggedIn(other)
+        ).fetch(authorizationUrl({ ...other, clientId: f.clientId, redirectUri: f.redirectUri }).toString())
+      ).status,
+    ).toBe(200);
   });
 
   it('refuses a consent decision without the CSRF token', async () => {
@@ -434,7 +612,12 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     expect((await browser.post(action, { csrf_token: csrf_token! })).status).toBe(303);
 
     expect((await userinfo(tokens.access_token)).status).toBe(401);
-    const refresh = await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: f.clientId, client_secret: f.clientSecret });
+    const refresh = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      client_id: f.clientId,
+      client_secret: f.clientSecret,
+    });
     expect(await refresh.json()).toMatchObject({ error: 'invalid_grant' });
     expect(await (await browser.fetch('/settings/authorizations')).text()).not.toContain(f.appName);
   });
@@ -443,10 +626,18 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     const f = await createFixture(server.ctx.db);
     const { tokens, client } = await obtainTokens(f);
     const auth = oauth.ClientSecretBasic(f.clientSecret);
-    await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, auth, tokens.refresh_token!, insecure));
+    await oauth.processRevocationResponse(
+      await oauth.revocationRequest(as, client, auth, tokens.refresh_token!, insecure),
+    );
     expect((await userinfo(tokens.access_token)).status).toBe(401);
     await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, auth, 'gho_unknown', insecure));
-    const wrong = await oauth.revocationRequest(as, client, oauth.ClientSecretBasic('cs_wrong'), 'gho_unknown', insecure);
+    const wrong = await oauth.revocationRequest(
+      as,
+      client,
+      oauth.ClientSecretBasic('cs_wrong'),
+      'gho_unknown',
+      insecure,
+    );
     expect(wrong.status).toBe(401);
   });
 
@@ -467,7 +658,12 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     const browser = new Browser(server.baseUrl);
     const page = await browser.fetch('/login');
     const { csrf_token } = formFields(await page.text());
-    const res = await browser.post('/login', { login: f.login, password: f.password, csrf_token: csrf_token!, return_to: '/settings' });
+    const res = await browser.post('/login', {
+      login: f.login,
+      password: f.password,
+      csrf_token: csrf_token!,
+      return_to: '/settings',
+    });
     const cookie = res.headers.getSetCookie().join('\n');
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).toMatch(/SameSite=Lax/);

@@ -59,7 +59,9 @@ export async function signIdToken(ctx: AppContext, subject: IdTokenSubject, nowM
     ...(subject.nonce ? { nonce: subject.nonce } : {}),
     at_hash: atHash(subject.accessToken),
   };
-  const jws = await new CompactSign(utf8.encode(JSON.stringify(claims))).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' }).sign(key.key);
+  const jws = await new CompactSign(utf8.encode(JSON.stringify(claims)))
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
+    .sign(key.key);
   // ES256: the one signature form the service's own verifiers accept (lowS.ts); any verifier accepts it.
   return key.alg === 'ES256' ? toLowS(jws) : jws;
 }

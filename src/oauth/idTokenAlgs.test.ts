@@ -25,13 +25,22 @@ describe.each(testDialects())('ID token signing algorithms (%s)', (dialect) => {
 
   /** openid-client as the app's relying party, registered with `metadata` (nothing: every default). */
   function relyingParty(f: Fixture, metadata: Partial<client.ClientMetadata> = {}): Promise<client.Configuration> {
-    return client.discovery(new URL(server.baseUrl), f.clientId, { client_secret: f.clientSecret, ...metadata }, undefined, {
-      execute: [client.allowInsecureRequests, client.enableNonRepudiationChecks],
-    });
+    return client.discovery(
+      new URL(server.baseUrl),
+      f.clientId,
+      { client_secret: f.clientSecret, ...metadata },
+      undefined,
+      {
+        execute: [client.allowInsecureRequests, client.enableNonRepudiationChecks],
+      },
+    );
   }
 
   /** The user signs in through the pages; the relying party runs the code flow (PKCE, state, nonce) and checks the ID token. */
-  async function signIn(f: Fixture, config: client.Configuration): Promise<client.TokenEndpointResponse & client.TokenEndpointResponseHelpers> {
+  async function signIn(
+    f: Fixture,
+    config: client.Configuration,
+  ): Promise<client.TokenEndpointResponse & client.TokenEndpointResponseHelpers> {
     const browser = new Browser(server.baseUrl);
     expect((await logIn(browser, f.login, f.password)).status).toBe(303);
     const verifier = client.randomPKCECodeVerifier();
@@ -46,18 +55,32 @@ describe.each(testDialects())('ID token signing algorithms (%s)', (dialect) => {
       state,
     });
     const callback = await authorizeInBrowser(browser, url);
-    return client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state, idTokenExpected: true });
+    return client.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: verifier,
+      expectedNonce: nonce,
+      expectedState: state,
+      idTokenExpected: true,
+    });
   }
 
-  const publishedKeys = async (): Promise<JSONWebKeySet> => (await fetch(`${server.baseUrl}/.well-known/jwks.json`)).json() as Promise<JSONWebKeySet>;
-  const keyOf = (jwks: JSONWebKeySet, token: string) => jwks.keys.find((k) => k.kid === decodeProtectedHeader(token).kid);
+  const publishedKeys = async (): Promise<JSONWebKeySet> =>
+    (await fetch(`${server.baseUrl}/.well-known/jwks.json`)).json() as Promise<JSONWebKeySet>;
+  const keyOf = (jwks: JSONWebKeySet, token: string) =>
+    jwks.keys.find((k) => k.kid === decodeProtectedHeader(token).kid);
 
   async function verify(token: string, f: Fixture, alg: string, jwks?: JSONWebKeySet): Promise<void> {
-    await jwtVerify(token, createLocalJWKSet(jwks ?? (await publishedKeys())), { issuer: server.baseUrl, audience: f.clientId, algorithms: [alg] });
+    await jwtVerify(token, createLocalJWKSet(jwks ?? (await publishedKeys())), {
+      issuer: server.baseUrl,
+      audience: f.clientId,
+      algorithms: [alg],
+    });
   }
 
   it('discovery lists RS256 first, then ES256 (OpenID Connect Discovery 1.0, 3)', async () => {
-    const metadata = (await (await fetch(`${server.baseUrl}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    const metadata = (await (await fetch(`${server.baseUrl}/.well-known/openid-configuration`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect(metadata.id_token_signing_alg_values_supported).toEqual(['RS256', 'ES256']);
   });
 
@@ -99,13 +122,16 @@ describe.each(testDialects())('ID token signing algorithms (%s)', (dialect) => {
     expect(String((refused as Error & { cause?: unknown }).cause ?? refused)).toMatch(/alg/);
   });
 
-  it('follows the app\'s setting from its next ID token on: an app switched to ES256 gets ES256 at its next refresh, and back', async () => {
+  it("follows the app's setting from its next ID token on: an app switched to ES256 gets ES256 at its next refresh, and back", async () => {
     const f = await createFixture(server.ctx.db);
     const tokens = await signIn(f, await relyingParty(f));
     expect(decodeProtectedHeader(tokens.id_token!).alg).toBe('RS256');
     const app = (await findAppByClientId(server.ctx, f.clientId))!;
     await updateApp(server.ctx, f.userId, app.id, { idTokenAlg: 'ES256' });
-    const switched = await client.refreshTokenGrant(await relyingParty(f, { id_token_signed_response_alg: 'ES256' }), tokens.refresh_token!);
+    const switched = await client.refreshTokenGrant(
+      await relyingParty(f, { id_token_signed_response_alg: 'ES256' }),
+      tokens.refresh_token!,
+    );
     expect(decodeProtectedHeader(switched.id_token!).alg).toBe('ES256');
     await updateApp(server.ctx, f.userId, app.id, { idTokenAlg: 'RS256' });
     const back = await client.refreshTokenGrant(await relyingParty(f), switched.refresh_token!);
@@ -115,10 +141,17 @@ describe.each(testDialects())('ID token signing algorithms (%s)', (dialect) => {
   it('keeps proxy tokens ES256, signed with an EC key, for RS256 and ES256 clients alike', async () => {
     for (const alg of ['RS256', 'ES256']) {
       const f = await createFixture(server.ctx.db, undefined, { idTokenAlg: alg });
-      const { record } = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'k', usageScenario: 'paid' });
+      const { record } = await createAccessToken(server.ctx, {
+        userId: f.userId,
+        namespace: f.login,
+        name: 'k',
+        usageScenario: 'paid',
+      });
       const tokens = await signIn(f, await relyingParty(f, { id_token_signed_response_alg: alg }));
       expect(decodeProtectedHeader(tokens.id_token!).alg).toBe(alg);
-      const res = await fetch(`${server.baseUrl}/api/open/v1/${f.login}/tokens/${record.id}`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+      const res = await fetch(`${server.baseUrl}/api/open/v1/${f.login}/tokens/${record.id}`, {
+        headers: { authorization: `Bearer ${tokens.access_token}` },
+      });
       expect(res.status).toBe(200);
       const proxy = ((await res.json()) as { proxy_access_token: string }).proxy_access_token;
       expect(decodeProtectedHeader(proxy)).toMatchObject({ alg: 'ES256', typ: 'at+jwt' });
@@ -132,7 +165,10 @@ describe.each(testDialects())('ID token signing algorithms (%s)', (dialect) => {
     const rsParty = await relyingParty(rs);
     const esParty = await relyingParty(es, { id_token_signed_response_alg: 'ES256' });
     const first = { rs: await signIn(rs, rsParty), es: await signIn(es, esParty) };
-    const oldKid = { rs: decodeProtectedHeader(first.rs.id_token!).kid!, es: decodeProtectedHeader(first.es.id_token!).kid! };
+    const oldKid = {
+      rs: decodeProtectedHeader(first.rs.id_token!).kid!,
+      es: decodeProtectedHeader(first.es.id_token!).kid!,
+    };
 
     const rotated = await rotateSigningKeys(server.ctx);
     const newKid = { rs: rotated.find((r) => r.alg === 'RS256')!.kid, es: rotated.find((r) => r.alg === 'ES256')!.kid };
@@ -144,14 +180,20 @@ describe.each(testDialects())('ID token signing algorithms (%s)', (dialect) => {
 
     // Until active_from the old keys sign, so openid-client, whose key set is seconds old (it
     // refetches on an unknown kid only after 60 s), verifies every ID token it gets meanwhile.
-    const meanwhile = { rs: await client.refreshTokenGrant(rsParty, first.rs.refresh_token!), es: await client.refreshTokenGrant(esParty, first.es.refresh_token!) };
+    const meanwhile = {
+      rs: await client.refreshTokenGrant(rsParty, first.rs.refresh_token!),
+      es: await client.refreshTokenGrant(esParty, first.es.refresh_token!),
+    };
     expect(decodeProtectedHeader(meanwhile.rs.id_token!)).toMatchObject({ alg: 'RS256', kid: oldKid.rs });
     expect(decodeProtectedHeader(meanwhile.es.id_token!)).toMatchObject({ alg: 'ES256', kid: oldKid.es });
 
     // From active_from on (each process within its key cache's minute) the new keys sign, and the key set kept before verifies them.
     vi.useFakeTimers({ toFake: ['Date'], now: rotated[0]!.activeFrom + 61_000 });
     try {
-      const after = { rs: await client.refreshTokenGrant(rsParty, meanwhile.rs.refresh_token!), es: await client.refreshTokenGrant(esParty, meanwhile.es.refresh_token!) };
+      const after = {
+        rs: await client.refreshTokenGrant(rsParty, meanwhile.rs.refresh_token!),
+        es: await client.refreshTokenGrant(esParty, meanwhile.es.refresh_token!),
+      };
       expect(decodeProtectedHeader(after.rs.id_token!)).toMatchObject({ alg: 'RS256', kid: newKid.rs });
       expect(decodeProtectedHeader(after.es.id_token!)).toMatchObject({ alg: 'ES256', kid: newKid.es });
       for (const token of [first.rs.id_token!, after.rs.id_token!]) await verify(token, rs, 'RS256', cached);

@@ -8,19 +8,31 @@ import type { AuthorizeRequest } from './authorize.ts';
 // `prompt=none` a needed page is an error redirect instead (3.1.2.6).
 
 /** Whether the user must log in (again) first; with prompt=none, login_required instead. */
-export function mustLogIn(request: AuthorizeRequest, session: WebSession | undefined, signedIn: boolean, nowMs = Date.now()): boolean {
+export function mustLogIn(
+  request: AuthorizeRequest,
+  session: WebSession | undefined,
+  signedIn: boolean,
+  nowMs = Date.now(),
+): boolean {
   // max_age=0 is prompt=login (3.1.2.1): a login made this very second is not older than 0 s.
-  const stale = signedIn && request.maxAge !== undefined && (request.maxAge === 0 || Math.floor(nowMs / 1000) - authTimeOf(session!) > request.maxAge);
+  const stale =
+    signedIn &&
+    request.maxAge !== undefined &&
+    (request.maxAge === 0 || Math.floor(nowMs / 1000) - authTimeOf(session!) > request.maxAge);
   const needed = !signedIn || request.prompt.has('login') || stale;
   if (needed && request.prompt.has('none')) {
-    throw new AuthorizeRedirectError('login_required', signedIn ? 'The login is older than max_age.' : 'The user is not logged in.');
+    throw new AuthorizeRedirectError(
+      'login_required',
+      signedIn ? 'The login is older than max_age.' : 'The user is not logged in.',
+    );
   }
   return needed;
 }
 
 /** With prompt=none, a request that would show the consent page answers consent_required. */
 export function consentNeeded(request: AuthorizeRequest): void {
-  if (request.prompt.has('none')) throw new AuthorizeRedirectError('consent_required', 'The user has not granted these scopes to the application.');
+  if (request.prompt.has('none'))
+    throw new AuthorizeRedirectError('consent_required', 'The user has not granted these scopes to the application.');
 }
 
 /**

@@ -15,7 +15,10 @@ describe('the issuer in authorization responses (RFC 9207)', () => {
   });
 
   it('the metadata announces authorization_response_iss_parameter_supported', async () => {
-    const metadata = (await (await fetch(`${server.baseUrl}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+    const metadata = (await (await fetch(`${server.baseUrl}/.well-known/oauth-authorization-server`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect(metadata).toMatchObject({ issuer: server.baseUrl, authorization_response_iss_parameter_supported: true });
   });
 
@@ -24,7 +27,13 @@ describe('the issuer in authorization responses (RFC 9207)', () => {
     const browser = new Browser(server.baseUrl);
     await logIn(browser, f.login, f.password);
     const url = new URL('/oauth/authorize', server.baseUrl);
-    url.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'user_info', state: 's1' }).toString();
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: f.clientId,
+      redirect_uri: f.redirectUri,
+      scope: 'user_info',
+      state: 's1',
+    }).toString();
 
     const allowed = await authorizeInBrowser(browser, url, 'allow');
     expect(allowed.searchParams.get('code')).toBeTruthy();

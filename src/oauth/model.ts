@@ -184,7 +184,11 @@ export class TokenModel {
   }
 
   /** The scope asked for on refresh may only narrow the grant's (RFC 6749 6); a code's was checked at /oauth/authorize. */
-  async validateScope(_user: OAuth2Server.User, _client: OAuth2Server.Client, scope?: string[]): Promise<string[] | false> {
+  async validateScope(
+    _user: OAuth2Server.User,
+    _client: OAuth2Server.Client,
+    scope?: string[],
+  ): Promise<string[] | false> {
     const granted = splitScope(this.refresh?.scope ?? this.code?.scope ?? this.direct?.scope);
     if (scope === undefined) return granted;
     return scope.every((s) => granted.includes(s)) ? scope : false;
@@ -206,10 +210,21 @@ export class TokenModel {
    * within it gets this same pair: successorPair); null when a concurrent refresh rotated it first
    * or either was revoked meanwhile.
    */
-  async saveToken(token: NewPair & { id_token?: string }, client: OAuth2Server.Client, user: OAuth2Server.User): Promise<OAuth2Server.Token | null> {
+  async saveToken(
+    token: NewPair & { id_token?: string },
+    client: OAuth2Server.Client,
+    user: OAuth2Server.User,
+  ): Promise<OAuth2Server.Token | null> {
     const row = this.pairRow(token);
     if (token.rotates === undefined) await store.insertToken(this.ctx.db, row);
-    else if (!(await store.insertSuccessorToken(this.ctx.db, { ...row, ...this.sealed(token, token.rotates, row.createdAt) }, token.rotates))) return null;
+    else if (
+      !(await store.insertSuccessorToken(
+        this.ctx.db,
+        { ...row, ...this.sealed(token, token.rotates, row.createdAt) },
+        token.rotates,
+      ))
+    )
+      return null;
     else this.sweepSealedPairs();
     return this.answer(token, client, user);
   }
@@ -224,11 +239,22 @@ export class TokenModel {
    * kept until the window is over (and SWEEP_MARGIN_MS, for the sweep): from the rotation's time (a
    * slow statement records its commit: rotationSeenAt). Nothing when there is no window.
    */
-  private sealed(pair: PairWithIdToken, rotates: number, at: number): Pick<store.NewToken, 'sealedPair' | 'sealedUntil'> {
+  private sealed(
+    pair: PairWithIdToken,
+    rotates: number,
+    at: number,
+  ): Pick<store.NewToken, 'sealedPair' | 'sealedUntil'> {
     const window = this.graceWindowMs;
     if (window === 0) return { sealedPair: null, sealedUntil: null };
-    const raw: SealedPair = { access_token: pair.accessToken, refresh_token: pair.refreshToken!, ...(pair.id_token === undefined ? {} : { id_token: pair.id_token }) };
-    return { sealedPair: this.ctx.sealer.seal(JSON.stringify(raw), chain.sealedPairContext(rotates)), sealedUntil: at + window + SWEEP_MARGIN_MS };
+    const raw: SealedPair = {
+      access_token: pair.accessToken,
+      refresh_token: pair.refreshToken!,
+      ...(pair.id_token === undefined ? {} : { id_token: pair.id_token }),
+    };
+    return {
+      sealedPair: this.ctx.sealer.seal(JSON.stringify(raw), chain.sealedPairContext(rotates)),
+      sealedUntil: at + window + SWEEP_MARGIN_MS,
+    };
   }
 
   /**
@@ -240,7 +266,8 @@ export class TokenModel {
     const successor = await chain.successorOf(this.ctx.db, token.row.id);
     if (!successor || successor.revokedAt !== null) return 'gone';
     if (successor.rotatedAt !== null) return { olderGeneration: successor.rotatedAt };
-    if (successor.sealedPair === null || successor.sealedUntil === null || successor.sealedUntil < Date.now()) return 'gone';
+    if (successor.sealedPair === null || successor.sealedUntil === null || successor.sealedUntil < Date.now())
+      return 'gone';
     let raw: SealedPair;
     try {
       raw = JSON.parse(this.ctx.sealer.open(successor.sealedPair, chain.sealedPairContext(token.row.id))) as SealedPair;
@@ -249,7 +276,11 @@ export class TokenModel {
       this.ctx.logger.warn({ err: err.message }, 'a sealed refresh pair does not open; the replay is refused');
       return 'gone';
     }
-    if (!sameHash(raw.access_token, successor.accessTokenHash) || !sameHash(raw.refresh_token, successor.refreshTokenHash)) return 'gone';
+    if (
+      !sameHash(raw.access_token, successor.accessTokenHash) ||
+      !sameHash(raw.refresh_token, successor.refreshTokenHash)
+    )
+      return 'gone';
     return {
       pair: {
         accessToken: raw.access_token,
@@ -274,7 +305,9 @@ export class TokenModel {
     const now = Date.now();
     if (now - lastSweep < Math.max(this.graceWindowMs, 1000)) return;
     lastSweep = now;
-    chain.clearSealedPairs(this.ctx.db, now).catch((err: unknown) => this.ctx.logger.debug({ err }, 'sealed refresh pairs not cleared; the next sweep will'));
+    chain
+      .clearSealedPairs(this.ctx.db, now)
+      .catch((err: unknown) => this.ctx.logger.debug({ err }, 'sealed refresh pairs not cleared; the next sweep will'));
   }
 
   /**

@@ -3,7 +3,17 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } 
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyProxyToken } from '../open/proxyTokens.ts';
 import { testDialects } from '../../test/support/db.ts';
-import { authorizeInBrowser, Browser, createFixture, formFields, insecure, logIn, PKCE, withPkce, type Fixture } from '../../test/support/oauthFlow.ts';
+import {
+  authorizeInBrowser,
+  Browser,
+  createFixture,
+  formFields,
+  insecure,
+  logIn,
+  PKCE,
+  withPkce,
+  type Fixture,
+} from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { atHash } from './idToken.ts';
 
@@ -18,7 +28,10 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
   beforeAll(async () => {
     server = await startTestServer({ dialect });
     const issuer = new URL(server.baseUrl);
-    as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure }));
+    as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure }),
+    );
   });
   afterAll(() => server?.close());
 
@@ -30,7 +43,14 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
 
   function authorizationUrl(f: Fixture, params: Record<string, string> = {}): URL {
     const url = new URL(as.authorization_endpoint!);
-    url.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'openid user_info', state: 'st', ...params }).toString();
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: f.clientId,
+      redirect_uri: f.redirectUri,
+      scope: 'openid user_info',
+      state: 'st',
+      ...params,
+    }).toString();
     return withPkce(url); // exchanged with PKCE.verifier
   }
 
@@ -46,18 +66,33 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
   async function exchange(f: Fixture, callback: URL) {
     const client = { client_id: f.clientId };
     const params = oauth.validateAuthResponse(as, client, callback, 'st');
-    return oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(f.clientSecret), params, f.redirectUri, PKCE.verifier, insecure);
+    return oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      oauth.ClientSecretBasic(f.clientSecret),
+      params,
+      f.redirectUri,
+      PKCE.verifier,
+      insecure,
+    );
   }
 
   async function verifiedClaims(idToken: string, f: Fixture): Promise<JWTPayload> {
     const jwks = (await (await fetch(as.jwks_uri!)).json()) as Parameters<typeof createLocalJWKSet>[0];
     // RS256: the fixtures' apps are registered without id_token_signed_response_alg (idTokenAlgs.test.ts has ES256).
-    const { payload } = await jwtVerify(idToken, createLocalJWKSet(jwks), { issuer: server.baseUrl, audience: f.clientId, algorithms: ['RS256'] });
+    const { payload } = await jwtVerify(idToken, createLocalJWKSet(jwks), {
+      issuer: server.baseUrl,
+      audience: f.clientId,
+      algorithms: ['RS256'],
+    });
     return payload;
   }
 
   it('publishes /.well-known/openid-configuration beside RFC 8414 metadata, with the same endpoints (Discovery 1.0, 3)', async () => {
-    const rfc8414 = (await (await fetch(`${server.baseUrl}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+    const rfc8414 = (await (await fetch(`${server.baseUrl}/.well-known/oauth-authorization-server`)).json()) as Record<
+      string,
+      unknown
+    >;
     const res = await fetch(`${server.baseUrl}/.well-known/openid-configuration`);
     expect(res.status).toBe(200);
     const oidc = (await res.json()) as Record<string, unknown>;
@@ -72,7 +107,9 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
       id_token_signing_alg_values_supported: ['RS256', 'ES256'],
       request_uri_parameter_supported: false,
     });
-    expect(oidc.claims_supported).toEqual(expect.arrayContaining(['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash']));
+    expect(oidc.claims_supported).toEqual(
+      expect.arrayContaining(['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash']),
+    );
   });
 
   it('adds an RS256 id_token to the code exchange of an openid request: iss, sub (userinfo sub), aud, exp, iat, auth_time, nonce, at_hash (Core 3.1.3.3)', async () => {
@@ -83,24 +120,35 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
     // Through the consent page: the nonce goes through the consent form.
     const callback = await authorizeInBrowser(browser, authorizationUrl(f, { nonce }));
     const response = await exchange(f, callback);
-    const tokens = await oauth.processAuthorizationCodeResponse(as, { client_id: f.clientId }, response, { expectedNonce: nonce, requireIdToken: true });
+    const tokens = await oauth.processAuthorizationCodeResponse(as, { client_id: f.clientId }, response, {
+      expectedNonce: nonce,
+      requireIdToken: true,
+    });
     expect(tokens.scope).toBe('openid user_info');
     const idToken = tokens.id_token!;
     expect(decodeProtectedHeader(idToken)).toMatchObject({ alg: 'RS256', typ: 'JWT' });
     const claims = await verifiedClaims(idToken, f);
     expect(Object.keys(claims).sort()).toEqual(['at_hash', 'aud', 'auth_time', 'exp', 'iat', 'iss', 'nonce', 'sub']);
-    expect(claims).toMatchObject({ iss: server.baseUrl, sub: String(f.userId), aud: f.clientId, nonce, at_hash: atHash(tokens.access_token) });
+    expect(claims).toMatchObject({
+      iss: server.baseUrl,
+      sub: String(f.userId),
+      aud: f.clientId,
+      nonce,
+      at_hash: atHash(tokens.access_token),
+    });
     expect(claims.exp! - claims.iat!).toBe(server.ctx.config.ID_TOKEN_TTL_SECONDS);
     expect(claims.auth_time).toBeGreaterThanOrEqual(before);
     expect(claims.auth_time).toBeLessThanOrEqual(claims.iat!);
 
-    const userinfo = await fetch(as.userinfo_endpoint!, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    const userinfo = await fetch(as.userinfo_endpoint!, {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
     expect(((await userinfo.json()) as { sub: string }).sub).toBe(claims.sub);
     // An ID token is no proxy token: another typ and audience.
     expect(await verifyProxyToken(server.ctx, idToken)).toBeNull();
   });
 
-  it('carries the nonce of a remembered grant\'s request, and the login time, not the time of the request (auth_time)', async () => {
+  it("carries the nonce of a remembered grant's request, and the login time, not the time of the request (auth_time)", async () => {
     const f = await createFixture(server.ctx.db);
     const browser = await loggedIn(f);
     await authorizeInBrowser(browser, authorizationUrl(f));
@@ -108,7 +156,12 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
     try {
       const params = await redirectParams(browser, authorizationUrl(f, { nonce: 'n-remembered' }));
       const callback = new URL(`${f.redirectUri}?${params}`);
-      const tokens = await oauth.processAuthorizationCodeResponse(as, { client_id: f.clientId }, await exchange(f, callback), { expectedNonce: 'n-remembered' });
+      const tokens = await oauth.processAuthorizationCodeResponse(
+        as,
+        { client_id: f.clientId },
+        await exchange(f, callback),
+        { expectedNonce: 'n-remembered' },
+      );
       const claims = await verifiedClaims(tokens.id_token!, f);
       expect(claims.nonce).toBe('n-remembered');
       expect(claims.iat! - Number(claims.auth_time)).toBeGreaterThanOrEqual(4);
@@ -120,7 +173,10 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
   it('issues no id_token without openid: the seed scopes work as before', async () => {
     const f = await createFixture(server.ctx.db);
     const browser = await loggedIn(f);
-    const callback = await authorizeInBrowser(browser, authorizationUrl(f, { scope: 'user_info api_key', nonce: 'ignored' }));
+    const callback = await authorizeInBrowser(
+      browser,
+      authorizationUrl(f, { scope: 'user_info api_key', nonce: 'ignored' }),
+    );
     const body = (await (await exchange(f, callback)).json()) as Record<string, unknown>;
     expect(body.scope).toBe('user_info api_key');
     expect(body).not.toHaveProperty('id_token');
@@ -130,15 +186,42 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
     const f = await createFixture(server.ctx.db);
     const browser = await loggedIn(f);
     const callback = await authorizeInBrowser(browser, authorizationUrl(f, { nonce: 'n1' }));
-    const first = await oauth.processAuthorizationCodeResponse(as, { client_id: f.clientId }, await exchange(f, callback), { expectedNonce: 'n1' });
+    const first = await oauth.processAuthorizationCodeResponse(
+      as,
+      { client_id: f.clientId },
+      await exchange(f, callback),
+      { expectedNonce: 'n1' },
+    );
     const original = await verifiedClaims(first.id_token!, f);
     const client = { client_id: f.clientId };
-    const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.ClientSecretBasic(f.clientSecret), first.refresh_token!, insecure));
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(
+        as,
+        client,
+        oauth.ClientSecretBasic(f.clientSecret),
+        first.refresh_token!,
+        insecure,
+      ),
+    );
     const claims = await verifiedClaims(refreshed.id_token!, f);
-    expect(claims).toMatchObject({ iss: original.iss, sub: original.sub, aud: original.aud, auth_time: original.auth_time, at_hash: atHash(refreshed.access_token) });
+    expect(claims).toMatchObject({
+      iss: original.iss,
+      sub: original.sub,
+      aud: original.aud,
+      auth_time: original.auth_time,
+      at_hash: atHash(refreshed.access_token),
+    });
     expect(claims).not.toHaveProperty('nonce');
 
-    const narrowed = await oauth.refreshTokenGrantRequest(as, client, oauth.ClientSecretBasic(f.clientSecret), refreshed.refresh_token!, { ...insecure, additionalParameters: { scope: 'user_info' } });
+    const narrowed = await oauth.refreshTokenGrantRequest(
+      as,
+      client,
+      oauth.ClientSecretBasic(f.clientSecret),
+      refreshed.refresh_token!,
+      { ...insecure, additionalParameters: { scope: 'user_info' } },
+    );
     const body = (await narrowed.json()) as Record<string, unknown>;
     expect(body.scope).toBe('user_info');
     expect(body).not.toHaveProperty('id_token');
@@ -156,15 +239,28 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
 
     await authorizeInBrowser(browser, authorizationUrl(f));
     expect((await redirectParams(browser, authorizationUrl(f, { prompt: 'none' }))).get('code')).toBeTruthy();
-    expect((await redirectParams(browser, authorizationUrl(f, { prompt: 'none', max_age: '0' }))).get('error')).toBe('login_required');
-    expect((await redirectParams(browser, authorizationUrl(f, { prompt: 'none consent' }))).get('error')).toBe('invalid_request');
+    expect((await redirectParams(browser, authorizationUrl(f, { prompt: 'none', max_age: '0' }))).get('error')).toBe(
+      'login_required',
+    );
+    expect((await redirectParams(browser, authorizationUrl(f, { prompt: 'none consent' }))).get('error')).toBe(
+      'invalid_request',
+    );
   });
 
   it('prompt=login shows the login form to a signed-in user and comes back without it, with a newer auth_time (Core 3.1.2.1)', async () => {
     const f = await createFixture(server.ctx.db);
     const browser = await loggedIn(f);
     await authorizeInBrowser(browser, authorizationUrl(f));
-    const first = await verifiedClaims((await oauth.processAuthorizationCodeResponse(as, { client_id: f.clientId }, await exchange(f, new URL(`${f.redirectUri}?${await redirectParams(browser, authorizationUrl(f))}`)))).id_token!, f);
+    const first = await verifiedClaims(
+      (
+        await oauth.processAuthorizationCodeResponse(
+          as,
+          { client_id: f.clientId },
+          await exchange(f, new URL(`${f.redirectUri}?${await redirectParams(browser, authorizationUrl(f))}`)),
+        )
+      ).id_token!,
+      f,
+    );
 
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 3000 });
     try {
@@ -177,13 +273,26 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
       expect(returnTo.searchParams.get('nonce')).toBe('n2');
       const form = await browser.fetch(loginLocation.toString());
       expect(form.status).toBe(200);
-      const loggedInAgain = await browser.post('/login', { login: f.login, password: f.password, csrf_token: formFields(await form.text()).csrf_token!, return_to: `${returnTo.pathname}${returnTo.search}` });
+      const loggedInAgain = await browser.post('/login', {
+        login: f.login,
+        password: f.password,
+        csrf_token: formFields(await form.text()).csrf_token!,
+        return_to: `${returnTo.pathname}${returnTo.search}`,
+      });
       expect(loggedInAgain.status).toBe(303);
       // prompt=consent is kept: the consent page, then the code.
       const consent = await browser.fetch(new URL(loggedInAgain.headers.get('location')!, server.baseUrl).toString());
       expect(consent.status).toBe(200);
-      const answer = await browser.post('/oauth/authorize/decision', { ...formFields(await consent.text()), decision: 'allow' });
-      const tokens = await oauth.processAuthorizationCodeResponse(as, { client_id: f.clientId }, await exchange(f, new URL(answer.headers.get('location')!)), { expectedNonce: 'n2' });
+      const answer = await browser.post('/oauth/authorize/decision', {
+        ...formFields(await consent.text()),
+        decision: 'allow',
+      });
+      const tokens = await oauth.processAuthorizationCodeResponse(
+        as,
+        { client_id: f.clientId },
+        await exchange(f, new URL(answer.headers.get('location')!)),
+        { expectedNonce: 'n2' },
+      );
       const claims = await verifiedClaims(tokens.id_token!, f);
       expect(Number(claims.auth_time) - Number(first.auth_time)).toBeGreaterThanOrEqual(2);
     } finally {
@@ -203,7 +312,9 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
       const location = new URL(stale.headers.get('location')!, server.baseUrl);
       expect(location.pathname).toBe('/login');
       expect(location.searchParams.get('return_to')).not.toContain('max_age');
-      expect((await redirectParams(browser, authorizationUrl(f, { max_age: '60', prompt: 'none' }))).get('error')).toBe('login_required');
+      expect((await redirectParams(browser, authorizationUrl(f, { max_age: '60', prompt: 'none' }))).get('error')).toBe(
+        'login_required',
+      );
       expect((await redirectParams(browser, authorizationUrl(f, { max_age: '600' }))).get('code')).toBeTruthy();
     } finally {
       vi.useRealTimers();
@@ -213,7 +324,12 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
   it('refuses a malformed nonce, prompt or max_age with invalid_request at the redirect_uri', async () => {
     const f = await createFixture(server.ctx.db);
     const browser = await loggedIn(f);
-    const malformed: Record<string, string>[] = [{ nonce: 'n'.repeat(256) }, { prompt: 'select_account' }, { max_age: '-1' }, { max_age: 'soon' }];
+    const malformed: Record<string, string>[] = [
+      { nonce: 'n'.repeat(256) },
+      { prompt: 'select_account' },
+      { max_age: '-1' },
+      { max_age: 'soon' },
+    ];
     for (const params of malformed) {
       const answer = await redirectParams(browser, authorizationUrl(f, params));
       expect(answer.get('error'), JSON.stringify(params)).toBe('invalid_request');

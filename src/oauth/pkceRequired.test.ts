@@ -16,7 +16,10 @@ describe.each(testDialects())('PKCE required of every client (%s)', (dialect) =>
   afterAll(() => server?.close());
 
   const authorizationUrl = (f: Fixture, params: Record<string, string> = {}) =>
-    new URL(`/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'user_info', state: 'st-1', ...params })}`, server.baseUrl);
+    new URL(
+      `/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'user_info', state: 'st-1', ...params })}`,
+      server.baseUrl,
+    );
 
   async function loggedIn(f: Fixture): Promise<Browser> {
     const browser = new Browser(server.baseUrl);
@@ -28,7 +31,14 @@ describe.each(testDialects())('PKCE required of every client (%s)', (dialect) =>
     fetch(`${server.baseUrl}/api/open/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: f.redirectUri, client_id: f.clientId, client_secret: f.clientSecret, ...more }),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: f.redirectUri,
+        client_id: f.clientId,
+        client_secret: f.clientSecret,
+        ...more,
+      }),
     });
 
   it('redirects a request without code_challenge back with error=invalid_request, saying PKCE is required, and issues no code', async () => {
@@ -41,7 +51,8 @@ describe.each(testDialects())('PKCE required of every client (%s)', (dialect) =>
     expect(location.origin + location.pathname).toBe(f.redirectUri);
     expect(Object.fromEntries(location.searchParams)).toEqual({
       error: 'invalid_request',
-      error_description: 'PKCE is required: send code_challenge (the base64url SHA-256 of a code verifier) with code_challenge_method=S256.',
+      error_description:
+        'PKCE is required: send code_challenge (the base64url SHA-256 of a code verifier) with code_challenge_method=S256.',
       state: 'st-1',
       iss: server.baseUrl,
     });

@@ -63,7 +63,10 @@ interface SuiteTools {
 }
 
 /** Two refreshes of one new token, held at the rotation until both read it unrotated; exactly one stores the successor. */
-async function twoRefreshesOfOneToken({ refresh, aGrant }: Pick<SuiteTools, 'refresh' | 'aGrant'>): Promise<{ f: Fixture; answers: Answer[] }> {
+async function twoRefreshesOfOneToken({
+  refresh,
+  aGrant,
+}: Pick<SuiteTools, 'refresh' | 'aGrant'>): Promise<{ f: Fixture; answers: Answer[] }> {
   const { f, refreshToken } = await aGrant();
   rotation.results = [];
   rotation.gate = untilArrived(2);
@@ -103,8 +106,11 @@ suite('refresh rotation, forced interleavings', {}, ({ server, refresh, userinfo
   it('a grant revoked between the read and the rotation: invalid_grant, and no pair is stored', async () => {
     const { f, refreshToken, accessToken } = await aGrant();
     const db = server().ctx.db;
-    const { authorization_id: authorizationId } = await db('oauth_tokens').where({ refresh_token_hash: hashToken(refreshToken) }).first('authorization_id');
-    const tokensOfGrant = async () => Number((await db('oauth_tokens').where({ authorization_id: authorizationId }).count({ n: '*' }))[0]!.n);
+    const { authorization_id: authorizationId } = await db('oauth_tokens')
+      .where({ refresh_token_hash: hashToken(refreshToken) })
+      .first('authorization_id');
+    const tokensOfGrant = async () =>
+      Number((await db('oauth_tokens').where({ authorization_id: authorizationId }).count({ n: '*' }))[0]!.n);
     const before = await tokensOfGrant();
     const reached = latch();
     const revoked = latch();
@@ -153,10 +159,15 @@ suite('refresh token reads', {}, ({ server, refresh, aGrant }) => {
 
 suite('concurrent rotations (one statement for the successors)', {}, ({ server, aGrant }) => {
   /** The successor of each token, inserted all at once (the first goes out alone, the rest together): what each insert answered, and whether its row is there. */
-  async function rotateTogether(tokens: Array<{ refreshToken: string; revoked?: boolean; faulty?: boolean }>): Promise<Array<{ answered: boolean | 'error'; stored: boolean }>> {
+  async function rotateTogether(
+    tokens: Array<{ refreshToken: string; revoked?: boolean; faulty?: boolean }>,
+  ): Promise<Array<{ answered: boolean | 'error'; stored: boolean }>> {
     const db = server().ctx.db;
-    const rows = await Promise.all(tokens.map(async (t) => (await findTokenByRefreshHash(db, hashToken(t.refreshToken)))!));
-    for (const [i, t] of tokens.entries()) if (t.revoked) await revokeAuthorization(db, rows[i]!.authorizationId!, Date.now());
+    const rows = await Promise.all(
+      tokens.map(async (t) => (await findTokenByRefreshHash(db, hashToken(t.refreshToken)))!),
+    );
+    for (const [i, t] of tokens.entries())
+      if (t.revoked) await revokeAuthorization(db, rows[i]!.authorizationId!, Date.now());
     const successors = rows.map((row, i) => ({
       authorizationId: row.authorizationId,
       codeId: row.codeId,
@@ -174,12 +185,21 @@ suite('concurrent rotations (one statement for the successors)', {}, ({ server, 
     let knexQueries = 0;
     const countKnexQuery = () => void (knexQueries += 1);
     db.on('query', countKnexQuery);
-    const answers = await Promise.all(successors.map((s, i) => insertSuccessorToken(db, s, rows[i]!.id).catch(() => 'error' as const))).finally(() => {
+    const answers = await Promise.all(
+      successors.map((s, i) => insertSuccessorToken(db, s, rows[i]!.id).catch(() => 'error' as const)),
+    ).finally(() => {
       db.off('query', countKnexQuery);
       statements.push(acquire.mock.calls.length - knexQueries);
       acquire.mockRestore();
     });
-    const stored = await Promise.all(successors.map(async (s, i) => (await db('oauth_tokens').where({ refresh_token_hash: s.refreshTokenHash, rotated_from_id: rows[i]!.id }).first('id')) !== undefined));
+    const stored = await Promise.all(
+      successors.map(
+        async (s, i) =>
+          (await db('oauth_tokens')
+            .where({ refresh_token_hash: s.refreshTokenHash, rotated_from_id: rows[i]!.id })
+            .first('id')) !== undefined,
+      ),
+    );
     return answers.map((answered, i) => ({ answered, stored: stored[i]! }));
   }
   /** The insert statements each rotateTogether sent. */
@@ -217,12 +237,16 @@ suite('concurrent rotations (one statement for the successors)', {}, ({ server, 
   });
 });
 
-suite('refresh rotation, forced interleavings, REFRESH_REUSE_GRACE_SECONDS=0', { REFRESH_REUSE_GRACE_SECONDS: '0' }, ({ refresh, userinfo, aGrant }) => {
-  it('two refreshes that both read the token unrotated: the one that loses the rotation revokes the chain, and the winner’s pair dies with it', async () => {
-    const { f, answers } = await twoRefreshesOfOneToken({ refresh, aGrant });
-    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
-    const winner = answers.find((a) => a.status === 200)!;
-    expect(await userinfo(winner.body.access_token!)).toBe(401);
-    expect((await refresh(f, winner.body.refresh_token!)).status).toBe(400);
-  });
-});
+suite(
+  'refresh rotation, forced interleavings, REFRESH_REUSE_GRACE_SECONDS=0',
+  { REFRESH_REUSE_GRACE_SECONDS: '0' },
+  ({ refresh, userinfo, aGrant }) => {
+    it('two refreshes that both read the token unrotated: the one that loses the rotation revokes the chain, and the winner’s pair dies with it', async () => {
+      const { f, answers } = await twoRefreshesOfOneToken({ refresh, aGrant });
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+      const winner = answers.find((a) => a.status === 200)!;
+      expect(await userinfo(winner.body.access_token!)).toBe(401);
+      expect((await refresh(f, winner.body.refresh_token!)).status).toBe(400);
+    });
+  },
+);

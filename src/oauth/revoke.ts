@@ -27,7 +27,11 @@ export function revokeToken(ctx: AppContext): RequestHandler {
     const proxyToken = looksLikeJwt(token);
     if (proxyToken) await revokeProxyToken(ctx, client, token);
     const hash = hashToken(token);
-    const lookups = proxyToken ? [] : hint === 'refresh_token' ? [findTokenByRefreshHash, findTokenByAccessHash] : [findTokenByAccessHash, findTokenByRefreshHash];
+    const lookups = proxyToken
+      ? []
+      : hint === 'refresh_token'
+        ? [findTokenByRefreshHash, findTokenByAccessHash]
+        : [findTokenByAccessHash, findTokenByRefreshHash];
     for (const find of lookups) {
       const row = await find(ctx.db, hash);
       if (!row) continue;

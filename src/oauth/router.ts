@@ -55,12 +55,26 @@ function authorize(ctx: AppContext): RequestHandler {
       }
       consentNeeded(request);
       const owner = await findUserById(ctx, request.client.ownerUserId);
-      res.set('Cache-Control', 'no-store').type('html').send(String(consentPage(request, user!, await csrfToken(ctx, req), owner?.login)));
+      res
+        .set('Cache-Control', 'no-store')
+        .type('html')
+        .send(String(consentPage(request, user!, await csrfToken(ctx, req), owner?.login)));
     } catch (err) {
       if (err instanceof AuthorizePageError) {
-        res.status(400).type('html').send(String(authorizeErrorPage(err.message)));
+        res
+          .status(400)
+          .type('html')
+          .send(String(authorizeErrorPage(err.message)));
       } else if (err instanceof AuthorizeRedirectError) {
-        res.redirect(302, redirectWith(partial.redirectUri!, { error: err.error, error_description: err.message, state: partial.state, iss: ctx.config.BASE_URL }));
+        res.redirect(
+          302,
+          redirectWith(partial.redirectUri!, {
+            error: err.error,
+            error_description: err.message,
+            state: partial.state,
+            iss: ctx.config.BASE_URL,
+          }),
+        );
       } else {
         next(err);
       }

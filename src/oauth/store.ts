@@ -74,7 +74,11 @@ const SECRET_COLUMNS = ['s.id as secret_id', 's.secret_hash', 's.last_used_at as
 function secretsOf(rows: Array<Record<string, unknown>>): IssuedToSecret[] {
   return rows
     .filter((r) => r.secret_id !== null && r.secret_id !== undefined)
-    .map((r) => ({ id: Number(r.secret_id), secret_hash: String(r.secret_hash), last_used_at: r.secret_last_used_at === null ? null : Number(r.secret_last_used_at) }));
+    .map((r) => ({
+      id: Number(r.secret_id),
+      secret_hash: String(r.secret_hash),
+      last_used_at: r.secret_last_used_at === null ? null : Number(r.secret_last_used_at),
+    }));
 }
 
 /** A code whose authorization still stands (revoking an app also kills its pending codes). */
@@ -88,7 +92,8 @@ export async function findCodeByHash(db: Knex, codeHash: string): Promise<CodeRo
     clientSecrets: secretsOf(rows),
     authorizationId: Number(row.authorization_id),
     userId: Number(row.user_id),
-    clientId: String(row.client_id), idTokenAlg: String(row.id_token_signed_response_alg),
+    clientId: String(row.client_id),
+    idTokenAlg: String(row.id_token_signed_response_alg),
     redirectUri: String(row.redirect_uri),
     scope: String(row.scope),
     codeChallenge: row.code_challenge === null ? null : String(row.code_challenge),
@@ -108,8 +113,19 @@ const codeByHash = prepared<{ codeHash: string }>('oauth_code_by_hash', (db, par
     .where('c.code_hash', param('codeHash'))
     .whereNull('z.revoked_at')
     .select(
-      'c.id', 'c.authorization_id', 'z.user_id', 'a.client_id', 'a.id_token_signed_response_alg', 'c.redirect_uri', 'c.scope',
-      'c.code_challenge', 'c.code_challenge_method', 'c.nonce', 'c.auth_time', 'c.expires_at', 'c.used_at',
+      'c.id',
+      'c.authorization_id',
+      'z.user_id',
+      'a.client_id',
+      'a.id_token_signed_response_alg',
+      'c.redirect_uri',
+      'c.scope',
+      'c.code_challenge',
+      'c.code_challenge_method',
+      'c.nonce',
+      'c.auth_time',
+      'c.expires_at',
+      'c.used_at',
       ...SECRET_COLUMNS,
     ),
 );
@@ -120,7 +136,10 @@ export async function markCodeUsed(db: Knex, codeId: number, now: number): Promi
 }
 
 const codeUsed = prepared<{ codeId: number; now: number }>('oauth_code_used', (db, param) =>
-  db('oauth_codes').where('id', param('codeId')).whereNull('used_at').update({ used_at: param('now') }),
+  db('oauth_codes')
+    .where('id', param('codeId'))
+    .whereNull('used_at')
+    .update({ used_at: param('now') }),
 );
 
 export interface TokenRow {
@@ -161,7 +180,8 @@ function tokenQuery(db: Knex) {
       't.code_id',
       db.raw(`${TOKEN_USER_ID} as user_id`),
       'a.id as application_id',
-      'a.client_id', 'a.id_token_signed_response_alg',
+      'a.client_id',
+      'a.id_token_signed_response_alg',
       't.scope',
       't.access_scope',
       't.access_expires_at',
@@ -182,7 +202,8 @@ function toToken(row: Record<string, unknown>): TokenRow {
     codeId: n(row.code_id),
     userId: Number(row.user_id),
     applicationId: Number(row.application_id),
-    clientId: String(row.client_id), idTokenAlg: String(row.id_token_signed_response_alg),
+    clientId: String(row.client_id),
+    idTokenAlg: String(row.id_token_signed_response_alg),
     scope: String(row.scope),
     accessScope: String(row.access_scope ?? row.scope),
     accessExpiresAt: Number(row.access_expires_at),
@@ -214,21 +235,30 @@ const MAX_HASHES_PER_READ = 32;
 // Batches of refresh reads under way at once (of rotations: successors.store.ts, docs/benchmarks.md).
 const REFRESH_READS_UNDER_WAY = 2;
 
-const tokenByRefreshHash = batchedReads(async (db: Knex, hashes: string[]) => {
-  // Prepared for 1, 2, 4 ... 32 hashes (few shapes); the places a read does not need repeat its first hash.
-  const size = 2 ** Math.ceil(Math.log2(hashes.length));
-  const params = Object.fromEntries(Array.from({ length: size }, (_, i) => [`h${i}`, hashes[i] ?? hashes[0]!]));
-  const rows = await tokensByRefreshHashes(size).rows(db, params);
-  // One row per client secret of the token's client (two during a rotation; one with NULLs when it has none).
-  const rowsByHash = new Map<string, Array<Record<string, unknown>>>();
-  for (const row of rows) {
-    const hash = String(row.refresh_token_hash);
-    const tokenRows = rowsByHash.get(hash);
-    if (tokenRows) tokenRows.push(row);
-    else rowsByHash.set(hash, [row]);
-  }
-  return new Map([...rowsByHash].map(([hash, tokenRows]) => [hash, { ...toToken(tokenRows[0]!), rotatedAt: rotatedAtOf(tokenRows[0]!), clientSecrets: secretsOf(tokenRows) }]));
-}, MAX_HASHES_PER_READ, REFRESH_READS_UNDER_WAY);
+const tokenByRefreshHash = batchedReads(
+  async (db: Knex, hashes: string[]) => {
+    // Prepared for 1, 2, 4 ... 32 hashes (few shapes); the places a read does not need repeat its first hash.
+    const size = 2 ** Math.ceil(Math.log2(hashes.length));
+    const params = Object.fromEntries(Array.from({ length: size }, (_, i) => [`h${i}`, hashes[i] ?? hashes[0]!]));
+    const rows = await tokensByRefreshHashes(size).rows(db, params);
+    // One row per client secret of the token's client (two during a rotation; one with NULLs when it has none).
+    const rowsByHash = new Map<string, Array<Record<string, unknown>>>();
+    for (const row of rows) {
+      const hash = String(row.refresh_token_hash);
+      const tokenRows = rowsByHash.get(hash);
+      if (tokenRows) tokenRows.push(row);
+      else rowsByHash.set(hash, [row]);
+    }
+    return new Map(
+      [...rowsByHash].map(([hash, tokenRows]) => [
+        hash,
+        { ...toToken(tokenRows[0]!), rotatedAt: rotatedAtOf(tokenRows[0]!), clientSecrets: secretsOf(tokenRows) },
+      ]),
+    );
+  },
+  MAX_HASHES_PER_READ,
+  REFRESH_READS_UNDER_WAY,
+);
 
 type HashesRead = PreparedQuery<Record<string, string>, Record<string, unknown>>;
 const byRefreshHashes = new Map<number, HashesRead>();
@@ -266,27 +296,42 @@ export interface TokenUser {
  * A bearer access token with its user's public profile, in one statement: resource requests
  * (user info above all) then need no second round trip for the user.
  */
-export async function findTokenWithUserByAccessHash(db: Knex, accessHash: string): Promise<(TokenRow & { user: TokenUser }) | null> {
+export async function findTokenWithUserByAccessHash(
+  db: Knex,
+  accessHash: string,
+): Promise<(TokenRow & { user: TokenUser }) | null> {
   const row = await tokenWithUserByAccessHash.first(db, { accessHash });
   if (!row) return null;
-  return { ...toToken(row), user: { login: String(row.user_login), name: String(row.user_name), avatarUrl: String(row.user_avatar_url) } };
+  return {
+    ...toToken(row),
+    user: { login: String(row.user_login), name: String(row.user_name), avatarUrl: String(row.user_avatar_url) },
+  };
 }
 
-const tokenWithUserByAccessHash = prepared<{ accessHash: string }>('oauth_token_with_user_by_access_hash', (db, param) =>
-  tokenQuery(db)
-    .join('users as u', function () {
-      this.on('u.id', '=', db.raw(TOKEN_USER_ID));
-    })
-    .select('u.login as user_login', 'u.name as user_name', 'u.avatar_url as user_avatar_url')
-    .where('t.access_token_hash', param('accessHash'))
-    .first(),
+const tokenWithUserByAccessHash = prepared<{ accessHash: string }>(
+  'oauth_token_with_user_by_access_hash',
+  (db, param) =>
+    tokenQuery(db)
+      .join('users as u', function () {
+        this.on('u.id', '=', db.raw(TOKEN_USER_ID));
+      })
+      .select('u.login as user_login', 'u.name as user_name', 'u.avatar_url as user_avatar_url')
+      .where('t.access_token_hash', param('accessHash'))
+      .first(),
 );
 
 export type { NewToken } from './successors.store.ts';
 
 export async function insertToken(db: Knex, token: NewToken): Promise<void> {
   const { sealedPair: _none, sealedUntil: _unsealed, ...row } = token; // a deadlock victim goes again (transient.ts):
-  await retryConflicts(() => tokenInsert.run(db, { ...row, accessScope: token.accessScope ?? null, userId: token.userId ?? null, applicationId: token.applicationId ?? null }));
+  await retryConflicts(() =>
+    tokenInsert.run(db, {
+      ...row,
+      accessScope: token.accessScope ?? null,
+      userId: token.userId ?? null,
+      applicationId: token.applicationId ?? null,
+    }),
+  );
 }
 
 const tokenInsert = prepared<Omit<NewToken, 'sealedPair' | 'sealedUntil'>>('oauth_token_insert', (db, param) =>
@@ -314,5 +359,13 @@ const tokenInsert = prepared<Omit<NewToken, 'sealedPair' | 'sealedUntil'>>('oaut
  */
 export async function insertSuccessorToken(db: Knex, token: NewToken, rotatedFromId: number): Promise<boolean> {
   if (token.authorizationId === null) return insertSuccessorWithoutAuthorization(db, token, rotatedFromId);
-  return answerOf(await insertSuccessorsCoalesced(db, { ...token, accessScope: token.accessScope ?? null, sealedPair: token.sealedPair ?? null, sealedUntil: token.sealedUntil ?? null, rotatedFromId }));
+  return answerOf(
+    await insertSuccessorsCoalesced(db, {
+      ...token,
+      accessScope: token.accessScope ?? null,
+      sealedPair: token.sealedPair ?? null,
+      sealedUntil: token.sealedUntil ?? null,
+      rotatedFromId,
+    }),
+  );
 }

@@ -19,7 +19,8 @@ export interface NewToken {
   /** Null for a grant that does not descend from a code: then the token names its user and client (userId, applicationId). */
   authorizationId: number | null;
   codeId: number | null;
-  userId?: number | null; applicationId?: number | null;
+  userId?: number | null;
+  applicationId?: number | null;
   accessTokenHash: string;
   refreshTokenHash: string;
   scope: string;
@@ -29,7 +30,8 @@ export interface NewToken {
   refreshExpiresAt: number;
   createdAt: number;
   /** A successor's raw pair, sealed for the grace window (chain.store.ts), and until when it is kept. */
-  sealedPair?: string | null; sealedUntil?: number | null;
+  sealedPair?: string | null;
+  sealedUntil?: number | null;
 }
 
 /**
@@ -38,8 +40,15 @@ export interface NewToken {
  * stands (read under a share lock, as for a token under an authorization). False when a concurrent
  * refresh rotated it first (the unique rotated_from_id) or it was revoked meanwhile.
  */
-export async function insertSuccessorWithoutAuthorization(db: Knex, token: NewToken, rotatedFromId: number): Promise<boolean> {
-  const params = { ...Object.fromEntries(SUCCESSOR_WITHOUT_AUTHORIZATION_FIELDS.map((f) => [f, token[f] ?? null])), rotatedFromId } as Record<string, string | number | null>;
+export async function insertSuccessorWithoutAuthorization(
+  db: Knex,
+  token: NewToken,
+  rotatedFromId: number,
+): Promise<boolean> {
+  const params = {
+    ...Object.fromEntries(SUCCESSOR_WITHOUT_AUTHORIZATION_FIELDS.map((f) => [f, token[f] ?? null])),
+    rotatedFromId,
+  } as Record<string, string | number | null>;
   try {
     return (await retryConflicts(() => successorWithoutAuthorizationInsert.run(db, params))) === 1;
   } catch (err) {
@@ -48,29 +57,51 @@ export async function insertSuccessorWithoutAuthorization(db: Knex, token: NewTo
   }
 }
 
-const SUCCESSOR_WITHOUT_AUTHORIZATION_FIELDS = ['accessTokenHash', 'refreshTokenHash', 'scope', 'accessScope', 'accessExpiresAt', 'refreshExpiresAt', 'createdAt', 'sealedPair', 'sealedUntil'] as const;
+const SUCCESSOR_WITHOUT_AUTHORIZATION_FIELDS = [
+  'accessTokenHash',
+  'refreshTokenHash',
+  'scope',
+  'accessScope',
+  'accessExpiresAt',
+  'refreshExpiresAt',
+  'createdAt',
+  'sealedPair',
+  'sealedUntil',
+] as const;
 
-const successorWithoutAuthorizationInsert = prepared<Record<string, string | number | null>>('oauth_token_successor_without_authorization_insert', (db, param) => {
-  const pg = dialectOf(db) === 'pg';
-  const int = pg ? '?::bigint' : '?';
-  return db.raw(
-    `insert into oauth_tokens
+const successorWithoutAuthorizationInsert = prepared<Record<string, string | number | null>>(
+  'oauth_token_successor_without_authorization_insert',
+  (db, param) => {
+    const pg = dialectOf(db) === 'pg';
+    const int = pg ? '?::bigint' : '?';
+    return db.raw(
+      `insert into oauth_tokens
        (authorization_id, code_id, user_id, application_id, access_token_hash, refresh_token_hash, scope, access_scope, access_expires_at, refresh_expires_at, created_at, sealed_pair, sealed_until, rotated_from_id)
      select null, null, p.user_id, p.application_id, ?, ?, ?, ?, ${int}, ${int}, ${int}, ?, ${int}, p.id from oauth_tokens p
       where p.id = ${int} and p.authorization_id is null and p.revoked_at is null ${pg ? 'for share' : 'lock in share mode'}`,
-    [...SUCCESSOR_WITHOUT_AUTHORIZATION_FIELDS.map((f) => param(f)), param('rotatedFromId')],
-  );
-});
+      [...SUCCESSOR_WITHOUT_AUTHORIZATION_FIELDS.map((f) => param(f)), param('rotatedFromId')],
+    );
+  },
+);
 
-export type Successor = NewToken & { accessScope: string | null; sealedPair: string | null; sealedUntil: number | null; rotatedFromId: number };
+export type Successor = NewToken & {
+  accessScope: string | null;
+  sealedPair: string | null;
+  sealedUntil: number | null;
+  rotatedFromId: number;
+};
 
 const MAX_SUCCESSORS_PER_INSERT = 32;
 
-export const insertSuccessorsCoalesced = batched(async (db: Knex, successors: Successor[]) => {
-  const calls = [];
-  for (let i = 0; i < successors.length; i += MAX_SUCCESSORS_PER_INSERT) calls.push(insertSuccessors(db, successors.slice(i, i + MAX_SUCCESSORS_PER_INSERT)));
-  return (await Promise.all(calls)).flat();
-}, { parallel: ROTATIONS_UNDER_WAY });
+export const insertSuccessorsCoalesced = batched(
+  async (db: Knex, successors: Successor[]) => {
+    const calls = [];
+    for (let i = 0; i < successors.length; i += MAX_SUCCESSORS_PER_INSERT)
+      calls.push(insertSuccessors(db, successors.slice(i, i + MAX_SUCCESSORS_PER_INSERT)));
+    return (await Promise.all(calls)).flat();
+  },
+  { parallel: ROTATIONS_UNDER_WAY },
+);
 
 /**
  * Stores the successors whose grants stand, in one statement: whether each was stored. When the
@@ -93,7 +124,16 @@ function insertSuccessors(db: Knex, successors: Successor[]): Promise<Outcome<bo
     // A grant was revoked meanwhile (its select found no row): the others were stored, so an error
     // here is not the statement's and is not tried again.
     try {
-      const storedHashes = new Set((await db('oauth_tokens').whereIn('refresh_token_hash', some.map((s) => s.refreshTokenHash)).pluck('refresh_token_hash')).map(String));
+      const storedHashes = new Set(
+        (
+          await db('oauth_tokens')
+            .whereIn(
+              'refresh_token_hash',
+              some.map((s) => s.refreshTokenHash),
+            )
+            .pluck('refresh_token_hash')
+        ).map(String),
+      );
       return some.map((s) => storedHashes.has(s.refreshTokenHash));
     } catch (err) {
       return some.map(() => ({ failed: err }));
@@ -101,7 +141,20 @@ function insertSuccessors(db: Knex, successors: Successor[]): Promise<Outcome<bo
   });
 }
 
-const SUCCESSOR_FIELDS = ['codeId', 'accessTokenHash', 'refreshTokenHash', 'scope', 'accessScope', 'accessExpiresAt', 'refreshExpiresAt', 'createdAt', 'rotatedFromId', 'sealedPair', 'sealedUntil', 'authorizationId'] as const;
+const SUCCESSOR_FIELDS = [
+  'codeId',
+  'accessTokenHash',
+  'refreshTokenHash',
+  'scope',
+  'accessScope',
+  'accessExpiresAt',
+  'refreshExpiresAt',
+  'createdAt',
+  'rotatedFromId',
+  'sealedPair',
+  'sealedUntil',
+  'authorizationId',
+] as const;
 
 type SuccessorsInsert = PreparedQuery<Record<string, string | number | null>, Record<string, unknown>>;
 const successorsInsertStatements = new Map<number, SuccessorsInsert>();
@@ -127,7 +180,10 @@ function successorsInsertStatement(count: number): SuccessorsInsert {
         `insert into oauth_tokens
            (authorization_id, code_id, access_token_hash, refresh_token_hash, scope, access_scope, access_expires_at, refresh_expires_at, created_at, rotated_from_id, sealed_pair, sealed_until)
          ${Array.from({ length: count }, () => select).join(' union all ')}`,
-        Array.from({ length: count }, (_, i) => [...SUCCESSOR_FIELDS.map((f) => param(`${f}${i}`)), param(`rotatedFromId${i}`)]).flat(),
+        Array.from({ length: count }, (_, i) => [
+          ...SUCCESSOR_FIELDS.map((f) => param(`${f}${i}`)),
+          param(`rotatedFromId${i}`),
+        ]).flat(),
       );
     });
     successorsInsertStatements.set(count, query);

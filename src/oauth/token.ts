@@ -33,9 +33,11 @@ export function token(ctx: AppContext): RequestHandler {
       // The library's typings ask every model for every handler's methods; its token handler calls these.
       const model = new TokenModel(ctx, form, GRANT_TYPES) as unknown as OAuth2Server.ServerOptions['model'];
       const response = new OAuth2Server.Response();
-      await new OAuth2Server({ ...options, model }).token(libraryRequest(req, credentials), response).catch((err: unknown) => {
-        throw fromLibrary(err);
-      });
+      await new OAuth2Server({ ...options, model })
+        .token(libraryRequest(req, credentials), response)
+        .catch((err: unknown) => {
+          throw fromLibrary(err);
+        });
       body = response.body;
     } catch (err) {
       countTokenGrant(grantMetricsLabel(form.grant_type), err instanceof OAuthError ? err.error : 'server_error');
@@ -61,7 +63,13 @@ function libraryRequest(req: Request, credentials: ClientCredentials): OAuth2Ser
   });
 }
 
-const LIBRARY_CODES = new Set<string>(['invalid_request', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope']);
+const LIBRARY_CODES = new Set<string>([
+  'invalid_request',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+]);
 
 /** The library's errors as our catalogue's (one renderer: src/http/errorHandler.ts). */
 function fromLibrary(err: unknown): unknown {

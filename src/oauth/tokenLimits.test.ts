@@ -10,7 +10,9 @@ import { startTestServer, type TestServer } from '../../test/support/server.ts';
 describe('token endpoint limits per client and address', () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer({ env: { TOKEN_RATE_LIMIT_PER_MINUTE: '3', TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE: '5', TRUST_PROXY: 'true' } });
+    server = await startTestServer({
+      env: { TOKEN_RATE_LIMIT_PER_MINUTE: '3', TOKEN_FAILED_AUTH_LIMIT_PER_MINUTE: '5', TRUST_PROXY: 'true' },
+    });
     // One process counts exactly; the once-a-second flush to the shared row could briefly hide
     // in-flight hits (documented overshoot) and make the count here depend on timing.
     server.rateLimiters.token.stop();
@@ -46,14 +48,22 @@ describe('token endpoint limits per client and address', () => {
       fetch(`${server.baseUrl}/api/open/oauth/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': address },
-        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'ghr_unknown', client_id: clientId, client_secret: clientSecret }),
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: 'ghr_unknown',
+          client_id: clientId,
+          client_secret: clientSecret,
+        }),
       });
     // Five failures (the limit), each under a fresh client id (unknown ones, then the victim's with
     // a guess), on both endpoints: each id's own allowance (3) is never reached.
     for (let i = 0; i < 4; i += 1) expect((await token(rotator, `app_fake${i}`, 'cs_guess')).status).toBe(401);
     expect((await revoke(rotator, f.clientId, 'cs_guess')).status).toBe(401);
     // The sixth is refused before any secret is checked, even with a new id or the right secret.
-    for (const [clientId, secret] of [['app_fake-next', 'cs_guess'], [f.clientId, f.clientSecret]] as const) {
+    for (const [clientId, secret] of [
+      ['app_fake-next', 'cs_guess'],
+      [f.clientId, f.clientSecret],
+    ] as const) {
       const refused = await token(rotator, clientId, secret);
       expect(refused.status).toBe(429);
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);

@@ -9,7 +9,14 @@ import { createTestDb, testDialects, type TestDb } from '../../test/support/db.t
 import { TEST_SECRETS_KEY } from '../../test/support/secrets.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createSealer } from '../shared/sealing.ts';
-import { JWKS_MAX_AGE_SECONDS, KEY_PUBLISHED_AHEAD_MS, keyRing, publishedJwks, rotateSigningKeys, SIGNING_ALGS } from './signingKeys.ts';
+import {
+  JWKS_MAX_AGE_SECONDS,
+  KEY_PUBLISHED_AHEAD_MS,
+  keyRing,
+  publishedJwks,
+  rotateSigningKeys,
+  SIGNING_ALGS,
+} from './signingKeys.ts';
 
 // The key set a relying party caches (Cache-Control: max-age=300) always holds every key a token
 // it receives before that cache expires can carry: a fresh store answers its first key set with
@@ -17,7 +24,13 @@ import { JWKS_MAX_AGE_SECONDS, KEY_PUBLISHED_AHEAD_MS, keyRing, publishedJwks, r
 // clock skew between processes before any process signs with it.
 
 const sealer = createSealer(Buffer.from(TEST_SECRETS_KEY, 'base64'));
-const context = (db: AppContext['db']): AppContext => ({ config: loadConfig({ NODE_ENV: 'test', BASE_URL: 'http://issuer.test' }), db, logger: createLogger({ level: 'silent' }), sealer, now: Date.now });
+const context = (db: AppContext['db']): AppContext => ({
+  config: loadConfig({ NODE_ENV: 'test', BASE_URL: 'http://issuer.test' }),
+  db,
+  logger: createLogger({ level: 'silent' }),
+  sealer,
+  now: Date.now,
+});
 const kidsOf = (jwks: { keys: { kid: string }[] }) => jwks.keys.map((k) => k.kid);
 const subject = { userId: 1, clientId: 'app_x', authTime: null, nonce: null, accessToken: 'gho_x' };
 

@@ -23,7 +23,10 @@ export async function authenticateProxyToken(ctx: AppContext, token: string): Pr
   return principalLease(ctx).principal('proxy', token, () => readProxyPrincipal(ctx, token));
 }
 
-async function readProxyPrincipal(ctx: AppContext, token: string): Promise<{ principal: PrincipalOf<'proxy'>; expiresAt: number } | null> {
+async function readProxyPrincipal(
+  ctx: AppContext,
+  token: string,
+): Promise<{ principal: PrincipalOf<'proxy'>; expiresAt: number } | null> {
   const claims = await verifyProxyToken(ctx, token);
   if (!claims) return null;
   const grant = await findStandingGrant(ctx.db, claims);
@@ -32,7 +35,9 @@ async function readProxyPrincipal(ctx: AppContext, token: string): Promise<{ pri
   if (!grant || isExpired({ expires_at: grant.expiresAt }, now)) return null;
   if (grant.lastUsedAt === null || now - grant.lastUsedAt > LAST_USED_PRECISION_MS) {
     // Usage is attributed to the raw token; bookkeeping only, a failed write must not refuse the call.
-    markAccessTokenUsed(ctx, claims.accessTokenId, now).catch((err: unknown) => ctx.logger.warn({ err }, 'could not record access token use'));
+    markAccessTokenUsed(ctx, claims.accessTokenId, now).catch((err: unknown) =>
+      ctx.logger.warn({ err }, 'could not record access token use'),
+    );
   }
   const principal: PrincipalOf<'proxy'> = {
     kind: 'proxy',
@@ -44,5 +49,8 @@ async function readProxyPrincipal(ctx: AppContext, token: string): Promise<{ pri
     usageScenario: grant.usageScenario,
     jti: claims.jti,
   };
-  return { principal, expiresAt: grant.expiresAt === null ? claims.exp * 1000 : Math.min(claims.exp * 1000, grant.expiresAt) };
+  return {
+    principal,
+    expiresAt: grant.expiresAt === null ? claims.exp * 1000 : Math.min(claims.exp * 1000, grant.expiresAt),
+  };
 }

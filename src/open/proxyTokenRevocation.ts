@@ -18,7 +18,11 @@ import { verifyProxyToken } from './proxyTokens.ts';
  * issuer's) stands on nothing; another client's is left alone (2.1: the token must have been issued
  * to the client making the request). Both answer 200 like any unknown token (2.2).
  */
-export async function revokeProxyToken(ctx: AppContext, client: Pick<OAuthClient, 'id' | 'clientId'>, token: string): Promise<void> {
+export async function revokeProxyToken(
+  ctx: AppContext,
+  client: Pick<OAuthClient, 'id' | 'clientId'>,
+  token: string,
+): Promise<void> {
   const claims = await verifyProxyToken(ctx, token);
   if (!claims || claims.clientId !== client.clientId) return;
   if (await revokeApplicationForUser(ctx.db, claims.userId, client.id, Date.now())) await revocationLease.settle();

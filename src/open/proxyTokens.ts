@@ -81,10 +81,22 @@ function toClaims(payload: JWTPayload): ProxyClaims | null {
   const { sub, jti, exp, client_id, token_id, namespace, usage_scenario, aid, cid } = payload;
   const userId = Number(sub);
   if (!positiveInt(userId) || String(userId) !== sub) return null;
-  if (typeof jti !== 'string' || !positiveInt(exp) || typeof client_id !== 'string' || typeof namespace !== 'string') return null;
-  if (!positiveInt(token_id) || !positiveInt(aid) || (usage_scenario !== 'paid' && usage_scenario !== 'trial')) return null;
+  if (typeof jti !== 'string' || !positiveInt(exp) || typeof client_id !== 'string' || typeof namespace !== 'string')
+    return null;
+  if (!positiveInt(token_id) || !positiveInt(aid) || (usage_scenario !== 'paid' && usage_scenario !== 'trial'))
+    return null;
   if (cid !== undefined && !positiveInt(cid)) return null;
-  return { userId, clientId: client_id, authorizationId: aid, chainId: cid, accessTokenId: token_id, namespace, usageScenario: usage_scenario, jti, exp };
+  return {
+    userId,
+    clientId: client_id,
+    authorizationId: aid,
+    chainId: cid,
+    accessTokenId: token_id,
+    namespace,
+    usageScenario: usage_scenario,
+    jti,
+    exp,
+  };
 }
 
 /**

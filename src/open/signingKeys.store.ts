@@ -28,7 +28,10 @@ export async function findCurrentSigningKey(db: Knex, alg: string, now: number):
     .where({ alg })
     .where('created_at', '<=', now)
     .where((q) => q.whereNull('retired_at').orWhere('retired_at', '>', now))
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'kid', order: 'desc' }])
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'kid', order: 'desc' },
+    ])
     .first();
 }
 
@@ -36,10 +39,19 @@ export async function findCurrentSigningKey(db: Knex, alg: string, now: number):
  * Public keys that still verify tokens: every key not retired, every key retired after `since`,
  * and, of each algorithm in `algs`, the most recently retired one ("current and previous").
  */
-export async function listVerificationKeys(db: Knex, since: number, algs: readonly string[]): Promise<Pick<SigningKeyRow, 'kid' | 'alg' | 'public_jwk' | 'retired_at'>[]> {
+export async function listVerificationKeys(
+  db: Knex,
+  since: number,
+  algs: readonly string[],
+): Promise<Pick<SigningKeyRow, 'kid' | 'alg' | 'public_jwk' | 'retired_at'>[]> {
   let query = db<SigningKeyRow>('signing_keys').whereNull('retired_at').orWhere('retired_at', '>', since);
   for (const alg of algs) {
-    const previous = db('signing_keys').where({ alg }).whereNotNull('retired_at').orderBy('retired_at', 'desc').limit(1).select('kid');
+    const previous = db('signing_keys')
+      .where({ alg })
+      .whereNotNull('retired_at')
+      .orderBy('retired_at', 'desc')
+      .limit(1)
+      .select('kid');
     // MySQL refuses LIMIT inside IN (subquery); a derived table is accepted by both dialects.
     query = query.orWhereIn('kid', db.select('p.kid').from(previous.as('p')));
   }

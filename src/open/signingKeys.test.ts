@@ -16,7 +16,14 @@ import { createUser } from '../accounts/users.ts';
 import { insertAuthorization } from '../oauth/authorizations.store.ts';
 import { createApp as createApplication } from '../accounts/apps.ts';
 import { signProxyToken, verifyProxyToken } from './proxyTokens.ts';
-import { KEY_PUBLISHED_AHEAD_MS, keyRing, publishedJwks, rotateSigningKeys, SIGNING_ALGS, type RotatedKey } from './signingKeys.ts';
+import {
+  KEY_PUBLISHED_AHEAD_MS,
+  keyRing,
+  publishedJwks,
+  rotateSigningKeys,
+  SIGNING_ALGS,
+  type RotatedKey,
+} from './signingKeys.ts';
 
 const exec = promisify(execFile);
 
@@ -46,10 +53,28 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
     a = context(t.db);
     b = context(createKnex(t.url, { poolMax: 5 }));
     const user = await createUser(t, { login: 'keys', password: 'test-password-1' });
-    const { app } = await createApplication(t, { ownerUserId: user.id, name: 'App', description: 'd', homepage: 'https://a.test/', redirectUri: 'https://a.test/cb' });
+    const { app } = await createApplication(t, {
+      ownerUserId: user.id,
+      name: 'App',
+      description: 'd',
+      homepage: 'https://a.test/',
+      redirectUri: 'https://a.test/cb',
+    });
     const authorizationId = await insertAuthorization(t.db, user.id, app.id, 'api_key', Date.now());
-    const { record } = await createAccessToken(t, { userId: user.id, namespace: 'keys', name: 'k', usageScenario: 'paid' });
-    subject = { userId: user.id, clientId: app.client_id, authorizationId, accessTokenId: record.id, namespace: 'keys', usageScenario: 'paid' };
+    const { record } = await createAccessToken(t, {
+      userId: user.id,
+      namespace: 'keys',
+      name: 'k',
+      usageScenario: 'paid',
+    });
+    subject = {
+      userId: user.id,
+      clientId: app.client_id,
+      authorizationId,
+      accessTokenId: record.id,
+      namespace: 'keys',
+      usageScenario: 'paid',
+    };
   });
   afterAll(async () => {
     await b?.db.destroy();
@@ -60,12 +85,18 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
     const [ka, kb] = await Promise.all([keyRing(a).signingKey('ES256'), keyRing(b).signingKey('ES256')]);
     const jwks = await publishedJwks(a);
     expect(jwks.keys.map((k) => k.kid)).toEqual(expect.arrayContaining([ka.kid, kb.kid]));
-    for (const [ctx, key] of [[a, ka], [b, kb]] as const) {
+    for (const [ctx, key] of [
+      [a, ka],
+      [b, kb],
+    ] as const) {
       const { token } = await signProxyToken(ctx, key, subject);
       // Each process verifies the other's tokens.
       expect(await verifyProxyToken(a, token)).toMatchObject({ accessTokenId: subject.accessTokenId });
       expect(await verifyProxyToken(b, token)).toMatchObject({ authorizationId: subject.authorizationId });
-      await jwtVerify(token, createLocalJWKSet(jwks), { issuer: 'http://issuer.test', audience: 'http://issuer.test/serverless' });
+      await jwtVerify(token, createLocalJWKSet(jwks), {
+        issuer: 'http://issuer.test',
+        audience: 'http://issuer.test/serverless',
+      });
     }
   });
 
@@ -101,9 +132,19 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
 
     const rotatedAt = Date.now();
     const { stdout } = await exec('sh', ['scripts/node.sh', 'src/cli/admin.ts', 'keys', 'rotate', '--json'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', DATABASE_URL: t.url, SECRETS_KEY: TEST_SECRETS_KEY },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        NODE_ENV: 'test',
+        DATABASE_URL: t.url,
+        SECRETS_KEY: TEST_SECRETS_KEY,
+      },
     });
-    const out = JSON.parse(stdout) as { kid: string; retired: string[]; rotated: Array<{ alg: string; kid: string; active_from: string; retired: string[] }> };
+    const out = JSON.parse(stdout) as {
+      kid: string;
+      retired: string[];
+      rotated: Array<{ alg: string; kid: string; active_from: string; retired: string[] }>;
+    };
     expect(out.retired).toContain(old.kid);
     // Every algorithm's key is rotated; `kid` and `retired` are the ES256 key's, as before RS256 keys.
     expect(out.rotated.map((r) => r.alg).sort()).toEqual(['ES256', 'RS256']);
@@ -172,10 +213,18 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
     expect(() => sealer.open(row.private_jwk, signingKeyContext(ec.kid))).toThrow(/sealed for another row/);
 
     // It signs RS256 JWTs that verify against the published keys.
-    const jws = await new CompactSign(new TextEncoder().encode(JSON.stringify({ iss: 'http://issuer.test', aud: 'client', exp: Math.floor(Date.now() / 1000) + 60 })))
+    const jws = await new CompactSign(
+      new TextEncoder().encode(
+        JSON.stringify({ iss: 'http://issuer.test', aud: 'client', exp: Math.floor(Date.now() / 1000) + 60 }),
+      ),
+    )
       .setProtectedHeader({ alg: 'RS256', kid: rsa.kid, typ: 'JWT' })
       .sign(rsa.key);
-    await jwtVerify(jws, createLocalJWKSet(jwks), { issuer: 'http://issuer.test', audience: 'client', algorithms: ['RS256'] });
+    await jwtVerify(jws, createLocalJWKSet(jwks), {
+      issuer: 'http://issuer.test',
+      audience: 'client',
+      algorithms: ['RS256'],
+    });
   });
 
   it('never lets the RSA key sign or pass for a proxy token', async () => {
@@ -184,8 +233,13 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
     await expect(signProxyToken(a, { kid: rsa.kid, key: rsa.key }, subject)).rejects.toThrow();
     // A token in the proxy token's shape signed with the (published) RSA key is refused by the gateway's check.
     const { token } = await signProxyToken(a, await keyRing(a).signingKey('ES256'), subject);
-    const payload = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
-    const withRsa = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload))).setProtectedHeader({ alg: 'RS256', kid: rsa.kid, typ: 'at+jwt' }).sign(rsa.key);
+    const payload = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as Record<
+      string,
+      unknown
+    >;
+    const withRsa = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
+      .setProtectedHeader({ alg: 'RS256', kid: rsa.kid, typ: 'at+jwt' })
+      .sign(rsa.key);
     expect(await verifyProxyToken(a, withRsa)).toBeNull();
     expect(await verifyProxyToken(b, withRsa)).toBeNull();
   });
@@ -202,11 +256,23 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
     const kids = (await publishedJwks(b)).keys.map((k) => k.kid);
     expect(kids).toEqual(expect.arrayContaining([rsa.kid, rotated!.kid, ec.kid]));
 
-    const refused = await exec('sh', ['scripts/node.sh', 'src/cli/admin.ts', 'keys', 'rotate', '--alg', 'HS256', '--json'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', DATABASE_URL: t.url, SECRETS_KEY: TEST_SECRETS_KEY },
-    }).catch((e: { code: number; stdout: string }) => e);
+    const refused = await exec(
+      'sh',
+      ['scripts/node.sh', 'src/cli/admin.ts', 'keys', 'rotate', '--alg', 'HS256', '--json'],
+      {
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          NODE_ENV: 'test',
+          DATABASE_URL: t.url,
+          SECRETS_KEY: TEST_SECRETS_KEY,
+        },
+      },
+    ).catch((e: { code: number; stdout: string }) => e);
     expect(refused).toMatchObject({ code: 2 });
-    expect(JSON.parse((refused as { stdout: string }).stdout)).toEqual({ error: { code: 'usage', message: '--alg must be RS256 or ES256 (got "HS256")' } });
+    expect(JSON.parse((refused as { stdout: string }).stdout)).toEqual({
+      error: { code: 'usage', message: '--alg must be RS256 or ES256 (got "HS256")' },
+    });
   });
 
   it('remembers a verified token only until it expires, and never a forged one', async () => {
@@ -231,9 +297,12 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
     const key = await keyRing(a).signingKey('ES256');
     const jwks = createLocalJWKSet(await publishedJwks(a));
     const halfOrder = P256_ORDER / 2n;
-    const sOf = (token: string) => BigInt(`0x${Buffer.from(token.split('.')[2]!, 'base64url').subarray(32).toString('hex')}`);
+    const sOf = (token: string) =>
+      BigInt(`0x${Buffer.from(token.split('.')[2]!, 'base64url').subarray(32).toString('hex')}`);
     // Without normalisation half the signatures are high-S: 200 all low is no accident.
-    const tokens = await Promise.all(Array.from({ length: 200 }, () => signProxyToken(a, key, subject).then((p) => p.token)));
+    const tokens = await Promise.all(
+      Array.from({ length: 200 }, () => signProxyToken(a, key, subject).then((p) => p.token)),
+    );
     for (const token of tokens) expect(sOf(token) <= halfOrder).toBe(true);
 
     const token = tokens[0]!;
@@ -256,7 +325,11 @@ describe.each(testDialects())('proxy token signing keys on %s', (dialect) => {
 
   it('reads the keys at most once for a burst of unknown kids (a forged kid costs no query of its own), and still accepts a key another process created a moment ago', async () => {
     const rogue = await generateKeyPair('ES256');
-    const forged = await Promise.all(Array.from({ length: 200 }, () => signProxyToken(a, { kid: randomBytes(32).toString('base64url'), key: rogue.privateKey }, subject)));
+    const forged = await Promise.all(
+      Array.from({ length: 200 }, () =>
+        signProxyToken(a, { kid: randomBytes(32).toString('base64url'), key: rogue.privateKey }, subject),
+      ),
+    );
     await verifyProxyToken(a, (await signProxyToken(a, await keyRing(a).signingKey('ES256'), subject)).token); // the keys are loaded
     const keyQueries: string[] = [];
     const onQuery = (q: { sql: string }) => void (q.sql.includes('signing_keys') && keyQueries.push(q.sql));

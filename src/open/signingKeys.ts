@@ -4,7 +4,14 @@ import type { Knex } from 'knex';
 import type { AppContext, SealerContext } from '../context.ts';
 import { signingKeyContext } from '../db/sealedSecrets.ts';
 import type { Sealer } from '../shared/sealing.ts';
-import { anySigningKey, findCurrentSigningKey, insertSigningKey, listVerificationKeys, retireSigningKeys, type SigningKeyRow } from './signingKeys.store.ts';
+import {
+  anySigningKey,
+  findCurrentSigningKey,
+  insertSigningKey,
+  listVerificationKeys,
+  retireSigningKeys,
+  type SigningKeyRow,
+} from './signingKeys.store.ts';
 
 // The keys that sign proxy tokens (ES256) and OpenID Connect ID tokens (src/oauth/idToken.ts:
 // RS256 by default, ES256 for a client registered with id_token_signed_response_alg: ES256). Each
@@ -72,13 +79,29 @@ function retentionMs(tokenTtlSeconds: number): number {
 }
 
 async function newSigningKeyRow(sealer: Sealer, alg: SigningAlg, now: number): Promise<SigningKeyRow> {
-  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'RS256' ? { modulusLength: RSA_MODULUS_BITS } : {}) });
+  const { privateKey, publicKey } = await generateKeyPair(alg, {
+    extractable: true,
+    ...(alg === 'RS256' ? { modulusLength: RSA_MODULUS_BITS } : {}),
+  });
   const publicJwk = await exportJWK(publicKey);
   // RFC 7638 thumbprint: unique per key, and anyone can recompute it from the published JWK.
   const kid = await calculateJwkThumbprint(publicJwk);
   const privateJwk = { ...(await exportJWK(privateKey)), kid, alg };
-  const published: PublicJwk = { ...publicJwk, kty: publicJwk.kty ?? (alg === 'RS256' ? 'RSA' : 'EC'), kid, alg, use: 'sig' };
-  return { kid, alg, private_jwk: sealer.seal(JSON.stringify(privateJwk), signingKeyContext(kid)), public_jwk: JSON.stringify(published), created_at: now, retired_at: null };
+  const published: PublicJwk = {
+    ...publicJwk,
+    kty: publicJwk.kty ?? (alg === 'RS256' ? 'RSA' : 'EC'),
+    kid,
+    alg,
+    use: 'sig',
+  };
+  return {
+    kid,
+    alg,
+    private_jwk: sealer.seal(JSON.stringify(privateJwk), signingKeyContext(kid)),
+    public_jwk: JSON.stringify(published),
+    created_at: now,
+    retired_at: null,
+  };
 }
 
 async function importPrivate<A extends SigningAlg>(sealer: Sealer, row: SigningKeyRow, alg: A): Promise<SigningKey<A>> {
@@ -114,7 +137,10 @@ function createKeyRing(db: Knex, sealer: Sealer, tokenTtlSeconds: number): KeyRi
     const next = new Map<string, Promise<CryptoKey>>();
     // Proxy tokens are all this ring verifies: an RSA key's kid is unknown here.
     for (const row of rows.filter((r) => r.alg === PROXY_TOKEN_ALG)) {
-      next.set(row.kid, verifiers.get(row.kid) ?? (importJWK(JSON.parse(row.public_jwk) as JWK, PROXY_TOKEN_ALG) as Promise<CryptoKey>));
+      next.set(
+        row.kid,
+        verifiers.get(row.kid) ?? (importJWK(JSON.parse(row.public_jwk) as JWK, PROXY_TOKEN_ALG) as Promise<CryptoKey>),
+      );
     }
     verifiers = next;
     verifiersLoadedAt = Date.now();
@@ -136,7 +162,9 @@ function createKeyRing(db: Knex, sealer: Sealer, tokenTtlSeconds: number): KeyRi
    */
   function reloadForUnknownKid(): Promise<void> {
     // Never longer than UNKNOWN_KID_RELOAD_MS, even after the clock stepped back.
-    unknownKidReload ??= sleep(Math.min(UNKNOWN_KID_RELOAD_MS, Math.max(0, verifiersLoadedAt + UNKNOWN_KID_RELOAD_MS - Date.now())))
+    unknownKidReload ??= sleep(
+      Math.min(UNKNOWN_KID_RELOAD_MS, Math.max(0, verifiersLoadedAt + UNKNOWN_KID_RELOAD_MS - Date.now())),
+    )
       .then(reloadVerifiers)
       .finally(() => {
         unknownKidReload = undefined;
@@ -221,7 +249,11 @@ export interface RotatedKey {
  * that cached the key set refetch it on the new `kid`. Processes switch within CURRENT_KEY_TTL_MS
  * of the switch (this one at once), which the retired keys' retention covers.
  */
-export async function rotateSigningKeys(ctx: SealerContext, algs: readonly SigningAlg[] = SIGNING_ALGS, options: { immediately?: boolean } = {}): Promise<RotatedKey[]> {
+export async function rotateSigningKeys(
+  ctx: SealerContext,
+  algs: readonly SigningAlg[] = SIGNING_ALGS,
+  options: { immediately?: boolean } = {},
+): Promise<RotatedKey[]> {
   // The keys are made first (an RSA key takes a while): the lead is counted from the transaction.
   const rows = await Promise.all(algs.map((alg) => newSigningKeyRow(ctx.sealer, alg, 0)));
   const rotated = await ctx.db.transaction(async (trx) => {

@@ -37,16 +37,20 @@ export async function findTokenForIssuance(
   };
 }
 
-const tokenForIssuance = prepared<{ userId: number; namespace: string; id: number; authorizationId: number }>('token_for_issuance', (db, param) =>
-  usableNamespaces(
-    db('access_tokens as t')
-      .join('namespaces as n', 'n.name', 't.namespace')
-      .leftJoin('authorizations as z', function joinAuthorization() {
-        this.on('z.id', '=', db.raw('?', [param('authorizationId')])).andOn('z.user_id', '=', 't.user_id').andOnNull('z.revoked_at');
-      })
-      .where({ 't.id': param('id'), 't.user_id': param('userId'), 't.namespace': param('namespace') }),
-    db.raw('?', [param('userId')]),
-  ).first('t.id', 't.name', 't.namespace', 't.usage_scenario', 't.expires_at', 'z.id as authorization_id'),
+const tokenForIssuance = prepared<{ userId: number; namespace: string; id: number; authorizationId: number }>(
+  'token_for_issuance',
+  (db, param) =>
+    usableNamespaces(
+      db('access_tokens as t')
+        .join('namespaces as n', 'n.name', 't.namespace')
+        .leftJoin('authorizations as z', function joinAuthorization() {
+          this.on('z.id', '=', db.raw('?', [param('authorizationId')]))
+            .andOn('z.user_id', '=', 't.user_id')
+            .andOnNull('z.revoked_at');
+        })
+        .where({ 't.id': param('id'), 't.user_id': param('userId'), 't.namespace': param('namespace') }),
+      db.raw('?', [param('userId')]),
+    ).first('t.id', 't.name', 't.namespace', 't.usage_scenario', 't.expires_at', 'z.id as authorization_id'),
 );
 
 export interface StandingGrant {
@@ -67,7 +71,12 @@ export async function findStandingGrant(
   q: { userId: number; authorizationId: number; accessTokenId: number; chainId?: number | undefined },
 ): Promise<StandingGrant | undefined> {
   // No chain (a token minted before chains were claimed): 0 names no code.
-  const row = await standingGrant.first(db, { userId: q.userId, authorizationId: q.authorizationId, accessTokenId: q.accessTokenId, chainId: q.chainId ?? 0 });
+  const row = await standingGrant.first(db, {
+    userId: q.userId,
+    authorizationId: q.authorizationId,
+    accessTokenId: q.accessTokenId,
+    chainId: q.chainId ?? 0,
+  });
   if (!row) return undefined;
   return {
     namespace: String(row.namespace),
@@ -77,17 +86,21 @@ export async function findStandingGrant(
   };
 }
 
-const standingGrant = prepared<{ userId: number; authorizationId: number; accessTokenId: number; chainId: number }>('standing_grant', (db, param) =>
-  // The user may still use the token's namespace: their own, or an org they are still in.
-  usableNamespaces(
-    db('authorizations as z')
-      .join('access_tokens as t', function joinToken() {
-        this.on('t.id', '=', db.raw('?', [param('accessTokenId')])).andOn('t.user_id', '=', 'z.user_id');
-      })
-      .join('namespaces as n', 'n.name', 't.namespace')
-      .where({ 'z.id': param('authorizationId'), 'z.user_id': param('userId') })
-      .whereNull('z.revoked_at')
-      .whereNotExists(db('oauth_codes as c').where('c.id', param('chainId')).whereNotNull('c.chain_revoked_at').select('c.id')),
-    db.ref('z.user_id'),
-  ).first('t.namespace', 't.usage_scenario', 't.last_used_at', 't.expires_at'),
+const standingGrant = prepared<{ userId: number; authorizationId: number; accessTokenId: number; chainId: number }>(
+  'standing_grant',
+  (db, param) =>
+    // The user may still use the token's namespace: their own, or an org they are still in.
+    usableNamespaces(
+      db('authorizations as z')
+        .join('access_tokens as t', function joinToken() {
+          this.on('t.id', '=', db.raw('?', [param('accessTokenId')])).andOn('t.user_id', '=', 'z.user_id');
+        })
+        .join('namespaces as n', 'n.name', 't.namespace')
+        .where({ 'z.id': param('authorizationId'), 'z.user_id': param('userId') })
+        .whereNull('z.revoked_at')
+        .whereNotExists(
+          db('oauth_codes as c').where('c.id', param('chainId')).whereNotNull('c.chain_revoked_at').select('c.id'),
+        ),
+      db.ref('z.user_id'),
+    ).first('t.namespace', 't.usage_scenario', 't.last_used_at', 't.expires_at'),
 );

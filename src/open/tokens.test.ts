@@ -4,7 +4,14 @@ import type * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../client/src/index.ts';
 import { testDialects } from '../../test/support/db.ts';
-import { createFixture, discover, formFields, obtainTokens, type Browser, type Fixture } from '../../test/support/oauthFlow.ts';
+import {
+  createFixture,
+  discover,
+  formFields,
+  obtainTokens,
+  type Browser,
+  type Fixture,
+} from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createAccessToken, deleteAccessToken } from '../accounts/accessTokens.ts';
 import { addMember, createOrg, removeMember } from '../accounts/orgs.ts';
@@ -38,12 +45,30 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
   /** A user with a registered app, two raw tokens in their namespace, and an `api_key` access token for the app. */
   async function setUp(scope = 'user_info api_key') {
     const f = await createFixture(server.ctx.db);
-    const paid = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'Production key', usageScenario: 'paid', permissions: ['workflows'] });
-    const trial = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'Trial key', usageScenario: 'trial' });
+    const paid = await createAccessToken(server.ctx, {
+      userId: f.userId,
+      namespace: f.login,
+      name: 'Production key',
+      usageScenario: 'paid',
+      permissions: ['workflows'],
+    });
+    const trial = await createAccessToken(server.ctx, {
+      userId: f.userId,
+      namespace: f.login,
+      name: 'Trial key',
+      usageScenario: 'trial',
+    });
     secrets.push(paid.token, trial.token);
     const { browser, tokens } = await obtainTokens(server.baseUrl, as, f, scope);
     secrets.push(tokens.access_token);
-    return { f, paid, trial, browser, accessToken: tokens.access_token, api: createApiClient(server.baseUrl, { bearer: tokens.access_token }) };
+    return {
+      f,
+      paid,
+      trial,
+      browser,
+      accessToken: tokens.access_token,
+      api: createApiClient(server.baseUrl, { bearer: tokens.access_token }),
+    };
   }
 
   async function detail(accessToken: string, namespace: string, id: number) {
@@ -82,7 +107,12 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
     expect(Object.keys(data!).sort()).toEqual(['expires_in', 'id', 'name', 'proxy_access_token', 'usage_scenario']);
-    expect(data).toMatchObject({ id: paid.record.id, name: 'Production key', usage_scenario: 'paid', expires_in: 1800 });
+    expect(data).toMatchObject({
+      id: paid.record.id,
+      name: 'Production key',
+      usage_scenario: 'paid',
+      expires_in: 1800,
+    });
     expect(JSON.stringify(data)).not.toContain(paid.token);
 
     const jwks = createRemoteJWKSet(new URL(`${server.baseUrl}/.well-known/jwks.json`));
@@ -115,8 +145,16 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
 
     // Usage is attributed to the raw token, in the log and its last use.
     const usage = server.logs.map((l) => JSON.parse(l)).find((l) => l.serverless_usage?.jti === payload.jti);
-    expect(usage.serverless_usage).toMatchObject({ access_token_id: paid.record.id, usage_scenario: 'paid', via: 'proxy_token', client_id: f.clientId, total_tokens: 4 });
-    await expect.poll(async () => (await server.ctx.db('access_tokens').where({ id: paid.record.id }).first()).last_used_at).not.toBeNull();
+    expect(usage.serverless_usage).toMatchObject({
+      access_token_id: paid.record.id,
+      usage_scenario: 'paid',
+      via: 'proxy_token',
+      client_id: f.clientId,
+      total_tokens: 4,
+    });
+    await expect
+      .poll(async () => (await server.ctx.db('access_tokens').where({ id: paid.record.id }).first()).last_used_at)
+      .not.toBeNull();
   });
 
   it('issues a fresh proxy token on every detail call', async () => {
@@ -135,7 +173,9 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
 
     const refused = await chat(proxy);
     expect(refused.response.status).toBe(401);
-    expect(refused.response.headers.get('www-authenticate')).toMatch(/^Bearer realm="serverless", error="invalid_token"/);
+    expect(refused.response.headers.get('www-authenticate')).toMatch(
+      /^Bearer realm="serverless", error="invalid_token"/,
+    );
     expect(refused.error).toMatchObject({ error: { type: 'invalid_request_error', code: 'invalid_api_key' } });
     expect((await detail(accessToken, f.login, paid.record.id)).response.status).toBe(401);
   });
@@ -145,13 +185,26 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     const jwt = (await detail(accessToken, f.login, paid.record.id)).data!.proxy_access_token;
     const { payload } = await jwtVerify(jwt, createRemoteJWKSet(new URL(`${server.baseUrl}/.well-known/jwks.json`)));
     // The principal a request held when its security handler ran, before the user revoked the app.
-    const principal = { kind: 'oauth' as const, userId: f.userId, applicationId: 0, clientId: f.clientId, authorizationId: Number(payload.aid), scopes: ['api_key'] };
-    await expect(issueProxyToken(server.ctx, principal, f.login, paid.record.id)).resolves.toMatchObject({ id: paid.record.id });
+    const principal = {
+      kind: 'oauth' as const,
+      userId: f.userId,
+      applicationId: 0,
+      clientId: f.clientId,
+      authorizationId: Number(payload.aid),
+      scopes: ['api_key'],
+    };
+    await expect(issueProxyToken(server.ctx, principal, f.login, paid.record.id)).resolves.toMatchObject({
+      id: paid.record.id,
+    });
     // That issuance's check is leased (issue 19): only the revoking call's wait makes the next one see the revocation.
-    expect(principalLease(server.ctx).holds('issuance', issuanceLeaseKey(principal, f.login, paid.record.id), false)).toBe(true);
+    expect(
+      principalLease(server.ctx).holds('issuance', issuanceLeaseKey(principal, f.login, paid.record.id), false),
+    ).toBe(true);
     const app = await server.ctx.db('applications').where({ client_id: f.clientId }).first('id');
     await revokeApplication(server.ctx, f.userId, Number(app.id));
-    await expect(issueProxyToken(server.ctx, principal, f.login, paid.record.id)).rejects.toMatchObject({ status: 401 });
+    await expect(issueProxyToken(server.ctx, principal, f.login, paid.record.id)).rejects.toMatchObject({
+      status: 401,
+    });
   });
 
   it('kills the proxy tokens of a raw access token once it is deleted, and leaves the others working', async () => {
@@ -173,22 +226,38 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     // Both expire (neither was used as an API key yet, so no process holds them). Written straight to
     // the table, standing for time passing: the detail call above leased its check (issue 19), which
     // a real expiry bounds (the lease never runs past it) and this one must wait out.
-    await server.ctx.db('access_tokens').whereIn('id', [paid.record.id, trial.record.id]).update({ expires_at: Date.now() - 1 });
+    await server.ctx
+      .db('access_tokens')
+      .whereIn('id', [paid.record.id, trial.record.id])
+      .update({ expires_at: Date.now() - 1 });
     await revocationLease.settle();
 
     expect((await chat(minted)).response.status).toBe(401);
     const again = await detail(accessToken, f.login, paid.record.id);
     expect(again.response.status).toBe(404);
     expect(JSON.stringify(again.error)).toContain('has expired');
-    const asApiKey = await fetch(`${server.baseUrl}/api/workflows`, { headers: { authorization: `Bearer ${trial.token}` } });
+    const asApiKey = await fetch(`${server.baseUrl}/api/workflows`, {
+      headers: { authorization: `Bearer ${trial.token}` },
+    });
     expect(asApiKey.status).toBe(401);
 
     // One that expires later works until then.
-    const later = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'Week key', usageScenario: 'paid', permissions: ['workflows'], expiresInDays: 7 });
+    const later = await createAccessToken(server.ctx, {
+      userId: f.userId,
+      namespace: f.login,
+      name: 'Week key',
+      usageScenario: 'paid',
+      permissions: ['workflows'],
+      expiresInDays: 7,
+    });
     secrets.push(later.token);
     expect(later.record.expires_at! - later.record.created_at).toBe(7 * 86_400_000);
-    expect((await fetch(`${server.baseUrl}/api/workflows`, { headers: { authorization: `Bearer ${later.token}` } })).status).toBe(200);
-    expect((await chat((await detail(accessToken, f.login, later.record.id)).data!.proxy_access_token)).response.status).toBe(200);
+    expect(
+      (await fetch(`${server.baseUrl}/api/workflows`, { headers: { authorization: `Bearer ${later.token}` } })).status,
+    ).toBe(200);
+    expect(
+      (await chat((await detail(accessToken, f.login, later.record.id)).data!.proxy_access_token)).response.status,
+    ).toBe(200);
   });
 
   it('answers 403 insufficient_scope on the token endpoints to a token of scope user_info only', async () => {
@@ -203,10 +272,22 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
 
   it('answers 404, never a leak, for another user namespace, an org the user is not in, and another user token id', async () => {
     const { f, paid, api, accessToken } = await setUp();
-    const other = await createUser(server.ctx, { login: `other${Date.now().toString(36)}`, password: 'test-password-1' });
-    const otherToken = await createAccessToken(server.ctx, { userId: other.id, namespace: other.login, name: 'theirs', usageScenario: 'paid' });
+    const other = await createUser(server.ctx, {
+      login: `other${Date.now().toString(36)}`,
+      password: 'test-password-1',
+    });
+    const otherToken = await createAccessToken(server.ctx, {
+      userId: other.id,
+      namespace: other.login,
+      name: 'theirs',
+      usageScenario: 'paid',
+    });
     secrets.push(otherToken.token);
-    const org = await createOrg(server.ctx, { namespace: `org${Date.now().toString(36)}`, name: 'Org', ownerLogin: other.login });
+    const org = await createOrg(server.ctx, {
+      namespace: `org${Date.now().toString(36)}`,
+      name: 'Org',
+      ownerLogin: other.login,
+    });
 
     for (const namespace of [other.login, org.namespace, 'no-such-namespace']) {
       const res = await api.GET('/api/open/v1/{namespace}/tokens', { params: { path: { namespace } } });
@@ -223,8 +304,17 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
 
   it('lists and details tokens in an organization namespace the user belongs to', async () => {
     const { f, api, accessToken } = await setUp();
-    const org = await createOrg(server.ctx, { namespace: `team${Date.now().toString(36)}`, name: 'Team', ownerLogin: f.login });
-    const ci = await createAccessToken(server.ctx, { userId: f.userId, namespace: org.namespace, name: 'CI', usageScenario: 'trial' });
+    const org = await createOrg(server.ctx, {
+      namespace: `team${Date.now().toString(36)}`,
+      name: 'Team',
+      ownerLogin: f.login,
+    });
+    const ci = await createAccessToken(server.ctx, {
+      userId: f.userId,
+      namespace: org.namespace,
+      name: 'CI',
+      usageScenario: 'trial',
+    });
     secrets.push(ci.token);
     const list = await api.GET('/api/open/v1/{namespace}/tokens', { params: { path: { namespace: org.namespace } } });
     expect(list.data).toEqual([{ id: ci.record.id, name: 'CI', usage_scenario: 'trial' }]);
@@ -234,10 +324,22 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
 
   it('stops an org token, raw and proxied, as soon as its owner leaves the org; their own tokens keep working', async () => {
     const { f, paid, accessToken } = await setUp();
-    const owner = await createUser(server.ctx, { login: `lead${Date.now().toString(36)}`, password: 'test-password-1' });
-    const org = await createOrg(server.ctx, { namespace: `crew${Date.now().toString(36)}`, name: 'Crew', ownerLogin: owner.login });
+    const owner = await createUser(server.ctx, {
+      login: `lead${Date.now().toString(36)}`,
+      password: 'test-password-1',
+    });
+    const org = await createOrg(server.ctx, {
+      namespace: `crew${Date.now().toString(36)}`,
+      name: 'Crew',
+      ownerLogin: owner.login,
+    });
     await addMember(server.ctx, org.namespace, f.login);
-    const ci = await createAccessToken(server.ctx, { userId: f.userId, namespace: org.namespace, name: 'CI', usageScenario: 'trial' });
+    const ci = await createAccessToken(server.ctx, {
+      userId: f.userId,
+      namespace: org.namespace,
+      name: 'CI',
+      usageScenario: 'trial',
+    });
     secrets.push(ci.token);
     const proxy = (await detail(accessToken, org.namespace, ci.record.id)).data!.proxy_access_token;
     const ownProxy = (await detail(accessToken, f.login, paid.record.id)).data!.proxy_access_token;
@@ -262,7 +364,12 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
       fetch(`${server.baseUrl}/api/open/oauth/revoke`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ token: proxy, token_type_hint: 'access_token', client_id: clientId, client_secret: clientSecret }),
+        body: new URLSearchParams({
+          token: proxy,
+          token_type_hint: 'access_token',
+          client_id: clientId,
+          client_secret: clientSecret,
+        }),
       });
 
     // Another app presenting it: 200 (RFC 7009 2.2), and nothing is revoked.
@@ -285,7 +392,10 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     const { f, paid, accessToken } = await setUp();
     const { claims } = await (async () => {
       const d = await detail(accessToken, f.login, paid.record.id);
-      const { payload } = await jwtVerify(d.data!.proxy_access_token, createRemoteJWKSet(new URL(`${server.baseUrl}/.well-known/jwks.json`)));
+      const { payload } = await jwtVerify(
+        d.data!.proxy_access_token,
+        createRemoteJWKSet(new URL(`${server.baseUrl}/.well-known/jwks.json`)),
+      );
       return { claims: payload };
     })();
     const subject = {
@@ -303,11 +413,19 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     const fresh = await signProxyToken(server.ctx, key, subject);
     expect((await chat(fresh.token)).response.status).toBe(200);
 
-    const elsewhere = await signProxyToken({ ...server.ctx, config: { ...server.ctx.config, BASE_URL: 'https://elsewhere.example' } }, key, subject);
+    const elsewhere = await signProxyToken(
+      { ...server.ctx, config: { ...server.ctx.config, BASE_URL: 'https://elsewhere.example' } },
+      key,
+      subject,
+    );
     expect((await chat(elsewhere.token)).response.status).toBe(401);
 
     const rogue = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const forged = await signProxyToken(server.ctx, { kid: decodeProtectedHeader(fresh.token).kid!, key: rogue.privateKey }, subject);
+    const forged = await signProxyToken(
+      server.ctx,
+      { kid: decodeProtectedHeader(fresh.token).kid!, key: rogue.privateKey },
+      subject,
+    );
     expect((await chat(forged.token)).response.status).toBe(401);
   });
 
@@ -316,13 +434,17 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     const before = (await detail(accessToken, f.login, paid.record.id)).data!.proxy_access_token;
     const oldKid = decodeProtectedHeader(before).kid!;
 
-    const rotated = (await rotateSigningKeys(server.ctx, ['ES256'], { immediately: true })).find((r) => r.alg === 'ES256')!;
+    const rotated = (await rotateSigningKeys(server.ctx, ['ES256'], { immediately: true })).find(
+      (r) => r.alg === 'ES256',
+    )!;
     expect(rotated.retired).toContain(oldKid);
 
     const after = (await detail(accessToken, f.login, paid.record.id)).data!.proxy_access_token;
     expect(decodeProtectedHeader(after).kid).toBe(rotated.kid);
 
-    const jwks = (await (await fetch(`${server.baseUrl}/.well-known/jwks.json`)).json()) as { keys: { kid: string; kty: string; d?: string }[] };
+    const jwks = (await (await fetch(`${server.baseUrl}/.well-known/jwks.json`)).json()) as {
+      keys: { kid: string; kty: string; d?: string }[];
+    };
     expect(jwks.keys.map((k) => k.kid)).toEqual(expect.arrayContaining([oldKid, rotated.kid]));
     expect(jwks.keys.every((k) => k.d === undefined)).toBe(true);
     expect(jwks.keys.filter((k) => k.kid === oldKid || k.kid === rotated.kid).every((k) => k.kty === 'EC')).toBe(true);

@@ -18,7 +18,11 @@ export function listAccessTokens(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     const principal = principalOf(req, 'oauth');
     const tokens = await listAccessTokensOf(ctx, principal.userId, String(req.params.namespace));
-    const body: AccessTokenListItem[] = tokens.map((t) => ({ id: t.id, name: t.name, usage_scenario: t.usage_scenario }));
+    const body: AccessTokenListItem[] = tokens.map((t) => ({
+      id: t.id,
+      name: t.name,
+      usage_scenario: t.usage_scenario,
+    }));
     res.set('Cache-Control', 'no-store').json(body);
   };
 }
@@ -52,16 +56,25 @@ export async function issueProxyToken(
   const authorizationId = principal.authorizationId;
   if (authorizationId === null) throw invalidAccessToken();
   const signingKey = await keyRing(ctx).signingKey(PROXY_TOKEN_ALG);
-  const token = await principalLease(ctx).principal('issuance', issuanceLeaseKey(principal, namespace, id), async () => {
-    const found = await findTokenForIssuance(ctx.db, { userId: principal.userId, namespace: canonicalName(namespace), id, authorizationId });
-    // Refusals are never cached (only shared with requests that arrive during this read): not
-    // found is the lease's null, the others have answers of their own and are thrown.
-    if (!found) return null;
-    if (!found.authorizationStands) throw invalidAccessToken();
-    if (isExpired({ expires_at: found.expiresAt })) throw accessTokenExpired(id);
-    // The lease never runs past the raw token's own expiry.
-    return { principal: found, expiresAt: found.expiresAt ?? undefined };
-  });
+  const token = await principalLease(ctx).principal(
+    'issuance',
+    issuanceLeaseKey(principal, namespace, id),
+    async () => {
+      const found = await findTokenForIssuance(ctx.db, {
+        userId: principal.userId,
+        namespace: canonicalName(namespace),
+        id,
+        authorizationId,
+      });
+      // Refusals are never cached (only shared with requests that arrive during this read): not
+      // found is the lease's null, the others have answers of their own and are thrown.
+      if (!found) return null;
+      if (!found.authorizationStands) throw invalidAccessToken();
+      if (isExpired({ expires_at: found.expiresAt })) throw accessTokenExpired(id);
+      // The lease never runs past the raw token's own expiry.
+      return { principal: found, expiresAt: found.expiresAt ?? undefined };
+    },
+  );
   if (!token) throw accessTokenNotInNamespace(id, namespace);
   const proxy = await signProxyToken(ctx, signingKey, {
     userId: principal.userId,
@@ -73,10 +86,23 @@ export async function issueProxyToken(
     usageScenario: token.usageScenario,
   });
   ctx.logger.info(
-    { proxy_token: { jti: proxy.claims.jti, access_token_id: token.id, client_id: principal.clientId, usage_scenario: token.usageScenario } },
+    {
+      proxy_token: {
+        jti: proxy.claims.jti,
+        access_token_id: token.id,
+        client_id: principal.clientId,
+        usage_scenario: token.usageScenario,
+      },
+    },
     'proxy token issued',
   );
-  return { id: token.id, name: token.name, usage_scenario: token.usageScenario, proxy_access_token: proxy.token, expires_in: proxy.expiresIn };
+  return {
+    id: token.id,
+    name: token.name,
+    usage_scenario: token.usageScenario,
+    proxy_access_token: proxy.token,
+    expires_in: proxy.expiresIn,
+  };
 }
 
 /**

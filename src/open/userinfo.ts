@@ -19,7 +19,13 @@ export function getUserInfo(ctx: AppContext): RequestHandler {
     // The bearer check read the profile with the token (one round trip in all).
     const user = principal.user ?? (await findUserById(ctx, principal.userId));
     if (!user) throw userGone();
-    const body: UserInfo = { sub: String(user.id), id: user.id, login: user.login, name: user.name, avatar_url: user.avatar_url };
+    const body: UserInfo = {
+      sub: String(user.id),
+      id: user.id,
+      login: user.login,
+      name: user.name,
+      avatar_url: user.avatar_url,
+    };
     res.set('Cache-Control', 'no-store').json(body);
   };
 }
@@ -29,7 +35,12 @@ export function listOrgs(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     const principal = principalOf(req, 'oauth');
     const orgs = await listOrgsForUser(ctx, principal.userId);
-    const body: Organization[] = orgs.map((o) => ({ id: o.id, namespace: o.namespace, name: o.name, avatar_url: o.avatar_url }));
+    const body: Organization[] = orgs.map((o) => ({
+      id: o.id,
+      namespace: o.namespace,
+      name: o.name,
+      avatar_url: o.avatar_url,
+    }));
     res.set('Cache-Control', 'no-store').json(body);
   };
 }

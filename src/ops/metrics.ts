@@ -125,7 +125,10 @@ function storeRegistry(db: Knex): Registry {
     labelNames: ['status'] as const,
     registers: [registry],
     async collect() {
-      const rows = (await db('runs').select('status').count({ n: '*' }).groupBy('status')) as Array<{ status: string; n: number | string }>;
+      const rows = (await db('runs').select('status').count({ n: '*' }).groupBy('status')) as Array<{
+        status: string;
+        n: number | string;
+      }>;
       this.reset();
       for (const status of ['queued', 'running', 'completed', 'failed', 'cancelled']) this.set({ status }, 0);
       for (const row of rows) this.set({ status: row.status }, Number(row.n));
@@ -168,12 +171,19 @@ export function metricsRouter(ctx: AppContext): Router {
   router.get('/metrics', async (req, res, next) => {
     const given = /^Bearer (.+)$/i.exec(req.get('authorization') ?? '')?.[1];
     if (!given || !safeEqual(given, token)) {
-      res.status(401).set('WWW-Authenticate', 'Bearer realm="metrics"').type('text/plain').send('Send Authorization: Bearer <METRICS_TOKEN>.\n');
+      res
+        .status(401)
+        .set('WWW-Authenticate', 'Bearer realm="metrics"')
+        .type('text/plain')
+        .send('Send Authorization: Bearer <METRICS_TOKEN>.\n');
       return;
     }
     try {
       const merged = Registry.merge([processRegistry, store]);
-      res.set('Cache-Control', 'no-store').type(merged.contentType).send(await merged.metrics());
+      res
+        .set('Cache-Control', 'no-store')
+        .type(merged.contentType)
+        .send(await merged.metrics());
     } catch (err) {
       next(err);
     }

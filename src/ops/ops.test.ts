@@ -18,7 +18,10 @@ describe('what operators and integrators find: landing page, API reference, spec
 
   beforeAll(async () => {
     server = await startTestServer({ runs: true, env: { METRICS_TOKEN } });
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -30,7 +33,8 @@ describe('what operators and integrators find: landing page, API reference, spec
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     const body = await res.text();
-    for (const href of ['/login', '/settings/applications', '/docs', '/openapi.yaml']) expect(body).toContain(`href="${href}"`);
+    for (const href of ['/login', '/settings/applications', '/docs', '/openapi.yaml'])
+      expect(body).toContain(`href="${href}"`);
   });
 
   it('GET /openapi.yaml serves the contract the service validates against', async () => {
@@ -47,10 +51,17 @@ describe('what operators and integrators find: landing page, API reference, spec
     // image (the browser here has no network, so its load fails and Redoc hides it). Nothing else
     // may fail, no CSP may refuse anything, and no other request may leave the service.
     const logo = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
-    page.on('console', (m) => m.type() === 'error' && !(m.location().url === logo && /Failed to load/.test(m.text())) && problems.push(`${m.text()} ${m.location().url}`));
+    page.on(
+      'console',
+      (m) =>
+        m.type() === 'error' &&
+        !(m.location().url === logo && /Failed to load/.test(m.text())) &&
+        problems.push(`${m.text()} ${m.location().url}`),
+    );
     page.on('pageerror', (e) => problems.push(e.message));
     page.on('request', (r) => {
-      if (!r.url().startsWith(server.baseUrl) && !/^(data|blob):/.test(r.url()) && r.url() !== logo) problems.push(`request off the service: ${r.url()}`);
+      if (!r.url().startsWith(server.baseUrl) && !/^(data|blob):/.test(r.url()) && r.url() !== logo)
+        problems.push(`request off the service: ${r.url()}`);
     });
     const res = await page.goto(`${server.baseUrl}/docs`);
     expect(res!.headers()['content-security-policy']).toMatch(/img-src 'self' data: https:\/\/cdn\.redoc\.ly;/);
@@ -88,7 +99,9 @@ describe('what operators and integrators find: landing page, API reference, spec
 
   it('GET /metrics needs the METRICS_TOKEN bearer (401 without it, compared in constant time)', async () => {
     expect((await fetch(`${server.baseUrl}/metrics`)).status).toBe(401);
-    const wrong = await fetch(`${server.baseUrl}/metrics`, { headers: { Authorization: 'Bearer metrics-token-for-tests-0123456788' } });
+    const wrong = await fetch(`${server.baseUrl}/metrics`, {
+      headers: { Authorization: 'Bearer metrics-token-for-tests-0123456788' },
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('www-authenticate')).toMatch(/^Bearer/);
   });
@@ -99,16 +112,32 @@ describe('what operators and integrators find: landing page, API reference, spec
     await fetch(`${server.baseUrl}/api/open/oauth/token`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'ghr_not-a-token', client_id: f.clientId, client_secret: f.clientSecret }),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: 'ghr_not-a-token',
+        client_id: f.clientId,
+        client_secret: f.clientSecret,
+      }),
     });
     await fetch(`${server.baseUrl}/api/workflows/wf_nope`, { headers: { Authorization: 'Bearer sk_nope' } });
     // One run through the real queue and worker, to completion.
-    const { token } = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'metrics', usageScenario: 'paid', permissions: ['workflows'] });
+    const { token } = await createAccessToken(server.ctx, {
+      userId: f.userId,
+      namespace: f.login,
+      name: 'metrics',
+      usageScenario: 'paid',
+      permissions: ['workflows'],
+    });
     const api = createApiClient(server.baseUrl, { bearer: token });
     const { data: workflow } = await api.POST('/api/workflows', { body: { name: 'metrics', ...seedGraph('echo') } });
-    const { data: run } = await api.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: workflow!.data.id } }, body: { inputs: { ticket: 'hi' } } });
+    const { data: run } = await api.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: workflow!.data.id } },
+      body: { inputs: { ticket: 'hi' } },
+    });
     for (let i = 0; i < 150; i++) {
-      const { data } = await api.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflow!.data.id, run_id: run!.data.id } } });
+      const { data } = await api.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+        params: { path: { workflow_id: workflow!.data.id, run_id: run!.data.id } },
+      });
       if (data!.data.status === 'completed') break;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -117,7 +146,9 @@ describe('what operators and integrators find: landing page, API reference, spec
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await res.text();
-    expect(text).toMatch(/http_request_duration_seconds_count\{method="GET",route="\/api\/workflows\/\{workflow_id\}",status_code="401"\} [1-9]/);
+    expect(text).toMatch(
+      /http_request_duration_seconds_count\{method="GET",route="\/api\/workflows\/\{workflow_id\}",status_code="401"\} [1-9]/,
+    );
     expect(text).toMatch(/oauth_token_grants_total\{grant_type="authorization_code",outcome="granted"\} [1-9]/);
     expect(text).toMatch(/oauth_token_grants_total\{grant_type="refresh_token",outcome="invalid_grant"\} [1-9]/);
     expect(text).toMatch(/workflow_runs\{status="queued"\} \d+/);

@@ -11,13 +11,18 @@ import { sessionMiddleware } from '../accounts/session.ts';
 import type { PageUser } from '../console/views/format.ts';
 import { layout } from '../console/views/layout.ts';
 
-const redocBundle = path.join(path.dirname(createRequire(import.meta.url).resolve('redoc/package.json')), 'bundles', 'redoc.standalone.js');
+const redocBundle = path.join(
+  path.dirname(createRequire(import.meta.url).resolve('redoc/package.json')),
+  'bundles',
+  'redoc.standalone.js',
+);
 
 /** The landing page; for a signed-in visitor, the console's header and who they are instead of "Sign in". */
 function landing(baseUrl: string, user?: PageUser): string {
-  return String(layout(
-    { title: 'OpenAuth Workflows', user },
-    html`<h1>OpenAuth Workflows</h1>
+  return String(
+    layout(
+      { title: 'OpenAuth Workflows', user },
+      html`<h1>OpenAuth Workflows</h1>
 <p>An OAuth 2.0 provider with open token interfaces, and a REST API that stores and runs ML workflows.</p>
 <ul class="links">
 <li>${user ? html`Signed in as <strong>${user.login}</strong>` : html`<a href="/login">Sign in</a>`}</li>
@@ -27,7 +32,8 @@ function landing(baseUrl: string, user?: PageUser): string {
 <li><a href="/.well-known/oauth-authorization-server">Authorization server metadata</a> (RFC 8414), <a href="/.well-known/openid-configuration">OpenID Provider metadata</a> and <a href="/.well-known/jwks.json">signing keys</a></li>
 </ul>
 <p>Issuer: <code>${baseUrl}</code></p>`,
-  ));
+    ),
+  );
 }
 
 /**
@@ -53,10 +59,12 @@ new MutationObserver(focusable).observe(document.body, { childList: true, subtre
 const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#0969da"/><circle cx="12" cy="16" r="6" fill="none" stroke="#fff" stroke-width="3"/><path d="M18 16h10M24 16v5M28 16v4" stroke="#fff" stroke-width="3" fill="none"/></svg>`;
 
 /** Landing page, docs and icons are public and the same for everyone: a browser may keep them a while. */
-const sendIcon = (res: express.Response) => res.type('image/svg+xml').set('Cache-Control', 'public, max-age=86400').send(FAVICON);
+const sendIcon = (res: express.Response) =>
+  res.type('image/svg+xml').set('Cache-Control', 'public, max-age=86400').send(FAVICON);
 
 /** Every path opsPagesRouter serves (any case, an optional trailing slash, as Express routes): pages' security headers. */
-export const opsPagePaths = /^\/(docs|docs\/docs\.js|docs\/redoc\.standalone\.js|favicon\.svg|favicon\.ico|openapi\.yaml)?\/?$/i;
+export const opsPagePaths =
+  /^\/(docs|docs\/docs\.js|docs\/redoc\.standalone\.js|favicon\.svg|favicon\.ico|openapi\.yaml)?\/?$/i;
 
 export function opsPagesRouter(ctx: AppContext, specPath: string): Router {
   const router = express.Router();

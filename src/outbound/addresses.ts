@@ -7,14 +7,7 @@ import { BlockList, isIP, isIPv4 } from 'node:net';
 
 /** Why an address is refused, in words a run error can show. */
 export type RefusalReason =
-  | 'unspecified'
-  | 'loopback'
-  | 'private'
-  | 'shared (CGNAT)'
-  | 'link-local'
-  | 'metadata'
-  | 'multicast'
-  | 'reserved';
+  'unspecified' | 'loopback' | 'private' | 'shared (CGNAT)' | 'link-local' | 'metadata' | 'multicast' | 'reserved';
 
 const v4: [string, number, RefusalReason][] = [
   ['0.0.0.0', 8, 'unspecified'], // "this network" (RFC 791); 0.0.0.0 reaches loopback on Linux

@@ -49,7 +49,12 @@ export function allowListOf(entries: readonly string[]): AllowList {
   for (const entry of entries) {
     const [network, prefix] = entry.replace(/^\[|\]$/g, '').split('/');
     const family = isIP(network!);
-    if (family) addresses.addSubnet(network!, prefix === undefined ? (family === 4 ? 32 : 128) : Number(prefix), family === 4 ? 'ipv4' : 'ipv6');
+    if (family)
+      addresses.addSubnet(
+        network!,
+        prefix === undefined ? (family === 4 ? 32 : 128) : Number(prefix),
+        family === 4 ? 'ipv4' : 'ipv6',
+      );
     else if (entry.startsWith('*.')) suffixes.push(entry.slice(1).replace(/\.$/, ''));
     else names.add(entry.replace(/\.$/, ''));
   }

@@ -2,4 +2,12 @@
 export { refusalOf, embeddedIPv4, type RefusalReason } from './addresses.ts';
 export { parseAllowHosts, allowListOf, type AllowList } from './allowList.ts';
 export { OutboundError, type OutboundFailure } from './errors.ts';
-export { outboundRequest, guardedLookup, checkUrl, type OutboundPolicy, type OutboundRequest, type OutboundResponse, type Resolver } from './request.ts';
+export {
+  outboundRequest,
+  guardedLookup,
+  checkUrl,
+  type OutboundPolicy,
+  type OutboundRequest,
+  type OutboundResponse,
+  type Resolver,
+} from './request.ts';

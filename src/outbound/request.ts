@@ -50,8 +50,15 @@ function checkAddress(policy: OutboundPolicy, host: string, address: string) {
   if (policy.allow.allowsAddress(address)) return;
   const reason = refusalOf(address);
   if (!reason) return;
-  if (host === address) throw new OutboundError('http_refused', `${address} is a ${reason} address: outbound requests may not reach it (${ALLOW_HINT}).`);
-  throw new OutboundError('http_refused', `The host ${host} is refused: outbound requests may reach only public addresses (${ALLOW_HINT}).`);
+  if (host === address)
+    throw new OutboundError(
+      'http_refused',
+      `${address} is a ${reason} address: outbound requests may not reach it (${ALLOW_HINT}).`,
+    );
+  throw new OutboundError(
+    'http_refused',
+    `The host ${host} is refused: outbound requests may reach only public addresses (${ALLOW_HINT}).`,
+  );
 }
 
 /**
@@ -64,7 +71,9 @@ export function guardedLookup(policy: OutboundPolicy): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname)
       .then((found) => {
-        const addresses = found.filter((a) => options.family === undefined || options.family === 0 || a.family === options.family);
+        const addresses = found.filter(
+          (a) => options.family === undefined || options.family === 0 || a.family === options.family,
+        );
         if (addresses.length === 0) throw new OutboundError('http_error', `${hostname} has no address.`);
         for (const a of addresses) checkAddress(policy, hostname, a.address);
         if (options.all) callback(null, addresses);
@@ -82,8 +91,10 @@ export function checkUrl(policy: OutboundPolicy, text: string): URL {
   } catch {
     throw new OutboundError('http_invalid_url', `Not a URL: ${JSON.stringify(text.slice(0, 200))}.`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError('http_invalid_url', `Only http and https URLs are called, not ${url.protocol}.`);
-  if (url.username || url.password) throw new OutboundError('http_invalid_url', 'A URL may not carry credentials: send them in a header.');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new OutboundError('http_invalid_url', `Only http and https URLs are called, not ${url.protocol}.`);
+  if (url.username || url.password)
+    throw new OutboundError('http_invalid_url', 'A URL may not carry credentials: send them in a header.');
   const host = url.hostname.replace(/^\[|\]$/g, '');
   // An IP literal never goes through the lookup: check it here.
   if (isIP(host) && !policy.allow.allowsHost(host)) checkAddress(policy, host, host);
@@ -95,7 +106,12 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const CROSS_ORIGIN_SAFE = new Set(['accept', 'accept-language', 'content-type', 'user-agent']);
 
 /** One request and its bounded body. */
-function exchange(policy: OutboundPolicy, url: URL, request: OutboundRequest, signal: AbortSignal): Promise<OutboundResponse> {
+function exchange(
+  policy: OutboundPolicy,
+  url: URL,
+  request: OutboundRequest,
+  signal: AbortSignal,
+): Promise<OutboundResponse> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   const trusted = policy.allow.allowsHost(url.hostname.replace(/^\[|\]$/g, ''));
   return new Promise((resolve, reject) => {
@@ -133,7 +149,8 @@ async function readBounded(res: IncomingMessage, maxBytes: number): Promise<Buff
   return Buffer.concat(chunks);
 }
 
-const tooLarge = (maxBytes: number) => new OutboundError('http_response_too_large', `The response body is larger than ${maxBytes} bytes.`);
+const tooLarge = (maxBytes: number) =>
+  new OutboundError('http_response_too_large', `The response body is larger than ${maxBytes} bytes.`);
 
 /** Why a request failed, as an OutboundError. */
 function outboundFailure(error: unknown, timeout: AbortSignal, timeoutMs: number): Error {
@@ -160,7 +177,8 @@ export async function outboundRequest(policy: OutboundPolicy, request: OutboundR
       const response = await exchange(policy, url, current, signal);
       const location = response.headers.location;
       if (!REDIRECTS.has(response.status) || !location || (request.maxRedirects ?? 5) === 0) return response;
-      if (hop >= (request.maxRedirects ?? 5)) throw new OutboundError('http_too_many_redirects', `More than ${request.maxRedirects ?? 5} redirects.`);
+      if (hop >= (request.maxRedirects ?? 5))
+        throw new OutboundError('http_too_many_redirects', `More than ${request.maxRedirects ?? 5} redirects.`);
       const next = checkUrl(policy, new URL(location, url).href);
       current = redirected(current, response.status, url, next);
       url = next;
@@ -174,7 +192,9 @@ export async function outboundRequest(policy: OutboundPolicy, request: OutboundR
 function redirected(request: OutboundRequest, status: number, from: URL, to: URL): OutboundRequest {
   const toGet = status === 303 || ((status === 301 || status === 302) && request.method.toUpperCase() === 'POST');
   let headers = { ...request.headers };
-  if (from.origin !== to.origin) headers = Object.fromEntries(Object.entries(headers).filter(([name]) => CROSS_ORIGIN_SAFE.has(name.toLowerCase())));
-  if (toGet) headers = Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'content-type'));
+  if (from.origin !== to.origin)
+    headers = Object.fromEntries(Object.entries(headers).filter(([name]) => CROSS_ORIGIN_SAFE.has(name.toLowerCase())));
+  if (toGet)
+    headers = Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'content-type'));
   return toGet ? { ...request, method: 'GET', body: undefined, headers } : { ...request, headers };
 }

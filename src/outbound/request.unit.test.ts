@@ -36,7 +36,8 @@ beforeAll(async () => {
   a = await listen('127.0.0.1', (req, res) => {
     const url = new URL(req.url!, 'http://x');
     const to = url.searchParams.get('to');
-    if (url.pathname === '/redirect') res.writeHead(Number(url.searchParams.get('status') ?? 302), { Location: to! }).end();
+    if (url.pathname === '/redirect')
+      res.writeHead(Number(url.searchParams.get('status') ?? 302), { Location: to! }).end();
     else if (url.pathname === '/loop') res.writeHead(302, { Location: '/loop' }).end();
     else if (url.pathname === '/big') res.writeHead(200, { 'Content-Length': 2048 }).end('x'.repeat(2048));
     else if (url.pathname === '/big-chunked') {
@@ -44,7 +45,8 @@ beforeAll(async () => {
       for (let i = 0; i < 4; i++) res.write('y'.repeat(512));
       res.end();
     } else if (url.pathname === '/hang') res.writeHead(200).write('partial');
-    else res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ ok: true, path: url.pathname }));
+    else
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ ok: true, path: url.pathname }));
   });
   b = await listen('127.0.0.2', (_req, res) => res.writeHead(200).end('b'));
 });
@@ -54,19 +56,31 @@ afterAll(async () => {
 });
 
 const base = { method: 'GET', timeoutMs: 5_000, maxBytes: 1024 } satisfies Partial<OutboundRequest>;
-const refusedBy = (p: Promise<unknown>, code: string) => expect(p).rejects.toMatchObject({ name: 'OutboundError', code });
-const policy = (entries: string[], resolve?: OutboundPolicy['resolve']): OutboundPolicy => ({ allow: allowListOf(entries), resolve });
+const refusedBy = (p: Promise<unknown>, code: string) =>
+  expect(p).rejects.toMatchObject({ name: 'OutboundError', code });
+const policy = (entries: string[], resolve?: OutboundPolicy['resolve']): OutboundPolicy => ({
+  allow: allowListOf(entries),
+  resolve,
+});
 
 describe('outbound requests from user code (SSRF guard)', () => {
   it('refuses a loopback address by default; nothing reaches the server', async () => {
     const before = a.seen.length;
     await refusedBy(outboundRequest(policy([]), { ...base, url: `${a.origin}/` }), 'http_refused');
-    await refusedBy(outboundRequest(policy([]), { ...base, url: a.origin.replace('127.0.0.1', '[::ffff:127.0.0.1]') }), 'http_refused');
+    await refusedBy(
+      outboundRequest(policy([]), { ...base, url: a.origin.replace('127.0.0.1', '[::ffff:127.0.0.1]') }),
+      'http_refused',
+    );
     expect(a.seen.length).toBe(before);
   });
 
   it('refuses the cloud metadata address 169.254.169.254, however it is spelled', async () => {
-    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://2852039166/', 'http://0xa9.0xfe.0xa9.0xfe/', 'http://[::ffff:a9fe:a9fe]/']) {
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://2852039166/',
+      'http://0xa9.0xfe.0xa9.0xfe/',
+      'http://[::ffff:a9fe:a9fe]/',
+    ]) {
       await expect(outboundRequest(policy([]), { ...base, url })).rejects.toThrow(/link-local address/);
     }
   });
@@ -76,13 +90,18 @@ describe('outbound requests from user code (SSRF guard)', () => {
     await refusedBy(outboundRequest(policy([]), { ...base, url: `http://localhost:${port}/` }), 'http_refused');
     const dns = policy([], async () => [{ address: '127.0.0.1', family: 4 }]);
     const refusal = outboundRequest(dns, { ...base, url: `http://evil.example:${port}/` });
-    await expect(refusal).rejects.toThrow('The host evil.example is refused: outbound requests may reach only public addresses (an operator may allow it in WORKFLOW_HTTP_ALLOW_HOSTS).');
+    await expect(refusal).rejects.toThrow(
+      'The host evil.example is refused: outbound requests may reach only public addresses (an operator may allow it in WORKFLOW_HTTP_ALLOW_HOSTS).',
+    );
     // What an internal name resolves to is not shown to the run's user (it would map the network).
     await expect(refusal).rejects.not.toThrow(/127\.0\.0\.1|loopback|resolves/);
   });
 
   it('refuses a name any of whose addresses is refused, not only the first', async () => {
-    const dns = policy([], async () => [{ address: '93.184.215.14', family: 4 }, { address: '10.0.0.5', family: 4 }]);
+    const dns = policy([], async () => [
+      { address: '93.184.215.14', family: 4 },
+      { address: '10.0.0.5', family: 4 },
+    ]);
     await refusedBy(outboundRequest(dns, { ...base, url: 'http://mixed.example/' }), 'http_refused');
   });
 
@@ -112,9 +131,20 @@ describe('outbound requests from user code (SSRF guard)', () => {
 
   it('keeps headers on a same-origin redirect and drops credentials on a cross-origin one', async () => {
     const headers = { Authorization: 'Bearer s3cret', 'X-Api-Key': 'k', Accept: 'text/plain' };
-    await outboundRequest(policy(['127.0.0.1', '127.0.0.2']), { ...base, headers, url: `${a.origin}/redirect?to=/same` });
-    expect(a.seen.at(-1)).toMatchObject({ url: '/same', headers: { authorization: 'Bearer s3cret', 'x-api-key': 'k' } });
-    const response = await outboundRequest(policy(['127.0.0.1', '127.0.0.2']), { ...base, headers, url: `${a.origin}/redirect?to=${encodeURIComponent(b.origin + '/')}` });
+    await outboundRequest(policy(['127.0.0.1', '127.0.0.2']), {
+      ...base,
+      headers,
+      url: `${a.origin}/redirect?to=/same`,
+    });
+    expect(a.seen.at(-1)).toMatchObject({
+      url: '/same',
+      headers: { authorization: 'Bearer s3cret', 'x-api-key': 'k' },
+    });
+    const response = await outboundRequest(policy(['127.0.0.1', '127.0.0.2']), {
+      ...base,
+      headers,
+      url: `${a.origin}/redirect?to=${encodeURIComponent(b.origin + '/')}`,
+    });
     expect(response.url).toBe(`${b.origin}/`);
     const last = b.seen.at(-1)!;
     expect(last.headers.authorization).toBeUndefined();
@@ -131,23 +161,43 @@ describe('outbound requests from user code (SSRF guard)', () => {
   });
 
   it('follows at most maxRedirects redirects; 0 returns the redirect itself', async () => {
-    await refusedBy(outboundRequest(policy(['127.0.0.1']), { ...base, maxRedirects: 3, url: `${a.origin}/loop` }), 'http_too_many_redirects');
-    const response = await outboundRequest(policy(['127.0.0.1']), { ...base, maxRedirects: 0, url: `${a.origin}/loop` });
+    await refusedBy(
+      outboundRequest(policy(['127.0.0.1']), { ...base, maxRedirects: 3, url: `${a.origin}/loop` }),
+      'http_too_many_redirects',
+    );
+    const response = await outboundRequest(policy(['127.0.0.1']), {
+      ...base,
+      maxRedirects: 0,
+      url: `${a.origin}/loop`,
+    });
     expect(response.status).toBe(302);
   });
 
   it('bounds the response body by maxBytes, declared or streamed', async () => {
-    await refusedBy(outboundRequest(policy(['127.0.0.1']), { ...base, url: `${a.origin}/big` }), 'http_response_too_large');
-    await refusedBy(outboundRequest(policy(['127.0.0.1']), { ...base, url: `${a.origin}/big-chunked` }), 'http_response_too_large');
+    await refusedBy(
+      outboundRequest(policy(['127.0.0.1']), { ...base, url: `${a.origin}/big` }),
+      'http_response_too_large',
+    );
+    await refusedBy(
+      outboundRequest(policy(['127.0.0.1']), { ...base, url: `${a.origin}/big-chunked` }),
+      'http_response_too_large',
+    );
   });
 
   it('bounds the whole exchange by timeoutMs, body included', async () => {
-    await refusedBy(outboundRequest(policy(['127.0.0.1']), { ...base, timeoutMs: 200, url: `${a.origin}/hang` }), 'http_timeout');
+    await refusedBy(
+      outboundRequest(policy(['127.0.0.1']), { ...base, timeoutMs: 200, url: `${a.origin}/hang` }),
+      'http_timeout',
+    );
   });
 
   it('is cancelled by the caller’s signal as an AbortError, not a failure of the request', async () => {
     const controller = new AbortController();
-    const pending = outboundRequest(policy(['127.0.0.1']), { ...base, signal: controller.signal, url: `${a.origin}/hang` });
+    const pending = outboundRequest(policy(['127.0.0.1']), {
+      ...base,
+      signal: controller.signal,
+      url: `${a.origin}/hang`,
+    });
     setTimeout(() => controller.abort(), 50);
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
   });

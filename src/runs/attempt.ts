@@ -56,7 +56,8 @@ export interface Held {
 export type Outcome = Pick<RunEnd, 'status' | 'output' | 'error'>;
 
 /** How the attempt ended the run: `ended` as the store now has it with its whole `log`, or not at all (superseded). */
-export type AttemptEnd = { finished: true; ended: RunRow; log: readonly NewStepRow[] | undefined } | { finished: false };
+export type AttemptEnd =
+  { finished: true; ended: RunRow; log: readonly NewStepRow[] | undefined } | { finished: false };
 
 export class Attempt {
   readonly run: RunRow;
@@ -97,8 +98,23 @@ export class Attempt {
     this.steps = new StepLog(deps.store, run.id, deps.stored, mine);
     // A first attempt's stream is empty (a guess: were it not, the first write would collide and read).
     const max = deps.maxEvents ?? Infinity;
-    const exceeded = () => this.controller.abort(new RunFailure('too_many_events', `The run passed ${max} stored events (RUN_MAX_EVENTS): use fewer nodes or smaller maps.`));
-    this.events = new EventLog(deps.store, deps.now, run.id, deps.stored, mine, deps.announceEvents, run.attempts === 1 ? 0 : undefined, { max, exceeded });
+    const exceeded = () =>
+      this.controller.abort(
+        new RunFailure(
+          'too_many_events',
+          `The run passed ${max} stored events (RUN_MAX_EVENTS): use fewer nodes or smaller maps.`,
+        ),
+      );
+    this.events = new EventLog(
+      deps.store,
+      deps.now,
+      run.id,
+      deps.stored,
+      mine,
+      deps.announceEvents,
+      run.attempts === 1 ? 0 : undefined,
+      { max, exceeded },
+    );
     this.events.add('run.status', { status: 'running' });
   }
 
@@ -108,7 +124,13 @@ export class Attempt {
     if (step.status === 'skipped') this.keptSkipped.add(step.node_id);
     else if (step.status !== 'completed') this.resumed.set(step.node_id, '');
     // A value that is not a string was logged as its JSON, whole (a cut output is not kept).
-    else this.resumed.set(step.node_id, step.output_json && step.output_preview !== null ? (JSON.parse(step.output_preview) as unknown) : (step.output_preview ?? ''));
+    else
+      this.resumed.set(
+        step.node_id,
+        step.output_json && step.output_preview !== null
+          ? (JSON.parse(step.output_preview) as unknown)
+          : (step.output_preview ?? ''),
+      );
     if (step.usage) this.addUsage(JSON.parse(step.usage) as StepReport['usage']);
   }
 
@@ -175,9 +197,15 @@ export class Attempt {
     return {
       onStepStart: (node, input) => this.stepStarted(node, input),
       onStepDelta: (node, text) => this.events.add('node.delta', { node_id: node.id, text }),
-      onStepRetry: (node, attempt, error) => this.events.add('node.retry', { node_id: node.id, attempt, error: { code: error.kind, message: error.message } }),
+      onStepRetry: (node, attempt, error) =>
+        this.events.add('node.retry', {
+          node_id: node.id,
+          attempt,
+          error: { code: error.kind, message: error.message },
+        }),
       onStepEnd: (report) => this.stepEnded(report),
-      onMapProgress: (node, progress) => this.events.add('node.progress', { node_id: node.id, node_type: node.type, ...progress }),
+      onMapProgress: (node, progress) =>
+        this.events.add('node.progress', { node_id: node.id, node_type: node.type, ...progress }),
       onStepSkipped: (node) => (this.keptSkipped.has(node.id) ? undefined : this.logUnstarted(node, 'skipped')),
       shouldContinue: () => this.shouldContinue(),
     };
@@ -206,8 +234,17 @@ export class Attempt {
     const logged = logText(input);
     this.inputCut.set(node.id, logged.cut);
     const startedAt = this.deps.now();
-    this.events.add('node.started', { node_id: node.id, node_type: node.type, started_at: new Date(startedAt).toISOString() });
-    this.steps.start({ ...this.unstarted(node, 'running'), started_at: startedAt, input_preview: logged.text, truncated: logged.cut });
+    this.events.add('node.started', {
+      node_id: node.id,
+      node_type: node.type,
+      started_at: new Date(startedAt).toISOString(),
+    });
+    this.steps.start({
+      ...this.unstarted(node, 'running'),
+      started_at: startedAt,
+      input_preview: logged.text,
+      truncated: logged.cut,
+    });
   }
 
   private stepEnded(report: StepReport): void {
@@ -220,7 +257,9 @@ export class Attempt {
       status: report.status,
       finished_at: new Date(finishedAt).toISOString(),
       output: logged.text,
-      ...(report.outputIsJson && !logged.cut && report.output !== null ? { output_value: JSON.parse(report.output) as unknown } : {}),
+      ...(report.outputIsJson && !logged.cut && report.output !== null
+        ? { output_value: JSON.parse(report.output) as unknown }
+        : {}),
       usage: report.usage,
       error: report.error ? report.error.toJSON() : null,
     });
@@ -239,12 +278,29 @@ export class Attempt {
   /** A node without a start: skipped (a branch not taken) or, once the run ends, never started. */
   private logUnstarted(node: WorkflowNode, status: 'skipped' | 'not_started'): void {
     this.inputCut.set(node.id, false);
-    this.events.add('node.finished', { node_id: node.id, node_type: node.type, status, finished_at: null, output: null, usage: null, error: null });
+    this.events.add('node.finished', {
+      node_id: node.id,
+      node_type: node.type,
+      status,
+      finished_at: null,
+      output: null,
+      usage: null,
+      error: null,
+    });
     this.steps.start(this.unstarted(node, status));
   }
 
   private unstarted(node: WorkflowNode, status: string): NewStepRow {
-    const none = { started_at: null, finished_at: null, input_preview: null, output_preview: null, output_json: false, usage: null, error: null, attempts: null };
+    const none = {
+      started_at: null,
+      finished_at: null,
+      input_preview: null,
+      output_preview: null,
+      output_json: false,
+      usage: null,
+      error: null,
+      attempts: null,
+    };
     return { run_id: this.run.id, node_id: node.id, node_type: node.type, status, ...none, truncated: false };
   }
 
@@ -264,7 +320,8 @@ export class Attempt {
     }
     let logWritten = stepsClosed.status === 'fulfilled';
     if (stepsClosed.status === 'rejected') end = this.logFailed(end, stepsClosed.reason);
-    if (eventsClosed.status === 'rejected') this.deps.logger.error({ err: eventsClosed.reason, runId: this.run.id }, 'run event write failed');
+    if (eventsClosed.status === 'rejected')
+      this.deps.logger.error({ err: eventsClosed.reason, runId: this.run.id }, 'run event write failed');
     // A claim that failed: the job fails, and pg-boss retries it. One that was refused (the run was
     // cancelled meanwhile): the run is not this attempt's to end.
     if (this.claiming && !(await this.claiming)) {
@@ -291,12 +348,24 @@ export class Attempt {
   }
 
   /** Writes the run's end with `steps`; the end events are made from the run as this attempt ends it. */
-  private async writeEnd(outcome: Outcome, finishedAt: number, rest: FinalEvents, steps: readonly NewStepRow[]): Promise<AttemptEnd> {
-    const end: RunEnd = { ...outcome, usage: JSON.stringify(this.usage), finished_at: finishedAt, duration_ms: Math.max(0, finishedAt - this.startedAt) };
+  private async writeEnd(
+    outcome: Outcome,
+    finishedAt: number,
+    rest: FinalEvents,
+    steps: readonly NewStepRow[],
+  ): Promise<AttemptEnd> {
+    const end: RunEnd = {
+      ...outcome,
+      usage: JSON.stringify(this.usage),
+      finished_at: finishedAt,
+      duration_ms: Math.max(0, finishedAt - this.startedAt),
+    };
     const ended: RunRow = { ...this.run, ...end, started_at: this.startedAt };
     const final: FinalEvents = { events: [...rest.events, ...runEndEvents(ended)], after: rest.after };
     // Never claimed: the end's update takes the run from queued, started when execution began.
-    const holder: EndingAttempt = this.claiming ? { attempt: this.attempt } : { attempt: this.attempt, startedAt: this.startedAt };
+    const holder: EndingAttempt = this.claiming
+      ? { attempt: this.attempt }
+      : { attempt: this.attempt, startedAt: this.startedAt };
     const finished = await this.deps.stored(() => this.deps.store.finish(this.run.id, holder, end, final, steps));
     return finished ? { finished, ended, log: undefined } : { finished };
   }
@@ -307,10 +376,12 @@ export class Attempt {
    */
   private async leaveLog(unwritten: readonly NewStepRow[]): Promise<void> {
     if (!this.claiming || !unwritten.length) return;
-    await this.deps.stored(() => this.deps.store.appendSteps(unwritten)).catch((err: unknown) => {
-      if (err instanceof StoreUnavailable) throw err;
-      this.deps.logger.error({ err, runId: this.run.id }, 'run log write failed');
-    });
+    await this.deps
+      .stored(() => this.deps.store.appendSteps(unwritten))
+      .catch((err: unknown) => {
+        if (err instanceof StoreUnavailable) throw err;
+        this.deps.logger.error({ err, runId: this.run.id }, 'run log write failed');
+      });
   }
 
   /** The log could not be written: logged, and a run that completed fails for it. */
@@ -350,7 +421,13 @@ export function abandonedRunError(cause: DeliveryFailure, deliveries?: number): 
  * stop. `known`: the run as this process stored it, for a first delivery (its graph and inputs
  * never change after the insert), so it is not read back. `announceEnded`: a run failed here.
  */
-export async function beginAttempt(deps: AttemptDeps, runId: string, job: RunJobContext, known: RunRow | undefined, announceEnded: (runId: string) => void): Promise<Held | null> {
+export async function beginAttempt(
+  deps: AttemptDeps,
+  runId: string,
+  job: RunJobContext,
+  known: RunRow | undefined,
+  announceEnded: (runId: string) => void,
+): Promise<Held | null> {
   const run = known && job.retryCount === 0 ? known : await deps.stored(() => findRun(deps.db, runId));
   if (!run) {
     deps.logger.warn({ runId }, 'job for an unknown run; dropped');
@@ -367,7 +444,8 @@ export async function beginAttempt(deps: AttemptDeps, runId: string, job: RunJob
   // The store answers now, so a store outage is simply retried, on the last delivery too.
   if (job.lastAttempt && job.previousFailure !== 'store_unavailable') {
     const error = abandonedRunError('worker_lost', job.retryCount + 1);
-    if (await deps.stored(() => deps.store.failUnfinished(runId, error, deps.now(), runEndEvents))) announceEnded(runId);
+    if (await deps.stored(() => deps.store.failUnfinished(runId, error, deps.now(), runEndEvents)))
+      announceEnded(runId);
     deps.logger.error({ runId, retryCount: job.retryCount }, 'run failed: worker lost on the last attempt');
     return null;
   }
@@ -375,7 +453,10 @@ export async function beginAttempt(deps: AttemptDeps, runId: string, job: RunJob
   // Resumed after the nodes the earlier attempts finished; the rest of the graph runs again.
   const kept = await deps.stored(() => deps.store.takeOver(runId, run.attempts, startedAt, continuedNodes(run)));
   if (!kept) return beginAttempt(deps, runId, job, undefined, announceEnded);
-  deps.logger.warn({ runId, retryCount: job.retryCount, previousFailure: job.previousFailure, resumedAfter: kept.length }, 'run taken over after its previous attempt failed');
+  deps.logger.warn(
+    { runId, retryCount: job.retryCount, previousFailure: job.previousFailure, resumedAfter: kept.length },
+    'run taken over after its previous attempt failed',
+  );
   // The run's start stays its first attempt's (takeOver keeps it), so its duration covers every attempt.
   return { run: { ...run, started_at: run.started_at ?? startedAt, attempts: run.attempts + 1 }, claimed: true, kept };
 }
@@ -388,5 +469,9 @@ export async function beginAttempt(deps: AttemptDeps, runId: string, job: RunJob
 function continuedNodes(run: RunRow): string[] {
   const { nodes, edges } = JSON.parse(run.graph) as GraphSnapshot;
   const routed = new Set(edges.flatMap((e) => (e.case === ERROR_CASE ? [e.from] : [])));
-  return nodes.flatMap((n) => (n.type === 'llm_call' && n.config.on_error === 'continue' && n.config.default == null && !routed.has(n.id) ? [n.id] : []));
+  return nodes.flatMap((n) =>
+    n.type === 'llm_call' && n.config.on_error === 'continue' && n.config.default == null && !routed.has(n.id)
+      ? [n.id]
+      : [],
+  );
 }

@@ -47,7 +47,13 @@ export function followed(edge: WorkflowEdge, source: Produced): boolean {
 }
 
 /** A switch's chosen case (or `default`), over its `value` expression or its first upstream value. */
-export async function chooseCase(budget: RunBudget, node: SwitchNode, scope: TemplateScope, before: Produced[], signal: AbortSignal): Promise<string> {
+export async function chooseCase(
+  budget: RunBudget,
+  node: SwitchNode,
+  scope: TemplateScope,
+  before: Produced[],
+  signal: AbortSignal,
+): Promise<string> {
   const { value: expression, cases } = node.config;
   const input = {
     ...(expression !== undefined ? { expression } : {}),
@@ -63,7 +69,11 @@ export async function chooseCase(budget: RunBudget, node: SwitchNode, scope: Tem
  * The output of a node that failed and goes on (`on_error: continue`): its error `{code, message}`
  * down its `case: error` edges when it has any, else its `config.default`, else (absent or null) an empty text.
  */
-export function continuedOutput(node: ContinuingNode, edgesIn: ReadonlyMap<string, WorkflowEdge[]>, failure: RunFailure): Produced {
+export function continuedOutput(
+  node: ContinuingNode,
+  edgesIn: ReadonlyMap<string, WorkflowEdge[]>,
+  failure: RunFailure,
+): Produced {
   const routed = [...edgesIn.values()].some((edges) => edges.some((e) => e.from === node.id && e.case === ERROR_CASE));
   if (routed) return { ...produced({ code: failure.code, message: failure.message }), failed: true };
   return produced(node.config.default ?? '');

@@ -12,7 +12,8 @@ type RunDetail = Schemas['RunDetail'];
 type Graph = Required<Pick<Schemas['WorkflowCreate'], 'nodes' | 'edges'>>;
 
 const RANGE_BOMB = '{% for i in (1..9999999) %}{% endfor %}'; // grew the API to 4.35 GB, 45 at once
-const CAPTURE_DOUBLING = '{% assign s = "x" %}{% for i in (1..28) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}{{ s }}';
+const CAPTURE_DOUBLING =
+  '{% assign s = "x" %}{% for i in (1..28) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}{{ s }}';
 /** Tens of ms of rendering: far under every per-call limit, so only a run's budgets stop a chain of them. */
 const BUSY = '{% for i in (1..100000) %}{% endfor %}';
 
@@ -28,7 +29,10 @@ function graphOf(templates: string[], shape: 'parallel' | 'chain' = 'parallel'):
   ];
   const edges =
     shape === 'parallel'
-      ? ids.flatMap((id) => [{ from: 'in', to: id }, { from: id, to: 'out' }])
+      ? ids.flatMap((id) => [
+          { from: 'in', to: id },
+          { from: id, to: 'out' },
+        ])
       : ['in', ...ids, 'out'].slice(1).map((to, i) => ({ from: i === 0 ? 'in' : ids[i - 1]!, to }));
   return { nodes, edges };
 }
@@ -49,7 +53,9 @@ async function startRun(client: ApiClient, workflowId: string, text: string, wai
 }
 
 async function getRun(client: ApiClient, workflowId: string, runId: string): Promise<RunDetail> {
-  const { data } = await client.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: runId } } });
+  const { data } = await client.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+    params: { path: { workflow_id: workflowId, run_id: runId } },
+  });
   return data!.data;
 }
 
@@ -82,13 +88,22 @@ describe('run budgets', () => {
 
   it("the audit's crash workflow (45 parallel range loops) fails with compute_limit at a template node; the process lives", async () => {
     const run = await runToEnd(alice, graphOf(Array.from({ length: 45 }, () => RANGE_BOMB)));
-    expect(run).toMatchObject({ status: 'failed', error: { code: 'compute_limit', node_id: expect.stringMatching(/^t\d+$/) } });
+    expect(run).toMatchObject({
+      status: 'failed',
+      error: { code: 'compute_limit', node_id: expect.stringMatching(/^t\d+$/) },
+    });
     // Out of its heap, or past this server's small run budget first (the heap's limit alone: pool.unit.test.ts).
     expect(run.error!.message).toMatch(/COMPUTE_HEAP_MB|RUN_COMPUTE_MAX_MS/);
-    expect(run.logs.find((s) => s.node_id === run.error!.node_id)).toMatchObject({ status: 'failed', error: { code: 'compute_limit' } });
+    expect(run.logs.find((s) => s.node_id === run.error!.node_id)).toMatchObject({
+      status: 'failed',
+      error: { code: 'compute_limit' },
+    });
     // Still answering, and runs still run.
     expect((await bob.GET('/api/workflows')).response.status).toBe(200);
-    expect(await runToEnd(bob, graphOf(['Hello {{ inputs.text }}']), 'Bob')).toMatchObject({ status: 'completed', output: { out: 'Hello Bob' } });
+    expect(await runToEnd(bob, graphOf(['Hello {{ inputs.text }}']), 'Bob')).toMatchObject({
+      status: 'completed',
+      output: { out: 'Hello Bob' },
+    });
   });
 
   it('a capture doubled 28 times fails with output_too_large at its node (NODE_TEXT_MAX_CHARS)', async () => {
@@ -97,8 +112,14 @@ describe('run budgets', () => {
     expect(run.error!.message).toMatch(/NODE_TEXT_MAX_CHARS/);
   });
 
-  it("a long chain of busy templates fails with compute_limit once its computations pass RUN_COMPUTE_MAX_MS", async () => {
-    const run = await runToEnd(alice, graphOf(Array.from({ length: 98 }, () => BUSY), 'chain'));
+  it('a long chain of busy templates fails with compute_limit once its computations pass RUN_COMPUTE_MAX_MS', async () => {
+    const run = await runToEnd(
+      alice,
+      graphOf(
+        Array.from({ length: 98 }, () => BUSY),
+        'chain',
+      ),
+    );
     expect(run).toMatchObject({ status: 'failed', error: { code: 'compute_limit' } });
     expect(run.error!.message).toMatch(/RUN_COMPUTE_MAX_MS/);
     expect(run.logs.filter((s) => s.status === 'completed').length).toBeLessThan(99);
@@ -116,7 +137,13 @@ describe('run budgets', () => {
     // Idle first, both users at once: both compute processes are up (a cold start is not the load's doing).
     await Promise.all([runToEnd(alice, lightGraph), runToEnd(bob, lightGraph)]);
 
-    const heavy = await createWorkflow(alice, graphOf(Array.from({ length: 98 }, () => BUSY), 'chain'));
+    const heavy = await createWorkflow(
+      alice,
+      graphOf(
+        Array.from({ length: 98 }, () => BUSY),
+        'chain',
+      ),
+    );
     const heavyRuns = await Promise.all(Array.from({ length: 10 }, () => startRun(alice, heavy, 'load')));
     const light = await runToEnd(bob, lightGraph, 'Bob');
     const plain = await runToEnd(bob, oneNode, 'one');
@@ -137,7 +164,11 @@ describe('run budgets', () => {
       }),
     );
     // Each ends failed by a budget of its run: its compute time, or its wall clock.
-    for (const run of finals) expect(run).toMatchObject({ status: 'failed', error: { code: expect.stringMatching(/^(compute_limit|timeout)$/) } });
+    for (const run of finals)
+      expect(run).toMatchObject({
+        status: 'failed',
+        error: { code: expect.stringMatching(/^(compute_limit|timeout)$/) },
+      });
   });
 });
 
@@ -148,7 +179,12 @@ describe('size caps and the wall clock', () => {
   beforeAll(async () => {
     server = await startTestServer({
       runs: true,
-      env: { COMPUTE_PROCESSES: '2', NODE_TEXT_MAX_CHARS: '1000', RUN_OUTPUT_MAX_CHARS: '1500', RUN_TIMEOUT_SECONDS: '1' },
+      env: {
+        COMPUTE_PROCESSES: '2',
+        NODE_TEXT_MAX_CHARS: '1000',
+        RUN_OUTPUT_MAX_CHARS: '1500',
+        RUN_TIMEOUT_SECONDS: '1',
+      },
     });
     carol = await clientFor(server.ctx, 'carol');
   });
@@ -179,13 +215,22 @@ describe('size caps and the wall clock', () => {
       ],
     };
     const run = await runToEnd(carol, graph, 'y'.repeat(800));
-    expect(run).toMatchObject({ status: 'failed', error: { code: 'output_too_large', node_id: expect.stringMatching(/^[ab]$/) } });
+    expect(run).toMatchObject({
+      status: 'failed',
+      error: { code: 'output_too_large', node_id: expect.stringMatching(/^[ab]$/) },
+    });
     expect(run.error!.message).toMatch(/RUN_OUTPUT_MAX_CHARS/);
     expect(run.output).toBeNull();
   });
 
   it('RUN_TIMEOUT_SECONDS fires while a computation runs: the run fails with timeout', async () => {
-    const run = await runToEnd(carol, graphOf(Array.from({ length: 98 }, () => BUSY), 'chain'));
+    const run = await runToEnd(
+      carol,
+      graphOf(
+        Array.from({ length: 98 }, () => BUSY),
+        'chain',
+      ),
+    );
     expect(run).toMatchObject({ status: 'failed', error: { code: 'timeout' } });
     expect(run.logs.find((s) => s.node_id === run.error!.node_id)?.status).toBe('cancelled');
   });

@@ -7,13 +7,23 @@ import { findVersion } from '../workflows/versions.store.ts';
 import type { Graph } from './nodes/subgraph.ts';
 
 /** A live workflow of the user's: at `version` (its immutable record) when given, else as it is now. */
-async function readGraph(db: Knex, userId: number, workflowId: string, version: number | undefined): Promise<Graph | undefined> {
+async function readGraph(
+  db: Knex,
+  userId: number,
+  workflowId: string,
+  version: number | undefined,
+): Promise<Graph | undefined> {
   const row = await findLiveWorkflow(db, userId, workflowId);
   const stored = row && version !== undefined ? await findVersion(db, workflowId, version) : row;
-  return stored ? { nodes: JSON.parse(stored.nodes) as Graph['nodes'], edges: JSON.parse(stored.edges) as Graph['edges'] } : undefined;
+  return stored
+    ? { nodes: JSON.parse(stored.nodes) as Graph['nodes'], edges: JSON.parse(stored.edges) as Graph['edges'] }
+    : undefined;
 }
 
-export function calledWorkflows(db: Knex, userId: number): (workflowId: string, version?: number) => Promise<Graph | undefined> {
+export function calledWorkflows(
+  db: Knex,
+  userId: number,
+): (workflowId: string, version?: number) => Promise<Graph | undefined> {
   const read = new Map<string, Promise<Graph | undefined>>();
   return (workflowId, version) => {
     const key = `${workflowId}@${version ?? ''}`;

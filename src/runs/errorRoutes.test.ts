@@ -14,7 +14,12 @@ import { startTestServer, type TestServer } from '../../test/support/server.ts';
 type Node = Schemas['WorkflowNode'];
 type Edge = Schemas['WorkflowEdge'];
 
-const ask = (config: Record<string, unknown>): Node => ({ id: 'ask', type: 'llm_call', config: { model: 'llama-3', retry: { max_attempts: 1 }, on_error: 'continue', ...config } }) as Node;
+const ask = (config: Record<string, unknown>): Node =>
+  ({
+    id: 'ask',
+    type: 'llm_call',
+    config: { model: 'llama-3', retry: { max_attempts: 1 }, on_error: 'continue', ...config },
+  }) as Node;
 const branched: { nodes: Node[]; edges: Edge[] } = {
   nodes: [
     { id: 'in', type: 'text_input', config: { variable: 'ticket' } },
@@ -38,7 +43,11 @@ const withDefault: { nodes: Node[]; edges: Edge[] } = {
     { id: 'amount', type: 'template', config: { template: 'Amount {{ nodes.ask.output.amount }}' } },
     { id: 'result', type: 'text_output', config: { format: 'plain' } },
   ],
-  edges: [{ from: 'in', to: 'ask' }, { from: 'ask', to: 'amount' }, { from: 'amount', to: 'result' }],
+  edges: [
+    { from: 'in', to: 'ask' },
+    { from: 'ask', to: 'amount' },
+    { from: 'amount', to: 'result' },
+  ],
 };
 
 describe.each(testDialects())('error routing in runs on %s', (dialect) => {
@@ -48,9 +57,19 @@ describe.each(testDialects())('error routing in runs on %s', (dialect) => {
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    server = await startTestServer({ dialect, runs: true, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' } });
+    server = await startTestServer({
+      dialect,
+      runs: true,
+      env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' },
+    });
     const user = await createUser(server.ctx, { login: 'alice', password: 'correct horse battery' });
-    const { token } = await createAccessToken(server.ctx, { userId: user.id, namespace: 'alice', name: 'runs', usageScenario: 'paid', permissions: ['workflows'] });
+    const { token } = await createAccessToken(server.ctx, {
+      userId: user.id,
+      namespace: 'alice',
+      name: 'runs',
+      usageScenario: 'paid',
+      permissions: ['workflows'],
+    });
     alice = createApiClient(server.baseUrl, { bearer: token });
   });
   afterAll(async () => {
@@ -61,7 +80,10 @@ describe.each(testDialects())('error routing in runs on %s', (dialect) => {
   async function run(graph: { nodes: Node[]; edges: Edge[] }) {
     const created = await alice.POST('/api/workflows', { body: { name: 'errors', ...graph } });
     if (!created.data) throw new Error(`create failed: ${JSON.stringify(created.error)}`);
-    const { data, error } = await alice.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: created.data.data.id }, header: { Prefer: 'wait=20' } }, body: { inputs: { ticket: 'Charged twice' } } });
+    const { data, error } = await alice.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: created.data.data.id }, header: { Prefer: 'wait=20' } },
+      body: { inputs: { ticket: 'Charged twice' } },
+    });
     if (!data) throw new Error(`run failed: ${JSON.stringify(error)}`);
     return { ...data.data, statuses: Object.fromEntries(data.data.logs.map((s) => [s.node_id, s.status])) };
   }
@@ -70,9 +92,17 @@ describe.each(testDialects())('error routing in runs on %s', (dialect) => {
     fake.replies = [{ kind: 'error', status: 500, message: 'upstream melted' }];
     const failed = await run(branched);
     expect(failed.status).toBe('completed');
-    expect(failed.statuses).toMatchObject({ ask: 'failed', answer: 'skipped', apology: 'completed', result: 'completed' });
+    expect(failed.statuses).toMatchObject({
+      ask: 'failed',
+      answer: 'skipped',
+      apology: 'completed',
+      result: 'completed',
+    });
     const error = failed.logs.find((s) => s.node_id === 'ask')!.error!;
-    expect(JSON.parse((failed.output as Record<string, string>).result!)).toEqual({ code: error.code, message: error.message });
+    expect(JSON.parse((failed.output as Record<string, string>).result!)).toEqual({
+      code: error.code,
+      message: error.message,
+    });
     expect(error.message).toContain('upstream melted');
   });
 
@@ -92,7 +122,10 @@ describe.each(testDialects())('error routing in runs on %s', (dialect) => {
 
   it('reads a null default as absent: the failed node goes on with an empty text', async () => {
     fake.replies = [{ kind: 'error', status: 500, message: 'upstream melted' }];
-    const nullDefault = { ...withDefault, nodes: withDefault.nodes.map((n) => (n.id === 'ask' ? ask({ default: null }) : n)) };
+    const nullDefault = {
+      ...withDefault,
+      nodes: withDefault.nodes.map((n) => (n.id === 'ask' ? ask({ default: null }) : n)),
+    };
     const fallback = await run(nullDefault);
     expect(fallback).toMatchObject({ status: 'completed', output: { result: 'Amount ' } });
     expect(fallback.statuses).toMatchObject({ ask: 'failed', amount: 'completed' });

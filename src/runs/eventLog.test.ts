@@ -21,10 +21,22 @@ describe.each(testDialects())('run event log bounds on %s', (dialect) => {
     await testDb?.destroy();
   });
 
-  const stored = async (runId: string) => (await listRunEventsAfter(testDb.db, runId, 0, 1000)).map((e) => `${e.type} ${(JSON.parse(e.data) as { node_id?: string }).node_id ?? ''}`.trim());
+  const stored = async (runId: string) =>
+    (await listRunEventsAfter(testDb.db, runId, 0, 1000)).map((e) =>
+      `${e.type} ${(JSON.parse(e.data) as { node_id?: string }).node_id ?? ''}`.trim(),
+    );
   const logOf = (runId: string, last: number | undefined, max = Infinity) => {
     const told = { exceeded: 0 };
-    const log = new EventLog(runsStore(testDb.db), () => Date.now(), runId, (fn) => fn(), async () => true, () => {}, last, { max, exceeded: () => void (told.exceeded += 1) });
+    const log = new EventLog(
+      runsStore(testDb.db),
+      () => Date.now(),
+      runId,
+      (fn) => fn(),
+      async () => true,
+      () => {},
+      last,
+      { max, exceeded: () => void (told.exceeded += 1) },
+    );
     return { log, told };
   };
   /** Closes the log and writes what is left, as the run's end does. */
@@ -49,7 +61,13 @@ describe.each(testDialects())('run event log bounds on %s', (dialect) => {
     log.add('node.progress', { node_id: 'each', node_type: 'map', total: 2, done: 2, failed: 0 });
     log.add('node.finished', { node_id: 'each', node_type: 'map', status: 'completed' });
     await closed(log, runId);
-    expect(await stored(runId)).toEqual(['run.status', 'node.started each', 'node.progress each', 'node.progress each', 'node.finished each']);
+    expect(await stored(runId)).toEqual([
+      'run.status',
+      'node.started each',
+      'node.progress each',
+      'node.progress each',
+      'node.finished each',
+    ]);
   });
 
   it('stores at most cap.max events and tells the cap once', async () => {
@@ -58,12 +76,23 @@ describe.each(testDialects())('run event log bounds on %s', (dialect) => {
     for (let i = 0; i < 8; i++) log.add('node.started', { node_id: `n${i}`, node_type: 'template' });
     expect(told.exceeded).toBe(1);
     await closed(log, runId);
-    expect(await stored(runId)).toEqual(['node.started n0', 'node.started n1', 'node.started n2', 'node.started n3', 'node.started n4']);
+    expect(await stored(runId)).toEqual([
+      'node.started n0',
+      'node.started n1',
+      'node.started n2',
+      'node.started n3',
+      'node.started n4',
+    ]);
   });
 
-  it("a run taken over counts the events its earlier attempts stored", async () => {
+  it('a run taken over counts the events its earlier attempts stored', async () => {
     const runId = await storedRun(testDb.db, owner, 'running', 2);
-    await appendRunEvents(testDb.db, runId, Array.from({ length: 10 }, (_, i) => ({ type: 'node.started' as const, data: { node_id: `old${i}` } })), Date.now());
+    await appendRunEvents(
+      testDb.db,
+      runId,
+      Array.from({ length: 10 }, (_, i) => ({ type: 'node.started' as const, data: { node_id: `old${i}` } })),
+      Date.now(),
+    );
     const { log, told } = logOf(runId, undefined, 12); // a retry does not know the last number
     log.add('run.status', { status: 'running' });
     // Its first write learns that 10 came before it.

@@ -19,7 +19,13 @@ interface SseEvent {
 
 async function apiKeyFor(ctx: AppContext, login: string): Promise<string> {
   const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'runs', usageScenario: 'paid', permissions: ['workflows'] });
+  const { token } = await createAccessToken(ctx, {
+    userId: user.id,
+    namespace: login,
+    name: 'runs',
+    usageScenario: 'paid',
+    permissions: ['workflows'],
+  });
   return token;
 }
 
@@ -48,7 +54,11 @@ describe.each(testDialects())('run event stream on %s', (dialect) => {
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    server = await startTestServer({ dialect, runs: true, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' } });
+    server = await startTestServer({
+      dialect,
+      runs: true,
+      env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' },
+    });
     aliceKey = await apiKeyFor(server.ctx, 'alice');
     bobKey = await apiKeyFor(server.ctx, 'bob');
     alice = createApiClient(server.baseUrl, { bearer: aliceKey });
@@ -61,13 +71,19 @@ describe.each(testDialects())('run event stream on %s', (dialect) => {
   async function startRun(model = 'llama-3'): Promise<{ workflowId: string; runId: string }> {
     const created = await alice.POST('/api/workflows', { body: { name: `wf ${Math.random()}`, ...seedGraph(model) } });
     const workflowId = created.data!.data.id;
-    const run = await alice.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: workflowId } }, body: { inputs: { ticket: 'export is broken' } } });
+    const run = await alice.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: workflowId } },
+      body: { inputs: { ticket: 'export is broken' } },
+    });
     return { workflowId, runId: run.data!.data.id };
   }
 
-  const eventsUrl = (workflowId: string, runId: string) => `${server.baseUrl}/api/workflows/${workflowId}/runs/${runId}/events`;
+  const eventsUrl = (workflowId: string, runId: string) =>
+    `${server.baseUrl}/api/workflows/${workflowId}/runs/${runId}/events`;
   const openStream = (workflowId: string, runId: string, headers: Record<string, string> = {}, key = aliceKey) =>
-    fetch(eventsUrl(workflowId, runId), { headers: { Authorization: `Bearer ${key}`, Accept: 'text/event-stream', ...headers } });
+    fetch(eventsUrl(workflowId, runId), {
+      headers: { Authorization: `Bearer ${key}`, Accept: 'text/event-stream', ...headers },
+    });
 
   it('streams a run from the worker picking it up to run.finished, numbered 1, 2, 3..., and ends', async () => {
     fake.replies = [{ kind: 'completion', content: 'slow answer', delayMs: 300 }];
@@ -94,15 +110,33 @@ describe.each(testDialects())('run event stream on %s', (dialect) => {
     // The provider streamed the answer (stream: true): one node.delta per chunk, in order.
     expect(fake.requests.at(-1)).toMatchObject({ stream: true, stream_options: { include_usage: true } });
     expect(events.filter((e) => e.event === 'node.delta').map((e) => e.data.text)).toEqual(['slow ', 'answer']);
-    expect(events[6]!.data).toMatchObject({ node_type: 'llm_call', status: 'completed', output: 'slow answer', error: null });
+    expect(events[6]!.data).toMatchObject({
+      node_type: 'llm_call',
+      status: 'completed',
+      output: 'slow answer',
+      error: null,
+    });
     expect(events[6]!.data.usage).toMatchObject({ completion_tokens: 2 }); // from the stream's last chunk
     // Each node's start and end times, as its log in the run has them (a live page shows its timing from them).
-    const run = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: runId } } });
+    const run = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+      params: { path: { workflow_id: workflowId, run_id: runId } },
+    });
     for (const step of run.data!.data.logs) {
-      expect(events.find((e) => e.event === 'node.started' && e.data.node_id === step.node_id)!.data.started_at, step.node_id).toBe(step.started_at);
-      expect(events.find((e) => e.event === 'node.finished' && e.data.node_id === step.node_id)!.data.finished_at, step.node_id).toBe(step.finished_at);
+      expect(
+        events.find((e) => e.event === 'node.started' && e.data.node_id === step.node_id)!.data.started_at,
+        step.node_id,
+      ).toBe(step.started_at);
+      expect(
+        events.find((e) => e.event === 'node.finished' && e.data.node_id === step.node_id)!.data.finished_at,
+        step.node_id,
+      ).toBe(step.finished_at);
     }
-    expect(events.at(-1)!.data).toMatchObject({ id: runId, workflow_id: workflowId, status: 'completed', output: { result: 'slow answer' } });
+    expect(events.at(-1)!.data).toMatchObject({
+      id: runId,
+      workflow_id: workflowId,
+      status: 'completed',
+      output: { result: 'slow answer' },
+    });
     expect(events.at(-1)!.data).not.toHaveProperty('logs');
   });
 
@@ -112,23 +146,51 @@ describe.each(testDialects())('run event stream on %s', (dialect) => {
       fake.replies = [{ kind: 'completion', content: 'one two three' }];
       const { workflowId, runId } = await startRun();
       const events = parseEvents(await (await openStream(workflowId, runId)).text());
-      expect(events.filter((e) => e.event === 'node.delta').map((e) => e.data)).toEqual([{ node_id: 'summarise', text: 'one two three' }]);
-      expect(events.at(-1)!.data).toMatchObject({ status: 'completed', output: { result: 'one two three' }, usage: { completion_tokens: 3 } });
+      expect(events.filter((e) => e.event === 'node.delta').map((e) => e.data)).toEqual([
+        { node_id: 'summarise', text: 'one two three' },
+      ]);
+      expect(events.at(-1)!.data).toMatchObject({
+        status: 'completed',
+        output: { result: 'one two three' },
+        usage: { completion_tokens: 3 },
+      });
     } finally {
       fake.streams = true;
     }
   });
 
   it('a streamed answer that breaks off is tried again (issue 33): node.retry voids the chunks so far, and the run completes', async () => {
-    fake.replies = [{ kind: 'cut-stream', chunks: ['half ', 'an '] }, { kind: 'completion', content: 'whole answer' }];
+    fake.replies = [
+      { kind: 'cut-stream', chunks: ['half ', 'an '] },
+      { kind: 'completion', content: 'whole answer' },
+    ];
     const { workflowId, runId } = await startRun();
     const events = parseEvents(await (await openStream(workflowId, runId)).text());
-    const summarise = events.filter((e) => e.data.node_id === 'summarise').map((e) => `${e.event}${e.data.text ? ` ${String(e.data.text)}` : ''}`);
-    expect(summarise).toEqual(['node.started', 'node.delta half ', 'node.delta an ', 'node.retry', 'node.delta whole ', 'node.delta answer', 'node.finished']);
-    expect(events.find((e) => e.event === 'node.retry')!.data).toMatchObject({ node_id: 'summarise', attempt: 2, error: { code: 'provider_error' } });
+    const summarise = events
+      .filter((e) => e.data.node_id === 'summarise')
+      .map((e) => `${e.event}${e.data.text ? ` ${String(e.data.text)}` : ''}`);
+    expect(summarise).toEqual([
+      'node.started',
+      'node.delta half ',
+      'node.delta an ',
+      'node.retry',
+      'node.delta whole ',
+      'node.delta answer',
+      'node.finished',
+    ]);
+    expect(events.find((e) => e.event === 'node.retry')!.data).toMatchObject({
+      node_id: 'summarise',
+      attempt: 2,
+      error: { code: 'provider_error' },
+    });
     expect(events.at(-1)!.data).toMatchObject({ status: 'completed', output: { result: 'whole answer' } });
-    const run = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: runId } } });
-    expect(run.data!.data.logs.find((l) => l.node_id === 'summarise')).toMatchObject({ status: 'completed', attempts: 2 });
+    const run = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+      params: { path: { workflow_id: workflowId, run_id: runId } },
+    });
+    expect(run.data!.data.logs.find((l) => l.node_id === 'summarise')).toMatchObject({
+      status: 'completed',
+      attempts: 2,
+    });
   });
 
   it('replays a finished run the same way, and Last-Event-ID resumes after that event with nothing lost or repeated', async () => {
@@ -148,20 +210,33 @@ describe.each(testDialects())('run event stream on %s', (dialect) => {
     const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
     let text = '';
     while (!text.includes('node.started\ndata: {"node_id":"summarise"')) text += (await reader.read()).value ?? '';
-    await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: { workflow_id: workflowId, run_id: runId } } });
+    await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', {
+      params: { path: { workflow_id: workflowId, run_id: runId } },
+    });
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
       text += value;
     }
     const events = parseEvents(text);
-    expect(events.at(-1)).toMatchObject({ event: 'run.finished', data: { status: 'cancelled', error: { code: 'cancelled' } } });
+    expect(events.at(-1)).toMatchObject({
+      event: 'run.finished',
+      data: { status: 'cancelled', error: { code: 'cancelled' } },
+    });
     expect(events.at(-2)).toMatchObject({ event: 'run.status', data: { status: 'cancelled' } });
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
     // Every node has its node.finished (issue 33): the one under way cancelled, the one after it never started.
     const finished = events.filter((e) => e.event === 'node.finished').map((e) => e.data);
-    expect(finished.map((d) => [d.node_id, d.status])).toEqual([['input', 'completed'], ['summarise', 'cancelled'], ['result', 'not_started']]);
-    expect(finished[1]).toMatchObject({ node_type: 'llm_call', finished_at: expect.any(String), error: { code: 'cancelled', node_id: 'summarise' } });
+    expect(finished.map((d) => [d.node_id, d.status])).toEqual([
+      ['input', 'completed'],
+      ['summarise', 'cancelled'],
+      ['result', 'not_started'],
+    ]);
+    expect(finished[1]).toMatchObject({
+      node_type: 'llm_call',
+      finished_at: expect.any(String),
+      error: { code: 'cancelled', node_id: 'summarise' },
+    });
     expect(finished[2]).toMatchObject({ node_type: 'text_output', finished_at: null, error: null });
   });
 
@@ -184,7 +259,9 @@ describe.each(testDialects())('run event stream on %s', (dialect) => {
     await parseEvents(await (await openStream(workflowId, runId)).text());
     await server.ctx.db('run_events').where({ run_id: runId }).delete();
     const events = parseEvents(await (await openStream(workflowId, runId)).text());
-    expect(events).toEqual([{ id: '1', event: 'run.finished', data: expect.objectContaining({ id: runId, status: 'completed' }) }]);
+    expect(events).toEqual([
+      { id: '1', event: 'run.finished', data: expect.objectContaining({ id: runId, status: 'completed' }) },
+    ]);
     // Resuming after that end (or beyond it) gets nothing new: no end made up again.
     for (const lastEventId of ['1', '7']) {
       const resumed = await openStream(workflowId, runId, { 'Last-Event-ID': lastEventId });
@@ -203,7 +280,9 @@ describe.each(testDialects())('run event stream on %s', (dialect) => {
       expect(parseEvents(await resumed.text()), `Last-Event-ID ${lastEventId}`).toEqual([]);
     }
     // One before the end still gets the end.
-    const before = parseEvents(await (await openStream(workflowId, runId, { 'Last-Event-ID': String(last - 1) })).text());
+    const before = parseEvents(
+      await (await openStream(workflowId, runId, { 'Last-Event-ID': String(last - 1) })).text(),
+    );
     expect(before.map((e) => [e.id, e.event])).toEqual([[String(last), 'run.finished']]);
   });
 });

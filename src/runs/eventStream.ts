@@ -21,7 +21,6 @@ const PAGE = 500;
  */
 export const RECONNECT_FRAME = 'retry: 1000\n: reconnect\n\n';
 
-
 /** What a stream reads: the store, the queue's notices (ctx.runs; 503 without a queue), the logger. */
 export type EventStreamContext = Pick<AppContext, 'db' | 'logger' | 'runs'>;
 

@@ -13,17 +13,40 @@ async function userWithKeys(ctx: AppContext, login: string, keys: number): Promi
   const user = await createUser(ctx, { login, password: 'correct horse battery' });
   const tokens: string[] = [];
   for (let i = 0; i < keys; i++) {
-    tokens.push((await createAccessToken(ctx, { userId: user.id, namespace: login, name: `k${i}`, usageScenario: 'paid', permissions: ['workflows'] })).token);
+    tokens.push(
+      (
+        await createAccessToken(ctx, {
+          userId: user.id,
+          namespace: login,
+          name: `k${i}`,
+          usageScenario: 'paid',
+          permissions: ['workflows'],
+        })
+      ).token,
+    );
   }
   return tokens;
 }
 
 const auth = (token: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${token}`, ...extra });
 
-async function startRun(baseUrl: string, token: string, model: string, ticket: string): Promise<{ workflowId: string; runId: string }> {
-  const created = await fetch(`${baseUrl}/api/workflows`, { method: 'POST', headers: auth(token, { 'content-type': 'application/json' }), body: JSON.stringify({ name: `wf ${ticket}`, ...seedGraph(model) }) });
+async function startRun(
+  baseUrl: string,
+  token: string,
+  model: string,
+  ticket: string,
+): Promise<{ workflowId: string; runId: string }> {
+  const created = await fetch(`${baseUrl}/api/workflows`, {
+    method: 'POST',
+    headers: auth(token, { 'content-type': 'application/json' }),
+    body: JSON.stringify({ name: `wf ${ticket}`, ...seedGraph(model) }),
+  });
   const workflowId = ((await created.json()) as { data: { id: string } }).data.id;
-  const started = await fetch(`${baseUrl}/api/workflows/${workflowId}/run`, { method: 'POST', headers: auth(token, { 'content-type': 'application/json' }), body: JSON.stringify({ inputs: { ticket } }) });
+  const started = await fetch(`${baseUrl}/api/workflows/${workflowId}/run`, {
+    method: 'POST',
+    headers: auth(token, { 'content-type': 'application/json' }),
+    body: JSON.stringify({ inputs: { ticket } }),
+  });
   return { workflowId, runId: ((await started.json()) as { data: { id: string } }).data.id };
 }
 
@@ -31,7 +54,11 @@ describe.each(testDialects())('event streams within bounds on %s', (dialect) => 
   describe('the caps (no worker: the run stays queued and its streams open)', () => {
     let server: TestServer;
     beforeAll(async () => {
-      server = await startTestServer({ dialect, runs: { worker: false }, env: { EVENT_STREAMS_PER_KEY: '2', EVENT_STREAMS_PER_USER: '3' } });
+      server = await startTestServer({
+        dialect,
+        runs: { worker: false },
+        env: { EVENT_STREAMS_PER_KEY: '2', EVENT_STREAMS_PER_USER: '3' },
+      });
     });
     afterAll(async () => {
       await server?.close();
@@ -54,11 +81,18 @@ describe.each(testDialects())('event streams within bounds on %s', (dialect) => 
       expect(a3.res.status).toBe(429);
       expect(a3.res.headers.get('retry-after')).toBe('5');
       expect(a3.res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-      expect(await a3.res.json()).toMatchObject({ status: 429, code: 'too_many_event_streams', detail: expect.stringContaining('EVENT_STREAMS_PER_KEY') });
+      expect(await a3.res.json()).toMatchObject({
+        status: 429,
+        code: 'too_many_event_streams',
+        detail: expect.stringContaining('EVENT_STREAMS_PER_KEY'),
+      });
       expect((await open(keyB!)).res.status).toBe(200); // the user's third
       const b2 = await open(keyB!);
       expect(b2.res.status).toBe(429);
-      expect(await b2.res.json()).toMatchObject({ code: 'too_many_event_streams', detail: expect.stringContaining('EVENT_STREAMS_PER_USER') });
+      expect(await b2.res.json()).toMatchObject({
+        code: 'too_many_event_streams',
+        detail: expect.stringContaining('EVENT_STREAMS_PER_USER'),
+      });
       // Another user's key is not bounded by this one's streams (their 404 comes after their slot).
       expect((await open(other!)).res.status).toBe(404);
       a1.close();
@@ -69,16 +103,25 @@ describe.each(testDialects())('event streams within bounds on %s', (dialect) => 
   describe('the shared reader', () => {
     let server: TestServer;
     beforeAll(async () => {
-      server = await startTestServer({ dialect, runs: true, env: { DEMO_MODELS: 'true', EVENT_STREAMS_PER_KEY: '100' } });
+      server = await startTestServer({
+        dialect,
+        runs: true,
+        env: { DEMO_MODELS: 'true', EVENT_STREAMS_PER_KEY: '100' },
+      });
     });
     afterAll(async () => {
       await server?.close();
     });
 
-    it('reads a run\'s new events once for all its streams: fewer reads of the run\'s events than streams, and every stream gets every event', async () => {
+    it("reads a run's new events once for all its streams: fewer reads of the run's events than streams, and every stream gets every event", async () => {
       const [key] = await userWithKeys(server.ctx, 'watcher', 1);
       const listeners = 20;
-      const { workflowId, runId } = await startRun(server.baseUrl, key!, 'echo-slow', 'one two three four five six seven eight');
+      const { workflowId, runId } = await startRun(
+        server.baseUrl,
+        key!,
+        'echo-slow',
+        'one two three four five six seven eight',
+      );
       let reads = 0;
       const onQuery = (q: { sql: string }) => {
         if (/from [`"]run_events[`"]/i.test(q.sql) && /^select/i.test(q.sql.trim())) reads++;
@@ -87,7 +130,9 @@ describe.each(testDialects())('event streams within bounds on %s', (dialect) => 
       try {
         const bodies = await Promise.all(
           Array.from({ length: listeners }, async () => {
-            const res = await fetch(`${server.baseUrl}/api/workflows/${workflowId}/runs/${runId}/events`, { headers: auth(key!) });
+            const res = await fetch(`${server.baseUrl}/api/workflows/${workflowId}/runs/${runId}/events`, {
+              headers: auth(key!),
+            });
             expect(res.status).toBe(200);
             return res.text();
           }),

@@ -6,7 +6,8 @@
 import type { Knex } from 'knex';
 import { isWriteConflict } from '../db/insert.ts';
 
-export type RunEventType = 'run.status' | 'node.started' | 'node.delta' | 'node.retry' | 'node.progress' | 'node.finished' | 'run.finished';
+export type RunEventType =
+  'run.status' | 'node.started' | 'node.delta' | 'node.retry' | 'node.progress' | 'node.finished' | 'run.finished';
 
 export interface NewRunEvent {
   type: RunEventType;
@@ -30,13 +31,22 @@ const APPEND_TRIES = 10;
  * violation: read again and retry. Each try is its own (nested) transaction, so a violation does
  * not poison a caller's transaction on PostgreSQL.
  */
-export async function appendRunEvents(db: Knex | Knex.Transaction, runId: string, events: NewRunEvent[], now: number): Promise<number> {
+export async function appendRunEvents(
+  db: Knex | Knex.Transaction,
+  runId: string,
+  events: NewRunEvent[],
+  now: number,
+): Promise<number> {
   for (let tries = 1; ; tries++) {
     try {
       return await db.transaction(async (trx) => {
-        const last = (await trx('run_events').select('seq').where({ run_id: runId }).orderBy('seq', 'desc').limit(1).forUpdate().first()) as
-          | { seq: number }
-          | undefined;
+        const last = (await trx('run_events')
+          .select('seq')
+          .where({ run_id: runId })
+          .orderBy('seq', 'desc')
+          .limit(1)
+          .forUpdate()
+          .first()) as { seq: number } | undefined;
         return insertRunEvents(trx, runId, Number(last?.seq ?? 0), events, now);
       });
     } catch (err) {
@@ -48,7 +58,8 @@ export async function appendRunEvents(db: Knex | Knex.Transaction, runId: string
 
 /** The number of the run's last event (0 for none), by a plain read: no lock, so no gap lock. */
 export async function lastRunEventSeq(db: Knex | Knex.Transaction, runId: string): Promise<number> {
-  const last = (await db('run_events').where({ run_id: runId }).max({ seq: 'seq' }).first()) as { seq: number | string | null } | undefined;
+  const last = (await db('run_events').where({ run_id: runId }).max({ seq: 'seq' }).first()) as
+    { seq: number | string | null } | undefined;
   return Number(last?.seq ?? 0);
 }
 
@@ -58,9 +69,23 @@ export async function lastRunEventSeq(db: Knex | Knex.Transaction, runId: string
  * another writer took meanwhile (a cancel's end events, or `after` was a guess) makes the insert a
  * unique-key violation, and the caller reads the last number again (lastRunEventSeq).
  */
-export async function insertRunEvents(db: Knex | Knex.Transaction, runId: string, after: number, events: NewRunEvent[], now: number): Promise<number> {
+export async function insertRunEvents(
+  db: Knex | Knex.Transaction,
+  runId: string,
+  after: number,
+  events: NewRunEvent[],
+  now: number,
+): Promise<number> {
   if (events.length) {
-    await db('run_events').insert(events.map((e, i) => ({ run_id: runId, seq: after + i + 1, type: e.type, data: JSON.stringify(e.data), created_at: now })));
+    await db('run_events').insert(
+      events.map((e, i) => ({
+        run_id: runId,
+        seq: after + i + 1,
+        type: e.type,
+        data: JSON.stringify(e.data),
+        created_at: now,
+      })),
+    );
   }
   return after + events.length;
 }
@@ -70,7 +95,13 @@ export async function insertRunEvents(db: Knex | Knex.Transaction, runId: string
  * one insert when `after` is right; a collision reads the last number and tries again. Not inside
  * a transaction (a violation would abort it on PostgreSQL).
  */
-export async function appendRunEventsAfter(db: Knex, runId: string, after: number | undefined, events: NewRunEvent[], now: number): Promise<number> {
+export async function appendRunEventsAfter(
+  db: Knex,
+  runId: string,
+  after: number | undefined,
+  events: NewRunEvent[],
+  now: number,
+): Promise<number> {
   let base = after ?? (await lastRunEventSeq(db, runId));
   for (let tries = 1; ; tries++) {
     try {
@@ -83,7 +114,12 @@ export async function appendRunEventsAfter(db: Knex, runId: string, after: numbe
 }
 
 /** The run's events numbered after `after`, oldest first, at most `limit`. */
-export async function listRunEventsAfter(db: Knex, runId: string, after: number, limit: number): Promise<StoredRunEvent[]> {
+export async function listRunEventsAfter(
+  db: Knex,
+  runId: string,
+  after: number,
+  limit: number,
+): Promise<StoredRunEvent[]> {
   const rows = (await db('run_events')
     .select('seq', 'type', 'data')
     .where({ run_id: runId })

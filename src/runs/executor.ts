@@ -77,14 +77,21 @@ export async function executeGraph(
 }
 
 /** The run's state before any node starts; `stop` aborts it on the first failure. */
-function startRun(graph: Graph, inputs: Record<string, unknown>, models: ModelRouter, options: ExecuteOptions, stop: AbortSignal): RunState {
+function startRun(
+  graph: Graph,
+  inputs: Record<string, unknown>,
+  models: ModelRouter,
+  options: ExecuteOptions,
+  stop: AbortSignal,
+): RunState {
   const budget = options.budget ?? defaultBudget();
   const signal = AbortSignal.any([stop, ...[options.signal, budget.caps?.signal].filter((s) => s !== undefined)]);
   const edgesIn = new Map<string, WorkflowEdge[]>(graph.nodes.map((n) => [n.id, []]));
   for (const edge of graph.edges) edgesIn.get(edge.to)?.push(edge);
   const scope: TemplateScope = { inputs, nodes: {} };
   const sizes = options.sizes ?? new TextBudget(budget);
-  const render = (source: string) => budget.compute('renderTemplate', { source, scope: scopeFor(source, scope) }, signal);
+  const render = (source: string) =>
+    budget.compute('renderTemplate', { source, scope: scopeFor(source, scope) }, signal);
   const hooks = options.hooks ?? {};
   const calls = options.calls ?? [];
   const composite = compositeContext({
@@ -97,7 +104,15 @@ function startRun(graph: Graph, inputs: Record<string, unknown>, models: ModelRo
     workflows: options.workflows,
     execute: async (sub, subInputs, prefix, subSignal, subCalls) => {
       const resumed = resumedWithin(options.resumed ?? new Map(), prefix);
-      const subOptions: ExecuteOptions = { ...options, signal: subSignal, hooks: prefixedHooks(hooks, prefix), budget, sizes: sizes.forSubgraph(), calls: subCalls, resumed };
+      const subOptions: ExecuteOptions = {
+        ...options,
+        signal: subSignal,
+        hooks: prefixedHooks(hooks, prefix),
+        budget,
+        sizes: sizes.forSubgraph(),
+        calls: subCalls,
+        resumed,
+      };
       return (await executeGraph(sub, subInputs, models, subOptions)).output;
     },
   });
@@ -136,7 +151,10 @@ async function nodeText(run: RunState, node: WorkflowNode): Promise<Produced | n
   const incoming = run.edgesIn.get(node.id) ?? [];
   const sources = await Promise.all(incoming.map((edge) => runNode(run, run.byId.get(edge.from)!)));
   const before = followedTexts(incoming, sources);
-  if (run.signal.aborted) throw run.signal.reason instanceof RunFailure ? run.signal.reason : new RunFailure('cancelled', 'The run was cancelled.');
+  if (run.signal.aborted)
+    throw run.signal.reason instanceof RunFailure
+      ? run.signal.reason
+      : new RunFailure('cancelled', 'The run was cancelled.');
   if (incoming.length > 0 && before.length === 0) {
     await run.hooks.onStepSkipped?.(node);
     return null;
@@ -171,7 +189,17 @@ async function runStep(run: RunState, node: WorkflowNode, before: Produced[]): P
     const out: Produced = { ...produced(done.value), ...(done.route !== undefined ? { route: done.route } : {}) };
     run.sizes.keep(out.text);
     const outputIsJson = typeof out.value !== 'string';
-    await run.hooks.onStepEnd?.({ nodeId: node.id, nodeType: node.type, status: 'completed', input: step.input, output: out.text, outputIsJson, usage: step.usage, error: null, attempts: run.attempts.get(node.id) ?? null });
+    await run.hooks.onStepEnd?.({
+      nodeId: node.id,
+      nodeType: node.type,
+      status: 'completed',
+      input: step.input,
+      output: out.text,
+      outputIsJson,
+      usage: step.usage,
+      error: null,
+      attempts: run.attempts.get(node.id) ?? null,
+    });
     run.scope.nodes[node.id] = { output: out.value };
     return out;
   } catch (err) {
@@ -209,7 +237,12 @@ async function stepFailed(run: RunState, node: WorkflowNode, step: StepProgress,
   // on_error: continue — never for a cancel or the run's own timeout, which stop everything.
   // A routable type's config (LlmCallNode, HttpRequestNode) says whether it goes on, and with what.
   const config = node.config as { on_error?: unknown; default?: unknown };
-  if (nodeDefinition(node.type).routable && config.on_error === 'continue' && !run.signal.aborted && failure.code !== 'cancelled') {
+  if (
+    nodeDefinition(node.type).routable &&
+    config.on_error === 'continue' &&
+    !run.signal.aborted &&
+    failure.code !== 'cancelled'
+  ) {
     const out = continuedOutput({ id: node.id, config }, run.edgesIn, failure);
     run.scope.nodes[node.id] = { output: out.value };
     return out;

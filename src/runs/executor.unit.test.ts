@@ -18,7 +18,12 @@ function gatedProvider() {
         started.push(request.model);
         request.signal?.addEventListener('abort', () => reject(request.signal?.reason));
         gates.set(request.model, () =>
-          resolve({ model: request.model, content: `${request.model}:${request.messages.at(-1)?.content}`, finishReason: 'stop', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }),
+          resolve({
+            model: request.model,
+            content: `${request.model}:${request.messages.at(-1)?.content}`,
+            finishReason: 'stop',
+            usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+          }),
         );
       }),
   };
@@ -46,7 +51,11 @@ describe('executeGraph', () => {
       nodes: [
         { id: 'in', type: 'text_input', config: { variable: 'q' } },
         { id: 'ask', type: 'llm_call', config: { model: 'gated-ask' } },
-        { id: 'check', type: 'condition', config: { left: '{{ nodes.ask.output }}', operator: 'contains', right: 'yes' } },
+        {
+          id: 'check',
+          type: 'condition',
+          config: { left: '{{ nodes.ask.output }}', operator: 'contains', right: 'yes' },
+        },
         { id: 'early', type: 'text_output', config: { format: 'plain' } },
         { id: 'then', type: 'llm_call', config: { model: 'gated-then' } },
         { id: 'else', type: 'llm_call', config: { model: 'gated-else' } },
@@ -63,8 +72,16 @@ describe('executeGraph', () => {
       ],
     };
     const ran: string[] = [];
-    const resumed = new Map([['in', 'q'], ['ask', 'oh yes'], ['check', 'true'], ['early', 'oh yes']]);
-    const running = executeGraph(graph, { q: 'q' }, createModelRouter({}, [gated.provider]), { resumed, hooks: { onStepStart: (n) => void ran.push(n.id) } });
+    const resumed = new Map([
+      ['in', 'q'],
+      ['ask', 'oh yes'],
+      ['check', 'true'],
+      ['early', 'oh yes'],
+    ]);
+    const running = executeGraph(graph, { q: 'q' }, createModelRouter({}, [gated.provider]), {
+      resumed,
+      hooks: { onStepStart: (n) => void ran.push(n.id) },
+    });
     await new Promise((r) => setTimeout(r, 20));
     expect(gated.started).toEqual(['gated-then']); // the verdict stands: the else branch is not taken, ask is not asked again
     gated.open('gated-then');
@@ -105,11 +122,16 @@ describe('executeGraph', () => {
       edges: [{ from: 'in', to: 'out' }],
     };
     expect((await executeGraph(jsonGraph, { v: '{"a":1}' }, createModelRouter({}))).output).toEqual({ out: { a: 1 } });
-    expect((await executeGraph(jsonGraph, { v: 'not json' }, createModelRouter({}))).output).toEqual({ out: 'not json' });
+    expect((await executeGraph(jsonGraph, { v: 'not json' }, createModelRouter({}))).output).toEqual({
+      out: 'not json',
+    });
   });
 
   it('fails with model_unavailable and the node id for an unknown model', async () => {
-    const graph: Graph = { ...seed, nodes: seed.nodes.map((n) => (n.type === 'llm_call' ? { ...n, config: { model: 'gpt-9' } } : n)) };
+    const graph: Graph = {
+      ...seed,
+      nodes: seed.nodes.map((n) => (n.type === 'llm_call' ? { ...n, config: { model: 'gpt-9' } } : n)),
+    };
     const error = await executeGraph(graph, { ticket: 't' }, createModelRouter({})).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RunFailure);
     expect((error as RunFailure).toJSON()).toMatchObject({ code: 'model_unavailable', node_id: 'summarise' });
@@ -126,9 +148,14 @@ describe('executeGraph', () => {
 
   it('aborts an in-flight provider call with the abort reason (timeout)', async () => {
     const gated = gatedProvider();
-    const graph: Graph = { ...seed, nodes: seed.nodes.map((n) => (n.type === 'llm_call' ? { ...n, config: { model: 'gated-x' } } : n)) };
+    const graph: Graph = {
+      ...seed,
+      nodes: seed.nodes.map((n) => (n.type === 'llm_call' ? { ...n, config: { model: 'gated-x' } } : n)),
+    };
     const controller = new AbortController();
-    const running = executeGraph(graph, { ticket: 't' }, createModelRouter({}, [gated.provider]), { signal: controller.signal });
+    const running = executeGraph(graph, { ticket: 't' }, createModelRouter({}, [gated.provider]), {
+      signal: controller.signal,
+    });
     await new Promise((r) => setTimeout(r, 20));
     controller.abort(new RunFailure('timeout', 'The run took longer than 1 s.'));
     const error = await running.catch((e: unknown) => e);

@@ -19,7 +19,8 @@ export function toFailure(err: unknown, node: WorkflowNode, signal: AbortSignal)
   if (err instanceof ModelUnavailableError) return new RunFailure('model_unavailable', err.message, node.id);
   if (err instanceof FunctionError) return new RunFailure(err.code as RunErrorCode, err.message, node.id);
   if (err instanceof ComputeLimitError) {
-    if (err.kind === 'too_large') return new RunFailure('output_too_large', `${err.message} (NODE_TEXT_MAX_CHARS)`, node.id);
+    if (err.kind === 'too_large')
+      return new RunFailure('output_too_large', `${err.message} (NODE_TEXT_MAX_CHARS)`, node.id);
     return new RunFailure('compute_limit', err.message, node.id);
   }
   if (err instanceof ProviderError) return new RunFailure(err.kind, err.message, node.id);

@@ -16,7 +16,9 @@ function body(steps: 2 | 3 = 3, inner?: Record<string, unknown>): { nodes: Node[
   const nodes: Node[] = [
     { id: 'item', type: 'text_input', config: { variable: 'item' } },
     ...(inner ? [{ id: 'inner', type: 'map', config: { body: body(2), ...inner } } as Node] : []),
-    ...(steps === 3 && !inner ? [{ id: 'shape', type: 'template', config: { template: '<{{ inputs.item }}>' } } as Node] : []),
+    ...(steps === 3 && !inner
+      ? [{ id: 'shape', type: 'template', config: { template: '<{{ inputs.item }}>' } } as Node]
+      : []),
     { id: 'out', type: 'text_output', config: { format: 'json' } },
   ];
   return { nodes, edges: nodes.slice(1).map((n, i) => ({ from: nodes[i]!.id, to: n.id })) };
@@ -42,7 +44,11 @@ describe.each(testDialects())('bounded fan-out on %s', (dialect) => {
   let alice: ApiClient;
 
   beforeAll(async () => {
-    server = await startTestServer({ dialect, runs: true, env: { RUN_MAX_STEPS: '500', RUN_MAX_ITEMS: '300', RUN_MAX_EVENTS: '100' } });
+    server = await startTestServer({
+      dialect,
+      runs: true,
+      env: { RUN_MAX_STEPS: '500', RUN_MAX_ITEMS: '300', RUN_MAX_EVENTS: '100' },
+    });
     alice = await workflowsClient(server.ctx, server.baseUrl, 'fanout-alice');
   });
   afterAll(async () => {
@@ -62,7 +68,10 @@ describe.each(testDialects())('bounded fan-out on %s', (dialect) => {
     return data.data;
   }
   const eventRows = async (runId: string) => {
-    const rows = (await server.ctx.db('run_events').where({ run_id: runId }).select('type', 'data').orderBy('seq')) as { type: string; data: string }[];
+    const rows = (await server.ctx.db('run_events').where({ run_id: runId }).select('type', 'data').orderBy('seq')) as {
+      type: string;
+      data: string;
+    }[];
     return rows.map((r) => ({ type: r.type, data: JSON.parse(r.data) as Record<string, unknown> }));
   };
 
@@ -72,10 +81,14 @@ describe.each(testDialects())('bounded fan-out on %s', (dialect) => {
     expect(refused.status).toBe(422);
     expect(refused.error).toMatchObject({
       code: 'invalid_workflow',
-      errors: [{ pointer: '/nodes/1/config/body/nodes/1/config/max_items', message: expect.stringContaining('RUN_MAX_ITEMS') }],
+      errors: [
+        { pointer: '/nodes/1/config/body/nodes/1/config/max_items', message: expect.stringContaining('RUN_MAX_ITEMS') },
+      ],
     });
     // A single map past it too; 20 + 20 x 14 = 300 is within it.
-    expect((await save(mapping({ max_items: 301 }))).error).toMatchObject({ errors: [{ pointer: '/nodes/1/config/max_items' }] });
+    expect((await save(mapping({ max_items: 301 }))).error).toMatchObject({
+      errors: [{ pointer: '/nodes/1/config/max_items' }],
+    });
     expect((await save(mapping({ max_items: 20, body: body(3, { max_items: 14 }) }))).status).toBe(201);
   });
 
@@ -83,7 +96,10 @@ describe.each(testDialects())('bounded fan-out on %s', (dialect) => {
     const wf = await save(mapping({ max_items: 200, concurrency: 4 }));
     expect(wf.status).toBe(201);
     const run = await runToEnd(wf.id, { list: list(200) }); // 3 + 200 x 3 steps > 500
-    expect(run).toMatchObject({ status: 'failed', error: { code: 'too_many_steps', node_id: 'each0', message: expect.stringContaining('RUN_MAX_STEPS') } });
+    expect(run).toMatchObject({
+      status: 'failed',
+      error: { code: 'too_many_steps', node_id: 'each0', message: expect.stringContaining('RUN_MAX_STEPS') },
+    });
   });
 
   it('fails a run whose maps together pass RUN_MAX_ITEMS with too_many_items', async () => {
@@ -91,18 +107,32 @@ describe.each(testDialects())('bounded fan-out on %s', (dialect) => {
     const wf = await save(mapping({ max_items: 200 }, { max_items: 200 }));
     expect(wf.status).toBe(201);
     const run = await runToEnd(wf.id, { list: list(200) });
-    expect(run).toMatchObject({ status: 'failed', error: { code: 'too_many_items', message: expect.stringContaining('RUN_MAX_ITEMS') } });
+    expect(run).toMatchObject({
+      status: 'failed',
+      error: { code: 'too_many_items', message: expect.stringContaining('RUN_MAX_ITEMS') },
+    });
   });
 
   it('fails a run past RUN_MAX_EVENTS with too_many_events, storing no more than that and its end', async () => {
-    const frames = Array.from({ length: 60 }, (_, i): Node => ({ id: `t${i}`, type: 'template', config: { template: `{{ inputs.x }} ${i}` } }));
+    const frames = Array.from({ length: 60 }, (_, i): Node => ({
+      id: `t${i}`,
+      type: 'template',
+      config: { template: `{{ inputs.x }} ${i}` },
+    }));
     const wf = await save({
-      nodes: [{ id: 'in', type: 'text_input', config: { variable: 'x' } }, ...frames, { id: 'out', type: 'text_output', config: { format: 'json' } }],
+      nodes: [
+        { id: 'in', type: 'text_input', config: { variable: 'x' } },
+        ...frames,
+        { id: 'out', type: 'text_output', config: { format: 'json' } },
+      ],
       edges: [...frames.map((f) => ({ from: 'in', to: f.id })), ...frames.map((f) => ({ from: f.id, to: 'out' }))],
     });
     expect(wf.status).toBe(201);
     const run = await runToEnd(wf.id, { x: 'a' }); // 1 + 62 x 2 events > 100
-    expect(run).toMatchObject({ status: 'failed', error: { code: 'too_many_events', message: expect.stringContaining('RUN_MAX_EVENTS') } });
+    expect(run).toMatchObject({
+      status: 'failed',
+      error: { code: 'too_many_events', message: expect.stringContaining('RUN_MAX_EVENTS') },
+    });
     const events = await eventRows(run.id);
     expect(events.length).toBeLessThanOrEqual(100 + 2);
     expect(events.at(-1)).toMatchObject({ type: 'run.finished', data: { status: 'failed' } });
@@ -121,7 +151,9 @@ describe.each(testDialects())('bounded fan-out on %s', (dialect) => {
     expect(progress[0]!.data).toEqual({ node_id: 'each0', node_type: 'map', total: 240, done: 0, failed: 0 });
     expect(progress.at(-1)!.data).toEqual({ node_id: 'each0', node_type: 'map', total: 240, done: 240, failed: 0 });
     // The items' steps are in the run's log all the same.
-    const { data } = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: wf.id, run_id: run.id } } });
+    const { data } = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+      params: { path: { workflow_id: wf.id, run_id: run.id } },
+    });
     expect(data?.data.logs?.filter((s) => s.node_id.startsWith('each0[')).length).toBe(480);
   });
 });

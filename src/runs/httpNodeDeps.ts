@@ -14,6 +14,7 @@ export function httpNodeDeps(ctx: Ctx | { config: Config }, userId: number): Htt
     policy: { allow: allowListOf(ctx.config.WORKFLOW_HTTP_ALLOW_HOSTS) },
     maxTimeoutMs: ctx.config.WORKFLOW_HTTP_TIMEOUT_SECONDS * 1000,
     maxBytes: ctx.config.WORKFLOW_HTTP_MAX_RESPONSE_BYTES,
-    secrets: async (names) => ('db' in ctx && ctx.sealer ? openSecrets({ db: ctx.db, sealer: ctx.sealer }, userId, names) : new Map()),
+    secrets: async (names) =>
+      'db' in ctx && ctx.sealer ? openSecrets({ db: ctx.db, sealer: ctx.sealer }, userId, names) : new Map(),
   };
 }

@@ -31,7 +31,10 @@ export interface PreparedRequest {
 }
 
 /** Renders the request (secrets as placeholders) and describes it for the step's log, secrets by name. */
-export async function prepare(config: HttpRequestConfig, render: (source: string) => Promise<string>): Promise<{ request: PreparedRequest; described: string }> {
+export async function prepare(
+  config: HttpRequestConfig,
+  render: (source: string) => Promise<string>,
+): Promise<{ request: PreparedRequest; described: string }> {
   const nonce = randomBytes(12).toString('hex');
   const placeholders = new Map<string, string>();
   const withPlaceholders = (text: string) =>
@@ -43,13 +46,15 @@ export async function prepare(config: HttpRequestConfig, render: (source: string
   const method = config.method ?? 'GET';
   const url = await render(withPlaceholders(config.url));
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(config.headers ?? {})) headers[name] = await render(withPlaceholders(value));
+  for (const [name, value] of Object.entries(config.headers ?? {}))
+    headers[name] = await render(withPlaceholders(value));
   let body: string | undefined;
   if (config.body !== undefined) {
     const rendered = structuredClone(config.body);
     for (const { pointer, text } of bodyStrings(config.body)) setAt(rendered, pointer, await render(text));
     body = JSON.stringify(rendered);
-    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+      headers['Content-Type'] = 'application/json';
   }
   const request = { method, url, headers, body, placeholders };
   return { request, described: describe(request) };
@@ -58,7 +63,10 @@ export async function prepare(config: HttpRequestConfig, render: (source: string
 /** The request as the step's input shows it: method, URL, headers, body; each secret as `{{ secrets.NAME }}`. */
 function describe(request: PreparedRequest): string {
   const shown = (text: string) => withNames(request, text);
-  const lines = [`${request.method} ${shown(request.url)}`, ...Object.entries(request.headers).map(([k, v]) => `${k}: ${shown(v)}`)];
+  const lines = [
+    `${request.method} ${shown(request.url)}`,
+    ...Object.entries(request.headers).map(([k, v]) => `${k}: ${shown(v)}`),
+  ];
   return request.body === undefined ? lines.join('\n') : `${lines.join('\n')}\n\n${request.body}`;
 }
 
@@ -71,9 +79,15 @@ function withNames(request: PreparedRequest, text: string): string {
 
 /** Sets the string at a JSON pointer of a value made by bodyStrings' walk. */
 function setAt(root: unknown, pointer: string, value: string): void {
-  const keys = pointer.split('/').slice(1).map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const keys = pointer
+    .split('/')
+    .slice(1)
+    .map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
   const last = keys.pop()!;
-  const parent = keys.reduce<Record<string, unknown>>((node, key) => node[key] as Record<string, unknown>, root as Record<string, unknown>);
+  const parent = keys.reduce<Record<string, unknown>>(
+    (node, key) => node[key] as Record<string, unknown>,
+    root as Record<string, unknown>,
+  );
   parent[last] = value;
 }
 
@@ -90,10 +104,18 @@ const RETRIED_STATUS = (status: number) => status === 408 || status === 429 || s
  * Sends the prepared request with the owner's secrets in it; returns the body, parsed when its
  * type is JSON, and its text with every secret value shown as `[secret NAME]` (what the step logs).
  */
-export async function send(deps: HttpNodeDeps, request: PreparedRequest, options: SendOptions): Promise<{ value: unknown; text: string }> {
+export async function send(
+  deps: HttpNodeDeps,
+  request: PreparedRequest,
+  options: SendOptions,
+): Promise<{ value: unknown; text: string }> {
   const values = await deps.secrets([...new Set(request.placeholders.values())]);
   const missing = [...new Set(request.placeholders.values())].filter((name) => !values.has(name));
-  if (missing.length) throw new RunFailure('secret_not_found', `No secret ${missing.join(', ')} (create it with PUT /api/secrets/${missing[0]}).`);
+  if (missing.length)
+    throw new RunFailure(
+      'secret_not_found',
+      `No secret ${missing.join(', ')} (create it with PUT /api/secrets/${missing[0]}).`,
+    );
   const fill = (text: string) => {
     let out = text;
     for (const [placeholder, name] of request.placeholders) out = out.split(placeholder).join(values.get(name)!);
@@ -103,7 +125,11 @@ export async function send(deps: HttpNodeDeps, request: PreparedRequest, options
   const redactError = secretRedactor(values, { anyCase: true });
   // A URL that does not parse is named as written (secrets by name): the guard's message would quote
   // it cut at 200 characters, and a secret cut in two is no longer found by the redaction.
-  if (!URL.canParse(fill(request.url))) throw new RunFailure('http_invalid_url', `Not a URL: ${JSON.stringify(withNames(request, request.url).slice(0, 200))}.`);
+  if (!URL.canParse(fill(request.url)))
+    throw new RunFailure(
+      'http_invalid_url',
+      `Not a URL: ${JSON.stringify(withNames(request, request.url).slice(0, 200))}.`,
+    );
   const response = await withRetries(options, async (signal) =>
     outboundRequest(deps.policy, {
       method: request.method,
@@ -119,23 +145,33 @@ export async function send(deps: HttpNodeDeps, request: PreparedRequest, options
     throw err;
   });
   const text = redact(response.body.toString('utf8'));
-  if (response.status < 200 || response.status > 299) throw new RunFailure('http_status', `The server answered ${response.status}: ${text.slice(0, 300)}`);
+  if (response.status < 200 || response.status > 299)
+    throw new RunFailure('http_status', `The server answered ${response.status}: ${text.slice(0, 300)}`);
   return parsed(response, text);
 }
 
 /** JSON (application/json, *+json) as its value, anything else as its text. */
 function parsed(response: OutboundResponse, text: string): { value: unknown; text: string } {
-  const type = String(response.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = String(response.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
   if (!(type === 'application/json' || type.endsWith('+json')) || text.trim() === '') return { value: text, text };
   try {
     return { value: JSON.parse(text) as unknown, text };
   } catch {
-    throw new RunFailure('http_invalid_json', `The response says ${type} but its body is not JSON: ${text.slice(0, 200)}`);
+    throw new RunFailure(
+      'http_invalid_json',
+      `The response says ${type} but its body is not JSON: ${text.slice(0, 200)}`,
+    );
   }
 }
 
 /** Attempts as `retry` says: again after a connection failure, a timeout, or a 408, 429 or 5xx answer. */
-async function withRetries(options: SendOptions, attempt: (signal: AbortSignal) => Promise<OutboundResponse>): Promise<OutboundResponse> {
+async function withRetries(
+  options: SendOptions,
+  attempt: (signal: AbortSignal) => Promise<OutboundResponse>,
+): Promise<OutboundResponse> {
   const attempts = options.retry?.max_attempts ?? 1;
   const backoffMs = (options.retry?.backoff_seconds ?? 0.5) * 1000;
   for (let n = 1; ; n++) {
@@ -150,7 +186,8 @@ async function withRetries(options: SendOptions, attempt: (signal: AbortSignal) 
       if (final || n >= attempts) throw err;
     }
     const seconds = Number(retryAfter);
-    const delay = Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds * 1000, 30_000) : backoffMs * 2 ** (n - 1);
+    const delay =
+      Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds * 1000, 30_000) : backoffMs * 2 ** (n - 1);
     await sleep(delay, undefined, { signal: options.signal });
   }
 }

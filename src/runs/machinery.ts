@@ -10,7 +10,13 @@ import { sharedRateLimiter, type SharedRateLimiter } from '../http/sharedRateLim
 import { startScheduleTicks } from '../schedules/ticks.ts';
 import { createRunner, sweepStuckRuns, SWEEP_INTERVAL_MS, type Runner, type RunnerContext } from './runner.ts';
 import type { RunRow } from './store.ts';
-import { announcingCallbacks, startCallbackDeliveries, type CallbackDeliveries, type CallbackRetry, type DeliveryContext } from '../hooks/deliveries.ts';
+import {
+  announcingCallbacks,
+  startCallbackDeliveries,
+  type CallbackDeliveries,
+  type CallbackRetry,
+  type DeliveryContext,
+} from '../hooks/deliveries.ts';
 import { listenForRunEnds, type RunEndListener } from './waiting.ts';
 import { SharedRunEvents } from './sharedEvents.ts';
 import { StreamSlots } from './streamSlots.ts';
@@ -100,7 +106,11 @@ export async function startRunMachinery(
       machinery.runner?.expect(run); // before the job exists: this process's worker may take it at once
       await queue.enqueue(run.id, String(run.user_id));
     },
-    listenForRunEnds: () => listenForRunEnds((listener) => queue.watchRunEnded(listener), (runId) => machinery.runner?.endedHere(runId)),
+    listenForRunEnds: () =>
+      listenForRunEnds(
+        (listener) => queue.watchRunEnded(listener),
+        (runId) => machinery.runner?.endedHere(runId),
+      ),
     async startWorker({ concurrency } = {}) {
       if (machinery.runner) return;
       const runner = createRunner(ctx, models, queue);

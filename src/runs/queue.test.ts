@@ -31,11 +31,19 @@ describe('run queue announcements (NOTIFY)', () => {
   });
 
   /** `announce` for each run id at once: the NOTIFY statements it took, once the listener heard every id. */
-  async function announceTogether(ids: string[], announce: (id: string) => Promise<void>, channel: string): Promise<number> {
+  async function announceTogether(
+    ids: string[],
+    announce: (id: string) => Promise<void>,
+    channel: string,
+  ): Promise<number> {
     const executeSql = vi.spyOn(QueueDb.prototype, 'executeSql');
     try {
       await Promise.all(ids.map(announce));
-      await vi.waitFor(() => expect(heard.filter((h) => h.channel === channel && ids.includes(h.payload!)).map((h) => h.payload)).toEqual(ids));
+      await vi.waitFor(() =>
+        expect(heard.filter((h) => h.channel === channel && ids.includes(h.payload!)).map((h) => h.payload)).toEqual(
+          ids,
+        ),
+      );
       return executeSql.mock.calls.filter(([sql]) => sql.includes('pg_notify')).length;
     } finally {
       executeSql.mockRestore();
@@ -57,7 +65,12 @@ describe('run queue announcements (NOTIFY)', () => {
     heard.length = 0;
     await Promise.all([queue.announceRunEnded('run_both'), queue.announceRunEvents('run_both')]);
     await vi.waitFor(() => expect(heard).toHaveLength(2));
-    expect(heard).toEqual(expect.arrayContaining([{ channel: 'workflow_run_ended', payload: 'run_both' }, { channel: 'workflow_run_events', payload: 'run_both' }]));
+    expect(heard).toEqual(
+      expect.arrayContaining([
+        { channel: 'workflow_run_ended', payload: 'run_both' },
+        { channel: 'workflow_run_events', payload: 'run_both' },
+      ]),
+    );
   });
 
   it("a new job NOTIFYs on the channel the queue listens on to wake one worker (pg-boss's, named by us as pg-boss names it)", async () => {

@@ -70,7 +70,10 @@ export interface RunQueue {
    * localGroupConcurrency: a fetch passes over the jobs of a user at their share, so another
    * user's job is taken while theirs wait in the queue).
    */
-  work(handler: (runId: string, job: RunJobContext) => Promise<void>, options?: { concurrency?: number; userSlots?: number }): Promise<void>;
+  work(
+    handler: (runId: string, job: RunJobContext) => Promise<void>,
+    options?: { concurrency?: number; userSlots?: number },
+  ): Promise<void>;
   /** The state of the run's jobs (the sweeper asks about runs that look stuck). */
   jobState(runId: string): Promise<RunJobState>;
   health(): Promise<void>;
@@ -172,11 +175,18 @@ function channelFeed(db: QueueDb, logger: Logger, channel: string, what: { subje
   return {
     tell,
     async watch(watcher: (runId: string | null) => void): Promise<() => void> {
-      listening ??= db.listen(channel, (runId) => tell(runId), () => tell(null), { whileAwayMs: FEED_AWAY_POLL_MS }).catch((err: unknown) => {
-        logger.warn({ err }, `run queue: LISTEN for ${what.subject} failed; ${what.consequence}`);
-        listening = undefined;
-        return undefined;
-      });
+      listening ??= db
+        .listen(
+          channel,
+          (runId) => tell(runId),
+          () => tell(null),
+          { whileAwayMs: FEED_AWAY_POLL_MS },
+        )
+        .catch((err: unknown) => {
+          logger.warn({ err }, `run queue: LISTEN for ${what.subject} failed; ${what.consequence}`);
+          listening = undefined;
+          return undefined;
+        });
       watchers.add(watcher);
       await listening;
       return () => watchers.delete(watcher);
@@ -231,14 +241,22 @@ function jobContext(job: JobWithMetadata<{ runId: string }>): RunJobContext {
 export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue> {
   // An idle connection that drops (a restart of PostgreSQL, a stop) is replaced by the pool on the
   // next call: nothing to warn of (a call that fails is logged by its caller).
-  const db = new QueueDb({ connectionString: options.url, max: 10 }, (err) => options.logger.debug({ err }, 'run queue: an idle connection closed'));
+  const db = new QueueDb({ connectionString: options.url, max: 10 }, (err) =>
+    options.logger.debug({ err }, 'run queue: an idle connection closed'),
+  );
   const boss = await startBoss(options, db).catch(async (err: unknown) => {
     await db.close();
     throw err;
   });
   // Run ends wake `Prefer: wait` requests and event streams; stored events wake event streams.
-  const ended = channelFeed(db, options.logger, RUN_ENDED_CHANNEL, { subject: 'run ends', consequence: 'Prefer: wait answers at its deadline' });
-  const stored = channelFeed(db, options.logger, RUN_EVENTS_CHANNEL, { subject: 'run events', consequence: 'event streams wait for the run end' });
+  const ended = channelFeed(db, options.logger, RUN_ENDED_CHANNEL, {
+    subject: 'run ends',
+    consequence: 'Prefer: wait answers at its deadline',
+  });
+  const stored = channelFeed(db, options.logger, RUN_EVENTS_CHANNEL, {
+    subject: 'run events',
+    consequence: 'event streams wait for the run end',
+  });
   const wake = workerWaker(boss);
   const schedules = await scheduleQueue(boss);
   let listener: { close(): Promise<void> } | undefined;
@@ -262,15 +280,24 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
       });
       if (listener) return;
       try {
-        listener = await db.listen(JOB_CHANNEL, (queue) => queue === RUN_QUEUE && wake.one(), () => wake.all());
+        listener = await db.listen(
+          JOB_CHANNEL,
+          (queue) => queue === RUN_QUEUE && wake.one(),
+          () => wake.all(),
+        );
       } catch (err) {
-        options.logger.warn({ err }, `run queue: LISTEN failed; new runs wait for the ${POLLING_INTERVAL_SECONDS} s poll`);
+        options.logger.warn(
+          { err },
+          `run queue: LISTEN failed; new runs wait for the ${POLLING_INTERVAL_SECONDS} s poll`,
+        );
       }
     },
     async jobState(runId) {
       const jobs = await boss.findJobs(RUN_QUEUE, { key: runId });
       const live = jobs.some((j) => j.state === 'created' || j.state === 'retry' || j.state === 'active');
-      const failed = jobs.filter((j) => j.state === 'failed').sort((a, b) => +(b.completedOn ?? 0) - +(a.completedOn ?? 0));
+      const failed = jobs
+        .filter((j) => j.state === 'failed')
+        .sort((a, b) => +(b.completedOn ?? 0) - +(a.completedOn ?? 0));
       return { live, lastFailure: failed.length ? failureOf(failed[0]!.output) : null };
     },
     async health() {

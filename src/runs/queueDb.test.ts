@@ -48,7 +48,9 @@ describe('QueueDb', () => {
     expect(rows[0].name).toMatch(/^pgboss:[0-9a-f]{8}$/);
     const named = new QueueDb({ connectionString: testDb.url, max: 1, application_name: 'worker-7' });
     try {
-      expect((await named.executeSql("SELECT current_setting('application_name') AS name")).rows).toEqual([{ name: 'worker-7' }]);
+      expect((await named.executeSql("SELECT current_setting('application_name') AS name")).rows).toEqual([
+        { name: 'worker-7' },
+      ]);
     } finally {
       await named.close();
     }
@@ -74,12 +76,18 @@ describe('QueueDb', () => {
 
   it('hears NOTIFY on its own connection, and listens again after that connection is killed, telling the caller (notices may have been missed)', async () => {
     const heard: Array<string | null> = [];
-    const listening = await db.listen('queue_db_probe', (payload) => heard.push(payload), () => heard.push(null));
+    const listening = await db.listen(
+      'queue_db_probe',
+      (payload) => heard.push(payload),
+      () => heard.push(null),
+    );
     try {
       expect(heard).toEqual([null]); // after every subscribe, the first too, as pg-boss's own pool does
       await db.executeSql("SELECT pg_notify('queue_db_probe', 'one')");
       await vi.waitFor(() => expect(heard).toEqual([null, 'one']));
-      await db.executeSql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN \"queue_db_probe\"'");
+      await db.executeSql(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = \'LISTEN "queue_db_probe"\'',
+      );
       await vi.waitFor(() => expect(heard).toEqual([null, 'one', null]), { timeout: 10_000 });
       await db.executeSql("SELECT pg_notify('queue_db_probe', 'two')");
       await vi.waitFor(() => expect(heard).toEqual([null, 'one', null, 'two']));

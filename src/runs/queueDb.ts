@@ -118,7 +118,13 @@ class Listener {
   private readonly onReconnect: () => void;
   private readonly whileAwayMs: number | undefined;
 
-  constructor(config: pg.ClientConfig, channel: string, onNotification: (payload: string) => void, onReconnect: () => void, whileAwayMs?: number) {
+  constructor(
+    config: pg.ClientConfig,
+    channel: string,
+    onNotification: (payload: string) => void,
+    onReconnect: () => void,
+    whileAwayMs?: number,
+  ) {
     this.config = config;
     this.channel = channel;
     this.onNotification = onNotification;

@@ -26,10 +26,19 @@ export type QuotaTransaction = (db: Knex, rows: readonly NewRunRow[], limit: num
  * `insertRunWithinLimit` over `transaction` (the store's; a test's own wraps it to count or fail
  * the transactions): its own queue of concurrent starts.
  */
-export function quotaInserter(transaction: QuotaTransaction = (db, rows, limit) => runsStore(db).startWithinQuota(rows, limit)): (db: Knex, row: NewRunRow, limit: number) => Promise<QuotaInsert> {
+export function quotaInserter(
+  transaction: QuotaTransaction = (db, rows, limit) => runsStore(db).startWithinQuota(rows, limit),
+): (db: Knex, row: NewRunRow, limit: number) => Promise<QuotaInsert> {
   /** The starts (of one user, workflow and limit) in one transaction, else each in its own. */
   const transactions = batched(
-    (db: Knex, starts: Start[]) => togetherElseAlone(starts, (some) => transaction(db, some.map((s) => s.row), some[0]!.limit)),
+    (db: Knex, starts: Start[]) =>
+      togetherElseAlone(starts, (some) =>
+        transaction(
+          db,
+          some.map((s) => s.row),
+          some[0]!.limit,
+        ),
+      ),
     { keyOf: ({ row, limit }) => `${row.user_id} ${row.workflow_id} ${limit}`, max: MAX_BATCH },
   );
   return async (db, row, limit) => answerOf(await transactions(db, { row, limit }));

@@ -13,7 +13,13 @@ import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 async function apiKeyFor(ctx: AppContext, login: string): Promise<string> {
   const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'quotas', usageScenario: 'paid', permissions: ['workflows'] });
+  const { token } = await createAccessToken(ctx, {
+    userId: user.id,
+    namespace: login,
+    name: 'quotas',
+    usageScenario: 'paid',
+    permissions: ['workflows'],
+  });
   return token;
 }
 
@@ -35,7 +41,11 @@ describe.each(testDialects())('run and workflow quotas per user (%s)', (dialect)
   const call = (key: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     fetch(`${server.baseUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
 
@@ -63,7 +73,11 @@ describe.each(testDialects())('run and workflow quotas per user (%s)', (dialect)
     expect(refused.status).toBe(429);
     expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(refused.headers.get('retry-after')).toBe('5');
-    expect(await refused.json()).toMatchObject({ status: 429, title: 'Too Many Requests', detail: 'At most 2 runs may be queued or running at once per user; retry when one has ended.' });
+    expect(await refused.json()).toMatchObject({
+      status: 429,
+      title: 'Too Many Requests',
+      detail: 'At most 2 runs may be queued or running at once per user; retry when one has ended.',
+    });
 
     // A replay of a run already started is that run, not a new one.
     const replay = await start(alice, wf, { 'Idempotency-Key': 'one' });
@@ -81,11 +95,13 @@ describe.each(testDialects())('run and workflow quotas per user (%s)', (dialect)
     const wf = await workflowOf(carol);
     const statuses = (await Promise.all([1, 2, 3].map(() => start(carol, wf)))).map((r) => r.status).sort();
     expect(statuses).toEqual([202, 202, 429]);
-    const [{ n }] = (await server.ctx.db('runs').where({ workflow_id: wf }).count({ n: '*' })) as [{ n: number | string }];
+    const [{ n }] = (await server.ctx.db('runs').where({ workflow_id: wf }).count({ n: '*' })) as [
+      { n: number | string },
+    ];
     expect(Number(n)).toBe(2);
   });
 
-  it('counts the runs committed while a start waited for the user\'s lock: the count is read after the lock, never from before it', async () => {
+  it("counts the runs committed while a start waited for the user's lock: the count is read after the lock, never from before it", async () => {
     const frank = await apiKeyFor(server.ctx, 'quota-frank');
     const wf = await workflowOf(frank);
     expect((await start(frank, wf)).status).toBe(202); // 1 of 2
@@ -99,7 +115,16 @@ describe.each(testDialects())('run and workflow quotas per user (%s)', (dialect)
       answered = start(frank, wf);
       await waitUntilALockIsAwaited(db);
       // The holder takes the last place, then lets go: the waiting start must count that run.
-      await trx('runs').insert({ id: 'run_quota_race_holder', workflow_id: wf, user_id: userId, status: 'queued', inputs: '{}', graph: '{}', attempts: 0, created_at: Date.now() });
+      await trx('runs').insert({
+        id: 'run_quota_race_holder',
+        workflow_id: wf,
+        user_id: userId,
+        status: 'queued',
+        inputs: '{}',
+        graph: '{}',
+        attempts: 0,
+        created_at: Date.now(),
+      });
       await trx.commit();
     } catch (err) {
       await trx.rollback();
@@ -111,7 +136,7 @@ describe.each(testDialects())('run and workflow quotas per user (%s)', (dialect)
     expect(Number(n)).toBe(2);
   });
 
-  it('refuses a run past USER_RUNS_PER_MINUTE with 429 and the window\'s Retry-After, even when none is running', async () => {
+  it("refuses a run past USER_RUNS_PER_MINUTE with 429 and the window's Retry-After, even when none is running", async () => {
     const dave = await apiKeyFor(server.ctx, 'quota-dave');
     const wf = await workflowOf(dave);
     for (let i = 0; i < 4; i += 1) {
@@ -124,7 +149,10 @@ describe.each(testDialects())('run and workflow quotas per user (%s)', (dialect)
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(60);
-    expect(await refused.json()).toMatchObject({ status: 429, detail: `At most 4 runs may be started per minute per user; retry in ${retryAfter} s.` });
+    expect(await refused.json()).toMatchObject({
+      status: 429,
+      detail: `At most 4 runs may be started per minute per user; retry in ${retryAfter} s.`,
+    });
   });
 
   it('refuses a workflow of more than WORKFLOW_MAX_NODES nodes with 422 pointing at /nodes, on create and update', async () => {
@@ -137,26 +165,32 @@ describe.each(testDialects())('run and workflow quotas per user (%s)', (dialect)
     const created = await call(erin, 'POST', '/api/workflows', { name: 'big', ...big });
     expect(created.status).toBe(422);
     expect(created.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(await created.json()).toMatchObject({ status: 422, errors: [{ pointer: '/nodes', message: 'must have at most 3 nodes' }] });
+    expect(await created.json()).toMatchObject({
+      status: 422,
+      errors: [{ pointer: '/nodes', message: 'must have at most 3 nodes' }],
+    });
 
     const wf = await workflowOf(erin); // three nodes: the limit itself is allowed
     const updated = await call(erin, 'PATCH', `/api/workflows/${wf}`, big);
     expect(updated.status).toBe(422);
-    expect(await updated.json()).toMatchObject({ errors: [{ pointer: '/nodes', message: 'must have at most 3 nodes' }] });
+    expect(await updated.json()).toMatchObject({
+      errors: [{ pointer: '/nodes', message: 'must have at most 3 nodes' }],
+    });
   });
 });
 
 /** Resolves once a connection to this test's database waits for a row lock (the start queued behind the test's transaction). */
 async function waitUntilALockIsAwaited(db: Knex): Promise<void> {
-  const waiting = dialectOf(db) === 'pg'
-    ? "select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'"
-    : "select count(*) as n from information_schema.processlist where db = database() and info like '%for update'"; // InnoDB waits in the optimizer for a row read by its key
+  const waiting =
+    dialectOf(db) === 'pg'
+      ? "select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'"
+      : "select count(*) as n from information_schema.processlist where db = database() and info like '%for update'"; // InnoDB waits in the optimizer for a row read by its key
   const deadline = Date.now() + 10_000;
   for (;;) {
     const result = (await db.raw(waiting)) as { rows?: { n: unknown }[] } | [{ n: unknown }[]];
     const rows = Array.isArray(result) ? result[0] : result.rows!;
     if (Number(rows[0]?.n) > 0) return;
-    if (Date.now() > deadline) throw new Error('the start never waited for the user\'s lock');
+    if (Date.now() > deadline) throw new Error("the start never waited for the user's lock");
     await new Promise((r) => setTimeout(r, 10));
   }
 }

@@ -22,7 +22,9 @@ describe.each(testDialects())('run retention on %s', (dialect) => {
   beforeAll(async () => {
     fake = await startFakeOpenAI();
     fake.answer = (request) =>
-      request.messages.some((m) => m.content.includes('HOLD')) ? { kind: 'completion', content: 'held', until: held } : { kind: 'completion', content: 'done' };
+      request.messages.some((m) => m.content.includes('HOLD'))
+        ? { kind: 'completion', content: 'held', until: held }
+        : { kind: 'completion', content: 'done' };
     server = await startTestServer({
       dialect,
       runs: true,
@@ -36,7 +38,9 @@ describe.each(testDialects())('run retention on %s', (dialect) => {
   });
 
   async function workflowOf(client: ApiClient): Promise<string> {
-    const { data, error } = await client.POST('/api/workflows', { body: { name: 'Kept runs', ...seedGraph('fake-model') } });
+    const { data, error } = await client.POST('/api/workflows', {
+      body: { name: 'Kept runs', ...seedGraph('fake-model') },
+    });
     if (!data) throw new Error(`create failed: ${JSON.stringify(error)}`);
     return data.data.id;
   }
@@ -50,11 +54,17 @@ describe.each(testDialects())('run retention on %s', (dialect) => {
     return data!.data.id;
   }
   const statusOf = async (client: ApiClient, workflowId: string, runId: string) =>
-    (await client.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: runId } } })).response.status;
+    (
+      await client.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+        params: { path: { workflow_id: workflowId, run_id: runId } },
+      })
+    ).response.status;
   const rowsOf = async (table: 'run_events' | 'run_steps', runIds: string[]) =>
-    Number(((await server.ctx.db(table).whereIn('run_id', runIds).count({ n: '*' }).first()) as { n: number | string }).n);
+    Number(
+      ((await server.ctx.db(table).whereIn('run_id', runIds).count({ n: '*' }).first()) as { n: number | string }).n,
+    );
 
-  it('keeps each user\'s newest USER_MAX_STORED_RUNS finished runs, then purges by RUN_RETENTION_DAYS, never an unfinished run', async () => {
+  it("keeps each user's newest USER_MAX_STORED_RUNS finished runs, then purges by RUN_RETENTION_DAYS, never an unfinished run", async () => {
     const alice = await workflowsClient(server.ctx, server.baseUrl, 'retention-alice');
     const bob = await workflowsClient(server.ctx, server.baseUrl, 'retention-bob');
     const aliceWf = await workflowOf(alice);
@@ -63,7 +73,10 @@ describe.each(testDialects())('run retention on %s', (dialect) => {
     for (let i = 0; i < 5; i++) aliceRuns.push(await finishedRun(alice, aliceWf, `a${i}`));
     const bobRuns = [await finishedRun(bob, bobWf, 'b0'), await finishedRun(bob, bobWf, 'b1')];
     // Alice's run held by the provider: queued or running, never finished, until released.
-    const start = await alice.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: aliceWf } }, body: { inputs: { ticket: 'HOLD' } } });
+    const start = await alice.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: aliceWf } },
+      body: { inputs: { ticket: 'HOLD' } },
+    });
     expect(start.response.status).toBe(202);
     const unfinished = start.data!.data.id;
     expect(await rowsOf('run_events', aliceRuns.slice(0, 2))).toBeGreaterThan(0);
@@ -89,7 +102,9 @@ describe.each(testDialects())('run retention on %s', (dialect) => {
     // Today, nothing left is older than 30 days.
     expect(await purgeRuns(server.ctx)).toEqual({ byAge: 0, byCount: 0 });
     release();
-    const ended = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: aliceWf, run_id: unfinished }, header: { Prefer: 'wait=60' } } });
+    const ended = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+      params: { path: { workflow_id: aliceWf, run_id: unfinished }, header: { Prefer: 'wait=60' } },
+    });
     expect(ended.data!.data.status).toBe('completed');
   });
 });

@@ -38,12 +38,20 @@ export function purgeRunsFinishedBefore(db: Knex, cutoff: number): Promise<numbe
 
 /** For each user with more than `keep` finished runs, all but the newest `keep` of them (by start order). */
 export async function purgeRunsPastCount(db: Knex, keep: number): Promise<number> {
-  const over = (await finished(db).select('user_id').groupBy('user_id').havingRaw('count(*) > ?', [keep])) as Array<{ user_id: number | string }>;
+  const over = (await finished(db).select('user_id').groupBy('user_id').havingRaw('count(*) > ?', [keep])) as Array<{
+    user_id: number | string;
+  }>;
   let deleted = 0;
   for (const { user_id: userId } of over) {
-    const oldestKept = (await finished(db).where({ user_id: userId }).orderBy('seq', 'desc').offset(keep - 1).first('seq')) as { seq: number | string } | undefined;
+    const oldestKept = (await finished(db)
+      .where({ user_id: userId })
+      .orderBy('seq', 'desc')
+      .offset(keep - 1)
+      .first('seq')) as { seq: number | string } | undefined;
     if (!oldestKept) continue;
-    deleted += await deleteInBatches(db, () => finished(db).where({ user_id: userId }).andWhere('seq', '<', Number(oldestKept.seq)));
+    deleted += await deleteInBatches(db, () =>
+      finished(db).where({ user_id: userId }).andWhere('seq', '<', Number(oldestKept.seq)),
+    );
   }
   return deleted;
 }

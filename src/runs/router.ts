@@ -14,8 +14,10 @@ import { isTerminal } from './store.ts';
 import { preferredWait, readRunWhenEnded, type RunEndListener } from './waiting.ts';
 import { streamRunEvents as streamEvents } from './eventStream.ts';
 
-type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
-  operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
+type JsonOf<
+  Op extends keyof operations,
+  Status extends keyof operations[Op]['responses'],
+> = operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
 
 type ListQuery = NonNullable<operations['listRuns']['parameters']['query']>;
 type RunBody = operations['runWorkflow']['requestBody']['content']['application/json'];
@@ -45,7 +47,12 @@ export function cancelRunsOfDeletedWorkflow(ctx: AppContext): (workflowId: strin
  * a declined wait is answered at once, as without one. The listener stops and the slot is freed
  * once the answer is done, however it ends.
  */
-async function answerWithWait(ctx: AppContext, req: Request, userId: number, answer: (wait: Wait | undefined) => Promise<void>): Promise<void> {
+async function answerWithWait(
+  ctx: AppContext,
+  req: Request,
+  userId: number,
+  answer: (wait: Wait | undefined) => Promise<void>,
+): Promise<void> {
   const seconds = preferredWait(req.get('Prefer'));
   const runs = ctx.runs;
   const keyId = req.principal?.kind === 'apiKey' ? req.principal.accessTokenId : undefined;
@@ -75,7 +82,14 @@ function waitForRun(
     if (!res.writableFinished) gone.abort(); // the client left before its answer
   });
   wait.listener.follow(runId);
-  return readRunWhenEnded(wait.listener, wait.seconds, owner, read, AbortSignal.any([gone.signal, wait.drained]), queued);
+  return readRunWhenEnded(
+    wait.listener,
+    wait.seconds,
+    owner,
+    read,
+    AbortSignal.any([gone.signal, wait.drained]),
+    queued,
+  );
 }
 
 /**
@@ -96,7 +110,15 @@ export async function startRunAndAnswer(
   // Listening before the run is queued, its end cannot come unheard: a run just queued is not
   // read before a notice of its end (or the wait's end).
   await answerWithWait(ctx, req, owner.userId, async (wait) => {
-    const { run, replayed } = await service.startRun(ctx, owner.userId, owner.workflowId, inputs, req.get('Idempotency-Key'), runStarts, version);
+    const { run, replayed } = await service.startRun(
+      ctx,
+      owner.userId,
+      owner.workflowId,
+      inputs,
+      req.get('Idempotency-Key'),
+      runStarts,
+      version,
+    );
     res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
     // Dify's blocking mode: the ended run in this answer when it ends within the wait.
     const waited = wait && (await waitForRun(res, wait, run.id, owner, read(run.id), replayed ? undefined : run));
@@ -112,9 +134,16 @@ export async function startRunAndAnswer(
 
 /** The run operations of openapi.yaml: runWorkflow, listRuns, getRun, streamRunEvents, cancelRun. */
 export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Operations {
-  const withWait = (req: Request, answer: (wait: Wait | undefined) => Promise<void>) => answerWithWait(ctx, req, userOf(req), answer);
+  const withWait = (req: Request, answer: (wait: Wait | undefined) => Promise<void>) =>
+    answerWithWait(ctx, req, userOf(req), answer);
   /** Waits for the end of the request's run (waiting.ts readRunWhenEnded); `queued`: the run this request queued after the listener began. */
-  const waitFor = (req: Request, res: Response, wait: Wait, runId: string, queued?: { status: string }): Promise<RunDetail> => {
+  const waitFor = (
+    req: Request,
+    res: Response,
+    wait: Wait,
+    runId: string,
+    queued?: { status: string },
+  ): Promise<RunDetail> => {
     const owner = { userId: userOf(req), workflowId: workflowIdOf(req) };
     return waitForRun(res, wait, runId, owner, runReader(req, runId), queued);
   };

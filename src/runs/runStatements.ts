@@ -6,12 +6,37 @@ import { prepared } from '../db/prepared.ts';
 import type { NewRunRow, NewStepRow, RunEnd } from './store.ts';
 
 export const RUN_COLUMNS = [
-  'id', 'workflow_id', 'user_id', 'status', 'inputs', 'graph', 'output', 'error', 'usage',
-  'idempotency_key', 'attempts', 'created_at', 'started_at', 'finished_at', 'duration_ms',
+  'id',
+  'workflow_id',
+  'user_id',
+  'status',
+  'inputs',
+  'graph',
+  'output',
+  'error',
+  'usage',
+  'idempotency_key',
+  'attempts',
+  'created_at',
+  'started_at',
+  'finished_at',
+  'duration_ms',
 ] as const satisfies readonly (keyof NewRunRow)[];
 
 export const STEP_COLUMNS = [
-  'run_id', 'node_id', 'node_type', 'status', 'started_at', 'finished_at', 'input_preview', 'output_preview', 'output_json', 'truncated', 'usage', 'error', 'attempts',
+  'run_id',
+  'node_id',
+  'node_type',
+  'status',
+  'started_at',
+  'finished_at',
+  'input_preview',
+  'output_preview',
+  'output_json',
+  'truncated',
+  'usage',
+  'error',
+  'attempts',
 ] as const satisfies readonly (keyof NewStepRow)[];
 
 export const runInsert = prepared<{ [K in keyof NewRunRow]: NewRunRow[K] }>('run_insert', (db, param) =>
@@ -19,27 +44,38 @@ export const runInsert = prepared<{ [K in keyof NewRunRow]: NewRunRow[K] }>('run
 );
 
 /** The quota's lock: the user's row and the workflow's (its `deleted_at` says whether it stands). */
-export const userAndWorkflowLock = prepared<{ userId: number; workflowId: string }, { deleted_at: unknown }>('run_quota_user_and_workflow_lock', (db, param) =>
-  db('users')
-    .join('workflows', 'workflows.user_id', 'users.id')
-    .where('users.id', param('userId'))
-    .andWhere('workflows.id', param('workflowId'))
-    .forUpdate()
-    .first('workflows.deleted_at'),
+export const userAndWorkflowLock = prepared<{ userId: number; workflowId: string }, { deleted_at: unknown }>(
+  'run_quota_user_and_workflow_lock',
+  (db, param) =>
+    db('users')
+      .join('workflows', 'workflows.user_id', 'users.id')
+      .where('users.id', param('userId'))
+      .andWhere('workflows.id', param('workflowId'))
+      .forUpdate()
+      .first('workflows.deleted_at'),
 );
 
 /** The quota's count: the user's runs queued or running (the `status` index finds the few). */
-export const unfinishedRunsOfUser = prepared<{ userId: number }, { active: number | string }>('run_quota_unfinished_runs', (db, param) =>
-  db('runs').where('user_id', param('userId')).whereIn('status', ['queued', 'running']).count({ active: '*' }),
+export const unfinishedRunsOfUser = prepared<{ userId: number }, { active: number | string }>(
+  'run_quota_unfinished_runs',
+  (db, param) =>
+    db('runs').where('user_id', param('userId')).whereIn('status', ['queued', 'running']).count({ active: '*' }),
 );
 
-export const runClaim = prepared<{ id: string; expectedAttempt: number; nextAttempt: number; now: number }>('run_claim', (db, param) =>
-  db('runs')
-    .where({ id: param('id'), status: 'queued', attempts: param('expectedAttempt') })
-    .update({ status: 'running', started_at: param('now'), attempts: param('nextAttempt') }),
+export const runClaim = prepared<{ id: string; expectedAttempt: number; nextAttempt: number; now: number }>(
+  'run_claim',
+  (db, param) =>
+    db('runs')
+      .where({ id: param('id'), status: 'queued', attempts: param('expectedAttempt') })
+      .update({ status: 'running', started_at: param('now'), attempts: param('nextAttempt') }),
 );
 
-export type RunFinishParams = RunEnd & { id: string; attempt: number; expectedAttempt: number; startedAt: number | null };
+export type RunFinishParams = RunEnd & {
+  id: string;
+  attempt: number;
+  expectedAttempt: number;
+  startedAt: number | null;
+};
 
 /** What a run's end sets, whichever state it ends the run from. */
 const endOf = (param: (name: keyof RunFinishParams & string) => string) => ({
@@ -53,7 +89,9 @@ const endOf = (param: (name: keyof RunFinishParams & string) => string) => ({
 
 /** The end of a run its attempt claimed: `running` with that attempt. */
 export const runFinish = prepared<RunFinishParams>('run_finish', (db, param) =>
-  db('runs').where({ id: param('id'), status: 'running', attempts: param('attempt') }).update(endOf(param)),
+  db('runs')
+    .where({ id: param('id'), status: 'running', attempts: param('attempt') })
+    .update(endOf(param)),
 );
 
 /** The end of a run its attempt never claimed: still `queued` with the attempt before, started at `startedAt`. */

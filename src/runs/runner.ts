@@ -43,8 +43,13 @@ export type RunnerContext = Pick<AppContext, 'db' | 'config' | 'logger' | 'now'>
 export type RunAnnouncer = Pick<RunQueue, 'announceRunEnded' | 'announceRunEvents'>;
 
 /** `announce` made one that never throws: a failed NOTIFY is logged. */
-function quietly(ctx: RunnerContext, what: string, announce: (runId: string) => Promise<void>): (runId: string) => void {
-  return (runId) => void announce(runId).catch((err: unknown) => ctx.logger.warn({ err, runId }, `${what} NOTIFY failed`));
+function quietly(
+  ctx: RunnerContext,
+  what: string,
+  announce: (runId: string) => Promise<void>,
+): (runId: string) => void {
+  return (runId) =>
+    void announce(runId).catch((err: unknown) => ctx.logger.warn({ err, runId }, `${what} NOTIFY failed`));
 }
 
 export interface Runner {
@@ -107,24 +112,44 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
   const endedHere = new Map<string, EndedRun>();
   /** Keeps the run this worker just ended, with its whole log, unless it is large. */
   const rememberEnded = (ended: RunRow, steps: readonly NewStepRow[]) => {
-    const size = ended.graph.length + ended.inputs.length + (ended.output?.length ?? 0) + steps.reduce((n, s) => n + (s.input_preview?.length ?? 0) + (s.output_preview?.length ?? 0), 0);
+    const size =
+      ended.graph.length +
+      ended.inputs.length +
+      (ended.output?.length ?? 0) +
+      steps.reduce((n, s) => n + (s.input_preview?.length ?? 0) + (s.output_preview?.length ?? 0), 0);
     if (size > KEPT_RUN_MAX_CHARS) return;
     const detail = { ...toRun(ended), logs: steps.map((step) => toRunStep({ id: 0, ...step })) };
-    remember(endedHere, ended.id, { userId: ended.user_id, workflowId: ended.workflow_id, detail }, ENDED_HERE_MAX_RUNS);
+    remember(
+      endedHere,
+      ended.id,
+      { userId: ended.user_id, workflowId: ended.workflow_id, detail },
+      ENDED_HERE_MAX_RUNS,
+    );
   };
 
   /** Executes the attempt's graph until it ends, fails, or is stopped: the run's outcome. Throws when the attempt was taken away. */
   async function execute(attempt: Attempt, job: RunJobContext): Promise<Outcome> {
     const { controller } = attempt;
     const timer = setTimeout(
-      () => controller.abort(new RunFailure('timeout', `The run took longer than ${ctx.config.RUN_TIMEOUT_SECONDS} s (RUN_TIMEOUT_SECONDS).`)),
+      () =>
+        controller.abort(
+          new RunFailure(
+            'timeout',
+            `The run took longer than ${ctx.config.RUN_TIMEOUT_SECONDS} s (RUN_TIMEOUT_SECONDS).`,
+          ),
+        ),
       ctx.config.RUN_TIMEOUT_SECONDS * 1000,
     );
     const onJobAbort = () => controller.abort(new Interrupted('the job was taken away from this worker'));
     job.signal.addEventListener('abort', onJobAbort, { once: true });
     executing.watch(attempt);
     try {
-      const { output } = await executeGraph(attempt.snapshot, attempt.inputs, attempt.models(models), executionOptions(ctx, attempt));
+      const { output } = await executeGraph(
+        attempt.snapshot,
+        attempt.inputs,
+        attempt.models(models),
+        executionOptions(ctx, attempt),
+      );
       return { status: 'completed', output: JSON.stringify(output), error: null };
     } catch (err) {
       if (controller.signal.reason instanceof Interrupted || controller.signal.reason instanceof StoreUnavailable) {
@@ -132,7 +157,11 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
         throw controller.signal.reason;
       }
       const failure = err instanceof RunFailure ? err : new RunFailure('internal_error', (err as Error).message);
-      return { status: failure.code === 'cancelled' ? 'cancelled' : 'failed', output: null, error: JSON.stringify(failure.toJSON()) };
+      return {
+        status: failure.code === 'cancelled' ? 'cancelled' : 'failed',
+        output: null,
+        error: JSON.stringify(failure.toJSON()),
+      };
     } finally {
       clearTimeout(timer);
       attempt.stop();
@@ -154,7 +183,10 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
         if (end.log) rememberEnded(end.ended, end.log);
         announceEnded(runId);
       }
-      ctx.logger.info({ runId, status: end.finished ? end.ended.status : 'superseded', attempt: attempt.attempt }, 'run ended');
+      ctx.logger.info(
+        { runId, status: end.finished ? end.ended.status : 'superseded', attempt: attempt.attempt },
+        'run ended',
+      );
       if (end.finished) observeRunFinished(end.ended.status, end.ended.duration_ms ?? 0);
     },
     abortLocal(runId) {
@@ -162,7 +194,8 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     },
     endedHere: (runId) => endedHere.get(runId),
     expect(run) {
-      if (run.graph.length + run.inputs.length <= KEPT_RUN_MAX_CHARS) remember(handedOver, run.id, run, HANDOVER_MAX_RUNS);
+      if (run.graph.length + run.inputs.length <= KEPT_RUN_MAX_CHARS)
+        remember(handedOver, run.id, run, HANDOVER_MAX_RUNS);
     },
   };
 }
@@ -188,7 +221,8 @@ function watchForCancels(ctx: RunnerContext) {
         if (!run) continue;
         const state = states.get(id);
         if (state?.status === 'running' && state.attempts === run.attempt) run.confirmedAt = at;
-        else if (state?.status === 'queued' && state.attempts === run.attempt - 1) continue; // held, not claimed yet
+        else if (state?.status === 'queued' && state.attempts === run.attempt - 1)
+          continue; // held, not claimed yet
         else run.controller.abort(new RunFailure('cancelled', 'The run was cancelled.'));
       }
     } catch (err) {
@@ -230,7 +264,10 @@ const SWEEP_GRACE_MS = 10_000;
  *   the last delivery, or every delivery met a store outage) has no one to finish it: fail it with
  *   the cause of its job's last failure, `store_unavailable` or `worker_lost`, closing its steps.
  */
-export async function sweepStuckRuns(ctx: RunnerContext, queue: Pick<RunQueue, 'enqueue' | 'jobState' | 'announceRunEnded'>): Promise<void> {
+export async function sweepStuckRuns(
+  ctx: RunnerContext,
+  queue: Pick<RunQueue, 'enqueue' | 'jobState' | 'announceRunEnded'>,
+): Promise<void> {
   const now = ctx.now();
   const announceEnded = quietly(ctx, 'run end', (id) => queue.announceRunEnded(id));
   for (const { id, userId } of await store.listRunsStuckSince(ctx.db, 'queued', now - SWEEP_GRACE_MS, 100)) {

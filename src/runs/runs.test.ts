@@ -20,10 +20,15 @@ type RunDetail = Schemas['RunDetail'];
 
 async function apiKeyFor(ctx: AppContext, login: string): Promise<string> {
   const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'runs', usageScenario: 'paid', permissions: ['workflows'] });
+  const { token } = await createAccessToken(ctx, {
+    userId: user.id,
+    namespace: login,
+    name: 'runs',
+    usageScenario: 'paid',
+    permissions: ['workflows'],
+  });
   return token;
 }
-
 
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 
@@ -33,7 +38,12 @@ async function createWorkflow(client: ApiClient, model: string, name = `wf ${mod
   return data.data.id;
 }
 
-async function startRun(client: ApiClient, workflowId: string, inputs: Record<string, string>, key?: string): Promise<RunDetail> {
+async function startRun(
+  client: ApiClient,
+  workflowId: string,
+  inputs: Record<string, string>,
+  key?: string,
+): Promise<RunDetail> {
   const { data, error, response } = await client.POST('/api/workflows/{workflow_id}/run', {
     params: { path: { workflow_id: workflowId }, ...(key ? { header: { 'Idempotency-Key': key } } : {}) },
     body: { inputs },
@@ -47,13 +57,21 @@ async function startRun(client: ApiClient, workflowId: string, inputs: Record<st
 }
 
 async function getRun(client: ApiClient, workflowId: string, runId: string) {
-  const { data, error } = await client.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: runId } } });
+  const { data, error } = await client.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+    params: { path: { workflow_id: workflowId, run_id: runId } },
+  });
   if (!data) throw new Error(`get failed: ${JSON.stringify(error)}`);
   return data.data;
 }
 
 /** Polls the run, as a client would, until `until` holds (default: a terminal status). */
-async function pollRun(client: ApiClient, workflowId: string, runId: string, until = (r: RunDetail) => TERMINAL.includes(r.status), timeoutMs = 15_000) {
+async function pollRun(
+  client: ApiClient,
+  workflowId: string,
+  runId: string,
+  until = (r: RunDetail) => TERMINAL.includes(r.status),
+  timeoutMs = 15_000,
+) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const run = await getRun(client, workflowId, runId);
@@ -89,11 +107,19 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
   it('runs the seed example on echo to completed, with the output keyed by text_output id and per-node logs', async () => {
     const workflowId = await createWorkflow(alice, 'echo');
     const queued = await startRun(alice, workflowId, { ticket: 'The export button does nothing on Safari 18.' });
-    expect(queued).toMatchObject({ workflow_id: workflowId, workflow_version: 1, inputs: { ticket: 'The export button does nothing on Safari 18.' } });
+    expect(queued).toMatchObject({
+      workflow_id: workflowId,
+      workflow_version: 1,
+      inputs: { ticket: 'The export button does nothing on Safari 18.' },
+    });
     expect(queued.id).toMatch(/^run_[0-9A-Z]{26}$/);
 
     const run = await pollRun(alice, workflowId, queued.id);
-    expect(run).toMatchObject({ status: 'completed', output: { result: 'The export button does nothing on Safari 18.' }, error: null });
+    expect(run).toMatchObject({
+      status: 'completed',
+      output: { result: 'The export button does nothing on Safari 18.' },
+      error: null,
+    });
     expect(run.duration).toBeGreaterThanOrEqual(0);
     expect(Date.parse(run.finished_at!)).toBeGreaterThanOrEqual(Date.parse(run.started_at!));
     expect(run.logs.map((s) => [s.node_id, s.node_type, s.status])).toEqual([
@@ -114,7 +140,12 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     const workflowId = await createWorkflow(alice, 'llama-3');
     const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'hello there' })).id);
     expect(run).toMatchObject({ status: 'completed', output: { result: 'HELLO THERE' } });
-    expect(fake.requests.at(-1)).toMatchObject({ model: 'llama-3', temperature: 0.2, max_tokens: 256, messages: [{ role: 'user', content: 'hello there' }] });
+    expect(fake.requests.at(-1)).toMatchObject({
+      model: 'llama-3',
+      temperature: 0.2,
+      max_tokens: 256,
+      messages: [{ role: 'user', content: 'hello there' }],
+    });
     expect(run.logs[1]!.usage).toMatchObject({ total_tokens: 4 });
   });
 
@@ -124,12 +155,21 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
         name: 'templated',
         nodes: [
           { id: 'ticket', type: 'text_input', config: { variable: 'ticket' } },
-          { id: 'framed', type: 'template', config: { template: 'Ticket #{{ inputs.number }}: {{ inputs.ticket | strip }}' } },
+          {
+            id: 'framed',
+            type: 'template',
+            config: { template: 'Ticket #{{ inputs.number }}: {{ inputs.ticket | strip }}' },
+          },
           { id: 'number', type: 'text_input', config: { variable: 'number' } },
           {
             id: 'summarise',
             type: 'llm_call',
-            config: { model: 'llama-3', system_prompt: 'Be brief.', prompt: 'Summarise in one line.\n{{ nodes.framed.output }}{% if inputs.number == "7" %} (urgent){% endif %}' },
+            config: {
+              model: 'llama-3',
+              system_prompt: 'Be brief.',
+              prompt:
+                'Summarise in one line.\n{{ nodes.framed.output }}{% if inputs.number == "7" %} (urgent){% endif %}',
+            },
           },
           { id: 'result', type: 'text_output', config: { format: 'plain' } },
         ],
@@ -142,14 +182,25 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       },
     });
     if (!data) throw new Error(JSON.stringify(error));
-    const run = await pollRun(alice, data.data.id, (await startRun(alice, data.data.id, { ticket: '  Export is broken  ', number: '7' })).id);
+    const run = await pollRun(
+      alice,
+      data.data.id,
+      (await startRun(alice, data.data.id, { ticket: '  Export is broken  ', number: '7' })).id,
+    );
     expect(run.status).toBe('completed');
     expect(fake.requests.at(-1)!.messages).toEqual([
       { role: 'system', content: 'Be brief.' },
       { role: 'user', content: 'Summarise in one line.\nTicket #7: Export is broken (urgent)' },
     ]);
-    expect(run.logs.find((s) => s.node_id === 'framed')).toMatchObject({ node_type: 'template', status: 'completed', output: 'Ticket #7: Export is broken', usage: null });
-    expect(run.logs.find((s) => s.node_id === 'summarise')!.input).toBe('Summarise in one line.\nTicket #7: Export is broken (urgent)');
+    expect(run.logs.find((s) => s.node_id === 'framed')).toMatchObject({
+      node_type: 'template',
+      status: 'completed',
+      output: 'Ticket #7: Export is broken',
+      usage: null,
+    });
+    expect(run.logs.find((s) => s.node_id === 'summarise')!.input).toBe(
+      'Summarise in one line.\nTicket #7: Export is broken (urgent)',
+    );
     expect(run.output).toEqual({ result: 'SUMMARISE IN ONE LINE.\nTICKET #7: EXPORT IS BROKEN (URGENT)' });
   });
 
@@ -159,7 +210,11 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
         name: 'bad refs',
         nodes: [
           { id: 'input', type: 'text_input', config: { variable: 'ticket' } },
-          { id: 'summarise', type: 'llm_call', config: { model: 'echo', prompt: '{{ inputs.tikcet }} {{ nodes.result.output }}' } },
+          {
+            id: 'summarise',
+            type: 'llm_call',
+            config: { model: 'echo', prompt: '{{ inputs.tikcet }} {{ nodes.result.output }}' },
+          },
           { id: 'result', type: 'text_output', config: { format: 'plain' } },
         ],
         edges: [
@@ -171,7 +226,10 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     expect(response.status).toBe(422);
     expect(error?.errors).toEqual([
       { pointer: '/nodes/1/config/prompt', message: '"inputs.tikcet": no text_input has the variable "tikcet"' },
-      { pointer: '/nodes/1/config/prompt', message: '"nodes.result.output": node "result" is not upstream of this node (add an edge path from it)' },
+      {
+        pointer: '/nodes/1/config/prompt',
+        message: '"nodes.result.output": node "result" is not upstream of this node (add an edge path from it)',
+      },
     ]);
   });
 
@@ -181,7 +239,11 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
         name: 'triage',
         nodes: [
           { id: 'ticket', type: 'text_input', config: { variable: 'ticket' } },
-          { id: 'is_urgent', type: 'condition', config: { left: '{{ inputs.ticket | downcase }}', operator: 'contains', right: 'urgent' } },
+          {
+            id: 'is_urgent',
+            type: 'condition',
+            config: { left: '{{ inputs.ticket | downcase }}', operator: 'contains', right: 'urgent' },
+          },
           { id: 'page', type: 'llm_call', config: { model: 'llama-3', prompt: 'Page someone: {{ inputs.ticket }}' } },
           { id: 'paged', type: 'text_output', config: { format: 'plain' } },
           { id: 'queue', type: 'template', config: { template: 'Queued: {{ inputs.ticket }}' } },
@@ -215,19 +277,36 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       queued: 'completed',
       log: 'completed',
     });
-    expect(calm.logs.find((s) => s.node_id === 'is_urgent')).toMatchObject({ input: '"export is slow" contains "urgent"', output: 'false' });
+    expect(calm.logs.find((s) => s.node_id === 'is_urgent')).toMatchObject({
+      input: '"export is slow" contains "urgent"',
+      output: 'false',
+    });
     expect(calm.logs.find((s) => s.node_id === 'page')).toMatchObject({ started_at: null, input: null, output: null });
     expect(fake.requests.length).toBe(calls); // the skipped llm_call never reached the provider
 
-    const urgent = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'URGENT: export down' })).id);
-    expect(urgent.output).toEqual({ paged: 'PAGE SOMEONE: URGENT: EXPORT DOWN', log: 'PAGE SOMEONE: URGENT: EXPORT DOWN' });
-    expect(urgent.logs.filter((s) => s.status === 'skipped').map((s) => s.node_id).sort()).toEqual(['queue', 'queued']);
+    const urgent = await pollRun(
+      alice,
+      workflowId,
+      (await startRun(alice, workflowId, { ticket: 'URGENT: export down' })).id,
+    );
+    expect(urgent.output).toEqual({
+      paged: 'PAGE SOMEONE: URGENT: EXPORT DOWN',
+      log: 'PAGE SOMEONE: URGENT: EXPORT DOWN',
+    });
+    expect(
+      urgent.logs
+        .filter((s) => s.status === 'skipped')
+        .map((s) => s.node_id)
+        .sort(),
+    ).toEqual(['queue', 'queued']);
     expect(fake.requests.length).toBe(calls + 1);
   });
 
   describe('Prefer: wait=N (RFC 7240)', () => {
     const getWaiting = (workflowId: string, runId: string, prefer: string) =>
-      alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: runId }, header: { Prefer: prefer } } });
+      alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+        params: { path: { workflow_id: workflowId, run_id: runId }, header: { Prefer: prefer } },
+      });
 
     it('GET answers once the worker ends the run (woken by its NOTIFY), with Preference-Applied', async () => {
       // What every process hears on the queue database's LISTEN connection.
@@ -260,7 +339,9 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       const started = await startRun(alice, workflowId, { ticket: 'x' });
       const waiting = getWaiting(workflowId, started.id, 'respond-async, wait=30');
       await pollRun(alice, workflowId, started.id, (r) => r.status === 'running');
-      await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: { workflow_id: workflowId, run_id: started.id } } });
+      await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', {
+        params: { path: { workflow_id: workflowId, run_id: started.id } },
+      });
       const { data, response } = await waiting;
       expect(response.headers.get('preference-applied')).toBe('wait=30');
       expect(data!.data.status).toBe('cancelled');
@@ -274,22 +355,33 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       expect(response.status).toBe(200);
       expect(response.headers.get('preference-applied')).toBe('wait=1');
       expect(['queued', 'running']).toContain(data!.data.status);
-      const plain = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: started.id } } });
+      const plain = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+        params: { path: { workflow_id: workflowId, run_id: started.id } },
+      });
       expect(plain.response.headers.get('preference-applied')).toBeNull();
-      await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: { workflow_id: workflowId, run_id: started.id } } });
+      await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', {
+        params: { path: { workflow_id: workflowId, run_id: started.id } },
+      });
       const ended = await getWaiting(workflowId, started.id, 'wait=600');
       expect(ended.response.headers.get('preference-applied')).toBe('wait=60');
       expect(ended.data!.data.status).toBe('cancelled');
       // Issue 33: neither a fraction nor a huge value is dropped silently; Preference-Applied says what applied.
-      expect((await getWaiting(workflowId, started.id, 'wait=1.5')).response.headers.get('preference-applied')).toBe('wait=2');
-      expect((await getWaiting(workflowId, started.id, 'wait=99999999999999')).response.headers.get('preference-applied')).toBe('wait=60');
+      expect((await getWaiting(workflowId, started.id, 'wait=1.5')).response.headers.get('preference-applied')).toBe(
+        'wait=2',
+      );
+      expect(
+        (await getWaiting(workflowId, started.id, 'wait=99999999999999')).response.headers.get('preference-applied'),
+      ).toBe('wait=60');
     });
 
     it('a run this process ended is kept as the store has it, run and log, and answers the waiters its end wakes', async () => {
       const runner = server.ctx.runs!.runner!;
       const cases: { model: string; replies: typeof fake.replies }[] = [
         { model: 'echo', replies: [] },
-        { model: 'llama-3', replies: [{ kind: 'error', status: 400, message: 'context too long', type: 'invalid_request_error' }] }, // its node's error logged
+        {
+          model: 'llama-3',
+          replies: [{ kind: 'error', status: 400, message: 'context too long', type: 'invalid_request_error' }],
+        }, // its node's error logged
         // Slower than the step log's delay: the model's step is written running, then ended.
         { model: 'llama-3', replies: [{ kind: 'completion', content: 'slow answer', delayMs: 150 }] },
       ];
@@ -303,7 +395,8 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
         expect(waited.response.status).toBe(200);
         const runId = waited.data!.data.id;
         const stored = await getRun(alice, workflowId, runId);
-        if (replies[0]?.kind === 'error') expect(stored.logs.find((step) => step.node_type === 'llm_call')!.error).not.toBeNull();
+        if (replies[0]?.kind === 'error')
+          expect(stored.logs.find((step) => step.node_type === 'llm_call')!.error).not.toBeNull();
         expect(runner.endedHere(runId)).toEqual({ userId: expect.any(Number), workflowId, detail: stored });
         expect(waited.data!.data).toEqual(stored);
       }
@@ -317,9 +410,15 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       });
       expect(blocking.response.status).toBe(200);
       expect(blocking.response.headers.get('preference-applied')).toBe('wait=30');
-      expect(blocking.response.headers.get('location')).toBe(`/api/workflows/${workflowId}/runs/${blocking.data!.data.id}`);
+      expect(blocking.response.headers.get('location')).toBe(
+        `/api/workflows/${workflowId}/runs/${blocking.data!.data.id}`,
+      );
       expect(blocking.data!.data).toMatchObject({ status: 'completed', output: { result: 'right away' } });
-      expect((blocking.data!.data as RunDetail).logs.map((s) => s.status)).toEqual(['completed', 'completed', 'completed']);
+      expect((blocking.data!.data as RunDetail).logs.map((s) => s.status)).toEqual([
+        'completed',
+        'completed',
+        'completed',
+      ]);
 
       fake.replies = [{ kind: 'hang' }];
       const slowWorkflow = await createWorkflow(alice, 'llama-3');
@@ -333,7 +432,9 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       // input done and the model call under way).
       const notEnded = accepted.data!.data;
       expect(notEnded.logs.map((s) => s.status)).toEqual(notEnded.status === 'queued' ? [] : ['completed', 'running']);
-      await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: { workflow_id: slowWorkflow, run_id: accepted.data!.data.id } } });
+      await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', {
+        params: { path: { workflow_id: slowWorkflow, run_id: accepted.data!.data.id } },
+      });
     });
 
     it('every request that waits stops watching run ends once answered: 200, 202, 404, 429, and a client that left', async () => {
@@ -354,35 +455,52 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       const wait = { Prefer: 'wait=30' };
       try {
         const echo = await createWorkflow(alice, 'echo');
-        const ended = await alice.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: echo }, header: wait }, body: { inputs: { ticket: 'x' } } });
+        const ended = await alice.POST('/api/workflows/{workflow_id}/run', {
+          params: { path: { workflow_id: echo }, header: wait },
+          body: { inputs: { ticket: 'x' } },
+        });
         expect(ended.response.status).toBe(200);
         expect(watching).toBe(0);
         expect((await getWaiting(echo, ended.data!.data.id, 'wait=30')).response.status).toBe(200);
         expect(watching).toBe(0);
-        const missing = await alice.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: 'wf_missing' }, header: wait }, body: { inputs: { ticket: 'x' } } });
+        const missing = await alice.POST('/api/workflows/{workflow_id}/run', {
+          params: { path: { workflow_id: 'wf_missing' }, header: wait },
+          body: { inputs: { ticket: 'x' } },
+        });
         expect(missing.response.status).toBe(404);
         expect((await getWaiting(echo, 'run_missing', 'wait=30')).response.status).toBe(404);
         expect(watching).toBe(0);
         runStarts.hit = () => 30; // USER_RUNS_PER_MINUTE spent
-        const limited = await alice.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: echo }, header: wait }, body: { inputs: { ticket: 'x' } } });
+        const limited = await alice.POST('/api/workflows/{workflow_id}/run', {
+          params: { path: { workflow_id: echo }, header: wait },
+          body: { inputs: { ticket: 'x' } },
+        });
         runStarts.hit = hit;
         expect(limited.response.status).toBe(429);
         expect(watching).toBe(0);
 
         fake.replies = [{ kind: 'hang' }];
         const hangs = await createWorkflow(alice, 'llama-3');
-        const accepted = await alice.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: hangs }, header: { Prefer: 'wait=1' } }, body: { inputs: { ticket: 'x' } } });
+        const accepted = await alice.POST('/api/workflows/{workflow_id}/run', {
+          params: { path: { workflow_id: hangs }, header: { Prefer: 'wait=1' } },
+          body: { inputs: { ticket: 'x' } },
+        });
         expect(accepted.response.status).toBe(202);
         expect(watching).toBe(0);
         const leaving = new AbortController();
         const left = alice
-          .GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: hangs, run_id: accepted.data!.data.id }, header: wait }, signal: leaving.signal })
+          .GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+            params: { path: { workflow_id: hangs, run_id: accepted.data!.data.id }, header: wait },
+            signal: leaving.signal,
+          })
           .catch(() => undefined);
         await vi.waitFor(() => expect(watching).toBe(1));
         leaving.abort();
         await left;
         await vi.waitFor(() => expect(watching).toBe(0));
-        await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: { workflow_id: hangs, run_id: accepted.data!.data.id } } });
+        await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', {
+          params: { path: { workflow_id: hangs, run_id: accepted.data!.data.id } },
+        });
       } finally {
         queue.watchRunEnded = watchRunEnded;
         runStarts.hit = hit;
@@ -394,14 +512,22 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     async function workflowWith(config: Record<string, unknown>): Promise<string> {
       const graph = seedGraph('llama-3');
       const nodes = graph.nodes.map((n) => (n.type === 'llm_call' ? { ...n, config: { ...n.config, ...config } } : n));
-      const { data, error } = await alice.POST('/api/workflows', { body: { name: 'policies', nodes, edges: graph.edges } as never });
+      const { data, error } = await alice.POST('/api/workflows', {
+        body: { name: 'policies', nodes, edges: graph.edges } as never,
+      });
       if (!data) throw new Error(JSON.stringify(error));
       return data.data.id;
     }
 
     it('retry.max_attempts bounds the attempts; a 429 after every attempt is rate_limited', async () => {
       const workflowId = await workflowWith({ retry: { max_attempts: 2, backoff_seconds: 0 } });
-      fake.replies = Array.from({ length: 3 }, () => ({ kind: 'error' as const, status: 429, message: 'slow down', type: 'rate_limit_error', retryAfter: 0 }));
+      fake.replies = Array.from({ length: 3 }, () => ({
+        kind: 'error' as const,
+        status: 429,
+        message: 'slow down',
+        type: 'rate_limit_error',
+        retryAfter: 0,
+      }));
       const before = fake.requests.length;
       const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'x' })).id);
       fake.replies = [];
@@ -431,13 +557,29 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       fake.replies = [{ kind: 'error', status: 400, message: 'context too long', type: 'invalid_request_error' }];
       const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'x' })).id);
       expect(run).toMatchObject({ status: 'completed', error: null, output: { result: '' } });
-      expect(run.logs.find((s) => s.node_id === 'summarise')).toMatchObject({ status: 'failed', output: null, error: { code: 'provider_error', node_id: 'summarise' } });
+      expect(run.logs.find((s) => s.node_id === 'summarise')).toMatchObject({
+        status: 'failed',
+        output: null,
+        error: { code: 'provider_error', node_id: 'summarise' },
+      });
       expect(run.logs.find((s) => s.node_id === 'result')).toMatchObject({ status: 'completed', output: '' });
     });
 
     it('refuses bad policies at save (422)', async () => {
       const graph = seedGraph('llama-3');
-      const nodes = graph.nodes.map((n) => (n.type === 'llm_call' ? { ...n, config: { ...n.config, retry: { max_attempts: 0, backoff_seconds: -1 }, timeout_seconds: 0, on_error: 'ignore' } } : n));
+      const nodes = graph.nodes.map((n) =>
+        n.type === 'llm_call'
+          ? {
+              ...n,
+              config: {
+                ...n.config,
+                retry: { max_attempts: 0, backoff_seconds: -1 },
+                timeout_seconds: 0,
+                on_error: 'ignore',
+              },
+            }
+          : n,
+      );
       const response = await fetch(`${server.baseUrl}/api/workflows`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${aliceKey}` },
@@ -506,16 +648,30 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     expect(run.output).toBeNull();
     expect(run.error).toMatchObject({ code: 'provider_error', node_id: 'summarise' });
     expect(run.error!.message).toContain(message);
-    expect(run.logs.find((s) => s.node_id === 'summarise')).toMatchObject({ status: 'failed', error: { code: 'provider_error' } });
-    expect(run.logs.find((s) => s.node_id === 'result')).toMatchObject({ status: 'not_started', started_at: null, input: null, output: null });
+    expect(run.logs.find((s) => s.node_id === 'summarise')).toMatchObject({
+      status: 'failed',
+      error: { code: 'provider_error' },
+    });
+    expect(run.logs.find((s) => s.node_id === 'result')).toMatchObject({
+      status: 'not_started',
+      started_at: null,
+      input: null,
+      output: null,
+    });
     expect(run.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
   });
 
   it('an unknown model is refused when the workflow is saved (the model list is fixed): 422 at the model', async () => {
     // Only llama-3 is routed to the provider (and echo is built in), so gpt-9 could never run.
-    const { response, error } = await alice.POST('/api/workflows', { body: { name: 'unknown model', ...seedGraph('gpt-9') } });
+    const { response, error } = await alice.POST('/api/workflows', {
+      body: { name: 'unknown model', ...seedGraph('gpt-9') },
+    });
     expect(response.status).toBe(422);
-    expect(error).toMatchObject({ errors: [{ pointer: '/nodes/1/config/model', message: 'unknown model "gpt-9"; this service serves echo, llama-3' }] });
+    expect(error).toMatchObject({
+      errors: [
+        { pointer: '/nodes/1/config/model', message: 'unknown model "gpt-9"; this service serves echo, llama-3' },
+      ],
+    });
   });
 
   it('rejects missing and extra inputs with a 400 listing each', async () => {
@@ -528,7 +684,9 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     expect(error).toMatchObject({ status: 400 });
     const pointers = (error as { errors: { pointer: string }[] }).errors.map((e) => e.pointer).sort();
     expect(pointers).toEqual(['/body/inputs/ticket', '/body/inputs/tiket']);
-    const { data } = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } });
+    const { data } = await alice.GET('/api/workflows/{workflow_id}/runs', {
+      params: { path: { workflow_id: workflowId } },
+    });
     expect(data!.meta.total).toBe(0);
   });
 
@@ -536,7 +694,12 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     fake.replies = [{ kind: 'hang' }];
     const workflowId = await createWorkflow(alice, 'llama-3');
     const started = await startRun(alice, workflowId, { ticket: 'wait' });
-    await pollRun(alice, workflowId, started.id, (r) => r.status === 'running' && r.logs.some((s) => s.node_id === 'summarise'));
+    await pollRun(
+      alice,
+      workflowId,
+      started.id,
+      (r) => r.status === 'running' && r.logs.some((s) => s.node_id === 'summarise'),
+    );
 
     const { data, response } = await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', {
       params: { path: { workflow_id: workflowId, run_id: started.id } },
@@ -563,10 +726,21 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     fake.replies = [{ kind: 'hang' }];
     const workflowId = await createWorkflow(alice, 'llama-3');
     const started = await startRun(alice, workflowId, { ticket: 'wait' });
-    await pollRun(alice, workflowId, started.id, (r) => r.status === 'running' && r.logs.some((s) => s.node_id === 'summarise'));
+    await pollRun(
+      alice,
+      workflowId,
+      started.id,
+      (r) => r.status === 'running' && r.logs.some((s) => s.node_id === 'summarise'),
+    );
     // What another process's cancel does: only the row changes; this process's worker must notice.
     expect(await runsStore(server.ctx.db).cancel(started.id, Date.now(), CANCELLED_BY_USER)).toBe(true);
-    const run = await pollRun(alice, workflowId, started.id, (r) => r.logs.find((s) => s.node_id === 'summarise')?.status === 'cancelled', 5_000);
+    const run = await pollRun(
+      alice,
+      workflowId,
+      started.id,
+      (r) => r.logs.find((s) => s.node_id === 'summarise')?.status === 'cancelled',
+      5_000,
+    );
     expect(run).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
   });
 
@@ -613,10 +787,16 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'exact' })).id);
     expect(run.status).toBe('completed');
     const flipped = run.id.replace(/[a-z]/gi, (c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()));
-    const other = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: flipped } } });
+    const other = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+      params: { path: { workflow_id: workflowId, run_id: flipped } },
+    });
     expect(other.response.status).toBe(404);
     const search = async (term: string) =>
-      (await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId }, query: { search: term } } })).data!.meta.total;
+      (
+        await alice.GET('/api/workflows/{workflow_id}/runs', {
+          params: { path: { workflow_id: workflowId }, query: { search: term } },
+        })
+      ).data!.meta.total;
     expect(await search('completed')).toBe(1);
     expect(await search('COMPLETED')).toBe(0);
     expect(await search('Completed')).toBe(0);
@@ -626,9 +806,13 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
 
   it('Idempotency-Key: concurrent identical requests start one run', async () => {
     const workflowId = await createWorkflow(alice, 'echo');
-    const runs = await Promise.all(Array.from({ length: 6 }, () => startRun(alice, workflowId, { ticket: 'race' }, 'race-key')));
+    const runs = await Promise.all(
+      Array.from({ length: 6 }, () => startRun(alice, workflowId, { ticket: 'race' }, 'race-key')),
+    );
     expect(new Set(runs.map((r) => r.id)).size).toBe(1);
-    const { data } = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } });
+    const { data } = await alice.GET('/api/workflows/{workflow_id}/runs', {
+      params: { path: { workflow_id: workflowId } },
+    });
     expect(data!.meta.total).toBe(1);
     expect((await pollRun(alice, workflowId, runs[0]!.id)).status).toBe('completed');
   });
@@ -642,21 +826,35 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     const failingWorkflow = await createWorkflow(alice, 'llama-3');
     await pollRun(alice, failingWorkflow, (await startRun(alice, failingWorkflow, { ticket: 'x' })).id);
 
-    const page1 = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId }, query: { per_page: 2 } } });
+    const page1 = await alice.GET('/api/workflows/{workflow_id}/runs', {
+      params: { path: { workflow_id: workflowId }, query: { per_page: 2 } },
+    });
     expect(page1.data!.data.map((r) => r.id)).toEqual([ids[4], ids[3]]);
     expect(page1.data!.meta).toEqual({ page: 1, per_page: 2, total: 5, total_pages: 3 });
-    expect(page1.response.headers.get('link')).toContain(`</api/workflows/${workflowId}/runs?page=2&per_page=2>; rel="next"`);
-    const page3 = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId }, query: { per_page: 2, page: 3 } } });
+    expect(page1.response.headers.get('link')).toContain(
+      `</api/workflows/${workflowId}/runs?page=2&per_page=2>; rel="next"`,
+    );
+    const page3 = await alice.GET('/api/workflows/{workflow_id}/runs', {
+      params: { path: { workflow_id: workflowId }, query: { per_page: 2, page: 3 } },
+    });
     expect(page3.data!.data.map((r) => r.id)).toEqual([ids[0]]);
     expect('logs' in page3.data!.data[0]!).toBe(false);
 
-    const completed = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId }, query: { search: 'completed' } } });
+    const completed = await alice.GET('/api/workflows/{workflow_id}/runs', {
+      params: { path: { workflow_id: workflowId }, query: { search: 'completed' } },
+    });
     expect(completed.data!.meta.total).toBe(5);
-    const failed = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId }, query: { search: 'failed' } } });
+    const failed = await alice.GET('/api/workflows/{workflow_id}/runs', {
+      params: { path: { workflow_id: workflowId }, query: { search: 'failed' } },
+    });
     expect(failed.data!.meta.total).toBe(0);
-    const byPrefix = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId }, query: { search: ids[2]!.slice(0, 24) } } });
+    const byPrefix = await alice.GET('/api/workflows/{workflow_id}/runs', {
+      params: { path: { workflow_id: workflowId }, query: { search: ids[2]!.slice(0, 24) } },
+    });
     expect(byPrefix.data!.data.map((r) => r.id)).toContain(ids[2]);
-    const exact = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId }, query: { search: ids[2]! } } });
+    const exact = await alice.GET('/api/workflows/{workflow_id}/runs', {
+      params: { path: { workflow_id: workflowId }, query: { search: ids[2]! } },
+    });
     expect(exact.data!.data.map((r) => r.id)).toEqual([ids[2]]);
   });
 
@@ -664,14 +862,40 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     const workflowId = await createWorkflow(alice, 'echo');
     const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'mine' })).id);
     const path = { workflow_id: workflowId, run_id: run.id };
-    expect((await bob.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path } })).response.status).toBe(404);
-    expect((await bob.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } })).response.status).toBe(404);
-    expect((await bob.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path } })).response.status).toBe(404);
-    expect((await bob.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: workflowId } }, body: { inputs: { ticket: 'x' } } })).response.status).toBe(404);
+    expect((await bob.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path } })).response.status).toBe(
+      404,
+    );
+    expect(
+      (await bob.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } })).response
+        .status,
+    ).toBe(404);
+    expect(
+      (await bob.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path } })).response.status,
+    ).toBe(404);
+    expect(
+      (
+        await bob.POST('/api/workflows/{workflow_id}/run', {
+          params: { path: { workflow_id: workflowId } },
+          body: { inputs: { ticket: 'x' } },
+        })
+      ).response.status,
+    ).toBe(404);
     const bobsWorkflow = await createWorkflow(bob, 'echo');
-    expect((await bob.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: bobsWorkflow, run_id: run.id } } })).response.status).toBe(404);
+    expect(
+      (
+        await bob.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+          params: { path: { workflow_id: bobsWorkflow, run_id: run.id } },
+        })
+      ).response.status,
+    ).toBe(404);
     const otherOfAlice = await createWorkflow(alice, 'echo');
-    expect((await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: otherOfAlice, run_id: run.id } } })).response.status).toBe(404);
+    expect(
+      (
+        await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+          params: { path: { workflow_id: otherOfAlice, run_id: run.id } },
+        })
+      ).response.status,
+    ).toBe(404);
   });
 
   it('runs of a deleted workflow are gone with it (default retention 0): 404 for list, read, cancel and run', async () => {
@@ -679,10 +903,20 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     const run = await pollRun(alice, workflowId, (await startRun(alice, workflowId, { ticket: 'keep' })).id);
     await alice.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: workflowId } } });
     const path = { workflow_id: workflowId, run_id: run.id };
-    expect((await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path } })).response.status).toBe(404);
-    expect((await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } })).response.status).toBe(404);
-    expect((await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path } })).response.status).toBe(404);
-    const { response } = await alice.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: workflowId } }, body: { inputs: { ticket: 'x' } } });
+    expect((await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path } })).response.status).toBe(
+      404,
+    );
+    expect(
+      (await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } })).response
+        .status,
+    ).toBe(404);
+    expect(
+      (await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path } })).response.status,
+    ).toBe(404);
+    const { response } = await alice.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: workflowId } },
+      body: { inputs: { ticket: 'x' } },
+    });
     expect(response.status).toBe(404);
   });
 
@@ -705,8 +939,12 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
         };
       },
     });
-    const racing = new Proxy(db, { get: (target, prop) => (prop === 'client' ? client : Reflect.get(target, prop, target)) });
-    const started = runService.startRun({ ...server.ctx, db: racing }, userId, workflowId, { ticket: 'x' }, undefined, { hit: () => null });
+    const racing = new Proxy(db, {
+      get: (target, prop) => (prop === 'client' ? client : Reflect.get(target, prop, target)),
+    });
+    const started = runService.startRun({ ...server.ctx, db: racing }, userId, workflowId, { ticket: 'x' }, undefined, {
+      hit: () => null,
+    });
     await expect(started).rejects.toMatchObject({ status: 404 });
     expect(deleted).toBe(true);
     expect(await db('runs').where({ workflow_id: workflowId }).pluck('id')).toEqual([]);
@@ -726,7 +964,9 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     } finally {
       queue.enqueue = enqueue;
     }
-    const { data } = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } });
+    const { data } = await alice.GET('/api/workflows/{workflow_id}/runs', {
+      params: { path: { workflow_id: workflowId } },
+    });
     expect(data!.data).toHaveLength(1);
     expect(data!.data[0]).toMatchObject({ status: 'failed', error: { code: 'queue_unavailable' } });
     // The client's retry with the same key re-queues that run.
@@ -745,7 +985,11 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       kept = await startTestServer({
         dialect,
         runs: true,
-        env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3', DELETED_WORKFLOW_RETENTION_SECONDS: '3600' },
+        env: {
+          MODEL_PROVIDER_BASE_URL: fake.baseUrl,
+          MODEL_PROVIDER_MODELS: 'llama-3',
+          DELETED_WORKFLOW_RETENTION_SECONDS: '3600',
+        },
       });
       client = createApiClient(kept.baseUrl, { bearer: await apiKeyFor(kept.ctx, 'dave') });
     });
@@ -757,12 +1001,23 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       fake.replies = [{ kind: 'hang' }];
       const workflowId = await createWorkflow(client, 'llama-3');
       const started = await startRun(client, workflowId, { ticket: 'wait' });
-      await pollRun(client, workflowId, started.id, (r) => r.status === 'running' && r.logs.some((s) => s.node_id === 'summarise'));
-      expect((await client.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: workflowId } } })).response.status).toBe(204);
+      await pollRun(
+        client,
+        workflowId,
+        started.id,
+        (r) => r.status === 'running' && r.logs.some((s) => s.node_id === 'summarise'),
+      );
+      expect(
+        (await client.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: workflowId } } }))
+          .response.status,
+      ).toBe(204);
 
       const run = await store.findRun(kept.ctx.db, started.id);
       expect(run).toMatchObject({ status: 'cancelled' });
-      expect(JSON.parse(run!.error!)).toMatchObject({ code: 'cancelled', message: 'The run was cancelled: its workflow was deleted.' });
+      expect(JSON.parse(run!.error!)).toMatchObject({
+        code: 'cancelled',
+        message: 'The run was cancelled: its workflow was deleted.',
+      });
       // The worker stops the hanging call: the node's log closes as cancelled.
       const deadline = Date.now() + 5_000;
       let steps = await store.listSteps(kept.ctx.db, started.id);
@@ -795,7 +1050,9 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
           return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
         },
       });
-      const racing = new Proxy(db, { get: (target, prop) => (prop === 'client' ? countingClient : Reflect.get(target, prop, target)) });
+      const racing = new Proxy(db, {
+        get: (target, prop) => (prop === 'client' ? countingClient : Reflect.get(target, prop, target)),
+      });
       const queue = kept.ctx.runs!.queue;
       const started = runService.startRun({ ...kept.ctx, db: racing }, userId, workflowId, { ticket: 'x' }, undefined);
       await expect(started).rejects.toMatchObject({ status: 404 });
@@ -809,7 +1066,11 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
     let single: TestServer;
     let client: ApiClient;
     beforeAll(async () => {
-      single = await startTestServer({ dialect, runs: true, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3', RUN_CONCURRENCY: '1' } });
+      single = await startTestServer({
+        dialect,
+        runs: true,
+        env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3', RUN_CONCURRENCY: '1' },
+      });
       client = createApiClient(single.baseUrl, { bearer: await apiKeyFor(single.ctx, 'erin') });
     });
     afterAll(async () => {
@@ -821,9 +1082,18 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       const before = fake.requests.length;
       const workflowId = await createWorkflow(client, 'llama-3');
       const cancel = async (runId: string) =>
-        (await client.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: { workflow_id: workflowId, run_id: runId } } })).response.status;
+        (
+          await client.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', {
+            params: { path: { workflow_id: workflowId, run_id: runId } },
+          })
+        ).response.status;
       const busy = await startRun(client, workflowId, { ticket: 'hang' });
-      await pollRun(client, workflowId, busy.id, (r) => r.status === 'running' && r.logs.some((s) => s.node_id === 'summarise'));
+      await pollRun(
+        client,
+        workflowId,
+        busy.id,
+        (r) => r.status === 'running' && r.logs.some((s) => s.node_id === 'summarise'),
+      );
       // The only slot is taken: this one waits in the queue, as this process stored it (handed over to its worker).
       const queued = await startRun(client, workflowId, { ticket: 'cancelled while queued' });
       expect(await cancel(queued.id)).toBe(200);
@@ -832,7 +1102,11 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       const last = await pollRun(client, workflowId, (await startRun(client, workflowId, { ticket: 'last' })).id);
       expect(last.status).toBe('completed');
       expect(fake.requests.slice(before).map((r) => r.messages.at(-1)?.content)).toEqual(['hang', 'last']);
-      expect(await getRun(client, workflowId, queued.id)).toMatchObject({ status: 'cancelled', started_at: null, logs: [] });
+      expect(await getRun(client, workflowId, queued.id)).toMatchObject({
+        status: 'cancelled',
+        started_at: null,
+        logs: [],
+      });
     });
   });
 
@@ -863,5 +1137,4 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       expect(run.logs.find((s) => s.node_id === 'summarise')?.status).toBe('cancelled');
     });
   });
-
 });

@@ -35,20 +35,49 @@ describe.each(testDialects())('the runs store on %s', (dialect) => {
   const stored = (status: RunStatus, attempts: number) => storedRun(testDb.db, owner, status, attempts);
   const find = async (id: string) => (await reads.findRun(testDb.db, id))!;
   const stepsOf = async (id: string) => (await reads.listSteps(testDb.db, id)).map((s) => `${s.node_id} ${s.status}`);
-  const eventsOf = async (id: string) => (await listRunEventsAfter(testDb.db, id, 0, 100)).map((e) => `${e.seq} ${e.type}`);
+  const eventsOf = async (id: string) =>
+    (await listRunEventsAfter(testDb.db, id, 0, 100)).map((e) => `${e.seq} ${e.type}`);
   const queued = (workflowId = owner.workflowId): NewRunRow => ({
-    id: newRunId(), workflow_id: workflowId, user_id: owner.userId, status: 'queued', inputs: '{}', graph: '{"version":1,"nodes":[],"edges":[]}',
-    output: null, error: null, usage: null, idempotency_key: null, attempts: 0, created_at: 1_000, started_at: null, finished_at: null, duration_ms: null,
+    id: newRunId(),
+    workflow_id: workflowId,
+    user_id: owner.userId,
+    status: 'queued',
+    inputs: '{}',
+    graph: '{"version":1,"nodes":[],"edges":[]}',
+    output: null,
+    error: null,
+    usage: null,
+    idempotency_key: null,
+    attempts: 0,
+    created_at: 1_000,
+    started_at: null,
+    finished_at: null,
+    duration_ms: null,
   });
   /** Another workflow of the owner: its own count of unfinished runs starts at none. */
   const anotherWorkflow = async (name: string) =>
-    (await createWorkflow({ db: testDb.db, config: loadConfig({}), now: Date.now }, owner.userId, { name, ...seedGraph() })).id;
+    (
+      await createWorkflow({ db: testDb.db, config: loadConfig({}), now: Date.now }, owner.userId, {
+        name,
+        ...seedGraph(),
+      })
+    ).id;
   const step = (runId: string, nodeId: string, status = 'running'): NewStepRow => ({
-    run_id: runId, node_id: nodeId, node_type: 'text_input', status, started_at: 1_000, finished_at: null,
-    input_preview: null, output_preview: null, output_json: false, truncated: false, usage: null, error: null,
+    run_id: runId,
+    node_id: nodeId,
+    node_type: 'text_input',
+    status,
+    started_at: 1_000,
+    finished_at: null,
+    input_preview: null,
+    output_preview: null,
+    output_json: false,
+    truncated: false,
+    usage: null,
+    error: null,
   });
 
-  it('starts runs within the user\'s limit of unfinished runs: the first that fit are stored, the rest are over it', async () => {
+  it("starts runs within the user's limit of unfinished runs: the first that fit are stored, the rest are over it", async () => {
     const workflowId = await anotherWorkflow('Quota');
     const user = { ...owner, workflowId };
     await storedRun(testDb.db, user, 'running', 1);
@@ -64,7 +93,9 @@ describe.each(testDialects())('the runs store on %s', (dialect) => {
     const row = queued(workflowId);
     expect(await store.startWithinQuota([row], 10)).toEqual(['workflow_deleted']);
     expect(await reads.findRun(testDb.db, row.id)).toBeUndefined();
-    await expect(store.startWithinQuota([queued(), queued(workflowId)], 10)).rejects.toThrow('not all of one user and one workflow');
+    await expect(store.startWithinQuota([queued(), queued(workflowId)], 10)).rejects.toThrow(
+      'not all of one user and one workflow',
+    );
   });
 
   it('claims a queued run for the attempt after the one read, once', async () => {
@@ -79,10 +110,19 @@ describe.each(testDialects())('the runs store on %s', (dialect) => {
     const id = await stored('running', 1);
     const firstStart = (await find(id)).started_at;
     expect(firstStart).not.toBeNull();
-    const ended = (nodeId: string, status: string, output: string | null) => ({ ...step(id, nodeId, status), finished_at: 1_500, output_preview: output });
+    const ended = (nodeId: string, status: string, output: string | null) => ({
+      ...step(id, nodeId, status),
+      finished_at: 1_500,
+      output_preview: output,
+    });
     await store.appendSteps([
-      ended('a', 'completed', 'out a'), step(id, 'b'), ended('c', 'skipped', null), ended('d', 'failed', null), ended('e', 'failed', null),
-      ended('f', 'cancelled', null), ended('g', 'completed', 'x'.repeat(LOG_TEXT_MAX)),
+      ended('a', 'completed', 'out a'),
+      step(id, 'b'),
+      ended('c', 'skipped', null),
+      ended('d', 'failed', null),
+      ended('e', 'failed', null),
+      ended('f', 'cancelled', null),
+      ended('g', 'completed', 'x'.repeat(LOG_TEXT_MAX)),
     ]);
     expect(await store.takeOver(id, 2, 3_000, [])).toBeUndefined();
     expect(await stepsOf(id)).toHaveLength(7);
@@ -99,7 +139,15 @@ describe.each(testDialects())('the runs store on %s', (dialect) => {
   it('appends steps in execution order and ends the one still running', async () => {
     const id = await stored('running', 1);
     await store.appendSteps([step(id, 'a'), step(id, 'b', 'skipped')]);
-    await store.endStep(id, 'a', { status: 'completed', finished_at: 1_500, output_preview: 'out', output_json: false, truncated: false, usage: null, error: null });
+    await store.endStep(id, 'a', {
+      status: 'completed',
+      finished_at: 1_500,
+      output_preview: 'out',
+      output_json: false,
+      truncated: false,
+      usage: null,
+      error: null,
+    });
     expect(await stepsOf(id)).toEqual(['a completed', 'b skipped']);
   });
 
@@ -113,7 +161,9 @@ describe.each(testDialects())('the runs store on %s', (dialect) => {
 
   it('cancels a queued or running run with its end events, and not a finished one', async () => {
     const id = await stored('running', 1);
-    expect(await store.cancel(id, 4_000, '{"code":"cancelled","message":"The run was cancelled."}', endEvents)).toBe(true);
+    expect(await store.cancel(id, 4_000, '{"code":"cancelled","message":"The run was cancelled."}', endEvents)).toBe(
+      true,
+    );
     expect(await find(id)).toMatchObject({ status: 'cancelled', finished_at: 4_000 });
     expect(await eventsOf(id)).toEqual(['1 run.finished']);
     expect(await store.cancel(id, 5_000, '{"code":"cancelled","message":"again"}')).toBe(false);

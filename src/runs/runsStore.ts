@@ -10,7 +10,17 @@ import { dialectOf } from '../db/knex.ts';
 import type { NewRunEvent } from './events.ts';
 import { MysqlRunsStore } from './runsStoreMysql.ts';
 import { PostgresRunsStore } from './runsStorePostgres.ts';
-import type { EndEvents, EndingAttempt, FinalEvents, KeptStep, NewRunRow, NewStepRow, QuotaInsert, RunEnd, StepEnd } from './store.ts';
+import type {
+  EndEvents,
+  EndingAttempt,
+  FinalEvents,
+  KeptStep,
+  NewRunRow,
+  NewStepRow,
+  QuotaInsert,
+  RunEnd,
+  StepEnd,
+} from './store.ts';
 
 export interface RunsStore {
   /** Stores a queued run (callers without a quota). */
@@ -41,7 +51,12 @@ export interface RunsStore {
    * died, failed, cancelled) is cleared and its node runs again, as is a step whose output the log
    * cut (it cannot be restored whole). Undefined when the run was not taken over.
    */
-  takeOver(id: string, expectedAttempt: number, now: number, continued: readonly string[]): Promise<KeptStep[] | undefined>;
+  takeOver(
+    id: string,
+    expectedAttempt: number,
+    now: number,
+    continued: readonly string[],
+  ): Promise<KeptStep[] | undefined>;
   /** Appends steps in the order given, their execution order (the log is read in insertion order). */
   appendSteps(rows: readonly NewStepRow[]): Promise<void>;
   /** Ends the step of `nodeId` that is still running. */
@@ -56,7 +71,13 @@ export interface RunsStore {
    * Ends a run held (or run unclaimed) by its attempt, with the worker's last steps and events, all
    * or nothing; false when someone else ended it first (a cancel) or took it over.
    */
-  finish(id: string, ending: EndingAttempt, end: RunEnd, final?: FinalEvents, steps?: readonly NewStepRow[]): Promise<boolean>;
+  finish(
+    id: string,
+    ending: EndingAttempt,
+    end: RunEnd,
+    final?: FinalEvents,
+    steps?: readonly NewStepRow[],
+  ): Promise<boolean>;
   /** queued|running -> cancelled, with the stream's end events; false when the run was already terminal. */
   cancel(id: string, now: number, error: string, endEvents?: EndEvents): Promise<boolean>;
   /**

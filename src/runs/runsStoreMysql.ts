@@ -5,7 +5,13 @@
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { isWriteConflict } from '../db/insert.ts';
 import { inOneRoundTrip, insertEachWhere, type Statement } from '../db/oneRoundTrip.ts';
-import { RUN_COLUMNS, STEP_COLUMNS, unfinishedRunsOfUser, userAndWorkflowLock, type RunFinishParams } from './runStatements.ts';
+import {
+  RUN_COLUMNS,
+  STEP_COLUMNS,
+  unfinishedRunsOfUser,
+  userAndWorkflowLock,
+  type RunFinishParams,
+} from './runStatements.ts';
 import { finishParams, finishStatementOf, ownerOf, PostgresRunsStore } from './runsStorePostgres.ts';
 import { num } from './store.ts';
 import type { EndingAttempt, FinalEvents, NewRunRow, NewStepRow, QuotaInsert, RunEnd } from './store.ts';
@@ -45,13 +51,23 @@ export class MysqlRunsStore extends PostgresRunsStore {
    * then the inserts, which run only if the update ended the run. A number taken meanwhile (a stale
    * attempt's write) or an unknown one: PostgreSQL's transaction, which reads the last number.
    */
-  override async finish(id: string, ending: EndingAttempt, end: RunEnd, final?: FinalEvents, steps: readonly NewStepRow[] = []): Promise<boolean> {
+  override async finish(
+    id: string,
+    ending: EndingAttempt,
+    end: RunEnd,
+    final?: FinalEvents,
+    steps: readonly NewStepRow[] = [],
+  ): Promise<boolean> {
     if (!final && !steps.length) return super.finish(id, ending, end);
     const update = finishParams(id, ending, end);
     let after = final?.after;
     if (after !== undefined || !final) {
       try {
-        return await this.finishInOneRoundTrip(update, steps, final ? { events: final.events, after: after! } : undefined);
+        return await this.finishInOneRoundTrip(
+          update,
+          steps,
+          final ? { events: final.events, after: after! } : undefined,
+        );
       } catch (err) {
         // A number taken meanwhile (or any other failure): the transaction reports or survives it.
         if (isDatabaseUnavailable(err)) throw err;
@@ -61,12 +77,29 @@ export class MysqlRunsStore extends PostgresRunsStore {
     return this.finishInTransaction(update, final && { ...final, after }, steps);
   }
 
-  private async finishInOneRoundTrip(update: RunFinishParams, steps: readonly NewStepRow[], final: { events: FinalEvents['events']; after: number } | undefined): Promise<boolean> {
+  private async finishInOneRoundTrip(
+    update: RunFinishParams,
+    steps: readonly NewStepRow[],
+    final: { events: FinalEvents['events']; after: number } | undefined,
+  ): Promise<boolean> {
     const ended = '@run_ended = 1';
-    const statements: Statement[] = [finishStatementOf(update).statement(this.db, update), { sql: 'SET @run_ended = ROW_COUNT()', values: [] }];
-    if (steps.length) statements.push(insertEachWhere('run_steps', STEP_COLUMNS, steps.map((s) => ({ values: STEP_COLUMNS.map((c) => s[c] ?? null) })), ended));
+    const statements: Statement[] = [
+      finishStatementOf(update).statement(this.db, update),
+      { sql: 'SET @run_ended = ROW_COUNT()', values: [] },
+    ];
+    if (steps.length)
+      statements.push(
+        insertEachWhere(
+          'run_steps',
+          STEP_COLUMNS,
+          steps.map((s) => ({ values: STEP_COLUMNS.map((c) => s[c] ?? null) })),
+          ended,
+        ),
+      );
     if (final?.events.length) {
-      const rows = final.events.map((e, i) => ({ values: [update.id, final.after + i + 1, e.type, JSON.stringify(e.data), update.finished_at] }));
+      const rows = final.events.map((e, i) => ({
+        values: [update.id, final.after + i + 1, e.type, JSON.stringify(e.data), update.finished_at],
+      }));
       statements.push(insertEachWhere('run_events', ['run_id', 'seq', 'type', 'data', 'created_at'], rows, ended));
     }
     const [endUpdate] = await inOneRoundTrip(this.db, statements);

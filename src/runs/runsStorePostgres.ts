@@ -4,9 +4,29 @@
 import type { Knex } from 'knex';
 import { isWriteConflict } from '../db/insert.ts';
 import { appendRunEvents, appendRunEventsAfter, insertRunEvents, lastRunEventSeq, type NewRunEvent } from './events.ts';
-import { runClaim, runFinish, runInsert, unclaimedRunFinish, unfinishedRunsOfUser, userAndWorkflowLock, type RunFinishParams } from './runStatements.ts';
+import {
+  runClaim,
+  runFinish,
+  runInsert,
+  unclaimedRunFinish,
+  unfinishedRunsOfUser,
+  userAndWorkflowLock,
+  type RunFinishParams,
+} from './runStatements.ts';
 import { findRun, fromDb, LOG_TEXT_MAX, num, TERMINAL } from './store.ts';
-import type { EndEvents, EndingAttempt, FinalEvents, KeptStep, NewRunRow, NewStepRow, QuotaInsert, RunEnd, RunRow, StepEnd, StreamSoFar } from './store.ts';
+import type {
+  EndEvents,
+  EndingAttempt,
+  FinalEvents,
+  KeptStep,
+  NewRunRow,
+  NewStepRow,
+  QuotaInsert,
+  RunEnd,
+  RunRow,
+  StepEnd,
+  StreamSoFar,
+} from './store.ts';
 
 /** Tries of a run's end whose event numbers a stale writer of the run took first. */
 const FINISH_TRIES = 5;
@@ -44,15 +64,26 @@ export class PostgresRunsStore {
     return (await runClaim.run(this.db, { id, expectedAttempt, nextAttempt: expectedAttempt + 1, now })) === 1;
   }
 
-  async takeOver(id: string, expectedAttempt: number, now: number, continued: readonly string[]): Promise<KeptStep[] | undefined> {
+  async takeOver(
+    id: string,
+    expectedAttempt: number,
+    now: number,
+    continued: readonly string[],
+  ): Promise<KeptStep[] | undefined> {
     return this.db.transaction(async (trx) => {
       // The run keeps the start of its first attempt: its `duration` spans every attempt.
       const count = await trx('runs')
         .where({ id, status: 'running', attempts: expectedAttempt })
         .update({ started_at: trx.raw('COALESCE(started_at, ?)', [now]), attempts: expectedAttempt + 1 });
       if (count !== 1) return undefined;
-      await trx('run_steps').where({ run_id: id }).whereNot((kept) => keptStep(kept, continued)).delete();
-      const kept = (await trx('run_steps').where({ run_id: id }).orderBy('id').select('node_id', 'status', 'output_preview', 'output_json', 'usage')) as KeptStep[];
+      await trx('run_steps')
+        .where({ run_id: id })
+        .whereNot((kept) => keptStep(kept, continued))
+        .delete();
+      const kept = (await trx('run_steps')
+        .where({ run_id: id })
+        .orderBy('id')
+        .select('node_id', 'status', 'output_preview', 'output_json', 'usage')) as KeptStep[];
       return kept.map((step) => ({ ...step, output_json: Boolean(step.output_json) })); // MySQL's booleans are 0 and 1
     });
   }
@@ -75,20 +106,37 @@ export class PostgresRunsStore {
    * from writing end events beside them). Only a stale attempt of the same run can take those
    * numbers: the insert then fails, and the end is tried again with the last number read afresh.
    */
-  async finish(id: string, ending: EndingAttempt, end: RunEnd, final?: FinalEvents, steps: readonly NewStepRow[] = []): Promise<boolean> {
+  async finish(
+    id: string,
+    ending: EndingAttempt,
+    end: RunEnd,
+    final?: FinalEvents,
+    steps: readonly NewStepRow[] = [],
+  ): Promise<boolean> {
     const update = finishParams(id, ending, end);
     if (!final && !steps.length) return (await finishStatementOf(update).run(this.db, update)) === 1;
     return this.finishInTransaction(update, final, steps);
   }
 
-  protected async finishInTransaction(update: RunFinishParams, final: FinalEvents | undefined, steps: readonly NewStepRow[]): Promise<boolean> {
+  protected async finishInTransaction(
+    update: RunFinishParams,
+    final: FinalEvents | undefined,
+    steps: readonly NewStepRow[],
+  ): Promise<boolean> {
     let after = final?.after;
     for (let tries = 1; ; tries++) {
       try {
         return await this.db.transaction(async (trx) => {
           if ((await finishStatementOf(update).run(trx, update)) !== 1) return false;
           if (steps.length) await trx('run_steps').insert(steps);
-          if (final) await insertRunEvents(trx, update.id, after ?? (await lastRunEventSeq(trx, update.id)), final.events, update.finished_at);
+          if (final)
+            await insertRunEvents(
+              trx,
+              update.id,
+              after ?? (await lastRunEventSeq(trx, update.id)),
+              final.events,
+              update.finished_at,
+            );
           return true;
         });
       } catch (err) {
@@ -118,14 +166,18 @@ export class PostgresRunsStore {
     const { code, message } = JSON.parse(error) as { code: string; message: string };
     return this.db.transaction(async (trx) => {
       if (!(await endFrom(trx, row, { status: 'failed', error }, now))) return false;
-      await trx('run_steps').where({ run_id: id, status: 'running' }).update({ status: 'failed', finished_at: now, error: JSON.stringify({ code, message }) });
+      await trx('run_steps')
+        .where({ run_id: id, status: 'running' })
+        .update({ status: 'failed', finished_at: now, error: JSON.stringify({ code, message }) });
       await appendEndEvents(trx, id, endEvents, now);
       return true;
     });
   }
 
   async requeue(id: string, error: string): Promise<boolean> {
-    const count = await this.db('runs').where({ id, status: 'failed', error }).update({ status: 'queued', error: null, finished_at: null, duration_ms: null });
+    const count = await this.db('runs')
+      .where({ id, status: 'failed', error })
+      .update({ status: 'queued', error: null, finished_at: null, duration_ms: null });
     return count === 1;
   }
 }
@@ -137,8 +189,16 @@ export class PostgresRunsStore {
 function keptStep(q: Knex.QueryBuilder, continued: readonly string[]): void {
   void q.where('status', 'skipped').orWhere((finished) => {
     void finished
-      .where((ended) => void ended.where('status', 'completed').orWhere((failed) => void failed.where('status', 'failed').whereIn('node_id', [...continued])))
-      .andWhere((whole) => void whole.whereNull('output_preview').orWhereRaw('char_length(output_preview) < ?', [LOG_TEXT_MAX - 1]));
+      .where(
+        (ended) =>
+          void ended
+            .where('status', 'completed')
+            .orWhere((failed) => void failed.where('status', 'failed').whereIn('node_id', [...continued])),
+      )
+      .andWhere(
+        (whole) =>
+          void whole.whereNull('output_preview').orWhereRaw('char_length(output_preview) < ?', [LOG_TEXT_MAX - 1]),
+      );
   });
 }
 
@@ -159,18 +219,33 @@ export function finishParams(id: string, ending: EndingAttempt, end: RunEnd): Ru
 }
 
 /** The end's prepared update: from `running` for a claimed attempt, from `queued` for an unclaimed one. */
-export const finishStatementOf = (update: RunFinishParams) => (update.startedAt === null ? runFinish : unclaimedRunFinish);
+export const finishStatementOf = (update: RunFinishParams) =>
+  update.startedAt === null ? runFinish : unclaimedRunFinish;
 
 /** `row` (as read) -> terminal, fenced on the state and attempt it was read in. */
-async function endFrom(trx: Knex.Transaction, row: RunRow, end: { status: 'cancelled' | 'failed'; error: string }, now: number): Promise<boolean> {
+async function endFrom(
+  trx: Knex.Transaction,
+  row: RunRow,
+  end: { status: 'cancelled' | 'failed'; error: string },
+  now: number,
+): Promise<boolean> {
   const count = await trx('runs')
     .where({ id: row.id, status: row.status, attempts: row.attempts })
-    .update({ ...end, finished_at: now, duration_ms: row.started_at === null ? null : Math.max(0, now - row.started_at) });
+    .update({
+      ...end,
+      finished_at: now,
+      duration_ms: row.started_at === null ? null : Math.max(0, now - row.started_at),
+    });
   return count === 1;
 }
 
 /** Appends the end events of a run just ended in `trx`: the run's stream sees its end with it, or neither. */
-async function appendEndEvents(trx: Knex.Transaction, id: string, endEvents: EndEvents | undefined, now: number): Promise<void> {
+async function appendEndEvents(
+  trx: Knex.Transaction,
+  id: string,
+  endEvents: EndEvents | undefined,
+  now: number,
+): Promise<void> {
   if (!endEvents) return;
   const row = (await trx<RunRow>('runs').where({ id }).first()) as RunRow;
   await appendRunEvents(trx, id, endEvents(fromDb(row), await streamSoFar(trx, id)), now);
@@ -178,8 +253,12 @@ async function appendEndEvents(trx: Knex.Transaction, id: string, endEvents: End
 
 /** Which nodes the run's stream has told of, read in the ending transaction (issue 33: a cancelled run's nodes). */
 async function streamSoFar(trx: Knex.Transaction, id: string): Promise<StreamSoFar> {
-  const rows = (await trx('run_events').where({ run_id: id }).whereIn('type', ['node.started', 'node.finished']).select('type', 'data')) as { type: string; data: string }[];
+  const rows = (await trx('run_events')
+    .where({ run_id: id })
+    .whereIn('type', ['node.started', 'node.finished'])
+    .select('type', 'data')) as { type: string; data: string }[];
   const told = { started: new Set<string>(), finished: new Set<string>() };
-  for (const { type, data } of rows) (type === 'node.started' ? told.started : told.finished).add((JSON.parse(data) as { node_id: string }).node_id);
+  for (const { type, data } of rows)
+    (type === 'node.started' ? told.started : told.finished).add((JSON.parse(data) as { node_id: string }).node_id);
   return told;
 }

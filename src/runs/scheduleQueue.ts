@@ -69,14 +69,23 @@ export async function scheduleQueue(boss: PgBoss, name = SCHEDULE_QUEUE): Promis
   else await boss.updateQueue(name, { ...TICK_RETRY }); // a queue made by an older version keeps up with the retry policy
   return {
     async put(id, cron, timezone, userId) {
-      await boss.schedule(name, cron, { scheduleId: id }, { tz: timezone, key: id, missed: 'once', group: { id: tickGroup(userId) } });
+      await boss.schedule(
+        name,
+        cron,
+        { scheduleId: id },
+        { tz: timezone, key: id, missed: 'once', group: { id: tickGroup(userId) } },
+      );
     },
     async remove(id) {
       await boss.unschedule(name, id);
       // Its ticks already filed would find no live schedule and start nothing; they go now instead.
       for (let pages = 0; pages < MAX_DROP_PAGES; pages++) {
         const queued = await boss.findJobs(name, { data: { scheduleId: id }, queued: true, limit: DROP_PAGE });
-        if (queued.length) await boss.deleteJob(name, queued.map((job) => job.id));
+        if (queued.length)
+          await boss.deleteJob(
+            name,
+            queued.map((job) => job.id),
+          );
         if (queued.length < DROP_PAGE) break;
       }
     },
@@ -108,10 +117,19 @@ export async function scheduleQueue(boss: PgBoss, name = SCHEDULE_QUEUE): Promis
         Promise.all(
           jobs.map(async (job) => {
             try {
-              await handler({ scheduleId: job.data.scheduleId, tickId: job.id, createdOn: job.createdOn, startedOn: job.startedOn });
+              await handler({
+                scheduleId: job.data.scheduleId,
+                tickId: job.id,
+                createdOn: job.createdOn,
+                startedOn: job.startedOn,
+              });
               return { id: job.id, status: 'completed' as const };
             } catch (err) {
-              return { id: job.id, status: 'failed' as const, output: { message: err instanceof Error ? err.message : String(err) } };
+              return {
+                id: job.id,
+                status: 'failed' as const,
+                output: { message: err instanceof Error ? err.message : String(err) },
+              };
             }
           }),
         ),

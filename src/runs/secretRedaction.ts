@@ -18,7 +18,13 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\
 // carries reads `\\'`. So an escape's backslash is one to seven of them.
 const BACKSLASHES = '\\\\{1,7}';
 const JSON_LETTER: Record<string, string> = { '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't' };
-const HTML_NAMED: Record<string, string[]> = { '"': ['&quot;'], "'": ['&apos;'], '&': ['&amp;'], '<': ['&lt;'], '>': ['&gt;'] };
+const HTML_NAMED: Record<string, string[]> = {
+  '"': ['&quot;'],
+  "'": ['&apos;'],
+  '&': ['&amp;'],
+  '<': ['&lt;'],
+  '>': ['&gt;'],
+};
 
 /** Every spelling of one character (a code point) that the pattern accepts, as regular expressions. */
 function spellings(char: string): string[] {
@@ -47,10 +53,18 @@ function patternOf(value: string, anyCase: boolean): RegExp {
  * `[secret NAME]`. Longer values go first, so a value that contains another is shown by its own name.
  * `anyCase`: in any case too, for what a URL parser or a resolver lower-cased (a host name in an error).
  */
-export function secretRedactor(values: ReadonlyMap<string, string>, options: { anyCase?: boolean } = {}): (text: string) => string {
+export function secretRedactor(
+  values: ReadonlyMap<string, string>,
+  options: { anyCase?: boolean } = {},
+): (text: string) => string {
   const patterns = [...values]
     .filter(([, value]) => value !== '')
     .sort(([, a], [, b]) => b.length - a.length)
-    .map(([name, value]) => ({ literal: value, pattern: patternOf(value, options.anyCase ?? false), shown: `[secret ${name}]` }));
-  return (text) => patterns.reduce((out, { literal, pattern, shown }) => out.split(literal).join(shown).replace(pattern, shown), text);
+    .map(([name, value]) => ({
+      literal: value,
+      pattern: patternOf(value, options.anyCase ?? false),
+      shown: `[secret ${name}]`,
+    }));
+  return (text) =>
+    patterns.reduce((out, { literal, pattern, shown }) => out.split(literal).join(shown).replace(pattern, shown), text);
 }

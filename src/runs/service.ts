@@ -3,9 +3,26 @@
 // cancel, history. Execution itself is in runner.ts.
 import type { components } from '../../generated/api.d.ts';
 import { isUniqueViolation } from '../db/insert.ts';
-import { idempotencyConflict, invalidRunInputs, queueUnavailable, runsNotConfigured, runAlreadyFinished, runNotFound, tooManyConcurrentRuns, tooManyRunsPerMinute, workflowNotFound, RunFailure, type ProblemItem } from '../shared/errors.ts';
+import {
+  idempotencyConflict,
+  invalidRunInputs,
+  queueUnavailable,
+  runsNotConfigured,
+  runAlreadyFinished,
+  runNotFound,
+  tooManyConcurrentRuns,
+  tooManyRunsPerMinute,
+  workflowNotFound,
+  RunFailure,
+  type ProblemItem,
+} from '../shared/errors.ts';
 import { ulid } from '../shared/ids.ts';
-import { findWorkflowForRuns, isWorkflowDeletedForRuns, type Workflow, type WorkflowContext } from '../workflows/service.ts';
+import {
+  findWorkflowForRuns,
+  isWorkflowDeletedForRuns,
+  type Workflow,
+  type WorkflowContext,
+} from '../workflows/service.ts';
 import { versionGraph } from '../workflows/versions.ts';
 import type { AppContext } from '../context.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
@@ -40,7 +57,10 @@ export interface GraphSnapshot {
 }
 
 export const QUEUE_UNAVAILABLE = JSON.stringify(
-  new RunFailure('queue_unavailable', 'The run could not be queued; retry the request (with the same Idempotency-Key to reuse this run).'),
+  new RunFailure(
+    'queue_unavailable',
+    'The run could not be queued; retry the request (with the same Idempotency-Key to reuse this run).',
+  ),
 );
 
 export const NO_USAGE = Object.freeze({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
@@ -108,7 +128,18 @@ function unfinishedNodeEvents(ended: RunRow, told: StreamSoFar): NewRunEvent[] {
       const started = told.started.has(node.id);
       const status = !started ? 'not_started' : ended.status === 'cancelled' ? 'cancelled' : 'failed';
       const nodeError = started && error ? { code: error.code, message: error.message, node_id: node.id } : null;
-      return { type: 'node.finished', data: { node_id: node.id, node_type: node.type, status, finished_at: started ? finishedAt : null, output: null, usage: null, error: nodeError } };
+      return {
+        type: 'node.finished',
+        data: {
+          node_id: node.id,
+          node_type: node.type,
+          status,
+          finished_at: started ? finishedAt : null,
+          output: null,
+          usage: null,
+          error: nodeError,
+        },
+      };
     });
 }
 
@@ -122,7 +153,9 @@ export function toRunStep(row: RunStepRow): RunStep {
     input: row.input_preview,
     output: row.output_preview,
     // A value that is not a string is logged as its JSON: whole, it is that value again.
-    ...(row.output_json && !row.truncated && row.output_preview !== null ? { output_value: JSON.parse(row.output_preview) as unknown } : {}),
+    ...(row.output_json && !row.truncated && row.output_preview !== null
+      ? { output_value: JSON.parse(row.output_preview) as unknown }
+      : {}),
     truncated: row.truncated,
     usage: row.usage === null ? null : (JSON.parse(row.usage) as RunStep['usage']),
     error: row.error === null ? null : (JSON.parse(row.error) as RunStep['error']),
@@ -145,7 +178,10 @@ const depthOf = (value: unknown, limit: number): number => {
 };
 
 /** The text_input variables of a graph, with the type each declares. */
-const variablesOf = (nodes: Workflow['nodes']) => new Map(nodes.flatMap((n) => (n.type === 'text_input' ? [[n.config.variable, n.config.type ?? 'string'] as const] : [])));
+const variablesOf = (nodes: Workflow['nodes']) =>
+  new Map(
+    nodes.flatMap((n) => (n.type === 'text_input' ? [[n.config.variable, n.config.type ?? 'string'] as const] : [])),
+  );
 
 /**
  * Inputs typed in as text (the console's form, a run's `inputs`): each is parsed as JSON where its
@@ -154,14 +190,16 @@ const variablesOf = (nodes: Workflow['nodes']) => new Map(nodes.flatMap((n) => (
  */
 export function inputsFromText(nodes: Workflow['nodes'], texts: Record<string, string>): RunInputs {
   const types = variablesOf(nodes);
-  return Object.fromEntries(Object.entries(texts).map(([name, text]) => {
-    if ((types.get(name) ?? 'string') === 'string') return [name, text];
-    try {
-      return [name, JSON.parse(text) as unknown];
-    } catch {
-      return [name, text];
-    }
-  }));
+  return Object.fromEntries(
+    Object.entries(texts).map(([name, text]) => {
+      if ((types.get(name) ?? 'string') === 'string') return [name, text];
+      try {
+        return [name, JSON.parse(text) as unknown];
+      } catch {
+        return [name, text];
+      }
+    }),
+  );
 }
 
 /** Missing, extra and mistyped inputs, as pointers into the request body. */
@@ -169,13 +207,22 @@ export function checkInputs(nodes: Workflow['nodes'], inputs: Record<string, unk
   const variables = variablesOf(nodes);
   const problems: ProblemItem[] = [];
   for (const [v, type] of variables) {
-    if (!Object.hasOwn(inputs, v)) problems.push({ pointer: `/body/inputs/${v}`, message: `is required (text_input variable "${v}")` });
-    else if (!isOfType(inputs[v], type)) problems.push({ pointer: `/body/inputs/${v}`, message: `must be ${type === 'integer' || type === 'object' || type === 'array' ? 'an' : 'a'} ${type}` });
-    else if (depthOf(inputs[v], INPUT_MAX_DEPTH + 1) > INPUT_MAX_DEPTH) problems.push({ pointer: `/body/inputs/${v}`, message: `must be nested at most ${INPUT_MAX_DEPTH} levels deep` });
+    if (!Object.hasOwn(inputs, v))
+      problems.push({ pointer: `/body/inputs/${v}`, message: `is required (text_input variable "${v}")` });
+    else if (!isOfType(inputs[v], type))
+      problems.push({
+        pointer: `/body/inputs/${v}`,
+        message: `must be ${type === 'integer' || type === 'object' || type === 'array' ? 'an' : 'a'} ${type}`,
+      });
+    else if (depthOf(inputs[v], INPUT_MAX_DEPTH + 1) > INPUT_MAX_DEPTH)
+      problems.push({ pointer: `/body/inputs/${v}`, message: `must be nested at most ${INPUT_MAX_DEPTH} levels deep` });
   }
   for (const name of Object.keys(inputs)) {
     if (!variables.has(name)) {
-      problems.push({ pointer: `/body/inputs/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: `is not a text_input variable of this workflow` });
+      problems.push({
+        pointer: `/body/inputs/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+        message: `is not a text_input variable of this workflow`,
+      });
     }
   }
   return problems;
@@ -200,13 +247,29 @@ async function enqueueOrFail(ctx: RunContext, machinery: RunMachinery, row: RunR
  * The run a repeated Idempotency-Key names: same inputs (and the same version, when one is asked
  * for) -> that run (re-queued if the queue failed it); else 409.
  */
-async function replay(ctx: RunContext, machinery: RunMachinery, existing: RunRow, inputs: RunInputs, version?: number): Promise<RunRow> {
+async function replay(
+  ctx: RunContext,
+  machinery: RunMachinery,
+  existing: RunRow,
+  inputs: RunInputs,
+  version?: number,
+): Promise<RunRow> {
   const otherVersion = version !== undefined && snapshotVersion(existing.graph) !== version;
   if (otherVersion || canonical(JSON.parse(existing.inputs) as RunInputs) !== canonical(inputs)) {
     throw idempotencyConflict(existing.id);
   }
-  if (existing.status === 'failed' && existing.error === QUEUE_UNAVAILABLE && (await runsStore(ctx.db).requeue(existing.id, QUEUE_UNAVAILABLE))) {
-    return enqueueOrFail(ctx, machinery, { ...existing, status: 'queued', error: null, finished_at: null, duration_ms: null });
+  if (
+    existing.status === 'failed' &&
+    existing.error === QUEUE_UNAVAILABLE &&
+    (await runsStore(ctx.db).requeue(existing.id, QUEUE_UNAVAILABLE))
+  ) {
+    return enqueueOrFail(ctx, machinery, {
+      ...existing,
+      status: 'queued',
+      error: null,
+      finished_at: null,
+      duration_ms: null,
+    });
   }
   return existing;
 }
@@ -314,7 +377,12 @@ async function runOf(ctx: WorkflowContext, userId: number, workflowId: string, r
  * before that last write and the run after its end, and an ended run's steps had to be read a
  * third time; in that order the last poll costs no more time, and one statement less.)
  */
-export async function getRun(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunDetail> {
+export async function getRun(
+  ctx: WorkflowContext,
+  userId: number,
+  workflowId: string,
+  runId: string,
+): Promise<RunDetail> {
   const row = await readableRun(ctx, userId, workflowId, runId);
   return { ...toRun(row), logs: (await store.listSteps(ctx.db, runId)).map(toRunStep) };
 }
@@ -325,14 +393,23 @@ async function readableRun(ctx: WorkflowContext, userId: number, workflowId: str
 }
 
 /** A run with its logs and the graph snapshot it ran (the console draws it); 404 as getRun. */
-export async function getRunWithGraph(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<{ run: RunDetail; graph: GraphSnapshot }> {
+export async function getRunWithGraph(
+  ctx: WorkflowContext,
+  userId: number,
+  workflowId: string,
+  runId: string,
+): Promise<{ run: RunDetail; graph: GraphSnapshot }> {
   const row = await runOf(ctx, userId, workflowId, runId);
   const steps = await store.listSteps(ctx.db, runId);
   return { run: { ...toRun(row), logs: steps.map(toRunStep) }, graph: JSON.parse(row.graph) as GraphSnapshot };
 }
 
 /** The newest run of each of the user's workflows named (the console's list shows its status). */
-export async function latestRuns(ctx: WorkflowContext, userId: number, workflowIds: readonly string[]): Promise<Map<string, Run>> {
+export async function latestRuns(
+  ctx: WorkflowContext,
+  userId: number,
+  workflowIds: readonly string[],
+): Promise<Map<string, Run>> {
   const rows = await store.latestRunsOfWorkflows(ctx.db, userId, workflowIds);
   return new Map([...rows].map(([id, row]) => [id, toRun(row)]));
 }
@@ -360,7 +437,11 @@ export async function listRuns(
 
 export const CANCELLED_BY_USER = JSON.stringify(new RunFailure('cancelled', 'The run was cancelled.'));
 
-export const CANCELLED_BY_DELETE = JSON.stringify({ code: 'cancelled', message: 'The run was cancelled: its workflow was deleted.', node_id: null });
+export const CANCELLED_BY_DELETE = JSON.stringify({
+  code: 'cancelled',
+  message: 'The run was cancelled: its workflow was deleted.',
+  node_id: null,
+});
 
 /**
  * Cancels every queued or running run of a workflow that was just deleted, so none keeps calling a
@@ -388,12 +469,13 @@ export async function cancelRun(ctx: RunContext, userId: number, workflowId: str
   return toRun((await store.findRun(ctx.db, row.id))!);
 }
 
-
 /**
  * Tells this process's worker (it aborts the run's execution at once) and every other process
  * (they notice within a second) that a run ended outside a worker: cancelled.
  */
 function announceRunEnded(ctx: RunContext, runId: string): void {
   ctx.runs?.runner?.abortLocal(runId);
-  ctx.runs?.queue.announceRunEnded(runId).catch((err: unknown) => ctx.logger.warn({ err, runId }, 'run end NOTIFY failed'));
+  ctx.runs?.queue
+    .announceRunEnded(runId)
+    .catch((err: unknown) => ctx.logger.warn({ err, runId }, 'run end NOTIFY failed'));
 }

@@ -50,7 +50,10 @@ export class SharedRunEvents {
    * when this resolves, so an event stored after it is not missed.
    */
   async follow(runId: string, wake: () => void): Promise<RunFollower> {
-    this.listening ??= Promise.all([this.feeds.watchRunEvents((id) => this.noticed(id)), this.feeds.watchRunEnded((id) => this.noticed(id))]);
+    this.listening ??= Promise.all([
+      this.feeds.watchRunEvents((id) => this.noticed(id)),
+      this.feeds.watchRunEnded((id) => this.noticed(id)),
+    ]);
     await this.listening;
     let run = this.runs.get(runId);
     if (!run) this.runs.set(runId, (run = { wakes: new Set(), notices: 0, kept: undefined, reading: undefined }));
@@ -98,7 +101,8 @@ export class SharedRunEvents {
       const events = await reading;
       // Seeded only from a read that reached the end and found the run's stream where it was asked
       // to start (a Last-Event-ID past the end finds nothing, and must not hide what comes before it).
-      if (!run.kept && events.length < limit && (events.length > 0 || after === 0)) run.kept = { from: after, events: [...events], readAt: notices };
+      if (!run.kept && events.length < limit && (events.length > 0 || after === 0))
+        run.kept = { from: after, events: [...events], readAt: notices };
       return events;
     } finally {
       if (seeding) run.reading = undefined;

@@ -16,7 +16,13 @@ describe.each(testDialects())('run steps count their attempts (%s)', (dialect) =
   beforeAll(async () => {
     server = await startTestServer({ dialect, runs: true, env: { DEMO_MODELS: 'true' } });
     const user = await createUser(server.ctx, { login: 'counter', password: 'test-password-1' });
-    const { token } = await createAccessToken(server.ctx, { userId: user.id, namespace: 'counter', name: 'runs', usageScenario: 'trial', permissions: ['workflows'] });
+    const { token } = await createAccessToken(server.ctx, {
+      userId: user.id,
+      namespace: 'counter',
+      name: 'runs',
+      usageScenario: 'trial',
+      permissions: ['workflows'],
+    });
     api = createApiClient(server.baseUrl, { bearer: token });
   });
   afterAll(() => server?.close());
@@ -27,15 +33,31 @@ describe.each(testDialects())('run steps count their attempts (%s)', (dialect) =
         name: `${model} x${maxAttempts}`,
         nodes: [
           { id: 'question', type: 'text_input', config: { variable: 'question' } },
-          { id: 'answer', type: 'llm_call', config: { model, prompt: '{{ inputs.question }}', retry: { max_attempts: maxAttempts, backoff_seconds: 0 } } },
+          {
+            id: 'answer',
+            type: 'llm_call',
+            config: {
+              model,
+              prompt: '{{ inputs.question }}',
+              retry: { max_attempts: maxAttempts, backoff_seconds: 0 },
+            },
+          },
           { id: 'result', type: 'text_output', config: { format: 'plain' } },
         ],
-        edges: [{ from: 'question', to: 'answer' }, { from: 'answer', to: 'result' }],
+        edges: [
+          { from: 'question', to: 'answer' },
+          { from: 'answer', to: 'result' },
+        ],
       },
     });
     const workflowId = created!.data.id;
-    const { data: started } = await api.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: workflowId }, header: { Prefer: 'wait=30' } }, body: { inputs: { question: 'why?' } } });
-    const { data } = await api.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: started!.data.id } } });
+    const { data: started } = await api.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: workflowId }, header: { Prefer: 'wait=30' } },
+      body: { inputs: { question: 'why?' } },
+    });
+    const { data } = await api.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+      params: { path: { workflow_id: workflowId, run_id: started!.data.id } },
+    });
     return data!.data;
   }
 

@@ -27,13 +27,19 @@ const wideMap = {
             { id: 'shape', type: 'template', config: { template: '<{{ inputs.item }}>' } },
             { id: 'out', type: 'text_output', config: { format: 'plain' } },
           ],
-          edges: [{ from: 'item', to: 'shape' }, { from: 'shape', to: 'out' }],
+          edges: [
+            { from: 'item', to: 'shape' },
+            { from: 'shape', to: 'out' },
+          ],
         },
       },
     },
     { id: 'result', type: 'text_output', config: { format: 'json' } },
   ] as Node[],
-  edges: [{ from: 'list', to: 'each' }, { from: 'each', to: 'result' }],
+  edges: [
+    { from: 'list', to: 'each' },
+    { from: 'each', to: 'result' },
+  ],
 };
 
 const oneNode = {
@@ -56,7 +62,9 @@ describe("a user's steps are paced (USER_STEPS_PER_SECOND)", () => {
   });
 
   const pacedSteps = async () => {
-    const text = await (await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    const text = await (
+      await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    ).text();
     return Number(/^workflow_steps_paced_total (\d+)/m.exec(text)?.[1] ?? NaN);
   };
 
@@ -68,13 +76,18 @@ describe("a user's steps are paced (USER_STEPS_PER_SECOND)", () => {
     const before = await pacedSteps();
 
     // 30 items of 3 steps: about 90 steps, 18 s at 5 a second; the burst of 5 goes at once.
-    const aliceRun = (await alice.POST('/api/workflows/{workflow_id}/run', {
-      params: { path: { workflow_id: wide } },
-      body: { inputs: { list: Array.from({ length: 30 }, (_, i) => i) } as unknown as Record<string, string> },
-    })).data!.data;
+    const aliceRun = (
+      await alice.POST('/api/workflows/{workflow_id}/run', {
+        params: { path: { workflow_id: wide } },
+        body: { inputs: { list: Array.from({ length: 30 }, (_, i) => i) } as unknown as Record<string, string> },
+      })
+    ).data!.data;
     await expect.poll(pacedSteps, { timeout: 20_000 }).toBeGreaterThan(before);
 
-    const bobs = await bob.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: one }, header: { Prefer: 'wait=30' } }, body: { inputs: { text: 'hi' } } });
+    const bobs = await bob.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: one }, header: { Prefer: 'wait=30' } },
+      body: { inputs: { text: 'hi' } },
+    });
     expect(bobs.data!.data).toMatchObject({ status: 'completed', output: { out: 'hi' } });
 
     const path = { workflow_id: wide, run_id: aliceRun.id };
@@ -82,8 +95,15 @@ describe("a user's steps are paced (USER_STEPS_PER_SECOND)", () => {
     // Not ended (a run that has only started may still read `queued` until its claim is written).
     expect(['queued', 'running']).toContain(aliceNow.status);
     await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path } });
-    await expect.poll(async () => (await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path } })).data!.data.status, { timeout: 15_000 }).toBe('cancelled');
-    const logs = (await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path } })).data!.data.logs ?? [];
+    await expect
+      .poll(
+        async () =>
+          (await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path } })).data!.data.status,
+        { timeout: 15_000 },
+      )
+      .toBe('cancelled');
+    const logs =
+      (await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path } })).data!.data.logs ?? [];
     const itemSteps = logs.filter((s) => s.node_id.startsWith('each['));
     expect(itemSteps.length).toBeLessThan(90);
   });

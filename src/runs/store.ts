@@ -90,7 +90,10 @@ export interface FinalEvents {
  */
 export type KeptStep = Pick<RunStepRow, 'node_id' | 'status' | 'output_preview' | 'output_json' | 'usage'>;
 
-export type StepEnd = Pick<RunStepRow, 'status' | 'finished_at' | 'output_preview' | 'output_json' | 'truncated' | 'usage' | 'error' | 'attempts'>;
+export type StepEnd = Pick<
+  RunStepRow,
+  'status' | 'finished_at' | 'output_preview' | 'output_json' | 'truncated' | 'usage' | 'error' | 'attempts'
+>;
 
 export interface RunStepRow {
   id: number;
@@ -137,8 +140,14 @@ export async function findRun(db: Knex, id: string): Promise<RunRow | undefined>
 }
 
 /** The run only if it belongs to this user and this workflow (anything else is "not found"). */
-export async function findRunOfWorkflow(db: Knex, userId: number, workflowId: string, id: string): Promise<RunRow | undefined> {
-  const row = (await db<RunRow>('runs').where({ id, user_id: userId, workflow_id: workflowId }).first()) as RunRow | undefined;
+export async function findRunOfWorkflow(
+  db: Knex,
+  userId: number,
+  workflowId: string,
+  id: string,
+): Promise<RunRow | undefined> {
+  const row = (await db<RunRow>('runs').where({ id, user_id: userId, workflow_id: workflowId }).first()) as
+    RunRow | undefined;
   return row ? fromDb(row) : undefined;
 }
 
@@ -152,16 +161,22 @@ export async function findRunOfWorkflowWithDeletion(
   workflowId: string,
   id: string,
 ): Promise<{ run: RunRow; workflowDeletedAt: number | null } | undefined> {
-  const row = (await runWithDeletion.first(db, { id, userId, workflowId })) as (RunRow & { workflow_deleted_at: unknown }) | undefined;
+  const row = (await runWithDeletion.first(db, { id, userId, workflowId })) as
+    (RunRow & { workflow_deleted_at: unknown }) | undefined;
   if (!row) return undefined;
   const { workflow_deleted_at: deletedAt, ...run } = row;
   return { run: fromDb(run), workflowDeletedAt: num(deletedAt) };
 }
 
-export async function findRunByIdempotencyKey(db: Knex, userId: number, workflowId: string, key: string): Promise<RunRow | undefined> {
-  const row = (await db<RunRow>('runs').where({ user_id: userId, workflow_id: workflowId, idempotency_key: key }).first()) as
-    | RunRow
-    | undefined;
+export async function findRunByIdempotencyKey(
+  db: Knex,
+  userId: number,
+  workflowId: string,
+  key: string,
+): Promise<RunRow | undefined> {
+  const row = (await db<RunRow>('runs')
+    .where({ user_id: userId, workflow_id: workflowId, idempotency_key: key })
+    .first()) as RunRow | undefined;
   return row ? fromDb(row) : undefined;
 }
 
@@ -175,7 +190,8 @@ function runsOf(db: Knex, userId: number, workflowId: string, search: string | u
 }
 
 export async function countRuns(db: Knex, userId: number, workflowId: string, search?: string): Promise<number> {
-  const result = (await runsOf(db, userId, workflowId, search).count({ n: '*' }).first()) as { n: number | string } | undefined;
+  const result = (await runsOf(db, userId, workflowId, search).count({ n: '*' }).first()) as
+    { n: number | string } | undefined;
   return Number(result?.n ?? 0);
 }
 
@@ -186,60 +202,106 @@ export async function listRunsNewestFirst(
   workflowId: string,
   page: { offset: number; limit: number; search?: string },
 ): Promise<RunRow[]> {
-  const rows = (await runsOf(db, userId, workflowId, page.search).orderBy('seq', 'desc').offset(page.offset).limit(page.limit)) as RunRow[];
+  const rows = (await runsOf(db, userId, workflowId, page.search)
+    .orderBy('seq', 'desc')
+    .offset(page.offset)
+    .limit(page.limit)) as RunRow[];
   return rows.map(fromDb);
 }
 
 /** The newest run of each of these workflows of the user (the console's workflow list), by workflow id. */
-export async function latestRunsOfWorkflows(db: Knex, userId: number, workflowIds: readonly string[]): Promise<Map<string, RunRow>> {
+export async function latestRunsOfWorkflows(
+  db: Knex,
+  userId: number,
+  workflowIds: readonly string[],
+): Promise<Map<string, RunRow>> {
   if (!workflowIds.length) return new Map();
-  const newest = db('runs').where({ user_id: userId }).whereIn('workflow_id', workflowIds).groupBy('workflow_id').max({ seq: 'seq' });
+  const newest = db('runs')
+    .where({ user_id: userId })
+    .whereIn('workflow_id', workflowIds)
+    .groupBy('workflow_id')
+    .max({ seq: 'seq' });
   const rows = (await db('runs').where({ user_id: userId }).whereIn('seq', newest)) as RunRow[];
   return new Map(rows.map((r) => [r.workflow_id, fromDb(r)]));
 }
 
 /** Ids of the workflow's runs that are not yet terminal. */
 export async function listUnfinishedRunsOfWorkflow(db: Knex, workflowId: string): Promise<string[]> {
-  const rows = (await db('runs').select('id').where({ workflow_id: workflowId }).whereIn('status', ['queued', 'running'])) as { id: string }[];
+  const rows = (await db('runs')
+    .select('id')
+    .where({ workflow_id: workflowId })
+    .whereIn('status', ['queued', 'running'])) as { id: string }[];
   return rows.map((r) => r.id);
 }
 
-export async function runStatusAndAttempt(db: Knex, id: string): Promise<{ status: RunStatus; attempts: number } | undefined> {
-  const row = (await db('runs').select('status', 'attempts').where({ id }).first()) as { status: RunStatus; attempts: number } | undefined;
+export async function runStatusAndAttempt(
+  db: Knex,
+  id: string,
+): Promise<{ status: RunStatus; attempts: number } | undefined> {
+  const row = (await db('runs').select('status', 'attempts').where({ id }).first()) as
+    { status: RunStatus; attempts: number } | undefined;
   return row ? { status: row.status, attempts: Number(row.attempts) } : undefined;
 }
 
 /** Status and attempt of many runs in one query (the runs a worker is executing); missing runs are absent. */
-export async function runStatesOf(db: Knex, ids: readonly string[]): Promise<Map<string, { status: RunStatus; attempts: number }>> {
+export async function runStatesOf(
+  db: Knex,
+  ids: readonly string[],
+): Promise<Map<string, { status: RunStatus; attempts: number }>> {
   const states = new Map<string, { status: RunStatus; attempts: number }>();
   for (let i = 0; i < ids.length; i += 500) {
-    const rows = (await db('runs').select('id', 'status', 'attempts').whereIn('id', ids.slice(i, i + 500))) as { id: string; status: RunStatus; attempts: number }[];
+    const rows = (await db('runs')
+      .select('id', 'status', 'attempts')
+      .whereIn('id', ids.slice(i, i + 500))) as { id: string; status: RunStatus; attempts: number }[];
     for (const r of rows) states.set(r.id, { status: r.status, attempts: Number(r.attempts) });
   }
   return states;
 }
 
 /** Ids of runs in `status` since before `cutoff` (by created_at for queued, started_at for running). */
-export async function listRunsStuckSince(db: Knex, status: 'queued' | 'running', cutoff: number, limit: number): Promise<{ id: string; userId: string }[]> {
+export async function listRunsStuckSince(
+  db: Knex,
+  status: 'queued' | 'running',
+  cutoff: number,
+  limit: number,
+): Promise<{ id: string; userId: string }[]> {
   const column = status === 'queued' ? 'created_at' : 'started_at';
-  const rows = (await db('runs').select('id', 'user_id').where({ status }).andWhere(column, '<', cutoff).orderBy('seq').limit(limit)) as { id: string; user_id: number | string }[];
+  const rows = (await db('runs')
+    .select('id', 'user_id')
+    .where({ status })
+    .andWhere(column, '<', cutoff)
+    .orderBy('seq')
+    .limit(limit)) as { id: string; user_id: number | string }[];
   return rows.map((r) => ({ id: r.id, userId: String(r.user_id) }));
 }
 
 /** Steps in execution (start) order. */
 export async function listSteps(db: Knex, runId: string): Promise<RunStepRow[]> {
   const rows = (await stepsOfRun.rows(db, { runId })) as unknown as RunStepRow[];
-  return rows.map((r) => ({ ...r, id: Number(r.id), started_at: num(r.started_at), finished_at: num(r.finished_at), truncated: Boolean(r.truncated), output_json: Boolean(r.output_json) }));
+  return rows.map((r) => ({
+    ...r,
+    id: Number(r.id),
+    started_at: num(r.started_at),
+    finished_at: num(r.finished_at),
+    truncated: Boolean(r.truncated),
+    output_json: Boolean(r.output_json),
+  }));
 }
 
-const stepsOfRun = prepared<{ runId: string }>('run_steps_of_run', (db, param) => db('run_steps').where({ run_id: param('runId') }).orderBy('id', 'asc'));
+const stepsOfRun = prepared<{ runId: string }>('run_steps_of_run', (db, param) =>
+  db('run_steps')
+    .where({ run_id: param('runId') })
+    .orderBy('id', 'asc'),
+);
 
-const runWithDeletion = prepared<{ id: string; userId: number; workflowId: string }>('run_with_workflow_deletion', (db, param) =>
-  db('runs')
-    .join('workflows', function () {
-      this.on('workflows.id', '=', 'runs.workflow_id').andOn('workflows.user_id', '=', 'runs.user_id');
-    })
-    .select('runs.*', 'workflows.deleted_at as workflow_deleted_at')
-    .where({ 'runs.id': param('id'), 'runs.user_id': param('userId'), 'runs.workflow_id': param('workflowId') })
-    .first(),
+const runWithDeletion = prepared<{ id: string; userId: number; workflowId: string }>(
+  'run_with_workflow_deletion',
+  (db, param) =>
+    db('runs')
+      .join('workflows', function () {
+        this.on('workflows.id', '=', 'runs.workflow_id').andOn('workflows.user_id', '=', 'runs.user_id');
+      })
+      .select('runs.*', 'workflows.deleted_at as workflow_deleted_at')
+      .where({ 'runs.id': param('id'), 'runs.user_id': param('userId'), 'runs.workflow_id': param('workflowId') })
+      .first(),
 );

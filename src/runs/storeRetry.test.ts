@@ -20,16 +20,28 @@ describe.each(testDialects())('withStore and lock conflicts (%s)', (dialect) => 
       table.integer('id').primary();
       table.integer('v').notNullable();
     });
-    await t.db('conflict_rows').insert([{ id: 1, v: 0 }, { id: 2, v: 0 }, ...Array.from({ length: 50 }, (_, i) => ({ id: 100 + i, v: 0 }))]);
+    await t
+      .db('conflict_rows')
+      .insert([{ id: 1, v: 0 }, { id: 2, v: 0 }, ...Array.from({ length: 50 }, (_, i) => ({ id: 100 + i, v: 0 }))]);
   });
   afterAll(() => t?.destroy());
 
   /** Whether a statement on this test's database (not another test's) waits for a lock. */
   const someoneWaits = async (db: Knex) =>
     dialect === 'pg'
-      ? Number((await db.raw("SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n) > 0
-      : Number((await db.raw(`SELECT COUNT(*) AS n FROM information_schema.innodb_trx x JOIN information_schema.processlist p ON p.id = x.trx_mysql_thread_id
-          WHERE p.db = DATABASE() AND x.trx_state = 'LOCK WAIT'`))[0][0].n) > 0;
+      ? Number(
+          (
+            await db.raw(
+              "SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+          ).rows[0].n,
+        ) > 0
+      : Number(
+          (
+            await db.raw(`SELECT COUNT(*) AS n FROM information_schema.innodb_trx x JOIN information_schema.processlist p ON p.id = x.trx_mysql_thread_id
+          WHERE p.db = DATABASE() AND x.trx_state = 'LOCK WAIT'`)
+          )[0][0].n,
+        ) > 0;
 
   it('a transaction that is a deadlock victim is made again, and its writes land', async () => {
     // The other transaction: heavier (InnoDB rolls back the lighter one), holding row 1.

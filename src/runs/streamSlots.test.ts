@@ -4,11 +4,13 @@ import { describe, expect, it, vi } from 'vitest';
 import { StreamSlots } from './streamSlots.ts';
 
 describe('event stream slots', () => {
-  it('refuses a stream past the key\'s bound or the user\'s with 429 too_many_event_streams and Retry-After, and frees a slot when a stream ends', () => {
+  it("refuses a stream past the key's bound or the user's with 429 too_many_event_streams and Retry-After, and frees a slot when a stream ends", () => {
     const slots = new StreamSlots({ perKey: 2, perUser: 3 });
     const a1 = slots.take(1, 10, () => {});
     slots.take(1, 10, () => {});
-    expect(() => slots.take(1, 10, () => {})).toThrow(expect.objectContaining({ status: 429, code: 'too_many_event_streams', headers: { 'Retry-After': '5' } }));
+    expect(() => slots.take(1, 10, () => {})).toThrow(
+      expect.objectContaining({ status: 429, code: 'too_many_event_streams', headers: { 'Retry-After': '5' } }),
+    );
     slots.take(2, 10, () => {}); // another key of the same user: the user's third
     expect(() => slots.take(2, 10, () => {})).toThrow(/EVENT_STREAMS_PER_USER/);
     expect(() => slots.take(undefined, 10, () => {})).toThrow(/EVENT_STREAMS_PER_USER/); // the console's, by session

@@ -59,7 +59,11 @@ describe.each(testDialects())('workflow and map nodes calling workflows on %s', 
       'caller',
       [
         { id: 'doc', type: 'text_input', config: { variable: 'doc' } },
-        { id: 'call', type: 'workflow', config: { workflow_id: callee.id, inputs: { ticket: '{{ inputs.doc | upcase }}' } } },
+        {
+          id: 'call',
+          type: 'workflow',
+          config: { workflow_id: callee.id, inputs: { ticket: '{{ inputs.doc | upcase }}' } },
+        },
         { id: 'result', type: 'text_output', config: { format: 'plain' } },
       ],
       [
@@ -100,36 +104,89 @@ describe.each(testDialects())('workflow and map nodes calling workflows on %s', 
     );
     const run = await runToEnd(alice, mapper.id, { doc: 'a;b;c' });
     expect(run).toMatchObject({ status: 'completed', output: { result: ['<a>', '<b>', '<c>'] } });
-    expect(run.logs.filter((s) => s.node_id.endsWith('.frame')).map((s) => s.node_id).sort()).toEqual(['each[0].frame', 'each[1].frame', 'each[2].frame']);
+    expect(
+      run.logs
+        .filter((s) => s.node_id.endsWith('.frame'))
+        .map((s) => s.node_id)
+        .sort(),
+    ).toEqual(['each[0].frame', 'each[1].frame', 'each[2].frame']);
   });
 
   it('refuses at save a call that closes a cycle (422 naming the chain), a call of itself, and a workflow of another user', async () => {
     const a = await save(alice, 'a', ...framing);
-    const b = await save(alice, 'b', [{ id: 'in', type: 'text_input', config: { variable: 'x' } }, { id: 'call', type: 'workflow', config: { workflow_id: a.id } }, { id: 'out', type: 'text_output', config: { format: 'plain' } }], [{ from: 'in', to: 'call' }, { from: 'call', to: 'out' }]);
+    const b = await save(
+      alice,
+      'b',
+      [
+        { id: 'in', type: 'text_input', config: { variable: 'x' } },
+        { id: 'call', type: 'workflow', config: { workflow_id: a.id } },
+        { id: 'out', type: 'text_output', config: { format: 'plain' } },
+      ],
+      [
+        { from: 'in', to: 'call' },
+        { from: 'call', to: 'out' },
+      ],
+    );
     expect(b.status).toBe(201);
     // a now calls b, which calls a.
     const closing = await alice.PATCH('/api/workflows/{workflow_id}', {
       params: { path: { workflow_id: a.id } },
       body: {
-        nodes: [{ id: 'in', type: 'text_input', config: { variable: 'ticket' } }, { id: 'back', type: 'workflow', config: { workflow_id: b.id } }, { id: 'out', type: 'text_output', config: { format: 'plain' } }],
-        edges: [{ from: 'in', to: 'back' }, { from: 'back', to: 'out' }],
+        nodes: [
+          { id: 'in', type: 'text_input', config: { variable: 'ticket' } },
+          { id: 'back', type: 'workflow', config: { workflow_id: b.id } },
+          { id: 'out', type: 'text_output', config: { format: 'plain' } },
+        ],
+        edges: [
+          { from: 'in', to: 'back' },
+          { from: 'back', to: 'out' },
+        ],
       },
     });
     expect(closing.response.status).toBe(422);
-    expect(closing.error).toMatchObject({ errors: [{ pointer: '/nodes/1/config/workflow_id', message: `makes a cycle: ${a.id} -> ${b.id} -> ${a.id}` }] });
+    expect(closing.error).toMatchObject({
+      errors: [{ pointer: '/nodes/1/config/workflow_id', message: `makes a cycle: ${a.id} -> ${b.id} -> ${a.id}` }],
+    });
     const itself = await alice.PATCH('/api/workflows/{workflow_id}', {
       params: { path: { workflow_id: a.id } },
-      body: { nodes: [...framing[0], { id: 'me', type: 'workflow', config: { workflow_id: a.id } }], edges: framing[1] },
+      body: {
+        nodes: [...framing[0], { id: 'me', type: 'workflow', config: { workflow_id: a.id } }],
+        edges: framing[1],
+      },
     });
-    expect(itself.error).toMatchObject({ errors: [{ pointer: '/nodes/3/config/workflow_id', message: 'calls the workflow it belongs to: a cycle' }] });
-    const stolen = await save(bob, 'not mine', [{ id: 'call', type: 'workflow', config: { workflow_id: a.id } }, { id: 'out', type: 'text_output', config: { format: 'plain' } }], [{ from: 'call', to: 'out' }]);
+    expect(itself.error).toMatchObject({
+      errors: [{ pointer: '/nodes/3/config/workflow_id', message: 'calls the workflow it belongs to: a cycle' }],
+    });
+    const stolen = await save(
+      bob,
+      'not mine',
+      [
+        { id: 'call', type: 'workflow', config: { workflow_id: a.id } },
+        { id: 'out', type: 'text_output', config: { format: 'plain' } },
+      ],
+      [{ from: 'call', to: 'out' }],
+    );
     expect(stolen.status).toBe(422);
-    expect(stolen.error).toMatchObject({ errors: [{ pointer: '/nodes/0/config/workflow_id', message: `no workflow "${a.id}" of yours` }] });
+    expect(stolen.error).toMatchObject({
+      errors: [{ pointer: '/nodes/0/config/workflow_id', message: `no workflow "${a.id}" of yours` }],
+    });
   });
 
   it('a called workflow deleted after the save fails the node at run time with workflow_not_found', async () => {
     const callee = await save(alice, 'short-lived', ...framing);
-    const caller = await save(alice, 'orphan', [{ id: 'doc', type: 'text_input', config: { variable: 'doc' } }, { id: 'call', type: 'workflow', config: { workflow_id: callee.id } }, { id: 'out', type: 'text_output', config: { format: 'plain' } }], [{ from: 'doc', to: 'call' }, { from: 'call', to: 'out' }]);
+    const caller = await save(
+      alice,
+      'orphan',
+      [
+        { id: 'doc', type: 'text_input', config: { variable: 'doc' } },
+        { id: 'call', type: 'workflow', config: { workflow_id: callee.id } },
+        { id: 'out', type: 'text_output', config: { format: 'plain' } },
+      ],
+      [
+        { from: 'doc', to: 'call' },
+        { from: 'call', to: 'out' },
+      ],
+    );
     await alice.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: callee.id } } });
     const run = await runToEnd(alice, caller.id, { doc: 'x' });
     expect(run).toMatchObject({ status: 'failed', error: { code: 'workflow_not_found', node_id: 'call' } });
@@ -140,7 +197,12 @@ describe.each(testDialects())('workflow and map nodes calling workflows on %s', 
     const [nodes, edges] = framing;
     const v2 = await alice.PATCH('/api/workflows/{workflow_id}', {
       params: { path: { workflow_id: callee.id } },
-      body: { nodes: nodes.map((n) => (n.id === 'frame' ? { ...n, config: { template: '[{{ inputs.ticket }}]' } } : n)) as Node[], edges },
+      body: {
+        nodes: nodes.map((n) =>
+          n.id === 'frame' ? { ...n, config: { template: '[{{ inputs.ticket }}]' } } : n,
+        ) as Node[],
+        edges,
+      },
     });
     expect(v2.data?.data.version).toBe(2);
     const caller = (version?: number) =>
@@ -149,7 +211,11 @@ describe.each(testDialects())('workflow and map nodes calling workflows on %s', 
         `caller of v${version ?? 'current'}`,
         [
           { id: 'doc', type: 'text_input', config: { variable: 'doc' } },
-          { id: 'call', type: 'workflow', config: { workflow_id: callee.id, ...(version !== undefined && { version }) } },
+          {
+            id: 'call',
+            type: 'workflow',
+            config: { workflow_id: callee.id, ...(version !== undefined && { version }) },
+          },
           { id: 'out', type: 'text_output', config: { format: 'plain' } },
         ],
         [
@@ -163,6 +229,10 @@ describe.each(testDialects())('workflow and map nodes calling workflows on %s', 
     expect((await runToEnd(alice, current.id, { doc: 'x' })).output).toEqual({ out: '[x]' });
     const missing = await caller(9);
     expect(missing.status).toBe(422);
-    expect(missing.error).toMatchObject({ errors: [{ pointer: '/nodes/1/config/workflow_id', message: `no version 9 of a workflow "${callee.id}" of yours` }] });
+    expect(missing.error).toMatchObject({
+      errors: [
+        { pointer: '/nodes/1/config/workflow_id', message: `no version 9 of a workflow "${callee.id}" of yours` },
+      ],
+    });
   });
 });

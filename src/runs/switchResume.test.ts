@@ -10,7 +10,11 @@ describe('resuming after a switch', () => {
     const graph: Graph = {
       nodes: [
         { id: 'in', type: 'text_input', config: { variable: 'order', type: 'object' } },
-        { id: 'route', type: 'switch', config: { value: 'nodes.in.output.amount', cases: [{ name: 'large', operator: '>=', value: 1000 }] } },
+        {
+          id: 'route',
+          type: 'switch',
+          config: { value: 'nodes.in.output.amount', cases: [{ name: 'large', operator: '>=', value: 1000 }] },
+        },
         { id: 'big', type: 'template', config: { template: 'big {{ nodes.route.output.amount }}' } },
         { id: 'small', type: 'template', config: { template: 'small' } },
         { id: 'out', type: 'text_output', config: { format: 'plain' } },
@@ -25,8 +29,14 @@ describe('resuming after a switch', () => {
     };
     const ran: string[] = [];
     const order = { amount: 1500 };
-    const resumed = new Map<string, unknown>([['in', order], ['route', order]]);
-    const result = await executeGraph(graph, { order }, createModelRouter({}), { resumed, hooks: { onStepStart: (n) => void ran.push(n.id) } });
+    const resumed = new Map<string, unknown>([
+      ['in', order],
+      ['route', order],
+    ]);
+    const result = await executeGraph(graph, { order }, createModelRouter({}), {
+      resumed,
+      hooks: { onStepStart: (n) => void ran.push(n.id) },
+    });
     expect(result.output).toEqual({ out: 'big 1500' });
     expect(ran).toEqual(['big', 'out']);
   });

@@ -19,16 +19,43 @@ type Edge = Schemas['WorkflowEdge'];
 
 async function apiKeyFor(ctx: AppContext, login: string): Promise<string> {
   const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'runs', usageScenario: 'paid', permissions: ['workflows'] });
+  const { token } = await createAccessToken(ctx, {
+    userId: user.id,
+    namespace: login,
+    name: 'runs',
+    usageScenario: 'paid',
+    permissions: ['workflows'],
+  });
   return token;
 }
 
-const ticket = { type: 'object', required: ['category', 'amount'], properties: { category: { type: 'string' }, amount: { type: 'number' } } };
+const ticket = {
+  type: 'object',
+  required: ['category', 'amount'],
+  properties: { category: { type: 'string' }, amount: { type: 'number' } },
+};
 const classifyAndRoute: { nodes: Node[]; edges: Edge[] } = {
   nodes: [
     { id: 'in', type: 'text_input', config: { variable: 'ticket' } },
-    { id: 'classify', type: 'llm_call', config: { model: 'llama-3', response_format: { type: 'json_schema', json_schema: { name: 'ticket', schema: ticket } } } },
-    { id: 'route', type: 'switch', config: { value: 'nodes.classify.output.category', cases: [{ name: 'billing', operator: '==', value: 'billing' }, { name: 'tech', operator: 'in', value: ['bug', 'outage'] }] } },
+    {
+      id: 'classify',
+      type: 'llm_call',
+      config: {
+        model: 'llama-3',
+        response_format: { type: 'json_schema', json_schema: { name: 'ticket', schema: ticket } },
+      },
+    },
+    {
+      id: 'route',
+      type: 'switch',
+      config: {
+        value: 'nodes.classify.output.category',
+        cases: [
+          { name: 'billing', operator: '==', value: 'billing' },
+          { name: 'tech', operator: 'in', value: ['bug', 'outage'] },
+        ],
+      },
+    },
     { id: 'refund', type: 'template', config: { template: 'Refund {{ nodes.route.output.amount }}' } },
     { id: 'page', type: 'template', config: { template: 'Page on-call' } },
     { id: 'queue', type: 'template', config: { template: 'Queued {{ nodes.route.output | json }}' } },
@@ -53,7 +80,11 @@ describe.each(testDialects())('switch nodes in runs on %s', (dialect) => {
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    server = await startTestServer({ dialect, runs: true, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3', COMPUTE_TIME_LIMIT_MS: '500' } });
+    server = await startTestServer({
+      dialect,
+      runs: true,
+      env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3', COMPUTE_TIME_LIMIT_MS: '500' },
+    });
     alice = createApiClient(server.baseUrl, { bearer: await apiKeyFor(server.ctx, 'alice') });
   });
   afterAll(async () => {
@@ -67,7 +98,10 @@ describe.each(testDialects())('switch nodes in runs on %s', (dialect) => {
     return data.data.id;
   }
   async function run(workflowId: string, inputs: Record<string, string>) {
-    const { data, error } = await alice.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: workflowId }, header: { Prefer: 'wait=20' } }, body: { inputs } });
+    const { data, error } = await alice.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: workflowId }, header: { Prefer: 'wait=20' } },
+      body: { inputs },
+    });
     if (!data) throw new Error(`run failed: ${JSON.stringify(error)}`);
     return data.data;
   }
@@ -78,11 +112,23 @@ describe.each(testDialects())('switch nodes in runs on %s', (dialect) => {
     fake.replies = [{ kind: 'completion', content: '{"category": "billing", "amount": 42}' }];
     const billing = await run(workflowId, { ticket: 'Charged twice' });
     expect(billing).toMatchObject({ status: 'completed', output: { result: 'Refund 42' } });
-    expect(statuses(billing.logs)).toMatchObject({ route: 'completed', refund: 'completed', page: 'skipped', queue: 'skipped', result: 'completed' });
-    expect(billing.logs.find((s) => s.node_id === 'route')).toMatchObject({ output_value: { category: 'billing', amount: 42 } });
+    expect(statuses(billing.logs)).toMatchObject({
+      route: 'completed',
+      refund: 'completed',
+      page: 'skipped',
+      queue: 'skipped',
+      result: 'completed',
+    });
+    expect(billing.logs.find((s) => s.node_id === 'route')).toMatchObject({
+      output_value: { category: 'billing', amount: 42 },
+    });
 
     fake.replies = [{ kind: 'completion', content: '{"category": "outage", "amount": 0}' }];
-    expect(statuses((await run(workflowId, { ticket: 'Site down' })).logs)).toMatchObject({ refund: 'skipped', page: 'completed', queue: 'skipped' });
+    expect(statuses((await run(workflowId, { ticket: 'Site down' })).logs)).toMatchObject({
+      refund: 'skipped',
+      page: 'completed',
+      queue: 'skipped',
+    });
 
     fake.replies = [{ kind: 'completion', content: '{"category": "other", "amount": 1}' }];
     const other = await run(workflowId, { ticket: 'Hello' });
@@ -97,7 +143,10 @@ describe.each(testDialects())('switch nodes in runs on %s', (dialect) => {
         { id: 'route', type: 'switch', config: { cases: [{ name: 'as', operator: 'matches', value: '^(a+)+$' }] } },
         { id: 'out', type: 'text_output', config: { format: 'plain' } },
       ],
-      edges: [{ from: 'in', to: 'route' }, { from: 'route', to: 'out', case: 'as' }],
+      edges: [
+        { from: 'in', to: 'route' },
+        { from: 'route', to: 'out', case: 'as' },
+      ],
     });
     const stuck = await run(workflowId, { text: `${'a'.repeat(40)}!` });
     expect(stuck).toMatchObject({ status: 'failed', error: { code: 'compute_limit', node_id: 'route' } });
@@ -119,9 +168,13 @@ describe('coalesce joins the branches of a switch (issue 33 item 6)', () => {
         { id: 'out', type: 'text_output', config: { format: 'plain' } },
       ],
       edges: [
-        { from: 'in', to: 'route' }, { from: 'in', to: 'blank' },
-        { from: 'route', to: 'big', case: 'big' }, { from: 'route', to: 'small', case: 'default' },
-        { from: 'blank', to: 'answer' }, { from: 'big', to: 'answer' }, { from: 'small', to: 'answer' },
+        { from: 'in', to: 'route' },
+        { from: 'in', to: 'blank' },
+        { from: 'route', to: 'big', case: 'big' },
+        { from: 'route', to: 'small', case: 'default' },
+        { from: 'blank', to: 'answer' },
+        { from: 'big', to: 'answer' },
+        { from: 'small', to: 'answer' },
         { from: 'answer', to: 'out' },
       ],
     } as Parameters<typeof executeGraph>[0];

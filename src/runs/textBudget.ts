@@ -25,16 +25,24 @@ export class TextBudget {
 
   keep(text: string): void {
     const max = this.budget.nodeTextMaxChars;
-    if (text.length > max) throw new RunFailure('output_too_large', `The node's text is ${text.length} characters, more than ${max} (NODE_TEXT_MAX_CHARS).`);
+    if (text.length > max)
+      throw new RunFailure(
+        'output_too_large',
+        `The node's text is ${text.length} characters, more than ${max} (NODE_TEXT_MAX_CHARS).`,
+      );
     this.texts.kept += text.length;
     if (this.texts.kept > this.budget.runTextMaxChars) {
-      throw new RunFailure('output_too_large', `The run's texts passed ${this.budget.runTextMaxChars} characters together (RUN_TEXT_MAX_CHARS).`);
+      throw new RunFailure(
+        'output_too_large',
+        `The run's texts passed ${this.budget.runTextMaxChars} characters together (RUN_TEXT_MAX_CHARS).`,
+      );
     }
   }
 
   output(nodeId: string, value: unknown): void {
     this.outputChars += JSON.stringify(nodeId).length + JSON.stringify(value).length + 2; // `"id":value,`
     const max = this.budget.runOutputMaxChars;
-    if (this.outputChars > max) throw new RunFailure('output_too_large', `The run's output passed ${max} characters (RUN_OUTPUT_MAX_CHARS).`);
+    if (this.outputChars > max)
+      throw new RunFailure('output_too_large', `The run's output passed ${max} characters (RUN_OUTPUT_MAX_CHARS).`);
   }
 }

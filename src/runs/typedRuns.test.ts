@@ -16,20 +16,46 @@ type Edge = Schemas['WorkflowEdge'];
 
 async function apiKeyFor(ctx: AppContext, login: string): Promise<string> {
   const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'runs', usageScenario: 'paid', permissions: ['workflows'] });
+  const { token } = await createAccessToken(ctx, {
+    userId: user.id,
+    namespace: login,
+    name: 'runs',
+    usageScenario: 'paid',
+    permissions: ['workflows'],
+  });
   return token;
 }
 
-const invoice = { type: 'object', required: ['amount'], properties: { amount: { type: 'number' }, urgent: { type: 'boolean' } }, additionalProperties: false };
+const invoice = {
+  type: 'object',
+  required: ['amount'],
+  properties: { amount: { type: 'number' }, urgent: { type: 'boolean' } },
+  additionalProperties: false,
+};
 const extractGraph = (model: string): { nodes: Node[]; edges: Edge[] } => ({
   nodes: [
     { id: 'in', type: 'text_input', config: { variable: 'text' } },
-    { id: 'extract', type: 'llm_call', config: { model, response_format: { type: 'json_schema', json_schema: { name: 'invoice', schema: invoice } } } },
-    { id: 'say', type: 'template', config: { template: 'Amount {{ nodes.extract.output.amount }}{% if nodes.extract.output.urgent %}, urgent{% endif %}' } },
+    {
+      id: 'extract',
+      type: 'llm_call',
+      config: { model, response_format: { type: 'json_schema', json_schema: { name: 'invoice', schema: invoice } } },
+    },
+    {
+      id: 'say',
+      type: 'template',
+      config: {
+        template: 'Amount {{ nodes.extract.output.amount }}{% if nodes.extract.output.urgent %}, urgent{% endif %}',
+      },
+    },
     { id: 'value', type: 'text_output', config: { format: 'json' } },
     { id: 'text', type: 'text_output', config: { format: 'plain' } },
   ],
-  edges: [{ from: 'in', to: 'extract' }, { from: 'extract', to: 'say' }, { from: 'extract', to: 'value' }, { from: 'say', to: 'text' }],
+  edges: [
+    { from: 'in', to: 'extract' },
+    { from: 'extract', to: 'say' },
+    { from: 'extract', to: 'value' },
+    { from: 'say', to: 'text' },
+  ],
 });
 
 describe.each(testDialects())('typed values in runs on %s', (dialect) => {
@@ -40,7 +66,11 @@ describe.each(testDialects())('typed values in runs on %s', (dialect) => {
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    server = await startTestServer({ dialect, runs: true, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' } });
+    server = await startTestServer({
+      dialect,
+      runs: true,
+      env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' },
+    });
     key = await apiKeyFor(server.ctx, 'alice');
     alice = createApiClient(server.baseUrl, { bearer: key });
   });
@@ -57,7 +87,10 @@ describe.each(testDialects())('typed values in runs on %s', (dialect) => {
   /** Starts a run and waits for its end (Prefer: wait), as a blocking client does. */
   async function run(workflowId: string, inputs: Record<string, unknown>, idempotencyKey?: string) {
     const { data, error, response } = await alice.POST('/api/workflows/{workflow_id}/run', {
-      params: { path: { workflow_id: workflowId }, header: { Prefer: 'wait=20', ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}) } },
+      params: {
+        path: { workflow_id: workflowId },
+        header: { Prefer: 'wait=20', ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}) },
+      },
       body: { inputs: inputs as Schemas['RunRequest']['inputs'] },
     });
     return { run: data?.data, error, status: response.status };
@@ -67,24 +100,43 @@ describe.each(testDialects())('typed values in runs on %s', (dialect) => {
     fake.replies = [{ kind: 'completion', content: '{"amount": 12.5, "urgent": true}' }];
     const workflowId = await create(extractGraph('llama-3'));
     const { run: ended } = await run(workflowId, { text: 'Invoice: 12.50 EUR, pay today' });
-    expect(ended).toMatchObject({ status: 'completed', output: { value: { amount: 12.5, urgent: true }, text: 'Amount 12.5, urgent' } });
-    expect((fake.requests.at(-1) as unknown as { response_format: unknown }).response_format).toEqual({ type: 'json_schema', json_schema: { name: 'invoice', schema: invoice } });
+    expect(ended).toMatchObject({
+      status: 'completed',
+      output: { value: { amount: 12.5, urgent: true }, text: 'Amount 12.5, urgent' },
+    });
+    expect((fake.requests.at(-1) as unknown as { response_format: unknown }).response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'invoice', schema: invoice },
+    });
     const step = ended!.logs.find((s) => s.node_id === 'extract')!;
-    expect(step).toMatchObject({ status: 'completed', output: '{"amount":12.5,"urgent":true}', output_value: { amount: 12.5, urgent: true } });
+    expect(step).toMatchObject({
+      status: 'completed',
+      output: '{"amount":12.5,"urgent":true}',
+      output_value: { amount: 12.5, urgent: true },
+    });
     // A text output has no output_value: `output` is the value.
     expect(ended!.logs.find((s) => s.node_id === 'say')).not.toHaveProperty('output_value');
 
     // The stream's node.finished carries the value too.
-    const stream = await fetch(`${server.baseUrl}/api/workflows/${workflowId}/runs/${ended!.id}/events`, { headers: { Authorization: `Bearer ${key}`, Accept: 'text/event-stream' } });
-    const finished = (await stream.text()).split('\n\n').filter((e) => e.includes('event: node.finished')).map((e) => JSON.parse(/data: (.*)/.exec(e)![1]!) as Record<string, unknown>);
-    expect(finished.find((e) => e.node_id === 'extract')).toMatchObject({ output_value: { amount: 12.5, urgent: true } });
+    const stream = await fetch(`${server.baseUrl}/api/workflows/${workflowId}/runs/${ended!.id}/events`, {
+      headers: { Authorization: `Bearer ${key}`, Accept: 'text/event-stream' },
+    });
+    const finished = (await stream.text())
+      .split('\n\n')
+      .filter((e) => e.includes('event: node.finished'))
+      .map((e) => JSON.parse(/data: (.*)/.exec(e)![1]!) as Record<string, unknown>);
+    expect(finished.find((e) => e.node_id === 'extract')).toMatchObject({
+      output_value: { amount: 12.5, urgent: true },
+    });
   });
 
   it('fails the node with schema_violation naming the schema path when the answer breaks the schema', async () => {
     fake.replies = [{ kind: 'completion', content: '{"amount": "lots"}' }];
     const { run: ended } = await run(await create(extractGraph('llama-3')), { text: 'x' });
     expect(ended).toMatchObject({ status: 'failed', error: { code: 'schema_violation', node_id: 'extract' } });
-    expect(ended!.error!.message).toBe("The model's answer breaks the schema at /amount: must be number (schema path /properties/amount/type)");
+    expect(ended!.error!.message).toBe(
+      "The model's answer breaks the schema at /amount: must be number (schema path /properties/amount/type)",
+    );
   });
 
   it('fails the node with invalid_json when the answer is not JSON', async () => {
@@ -96,16 +148,36 @@ describe.each(testDialects())('typed values in runs on %s', (dialect) => {
   it('takes JSON values for typed text_inputs: inputs as text, input_values as given; a mistyped one is a 400', async () => {
     const workflowId = await create({
       nodes: [
-        { id: 'order', type: 'text_input', config: { variable: 'order', type: 'object', schema: { type: 'object', required: ['amount'], properties: { amount: { type: 'number' } } } } },
+        {
+          id: 'order',
+          type: 'text_input',
+          config: {
+            variable: 'order',
+            type: 'object',
+            schema: { type: 'object', required: ['amount'], properties: { amount: { type: 'number' } } },
+          },
+        },
         { id: 'count', type: 'text_input', config: { variable: 'count', type: 'integer' } },
         { id: 'say', type: 'template', config: { template: '{{ inputs.count }} x {{ nodes.order.output.amount }}' } },
         { id: 'out', type: 'text_output', config: { format: 'plain' } },
       ],
-      edges: [{ from: 'order', to: 'say' }, { from: 'count', to: 'say' }, { from: 'say', to: 'out' }],
+      edges: [
+        { from: 'order', to: 'say' },
+        { from: 'count', to: 'say' },
+        { from: 'say', to: 'out' },
+      ],
     });
     const { run: ended } = await run(workflowId, { order: { amount: 5 }, count: 3 }, 'typed-1');
-    expect(ended).toMatchObject({ status: 'completed', output: { out: '3 x 5' }, inputs: { order: '{"amount":5}', count: '3' }, input_values: { order: { amount: 5 }, count: 3 } });
-    expect(ended!.logs.find((s) => s.node_id === 'order')).toMatchObject({ output: '{"amount":5}', output_value: { amount: 5 } });
+    expect(ended).toMatchObject({
+      status: 'completed',
+      output: { out: '3 x 5' },
+      inputs: { order: '{"amount":5}', count: '3' },
+      input_values: { order: { amount: 5 }, count: 3 },
+    });
+    expect(ended!.logs.find((s) => s.node_id === 'order')).toMatchObject({
+      output: '{"amount":5}',
+      output_value: { amount: 5 },
+    });
 
     // The same values with their keys in another order are the same inputs: the same run.
     const again = await run(workflowId, { count: 3, order: { amount: 5 } }, 'typed-1');
@@ -128,9 +200,15 @@ describe.each(testDialects())('typed values in runs on %s', (dialect) => {
     const workflowId = await create(extractGraph('echo'));
     const refused = await run(workflowId, { text: 42 });
     expect(refused.status).toBe(400);
-    expect((refused.error as { errors: unknown[] }).errors).toEqual([{ pointer: '/body/inputs/text', message: 'must be a string' }]);
+    expect((refused.error as { errors: unknown[] }).errors).toEqual([
+      { pointer: '/body/inputs/text', message: 'must be a string' },
+    ]);
     const { run: ended } = await run(workflowId, { text: '{"amount": 1}' });
-    expect(ended).toMatchObject({ status: 'completed', inputs: { text: '{"amount": 1}' }, output: { value: { amount: 1 }, text: 'Amount 1' } });
+    expect(ended).toMatchObject({
+      status: 'completed',
+      inputs: { text: '{"amount": 1}' },
+      output: { value: { amount: 1 }, text: 'Amount 1' },
+    });
     expect(ended).not.toHaveProperty('input_values');
   });
 });

@@ -11,7 +11,8 @@ export interface Produced {
   failed?: boolean;
 }
 
-export const toText = (value: unknown): string => (typeof value === 'string' ? value : (JSON.stringify(value) ?? 'null'));
+export const toText = (value: unknown): string =>
+  typeof value === 'string' ? value : (JSON.stringify(value) ?? 'null');
 
 export const produced = (value: unknown): Produced => ({ value, text: toText(value) });
 
@@ -41,13 +42,16 @@ const JSON_TYPES: Record<string, (value: unknown) => boolean> = {
 };
 
 /** Whether a run input is of the type its text_input declares (`string` when it declares none). */
-export const isOfType = (value: unknown, type: string | undefined): boolean => (JSON_TYPES[type ?? 'string'] ?? (() => false))(value);
+export const isOfType = (value: unknown, type: string | undefined): boolean =>
+  (JSON_TYPES[type ?? 'string'] ?? (() => false))(value);
 
 /** Key order never matters to JSON values: two inputs are the same when this is. */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
-    const entries = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';

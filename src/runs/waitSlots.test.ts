@@ -39,8 +39,13 @@ describe('Prefer: wait past WAITS_PER_KEY and WAITS_PER_USER', () => {
   beforeAll(async () => {
     fake = await startFakeOpenAI();
     fake.answer = (request) =>
-      request.messages.some((m) => m.content.includes('HOLD')) ? { kind: 'completion', content: 'held', until: held } : { kind: 'completion', content: 'done' };
-    server = await startTestServer({ runs: true, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, WAITS_PER_KEY: '1', WAITS_PER_USER: '2' } });
+      request.messages.some((m) => m.content.includes('HOLD'))
+        ? { kind: 'completion', content: 'held', until: held }
+        : { kind: 'completion', content: 'done' };
+    server = await startTestServer({
+      runs: true,
+      env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, WAITS_PER_KEY: '1', WAITS_PER_USER: '2' },
+    });
   });
   afterAll(async () => {
     release();
@@ -52,13 +57,22 @@ describe('Prefer: wait past WAITS_PER_KEY and WAITS_PER_USER', () => {
     const user = await createUser(server.ctx, { login, password: 'correct horse battery' });
     const keys: ApiClient[] = [];
     for (let i = 0; i < count; i++) {
-      const { token } = await createAccessToken(server.ctx, { userId: user.id, namespace: login, name: `waits ${i}`, usageScenario: 'paid', permissions: ['workflows'] });
+      const { token } = await createAccessToken(server.ctx, {
+        userId: user.id,
+        namespace: login,
+        name: `waits ${i}`,
+        usageScenario: 'paid',
+        permissions: ['workflows'],
+      });
       keys.push(createApiClient(server.baseUrl, { bearer: token }));
     }
     return keys;
   }
   const start = (client: ApiClient, workflowId: string, ticket: string) =>
-    client.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: workflowId }, header: { Prefer: 'wait=60' } }, body: { inputs: { ticket } } });
+    client.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: workflowId }, header: { Prefer: 'wait=60' } },
+      body: { inputs: { ticket } },
+    });
   /** Until the server holds `n` waits (a state, read as often as it takes: no timing assumed). */
   async function waitsHeld(n: number): Promise<void> {
     while (server.ctx.runs!.waits.size !== n) await new Promise((r) => setImmediate(r));
@@ -67,18 +81,26 @@ describe('Prefer: wait past WAITS_PER_KEY and WAITS_PER_USER', () => {
   it('answers a wait past the bound at once, as without one, and keeps the others waiting', async () => {
     const [key1, key2, key3] = await keysOf('waits-alice', 3);
     const [bob] = await keysOf('waits-bob', 1);
-    const { data: created } = await key1!.POST('/api/workflows', { body: { name: 'Held', ...seedGraph('fake-model') } });
+    const { data: created } = await key1!.POST('/api/workflows', {
+      body: { name: 'Held', ...seedGraph('fake-model') },
+    });
     const workflowId = created!.data.id;
-    const { data: bobCreated } = await bob!.POST('/api/workflows', { body: { name: 'Quick', ...seedGraph('fake-model') } });
+    const { data: bobCreated } = await bob!.POST('/api/workflows', {
+      body: { name: 'Quick', ...seedGraph('fake-model') },
+    });
 
     const first = start(key1!, workflowId, 'HOLD 1'); // held: key1's one wait
     await waitsHeld(1);
     const declined = await start(key1!, workflowId, 'HOLD 2');
     expect(declined.response.status).toBe(202);
-    expect(declined.response.headers.get('location')).toBe(`/api/workflows/${workflowId}/runs/${declined.data!.data.id}`);
+    expect(declined.response.headers.get('location')).toBe(
+      `/api/workflows/${workflowId}/runs/${declined.data!.data.id}`,
+    );
     expect(declined.response.headers.get('preference-applied')).toBeNull();
     // A read of a run with the same key is declined too: 200 with the run as it is now.
-    const read = await key1!.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: declined.data!.data.id }, header: { Prefer: 'wait=60' } } });
+    const read = await key1!.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+      params: { path: { workflow_id: workflowId, run_id: declined.data!.data.id }, header: { Prefer: 'wait=60' } },
+    });
     expect(read.response.status).toBe(200);
     expect(read.response.headers.get('preference-applied')).toBeNull();
     expect(['queued', 'running']).toContain(read.data!.data.status);

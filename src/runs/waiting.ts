@@ -49,7 +49,10 @@ export interface RunEndListener {
  * Begins listening to `feed`: until the run is named, it keeps what it hears (a few ids, for as
  * long as a start takes). `endedHere`: the runs this process's worker ended a moment ago.
  */
-export async function listenForRunEnds(feed: RunEndedFeed, endedHere?: (runId: string) => EndedRun | undefined): Promise<RunEndListener> {
+export async function listenForRunEnds(
+  feed: RunEndedFeed,
+  endedHere?: (runId: string) => EndedRun | undefined,
+): Promise<RunEndListener> {
   let runId: string | undefined;
   let early: (string | null)[] = []; // heard before the run was named
   let notices = 0;

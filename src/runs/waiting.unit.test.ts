@@ -17,7 +17,8 @@ describe('preferredWait (RFC 7240)', () => {
   });
 
   it('ignores absent, unknown and malformed preferences', () => {
-    for (const header of [undefined, '', 'return=minimal', 'wait=', 'wait=-1', 'wait=soon']) expect(preferredWait(header)).toBeUndefined();
+    for (const header of [undefined, '', 'return=minimal', 'wait=', 'wait=-1', 'wait=soon'])
+      expect(preferredWait(header)).toBeUndefined();
   });
 });
 
@@ -101,19 +102,27 @@ describe('readWhenEnded', () => {
       listener = await listenForRunEnds(feed);
       tell(early);
       listener.follow('run_b');
-      expect(await readWhenEnded(listener, 30, read, undefined, { status: 'queued' })).toEqual({ status: 'completed', logs: ['whole'] });
+      expect(await readWhenEnded(listener, 30, read, undefined, { status: 'queued' })).toEqual({
+        status: 'completed',
+        logs: ['whole'],
+      });
       expect(reads).toEqual([true]);
     }
     // A wait already over: one read.
     reads.length = 0;
-    expect(await readWhenEnded(await following(feed, 'run_c'), 0, read, undefined, { status: 'queued' })).toEqual({ status: 'completed', logs: ['whole'] });
+    expect(await readWhenEnded(await following(feed, 'run_c'), 0, read, undefined, { status: 'queued' })).toEqual({
+      status: 'completed',
+      logs: ['whole'],
+    });
     expect(reads).toEqual([false]);
   });
 
   it('answers at the deadline with a last read', async () => {
     const { feed } = manualFeed();
     let reads = 0;
-    const result = await readWhenEnded(await following(feed, 'run_a'), 0.05, async () => ({ status: reads++ === 0 ? 'queued' : 'running' }));
+    const result = await readWhenEnded(await following(feed, 'run_a'), 0.05, async () => ({
+      status: reads++ === 0 ? 'queued' : 'running',
+    }));
     expect(result).toEqual({ status: 'running' });
     expect(reads).toBe(2);
   });

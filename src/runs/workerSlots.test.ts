@@ -19,7 +19,12 @@ describe("a user's share of worker slots", () => {
     fake.answer = () => ({ kind: 'completion', content: 'late', until: held });
     server = await startTestServer({
       runs: true,
-      env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3', RUN_CONCURRENCY: '2', USER_MAX_WORKER_SLOTS: '1' },
+      env: {
+        MODEL_PROVIDER_BASE_URL: fake.baseUrl,
+        MODEL_PROVIDER_MODELS: 'llama-3',
+        RUN_CONCURRENCY: '2',
+        USER_MAX_WORKER_SLOTS: '1',
+      },
     });
   });
   afterAll(async () => {
@@ -53,13 +58,28 @@ describe("a user's share of worker slots", () => {
     // alice holds one slot: her other runs are still queued, and none of hers has ended.
     expect(fake.requests.length).toBe(1);
     const states = await Promise.all(
-      aliceRuns.map(async (r) => (await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: slow, run_id: r.id } } })).data!.data.status),
+      aliceRuns.map(
+        async (r) =>
+          (
+            await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+              params: { path: { workflow_id: slow, run_id: r.id } },
+            })
+          ).data!.data.status,
+      ),
     );
     expect(states.sort()).toEqual(['queued', 'queued', 'running']);
     release();
     for (const r of aliceRuns) {
       await expect
-        .poll(async () => (await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: slow, run_id: r.id } } })).data!.data.status, { timeout: 30_000 })
+        .poll(
+          async () =>
+            (
+              await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+                params: { path: { workflow_id: slow, run_id: r.id } },
+              })
+            ).data!.data.status,
+          { timeout: 30_000 },
+        )
         .toBe('completed');
     }
   });

@@ -17,16 +17,28 @@ import { runTick } from './ticks.ts';
 
 async function apiKeyFor(ctx: AppContext, login: string): Promise<{ token: string; userId: number }> {
   const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'schedules', usageScenario: 'paid', permissions: ['workflows'] });
+  const { token } = await createAccessToken(ctx, {
+    userId: user.id,
+    namespace: login,
+    name: 'schedules',
+    usageScenario: 'paid',
+    permissions: ['workflows'],
+  });
   return { token, userId: user.id };
 }
 
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
+async function until<T>(
+  what: string,
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
     if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s (last: ${JSON.stringify(value)})`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not within ${timeoutMs / 1000} s (last: ${JSON.stringify(value)})`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -40,7 +52,11 @@ describe.each(testDialects())('schedules keep time for everyone on %s', (dialect
   let carol: ApiClient;
 
   beforeAll(async () => {
-    server = await startTestServer({ dialect, runs: true, env: { USER_MAX_SCHEDULES: '3', SCHEDULE_MIN_INTERVAL_SECONDS: '300' } });
+    server = await startTestServer({
+      dialect,
+      runs: true,
+      env: { USER_MAX_SCHEDULES: '3', SCHEDULE_MIN_INTERVAL_SECONDS: '300' },
+    });
     alice = createApiClient(server.baseUrl, { bearer: (await apiKeyFor(server.ctx, 'alice')).token });
     bob = createApiClient(server.baseUrl, { bearer: (await apiKeyFor(server.ctx, 'bob')).token });
     carol = createApiClient(server.baseUrl, { bearer: (await apiKeyFor(server.ctx, 'carol')).token });
@@ -52,7 +68,8 @@ describe.each(testDialects())('schedules keep time for everyone on %s', (dialect
 
   const tickCtx = () => ({ ...server.ctx, runs: server.ctx.runs! });
   const boss = () => server.ctx.runs!.queue.boss;
-  const queuedTicks = async (scheduleId: string) => (await boss().findJobs(SCHEDULE_QUEUE, { data: { scheduleId }, queued: true })).length;
+  const queuedTicks = async (scheduleId: string) =>
+    (await boss().findJobs(SCHEDULE_QUEUE, { data: { scheduleId }, queued: true })).length;
   /** A tick's job filed for later (so the worker leaves it queued), as pg-boss's scheduler files one. */
   const fileTick = (scheduleId: string) => boss().send(SCHEDULE_QUEUE, { scheduleId }, { startAfter: 3600 });
 
@@ -64,7 +81,9 @@ describe.each(testDialects())('schedules keep time for everyone on %s', (dialect
   const create = (client: ApiClient, workflowId: string, body: Schemas['ScheduleCreate']) =>
     client.POST('/api/workflows/{workflow_id}/schedules', { params: { path: { workflow_id: workflowId } }, body });
   const path = (workflowId: string, id: string) => ({ params: { path: { workflow_id: workflowId, schedule_id: id } } });
-  const runsOf = async (client: ApiClient, workflowId: string) => (await client.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } })).data!.data;
+  const runsOf = async (client: ApiClient, workflowId: string) =>
+    (await client.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } })).data!
+      .data;
 
   it('refuses a schedule past USER_MAX_SCHEDULES across workflows (409 too_many_schedules with the limit); another user is not counted', async () => {
     const body = { cron: '0 9 * * *', inputs: { ticket: 'x' } };
@@ -75,7 +94,9 @@ describe.each(testDialects())('schedules keep time for everyone on %s', (dialect
     expect(refused.error!.detail).toContain('at most 3 schedules');
     expect((await create(bob, await createWorkflow(bob), body)).response.status).toBe(201);
     // Deleting one makes room again.
-    const first = (await carol.GET('/api/workflows/{workflow_id}/schedules', { params: { path: { workflow_id: wf1 } } })).data!.data[0]!;
+    const first = (
+      await carol.GET('/api/workflows/{workflow_id}/schedules', { params: { path: { workflow_id: wf1 } } })
+    ).data!.data[0]!;
     await carol.DELETE('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(wf1, first.id));
     expect((await create(carol, wf2, body)).response.status).toBe(201);
   });
@@ -84,12 +105,19 @@ describe.each(testDialects())('schedules keep time for everyone on %s', (dialect
     const wf = await createWorkflow(bob);
     for (const cron of ['* * * * *', '*/4 * * * *', '0,1 9 * * *']) {
       const refused = await create(bob, wf, { cron, inputs: { ticket: 'x' } });
-      expect(refused.error, cron).toMatchObject({ status: 400, code: 'invalid_schedule', errors: [{ pointer: '/body/cron' }] });
+      expect(refused.error, cron).toMatchObject({
+        status: 400,
+        code: 'invalid_schedule',
+        errors: [{ pointer: '/body/cron' }],
+      });
       expect(refused.error!.detail).toContain('the shortest interval allowed is 300 s');
     }
     const made = await create(bob, wf, { cron: '*/5 * * * *', inputs: { ticket: 'x' } });
     expect(made.response.status).toBe(201);
-    const patched = await bob.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', { ...path(wf, made.data!.data.id), body: { cron: '*/2 * * * *' } });
+    const patched = await bob.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', {
+      ...path(wf, made.data!.data.id),
+      body: { cron: '*/2 * * * *' },
+    });
     expect(patched.error).toMatchObject({ status: 400, code: 'invalid_schedule', errors: [{ pointer: '/body/cron' }] });
   });
 
@@ -97,9 +125,15 @@ describe.each(testDialects())('schedules keep time for everyone on %s', (dialect
     const wf = await createWorkflow(alice);
     const id = (await create(alice, wf, { cron: '0 9 * * *', inputs: { ticket: 'x' } })).data!.data.id;
     const due = new Date('2026-01-05T09:00:00.500Z'); // filed just after the tick of 09:00 UTC
-    await runTick(tickCtx(), allow, id, 'late-tick', { createdOn: due, startedOn: new Date(due.getTime() + 25 * 3600_000) });
+    await runTick(tickCtx(), allow, id, 'late-tick', {
+      createdOn: due,
+      startedOn: new Date(due.getTime() + 25 * 3600_000),
+    });
     expect(await runsOf(alice, wf)).toHaveLength(0);
-    await runTick(tickCtx(), allow, id, 'on-time-tick', { createdOn: due, startedOn: new Date(due.getTime() + 23 * 3600_000) });
+    await runTick(tickCtx(), allow, id, 'on-time-tick', {
+      createdOn: due,
+      startedOn: new Date(due.getTime() + 23 * 3600_000),
+    });
     expect(await runsOf(alice, wf)).toHaveLength(1);
   });
 
@@ -111,7 +145,10 @@ describe.each(testDialects())('schedules keep time for everyone on %s', (dialect
     ];
     for (const id of [paused, deleted]) await fileTick(id);
     expect([await queuedTicks(paused), await queuedTicks(deleted)]).toEqual([1, 1]);
-    await alice.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', { ...path(wf, paused), body: { enabled: false } });
+    await alice.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', {
+      ...path(wf, paused),
+      body: { enabled: false },
+    });
     expect(await queuedTicks(paused)).toBe(0);
     await alice.DELETE('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(wf, deleted));
     expect(await queuedTicks(deleted)).toBe(0);
@@ -122,7 +159,10 @@ describe.each(testDialects())('schedules keep time for everyone on %s', (dialect
     const doomed = await createWorkflow(alice);
     const doomedSchedule = (await create(alice, doomed, { cron: '0 11 * * *', inputs: { ticket: 'x' } })).data!.data.id;
     await fileTick(doomedSchedule);
-    expect((await alice.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: doomed } } })).response.status).toBe(204);
+    expect(
+      (await alice.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: doomed } } })).response
+        .status,
+    ).toBe(204);
     expect(await queuedTicks(doomedSchedule)).toBe(0);
     expect(await server.ctx.db('workflow_schedules').where({ id: doomedSchedule }).first()).toBeUndefined();
     expect(await server.ctx.runs!.queue.schedules.ids()).not.toContain(doomedSchedule);
@@ -131,16 +171,36 @@ describe.each(testDialects())('schedules keep time for everyone on %s', (dialect
   it("runs both users' due ticks when one user has many queued before the other's", async () => {
     const dave = await apiKeyFor(server.ctx, 'dave');
     const erin = await apiKeyFor(server.ctx, 'erin');
-    const [daveClient, erinClient] = [createApiClient(server.baseUrl, { bearer: dave.token }), createApiClient(server.baseUrl, { bearer: erin.token })];
+    const [daveClient, erinClient] = [
+      createApiClient(server.baseUrl, { bearer: dave.token }),
+      createApiClient(server.baseUrl, { bearer: erin.token }),
+    ];
     const [daveWf, erinWf] = [await createWorkflow(daveClient), await createWorkflow(erinClient)];
     const daveSchedules: string[] = [];
-    for (const hour of [1, 2, 3]) daveSchedules.push((await create(daveClient, daveWf, { cron: `0 ${hour} * * *`, inputs: { ticket: 'd' } })).data!.data.id);
-    const erinSchedule = (await create(erinClient, erinWf, { cron: '0 4 * * *', inputs: { ticket: 'e' } })).data!.data.id;
+    for (const hour of [1, 2, 3])
+      daveSchedules.push(
+        (await create(daveClient, daveWf, { cron: `0 ${hour} * * *`, inputs: { ticket: 'd' } })).data!.data.id,
+      );
+    const erinSchedule = (await create(erinClient, erinWf, { cron: '0 4 * * *', inputs: { ticket: 'e' } })).data!.data
+      .id;
     // Eight of dave's ticks due now (within his concurrent-run quota), then erin's one: each in its owner's group, as put() files them.
-    for (let i = 0; i < 8; i++) await boss().send(SCHEDULE_QUEUE, { scheduleId: daveSchedules[i % 3] }, { group: { id: tickGroup(dave.userId) } });
+    for (let i = 0; i < 8; i++)
+      await boss().send(
+        SCHEDULE_QUEUE,
+        { scheduleId: daveSchedules[i % 3] },
+        { group: { id: tickGroup(dave.userId) } },
+      );
     await boss().send(SCHEDULE_QUEUE, { scheduleId: erinSchedule }, { group: { id: tickGroup(erin.userId) } });
-    await until("erin's tick's run", () => runsOf(erinClient, erinWf), (runs) => runs.length >= 1);
-    await until("dave's ticks' runs", () => runsOf(daveClient, daveWf), (runs) => runs.length >= 8);
+    await until(
+      "erin's tick's run",
+      () => runsOf(erinClient, erinWf),
+      (runs) => runs.length >= 1,
+    );
+    await until(
+      "dave's ticks' runs",
+      () => runsOf(daveClient, daveWf),
+      (runs) => runs.length >= 8,
+    );
   });
 });
 
@@ -183,7 +243,11 @@ describe('tick handlers shared between users', () => {
       },
       { concurrency: 3, batchSize: 5, perUser: 2 },
     );
-    await until('every tick handled', async () => handled.length, (n) => n === 11);
+    await until(
+      'every tick handled',
+      async () => handled.length,
+      (n) => n === 11,
+    );
     await boss.offWork(name);
     // Had alice's ticks taken every handler, bob's would never have come and none of hers would end.
     expect(aliceHandledBeforeBob).toBe(0);
@@ -197,8 +261,15 @@ describe('tick handlers shared between users', () => {
     const queue = await scheduleQueue(boss, name);
     await boss.send(name, { scheduleId: 'held' }, { startAfter: 2 }); // taken no earlier than 2 s after it was filed
     const seen: Array<{ scheduleId: string; createdOn: Date; startedOn: Date }> = [];
-    await queue.work(async ({ scheduleId, createdOn, startedOn }) => void seen.push({ scheduleId, createdOn, startedOn }), { concurrency: 1, batchSize: 5, perUser: 1 });
-    await until('the tick handled', async () => seen.length, (n) => n === 1);
+    await queue.work(
+      async ({ scheduleId, createdOn, startedOn }) => void seen.push({ scheduleId, createdOn, startedOn }),
+      { concurrency: 1, batchSize: 5, perUser: 1 },
+    );
+    await until(
+      'the tick handled',
+      async () => seen.length,
+      (n) => n === 1,
+    );
     await boss.offWork(name);
     expect(seen[0]!.scheduleId).toBe('held');
     expect(seen[0]!.startedOn.getTime() - seen[0]!.createdOn.getTime()).toBeGreaterThanOrEqual(2000);

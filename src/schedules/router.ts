@@ -9,8 +9,10 @@ import type { Operations } from '../http/operations.ts';
 import { pageOf, paginationLinks } from '../http/pagination.ts';
 import * as service from './service.ts';
 
-type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
-  operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
+type JsonOf<
+  Op extends keyof operations,
+  Status extends keyof operations[Op]['responses'],
+> = operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
 
 type ListQuery = NonNullable<operations['listSchedules']['parameters']['query']>;
 
@@ -33,7 +35,12 @@ export function scheduleOperations(ctx: AppContext): Operations {
   }
 
   async function createSchedule(req: Request, res: Response<JsonOf<'createSchedule', 201>>) {
-    const schedule = await service.createSchedule(ctx, userOf(req), workflowIdOf(req), req.body as service.ScheduleCreate);
+    const schedule = await service.createSchedule(
+      ctx,
+      userOf(req),
+      workflowIdOf(req),
+      req.body as service.ScheduleCreate,
+    );
     res.setHeader('Location', `${schedulesPath(schedule.workflow_id)}/${schedule.id}`);
     res.status(201).json({ data: schedule });
   }
@@ -43,7 +50,13 @@ export function scheduleOperations(ctx: AppContext): Operations {
   }
 
   async function updateSchedule(req: Request, res: Response<JsonOf<'updateSchedule', 200>>) {
-    const schedule = await service.updateSchedule(ctx, userOf(req), workflowIdOf(req), scheduleIdOf(req), req.body as service.ScheduleUpdate);
+    const schedule = await service.updateSchedule(
+      ctx,
+      userOf(req),
+      workflowIdOf(req),
+      scheduleIdOf(req),
+      req.body as service.ScheduleUpdate,
+    );
     res.status(200).json({ data: schedule });
   }
 

@@ -14,7 +14,13 @@ import { runTick } from './ticks.ts';
 
 async function apiKeyFor(ctx: AppContext, login: string): Promise<string> {
   const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'schedules', usageScenario: 'paid', permissions: ['workflows'] });
+  const { token } = await createAccessToken(ctx, {
+    userId: user.id,
+    namespace: login,
+    name: 'schedules',
+    usageScenario: 'paid',
+    permissions: ['workflows'],
+  });
   return token;
 }
 
@@ -48,68 +54,136 @@ describe.each(testDialects())('workflow schedules on %s', (dialect) => {
 
   it('creates a schedule read in its IANA time zone, mirrored into pg-boss, and lists it', async () => {
     const wf = await createWorkflow();
-    const { data, response } = await create(wf, { cron: '0 9 * * *', timezone: 'Asia/Tokyo', inputs: { ticket: 'daily' } });
+    const { data, response } = await create(wf, {
+      cron: '0 9 * * *',
+      timezone: 'Asia/Tokyo',
+      inputs: { ticket: 'daily' },
+    });
     expect(response.status).toBe(201);
     const schedule = data!.data;
     expect(response.headers.get('location')).toBe(`/api/workflows/${wf}/schedules/${schedule.id}`);
-    expect(schedule).toMatchObject({ workflow_id: wf, cron: '0 9 * * *', timezone: 'Asia/Tokyo', inputs: { ticket: 'daily' }, version: null, enabled: true, last_run_id: null });
+    expect(schedule).toMatchObject({
+      workflow_id: wf,
+      cron: '0 9 * * *',
+      timezone: 'Asia/Tokyo',
+      inputs: { ticket: 'daily' },
+      version: null,
+      enabled: true,
+      last_run_id: null,
+    });
     // 09:00 in Tokyo (UTC+9, no daylight saving) is 00:00 UTC.
     expect(new Date(schedule.next_run_at!).getUTCHours()).toBe(0);
     expect(new Date(schedule.next_run_at!).getTime()).toBeGreaterThan(Date.now());
     expect(await pgBossIds()).toContain(schedule.id);
 
-    const list = await alice.GET('/api/workflows/{workflow_id}/schedules', { params: { path: { workflow_id: wf }, query: { per_page: 1 } } });
+    const list = await alice.GET('/api/workflows/{workflow_id}/schedules', {
+      params: { path: { workflow_id: wf }, query: { per_page: 1 } },
+    });
     expect(list.data!.meta).toEqual({ page: 1, per_page: 1, total: 1, total_pages: 1 });
-    expect(list.response.headers.get('link')).toContain(`</api/workflows/${wf}/schedules?page=1&per_page=1>; rel="first"`);
-    expect((await alice.GET('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(wf, schedule.id))).data!.data.id).toBe(schedule.id);
+    expect(list.response.headers.get('link')).toContain(
+      `</api/workflows/${wf}/schedules?page=1&per_page=1>; rel="first"`,
+    );
+    expect(
+      (await alice.GET('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(wf, schedule.id))).data!.data.id,
+    ).toBe(schedule.id);
   });
 
   it('refuses a cron expression or time zone the scheduler cannot read, and inputs the workflow does not take (400)', async () => {
     const wf = await createWorkflow();
-    expect((await create(wf, { cron: '61 * * * *', inputs: { ticket: 'x' } })).error).toMatchObject({ status: 400, code: 'invalid_schedule', errors: [{ pointer: '/body/cron' }] });
-    expect((await create(wf, { cron: '0 9 * * *', timezone: 'Mars/Olympus', inputs: { ticket: 'x' } })).error).toMatchObject({
+    expect((await create(wf, { cron: '61 * * * *', inputs: { ticket: 'x' } })).error).toMatchObject({
+      status: 400,
+      code: 'invalid_schedule',
+      errors: [{ pointer: '/body/cron' }],
+    });
+    expect(
+      (await create(wf, { cron: '0 9 * * *', timezone: 'Mars/Olympus', inputs: { ticket: 'x' } })).error,
+    ).toMatchObject({
       status: 400,
       code: 'invalid_schedule',
       errors: [{ pointer: '/body/timezone' }],
     });
-    expect((await create(wf, { cron: '0 9 * * *', inputs: { other: 'x' } })).error).toMatchObject({ status: 400, code: 'invalid_run_inputs' });
-    expect((await create(wf, { cron: '0 9 * * *', inputs: { ticket: 'x' }, version: 7 })).error).toMatchObject({ status: 400, code: 'invalid_field', errors: [{ pointer: '/body/version' }] });
+    expect((await create(wf, { cron: '0 9 * * *', inputs: { other: 'x' } })).error).toMatchObject({
+      status: 400,
+      code: 'invalid_run_inputs',
+    });
+    expect((await create(wf, { cron: '0 9 * * *', inputs: { ticket: 'x' }, version: 7 })).error).toMatchObject({
+      status: 400,
+      code: 'invalid_field',
+      errors: [{ pointer: '/body/version' }],
+    });
     const made = await create(wf, { cron: '0 9 * * *', inputs: { ticket: 'x' } });
-    const pinned = await alice.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', { ...path(wf, made.data!.data.id), body: { version: 7 } });
+    const pinned = await alice.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', {
+      ...path(wf, made.data!.data.id),
+      body: { version: 7 },
+    });
     expect(pinned.error).toMatchObject({ status: 400, code: 'invalid_field', errors: [{ pointer: '/body/version' }] });
   });
 
   it("answers 404 for another user's workflow and schedule on every operation", async () => {
     const wf = await createWorkflow();
     const id = (await create(wf, { cron: '0 9 * * *', inputs: { ticket: 'x' } })).data!.data.id;
-    expect((await create(wf, { cron: '0 9 * * *', inputs: { ticket: 'x' } }, bob)).error).toMatchObject({ status: 404, code: 'workflow_not_found' });
-    expect((await bob.GET('/api/workflows/{workflow_id}/schedules', { params: { path: { workflow_id: wf } } })).response.status).toBe(404);
-    expect((await bob.GET('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(wf, id))).response.status).toBe(404);
-    expect((await bob.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', { ...path(wf, id), body: { enabled: false } })).response.status).toBe(404);
-    expect((await bob.DELETE('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(wf, id))).response.status).toBe(404);
+    expect((await create(wf, { cron: '0 9 * * *', inputs: { ticket: 'x' } }, bob)).error).toMatchObject({
+      status: 404,
+      code: 'workflow_not_found',
+    });
+    expect(
+      (await bob.GET('/api/workflows/{workflow_id}/schedules', { params: { path: { workflow_id: wf } } })).response
+        .status,
+    ).toBe(404);
+    expect((await bob.GET('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(wf, id))).response.status).toBe(
+      404,
+    );
+    expect(
+      (
+        await bob.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', {
+          ...path(wf, id),
+          body: { enabled: false },
+        })
+      ).response.status,
+    ).toBe(404);
+    expect(
+      (await bob.DELETE('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(wf, id))).response.status,
+    ).toBe(404);
     const bobsWf = await createWorkflow(bob);
-    expect((await alice.GET('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(bobsWf, id))).error).toMatchObject({ status: 404, code: 'workflow_not_found' });
-    expect((await alice.GET('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(wf, 'sch_nope'))).error).toMatchObject({ status: 404, code: 'schedule_not_found' });
+    expect(
+      (await alice.GET('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(bobsWf, id))).error,
+    ).toMatchObject({ status: 404, code: 'workflow_not_found' });
+    expect(
+      (await alice.GET('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(wf, 'sch_nope'))).error,
+    ).toMatchObject({ status: 404, code: 'schedule_not_found' });
   });
 
   it('disabling unschedules it in pg-boss (no next tick), enabling schedules it again, deleting removes it', async () => {
     const wf = await createWorkflow();
     const id = (await create(wf, { cron: '*/5 * * * *', inputs: { ticket: 'x' } })).data!.data.id;
-    const off = await alice.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', { ...path(wf, id), body: { enabled: false } });
+    const off = await alice.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', {
+      ...path(wf, id),
+      body: { enabled: false },
+    });
     expect(off.data!.data).toMatchObject({ enabled: false, next_run_at: null });
     expect(await pgBossIds()).not.toContain(id);
-    const on = await alice.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', { ...path(wf, id), body: { enabled: true, cron: '0 0 1 1 *', timezone: 'UTC' } });
+    const on = await alice.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', {
+      ...path(wf, id),
+      body: { enabled: true, cron: '0 0 1 1 *', timezone: 'UTC' },
+    });
     expect(on.data!.data).toMatchObject({ enabled: true, cron: '0 0 1 1 *' });
     expect(on.data!.data.next_run_at).toMatch(/-01-01T00:00:00.000Z$/);
     expect(await pgBossIds()).toContain(id);
-    expect((await alice.DELETE('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(wf, id))).response.status).toBe(204);
+    expect(
+      (await alice.DELETE('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(wf, id))).response.status,
+    ).toBe(204);
     expect(await pgBossIds()).not.toContain(id);
-    expect((await alice.GET('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(wf, id))).response.status).toBe(404);
+    expect(
+      (await alice.GET('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(wf, id))).response.status,
+    ).toBe(404);
   });
 
   it('a tick starts one run of the pinned version with the inputs, and the same tick again starts none (Idempotency-Key)', async () => {
     const wf = await createWorkflow();
-    await alice.PATCH('/api/workflows/{workflow_id}', { params: { path: { workflow_id: wf } }, body: { name: 'Scheduled 2' } });
+    await alice.PATCH('/api/workflows/{workflow_id}', {
+      params: { path: { workflow_id: wf } },
+      body: { name: 'Scheduled 2' },
+    });
     const id = (await create(wf, { cron: '0 9 * * *', inputs: { ticket: 'nightly' }, version: 1 })).data!.data.id;
     await runTick(tickCtx(), allow, id, 'tick-1');
     await runTick(tickCtx(), allow, id, 'tick-1'); // pg-boss redelivers the same job
@@ -119,7 +193,9 @@ describe.each(testDialects())('workflow schedules on %s', (dialect) => {
     const schedule = (await alice.GET('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(wf, id))).data!.data;
     expect(schedule).toMatchObject({ last_run_id: runs.data!.data[0]!.id, last_error: null });
     await runTick(tickCtx(), allow, id, 'tick-2');
-    expect((await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: wf } } })).data!.data).toHaveLength(2);
+    expect(
+      (await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: wf } } })).data!.data,
+    ).toHaveLength(2);
   });
 
   it("counts against the owner's run quota like an API start: a refused tick starts nothing and says why", async () => {
@@ -129,7 +205,9 @@ describe.each(testDialects())('workflow schedules on %s', (dialect) => {
     const overQuota = { hit: (key: string) => (keys.push(key), 42) };
     await runTick(tickCtx(), overQuota, id, 'tick-quota');
     expect(keys).toEqual([`user:${(await server.ctx.db('workflows').where({ id: wf }).first()).user_id}`]); // the API's key for the user
-    expect((await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: wf } } })).data!.data).toHaveLength(0);
+    expect(
+      (await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: wf } } })).data!.data,
+    ).toHaveLength(0);
     const schedule = (await alice.GET('/api/workflows/{workflow_id}/schedules/{schedule_id}', path(wf, id))).data!.data;
     expect(schedule.last_run_id).toBeNull();
     expect(schedule.last_error).toMatch(/per minute/);

@@ -75,12 +75,21 @@ function checkRecurrence(queue: ScheduleQueue, cron: string, timezone: string, m
   }
   const gap = queue.shortestGap(cron, timezone);
   if (gap < minSeconds * 1000) {
-    throw invalidSchedule('/body/cron', `ticks ${gap / 1000} s apart; the shortest interval allowed is ${minSeconds} s (SCHEDULE_MIN_INTERVAL_SECONDS)`);
+    throw invalidSchedule(
+      '/body/cron',
+      `ticks ${gap / 1000} s apart; the shortest interval allowed is ${minSeconds} s (SCHEDULE_MIN_INTERVAL_SECONDS)`,
+    );
   }
 }
 
 /** 404 unless the workflow is the user's and live; 404 for a pinned version it lacks; 400 for inputs its graph does not take. */
-async function checkTarget(ctx: RunContext, userId: number, workflowId: string, inputs: Record<string, string>, version: number | null) {
+async function checkTarget(
+  ctx: RunContext,
+  userId: number,
+  workflowId: string,
+  inputs: Record<string, string>,
+  version: number | null,
+) {
   const { workflow, deleted } = await findWorkflowForRuns(ctx, userId, workflowId);
   if (deleted) throw workflowNotFound(workflowId);
   const graph = version === null ? workflow : await versionGraph(ctx, userId, workflowId, version);
@@ -89,19 +98,28 @@ async function checkTarget(ctx: RunContext, userId: number, workflowId: string, 
 }
 
 /** Mirrors the row into pg-boss: scheduled when enabled, unscheduled when not. */
-async function mirror(queue: ScheduleQueue, row: Pick<ScheduleRow, 'id' | 'cron' | 'timezone' | 'enabled' | 'user_id'>): Promise<void> {
+async function mirror(
+  queue: ScheduleQueue,
+  row: Pick<ScheduleRow, 'id' | 'cron' | 'timezone' | 'enabled' | 'user_id'>,
+): Promise<void> {
   if (row.enabled) await queue.put(row.id, row.cron, row.timezone, row.user_id);
   else await queue.remove(row.id);
 }
 
-export async function createSchedule(ctx: RunContext, userId: number, workflowId: string, body: ScheduleCreate): Promise<Schedule> {
+export async function createSchedule(
+  ctx: RunContext,
+  userId: number,
+  workflowId: string,
+  body: ScheduleCreate,
+): Promise<Schedule> {
   const queue = queueOf(ctx);
   const timezone = body.timezone ?? 'UTC';
   const inputs = body.inputs ?? {};
   const version = body.version ?? null;
   await checkTarget(ctx, userId, workflowId, inputs, version);
   checkRecurrence(queue, body.cron, timezone, ctx.config.SCHEDULE_MIN_INTERVAL_SECONDS);
-  if ((await store.countSchedules(ctx.db, userId, workflowId)) >= MAX_SCHEDULES_PER_WORKFLOW) throw tooManySchedules(MAX_SCHEDULES_PER_WORKFLOW);
+  if ((await store.countSchedules(ctx.db, userId, workflowId)) >= MAX_SCHEDULES_PER_WORKFLOW)
+    throw tooManySchedules(MAX_SCHEDULES_PER_WORKFLOW);
   const perUser = ctx.config.USER_MAX_SCHEDULES;
   if ((await store.countUserSchedules(ctx.db, userId)) >= perUser) throw tooManyUserSchedules(perUser);
   const now = ctx.now();
@@ -143,12 +161,20 @@ export async function getSchedule(ctx: RunContext, userId: number, workflowId: s
   return toSchedule(ctx, await ownSchedule(ctx, userId, workflowId, id));
 }
 
-export async function listSchedules(ctx: RunContext, userId: number, workflowId: string, request: { page: number; perPage: number }): Promise<{ data: Schedule[]; meta: PageMeta }> {
+export async function listSchedules(
+  ctx: RunContext,
+  userId: number,
+  workflowId: string,
+  request: { page: number; perPage: number },
+): Promise<{ data: Schedule[]; meta: PageMeta }> {
   const { deleted } = await findWorkflowForRuns(ctx, userId, workflowId);
   if (deleted) throw workflowNotFound(workflowId);
   const [total, rows] = await Promise.all([
     store.countSchedules(ctx.db, userId, workflowId),
-    store.listSchedulesNewestFirst(ctx.db, userId, workflowId, { offset: (request.page - 1) * request.perPage, limit: request.perPage }),
+    store.listSchedulesNewestFirst(ctx.db, userId, workflowId, {
+      offset: (request.page - 1) * request.perPage,
+      limit: request.perPage,
+    }),
   ]);
   return {
     data: rows.map((row) => toSchedule(ctx, row)),
@@ -156,7 +182,13 @@ export async function listSchedules(ctx: RunContext, userId: number, workflowId:
   };
 }
 
-export async function updateSchedule(ctx: RunContext, userId: number, workflowId: string, id: string, body: ScheduleUpdate): Promise<Schedule> {
+export async function updateSchedule(
+  ctx: RunContext,
+  userId: number,
+  workflowId: string,
+  id: string,
+  body: ScheduleUpdate,
+): Promise<Schedule> {
   const queue = queueOf(ctx);
   const current = await ownSchedule(ctx, userId, workflowId, id);
   const next: ScheduleRow = {
@@ -187,7 +219,9 @@ export async function deleteSchedule(ctx: RunContext, userId: number, workflowId
   await ownSchedule(ctx, userId, workflowId, id);
   await store.deleteSchedule(ctx.db, id);
   // Its queued ticks go with it; a tick that comes anyway finds no row, starts nothing and unschedules it (ticks.ts).
-  await queue.remove(id).catch((err: unknown) => ctx.logger.warn({ err, scheduleId: id }, 'schedule: pg-boss unschedule failed'));
+  await queue
+    .remove(id)
+    .catch((err: unknown) => ctx.logger.warn({ err, scheduleId: id }, 'schedule: pg-boss unschedule failed'));
 }
 
 /**
@@ -197,6 +231,8 @@ export async function deleteSchedule(ctx: RunContext, userId: number, workflowId
 export async function endSchedulesOfDeletedWorkflow(ctx: RunContext, workflowId: string): Promise<void> {
   for (const id of await store.scheduleIdsOfWorkflow(ctx.db, workflowId)) {
     await store.deleteSchedule(ctx.db, id);
-    await ctx.runs?.queue.schedules.remove(id).catch((err: unknown) => ctx.logger.warn({ err, scheduleId: id }, 'schedule: pg-boss unschedule failed'));
+    await ctx.runs?.queue.schedules
+      .remove(id)
+      .catch((err: unknown) => ctx.logger.warn({ err, scheduleId: id }, 'schedule: pg-boss unschedule failed'));
   }
 }

@@ -21,7 +21,21 @@ export interface ScheduleRow {
 
 export type ScheduleChanges = Partial<Pick<ScheduleRow, 'cron' | 'timezone' | 'inputs' | 'version' | 'enabled'>>;
 
-const COLUMNS = ['id', 'workflow_id', 'user_id', 'cron', 'timezone', 'inputs', 'version', 'enabled', 'last_run_id', 'last_run_at', 'last_error', 'created_at', 'updated_at'];
+const COLUMNS = [
+  'id',
+  'workflow_id',
+  'user_id',
+  'cron',
+  'timezone',
+  'inputs',
+  'version',
+  'enabled',
+  'last_run_id',
+  'last_run_at',
+  'last_error',
+  'created_at',
+  'updated_at',
+];
 
 function fromDb(row: ScheduleRow): ScheduleRow {
   const n = (v: unknown) => (v === null ? null : Number(v));
@@ -36,13 +50,19 @@ function fromDb(row: ScheduleRow): ScheduleRow {
   };
 }
 
-const ofWorkflow = (db: Knex, userId: number, workflowId: string) => db<ScheduleRow>('workflow_schedules').where({ user_id: userId, workflow_id: workflowId });
+const ofWorkflow = (db: Knex, userId: number, workflowId: string) =>
+  db<ScheduleRow>('workflow_schedules').where({ user_id: userId, workflow_id: workflowId });
 
 export async function insertSchedule(db: Knex, row: ScheduleRow): Promise<void> {
   await db('workflow_schedules').insert(row);
 }
 
-export async function findSchedule(db: Knex, userId: number, workflowId: string, id: string): Promise<ScheduleRow | undefined> {
+export async function findSchedule(
+  db: Knex,
+  userId: number,
+  workflowId: string,
+  id: string,
+): Promise<ScheduleRow | undefined> {
   const row = (await ofWorkflow(db, userId, workflowId).andWhere({ id }).first(COLUMNS)) as ScheduleRow | undefined;
   return row ? fromDb(row) : undefined;
 }
@@ -54,13 +74,23 @@ export async function findScheduleById(db: Knex, id: string): Promise<ScheduleRo
 }
 
 export async function countSchedules(db: Knex, userId: number, workflowId: string): Promise<number> {
-  const result = (await ofWorkflow(db, userId, workflowId).count({ n: '*' }).first()) as { n: number | string } | undefined;
+  const result = (await ofWorkflow(db, userId, workflowId).count({ n: '*' }).first()) as
+    { n: number | string } | undefined;
   return Number(result?.n ?? 0);
 }
 
 /** One page of a workflow's schedules, newest first. */
-export async function listSchedulesNewestFirst(db: Knex, userId: number, workflowId: string, page: { offset: number; limit: number }): Promise<ScheduleRow[]> {
-  const rows = (await ofWorkflow(db, userId, workflowId).orderBy('seq', 'desc').offset(page.offset).limit(page.limit).select(COLUMNS)) as ScheduleRow[];
+export async function listSchedulesNewestFirst(
+  db: Knex,
+  userId: number,
+  workflowId: string,
+  page: { offset: number; limit: number },
+): Promise<ScheduleRow[]> {
+  const rows = (await ofWorkflow(db, userId, workflowId)
+    .orderBy('seq', 'desc')
+    .offset(page.offset)
+    .limit(page.limit)
+    .select(COLUMNS)) as ScheduleRow[];
   return rows.map(fromDb);
 }
 
@@ -68,13 +98,16 @@ type Mirrored = Pick<ScheduleRow, 'id' | 'cron' | 'timezone' | 'user_id'>;
 
 /** Every enabled schedule's id, cron, zone and owner (a worker mirrors them into pg-boss at start). */
 export async function listEnabledSchedules(db: Knex): Promise<Mirrored[]> {
-  const rows = (await db('workflow_schedules').where({ enabled: true }).select('id', 'cron', 'timezone', 'user_id')) as Mirrored[];
+  const rows = (await db('workflow_schedules')
+    .where({ enabled: true })
+    .select('id', 'cron', 'timezone', 'user_id')) as Mirrored[];
   return rows.map((row) => ({ ...row, user_id: Number(row.user_id) }));
 }
 
 /** Schedules the user has across all their workflows. */
 export async function countUserSchedules(db: Knex, userId: number): Promise<number> {
-  const result = (await db('workflow_schedules').where({ user_id: userId }).count({ n: '*' }).first()) as { n: number | string } | undefined;
+  const result = (await db('workflow_schedules').where({ user_id: userId }).count({ n: '*' }).first()) as
+    { n: number | string } | undefined;
   return Number(result?.n ?? 0);
 }
 
@@ -83,12 +116,20 @@ export async function scheduleIdsOfWorkflow(db: Knex, workflowId: string): Promi
   return (await db('workflow_schedules').where({ workflow_id: workflowId }).pluck('id')) as string[];
 }
 
-export async function updateSchedule(db: Knex, id: string, changes: ScheduleChanges & { updated_at: number }): Promise<void> {
+export async function updateSchedule(
+  db: Knex,
+  id: string,
+  changes: ScheduleChanges & { updated_at: number },
+): Promise<void> {
   await db('workflow_schedules').where({ id }).update(changes);
 }
 
 /** What the last tick did: the run it started, or why it started none. */
-export async function recordTick(db: Knex, id: string, tick: { last_run_at: number; last_run_id: string | null; last_error: string | null }): Promise<void> {
+export async function recordTick(
+  db: Knex,
+  id: string,
+  tick: { last_run_at: number; last_run_id: string | null; last_error: string | null },
+): Promise<void> {
   await db('workflow_schedules').where({ id }).update(tick);
 }
 

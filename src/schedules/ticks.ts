@@ -22,13 +22,22 @@ export type TickTiming = Pick<Tick, 'createdOn' | 'startedOn'>;
 /** True when the schedule's next tick after this one had come due before this one was taken. */
 function isLate(ctx: TickContext, schedule: store.ScheduleRow, timing: TickTiming): boolean {
   try {
-    return ctx.runs.queue.schedules.next(schedule.cron, schedule.timezone, timing.createdOn).getTime() <= timing.startedOn.getTime();
+    return (
+      ctx.runs.queue.schedules.next(schedule.cron, schedule.timezone, timing.createdOn).getTime() <=
+      timing.startedOn.getTime()
+    );
   } catch {
     return false; // an expression that no longer reads: the row's own problem, said elsewhere
   }
 }
 
-export async function runTick(ctx: TickContext, runStarts: Pick<SharedRateLimiter, 'hit'>, scheduleId: string, tickId: string, timing?: TickTiming): Promise<void> {
+export async function runTick(
+  ctx: TickContext,
+  runStarts: Pick<SharedRateLimiter, 'hit'>,
+  scheduleId: string,
+  tickId: string,
+  timing?: TickTiming,
+): Promise<void> {
   const schedules = ctx.runs.queue.schedules;
   const schedule = await store.findScheduleById(ctx.db, scheduleId);
   if (!schedule || !schedule.enabled) {
@@ -38,14 +47,25 @@ export async function runTick(ctx: TickContext, runStarts: Pick<SharedRateLimite
   }
   if (timing && isLate(ctx, schedule, timing)) {
     const lateSeconds = Math.round((timing.startedOn.getTime() - timing.createdOn.getTime()) / 1000);
-    ctx.logger.warn({ scheduleId, tickId, lateSeconds }, 'schedule tick skipped: its next tick came due before it started');
+    ctx.logger.warn(
+      { scheduleId, tickId, lateSeconds },
+      'schedule tick skipped: its next tick came due before it started',
+    );
     countScheduleTick('skipped_late');
     return;
   }
   const at = ctx.now();
   const inputs = JSON.parse(schedule.inputs) as Record<string, string>;
   try {
-    const { run } = await startRun(ctx, schedule.user_id, schedule.workflow_id, inputs, `schedule-${tickId}`, runStarts, schedule.version ?? undefined);
+    const { run } = await startRun(
+      ctx,
+      schedule.user_id,
+      schedule.workflow_id,
+      inputs,
+      `schedule-${tickId}`,
+      runStarts,
+      schedule.version ?? undefined,
+    );
     await store.recordTick(ctx.db, scheduleId, { last_run_at: at, last_run_id: run.id, last_error: null });
     countScheduleTick('started');
   } catch (err) {
@@ -73,7 +93,9 @@ export async function startScheduleTicks(ctx: TickContext, runStarts: Pick<Share
   const enabled = await store.listEnabledSchedules(ctx.db);
   const wanted = new Set(enabled.map((s) => s.id));
   for (const s of enabled) {
-    await schedules.put(s.id, s.cron, s.timezone, s.user_id).catch((err: unknown) => ctx.logger.warn({ err, scheduleId: s.id }, 'schedule: cannot be put into pg-boss'));
+    await schedules
+      .put(s.id, s.cron, s.timezone, s.user_id)
+      .catch((err: unknown) => ctx.logger.warn({ err, scheduleId: s.id }, 'schedule: cannot be put into pg-boss'));
   }
   for (const id of await schedules.ids()) if (!wanted.has(id)) await schedules.remove(id);
   const { SCHEDULE_TICK_CONCURRENCY, SCHEDULE_TICK_BATCH_SIZE, SCHEDULE_TICKS_PER_USER } = ctx.config;

@@ -36,17 +36,32 @@ describe.each(testDialects())('per-user secrets on %s', (dialect) => {
   });
 
   it('creates (201 + Location), replaces (200) and lists names without values', async () => {
-    const created = await alice.PUT('/api/secrets/{secret_name}', { params: { path: { secret_name: 'GITHUB_TOKEN' } }, body: { value: VALUE } });
+    const created = await alice.PUT('/api/secrets/{secret_name}', {
+      params: { path: { secret_name: 'GITHUB_TOKEN' } },
+      body: { value: VALUE },
+    });
     expect(created.response.status).toBe(201);
     expect(created.response.headers.get('Location')).toBe('/api/secrets/GITHUB_TOKEN');
-    expect(created.data?.data).toEqual({ name: 'GITHUB_TOKEN', created_at: expect.any(String), updated_at: expect.any(String) });
-    const replaced = await alice.PUT('/api/secrets/{secret_name}', { params: { path: { secret_name: 'GITHUB_TOKEN' } }, body: { value: `${VALUE}-2` } });
+    expect(created.data?.data).toEqual({
+      name: 'GITHUB_TOKEN',
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+    const replaced = await alice.PUT('/api/secrets/{secret_name}', {
+      params: { path: { secret_name: 'GITHUB_TOKEN' } },
+      body: { value: `${VALUE}-2` },
+    });
     expect(replaced.response.status).toBe(200);
-    await alice.PUT('/api/secrets/{secret_name}', { params: { path: { secret_name: 'A_FIRST' } }, body: { value: 'a' } });
+    await alice.PUT('/api/secrets/{secret_name}', {
+      params: { path: { secret_name: 'A_FIRST' } },
+      body: { value: 'a' },
+    });
     const list = await alice.GET('/api/secrets');
     expect(list.data?.data.map((s) => s.name)).toEqual(['A_FIRST', 'GITHUB_TOKEN']);
     expect(JSON.stringify(list.data)).not.toContain('ghp_');
-    expect(await openSecrets(server.ctx, aliceId, ['GITHUB_TOKEN', 'NOT_THERE'])).toEqual(new Map([['GITHUB_TOKEN', `${VALUE}-2`]]));
+    expect(await openSecrets(server.ctx, aliceId, ['GITHUB_TOKEN', 'NOT_THERE'])).toEqual(
+      new Map([['GITHUB_TOKEN', `${VALUE}-2`]]),
+    );
   });
 
   it('seals values at rest with the key-encryption key, bound to their row, and reseals them on key rotation', async () => {
@@ -68,7 +83,10 @@ describe.each(testDialects())('per-user secrets on %s', (dialect) => {
   });
 
   it('never logs a value', async () => {
-    await alice.PUT('/api/secrets/{secret_name}', { params: { path: { secret_name: 'LOGGED' } }, body: { value: 'canary-9f8e7d6c' } });
+    await alice.PUT('/api/secrets/{secret_name}', {
+      params: { path: { secret_name: 'LOGGED' } },
+      body: { value: 'canary-9f8e7d6c' },
+    });
     expect(server.logs.join('\n')).not.toContain('canary-9f8e7d6c');
   });
 
@@ -89,7 +107,11 @@ describe.each(testDialects())('per-user secrets on %s', (dialect) => {
 
   it('refuses a bad name or value with 400, a key without the workflows permission with 403', async () => {
     const raw = (name: string, body: unknown, bearer = aliceKey) =>
-      fetch(`${server.baseUrl}/api/secrets/${name}`, { method: 'PUT', headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${server.baseUrl}/api/secrets/${name}`, {
+        method: 'PUT',
+        headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     expect((await raw('1BAD', { value: 'x' })).status).toBe(400);
     expect((await raw('has-dash', { value: 'x' })).status).toBe(400);
     expect((await raw('OK', { value: '' })).status).toBe(400);
@@ -102,12 +124,24 @@ describe.each(testDialects())('per-user secrets on %s', (dialect) => {
     const have = (await alice.GET('/api/secrets')).data!.data.length;
     const now = Date.now();
     await server.ctx.db('user_secrets').insert(
-      Array.from({ length: MAX_SECRETS_PER_USER - have }, (_, i) => ({ user_id: aliceId, name: `FILL_${i}`, value: 'x', created_at: now, updated_at: now })),
+      Array.from({ length: MAX_SECRETS_PER_USER - have }, (_, i) => ({
+        user_id: aliceId,
+        name: `FILL_${i}`,
+        value: 'x',
+        created_at: now,
+        updated_at: now,
+      })),
     );
-    const more = await alice.PUT('/api/secrets/{secret_name}', { params: { path: { secret_name: 'ONE_MORE' } }, body: { value: 'x' } });
+    const more = await alice.PUT('/api/secrets/{secret_name}', {
+      params: { path: { secret_name: 'ONE_MORE' } },
+      body: { value: 'x' },
+    });
     expect(more.response.status).toBe(409);
     expect(more.error).toMatchObject({ code: 'too_many_secrets' });
-    const replace = await alice.PUT('/api/secrets/{secret_name}', { params: { path: { secret_name: 'GITHUB_TOKEN' } }, body: { value: VALUE } });
+    const replace = await alice.PUT('/api/secrets/{secret_name}', {
+      params: { path: { secret_name: 'GITHUB_TOKEN' } },
+      body: { value: VALUE },
+    });
     expect(replace.response.status).toBe(200);
     await server.ctx.db('user_secrets').where('name', 'like', 'FILL_%').delete();
   });

@@ -25,7 +25,12 @@ export async function listSecrets(ctx: SecretsContext, userId: number): Promise<
 }
 
 /** Creates or replaces the secret; `created` says which. */
-export async function putSecret(ctx: SecretsContext, userId: number, name: string, value: string): Promise<{ secret: Secret; created: boolean }> {
+export async function putSecret(
+  ctx: SecretsContext,
+  userId: number,
+  name: string,
+  value: string,
+): Promise<{ secret: Secret; created: boolean }> {
   const put = () =>
     ctx.db.transaction(async (trx) => {
       const now = ctx.now();
@@ -53,7 +58,11 @@ export async function deleteSecret(ctx: SecretsContext, userId: number, name: st
 }
 
 /** The values of these secrets of the user, by name; a name they do not have is absent from the map. */
-export async function openSecrets(ctx: Pick<AppContext, 'db' | 'sealer'>, userId: number, names: readonly string[]): Promise<Map<string, string>> {
+export async function openSecrets(
+  ctx: Pick<AppContext, 'db' | 'sealer'>,
+  userId: number,
+  names: readonly string[],
+): Promise<Map<string, string>> {
   const rows = await store.findSealedSecrets(ctx.db, userId, [...new Set(names)]);
   return new Map(rows.map((r) => [r.name, ctx.sealer.open(r.value, userSecretContext(r.id))]));
 }

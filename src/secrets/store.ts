@@ -14,16 +14,25 @@ export interface SecretRow {
 
 export type SecretMeta = Pick<SecretRow, 'name' | 'created_at' | 'updated_at'>;
 
-const ofUser = (db: Knex | Knex.Transaction, userId: number) => db<SecretRow>('user_secrets').where({ user_id: userId });
+const ofUser = (db: Knex | Knex.Transaction, userId: number) =>
+  db<SecretRow>('user_secrets').where({ user_id: userId });
 
-const meta = (row: SecretMeta): SecretMeta => ({ name: row.name, created_at: Number(row.created_at), updated_at: Number(row.updated_at) });
+const meta = (row: SecretMeta): SecretMeta => ({
+  name: row.name,
+  created_at: Number(row.created_at),
+  updated_at: Number(row.updated_at),
+});
 
 export async function listSecretNames(db: Knex, userId: number): Promise<SecretMeta[]> {
   const rows = await ofUser(db, userId).select('name', 'created_at', 'updated_at').orderBy('name');
   return rows.map(meta);
 }
 
-export async function findSecretForUpdate(trx: Knex.Transaction, userId: number, name: string): Promise<SecretMeta & { id: number } | undefined> {
+export async function findSecretForUpdate(
+  trx: Knex.Transaction,
+  userId: number,
+  name: string,
+): Promise<(SecretMeta & { id: number }) | undefined> {
   const row = await ofUser(trx, userId).andWhere({ name }).forUpdate().first('id', 'name', 'created_at', 'updated_at');
   return row ? { ...meta(row), id: Number(row.id) } : undefined;
 }
@@ -47,7 +56,11 @@ export async function deleteSecretByName(db: Knex, userId: number, name: string)
 }
 
 /** The sealed values of these names of the user (a name they do not have is absent). */
-export async function findSealedSecrets(db: Knex, userId: number, names: readonly string[]): Promise<Pick<SecretRow, 'id' | 'name' | 'value'>[]> {
+export async function findSealedSecrets(
+  db: Knex,
+  userId: number,
+  names: readonly string[],
+): Promise<Pick<SecretRow, 'id' | 'name' | 'value'>[]> {
   if (names.length === 0) return [];
   const rows = await ofUser(db, userId).whereIn('name', names).select('id', 'name', 'value');
   return rows.map((r) => ({ id: Number(r.id), name: r.name, value: r.value }));

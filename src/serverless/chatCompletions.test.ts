@@ -17,10 +17,22 @@ describe.each(testDialects())('POST /serverless/v1/chat/completions (%s)', (dial
   beforeAll(async () => {
     fake = await startFakeOpenAI();
     // An operator's limit below the contract's ceiling of 32768 (openapi.yaml), so that both refusals show.
-    server = await startTestServer({ dialect, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3', WORKFLOW_MAX_TOKENS_LIMIT: '4096' } });
+    server = await startTestServer({
+      dialect,
+      env: {
+        MODEL_PROVIDER_BASE_URL: fake.baseUrl,
+        MODEL_PROVIDER_MODELS: 'llama-3',
+        WORKFLOW_MAX_TOKENS_LIMIT: '4096',
+      },
+    });
     const user = await createUser(server.ctx, { login: 'gw', password: 'test-password-1' });
     // No permission at all: the gateway takes any raw access token.
-    const created = await createAccessToken(server.ctx, { userId: user.id, namespace: 'gw', name: 'gateway', usageScenario: 'trial' });
+    const created = await createAccessToken(server.ctx, {
+      userId: user.id,
+      namespace: 'gw',
+      name: 'gateway',
+      usageScenario: 'trial',
+    });
     key = created.token;
     keyId = created.record.id;
   });
@@ -39,7 +51,14 @@ describe.each(testDialects())('POST /serverless/v1/chat/completions (%s)', (dial
   }
 
   it('completes with echo for a raw access token and attributes the usage to it', async () => {
-    const res = await chat({ model: 'echo', messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'one two three' }], max_tokens: 2 });
+    const res = await chat({
+      model: 'echo',
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'one two three' },
+      ],
+      max_tokens: 2,
+    });
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(body).toMatchObject({
@@ -50,21 +69,40 @@ describe.each(testDialects())('POST /serverless/v1/chat/completions (%s)', (dial
     });
     expect(body.id).toMatch(/^chatcmpl-[0-9a-f]{24}$/);
     expect(Math.abs(body.created - Date.now() / 1000)).toBeLessThan(5);
-    const usage = server.logs.map((l) => JSON.parse(l)).filter((l) => l.serverless_usage).at(-1);
-    expect(usage.serverless_usage).toMatchObject({ access_token_id: keyId, usage_scenario: 'trial', via: 'api_key', model: 'echo', total_tokens: 7 });
+    const usage = server.logs
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.serverless_usage)
+      .at(-1);
+    expect(usage.serverless_usage).toMatchObject({
+      access_token_id: keyId,
+      usage_scenario: 'trial',
+      via: 'api_key',
+      model: 'echo',
+      total_tokens: 7,
+    });
   });
 
   it('forwards other models to the configured OpenAI-compatible provider', async () => {
     const res = await chat({ model: 'llama-3', messages: [{ role: 'user', content: 'shout this' }], temperature: 0.5 });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ model: 'llama-3', choices: [{ message: { role: 'assistant', content: 'SHOUT THIS' } }] });
+    expect(await res.json()).toMatchObject({
+      model: 'llama-3',
+      choices: [{ message: { role: 'assistant', content: 'SHOUT THIS' } }],
+    });
     expect(fake.requests.at(-1)).toMatchObject({ model: 'llama-3', temperature: 0.5 });
   });
 
   it('answers an unknown model with 404 model_not_found in the OpenAI error shape', async () => {
     const res = await chat({ model: 'gpt-9', messages: [{ role: 'user', content: 'hi' }] });
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ error: { message: expect.stringContaining("'gpt-9'"), type: 'invalid_request_error', param: 'model', code: 'model_not_found' } });
+    expect(await res.json()).toEqual({
+      error: {
+        message: expect.stringContaining("'gpt-9'"),
+        type: 'invalid_request_error',
+        param: 'model',
+        code: 'model_not_found',
+      },
+    });
   });
 
   it('answers a provider failure with 502 api_error, without the provider details', async () => {
@@ -90,11 +128,18 @@ describe.each(testDialects())('POST /serverless/v1/chat/completions (%s)', (dial
     const res = await chat({ model: 'llama-3', messages: [{ role: 'user', content: 'hi' }], max_tokens: limit + 1 });
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({
-      error: { message: `max_tokens is too large: ${limit + 1}. This service allows at most ${limit}.`, type: 'invalid_request_error', param: 'max_tokens', code: 'invalid_value' },
+      error: {
+        message: `max_tokens is too large: ${limit + 1}. This service allows at most ${limit}.`,
+        type: 'invalid_request_error',
+        param: 'max_tokens',
+        code: 'invalid_value',
+      },
     });
     expect(fake.requests.length).toBe(calls);
     // The limit itself is allowed.
-    expect((await chat({ model: 'echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: limit })).status).toBe(200);
+    expect((await chat({ model: 'echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: limit })).status).toBe(
+      200,
+    );
     // Above the contract's ceiling the validator answers, in the same shape.
     const aboveCeiling = await chat({ model: 'echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: 32769 });
     expect(aboveCeiling.status).toBe(400);
@@ -113,10 +158,17 @@ describe.each(testDialects())('POST /serverless/v1/chat/completions (%s)', (dial
     expect(malformed.status).toBe(401);
     // The operation's schemes are tried in the spec's order (proxyToken, then apiKey) and a JWT is
     // refused as a proxy token, not as "another kind of token" by the API-key check run beside it.
-    expect(malformed.headers.get('www-authenticate')).toMatch(/^Bearer realm="serverless", error="invalid_token", error_description="The proxy token is invalid/);
+    expect(malformed.headers.get('www-authenticate')).toMatch(
+      /^Bearer realm="serverless", error="invalid_token", error_description="The proxy token is invalid/,
+    );
 
     const user = await createUser(server.ctx, { login: 'gw2', password: 'test-password-1' });
-    const doomed = await createAccessToken(server.ctx, { userId: user.id, namespace: 'gw2', name: 'doomed', usageScenario: 'paid' });
+    const doomed = await createAccessToken(server.ctx, {
+      userId: user.id,
+      namespace: 'gw2',
+      name: 'doomed',
+      usageScenario: 'paid',
+    });
     expect((await chat(body, doomed.token)).status).toBe(200);
     await deleteAccessToken(server.ctx, user.id, doomed.record.id);
     expect((await chat(body, doomed.token)).status).toBe(401);

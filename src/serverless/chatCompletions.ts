@@ -4,7 +4,13 @@ import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
 import { principalOf } from '../http/principal.ts';
 import { startEventStream, writeFrame } from '../shared/sseStream.ts';
-import { maxTokensTooLarge, modelNotFound, providerRateLimited, upstreamError, type OpenAIError } from '../shared/errors.ts';
+import {
+  maxTokensTooLarge,
+  modelNotFound,
+  providerRateLimited,
+  upstreamError,
+  type OpenAIError,
+} from '../shared/errors.ts';
 import { ModelUnavailableError, ProviderError, type ChatResult, type ModelRouter } from '../runs/providers/index.ts';
 
 type ChatCompletionRequest = components['schemas']['ChatCompletionRequest'];
@@ -22,7 +28,9 @@ function toCompletion(result: ChatResult): ChatCompletion {
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: result.model,
-    choices: [{ index: 0, message: { role: 'assistant', content: result.content }, finish_reason: result.finishReason }],
+    choices: [
+      { index: 0, message: { role: 'assistant', content: result.content }, finish_reason: result.finishReason },
+    ],
     usage: result.usage,
   };
 }
@@ -114,7 +122,9 @@ export function createChatCompletion(ctx: AppContext, models: ModelRouter): Requ
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
     });
-    const stream = body.stream ? new ChunkStream(res, body.model, body.stream_options?.include_usage === true) : undefined;
+    const stream = body.stream
+      ? new ChunkStream(res, body.model, body.stream_options?.include_usage === true)
+      : undefined;
     const started = Date.now();
     let result: ChatResult;
     try {
@@ -129,7 +139,11 @@ export function createChatCompletion(ctx: AppContext, models: ModelRouter): Requ
     } catch (err) {
       if (abort.signal.aborted) return; // the caller left: no one to answer
       const failure = answerForModelFailure(err, body.model);
-      if (err instanceof ProviderError) ctx.logger.warn({ err: { message: err.message, status: err.status }, model: body.model }, 'model provider failed');
+      if (err instanceof ProviderError)
+        ctx.logger.warn(
+          { err: { message: err.message, status: err.status }, model: body.model },
+          'model provider failed',
+        );
       if (stream?.started) {
         // The status line is out: the failure is the stream's last event.
         stream.fail(failure ?? upstreamError());

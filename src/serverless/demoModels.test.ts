@@ -8,7 +8,14 @@ import { createUser } from '../accounts/users.ts';
 
 async function keyFor(server: TestServer): Promise<string> {
   const user = await createUser(server.ctx, { login: 'demo-gw', password: 'test-password-1' });
-  return (await createAccessToken(server.ctx, { userId: user.id, namespace: 'demo-gw', name: 'gateway', usageScenario: 'trial' })).token;
+  return (
+    await createAccessToken(server.ctx, {
+      userId: user.id,
+      namespace: 'demo-gw',
+      name: 'gateway',
+      usageScenario: 'trial',
+    })
+  ).token;
 }
 
 const chat = (server: TestServer, key: string, body: unknown) =>
@@ -28,12 +35,21 @@ describe('the gateway with DEMO_MODELS on', () => {
   afterAll(() => server?.close());
 
   it('streams echo-slow word by word, one chunk per word, and ends with [DONE]', async () => {
-    const res = await chat(server, key, { model: 'echo-slow', stream: true, messages: [{ role: 'user', content: 'one two three' }] });
+    const res = await chat(server, key, {
+      model: 'echo-slow',
+      stream: true,
+      messages: [{ role: 'user', content: 'one two three' }],
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const frames = (await res.text()).split('\n\n').filter(Boolean).map((f) => f.replace(/^data: /, ''));
+    const frames = (await res.text())
+      .split('\n\n')
+      .filter(Boolean)
+      .map((f) => f.replace(/^data: /, ''));
     expect(frames.at(-1)).toBe('[DONE]');
-    const chunks = frames.slice(0, -1).map((f) => JSON.parse(f) as { model: string; choices: { delta: { content?: string } }[] });
+    const chunks = frames
+      .slice(0, -1)
+      .map((f) => JSON.parse(f) as { model: string; choices: { delta: { content?: string } }[] });
     const pieces = chunks.map((c) => c.choices[0]?.delta.content ?? '').filter(Boolean);
     expect(pieces.join('')).toBe('one two three');
     expect(pieces.length).toBeGreaterThanOrEqual(3);
@@ -44,9 +60,15 @@ describe('the gateway with DEMO_MODELS on', () => {
     const failed = await chat(server, key, { model: 'echo-fail', messages: [{ role: 'user', content: 'hi' }] });
     expect(failed.status).toBe(502);
     expect(await failed.json()).toMatchObject({ error: { type: 'api_error' } });
-    const recovered = await chat(server, key, { model: 'echo-fail-1', messages: [{ role: 'user', content: 'hi there' }] });
+    const recovered = await chat(server, key, {
+      model: 'echo-fail-1',
+      messages: [{ role: 'user', content: 'hi there' }],
+    });
     expect(recovered.status).toBe(200);
-    expect(await recovered.json()).toMatchObject({ model: 'echo-fail-1', choices: [{ message: { content: 'hi there' } }] });
+    expect(await recovered.json()).toMatchObject({
+      model: 'echo-fail-1',
+      choices: [{ message: { content: 'hi there' } }],
+    });
   });
 });
 

@@ -19,9 +19,14 @@ describe.each(testDialects())('the gateway through the openai SDK (%s)', (dialec
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    server = await startTestServer({ dialect, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' } });
+    server = await startTestServer({
+      dialect,
+      env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' },
+    });
     const user = await createUser(server.ctx, { login: 'sdk', password: 'test-password-1' });
-    key = (await createAccessToken(server.ctx, { userId: user.id, namespace: 'sdk', name: 'sdk', usageScenario: 'paid' })).token;
+    key = (
+      await createAccessToken(server.ctx, { userId: user.id, namespace: 'sdk', name: 'sdk', usageScenario: 'paid' })
+    ).token;
     client = new OpenAI({ apiKey: key, baseURL: `${server.baseUrl}/serverless/v1`, maxRetries: 0 });
   });
   afterAll(async () => {
@@ -50,7 +55,11 @@ describe.each(testDialects())('the gateway through the openai SDK (%s)', (dialec
     });
     const { chunks, text, finishReason, usage } = await collect(stream);
     expect(text).toBe('one two three');
-    expect(chunks.filter((c) => c.choices[0]?.delta.content).map((c) => c.choices[0]!.delta.content)).toEqual(['one ', 'two ', 'three']);
+    expect(chunks.filter((c) => c.choices[0]?.delta.content).map((c) => c.choices[0]!.delta.content)).toEqual([
+      'one ',
+      'two ',
+      'three',
+    ]);
     expect(chunks[0]!.choices[0]!.delta.role).toBe('assistant');
     expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
     expect(chunks.every((c) => c.object === 'chat.completion.chunk' && c.model === 'echo')).toBe(true);
@@ -61,33 +70,54 @@ describe.each(testDialects())('the gateway through the openai SDK (%s)', (dialec
 
   it('streams a provider model as the provider streams it, without a usage chunk unless asked', async () => {
     fake.replies = [{ kind: 'completion', content: 'from the provider' }];
-    const stream = await client.chat.completions.create({ model: 'llama-3', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'llama-3',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
     const { text, usage, finishReason } = await collect(stream);
     expect(text).toBe('from the provider');
     expect(finishReason).toBe('stop');
     expect(usage).toBeUndefined();
     expect(fake.requests.at(-1)).toMatchObject({ model: 'llama-3', stream: true });
-    const logged = server.logs.map((l) => JSON.parse(l)).filter((l) => l.serverless_usage).at(-1);
+    const logged = server.logs
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.serverless_usage)
+      .at(-1);
     expect(logged.serverless_usage).toMatchObject({ model: 'llama-3', streamed: true, completion_tokens: 3 });
   });
 
   it('answers whole without stream, as before', async () => {
-    const completion = await client.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'whole answer' }] });
+    const completion = await client.chat.completions.create({
+      model: 'echo',
+      messages: [{ role: 'user', content: 'whole answer' }],
+    });
     expect(completion.choices[0]!.message.content).toBe('whole answer');
     expect(completion.usage).toMatchObject({ total_tokens: 4 });
   });
 
   it("passes a provider's 429 on as 429 with its Retry-After (an SDK RateLimitError), streamed or not", async () => {
-    const limited = { kind: 'error' as const, status: 429, message: 'slow down', type: 'rate_limit_error', retryAfter: 1 };
+    const limited = {
+      kind: 'error' as const,
+      status: 429,
+      message: 'slow down',
+      type: 'rate_limit_error',
+      retryAfter: 1,
+    };
     for (const stream of [false, true]) {
       fake.replies = [limited, limited, limited];
-      const error = await client.chat.completions.create({ model: 'llama-3', messages: [{ role: 'user', content: 'hi' }], stream }).then(
-        async (answer) => (Symbol.asyncIterator in answer ? collect(answer) : answer),
-        (e: unknown) => e,
-      );
+      const error = await client.chat.completions
+        .create({ model: 'llama-3', messages: [{ role: 'user', content: 'hi' }], stream })
+        .then(
+          async (answer) => (Symbol.asyncIterator in answer ? collect(answer) : answer),
+          (e: unknown) => e,
+        );
       expect(error).toBeInstanceOf(OpenAI.RateLimitError);
       expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBe('1');
-      expect((error as InstanceType<typeof OpenAI.RateLimitError>).error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+      expect((error as InstanceType<typeof OpenAI.RateLimitError>).error).toMatchObject({
+        type: 'rate_limit_error',
+        code: 'rate_limit_exceeded',
+      });
     }
     fake.replies = [];
   });
@@ -111,7 +141,7 @@ describe.each(testDialects())('the gateway through the openai SDK (%s)', (dialec
     const bound = 64 * 2 ** 20;
     const giveUp = Date.now() + 10_000;
     let still = 0;
-    for (let last = -1; still < 3 && sent.bytes < bound && Date.now() < giveUp; ) {
+    for (let last = -1; still < 3 && sent.bytes < bound && Date.now() < giveUp;) {
       await sleep(100);
       still = sent.bytes === last ? still + 1 : 0;
       last = sent.bytes;
@@ -125,7 +155,11 @@ describe.each(testDialects())('the gateway through the openai SDK (%s)', (dialec
 
   it('a provider stream that breaks after some chunks ends with an error event the SDK raises', async () => {
     fake.replies = [{ kind: 'cut-stream', chunks: ['half ', 'an '] }];
-    const stream = await client.chat.completions.create({ model: 'llama-3', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'llama-3',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
     const texts: string[] = [];
     const error = await (async () => {
       for await (const chunk of stream) texts.push(chunk.choices[0]?.delta.content ?? '');

@@ -75,7 +75,14 @@ export function setPasswordHashCost(log2N: number): void {
   passwordHashCost = log2N;
 }
 
-function scryptAsync(password: string, salt: Buffer, N: number, r: number, p: number, keyLength: number): Promise<Buffer> {
+function scryptAsync(
+  password: string,
+  salt: Buffer,
+  N: number,
+  r: number,
+  p: number,
+  keyLength: number,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // maxmem: Node's default (32 MiB) is below what N=2^17 needs (128 * N * r bytes); allow twice that.
     scrypt(password.normalize('NFC'), salt, keyLength, { N, r, p, maxmem: 256 * N * r * p }, (err, key) =>
@@ -96,7 +103,17 @@ function parseHash(stored: string): StoredHash | null {
   const parts = stored.split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') return null;
   const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
-  if (![N, r, p].every(Number.isSafeInteger) || N < 2 || N > MAX_N || (N & (N - 1)) !== 0 || r < 1 || r > MAX_R || p < 1 || p > MAX_P) return null;
+  if (
+    ![N, r, p].every(Number.isSafeInteger) ||
+    N < 2 ||
+    N > MAX_N ||
+    (N & (N - 1)) !== 0 ||
+    r < 1 ||
+    r > MAX_R ||
+    p < 1 ||
+    p > MAX_P
+  )
+    return null;
   return { N, r, p, salt: Buffer.from(parts[4]!, 'base64url'), hash: Buffer.from(parts[5]!, 'base64url') };
 }
 

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { hashPassword, passwordNeedsRehash, hashToken, newClientId, newToken, safeEqual, verifyPassword } from './crypto.ts';
+import {
+  hashPassword,
+  passwordNeedsRehash,
+  hashToken,
+  newClientId,
+  newToken,
+  safeEqual,
+  verifyPassword,
+} from './crypto.ts';
 
 describe('tokens, hashes and passwords', () => {
   it('makes prefixed tokens with 256 random bits, never the same twice', () => {

@@ -40,27 +40,69 @@ export type ProblemStatus = keyof typeof problemTypes;
  * exactly these (src/shared/errors.unit.test.ts checks); a code, once published, never changes meaning.
  */
 export const PROBLEM_CODES = {
-  invalid_request: 400, invalid_field: 400, invalid_run_inputs: 400, invalid_schedule: 400, invalid_if_match: 400, unstorable_text: 400, callback_url_refused: 400,
+  invalid_request: 400,
+  invalid_field: 400,
+  invalid_run_inputs: 400,
+  invalid_schedule: 400,
+  invalid_if_match: 400,
+  unstorable_text: 400,
+  callback_url_refused: 400,
   unsupported_api_version: 400,
-  missing_credentials: 401, invalid_access_token: 401, invalid_api_key: 401, invalid_proxy_token: 401, wrong_token_kind: 401,
+  missing_credentials: 401,
+  invalid_access_token: 401,
+  invalid_api_key: 401,
+  invalid_proxy_token: 401,
+  wrong_token_kind: 401,
   user_gone: 401,
-  insufficient_scope: 403, missing_permission: 403, demo_in_production: 403,
-  route_not_found: 404, workflow_not_found: 404, run_not_found: 404, trigger_not_found: 404, callback_not_found: 404, secret_not_found: 404, workflow_version_not_found: 404, schedule_not_found: 404, user_not_found: 404, organization_not_found: 404,
-  not_a_member: 404, namespace_not_found: 404, application_not_found: 404, client_not_found: 404, client_secret_not_found: 404,
-  access_token_not_found: 404, access_token_expired: 404, session_not_found: 404,
+  insufficient_scope: 403,
+  missing_permission: 403,
+  demo_in_production: 403,
+  route_not_found: 404,
+  workflow_not_found: 404,
+  run_not_found: 404,
+  trigger_not_found: 404,
+  callback_not_found: 404,
+  secret_not_found: 404,
+  workflow_version_not_found: 404,
+  schedule_not_found: 404,
+  user_not_found: 404,
+  organization_not_found: 404,
+  not_a_member: 404,
+  namespace_not_found: 404,
+  application_not_found: 404,
+  client_not_found: 404,
+  client_secret_not_found: 404,
+  access_token_not_found: 404,
+  access_token_expired: 404,
+  session_not_found: 404,
   method_not_allowed: 405,
-  not_acceptable: 406, not_representable_in_api_version: 406,
-  name_taken: 409, last_owner: 409, concurrent_update: 409, idempotency_key_reused: 409, run_already_finished: 409, hook_limit_reached: 409,
-  too_many_client_secrets: 409, too_many_schedules: 409, last_client_secret: 409, demo_exists: 409, too_many_secrets: 409,
+  not_acceptable: 406,
+  not_representable_in_api_version: 406,
+  name_taken: 409,
+  last_owner: 409,
+  concurrent_update: 409,
+  idempotency_key_reused: 409,
+  run_already_finished: 409,
+  hook_limit_reached: 409,
+  too_many_client_secrets: 409,
+  too_many_schedules: 409,
+  last_client_secret: 409,
+  demo_exists: 409,
+  too_many_secrets: 409,
   quota_exceeded: 409,
   stale_version: 412,
   payload_too_large: 413,
   unsupported_media_type: 415,
   invalid_workflow: 422,
-  rate_limited: 429, too_many_concurrent_runs: 429, too_many_runs_per_minute: 429, too_many_event_streams: 429,
+  rate_limited: 429,
+  too_many_concurrent_runs: 429,
+  too_many_runs_per_minute: 429,
+  too_many_event_streams: 429,
   request_header_fields_too_large: 431,
   internal_error: 500,
-  database_unavailable: 503, queue_unavailable: 503, runs_not_configured: 503,
+  database_unavailable: 503,
+  queue_unavailable: 503,
+  runs_not_configured: 503,
 } as const satisfies Record<string, ProblemStatus>;
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;
@@ -118,8 +160,12 @@ const refusalCodes: Partial<Record<number, ProblemCode>> = {
 };
 
 /** A request the body parser or the contract validator refused; any other 4xx is bad input (400). */
-export const requestRefused = (status: number, detail: string, errors?: ProblemItem[], headers: Record<string, string> = {}) =>
-  new Problem(refusalCodes[status] ?? 'invalid_request', detail, { errors, headers });
+export const requestRefused = (
+  status: number,
+  detail: string,
+  errors?: ProblemItem[],
+  headers: Record<string, string> = {},
+) => new Problem(refusalCodes[status] ?? 'invalid_request', detail, { errors, headers });
 
 /** The request line and headers are over the server's limit (answered before express sees the request). */
 export const headersTooLarge = (maxBytes: number) =>
@@ -134,14 +180,22 @@ export const invalidField = (detail: string, pointer: string, message: string) =
   new Problem('invalid_field', detail, { errors: [{ pointer, message }] });
 
 export const invalidRunInputs = (items: ProblemItem[]) =>
-  new Problem('invalid_run_inputs', `The inputs do not match the workflow's text_input variables: ${items.map((p) => p.pointer.slice('/body/inputs/'.length)).join(', ')}.`, {
-    errors: items,
-  });
+  new Problem(
+    'invalid_run_inputs',
+    `The inputs do not match the workflow's text_input variables: ${items.map((p) => p.pointer.slice('/body/inputs/'.length)).join(', ')}.`,
+    {
+      errors: items,
+    },
+  );
 
 export const invalidIfMatch = (tag: string) =>
-  new Problem('invalid_if_match', `If-Match must be an ETag such as "3" or a version number, not ${JSON.stringify(tag)}.`);
+  new Problem(
+    'invalid_if_match',
+    `If-Match must be an ETag such as "3" or a version number, not ${JSON.stringify(tag)}.`,
+  );
 
-export const unstorableText = () => new Problem('unstorable_text', 'The request contains a character that cannot be stored or matched (such as NUL).');
+export const unstorableText = () =>
+  new Problem('unstorable_text', 'The request contains a character that cannot be stored or matched (such as NUL).');
 
 // --- 401 / 403: credentials (RFC 6750 3: every bearer failure carries WWW-Authenticate) ----------
 
@@ -150,7 +204,8 @@ export const missingBearer = (realm = 'api') =>
     headers: { 'WWW-Authenticate': `Bearer realm="${realm}"` },
   });
 
-type InvalidBearerCode = 'invalid_access_token' | 'invalid_api_key' | 'invalid_proxy_token' | 'wrong_token_kind' | 'user_gone';
+type InvalidBearerCode =
+  'invalid_access_token' | 'invalid_api_key' | 'invalid_proxy_token' | 'wrong_token_kind' | 'user_gone';
 
 const invalidBearer = (code: InvalidBearerCode, detail: string, realm = 'api') =>
   new Problem(code, detail, {
@@ -159,10 +214,15 @@ const invalidBearer = (code: InvalidBearerCode, detail: string, realm = 'api') =
     },
   });
 
-export const invalidAccessToken = () => invalidBearer('invalid_access_token', 'The access token is invalid, expired or revoked.');
+export const invalidAccessToken = () =>
+  invalidBearer('invalid_access_token', 'The access token is invalid, expired or revoked.');
 export const invalidApiKey = () => invalidBearer('invalid_api_key', 'The API key is invalid or was deleted.');
 export const invalidProxyToken = () =>
-  invalidBearer('invalid_proxy_token', 'The proxy token is invalid, expired, or its authorization was revoked.', 'serverless');
+  invalidBearer(
+    'invalid_proxy_token',
+    'The proxy token is invalid, expired, or its authorization was revoked.',
+    'serverless',
+  );
 /** A bearer token of another kind (an OAuth token where an API key is wanted): RFC 6750 3.1 `invalid_token`. */
 export const wrongKindOfToken = (realm: 'api' | 'serverless') =>
   invalidBearer(
@@ -179,24 +239,32 @@ export const insufficientScope = (scope: string) =>
     headers: { 'WWW-Authenticate': `Bearer realm="api", error="insufficient_scope", scope="${scope}"` },
   });
 
-export const missingPermission = (permission: string) => new Problem('missing_permission', `This API key does not have the ${permission} permission.`);
+export const missingPermission = (permission: string) =>
+  new Problem('missing_permission', `This API key does not have the ${permission} permission.`);
 
-export const demoInProduction = () => new Problem('demo_in_production', 'Demo data (a known login) is never created in production.');
+export const demoInProduction = () =>
+  new Problem('demo_in_production', 'Demo data (a known login) is never created in production.');
 
 // --- 404: not found or not yours ----------------------------------------------------------------
 
-export const routeNotFound = (method: string, path: string) => new Problem('route_not_found', `No route for ${method} ${path}.`);
+export const routeNotFound = (method: string, path: string) =>
+  new Problem('route_not_found', `No route for ${method} ${path}.`);
 export const workflowNotFound = (id: string) => new Problem('workflow_not_found', `No workflow ${id}.`);
 export const runNotFound = (id: string) => new Problem('run_not_found', `No run ${id}.`);
 export const secretNotFound = (name: string) => new Problem('secret_not_found', `No secret ${name}.`);
-export const workflowVersionNotFound = (id: string, version: number) => new Problem('workflow_version_not_found', `Workflow ${id} has no version ${version}.`);
+export const workflowVersionNotFound = (id: string, version: number) =>
+  new Problem('workflow_version_not_found', `Workflow ${id} has no version ${version}.`);
 export const userNotFound = (login: string) => new Problem('user_not_found', `No user with login "${login}".`);
-export const organizationNotFound = (namespace: string) => new Problem('organization_not_found', `No organization "${namespace}".`);
-export const notAMember = (login: string, namespace: string) => new Problem('not_a_member', `"${login}" is not a member of "${namespace}".`);
+export const organizationNotFound = (namespace: string) =>
+  new Problem('organization_not_found', `No organization "${namespace}".`);
+export const notAMember = (login: string, namespace: string) =>
+  new Problem('not_a_member', `"${login}" is not a member of "${namespace}".`);
 /** 404, not 403: a namespace the user cannot use is indistinguishable from one that does not exist. */
-export const namespaceNotFound = (namespace: string) => new Problem('namespace_not_found', `No namespace "${namespace}" for this user.`);
+export const namespaceNotFound = (namespace: string) =>
+  new Problem('namespace_not_found', `No namespace "${namespace}" for this user.`);
 export const applicationNotFound = (id: number) => new Problem('application_not_found', `No application ${id}.`);
-export const clientNotFound = (clientId: string) => new Problem('client_not_found', `No application with client_id "${clientId}".`);
+export const clientNotFound = (clientId: string) =>
+  new Problem('client_not_found', `No application with client_id "${clientId}".`);
 export const clientSecretNotFound = (secretId: number, appName: string) =>
   new Problem('client_secret_not_found', `No client secret ${secretId} for ${appName}.`);
 export const accessTokenNotFound = (id: number) => new Problem('access_token_not_found', `No access token ${id}.`);
@@ -218,12 +286,19 @@ export const lastOwner = (login: string, namespace: string) =>
   new Problem('last_owner', `"${login}" is the last owner of "${namespace}"; add another owner first.`);
 /** A stale `If-Match` (RFC 9110 13.1.1): 412, with the current ETag so the client can re-read. */
 export const staleVersion = (current: number, accepted: number[]) =>
-  new Problem('stale_version', accepted.length ? `The workflow is at version ${current}, not ${accepted.join(' or ')}.` : `The workflow is at version ${current}; a weak ETag (W/) never matches If-Match (RFC 9110 13.1.1).`, { headers: { ETag: `"${current}"` } });
+  new Problem(
+    'stale_version',
+    accepted.length
+      ? `The workflow is at version ${current}, not ${accepted.join(' or ')}.`
+      : `The workflow is at version ${current}; a weak ETag (W/) never matches If-Match (RFC 9110 13.1.1).`,
+    { headers: { ETag: `"${current}"` } },
+  );
 export const concurrentUpdate = (current: number) =>
   new Problem('concurrent_update', `The workflow changed while it was being updated; it is now at version ${current}.`);
 export const idempotencyConflict = (runId: string) =>
   new Problem('idempotency_key_reused', `Idempotency-Key was already used for run ${runId} with different inputs.`);
-export const runAlreadyFinished = (runId: string, status: string) => new Problem('run_already_finished', `Run ${runId} is already ${status}.`);
+export const runAlreadyFinished = (runId: string, status: string) =>
+  new Problem('run_already_finished', `Run ${runId} is already ${status}.`);
 export const tooManyClientSecrets = (appName: string, max: number) =>
   new Problem(
     'too_many_client_secrets',
@@ -231,43 +306,78 @@ export const tooManyClientSecrets = (appName: string, max: number) =>
   );
 /** Deleting an app's only secret leaves it unable to obtain tokens; `howToProceed` says what the caller can do. */
 export const lastClientSecret = (appName: string, howToProceed: string) =>
-  new Problem('last_client_secret', `This is the only client secret of ${appName}: without it the app cannot obtain tokens. ${howToProceed}`);
+  new Problem(
+    'last_client_secret',
+    `This is the only client secret of ${appName}: without it the app cannot obtain tokens. ${howToProceed}`,
+  );
 export const tooManySecrets = (max: number) =>
-  new Problem('too_many_secrets', `You already have ${max} secrets. Delete one you no longer use, then create this one.`);
+  new Problem(
+    'too_many_secrets',
+    `You already have ${max} secrets. Delete one you no longer use, then create this one.`,
+  );
 export const demoExists = (login: string) => new Problem('demo_exists', `The demo user "${login}" exists already.`);
 
 /** Every problem of a workflow graph at once (schema-level and semantic). */
 export const invalidWorkflow = (items: ProblemItem[]) =>
-  new Problem('invalid_workflow', items.length === 1 ? 'The workflow graph has 1 problem.' : `The workflow graph has ${items.length} problems.`, {
-    errors: items,
-  });
+  new Problem(
+    'invalid_workflow',
+    items.length === 1 ? 'The workflow graph has 1 problem.' : `The workflow graph has ${items.length} problems.`,
+    {
+      errors: items,
+    },
+  );
 
 export const apiRateLimited = (limitPerMinute: number, retryAfter: number) =>
-  new Problem('rate_limited', `Rate limit of ${limitPerMinute} requests per minute for this token exceeded; retry in ${retryAfter} s.`, {
-    headers: { 'Retry-After': String(retryAfter) },
-  });
+  new Problem(
+    'rate_limited',
+    `Rate limit of ${limitPerMinute} requests per minute for this token exceeded; retry in ${retryAfter} s.`,
+    {
+      headers: { 'Retry-After': String(retryAfter) },
+    },
+  );
 
 /** Retry-After of a refused run start while the user's runs are at the concurrency quota: about when one may have ended. */
 export const RUN_QUOTA_RETRY_SECONDS = 5;
 export const tooManyConcurrentRuns = (limit: number) =>
-  new Problem('too_many_concurrent_runs', `At most ${limit} runs may be queued or running at once per user; retry when one has ended.`, {
-    headers: { 'Retry-After': String(RUN_QUOTA_RETRY_SECONDS) },
-  });
+  new Problem(
+    'too_many_concurrent_runs',
+    `At most ${limit} runs may be queued or running at once per user; retry when one has ended.`,
+    {
+      headers: { 'Retry-After': String(RUN_QUOTA_RETRY_SECONDS) },
+    },
+  );
 export const tooManyRunsPerMinute = (limit: number, retryAfter: number) =>
-  new Problem('too_many_runs_per_minute', `At most ${limit} runs may be started per minute per user; retry in ${retryAfter} s.`, {
-    headers: { 'Retry-After': String(retryAfter) },
-  });
+  new Problem(
+    'too_many_runs_per_minute',
+    `At most ${limit} runs may be started per minute per user; retry in ${retryAfter} s.`,
+    {
+      headers: { 'Retry-After': String(retryAfter) },
+    },
+  );
 
 export const databaseUnavailable = () =>
-  new Problem('database_unavailable', 'The database is unavailable; nothing was changed. Retry later.', { headers: { 'Retry-After': '5' } });
+  new Problem('database_unavailable', 'The database is unavailable; nothing was changed. Retry later.', {
+    headers: { 'Retry-After': '5' },
+  });
 export const queueUnavailable = () =>
-  new Problem('queue_unavailable', 'The run queue is unavailable; the run was not started. Retry later.', { headers: { 'Retry-After': '5' } });
-export const runsNotConfigured = () => new Problem('runs_not_configured', 'Runs are not available: no queue database is configured (QUEUE_URL).');
+  new Problem('queue_unavailable', 'The run queue is unavailable; the run was not started. Retry later.', {
+    headers: { 'Retry-After': '5' },
+  });
+export const runsNotConfigured = () =>
+  new Problem('runs_not_configured', 'Runs are not available: no queue database is configured (QUEUE_URL).');
 
 // --- RFC 6749 4.1.2.1: the authorization endpoint -----------------------------------------------
 
 /** RFC 6749 4.1.2.1, and OpenID Connect Core 3.1.2.6's answers to `prompt=none`. */
-export type AuthorizeErrorCode = 'invalid_request' | 'unsupported_response_type' | 'invalid_scope' | 'access_denied' | 'server_error' | 'login_required' | 'consent_required' | 'interaction_required';
+export type AuthorizeErrorCode =
+  | 'invalid_request'
+  | 'unsupported_response_type'
+  | 'invalid_scope'
+  | 'access_denied'
+  | 'server_error'
+  | 'login_required'
+  | 'consent_required'
+  | 'interaction_required';
 
 /** The client or its redirect_uri is not established: show a page, never redirect (4.1.2.1). */
 export class AuthorizePageError extends Error {}
@@ -315,9 +425,11 @@ export const invalidRequest = (description: string, status = 400, headers: Recor
   new OAuthError('invalid_request', description, status, headers);
 export const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 export const invalidScope = (description: string) => new OAuthError('invalid_scope', description);
-export const unsupportedGrantType = () => new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
+export const unsupportedGrantType = () =>
+  new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
 /** 401 whatever the method, and every 401 carries a challenge (RFC 9110 11.6.1; RFC 6749 5.2): Basic. */
-export const invalidClient = () => new OAuthError('invalid_client', 'Client authentication failed.', 401, { 'WWW-Authenticate': 'Basic realm="token"' });
+export const invalidClient = () =>
+  new OAuthError('invalid_client', 'Client authentication failed.', 401, { 'WWW-Authenticate': 'Basic realm="token"' });
 export const twoClientCredentials = () =>
   invalidRequest('Send client credentials in the Authorization header or in the body, not both.');
 export const tokenRateLimited = (retryAfter: number) =>
@@ -353,14 +465,23 @@ export class OpenAIError extends Error {
 }
 
 export const modelNotFound = (model: string) =>
-  new OpenAIError(404, `The model '${model}' does not exist or you do not have access to it.`, { param: 'model', code: 'model_not_found' });
+  new OpenAIError(404, `The model '${model}' does not exist or you do not have access to it.`, {
+    param: 'model',
+    code: 'model_not_found',
+  });
 export const maxTokensTooLarge = (requested: number, limit: number) =>
-  new OpenAIError(400, `max_tokens is too large: ${requested}. This service allows at most ${limit}.`, { param: 'max_tokens', code: 'invalid_value' });
-export const upstreamError = () => new OpenAIError(502, 'The model provider failed to answer.', { type: 'api_error', code: 'upstream_error' });
+  new OpenAIError(400, `max_tokens is too large: ${requested}. This service allows at most ${limit}.`, {
+    param: 'max_tokens',
+    code: 'invalid_value',
+  });
+export const upstreamError = () =>
+  new OpenAIError(502, 'The model provider failed to answer.', { type: 'api_error', code: 'upstream_error' });
 /** The model provider answered 429: passed on, with its Retry-After when it sent a valid one (RFC 9110 10.2.3). */
 export const providerRateLimited = (retryAfter: string | null) => {
   const value = retryAfter?.trim() ?? '';
-  const valid = /^\d{1,9}$/.test(value) || (/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(value) && !Number.isNaN(Date.parse(value)));
+  const valid =
+    /^\d{1,9}$/.test(value) ||
+    (/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(value) && !Number.isNaN(Date.parse(value)));
   return new OpenAIError(429, 'The model provider is rate limiting requests; retry later.', {
     type: 'rate_limit_error',
     code: 'rate_limit_exceeded',
@@ -368,18 +489,40 @@ export const providerRateLimited = (retryAfter: string | null) => {
   });
 };
 export const gatewayUnavailable = () =>
-  new OpenAIError(503, 'The service is temporarily unavailable.', { type: 'api_error', headers: { 'Retry-After': '5' } });
+  new OpenAIError(503, 'The service is temporarily unavailable.', {
+    type: 'api_error',
+    headers: { 'Retry-After': '5' },
+  });
 
 // --- Why a run failed: `error.code` of a run (openapi.yaml RunError), what clients branch on -----
 
 export type RunErrorCode =
-  | 'cancelled' | 'timeout' | 'model_unavailable' | 'internal_error' | 'worker_lost' | 'store_unavailable' | 'queue_unavailable'
-  | 'provider_error' | 'rate_limited' | 'provider_timeout' | 'provider_bad_response'
-  | 'template_error' | 'invalid_json' | 'schema_violation' // the last two: typed values (issue 33)
-  | 'compute_limit' | 'output_too_large'
-  | OutboundFailure | 'http_status' | 'http_invalid_json' | 'secret_not_found' // an http_request node's
-  | 'too_many_steps' | 'too_many_events' // a run's fan-out caps (RUN_MAX_STEPS, RUN_MAX_EVENTS; RUN_MAX_ITEMS is too_many_items)
-  | 'too_many_items' | 'invalid_items' | 'workflow_not_found' | 'workflow_depth'; // split, map and workflow nodes'
+  | 'cancelled'
+  | 'timeout'
+  | 'model_unavailable'
+  | 'internal_error'
+  | 'worker_lost'
+  | 'store_unavailable'
+  | 'queue_unavailable'
+  | 'provider_error'
+  | 'rate_limited'
+  | 'provider_timeout'
+  | 'provider_bad_response'
+  | 'template_error'
+  | 'invalid_json'
+  | 'schema_violation' // the last two: typed values (issue 33)
+  | 'compute_limit'
+  | 'output_too_large'
+  | OutboundFailure
+  | 'http_status'
+  | 'http_invalid_json'
+  | 'secret_not_found' // an http_request node's
+  | 'too_many_steps'
+  | 'too_many_events' // a run's fan-out caps (RUN_MAX_STEPS, RUN_MAX_EVENTS; RUN_MAX_ITEMS is too_many_items)
+  | 'too_many_items'
+  | 'invalid_items'
+  | 'workflow_not_found'
+  | 'workflow_depth'; // split, map and workflow nodes'
 
 /** Why a node (and so the run) failed: stored as the run's or step's `error`, never an HTTP answer. */
 export class RunFailure extends Error {

@@ -10,13 +10,18 @@ const spec = parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 
 const specCodes: string[] = spec.components.schemas.Problem.properties.code['x-extensible-enum'];
 
 describe('the problem catalogue against openapi.yaml', () => {
-  it('lists exactly the catalogue\'s codes in Problem.code, each once', () => {
+  it("lists exactly the catalogue's codes in Problem.code, each once", () => {
     expect(new Set(specCodes).size).toBe(specCodes.length);
     expect([...specCodes].sort()).toEqual(Object.keys(PROBLEM_CODES).sort());
   });
 
   it('gives every problem example of the spec a code of its own status', () => {
-    const examples = Object.values(spec.components.responses as Record<string, { content?: Record<string, { examples?: Record<string, { value: unknown }> }> }>)
+    const examples = Object.values(
+      spec.components.responses as Record<
+        string,
+        { content?: Record<string, { examples?: Record<string, { value: unknown }> }> }
+      >,
+    )
       .flatMap((response) => Object.values(response.content?.['application/problem+json']?.examples ?? {}))
       .map(({ value }) => value as { status: number; code: ProblemCode });
     expect(examples.length).toBeGreaterThan(10);

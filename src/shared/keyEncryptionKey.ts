@@ -27,7 +27,8 @@ async function readOrCreateLocalKek(file: string): Promise<Buffer> {
 
 function parseKeyFile(file: string, text: string): Buffer {
   const key = Buffer.from(text.trim(), 'base64');
-  if (key.length !== KEK_BYTES) throw new Error(`${file}: not a key-encryption key (expected ${KEK_BYTES} bytes in base64)`);
+  if (key.length !== KEK_BYTES)
+    throw new Error(`${file}: not a key-encryption key (expected ${KEK_BYTES} bytes in base64)`);
   return key;
 }
 
@@ -36,7 +37,9 @@ function parseKeyFile(file: string, text: string): Buffer {
  * otherwise, outside production only, a key generated once into DATA_DIR/secrets.key (mode 0600),
  * so `npm start` needs no set-up. loadConfig already refuses production without SECRETS_KEY.
  */
-export async function loadSealer(config: Pick<Config, 'SECRETS_KEY' | 'SECRETS_KEY_PREVIOUS' | 'DATA_DIR' | 'NODE_ENV'>): Promise<Sealer> {
+export async function loadSealer(
+  config: Pick<Config, 'SECRETS_KEY' | 'SECRETS_KEY_PREVIOUS' | 'DATA_DIR' | 'NODE_ENV'>,
+): Promise<Sealer> {
   if (config.SECRETS_KEY) return createSealer(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS);
   if (config.NODE_ENV === 'production') throw new Error('SECRETS_KEY is required in production');
   return createSealer(await readOrCreateLocalKek(localKekPath(config)));

@@ -16,7 +16,10 @@ export class PrincipalLease {
   readonly leaseMs: number;
   private readonly entries: LRUCache<string, { principal: object; until: number }>;
   /** Reads under way, by key: requests that arrive during one share it (see `principal`). */
-  private readonly reads = new Map<string, { began: number; answer: Promise<{ principal: object; expiresAt?: number } | null> }>();
+  private readonly reads = new Map<
+    string,
+    { began: number; answer: Promise<{ principal: object; expiresAt?: number } | null> }
+  >();
   /** A monotonic clock in milliseconds (a test may drive its own). */
   private readonly now: () => number;
 
@@ -31,7 +34,11 @@ export class PrincipalLease {
    * The principal for `token` of this `kind`: from the cache while its lease lasts, else from `read`.
    * `read` answers the principal and, when the credential itself expires, its expiry (epoch ms).
    */
-  async principal<P extends object>(kind: string, token: string, read: () => Promise<{ principal: P; expiresAt?: number } | null>): Promise<P | null> {
+  async principal<P extends object>(
+    kind: string,
+    token: string,
+    read: () => Promise<{ principal: P; expiresAt?: number } | null>,
+  ): Promise<P | null> {
     if (this.leaseMs <= 0) return (await read())?.principal ?? null;
     // Keyed by the token's hash: the cache never holds a credential in plaintext.
     const key = `${kind}:${hashToken(token)}`;

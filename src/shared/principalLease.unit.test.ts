@@ -5,7 +5,11 @@ import { PrincipalLease, revocationLease } from './principalLease.ts';
 function leaseWithCountedStore(leaseMs: number) {
   let clock = 1_000;
   const lease = new PrincipalLease(leaseMs, { now: () => clock });
-  const store = { reads: 0, readTakesMs: 0, answer: { principal: { userId: 7 } } as { principal: { userId: number }; expiresAt?: number } | null };
+  const store = {
+    reads: 0,
+    readTakesMs: 0,
+    answer: { principal: { userId: 7 } } as { principal: { userId: number }; expiresAt?: number } | null,
+  };
   const read = async () => {
     store.reads += 1;
     clock += store.readTakesMs;

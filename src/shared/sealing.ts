@@ -54,11 +54,14 @@ export function createSealer(current: Buffer, previous: readonly Buffer[] = []):
       const cipher = createCipheriv('aes-256-gcm', current, nonce);
       cipher.setAAD(Buffer.from(context, 'utf8'));
       const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-      const parts = [currentKeyId, nonce, ciphertext, cipher.getAuthTag()].map((p) => (typeof p === 'string' ? p : p.toString('base64url')));
+      const parts = [currentKeyId, nonce, ciphertext, cipher.getAuthTag()].map((p) =>
+        typeof p === 'string' ? p : p.toString('base64url'),
+      );
       return PREFIX + parts.join(':');
     },
     open(sealed, context) {
-      if (!isSealed(sealed)) throw new SealingError(`${context} is not sealed (run the migrations: npm run -s admin -- migrate)`);
+      if (!isSealed(sealed))
+        throw new SealingError(`${context} is not sealed (run the migrations: npm run -s admin -- migrate)`);
       const [id, nonce, ciphertext, tag, extra] = sealed.slice(PREFIX.length).split(':');
       if (!id || nonce === undefined || ciphertext === undefined || tag === undefined || extra !== undefined) {
         throw new SealingError(`${context} is not a well-formed sealed value`);
@@ -73,9 +76,13 @@ export function createSealer(current: Buffer, previous: readonly Buffer[] = []):
         const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(nonce, 'base64url'));
         decipher.setAAD(Buffer.from(context, 'utf8'));
         decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-        return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+        return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString(
+          'utf8',
+        );
       } catch {
-        throw new SealingError(`${context} does not open with key-encryption key ${id}: altered, or sealed for another row`);
+        throw new SealingError(
+          `${context} does not open with key-encryption key ${id}: altered, or sealed for another row`,
+        );
       }
     },
     keyIdOf(value) {

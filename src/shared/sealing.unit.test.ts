@@ -28,7 +28,9 @@ describe('sealing of secrets at rest (AES-256-GCM with a key-encryption key)', (
     expect(() => sealer.open(parts.join(':'), 'c')).toThrow(/altered/);
     expect(() => sealer.open('{"d":"plain"}', 'c')).toThrow(/is not sealed/);
     const stranger = createSealer(randomBytes(32));
-    expect(() => stranger.open(sealed, 'c')).toThrow(new RegExp(`sealed with key-encryption key ${kekId(kek)}, which is neither SECRETS_KEY`));
+    expect(() => stranger.open(sealed, 'c')).toThrow(
+      new RegExp(`sealed with key-encryption key ${kekId(kek)}, which is neither SECRETS_KEY`),
+    );
   });
 
   it('opens values of a previous key and seals only with the current one (rotation)', () => {

@@ -32,7 +32,11 @@ describe('server-sent event frames', () => {
   it('answers with the event stream headers', async () => {
     const { answer } = await openStream();
     expect(answer.statusCode).toBe(200);
-    expect(answer.headers).toMatchObject({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
+    expect(answer.headers).toMatchObject({
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+    });
   });
 
   it('writes nothing once the reader left, and has nothing to wait for', async () => {

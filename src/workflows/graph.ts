@@ -46,7 +46,12 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function checkUnknownKeys(value: Record<string, unknown>, allowed: readonly string[], at: string, report: Report): void {
+function checkUnknownKeys(
+  value: Record<string, unknown>,
+  allowed: readonly string[],
+  at: string,
+  report: Report,
+): void {
   for (const key of Object.keys(value)) {
     if (!allowed.includes(key)) report(`${at}/${escapePointer(key)}`, `unknown property "${key}"`);
   }
@@ -69,7 +74,13 @@ function checkNodeId(value: unknown, at: string, report: Report): value is strin
 }
 
 /** A node's config against its type's schema in openapi.yaml (nodeConfig.ts), and its type's own rules (nodes/). */
-function checkConfig(type: NodeType, config: Record<string, unknown>, at: string, limits: GraphLimits, report: Report): void {
+function checkConfig(
+  type: NodeType,
+  config: Record<string, unknown>,
+  at: string,
+  limits: GraphLimits,
+  report: Report,
+): void {
   const definition = nodeDefinition(type);
   for (const { pointer, message } of configProblems(type, config, limits.maxTokens)) report(`${at}${pointer}`, message);
   for (const { pointer, message } of definition.configProblems?.(config) ?? []) report(`${at}${pointer}`, message);
@@ -110,14 +121,19 @@ function checkNodes(nodes: unknown[], limits: GraphLimits, report: Report): Node
     }
 
     if (node.type === undefined) report(`${at}/type`, 'is required');
-    else if (!isNodeType(node.type)) report(`${at}/type`, `unknown node type ${JSON.stringify(node.type)}; known: ${NODE_TYPES.join(', ')}`);
+    else if (!isNodeType(node.type))
+      report(`${at}/type`, `unknown node type ${JSON.stringify(node.type)}; known: ${NODE_TYPES.join(', ')}`);
     const type = isNodeType(node.type) ? node.type : undefined;
     if (id !== undefined && type !== undefined && !typeById.has(id)) typeById.set(id, type);
     if (id !== undefined && type === 'switch' && isObject(node.config) && Array.isArray(node.config.cases)) {
-      casesById.set(id, node.config.cases.flatMap((c: unknown) => (isObject(c) && typeof c.name === 'string' ? [c.name] : [])));
+      casesById.set(
+        id,
+        node.config.cases.flatMap((c: unknown) => (isObject(c) && typeof c.name === 'string' ? [c.name] : [])),
+      );
     }
 
-    if (id !== undefined && continuesOnError(findNodeDefinition(type)?.routable === true, node.config)) continuing.add(id);
+    if (id !== undefined && continuesOnError(findNodeDefinition(type)?.routable === true, node.config))
+      continuing.add(id);
     if (node.config === undefined) report(`${at}/config`, 'is required');
     else if (!isObject(node.config)) report(`${at}/config`, 'must be an object');
     else if (type !== undefined) checkConfig(type, node.config, `${at}/config`, limits, report);
@@ -168,7 +184,14 @@ function checkEdges(edges: unknown[], facts: NodeFacts, report: Report): { from:
     if (noEdgeIn) report(at, `edge into ${toType} "${to}": ${noEdgeIn}`);
     if (noEdgeOut) report(at, `edge out of ${fromType} "${from}": ${noEdgeOut}`);
     checkBranch(edge.branch, fromType, from, at, report);
-    const badCase = caseProblem(edge.case, fromType, facts.casesById.get(from), from, facts.continuing.has(from), findNodeDefinition(fromType)?.routable === true);
+    const badCase = caseProblem(
+      edge.case,
+      fromType,
+      facts.casesById.get(from),
+      from,
+      facts.continuing.has(from),
+      findNodeDefinition(fromType)?.routable === true,
+    );
     if (badCase) report(badCase.pointer === '' ? at : `${at}${badCase.pointer}`, badCase.message);
     if (unknown.length === 0) usable.push({ from, to, index: i });
   });
@@ -197,11 +220,13 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
   const nodeList = Array.isArray(nodes) ? nodes : [];
   const edgeList = Array.isArray(edges) ? edges : [];
   if (!Array.isArray(nodes)) report('/nodes', 'must be an array');
-  else if (nodes.length > Math.min(limits.maxNodes ?? MAX_NODES, MAX_NODES)) report('/nodes', `must have at most ${Math.min(limits.maxNodes ?? MAX_NODES, MAX_NODES)} nodes`);
+  else if (nodes.length > Math.min(limits.maxNodes ?? MAX_NODES, MAX_NODES))
+    report('/nodes', `must have at most ${Math.min(limits.maxNodes ?? MAX_NODES, MAX_NODES)} nodes`);
   if (!Array.isArray(edges)) report('/edges', 'must be an array');
   else if (edges.length > MAX_EDGES) report('/edges', `must have at most ${MAX_EDGES} edges`);
 
-  if (Array.isArray(nodes) && nodes.length === 0) report('/nodes', 'a workflow needs at least one node (a text_input feeding a text_output, for a start)');
+  if (Array.isArray(nodes) && nodes.length === 0)
+    report('/nodes', 'a workflow needs at least one node (a text_input feeding a text_output, for a start)');
   const facts = checkNodes(nodeList, limits, report);
   const usable = checkEdges(edgeList, facts, report);
   checkModels(nodeList, limits, report);
@@ -210,7 +235,10 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
     const type = facts.typeById.get(id);
     const upstreamOr = findNodeDefinition(type)?.upstreamOr;
     if (upstreamOr !== undefined && !templated.has(id) && !usable.some((e) => e.to === id)) {
-      report(`/nodes/${index}`, `${type} "${id}" has no upstream node: connect an edge into it, or give it a ${upstreamOr}`);
+      report(
+        `/nodes/${index}`,
+        `${type} "${id}" has no upstream node: connect an edge into it, or give it a ${upstreamOr}`,
+      );
     }
   }
   checkTemplates(nodeList, facts, usable, templated, report);
@@ -251,7 +279,8 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
 }
 
 /** Fields first, then /nodes, then /edges, each by index (a stable sort keeps the rest in order). */
-export const sortProblems = (problems: ProblemItem[]): ProblemItem[] => [...problems].sort((a, b) => comparePointers(a.pointer, b.pointer));
+export const sortProblems = (problems: ProblemItem[]): ProblemItem[] =>
+  [...problems].sort((a, b) => comparePointers(a.pointer, b.pointer));
 
 type Templates = Map<string, { source: string; pointer: string }[]>;
 
@@ -259,8 +288,18 @@ type Templates = Map<string, { source: string; pointer: string }[]>;
 function templatedNodes(nodes: unknown[], facts: NodeFacts): Templates {
   const found: Templates = new Map();
   nodes.forEach((node, i) => {
-    if (!isObject(node) || typeof node.id !== 'string' || facts.indexById.get(node.id) !== i || !isNodeType(node.type) || !isObject(node.config)) return;
-    const templates = (nodeDefinition(node.type).templates?.(node.config) ?? []).map(({ source, pointer }) => ({ source, pointer: `/nodes/${i}/config${pointer}` }));
+    if (
+      !isObject(node) ||
+      typeof node.id !== 'string' ||
+      facts.indexById.get(node.id) !== i ||
+      !isNodeType(node.type) ||
+      !isObject(node.config)
+    )
+      return;
+    const templates = (nodeDefinition(node.type).templates?.(node.config) ?? []).map(({ source, pointer }) => ({
+      source,
+      pointer: `/nodes/${i}/config${pointer}`,
+    }));
     if (templates.length) found.set(node.id, templates);
   });
   return found;
@@ -283,8 +322,10 @@ function checkTemplates(
   const outputs = new Map<string, ValueSchema>();
   for (const node of nodes) {
     if (!isObject(node) || !isObject(node.config) || typeof node.type !== 'string') continue;
-    if (node.type === 'text_input' && typeof node.config.variable === 'string') variables.set(node.config.variable, inputSchema(node.config));
-    if (typeof node.id === 'string' && !outputs.has(node.id)) outputs.set(node.id, findNodeDefinition(node.type)?.output?.(node.config) ?? {});
+    if (node.type === 'text_input' && typeof node.config.variable === 'string')
+      variables.set(node.config.variable, inputSchema(node.config));
+    if (typeof node.id === 'string' && !outputs.has(node.id))
+      outputs.set(node.id, findNodeDefinition(node.type)?.output?.(node.config) ?? {});
   }
   const before = new Map<string, string[]>();
   for (const e of usable) before.set(e.to, [...(before.get(e.to) ?? []), e.from]);
@@ -323,7 +364,10 @@ function checkModels(nodes: unknown[], limits: GraphLimits, report: Report): voi
     if (!isObject(node) || node.type !== 'llm_call' || !isObject(node.config)) return;
     const model = node.config.model;
     if (typeof model !== 'string' || model.trim() === '' || limits.models!.includes(model)) return;
-    report(`/nodes/${i}/config/model`, `unknown model ${JSON.stringify(model)}; this service serves ${limits.models!.join(', ')}`);
+    report(
+      `/nodes/${i}/config/model`,
+      `unknown model ${JSON.stringify(model)}; this service serves ${limits.models!.join(', ')}`,
+    );
   });
 }
 
@@ -350,12 +394,14 @@ export function validateWorkflowFields(body: Record<string, unknown>, operation:
   if (operation === 'create' && body.name === undefined) report('/name', 'is required');
   if (body.name !== undefined) {
     if (typeof body.name !== 'string') report('/name', 'must be a string');
-    else if (body.name.length < 1 || body.name.length > NAME_MAX) report('/name', `must be 1 to ${NAME_MAX} characters`);
+    else if (body.name.length < 1 || body.name.length > NAME_MAX)
+      report('/name', `must be 1 to ${NAME_MAX} characters`);
     else if (body.name.includes('\u0000')) report('/name', 'must not contain NUL characters');
   }
   if (body.description !== undefined) {
     if (typeof body.description !== 'string') report('/description', 'must be a string');
-    else if (body.description.length > DESCRIPTION_MAX) report('/description', `must be at most ${DESCRIPTION_MAX} characters`);
+    else if (body.description.length > DESCRIPTION_MAX)
+      report('/description', `must be at most ${DESCRIPTION_MAX} characters`);
     else if (body.description.includes('\u0000')) report('/description', 'must not contain NUL characters');
   }
   return problems;

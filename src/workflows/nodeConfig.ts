@@ -52,7 +52,9 @@ const configs = Object.fromEntries(
 /** Where the plain wording of a keyword is not the 422's: by the field's pointer inside config. */
 const WORDING: Record<string, (schema: Schema, keyword: string) => string | undefined> = {
   '/variable': (s, keyword) =>
-    keyword === 'type' ? undefined : `must be an identifier (letters, digits, "_", not starting with a digit; at most ${s.maxLength} characters)`,
+    keyword === 'type'
+      ? undefined
+      : `must be an identifier (letters, digits, "_", not starting with a digit; at most ${s.maxLength} characters)`,
   // Blank is a problem of its own (below): past the length, only the upper bound is news.
   '/model': (s, keyword) => (keyword === 'maxLength' ? `must be at most ${s.maxLength} characters` : undefined),
   '/retry': () => 'must be an object with max_attempts and/or backoff_seconds',
@@ -61,7 +63,14 @@ const WORDING: Record<string, (schema: Schema, keyword: string) => string | unde
   '/timeout_seconds': (s) => `must be a number above ${s.exclusiveMinimum} and at most ${s.maximum}`,
 };
 
-const A_TYPE: Record<string, string> = { string: 'a string', number: 'a number', integer: 'an integer', object: 'an object', boolean: 'a boolean', array: 'an array' };
+const A_TYPE: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  integer: 'an integer',
+  object: 'an object',
+  boolean: 'a boolean',
+  array: 'an array',
+};
 
 function wording(path: string, error: ErrorObject, schema: Schema): string {
   if (schema.enum) return `must be one of ${schema.enum.join(', ')}`;
@@ -72,8 +81,11 @@ function wording(path: string, error: ErrorObject, schema: Schema): string {
       return `must be ${A_TYPE[String(error.params.type)] ?? String(error.params.type)}`;
     case 'minLength':
     case 'maxLength':
-      if (schema.minLength !== undefined && schema.maxLength !== undefined) return `must be ${schema.minLength} to ${schema.maxLength} characters`;
-      return schema.maxLength !== undefined ? `must be at most ${schema.maxLength} characters` : `must be at least ${schema.minLength} characters`;
+      if (schema.minLength !== undefined && schema.maxLength !== undefined)
+        return `must be ${schema.minLength} to ${schema.maxLength} characters`;
+      return schema.maxLength !== undefined
+        ? `must be at most ${schema.maxLength} characters`
+        : `must be at least ${schema.minLength} characters`;
     case 'minimum':
       return `must be >= ${schema.minimum}`;
     case 'maximum':
@@ -100,7 +112,13 @@ const valueAt = (root: unknown, path: string): unknown =>
   path
     .split('/')
     .slice(1)
-    .reduce<unknown>((v, key) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined), root);
+    .reduce<unknown>(
+      (v, key) =>
+        typeof v === 'object' && v !== null
+          ? (v as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')]
+          : undefined,
+      root,
+    );
 
 /**
  * The problems of one node's config (an object, of a known type), as pointers inside the config
@@ -116,7 +134,11 @@ export function configProblems(type: NodeType, config: Record<string, unknown>, 
   const rankOf = (path: string): number[] => {
     const [field, ...rest] = path.split('/').slice(1);
     const parent = schema.properties?.[field!] ?? {};
-    return [2, fields.indexOf(field!), ...(rest.length ? [1, Object.keys(parent.properties ?? {}).indexOf(rest[0]!)] : [0])];
+    return [
+      2,
+      fields.indexOf(field!),
+      ...(rest.length ? [1, Object.keys(parent.properties ?? {}).indexOf(rest[0]!)] : [0]),
+    ];
   };
   const seen = new Set<string>();
   const blankModel = type === 'llm_call' && typeof config.model === 'string' && config.model.trim() === '';
@@ -130,8 +152,16 @@ export function configProblems(type: NodeType, config: Record<string, unknown>, 
       found.push({ pointer: `${path}/${escapePointer(key)}`, message: `unknown property "${key}"`, rank });
     } else if (error.keyword === 'required') {
       const key = String(error.params.missingProperty);
-      found.push({ pointer: `${path}/${escapePointer(key)}`, message: `is required for a ${type} node`, rank: [1, schema.required?.indexOf(key) ?? 0] });
-    } else if (!seen.has(path) && !(path === '/model' && blankModel) && !(path === '/max_tokens' && error.keyword === 'maximum')) {
+      found.push({
+        pointer: `${path}/${escapePointer(key)}`,
+        message: `is required for a ${type} node`,
+        rank: [1, schema.required?.indexOf(key) ?? 0],
+      });
+    } else if (
+      !seen.has(path) &&
+      !(path === '/model' && blankModel) &&
+      !(path === '/max_tokens' && error.keyword === 'maximum')
+    ) {
       seen.add(path);
       found.push({ pointer: path, message: wording(path, error, schemaAt(schema, path)), rank: rankOf(path) });
     }
@@ -146,13 +176,18 @@ export function configProblems(type: NodeType, config: Record<string, unknown>, 
   if (type === 'condition' && !seen.has('/operator') && typeof config.operator === 'string') {
     const unary = UNARY_OPERATORS.includes(config.operator);
     if (unary && config.right !== undefined) {
-      found.push({ pointer: '/right', message: `is not used by the operator ${config.operator} (it looks at left alone)`, rank: [3] });
+      found.push({
+        pointer: '/right',
+        message: `is not used by the operator ${config.operator} (it looks at left alone)`,
+        rank: [3],
+      });
     } else if (!unary && config.right === undefined) {
       found.push({ pointer: '/right', message: `is required by the operator ${config.operator}`, rank: [3] });
     }
   }
   const compare = (a: number[], b: number[]): number => {
-    for (let i = 0; i < Math.max(a.length, b.length); i++) if ((a[i] ?? -1) !== (b[i] ?? -1)) return (a[i] ?? -1) - (b[i] ?? -1);
+    for (let i = 0; i < Math.max(a.length, b.length); i++)
+      if ((a[i] ?? -1) !== (b[i] ?? -1)) return (a[i] ?? -1) - (b[i] ?? -1);
     return 0;
   };
   return found.sort((a, b) => compare(a.rank, b.rank)).map(({ pointer, message }) => ({ pointer, message }));

@@ -22,7 +22,11 @@ describe.each(testDialects())('storage quotas of workflows on %s', (dialect) => 
     server = await startTestServer({
       dialect,
       runs: true,
-      env: { USER_MAX_WORKFLOWS: String(MAX_WORKFLOWS), WORKFLOW_MAX_VERSIONS: String(MAX_VERSIONS), USER_MAX_STORED_BYTES: String(MAX_BYTES) },
+      env: {
+        USER_MAX_WORKFLOWS: String(MAX_WORKFLOWS),
+        WORKFLOW_MAX_VERSIONS: String(MAX_VERSIONS),
+        USER_MAX_STORED_BYTES: String(MAX_BYTES),
+      },
     });
   });
   afterAll(async () => {
@@ -30,15 +34,19 @@ describe.each(testDialects())('storage quotas of workflows on %s', (dialect) => 
   });
 
   const user = (login: string) => clientFor(server.ctx, server.baseUrl, login);
-  const create = (client: ApiClient, body: Partial<Schemas['WorkflowCreate']> = {}) => client.POST('/api/workflows', { body: { name: 'Quota', ...seedGraph(), ...body } });
-  const update = (client: ApiClient, id: string, body: Schemas['WorkflowUpdate']) => client.PATCH('/api/workflows/{workflow_id}', { params: { path: { workflow_id: id } }, body });
+  const create = (client: ApiClient, body: Partial<Schemas['WorkflowCreate']> = {}) =>
+    client.POST('/api/workflows', { body: { name: 'Quota', ...seedGraph(), ...body } });
+  const update = (client: ApiClient, id: string, body: Schemas['WorkflowUpdate']) =>
+    client.PATCH('/api/workflows/{workflow_id}', { params: { path: { workflow_id: id } }, body });
   async function created(client: ApiClient, body: Partial<Schemas['WorkflowCreate']> = {}): Promise<string> {
     const { data, error } = await create(client, body);
     if (!data) throw new Error(`create failed: ${JSON.stringify(error)}`);
     return data.data.id;
   }
   async function versionsOf(client: ApiClient, id: string): Promise<number[]> {
-    const { data } = await client.GET('/api/workflows/{workflow_id}/versions', { params: { path: { workflow_id: id }, query: { per_page: 100 } } });
+    const { data } = await client.GET('/api/workflows/{workflow_id}/versions', {
+      params: { path: { workflow_id: id }, query: { per_page: 100 } },
+    });
     return data!.data.map((v) => v.version);
   }
 
@@ -63,7 +71,10 @@ describe.each(testDialects())('storage quotas of workflows on %s', (dialect) => 
     const id = await created(client, { name: 'Pinned' });
     for (const n of [2, 3]) expect((await update(client, id, { description: `v${n}` })).response.status).toBe(200);
     // A schedule pins version 1; another workflow's `workflow` node pins version 2, a third's `map` node version 3.
-    const schedule = await client.POST('/api/workflows/{workflow_id}/schedules', { params: { path: { workflow_id: id } }, body: { cron: '0 9 * * *', inputs: { ticket: 'x' }, version: 1 } });
+    const schedule = await client.POST('/api/workflows/{workflow_id}/schedules', {
+      params: { path: { workflow_id: id } },
+      body: { cron: '0 9 * * *', inputs: { ticket: 'x' }, version: 1 },
+    });
     expect(schedule.response.status).toBe(201);
     const caller = await create(client, {
       name: 'Caller',
@@ -72,7 +83,10 @@ describe.each(testDialects())('storage quotas of workflows on %s', (dialect) => 
         { id: 'call', type: 'workflow', config: { workflow_id: id, version: 2 } },
         { id: 'out', type: 'text_output', config: { format: 'plain' } },
       ],
-      edges: [{ from: 'in', to: 'call' }, { from: 'call', to: 'out' }],
+      edges: [
+        { from: 'in', to: 'call' },
+        { from: 'call', to: 'out' },
+      ],
     });
     expect(caller.response.status, JSON.stringify(caller.error)).toBe(201);
     const mapper = await create(client, {
@@ -83,22 +97,33 @@ describe.each(testDialects())('storage quotas of workflows on %s', (dialect) => 
         { id: 'each', type: 'map', config: { workflow_id: id, workflow_version: 3, item_variable: 'ticket' } },
         { id: 'out', type: 'text_output', config: { format: 'json' } },
       ],
-      edges: [{ from: 'doc', to: 'parts' }, { from: 'parts', to: 'each' }, { from: 'each', to: 'out' }],
+      edges: [
+        { from: 'doc', to: 'parts' },
+        { from: 'parts', to: 'each' },
+        { from: 'each', to: 'out' },
+      ],
     });
     expect(mapper.response.status, JSON.stringify(mapper.error)).toBe(201);
-    for (const n of [4, 5, 6, 7]) expect((await update(client, id, { description: `v${n}` })).response.status).toBe(200);
+    for (const n of [4, 5, 6, 7])
+      expect((await update(client, id, { description: `v${n}` })).response.status).toBe(200);
     // Newest three (7, 6, 5), and the pinned 1, 2 and 3; 4 is gone.
     expect(await versionsOf(client, id)).toEqual([7, 6, 5, 3, 2, 1]);
-    const gone = await client.GET('/api/workflows/{workflow_id}/versions/{version}', { params: { path: { workflow_id: id, version: 4 } } });
+    const gone = await client.GET('/api/workflows/{workflow_id}/versions/{version}', {
+      params: { path: { workflow_id: id, version: 4 } },
+    });
     expect(gone.response.status).toBe(404);
     // Once nothing pins them, the next write lets them go too.
     await client.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: caller.data!.data.id } } });
     await client.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: mapper.data!.data.id } } });
-    await client.DELETE('/api/workflows/{workflow_id}/schedules/{schedule_id}', { params: { path: { workflow_id: id, schedule_id: schedule.data!.data.id } } });
+    await client.DELETE('/api/workflows/{workflow_id}/schedules/{schedule_id}', {
+      params: { path: { workflow_id: id, schedule_id: schedule.data!.data.id } },
+    });
     expect((await update(client, id, { description: 'v8' })).response.status).toBe(200);
     expect(await versionsOf(client, id)).toEqual([8, 7, 6]);
     // A restore is a write like any other: it keeps the rule.
-    const restored = await client.POST('/api/workflows/{workflow_id}/versions/{version}/restore', { params: { path: { workflow_id: id, version: 6 } } });
+    const restored = await client.POST('/api/workflows/{workflow_id}/versions/{version}/restore', {
+      params: { path: { workflow_id: id, version: 6 } },
+    });
     expect(restored.response.status).toBe(201);
     expect(await versionsOf(client, id)).toEqual([9, 8, 7]);
   });

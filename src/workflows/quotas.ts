@@ -12,7 +12,9 @@ import { workflowReferences } from './subgraphs.ts';
 export const quotaExceeded = (detail: string) => new Problem('quota_exceeded', detail);
 
 export const tooManyWorkflows = (limit: number) =>
-  quotaExceeded(`You already have ${limit} workflows, the most allowed per user (USER_MAX_WORKFLOWS); delete one you no longer use.`);
+  quotaExceeded(
+    `You already have ${limit} workflows, the most allowed per user (USER_MAX_WORKFLOWS); delete one you no longer use.`,
+  );
 
 export const tooManyStoredBytes = (bytes: number, limit: number) =>
   quotaExceeded(
@@ -21,7 +23,8 @@ export const tooManyStoredBytes = (bytes: number, limit: number) =>
 
 /** Throws 409 when the user has `limit` live workflows already. */
 export async function assertWorkflowSlot(db: Knex, userId: number, limit: number): Promise<void> {
-  const row = (await db('workflows').where({ user_id: userId }).whereNull('deleted_at').count({ n: '*' }).first()) as { n: number | string } | undefined;
+  const row = (await db('workflows').where({ user_id: userId }).whereNull('deleted_at').count({ n: '*' }).first()) as
+    { n: number | string } | undefined;
   if (Number(row?.n ?? 0) >= limit) throw tooManyWorkflows(limit);
 }
 
@@ -33,7 +36,8 @@ export async function assertWorkflowSlot(db: Knex, userId: number, limit: number
 export async function storedBytes(db: Knex, userId: number): Promise<number> {
   // MySQL's optimizer reads each version's row (its texts inline: 0.5 s for 50 MB) unless told to
   // use the index that covers the sum (3 ms); PostgreSQL finds the index-only scan by itself.
-  const versions = dialectOf(db) === 'mysql' ? 'workflow_versions v force index (workflow_versions_bytes)' : 'workflow_versions v';
+  const versions =
+    dialectOf(db) === 'mysql' ? 'workflow_versions v force index (workflow_versions_bytes)' : 'workflow_versions v';
   const row = (await db('workflows as w')
     .join(db.raw(versions), 'v.workflow_id', 'w.id')
     .where('w.user_id', userId)
@@ -56,7 +60,10 @@ export async function assertStoredBytesWithin(db: Knex, userId: number, limit: n
 export async function pinnedVersions(db: Knex, userId: number, workflowId: string): Promise<Set<number>> {
   const pinned = new Set<number>();
   // The schedules' table is read by name: the schedules domain builds on this one, not the reverse.
-  const schedules = (await db('workflow_schedules').where({ user_id: userId, workflow_id: workflowId }).whereNotNull('version').select('version')) as Array<{ version: number | string }>;
+  const schedules = (await db('workflow_schedules')
+    .where({ user_id: userId, workflow_id: workflowId })
+    .whereNotNull('version')
+    .select('version')) as Array<{ version: number | string }>;
   for (const { version } of schedules) pinned.add(Number(version));
   // Only graphs that mention the id can pin it: the LIKE narrows the rows read to those.
   const callers = (await db('workflows')
@@ -79,7 +86,11 @@ export async function pinnedVersions(db: Knex, userId: number, workflowId: strin
  * (pinnedVersions). Returns how many went.
  */
 export async function pruneVersions(db: Knex, userId: number, workflowId: string, keep: number): Promise<number> {
-  const older = (await db('workflow_versions').where({ workflow_id: workflowId }).orderBy('version', 'desc').offset(keep).select('version')) as Array<{ version: number | string }>;
+  const older = (await db('workflow_versions')
+    .where({ workflow_id: workflowId })
+    .orderBy('version', 'desc')
+    .offset(keep)
+    .select('version')) as Array<{ version: number | string }>;
   if (!older.length) return 0;
   const pinned = await pinnedVersions(db, userId, workflowId);
   const doomed = older.map((r) => Number(r.version)).filter((v) => !pinned.has(v));

@@ -12,7 +12,12 @@ import { findVersion } from './versions.store.ts';
 /** The most stored workflows one save reads while following calls (a user's chain of calls is short). */
 const READS_MAX = 200;
 
-export async function referenceProblems(db: Knex, userId: number, selfId: string | undefined, nodes: unknown): Promise<ProblemItem[]> {
+export async function referenceProblems(
+  db: Knex,
+  userId: number,
+  selfId: string | undefined,
+  nodes: unknown,
+): Promise<ProblemItem[]> {
   const references = workflowReferences(nodes);
   if (!references.length) return [];
   // What a called workflow (at the version a reference pins, else its current one) calls in turn;
@@ -34,7 +39,13 @@ export async function referenceProblems(db: Knex, userId: number, selfId: string
       continue;
     }
     if ((await callsOf(reference)) === null) {
-      problems.push({ pointer, message: version === undefined ? `no workflow ${JSON.stringify(workflowId)} of yours` : `no version ${version} of a workflow ${JSON.stringify(workflowId)} of yours` });
+      problems.push({
+        pointer,
+        message:
+          version === undefined
+            ? `no workflow ${JSON.stringify(workflowId)} of yours`
+            : `no version ${version} of a workflow ${JSON.stringify(workflowId)} of yours`,
+      });
       continue;
     }
     const back = selfId === undefined ? null : await pathTo(reference, selfId, callsOf);
@@ -45,7 +56,12 @@ export async function referenceProblems(db: Knex, userId: number, selfId: string
 
 type Called = Pick<WorkflowReference, 'workflowId' | 'version'>;
 
-async function readCalls(db: Knex, userId: number, workflowId: string, version: number | undefined): Promise<Called[] | null> {
+async function readCalls(
+  db: Knex,
+  userId: number,
+  workflowId: string,
+  version: number | undefined,
+): Promise<Called[] | null> {
   const row = await findLiveWorkflow(db, userId, workflowId);
   if (!row) return null;
   const nodes = version === undefined ? row.nodes : (await findVersion(db, workflowId, version))?.nodes;
@@ -53,7 +69,11 @@ async function readCalls(db: Knex, userId: number, workflowId: string, version: 
 }
 
 /** The workflow ids of a chain of calls from `from` to `to` (both included), or null: breadth first over stored workflows. */
-async function pathTo(from: Called, to: string, callsOf: (called: Called) => Promise<Called[] | null>): Promise<string[] | null> {
+async function pathTo(
+  from: Called,
+  to: string,
+  callsOf: (called: Called) => Promise<Called[] | null>,
+): Promise<string[] | null> {
   const key = (c: Called) => `${c.workflowId}@${c.version ?? ''}`;
   const cameFrom = new Map<string, Called | null>([[key(from), null]]);
   const queue = [from];

@@ -16,8 +16,19 @@ async function createUserFixture(ctx: AppContext, login: string): Promise<number
   return (await createUser(ctx, { login, password: 'correct horse battery' })).id;
 }
 
-async function createApiKeyFixture(ctx: AppContext, userId: number, namespace: string, permissions: string[]): Promise<string> {
-  const { token } = await createAccessToken(ctx, { userId, namespace, name: `key ${permissions.join(',') || 'none'}`, usageScenario: 'paid', permissions });
+async function createApiKeyFixture(
+  ctx: AppContext,
+  userId: number,
+  namespace: string,
+  permissions: string[],
+): Promise<string> {
+  const { token } = await createAccessToken(ctx, {
+    userId,
+    namespace,
+    name: `key ${permissions.join(',') || 'none'}`,
+    usageScenario: 'paid',
+    permissions,
+  });
   return token;
 }
 
@@ -48,7 +59,9 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
     aliceKey = await createApiKeyFixture(server.ctx, aliceId, 'alice', ['workflows']);
     noPermissionKey = await createApiKeyFixture(server.ctx, aliceId, 'alice', []);
     alice = createApiClient(server.baseUrl, { bearer: aliceKey });
-    bob = createApiClient(server.baseUrl, { bearer: await createApiKeyFixture(server.ctx, bobId, 'bob', ['workflows']) });
+    bob = createApiClient(server.baseUrl, {
+      bearer: await createApiKeyFixture(server.ctx, bobId, 'bob', ['workflows']),
+    });
   });
   afterAll(async () => {
     await server?.close();
@@ -70,20 +83,30 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
     });
 
     it('answers 401 invalid_token for an unknown API key', async () => {
-      const { response } = await createApiClient(server.baseUrl, { bearer: 'sk_' + 'A'.repeat(43) }).GET('/api/workflows');
+      const { response } = await createApiClient(server.baseUrl, { bearer: 'sk_' + 'A'.repeat(43) }).GET(
+        '/api/workflows',
+      );
       expect(response.status).toBe(401);
       expect(response.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
     });
 
     it('answers 401 for a bearer token that is not an API key at all', async () => {
-      const { response } = await createApiClient(server.baseUrl, { bearer: 'gho_notanapikey' }).POST('/api/workflows', { body: { name: 'x' } });
+      const { response } = await createApiClient(server.baseUrl, { bearer: 'gho_notanapikey' }).POST('/api/workflows', {
+        body: { name: 'x' },
+      });
       expect(response.status).toBe(401);
       expect(response.headers.get('www-authenticate')).toMatch(/^Bearer /);
     });
 
     it('answers 401 for an API key that was deleted', async () => {
       const user = await createUser(server.ctx, { login: 'erin', password: 'correct horse battery' });
-      const { token, record } = await createAccessToken(server.ctx, { userId: user.id, namespace: 'erin', name: 'temp', usageScenario: 'trial', permissions: ['workflows'] });
+      const { token, record } = await createAccessToken(server.ctx, {
+        userId: user.id,
+        namespace: 'erin',
+        name: 'temp',
+        usageScenario: 'trial',
+        permissions: ['workflows'],
+      });
       const erin = createApiClient(server.baseUrl, { bearer: token });
       expect((await erin.GET('/api/workflows')).response.status).toBe(200);
       await deleteAccessToken(server.ctx, user.id, record.id);
@@ -93,7 +116,9 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
     });
 
     it('answers 403 for an API key without the workflows permission', async () => {
-      const { response, error } = await createApiClient(server.baseUrl, { bearer: noPermissionKey }).GET('/api/workflows');
+      const { response, error } = await createApiClient(server.baseUrl, { bearer: noPermissionKey }).GET(
+        '/api/workflows',
+      );
       expect(response.status).toBe(403);
       expect(error?.detail).toBe('This API key does not have the workflows permission.');
     });
@@ -106,7 +131,13 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       });
       expect(response.status).toBe(201);
       const workflow = data!.data;
-      expect(workflow).toMatchObject({ name: 'Ticket summariser', description: 'Summarises a ticket.', nodes, edges, version: 1 });
+      expect(workflow).toMatchObject({
+        name: 'Ticket summariser',
+        description: 'Summarises a ticket.',
+        nodes,
+        edges,
+        version: 1,
+      });
       expect(workflow.id).toMatch(/^wf_[0-9A-Z]{26}$/);
       expect(workflow.created_at).toBe(workflow.updated_at);
       expect(response.headers.get('location')).toBe(`/api/workflows/${workflow.id}`);
@@ -114,7 +145,11 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
     });
 
     it('stores nodes exactly as sent: optional llm_call settings are not filled in', async () => {
-      const sparse: WorkflowNode[] = [nodes[0]!, { id: 'summarise', type: 'llm_call', config: { model: 'echo' } }, nodes[2]!];
+      const sparse: WorkflowNode[] = [
+        nodes[0]!,
+        { id: 'summarise', type: 'llm_call', config: { model: 'echo' } },
+        nodes[2]!,
+      ];
       const { data, response } = await alice.POST('/api/workflows', { body: { name: 'Sparse', nodes: sparse, edges } });
       expect(response.status).toBe(201);
       expect(data!.data.nodes).toEqual(sparse);
@@ -128,7 +163,9 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
 
     it('reads a workflow with its ETag', async () => {
       const created = await create('Readable');
-      const { data, response } = await alice.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: created.id } } });
+      const { data, response } = await alice.GET('/api/workflows/{workflow_id}', {
+        params: { path: { workflow_id: created.id } },
+      });
       expect(response.status).toBe(200);
       expect(data!.data).toEqual(created);
       expect(response.headers.get('etag')).toBe('"1"');
@@ -137,7 +174,10 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
     it('updates any field, bumping the version each time', async () => {
       const created = await create('Before');
       const path = { workflow_id: created.id };
-      const renamed = await alice.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { name: 'After', description: 'new' } });
+      const renamed = await alice.PATCH('/api/workflows/{workflow_id}', {
+        params: { path },
+        body: { name: 'After', description: 'new' },
+      });
       expect(renamed.response.status).toBe(200);
       expect(renamed.data!.data).toMatchObject({ name: 'After', description: 'new', nodes, edges, version: 2 });
       expect(renamed.response.headers.get('etag')).toBe('"2"');
@@ -156,7 +196,10 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       const path = { workflow_id: created.id };
       await alice.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { name: 'v2' } });
       for (const ifMatch of ['"1"', '1']) {
-        const { response, error } = await alice.PATCH('/api/workflows/{workflow_id}', { params: { path, header: { 'If-Match': ifMatch } }, body: { name: 'v3' } });
+        const { response, error } = await alice.PATCH('/api/workflows/{workflow_id}', {
+          params: { path, header: { 'If-Match': ifMatch } },
+          body: { name: 'v3' },
+        });
         expect(response.status).toBe(412);
         expect(response.headers.get('etag')).toBe('"2"');
         expect(error?.detail).toBe('The workflow is at version 2, not 1.');
@@ -166,11 +209,16 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
     it('lets one of two concurrent updates from the same version win; the other gets 412', async () => {
       const created = await create('Contested');
       const patch = (name: string) =>
-        alice.PATCH('/api/workflows/{workflow_id}', { params: { path: { workflow_id: created.id }, header: { 'If-Match': '"1"' } }, body: { name } });
+        alice.PATCH('/api/workflows/{workflow_id}', {
+          params: { path: { workflow_id: created.id }, header: { 'If-Match': '"1"' } },
+          body: { name },
+        });
       const results = await Promise.all([patch('first'), patch('second')]);
       expect(results.map((r) => r.response.status).sort()).toEqual([200, 412]);
       const winner = results.find((r) => r.response.status === 200)!.data!.data;
-      const { data } = await alice.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: created.id } } });
+      const { data } = await alice.GET('/api/workflows/{workflow_id}', {
+        params: { path: { workflow_id: created.id } },
+      });
       expect(data!.data).toMatchObject({ name: winner.name, version: 2 });
     });
 
@@ -180,7 +228,9 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       const deleted = await alice.DELETE('/api/workflows/{workflow_id}', { params: { path } });
       expect(deleted.response.status).toBe(204);
       expect((await alice.GET('/api/workflows/{workflow_id}', { params: { path } })).response.status).toBe(404);
-      expect((await alice.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { name: 'x' } })).response.status).toBe(404);
+      expect(
+        (await alice.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { name: 'x' } })).response.status,
+      ).toBe(404);
       const again = await alice.DELETE('/api/workflows/{workflow_id}', { params: { path } });
       expect(again.response.status).toBe(404);
       expect(again.error).toMatchObject({ status: 404, detail: `No workflow ${created.id}.` });
@@ -190,13 +240,19 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       const created = await create('Guarded');
       const path = { workflow_id: created.id };
       await alice.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { name: 'Guarded v2' } });
-      const stale = await alice.DELETE('/api/workflows/{workflow_id}', { params: { path, header: { 'If-Match': '"1"' } } });
+      const stale = await alice.DELETE('/api/workflows/{workflow_id}', {
+        params: { path, header: { 'If-Match': '"1"' } },
+      });
       expect(stale.response.status).toBe(412);
       expect(stale.response.headers.get('etag')).toBe('"2"');
       expect((await alice.GET('/api/workflows/{workflow_id}', { params: { path } })).response.status).toBe(200);
-      const current = await alice.DELETE('/api/workflows/{workflow_id}', { params: { path, header: { 'If-Match': '2' } } });
+      const current = await alice.DELETE('/api/workflows/{workflow_id}', {
+        params: { path, header: { 'If-Match': '2' } },
+      });
       expect(current.response.status).toBe(204);
-      const gone = await alice.DELETE('/api/workflows/{workflow_id}', { params: { path, header: { 'If-Match': '"2"' } } });
+      const gone = await alice.DELETE('/api/workflows/{workflow_id}', {
+        params: { path, header: { 'If-Match': '"2"' } },
+      });
       expect(gone.response.status).toBe(404);
     });
 
@@ -204,14 +260,21 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       const created = await create('Case of the id');
       const swapped = created.id.replace(/[a-z]/gi, (c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()));
       for (const workflowId of [created.id.toUpperCase(), created.id.toLowerCase(), swapped]) {
-        const { response } = await alice.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: workflowId } } });
+        const { response } = await alice.GET('/api/workflows/{workflow_id}', {
+          params: { path: { workflow_id: workflowId } },
+        });
         expect(response.status, workflowId).toBe(404);
       }
-      expect((await alice.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: created.id } } })).response.status).toBe(200);
+      expect(
+        (await alice.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: created.id } } })).response
+          .status,
+      ).toBe(200);
     });
 
     it('answers 404 for an id that never existed', async () => {
-      const { response } = await alice.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: 'wf_00000000000000000000000000' } } });
+      const { response } = await alice.GET('/api/workflows/{workflow_id}', {
+        params: { path: { workflow_id: 'wf_00000000000000000000000000' } },
+      });
       expect(response.status).toBe(404);
     });
   });
@@ -221,11 +284,16 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       const mine = await create('Alice only');
       const path = { workflow_id: mine.id };
       expect((await bob.GET('/api/workflows/{workflow_id}', { params: { path } })).response.status).toBe(404);
-      expect((await bob.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { name: 'mine now' } })).response.status).toBe(404);
+      expect(
+        (await bob.PATCH('/api/workflows/{workflow_id}', { params: { path }, body: { name: 'mine now' } })).response
+          .status,
+      ).toBe(404);
       expect((await bob.DELETE('/api/workflows/{workflow_id}', { params: { path } })).response.status).toBe(404);
       const { data } = await bob.GET('/api/workflows', { params: { query: { search: 'Alice only' } } });
       expect(data!.data).toEqual([]);
-      expect((await alice.GET('/api/workflows/{workflow_id}', { params: { path } })).data!.data.name).toBe('Alice only');
+      expect((await alice.GET('/api/workflows/{workflow_id}', { params: { path } })).data!.data.name).toBe(
+        'Alice only',
+      );
     });
   });
 
@@ -254,14 +322,23 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       { pointer: '/nodes/2/config/format', message: 'must be one of plain, markdown, json' },
       { pointer: '/nodes/2', message: 'text_output "result" is not reachable from any text_input' },
       { pointer: '/nodes/3/id', message: 'duplicate node id "input" (also /nodes/0)' },
-      { pointer: '/nodes/4/type', message: expect.stringMatching(/^unknown node type "http_call"; known: text_input, llm_call, template, condition, text_output(, [a-z_]+)+$/) },
+      {
+        pointer: '/nodes/4/type',
+        message: expect.stringMatching(
+          /^unknown node type "http_call"; known: text_input, llm_call, template, condition, text_output(, [a-z_]+)+$/,
+        ),
+      },
       { pointer: '/edges/1', message: 'edge refers to unknown node "nowhere"' },
       { pointer: '/edges/2', message: 'edge connects node "summarise" to itself' },
       { pointer: '/edges/3', message: 'duplicate edge "input" -> "summarise" (also /edges/0)' },
     ];
 
     it('lists schema-level and semantic problems together in one 422 on create', async () => {
-      const response = await raw('/api/workflows', { method: 'POST', bearer: aliceKey, body: JSON.stringify(badGraph) });
+      const response = await raw('/api/workflows', {
+        method: 'POST',
+        bearer: aliceKey,
+        body: JSON.stringify(badGraph),
+      });
       expect(response.status).toBe(422);
       expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       expect(await response.json()).toMatchObject({
@@ -294,19 +371,27 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       const response = await raw(`/api/workflows/${created.id}`, {
         method: 'PATCH',
         bearer: aliceKey,
-        body: JSON.stringify({ nodes: [nodes[0], { id: 'summarise', type: 'llm_call', config: { model: 'echo', temperature: -1 } }] }),
+        body: JSON.stringify({
+          nodes: [nodes[0], { id: 'summarise', type: 'llm_call', config: { model: 'echo', temperature: -1 } }],
+        }),
       });
       expect(response.status).toBe(422);
       expect((await response.json()).errors).toEqual([
         { pointer: '/nodes/1/config/temperature', message: 'must be >= 0' },
         { pointer: '/edges/1', message: 'edge refers to unknown node "result"' },
       ]);
-      const { data } = await alice.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: created.id } } });
+      const { data } = await alice.GET('/api/workflows/{workflow_id}', {
+        params: { path: { workflow_id: created.id } },
+      });
       expect(data!.data.version).toBe(1);
     });
 
-    it('lists problems of name and description in the same 422 as the graph\'s', async () => {
-      const response = await raw('/api/workflows', { method: 'POST', bearer: aliceKey, body: JSON.stringify({ ...badGraph, name: '', description: 7 }) });
+    it("lists problems of name and description in the same 422 as the graph's", async () => {
+      const response = await raw('/api/workflows', {
+        method: 'POST',
+        bearer: aliceKey,
+        body: JSON.stringify({ ...badGraph, name: '', description: 7 }),
+      });
       expect(response.status).toBe(422);
       const { errors } = (await response.json()) as { errors: { pointer: string; message: string }[] };
       expect(errors.slice(0, 2)).toEqual([
@@ -316,9 +401,13 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
       expect(errors.slice(2)).toEqual(expectedErrors);
     });
 
-    it('lists a bad name with the graph\'s problems on update too; a bad name alone is a 422 of its own', async () => {
+    it("lists a bad name with the graph's problems on update too; a bad name alone is a 422 of its own", async () => {
       const created = await create('Rename me');
-      const both = await raw(`/api/workflows/${created.id}`, { method: 'PATCH', bearer: aliceKey, body: JSON.stringify({ name: '', nodes: [] }) });
+      const both = await raw(`/api/workflows/${created.id}`, {
+        method: 'PATCH',
+        bearer: aliceKey,
+        body: JSON.stringify({ name: '', nodes: [] }),
+      });
       expect(both.status).toBe(422);
       expect(((await both.json()) as { errors: unknown[] }).errors).toEqual([
         { pointer: '/name', message: 'must be 1 to 200 characters' },
@@ -328,24 +417,42 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
         { pointer: '/edges/1', message: 'edge refers to unknown node "summarise"' },
         { pointer: '/edges/1', message: 'edge refers to unknown node "result"' },
       ]);
-      const nameOnly = await raw(`/api/workflows/${created.id}`, { method: 'PATCH', bearer: aliceKey, body: JSON.stringify({ name: '' }) });
+      const nameOnly = await raw(`/api/workflows/${created.id}`, {
+        method: 'PATCH',
+        bearer: aliceKey,
+        body: JSON.stringify({ name: '' }),
+      });
       expect(nameOnly.status).toBe(422);
-      expect(((await nameOnly.json()) as { errors: unknown[] }).errors).toEqual([{ pointer: '/name', message: 'must be 1 to 200 characters' }]);
+      expect(((await nameOnly.json()) as { errors: unknown[] }).errors).toEqual([
+        { pointer: '/name', message: 'must be 1 to 200 characters' },
+      ]);
     });
 
     it('answers 422, not a 500, to an update whose name is not a string (schemathesis found it)', async () => {
       const created = await create('Typed name');
-      const response = await raw(`/api/workflows/${created.id}`, { method: 'PATCH', bearer: aliceKey, body: JSON.stringify({ description: '', edges: [], name: {}, nodes: [] }) });
+      const response = await raw(`/api/workflows/${created.id}`, {
+        method: 'PATCH',
+        bearer: aliceKey,
+        body: JSON.stringify({ description: '', edges: [], name: {}, nodes: [] }),
+      });
       expect(response.status).toBe(422);
       const { errors } = (await response.json()) as { errors: { pointer: string }[] };
       expect(errors.map((e) => e.pointer)).toContain('/name');
     });
 
     it('answers 422 for a body of the wrong types (as a Prism mock does), and 400 for a bad path parameter', async () => {
-      const wrongTypes = await raw('/api/workflows', { method: 'POST', bearer: aliceKey, body: JSON.stringify({ name: 42, nodes: 'none' }) });
+      const wrongTypes = await raw('/api/workflows', {
+        method: 'POST',
+        bearer: aliceKey,
+        body: JSON.stringify({ name: 42, nodes: 'none' }),
+      });
       expect(wrongTypes.status).toBe(422);
       expect(wrongTypes.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-      const badId = await raw('/api/workflows/not%20an%20id', { method: 'PATCH', bearer: aliceKey, body: JSON.stringify({ name: 'x' }) });
+      const badId = await raw('/api/workflows/not%20an%20id', {
+        method: 'PATCH',
+        bearer: aliceKey,
+        body: JSON.stringify({ name: 'x' }),
+      });
       expect(badId.status).toBe(400);
     });
   });
@@ -354,9 +461,12 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
     let carol: ApiClient;
     beforeAll(async () => {
       const carolId = await createUserFixture(server.ctx, 'carol');
-      carol = createApiClient(server.baseUrl, { bearer: await createApiKeyFixture(server.ctx, carolId, 'carol', ['workflows']) });
+      carol = createApiClient(server.baseUrl, {
+        bearer: await createApiKeyFixture(server.ctx, carolId, 'carol', ['workflows']),
+      });
       for (let i = 1; i <= 23; i++) await create(`Report ${String(i).padStart(2, '0')}`, carol);
-      for (const name of ['100% organic', '100 percent organic', 'snake_case flow', 'snakeXcase flow']) await create(name, carol);
+      for (const name of ['100% organic', '100 percent organic', 'snake_case flow', 'snakeXcase flow'])
+        await create(name, carol);
     });
 
     it('pages newest first with meta and RFC 8288 links', async () => {
@@ -383,23 +493,31 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
     });
 
     it('searches names case-insensitively across pages, keeping search in the links', async () => {
-      const { data, response } = await carol.GET('/api/workflows', { params: { query: { search: 'REPORT 1', per_page: 4, page: 2 } } });
+      const { data, response } = await carol.GET('/api/workflows', {
+        params: { query: { search: 'REPORT 1', per_page: 4, page: 2 } },
+      });
       expect(data!.meta).toEqual({ page: 2, per_page: 4, total: 10, total_pages: 3 });
       expect(data!.data.map((w) => w.name)).toEqual(['Report 15', 'Report 14', 'Report 13', 'Report 12']);
       expect(response.headers.get('link')).toContain('</api/workflows?page=3&per_page=4&search=REPORT+1>; rel="next"');
     });
 
     it('takes % and _ in the search literally', async () => {
-      const names = async (search: string) => (await carol.GET('/api/workflows', { params: { query: { search } } })).data!.data.map((w) => w.name);
+      const names = async (search: string) =>
+        (await carol.GET('/api/workflows', { params: { query: { search } } })).data!.data.map((w) => w.name);
       expect(await names('0% o')).toEqual(['100% organic']);
       expect(await names('e_c')).toEqual(['snake_case flow']);
       expect(await names('%')).toEqual(['100% organic']);
     });
 
     it('never equates different characters: an emoji finds only its own name, an accent only itself', async () => {
-      const dave = createApiClient(server.baseUrl, { bearer: await createApiKeyFixture(server.ctx, await createUserFixture(server.ctx, 'dave'), 'dave', ['workflows']) });
+      const dave = createApiClient(server.baseUrl, {
+        bearer: await createApiKeyFixture(server.ctx, await createUserFixture(server.ctx, 'dave'), 'dave', [
+          'workflows',
+        ]),
+      });
       for (const name of ['Party 🎉', 'Smile 😀', 'Café', 'Cafe', 'Straße']) await create(name, dave);
-      const names = async (search: string) => (await dave.GET('/api/workflows', { params: { query: { search } } })).data!.data.map((w) => w.name);
+      const names = async (search: string) =>
+        (await dave.GET('/api/workflows', { params: { query: { search } } })).data!.data.map((w) => w.name);
       expect(await names('🎉')).toEqual(['Party 🎉']);
       expect(await names('😀')).toEqual(['Smile 😀']);
       expect(await names('CAFÉ')).toEqual(['Café']);
@@ -426,7 +544,11 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
 
   describe('request bodies', () => {
     it('answers 413 for a body over the configured limit', async () => {
-      const response = await raw('/api/workflows', { method: 'POST', bearer: aliceKey, body: JSON.stringify({ name: 'big', description: 'x'.repeat(70_000) }) });
+      const response = await raw('/api/workflows', {
+        method: 'POST',
+        bearer: aliceKey,
+        body: JSON.stringify({ name: 'big', description: 'x'.repeat(70_000) }),
+      });
       expect(response.status).toBe(413);
       expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       expect(await response.json()).toMatchObject({ status: 413 });
@@ -441,21 +563,43 @@ describe.each(testDialects())('workflow endpoints on %s', (dialect) => {
     it('answers 400 for a malformed If-Match', async () => {
       const created = await create('Header');
       for (const ifMatch of ['"abc"', 'W/1', 'v1']) {
-        const response = await raw(`/api/workflows/${created.id}`, { method: 'PATCH', bearer: aliceKey, headers: { 'If-Match': ifMatch }, body: '{"name":"y"}' });
+        const response = await raw(`/api/workflows/${created.id}`, {
+          method: 'PATCH',
+          bearer: aliceKey,
+          headers: { 'If-Match': ifMatch },
+          body: '{"name":"y"}',
+        });
         expect(response.status, ifMatch).toBe(400);
       }
     });
 
     it('answers 412 for a weak If-Match, even of the current version (RFC 9110 13.1.1: If-Match compares strongly, a weak tag never matches)', async () => {
       const created = await create('Weak');
-      const patch = await raw(`/api/workflows/${created.id}`, { method: 'PATCH', bearer: aliceKey, headers: { 'If-Match': 'W/"1"' }, body: '{"name":"y"}' });
+      const patch = await raw(`/api/workflows/${created.id}`, {
+        method: 'PATCH',
+        bearer: aliceKey,
+        headers: { 'If-Match': 'W/"1"' },
+        body: '{"name":"y"}',
+      });
       expect(patch.status).toBe(412);
       expect(patch.headers.get('etag')).toBe('"1"');
-      expect(await patch.json()).toMatchObject({ code: 'stale_version', detail: 'The workflow is at version 1; a weak ETag (W/) never matches If-Match (RFC 9110 13.1.1).' });
-      const del = await raw(`/api/workflows/${created.id}`, { method: 'DELETE', bearer: aliceKey, headers: { 'If-Match': 'W/"1", W/"2"' } });
+      expect(await patch.json()).toMatchObject({
+        code: 'stale_version',
+        detail: 'The workflow is at version 1; a weak ETag (W/) never matches If-Match (RFC 9110 13.1.1).',
+      });
+      const del = await raw(`/api/workflows/${created.id}`, {
+        method: 'DELETE',
+        bearer: aliceKey,
+        headers: { 'If-Match': 'W/"1", W/"2"' },
+      });
       expect(del.status).toBe(412);
       // A list with a strong tag of the current version still matches.
-      const strong = await raw(`/api/workflows/${created.id}`, { method: 'PATCH', bearer: aliceKey, headers: { 'If-Match': 'W/"1", "1"' }, body: '{"name":"y"}' });
+      const strong = await raw(`/api/workflows/${created.id}`, {
+        method: 'PATCH',
+        bearer: aliceKey,
+        headers: { 'If-Match': 'W/"1", "1"' },
+        body: '{"name":"y"}',
+      });
       expect(strong.status).toBe(200);
     });
   });

@@ -12,8 +12,10 @@ import { pageOf, paginationLinks, searchOf } from '../http/pagination.ts';
 import { validateWorkflowFields } from './graph.ts';
 import * as service from './service.ts';
 
-type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
-  operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
+type JsonOf<
+  Op extends keyof operations,
+  Status extends keyof operations[Op]['responses'],
+> = operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
 
 type ListQuery = NonNullable<operations['listWorkflows']['parameters']['query']>;
 type CreateBody = operations['createWorkflow']['requestBody']['content']['application/json'];
@@ -56,7 +58,13 @@ export function workflowOperations(ctx: AppContext, onDeleted: (workflowId: stri
   }
 
   async function updateWorkflow(req: Request, res: Response<JsonOf<'updateWorkflow', 200>>) {
-    const workflow = await service.updateWorkflow(ctx, userOf(req), workflowIdOf(req), req.body as UpdateBody, ifMatchOf(req));
+    const workflow = await service.updateWorkflow(
+      ctx,
+      userOf(req),
+      workflowIdOf(req),
+      req.body as UpdateBody,
+      ifMatchOf(req),
+    );
     res.setHeader('ETag', service.etagOf(workflow.version));
     res.status(200).json({ data: workflow });
   }
@@ -77,7 +85,12 @@ interface RequestValidationError {
 }
 
 function isRequestValidationError(err: unknown): err is RequestValidationError {
-  return typeof err === 'object' && err !== null && (err as { status?: unknown }).status === 400 && Array.isArray((err as { errors?: unknown }).errors);
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    (err as { status?: unknown }).status === 400 &&
+    Array.isArray((err as { errors?: unknown }).errors)
+  );
 }
 
 const inBody = (path: string | undefined) => path !== undefined && /^\/body(\/|$)/.test(toPointer(path));
@@ -95,7 +108,8 @@ const inBody = (path: string | undefined) => path !== undefined && /^\/body(\/|$
  */
 export function workflowValidationErrors(ctx: AppContext): ErrorRequestHandler {
   return (err, req, _res, next) => {
-    const operationId = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
+    const operationId = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema
+      ?.operationId;
     if (
       (operationId !== 'createWorkflow' && operationId !== 'updateWorkflow') ||
       !isRequestValidationError(err) ||
@@ -106,7 +120,10 @@ export function workflowValidationErrors(ctx: AppContext): ErrorRequestHandler {
       next(err);
       return;
     }
-    const contractProblems = err.errors.map((e) => ({ pointer: toPointer(e.path).replace(/^\/body/, '') || '/', message: e.message ?? 'is invalid' }));
+    const contractProblems = err.errors.map((e) => ({
+      pointer: toPointer(e.path).replace(/^\/body/, '') || '/',
+      message: e.message ?? 'is invalid',
+    }));
     if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) {
       next(service.invalidWorkflow(contractProblems));
       return;
@@ -117,16 +134,27 @@ export function workflowValidationErrors(ctx: AppContext): ErrorRequestHandler {
     const fields = validateWorkflowFields(body, operationId === 'createWorkflow' ? 'create' : 'update');
     const explain = async () => {
       try {
-        if (operationId === 'createWorkflow') await service.assertValidWorkflowGraph(ctx, userOf(req), undefined, body.nodes ?? [], body.edges ?? []);
+        if (operationId === 'createWorkflow')
+          await service.assertValidWorkflowGraph(ctx, userOf(req), undefined, body.nodes ?? [], body.edges ?? []);
         else {
           // Only the graph: the other fields failed the contract (a `name` of another type would
           // break the update's own handling) and are reported from `fields`.
-          const graph = { ...(body.nodes !== undefined && { nodes: body.nodes }), ...(body.edges !== undefined && { edges: body.edges }) };
-          await service.prepareUpdate(ctx, userOf(req), String(pathParams?.workflow_id), graph as UpdateBody, ifMatchOf(req));
+          const graph = {
+            ...(body.nodes !== undefined && { nodes: body.nodes }),
+            ...(body.edges !== undefined && { edges: body.edges }),
+          };
+          await service.prepareUpdate(
+            ctx,
+            userOf(req),
+            String(pathParams?.workflow_id),
+            graph as UpdateBody,
+            ifMatchOf(req),
+          );
         }
       } catch (problem) {
         // The graph's problems and the other fields' in one answer.
-        if (problem instanceof Problem && problem.status === 422 && problem.errors) throw service.invalidWorkflow([...fields, ...problem.errors]);
+        if (problem instanceof Problem && problem.status === 422 && problem.errors)
+          throw service.invalidWorkflow([...fields, ...problem.errors]);
         throw problem;
       }
     };

@@ -21,7 +21,10 @@ async function rejection(promise: Promise<unknown>): Promise<Problem> {
 }
 
 /** The context with DELETED_WORKFLOW_RETENTION_SECONDS set. */
-const withRetention = (ctx: WorkflowContext, seconds: number): WorkflowContext => ({ ...ctx, config: { ...ctx.config, DELETED_WORKFLOW_RETENTION_SECONDS: seconds } });
+const withRetention = (ctx: WorkflowContext, seconds: number): WorkflowContext => ({
+  ...ctx,
+  config: { ...ctx.config, DELETED_WORKFLOW_RETENTION_SECONDS: seconds },
+});
 
 describe.each(testDialects())('workflows service on %s', (dialect) => {
   let testDb: TestDb;
@@ -42,7 +45,11 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
   });
 
   it('stores a workflow and reads it back unchanged', async () => {
-    const created = await service.createWorkflow(ctx, alice, { name: 'Ticket summariser', description: 'One line.', ...graph });
+    const created = await service.createWorkflow(ctx, alice, {
+      name: 'Ticket summariser',
+      description: 'One line.',
+      ...graph,
+    });
     expect(created.id).toMatch(/^wf_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(created.version).toBe(1);
     expect(await service.getWorkflow(ctx, alice, created.id)).toEqual(created);
@@ -56,7 +63,7 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
     expect(problem.errors).toEqual([{ pointer: '/nodes', message: expect.stringMatching(/at least one node/) }]);
   });
 
-  it('hides one user\'s workflow from another (404, as if it did not exist)', async () => {
+  it("hides one user's workflow from another (404, as if it did not exist)", async () => {
     const created = await service.createWorkflow(ctx, alice, { name: 'Private', ...graph });
     expect((await rejection(service.getWorkflow(ctx, bob, created.id))).status).toBe(404);
     expect((await rejection(service.updateWorkflow(ctx, bob, created.id, { name: 'x' }, undefined))).status).toBe(404);
@@ -65,7 +72,9 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
 
   it('validates a partial graph update against the stored other half', async () => {
     const created = await service.createWorkflow(ctx, alice, { name: 'Half', ...graph });
-    const problem = await rejection(service.updateWorkflow(ctx, alice, created.id, { nodes: graph.nodes.slice(0, 2) }, undefined));
+    const problem = await rejection(
+      service.updateWorkflow(ctx, alice, created.id, { nodes: graph.nodes.slice(0, 2) }, undefined),
+    );
     expect(problem.status).toBe(422);
     expect(problem.errors).toEqual([{ pointer: '/edges/1', message: 'edge refers to unknown node "result"' }]);
   });
@@ -84,7 +93,9 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
   it('lets exactly one of many concurrent updates from the same version win', async () => {
     const created = await service.createWorkflow(ctx, alice, { name: 'Race', ...graph });
     const results = await Promise.allSettled(
-      Array.from({ length: 8 }, (_, i) => service.updateWorkflow(ctx, alice, created.id, { name: `Writer ${i}` }, '"1"')),
+      Array.from({ length: 8 }, (_, i) =>
+        service.updateWorkflow(ctx, alice, created.id, { name: `Writer ${i}` }, '"1"'),
+      ),
     );
     const won = results.filter((r) => r.status === 'fulfilled');
     const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -95,7 +106,11 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
 
   it('applies every concurrent update without If-Match, none lost', async () => {
     const created = await service.createWorkflow(ctx, alice, { name: 'Many writers', ...graph });
-    await Promise.all(Array.from({ length: 5 }, (_, i) => service.updateWorkflow(ctx, alice, created.id, { description: `d${i}` }, undefined)));
+    await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        service.updateWorkflow(ctx, alice, created.id, { description: `d${i}` }, undefined),
+      ),
+    );
     expect((await service.getWorkflow(ctx, alice, created.id)).version).toBe(6);
   });
 
@@ -103,7 +118,9 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
     const created = await service.createWorkflow(ctx, alice, { name: 'Doomed', ...graph });
     await service.deleteWorkflow(ctx, alice, created.id);
     expect((await rejection(service.getWorkflow(ctx, alice, created.id))).status).toBe(404);
-    expect((await rejection(service.updateWorkflow(ctx, alice, created.id, { name: 'x' }, undefined))).status).toBe(404);
+    expect((await rejection(service.updateWorkflow(ctx, alice, created.id, { name: 'x' }, undefined))).status).toBe(
+      404,
+    );
     expect((await rejection(service.deleteWorkflow(ctx, alice, created.id))).status).toBe(404);
     const row = (await testDb.db('workflows').where({ id: created.id }).first()) as { deleted_at: unknown };
     expect(Number(row.deleted_at)).toBeGreaterThan(0);
@@ -119,8 +136,17 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
     const created = await service.createWorkflow(ctx, alice, { name: 'Archived', ...graph });
     await service.deleteWorkflow(ctx, alice, created.id);
     const retaining = withRetention(ctx, 30);
-    expect(await service.findWorkflowForRuns(retaining, alice, created.id)).toEqual({ workflow: created, deleted: true });
-    expect((await rejection(service.findWorkflowForRuns({ ...retaining, now: () => Date.now() + 60_000 }, alice, created.id))).status).toBe(404);
+    expect(await service.findWorkflowForRuns(retaining, alice, created.id)).toEqual({
+      workflow: created,
+      deleted: true,
+    });
+    expect(
+      (
+        await rejection(
+          service.findWorkflowForRuns({ ...retaining, now: () => Date.now() + 60_000 }, alice, created.id),
+        )
+      ).status,
+    ).toBe(404);
     expect((await rejection(service.findWorkflowForRuns(ctx, bob, created.id))).status).toBe(404);
     const later = { ...ctx, now: () => Date.now() + 60_000 };
     expect(await service.purgeDeletedWorkflows(later, 30_000)).toBeGreaterThanOrEqual(1);
@@ -128,7 +154,11 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
   });
 
   /** The store's driver, whose connections the reads take (prepared statements emit no 'query' event). */
-  const driver = () => testDb.db.client as { acquireConnection(): Promise<unknown>; releaseConnection(connection: unknown): Promise<void> };
+  const driver = () =>
+    testDb.db.client as {
+      acquireConnection(): Promise<unknown>;
+      releaseConnection(connection: unknown): Promise<void>;
+    };
 
   it('concurrent reads of one workflow for the run endpoints (each run start makes one) share a statement', async () => {
     const created = await service.createWorkflow(ctx, alice, { name: 'Busy', ...graph });
@@ -149,37 +179,44 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
     }
   });
 
-  it.each(['updated', 'deleted'] as const)('a run endpoint\'s read asked for while another is under way sees the workflow as %s before it was asked for', async (change) => {
-    const created = await service.createWorkflow(ctx, alice, { name: 'Before', ...graph });
-    // The first read's connection goes back to the pool only when the gate opens: its row (read
-    // before the change) stays under way while the change commits and the second read is asked for.
-    const pool = driver();
-    const release = pool.releaseConnection.bind(pool);
-    let readDone!: () => void;
-    const firstRead = new Promise<void>((resolve) => (readDone = resolve));
-    let openGate!: () => void;
-    const gate = new Promise<void>((resolve) => (openGate = resolve));
-    const held = vi.spyOn(pool, 'releaseConnection').mockImplementationOnce(async (connection) => {
-      readDone();
-      await gate;
-      return release(connection);
-    });
-    try {
-      const first = service.findWorkflowForRuns(ctx, alice, created.id);
-      await firstRead;
-      if (change === 'updated') await service.updateWorkflow(ctx, alice, created.id, { name: 'After' }, undefined);
-      else await service.deleteWorkflow(ctx, alice, created.id);
-      const second = service.findWorkflowForRuns(ctx, alice, created.id).catch((err: unknown) => err);
-      openGate();
-      expect((await first).workflow.name).toBe('Before');
-      const seen = await second;
-      if (change === 'updated') expect((seen as { workflow: { name: string; version: number } }).workflow).toMatchObject({ name: 'After', version: 2 });
-      else expect((seen as Problem).status).toBe(404);
-    } finally {
-      openGate();
-      held.mockRestore();
-    }
-  });
+  it.each(['updated', 'deleted'] as const)(
+    "a run endpoint's read asked for while another is under way sees the workflow as %s before it was asked for",
+    async (change) => {
+      const created = await service.createWorkflow(ctx, alice, { name: 'Before', ...graph });
+      // The first read's connection goes back to the pool only when the gate opens: its row (read
+      // before the change) stays under way while the change commits and the second read is asked for.
+      const pool = driver();
+      const release = pool.releaseConnection.bind(pool);
+      let readDone!: () => void;
+      const firstRead = new Promise<void>((resolve) => (readDone = resolve));
+      let openGate!: () => void;
+      const gate = new Promise<void>((resolve) => (openGate = resolve));
+      const held = vi.spyOn(pool, 'releaseConnection').mockImplementationOnce(async (connection) => {
+        readDone();
+        await gate;
+        return release(connection);
+      });
+      try {
+        const first = service.findWorkflowForRuns(ctx, alice, created.id);
+        await firstRead;
+        if (change === 'updated') await service.updateWorkflow(ctx, alice, created.id, { name: 'After' }, undefined);
+        else await service.deleteWorkflow(ctx, alice, created.id);
+        const second = service.findWorkflowForRuns(ctx, alice, created.id).catch((err: unknown) => err);
+        openGate();
+        expect((await first).workflow.name).toBe('Before');
+        const seen = await second;
+        if (change === 'updated')
+          expect((seen as { workflow: { name: string; version: number } }).workflow).toMatchObject({
+            name: 'After',
+            version: 2,
+          });
+        else expect((seen as Problem).status).toBe(404);
+      } finally {
+        openGate();
+        held.mockRestore();
+      }
+    },
+  );
 
   it('purges only workflows deleted longer ago than the retention', async () => {
     const kept = await service.createWorkflow(ctx, alice, { name: 'Recently deleted', ...graph });
@@ -191,8 +228,22 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
   });
 
   it('searches names case-insensitively with %, _ and ! taken literally', async () => {
-    const names = ['100% Done', '100 percent Done', 'snake_case', 'snakeXcase', 'Wow! Such', 'Wow Such', 'back\\slash', 'ÄRGER'];
-    const carol = await insertReturningId(testDb.db, 'users', { login: 'carol', name: 'carol', password_hash: 'x', created_at: Date.now() });
+    const names = [
+      '100% Done',
+      '100 percent Done',
+      'snake_case',
+      'snakeXcase',
+      'Wow! Such',
+      'Wow Such',
+      'back\\slash',
+      'ÄRGER',
+    ];
+    const carol = await insertReturningId(testDb.db, 'users', {
+      login: 'carol',
+      name: 'carol',
+      password_hash: 'x',
+      created_at: Date.now(),
+    });
     for (const name of names) await service.createWorkflow(ctx, carol, { name, ...graph });
     const find = async (search: string) =>
       (await service.listWorkflows(ctx, carol, { page: 1, perPage: 100, search })).data.map((w) => w.name);
@@ -206,7 +257,12 @@ describe.each(testDialects())('workflows service on %s', (dialect) => {
   });
 
   it('pages newest first with totals', async () => {
-    const dave = await insertReturningId(testDb.db, 'users', { login: 'dave', name: 'dave', password_hash: 'x', created_at: Date.now() });
+    const dave = await insertReturningId(testDb.db, 'users', {
+      login: 'dave',
+      name: 'dave',
+      password_hash: 'x',
+      created_at: Date.now(),
+    });
     for (let i = 1; i <= 5; i++) await service.createWorkflow(ctx, dave, { name: `W${i}`, ...graph });
     const page2 = await service.listWorkflows(ctx, dave, { page: 2, perPage: 2 });
     expect(page2.data.map((w) => w.name)).toEqual(['W3', 'W2']);

@@ -1,7 +1,14 @@
 // Rules of the workflows domain: graph validation before any write, per-user isolation (another
 // user's workflow is simply not found), optimistic concurrency on update, soft delete.
 import type { components } from '../../generated/api.d.ts';
-import { concurrentUpdate, invalidIfMatch, invalidWorkflow as invalidWorkflowProblem, staleVersion, workflowNotFound, type ProblemItem } from '../shared/errors.ts';
+import {
+  concurrentUpdate,
+  invalidIfMatch,
+  invalidWorkflow as invalidWorkflowProblem,
+  staleVersion,
+  workflowNotFound,
+  type ProblemItem,
+} from '../shared/errors.ts';
 import { sortProblems, validateWorkflowGraph, type GraphLimits } from './graph.ts';
 import { DEMO_MODELS } from '../shared/demoModels.ts';
 import { newWorkflowId } from '../shared/ids.ts';
@@ -18,7 +25,10 @@ import { assertStoredBytesWithin, assertWorkflowSlot, pruneVersions } from './qu
  */
 export type Workflow = StoredGraph<components['schemas']['Workflow']>;
 /** A wire shape whose `nodes` and `edges` are the typed, validated graph the service stored. */
-export type StoredGraph<T> = Omit<T, 'nodes' | 'edges'> & { nodes: components['schemas']['WorkflowNode'][]; edges: components['schemas']['WorkflowEdge'][] };
+export type StoredGraph<T> = Omit<T, 'nodes' | 'edges'> & {
+  nodes: components['schemas']['WorkflowNode'][];
+  edges: components['schemas']['WorkflowEdge'][];
+};
 export type WorkflowCreate = components['schemas']['WorkflowCreate'];
 export type WorkflowUpdate = components['schemas']['WorkflowUpdate'];
 export type PageMeta = components['schemas']['PageMeta'];
@@ -33,8 +43,17 @@ export type WorkflowContext = Pick<AppContext, 'db' | 'config' | 'now'>;
 export function graphLimits(config: WorkflowContext['config']): GraphLimits {
   const list = config.MODEL_PROVIDER_MODELS;
   const builtIn = ['echo', ...(config.DEMO_MODELS ? DEMO_MODELS : [])];
-  const models = !config.MODEL_PROVIDER_BASE_URL ? builtIn : list.length && !list.includes('*') ? [...builtIn, ...list] : undefined;
-  return { maxTokens: config.WORKFLOW_MAX_TOKENS_LIMIT, maxNodes: config.WORKFLOW_MAX_NODES, maxItems: config.RUN_MAX_ITEMS, models };
+  const models = !config.MODEL_PROVIDER_BASE_URL
+    ? builtIn
+    : list.length && !list.includes('*')
+      ? [...builtIn, ...list]
+      : undefined;
+  return {
+    maxTokens: config.WORKFLOW_MAX_TOKENS_LIMIT,
+    maxNodes: config.WORKFLOW_MAX_NODES,
+    maxItems: config.RUN_MAX_ITEMS,
+    models,
+  };
 }
 
 /**
@@ -67,7 +86,17 @@ export function toWorkflow(row: WorkflowRow): Workflow {
 /** The immutable version a workflow write stores (versions.store.ts), as the workflow is after it. */
 function versionOf(row: store.NewWorkflowRow, restoredFrom: number | null) {
   const { id, name, name_lower, description, nodes, edges, version, updated_at } = row;
-  return { workflow_id: id, version, name, name_lower, description, nodes, edges, restored_from: restoredFrom, created_at: updated_at };
+  return {
+    workflow_id: id,
+    version,
+    name,
+    name_lower,
+    description,
+    nodes,
+    edges,
+    restored_from: restoredFrom,
+    created_at: updated_at,
+  };
 }
 
 /** A strong ETag for a version (RFC 9110 8.8.3). */
@@ -88,8 +117,17 @@ export function assertValidGraph(nodes: unknown, edges: unknown, limits: GraphLi
  * Throws the one 422 that lists every problem of the graph: its own, and its calls of other
  * workflows (the user's own, no cycle back to `selfId`: references.ts).
  */
-export async function assertValidWorkflowGraph(ctx: WorkflowContext, userId: number, selfId: string | undefined, nodes: unknown, edges: unknown): Promise<void> {
-  const problems = [...validateWorkflowGraph(nodes, edges, graphLimits(ctx.config)), ...(await referenceProblems(ctx.db, userId, selfId, nodes))];
+export async function assertValidWorkflowGraph(
+  ctx: WorkflowContext,
+  userId: number,
+  selfId: string | undefined,
+  nodes: unknown,
+  edges: unknown,
+): Promise<void> {
+  const problems = [
+    ...validateWorkflowGraph(nodes, edges, graphLimits(ctx.config)),
+    ...(await referenceProblems(ctx.db, userId, selfId, nodes)),
+  ];
   if (problems.length > 0) throw invalidWorkflow(problems);
 }
 
@@ -132,7 +170,11 @@ export interface PageRequest {
   search?: string;
 }
 
-export async function listWorkflows(ctx: WorkflowContext, userId: number, request: PageRequest): Promise<{ data: Workflow[]; meta: PageMeta }> {
+export async function listWorkflows(
+  ctx: WorkflowContext,
+  userId: number,
+  request: PageRequest,
+): Promise<{ data: Workflow[]; meta: PageMeta }> {
   const searchLower = request.search ? foldCase(request.search) : undefined;
   const [total, rows] = await Promise.all([
     store.countLiveWorkflows(ctx.db, userId, searchLower),
@@ -222,7 +264,8 @@ export async function updateWorkflow(
     // Versions past the retention rule go in the same transaction, and the user's bytes are
     // checked after it (quotas.ts): a write that would pass them stores nothing.
     const stored = await ctx.db.transaction(async (trx) => {
-      if (!(await store.updateWorkflowAtVersion(trx, userId, id, current.version, { ...changes, updated_at: now }))) return false;
+      if (!(await store.updateWorkflowAtVersion(trx, userId, id, current.version, { ...changes, updated_at: now })))
+        return false;
       await insertVersion(trx, versionOf(updated, restoredFrom));
       await pruneVersions(trx, userId, id, ctx.config.WORKFLOW_MAX_VERSIONS);
       await assertStoredBytesWithin(trx, userId, ctx.config.USER_MAX_STORED_BYTES);
@@ -244,7 +287,12 @@ export async function updateWorkflow(
  * Deletes a workflow. With `If-Match`, only a version it names: the delete and the version check
  * are one statement, so a save that lands between a client's read and its delete makes it a 412.
  */
-export async function deleteWorkflow(ctx: WorkflowContext, userId: number, id: string, ifMatch?: string): Promise<void> {
+export async function deleteWorkflow(
+  ctx: WorkflowContext,
+  userId: number,
+  id: string,
+  ifMatch?: string,
+): Promise<void> {
   const accepted = parseIfMatch(ifMatch);
   if (await store.softDeleteWorkflow(ctx.db, userId, id, ctx.now(), accepted ?? undefined)) return;
   const current = accepted ? await store.findLiveWorkflow(ctx.db, userId, id) : undefined;
@@ -257,7 +305,11 @@ export async function deleteWorkflow(ctx: WorkflowContext, userId: number, id: s
  * runs stay readable in between). 404 once it is gone, which with the default retention of 0 is
  * the moment it is deleted, or when it is not the user's.
  */
-export async function findWorkflowForRuns(ctx: WorkflowContext, userId: number, id: string): Promise<{ workflow: Workflow; deleted: boolean }> {
+export async function findWorkflowForRuns(
+  ctx: WorkflowContext,
+  userId: number,
+  id: string,
+): Promise<{ workflow: Workflow; deleted: boolean }> {
   const row = await workflowRowForRuns(ctx, userId, id);
   return { workflow: toWorkflow(row), deleted: row.deleted_at !== null };
 }
@@ -270,7 +322,8 @@ export async function isWorkflowDeletedForRuns(ctx: WorkflowContext, userId: num
 async function workflowRowForRuns(ctx: WorkflowContext, userId: number, id: string) {
   const row = await store.findWorkflowIncludingDeleted(ctx.db, userId, id);
   if (!row) throw workflowNotFound(id);
-  const gone = row.deleted_at !== null && row.deleted_at <= ctx.now() - ctx.config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000;
+  const gone =
+    row.deleted_at !== null && row.deleted_at <= ctx.now() - ctx.config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000;
   if (gone) throw workflowNotFound(id);
   return row;
 }

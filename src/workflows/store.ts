@@ -33,11 +33,14 @@ export function containsPattern(text: string): string {
   return `%${text.replace(/[!%_]/g, (c) => LIKE_ESCAPE + c)}%`;
 }
 
-const live = (db: Knex, userId: number) => db<WorkflowRow>('workflows').where({ user_id: userId }).whereNull('deleted_at');
+const live = (db: Knex, userId: number) =>
+  db<WorkflowRow>('workflows').where({ user_id: userId }).whereNull('deleted_at');
 
 /** Rows whose `name_lower` contains `searchLower` (all without it); workflows and their versions alike. */
 export function matching(query: Knex.QueryBuilder, searchLower: string | undefined): Knex.QueryBuilder {
-  return searchLower ? query.whereRaw(`name_lower like ? escape '${LIKE_ESCAPE}'`, [containsPattern(searchLower)]) : query;
+  return searchLower
+    ? query.whereRaw(`name_lower like ? escape '${LIKE_ESCAPE}'`, [containsPattern(searchLower)])
+    : query;
 }
 
 function fromDb(row: WorkflowRow): WorkflowRow {
@@ -63,7 +66,8 @@ export async function findLiveWorkflow(db: Knex, userId: number, id: string): Pr
 }
 
 export async function countLiveWorkflows(db: Knex, userId: number, searchLower?: string): Promise<number> {
-  const result = (await matching(live(db, userId), searchLower).count({ n: '*' }).first()) as { n: number | string } | undefined;
+  const result = (await matching(live(db, userId), searchLower).count({ n: '*' }).first()) as
+    { n: number | string } | undefined;
   return Number(result?.n ?? 0);
 }
 
@@ -99,7 +103,13 @@ export async function updateWorkflowAtVersion(
 }
 
 /** Marks the workflow deleted (only at one of `versions`, when given); false when there was no such live workflow. */
-export async function softDeleteWorkflow(db: Knex, userId: number, id: string, now: number, versions?: number[]): Promise<boolean> {
+export async function softDeleteWorkflow(
+  db: Knex,
+  userId: number,
+  id: string,
+  now: number,
+  versions?: number[],
+): Promise<boolean> {
   const query = live(db, userId).andWhere({ id });
   if (versions) query.whereIn('version', versions);
   const count = await query.update({ deleted_at: now });
@@ -115,7 +125,11 @@ export async function softDeleteWorkflow(db: Knex, userId: number, id: string, n
  * per round trip instead of once each. A read asked for while one is under way goes out with the
  * next, so it sees every update and delete committed before it was asked for.
  */
-export async function findWorkflowIncludingDeleted(db: Knex, userId: number, id: string): Promise<WorkflowRow | undefined> {
+export async function findWorkflowIncludingDeleted(
+  db: Knex,
+  userId: number,
+  id: string,
+): Promise<WorkflowRow | undefined> {
   const row = await workflowIncludingDeletedShared(db, { userId, id });
   return row ? fromDb(row) : undefined; // a row of its own for each caller
 }
@@ -130,7 +144,9 @@ const workflowIncludingDeletedShared = batched(
 
 /** Prepared (src/db/prepared.ts): every run and every run page reads it (issue 19). */
 const workflowIncludingDeleted = prepared<{ userId: number; id: string }>('workflow_including_deleted', (db, param) =>
-  db('workflows').where({ user_id: param('userId'), id: param('id') }).first(),
+  db('workflows')
+    .where({ user_id: param('userId'), id: param('id') })
+    .first(),
 );
 
 /** Removes workflows deleted before `cutoff` for good; their runs, run steps and versions go with them (FK cascade). Returns how many. */

@@ -16,25 +16,49 @@ const graph = (config: Record<string, unknown>, edges: Record<string, unknown>[]
   edges: [{ from: 'in', to: 'route' }, ...edges, { from: 'big', to: 'out' }, { from: 'small', to: 'out' }],
 });
 const problems = (g: { nodes: unknown; edges: unknown }) => validateWorkflowGraph(g.nodes, g.edges, limits);
-const cases = [{ name: 'large', operator: '>=', value: 1000 }, { name: 'tiny', operator: '<', value: 10 }];
+const cases = [
+  { name: 'large', operator: '>=', value: 1000 },
+  { name: 'tiny', operator: '<', value: 10 },
+];
 
 describe('switch nodes when a workflow is saved', () => {
   it('accepts cases with typed values and edges naming a case or default', () => {
-    expect(problems(graph({ value: 'nodes.in.output', cases }, [{ from: 'route', to: 'big', case: 'large' }, { from: 'route', to: 'small', case: 'default' }]))).toEqual([]);
+    expect(
+      problems(
+        graph({ value: 'nodes.in.output', cases }, [
+          { from: 'route', to: 'big', case: 'large' },
+          { from: 'route', to: 'small', case: 'default' },
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('refuses an edge out of a switch without case, one naming no case, and a case on an edge out of another node', () => {
-    const g = graph({ cases }, [{ from: 'route', to: 'big' }, { from: 'route', to: 'small', case: 'huge' }]);
+    const g = graph({ cases }, [
+      { from: 'route', to: 'big' },
+      { from: 'route', to: 'small', case: 'huge' },
+    ]);
     g.edges[0] = { from: 'in', to: 'route', case: 'large' };
     expect(problems(g)).toEqual([
       { pointer: '/edges/0/case', message: 'only an edge out of a switch node carries a case ("in" is a text_input)' },
-      { pointer: '/edges/1', message: 'an edge out of switch "route" needs "case": one of its case names or "default"' },
+      {
+        pointer: '/edges/1',
+        message: 'an edge out of switch "route" needs "case": one of its case names or "default"',
+      },
       { pointer: '/edges/2/case', message: 'switch "route" has no case "huge"; its cases: large, tiny, default' },
     ]);
   });
 
   it('lets two cases lead to the same node (the edges differ by case)', () => {
-    expect(problems(graph({ cases }, [{ from: 'route', to: 'big', case: 'large' }, { from: 'route', to: 'big', case: 'tiny' }, { from: 'route', to: 'small', case: 'default' }]))).toEqual([]);
+    expect(
+      problems(
+        graph({ cases }, [
+          { from: 'route', to: 'big', case: 'large' },
+          { from: 'route', to: 'big', case: 'tiny' },
+          { from: 'route', to: 'small', case: 'default' },
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('refuses a duplicate or reserved case name, a value the operator cannot use, and a pattern that does not compile', () => {
@@ -46,7 +70,14 @@ describe('switch nodes when a workflow is saved', () => {
       { name: 'c', operator: '<', value: { n: 1 } },
       { name: 'd', operator: 'matches', value: '(' },
     ];
-    expect(problems(graph({ cases: bad }, [{ from: 'route', to: 'big', case: 'a' }, { from: 'route', to: 'small', case: 'default' }])).map((p) => `${p.pointer} ${p.message}`)).toEqual([
+    expect(
+      problems(
+        graph({ cases: bad }, [
+          { from: 'route', to: 'big', case: 'a' },
+          { from: 'route', to: 'small', case: 'default' },
+        ]),
+      ).map((p) => `${p.pointer} ${p.message}`),
+    ).toEqual([
       '/nodes/1/config/cases/1/name duplicate case name "a" (also /cases/0)',
       '/nodes/1/config/cases/1/value is not used by the operator empty',
       '/nodes/1/config/cases/2/name must not be "default" (the edge for no case holding is named so)',
@@ -57,9 +88,19 @@ describe('switch nodes when a workflow is saved', () => {
     ]);
   });
 
-  it('checks the value expression\'s references as a template\'s', () => {
-    expect(problems(graph({ value: 'nodes.nowhere.output', cases }, [{ from: 'route', to: 'big', case: 'large' }, { from: 'route', to: 'small', case: 'default' }]))).toEqual([
-      { pointer: '/nodes/1/config/value', message: '"nodes.nowhere.output": node "nowhere" is not upstream of this node (add an edge path from it)' },
+  it("checks the value expression's references as a template's", () => {
+    expect(
+      problems(
+        graph({ value: 'nodes.nowhere.output', cases }, [
+          { from: 'route', to: 'big', case: 'large' },
+          { from: 'route', to: 'small', case: 'default' },
+        ]),
+      ),
+    ).toEqual([
+      {
+        pointer: '/nodes/1/config/value',
+        message: '"nodes.nowhere.output": node "nowhere" is not upstream of this node (add an edge path from it)',
+      },
     ]);
   });
 });
@@ -85,7 +126,9 @@ describe('switch comparisons are typed', () => {
 
   it('chooses the first case that holds, else default, over the expression or the upstream value', async () => {
     const scope = { inputs: {}, nodes: { extract: { output: { amount: 1500 } } } };
-    expect((await switchCase({ expression: 'nodes.extract.output.amount', scope, upstream: 'ignored', cases })).chosen).toBe('large');
+    expect(
+      (await switchCase({ expression: 'nodes.extract.output.amount', scope, upstream: 'ignored', cases })).chosen,
+    ).toBe('large');
     expect((await switchCase({ scope, upstream: 50, cases })).chosen).toBe('default');
     expect((await switchCase({ scope, upstream: 3, cases })).chosen).toBe('tiny');
   });

@@ -29,14 +29,16 @@ const engine = new Liquid({
   cache: 256,
   // An object or a list prints as its JSON (Liquid's own would be `[object Object]`, or a list's
   // items run together): `{{ nodes.extract.output }}` shows what the node produced.
-  outputEscape: (value: unknown) => (value === null || value === undefined ? '' : isStructured(value) ? JSON.stringify(value) : String(value)),
+  outputEscape: (value: unknown) =>
+    value === null || value === undefined ? '' : isStructured(value) ? JSON.stringify(value) : String(value),
 });
 
 // `json` is Liquid's own (a value as JSON text); `parse_json` is its inverse: a JSON text (a model's
 // answer, say) as a value whose fields the template reads. Text that is not JSON fails the render.
 engine.registerFilter('parse_json', (value: unknown) => {
   if (typeof value !== 'string') return value;
-  if (value.length > PARSE_JSON_MAX_CHARS) throw new Error(`parse_json: the text is longer than ${PARSE_JSON_MAX_CHARS} characters`);
+  if (value.length > PARSE_JSON_MAX_CHARS)
+    throw new Error(`parse_json: the text is longer than ${PARSE_JSON_MAX_CHARS} characters`);
   try {
     return JSON.parse(value) as unknown;
   } catch (err) {
@@ -77,7 +79,11 @@ export type ValueSchema = Record<string, unknown>;
  * and a field must exist in the value's schema where that says (`variables` and `upstream` give
  * each one's schema).
  */
-export function referenceProblem(reference: string[], variables: ReadonlyMap<string, ValueSchema>, upstream: ReadonlyMap<string, ValueSchema>): string | null {
+export function referenceProblem(
+  reference: string[],
+  variables: ReadonlyMap<string, ValueSchema>,
+  upstream: ReadonlyMap<string, ValueSchema>,
+): string | null {
   const [root, name, field, ...rest] = reference;
   const shown = reference.join('.');
   if (root === 'inputs') {
@@ -85,14 +91,16 @@ export function referenceProblem(reference: string[], variables: ReadonlyMap<str
     const schema = variables.get(name);
     if (!schema) return `"${shown}": no text_input has the variable "${name}"`;
     if (field === undefined) return null;
-    if (isText(schema)) return `"${shown}": an input is text, with no field "${field}" (declare the text_input's type to read fields)`;
+    if (isText(schema))
+      return `"${shown}": an input is text, with no field "${field}" (declare the text_input's type to read fields)`;
     return fieldProblem(shown, schema, [field, ...rest]);
   }
   if (root === 'nodes') {
     if (name === undefined) return `"${shown}": name the node, as nodes.<id>.output`;
     const schema = upstream.get(name);
     if (!schema) return `"${shown}": node "${name}" is not upstream of this node (add an edge path from it)`;
-    if (field !== 'output' || (rest.length > 0 && isText(schema))) return `"${shown}": a node offers only nodes.${name}.output`;
+    if (field !== 'output' || (rest.length > 0 && isText(schema)))
+      return `"${shown}": a node offers only nodes.${name}.output`;
     return fieldProblem(shown, schema, rest);
   }
   return `"${shown}": unknown variable; a template reads inputs.<variable> and nodes.<id>.output`;
@@ -108,16 +116,19 @@ function fieldProblem(shown: string, root: ValueSchema, path: string[]): string 
   let schema: ValueSchema = root;
   for (const key of path) {
     const type = schema.type;
-    if (typeof type === 'string' && SCALARS.includes(type)) return `"${shown}": the value is a ${type}, with no field "${key}"`;
+    if (typeof type === 'string' && SCALARS.includes(type))
+      return `"${shown}": the value is a ${type}, with no field "${key}"`;
     if (type === 'array') {
       if (key === 'size') return null;
-      if (!LIST_FIELDS.includes(key) && !/^\d+$/.test(key)) return `"${shown}": the value is a list, with no field "${key}" (read an item by its index)`;
+      if (!LIST_FIELDS.includes(key) && !/^\d+$/.test(key))
+        return `"${shown}": the value is a list, with no field "${key}" (read an item by its index)`;
       schema = asSchema(schema.items);
       continue;
     }
     const properties = asSchema(schema.properties);
     if (Object.hasOwn(properties, key)) schema = asSchema(properties[key]);
-    else if (closed(schema, properties)) return `"${shown}": the schema has no field "${key}" (it has ${Object.keys(properties).join(', ')})`;
+    else if (closed(schema, properties))
+      return `"${shown}": the schema has no field "${key}" (it has ${Object.keys(properties).join(', ')})`;
     else if (typeof schema.additionalProperties === 'object') schema = asSchema(schema.additionalProperties);
     else return null;
   }
@@ -129,9 +140,12 @@ function fieldProblem(shown: string, root: ValueSchema, path: string[]): string 
  * Schema, which allows them) by saying nothing: a field it does not list is most likely a typo.
  */
 const closed = (schema: ValueSchema, properties: ValueSchema): boolean =>
-  Object.keys(properties).length > 0 && (schema.additionalProperties === undefined || schema.additionalProperties === false) && schema.patternProperties === undefined;
+  Object.keys(properties).length > 0 &&
+  (schema.additionalProperties === undefined || schema.additionalProperties === false) &&
+  schema.patternProperties === undefined;
 
-const asSchema = (value: unknown): ValueSchema => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as ValueSchema) : {});
+const asSchema = (value: unknown): ValueSchema =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as ValueSchema) : {};
 
 /** Renders a template (cached parse) over the scope. Throws TemplateError when rendering fails. */
 export async function renderTemplate(source: string, scope: TemplateScope): Promise<string> {

@@ -13,7 +13,14 @@ const middleware = workflowValidationErrors(ctx);
 function run(err: unknown, body: unknown, operationId = 'createWorkflow'): Promise<unknown> {
   const req = {
     body,
-    principal: { kind: 'apiKey', userId: 1, accessTokenId: 1, namespace: 'a', usageScenario: 'paid', permissions: ['workflows'] },
+    principal: {
+      kind: 'apiKey',
+      userId: 1,
+      accessTokenId: 1,
+      namespace: 'a',
+      usageScenario: 'paid',
+      permissions: ['workflows'],
+    },
     openapi: { schema: { operationId } },
     get: () => undefined,
   } as unknown as Request;
@@ -23,17 +30,28 @@ function run(err: unknown, body: unknown, operationId = 'createWorkflow'): Promi
   });
 }
 
-const validatorError = (...paths: string[]) => ({ status: 400, message: 'invalid', errors: paths.map((path) => ({ path, message: 'x' })) });
+const validatorError = (...paths: string[]) => ({
+  status: 400,
+  message: 'invalid',
+  errors: paths.map((path) => ({ path, message: 'x' })),
+});
 const badNodes = [{ id: 'a', type: 'llm_call', config: { model: 'echo', temperature: 9 } }];
 
 describe('workflowValidationErrors', () => {
   it('turns a validator 400 confined to the graph into the full 422', async () => {
-    const result = await run(validatorError('/body/nodes/0/config/temperature'), { name: 'x', nodes: badNodes, edges: [{ from: 'a', to: 'b' }] });
+    const result = await run(validatorError('/body/nodes/0/config/temperature'), {
+      name: 'x',
+      nodes: badNodes,
+      edges: [{ from: 'a', to: 'b' }],
+    });
     expect(result).toBeInstanceOf(Problem);
     expect((result as Problem).status).toBe(422);
     expect((result as Problem).errors).toEqual([
       { pointer: '/nodes/0/config/temperature', message: 'must be <= 2' },
-      { pointer: '/nodes/0', message: 'llm_call "a" has no upstream node: connect an edge into it, or give it a prompt' },
+      {
+        pointer: '/nodes/0',
+        message: 'llm_call "a" has no upstream node: connect an edge into it, or give it a prompt',
+      },
       { pointer: '/edges/0', message: 'edge refers to unknown node "b"' },
     ]);
   });
@@ -56,7 +74,7 @@ describe('workflowValidationErrors', () => {
     expect((result as Problem).errors).toEqual([{ pointer: '/name', message: 'must be 1 to 200 characters' }]);
   });
 
-  it('answers 422 with the contract\'s problems when its own validation finds nothing to report', async () => {
+  it("answers 422 with the contract's problems when its own validation finds nothing to report", async () => {
     const result = await run(validatorError('/body/nodes/0'), { name: 'x', ...seedGraph() });
     expect((result as Problem).status).toBe(422);
     expect((result as Problem).errors).toEqual([{ pointer: '/nodes/0', message: 'x' }]);

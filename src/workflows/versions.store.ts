@@ -18,7 +18,8 @@ export interface WorkflowVersionRow {
   created_at: number;
 }
 
-const versionsOf = (db: Knex, workflowId: string) => db<WorkflowVersionRow>('workflow_versions').where({ workflow_id: workflowId });
+const versionsOf = (db: Knex, workflowId: string) =>
+  db<WorkflowVersionRow>('workflow_versions').where({ workflow_id: workflowId });
 
 function fromDb(row: WorkflowVersionRow): WorkflowVersionRow {
   return {
@@ -31,19 +32,27 @@ function fromDb(row: WorkflowVersionRow): WorkflowVersionRow {
 
 /** The bytes a version stores (migration 0022): its texts as UTF-8, as the stores measure them. */
 export const versionBytes = (row: Pick<WorkflowVersionRow, 'name' | 'description' | 'nodes' | 'edges'>) =>
-  Buffer.byteLength(row.name) + Buffer.byteLength(row.description) + Buffer.byteLength(row.nodes) + Buffer.byteLength(row.edges);
+  Buffer.byteLength(row.name) +
+  Buffer.byteLength(row.description) +
+  Buffer.byteLength(row.nodes) +
+  Buffer.byteLength(row.edges);
 
 export async function insertVersion(db: Knex, row: WorkflowVersionRow): Promise<void> {
   await db('workflow_versions').insert({ ...row, bytes: versionBytes(row) });
 }
 
-export async function findVersion(db: Knex, workflowId: string, version: number): Promise<WorkflowVersionRow | undefined> {
+export async function findVersion(
+  db: Knex,
+  workflowId: string,
+  version: number,
+): Promise<WorkflowVersionRow | undefined> {
   const row = (await versionsOf(db, workflowId).andWhere({ version }).first()) as WorkflowVersionRow | undefined;
   return row ? fromDb(row) : undefined;
 }
 
 export async function countVersions(db: Knex, workflowId: string, searchLower?: string): Promise<number> {
-  const result = (await matching(versionsOf(db, workflowId), searchLower).count({ n: '*' }).first()) as { n: number | string } | undefined;
+  const result = (await matching(versionsOf(db, workflowId), searchLower).count({ n: '*' }).first()) as
+    { n: number | string } | undefined;
   return Number(result?.n ?? 0);
 }
 

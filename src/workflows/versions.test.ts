@@ -15,14 +15,23 @@ type WorkflowNode = Schemas['WorkflowNode'];
 
 async function apiKeyFor(ctx: AppContext, login: string): Promise<string> {
   const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'versions', usageScenario: 'paid', permissions: ['workflows'] });
+  const { token } = await createAccessToken(ctx, {
+    userId: user.id,
+    namespace: login,
+    name: 'versions',
+    usageScenario: 'paid',
+    permissions: ['workflows'],
+  });
   return token;
 }
 
 /** The seed graph with its text_input variable renamed: a later version that takes other inputs. */
 function graphWithVariable(variable: string) {
   const { nodes, edges } = seedGraph();
-  return { nodes: nodes.map((n): WorkflowNode => (n.type === 'text_input' ? { ...n, config: { variable } } : n)), edges };
+  return {
+    nodes: nodes.map((n): WorkflowNode => (n.type === 'text_input' ? { ...n, config: { variable } } : n)),
+    edges,
+  };
 }
 
 describe.each(testDialects())('workflow versions on %s', (dialect) => {
@@ -46,13 +55,19 @@ describe.each(testDialects())('workflow versions on %s', (dialect) => {
   }
 
   async function update(id: string, body: Schemas['WorkflowUpdate']) {
-    const { data, error } = await alice.PATCH('/api/workflows/{workflow_id}', { params: { path: { workflow_id: id } }, body });
+    const { data, error } = await alice.PATCH('/api/workflows/{workflow_id}', {
+      params: { path: { workflow_id: id } },
+      body,
+    });
     if (!data) throw new Error(`update failed: ${JSON.stringify(error)}`);
     return data.data;
   }
 
-  const listVersions = (id: string, query: { page?: number; per_page?: number; search?: string } = {}, client = alice) =>
-    client.GET('/api/workflows/{workflow_id}/versions', { params: { path: { workflow_id: id }, query } });
+  const listVersions = (
+    id: string,
+    query: { page?: number; per_page?: number; search?: string } = {},
+    client = alice,
+  ) => client.GET('/api/workflows/{workflow_id}/versions', { params: { path: { workflow_id: id }, query } });
   const getVersion = (id: string, version: number, client = alice) =>
     client.GET('/api/workflows/{workflow_id}/versions/{version}', { params: { path: { workflow_id: id, version } } });
   const restore = (id: string, version: number, ifMatch?: string, client = alice) =>
@@ -60,7 +75,10 @@ describe.each(testDialects())('workflow versions on %s', (dialect) => {
       params: { path: { workflow_id: id, version }, ...(ifMatch ? { header: { 'If-Match': ifMatch } } : {}) },
     });
   const run = (id: string, inputs: Record<string, string>, version?: number, client = alice) =>
-    client.POST('/api/workflows/{workflow_id}/run', { params: { path: { workflow_id: id } }, body: { inputs, ...(version ? { version } : {}) } });
+    client.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: id } },
+      body: { inputs, ...(version ? { version } : {}) },
+    });
 
   it('stores version 1 on create and one immutable version per update, listed newest first', async () => {
     const id = await create('Summariser');
@@ -77,7 +95,12 @@ describe.each(testDialects())('workflow versions on %s', (dialect) => {
     ]);
     // Version 1 kept the graph it had, although the workflow's changed since.
     const first = await getVersion(id, 1);
-    expect(first.data!.data).toMatchObject({ workflow_id: id, version: 1, name: 'Summariser', ...graphWithVariable('ticket') });
+    expect(first.data!.data).toMatchObject({
+      workflow_id: id,
+      version: 1,
+      name: 'Summariser',
+      ...graphWithVariable('ticket'),
+    });
     expect((await getVersion(id, 3)).data!.data.nodes).toEqual(graphWithVariable('text').nodes);
   });
 
@@ -103,7 +126,11 @@ describe.each(testDialects())('workflow versions on %s', (dialect) => {
     expect(error).toMatchObject({ code: 'workflow_version_not_found' });
     expect((await restore(id, 9)).error).toMatchObject({ status: 404, code: 'workflow_version_not_found' });
     // The workflow in the URL exists: the body is what is wrong.
-    expect((await run(id, { ticket: 'x' }, 9)).error).toMatchObject({ status: 400, code: 'invalid_field', errors: [{ pointer: '/body/version' }] });
+    expect((await run(id, { ticket: 'x' }, 9)).error).toMatchObject({
+      status: 400,
+      code: 'invalid_field',
+      errors: [{ pointer: '/body/version' }],
+    });
   });
 
   it("answers 404 workflow_not_found for another user's workflow, on every version endpoint and a run asking a version", async () => {
@@ -150,7 +177,11 @@ describe.each(testDialects())('workflow versions on %s', (dialect) => {
     const ended = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
       params: { path: { workflow_id: id, run_id: old.data!.data.id }, header: { Prefer: 'wait=10' } },
     });
-    expect(ended.data!.data).toMatchObject({ status: 'completed', workflow_version: 1, output: { result: 'from version one' } });
+    expect(ended.data!.data).toMatchObject({
+      status: 'completed',
+      workflow_version: 1,
+      output: { result: 'from version one' },
+    });
   });
 
   it('replays an Idempotency-Key only for the same version: another one is a 409', async () => {
@@ -166,10 +197,12 @@ describe.each(testDialects())('workflow versions on %s', (dialect) => {
     expect((await start(2)).error).toMatchObject({ status: 409, code: 'idempotency_key_reused' });
   });
 
-  it('keeps a deleted workflow\'s versions readable until retention purges them, and never restores one', async () => {
+  it("keeps a deleted workflow's versions readable until retention purges them, and never restores one", async () => {
     const id = await create('Deleted');
     await update(id, { name: 'Deleted 2' });
-    expect((await alice.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: id } } })).response.status).toBe(204);
+    expect(
+      (await alice.DELETE('/api/workflows/{workflow_id}', { params: { path: { workflow_id: id } } })).response.status,
+    ).toBe(204);
     expect((await listVersions(id)).data!.meta.total).toBe(2);
     expect((await getVersion(id, 1)).data!.data.name).toBe('Deleted');
     expect((await restore(id, 1)).error).toMatchObject({ status: 404, code: 'workflow_not_found' });
@@ -178,7 +211,9 @@ describe.each(testDialects())('workflow versions on %s', (dialect) => {
     const later = { ...server.ctx, now: () => Date.now() + 3601_000 };
     expect(await purgeDeletedWorkflows(later, 3600_000)).toBeGreaterThanOrEqual(1);
     expect((await listVersions(id)).error).toMatchObject({ status: 404, code: 'workflow_not_found' });
-    const left = (await server.ctx.db('workflow_versions').where({ workflow_id: id }).count({ n: '*' }).first()) as { n: number | string };
+    const left = (await server.ctx.db('workflow_versions').where({ workflow_id: id }).count({ n: '*' }).first()) as {
+      n: number | string;
+    };
     expect(Number(left.n)).toBe(0);
   });
 
@@ -188,7 +223,9 @@ describe.each(testDialects())('workflow versions on %s', (dialect) => {
     const { data } = await listVersions(id);
     expect(data!.data.map((v) => v.version)).toEqual([6, 5, 4, 3, 2, 1]);
     expect(new Set(data!.data.slice(0, 5).map((v) => v.description)).size).toBe(5);
-    const { data: workflow } = await alice.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: id } } });
+    const { data: workflow } = await alice.GET('/api/workflows/{workflow_id}', {
+      params: { path: { workflow_id: id } },
+    });
     expect(workflow!.data.description).toBe(data!.data[0]!.description);
   });
 });

@@ -5,7 +5,16 @@
 // readable, as its runs do, until the purge).
 import type { components } from '../../generated/api.d.ts';
 import { invalidField, workflowNotFound, workflowVersionNotFound } from '../shared/errors.ts';
-import { foldCase, isWorkflowDeletedForRuns, updateWorkflow, type PageMeta, type PageRequest, type StoredGraph, type Workflow, type WorkflowContext } from './service.ts';
+import {
+  foldCase,
+  isWorkflowDeletedForRuns,
+  updateWorkflow,
+  type PageMeta,
+  type PageRequest,
+  type StoredGraph,
+  type Workflow,
+  type WorkflowContext,
+} from './service.ts';
 import * as store from './store.ts';
 import * as versions from './versions.store.ts';
 import type { WorkflowVersionRow } from './versions.store.ts';
@@ -27,14 +36,24 @@ export function toWorkflowVersion(row: WorkflowVersionRow): WorkflowVersion {
 }
 
 /** A version of the user's workflow, live or deleted within retention; 404 otherwise. */
-async function readableVersion(ctx: WorkflowContext, userId: number, workflowId: string, version: number): Promise<WorkflowVersionRow> {
+async function readableVersion(
+  ctx: WorkflowContext,
+  userId: number,
+  workflowId: string,
+  version: number,
+): Promise<WorkflowVersionRow> {
   await isWorkflowDeletedForRuns(ctx, userId, workflowId); // its 404 first: another user's versions are not even "missing"
   const row = await versions.findVersion(ctx.db, workflowId, version);
   if (!row) throw workflowVersionNotFound(workflowId, version);
   return row;
 }
 
-export async function getWorkflowVersion(ctx: WorkflowContext, userId: number, workflowId: string, version: number): Promise<WorkflowVersion> {
+export async function getWorkflowVersion(
+  ctx: WorkflowContext,
+  userId: number,
+  workflowId: string,
+  version: number,
+): Promise<WorkflowVersion> {
   return toWorkflowVersion(await readableVersion(ctx, userId, workflowId, version));
 }
 
@@ -51,7 +70,12 @@ export async function versionGraph(
 ): Promise<{ version: number; nodes: Workflow['nodes']; edges: Workflow['edges'] }> {
   await isWorkflowDeletedForRuns(ctx, userId, workflowId); // its 404 stays a 404
   const row = await versions.findVersion(ctx.db, workflowId, version);
-  if (!row) throw invalidField(`Workflow ${workflowId} has no version ${version}.`, '/body/version', 'is not a version of this workflow (listWorkflowVersions lists them)');
+  if (!row)
+    throw invalidField(
+      `Workflow ${workflowId} has no version ${version}.`,
+      '/body/version',
+      'is not a version of this workflow (listWorkflowVersions lists them)',
+    );
   const { nodes, edges } = toWorkflowVersion(row);
   return { version, nodes, edges };
 }
@@ -66,7 +90,11 @@ export async function listWorkflowVersions(
   const searchLower = request.search ? foldCase(request.search) : undefined;
   const [total, rows] = await Promise.all([
     versions.countVersions(ctx.db, workflowId, searchLower),
-    versions.listVersionsNewestFirst(ctx.db, workflowId, { offset: (request.page - 1) * request.perPage, limit: request.perPage, searchLower }),
+    versions.listVersionsNewestFirst(ctx.db, workflowId, {
+      offset: (request.page - 1) * request.perPage,
+      limit: request.perPage,
+      searchLower,
+    }),
   ]);
   return {
     data: rows.map(toWorkflowVersion),

@@ -10,8 +10,10 @@ import { pageOf, paginationLinks, searchOf } from '../http/pagination.ts';
 import { etagOf } from './service.ts';
 import * as versions from './versions.ts';
 
-type JsonOf<Op extends keyof operations, Status extends keyof operations[Op]['responses']> =
-  operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
+type JsonOf<
+  Op extends keyof operations,
+  Status extends keyof operations[Op]['responses'],
+> = operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
 
 type ListQuery = NonNullable<operations['listWorkflowVersions']['parameters']['query']>;
 
@@ -38,7 +40,13 @@ export function workflowVersionOperations(ctx: AppContext): Operations {
   }
 
   async function restoreWorkflowVersion(req: Request, res: Response<JsonOf<'restoreWorkflowVersion', 201>>) {
-    const workflow = await versions.restoreWorkflowVersion(ctx, userOf(req), workflowIdOf(req), versionOf(req), req.get('If-Match'));
+    const workflow = await versions.restoreWorkflowVersion(
+      ctx,
+      userOf(req),
+      workflowIdOf(req),
+      versionOf(req),
+      req.get('If-Match'),
+    );
     res.setHeader('Location', `${versionsPath(workflow.id)}/${workflow.version}`);
     res.setHeader('ETag', etagOf(workflow.version));
     res.status(201).json({ data: workflow });

@@ -31,7 +31,10 @@ window.useClient = async (key, graph) => {
 </script>`;
 
 /** Serves the page and the project's node_modules; passes every other request on to the service. */
-export async function startFrontEnd(project: string, service: string): Promise<{ url: string; close(): Promise<void> }> {
+export async function startFrontEnd(
+  project: string,
+  service: string,
+): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/') return void res.writeHead(200, { 'Content-Type': 'text/html' }).end(PAGE);
@@ -43,12 +46,21 @@ export async function startFrontEnd(project: string, service: string): Promise<{
     }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k))) as Record<string, string>;
-    const answer = await fetch(new URL(req.url!, service), { method: req.method!, headers, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) });
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)),
+    ) as Record<string, string>;
+    const answer = await fetch(new URL(req.url!, service), {
+      method: req.method!,
+      headers,
+      ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
+    });
     res.writeHead(answer.status, Object.fromEntries(answer.headers));
     if (answer.body) for await (const chunk of answer.body) res.write(chunk);
     res.end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }

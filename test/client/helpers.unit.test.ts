@@ -5,7 +5,13 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApiClient, followRunEvents, readServerSentEvents, streamChatCompletion, StreamError } from '../../client/src/index.ts';
+import {
+  createApiClient,
+  followRunEvents,
+  readServerSentEvents,
+  streamChatCompletion,
+  StreamError,
+} from '../../client/src/index.ts';
 
 let server: Server | undefined;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
@@ -19,7 +25,8 @@ async function serve(answer: (n: number, headers: IncomingHttpHeaders, res: Serv
 }
 
 const sse = (res: ServerResponse) => res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-const event = (id: number, name: string, data: unknown) => `id: ${id}\nevent: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+const event = (id: number, name: string, data: unknown) =>
+  `id: ${id}\nevent: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
 describe('readServerSentEvents', () => {
   it('joins data lines, keeps the last id, skips comments, reads CRLF and chunks split anywhere', async () => {
@@ -49,7 +56,11 @@ describe('followRunEvents', () => {
       if (n === 0) {
         res.write(event(1, 'run.status', { status: 'running' }) + event(2, 'node.paused', { node_id: 'a' }));
         setTimeout(() => res.destroy(), 50); // the connection drops before run.finished
-      } else res.end(event(3, 'node.delta', { node_id: 'a', text: 'hi' }) + event(4, 'run.finished', { id: 'run_1', status: 'completed' }));
+      } else
+        res.end(
+          event(3, 'node.delta', { node_id: 'a', text: 'hi' }) +
+            event(4, 'run.finished', { id: 'run_1', status: 'completed' }),
+        );
     });
     const api = createApiClient(base, { bearer: 'sk_x' });
     const seen: string[] = [];
@@ -68,35 +79,54 @@ describe('followRunEvents', () => {
       res.write(': hello\n\n');
       setTimeout(() => res.destroy(), 50);
     });
-    const { data } = await followRunEvents(createApiClient(base), { workflowId: 'wf_1', runId: 'run_1' }, { maxReconnects: 2 });
-    await expect((async () => {
-      for await (const _e of data!) void _e;
-    })()).rejects.toThrow(StreamError);
+    const { data } = await followRunEvents(
+      createApiClient(base),
+      { workflowId: 'wf_1', runId: 'run_1' },
+      { maxReconnects: 2 },
+    );
+    await expect(
+      (async () => {
+        for await (const _e of data!) void _e;
+      })(),
+    ).rejects.toThrow(StreamError);
     expect(requests).toBe(3);
   });
 });
 
 describe('streamChatCompletion', () => {
   it('throws a StreamError for an error event after the first chunk, and for a stream cut before [DONE]', async () => {
-    const chunk = { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'a' }, finish_reason: null }] };
+    const chunk = {
+      id: 'c',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, delta: { content: 'a' }, finish_reason: null }],
+    };
     const base = await serve((n, _headers, res) => {
       sse(res);
-      res.end(`data: ${JSON.stringify(chunk)}\n\n` + (n === 0 ? `data: ${JSON.stringify({ error: { message: 'provider went away', type: 'upstream_error' } })}\n\n` : ''));
+      res.end(
+        `data: ${JSON.stringify(chunk)}\n\n` +
+          (n === 0
+            ? `data: ${JSON.stringify({ error: { message: 'provider went away', type: 'upstream_error' } })}\n\n`
+            : ''),
+      );
     });
     const api = createApiClient(base);
     for (const expected of ['provider went away', 'The stream ended before [DONE].']) {
       const { data } = await streamChatCompletion(api, { model: 'm', messages: [{ role: 'user', content: 'x' }] });
       const texts: string[] = [];
-      await expect((async () => {
-        for await (const c of data!) texts.push(c.choices[0]?.delta.content ?? '');
-      })()).rejects.toThrow(expected);
+      await expect(
+        (async () => {
+          for await (const c of data!) texts.push(c.choices[0]?.delta.content ?? '');
+        })(),
+      ).rejects.toThrow(expected);
       expect(texts).toEqual(['a']);
     }
   });
 });
 
 describe('createApiClient: idempotent starts', () => {
-  it('sends a random Idempotency-Key on every run start (a failed start may have stored the run) and keeps the caller\'s own', async () => {
+  it("sends a random Idempotency-Key on every run start (a failed start may have stored the run) and keeps the caller's own", async () => {
     const keys: (string | undefined)[] = [];
     const base = await serve((_n, headers, res) => {
       keys.push(headers['idempotency-key'] as string | undefined);

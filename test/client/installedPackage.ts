@@ -17,9 +17,23 @@ const { BASE_URL: _vite, ...env } = process.env; // vitest sets BASE_URL=/ for V
 export function installClientPackage(): string {
   execFileSync(process.execPath, ['scripts/build-client.ts'], { cwd: root, stdio: 'pipe' });
   const project = mkdtempSync(path.join(tmpdir(), 'oa-client-'));
-  const tarball = execFileSync('npm', ['pack', path.join(root, 'client'), '--pack-destination', project, '--silent'], { cwd: project, encoding: 'utf8', env }).trim().split('\n').pop()!;
-  writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'integrator', private: true, type: 'module' }));
-  execFileSync('npm', ['install', `./${tarball}`, '--no-audit', '--no-fund', '--prefer-offline', '--silent'], { cwd: project, env, stdio: 'pipe' });
+  const tarball = execFileSync('npm', ['pack', path.join(root, 'client'), '--pack-destination', project, '--silent'], {
+    cwd: project,
+    encoding: 'utf8',
+    env,
+  })
+    .trim()
+    .split('\n')
+    .pop()!;
+  writeFileSync(
+    path.join(project, 'package.json'),
+    JSON.stringify({ name: 'integrator', private: true, type: 'module' }),
+  );
+  execFileSync('npm', ['install', `./${tarball}`, '--no-audit', '--no-fund', '--prefer-offline', '--silent'], {
+    cwd: project,
+    env,
+    stdio: 'pipe',
+  });
   return project;
 }
 
@@ -33,12 +47,26 @@ export async function runInNode(project: string, name: string, source: string, a
 
 /** tsc over `files` of the project with the given options; its output ('' when clean). */
 export function typeCheck(project: string, files: string[], compilerOptions: Record<string, unknown>): string {
-  writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: { noEmit: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2022', 'DOM'], types: [], ...compilerOptions },
-    files,
-  }));
+  writeFileSync(
+    path.join(project, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        noEmit: true,
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        target: 'ES2022',
+        lib: ['ES2022', 'DOM'],
+        types: [],
+        ...compilerOptions,
+      },
+      files,
+    }),
+  );
   try {
-    return execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', project], { cwd: project, encoding: 'utf8' });
+    return execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', project], {
+      cwd: project,
+      encoding: 'utf8',
+    });
   } catch (err) {
     return (err as { stdout: string }).stdout;
   }

@@ -35,7 +35,7 @@ describe(`the client package (npm pack, installed in an empty project, Node ${ex
     expect(installed.sort()).toEqual(['openapi-fetch', 'openapi-typescript-helpers', 'openauth-workflows-client']);
   });
 
-  it('ships built JavaScript and declarations only, at the contract\'s version', () => {
+  it("ships built JavaScript and declarations only, at the contract's version", () => {
     const pkg = path.join(project, 'node_modules/openauth-workflows-client');
     const files = readdirSync(path.join(pkg, 'dist'));
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
@@ -45,13 +45,18 @@ describe(`the client package (npm pack, installed in an empty project, Node ${ex
   });
 
   it('runs in plain Node: creates a workflow, reads it back and lists it', async () => {
-    const out = await runInNode(project, 'main.js', `import { createApiClient } from 'openauth-workflows-client';
+    const out = await runInNode(
+      project,
+      'main.js',
+      `import { createApiClient } from 'openauth-workflows-client';
 const api = createApiClient(process.argv[2], { bearer: process.argv[3] });
 const created = await api.POST('/api/workflows', { body: { name: 'From the package', ...${JSON.stringify(seedGraph())} } });
 const read = await api.GET('/api/workflows/{workflow_id}', { params: { path: { workflow_id: created.data.data.id } } });
 const list = await api.GET('/api/workflows', { params: { query: { search: 'From the package' } } });
 console.log(JSON.stringify({ created: created.response.status, name: read.data.data.name, total: list.data.meta.total }));
-`, [server.baseUrl, apiKey]);
+`,
+      [server.baseUrl, apiKey],
+    );
     expect(out).toEqual({ created: 201, name: 'From the package', total: 1 });
   }, 60_000);
 
@@ -60,9 +65,18 @@ console.log(JSON.stringify({ created: created.response.status, name: read.data.d
     const browser = new Browser(server.baseUrl);
     expect((await logIn(browser, app.login, app.password)).status).toBe(303);
     const authorize = new URL('/oauth/authorize', server.baseUrl);
-    authorize.search = new URLSearchParams({ response_type: 'code', client_id: app.clientId, redirect_uri: app.redirectUri, scope: 'user_info', state: 's1' }).toString();
+    authorize.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: app.clientId,
+      redirect_uri: app.redirectUri,
+      scope: 'user_info',
+      state: 's1',
+    }).toString();
     const code = (await authorizeInBrowser(browser, authorize)).searchParams.get('code')!;
-    const out = await runInNode(project, 'token.js', `import { createApiClient, requestToken } from 'openauth-workflows-client';
+    const out = await runInNode(
+      project,
+      'token.js',
+      `import { createApiClient, requestToken } from 'openauth-workflows-client';
 const [baseUrl, clientId, clientSecret, code, redirectUri, codeVerifier] = process.argv.slice(2);
 const app = createApiClient(baseUrl, { basic: { clientId, clientSecret } });
 const issued = await requestToken(app, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: codeVerifier });
@@ -71,12 +85,17 @@ const stranger = createApiClient(baseUrl, { basic: { clientId, clientSecret: 'no
 const refused = await requestToken(stranger, { grant_type: 'refresh_token', refresh_token: rotated.data.refresh_token });
 const me = await createApiClient(baseUrl, { bearer: rotated.data.access_token }).GET('/api/open/v1/userinfo');
 console.log(JSON.stringify({ issued: issued.data.token_type, rotated: rotated.data.refresh_token !== issued.data.refresh_token, refused: [refused.response.status, refused.error.error], login: me.data.login }));
-`, [server.baseUrl, app.clientId, app.clientSecret, code, app.redirectUri, PKCE.verifier]);
+`,
+      [server.baseUrl, app.clientId, app.clientSecret, code, app.redirectUri, PKCE.verifier],
+    );
     expect(out).toEqual({ issued: 'Bearer', rotated: true, refused: [401, 'invalid_client'], login: app.login });
   }, 60_000);
 
   it('chatCompletion answers the whole ChatCompletion and streamChatCompletion its chunks, ending with usage', async () => {
-    const out = await runInNode(project, 'chat.js', `import { chatCompletion, createApiClient, streamChatCompletion } from 'openauth-workflows-client';
+    const out = await runInNode(
+      project,
+      'chat.js',
+      `import { chatCompletion, createApiClient, streamChatCompletion } from 'openauth-workflows-client';
 const api = createApiClient(process.argv[2], { bearer: process.argv[3] });
 const messages = [{ role: 'user', content: 'The export button does nothing.' }];
 const whole = await chatCompletion(api, { model: 'echo', messages });
@@ -91,15 +110,23 @@ console.log(JSON.stringify({
   usage: chunks.at(-1).usage.total_tokens === whole.data.usage.total_tokens,
   unknown: [unknown.response.status, typeof unknown.error.error.message],
 }));
-`, [server.baseUrl, apiKey]);
+`,
+      [server.baseUrl, apiKey],
+    );
     expect(out).toEqual({
-      whole: 'The export button does nothing.', streamed: 'The export button does nothing.',
-      type: expect.stringMatching(/^text\/event-stream/), usage: true, unknown: [404, 'string'],
+      whole: 'The export button does nothing.',
+      streamed: 'The export button does nothing.',
+      type: expect.stringMatching(/^text\/event-stream/),
+      usage: true,
+      unknown: [404, 'string'],
     });
   }, 60_000);
 
   it('waitForRun waits with Prefer: wait until the run ends; followRunEvents replays its events to run.finished, and resumes after an id', async () => {
-    const out = await runInNode(project, 'runs.js', `import { createApiClient, followRunEvents, waitForRun } from 'openauth-workflows-client';
+    const out = await runInNode(
+      project,
+      'runs.js',
+      `import { createApiClient, followRunEvents, waitForRun } from 'openauth-workflows-client';
 const api = createApiClient(process.argv[2], { bearer: process.argv[3] });
 const workflow = await api.POST('/api/workflows', { body: { name: 'Waited for', ...${JSON.stringify(seedGraph())} } });
 const run = { workflowId: workflow.data.data.id, runId: '' };
@@ -112,7 +139,9 @@ const resumed = [];
 for await (const e of (await followRunEvents(api, run, { lastEventId: '2' })).data) resumed.push(e.id);
 const missing = await followRunEvents(api, { workflowId: run.workflowId, runId: 'run_nope' });
 console.log(JSON.stringify({ status: ended.data.status, output: ended.data.output, names, resumed, missing: missing.response.status }));
-`, [server.baseUrl, apiKey]);
+`,
+      [server.baseUrl, apiKey],
+    );
     const { names, resumed, ...rest } = out as { names: string[]; resumed: string[] };
     expect(rest).toEqual({ status: 'completed', output: { result: 'hello' }, missing: 404 });
     expect(names[0]).toBe('1 run.status');
@@ -121,8 +150,10 @@ console.log(JSON.stringify({ status: ended.data.status, output: ended.data.outpu
     expect(resumed).toEqual(names.slice(2).map((n) => n.split(' ')[0]));
   }, 60_000);
 
-  it('type-checks an integrator\'s TypeScript (strict, exactOptionalPropertyTypes) using every helper without narrowing the chat union, and refuses a wrong path', () => {
-    writeFileSync(path.join(project, 'check.ts'), `import { chatCompletion, createApiClient, followRunEvents, requestToken, streamChatCompletion, waitForRun, type Schemas } from 'openauth-workflows-client';
+  it("type-checks an integrator's TypeScript (strict, exactOptionalPropertyTypes) using every helper without narrowing the chat union, and refuses a wrong path", () => {
+    writeFileSync(
+      path.join(project, 'check.ts'),
+      `import { chatCompletion, createApiClient, followRunEvents, requestToken, streamChatCompletion, waitForRun, type Schemas } from 'openauth-workflows-client';
 const api = createApiClient('http://localhost:3000', { bearer: 'sk_x' });
 export async function poll(workflowId: string, runId: string): Promise<Schemas['RunStatus'] | undefined> {
   const { data } = await api.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: { workflow_id: workflowId, run_id: runId } } });
@@ -146,29 +177,53 @@ export async function all(workflowId: string, runId: string): Promise<string[]> 
 }
 // @ts-expect-error: not a path of openapi.yaml (unused, and so an error, if the types were any)
 void api.GET('/api/no-such-path');
-`);
-    expect(typeCheck(project, ['check.ts'], { strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true })).toBe('');
+`,
+    );
+    expect(
+      typeCheck(project, ['check.ts'], {
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        noUncheckedIndexedAccess: true,
+      }),
+    ).toBe('');
   }, 180_000);
 
-  it('type-checks the README\'s example as written (strict, exactOptionalPropertyTypes, Node\'s types)', () => {
+  it("type-checks the README's example as written (strict, exactOptionalPropertyTypes, Node's types)", () => {
     const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
     const example = /```ts\n(import [^\n]*from 'openauth-workflows-client';[\s\S]*?)```/.exec(readme)?.[1];
     expect(example).toBeDefined();
     writeFileSync(path.join(project, 'readme.ts'), `${example}export {};\n`);
-    expect(typeCheck(project, ['readme.ts'], { strict: true, exactOptionalPropertyTypes: true, types: ['node'], typeRoots: [path.join(root, 'node_modules/@types')] })).toBe('');
+    expect(
+      typeCheck(project, ['readme.ts'], {
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        types: ['node'],
+        typeRoots: [path.join(root, 'node_modules/@types')],
+      }),
+    ).toBe('');
   }, 180_000);
   it('ships client/README.md and client/LICENSE (MIT, as package.json says) in the tarball', () => {
     const tarball = readdirSync(project).find((f) => f.endsWith('.tgz'));
     expect(tarball).toBeDefined();
-    const entries = execFileSync('tar', ['-tzf', path.join(project, tarball!)], { encoding: 'utf8' }).trim().split('\n');
-    expect(entries).toEqual(expect.arrayContaining(['package/README.md', 'package/LICENSE', 'package/package.json', 'package/dist/index.js']));
+    const entries = execFileSync('tar', ['-tzf', path.join(project, tarball!)], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
+    expect(entries).toEqual(
+      expect.arrayContaining(['package/README.md', 'package/LICENSE', 'package/package.json', 'package/dist/index.js']),
+    );
     const pkg = path.join(project, 'node_modules/openauth-workflows-client');
-    expect(readFileSync(path.join(pkg, 'README.md'), 'utf8')).toBe(readFileSync(path.join(root, 'client/README.md'), 'utf8'));
-    expect(readFileSync(path.join(pkg, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} the openauth-workflows authors\n/);
-    expect((JSON.parse(readFileSync(path.join(pkg, 'package.json'), 'utf8')) as { license: string }).license).toBe('MIT');
+    expect(readFileSync(path.join(pkg, 'README.md'), 'utf8')).toBe(
+      readFileSync(path.join(root, 'client/README.md'), 'utf8'),
+    );
+    expect(readFileSync(path.join(pkg, 'LICENSE'), 'utf8')).toMatch(
+      /^MIT License\n\nCopyright \(c\) \d{4} the openauth-workflows authors\n/,
+    );
+    expect((JSON.parse(readFileSync(path.join(pkg, 'package.json'), 'utf8')) as { license: string }).license).toBe(
+      'MIT',
+    );
   });
 
-  it('type-checks every TypeScript snippet of the shipped README as written (strict, exactOptionalPropertyTypes, Node\'s types)', () => {
+  it("type-checks every TypeScript snippet of the shipped README as written (strict, exactOptionalPropertyTypes, Node's types)", () => {
     const readme = readFileSync(path.join(project, 'node_modules/openauth-workflows-client/README.md'), 'utf8');
     const snippets = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
     // Install, calls and answers, the token helper, creating and running, waiting and events, the gateway.
@@ -178,9 +233,15 @@ void api.GET('/api/no-such-path');
       writeFileSync(path.join(project, `readme-${i + 1}.ts`), `${snippet}export {};\n`);
       return `readme-${i + 1}.ts`;
     });
-    expect(typeCheck(project, files, {
-      strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, types: ['node'], typeRoots: [path.join(root, 'node_modules/@types')],
-    })).toBe('');
+    expect(
+      typeCheck(project, files, {
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        noUncheckedIndexedAccess: true,
+        types: ['node'],
+        typeRoots: [path.join(root, 'node_modules/@types')],
+      }),
+    ).toBe('');
   }, 180_000);
 
   it('runs in a browser (Chromium, ES modules through an import map): a run waited for and followed, a streamed chat completion', async () => {

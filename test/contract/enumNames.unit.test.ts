@@ -46,8 +46,18 @@ function enumSites(node: unknown, pointer = '#'): EnumSite[] {
   const object = node as Record<string, unknown>;
   const here = (['enum', 'x-extensible-enum'] as const)
     .filter((key) => Array.isArray(object[key]))
-    .map((key) => ({ pointer: `${pointer}/${key}`, values: object[key] as unknown[], names: object['x-enum-varnames'], descriptions: object['x-enum-descriptions'] }));
-  return [...here, ...Object.entries(object).flatMap(([key, value]) => enumSites(value, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`))];
+    .map((key) => ({
+      pointer: `${pointer}/${key}`,
+      values: object[key] as unknown[],
+      names: object['x-enum-varnames'],
+      descriptions: object['x-enum-descriptions'],
+    }));
+  return [
+    ...here,
+    ...Object.entries(object).flatMap(([key, value]) =>
+      enumSites(value, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`),
+    ),
+  ];
 }
 
 /** The name a value must have, when it can be read off the value ('' when it cannot). */
@@ -62,18 +72,34 @@ function expectedName(value: unknown): string {
 function enumNameProblems(site: EnumSite): string[] {
   const { pointer, values, names, descriptions } = site;
   const needsNames = values.some((v) => typeof v !== 'string' || !IDENTIFIER.test(v));
-  if (names === undefined) return needsNames ? [`${pointer}: values ${JSON.stringify(values.filter((v) => typeof v !== 'string' || !IDENTIFIER.test(v)))} are not identifiers: add x-enum-varnames`] : [];
-  if (!Array.isArray(names) || names.length !== values.length) return [`${pointer}: x-enum-varnames must have one name per value (${values.length})`];
+  if (names === undefined)
+    return needsNames
+      ? [
+          `${pointer}: values ${JSON.stringify(values.filter((v) => typeof v !== 'string' || !IDENTIFIER.test(v)))} are not identifiers: add x-enum-varnames`,
+        ]
+      : [];
+  if (!Array.isArray(names) || names.length !== values.length)
+    return [`${pointer}: x-enum-varnames must have one name per value (${values.length})`];
   const problems: string[] = [];
   names.forEach((name, i) => {
-    if (typeof name !== 'string' || !UPPER_SNAKE.test(name)) problems.push(`${pointer}: name ${JSON.stringify(name)} is not UPPER_SNAKE`);
+    if (typeof name !== 'string' || !UPPER_SNAKE.test(name))
+      problems.push(`${pointer}: name ${JSON.stringify(name)} is not UPPER_SNAKE`);
     const expected = expectedName(values[i]);
-    if (!expected) problems.push(`${pointer}: no name can be read off ${JSON.stringify(values[i])}: add it to SYMBOL_NAMES (test/contract/enumNames.unit.test.ts)`);
-    else if (name !== expected) problems.push(`${pointer}: ${JSON.stringify(values[i])} is named ${JSON.stringify(name)}, not ${expected}`);
+    if (!expected)
+      problems.push(
+        `${pointer}: no name can be read off ${JSON.stringify(values[i])}: add it to SYMBOL_NAMES (test/contract/enumNames.unit.test.ts)`,
+      );
+    else if (name !== expected)
+      problems.push(`${pointer}: ${JSON.stringify(values[i])} is named ${JSON.stringify(name)}, not ${expected}`);
   });
   const repeated = names.filter((n, i) => names.indexOf(n) !== i);
   if (repeated.length) problems.push(`${pointer}: names repeat: ${repeated.join(', ')}`);
-  if (descriptions !== undefined && (!Array.isArray(descriptions) || descriptions.length !== values.length || descriptions.some((d) => typeof d !== 'string' || !d))) {
+  if (
+    descriptions !== undefined &&
+    (!Array.isArray(descriptions) ||
+      descriptions.length !== values.length ||
+      descriptions.some((d) => typeof d !== 'string' || !d))
+  ) {
     problems.push(`${pointer}: x-enum-descriptions must have one line per value (${values.length})`);
   }
   return problems;
@@ -88,23 +114,38 @@ describe('enum value names in openapi.yaml', () => {
     expect(sites.flatMap(enumNameProblems)).toEqual([]);
     // The enums that made generators guess are named.
     const named = sites.filter((s) => s.names !== undefined).map((s) => s.pointer);
-    expect(named).toEqual(expect.arrayContaining([
-      '#/components/schemas/SwitchNode/properties/config/properties/cases/items/properties/operator/enum',
-      '#/components/schemas/CallbackAttempt/properties/event_type/x-extensible-enum',
-    ]));
+    expect(named).toEqual(
+      expect.arrayContaining([
+        '#/components/schemas/SwitchNode/properties/config/properties/cases/items/properties/operator/enum',
+        '#/components/schemas/CallbackAttempt/properties/event_type/x-extensible-enum',
+      ]),
+    );
   });
 
   it('fails an enum of symbols without names, with names that repeat, drift or miss one', () => {
-    const site = (values: unknown[], names?: unknown, descriptions?: unknown) => ({ pointer: '#/x/enum', values, names, descriptions });
+    const site = (values: unknown[], names?: unknown, descriptions?: unknown) => ({
+      pointer: '#/x/enum',
+      values,
+      names,
+      descriptions,
+    });
     expect(enumNameProblems(site(['ok', 'not_ok']))).toEqual([]);
     expect(enumNameProblems(site(['==', 'in']))).toEqual([expect.stringContaining('["=="] are not identifiers')]);
-    expect(enumNameProblems(site(['==', '!='], ['EQUALS']))).toEqual([expect.stringContaining('one name per value (2)')]);
+    expect(enumNameProblems(site(['==', '!='], ['EQUALS']))).toEqual([
+      expect.stringContaining('one name per value (2)'),
+    ]);
     expect(enumNameProblems(site(['==', '!='], ['EQUALS', 'EQUALS']))).toEqual([
-      expect.stringContaining('"!=" is named "EQUALS", not NOT_EQUALS'), expect.stringContaining('names repeat: EQUALS'),
+      expect.stringContaining('"!=" is named "EQUALS", not NOT_EQUALS'),
+      expect.stringContaining('names repeat: EQUALS'),
     ]);
     expect(enumNameProblems(site(['empty', '!='], ['NOT_EQUALS', 'EMPTY']))).toHaveLength(2); // shifted by one
-    expect(enumNameProblems(site(['run.status'], ['RunStatus']))).toEqual([expect.stringContaining('not UPPER_SNAKE'), expect.stringContaining('not RUN_STATUS')]);
+    expect(enumNameProblems(site(['run.status'], ['RunStatus']))).toEqual([
+      expect.stringContaining('not UPPER_SNAKE'),
+      expect.stringContaining('not RUN_STATUS'),
+    ]);
     expect(enumNameProblems(site(['~'], ['TILDE']))).toEqual([expect.stringContaining('add it to SYMBOL_NAMES')]);
-    expect(enumNameProblems(site(['<', 'in'], ['LESS_THAN', 'IN'], ['Less than.']))).toEqual([expect.stringContaining('x-enum-descriptions')]);
+    expect(enumNameProblems(site(['<', 'in'], ['LESS_THAN', 'IN'], ['Less than.']))).toEqual([
+      expect.stringContaining('x-enum-descriptions'),
+    ]);
   });
 });

@@ -8,9 +8,12 @@ const guide = readFileSync(new URL('../../docs/generators.md', import.meta.url),
 const shellLines = [...guide.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) => m[1]!.trim().split('\n'));
 
 describe('docs/generators.md', () => {
-  it.each(Object.values(COMMANDS).map((c) => [c.name, c] as const))('gives the command CI runs for %s', (_name, command) => {
-    expect(shellLines).toContain(commandLine(command));
-  });
+  it.each(Object.values(COMMANDS).map((c) => [c.name, c] as const))(
+    'gives the command CI runs for %s',
+    (_name, command) => {
+      expect(shellLines).toContain(commandLine(command));
+    },
+  );
 
   it('gives no other generator command than those CI runs', () => {
     expect(shellLines.sort()).toEqual(Object.values(COMMANDS).map(commandLine).sort());

@@ -36,10 +36,23 @@ import { problemSources, type ProblemSources } from './problemMap.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-interface Example { value?: { code?: string; status?: number }; $ref?: string }
-interface MediaType { examples?: Record<string, Example> }
-interface ResponseObject { $ref?: string; content?: Record<string, MediaType> }
-interface Operation { operationId: string; security?: Record<string, string[]>[]; requestBody?: unknown; responses: Record<string, ResponseObject> }
+interface Example {
+  value?: { code?: string; status?: number };
+  $ref?: string;
+}
+interface MediaType {
+  examples?: Record<string, Example>;
+}
+interface ResponseObject {
+  $ref?: string;
+  content?: Record<string, MediaType>;
+}
+interface Operation {
+  operationId: string;
+  security?: Record<string, string[]>[];
+  requestBody?: unknown;
+  responses: Record<string, ResponseObject>;
+}
 interface Spec {
   security?: Record<string, string[]>[];
   paths: Record<string, Record<string, Operation>>;
@@ -50,7 +63,14 @@ const spec = parse(readFileSync(`${root}openapi.yaml`, 'utf8')) as Spec;
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 
 /** Not any one operation's (see the header). */
-const NOT_PER_OPERATION = new Set<string>(['route_not_found', 'method_not_allowed', 'request_header_fields_too_large', 'internal_error', 'not_acceptable', 'unstorable_text']);
+const NOT_PER_OPERATION = new Set<string>([
+  'route_not_found',
+  'method_not_allowed',
+  'request_header_fields_too_large',
+  'internal_error',
+  'not_acceptable',
+  'unstorable_text',
+]);
 
 /**
  * Where the map says "can" but the code catches it on the way: the readiness probe answers a store
@@ -65,14 +85,21 @@ const exampleOf = (e: Example) => (e.$ref ? spec.components.examples[local(e.$re
 /** The problem codes an operation documents, by the status they are documented under. */
 function documented(operation: Operation): { status: string; code: string }[] {
   return Object.entries(operation.responses).flatMap(([status, response]) =>
-    Object.values(responseOf(response).content?.['application/problem+json']?.examples ?? {}).map((e) => ({ status, code: String(exampleOf(e).value?.code) })));
+    Object.values(responseOf(response).content?.['application/problem+json']?.examples ?? {}).map((e) => ({
+      status,
+      code: String(exampleOf(e).value?.code),
+    })),
+  );
 }
 
 /** Errors of these paths are not problems (RFC 6749 JSON, OpenAI's shape, pages). */
-const otherDialect = (path: string) => [...oauthErrors, serverlessErrors].some((s) => s.paths.test(path.replace(/\{[^}]+\}/g, 'x')));
+const otherDialect = (path: string) =>
+  [...oauthErrors, serverlessErrors].some((s) => s.paths.test(path.replace(/\{[^}]+\}/g, 'x')));
 
 function operations(): { path: string; operation: Operation }[] {
-  return Object.entries(spec.paths).flatMap(([path, item]) => METHODS.filter((m) => item[m]).map((m) => ({ path, operation: item[m]! })));
+  return Object.entries(spec.paths).flatMap(([path, item]) =>
+    METHODS.filter((m) => item[m]).map((m) => ({ path, operation: item[m]! })),
+  );
 }
 
 /** The problem codes the source says the operation can answer with. */
@@ -89,7 +116,8 @@ function sent(sources: ProblemSources, path: string, operation: Operation): stri
       for (const c of schemeCodes) codes.add(c);
     }
   }
-  for (const [prefix, prefixCodes] of sources.prefixes) if (path === prefix || path.startsWith(`${prefix}/`)) for (const c of prefixCodes) codes.add(c);
+  for (const [prefix, prefixCodes] of sources.prefixes)
+    if (path === prefix || path.startsWith(`${prefix}/`)) for (const c of prefixCodes) codes.add(c);
   for (const c of CAUGHT[operation.operationId] ?? []) codes.delete(c);
   return [...codes].filter((c) => !NOT_PER_OPERATION.has(c)).sort();
 }
@@ -101,18 +129,27 @@ describe('problem codes per operation (the source against openapi.yaml)', () => 
   }, 60_000);
 
   it('finds a handler for every operation, and codes of the catalogue only', () => {
-    for (const { operation } of operations()) expect(sources.handlers.has(operation.operationId), operation.operationId).toBe(true);
-    const all = [...sources.handlers.values(), ...sources.schemes.values(), ...sources.prefixes.values()].flatMap((s) => [...s]);
+    for (const { operation } of operations())
+      expect(sources.handlers.has(operation.operationId), operation.operationId).toBe(true);
+    const all = [...sources.handlers.values(), ...sources.schemes.values(), ...sources.prefixes.values()].flatMap(
+      (s) => [...s],
+    );
     for (const code of all) expect(Object.keys(PROBLEM_CODES)).toContain(code);
     // The map is not blind: the codes this test exists for are found where they are thrown.
-    expect([...sources.handlers.get('runWorkflow')!]).toEqual(expect.arrayContaining(['too_many_concurrent_runs', 'too_many_runs_per_minute', 'idempotency_key_reused']));
+    expect([...sources.handlers.get('runWorkflow')!]).toEqual(
+      expect.arrayContaining(['too_many_concurrent_runs', 'too_many_runs_per_minute', 'idempotency_key_reused']),
+    );
     expect([...sources.handlers.get('createWorkflow')!]).not.toContain('too_many_concurrent_runs');
   });
 
   it('documents each code under the response of its status', () => {
     for (const { operation } of operations()) {
       for (const { status, code } of documented(operation)) {
-        expect({ operation: operation.operationId, code, status: String(PROBLEM_CODES[code as ProblemCode]) }).toEqual({ operation: operation.operationId, code, status });
+        expect({ operation: operation.operationId, code, status: String(PROBLEM_CODES[code as ProblemCode]) }).toEqual({
+          operation: operation.operationId,
+          code,
+          status,
+        });
       }
     }
   });
@@ -120,11 +157,16 @@ describe('problem codes per operation (the source against openapi.yaml)', () => 
   it('documents on each operation exactly the problem codes it can answer with', () => {
     const mismatches: string[] = [];
     for (const { path, operation } of operations()) {
-      const listed = [...new Set(documented(operation).map((d) => d.code))].filter((c) => !NOT_PER_OPERATION.has(c)).sort();
+      const listed = [...new Set(documented(operation).map((d) => d.code))]
+        .filter((c) => !NOT_PER_OPERATION.has(c))
+        .sort();
       const expected = otherDialect(path) ? [] : sent(sources, path, operation);
       const missing = expected.filter((c) => !listed.includes(c));
       const extra = listed.filter((c) => !expected.includes(c));
-      if (missing.length || extra.length) mismatches.push(`${operation.operationId}: ${missing.length ? `sends but does not document ${missing.join(', ')}` : ''}${missing.length && extra.length ? '; ' : ''}${extra.length ? `documents but never sends ${extra.join(', ')}` : ''}`);
+      if (missing.length || extra.length)
+        mismatches.push(
+          `${operation.operationId}: ${missing.length ? `sends but does not document ${missing.join(', ')}` : ''}${missing.length && extra.length ? '; ' : ''}${extra.length ? `documents but never sends ${extra.join(', ')}` : ''}`,
+        );
     }
     expect(mismatches).toEqual([]);
   });

@@ -28,27 +28,42 @@ export interface ProblemSources {
 type FunctionNode = ts.FunctionLikeDeclaration & { body: ts.Node };
 
 const isFunctionWithBody = (node: ts.Node): node is FunctionNode =>
-  (ts.isFunctionDeclaration(node) || ts.isFunctionExpression(node) || ts.isArrowFunction(node) || ts.isMethodDeclaration(node) ||
-    ts.isGetAccessorDeclaration(node) || ts.isConstructorDeclaration(node)) && node.body !== undefined;
+  (ts.isFunctionDeclaration(node) ||
+    ts.isFunctionExpression(node) ||
+    ts.isArrowFunction(node) ||
+    ts.isMethodDeclaration(node) ||
+    ts.isGetAccessorDeclaration(node) ||
+    ts.isConstructorDeclaration(node)) &&
+  node.body !== undefined;
 
 export function problemSources(root: string): ProblemSources {
   const src = path.join(root, 'src');
-  const config = ts.getParsedCommandLineOfConfigFile(path.join(root, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+  const config = ts.getParsedCommandLineOfConfigFile(
+    path.join(root, 'tsconfig.json'),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+  );
   if (!config) throw new Error('tsconfig.json could not be read');
   const program = ts.createProgram([path.join(src, 'app.ts')], { ...config.options, noEmit: true });
   const checker = program.getTypeChecker();
-  const files = program.getSourceFiles().filter((f) => f.fileName.startsWith(src + path.sep) && !f.fileName.endsWith('.test.ts'));
+  const files = program
+    .getSourceFiles()
+    .filter((f) => f.fileName.startsWith(src + path.sep) && !f.fileName.endsWith('.test.ts'));
   const errorsFile = path.join(src, 'shared', 'errors.ts');
-  const problemClass = program.getSourceFile(errorsFile)?.statements.find((s): s is ts.ClassDeclaration => ts.isClassDeclaration(s) && s.name?.text === 'Problem');
+  const problemClass = program
+    .getSourceFile(errorsFile)
+    ?.statements.find((s): s is ts.ClassDeclaration => ts.isClassDeclaration(s) && s.name?.text === 'Problem');
   if (!problemClass) throw new Error('class Problem not found in src/shared/errors.ts');
 
   // `ctx.db` (AppContext.db): a function that uses the store can meet its outage, which the error
   // handler answers as database_unavailable (the pseudo-producer of that code).
-  const dbProperty = program.getSourceFile(path.join(src, 'context.ts'))?.statements
-    .find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === 'AppContext')
+  const dbProperty = program
+    .getSourceFile(path.join(src, 'context.ts'))
+    ?.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === 'AppContext')
     ?.members.find((m) => m.name?.getText() === 'db');
   if (!dbProperty) throw new Error('AppContext.db not found in src/context.ts');
-  const aliased = (symbol: ts.Symbol | undefined) => (symbol && symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol);
+  const aliased = (symbol: ts.Symbol | undefined) =>
+    symbol && symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
 
   // --- implementations of interface members: object literals and classes typed by an interface ---
   const implementations = new Map<ts.Declaration, ts.Node[]>();
@@ -71,7 +86,9 @@ export function problemSources(root: string): ProblemSources {
       for (const clause of node.heritageClauses ?? []) {
         for (const heritage of clause.types) {
           const type = checker.getTypeAtLocation(heritage);
-          for (const member of node.members) if (member.name && !ts.isComputedPropertyName(member.name)) implement(type.getProperty(member.name.getText()), member);
+          for (const member of node.members)
+            if (member.name && !ts.isComputedPropertyName(member.name))
+              implement(type.getProperty(member.name.getText()), member);
         }
       }
     }
@@ -83,12 +100,20 @@ export function problemSources(root: string): ProblemSources {
   const functionsOf = (declaration: ts.Node, seen = new Set<ts.Node>()): FunctionNode[] => {
     if (seen.has(declaration)) return [];
     seen.add(declaration);
-    if (isFunctionWithBody(declaration)) return declaration.getSourceFile().fileName.startsWith(src) ? [declaration] : [];
-    if ((ts.isVariableDeclaration(declaration) || ts.isPropertyAssignment(declaration) || ts.isPropertyDeclaration(declaration)) && declaration.initializer) {
+    if (isFunctionWithBody(declaration))
+      return declaration.getSourceFile().fileName.startsWith(src) ? [declaration] : [];
+    if (
+      (ts.isVariableDeclaration(declaration) ||
+        ts.isPropertyAssignment(declaration) ||
+        ts.isPropertyDeclaration(declaration)) &&
+      declaration.initializer
+    ) {
       return functionsOfExpression(declaration.initializer, seen);
     }
     if (ts.isShorthandPropertyAssignment(declaration)) {
-      return (checker.getShorthandAssignmentValueSymbol(declaration)?.declarations ?? []).flatMap((d) => functionsOf(d, seen));
+      return (checker.getShorthandAssignmentValueSymbol(declaration)?.declarations ?? []).flatMap((d) =>
+        functionsOf(d, seen),
+      );
     }
     if (ts.isPropertySignature(declaration) || ts.isMethodSignature(declaration)) {
       return (implementations.get(declaration) ?? []).flatMap((d) => functionsOf(d, seen));
@@ -97,9 +122,19 @@ export function problemSources(root: string): ProblemSources {
   };
   const functionsOfExpression = (expression: ts.Expression, seen: Set<ts.Node>): FunctionNode[] => {
     if (isFunctionWithBody(expression)) return [expression];
-    if (ts.isParenthesizedExpression(expression) || ts.isAsExpression(expression) || ts.isSatisfiesExpression(expression)) return functionsOfExpression(expression.expression, seen);
-    if (ts.isArrayLiteralExpression(expression)) return expression.elements.flatMap((e) => functionsOfExpression(e, seen));
-    if (ts.isCallExpression(expression)) return [...referenced(expression.expression, seen), ...expression.arguments.flatMap((a) => functionsOfExpression(a, seen))];
+    if (
+      ts.isParenthesizedExpression(expression) ||
+      ts.isAsExpression(expression) ||
+      ts.isSatisfiesExpression(expression)
+    )
+      return functionsOfExpression(expression.expression, seen);
+    if (ts.isArrayLiteralExpression(expression))
+      return expression.elements.flatMap((e) => functionsOfExpression(e, seen));
+    if (ts.isCallExpression(expression))
+      return [
+        ...referenced(expression.expression, seen),
+        ...expression.arguments.flatMap((a) => functionsOfExpression(a, seen)),
+      ];
     if (ts.isIdentifier(expression) || ts.isPropertyAccessExpression(expression)) return referenced(expression, seen);
     return [];
   };
@@ -133,17 +168,30 @@ export function problemSources(root: string): ProblemSources {
         own.calls.add(node); // a nested function: reached with its parent
         return;
       }
-      if (ts.isNewExpression(node) && aliased(checker.getSymbolAtLocation(node.expression))?.valueDeclaration === problemClass) {
+      if (
+        ts.isNewExpression(node) &&
+        aliased(checker.getSymbolAtLocation(node.expression))?.valueDeclaration === problemClass
+      ) {
         const [code] = node.arguments ?? [];
-        const parameter = code && ts.isIdentifier(code) ? fn.parameters.findIndex((p) => ts.isIdentifier(p.name) && p.name.text === code.text) : -1;
+        const parameter =
+          code && ts.isIdentifier(code)
+            ? fn.parameters.findIndex((p) => ts.isIdentifier(p.name) && p.name.text === code.text)
+            : -1;
         if (parameter >= 0) own.codeParameter = parameter;
         else {
           const codes = code && literalCodes(code);
-          if (!codes) throw new Error(`${fn.getSourceFile().fileName}:${node.getStart()}: new Problem with a code the analysis cannot read`);
+          if (!codes)
+            throw new Error(
+              `${fn.getSourceFile().fileName}:${node.getStart()}: new Problem with a code the analysis cannot read`,
+            );
           for (const c of codes) own.codes.add(c);
         }
       }
-      if (ts.isPropertyAccessExpression(node) && node.name.text === 'db' && checker.getSymbolAtLocation(node.name)?.declarations?.includes(dbProperty)) {
+      if (
+        ts.isPropertyAccessExpression(node) &&
+        node.name.text === 'db' &&
+        checker.getSymbolAtLocation(node.name)?.declarations?.includes(dbProperty)
+      ) {
         own.codes.add('database_unavailable');
       }
       if (ts.isIdentifier(node) || (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.name))) {
@@ -180,9 +228,11 @@ export function problemSources(root: string): ProblemSources {
   };
 
   // --- the starting points ----------------------------------------------------------------------
-  const operationsType = program.getSourceFile(path.join(src, 'http', 'operations.ts'))?.statements.find(
-    (s): s is ts.TypeAliasDeclaration => ts.isTypeAliasDeclaration(s) && s.name.text === 'Operations',
-  );
+  const operationsType = program
+    .getSourceFile(path.join(src, 'http', 'operations.ts'))
+    ?.statements.find(
+      (s): s is ts.TypeAliasDeclaration => ts.isTypeAliasDeclaration(s) && s.name.text === 'Operations',
+    );
   if (!operationsType) throw new Error('type Operations not found in src/http/operations.ts');
   const operationsTypeOf = checker.getTypeAtLocation(operationsType);
   const handlers = new Map<string, Set<string>>();
@@ -197,19 +247,37 @@ export function problemSources(root: string): ProblemSources {
       if (type === operationsTypeOf) {
         for (const property of node.properties) {
           if (ts.isSpreadAssignment(property) || !property.name) continue;
-          const starts = ts.isShorthandPropertyAssignment(property) || ts.isPropertyAssignment(property) || ts.isMethodDeclaration(property) ? functionsOf(property) : [];
-          if (!starts.length) throw new Error(`${file}: the handler of ${property.name.getText()} is not a function the analysis can follow`);
+          const starts =
+            ts.isShorthandPropertyAssignment(property) ||
+            ts.isPropertyAssignment(property) ||
+            ts.isMethodDeclaration(property)
+              ? functionsOf(property)
+              : [];
+          if (!starts.length)
+            throw new Error(
+              `${file}: the handler of ${property.name.getText()} is not a function the analysis can follow`,
+            );
           handlers.set(property.name.getText(), reachableCodes(starts));
         }
       } else if (file === securityFile && node.parent && ts.isVariableDeclaration(node.parent)) {
-        for (const property of node.properties) if (property.name) schemes.set(property.name.getText(), reachableCodes(functionsOf(property)));
+        for (const property of node.properties)
+          if (property.name) schemes.set(property.name.getText(), reachableCodes(functionsOf(property)));
       }
     }
     // app.use('/prefix' | ['/a', '/b'], middleware...) in src/app.ts
-    if (ts.isCallExpression(node) && node.getSourceFile().fileName === appFile && ts.isPropertyAccessExpression(node.expression) && node.expression.name.text === 'use') {
+    if (
+      ts.isCallExpression(node) &&
+      node.getSourceFile().fileName === appFile &&
+      ts.isPropertyAccessExpression(node.expression) &&
+      node.expression.name.text === 'use'
+    ) {
       const [first, ...middleware] = node.arguments;
-      const paths = first && ts.isStringLiteral(first) ? [first.text]
-        : first && ts.isArrayLiteralExpression(first) && first.elements.every(ts.isStringLiteral) ? first.elements.map((e) => (e as ts.StringLiteral).text) : null;
+      const paths =
+        first && ts.isStringLiteral(first)
+          ? [first.text]
+          : first && ts.isArrayLiteralExpression(first) && first.elements.every(ts.isStringLiteral)
+            ? first.elements.map((e) => (e as ts.StringLiteral).text)
+            : null;
       if (paths) {
         const codes = reachableCodes(middleware.flatMap((m) => functionsOfExpression(m, new Set())));
         for (const p of paths) prefixes.set(p, new Set([...(prefixes.get(p) ?? []), ...codes]));

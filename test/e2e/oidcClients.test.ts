@@ -24,14 +24,18 @@ async function signIn(browser: Browser, authorizationUrl: URL, login: string, pa
   expect(loggedIn.status).toBe(303);
   const consent = await browser.fetch(loggedIn.headers.get('location')!);
   expect(consent.status).toBe(200);
-  const allowed = await browser.post('/oauth/authorize/decision', { ...formFields(await consent.text()), decision: 'allow' });
+  const allowed = await browser.post('/oauth/authorize/decision', {
+    ...formFields(await consent.text()),
+    decision: 'allow',
+  });
   expect(allowed.status).toBe(303);
   return new URL(allowed.headers.get('location')!);
 }
 
 /** The project's Python venv with authlib, or null (and why) when there is no python3. */
 function authlibPython(): { python: string } | { skip: string } {
-  if (spawnSync('python3', ['--version']).status !== 0) return { skip: 'python3 is not installed: the authlib OpenID Connect client test is skipped' };
+  if (spawnSync('python3', ['--version']).status !== 0)
+    return { skip: 'python3 is not installed: the authlib OpenID Connect client test is skipped' };
   const setup = spawnSync('sh', ['scripts/authlib.sh'], { cwd: root, encoding: 'utf8' });
   if (setup.status !== 0) throw new Error(`scripts/authlib.sh failed:\n${setup.stderr}`);
   return { python: setup.stdout.trim() };
@@ -49,7 +53,13 @@ describe('OpenID Connect clients with their defaults against the live service', 
 
   it('openid-client: discovery, authorization code with PKCE, nonce and max_age, ID token checks, userinfo, refresh', async () => {
     const c = service.credentials;
-    const config = await client.discovery(new URL(service.baseUrl), c.CONTRACT_CLIENT_ID, c.CONTRACT_CLIENT_SECRET, undefined, { execute: [client.allowInsecureRequests] });
+    const config = await client.discovery(
+      new URL(service.baseUrl),
+      c.CONTRACT_CLIENT_ID,
+      c.CONTRACT_CLIENT_SECRET,
+      undefined,
+      { execute: [client.allowInsecureRequests] },
+    );
     const verifier = client.randomPKCECodeVerifier();
     const nonce = client.randomNonce();
     const state = client.randomState();
@@ -65,19 +75,33 @@ describe('OpenID Connect clients with their defaults against the live service', 
     const callback = await signIn(new Browser(service.baseUrl), url, c.CONTRACT_LOGIN, c.CONTRACT_PASSWORD);
 
     // openid-client checks iss (RFC 9207 and the ID token's), aud, exp, iat, nonce, auth_time against max_age.
-    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state, idTokenExpected: true, maxAge: 300 });
+    const tokens = await client.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: verifier,
+      expectedNonce: nonce,
+      expectedState: state,
+      idTokenExpected: true,
+      maxAge: 300,
+    });
     const claims = tokens.claims()!;
     expect(claims).toMatchObject({ iss: service.baseUrl, aud: c.CONTRACT_CLIENT_ID, nonce });
     // The signature, with the keys the discovery document points at.
     const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!));
     // RS256: the app is registered without id_token_signed_response_alg.
-    await jwtVerify(tokens.id_token!, jwks, { issuer: service.baseUrl, audience: c.CONTRACT_CLIENT_ID, algorithms: ['RS256'] });
+    await jwtVerify(tokens.id_token!, jwks, {
+      issuer: service.baseUrl,
+      audience: c.CONTRACT_CLIENT_ID,
+      algorithms: ['RS256'],
+    });
 
     const userinfo = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
     expect(userinfo).toMatchObject({ sub: claims.sub, login: c.CONTRACT_LOGIN });
 
     const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
-    expect(refreshed.claims()).toMatchObject({ sub: claims.sub, aud: c.CONTRACT_CLIENT_ID, auth_time: claims.auth_time });
+    expect(refreshed.claims()).toMatchObject({
+      sub: claims.sub,
+      aud: c.CONTRACT_CLIENT_ID,
+      auth_time: claims.auth_time,
+    });
   });
 
   it('authlib (Python): its Flask OAuth client registered from the discovery document signs the user in and reads userinfo', (testContext) => {
@@ -103,10 +127,20 @@ describe('OpenID Connect clients with their defaults against the live service', 
       },
     });
     expect(run.status, run.stderr).toBe(0);
-    const result = JSON.parse(run.stdout) as { id_token_claims: Record<string, unknown>; userinfo: Record<string, unknown>; scope: string; token_keys: string[] };
+    const result = JSON.parse(run.stdout) as {
+      id_token_claims: Record<string, unknown>;
+      userinfo: Record<string, unknown>;
+      scope: string;
+      token_keys: string[];
+    };
     expect(result.scope).toBe('openid user_info');
     expect(result.token_keys).toContain('id_token');
-    expect(result.id_token_claims).toMatchObject({ iss: service.baseUrl, aud: c.CONTRACT_CLIENT_ID, nonce: expect.any(String), at_hash: expect.any(String) });
+    expect(result.id_token_claims).toMatchObject({
+      iss: service.baseUrl,
+      aud: c.CONTRACT_CLIENT_ID,
+      nonce: expect.any(String),
+      at_hash: expect.any(String),
+    });
     expect(result.userinfo).toMatchObject({ sub: result.id_token_claims.sub, login: c.CONTRACT_B_LOGIN });
   }, 180_000);
 });

@@ -24,7 +24,10 @@ const APP_NAME = 'Example Third-Party App';
 /** Starts the example app as its README says, and resolves once it answers. */
 async function startExampleApp(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string }> {
   const { BASE_URL: _vite, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['examples/third-party-app/server.ts'], { cwd: root, env: { ...inherited, ...env } });
+  const child = spawn(process.execPath, ['examples/third-party-app/server.ts'], {
+    cwd: root,
+    env: { ...inherited, ...env },
+  });
   let text = '';
   child.stdout.on('data', (d) => (text += d));
   child.stderr.on('data', (d) => (text += d));
@@ -83,7 +86,12 @@ describe('the example third-party app in a real browser', () => {
     const clientSecret = (await settings.textContent('#client-secret'))!;
     await developer.close();
 
-    exampleApp = await startExampleApp({ SERVICE_URL: service.baseUrl, CLIENT_ID: clientId, CLIENT_SECRET: clientSecret, PORT: String(appPort) });
+    exampleApp = await startExampleApp({
+      SERVICE_URL: service.baseUrl,
+      CLIENT_ID: clientId,
+      CLIENT_SECRET: clientSecret,
+      PORT: String(appPort),
+    });
   }, 180_000);
 
   afterAll(async () => {
@@ -129,7 +137,9 @@ describe('the example third-party app in a real browser', () => {
     await demoKey.locator('button').click();
     await page.waitForSelector('#proxy-token-info');
     expect(await page.textContent('#proxy-token-name')).toBe(DEMO.apiKeyName);
-    expect(await page.textContent('#proxy-token-info')).toMatch(/alg ES256.*expires at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/s);
+    expect(await page.textContent('#proxy-token-info')).toMatch(
+      /alg ES256.*expires at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/s,
+    );
 
     // 4. Ask the gateway: the built-in echo model answers with the question.
     const question = 'Hello from the example app <b>escaped</b>';
@@ -179,11 +189,15 @@ describe('the example third-party app in a real browser', () => {
     // A forged callback (an attacker's code with a made-up state) into this browser's sign-in.
     // It names our issuer (RFC 9207), so the state check is what refuses it.
     const iss = encodeURIComponent(service.baseUrl);
-    const forged = await app.fetch(`/callback?code=oac_forged&state=${encodeURIComponent('not-' + authorize.searchParams.get('state'))}&iss=${iss}`);
+    const forged = await app.fetch(
+      `/callback?code=oac_forged&state=${encodeURIComponent('not-' + authorize.searchParams.get('state'))}&iss=${iss}`,
+    );
     expect(forged.status).toBe(400);
     expect(await forged.text()).toMatch(/Sign-in failed[\s\S]*state/);
     // The sign-in in progress is dropped, and nobody is signed in.
-    expect((await app.fetch(`/callback?code=oac_forged&state=${authorize.searchParams.get('state')}&iss=${iss}`)).status).toBe(400);
+    expect(
+      (await app.fetch(`/callback?code=oac_forged&state=${authorize.searchParams.get('state')}&iss=${iss}`)).status,
+    ).toBe(400);
     expect(await (await app.fetch('/')).text()).toContain('id="sign-in"');
   });
 

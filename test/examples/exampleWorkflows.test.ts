@@ -14,7 +14,8 @@ type WorkflowCreate = Schemas['WorkflowCreate'];
 const example = (name: string): WorkflowCreate =>
   JSON.parse(readFileSync(new URL(`../../examples/workflows/${name}.json`, import.meta.url), 'utf8')) as WorkflowCreate;
 
-const systemOf = (request: FakeOpenAI['requests'][number]) => request.messages.find((m) => m.role === 'system')?.content ?? '';
+const systemOf = (request: FakeOpenAI['requests'][number]) =>
+  request.messages.find((m) => m.role === 'system')?.content ?? '';
 const userOf = (request: FakeOpenAI['requests'][number]) => request.messages.at(-1)?.content ?? '';
 
 describe('example workflows', () => {
@@ -24,9 +25,18 @@ describe('example workflows', () => {
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    server = await startTestServer({ runs: true, env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'gpt-4o-mini' } });
+    server = await startTestServer({
+      runs: true,
+      env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'gpt-4o-mini' },
+    });
     const user = await createUser(server.ctx, { login: 'examples', password: 'correct horse battery' });
-    const { token } = await createAccessToken(server.ctx, { userId: user.id, namespace: 'examples', name: 'examples', usageScenario: 'paid', permissions: ['workflows'] });
+    const { token } = await createAccessToken(server.ctx, {
+      userId: user.id,
+      namespace: 'examples',
+      name: 'examples',
+      usageScenario: 'paid',
+      permissions: ['workflows'],
+    });
     client = createApiClient(server.baseUrl, { bearer: token });
   });
   afterAll(async () => {
@@ -58,7 +68,9 @@ describe('example workflows', () => {
     const result = await run('map-reduce-summary', { document });
     expect(result.status, JSON.stringify(result.error)).toBe('completed');
     // The combining prompt lists the map's results in order: `Part 1: w0-w169` ...
-    const parts = [...String((result.output as Record<string, unknown>).summary).matchAll(/Part (\d+): w(\d+)-w(\d+)/g)];
+    const parts = [
+      ...String((result.output as Record<string, unknown>).summary).matchAll(/Part (\d+): w(\d+)-w(\d+)/g),
+    ];
     expect(parts.map((p) => Number(p[1]))).toEqual(parts.map((_, i) => i + 1));
     const ranges = parts.map((p) => `w${p[2]}-w${p[3]}`);
     expect(ranges.length).toBeGreaterThanOrEqual((2000 * 5) / 1000); // ~5.9 characters a word, 1,000 characters a chunk
@@ -69,19 +81,34 @@ describe('example workflows', () => {
     expect(result.logs.filter((s) => /^summaries\[\d+\]\.summarise$/.test(s.node_id))).toHaveLength(ranges.length);
   });
 
-  it('classify and route: the switch sends the ticket down its label\'s branch only; a label it does not know goes to default', async () => {
-    const labels: Record<string, string> = { 'I was charged twice': 'Billing', 'The export button crashes': ' bug\n', 'Hello there': 'praise' };
+  it("classify and route: the switch sends the ticket down its label's branch only; a label it does not know goes to default", async () => {
+    const labels: Record<string, string> = {
+      'I was charged twice': 'Billing',
+      'The export button crashes': ' bug\n',
+      'Hello there': 'praise',
+    };
     fake.answer = (request) => {
-      if (systemOf(request).startsWith('Classify')) return { kind: 'completion', content: labels[userOf(request)] ?? 'other' };
+      if (systemOf(request).startsWith('Classify'))
+        return { kind: 'completion', content: labels[userOf(request)] ?? 'other' };
       return { kind: 'completion', content: `REPORT: ${userOf(request)}` };
     };
     const billing = await run('classify-and-route', { ticket: 'I was charged twice' });
     expect(billing.output).toEqual({ result: 'Billing team: I was charged twice' });
-    expect(billing.logs.filter((s) => ['billing', 'bug', 'other'].includes(s.node_id)).map((s) => [s.node_id, s.status])).toEqual(
-      expect.arrayContaining([['billing', 'completed'], ['bug', 'skipped'], ['other', 'skipped']]),
+    expect(
+      billing.logs.filter((s) => ['billing', 'bug', 'other'].includes(s.node_id)).map((s) => [s.node_id, s.status]),
+    ).toEqual(
+      expect.arrayContaining([
+        ['billing', 'completed'],
+        ['bug', 'skipped'],
+        ['other', 'skipped'],
+      ]),
     );
-    expect((await run('classify-and-route', { ticket: 'The export button crashes' })).output).toEqual({ result: 'REPORT: The export button crashes' });
-    expect((await run('classify-and-route', { ticket: 'Hello there' })).output).toEqual({ result: 'General queue: Hello there' });
+    expect((await run('classify-and-route', { ticket: 'The export button crashes' })).output).toEqual({
+      result: 'REPORT: The export button crashes',
+    });
+    expect((await run('classify-and-route', { ticket: 'Hello there' })).output).toEqual({
+      result: 'General queue: Hello there',
+    });
   });
 
   it('extract then branch: the answer is parsed and checked against the schema, the switch branches on its urgent field; a schema break fails the node', async () => {
@@ -93,8 +120,12 @@ describe('example workflows', () => {
     fake.answer = (request) => ({ kind: 'completion', content: facts[userOf(request)] ?? '{}' });
     const urgent = await run('extract-then-branch', { ticket: 'Prod is down, we lose 5000 an hour' });
     expect(urgent.output).toEqual({ result: 'PAGE ON-CALL: Production outage (5000 at stake)' });
-    expect(fake.requests.at(-1)).toMatchObject({ response_format: { type: 'json_schema', json_schema: { name: 'ticket_facts' } } });
-    expect((await run('extract-then-branch', { ticket: 'Typo on the pricing page' })).output).toEqual({ result: 'Queued: Pricing page typo' });
+    expect(fake.requests.at(-1)).toMatchObject({
+      response_format: { type: 'json_schema', json_schema: { name: 'ticket_facts' } },
+    });
+    expect((await run('extract-then-branch', { ticket: 'Typo on the pricing page' })).output).toEqual({
+      result: 'Queued: Pricing page typo',
+    });
     const broken = await run('extract-then-branch', { ticket: 'Broken answer' });
     expect(broken).toMatchObject({ status: 'failed', error: { code: 'schema_violation', node_id: 'extract' } });
   });

@@ -13,7 +13,10 @@ import { principalLease, revocationLease } from '../../src/shared/principalLease
 // Only a hang guard: a request must end (with a 503) well before a client would give up.
 const BOUNDED_MS = 15_000;
 
-const kinds = [['PostgreSQL (embedded)', startOwnPostgres] as const, ...(mariadbAvailable() ? [['MariaDB', startOwnMariaDb] as const] : [])];
+const kinds = [
+  ['PostgreSQL (embedded)', startOwnPostgres] as const,
+  ...(mariadbAvailable() ? [['MariaDB', startOwnMariaDb] as const] : []),
+];
 
 describe.each(kinds)('store outage on %s', (_name, startDatabase) => {
   let database: OwnDatabase;
@@ -51,7 +54,12 @@ describe.each(kinds)('store outage on %s', (_name, startDatabase) => {
     timed('/api/open/oauth/token', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, client_secret: clientSecret }),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        client_id: clientId,
+        client_secret: clientSecret,
+      }),
     });
 
   it('answers 503 with Retry-After (never 500, never a hang) while the database is down, and recovers without a restart', async () => {
@@ -74,7 +82,11 @@ describe.each(kinds)('store outage on %s', (_name, startDatabase) => {
     const apiCalls = [
       timed('/api/workflows', { headers: bearer(apiKey) }),
       timed(`/api/workflows/${workflowId}`, { headers: bearer(apiKey) }),
-      timed('/api/workflows', { method: 'POST', headers: bearer(apiKey, { 'content-type': 'application/json' }), body: JSON.stringify({ name: 'during outage', ...seedGraph() }) }),
+      timed('/api/workflows', {
+        method: 'POST',
+        headers: bearer(apiKey, { 'content-type': 'application/json' }),
+        body: JSON.stringify({ name: 'during outage', ...seedGraph() }),
+      }),
       timed('/api/open/v1/userinfo', { headers: bearer(accessToken) }),
     ];
     for (const { res, ms, body } of await Promise.all(apiCalls)) {
@@ -91,20 +103,52 @@ describe.each(kinds)('store outage on %s', (_name, startDatabase) => {
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     const wf = `/api/workflows/${workflowId}`;
     const operations: [string, string, RequestInit][] = [
-      ['authorize', `/oauth/authorize?response_type=code&client_id=${clientId}&redirect_uri=https%3A%2F%2Fx.example%2Fcb&scope=user_info`, {}],
-      ['revokeToken', '/api/open/oauth/revoke', { method: 'POST', headers: form, body: new URLSearchParams({ token: refreshToken, client_id: clientId, client_secret: clientSecret }) }],
+      [
+        'authorize',
+        `/oauth/authorize?response_type=code&client_id=${clientId}&redirect_uri=https%3A%2F%2Fx.example%2Fcb&scope=user_info`,
+        {},
+      ],
+      [
+        'revokeToken',
+        '/api/open/oauth/revoke',
+        {
+          method: 'POST',
+          headers: form,
+          body: new URLSearchParams({ token: refreshToken, client_id: clientId, client_secret: clientSecret }),
+        },
+      ],
       ['getUserInfo', '/api/open/v1/userinfo', { headers: bearer(accessToken) }],
       ['listOrgs', '/api/open/v1/orgs', { headers: bearer(accessToken) }],
       ['listAccessTokens', '/api/open/v1/someone/tokens', { headers: bearer(accessToken) }],
       ['getAccessToken', '/api/open/v1/someone/tokens/1', { headers: bearer(accessToken) }],
       ['getJwks', '/.well-known/jwks.json', {}],
-      ['createChatCompletion', '/serverless/v1/chat/completions', { method: 'POST', headers: bearer(apiKey, json), body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }) }],
+      [
+        'createChatCompletion',
+        '/serverless/v1/chat/completions',
+        {
+          method: 'POST',
+          headers: bearer(apiKey, json),
+          body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }),
+        },
+      ],
       ['listWorkflows', '/api/workflows', { headers: bearer(apiKey) }],
-      ['createWorkflow', '/api/workflows', { method: 'POST', headers: bearer(apiKey, json), body: JSON.stringify({ name: 'during outage' }) }],
+      [
+        'createWorkflow',
+        '/api/workflows',
+        { method: 'POST', headers: bearer(apiKey, json), body: JSON.stringify({ name: 'during outage' }) },
+      ],
       ['getWorkflow', wf, { headers: bearer(apiKey) }],
-      ['updateWorkflow', wf, { method: 'PATCH', headers: bearer(apiKey, json), body: JSON.stringify({ name: 'renamed' }) }],
+      [
+        'updateWorkflow',
+        wf,
+        { method: 'PATCH', headers: bearer(apiKey, json), body: JSON.stringify({ name: 'renamed' }) },
+      ],
       ['deleteWorkflow', wf, { method: 'DELETE', headers: bearer(apiKey) }],
-      ['runWorkflow', `${wf}/run`, { method: 'POST', headers: bearer(apiKey, json), body: JSON.stringify({ inputs: { ticket: 'x' } }) }],
+      [
+        'runWorkflow',
+        `${wf}/run`,
+        { method: 'POST', headers: bearer(apiKey, json), body: JSON.stringify({ inputs: { ticket: 'x' } }) },
+      ],
       ['listRuns', `${wf}/runs`, { headers: bearer(apiKey) }],
       ['getRun', `${wf}/runs/run_x`, { headers: bearer(apiKey) }],
       ['cancelRun', `${wf}/runs/run_x/cancel`, { method: 'POST', headers: bearer(apiKey) }],
@@ -128,7 +172,11 @@ describe.each(kinds)('store outage on %s', (_name, startDatabase) => {
     const others = await Promise.all([
       timed('/login'),
       timed('/.well-known/jwks.json'),
-      timed('/serverless/v1/chat/completions', { method: 'POST', headers: bearer(apiKey, { 'content-type': 'application/json' }), body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }) }),
+      timed('/serverless/v1/chat/completions', {
+        method: 'POST',
+        headers: bearer(apiKey, { 'content-type': 'application/json' }),
+        body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }),
+      }),
     ]);
     for (const { res, ms } of others) {
       expect(res.status).not.toBe(500);
@@ -137,7 +185,11 @@ describe.each(kinds)('store outage on %s', (_name, startDatabase) => {
 
     await database.start();
     // The same pools must reconnect by themselves within seconds.
-    const recoveredMs = await waitFor('the API answers 200 again', async () => (await timed('/api/workflows', { headers: bearer(apiKey) })).res.status === 200, 20_000);
+    const recoveredMs = await waitFor(
+      'the API answers 200 again',
+      async () => (await timed('/api/workflows', { headers: bearer(apiKey) })).res.status === 200,
+      20_000,
+    );
     expect(recoveredMs).toBeLessThan(20_000);
     expect((await timed('/readyz')).res.status).toBe(200);
     expect((await timed('/api/open/v1/userinfo', { headers: bearer(accessToken) })).res.status).toBe(200);

@@ -37,10 +37,14 @@ describe('graceful shutdown of the service process', () => {
     return service;
   }
   async function ready(service: Service): Promise<void> {
-    await waitFor(`the service is ready (output: ${service.output()})`, async () => {
-      if (service.child.exitCode !== null) throw new Error(`exited: ${service.output()}`);
-      return (await fetch(`${baseUrl}/readyz`)).status === 200;
-    }, 90_000);
+    await waitFor(
+      `the service is ready (output: ${service.output()})`,
+      async () => {
+        if (service.child.exitCode !== null) throw new Error(`exited: ${service.output()}`);
+        return (await fetch(`${baseUrl}/readyz`)).status === 200;
+      },
+      90_000,
+    );
   }
   beforeAll(async () => {
     fake = await startFakeOpenAI();
@@ -64,9 +68,29 @@ describe('graceful shutdown of the service process', () => {
     const first = startService();
     await ready(first);
     adminCli(env, 'user', 'create', '--login', 'sigterm', '--password', 'correct horse battery', '--name', 'Sigterm');
-    const key = adminCli(env, 'token', 'create', '--user', 'sigterm', '--namespace', 'sigterm', '--name', 'k', '--usage-scenario', 'paid', '--permission', 'workflows') as { token: string };
+    const key = adminCli(
+      env,
+      'token',
+      'create',
+      '--user',
+      'sigterm',
+      '--namespace',
+      'sigterm',
+      '--name',
+      'k',
+      '--usage-scenario',
+      'paid',
+      '--permission',
+      'workflows',
+    ) as { token: string };
     const workflowId = await createWorkflow(baseUrl, key.token, 'slow-model');
-    fake.replies.push(...Array.from({ length: 10 }, () => ({ kind: 'completion' as const, content: 'slow answer', delayMs: PROVIDER_DELAY_MS })));
+    fake.replies.push(
+      ...Array.from({ length: 10 }, () => ({
+        kind: 'completion' as const,
+        content: 'slow answer',
+        delayMs: PROVIDER_DELAY_MS,
+      })),
+    );
 
     const runIds: string[] = [];
     const postRun = async (ticket: string) => {
@@ -91,7 +115,9 @@ describe('graceful shutdown of the service process', () => {
     first.child.kill('SIGTERM');
     const answer = await inFlight;
     expect(answer.status).toBe(200);
-    expect(((await answer.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe('slow answer');
+    expect(((await answer.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe(
+      'slow answer',
+    );
     const firstCode = await first.exited;
     if (firstCode !== 0) console.error(first.output());
     expect(firstCode).toBe(0);
@@ -99,12 +125,19 @@ describe('graceful shutdown of the service process', () => {
     const second = startService();
     await ready(second);
     for (const runId of runIds) {
-      await waitFor(`run ${runId} completed`, async () => {
-        const res = await fetch(`${baseUrl}/api/workflows/${workflowId}/runs/${runId}`, { headers: bearer(key.token) });
-        const run = ((await res.json()) as { data: { status: string } }).data;
-        if (run.status === 'failed' || run.status === 'cancelled') throw new Error(`run ${runId} ended ${run.status}`);
-        return run.status === 'completed';
-      }, 60_000);
+      await waitFor(
+        `run ${runId} completed`,
+        async () => {
+          const res = await fetch(`${baseUrl}/api/workflows/${workflowId}/runs/${runId}`, {
+            headers: bearer(key.token),
+          });
+          const run = ((await res.json()) as { data: { status: string } }).data;
+          if (run.status === 'failed' || run.status === 'cancelled')
+            throw new Error(`run ${runId} ended ${run.status}`);
+          return run.status === 'completed';
+        },
+        60_000,
+      );
     }
     second.child.kill('SIGTERM');
     expect(await second.exited, second.output()).toBe(0);

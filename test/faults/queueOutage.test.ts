@@ -46,10 +46,13 @@ describe('run queue outage (pg-boss on its own PostgreSQL)', () => {
     return ((await res.json()) as { data: RunBody }).data;
   }
   async function listRuns(): Promise<RunBody[]> {
-    const res = await fetch(`${server.baseUrl}/api/workflows/${workflowId}/runs?per_page=100`, { headers: bearer(apiKey) });
+    const res = await fetch(`${server.baseUrl}/api/workflows/${workflowId}/runs?per_page=100`, {
+      headers: bearer(apiKey),
+    });
     return ((await res.json()) as { data: RunBody[] }).data;
   }
-  const completed = (runId: string) => waitFor(`run ${runId} completed`, async () => (await getRun(runId)).status === 'completed', 30_000);
+  const completed = (runId: string) =>
+    waitFor(`run ${runId} completed`, async () => (await getRun(runId)).status === 'completed', 30_000);
 
   it('refuses a run with 503 before acknowledging it while the queue is down (no queued-forever run), and the same Idempotency-Key runs it to completed once the queue returns', async () => {
     const before = await postRun('before-outage');
@@ -72,10 +75,16 @@ describe('run queue outage (pg-boss on its own PostgreSQL)', () => {
     expect(ready.status).toBe(503);
     expect(await ready.json()).toMatchObject({ checks: { database: 'ok', queue: 'unavailable' } });
     // Reads do not need the queue.
-    expect((await fetch(`${server.baseUrl}/api/workflows/${workflowId}/runs`, { headers: bearer(apiKey) })).status).toBe(200);
+    expect(
+      (await fetch(`${server.baseUrl}/api/workflows/${workflowId}/runs`, { headers: bearer(apiKey) })).status,
+    ).toBe(200);
 
     await queue.start();
-    await waitFor('the queue is ready again', async () => (await fetch(`${server.baseUrl}/readyz`)).status === 200, 30_000);
+    await waitFor(
+      'the queue is ready again',
+      async () => (await fetch(`${server.baseUrl}/readyz`)).status === 200,
+      30_000,
+    );
     // The client retries as told (same Idempotency-Key): the same run is queued again.
     let retried = await postRun('during-outage');
     for (let i = 0; retried.res.status === 503 && i < 20; i += 1) {

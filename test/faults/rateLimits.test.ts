@@ -45,7 +45,12 @@ describe.each(testDialects())('rate limits shared by two instances on one databa
       fetch(`${server.baseUrl}/api/open/oauth/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'ghr_unknown', client_id: f.clientId, client_secret: f.clientSecret }),
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: 'ghr_unknown',
+          client_id: f.clientId,
+          client_secret: f.clientSecret,
+        }),
       });
     for (const server of [a, b, a, b]) expect((await request(server)).status).toBe(400);
     // Each instance adds its hits to the shared count and reads the others' once a second; do it now.
@@ -66,7 +71,9 @@ describe.each(testDialects())('rate limits shared by two instances on one databa
       const stores = [databaseRateLimitStore(a.ctx.db, 'race:'), databaseRateLimitStore(other, 'race:')];
       for (const store of stores) await store.init?.({ windowMs: 60_000 } as never);
       const results = await Promise.all(Array.from({ length: 40 }, (_, i) => stores[i % 2]!.increment('k')));
-      expect(results.map((r) => r.totalHits).sort((x, y) => x - y)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+      expect(results.map((r) => r.totalHits).sort((x, y) => x - y)).toEqual(
+        Array.from({ length: 40 }, (_, i) => i + 1),
+      );
       expect(new Set(results.map((r) => r.resetTime!.getTime())).size).toBe(1);
       await stores[0]!.decrement('k');
       expect((await stores[1]!.get!('k'))?.totalHits).toBe(39);

@@ -9,7 +9,12 @@ import { createAccessToken } from '../../src/accounts/accessTokens.ts';
 import { hashToken } from '../../src/shared/crypto.ts';
 import { testDialects } from '../support/db.ts';
 import { createFixture, discover, obtainTokens, type Fixture } from '../support/oauthFlow.ts';
-import { freshGrant, liveRefreshTokens as liveChainHeads, refreshAt, userinfoStatus } from '../support/refreshGrants.ts';
+import {
+  freshGrant,
+  liveRefreshTokens as liveChainHeads,
+  refreshAt,
+  userinfoStatus,
+} from '../support/refreshGrants.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 interface Answer {
@@ -78,17 +83,36 @@ describe.each(testDialects())('reuse revokes one chain, not every installation (
 
   it("revokes the reused token's chain and its proxy tokens; the same app's other installation (another code under the remembered consent) keeps working", async () => {
     const f = await createFixture(server.ctx.db);
-    const raw = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'key', usageScenario: 'paid' });
+    const raw = await createAccessToken(server.ctx, {
+      userId: f.userId,
+      namespace: f.login,
+      name: 'key',
+      usageScenario: 'paid',
+    });
     const as = await discover(server.baseUrl);
     const install = async () => (await obtainTokens(server.baseUrl, as, f, 'user_info api_key')).tokens;
     const proxyToken = async (accessToken: string) => {
-      const { data } = await createApiClient(server.baseUrl, { bearer: accessToken }).GET('/api/open/v1/{namespace}/tokens/{id}', { params: { path: { namespace: f.login, id: raw.record.id } } });
+      const { data } = await createApiClient(server.baseUrl, { bearer: accessToken }).GET(
+        '/api/open/v1/{namespace}/tokens/{id}',
+        { params: { path: { namespace: f.login, id: raw.record.id } } },
+      );
       return data!.proxy_access_token;
     };
     const gateway = async (bearer: string) =>
-      (await createApiClient(server.baseUrl, { bearer }).POST('/serverless/v1/chat/completions', { body: { model: 'echo', messages: [{ role: 'user', content: 'hi' }] } })).response.status;
+      (
+        await createApiClient(server.baseUrl, { bearer }).POST('/serverless/v1/chat/completions', {
+          body: { model: 'echo', messages: [{ role: 'user', content: 'hi' }] },
+        })
+      ).response.status;
     const grantOf = async (refreshToken: string) =>
-      Number((await server.ctx.db('oauth_tokens').where({ refresh_token_hash: hashToken(refreshToken) }).first('authorization_id')).authorization_id);
+      Number(
+        (
+          await server.ctx
+            .db('oauth_tokens')
+            .where({ refresh_token_hash: hashToken(refreshToken) })
+            .first('authorization_id')
+        ).authorization_id,
+      );
 
     const laptop = await install();
     const phone = await install();
@@ -99,7 +123,10 @@ describe.each(testDialects())('reuse revokes one chain, not every installation (
     expect([await gateway(laptopProxy), await gateway(phoneProxy)]).toEqual([200, 200]);
 
     // The laptop's first refresh token comes back after the window: reuse.
-    await server.ctx.db('oauth_tokens').where({ refresh_token_hash: hashToken(laptop.refresh_token!) }).update({ rotated_at: Date.now() - 31_000 });
+    await server.ctx
+      .db('oauth_tokens')
+      .where({ refresh_token_hash: hashToken(laptop.refresh_token!) })
+      .update({ rotated_at: Date.now() - 31_000 });
     expect(await refresh(f, laptop.refresh_token!)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect(await userinfo(laptopNext.body.access_token!)).toBe(401);
     expect((await refresh(f, laptopNext.body.refresh_token!)).status).toBe(400);

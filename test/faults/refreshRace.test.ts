@@ -32,7 +32,10 @@ describe.each(testDialects())('a refresh token presented again (%s)', (dialect) 
   }
   /** Moves a refresh token's rotation back in time, instead of sleeping through the window. */
   const rotatedSecondsAgo = (refreshToken: string, seconds: number) =>
-    server.ctx.db('oauth_tokens').where({ refresh_token_hash: hashToken(refreshToken) }).update({ rotated_at: Date.now() - seconds * 1000 });
+    server.ctx
+      .db('oauth_tokens')
+      .where({ refresh_token_hash: hashToken(refreshToken) })
+      .update({ rotated_at: Date.now() - seconds * 1000 });
 
   it('answers both of two concurrent refreshes with one token within the grace window with the same pair, leaving one live chain; the grant stands (issue 30)', async () => {
     for (let round = 0; round < 5; round += 1) {
@@ -85,12 +88,23 @@ describe('REFRESH_REUSE_GRACE_SECONDS=0 (no grace)', () => {
       fetch(as.token_endpoint!, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: f.clientId, client_secret: f.clientSecret }),
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: refreshToken,
+          client_id: f.clientId,
+          client_secret: f.clientSecret,
+        }),
       });
     const first = await post(tokens.refresh_token!);
     expect(first.status).toBe(200);
     const pair = (await first.json()) as Pair;
     expect((await post(tokens.refresh_token!)).status).toBe(400);
-    expect((await fetch(`${server.baseUrl}/api/open/v1/userinfo`, { headers: { authorization: `Bearer ${pair.access_token}` } })).status).toBe(401);
+    expect(
+      (
+        await fetch(`${server.baseUrl}/api/open/v1/userinfo`, {
+          headers: { authorization: `Bearer ${pair.access_token}` },
+        })
+      ).status,
+    ).toBe(401);
   });
 });

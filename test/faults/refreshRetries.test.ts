@@ -10,7 +10,12 @@ import { clearSealedPairs } from '../../src/oauth/chain.store.ts';
 import { hashToken } from '../../src/shared/crypto.ts';
 import { testDialects } from '../support/db.ts';
 import type { Fixture } from '../support/oauthFlow.ts';
-import { freshGrant, liveRefreshTokens as liveChainHeads, refreshAt, userinfoStatus } from '../support/refreshGrants.ts';
+import {
+  freshGrant,
+  liveRefreshTokens as liveChainHeads,
+  refreshAt,
+  userinfoStatus,
+} from '../support/refreshGrants.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 /**
@@ -87,7 +92,9 @@ describe.each(testDialects())('refresh retries through a stalled store (%s)', (d
     (await server.ctx.db('authorizations').where({ id: g.authorizationId }).first('revoked_at')).revoked_at !== null;
   /** Whether a pair a client received works: its access token is accepted and its refresh token refreshes (checked last: it rotates). */
   const pairIsLive = async (f: Fixture, pair: Answer) =>
-    pair.status === 200 && (await userinfo(pair.body.access_token!)) === 200 && (await refresh(f, pair.body.refresh_token!)).status === 200;
+    pair.status === 200 &&
+    (await userinfo(pair.body.access_token!)) === 200 &&
+    (await refresh(f, pair.body.refresh_token!)).status === 200;
 
   /**
    * One client's presentation that it gives up on: sent, seen to reach the server's read of the
@@ -169,10 +176,14 @@ describe.each(testDialects())('refresh retries through a stalled store (%s)', (d
     const g = await aGrant();
     const pair = await refresh(g.f, g.refreshToken);
     expect(pair.status).toBe(200);
-    const successor = () => db('oauth_tokens').where({ refresh_token_hash: hashToken(pair.body.refresh_token!) }).first('sealed_pair', 'sealed_until');
+    const successor = () =>
+      db('oauth_tokens')
+        .where({ refresh_token_hash: hashToken(pair.body.refresh_token!) })
+        .first('sealed_pair', 'sealed_until');
     const kept = await successor();
     expect(String(kept.sealed_pair)).toMatch(/^sealed:v1:/);
-    for (const raw of [pair.body.access_token!, pair.body.refresh_token!]) expect(String(kept.sealed_pair)).not.toContain(raw);
+    for (const raw of [pair.body.access_token!, pair.body.refresh_token!])
+      expect(String(kept.sealed_pair)).not.toContain(raw);
     // Not yet past its window: the sweep keeps it; past it, the sweep clears it.
     expect(await clearSealedPairs(db, Date.now())).toBe(0);
     await clearSealedPairs(db, Number(kept.sealed_until) + 1);
@@ -187,19 +198,36 @@ describe.each(testDialects())('refresh retries through a stalled store (%s)', (d
     const revocation = await fetch(`${server.baseUrl}/api/open/oauth/revoke`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ token: next.body.access_token!, client_id: other.f.clientId, client_secret: other.f.clientSecret }),
+      body: new URLSearchParams({
+        token: next.body.access_token!,
+        client_id: other.f.clientId,
+        client_secret: other.f.clientSecret,
+      }),
     });
     expect(revocation.status).toBe(200);
-    const sealed = await db('oauth_tokens').where({ authorization_id: other.authorizationId }).whereNotNull('sealed_pair').count({ n: '*' });
+    const sealed = await db('oauth_tokens')
+      .where({ authorization_id: other.authorizationId })
+      .whereNotNull('sealed_pair')
+      .count({ n: '*' });
     expect(Number(sealed[0]!.n)).toBe(0);
   });
 
   /** The orders in which a client's three presentations (two abandoned, the third kept) run once the store answers. */
   const ORDERS: Array<readonly [1 | 2 | 3, 1 | 2 | 3, 1 | 2 | 3]> = [
-    [1, 2, 3], [1, 3, 2], [2, 1, 3], [2, 3, 1], [3, 1, 2], [3, 2, 1],
+    [1, 2, 3],
+    [1, 3, 2],
+    [2, 1, 3],
+    [2, 3, 1],
+    [3, 1, 2],
+    [3, 2, 1],
   ];
 
-  it.each(ORDERS.flatMap((order) => [{ order, usedFirst: false }, { order, usedFirst: true }]))(
+  it.each(
+    ORDERS.flatMap((order) => [
+      { order, usedFirst: false },
+      { order, usedFirst: true },
+    ]),
+  )(
     'abandoned and retried presentations run in the order $order (the client uses its pair before the late ones run: $usedFirst): the answer is live and the chain stands',
     async ({ order, usedFirst }) => {
       const g = await aGrant();

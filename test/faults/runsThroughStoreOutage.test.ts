@@ -24,7 +24,10 @@ interface RunBody {
   logs: { node_id: string; status: string; finished_at: string | null }[];
 }
 
-const kinds = [['PostgreSQL (embedded)', startOwnPostgres] as const, ...(mariadbAvailable() ? [['MariaDB', startOwnMariaDb] as const] : [])];
+const kinds = [
+  ['PostgreSQL (embedded)', startOwnPostgres] as const,
+  ...(mariadbAvailable() ? [['MariaDB', startOwnMariaDb] as const] : []),
+];
 
 describe.each(kinds)('runs through a store outage on %s', (_name, startDatabase) => {
   let database: OwnDatabase;
@@ -65,7 +68,11 @@ describe.each(kinds)('runs through a store outage on %s', (_name, startDatabase)
     const runs = 4;
     // Twice as many replies as runs: a step whose end could not be written in the outage runs again
     // on the job's next delivery (at least once), and that second model call gets an answer too.
-    fake.replies = Array.from({ length: 2 * runs }, (_, i) => ({ kind: 'completion' as const, content: `answer ${i}`, delayMs: 3_000 }));
+    fake.replies = Array.from({ length: 2 * runs }, (_, i) => ({
+      kind: 'completion' as const,
+      content: `answer ${i}`,
+      delayMs: 3_000,
+    }));
     const before = fake.requests.length;
     const ids: string[] = [];
     for (let i = 0; i < runs; i++) {
@@ -85,7 +92,11 @@ describe.each(kinds)('runs through a store outage on %s', (_name, startDatabase)
     await database.start();
 
     for (const id of ids) {
-      await waitFor(`run ${id} ended`, async () => ['completed', 'failed', 'cancelled'].includes((await getRun(id)).status), 120_000);
+      await waitFor(
+        `run ${id} ended`,
+        async () => ['completed', 'failed', 'cancelled'].includes((await getRun(id)).status),
+        120_000,
+      );
       const run = await getRun(id);
       expect(run, JSON.stringify(run)).toMatchObject({ status: 'completed', error: null });
       expect(String(Object.values(run.output ?? {})[0])).toMatch(/^answer \d$/);
@@ -115,14 +126,38 @@ describe.each(kinds)('runs through a store outage on %s', (_name, startDatabase)
       await giveJob(id);
       const at = Date.now() - 15_000;
       await runsStore(server.ctx.db).start({
-        id, workflow_id: workflowId, user_id: (await server.ctx.db('workflows').where({ id: workflowId }).first()).user_id,
-        status: 'running', inputs: JSON.stringify({ ticket: 'lost' }), graph: JSON.stringify({ version: 1, ...seedGraph('slow-model') }),
-        output: null, error: null, usage: null, idempotency_key: null, attempts: 1, created_at: at, started_at: at, finished_at: null, duration_ms: null,
+        id,
+        workflow_id: workflowId,
+        user_id: (await server.ctx.db('workflows').where({ id: workflowId }).first()).user_id,
+        status: 'running',
+        inputs: JSON.stringify({ ticket: 'lost' }),
+        graph: JSON.stringify({ version: 1, ...seedGraph('slow-model') }),
+        output: null,
+        error: null,
+        usage: null,
+        idempotency_key: null,
+        attempts: 1,
+        created_at: at,
+        started_at: at,
+        finished_at: null,
+        duration_ms: null,
       });
-      await runsStore(server.ctx.db).appendSteps([{
-        run_id: id, node_id: 'input', node_type: 'text_input', status: 'running', started_at: at, finished_at: null,
-        input_preview: null, output_preview: null, output_json: false, truncated: false, usage: null, error: null,
-      }]);
+      await runsStore(server.ctx.db).appendSteps([
+        {
+          run_id: id,
+          node_id: 'input',
+          node_type: 'text_input',
+          status: 'running',
+          started_at: at,
+          finished_at: null,
+          input_preview: null,
+          output_preview: null,
+          output_json: false,
+          truncated: false,
+          usage: null,
+          error: null,
+        },
+      ]);
       return id;
     }
 
@@ -133,11 +168,16 @@ describe.each(kinds)('runs through a store outage on %s', (_name, startDatabase)
       await boss.fail(RUN_QUEUE, job!.id, output);
     }
 
-    const sweep = () =>
-      sweepStuckRuns(server.ctx, server.ctx.runs!.queue);
+    const sweep = () => sweepStuckRuns(server.ctx, server.ctx.runs!.queue);
 
     it('fails a run whose job ran out of deliveries in a store outage with store_unavailable, closing its steps, long before RUN_TIMEOUT_SECONDS', async () => {
-      const runId = await abandonedRun((id) => failedJob(id, { name: 'StoreUnavailable', code: STORE_UNAVAILABLE, message: 'The store could not be reached: connect ECONNREFUSED' }));
+      const runId = await abandonedRun((id) =>
+        failedJob(id, {
+          name: 'StoreUnavailable',
+          code: STORE_UNAVAILABLE,
+          message: 'The store could not be reached: connect ECONNREFUSED',
+        }),
+      );
       await sweep();
       const run = await getRun(runId);
       expect(run).toMatchObject({ status: 'failed', error: { code: 'store_unavailable' } });
@@ -148,11 +188,17 @@ describe.each(kinds)('runs through a store outage on %s', (_name, startDatabase)
     it('fails a run whose worker went silent on the last delivery with worker_lost', async () => {
       const runId = await abandonedRun((id) => failedJob(id, { value: { message: 'job heartbeat timeout' } }));
       await sweep();
-      expect(await getRun(runId)).toMatchObject({ status: 'failed', error: { code: 'worker_lost' }, logs: [{ status: 'failed' }] });
+      expect(await getRun(runId)).toMatchObject({
+        status: 'failed',
+        error: { code: 'worker_lost' },
+        logs: [{ status: 'failed' }],
+      });
     });
 
     it('leaves a run alone while its job is still queued or held', async () => {
-      const runId = await abandonedRun(async (id) => void (await boss.send(RUN_QUEUE, { runId: id }, { singletonKey: id, startAfter: 3600 })));
+      const runId = await abandonedRun(
+        async (id) => void (await boss.send(RUN_QUEUE, { runId: id }, { singletonKey: id, startAfter: 3600 })),
+      );
       await sweep();
       expect((await getRun(runId)).status).toBe('running');
       await server.ctx.db('runs').where({ id: runId }).delete();

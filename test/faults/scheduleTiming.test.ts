@@ -24,34 +24,45 @@ describe('a schedule created 43 s after a tick (default SCHEDULE_CHECK_INTERVAL_
     await server?.close();
   });
 
-  it('fires the tick it was created after, then the next one: two runs before the tick after next', { timeout: 300_000 }, async () => {
-    expect(server.ctx.config.SCHEDULE_CHECK_INTERVAL_SECONDS).toBe(10);
-    const workflowId = await createWorkflow(server.baseUrl, apiKey, 'echo');
-    // Created 43 s after a minute's tick (the case of the report).
-    while (Math.floor((Date.now() % MINUTE) / 1000) !== 43) await sleep(200);
-    const tick = Math.floor(Date.now() / MINUTE) * MINUTE;
-    const created = await fetch(`${server.baseUrl}/api/workflows/${workflowId}/schedules`, {
-      method: 'POST',
-      headers: bearer(apiKey, { 'content-type': 'application/json' }),
-      body: JSON.stringify({ cron: '* * * * *', inputs: { ticket: 'tick' } }),
-    });
-    expect(created.status).toBe(201);
-    const runs = async () =>
-      ((await (await fetch(`${server.baseUrl}/api/workflows/${workflowId}/runs`, { headers: bearer(apiKey) })).json()) as { data: { created_at: string }[] }).data.map((r) =>
-        Date.parse(r.created_at),
-      );
-    // The tick it was created after, and the next minute's: both, however late the second comes.
-    await waitFor('two ticks fired', async () => (await runs()).length >= 2, 180_000);
-    const times = (await runs()).sort((a, b) => a - b);
-    // Two runs before the tick after next: the tick of minute `tick` fired (without it, the first
-    // run would be the next minute's tick and the second the one after).
-    expect(times[0]!).toBeGreaterThan(tick);
-    expect(times[1]!).toBeLessThan(tick + 2 * MINUTE);
-  });
+  it(
+    'fires the tick it was created after, then the next one: two runs before the tick after next',
+    { timeout: 300_000 },
+    async () => {
+      expect(server.ctx.config.SCHEDULE_CHECK_INTERVAL_SECONDS).toBe(10);
+      const workflowId = await createWorkflow(server.baseUrl, apiKey, 'echo');
+      // Created 43 s after a minute's tick (the case of the report).
+      while (Math.floor((Date.now() % MINUTE) / 1000) !== 43) await sleep(200);
+      const tick = Math.floor(Date.now() / MINUTE) * MINUTE;
+      const created = await fetch(`${server.baseUrl}/api/workflows/${workflowId}/schedules`, {
+        method: 'POST',
+        headers: bearer(apiKey, { 'content-type': 'application/json' }),
+        body: JSON.stringify({ cron: '* * * * *', inputs: { ticket: 'tick' } }),
+      });
+      expect(created.status).toBe(201);
+      const runs = async () =>
+        (
+          (await (
+            await fetch(`${server.baseUrl}/api/workflows/${workflowId}/runs`, { headers: bearer(apiKey) })
+          ).json()) as { data: { created_at: string }[] }
+        ).data.map((r) => Date.parse(r.created_at));
+      // The tick it was created after, and the next minute's: both, however late the second comes.
+      await waitFor('two ticks fired', async () => (await runs()).length >= 2, 180_000);
+      const times = (await runs()).sort((a, b) => a - b);
+      // Two runs before the tick after next: the tick of minute `tick` fired (without it, the first
+      // run would be the next minute's tick and the second the one after).
+      expect(times[0]!).toBeGreaterThan(tick);
+      expect(times[1]!).toBeLessThan(tick + 2 * MINUTE);
+    },
+  );
 
   it('retries a tick that met a store outage at most 10 s apart, for over two minutes, on the queue as pg-boss keeps it', async () => {
     const queue = await server.ctx.runs!.queue.boss.getQueue(SCHEDULE_QUEUE);
-    expect(queue).toMatchObject({ retryLimit: TICK_RETRY.retryLimit, retryDelay: 5, retryBackoff: true, retryDelayMax: 10 });
+    expect(queue).toMatchObject({
+      retryLimit: TICK_RETRY.retryLimit,
+      retryDelay: 5,
+      retryBackoff: true,
+      retryDelayMax: 10,
+    });
     expect(shortestRetrySpanSeconds(TICK_RETRY)).toBeGreaterThanOrEqual(120);
   });
 });

@@ -29,13 +29,19 @@ describe.each(testDialects())('secrets at rest (%s)', (dialect) => {
     const db = server.ctx.db;
     const tables: string[] =
       dialect === 'pg'
-        ? (await db('pg_tables').where({ schemaname: 'public' }).pluck('tablename'))
-        : (await db.raw('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()'))[0].map((r: { name: string }) => r.name);
+        ? await db('pg_tables').where({ schemaname: 'public' }).pluck('tablename')
+        : (
+            await db.raw('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()')
+          )[0].map((r: { name: string }) => r.name);
     const lines: string[] = [];
     for (const table of tables) {
       for (const row of await db(table).select('*')) {
         for (const [column, value] of Object.entries(row as Record<string, unknown>)) {
-          const text = Buffer.isBuffer(value) ? value.toString('utf8') : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
+          const text = Buffer.isBuffer(value)
+            ? value.toString('utf8')
+            : typeof value === 'object' && value !== null
+              ? JSON.stringify(value)
+              : String(value);
           lines.push(`${table}.${column}=${text}`);
         }
       }
@@ -45,13 +51,25 @@ describe.each(testDialects())('secrets at rest (%s)', (dialect) => {
 
   it('stores no plaintext password, client secret, code, access, refresh, raw or proxy token, nor a private signing key (EC or RSA), in any table', async () => {
     const f = await createFixture(server.ctx.db, 'http://127.0.0.1:9/callback');
-    const apiKey = await createAccessToken(server.ctx, { userId: f.userId, namespace: f.login, name: 'dump', usageScenario: 'paid', permissions: ['workflows'] });
+    const apiKey = await createAccessToken(server.ctx, {
+      userId: f.userId,
+      namespace: f.login,
+      name: 'dump',
+      usageScenario: 'paid',
+      permissions: ['workflows'],
+    });
 
     const browser = new Browser(server.baseUrl);
     expect((await logIn(browser, f.login, f.password)).status).toBe(303);
     const authorize = new URL('/oauth/authorize', server.baseUrl);
     // openid: the code exchange signs an RS256 ID token, so the RSA signing key exists too.
-    authorize.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'openid user_info api_key', state: 's' }).toString();
+    authorize.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: f.clientId,
+      redirect_uri: f.redirectUri,
+      scope: 'openid user_info api_key',
+      state: 's',
+    }).toString();
     const code = (await authorizeInBrowser(browser, authorize)).searchParams.get('code')!;
     expect(code).toMatch(/^oac_/);
 
@@ -64,9 +82,16 @@ describe.each(testDialects())('secrets at rest (%s)', (dialect) => {
       expect(res.status).toBe(200);
       return (await res.json()) as { access_token: string; refresh_token: string; id_token?: string };
     };
-    const first = await token({ grant_type: 'authorization_code', code, redirect_uri: f.redirectUri, code_verifier: PKCE.verifier });
+    const first = await token({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: f.redirectUri,
+      code_verifier: PKCE.verifier,
+    });
     const second = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token });
-    const detail = await fetch(`${server.baseUrl}/api/open/v1/${f.login}/tokens/${apiKey.record.id}`, { headers: { authorization: `Bearer ${second.access_token}` } });
+    const detail = await fetch(`${server.baseUrl}/api/open/v1/${f.login}/tokens/${apiKey.record.id}`, {
+      headers: { authorization: `Bearer ${second.access_token}` },
+    });
     expect(detail.status).toBe(200);
     const proxyToken = ((await detail.json()) as { proxy_access_token: string }).proxy_access_token;
     // The gateway accepts both the proxy token and the raw token (so each was really usable).
@@ -93,14 +118,24 @@ describe.each(testDialects())('secrets at rest (%s)', (dialect) => {
     };
     // The private members of every signing key (EC and RSA), as the key-encryption key opens them.
     expect(first.id_token!.split('.')).toHaveLength(3);
-    const keyRows = (await server.ctx.db('signing_keys').select('kid', 'alg', 'private_jwk')) as Array<{ kid: string; alg: string; private_jwk: string }>;
+    const keyRows = (await server.ctx.db('signing_keys').select('kid', 'alg', 'private_jwk')) as Array<{
+      kid: string;
+      alg: string;
+      private_jwk: string;
+    }>;
     expect(keyRows.map((r) => r.alg).sort()).toEqual(['ES256', 'RS256']);
     for (const row of keyRows) {
-      const jwk = JSON.parse(server.ctx.sealer.open(row.private_jwk, `signing_keys.private_jwk:${row.kid}`)) as Record<string, string>;
-      for (const member of row.alg === 'RS256' ? ['d', 'p', 'q', 'dp', 'dq', 'qi'] : ['d']) secrets[`${row.alg} private key member ${member}`] = jwk[member]!;
+      const jwk = JSON.parse(server.ctx.sealer.open(row.private_jwk, `signing_keys.private_jwk:${row.kid}`)) as Record<
+        string,
+        string
+      >;
+      for (const member of row.alg === 'RS256' ? ['d', 'p', 'q', 'dp', 'dq', 'qi'] : ['d'])
+        secrets[`${row.alg} private key member ${member}`] = jwk[member]!;
     }
     const { tables, text } = await dumpEveryTable();
-    expect(tables).toEqual(expect.arrayContaining(['users', 'applications', 'oauth_codes', 'oauth_tokens', 'access_tokens']));
+    expect(tables).toEqual(
+      expect.arrayContaining(['users', 'applications', 'oauth_codes', 'oauth_tokens', 'access_tokens']),
+    );
     // The flow did write: the hashes are there.
     expect(text).toContain(crypto.hashToken(first.refresh_token));
     for (const [what, secret] of Object.entries(secrets)) {
@@ -117,7 +152,10 @@ describe.each(testDialects())('secrets at rest (%s)', (dialect) => {
     vi.mocked(crypto.verifyPassword).mockClear();
 
     // Every stored secret of the app is compared (two during a rotation), without stopping at a match.
-    const secrets = [{ secret_hash: crypto.hashToken(f.clientSecret) }, { secret_hash: crypto.hashToken('cs_another') }];
+    const secrets = [
+      { secret_hash: crypto.hashToken(f.clientSecret) },
+      { secret_hash: crypto.hashToken('cs_another') },
+    ];
     expect(matchClientSecret(secrets, f.clientSecret)).toBe(secrets[0]);
     expect(matchClientSecret(secrets, f.clientSecret.slice(0, -1) + 'x')).toBeUndefined();
     expect(crypto.safeEqual).toHaveBeenCalledTimes(4);
@@ -128,7 +166,12 @@ describe.each(testDialects())('secrets at rest (%s)', (dialect) => {
     const res = await fetch(`${server.baseUrl}/api/open/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'ghr_nope', client_id: f.clientId, client_secret: 'cs_wrong' }),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: 'ghr_nope',
+        client_id: f.clientId,
+        client_secret: 'cs_wrong',
+      }),
     });
     expect(res.status).toBe(401);
     expect(crypto.safeEqual).toHaveBeenCalledTimes(5);

@@ -74,65 +74,90 @@ describe.each(testDialects())('store conflicts at the token endpoint (%s)', (dia
   const refresh = (f: Fixture, token: string) => refreshAt(server.baseUrl, f, token);
   const aGrant = () => freshGrant(server);
 
-  it.runIf(dialect === 'mysql')('the rotation, a victim of the AUTO-INC deadlock (MariaDB 1467), is retried: the client gets its 200', async () => {
-    // Three grants; the refreshed one has the lowest authorization id.
-    const refreshed = await aGrant();
-    const middle = await aGrant();
-    const other = await aGrant();
-    const deadlocksBefore = Number((await own.raw("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'"))[0][0].Value);
+  it.runIf(dialect === 'mysql')(
+    'the rotation, a victim of the AUTO-INC deadlock (MariaDB 1467), is retried: the client gets its 200',
+    async () => {
+      // Three grants; the refreshed one has the lowest authorization id.
+      const refreshed = await aGrant();
+      const middle = await aGrant();
+      const other = await aGrant();
+      const deadlocksBefore = Number((await own.raw("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'"))[0][0].Value);
 
-    // U holds the middle grant's row.
-    const u = await own.transaction();
-    await u.raw('SELECT id FROM authorizations WHERE id = ? FOR UPDATE', [middle.authorizationId]);
-    // T, a heavier transaction (100 rows written: InnoDB rolls back the lighter one), inserts a
-    // token for each grant in one INSERT ... SELECT, highest id first: the first row inserted, it
-    // holds the AUTO-INC lock and waits for U's row.
-    const t = await own.transaction();
-    const tThread = Number((await t.raw('SELECT CONNECTION_ID() AS id'))[0][0].id);
-    const tokenRow = (authorization: string, n: string) =>
-      `${authorization}, NULL, CONCAT('conflict-a-', ${n}, '-', ${Date.now()}), CONCAT('conflict-r-', ${n}, '-', ${Date.now()}), 'user_info', 0, 0, 0`;
-    const columns = '(authorization_id, code_id, access_token_hash, refresh_token_hash, scope, access_expires_at, refresh_expires_at, created_at)';
-    await t.raw(`INSERT INTO oauth_tokens ${columns} SELECT ${tokenRow('?', 'seq')} FROM seq_1_to_100`, [other.authorizationId]);
-    const tInsert = t
-      .raw(`INSERT INTO oauth_tokens ${columns} SELECT ${tokenRow('id', "CONCAT('t', id)")} FROM authorizations WHERE id IN (?, ?, ?) ORDER BY id DESC FOR UPDATE`, [
+      // U holds the middle grant's row.
+      const u = await own.transaction();
+      await u.raw('SELECT id FROM authorizations WHERE id = ? FOR UPDATE', [middle.authorizationId]);
+      // T, a heavier transaction (100 rows written: InnoDB rolls back the lighter one), inserts a
+      // token for each grant in one INSERT ... SELECT, highest id first: the first row inserted, it
+      // holds the AUTO-INC lock and waits for U's row.
+      const t = await own.transaction();
+      const tThread = Number((await t.raw('SELECT CONNECTION_ID() AS id'))[0][0].id);
+      const tokenRow = (authorization: string, n: string) =>
+        `${authorization}, NULL, CONCAT('conflict-a-', ${n}, '-', ${Date.now()}), CONCAT('conflict-r-', ${n}, '-', ${Date.now()}), 'user_info', 0, 0, 0`;
+      const columns =
+        '(authorization_id, code_id, access_token_hash, refresh_token_hash, scope, access_expires_at, refresh_expires_at, created_at)';
+      await t.raw(`INSERT INTO oauth_tokens ${columns} SELECT ${tokenRow('?', 'seq')} FROM seq_1_to_100`, [
         other.authorizationId,
-        middle.authorizationId,
-        refreshed.authorizationId,
-      ])
-      .then(() => 'inserted' as const, (err: unknown) => err);
-    // A transaction of this test's database (not another test's) that waits for a lock.
-    const waiting = async (where: string, binding: number) =>
-      Number((await own.raw(`SELECT COUNT(*) AS n FROM information_schema.innodb_trx x JOIN information_schema.processlist p ON p.id = x.trx_mysql_thread_id
-        WHERE p.db = DATABASE() AND x.trx_state = 'LOCK WAIT' AND ${where}`, [binding]))[0][0].n) > 0;
-    await until(() => waiting('x.trx_mysql_thread_id = ?', tThread));
+      ]);
+      const tInsert = t
+        .raw(
+          `INSERT INTO oauth_tokens ${columns} SELECT ${tokenRow('id', "CONCAT('t', id)")} FROM authorizations WHERE id IN (?, ?, ?) ORDER BY id DESC FOR UPDATE`,
+          [other.authorizationId, middle.authorizationId, refreshed.authorizationId],
+        )
+        .then(
+          () => 'inserted' as const,
+          (err: unknown) => err,
+        );
+      // A transaction of this test's database (not another test's) that waits for a lock.
+      const waiting = async (where: string, binding: number) =>
+        Number(
+          (
+            await own.raw(
+              `SELECT COUNT(*) AS n FROM information_schema.innodb_trx x JOIN information_schema.processlist p ON p.id = x.trx_mysql_thread_id
+        WHERE p.db = DATABASE() AND x.trx_state = 'LOCK WAIT' AND ${where}`,
+              [binding],
+            )
+          )[0][0].n,
+        ) > 0;
+      await until(() => waiting('x.trx_mysql_thread_id = ?', tThread));
 
-    // The rotation: its select reads the refreshed grant's row (a shared lock), then it waits for
-    // the AUTO-INC lock that T holds.
-    seen.errnos = [];
-    const answer = refresh(refreshed.f, refreshed.refreshToken);
-    await until(() => waiting("x.trx_query LIKE 'insert into oauth_tokens%' AND x.trx_mysql_thread_id <> ?", tThread));
-    // U lets T go on: T wants the refreshed grant's row, which the rotation has read: a deadlock.
-    await u.rollback();
-    const tOutcome = await tInsert;
-    expect(tOutcome).toBe('inserted');
-    await t.commit();
+      // The rotation: its select reads the refreshed grant's row (a shared lock), then it waits for
+      // the AUTO-INC lock that T holds.
+      seen.errnos = [];
+      const answer = refresh(refreshed.f, refreshed.refreshToken);
+      await until(() =>
+        waiting("x.trx_query LIKE 'insert into oauth_tokens%' AND x.trx_mysql_thread_id <> ?", tThread),
+      );
+      // U lets T go on: T wants the refreshed grant's row, which the rotation has read: a deadlock.
+      await u.rollback();
+      const tOutcome = await tInsert;
+      expect(tOutcome).toBe('inserted');
+      await t.commit();
 
-    const { status, body } = await answer;
-    expect(status, JSON.stringify(body)).toBe(200);
-    expect(seen.errnos).toContain(1467);
-    expect(Number((await own.raw("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'"))[0][0].Value)).toBeGreaterThan(deadlocksBefore);
-    // The pair works: the rotation was stored once.
-    expect((await refresh(refreshed.f, body.refresh_token!)).status).toBe(200);
-  }, 60_000);
+      const { status, body } = await answer;
+      expect(status, JSON.stringify(body)).toBe(200);
+      expect(seen.errnos).toContain(1467);
+      expect(Number((await own.raw("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'"))[0][0].Value)).toBeGreaterThan(
+        deadlocksBefore,
+      );
+      // The pair works: the rotation was stored once.
+      expect((await refresh(refreshed.f, body.refresh_token!)).status).toBe(200);
+    },
+    60_000,
+  );
 
   it('a connection lost under the rotation (killed while it waits for a lock) is 503 temporarily_unavailable with Retry-After; the token still works', async () => {
     const g = await aGrant();
     // The token's row held: the rotation's statement waits for it.
     const holder = await own.transaction();
-    await holder('oauth_tokens').where({ refresh_token_hash: hashToken(g.refreshToken) }).forUpdate().first('id');
+    await holder('oauth_tokens')
+      .where({ refresh_token_hash: hashToken(g.refreshToken) })
+      .forUpdate()
+      .first('id');
     const answer = refresh(g.f, g.refreshToken);
     const holderSession = Number(
-      dialect === 'pg' ? (await holder.raw('SELECT pg_backend_pid() AS id')).rows[0].id : (await holder.raw('SELECT CONNECTION_ID() AS id'))[0][0].id,
+      dialect === 'pg'
+        ? (await holder.raw('SELECT pg_backend_pid() AS id')).rows[0].id
+        : (await holder.raw('SELECT CONNECTION_ID() AS id'))[0][0].id,
     );
     // The session executing the rotation's insert, from the live process list (innodb_trx is a
     // cache InnoDB refreshes at most every 100 ms: it can still show a session's earlier wait).
@@ -168,7 +193,11 @@ describe.each(testDialects())('store conflicts at the token endpoint (%s)', (dia
     const g = await aGrant();
     const conflict =
       dialect === 'mysql'
-        ? Object.assign(new Error('Failed to read auto-increment value from storage engine'), { errno: 1467, code: 'ER_AUTOINC_READ_FAILED', sqlState: 'HY000' })
+        ? Object.assign(new Error('Failed to read auto-increment value from storage engine'), {
+            errno: 1467,
+            code: 'ER_AUTOINC_READ_FAILED',
+            sqlState: 'HY000',
+          })
         : Object.assign(new Error('deadlock detected'), { code: '40P01' });
     seen.injected = conflict;
     const refused = await refresh(g.f, g.refreshToken);

@@ -48,7 +48,12 @@ describe.skipIf(!mariadbAvailable())('a stalled MariaDB store (SIGSTOP)', () => 
     call('/api/open/oauth/token', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, client_secret: clientSecret }),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        client_id: clientId,
+        client_secret: clientSecret,
+      }),
     });
 
   it('answers every request 503 + Retry-After while the store is still frozen, then serves again', async () => {
@@ -65,9 +70,19 @@ describe.skipIf(!mariadbAvailable())('a stalled MariaDB store (SIGSTOP)', () => 
         ['readyz', call('/readyz')],
         ['getUserInfo', call('/api/open/v1/userinfo', { headers: bearer(accessToken) })],
         ['token', refresh()],
-        ['runWorkflow', call(`${wf}/run`, { method: 'POST', headers: bearer(apiKey, json), body: JSON.stringify({ inputs: { ticket: 'x' } }) })],
+        [
+          'runWorkflow',
+          call(`${wf}/run`, {
+            method: 'POST',
+            headers: bearer(apiKey, json),
+            body: JSON.stringify({ inputs: { ticket: 'x' } }),
+          }),
+        ],
         ['listRuns', call(`${wf}/runs`, { headers: bearer(apiKey) })],
-        ...Array.from({ length: 10 }, (_, i) => [`listWorkflows ${i}`, call('/api/workflows', { headers: bearer(apiKey) })] as const),
+        ...Array.from(
+          { length: 10 },
+          (_, i) => [`listWorkflows ${i}`, call('/api/workflows', { headers: bearer(apiKey) })] as const,
+        ),
       ] as const;
       const answers = await Promise.all(requests.map(async ([name, answer]) => ({ name, ...(await answer) })));
       // Answered before the store went on: the stall held none of them.
@@ -76,7 +91,8 @@ describe.skipIf(!mariadbAvailable())('a stalled MariaDB store (SIGSTOP)', () => 
         expect(res.status, `${name}: ${body.slice(0, 300)}`).toBe(503);
         expect(res.headers.get('retry-after'), name).toBeTruthy();
         if (name === 'token') expect(JSON.parse(body), name).toMatchObject({ error: 'temporarily_unavailable' });
-        else if (name === 'readyz') expect(JSON.parse(body)).toMatchObject({ status: 'unavailable', checks: { database: 'unavailable' } });
+        else if (name === 'readyz')
+          expect(JSON.parse(body)).toMatchObject({ status: 'unavailable', checks: { database: 'unavailable' } });
         else expect(res.headers.get('content-type'), name).toMatch(/^application\/problem\+json/);
       }
     } finally {
@@ -84,7 +100,11 @@ describe.skipIf(!mariadbAvailable())('a stalled MariaDB store (SIGSTOP)', () => 
       database.resume!();
     }
 
-    await waitFor('the API answers 200 again', async () => (await call('/api/workflows', { headers: bearer(apiKey) })).res.status === 200, 60_000);
+    await waitFor(
+      'the API answers 200 again',
+      async () => (await call('/api/workflows', { headers: bearer(apiKey) })).res.status === 200,
+      60_000,
+    );
     expect((await call('/readyz')).res.status).toBe(200);
     expect((await call('/api/open/v1/userinfo', { headers: bearer(accessToken) })).res.status).toBe(200);
     // The refresh refused with 503 consumed nothing.
@@ -93,7 +113,10 @@ describe.skipIf(!mariadbAvailable())('a stalled MariaDB store (SIGSTOP)', () => 
   }, 180_000);
 
   it('ends a statement the running server is slow with at the bound (max_statement_time), as unavailable, on a connection kept usable', async () => {
-    const err = await server.ctx.db.raw('SELECT SLEEP(10)').then(() => undefined, (e: unknown) => e);
+    const err = await server.ctx.db.raw('SELECT SLEEP(10)').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toMatchObject({ code: 'ER_STATEMENT_TIMEOUT' });
     expect(isDatabaseUnavailable(err)).toBe(true);
     expect(await server.ctx.db.raw('SELECT 1 AS one').then((r: [unknown[]]) => r[0])).toEqual([{ one: 1 }]);

@@ -23,7 +23,17 @@ describe.each(testDialects())('per-token rate limit of the APIs (%s)', (dialect)
     const user = await createUser(a.ctx, { login: 'rita', password: 'test-password-1' });
     keys = [];
     for (const name of ['one', 'two', 'three']) {
-      keys.push((await createAccessToken(a.ctx, { userId: user.id, namespace: 'rita', name, usageScenario: 'trial', permissions: ['workflows'] })).token);
+      keys.push(
+        (
+          await createAccessToken(a.ctx, {
+            userId: user.id,
+            namespace: 'rita',
+            name,
+            usageScenario: 'trial',
+            permissions: ['workflows'],
+          })
+        ).token,
+      );
     }
   });
   afterAll(async () => {
@@ -31,7 +41,8 @@ describe.each(testDialects())('per-token rate limit of the APIs (%s)', (dialect)
     await a?.close();
   });
 
-  const list = (server: TestServer, key: string) => fetch(`${server.baseUrl}/api/workflows`, { headers: { Authorization: `Bearer ${key}` } });
+  const list = (server: TestServer, key: string) =>
+    fetch(`${server.baseUrl}/api/workflows`, { headers: { Authorization: `Bearer ${key}` } });
 
   it('answers 429 problem+json with Retry-After once a token spends its allowance; other tokens are unaffected', async () => {
     for (let i = 0; i < LIMIT; i++) expect((await list(a, keys[0]!)).status).toBe(200);

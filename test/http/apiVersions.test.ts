@@ -15,14 +15,22 @@ const PLAIN = {
     { id: 'model', type: 'llm_call', config: { model: 'echo' } },
     { id: 'result', type: 'text_output', config: { format: 'plain' } },
   ],
-  edges: [{ from: 'input', to: 'shout' }, { from: 'shout', to: 'model' }, { from: 'model', to: 'result' }],
+  edges: [
+    { from: 'input', to: 'shout' },
+    { from: 'shout', to: 'model' },
+    { from: 'model', to: 'result' },
+  ],
 };
 /** A switch node and `case` edges: 1.1.0's, unknown to 1.0.0. */
 const ROUTED = {
   name: 'routed',
   nodes: [
     { id: 'input', type: 'text_input', config: { variable: 'ticket' } },
-    { id: 'route', type: 'switch', config: { value: 'inputs.ticket', cases: [{ name: 'urgent', operator: 'contains', value: 'now' }] } },
+    {
+      id: 'route',
+      type: 'switch',
+      config: { value: 'inputs.ticket', cases: [{ name: 'urgent', operator: 'contains', value: 'now' }] },
+    },
     { id: 'fast', type: 'template', config: { template: 'fast' } },
     { id: 'slow', type: 'template', config: { template: 'slow' } },
     { id: 'result', type: 'coalesce', config: {} },
@@ -44,16 +52,34 @@ describe.each(testDialects())('Api-Version (%s)', (dialect) => {
   const call = async (path: string, version?: string, init: RequestInit = {}) => {
     const res = await fetch(`${server.baseUrl}${path}`, {
       ...init,
-      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...(version ? { 'Api-Version': version } : {}) },
+      headers: {
+        Authorization: `Bearer ${key}`,
+        'Content-Type': 'application/json',
+        ...(version ? { 'Api-Version': version } : {}),
+      },
     });
     // The answers of several operations and versions, read as plain JSON.
-    return { status: res.status, version: res.headers.get('api-version'), type: res.headers.get('content-type'), body: (await res.json()) as Record<string, any> };
+    return {
+      status: res.status,
+      version: res.headers.get('api-version'),
+      type: res.headers.get('content-type'),
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      body: (await res.json()) as Record<string, any>,
+    };
   };
 
   beforeAll(async () => {
     server = await startTestServer({ dialect, runs: true });
     const user = await createUser(server.ctx, { login: 'vera', password: 'test-password-1' });
-    key = (await createAccessToken(server.ctx, { userId: user.id, namespace: 'vera', name: 'v', usageScenario: 'paid', permissions: ['workflows'] })).token;
+    key = (
+      await createAccessToken(server.ctx, {
+        userId: user.id,
+        namespace: 'vera',
+        name: 'v',
+        usageScenario: 'paid',
+        permissions: ['workflows'],
+      })
+    ).token;
     for (const graph of [PLAIN, ROUTED]) {
       const created = await call('/api/workflows', undefined, { method: 'POST', body: JSON.stringify(graph) });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
@@ -76,7 +102,11 @@ describe.each(testDialects())('Api-Version (%s)', (dialect) => {
   });
 
   it('1.1 shows the switch workflow whole; 1.0 leaves it out of the list and answers it alone 406', async () => {
-    expect((await call(`/api/workflows/${ids.routed}`, '1.1')).body.data.edges).toContainEqual({ from: 'route', to: 'fast', case: 'urgent' });
+    expect((await call(`/api/workflows/${ids.routed}`, '1.1')).body.data.edges).toContainEqual({
+      from: 'route',
+      to: 'fast',
+      case: 'urgent',
+    });
     const list = await call('/api/workflows', '1.0');
     expect(list.status).toBe(200);
     expect(list.version).toBe('1.0');
@@ -90,7 +120,11 @@ describe.each(testDialects())('Api-Version (%s)', (dialect) => {
   });
 
   it("1.0 reads a run without the fields 1.0.0 did not have (a step's attempts and output_value)", async () => {
-    const started = await call(`/api/workflows/${ids.plain}/run`, undefined, { method: 'POST', body: JSON.stringify({ inputs: { ticket: 'hi' } }), headers: {} });
+    const started = await call(`/api/workflows/${ids.plain}/run`, undefined, {
+      method: 'POST',
+      body: JSON.stringify({ inputs: { ticket: 'hi' } }),
+      headers: {},
+    });
     expect(started.status).toBeLessThan(300);
     const runId = started.body.data.id as string;
     let newest = await call(`/api/workflows/${ids.plain}/runs/${runId}`);
@@ -109,7 +143,9 @@ describe.each(testDialects())('Api-Version (%s)', (dialect) => {
     const { logs: newestLogs, ...rest } = newest.body.data;
     const { logs: oldLogs, ...oldRest } = old.body.data;
     expect(oldRest).toEqual(rest);
-    expect(oldLogs.map((s: { status: string }) => s.status)).toEqual(newestLogs.map((s: { status: string }) => s.status));
+    expect(oldLogs.map((s: { status: string }) => s.status)).toEqual(
+      newestLogs.map((s: { status: string }) => s.status),
+    );
   });
 
   it('answers an unknown version 400 unsupported_api_version, naming the ones it answers', async () => {

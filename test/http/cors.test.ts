@@ -26,26 +26,36 @@ describe('CORS: none, on any endpoint', () => {
     ['GET', '/.well-known/oauth-authorization-server'],
     ['GET', '/.well-known/jwks.json'],
     ['POST', '/serverless/v1/chat/completions'],
-  ])('answers %s %s from another origin without Access-Control-Allow-Origin, and refuses its preflight', async (method, path) => {
-    const res = await fetch(`${server.baseUrl}${path}`, {
-      method,
-      headers: { origin: ORIGIN, ...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
-      ...(method === 'POST' ? { body: '' } : {}),
-      redirect: 'manual',
-    });
-    await res.arrayBuffer();
-    expect(res.status).not.toBe(500);
-    expect(corsHeaders(res)).toEqual([]);
+  ])(
+    'answers %s %s from another origin without Access-Control-Allow-Origin, and refuses its preflight',
+    async (method, path) => {
+      const res = await fetch(`${server.baseUrl}${path}`, {
+        method,
+        headers: {
+          origin: ORIGIN,
+          ...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        },
+        ...(method === 'POST' ? { body: '' } : {}),
+        redirect: 'manual',
+      });
+      await res.arrayBuffer();
+      expect(res.status).not.toBe(500);
+      expect(corsHeaders(res)).toEqual([]);
 
-    const preflight = await fetch(`${server.baseUrl}${path}`, {
-      method: 'OPTIONS',
-      headers: { origin: ORIGIN, 'access-control-request-method': method, 'access-control-request-headers': 'authorization' },
-    });
-    await preflight.arrayBuffer();
-    // API paths answer 405 with Allow (src/http/methods.ts), pages express's plain OPTIONS answer;
-    // with no Access-Control-Allow-* header either way, the browser fails the preflight.
-    expect(preflight.status).not.toBe(500);
-    if (preflight.status === 405) expect(preflight.headers.get('allow')).toContain(method);
-    expect(corsHeaders(preflight)).toEqual([]);
-  });
+      const preflight = await fetch(`${server.baseUrl}${path}`, {
+        method: 'OPTIONS',
+        headers: {
+          origin: ORIGIN,
+          'access-control-request-method': method,
+          'access-control-request-headers': 'authorization',
+        },
+      });
+      await preflight.arrayBuffer();
+      // API paths answer 405 with Allow (src/http/methods.ts), pages express's plain OPTIONS answer;
+      // with no Access-Control-Allow-* header either way, the browser fails the preflight.
+      expect(preflight.status).not.toBe(500);
+      if (preflight.status === 405) expect(preflight.headers.get('allow')).toContain(method);
+      expect(corsHeaders(preflight)).toEqual([]);
+    },
+  );
 });

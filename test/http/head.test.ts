@@ -12,21 +12,34 @@ describe('HEAD answers as GET, as Allow promises', () => {
   beforeAll(async () => {
     server = await startTestServer();
     await createUser(server.ctx, { login: 'header', password: 'h-e-a-d-e-r-password' });
-    key = (await createAccessToken(server.ctx, { userLogin: 'header', namespace: 'header', name: 'k', usageScenario: 'paid', permissions: ['workflows'] })).token;
+    key = (
+      await createAccessToken(server.ctx, {
+        userLogin: 'header',
+        namespace: 'header',
+        name: 'k',
+        usageScenario: 'paid',
+        permissions: ['workflows'],
+      })
+    ).token;
   });
   afterAll(async () => {
     await server?.close();
   });
 
-  it.each(['/healthz', '/readyz', '/.well-known/jwks.json', '/.well-known/oauth-authorization-server', '/api/workflows', '/api/workflows/wf_missing', '/login'])(
-    'HEAD %s',
-    async (path) => {
-      const headers = { authorization: `Bearer ${key}` };
-      const get = await fetch(`${server.baseUrl}${path}`, { headers });
-      const head = await fetch(`${server.baseUrl}${path}`, { method: 'HEAD', headers });
-      expect(head.status).toBe(get.status);
-      expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
-      expect(await head.text()).toBe('');
-    },
-  );
+  it.each([
+    '/healthz',
+    '/readyz',
+    '/.well-known/jwks.json',
+    '/.well-known/oauth-authorization-server',
+    '/api/workflows',
+    '/api/workflows/wf_missing',
+    '/login',
+  ])('HEAD %s', async (path) => {
+    const headers = { authorization: `Bearer ${key}` };
+    const get = await fetch(`${server.baseUrl}${path}`, { headers });
+    const head = await fetch(`${server.baseUrl}${path}`, { method: 'HEAD', headers });
+    expect(head.status).toBe(get.status);
+    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+    expect(await head.text()).toBe('');
+  });
 });

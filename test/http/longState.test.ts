@@ -14,14 +14,21 @@ interface RawResponse {
 }
 
 /** node:http with a client header limit large enough to read the long redirects (fetch stops at 16 KiB). */
-function raw(url: URL, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<RawResponse> {
+function raw(
+  url: URL,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: init.method ?? 'GET', headers: init.headers, maxHeaderSize: 256 * 1024 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-    });
+    const req = request(
+      url,
+      { method: init.method ?? 'GET', headers: init.headers, maxHeaderSize: 256 * 1024 },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+      },
+    );
     req.on('error', reject);
     req.end(init.body);
   });
@@ -45,7 +52,15 @@ describe('a 2,000-character state of 4-byte characters', () => {
     expect((await logIn(browser, f.login, f.password)).status).toBe(303);
     const cookie = [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     const url = new URL('/oauth/authorize', server.baseUrl);
-    url.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'user_info', state, code_challenge: PKCE.challenge, code_challenge_method: 'S256' }).toString();
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: f.clientId,
+      redirect_uri: f.redirectUri,
+      scope: 'user_info',
+      state,
+      code_challenge: PKCE.challenge,
+      code_challenge_method: 'S256',
+    }).toString();
     expect(url.toString().length).toBeGreaterThan(16 * 1024);
 
     const consent = await raw(url, { headers: { cookie } });
@@ -64,7 +79,15 @@ describe('a 2,000-character state of 4-byte characters', () => {
 
   it('is kept through the login redirect of a user who is not logged in', async () => {
     const url = new URL('/oauth/authorize', server.baseUrl);
-    url.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, redirect_uri: f.redirectUri, scope: 'user_info', state, code_challenge: PKCE.challenge, code_challenge_method: 'S256' }).toString();
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: f.clientId,
+      redirect_uri: f.redirectUri,
+      scope: 'user_info',
+      state,
+      code_challenge: PKCE.challenge,
+      code_challenge_method: 'S256',
+    }).toString();
     const res = await raw(url);
     expect(res.status).toBe(302);
     const login = await raw(new URL(String(res.headers.location), server.baseUrl));
@@ -74,7 +97,11 @@ describe('a 2,000-character state of 4-byte characters', () => {
 
   it('a request over the 64 KiB header limit gets the documented 431 with a problem+json body', async () => {
     const url = new URL('/oauth/authorize', server.baseUrl);
-    url.search = new URLSearchParams({ response_type: 'code', client_id: f.clientId, state: '😀'.repeat(6000) }).toString();
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: f.clientId,
+      state: '😀'.repeat(6000),
+    }).toString();
     const res = await raw(url);
     expect(res.status).toBe(431);
     expect(res.headers['content-type']).toBe('application/problem+json');

@@ -30,14 +30,18 @@ describe.each(testDialects())('principal lease across two app instances (%s)', (
   it('an access token revoked through A (RFC 7009) is refused by B as soon as the revocation answered', async () => {
     const f = await createFixture(a.ctx.db);
     const { tokens } = await obtainTokens(a.baseUrl, await discover(a.baseUrl), f, 'user_info');
-    const userinfoOnB = () => fetch(`${b.baseUrl}/api/open/v1/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    const userinfoOnB = () =>
+      fetch(`${b.baseUrl}/api/open/v1/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
 
     expect((await userinfoOnB()).status).toBe(200);
     expect(principalLease(b.ctx).holds('oauth', tokens.access_token, false)).toBe(true); // B cached it
 
     const revoked = await fetch(`${a.baseUrl}/api/open/oauth/revoke`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${f.clientId}:${f.clientSecret}`).toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${f.clientId}:${f.clientSecret}`).toString('base64')}`,
+      },
       body: new URLSearchParams({ token: tokens.access_token }),
     });
     expect(revoked.status).toBe(200);
@@ -48,7 +52,13 @@ describe.each(testDialects())('principal lease across two app instances (%s)', (
 
   it('an API key deleted through A is refused by B as soon as the deletion answered', async () => {
     const user = await createUser(a.ctx, { login: `lease${dialect}`, password: 'correct horse battery' });
-    const { token, record } = await createAccessToken(a.ctx, { userId: user.id, namespace: user.login, name: 'k', usageScenario: 'trial', permissions: ['workflows'] });
+    const { token, record } = await createAccessToken(a.ctx, {
+      userId: user.id,
+      namespace: user.login,
+      name: 'k',
+      usageScenario: 'trial',
+      permissions: ['workflows'],
+    });
     const workflowsOnB = () => fetch(`${b.baseUrl}/api/workflows`, { headers: { authorization: `Bearer ${token}` } });
 
     expect((await workflowsOnB()).status).toBe(200);
@@ -60,15 +70,35 @@ describe.each(testDialects())('principal lease across two app instances (%s)', (
 
   it('token detail on B issues no proxy token for a raw token deleted, or an app revoked, through A once that call answered', async () => {
     const f = await createFixture(a.ctx.db);
-    const kept = await createAccessToken(a.ctx, { userId: f.userId, namespace: f.login, name: 'kept', usageScenario: 'paid' });
-    const doomed = await createAccessToken(a.ctx, { userId: f.userId, namespace: f.login, name: 'doomed', usageScenario: 'trial' });
+    const kept = await createAccessToken(a.ctx, {
+      userId: f.userId,
+      namespace: f.login,
+      name: 'kept',
+      usageScenario: 'paid',
+    });
+    const doomed = await createAccessToken(a.ctx, {
+      userId: f.userId,
+      namespace: f.login,
+      name: 'doomed',
+      usageScenario: 'trial',
+    });
     const { tokens } = await obtainTokens(a.baseUrl, await discover(a.baseUrl), f, 'api_key');
-    const detailOnB = (id: number) => fetch(`${b.baseUrl}/api/open/v1/${f.login}/tokens/${id}`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    const detailOnB = (id: number) =>
+      fetch(`${b.baseUrl}/api/open/v1/${f.login}/tokens/${id}`, {
+        headers: { authorization: `Bearer ${tokens.access_token}` },
+      });
     const leasedOnB = async (id: number) => {
       const answer = await detailOnB(id);
       expect(answer.status).toBe(200);
       const { sub, aid } = decodeJwt(((await answer.json()) as { proxy_access_token: string }).proxy_access_token);
-      const principal = { kind: 'oauth' as const, userId: Number(sub), applicationId: 0, clientId: f.clientId, authorizationId: Number(aid), scopes: ['api_key'] };
+      const principal = {
+        kind: 'oauth' as const,
+        userId: Number(sub),
+        applicationId: 0,
+        clientId: f.clientId,
+        authorizationId: Number(aid),
+        scopes: ['api_key'],
+      };
       expect(principalLease(b.ctx).holds('issuance', issuanceLeaseKey(principal, f.login, id), false)).toBe(true); // B cached its check
     };
 

@@ -21,8 +21,23 @@ describe('problem+json answers carry their own code', () => {
   beforeAll(async () => {
     server = await startTestServer();
     await createUser(server.ctx, { login: 'coder', password: 'c-o-d-e-r-password' });
-    key = (await createAccessToken(server.ctx, { userLogin: 'coder', namespace: 'coder', name: 'k', usageScenario: 'paid', permissions: ['workflows'] })).token;
-    keyWithoutWorkflows = (await createAccessToken(server.ctx, { userLogin: 'coder', namespace: 'coder', name: 'bare', usageScenario: 'paid' })).token;
+    key = (
+      await createAccessToken(server.ctx, {
+        userLogin: 'coder',
+        namespace: 'coder',
+        name: 'k',
+        usageScenario: 'paid',
+        permissions: ['workflows'],
+      })
+    ).token;
+    keyWithoutWorkflows = (
+      await createAccessToken(server.ctx, {
+        userLogin: 'coder',
+        namespace: 'coder',
+        name: 'bare',
+        usageScenario: 'paid',
+      })
+    ).token;
     const created = await send('POST', '/api/workflows', key, { name: 'codes', ...seedGraph() });
     expect(created.status).toBe(201);
     workflowId = ((await created.json()) as { data: { id: string } }).data.id;
@@ -39,7 +54,11 @@ describe('problem+json answers carry their own code', () => {
   function send(method: string, path: string, bearer?: string, body?: unknown): Promise<Response> {
     const headers: Record<string, string> = bearer ? { authorization: `Bearer ${bearer}` } : {};
     if (body !== undefined) headers['content-type'] = 'application/json';
-    return fetch(`${server.baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    return fetch(`${server.baseUrl}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   }
 
   async function expectProblem(res: Response, status: number, code: string, type: string): Promise<void> {
@@ -50,12 +69,22 @@ describe('problem+json answers carry their own code', () => {
 
   it('tells a missing workflow, a missing run and a missing route apart (all 404 not-found)', async () => {
     await expectProblem(await send('GET', '/api/workflows/wf_missing', key), 404, 'workflow_not_found', 'not-found');
-    await expectProblem(await send('GET', `/api/workflows/${workflowId}/runs/run_missing`, key), 404, 'run_not_found', 'not-found');
+    await expectProblem(
+      await send('GET', `/api/workflows/${workflowId}/runs/run_missing`, key),
+      404,
+      'run_not_found',
+      'not-found',
+    );
     await expectProblem(await send('GET', '/api/nothing-here', key), 404, 'route_not_found', 'not-found');
   });
 
-  it('tells another namespace\'s token apart on the open API (access_token_not_found)', async () => {
-    await expectProblem(await send('GET', `/api/open/v1/${login}/tokens/999999`, apiKeyToken), 404, 'access_token_not_found', 'not-found');
+  it("tells another namespace's token apart on the open API (access_token_not_found)", async () => {
+    await expectProblem(
+      await send('GET', `/api/open/v1/${login}/tokens/999999`, apiKeyToken),
+      404,
+      'access_token_not_found',
+      'not-found',
+    );
   });
 
   it('names each credential failure: none, an unknown key, another kind of token, a missing permission, a missing scope', async () => {
@@ -63,9 +92,24 @@ describe('problem+json answers carry their own code', () => {
     const unknownKey = key.slice(0, -4) + (key.endsWith('AAAA') ? 'BBBB' : 'AAAA');
     await expectProblem(await send('GET', '/api/workflows', unknownKey), 401, 'invalid_api_key', 'unauthorized');
     await expectProblem(await send('GET', '/api/workflows', userInfoToken), 401, 'wrong_token_kind', 'unauthorized');
-    await expectProblem(await send('GET', '/api/workflows', keyWithoutWorkflows), 403, 'missing_permission', 'forbidden');
-    await expectProblem(await send('GET', '/api/open/v1/userinfo', 'ghu_not_a_token'), 401, 'invalid_access_token', 'unauthorized');
-    await expectProblem(await send('GET', `/api/open/v1/${login}/tokens`, userInfoToken), 403, 'insufficient_scope', 'insufficient-scope');
+    await expectProblem(
+      await send('GET', '/api/workflows', keyWithoutWorkflows),
+      403,
+      'missing_permission',
+      'forbidden',
+    );
+    await expectProblem(
+      await send('GET', '/api/open/v1/userinfo', 'ghu_not_a_token'),
+      401,
+      'invalid_access_token',
+      'unauthorized',
+    );
+    await expectProblem(
+      await send('GET', `/api/open/v1/${login}/tokens`, userInfoToken),
+      403,
+      'insufficient_scope',
+      'insufficient-scope',
+    );
   });
 
   it('names bad input: the contract (invalid_request), a graph (invalid_workflow), the method (method_not_allowed)', async () => {

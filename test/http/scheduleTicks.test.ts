@@ -38,33 +38,59 @@ function startWorker(server: TestServer): Worker {
   return { child, output: () => text };
 }
 
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
+async function until<T>(
+  what: string,
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs: number,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
     if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s (last: ${JSON.stringify(value)})`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not within ${timeoutMs / 1000} s (last: ${JSON.stringify(value)})`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
 
 /** One store's case: the service, two workers, an every-minute schedule; resolves with the runs' creation times once two ticks have come. */
 async function twoTicks(dialect: Dialect): Promise<number[]> {
-  const server = await startTestServer({ dialect, runs: { worker: false }, env: { SCHEDULE_CHECK_INTERVAL_SECONDS: '1' } });
+  const server = await startTestServer({
+    dialect,
+    runs: { worker: false },
+    env: { SCHEDULE_CHECK_INTERVAL_SECONDS: '1' },
+  });
   const workers: Worker[] = [];
   try {
     const user = await createUser(server.ctx, { login: 'ticker', password: 'correct horse battery' });
-    const { token } = await createAccessToken(server.ctx, { userId: user.id, namespace: 'ticker', name: 'ticks', usageScenario: 'paid', permissions: ['workflows'] });
+    const { token } = await createAccessToken(server.ctx, {
+      userId: user.id,
+      namespace: 'ticker',
+      name: 'ticks',
+      usageScenario: 'paid',
+      permissions: ['workflows'],
+    });
     const client: ApiClient = createApiClient(server.baseUrl, { bearer: token });
     workers.push(startWorker(server), startWorker(server));
-    for (const w of workers) await until('worker started', async () => w.output(), (text) => text.includes('worker started') || w.child.exitCode !== null, 60_000);
+    for (const w of workers)
+      await until(
+        'worker started',
+        async () => w.output(),
+        (text) => text.includes('worker started') || w.child.exitCode !== null,
+        60_000,
+      );
     for (const w of workers) expect(w.child.exitCode, w.output()).toBeNull();
 
     const wf = (await client.POST('/api/workflows', { body: { name: 'Every minute', ...seedGraph() } })).data!.data.id;
-    const created = await client.POST('/api/workflows/{workflow_id}/schedules', { params: { path: { workflow_id: wf } }, body: { cron: '* * * * *', inputs: { ticket: 'tick' } } });
+    const created = await client.POST('/api/workflows/{workflow_id}/schedules', {
+      params: { path: { workflow_id: wf } },
+      body: { cron: '* * * * *', inputs: { ticket: 'tick' } },
+    });
     expect(created.response.status).toBe(201);
 
-    const listRuns = async () => (await client.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: wf } } })).data!.data;
+    const listRuns = async () =>
+      (await client.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: wf } } })).data!.data;
     await until('two ticks', listRuns, (runs) => runs.length >= 2, 200_000);
     // A tick stays due for a while after it comes: give a late duplicate time to show.
     await new Promise((r) => setTimeout(r, 5_000));

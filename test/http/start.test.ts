@@ -35,7 +35,9 @@ function npmStart(env: Record<string, string>): { child: ChildProcess; output: (
 function start(env: Record<string, string>): { child: ChildProcess; output: () => string } {
   let text = '';
   const { BASE_URL: _ignored, ...inherited } = process.env; // vitest sets BASE_URL=/ for Vite
-  const child = spawn('sh', ['scripts/node.sh', 'src/main.ts'], { env: { ...inherited, NODE_ENV: 'production', ...env } });
+  const child = spawn('sh', ['scripts/node.sh', 'src/main.ts'], {
+    env: { ...inherited, NODE_ENV: 'production', ...env },
+  });
   child.stdout!.on('data', (d) => (text += d));
   child.stderr!.on('data', (d) => (text += d));
   return { child, output: () => text };
@@ -51,7 +53,12 @@ describe('npm start (src/main.ts as a real process)', () => {
     const testDb: TestDb = await createTestDb(dialect, { migrate: false });
     cleanups.push(() => testDb.destroy());
     const port = await freePort();
-    const { child, output } = start({ DATABASE_URL: testDb.url, PORT: String(port), HOST: '127.0.0.1', SECRETS_KEY: TEST_SECRETS_KEY });
+    const { child, output } = start({
+      DATABASE_URL: testDb.url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SECRETS_KEY: TEST_SECRETS_KEY,
+    });
     cleanups.push(async () => void child.kill('SIGKILL'));
     const res = await waitForReady(`http://127.0.0.1:${port}/readyz`, child, output);
     expect(await res.json()).toMatchObject({ status: 'ok', checks: { database: 'ok' } });
@@ -69,7 +76,11 @@ describe('npm start (src/main.ts as a real process)', () => {
 
   it('stops with one line naming DATABASE_URL, the host and what to check when the database refuses connections (no stack)', async () => {
     const port = await freePort(); // nothing listens there
-    const { child, output } = start({ DATABASE_URL: `postgres://app:secret-pw@127.0.0.1:${port}/app`, PORT: String(await freePort()), SECRETS_KEY: TEST_SECRETS_KEY });
+    const { child, output } = start({
+      DATABASE_URL: `postgres://app:secret-pw@127.0.0.1:${port}/app`,
+      PORT: String(await freePort()),
+      SECRETS_KEY: TEST_SECRETS_KEY,
+    });
     const [code] = await once(child, 'exit');
     expect(code).toBe(1);
     expect(output().trim()).toBe(
@@ -84,10 +95,20 @@ describe('npm start (src/main.ts as a real process)', () => {
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise((resolve) => taken.close(() => resolve())));
     const port = (taken.address() as AddressInfo).port;
-    const { child, output } = start({ NODE_ENV: 'development', DEMO: 'true', DATABASE_URL: testDb.url, PORT: String(port), HOST: '127.0.0.1', SECRETS_KEY: TEST_SECRETS_KEY, LOG_LEVEL: 'warn' });
+    const { child, output } = start({
+      NODE_ENV: 'development',
+      DEMO: 'true',
+      DATABASE_URL: testDb.url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SECRETS_KEY: TEST_SECRETS_KEY,
+      LOG_LEVEL: 'warn',
+    });
     const [code] = await once(child, 'exit');
     expect(code).toBe(1);
-    expect(output().trim()).toBe(`Cannot listen on 127.0.0.1:${port} (PORT=${port}, HOST=127.0.0.1): another process is using that port. Stop it, or set PORT to a free port (e.g. PORT=3001).`);
+    expect(output().trim()).toBe(
+      `Cannot listen on 127.0.0.1:${port} (PORT=${port}, HOST=127.0.0.1): another process is using that port. Stop it, or set PORT to a free port (e.g. PORT=3001).`,
+    );
     // The next start, on a free port, creates the demo data and shows its secrets then.
     expect(await testDb.db('users').first('id')).toBeUndefined();
   });
@@ -102,7 +123,13 @@ describe('npm start (src/main.ts as a real process)', () => {
 
   it('refuses demo data in production, even when asked for with --demo', async () => {
     const child = spawn('sh', ['scripts/node.sh', 'src/main.ts', '--demo'], {
-      env: { ...process.env, BASE_URL: '', NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, DATABASE_URL: 'mysql://app:app@127.0.0.1:1/none' },
+      env: {
+        ...process.env,
+        BASE_URL: '',
+        NODE_ENV: 'production',
+        SECRETS_KEY: TEST_SECRETS_KEY,
+        DATABASE_URL: 'mysql://app:app@127.0.0.1:1/none',
+      },
     });
     let text = '';
     child.stderr!.on('data', (d) => (text += d));
@@ -125,7 +152,12 @@ describe('npm start (src/main.ts as a real process)', () => {
     const otherKey = randomBytes(32);
     await getOrCreateSecret({ db: testDb.db, sealer: createSealer(otherKey) }, 'session_key', () => 'a session key');
     const port = await freePort();
-    const { child, output } = start({ DATABASE_URL: testDb.url, PORT: String(port), HOST: '127.0.0.1', SECRETS_KEY: TEST_SECRETS_KEY });
+    const { child, output } = start({
+      DATABASE_URL: testDb.url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SECRETS_KEY: TEST_SECRETS_KEY,
+    });
     cleanups.push(async () => void child.kill('SIGKILL'));
     const [code] = await once(child, 'exit');
     expect(code).toBe(1);
@@ -141,7 +173,13 @@ describe('npm start (src/main.ts as a real process)', () => {
       await removeEmbeddedPostgresData(path.join(dataDir, 'pg'));
       await rm(home, { recursive: true, force: true });
     });
-    const env = { NODE_ENV: 'development', DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1', EMBEDDED_PG_PORT: String(await freePort()) };
+    const env = {
+      NODE_ENV: 'development',
+      DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      HOST: '127.0.0.1',
+      EMBEDDED_PG_PORT: String(await freePort()),
+    };
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       const { child, output } = npmStart(env);
       cleanups.push(async () => void child.kill('SIGKILL'));
@@ -150,7 +188,9 @@ describe('npm start (src/main.ts as a real process)', () => {
         // Seeded once it listens (a start refused its port creates nothing): announced just after.
         await expect.poll(output, { timeout: 10_000 }).toContain('First start: demo data created');
         // Said before the several seconds a first start takes, not after.
-        expect(output().indexOf('first start: creating the embedded PostgreSQL database')).toBeLessThan(output().indexOf('"msg":"listening"'));
+        expect(output().indexOf('first start: creating the embedded PostgreSQL database')).toBeLessThan(
+          output().indexOf('"msg":"listening"'),
+        );
       } else {
         expect(output()).not.toContain('First start');
         expect(output()).toContain('starting the embedded PostgreSQL');
@@ -161,7 +201,10 @@ describe('npm start (src/main.ts as a real process)', () => {
       expect(alive(postgresPid)).toBe(true);
       if (signal === 'SIGTERM') {
         // What a container runtime does to `CMD npm start`: signal the process npm started.
-        const started = execFileSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' }).trim().split(/\s+/).map(Number);
+        const started = execFileSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' })
+          .trim()
+          .split(/\s+/)
+          .map(Number);
         expect(started).toHaveLength(1);
         process.kill(started[0]!, 'SIGTERM');
       } else {

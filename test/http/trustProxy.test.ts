@@ -25,7 +25,12 @@ describe('TRUST_PROXY with a hop count', () => {
     fetch(`${server.baseUrl}/api/open/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': forwardedFor },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'ghr_unknown', client_id: 'app_nobody', client_secret: 'cs_guess' }),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: 'ghr_unknown',
+        client_id: 'app_nobody',
+        client_secret: 'cs_guess',
+      }),
     });
 
   it('a forged leftmost X-Forwarded-For does not evade the failed-auth limit per address', async () => {

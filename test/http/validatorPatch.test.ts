@@ -12,7 +12,9 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 // seen through real requests. Every test here fails when the patch is not applied.
 
 const root = new URL('../../', import.meta.url);
-const installed: string = JSON.parse(readFileSync(new URL('node_modules/express-openapi-validator/package.json', root), 'utf8')).version;
+const installed: string = JSON.parse(
+  readFileSync(new URL('node_modules/express-openapi-validator/package.json', root), 'utf8'),
+).version;
 const patchFile = `patches/express-openapi-validator+${installed}.patch`;
 // What the validator itself requires (resolved from its own folder), to count calls to it.
 const fromValidator = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
@@ -24,7 +26,15 @@ describe('the express-openapi-validator patch', () => {
   beforeAll(async () => {
     server = await startTestServer();
     await createUser(server.ctx, { login: 'patched', password: 'p-a-t-c-h-e-d-password' });
-    key = (await createAccessToken(server.ctx, { userLogin: 'patched', namespace: 'patched', name: 'k', usageScenario: 'paid', permissions: ['workflows'] })).token;
+    key = (
+      await createAccessToken(server.ctx, {
+        userLogin: 'patched',
+        namespace: 'patched',
+        name: 'k',
+        usageScenario: 'paid',
+        permissions: ['workflows'],
+      })
+    ).token;
   });
   afterAll(async () => {
     await server?.close();
@@ -36,21 +46,26 @@ describe('the express-openapi-validator patch', () => {
   const get = (path: string) => fetch(`${server.baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
 
   it('is pinned: package.json asks for exactly the installed version, the one the patch names, and every hunk is in place', () => {
-    const wanted = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).dependencies['express-openapi-validator'];
+    const wanted = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).dependencies[
+      'express-openapi-validator'
+    ];
     expect(wanted).toBe(installed);
     expect(existsSync(new URL(patchFile, root))).toBe(true);
     // Reversing applies cleanly only when every hunk of the patch is in the installed files.
-    expect(() => execFileSync('git', ['apply', '--check', '--reverse', patchFile], { cwd: root, stdio: 'pipe' })).not.toThrow();
+    expect(() =>
+      execFileSync('git', ['apply', '--check', '--reverse', patchFile], { cwd: root, stdio: 'pipe' }),
+    ).not.toThrow();
   });
 
   it('route cache: a request compiles no route pattern (openapi.metadata.js)', async () => {
     expect((await get('/api/workflows')).status).toBe(200); // the first request builds the table
     const compiled = vi.spyOn(pathToRegexp, 'pathToRegexp');
-    for (const path of ['/api/workflows', '/api/workflows/wf_missing', '/api/workflows/wf_missing/runs']) await get(path);
+    for (const path of ['/api/workflows', '/api/workflows/wf_missing', '/api/workflows/wf_missing/runs'])
+      await get(path);
     expect(compiled).not.toHaveBeenCalled();
   });
 
-  it('security: the requirements are tried in the spec\'s order, stopping at the first that passes or refusing with the first\'s reason (openapi.security.js)', async () => {
+  it("security: the requirements are tried in the spec's order, stopping at the first that passes or refusing with the first's reason (openapi.security.js)", async () => {
     // The gateway takes [proxyToken] or [apiKey]. A JWT that does not verify is refused as a proxy
     // token; run side by side, the API-key check refused it first as another kind of token.
     const forged = 'eyJhbGciOiJFUzI1NiIsImtpZCI6Im5vbmUifQ.eyJzdWIiOiIxIn0.c2lnbmF0dXJl';

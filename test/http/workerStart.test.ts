@@ -11,12 +11,19 @@ it('starts a worker with PORT=0 and stops it on SIGTERM with exit 0', async () =
   try {
     let text = '';
     const { BASE_URL: _ignored, ...inherited } = process.env; // vitest sets BASE_URL=/ for Vite
-    const env = { ...inherited, NODE_ENV: 'production', PORT: '0', DATABASE_URL: testDb.url, SECRETS_KEY: TEST_SECRETS_KEY };
+    const env = {
+      ...inherited,
+      NODE_ENV: 'production',
+      PORT: '0',
+      DATABASE_URL: testDb.url,
+      SECRETS_KEY: TEST_SECRETS_KEY,
+    };
     const child = spawn('sh', ['scripts/node.sh', 'src/worker.ts'], { env });
     child.stdout.on('data', (d) => (text += d));
     child.stderr.on('data', (d) => (text += d));
     const exited = once(child, 'exit');
-    for (let i = 0; i < 300 && !text.includes('worker started') && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 300 && !text.includes('worker started') && child.exitCode === null; i++)
+      await new Promise((r) => setTimeout(r, 100));
     expect(text).toContain('worker started');
     expect(text).not.toMatch(/PORT/);
     child.kill('SIGTERM');

@@ -68,8 +68,23 @@ describe('OpenID Connect relying parties of other languages, with their defaults
     const c = service.credentials;
     clients.default = { clientId: c.CONTRACT_CLIENT_ID, clientSecret: c.CONTRACT_CLIENT_SECRET, registeredAlg: '' };
     // The operator registers a second app whose client asked for ES256 ID tokens.
-    const es = adminCli(service.env, 'app', 'create', '--owner', c.CONTRACT_LOGIN, '--name', 'ES256 relying party', '--description', 'Asks for ES256 ID tokens',
-      '--homepage', 'http://127.0.0.1:9/', '--redirect-uri', c.CONTRACT_REDIRECT_URI, '--id-token-alg', 'ES256') as { client_id: string; client_secret: string; id_token_signed_response_alg: string };
+    const es = adminCli(
+      service.env,
+      'app',
+      'create',
+      '--owner',
+      c.CONTRACT_LOGIN,
+      '--name',
+      'ES256 relying party',
+      '--description',
+      'Asks for ES256 ID tokens',
+      '--homepage',
+      'http://127.0.0.1:9/',
+      '--redirect-uri',
+      c.CONTRACT_REDIRECT_URI,
+      '--id-token-alg',
+      'ES256',
+    ) as { client_id: string; client_secret: string; id_token_signed_response_alg: string };
     expect(es.id_token_signed_response_alg).toBe('ES256');
     clients.es256 = { clientId: es.client_id, clientSecret: es.client_secret, registeredAlg: 'ES256' };
   }, 300_000);
@@ -85,10 +100,18 @@ describe('OpenID Connect relying parties of other languages, with their defaults
     expect(toLogin.status).toBe(302);
     const loginPage = await browser.fetch(toLogin.headers.get('location')!);
     expect(loginPage.status).toBe(200);
-    const loggedIn = await browser.post('/login', { ...formFields(await loginPage.text()), login: c.CONTRACT_LOGIN, password: c.CONTRACT_PASSWORD });
+    const loggedIn = await browser.post('/login', {
+      ...formFields(await loginPage.text()),
+      login: c.CONTRACT_LOGIN,
+      password: c.CONTRACT_PASSWORD,
+    });
     expect(loggedIn.status).toBe(303);
     // The relying party's own PKCE (each sends it), not the helpers'.
-    return (await authorizeInBrowser(browser, new URL(loggedIn.headers.get('location')!, service.baseUrl), 'allow', { pkce: false })).toString();
+    return (
+      await authorizeInBrowser(browser, new URL(loggedIn.headers.get('location')!, service.baseUrl), 'allow', {
+        pkce: false,
+      })
+    ).toString();
   }
 
   /** Runs one relying party's driver: it prints the authorization URL, gets the callback, prints its result. */
@@ -124,13 +147,16 @@ describe('OpenID Connect relying parties of other languages, with their defaults
       child.on('close', (code) => {
         clearTimeout(timer);
         if (code === 0 && result) resolve(result);
-        else reject(new Error(`${name} exited with ${code}${result ? '' : ' without a result'}:\n${stderr.slice(-4000)}`));
+        else
+          reject(new Error(`${name} exited with ${code}${result ? '' : ' without a result'}:\n${stderr.slice(-4000)}`));
       });
     });
   }
 
   async function publishedKey(kid: string): Promise<Record<string, unknown> | undefined> {
-    const jwks = (await (await fetch(`${service.baseUrl}/.well-known/jwks.json`)).json()) as { keys: Array<Record<string, unknown>> };
+    const jwks = (await (await fetch(`${service.baseUrl}/.well-known/jwks.json`)).json()) as {
+      keys: Array<Record<string, unknown>>;
+    };
     return jwks.keys.find((k) => k.kid === kid);
   }
 
@@ -142,7 +168,12 @@ describe('OpenID Connect relying parties of other languages, with their defaults
         return;
       }
       const result = await signInWith(name, clients.default);
-      expect(result).toMatchObject({ alg: 'RS256', iss: service.baseUrl, aud: clients.default.clientId, userinfo_sub: result.sub });
+      expect(result).toMatchObject({
+        alg: 'RS256',
+        iss: service.baseUrl,
+        aud: clients.default.clientId,
+        userinfo_sub: result.sub,
+      });
       // Nimbus's default validator expects RS256: what refused the provider while it published ES256 alone.
       if (name === 'nimbus') expect(result.expected_alg).toBe('RS256');
       expect(await publishedKey(result.kid)).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig' });
@@ -155,7 +186,12 @@ describe('OpenID Connect relying parties of other languages, with their defaults
         return;
       }
       const result = await signInWith(name, clients.es256);
-      expect(result).toMatchObject({ alg: 'ES256', iss: service.baseUrl, aud: clients.es256.clientId, userinfo_sub: result.sub });
+      expect(result).toMatchObject({
+        alg: 'ES256',
+        iss: service.baseUrl,
+        aud: clients.es256.clientId,
+        userinfo_sub: result.sub,
+      });
       expect(await publishedKey(result.kid)).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
     }, 120_000);
   }

@@ -19,7 +19,16 @@ export async function axeViolations(page: Page, options: { wcagOnly?: boolean } 
   await page.evaluate(AXE_SOURCE);
   const tags = options.wcagOnly ? WCAG21 : [...WCAG21, 'wcag22aa', 'best-practice'];
   const violations = await page.evaluate(async (values) => {
-    const axe = (globalThis as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: { id: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
+    const axe = (
+      globalThis as unknown as {
+        axe: {
+          run: (
+            context: Document,
+            options: object,
+          ) => Promise<{ violations: { id: string; nodes: { target: unknown[] }[] }[] }>;
+        };
+      }
+    ).axe;
     const result = await axe.run(document, { runOnly: { type: 'tag', values }, resultTypes: ['violations'] });
     return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${JSON.stringify(n.target)}`));
   }, tags);

@@ -5,7 +5,10 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 // screenshots kept as CI artifacts under artifacts/e2e/.
 
 export const launchChromium = (): Promise<Browser> =>
-  chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
 
 export const SCREEN_WIDTHS = { desktop: 1280, phone: 390 } as const;
 
@@ -20,7 +23,13 @@ export const scrollsSideways = (page: Page): Promise<boolean> =>
   page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
 
 /** Logs in through the login form. */
-export async function logInPage(page: Page, baseUrl: string, login: string, password: string, returnTo = '/settings/applications'): Promise<void> {
+export async function logInPage(
+  page: Page,
+  baseUrl: string,
+  login: string,
+  password: string,
+  returnTo = '/settings/applications',
+): Promise<void> {
   await page.goto(`${baseUrl}/login?return_to=${encodeURIComponent(returnTo)}`);
   await page.fill('#login', login);
   await page.fill('#password', password);

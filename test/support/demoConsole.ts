@@ -16,7 +16,9 @@ export interface DemoConsole {
 }
 
 /** `watch` sees the page before it signs in (a console-error listener, say). */
-export async function openDemoConsole(options: { height?: number; watch?: (page: Page) => void } = {}): Promise<DemoConsole> {
+export async function openDemoConsole(
+  options: { height?: number; watch?: (page: Page) => void } = {},
+): Promise<DemoConsole> {
   const server = await startTestServer({ runs: true, env: { DEMO_MODELS: 'true' } });
   const seed = (await seedDemo(server.ctx))!;
   const api = createApiClient(server.baseUrl, { bearer: seed.apiKey.token });
@@ -26,7 +28,11 @@ export async function openDemoConsole(options: { height?: number; watch?: (page:
   options.watch?.(page);
   await logInPage(page, server.baseUrl, DEMO.login, DEMO.password, '/workflows');
   return {
-    server, seed, api, browser, page,
+    server,
+    seed,
+    api,
+    browser,
+    page,
     async close() {
       await browser.close();
       await server.close();

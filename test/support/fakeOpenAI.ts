@@ -63,13 +63,16 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   const server: Server = createServer(async (req, res) => {
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
       res.writeHead(404, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: 'Not found', type: 'invalid_request_error', param: null, code: null } }));
+      res.end(
+        JSON.stringify({ error: { message: 'Not found', type: 'invalid_request_error', param: null, code: null } }),
+      );
       return;
     }
     const body = (await readJson(req)) as FakeOpenAI['requests'][number];
     fake.requests.push(body);
     const last = body.messages.at(-1)?.content ?? '';
-    const reply: FakeReply = fake.replies.shift() ?? fake.answer?.(body) ?? { kind: 'completion', content: last.toUpperCase() };
+    const reply: FakeReply = fake.replies.shift() ??
+      fake.answer?.(body) ?? { kind: 'completion', content: last.toUpperCase() };
     if (reply.kind === 'hang') return; // never answers; the client's timeout or abort must end it
     if (reply.kind === 'raw') {
       res.writeHead(reply.status, { 'Content-Type': 'application/json' });
@@ -81,7 +84,11 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         'Content-Type': 'application/json',
         ...(reply.retryAfter !== undefined ? { 'Retry-After': String(reply.retryAfter) } : {}),
       });
-      res.end(JSON.stringify({ error: { message: reply.message, type: reply.type ?? 'server_error', param: null, code: null } }));
+      res.end(
+        JSON.stringify({
+          error: { message: reply.message, type: reply.type ?? 'server_error', param: null, code: null },
+        }),
+      );
       return;
     }
     const promptTokens = body.messages.reduce((n, m) => n + m.content.split(/\s+/).length, 0);
@@ -104,14 +111,19 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     }
     if (reply.kind === 'cut-stream' || reply.kind === 'stalled-stream') {
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-      for (const piece of reply.chunks) res.write(`data: ${JSON.stringify(chunk(body.model, { content: piece }, null))}\n\n`);
+      for (const piece of reply.chunks)
+        res.write(`data: ${JSON.stringify(chunk(body.model, { content: piece }, null))}\n\n`);
       if (reply.kind === 'cut-stream') res.end();
       return;
     }
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (reply.until) await reply.until;
     const completionTokens = reply.content.split(/\s+/).length;
-    const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+    const usage = {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+    };
     if (body.stream && fake.streams) {
       // OpenAI's streaming wire format: a role chunk, a chunk per word, a finish chunk, the usage
       // chunk (choices empty) when stream_options.include_usage asks for it, then [DONE].

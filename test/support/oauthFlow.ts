@@ -31,19 +31,35 @@ export class Browser {
   }
 
   post(url: string, fields: Record<string, string>): Promise<Response> {
-    return this.fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+    return this.fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
   }
 }
 
 /** The value of every hidden/text input of the first form of a page. */
 export function formFields(page: string): Record<string, string> {
   const fields: Record<string, string> = {};
-  const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-  for (const m of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[m[1]!] ??= unescape(m[2]!);
+  const unescape = (s: string) =>
+    s
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&amp;/g, '&');
+  for (const m of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    fields[m[1]!] ??= unescape(m[2]!);
   return fields;
 }
 
-export async function logIn(browser: Browser, login: string, password: string, returnTo = '/settings/applications'): Promise<Response> {
+export async function logIn(
+  browser: Browser,
+  login: string,
+  password: string,
+  returnTo = '/settings/applications',
+): Promise<Response> {
   const page = await (await browser.fetch(`/login?return_to=${encodeURIComponent(returnTo)}`)).text();
   const { csrf_token } = formFields(page);
   return browser.post('/login', { login, password, csrf_token: csrf_token!, return_to: returnTo });
@@ -64,21 +80,28 @@ let counter = 0;
  * A user and an app of theirs; `idTokenAlg`: the app's id_token_signed_response_alg (RS256 unless
  * given); `pkceRequired: false`: the operator exempted it from PKCE (required unless given).
  */
-export async function createFixture(db: Knex, redirectUri = 'https://client.example.test/callback', options: { idTokenAlg?: string; pkceRequired?: boolean } = {}): Promise<Fixture> {
+export async function createFixture(
+  db: Knex,
+  redirectUri = 'https://client.example.test/callback',
+  options: { idTokenAlg?: string; pkceRequired?: boolean } = {},
+): Promise<Fixture> {
   counter += 1;
   const login = `user${counter}x${Math.floor(Math.random() * 1e6)}`;
   const password = 'correct horse battery';
   const user = await createUser({ db }, { login, password, name: `User ${counter}` });
   const appName = `Demo App ${counter}`;
-  const { app, clientSecret } = await createApp({ db }, {
-    ownerUserId: user.id,
-    name: appName,
-    description: 'Reads your profile <for tests>',
-    homepage: 'https://client.example.test/',
-    redirectUri,
-    idTokenAlg: options.idTokenAlg,
-    pkceRequired: options.pkceRequired,
-  });
+  const { app, clientSecret } = await createApp(
+    { db },
+    {
+      ownerUserId: user.id,
+      name: appName,
+      description: 'Reads your profile <for tests>',
+      homepage: 'https://client.example.test/',
+      redirectUri,
+      idTokenAlg: options.idTokenAlg,
+      pkceRequired: options.pkceRequired,
+    },
+  );
   return { userId: user.id, login, password, clientId: app.client_id, clientSecret, redirectUri, appName };
 }
 
@@ -86,7 +109,10 @@ export const insecure = { [oauth.allowInsecureRequests]: true } as const;
 
 export async function discover(baseUrl: string): Promise<oauth.AuthorizationServer> {
   const issuer = new URL(baseUrl);
-  return oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
+  return oauth.processDiscoveryResponse(
+    issuer,
+    await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
+  );
 }
 
 /**
@@ -113,7 +139,12 @@ export function withPkce(authorizationUrl: URL | string): URL {
  * The user's side: open the authorization URL logged in, answer the consent form, and return the
  * Location the browser is sent to (the client's callback).
  */
-export async function authorizeInBrowser(browser: Browser, authorizationUrl: URL, decision: 'allow' | 'deny' = 'allow', options: { pkce?: boolean } = {}): Promise<URL> {
+export async function authorizeInBrowser(
+  browser: Browser,
+  authorizationUrl: URL,
+  decision: 'allow' | 'deny' = 'allow',
+  options: { pkce?: boolean } = {},
+): Promise<URL> {
   // A user who granted these scopes before is not asked again (a remembered grant): allowing is
   // then the redirect itself; denying needs the page, which `prompt=consent` brings back.
   const url = options.pkce === false ? new URL(authorizationUrl) : withPkce(authorizationUrl);
@@ -121,7 +152,8 @@ export async function authorizeInBrowser(browser: Browser, authorizationUrl: URL
   const consent = await browser.fetch(url.toString());
   const location = consent.headers.get('location');
   if (consent.status === 302 && location && new URL(location, url).searchParams.has('code')) return new URL(location);
-  if (consent.status !== 200) throw new Error(`expected the consent page, got ${consent.status} ${consent.headers.get('location') ?? ''}`);
+  if (consent.status !== 200)
+    throw new Error(`expected the consent page, got ${consent.status} ${consent.headers.get('location') ?? ''}`);
   const fields = formFields(await consent.text());
   const answer = await browser.post('/oauth/authorize/decision', { ...fields, decision });
   if (answer.status !== 303) throw new Error(`expected a redirect, got ${answer.status}`);
@@ -133,7 +165,12 @@ export async function authorizeInBrowser(browser: Browser, authorizationUrl: URL
  * the user logs in and allows `scope`; the app exchanges the code. Returns the token response and
  * the user's logged-in browser (for the settings pages).
  */
-export async function obtainTokens(baseUrl: string, as: oauth.AuthorizationServer, f: Fixture, scope: string): Promise<{ browser: Browser; tokens: oauth.TokenEndpointResponse }> {
+export async function obtainTokens(
+  baseUrl: string,
+  as: oauth.AuthorizationServer,
+  f: Fixture,
+  scope: string,
+): Promise<{ browser: Browser; tokens: oauth.TokenEndpointResponse }> {
   const browser = new Browser(baseUrl);
   const login = await logIn(browser, f.login, f.password);
   if (login.status !== 303) throw new Error(`login failed with ${login.status}`);
@@ -152,6 +189,14 @@ export async function obtainTokens(baseUrl: string, as: oauth.AuthorizationServe
   const callback = await authorizeInBrowser(browser, url);
   const client = { client_id: f.clientId };
   const params = oauth.validateAuthResponse(as, client, callback, state);
-  const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(f.clientSecret), params, f.redirectUri, verifier, insecure);
+  const response = await oauth.authorizationCodeGrantRequest(
+    as,
+    client,
+    oauth.ClientSecretBasic(f.clientSecret),
+    params,
+    f.redirectUri,
+    verifier,
+    insecure,
+  );
   return { browser, tokens: await oauth.processAuthorizationCodeResponse(as, client, response) };
 }

@@ -15,7 +15,9 @@ export function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -24,7 +26,12 @@ export function freePort(): Promise<number> {
  * Polls `url` until it answers 200 (a started service's /readyz). Fails at once, with what the
  * process printed, when the process exits first; and after `timeoutMs` as a guard against a hang.
  */
-export async function waitForReady(url: string, child: ChildProcess, output: () => string, timeoutMs = 90_000): Promise<Response> {
+export async function waitForReady(
+  url: string,
+  child: ChildProcess,
+  output: () => string,
+  timeoutMs = 90_000,
+): Promise<Response> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}:\n${output()}`);
@@ -41,7 +48,11 @@ export async function waitForReady(url: string, child: ChildProcess, output: () 
 
 /** Runs the admin CLI (`src/cli/admin.ts ... --json`) with `env` and returns its JSON answer. */
 export function adminCli(env: NodeJS.ProcessEnv, ...args: string[]): Record<string, unknown> {
-  const result = spawnSync(process.execPath, ['src/cli/admin.ts', ...args, '--json'], { cwd: root, env, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, ['src/cli/admin.ts', ...args, '--json'], {
+    cwd: root,
+    env,
+    encoding: 'utf8',
+  });
   if (result.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${result.stdout}${result.stderr}`); // --json: the error object is on stdout
   return JSON.parse(result.stdout) as Record<string, unknown>;
 }
@@ -58,10 +69,36 @@ export function provisionThroughCli(
   const slug = p.label.toLowerCase();
   adminCli(env, 'user', 'create', '--login', p.login, '--password', p.password, '--name', `${p.label} User`);
   adminCli(env, 'org', 'create', '--namespace', `${slug}-org`, '--name', `${p.label} Org`, '--owner', p.login);
-  const app = adminCli(env, 'app', 'create', '--owner', p.login, '--name', `${p.label} App`, '--description', p.appDescription,
-    '--homepage', 'http://127.0.0.1:9/', '--redirect-uri', p.redirectUri) as { client_id: string; client_secret: string };
-  const key = adminCli(env, 'token', 'create', '--user', p.login, '--namespace', p.login, '--name', `${slug} key`,
-    '--usage-scenario', 'paid', '--permission', 'workflows') as { id: number; token: string };
+  const app = adminCli(
+    env,
+    'app',
+    'create',
+    '--owner',
+    p.login,
+    '--name',
+    `${p.label} App`,
+    '--description',
+    p.appDescription,
+    '--homepage',
+    'http://127.0.0.1:9/',
+    '--redirect-uri',
+    p.redirectUri,
+  ) as { client_id: string; client_secret: string };
+  const key = adminCli(
+    env,
+    'token',
+    'create',
+    '--user',
+    p.login,
+    '--namespace',
+    p.login,
+    '--name',
+    `${slug} key`,
+    '--usage-scenario',
+    'paid',
+    '--permission',
+    'workflows',
+  ) as { id: number; token: string };
   return { app, key };
 }
 
@@ -69,7 +106,10 @@ export function provisionThroughCli(
  * The environment of a real service process (`src/main.ts`) on a fresh embedded PostgreSQL in a
  * temporary data directory, listening on a free port of 127.0.0.1, with response validation on.
  */
-export async function embeddedServiceEnv(name: string, extra: Record<string, string> = {}): Promise<{ env: NodeJS.ProcessEnv; baseUrl: string; dataDir: string }> {
+export async function embeddedServiceEnv(
+  name: string,
+  extra: Record<string, string> = {},
+): Promise<{ env: NodeJS.ProcessEnv; baseUrl: string; dataDir: string }> {
   const dataDir = await mkdtemp(path.join(tmpdir(), `${name}-`));
   await chmod(dataDir, 0o755); // the embedded cluster runs as its own OS user when we are root
   const port = await freePort();

@@ -4,7 +4,10 @@ type WorkflowNode = components['schemas']['WorkflowNode'];
 type WorkflowEdge = components['schemas']['WorkflowEdge'];
 
 /** The seed's example pipeline: text_input `ticket` -> llm_call -> text_output. */
-export function seedGraph(model = 'echo', format: 'plain' | 'markdown' | 'json' = 'plain'): { nodes: WorkflowNode[]; edges: WorkflowEdge[] } {
+export function seedGraph(
+  model = 'echo',
+  format: 'plain' | 'markdown' | 'json' = 'plain',
+): { nodes: WorkflowNode[]; edges: WorkflowEdge[] } {
   return {
     nodes: [
       { id: 'input', type: 'text_input', config: { variable: 'ticket' } },

@@ -46,14 +46,20 @@ export interface TestServerOptions {
 
 /** A store at a given URL, migrated; closing it only closes the pool (the database is the caller's). */
 async function existingDb(url: string, statementTimeoutMs?: number): Promise<TestDb> {
-  const db = createKnex(url, { poolMax: 5, logger: testKnexLogger, ...(statementTimeoutMs === undefined ? {} : { statementTimeoutMs }) });
+  const db = createKnex(url, {
+    poolMax: 5,
+    logger: testKnexLogger,
+    ...(statementTimeoutMs === undefined ? {} : { statementTimeoutMs }),
+  });
   await migrateLatest(db);
   return { db, dialect: dialectOfUrl(url), url, destroy: () => destroyKnex(db) };
 }
 
 /** A real HTTP server on 127.0.0.1 with a fresh migrated database; BASE_URL is its own address. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const testDb = options.databaseUrl ? await existingDb(options.databaseUrl, options.statementTimeoutMs) : await createTestDb(options.dialect ?? 'pg');
+  const testDb = options.databaseUrl
+    ? await existingDb(options.databaseUrl, options.statementTimeoutMs)
+    : await createTestDb(options.dialect ?? 'pg');
   let queueDb: TestDb | undefined;
   const logs: string[] = [];
   const destination = new Writable({
@@ -66,13 +72,30 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
-  const config = loadConfig({ NODE_ENV: 'test', BASE_URL: baseUrl, LOG_LEVEL: 'info', SECRETS_KEY: TEST_SECRETS_KEY, ...options.env });
-  const ctx: AppContext = { config, db: testDb.db, logger: createLogger({ level: config.LOG_LEVEL, destination }), sealer: await testSealer(config), now: Date.now };
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    BASE_URL: baseUrl,
+    LOG_LEVEL: 'info',
+    SECRETS_KEY: TEST_SECRETS_KEY,
+    ...options.env,
+  });
+  const ctx: AppContext = {
+    config,
+    db: testDb.db,
+    logger: createLogger({ level: config.LOG_LEVEL, destination }),
+    sealer: await testSealer(config),
+    now: Date.now,
+  };
   if (options.runs) {
     const queueUrl =
-      options.queueUrl ?? (testDb.dialect === 'pg' ? testDb.url : (queueDb = await createTestDb('pg', { migrate: false })).url);
+      options.queueUrl ??
+      (testDb.dialect === 'pg' ? testDb.url : (queueDb = await createTestDb('pg', { migrate: false })).url);
     const worker = options.runs === true || options.runs.worker !== false;
-    ctx.runs = await startRunMachinery(ctx, { queueUrl, worker, ...(options.callbackRetry ? { callbackRetry: options.callbackRetry } : {}) });
+    ctx.runs = await startRunMachinery(ctx, {
+      queueUrl,
+      worker,
+      ...(options.callbackRetry ? { callbackRetry: options.callbackRetry } : {}),
+    });
     ctx.queueHealth = ctx.runs.queue.health;
   }
   const app = createApp(ctx);

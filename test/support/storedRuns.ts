@@ -9,13 +9,25 @@ import { seedGraph } from './seedWorkflow.ts';
 
 /** A user with one workflow, for tests that store runs directly. */
 export async function runOwner(db: Knex, workflowName: string): Promise<{ userId: number; workflowId: string }> {
-  const userId = await insertReturningId(db, 'users', { login: 'alice', name: 'alice', password_hash: 'x', created_at: Date.now() });
-  const workflowId = (await createWorkflow({ db, config: loadConfig({}), now: Date.now }, userId, { name: workflowName, ...seedGraph() })).id;
+  const userId = await insertReturningId(db, 'users', {
+    login: 'alice',
+    name: 'alice',
+    password_hash: 'x',
+    created_at: Date.now(),
+  });
+  const workflowId = (
+    await createWorkflow({ db, config: loadConfig({}), now: Date.now }, userId, { name: workflowName, ...seedGraph() })
+  ).id;
   return { userId, workflowId };
 }
 
 /** Stores a run of the owner's workflow as a worker would find it: `status`, after `attempts` attempts. Returns its id. */
-export async function storedRun(db: Knex, owner: { userId: number; workflowId: string }, status: RunStatus, attempts: number): Promise<string> {
+export async function storedRun(
+  db: Knex,
+  owner: { userId: number; workflowId: string },
+  status: RunStatus,
+  attempts: number,
+): Promise<string> {
   const id = newRunId();
   const now = Date.now();
   await runsStore(db).start({

@@ -19,14 +19,21 @@ const MAX_DIFF_RATIO = 0.01;
 
 /** `undefined` when the page matches its reference; otherwise why not (a diff image is kept under artifacts/screenshots/). */
 export async function compareScreenshot(page: Page, name: string, mask: Locator[] = []): Promise<string | undefined> {
-  const shot = await page.screenshot({ fullPage: true, animations: 'disabled', caret: 'hide', mask, maskColor: '#888888' });
+  const shot = await page.screenshot({
+    fullPage: true,
+    animations: 'disabled',
+    caret: 'hide',
+    mask,
+    maskColor: '#888888',
+  });
   const file = path.join(DIR, `${name}.png`);
   if (process.env.UPDATE_SCREENSHOTS === '1') {
     await mkdir(DIR, { recursive: true });
     await writeFile(file, shot);
     return undefined;
   }
-  if (!existsSync(file)) return `no reference image ${path.relative(process.cwd(), file)}: run with UPDATE_SCREENSHOTS=1, review it and commit it`;
+  if (!existsSync(file))
+    return `no reference image ${path.relative(process.cwd(), file)}: run with UPDATE_SCREENSHOTS=1, review it and commit it`;
   const expected = PNG.sync.read(await readFile(file));
   const actual = PNG.sync.read(shot);
   if (expected.width !== actual.width || expected.height !== actual.height) {

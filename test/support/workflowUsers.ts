@@ -5,9 +5,19 @@ import type { AppContext } from '../../src/context.ts';
 import { createAccessToken } from '../../src/accounts/accessTokens.ts';
 import { createUser } from '../../src/accounts/users.ts';
 
-export async function workflowsUser(ctx: AppContext, baseUrl: string, login: string): Promise<{ client: ApiClient; userId: number }> {
+export async function workflowsUser(
+  ctx: AppContext,
+  baseUrl: string,
+  login: string,
+): Promise<{ client: ApiClient; userId: number }> {
   const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, { userId: user.id, namespace: login, name: 'tests', usageScenario: 'paid', permissions: ['workflows'] });
+  const { token } = await createAccessToken(ctx, {
+    userId: user.id,
+    namespace: login,
+    name: 'tests',
+    usageScenario: 'paid',
+    permissions: ['workflows'],
+  });
   return { client: createApiClient(baseUrl, { bearer: token }), userId: user.id };
 }
 

@@ -1,7 +1,14 @@
 // Drives the openapi-generator `typescript-fetch` client (generated with importFileExtension=.js,
 // compiled with tsc next to it, in gen/, run as ES modules) through a workflow's life, in plain Node.
 import { readFileSync } from 'node:fs';
-import { Configuration, OpenApi, ResponseError, WorkflowsApi, WorkflowCreateFromJSON, type RunDetail } from './gen/index.js';
+import {
+  Configuration,
+  OpenApi,
+  ResponseError,
+  WorkflowsApi,
+  WorkflowCreateFromJSON,
+  type RunDetail,
+} from './gen/index.js';
 
 // typescript-fetch prefixes `Bearer ` for the http bearer scheme (apiKey) but not for oauth2: the
 // accessToken function adds it there (docs/generators.md).
@@ -9,11 +16,15 @@ const configuration = new Configuration({
   basePath: process.env.BASE_URL,
   // A client generated from a release before 1.2.0 says which (docs/generators.md).
   ...(process.env.API_VERSION ? { headers: { 'Api-Version': process.env.API_VERSION } } : {}),
-  accessToken: async (scheme?: string) => (scheme === 'oauth2' ? `Bearer ${process.env.ACCESS_TOKEN}` : process.env.API_KEY!),
+  accessToken: async (scheme?: string) =>
+    scheme === 'oauth2' ? `Bearer ${process.env.ACCESS_TOKEN}` : process.env.API_KEY!,
 });
 const api = new WorkflowsApi(configuration);
 // workflow.json (WORKFLOW_FILE), named after the generator.
-const workflowJson = { name: 'Generated client (openapi-generator typescript-fetch)', ...JSON.parse(readFileSync(process.env.WORKFLOW_FILE!, 'utf8')) };
+const workflowJson = {
+  name: 'Generated client (openapi-generator typescript-fetch)',
+  ...JSON.parse(readFileSync(process.env.WORKFLOW_FILE!, 'utf8')),
+};
 
 function check(ok: boolean, message: string): void {
   if (!ok) throw new Error(message);
@@ -35,11 +46,15 @@ async function main(): Promise<void> {
   console.log('ok userinfo (oauth2, Bearer prefix)');
   const { data: workflow } = await api.createWorkflow({ workflowCreate: WorkflowCreateFromJSON(workflowJson) });
   console.log('ok create');
-  const run = async (ticket: string) => (await api.runWorkflow({ workflowId: workflow.id, runRequest: { inputs: { ticket } } })).data.id;
+  const run = async (ticket: string) =>
+    (await api.runWorkflow({ workflowId: workflow.id, runRequest: { inputs: { ticket } } })).data.id;
 
   const held = await run('hang');
   const running = await readUntil(workflow.id, held, 'running');
-  check(running.output === null && running.error === null && running.duration === null, `running run: ${JSON.stringify(running)}`);
+  check(
+    running.output === null && running.error === null && running.duration === null,
+    `running run: ${JSON.stringify(running)}`,
+  );
   console.log('ok read running');
   const waiting = await run('hang');
   const queued = await readUntil(workflow.id, waiting, 'queued');
@@ -52,7 +67,12 @@ async function main(): Promise<void> {
   await readUntil(workflow.id, held, 'cancelled');
   console.log('ok read cancelled');
   const completed = await readUntil(workflow.id, await run('hello'), 'completed');
-  check(JSON.stringify(completed.output) === '{"result":"HELLO"}' && completed.error === null && completed.duration !== null, `completed run: ${JSON.stringify(completed)}`);
+  check(
+    JSON.stringify(completed.output) === '{"result":"HELLO"}' &&
+      completed.error === null &&
+      completed.duration !== null,
+    `completed run: ${JSON.stringify(completed)}`,
+  );
   console.log('ok read completed');
   const failed = await readUntil(workflow.id, await run('fail'), 'failed');
   check(Boolean(failed.error?.code) && failed.error?.nodeId === 'model', `failed run: ${JSON.stringify(failed)}`);
@@ -73,11 +93,15 @@ const statusOf = (err: unknown) => (err instanceof ResponseError ? err.response.
 async function later(): Promise<void> {
   const workflowId = process.env.LATER_WORKFLOW_ID!;
   const shown = process.env.LATER_SHOWN === '1';
-  const read = await api.getWorkflow({ workflowId }).then((answer) => ({ status: 200, workflow: answer.data }), (err: unknown) => ({ status: statusOf(err), workflow: undefined }));
+  const read = await api.getWorkflow({ workflowId }).then(
+    (answer) => ({ status: 200, workflow: answer.data }),
+    (err: unknown) => ({ status: statusOf(err), workflow: undefined }),
+  );
   if (shown) {
     check(read.status === 200, `the later workflow answered ${read.status}`);
     const types = new Set(read.workflow!.nodes.map((node) => node.type as string));
-    for (const want of process.env.LATER_NODE_TYPES!.split(',')) check(types.has(want), `node type ${want} not read: ${[...types].join(', ')}`);
+    for (const want of process.env.LATER_NODE_TYPES!.split(','))
+      check(types.has(want), `node type ${want} not read: ${[...types].join(', ')}`);
     console.log('ok read a workflow with node types it does not know');
   } else {
     check(read.status === 406, `a workflow its release cannot show answered ${read.status}`);

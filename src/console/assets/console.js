@@ -1,6 +1,8 @@
 // The console's progressive enhancement, served as /assets/console.js (the CSP allows script-src
 // 'self', never inline): every page works without it. A Copy button after each <code data-copy>.
-for (const code of document.querySelectorAll('code[data-copy], code#client-id, code#client-secret, code#access-token')) {
+for (const code of document.querySelectorAll(
+  'code[data-copy], code#client-id, code#client-secret, code#access-token',
+)) {
   const button = document.createElement('button');
   button.type = 'button';
   button.className = 'copy';
@@ -40,7 +42,12 @@ if (live) {
   const badge = (status) => el('span', 'badge status-' + status, words(status));
   // As src/console/views (formatDate, formatDuration).
   const date = (iso) => new Date(iso).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
-  const duration = (s) => s < 10 ? s.toFixed(2) + ' s' : s < 60 ? Math.round(s) + ' s' : Math.floor(Math.round(s) / 60) + ' min ' + String(Math.round(s) % 60).padStart(2, '0') + ' s';
+  const duration = (s) =>
+    s < 10
+      ? s.toFixed(2) + ' s'
+      : s < 60
+        ? Math.round(s) + ' s'
+        : Math.floor(Math.round(s) / 60) + ' min ' + String(Math.round(s) % 60).padStart(2, '0') + ' s';
   const rowOf = (id) => live.querySelector('tr.step[data-node="' + CSS.escape(id) + '"]');
   const boxOf = (id) => live.querySelector('.graph g.node[data-node="' + CSS.escape(id) + '"]');
   const startedAt = new Map();
@@ -67,7 +74,12 @@ if (live) {
   };
   const setUsage = (row, usage) => {
     if (!usage) return row.cells[3].replaceChildren(el('small', '', '—'));
-    row.cells[3].replaceChildren(String(usage.total_tokens), el('span', 'cell-label', ' tokens'), el('br'), el('small', '', usage.prompt_tokens + ' in, ' + usage.completion_tokens + ' out'));
+    row.cells[3].replaceChildren(
+      String(usage.total_tokens),
+      el('span', 'cell-label', ' tokens'),
+      el('br'),
+      el('small', '', usage.prompt_tokens + ' in, ' + usage.completion_tokens + ' out'),
+    );
   };
   const outputText = (value) => el('pre', '', typeof value === 'string' ? value : JSON.stringify(value, null, 2));
 
@@ -92,7 +104,13 @@ if (live) {
     'node.progress': (data) => {
       const cell = rowOf(data.node_id)?.cells[4];
       if (!cell) return;
-      cell.replaceChildren(el('small', '', data.done + ' of ' + data.total + ' items done' + (data.failed ? ', ' + data.failed + ' failed' : '') + '…'));
+      cell.replaceChildren(
+        el(
+          'small',
+          '',
+          data.done + ' of ' + data.total + ' items done' + (data.failed ? ', ' + data.failed + ' failed' : '') + '…',
+        ),
+      );
     },
     'node.finished': (data) => {
       setNodeStatus(data.node_id, data.status);
@@ -108,7 +126,8 @@ if (live) {
         problem.append(line);
         cell.replaceChildren(problem, ...(data.output ? [outputText(data.output)] : []));
       } else if (data.status === 'skipped') cell.replaceChildren(el('small', '', 'Skipped: on a branch not taken.'));
-      else if (data.status === 'not_started') cell.replaceChildren(el('small', '', 'Not started: the run ended first.'));
+      else if (data.status === 'not_started')
+        cell.replaceChildren(el('small', '', 'Not started: the run ended first.'));
       else if (data.output !== null && data.output !== undefined) cell.replaceChildren(outputText(data.output));
       else cell.replaceChildren(el('small', '', '—'));
     },
@@ -123,7 +142,11 @@ if (live) {
   };
   /** Reads the state part once; answers the run's status, or undefined (signed out, gone, unreachable). */
   const readState = async () => {
-    const res = await fetch(live.dataset.live, { headers: { Accept: 'text/html' }, cache: 'no-store', redirect: 'error' });
+    const res = await fetch(live.dataset.live, {
+      headers: { Accept: 'text/html' },
+      cache: 'no-store',
+      redirect: 'error',
+    });
     const status = res.headers.get('X-Run-Status');
     if (!res.ok || !status) return undefined; // signed out or gone: the page as it stands, a reload says why
     live.innerHTML = await res.text();
@@ -160,7 +183,10 @@ if (live) {
       const run = JSON.parse(event.data);
       handlers['run.status'](run);
       // The run's totals, output and error as the page renders them.
-      readState().then((status) => status === undefined && ended(run.status), () => ended(run.status));
+      readState().then(
+        (status) => status === undefined && ended(run.status),
+        () => ended(run.status),
+      );
     });
     // A refused stream (closed) or one that keeps failing to reconnect: the state part once a second.
     stream.addEventListener('error', () => {

@@ -25,7 +25,8 @@
       else object[key] = value;
       return;
     }
-    const inner = typeof object[key] === 'object' && object[key] !== null && !Array.isArray(object[key]) ? object[key] : {};
+    const inner =
+      typeof object[key] === 'object' && object[key] !== null && !Array.isArray(object[key]) ? object[key] : {};
     setAt(inner, rest, value);
     if (Object.keys(inner).length) object[key] = inner;
     else delete object[key];
@@ -36,8 +37,11 @@
     if (schema.example !== undefined) return schema.example;
     if (schema.enum) return schema.enum[0];
     const type = typeOf(schema);
-    if (type === 'object') return Object.fromEntries((schema.required ?? []).map((k) => [k, initial(schema.properties?.[k] ?? {})]));
-    return { string: '', number: schema.minimum ?? 0, integer: schema.minimum ?? 0, boolean: false, array: [] }[type] ?? '';
+    if (type === 'object')
+      return Object.fromEntries((schema.required ?? []).map((k) => [k, initial(schema.properties?.[k] ?? {})]));
+    return (
+      { string: '', number: schema.minimum ?? 0, integer: schema.minimum ?? 0, boolean: false, array: [] }[type] ?? ''
+    );
   };
 
   /** The control for one value; `set` receives the new value (undefined: unset), `invalid` a local problem or null. */
@@ -45,14 +49,26 @@
     const type = typeOf(schema);
     if (schema.enum || type === 'boolean') {
       const values = schema.enum ?? [true, false];
-      const select = make('select', { id }, ...(required ? [] : [make('option', { value: '', text: '(not set)' })]),
-        ...values.map((v, i) => make('option', { value: String(i), text: String(v), selected: v === value })));
+      const select = make(
+        'select',
+        { id },
+        ...(required ? [] : [make('option', { value: '', text: '(not set)' })]),
+        ...values.map((v, i) => make('option', { value: String(i), text: String(v), selected: v === value })),
+      );
       if (value === undefined && !required) select.value = '';
       select.addEventListener('change', () => set(select.value === '' ? undefined : values[Number(select.value)]));
       return select;
     }
     if (type === 'number' || type === 'integer') {
-      const input = make('input', { id, type: 'number', inputmode: type === 'integer' ? 'numeric' : 'decimal', step: type === 'integer' ? '1' : 'any', min: schema.minimum, max: schema.maximum, value: typeof value === 'number' ? String(value) : '' });
+      const input = make('input', {
+        id,
+        type: 'number',
+        inputmode: type === 'integer' ? 'numeric' : 'decimal',
+        step: type === 'integer' ? '1' : 'any',
+        min: schema.minimum,
+        max: schema.maximum,
+        value: typeof value === 'number' ? String(value) : '',
+      });
       input.addEventListener('input', () => {
         if (input.value.trim() === '') return set(undefined);
         const n = Number(input.value);
@@ -73,7 +89,7 @@
     const area = make('textarea', { id, rows: '3', spellcheck: 'false', className: 'code' });
     area.value = value === undefined ? '' : JSON.stringify(value, null, 2);
     area.addEventListener('input', () => {
-      if (area.value.trim() === '') return invalid(null), set(undefined);
+      if (area.value.trim() === '') return (invalid(null), set(undefined));
       try {
         const parsed = JSON.parse(area.value);
         invalid(null);
@@ -101,9 +117,13 @@
       const current = value?.[key];
       const hint = prop.description ? make('p', { className: 'hint', id: `${id}-hint`, text: prop.description }) : null;
       if (typeOf(prop) === 'object' && prop.properties) {
-        return make('fieldset', { className: 'config-group', 'data-pointer': fieldPointer },
-          make('legend', { text: key + (isRequired ? ' (required)' : '') }), hint,
-          ...fields(prop, current ?? {}, fieldPointer, onChange, idPrefix, at));
+        return make(
+          'fieldset',
+          { className: 'config-group', 'data-pointer': fieldPointer },
+          make('legend', { text: key + (isRequired ? ' (required)' : '') }),
+          hint,
+          ...fields(prop, current ?? {}, fieldPointer, onChange, idPrefix, at),
+        );
       }
       const local = make('p', { className: 'field-error', id: `${id}-local`, hidden: true });
       const invalid = (message) => {
@@ -114,8 +134,14 @@
       input.setAttribute('data-pointer', fieldPointer);
       if (hint) input.setAttribute('aria-describedby', hint.id);
       if (isRequired) input.setAttribute('aria-required', 'true');
-      return make('div', { className: 'config-field' },
-        make('label', { for: id }, key, isRequired ? make('small', { text: ' (required)' }) : null), hint, input, local);
+      return make(
+        'div',
+        { className: 'config-field' },
+        make('label', { for: id }, key, isRequired ? make('small', { text: ' (required)' }) : null),
+        hint,
+        input,
+        local,
+      );
     });
   }
 

@@ -29,9 +29,12 @@
       }
       const nodes = value?.nodes ?? [];
       const edges = value?.edges ?? [];
-      if (typeof value !== 'object' || !Array.isArray(nodes) || !Array.isArray(edges)) return { reason: 'it needs "nodes" and "edges" lists' };
-      if (!nodes.every((n) => n && typeof n.id === 'string' && typeof n.type === 'string')) return { reason: 'a node has no id or type' };
-      if (!edges.every((e) => e && typeof e.from === 'string' && typeof e.to === 'string')) return { reason: 'an edge has no from or to' };
+      if (typeof value !== 'object' || !Array.isArray(nodes) || !Array.isArray(edges))
+        return { reason: 'it needs "nodes" and "edges" lists' };
+      if (!nodes.every((n) => n && typeof n.id === 'string' && typeof n.type === 'string'))
+        return { reason: 'a node has no id or type' };
+      if (!edges.every((e) => e && typeof e.from === 'string' && typeof e.to === 'string'))
+        return { reason: 'an edge has no from or to' };
       for (const n of nodes) if (typeof n.config !== 'object' || n.config === null) n.config = {};
       return { graph: { nodes, edges } };
     };
@@ -86,7 +89,8 @@
     };
     const addEdge = (from, to, branch) => {
       if (!from || !to || from === to) return announce('Pick two different nodes to connect.');
-      if (state.graph.edges.some((e) => e.from === from && e.to === to && (e.branch ?? '') === (branch ?? ''))) return announce(`${from} → ${to} is there already.`);
+      if (state.graph.edges.some((e) => e.from === from && e.to === to && (e.branch ?? '') === (branch ?? '')))
+        return announce(`${from} → ${to} is there already.`);
       state.graph.edges.push(branch ? { from, to, branch } : { from, to });
       writeJson();
       render();
@@ -105,8 +109,11 @@
     // A choice of every type rather than a button each: the contract's list grows (issue 33), and a
     // choice stays one line at any width, with the chosen type's description under it.
     const palette = () => {
-      const choice = make('select', { id: 'add-node-type', 'aria-describedby': 'add-node-hint' },
-        ...nodeTypes.map((t) => make('option', { value: t.type, text: t.label, selected: t.type === state.adding })));
+      const choice = make(
+        'select',
+        { id: 'add-node-type', 'aria-describedby': 'add-node-hint' },
+        ...nodeTypes.map((t) => make('option', { value: t.type, text: t.label, selected: t.type === state.adding })),
+      );
       const hint = make('p', { className: 'hint', id: 'add-node-hint' });
       const describe = () => {
         hint.textContent = typeSpec.get(choice.value)?.description ?? '';
@@ -118,26 +125,57 @@
       describe();
       const add = make('button', { type: 'button', id: 'add-node' }, 'Add node');
       add.addEventListener('click', () => addNode(choice.value));
-      return make('div', { className: 'palette' }, make('label', { for: 'add-node-type', text: 'Add a node' }), make('div', { className: 'palette-row' }, choice, add), hint);
+      return make(
+        'div',
+        { className: 'palette' },
+        make('label', { for: 'add-node-type', text: 'Add a node' }),
+        make('div', { className: 'palette-row' }, choice, add),
+        hint,
+      );
     };
 
     const nodeList = () =>
-      make('ul', { className: 'node-list', 'aria-label': 'Nodes' },
+      make(
+        'ul',
+        { className: 'node-list', 'aria-label': 'Nodes' },
         ...state.graph.nodes.map((n) => {
           const count = problemsOf(n).length;
-          const button = make('button', { type: 'button', 'aria-pressed': String(n.id === state.selected), className: count ? 'has-problem' : '' },
-            n.id, make('small', { text: ` ${labelOf(n.type)}` }), count ? make('small', { className: 'problem-count', text: ` · ${count} ${count === 1 ? 'problem' : 'problems'}` }) : null);
+          const button = make(
+            'button',
+            { type: 'button', 'aria-pressed': String(n.id === state.selected), className: count ? 'has-problem' : '' },
+            n.id,
+            make('small', { text: ` ${labelOf(n.type)}` }),
+            count
+              ? make('small', {
+                  className: 'problem-count',
+                  text: ` · ${count} ${count === 1 ? 'problem' : 'problems'}`,
+                })
+              : null,
+          );
           button.addEventListener('click', () => select(n.id, false));
           return make('li', {}, button);
-        }));
+        }),
+      );
 
     const nodeIndex = (node) => state.graph.nodes.indexOf(node);
-    const problemsOf = (node) => state.problems.filter((p) => p.pointer === `/nodes/${nodeIndex(node)}` || p.pointer.startsWith(`/nodes/${nodeIndex(node)}/`));
+    const problemsOf = (node) =>
+      state.problems.filter(
+        (p) => p.pointer === `/nodes/${nodeIndex(node)}` || p.pointer.startsWith(`/nodes/${nodeIndex(node)}/`),
+      );
 
     function nodeForm(node) {
       const spec = typeSpec.get(node.type);
       const index = nodeIndex(node);
-      const idInput = make('input', { id: 'node-id', type: 'text', value: node.id, required: true, pattern: '[A-Za-z0-9_-]+', maxlength: '64', 'data-pointer': `/nodes/${index}/id`, 'aria-describedby': 'node-id-hint' });
+      const idInput = make('input', {
+        id: 'node-id',
+        type: 'text',
+        value: node.id,
+        required: true,
+        pattern: '[A-Za-z0-9_-]+',
+        maxlength: '64',
+        'data-pointer': `/nodes/${index}/id`,
+        'aria-describedby': 'node-id-hint',
+      });
       idInput.addEventListener('change', () => {
         if (renameNode(node, idInput.value.trim())) render();
         else idInput.value = node.id;
@@ -152,19 +190,35 @@
       remove.addEventListener('click', () => removeNode(node.id));
       const heading = make('legend', {}, `Node ${node.id} `, make('small', { text: labelOf(node.type) }));
       const problems = make('div', { className: 'node-problems' });
-      return make('fieldset', { className: 'node-form', id: `edit-node-${node.id}`, tabindex: '-1' },
+      return make(
+        'fieldset',
+        { className: 'node-form', id: `edit-node-${node.id}`, tabindex: '-1' },
         heading,
         spec?.description ? make('p', { className: 'hint', text: spec.description }) : null,
         make('label', { for: 'node-id' }, 'Id', make('small', { text: ' (required)' })),
-        make('p', { className: 'hint', id: 'node-id-hint', text: 'Letters, digits, "_" and "-"; templates name it as nodes.<id>.output.' }),
+        make('p', {
+          className: 'hint',
+          id: 'node-id-hint',
+          text: 'Letters, digits, "_" and "-"; templates name it as nodes.<id>.output.',
+        }),
         idInput,
         ...fields(schema, node.config, `/nodes/${index}/config`, onChange, 'cfg'),
-        problems, remove);
+        problems,
+        remove,
+      );
     }
 
     const nodeChoices = (id, label, value) =>
-      make('div', { className: 'connect-field' }, make('label', { for: id, text: label }),
-        make('select', { id }, ...state.graph.nodes.map((n) => make('option', { value: n.id, text: n.id, selected: n.id === value }))));
+      make(
+        'div',
+        { className: 'connect-field' },
+        make('label', { for: id, text: label }),
+        make(
+          'select',
+          { id },
+          ...state.graph.nodes.map((n) => make('option', { value: n.id, text: n.id, selected: n.id === value })),
+        ),
+      );
 
     function edgeRow(edge, index) {
       const remove = make('button', { type: 'button', className: 'danger' }, 'Remove');
@@ -172,24 +226,43 @@
       remove.addEventListener('click', () => removeEdge(index));
       let branch = null;
       if (branchValues) {
-        branch = make('select', { 'aria-label': `Branch of ${edge.from} → ${edge.to}`, 'data-pointer': `/edges/${index}/branch` },
-          make('option', { value: '', text: 'always' }), ...branchValues.map((v) => make('option', { value: v, text: `when ${v}`, selected: edge.branch === v })));
+        branch = make(
+          'select',
+          { 'aria-label': `Branch of ${edge.from} → ${edge.to}`, 'data-pointer': `/edges/${index}/branch` },
+          make('option', { value: '', text: 'always' }),
+          ...branchValues.map((v) => make('option', { value: v, text: `when ${v}`, selected: edge.branch === v })),
+        );
         branch.addEventListener('change', () => {
           if (branch.value) edge.branch = branch.value;
           else delete edge.branch;
           writeJson();
         });
       }
-      return make('li', { 'data-edge': String(index) }, make('span', { text: `${edge.from} → ${edge.to} ` }), branch, remove);
+      return make(
+        'li',
+        { 'data-edge': String(index) },
+        make('span', { text: `${edge.from} → ${edge.to} ` }),
+        branch,
+        remove,
+      );
     }
 
     function edgesPart() {
       const nodes = state.graph.nodes;
-      const from = state.from && nodeAt(state.from) ? state.from : state.selected ?? nodes[0]?.id;
+      const from = state.from && nodeAt(state.from) ? state.from : (state.selected ?? nodes[0]?.id);
       const to = state.to && nodeAt(state.to) && state.to !== from ? state.to : nodes.find((n) => n.id !== from)?.id;
       const branch = branchValues
-        ? make('div', { className: 'connect-field' }, make('label', { for: 'connect-branch', text: 'Followed' }),
-          make('select', { id: 'connect-branch' }, make('option', { value: '', text: 'always' }), ...branchValues.map((v) => make('option', { value: v, text: `when ${v}` }))))
+        ? make(
+            'div',
+            { className: 'connect-field' },
+            make('label', { for: 'connect-branch', text: 'Followed' }),
+            make(
+              'select',
+              { id: 'connect-branch' },
+              make('option', { value: '', text: 'always' }),
+              ...branchValues.map((v) => make('option', { value: v, text: `when ${v}` })),
+            ),
+          )
         : null;
       const add = make('button', { type: 'button', id: 'add-edge' }, 'Add edge');
       add.addEventListener('click', () => {
@@ -197,31 +270,63 @@
         state.to = root.querySelector('#connect-to').value;
         addEdge(state.from, state.to, root.querySelector('#connect-branch')?.value || undefined);
       });
-      return make('section', { className: 'builder-edges', 'aria-labelledby': 'edges-heading' },
+      return make(
+        'section',
+        { className: 'builder-edges', 'aria-labelledby': 'edges-heading' },
         make('h3', { id: 'edges-heading', text: `Edges (${state.graph.edges.length})` }),
-        state.graph.edges.length ? make('ul', { className: 'edge-list' }, ...state.graph.edges.map(edgeRow)) : make('p', {}, make('small', { text: 'No edges yet.' })),
+        state.graph.edges.length
+          ? make('ul', { className: 'edge-list' }, ...state.graph.edges.map(edgeRow))
+          : make('p', {}, make('small', { text: 'No edges yet.' })),
         nodes.length > 1
-          ? make('fieldset', { className: 'connect' }, make('legend', { text: 'Connect' }), nodeChoices('connect-from', 'From', from), nodeChoices('connect-to', 'To', to), branch, add)
+          ? make(
+              'fieldset',
+              { className: 'connect' },
+              make('legend', { text: 'Connect' }),
+              nodeChoices('connect-from', 'From', from),
+              nodeChoices('connect-to', 'To', to),
+              branch,
+              add,
+            )
           : null,
-        make('p', { className: 'hint', text: 'With a mouse, you can also drag from one box of the preview to another, and click an edge there to remove it.' }));
+        make('p', {
+          className: 'hint',
+          text: 'With a mouse, you can also drag from one box of the preview to another, and click an edge there to remove it.',
+        }),
+      );
     }
 
     function render() {
       const read = readJson();
-      root.replaceChildren(make('h2', { id: 'builder-heading', text: 'Build' }), make('p', { className: 'builder-status', role: 'status' }));
+      root.replaceChildren(
+        make('h2', { id: 'builder-heading', text: 'Build' }),
+        make('p', { className: 'builder-status', role: 'status' }),
+      );
       root.setAttribute('aria-labelledby', 'builder-heading');
       if (!read.graph) {
         state.graph = null;
-        root.append(make('p', { className: 'notice', text: `The builder shows the graph once the JSON below reads as one: ${read.reason}.` }));
+        root.append(
+          make('p', {
+            className: 'notice',
+            text: `The builder shows the graph once the JSON below reads as one: ${read.reason}.`,
+          }),
+        );
         return;
       }
       state.graph = read.graph;
       if (!state.selected || !nodeAt(state.selected)) state.selected = state.graph.nodes[0]?.id ?? null;
       const selectedNode = state.selected ? nodeAt(state.selected) : null;
       root.append(
-        make('p', { className: 'hint', text: 'Add nodes, set each one up and connect them: the JSON below follows, and you can edit it directly too.' }),
+        make('p', {
+          className: 'hint',
+          text: 'Add nodes, set each one up and connect them: the JSON below follows, and you can edit it directly too.',
+        }),
         palette(),
-        make('div', { className: 'builder-main' }, nodeList(), selectedNode ? nodeForm(selectedNode) : make('p', {}, make('small', { text: 'No nodes yet: add one.' }))),
+        make(
+          'div',
+          { className: 'builder-main' },
+          nodeList(),
+          selectedNode ? nodeForm(selectedNode) : make('p', {}, make('small', { text: 'No nodes yet: add one.' })),
+        ),
         edgesPart(),
       );
       markProblems();
@@ -247,18 +352,32 @@
       const leftover = [];
       const selected = state.selected ? problemsOf(nodeAt(state.selected)) : [];
       for (const p of state.problems) {
-        const field = [...root.querySelectorAll('[data-pointer]')].find((e) => e.getAttribute('data-pointer') === p.pointer);
+        const field = [...root.querySelectorAll('[data-pointer]')].find(
+          (e) => e.getAttribute('data-pointer') === p.pointer,
+        );
         if (!field || field.tagName === 'FIELDSET') {
           if (selected.includes(p)) leftover.push(p);
           continue;
         }
-        const message = make('p', { className: 'field-error live-error', id: `live-problem-${++problemIds}`, text: p.message });
-        if (!field.hasAttribute('aria-invalid')) field.dataset.describedby = field.getAttribute('aria-describedby') ?? '';
+        const message = make('p', {
+          className: 'field-error live-error',
+          id: `live-problem-${++problemIds}`,
+          text: p.message,
+        });
+        if (!field.hasAttribute('aria-invalid'))
+          field.dataset.describedby = field.getAttribute('aria-describedby') ?? '';
         field.setAttribute('aria-invalid', 'true');
-        field.setAttribute('aria-describedby', [field.getAttribute('aria-describedby'), message.id].filter(Boolean).join(' '));
+        field.setAttribute(
+          'aria-describedby',
+          [field.getAttribute('aria-describedby'), message.id].filter(Boolean).join(' '),
+        );
         field.after(message);
       }
-      root.querySelector('.node-problems')?.replaceChildren(...leftover.map((p) => make('p', { className: 'field-error live-error', text: `${p.label}: ${p.message}` })));
+      root
+        .querySelector('.node-problems')
+        ?.replaceChildren(
+          ...leftover.map((p) => make('p', { className: 'field-error live-error', text: `${p.label}: ${p.message}` })),
+        );
     }
 
     // --- the live preview ---
@@ -272,7 +391,13 @@
       const mine = ++asked;
       let answer;
       try {
-        const res = await fetch(root.dataset.preview, { method: 'POST', body: new URLSearchParams(new FormData(form)), headers: { Accept: 'application/json' }, redirect: 'error', cache: 'no-store' });
+        const res = await fetch(root.dataset.preview, {
+          method: 'POST',
+          body: new URLSearchParams(new FormData(form)),
+          headers: { Accept: 'application/json' },
+          redirect: 'error',
+          cache: 'no-store',
+        });
         if (!res.ok) return;
         answer = await res.json();
       } catch {
@@ -284,13 +409,32 @@
     }
     function showPreview(answer) {
       const box = document.getElementById('preview-graph');
-      if (answer.graph) box.innerHTML = answer.graph; // server-rendered, every text escaped
-      else box.replaceChildren(make('p', {}, make('small', { text: 'The graph is drawn once its JSON is well formed.' })));
+      if (answer.graph)
+        box.innerHTML = answer.graph; // server-rendered, every text escaped
+      else
+        box.replaceChildren(make('p', {}, make('small', { text: 'The graph is drawn once its JSON is well formed.' })));
       const list = document.getElementById('live-problems');
       list.replaceChildren(
         answer.problems.length
-          ? make('div', { className: 'error' }, make('p', { text: `${answer.problems.length} ${answer.problems.length === 1 ? 'problem' : 'problems'} as it stands (saving would be refused):` }),
-            make('ul', { className: 'problems' }, ...answer.problems.map((p) => make('li', {}, make('strong', { text: p.label.charAt(0).toUpperCase() + p.label.slice(1) }), `: ${p.message}`))))
+          ? make(
+              'div',
+              { className: 'error' },
+              make('p', {
+                text: `${answer.problems.length} ${answer.problems.length === 1 ? 'problem' : 'problems'} as it stands (saving would be refused):`,
+              }),
+              make(
+                'ul',
+                { className: 'problems' },
+                ...answer.problems.map((p) =>
+                  make(
+                    'li',
+                    {},
+                    make('strong', { text: p.label.charAt(0).toUpperCase() + p.label.slice(1) }),
+                    `: ${p.message}`,
+                  ),
+                ),
+              ),
+            )
           : make('p', { className: 'success', text: 'No problems: ready to save.' }),
       );
       if (state.graph) {
@@ -306,7 +450,9 @@
 
     // --- an edge clicked on the picture: marked, with a button under the picture that removes it ---
     function wireEdges(box) {
-      const actions = document.getElementById('picture-actions') ?? make('div', { id: 'picture-actions', className: 'picture-actions' });
+      const actions =
+        document.getElementById('picture-actions') ??
+        make('div', { id: 'picture-actions', className: 'picture-actions' });
       if (!actions.isConnected) box.after(actions);
       actions.replaceChildren();
       for (const g of box.querySelectorAll('g.edge')) {
@@ -318,11 +464,18 @@
         g.prepend(hit);
         g.addEventListener('click', () => {
           const branch = g.querySelector('text.branch')?.textContent ?? '';
-          const index = state.graph?.edges.findIndex((e) => e.from === g.dataset.from && e.to === g.dataset.to && (e.branch ?? '') === branch) ?? -1;
+          const index =
+            state.graph?.edges.findIndex(
+              (e) => e.from === g.dataset.from && e.to === g.dataset.to && (e.branch ?? '') === branch,
+            ) ?? -1;
           if (index < 0) return;
           for (const other of box.querySelectorAll('g.edge.selected')) other.classList.remove('selected');
           g.classList.add('selected');
-          const remove = make('button', { type: 'button', className: 'danger', id: 'remove-picked-edge' }, `Remove the edge ${g.dataset.from} → ${g.dataset.to}`);
+          const remove = make(
+            'button',
+            { type: 'button', className: 'danger', id: 'remove-picked-edge' },
+            `Remove the edge ${g.dataset.from} → ${g.dataset.to}`,
+          );
           remove.addEventListener('click', () => removeEdge(index));
           actions.replaceChildren(remove);
           remove.focus({ preventScroll: true });
@@ -349,7 +502,8 @@
         const start = point(event);
         const line = document.createElementNS('http://www.w3.org/2000/svg', 'line');
         line.setAttribute('class', 'drawing');
-        for (const [k, v] of Object.entries({ x1: start.x, y1: start.y, x2: start.x, y2: start.y })) line.setAttribute(k, v);
+        for (const [k, v] of Object.entries({ x1: start.x, y1: start.y, x2: start.x, y2: start.y }))
+          line.setAttribute(k, v);
         svg.append(line);
         drag = { from: node.dataset.node, line, moved: false };
       });

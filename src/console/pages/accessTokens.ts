@@ -13,7 +13,14 @@ import { doneMessage, field, formProblemsOf, fields, notFoundPage, pageUser, ref
 export function accessTokensRouter(ctx: AppContext): Router {
   const router = Router();
 
-  async function showTokens(res: Response, status: number, user: PageUser, problems: FormProblem[], input?: TokenInput, flash?: string): Promise<void> {
+  async function showTokens(
+    res: Response,
+    status: number,
+    user: PageUser,
+    problems: FormProblem[],
+    input?: TokenInput,
+    flash?: string,
+  ): Promise<void> {
     const [tokens, orgs] = await Promise.all([listAccessTokensOfUser(ctx, user.id), listOrgsForUser(ctx, user.id)]);
     const namespaces = [user.login, ...orgs.map((o) => o.namespace)];
     sendPage(res, status, accessTokensPage({ user, tokens, namespaces, problems, input, flash }));
@@ -33,13 +40,19 @@ export function accessTokensRouter(ctx: AppContext): Router {
       expiresInDays: field(req, 'expires_in_days'),
     };
     try {
-      const expiresInDays = input.expiresInDays === '' ? undefined : /^\d{1,4}$/.test(input.expiresInDays) ? Number(input.expiresInDays) : NaN;
+      const expiresInDays =
+        input.expiresInDays === ''
+          ? undefined
+          : /^\d{1,4}$/.test(input.expiresInDays)
+            ? Number(input.expiresInDays)
+            : NaN;
       const { token, record } = await createAccessToken(ctx, { userId: user.id, ...input, expiresInDays });
       sendPage(res, 200, tokenCreatedPage({ user, token, record }));
     } catch (err) {
       const problem = refusedWith(err, 400, 404);
       // A namespace the user cannot use (left the org since the form was shown) is about that field.
-      const problems = problem.status === 404 ? [{ field: 'namespace', message: problem.message }] : formProblemsOf(problem);
+      const problems =
+        problem.status === 404 ? [{ field: 'namespace', message: problem.message }] : formProblemsOf(problem);
       await showTokens(res, 400, user, problems, input);
     }
   });
@@ -48,15 +61,19 @@ export function accessTokensRouter(ctx: AppContext): Router {
     const user = await pageUser(ctx, req);
     const token = (await listAccessTokensOfUser(ctx, user.id)).find((t) => t.id === Number(req.params.id));
     if (!token) return sendPage(res, 404, notFoundPage(user, 'access token'));
-    sendPage(res, 200, confirmPage({
-      user,
-      current: '/settings/tokens',
-      title: `Delete ${token.name}?`,
-      consequence: `Anything calling the API with ${token.token_prefix}… (namespace ${token.namespace}), or with proxy tokens minted from it, is refused from now on. This cannot be undone.`,
-      action: `/settings/tokens/${token.id}/delete`,
-      button: 'Delete this token',
-      cancel: '/settings/tokens',
-    }));
+    sendPage(
+      res,
+      200,
+      confirmPage({
+        user,
+        current: '/settings/tokens',
+        title: `Delete ${token.name}?`,
+        consequence: `Anything calling the API with ${token.token_prefix}… (namespace ${token.namespace}), or with proxy tokens minted from it, is refused from now on. This cannot be undone.`,
+        action: `/settings/tokens/${token.id}/delete`,
+        button: 'Delete this token',
+        cancel: '/settings/tokens',
+      }),
+    );
   });
 
   router.post('/settings/tokens/:id/delete', async (req, res) => {

@@ -35,16 +35,42 @@ const detailsOf = (req: Request): Required<AppDetails> => ({
 });
 
 /** The details to change: a form without the ID token algorithm (a script's) keeps the app's. */
-const asSent = ({ idTokenAlg, ...rest }: Required<AppDetails>): AppDetails => (idTokenAlg ? { ...rest, idTokenAlg } : rest);
+const asSent = ({ idTokenAlg, ...rest }: Required<AppDetails>): AppDetails =>
+  idTokenAlg ? { ...rest, idTokenAlg } : rest;
 
-async function showApplications(ctx: AppContext, res: Response, status: number, user: PageUser, problems: FormProblem[], input?: Required<AppDetails>, flash?: string): Promise<void> {
-  sendPage(res, status, applicationsPage({ user, apps: await listAppsForOwner(ctx, user.id), problems, input, nonce: newNonce(), flash }));
+async function showApplications(
+  ctx: AppContext,
+  res: Response,
+  status: number,
+  user: PageUser,
+  problems: FormProblem[],
+  input?: Required<AppDetails>,
+  flash?: string,
+): Promise<void> {
+  sendPage(
+    res,
+    status,
+    applicationsPage({ user, apps: await listAppsForOwner(ctx, user.id), problems, input, nonce: newNonce(), flash }),
+  );
 }
 
-async function showApplication(ctx: AppContext, res: Response, status: number, user: PageUser, appId: number, problems: FormProblem[] = [], input?: Required<AppDetails>, flash?: string): Promise<void> {
+async function showApplication(
+  ctx: AppContext,
+  res: Response,
+  status: number,
+  user: PageUser,
+  appId: number,
+  problems: FormProblem[] = [],
+  input?: Required<AppDetails>,
+  flash?: string,
+): Promise<void> {
   try {
     const app = await getAppOfOwner(ctx, user.id, appId);
-    sendPage(res, status, applicationPage({ user, app, secrets: await clientSecretsOf(ctx, app), problems, input, flash }));
+    sendPage(
+      res,
+      status,
+      applicationPage({ user, app, secrets: await clientSecretsOf(ctx, app), problems, input, flash }),
+    );
   } catch (err) {
     refusedWith(err, 404);
     sendPage(res, 404, notFoundPage(user, 'application'));
@@ -79,14 +105,33 @@ function registrationRoutes(router: Router, ctx: AppContext): void {
         res.redirect(303, `/settings/applications/${created.app.id}?done=app-already-registered`);
         return;
       }
-      sendPage(res, 200, clientSecretPage({ user, title: `Registered ${created.app.name}`, appId: created.app.id, clientId: created.app.client_id, secret: created.clientSecret }));
+      sendPage(
+        res,
+        200,
+        clientSecretPage({
+          user,
+          title: `Registered ${created.app.name}`,
+          appId: created.app.id,
+          clientId: created.app.client_id,
+          secret: created.clientSecret,
+        }),
+      );
     } catch (err) {
       await showApplications(ctx, res, 400, user, formProblemsOf(refusedWith(err, 400)), input);
     }
   });
 
   router.get('/settings/applications/:id', async (req, res) => {
-    await showApplication(ctx, res, 200, await pageUser(ctx, req), Number(req.params.id), [], undefined, doneMessage(req));
+    await showApplication(
+      ctx,
+      res,
+      200,
+      await pageUser(ctx, req),
+      Number(req.params.id),
+      [],
+      undefined,
+      doneMessage(req),
+    );
   });
 
   router.post('/settings/applications/:id', async (req, res) => {
@@ -110,14 +155,20 @@ function secretRoutes(router: Router, ctx: AppContext): void {
     try {
       const { app, clientSecret, secretCount } = await addClientSecret(ctx, user.id, Number(req.params.id));
       const others = secretCount - 1;
-      sendPage(res, 200, clientSecretPage({
-        user,
-        title: `New client secret for ${app.name}`,
-        appId: app.id,
-        clientId: app.client_id,
-        secret: clientSecret,
-        note: others ? 'The previous secret keeps working until you delete it: deploy this one, then delete the old one.' : undefined,
-      }));
+      sendPage(
+        res,
+        200,
+        clientSecretPage({
+          user,
+          title: `New client secret for ${app.name}`,
+          appId: app.id,
+          clientId: app.client_id,
+          secret: clientSecret,
+          note: others
+            ? 'The previous secret keeps working until you delete it: deploy this one, then delete the old one.'
+            : undefined,
+        }),
+      );
     } catch (err) {
       const problem = refusedWith(err, 404, 409);
       if (problem.status === 404) return sendPage(res, 404, notFoundPage(user, 'application'));
@@ -133,18 +184,22 @@ function secretRoutes(router: Router, ctx: AppContext): void {
       const index = secrets.findIndex((s) => s.id === Number(req.params.secretId));
       if (index < 0) return sendPage(res, 404, notFoundPage(user, 'client secret'));
       const last = secrets.length === 1;
-      sendPage(res, 200, confirmPage({
-        user,
-        current: '/settings/applications',
-        title: `Delete client secret ${index + 1} of ${app.name}?`,
-        consequence: last
-          ? `This is the only client secret of ${app.name}. Without it the app cannot obtain or refresh tokens until you generate a new one; its users' existing access tokens keep working until they expire.`
-          : `Deployments of ${app.name} that still use this secret can no longer obtain or refresh tokens. The other secret keeps working.`,
-        action: `/settings/applications/${app.id}/secrets/${secrets[index]!.id}/delete`,
-        button: last ? 'Delete the last client secret' : 'Delete this client secret',
-        cancel: `/settings/applications/${app.id}`,
-        hidden: last ? { even_the_last: 'yes' } : undefined,
-      }));
+      sendPage(
+        res,
+        200,
+        confirmPage({
+          user,
+          current: '/settings/applications',
+          title: `Delete client secret ${index + 1} of ${app.name}?`,
+          consequence: last
+            ? `This is the only client secret of ${app.name}. Without it the app cannot obtain or refresh tokens until you generate a new one; its users' existing access tokens keep working until they expire.`
+            : `Deployments of ${app.name} that still use this secret can no longer obtain or refresh tokens. The other secret keeps working.`,
+          action: `/settings/applications/${app.id}/secrets/${secrets[index]!.id}/delete`,
+          button: last ? 'Delete the last client secret' : 'Delete this client secret',
+          cancel: `/settings/applications/${app.id}`,
+          hidden: last ? { even_the_last: 'yes' } : undefined,
+        }),
+      );
     } catch (err) {
       refusedWith(err, 404);
       sendPage(res, 404, notFoundPage(user, 'application'));
@@ -155,7 +210,9 @@ function secretRoutes(router: Router, ctx: AppContext): void {
     const user = await pageUser(ctx, req);
     const appId = Number(req.params.id);
     try {
-      await deleteClientSecret(ctx, user.id, appId, Number(req.params.secretId), { evenTheLast: field(req, 'even_the_last') === 'yes' });
+      await deleteClientSecret(ctx, user.id, appId, Number(req.params.secretId), {
+        evenTheLast: field(req, 'even_the_last') === 'yes',
+      });
       res.redirect(303, `/settings/applications/${appId}?done=secret-deleted`);
     } catch (err) {
       const problem = refusedWith(err, 404, 409);
@@ -172,15 +229,19 @@ function deletionRoutes(router: Router, ctx: AppContext): void {
     const user = await pageUser(ctx, req);
     try {
       const app = await getAppOfOwner(ctx, user.id, Number(req.params.id));
-      sendPage(res, 200, confirmPage({
-        user,
-        current: '/settings/applications',
-        title: `Delete ${app.name}?`,
-        consequence: `Its client ID ${app.client_id} and secrets stop working at once, and every user's tokens for it are revoked. This cannot be undone.`,
-        action: `/settings/applications/${app.id}/delete`,
-        button: 'Delete this application',
-        cancel: '/settings/applications',
-      }));
+      sendPage(
+        res,
+        200,
+        confirmPage({
+          user,
+          current: '/settings/applications',
+          title: `Delete ${app.name}?`,
+          consequence: `Its client ID ${app.client_id} and secrets stop working at once, and every user's tokens for it are revoked. This cannot be undone.`,
+          action: `/settings/applications/${app.id}/delete`,
+          button: 'Delete this application',
+          cancel: '/settings/applications',
+        }),
+      );
     } catch (err) {
       refusedWith(err, 404);
       sendPage(res, 404, notFoundPage(user, 'application'));

@@ -22,7 +22,15 @@ export async function pageUser(ctx: AppContext, req: Request): Promise<PageUser>
 export function csrfProtect(ctx: AppContext): RequestHandler {
   return async (req, res, next) => {
     if (req.method !== 'POST' || (await csrfValid(ctx, req))) return next();
-    sendPage(res, 403, messagePage({ title: 'Form expired', message: 'The form expired or did not come from this site. Go back, reload the page and try again.', error: true }));
+    sendPage(
+      res,
+      403,
+      messagePage({
+        title: 'Form expired',
+        message: 'The form expired or did not come from this site. Go back, reload the page and try again.',
+        error: true,
+      }),
+    );
   };
 }
 
@@ -42,25 +50,29 @@ export function fields(req: Request, name: string): string[] {
 const DONE_MESSAGES: Record<string, string> = {
   'app-deleted': 'Application deleted. Its client credentials and every token it was granted no longer work.',
   'app-updated': 'Application updated.',
-  'app-already-registered': 'This form was already submitted, so the application was registered once. Its client secret was shown then; if you did not copy it, generate a new one below and delete the old one.',
+  'app-already-registered':
+    'This form was already submitted, so the application was registered once. Its client secret was shown then; if you did not copy it, generate a new one below and delete the old one.',
   'org-created': 'Organization created. You are its owner: add members below.',
   'member-added': 'Member added. They can now create access tokens in this namespace.',
   'member-removed': 'Member removed. Their access tokens in this namespace no longer work.',
   'org-left': 'You left the organization. Your access tokens in its namespace no longer work.',
   'secret-deleted': 'Client secret deleted. Clients presenting it are refused from now on.',
-  'token-deleted': 'Access token deleted. Calls with it, and with proxy tokens minted from it, are refused from now on.',
+  'token-deleted':
+    'Access token deleted. Calls with it, and with proxy tokens minted from it, are refused from now on.',
   'password-changed': 'Password changed. Every other browser session of yours has ended; this one goes on.',
   'workflow-deleted': 'Workflow deleted. Its queued and running runs were cancelled.',
   'workflow-saved': 'Workflow saved. Runs from now on use this version; earlier runs keep the graph they ran.',
   'run-cancelled': 'Run cancelled. A node that was working stops; nothing after it runs.',
   'run-ended-first': 'The run had already ended, so there was nothing to cancel.',
-  'app-revoked': 'Access revoked. The application\'s tokens no longer work; it must ask you again.',
+  'app-revoked': "Access revoked. The application's tokens no longer work; it must ask you again.",
   'callback-enabled': 'Callback re-enabled. The run ends it missed while paused are being delivered.',
 };
 
-export const doneMessage = (req: Request): string | undefined => (typeof req.query.done === 'string' ? DONE_MESSAGES[req.query.done] : undefined);
+export const doneMessage = (req: Request): string | undefined =>
+  typeof req.query.done === 'string' ? DONE_MESSAGES[req.query.done] : undefined;
 
-export const notFoundPage = (user: PageUser, what: string) => messagePage({ title: 'Not found', message: `No such ${what}.`, user });
+export const notFoundPage = (user: PageUser, what: string) =>
+  messagePage({ title: 'Not found', message: `No such ${what}.`, user });
 
 /** The Problem of one of the expected statuses; anything else is rethrown (a 500). */
 export function refusedWith(err: unknown, ...statuses: number[]): Problem {
@@ -71,5 +83,8 @@ export function refusedWith(err: unknown, ...statuses: number[]): Problem {
 /** A refused form's problems: each item of the problem about the field its pointer names (`/name`), else the problem's message. */
 export function formProblemsOf(err: Problem): FormProblem[] {
   if (!err.errors?.length) return [{ message: err.message }];
-  return err.errors.map((e) => ({ field: e.pointer.slice(1) || undefined, message: e.message.charAt(0).toUpperCase() + e.message.slice(1) + '.' }));
+  return err.errors.map((e) => ({
+    field: e.pointer.slice(1) || undefined,
+    message: e.message.charAt(0).toUpperCase() + e.message.slice(1) + '.',
+  }));
 }

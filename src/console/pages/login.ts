@@ -14,7 +14,15 @@ import { field, sendPage } from './common.ts';
 
 function tooManyAttempts(res: Response, retryAfterS: number): void {
   res.set('Retry-After', String(retryAfterS));
-  sendPage(res, 429, messagePage({ title: 'Too many requests', message: 'Too many login attempts. Wait a few minutes and try again.', error: true }));
+  sendPage(
+    res,
+    429,
+    messagePage({
+      title: 'Too many requests',
+      message: 'Too many login attempts. Wait a few minutes and try again.',
+      error: true,
+    }),
+  );
 }
 
 export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: RequestHandler): Router {
@@ -59,8 +67,20 @@ export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: Requ
     // A signed-in user goes straight back, unless the authorization request asks to log in again.
     if (req.webSession?.uid && req.query.prompt !== 'login') return res.redirect(303, returnTo);
     // No account at all (production creates no demo user): say how the first one is made.
-    const noAccount = (await anyUserExists(ctx)) ? {} : { error: 'No account exists yet. The operator creates the first one with: npm run -s admin -- user create' };
-    sendPage(res, 200, loginPage({ csrf: await csrfToken(ctx, req), returnTo, appName: await appAskingFor(returnTo), ...noAccount, ...pageExtras }));
+    const noAccount = (await anyUserExists(ctx))
+      ? {}
+      : { error: 'No account exists yet. The operator creates the first one with: npm run -s admin -- user create' };
+    sendPage(
+      res,
+      200,
+      loginPage({
+        csrf: await csrfToken(ctx, req),
+        returnTo,
+        appName: await appAskingFor(returnTo),
+        ...noAccount,
+        ...pageExtras,
+      }),
+    );
   });
 
   router.post('/login', session, csrf, loginPerIp, loginPerAccountAndIp, async (req, res) => {
@@ -69,7 +89,18 @@ export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: Requ
     const returnTo = safeReturnTo(req.body.return_to);
     const user = login && typeof password === 'string' ? await verifyLogin(ctx, login, password) : null;
     if (!user) {
-      sendPage(res, 401, loginPage({ csrf: await csrfToken(ctx, req), returnTo, appName: await appAskingFor(returnTo), error: 'Incorrect login or password.', login, ...pageExtras }));
+      sendPage(
+        res,
+        401,
+        loginPage({
+          csrf: await csrfToken(ctx, req),
+          returnTo,
+          appName: await appAskingFor(returnTo),
+          error: 'Incorrect login or password.',
+          login,
+          ...pageExtras,
+        }),
+      );
       return;
     }
     await startUserSession(ctx, req, res, user.id);

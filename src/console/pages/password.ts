@@ -26,7 +26,15 @@ export function passwordRouter(ctx: AppContext): Router {
     store: databaseRateLimitStore(ctx.db, 'password-user:'),
     handler: (req, res) => {
       res.set('Retry-After', String(retryAfterSeconds(req, windowMs)));
-      sendPage(res, 429, messagePage({ title: 'Too many requests', message: 'Too many wrong passwords. Wait a few minutes and try again.', error: true }));
+      sendPage(
+        res,
+        429,
+        messagePage({
+          title: 'Too many requests',
+          message: 'Too many wrong passwords. Wait a few minutes and try again.',
+          error: true,
+        }),
+      );
     },
   });
 
@@ -40,13 +48,32 @@ export function passwordRouter(ctx: AppContext): Router {
     const current = typeof body.current_password === 'string' ? body.current_password : '';
     const next = typeof body.new_password === 'string' ? body.new_password : '';
     if (!(await verifyLogin(ctx, user.login, current))) {
-      return sendPage(res, 400, passwordPage({ user, problems: [{ field: 'current_password', message: 'This is not your current password.' }] }));
+      return sendPage(
+        res,
+        400,
+        passwordPage({
+          user,
+          problems: [{ field: 'current_password', message: 'This is not your current password.' }],
+        }),
+      );
     }
     try {
       await setPassword(ctx, user.login, next);
     } catch (err) {
       const problem = refusedWith(err, 400);
-      return sendPage(res, 400, passwordPage({ user, problems: [{ field: 'new_password', message: `The new password ${problem.errors?.[0]?.message ?? 'is not accepted'}.` }] }));
+      return sendPage(
+        res,
+        400,
+        passwordPage({
+          user,
+          problems: [
+            {
+              field: 'new_password',
+              message: `The new password ${problem.errors?.[0]?.message ?? 'is not accepted'}.`,
+            },
+          ],
+        }),
+      );
     }
     await startUserSession(ctx, req, res, user.id);
     res.redirect(303, '/settings/password?done=password-changed');

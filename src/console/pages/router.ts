@@ -52,10 +52,22 @@ export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
 
   router.use('/settings', session, requireUser, csrf);
   router.get('/settings', (_req, res) => res.redirect(303, '/settings/applications'));
-  router.use(applicationsRouter(ctx), accessTokensRouter(ctx), authorizationsRouter(ctx), organizationsRouter(ctx), passwordRouter(ctx));
+  router.use(
+    applicationsRouter(ctx),
+    accessTokensRouter(ctx),
+    authorizationsRouter(ctx),
+    organizationsRouter(ctx),
+    passwordRouter(ctx),
+  );
 
   router.use('/workflows', session, requireUser, csrf);
   // The editor first: /workflows/new is not a workflow's id.
-  router.use(workflowEditorRouter(ctx), workflowPagesRouter(ctx, runStarts), runControlsRouter(ctx, runStarts), workflowDeletionRouter(ctx), callbackPagesRouter(ctx));
+  router.use(
+    workflowEditorRouter(ctx),
+    workflowPagesRouter(ctx, runStarts),
+    runControlsRouter(ctx, runStarts),
+    workflowDeletionRouter(ctx),
+    callbackPagesRouter(ctx),
+  );
   return router;
 }

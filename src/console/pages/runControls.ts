@@ -46,15 +46,27 @@ export function runControlsRouter(ctx: AppContext, runStarts?: SharedRateLimiter
     if (!run) return;
     const workflow = await getWorkflow(ctx, user.id, id).catch((err: unknown) => void refusedWith(err, 404));
     const refusal = retryRefusal(run, workflow ?? undefined);
-    if (refusal) return sendPage(res, 409, messagePage({ title: 'Cannot retry this run', message: refusal, error: true, user }));
+    if (refusal)
+      return sendPage(res, 409, messagePage({ title: 'Cannot retry this run', message: refusal, error: true, user }));
     try {
       // One retry per run: the key makes a second click (or a resent form) answer the same new run.
-      const started = await runs.startRun(ctx, user.id, id, run.input_values ?? run.inputs, `console-retry-${run.id}`, runStarts);
+      const started = await runs.startRun(
+        ctx,
+        user.id,
+        id,
+        run.input_values ?? run.inputs,
+        `console-retry-${run.id}`,
+        runStarts,
+      );
       res.redirect(303, `/workflows/${id}/runs/${started.run.id}`);
     } catch (err) {
       const problem = refusedWith(err, 404, 429, 503);
       for (const [name, value] of Object.entries(problem.headers)) res.set(name, value);
-      sendPage(res, problem.status, messagePage({ title: 'Run not started', message: problem.message, error: true, user }));
+      sendPage(
+        res,
+        problem.status,
+        messagePage({ title: 'Run not started', message: problem.message, error: true, user }),
+      );
     }
   });
 

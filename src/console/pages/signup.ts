@@ -16,7 +16,14 @@ export function signupRouter(ctx: AppContext, session: RequestHandler, csrf: Req
   const router = Router();
   const off: RequestHandler = (_req, res, next) => {
     if (ctx.config.SIGNUP) return next();
-    sendPage(res, 404, messagePage({ title: 'Sign-up is off', message: 'Accounts on this service are created by its operator. Ask them for one, then log in.' }));
+    sendPage(
+      res,
+      404,
+      messagePage({
+        title: 'Sign-up is off',
+        message: 'Accounts on this service are created by its operator. Ask them for one, then log in.',
+      }),
+    );
   };
   const windowMs = 60 * 60_000;
   const perIp = rateLimit({
@@ -28,7 +35,15 @@ export function signupRouter(ctx: AppContext, session: RequestHandler, csrf: Req
     store: databaseRateLimitStore(ctx.db, 'signup-ip:'),
     handler: (req, res) => {
       res.set('Retry-After', String(retryAfterSeconds(req, windowMs)));
-      sendPage(res, 429, messagePage({ title: 'Too many requests', message: 'Too many accounts created from this address. Try again later.', error: true }));
+      sendPage(
+        res,
+        429,
+        messagePage({
+          title: 'Too many requests',
+          message: 'Too many accounts created from this address. Try again later.',
+          error: true,
+        }),
+      );
     },
   });
 
@@ -46,7 +61,10 @@ export function signupRouter(ctx: AppContext, session: RequestHandler, csrf: Req
       res.redirect(303, '/workflows');
     } catch (err) {
       const problem = refusedWith(err, 400, 409);
-      const problems = problem.status === 409 ? [{ field: 'login', message: 'This login is taken (by a user or an organization). Choose another.' }] : formProblemsOf(problem);
+      const problems =
+        problem.status === 409
+          ? [{ field: 'login', message: 'This login is taken (by a user or an organization). Choose another.' }]
+          : formProblemsOf(problem);
       sendPage(res, problem.status, signupPage({ csrf: await csrfToken(ctx, req), ...input, problems }));
     }
   });

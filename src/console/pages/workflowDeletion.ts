@@ -33,7 +33,8 @@ const versionOf = (req: Request): number | undefined => {
 
 export function workflowDeletionRouter(ctx: AppContext): Router {
   const router = Router();
-  const find = (user: PageUser, id: string) => getWorkflow(ctx, user.id, id).catch((err: unknown) => void refusedWith(err, 404));
+  const find = (user: PageUser, id: string) =>
+    getWorkflow(ctx, user.id, id).catch((err: unknown) => void refusedWith(err, 404));
 
   router.get('/workflows/:id/delete', async (req, res) => {
     const user = await pageUser(ctx, req);
@@ -48,7 +49,9 @@ export function workflowDeletionRouter(ctx: AppContext): Router {
     if (version === undefined) {
       // Not from the confirmation page (it names the version): nothing is deleted, the question is asked.
       const workflow = await find(user, req.params.id);
-      return workflow ? sendPage(res, 400, confirmation(user, workflow)) : sendPage(res, 404, notFoundPage(user, 'workflow'));
+      return workflow
+        ? sendPage(res, 400, confirmation(user, workflow))
+        : sendPage(res, 404, notFoundPage(user, 'workflow'));
     }
     try {
       await deleteWorkflow(ctx, user.id, req.params.id, `"${version}"`);

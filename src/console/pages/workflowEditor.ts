@@ -64,7 +64,19 @@ export function workflowEditorRouter(ctx: AppContext): Router {
     const user = await pageUser(ctx, req);
     const workflow = await getWorkflow(ctx, user.id, req.params.id).catch((err: unknown) => void refusedWith(err, 404));
     if (!workflow) return sendPage(res, 404, notFoundPage(user, 'workflow'));
-    sendPage(res, 200, editorPage({ user, workflow, name: workflow.name, description: workflow.description, graph: graphJson(workflow), version: workflow.version, problems: [] }));
+    sendPage(
+      res,
+      200,
+      editorPage({
+        user,
+        workflow,
+        name: workflow.name,
+        description: workflow.description,
+        graph: graphJson(workflow),
+        version: workflow.version,
+        problems: [],
+      }),
+    );
   });
 
   router.post('/workflows/:id/edit', async (req, res) => {
@@ -74,7 +86,18 @@ export function workflowEditorRouter(ctx: AppContext): Router {
     const form = formOf(req);
     const version = versionOf(req);
     const page = (status: number, extra: { problems?: Problem['errors']; conflictVersion?: number }) =>
-      sendPage(res, status, editorPage({ user, workflow, ...form, version, problems: extra.problems ?? [], conflictVersion: extra.conflictVersion }));
+      sendPage(
+        res,
+        status,
+        editorPage({
+          user,
+          workflow,
+          ...form,
+          version,
+          problems: extra.problems ?? [],
+          conflictVersion: extra.conflictVersion,
+        }),
+      );
     const checked = checkEditorForm(ctx, form);
     if ('problems' in checked) return page(422, { problems: checked.problems });
     try {

@@ -38,26 +38,54 @@ function rawField(req: Request, name: string): string {
   return typeof value === 'string' ? value : '';
 }
 
-async function showWorkflow(ctx: AppContext, req: Request, res: Response, status: number, user: PageUser, workflow: Workflow, form: RunFormState): Promise<void> {
+async function showWorkflow(
+  ctx: AppContext,
+  req: Request,
+  res: Response,
+  status: number,
+  user: PageUser,
+  workflow: Workflow,
+  form: RunFormState,
+): Promise<void> {
   const search = searchOf(req);
   const [history, schedules, callbacks] = await Promise.all([
     runs.listRuns(ctx, user.id, workflow.id, { page: pageOf(req), perPage: PER_PAGE, ...(search ? { search } : {}) }),
     listSchedules(ctx, user.id, workflow.id, { page: 1, perPage: MAX_SCHEDULES_PER_WORKFLOW }), // all of them: one page
     listCallbacks(ctx, user.id, workflow.id, { page: 1, perPage: MAX_CALLBACKS_PER_WORKFLOW }),
   ]);
-  const model = { user, workflow, runs: history.data, runsMeta: history.meta, form, search, baseUrl: ctx.config.BASE_URL, schedules: schedules.data, callbacks: callbacks.data };
+  const model = {
+    user,
+    workflow,
+    runs: history.data,
+    runsMeta: history.meta,
+    form,
+    search,
+    baseUrl: ctx.config.BASE_URL,
+    schedules: schedules.data,
+    callbacks: callbacks.data,
+  };
   sendPage(res, status, workflowPage({ ...model, flash: doneMessage(req) }));
 }
 
 /** `?inputs_from=RUN`: the inputs of one of the workflow's runs, to run again after editing; none when it is not there. */
-async function inputsOf(ctx: AppContext, user: PageUser, workflow: Workflow, runId: unknown): Promise<Record<string, string>> {
+async function inputsOf(
+  ctx: AppContext,
+  user: PageUser,
+  workflow: Workflow,
+  runId: unknown,
+): Promise<Record<string, string>> {
   if (typeof runId !== 'string' || !/^run_[0-9A-Za-z]{1,40}$/.test(runId)) return {};
   const run = await runs.getRun(ctx, user.id, workflow.id, runId).catch((err: unknown) => void refusedWith(err, 404));
   return (run?.inputs as Record<string, string> | undefined) ?? {};
 }
 
 /** The user's workflow; or, when it is not theirs or not there, the 404 page is sent and undefined returned. */
-async function workflowOrNotFoundPage(ctx: AppContext, res: Response, user: PageUser, workflowId: string): Promise<Workflow | undefined> {
+async function workflowOrNotFoundPage(
+  ctx: AppContext,
+  res: Response,
+  user: PageUser,
+  workflowId: string,
+): Promise<Workflow | undefined> {
   try {
     return await getWorkflow(ctx, user.id, workflowId);
   } catch (err) {
@@ -99,7 +127,11 @@ function workflowRoutes(router: Router, ctx: AppContext, runStarts?: SharedRateL
   router.get('/workflows', async (req, res) => {
     const user = await pageUser(ctx, req);
     const { data, meta } = await listWorkflows(ctx, user.id, { page: pageOf(req), perPage: PER_PAGE });
-    const latest = await runs.latestRuns(ctx, user.id, data.map((w) => w.id));
+    const latest = await runs.latestRuns(
+      ctx,
+      user.id,
+      data.map((w) => w.id),
+    );
     sendPage(res, 200, workflowsPage({ user, workflows: data, latest, meta, flash: doneMessage(req) }));
   });
 
@@ -107,7 +139,10 @@ function workflowRoutes(router: Router, ctx: AppContext, runStarts?: SharedRateL
     const user = await pageUser(ctx, req);
     const workflow = await workflowOrNotFoundPage(ctx, res, user, req.params.id);
     if (!workflow) return;
-    await showWorkflow(ctx, req, res, 200, user, workflow, { ...freshForm(), values: await inputsOf(ctx, user, workflow, req.query.inputs_from) });
+    await showWorkflow(ctx, req, res, 200, user, workflow, {
+      ...freshForm(),
+      values: await inputsOf(ctx, user, workflow, req.query.inputs_from),
+    });
   });
 
   router.post('/workflows/:id/run', async (req, res) => {
@@ -116,25 +151,50 @@ function workflowRoutes(router: Router, ctx: AppContext, runStarts?: SharedRateL
     if (!workflow) return;
     const variables = inputVariables(workflow.nodes);
     const values = Object.fromEntries(variables.map((v) => [v, rawField(req, inputField(v))]));
-    const idempotencyKey = /^[A-Za-z0-9-]{1,100}$/.test(rawField(req, 'idempotency_key')) ? rawField(req, 'idempotency_key') : `console-${randomUUID()}`;
-    const refuse = (status: number, problems: FormProblem[], key = idempotencyKey) => showWorkflow(ctx, req, res, status, user, workflow, { idempotencyKey: key, values, problems });
+    const idempotencyKey = /^[A-Za-z0-9-]{1,100}$/.test(rawField(req, 'idempotency_key'))
+      ? rawField(req, 'idempotency_key')
+      : `console-${randomUUID()}`;
+    const refuse = (status: number, problems: FormProblem[], key = idempotencyKey) =>
+      showWorkflow(ctx, req, res, status, user, workflow, { idempotencyKey: key, values, problems });
 
     // The console asks for text in every input (the API also takes an empty string).
     const empty = variables.filter((v) => values[v]!.trim() === '');
-    if (empty.length) return refuse(400, empty.map((v) => ({ field: inputField(v), message: `Enter the ${v}.` })));
+    if (empty.length)
+      return refuse(
+        400,
+        empty.map((v) => ({ field: inputField(v), message: `Enter the ${v}.` })),
+      );
 
     try {
       // A typed text_input's field holds JSON (`42`, `{"amount": 5}`): parsed, then checked as the API checks it.
-      const { run } = await runs.startRun(ctx, user.id, workflow.id, runs.inputsFromText(workflow.nodes, values), idempotencyKey, runStarts);
+      const { run } = await runs.startRun(
+        ctx,
+        user.id,
+        workflow.id,
+        runs.inputsFromText(workflow.nodes, values),
+        idempotencyKey,
+        runStarts,
+      );
       res.redirect(303, `/workflows/${workflow.id}/runs/${run.id}`);
     } catch (err) {
       if (!(err instanceof Problem)) throw err;
       if (err.status === 404) return sendPage(res, 404, notFoundPage(user, 'workflow'));
       if (err.status === 400 && err.errors?.length) {
-        return refuse(400, err.errors.map((e) => ({ field: inputField(e.pointer.slice('/body/inputs/'.length)), message: `${e.pointer.slice('/body/inputs/'.length)} ${e.message}.` })));
+        return refuse(
+          400,
+          err.errors.map((e) => ({
+            field: inputField(e.pointer.slice('/body/inputs/'.length)),
+            message: `${e.pointer.slice('/body/inputs/'.length)} ${e.message}.`,
+          })),
+        );
       }
       // The same form sent again after its inputs changed (the back button): a fresh key runs it anew.
-      if (err.status === 409) return refuse(409, [{ message: 'This form already started a run with other inputs. Check the inputs and run again.' }], `console-${randomUUID()}`);
+      if (err.status === 409)
+        return refuse(
+          409,
+          [{ message: 'This form already started a run with other inputs. Check the inputs and run again.' }],
+          `console-${randomUUID()}`,
+        );
       // The run quotas (429) and an unavailable queue (503) say what to do in their message.
       if (err.status === 503 || err.status === 429) {
         for (const [name, value] of Object.entries(err.headers)) res.set(name, value);
@@ -160,7 +220,14 @@ function runRoutes(router: Router, ctx: AppContext): void {
   // Without a queue here, the stream's 503 makes the page fall back to reading the state.
   router.get('/workflows/:id/runs/:runId/events', async (req, res) => {
     const userId = req.webSession!.uid!;
-    await streamRunEvents(ctx, req, res, req.params.runId, () => runs.getRun(ctx, userId, req.params.id, req.params.runId), { userId });
+    await streamRunEvents(
+      ctx,
+      req,
+      res,
+      req.params.runId,
+      () => runs.getRun(ctx, userId, req.params.id, req.params.runId),
+      { userId },
+    );
   });
 
   // The live page's fallback (no EventSource, or its stream failed): the changing part of the run

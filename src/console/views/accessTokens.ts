@@ -1,4 +1,10 @@
-import { ACCESS_TOKEN_PERMISSIONS, isExpired, TOKEN_EXPIRY_DAYS, USAGE_SCENARIOS, type AccessToken } from '../../accounts/accessTokens.ts';
+import {
+  ACCESS_TOKEN_PERMISSIONS,
+  isExpired,
+  TOKEN_EXPIRY_DAYS,
+  USAGE_SCENARIOS,
+  type AccessToken,
+} from '../../accounts/accessTokens.ts';
 import { html, type Html } from '../html.ts';
 import { formatDate, type PageUser } from './format.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
@@ -24,7 +30,11 @@ const USAGE_SCENARIO_HELP: Record<(typeof USAGE_SCENARIOS)[number], Html> = {
 };
 
 const expiry = (t: AccessToken) =>
-  t.expires_at === null ? html`<small>No expiry</small>` : isExpired(t) ? html`<strong class="expired">Expired ${formatDate(t.expires_at)}</strong>` : html`<small>Expires ${formatDate(t.expires_at)}</small>`;
+  t.expires_at === null
+    ? html`<small>No expiry</small>`
+    : isExpired(t)
+      ? html`<strong class="expired">Expired ${formatDate(t.expires_at)}</strong>`
+      : html`<small>Expires ${formatDate(t.expires_at)}</small>`;
 
 export interface AccessTokensModel {
   user: PageUser;
@@ -47,12 +57,20 @@ const selected = (value: string, chosen: string | undefined) => (value === chose
 
 export function accessTokensPage({ user, tokens, namespaces, problems, input, flash }: AccessTokensModel): Html {
   const rows = tokens.map(
-    (t) => html`<tr><td><strong>${t.name}</strong><br><small><code>${t.token_prefix}…</code></small></td><td>${t.namespace}</td><td>${t.usage_scenario}</td>
+    (
+      t,
+    ) => html`<tr><td><strong>${t.name}</strong><br><small><code>${t.token_prefix}…</code></small></td><td>${t.namespace}</td><td>${t.usage_scenario}</td>
 <td>${t.permissions.map((p) => html`<code>${p}</code> `)}</td><td>${formatDate(t.created_at)}<br><small>${t.last_used_at === null ? 'never used' : `used ${formatDate(t.last_used_at)}`}</small><br>${expiry(t)}</td>
 <td><a class="button danger" href="/settings/tokens/${t.id}/delete">Delete</a></td></tr>`,
   );
   return layout(
-    { title: 'Access tokens', user, current: '/settings/tokens', flash, mainAction: { id: 'name', label: 'Create an access token' } },
+    {
+      title: 'Access tokens',
+      user,
+      current: '/settings/tokens',
+      flash,
+      mainAction: { id: 'name', label: 'Create an access token' },
+    },
     html`<h1>Access tokens</h1><p>Raw access tokens (API keys) call the workflows and serverless APIs. Apps you authorize never see them: they get short-lived proxy tokens instead.</p>
 ${tokens.length ? html`<table><thead><tr><th>Token</th><th>Namespace</th><th>Usage</th><th>Permissions</th><th>Created</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>No access tokens yet.</p>`}
 <h2>Create an access token</h2>${formProblems(problems)}
@@ -62,7 +80,8 @@ ${tokens.length ? html`<table><thead><tr><th>Token</th><th>Namespace</th><th>Usa
 <label for="usage_scenario">Usage scenario</label><p class="hint" id="usage_scenario-help">Who the token's calls count against. This service treats both alike (the same models and limits); it records the scenario in its usage log of every serverless call and hands it on in the proxy tokens apps get from this token (the <code>usage_scenario</code> claim), so the functions and billing behind the serverless API can tell trial calls from paid ones. ${USAGE_SCENARIOS.map((u) => html`<br>${USAGE_SCENARIO_HELP[u]}`)}<br>Not sure? Keep <strong>trial</strong>. A token's scenario cannot be changed later: create another token to switch.</p><select id="usage_scenario" name="usage_scenario" aria-describedby="usage_scenario-help${problems.some((p) => p.field === 'usage_scenario') ? ' usage_scenario-error' : ''}"${problems.some((p) => p.field === 'usage_scenario') ? html` aria-invalid="true"` : ''}>${USAGE_SCENARIOS.map((u) => html`<option value="${u}"${selected(u, input?.usageScenario ?? DEFAULT_USAGE_SCENARIO)}>${u}</option>`)}</select>${fieldError(problems, 'usage_scenario')}
 <label for="expires_in_days">Expiration</label><select id="expires_in_days" name="expires_in_days"${invalidAttrs(problems, 'expires_in_days')}><option value=""${selected('', input?.expiresInDays ?? '')}>No expiration</option>${TOKEN_EXPIRY_DAYS.map((d) => html`<option value="${d}"${selected(String(d), input?.expiresInDays ?? '')}>${d} days</option>`)}</select>${fieldError(problems, 'expires_in_days')}
 <fieldset${invalidAttrs(problems, 'permissions')}><legend>Permissions</legend>${ACCESS_TOKEN_PERMISSIONS.map(
-      (p) => html`<label><input type="checkbox" name="permissions" value="${p}"${(input?.permissions ?? DEFAULT_PERMISSIONS).includes(p) ? html` checked` : ''}> ${p}</label>`,
+      (p) =>
+        html`<label><input type="checkbox" name="permissions" value="${p}"${(input?.permissions ?? DEFAULT_PERMISSIONS).includes(p) ? html` checked` : ''}> ${p}</label>`,
     )}${fieldError(problems, 'permissions')}</fieldset>
 <button type="submit" class="primary">Create token</button></form>`,
   );

@@ -31,7 +31,9 @@ function detailFields(problems: FormProblem[], input: Required<AppDetails> | und
 
 export function applicationsPage({ user, apps, problems, input, nonce, flash }: ApplicationsModel): Html {
   const rows = apps.map(
-    (a) => html`<tr><td><a href="/settings/applications/${a.id}"><strong>${a.name}</strong></a><br><small>${a.description}</small></td><td><code data-copy="client ID">${a.client_id}</code><br><small>${a.redirect_uri}</small></td>
+    (
+      a,
+    ) => html`<tr><td><a href="/settings/applications/${a.id}"><strong>${a.name}</strong></a><br><small>${a.description}</small></td><td><code data-copy="client ID">${a.client_id}</code><br><small>${a.redirect_uri}</small></td>
 <td><a class="button" href="/settings/applications/${a.id}">Settings</a> <a class="button danger" href="/settings/applications/${a.id}/delete">Delete</a></td></tr>`,
   );
   // A refused registration puts the form first: the user's next step is to fix it.
@@ -40,7 +42,13 @@ export function applicationsPage({ user, apps, problems, input, nonce, flash }: 
 ${detailFields(problems, input)}
 <button type="submit" class="primary">Register application</button></form>`;
   return layout(
-    { title: 'Applications', user, current: '/settings/applications', flash, mainAction: { id: 'name', label: 'Register an application' } },
+    {
+      title: 'Applications',
+      user,
+      current: '/settings/applications',
+      flash,
+      mainAction: { id: 'name', label: 'Register an application' },
+    },
     html`<h1>Your applications</h1><p>OAuth applications let other sites sign users in with their account here and act for them within the scopes the user allows.</p>
 ${apps.length ? html`<table><thead><tr><th>Application</th><th>Client</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>No applications yet.</p>`}
 ${form}`,
@@ -56,13 +64,23 @@ export interface ApplicationModel {
   flash?: string | undefined;
 }
 
-const lastUsed = (s: ClientSecret) => (s.last_used_at === null ? 'Never used' : `Last used ${formatDate(s.last_used_at)}`);
+const lastUsed = (s: ClientSecret) =>
+  s.last_used_at === null ? 'Never used' : `Last used ${formatDate(s.last_used_at)}`;
 
 /** One app's settings: its client ID, its client secrets (two during a rotation), its details, and deleting it. */
 export function applicationPage({ user, app, secrets, problems, input, flash }: ApplicationModel): Html {
-  const details = input ?? { name: app.name, description: app.description, homepage: app.homepage, redirectUri: app.redirect_uri, idTokenAlg: app.id_token_signed_response_alg };
+  const details = input ?? {
+    name: app.name,
+    description: app.description,
+    homepage: app.homepage,
+    redirectUri: app.redirect_uri,
+    idTokenAlg: app.id_token_signed_response_alg,
+  };
   const secretRows = secrets.map(
-    (s, i) => html`<tr><td><strong>Client secret ${i + 1}</strong><br><small>Created ${formatDate(s.created_at)}</small></td><td>${lastUsed(s)}</td>
+    (
+      s,
+      i,
+    ) => html`<tr><td><strong>Client secret ${i + 1}</strong><br><small>Created ${formatDate(s.created_at)}</small></td><td>${lastUsed(s)}</td>
 <td><a class="button danger" href="/settings/applications/${app.id}/secrets/${s.id}/delete">Delete</a></td></tr>`,
   );
   const generate =
@@ -70,7 +88,16 @@ export function applicationPage({ user, app, secrets, problems, input, flash }: 
       ? html`<form method="post" action="/settings/applications/${app.id}/secrets"><input type="hidden" name="csrf_token" value="${user.csrf}"><button type="submit" id="generate-secret">Generate a new client secret</button></form>`
       : html`<p><small>An application has at most ${MAX_CLIENT_SECRETS} client secrets. Delete the one no deployment uses any more to generate another.</small></p>`;
   return layout(
-    { title: app.name, user, current: '/settings/applications', flash, mainAction: !input && secrets.length < MAX_CLIENT_SECRETS ? { id: 'generate-secret', label: 'Generate a new client secret' } : { id: 'name', label: 'Application settings' } },
+    {
+      title: app.name,
+      user,
+      current: '/settings/applications',
+      flash,
+      mainAction:
+        !input && secrets.length < MAX_CLIENT_SECRETS
+          ? { id: 'generate-secret', label: 'Generate a new client secret' }
+          : { id: 'name', label: 'Application settings' },
+    },
     html`<p><a href="/settings/applications">← Applications</a></p><h1>${app.name}</h1>
 <p>Client ID: <code data-copy="client ID" id="app-client-id">${app.client_id}</code></p>
 <h2>Client secrets</h2>

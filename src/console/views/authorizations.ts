@@ -12,12 +12,21 @@ export interface AuthorizationsModel {
 
 export function authorizationsPage({ user, apps, flash }: AuthorizationsModel): Html {
   const rows = apps.map(
-    (a, i) => html`<tr><td><strong>${a.name}</strong><br><small>${a.homepage}</small></td><td>${splitScope(a.scope).map((s) => html`<code>${s}</code> `)}</td><td>${formatDate(a.authorizedAt)}</td>
+    (
+      a,
+      i,
+    ) => html`<tr><td><strong>${a.name}</strong><br><small>${a.homepage}</small></td><td>${splitScope(a.scope).map((s) => html`<code>${s}</code> `)}</td><td>${formatDate(a.authorizedAt)}</td>
 <td><a class="button danger" href="/settings/authorizations/${a.applicationId}/revoke"${i === 0 ? html` id="first-revoke"` : ''}>Revoke</a></td></tr>`,
   );
   // The skip link leads to the first app's Revoke (without any app, to the page's text).
   return layout(
-    { title: 'Authorized applications', user, current: '/settings/authorizations', flash, mainAction: apps.length ? { id: 'first-revoke', label: 'the authorized applications' } : undefined },
+    {
+      title: 'Authorized applications',
+      user,
+      current: '/settings/authorizations',
+      flash,
+      mainAction: apps.length ? { id: 'first-revoke', label: 'the authorized applications' } : undefined,
+    },
     html`<h1>Authorized applications</h1>${apps.length ? html`<table><thead><tr><th>Application</th><th>Scopes</th><th>Authorized</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>You have not authorized any application.</p>`}`,
   );
 }

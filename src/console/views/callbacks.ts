@@ -16,7 +16,10 @@ function state(user: PageUser, workflowId: string, c: Callback): Html {
 /** The section, only for a workflow with callbacks (most have none, and their page stays as it was). */
 export function callbacksSection(user: PageUser, workflowId: string, callbacks: Callback[]): Html | string {
   if (!callbacks.length) return '';
-  const rows = callbacks.map((c) => html`<tr><td><code>${c.url}</code>${c.description ? html`<br><small>${c.description}</small>` : ''}</td><td>${state(user, workflowId, c)}</td></tr>`);
+  const rows = callbacks.map(
+    (c) =>
+      html`<tr><td><code>${c.url}</code>${c.description ? html`<br><small>${c.description}</small>` : ''}</td><td>${state(user, workflowId, c)}</td></tr>`,
+  );
   return html`<section aria-labelledby="callbacks-heading"><h2 id="callbacks-heading">Callbacks</h2>
 <table class="callbacks"><thead><tr><th>URL</th><th>Deliveries</th></tr></thead><tbody>${rows}</tbody></table>
 <p><small>Callbacks are made and deleted through the API: <code>createCallback</code> and its neighbours in the <a href="/docs">API reference</a>. A paused one gets nothing until it is re-enabled; the run ends it missed are delivered then.</small></p></section>`;

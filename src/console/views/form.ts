@@ -16,7 +16,9 @@ export function formProblems(problems: FormProblem[]): Html {
 
 /** `aria-invalid` and `aria-describedby` for an input whose field has a problem (nothing otherwise). */
 export function invalidAttrs(problems: FormProblem[], field: string): Html {
-  return problems.some((p) => p.field === field) ? html` aria-invalid="true" aria-describedby="${field}-error"` : html``;
+  return problems.some((p) => p.field === field)
+    ? html` aria-invalid="true" aria-describedby="${field}-error"`
+    : html``;
 }
 
 /** The message under a field that has a problem, naming it for `aria-describedby`. */

@@ -93,7 +93,13 @@ export function layoutGraph(nodes: readonly WorkflowNode[], edges: readonly Work
     const rowWidth = row.length * NODE_WIDTH + (row.length - 1) * GAP_X;
     const left = (width - rowWidth) / 2;
     row.forEach((id, order) => {
-      placed.push({ node: byId.get(id)!, layer: l, order, x: left + order * (NODE_WIDTH + GAP_X), y: MARGIN + l * (NODE_HEIGHT + GAP_Y) });
+      placed.push({
+        node: byId.get(id)!,
+        layer: l,
+        order,
+        x: left + order * (NODE_WIDTH + GAP_X),
+        y: MARGIN + l * (NODE_HEIGHT + GAP_Y),
+      });
     });
   });
   return { nodes: placed, width, height };
@@ -121,7 +127,11 @@ export interface GraphSvgOptions {
  * given), an arrow per edge, `true`/`false` on the edges out of a condition. It scales down to its
  * container (CSS `max-width:100%`), so a phone never scrolls sideways.
  */
-export function graphSvg(nodes: readonly WorkflowNode[], edges: readonly WorkflowEdge[], options: GraphSvgOptions): Html {
+export function graphSvg(
+  nodes: readonly WorkflowNode[],
+  edges: readonly WorkflowEdge[],
+  options: GraphSvgOptions,
+): Html {
   const layout = layoutGraph(nodes, edges);
   const at = new Map(layout.nodes.map((p) => [p.node.id, p]));
   const arrows = edges.flatMap((e) => {
@@ -137,8 +147,12 @@ export function graphSvg(nodes: readonly WorkflowNode[], edges: readonly Workflo
     // The label a third of the way down, where edges out of one condition are already apart.
     const lx = x1 + (x2 - x1) * 0.3;
     const ly = y1 + Math.min(22, (y2 - y1) * 0.35);
-    const label = e.branch ? html`<text class="branch branch-${e.branch}" x="${lx.toFixed(1)}" y="${ly.toFixed(1)}" text-anchor="middle">${e.branch}</text>` : '';
-    return [html`<g class="edge" data-from="${e.from}" data-to="${e.to}"><path d="${path}" marker-end="url(#arrow)"/>${label}</g>`];
+    const label = e.branch
+      ? html`<text class="branch branch-${e.branch}" x="${lx.toFixed(1)}" y="${ly.toFixed(1)}" text-anchor="middle">${e.branch}</text>`
+      : '';
+    return [
+      html`<g class="edge" data-from="${e.from}" data-to="${e.to}"><path d="${path}" marker-end="url(#arrow)"/>${label}</g>`,
+    ];
   });
   const boxes = layout.nodes.map(({ node, x, y }) => {
     const status = options.statuses?.get(node.id);
@@ -168,7 +182,10 @@ function edgeList(nodes: readonly WorkflowNode[], edges: readonly WorkflowEdge[]
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const linked = new Set(edges.flatMap((e) => [e.from, e.to]));
   const items = [
-    ...edges.map((e) => html`<li>${nodeWords(byId.get(e.from), e.from)}${e.branch ? ` when ${e.branch}` : ''} → ${nodeWords(byId.get(e.to), e.to)}</li>`),
+    ...edges.map(
+      (e) =>
+        html`<li>${nodeWords(byId.get(e.from), e.from)}${e.branch ? ` when ${e.branch}` : ''} → ${nodeWords(byId.get(e.to), e.to)}</li>`,
+    ),
     ...nodes.filter((n) => !linked.has(n.id)).map((n) => html`<li>${nodeWords(n, n.id)}, no edges</li>`),
   ];
   return html`<ul class="visually-hidden graph-edges" aria-label="${title}, as text: ${edges.length} ${edges.length === 1 ? 'edge' : 'edges'}">${items}</ul>`;

@@ -33,7 +33,13 @@ describe('layoutGraph', () => {
   });
 
   it('lays out a cycle (never stored, but never looped on either) below the rest', () => {
-    const layout = layoutGraph([node('a'), node('b'), node('c')], [{ from: 'b', to: 'c' }, { from: 'c', to: 'b' }]);
+    const layout = layoutGraph(
+      [node('a'), node('b'), node('c')],
+      [
+        { from: 'b', to: 'c' },
+        { from: 'c', to: 'b' },
+      ],
+    );
     expect(layout.nodes.map((p) => p.layer).sort()).toEqual([0, 1, 2]);
   });
 });
@@ -42,7 +48,12 @@ describe('graphSvg', () => {
   it('escapes the title and marks branches, types and run statuses', () => {
     const svg = String(
       graphSvg(
-        [node('in', 'text_input'), { id: 'check', type: 'condition', config: { left: 'a', operator: 'not_empty' } } as WorkflowNode, node('yes'), node('no')],
+        [
+          node('in', 'text_input'),
+          { id: 'check', type: 'condition', config: { left: 'a', operator: 'not_empty' } } as WorkflowNode,
+          node('yes'),
+          node('no'),
+        ],
         [
           { from: 'in', to: 'check' },
           { from: 'check', to: 'yes', branch: 'true' },
@@ -59,10 +70,17 @@ describe('graphSvg', () => {
     expect(svg.match(/marker-end="url\(#arrow\)"/g)).toHaveLength(3);
   });
 
-  it('has a text equivalent for screen readers: each edge in words, true/false on a condition\'s edges, nodes without edges', () => {
+  it("has a text equivalent for screen readers: each edge in words, true/false on a condition's edges, nodes without edges", () => {
     const out = String(
       graphSvg(
-        [node('question', 'text_input'), { id: 'answer', type: 'llm_call', config: { model: 'echo' } } as WorkflowNode, { id: 'check', type: 'condition', config: { left: 'a', operator: 'not_empty' } } as WorkflowNode, node('yes'), node('no'), node('<alone>')],
+        [
+          node('question', 'text_input'),
+          { id: 'answer', type: 'llm_call', config: { model: 'echo' } } as WorkflowNode,
+          { id: 'check', type: 'condition', config: { left: 'a', operator: 'not_empty' } } as WorkflowNode,
+          node('yes'),
+          node('no'),
+          node('<alone>'),
+        ],
         [
           { from: 'question', to: 'answer' },
           { from: 'answer', to: 'check' },

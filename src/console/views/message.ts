@@ -11,4 +11,7 @@ export interface MessageModel {
 
 /** A page that only says one thing: "Form expired", "Too many requests", "Not found". */
 export const messagePage = (m: MessageModel): Html =>
-  layout({ title: m.title, user: m.user }, html`<h1>${m.title}</h1>${m.error ? html`<p class="error">${m.message}</p>` : html`<p>${m.message}</p>`}`);
+  layout(
+    { title: m.title, user: m.user },
+    html`<h1>${m.title}</h1>${m.error ? html`<p class="error">${m.message}</p>` : html`<p>${m.message}</p>`}`,
+  );

@@ -12,13 +12,22 @@ type Edge = GraphSnapshot['edges'][number];
 export const nodeAnchor = (id: string) => `node-${id}`;
 
 /** A config value as written: text in a block (whitespace kept), anything else as JSON. */
-const value = (v: unknown): Html => (typeof v === 'string' ? (v.includes('\n') || v.length > 60 ? html`<pre>${v}</pre>` : html`<code>${v}</code>`) : html`<code>${JSON.stringify(v)}</code>`);
+const value = (v: unknown): Html =>
+  typeof v === 'string'
+    ? v.includes('\n') || v.length > 60
+      ? html`<pre>${v}</pre>`
+      : html`<code>${v}</code>`
+    : html`<code>${JSON.stringify(v)}</code>`;
 
 /** The node's config, key by key, and where its edges come from and go. */
 export function nodeConfig(node: Node, edges: readonly Edge[]): Html {
   const entries = Object.entries(node.config as Record<string, unknown>);
-  const into = edges.filter((e) => e.to === node.id).map((e) => html`<code>${e.from}</code>${e.branch ? ` (when ${e.branch})` : ''} `);
-  const out = edges.filter((e) => e.from === node.id).map((e) => html`<code>${e.to}</code>${e.branch ? ` (when ${e.branch})` : ''} `);
+  const into = edges
+    .filter((e) => e.to === node.id)
+    .map((e) => html`<code>${e.from}</code>${e.branch ? ` (when ${e.branch})` : ''} `);
+  const out = edges
+    .filter((e) => e.from === node.id)
+    .map((e) => html`<code>${e.to}</code>${e.branch ? ` (when ${e.branch})` : ''} `);
   return html`<dl class="node-config">${entries.map(([k, v]) => html`<dt>${k}</dt><dd>${value(v)}</dd>`)}
 <dt>from</dt><dd>${into.length ? into : html`<small>nothing (a start)</small>`}</dd><dt>to</dt><dd>${out.length ? out : html`<small>nothing (an end)</small>`}</dd></dl>`;
 }
@@ -26,18 +35,24 @@ export function nodeConfig(node: Node, edges: readonly Edge[]): Html {
 /** The workflow page's inspector: one section per node, the target of its box's link. */
 export function nodeSections(nodes: readonly Node[], edges: readonly Edge[]): Html {
   return html`${nodes.map(
-    (n) => html`<section class="node-detail" id="${nodeAnchor(n.id)}" tabindex="-1" aria-labelledby="${nodeAnchor(n.id)}-heading"><h3 id="${nodeAnchor(n.id)}-heading"><code>${n.id}</code> <small>${nodeTypeLabel(n.type)}</small></h3>${nodeConfig(n, edges)}</section>`,
+    (n) =>
+      html`<section class="node-detail" id="${nodeAnchor(n.id)}" tabindex="-1" aria-labelledby="${nodeAnchor(n.id)}-heading"><h3 id="${nodeAnchor(n.id)}-heading"><code>${n.id}</code> <small>${nodeTypeLabel(n.type)}</small></h3>${nodeConfig(n, edges)}</section>`,
   )}`;
 }
 
 /** How many times the node called its model: `1`, or `3 (2 retries)`. */
-export const attemptsText = (attempts: number): string => (attempts > 1 ? `${attempts} (${attempts - 1} ${attempts === 2 ? 'retry' : 'retries'})` : String(attempts));
+export const attemptsText = (attempts: number): string =>
+  attempts > 1 ? `${attempts} (${attempts - 1} ${attempts === 2 ? 'retry' : 'retries'})` : String(attempts);
 
 /** On a run's page, under the node's name in its row: its config, the text it worked on and its attempts. */
 export function stepDetails(node: Node, step: RunStep | undefined, edges: readonly Edge[]): Html {
   return html`<details class="step-details"><summary>Config and input</summary>${nodeConfig(node, edges)}${
-    step?.attempts ? html`<p class="step-attempts"><strong>Attempts</strong> ${attemptsText(step.attempts)} <small>(calls to the model provider)</small></p>` : ''
+    step?.attempts
+      ? html`<p class="step-attempts"><strong>Attempts</strong> ${attemptsText(step.attempts)} <small>(calls to the model provider)</small></p>`
+      : ''
   }${
-    step?.input !== null && step?.input !== undefined ? html`<p><strong>Input</strong> <small>(for an LLM call, the prompt it sent)</small></p><pre>${step.input}</pre>` : ''
+    step?.input !== null && step?.input !== undefined
+      ? html`<p><strong>Input</strong> <small>(for an LLM call, the prompt it sent)</small></p><pre>${step.input}</pre>`
+      : ''
   }</details>`;
 }

@@ -20,10 +20,17 @@ export interface OrganizationsModel {
 
 export function organizationsPage({ user, orgs, problems, input, flash }: OrganizationsModel): Html {
   const rows = orgs.map(
-    (o) => html`<tr><td><a href="/settings/organizations/${o.namespace}"><strong>${o.name}</strong></a><br><small><code>${o.namespace}</code></small></td><td>${o.role === 'owner' ? 'Owner' : 'Member'}</td></tr>`,
+    (o) =>
+      html`<tr><td><a href="/settings/organizations/${o.namespace}"><strong>${o.name}</strong></a><br><small><code>${o.namespace}</code></small></td><td>${o.role === 'owner' ? 'Owner' : 'Member'}</td></tr>`,
   );
   return layout(
-    { title: 'Organizations', user, current: '/settings/organizations', flash, mainAction: { id: 'namespace', label: 'Create an organization' } },
+    {
+      title: 'Organizations',
+      user,
+      current: '/settings/organizations',
+      flash,
+      mainAction: { id: 'namespace', label: 'Create an organization' },
+    },
     html`<h1>Organizations</h1><p>An organization is a namespace its members share: access tokens created in it act there, and leave with a member who leaves.</p>
 ${orgs.length ? html`<table><thead><tr><th>Organization</th><th>Your role</th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>You do not belong to any organization yet.</p>`}
 <h2>Create an organization</h2>${formProblems(problems)}
@@ -54,7 +61,10 @@ export function organizationPage({ user, org, members, role, problems, input, fl
   const owner = role === 'owner';
   const rows = members.map((m) => {
     const self = m.user_id === user.id;
-    const action = owner || self ? html`<a class="button danger" href="/settings/organizations/${org.namespace}/members/${m.login}/remove">${self ? 'Leave' : 'Remove'}</a>` : '';
+    const action =
+      owner || self
+        ? html`<a class="button danger" href="/settings/organizations/${org.namespace}/members/${m.login}/remove">${self ? 'Leave' : 'Remove'}</a>`
+        : '';
     return html`<tr><td><strong>${m.login}</strong>${self ? html` <small>(you)</small>` : ''}<br><small>${m.name}</small></td><td>${m.role === 'owner' ? 'Owner' : 'Member'}</td><td>${formatDate(m.created_at)}</td><td>${action}</td></tr>`;
   });
   const addForm = owner
@@ -65,7 +75,13 @@ export function organizationPage({ user, org, members, role, problems, input, fl
 <button type="submit" class="primary">Add member</button></form>`
     : formProblems(problems);
   return layout(
-    { title: org.name, user, current: '/settings/organizations', flash, mainAction: owner ? { id: 'login', label: 'Add a member' } : undefined },
+    {
+      title: org.name,
+      user,
+      current: '/settings/organizations',
+      flash,
+      mainAction: owner ? { id: 'login', label: 'Add a member' } : undefined,
+    },
     html`<p><a href="/settings/organizations">← Organizations</a></p><h1>${org.name}</h1><p>Namespace <code>${org.namespace}</code> · you are ${owner ? 'an owner' : 'a member'}.</p>
 <h2>Members</h2><table><thead><tr><th>Member</th><th>Role</th><th>Joined</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>
 ${addForm}`,

@@ -9,7 +9,13 @@ export const PASSWORD_NAV = '/settings/password';
 /** Change your password: the current one proves it is you; every other browser session then ends. */
 export const passwordPage = (m: { user: PageUser; problems: FormProblem[]; flash?: string | undefined }): Html =>
   layout(
-    { title: 'Password', user: m.user, current: PASSWORD_NAV, flash: m.flash, mainAction: { id: 'current_password', label: 'Change your password' } },
+    {
+      title: 'Password',
+      user: m.user,
+      current: PASSWORD_NAV,
+      flash: m.flash,
+      mainAction: { id: 'current_password', label: 'Change your password' },
+    },
     html`<h1>Password</h1><p>Changing it signs you out everywhere else: every other browser session of yours ends.</p>${formProblems(m.problems)}
 <form method="post" action="/settings/password"><input type="hidden" name="csrf_token" value="${m.user.csrf}">
 <input type="text" name="username" value="${m.user.login}" autocomplete="username" hidden>

@@ -19,17 +19,27 @@ const ENDED = ['completed', 'failed', 'cancelled'];
 
 export const runEnded = (run: RunDetail) => ENDED.includes(run.status);
 
-const seconds = (from: string | null, to: string | null): number | null => (from && to ? (Date.parse(to) - Date.parse(from)) / 1000 : null);
+const seconds = (from: string | null, to: string | null): number | null =>
+  from && to ? (Date.parse(to) - Date.parse(from)) / 1000 : null;
 
 /** Text as written, whitespace kept; a JSON value pretty-printed. */
-const textBlock = (value: unknown): Html => html`<pre>${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}</pre>`;
+const textBlock = (value: unknown): Html =>
+  html`<pre>${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}</pre>`;
 
 /** A node's row: its log if it has one; otherwise what the run's state says happened to it. */
-function nodeRow(node: GraphSnapshot['nodes'][number], step: RunStep | undefined, run: RunDetail, edges: GraphSnapshot['edges']): Html {
+function nodeRow(
+  node: GraphSnapshot['nodes'][number],
+  step: RunStep | undefined,
+  run: RunDetail,
+  edges: GraphSnapshot['edges'],
+): Html {
   const status = step?.status ?? (runEnded(run) ? (run.status === 'completed' ? 'skipped' : 'not_started') : 'pending');
-  const usage = step?.usage ? html`${step.usage.total_tokens}<span class="cell-label"> tokens</span><br><small>${step.usage.prompt_tokens} in, ${step.usage.completion_tokens} out</small>` : html`<small>—</small>`;
+  const usage = step?.usage
+    ? html`${step.usage.total_tokens}<span class="cell-label"> tokens</span><br><small>${step.usage.prompt_tokens} in, ${step.usage.completion_tokens} out</small>`
+    : html`<small>—</small>`;
   let detail: Html;
-  if (step?.error) detail = html`<div class="error"><p><strong>${step.error.code}</strong>: ${step.error.message}</p></div>${step.output ? textBlock(step.output) : ''}`;
+  if (step?.error)
+    detail = html`<div class="error"><p><strong>${step.error.code}</strong>: ${step.error.message}</p></div>${step.output ? textBlock(step.output) : ''}`;
   else if (status === 'skipped') detail = html`<small>Skipped: on a branch not taken.</small>`;
   else if (status === 'not_started') detail = html`<small>Not started: the run ended first.</small>`;
   else if (step?.output !== null && step?.output !== undefined) detail = textBlock(step.output);
@@ -50,9 +60,15 @@ export interface RunModel {
 /** The part of the page that changes while the run goes on (also served alone to the live page). */
 export function runState({ workflowName, run, graph }: RunModel): Html {
   const steps = new Map(run.logs.map((s) => [s.node_id, s]));
-  const statuses = new Map(graph.nodes.map((n) => [n.id, steps.get(n.id)?.status ?? (runEnded(run) ? (run.status === 'completed' ? 'skipped' : 'not_started') : 'pending')]));
+  const statuses = new Map(
+    graph.nodes.map((n) => [
+      n.id,
+      steps.get(n.id)?.status ?? (runEnded(run) ? (run.status === 'completed' ? 'skipped' : 'not_started') : 'pending'),
+    ]),
+  );
   const inputs = Object.entries(run.inputs);
-  const output = run.output && typeof run.output === 'object' ? Object.entries(run.output as Record<string, unknown>) : [];
+  const output =
+    run.output && typeof run.output === 'object' ? Object.entries(run.output as Record<string, unknown>) : [];
   return html`<dl class="facts"><div><dt>Status</dt><dd id="run-status">${statusBadge(run.status)}</dd></div>
 <div><dt>Started</dt><dd>${isoDate(run.started_at)}</dd></div><div><dt>Duration</dt><dd>${formatDuration(run.duration)}</dd></div>
 <div><dt>Tokens</dt><dd>${run.usage.total_tokens} <small>(${run.usage.prompt_tokens} in, ${run.usage.completion_tokens} out)</small></dd></div></dl>
@@ -85,7 +101,13 @@ export function runPage(model: RunPageModel): Html {
   const live = runEnded(run) ? html`` : html` data-live="${runPath}/state" data-events="${runPath}/events"`;
   return layout(
     // The skip link leads back to the workflow, where it runs again.
-    { title: `Run ${run.id} of ${workflowName}`, user, current: WORKFLOWS_NAV, flash, mainAction: { id: 'back-to-workflow', label: 'the workflow' } },
+    {
+      title: `Run ${run.id} of ${workflowName}`,
+      user,
+      current: WORKFLOWS_NAV,
+      flash,
+      mainAction: { id: 'back-to-workflow', label: 'the workflow' },
+    },
     html`<p class="crumbs"><a href="/workflows">Workflows</a> / <a href="/workflows/${workflowId}" id="back-to-workflow">${workflowName}</a> /</p>
 <h1>Run <code>${run.id}</code></h1>
 <p><small>Version ${run.workflow_version ?? '?'} of the workflow · created ${isoDate(run.created_at)}${run.finished_at ? ` · ended ${isoDate(run.finished_at)}` : ''}</small></p>

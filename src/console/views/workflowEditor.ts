@@ -32,13 +32,18 @@ type ParsedNode = { id?: unknown; type?: unknown };
 type ParsedEdge = { from?: unknown; to?: unknown; branch?: unknown };
 
 /** The graph as written, when it is well enough formed to draw (ids, types, edge ends as strings). */
-function drawable(text: string): { nodes: { id: string; type: string }[]; edges: { from: string; to: string; branch?: string }[] } | undefined {
+function drawable(
+  text: string,
+): { nodes: { id: string; type: string }[]; edges: { from: string; to: string; branch?: string }[] } | undefined {
   try {
     const { nodes, edges } = JSON.parse(text) as { nodes?: ParsedNode[]; edges?: ParsedEdge[] };
     if (!Array.isArray(nodes) || !Array.isArray(edges ?? [])) return undefined;
     if (!nodes.every((n) => n && typeof n.id === 'string' && typeof n.type === 'string')) return undefined;
     if (!(edges ?? []).every((e) => e && typeof e.from === 'string' && typeof e.to === 'string')) return undefined;
-    return { nodes: nodes as { id: string; type: string }[], edges: (edges ?? []) as { from: string; to: string; branch?: string }[] };
+    return {
+      nodes: nodes as { id: string; type: string }[],
+      edges: (edges ?? []) as { from: string; to: string; branch?: string }[],
+    };
   } catch {
     return undefined;
   }
@@ -57,11 +62,15 @@ export function problemPlace(pointer: string, graph: string): { label: string; n
   if (parts[0] === 'nodes' && parts[1] !== undefined) {
     const node = Array.isArray(parsed.nodes) ? parsed.nodes[Number(parts[1])] : undefined;
     const id = typeof node?.id === 'string' ? node.id : undefined;
-    return { label: `${id ? `node "${id}"` : `node ${Number(parts[1]) + 1}`}${rest ? `, ${rest}` : ''}`, ...(id ? { nodeId: id } : {}) };
+    return {
+      label: `${id ? `node "${id}"` : `node ${Number(parts[1]) + 1}`}${rest ? `, ${rest}` : ''}`,
+      ...(id ? { nodeId: id } : {}),
+    };
   }
   if (parts[0] === 'edges' && parts[1] !== undefined) {
     const edge = Array.isArray(parsed.edges) ? parsed.edges[Number(parts[1])] : undefined;
-    const ends = edge && typeof edge.from === 'string' && typeof edge.to === 'string' ? ` (${edge.from} → ${edge.to})` : '';
+    const ends =
+      edge && typeof edge.from === 'string' && typeof edge.to === 'string' ? ` (${edge.from} → ${edge.to})` : '';
     return { label: `edge ${Number(parts[1]) + 1}${ends}${rest ? `, ${rest}` : ''}` };
   }
   if (parts[0] === 'nodes' || parts[0] === 'edges') return { label: `the ${parts[0]}` };
@@ -75,18 +84,29 @@ export function problemPlace(pointer: string, graph: string): { label: string; n
  * `<`, `>` and `&` escaped so no text in the contract can close the element.
  */
 const editorSchemasScript = (): Html =>
-  raw(`<script type="application/json" id="editor-schemas">${JSON.stringify(editorSchemas()).replace(/[<>&]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}</script>`);
+  raw(
+    `<script type="application/json" id="editor-schemas">${JSON.stringify(editorSchemas()).replace(/[<>&]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}</script>`,
+  );
 
 const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 /** What the editor's live preview shows for a graph as written: the picture and every problem, placed. */
-export function editorPreview(graph: string, problems: ProblemItem[]): { graph: string | null; problems: (ProblemItem & { label: string; nodeId?: string })[] } {
+export function editorPreview(
+  graph: string,
+  problems: ProblemItem[],
+): { graph: string | null; problems: (ProblemItem & { label: string; nodeId?: string })[] } {
   const places = problems.map((p) => ({ ...p, ...problemPlace(p.pointer, graph) }));
   const drawn = drawable(graph);
   const marked = new Map(places.flatMap((p) => (p.nodeId ? [[p.nodeId, 'failed'] as const] : [])));
   const title = `The graph as written${marked.size ? ', nodes with problems marked failed' : ''}`;
   // Each box links to its node's form in the builder (#edit-node-ID), so the picture selects by keyboard too.
-  const picture = drawn ? graphSvg(drawn.nodes as Workflow['nodes'], drawn.edges as Workflow['edges'], { title, statuses: marked, nodeHref: (id) => `#edit-node-${id}` }) : null;
+  const picture = drawn
+    ? graphSvg(drawn.nodes as Workflow['nodes'], drawn.edges as Workflow['edges'], {
+        title,
+        statuses: marked,
+        nodeHref: (id) => `#edit-node-${id}`,
+      })
+    : null;
   return { graph: picture ? String(picture) : null, problems: places };
 }
 
@@ -98,24 +118,36 @@ export function editorPage(m: EditorModel): Html {
   const inGraph = places.filter((p) => !atField(p)).length;
   const formProblems: FormProblem[] = [
     ...places.filter(atField).map((p) => ({ field: p.pointer.slice(1), message: `${capital(p.message)}.` })),
-    ...(inGraph ? [{ field: 'graph', message: `${inGraph} ${inGraph === 1 ? 'problem' : 'problems'} in the graph, listed above by node and field.` }] : []),
+    ...(inGraph
+      ? [
+          {
+            field: 'graph',
+            message: `${inGraph} ${inGraph === 1 ? 'problem' : 'problems'} in the graph, listed above by node and field.`,
+          },
+        ]
+      : []),
   ];
   const drawn = drawable(m.graph);
   const marked = new Map(places.flatMap((p) => (p.nodeId ? [[p.nodeId, 'failed'] as const] : [])));
   const title = m.workflow ? `Edit ${m.workflow.name}` : 'New workflow';
   const first = formProblems[0]?.field ?? 'name';
   return layout(
-    { title, user: m.user, current: WORKFLOWS_NAV, mainAction: { id: first, label: m.problems.length ? 'the first problem' : 'the form' } },
+    {
+      title,
+      user: m.user,
+      current: WORKFLOWS_NAV,
+      mainAction: { id: first, label: m.problems.length ? 'the first problem' : 'the form' },
+    },
     html`<p class="crumbs"><a href="/workflows">Workflows</a> /${m.workflow ? html` <a href="/workflows/${m.workflow.id}">${m.workflow.name}</a> /` : ''}</p><h1>${title}</h1>
 ${
   m.conflictVersion !== undefined
     ? html`<div class="error" role="alert"><p><strong>Not saved: someone else saved this workflow meanwhile</strong> (it is now version ${m.conflictVersion}; you started from version ${m.version ?? '?'}). Your text is below as you wrote it. <a href="/workflows/${m.workflow!.id}" target="_blank">Open the current version</a> to compare; saving again replaces version ${m.conflictVersion} with your text.</p></div>`
     : ''
 }${
-  places.length
-    ? html`<div class="error" role="alert"><p>Not saved: ${places.length} ${places.length === 1 ? 'problem' : 'problems'}, as the API would answer (422).</p><ul class="problems">${places.map((p) => html`<li${p.nodeId ? html` data-node="${p.nodeId}"` : ''}><strong>${capital(p.label)}</strong>: ${p.message} <small><code>${p.pointer}</code></small></li>`)}</ul></div>`
-    : ''
-}
+      places.length
+        ? html`<div class="error" role="alert"><p>Not saved: ${places.length} ${places.length === 1 ? 'problem' : 'problems'}, as the API would answer (422).</p><ul class="problems">${places.map((p) => html`<li${p.nodeId ? html` data-node="${p.nodeId}"` : ''}><strong>${capital(p.label)}</strong>: ${p.message} <small><code>${p.pointer}</code></small></li>`)}</ul></div>`
+        : ''
+    }
 <form method="post" action="${action}" class="editor"><input type="hidden" name="csrf_token" value="${m.user.csrf}">${m.workflow ? html`<input type="hidden" name="version" value="${m.conflictVersion ?? m.version}">` : ''}
 <label for="name">Name</label><input type="text" id="name" name="name" value="${m.name}" required maxlength="200"${invalidAttrs(formProblems, 'name')}>${fieldError(formProblems, 'name')}
 <label for="description">Description <small>(optional)</small></label><textarea id="description" name="description" rows="2"${invalidAttrs(formProblems, 'description')}>${m.description}</textarea>${fieldError(formProblems, 'description')}

@@ -18,7 +18,8 @@ import { callbacksSection } from './callbacks.ts';
 export const WORKFLOWS_NAV = '/workflows';
 
 /** A run's status as a badge (colour per status in the stylesheet, the word always written). */
-export const statusBadge = (status: string): Html => html`<span class="badge status-${status}">${status.replace('_', ' ')}</span>`;
+export const statusBadge = (status: string): Html =>
+  html`<span class="badge status-${status}">${status.replace('_', ' ')}</span>`;
 
 /** Seconds as people read them: `0.42 s`, `12 s`, `3 min 05 s`. */
 export function formatDuration(seconds: number | null): string {
@@ -58,7 +59,13 @@ export function workflowsPage({ user, workflows, latest, meta, flash }: Workflow
   });
   return layout(
     // The skip link leads to the first workflow (without any, to the page's text).
-    { title: 'Workflows', user, current: WORKFLOWS_NAV, flash, mainAction: workflows.length ? { id: 'first-workflow', label: 'the workflows' } : undefined },
+    {
+      title: 'Workflows',
+      user,
+      current: WORKFLOWS_NAV,
+      flash,
+      mainAction: workflows.length ? { id: 'first-workflow', label: 'the workflows' } : undefined,
+    },
     html`<h1>Workflows</h1><p><a class="button" href="/workflows/new" id="new-workflow">New workflow</a></p>
 ${
   workflows.length
@@ -135,15 +142,34 @@ function runFilter(workflow: Workflow, search: string): Html {
 <input type="search" id="run-search" name="search" value="${byStatus ? '' : search}" maxlength="200" placeholder="run_01J"> <button type="submit">Search</button></form>`;
 }
 
-export function workflowPage({ user, workflow, runs, runsMeta, form, search, baseUrl, schedules, callbacks, flash }: WorkflowModel): Html {
+export function workflowPage({
+  user,
+  workflow,
+  runs,
+  runsMeta,
+  form,
+  search,
+  baseUrl,
+  schedules,
+  callbacks,
+  flash,
+}: WorkflowModel): Html {
   const history = runs.map(
-    (r) => html`<tr><td><a href="/workflows/${workflow.id}/runs/${r.id}">${statusBadge(r.status)}</a><br><small><code>${r.id}</code></small></td>
+    (
+      r,
+    ) => html`<tr><td><a href="/workflows/${workflow.id}/runs/${r.id}">${statusBadge(r.status)}</a><br><small><code>${r.id}</code></small></td>
 <td><span class="cell-label">Started </span>${isoDate(r.started_at ?? r.created_at)}</td><td><span class="cell-label">Duration </span>${formatDuration(r.duration)}</td>
 <td>${r.usage.total_tokens}<span class="cell-label"> tokens</span></td></tr>`,
   );
   // The run form comes first in the page, and the skip link leads to it: running is what this page is for.
   return layout(
-    { title: workflow.name, user, current: WORKFLOWS_NAV, flash, mainAction: { id: runFormStart(workflow, form), label: 'Run the workflow' } },
+    {
+      title: workflow.name,
+      user,
+      current: WORKFLOWS_NAV,
+      flash,
+      mainAction: { id: runFormStart(workflow, form), label: 'Run the workflow' },
+    },
     html`<p class="crumbs"><a href="/workflows">Workflows</a> /</p><h1>${workflow.name}</h1>
 ${workflow.description ? html`<p>${workflow.description}</p>` : ''}
 <section aria-labelledby="run-heading"><h2 id="run-heading" class="first">Run it</h2>${runForm(user, workflow, form)}

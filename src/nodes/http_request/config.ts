@@ -35,7 +35,8 @@ export const withoutSecrets = (text: string): string => text.replace(SECRET_REFE
 export function bodyStrings(body: unknown, at = ''): { pointer: string; text: string }[] {
   if (typeof body === 'string') return [{ pointer: at, text: body }];
   if (Array.isArray(body)) return body.flatMap((item, i) => bodyStrings(item, `${at}/${i}`));
-  if (typeof body === 'object' && body !== null) return Object.entries(body).flatMap(([k, v]) => bodyStrings(v, `${at}/${escapePointer(k)}`));
+  if (typeof body === 'object' && body !== null)
+    return Object.entries(body).flatMap(([k, v]) => bodyStrings(v, `${at}/${escapePointer(k)}`));
   return [];
 }
 
@@ -48,7 +49,8 @@ export function httpRequestTemplates(config: Record<string, unknown>): { source:
     if (!OTHER_SECRET_USE.test(source)) found.push({ source, pointer });
   };
   add(config.url, '/url', true);
-  if (isRecord(config.headers)) for (const [name, value] of Object.entries(config.headers)) add(value, `/headers/${escapePointer(name)}`, true);
+  if (isRecord(config.headers))
+    for (const [name, value] of Object.entries(config.headers)) add(value, `/headers/${escapePointer(name)}`, true);
   for (const { pointer, text } of bodyStrings(config.body)) add(text, `/body${pointer}`, false);
   return found;
 }
@@ -66,16 +68,21 @@ export function httpRequestProblems(config: Record<string, unknown>): ProblemIte
     });
   };
   misuse(config.url, '/url', true);
-  if (isRecord(config.headers)) for (const [name, value] of Object.entries(config.headers)) misuse(value, `/headers/${escapePointer(name)}`, true);
+  if (isRecord(config.headers))
+    for (const [name, value] of Object.entries(config.headers)) misuse(value, `/headers/${escapePointer(name)}`, true);
   const strings = bodyStrings(config.body);
   for (const { pointer, text } of strings) misuse(text, `/body${pointer}`, false);
   if (config.body !== undefined) {
     const method = typeof config.method === 'string' ? config.method : 'GET';
-    if (method === 'GET' || method === 'HEAD') problems.push({ pointer: '/body', message: `is not sent with ${method}: use POST, PUT, PATCH or DELETE` });
-    if (JSON.stringify(config.body).length > BODY_MAX_CHARS) problems.push({ pointer: '/body', message: `must be at most ${BODY_MAX_CHARS} characters as JSON` });
-    if (strings.length > BODY_MAX_STRINGS) problems.push({ pointer: '/body', message: `must hold at most ${BODY_MAX_STRINGS} strings` });
+    if (method === 'GET' || method === 'HEAD')
+      problems.push({ pointer: '/body', message: `is not sent with ${method}: use POST, PUT, PATCH or DELETE` });
+    if (JSON.stringify(config.body).length > BODY_MAX_CHARS)
+      problems.push({ pointer: '/body', message: `must be at most ${BODY_MAX_CHARS} characters as JSON` });
+    if (strings.length > BODY_MAX_STRINGS)
+      problems.push({ pointer: '/body', message: `must hold at most ${BODY_MAX_STRINGS} strings` });
   }
   return problems;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -7,6 +7,7 @@ export const switchNode = defineNode({
   label: 'switch',
   docs: 'routes its upstream value down the first case that holds (else `default`); edges out of it carry `"case"`',
   // `value` is an expression: checked as the template `{{ value }}`.
-  templates: (config) => (typeof config.value === 'string' ? [{ source: `{{ ${config.value} }}`, pointer: '/value' }] : []),
+  templates: (config) =>
+    typeof config.value === 'string' ? [{ source: `{{ ${config.value} }}`, pointer: '/value' }] : [],
   configProblems: switchProblems,
 });

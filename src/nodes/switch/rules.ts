@@ -9,16 +9,19 @@ const UNARY = ['empty', 'not_empty'];
 const ORDERED = ['<', '<=', '>', '>='];
 const PATTERN_MAX = 1000;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function caseValueProblem(operator: unknown, value: unknown, has: boolean): string | null {
   if (typeof operator !== 'string') return null; // the schema's to report
   if (UNARY.includes(operator)) return has ? `is not used by the operator ${operator}` : null;
   if (!has) return `is required by the operator ${operator}`;
   if (operator === 'in' && !Array.isArray(value)) return 'must be a list for the operator in';
-  if (ORDERED.includes(operator) && typeof value !== 'number' && typeof value !== 'string') return `must be a number or a string for the operator ${operator}`;
+  if (ORDERED.includes(operator) && typeof value !== 'number' && typeof value !== 'string')
+    return `must be a number or a string for the operator ${operator}`;
   if (operator === 'matches') {
-    if (typeof value !== 'string' || value.length > PATTERN_MAX) return `must be a regular expression of at most ${PATTERN_MAX} characters`;
+    if (typeof value !== 'string' || value.length > PATTERN_MAX)
+      return `must be a regular expression of at most ${PATTERN_MAX} characters`;
     try {
       new RegExp(value, 'u'); // compiled only: it runs in the compute pool
     } catch (err) {
@@ -36,9 +39,17 @@ export function switchProblems(config: Record<string, unknown>): ProblemItem[] {
   config.cases.forEach((c: unknown, i) => {
     if (!isObject(c)) return;
     if (typeof c.name === 'string') {
-      if (c.name === 'default') problems.push({ pointer: `/cases/${i}/name`, message: 'must not be "default" (the edge for no case holding is named so)' });
+      if (c.name === 'default')
+        problems.push({
+          pointer: `/cases/${i}/name`,
+          message: 'must not be "default" (the edge for no case holding is named so)',
+        });
       const first = seen.get(c.name);
-      if (first !== undefined) problems.push({ pointer: `/cases/${i}/name`, message: `duplicate case name "${c.name}" (also /cases/${first})` });
+      if (first !== undefined)
+        problems.push({
+          pointer: `/cases/${i}/name`,
+          message: `duplicate case name "${c.name}" (also /cases/${first})`,
+        });
       else seen.set(c.name, i);
     }
     const problem = caseValueProblem(c.operator, c.value, Object.hasOwn(c, 'value'));
@@ -51,18 +62,36 @@ export function switchProblems(config: Record<string, unknown>): ProblemItem[] {
  * Why an edge's `case` is wrong (`continues`: its source goes on past its failure; `routable`: its
  * source's type may, ../errorRoutes.ts), with its pointer inside the edge ('' for the edge itself), or null.
  */
-export function caseProblem(edgeCase: unknown, fromType: string | undefined, cases: string[] | undefined, from: string, continues = false, routable = false): ProblemItem | null {
+export function caseProblem(
+  edgeCase: unknown,
+  fromType: string | undefined,
+  cases: string[] | undefined,
+  from: string,
+  continues = false,
+  routable = false,
+): ProblemItem | null {
   if (edgeCase !== undefined && (typeof edgeCase !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(edgeCase))) {
     return { pointer: '/case', message: 'must be a case name (1 to 64 letters, digits, "_" or "-")' };
   }
   if (fromType === 'switch') {
-    if (edgeCase === undefined) return { pointer: '', message: `an edge out of switch "${from}" needs "case": one of its case names or "default"` };
+    if (edgeCase === undefined)
+      return {
+        pointer: '',
+        message: `an edge out of switch "${from}" needs "case": one of its case names or "default"`,
+      };
     if (typeof edgeCase === 'string' && edgeCase !== 'default' && !(cases ?? []).includes(edgeCase)) {
-      return { pointer: '/case', message: `switch "${from}" has no case "${edgeCase}"; its cases: ${[...(cases ?? []), 'default'].join(', ')}` };
+      return {
+        pointer: '/case',
+        message: `switch "${from}" has no case "${edgeCase}"; its cases: ${[...(cases ?? []), 'default'].join(', ')}`,
+      };
     }
     return null;
   }
   if (edgeCase === ERROR_CASE && fromType !== undefined) return errorCaseProblem(fromType, from, continues, routable);
-  if (edgeCase !== undefined && fromType !== undefined) return { pointer: '/case', message: `only an edge out of a switch node carries a case ("${from}" is a ${fromType})` };
+  if (edgeCase !== undefined && fromType !== undefined)
+    return {
+      pointer: '/case',
+      message: `only an edge out of a switch node carries a case ("${from}" is a ${fromType})`,
+    };
   return null;
 }

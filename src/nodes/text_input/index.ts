@@ -5,7 +5,8 @@ import { inputSchema, schemaProblem } from '../valueSchemas.ts';
 /** Its declared `schema`: only for an object or array input, and a JSON Schema. */
 function schemaProblems(config: Record<string, unknown>): ProblemItem[] {
   if (config.schema === undefined) return [];
-  if (config.type !== 'object' && config.type !== 'array') return [{ pointer: '/schema', message: 'is only for a text_input whose type is object or array' }];
+  if (config.type !== 'object' && config.type !== 'array')
+    return [{ pointer: '/schema', message: 'is only for a text_input whose type is object or array' }];
   const problem = schemaProblem(config.schema);
   return problem ? [{ pointer: '/schema', message: problem }] : [];
 }

@@ -1,7 +1,8 @@
 import { escapePointer } from '../../shared/jsonPointer.ts';
 import { defineNode } from '../types.ts';
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export const workflow = defineNode({
   type: 'workflow',
@@ -10,6 +11,10 @@ export const workflow = defineNode({
   docs: "runs another of your workflows within the run; its output is that workflow's output",
   // One template per input of the called workflow.
   templates: (config) =>
-    isObject(config.inputs) ? Object.entries(config.inputs).flatMap(([name, source]) => (typeof source === 'string' ? [{ source, pointer: `/inputs/${escapePointer(name)}` }] : [])) : [],
+    isObject(config.inputs)
+      ? Object.entries(config.inputs).flatMap(([name, source]) =>
+          typeof source === 'string' ? [{ source, pointer: `/inputs/${escapePointer(name)}` }] : [],
+        )
+      : [],
   source: true,
 });

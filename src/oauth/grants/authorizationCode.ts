@@ -15,7 +15,6 @@ import { ModelGrant } from './modelGrant.ts';
  * redirect_uri mismatch with invalid_grant (RFC 6749 5.2), as oidc-provider does.
  */
 export class AuthorizationCodeGrant extends ModelGrant {
-
   async handle(request: OAuth2Server.Request, client: OAuth2Server.Client): Promise<OAuth2Server.Token | null> {
     const form = this.formOf(request);
 
@@ -53,7 +52,8 @@ export class AuthorizationCodeGrant extends ModelGrant {
     if (!form.redirect_uri || !/^[a-zA-Z][a-zA-Z0-9+.-]+:/.test(form.redirect_uri)) {
       throw invalidRequest('Invalid request: `redirect_uri` is not a valid URI');
     }
-    if (form.redirect_uri !== code.redirectUri) throw invalidGrant('Invalid grant: `redirect_uri` does not match the authorization request');
+    if (form.redirect_uri !== code.redirectUri)
+      throw invalidGrant('Invalid grant: `redirect_uri` does not match the authorization request');
 
     // 8. Issue the pair (5.1) under the code's grant, tied to the code (its chain), with an ID token
     //    when `openid` was granted (OpenID Connect Core 3.1.3.3).
@@ -75,7 +75,11 @@ export class AuthorizationCodeGrant extends ModelGrant {
 }
 
 /** The registry's entry (registry.ts): RFC 6749 4.1, issuing under the code's authorization. */
-export const authorizationCode: Grant = { type: 'authorization_code', handler: AuthorizationCodeGrant, metricsLabel: 'authorization_code' };
+export const authorizationCode: Grant = {
+  type: 'authorization_code',
+  handler: AuthorizationCodeGrant,
+  metricsLabel: 'authorization_code',
+};
 
 /** RFC 7636 4.1: 43-128 unreserved characters. */
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;

@@ -15,7 +15,6 @@ import { ModelGrant } from './modelGrant.ts';
  * client whose refresh answer was lost retries with the only token it has.
  */
 export class RefreshTokenGrant extends ModelGrant {
-
   async handle(request: OAuth2Server.Request, client: OAuth2Server.Client): Promise<OAuth2Server.Token | null> {
     const form = this.formOf(request);
 
@@ -30,7 +29,8 @@ export class RefreshTokenGrant extends ModelGrant {
     if (token.client.id !== client.id) throw invalidGrant('Invalid grant: refresh token was issued to another client');
 
     // 3. The token must stand: not revoked, nor its grant.
-    if (token.row.revokedAt !== null || token.row.authorizationRevokedAt !== null) throw invalidGrant('Invalid grant: refresh token is invalid');
+    if (token.row.revokedAt !== null || token.row.authorizationRevokedAt !== null)
+      throw invalidGrant('Invalid grant: refresh token is invalid');
 
     // 4. Presented again after its rotation. After the grace window it is reuse: whoever holds the
     //    chain may be an attacker, so it goes, proxy tokens included (RFC 9700 4.14.2). Within the
@@ -45,7 +45,8 @@ export class RefreshTokenGrant extends ModelGrant {
     }
 
     // 5. Unexpired.
-    if (token.refreshTokenExpiresAt!.getTime() < Date.now()) throw invalidGrant('Invalid grant: refresh token has expired');
+    if (token.refreshTokenExpiresAt!.getTime() < Date.now())
+      throw invalidGrant('Invalid grant: refresh token has expired');
 
     // 6. Scope: the grant's, or a subset of it for this access token only (6: an omitted scope is
     //    the one originally granted, so the grant keeps its own).
@@ -71,7 +72,8 @@ export class RefreshTokenGrant extends ModelGrant {
     // Lost: a concurrent request rotated it after our read (a retry; within the window, since the
     // rotation is this recent), or the token or grant was revoked meanwhile.
     const now = await this.model.reread(token);
-    if (!now || now.revokedAt !== null || now.authorizationRevokedAt !== null) throw invalidGrant('Invalid grant: refresh token is invalid');
+    if (!now || now.revokedAt !== null || now.authorizationRevokedAt !== null)
+      throw invalidGrant('Invalid grant: refresh token is invalid');
     if (window === 0) {
       await this.model.revokeToken(token, 'refresh token used concurrently; its chain revoked');
       throw invalidGrant('Invalid grant: refresh token is invalid or could not be revoked');
@@ -99,7 +101,11 @@ export class RefreshTokenGrant extends ModelGrant {
     return this.model.answer(replay.pair, client, token.user);
   }
 
-  private async newPair(token: RefreshToken, client: OAuth2Server.Client, scope: string[]): Promise<OAuth2Server.Token> {
+  private async newPair(
+    token: RefreshToken,
+    client: OAuth2Server.Client,
+    scope: string[],
+  ): Promise<OAuth2Server.Token> {
     return {
       accessToken: await this.generateAccessToken(client, token.user, scope),
       accessTokenExpiresAt: this.getAccessTokenExpiresAt(),

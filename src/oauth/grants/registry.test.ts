@@ -37,12 +37,19 @@ describe('the grant registry', () => {
   });
 
   it('puts the endpoints a grant brings in the metadata, from the issuer', () => {
-    const device = { ...GRANTS[0]!, metadata: (base: string) => ({ device_authorization_endpoint: `${base}/oauth/device` }) } as Grant;
-    expect(grantsMetadata('https://as.example', [...GRANTS, device])).toEqual({ device_authorization_endpoint: 'https://as.example/oauth/device' });
+    const device = {
+      ...GRANTS[0]!,
+      metadata: (base: string) => ({ device_authorization_endpoint: `${base}/oauth/device` }),
+    } as Grant;
+    expect(grantsMetadata('https://as.example', [...GRANTS, device])).toEqual({
+      device_authorization_endpoint: 'https://as.example/oauth/device',
+    });
   });
 
   it("openapi.yaml's TokenRequest grant_type lists every registered grant, and nothing else", () => {
-    expect([...spec.components.schemas.TokenRequest.properties.grant_type.enum].sort()).toEqual([...GRANT_TYPES].sort());
+    expect([...spec.components.schemas.TokenRequest.properties.grant_type.enum].sort()).toEqual(
+      [...GRANT_TYPES].sort(),
+    );
   });
 
   it('both metadata documents announce every registered grant, with the endpoints it brings', async () => {
@@ -66,9 +73,13 @@ describe('the grant registry', () => {
       expect(res.status, grant.type).toBe(400);
       expect(body.error, grant.type).toBe('invalid_request');
     }
-    const text = await (await fetch(`${server.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    const text = await (
+      await fetch(`${server.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })
+    ).text();
     for (const grant of GRANTS) {
-      expect(text).toMatch(new RegExp(`oauth_token_grants_total\\{grant_type="${grant.metricsLabel}",outcome="invalid_request"\\} [1-9]`));
+      expect(text).toMatch(
+        new RegExp(`oauth_token_grants_total\\{grant_type="${grant.metricsLabel}",outcome="invalid_request"\\} [1-9]`),
+      );
     }
   });
 
@@ -77,7 +88,13 @@ describe('the grant registry', () => {
     const res = await fetch(`${server.baseUrl}/api/open/oauth/token`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'password', client_id: f.clientId, client_secret: f.clientSecret, username: 'u', password: 'p' }),
+      body: new URLSearchParams({
+        grant_type: 'password',
+        client_id: f.clientId,
+        client_secret: f.clientSecret,
+        username: 'u',
+        password: 'p',
+      }),
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).not.toBe('invalid_client');

@@ -12,7 +12,7 @@ import { StepPacer, type PaceStats } from '../stepPace.ts';
 /** The budget settings of config.ts, by their environment names. */
 export type BudgetConfig = Pick<
   Config,
-    | 'COMPUTE_PROCESSES'
+  | 'COMPUTE_PROCESSES'
   | 'COMPUTE_HEAP_MB'
   | 'COMPUTE_TIME_LIMIT_MS'
   | 'COMPUTE_USER_MAX_PROCESSES'
@@ -25,7 +25,11 @@ export type BudgetConfig = Pick<
 
 export interface RunBudget {
   /** Runs a function of functions.ts for this run (its owner's share of the pool), its value capped at NODE_TEXT_MAX_CHARS. */
-  compute<N extends ComputeFunctionName>(name: N, input: Parameters<ComputeFunctions[N]>[0], signal?: AbortSignal): Promise<Awaited<ReturnType<ComputeFunctions[N]>>>;
+  compute<N extends ComputeFunctionName>(
+    name: N,
+    input: Parameters<ComputeFunctions[N]>[0],
+    signal?: AbortSignal,
+  ): Promise<Awaited<ReturnType<ComputeFunctions[N]>>>;
   /** The longest text one node may produce (and the longest value a computation may return). */
   nodeTextMaxChars: number;
   /** The most characters a run's node texts may hold together. */
@@ -87,8 +91,18 @@ export function paceStats(): PaceStats {
 let runBudgetsSpent = 0;
 
 /** This process's compute pools together (metrics): calls waiting and running, processes, limits broken by kind. */
-export function computeStats(): { waiting: number; running: number; processes: number; limits: PoolStats['limits'] & { run_time: number } } {
-  const total = { waiting: 0, running: 0, processes: 0, limits: { time: 0, memory: 0, too_large: 0, run_time: runBudgetsSpent } };
+export function computeStats(): {
+  waiting: number;
+  running: number;
+  processes: number;
+  limits: PoolStats['limits'] & { run_time: number };
+} {
+  const total = {
+    waiting: 0,
+    running: 0,
+    processes: 0,
+    limits: { time: 0, memory: 0, too_large: 0, run_time: runBudgetsSpent },
+  };
   for (const pool of pools.values()) {
     const stats = pool.stats();
     total.waiting += stats.waiting;
@@ -116,7 +130,12 @@ export function runBudget(config: BudgetConfig, owner: string): RunBudget {
       const left = config.RUN_COMPUTE_MAX_MS - spent;
       if (left <= 0) {
         runBudgetsSpent += 1;
-        return Promise.reject(new ComputeLimitError('time', `The run's computations took more than ${config.RUN_COMPUTE_MAX_MS} ms together (RUN_COMPUTE_MAX_MS).`));
+        return Promise.reject(
+          new ComputeLimitError(
+            'time',
+            `The run's computations took more than ${config.RUN_COMPUTE_MAX_MS} ms together (RUN_COMPUTE_MAX_MS).`,
+          ),
+        );
       }
       return pool.run(name, input, { owner, maxChars, timeLimitMs: left, ran, ...(signal ? { signal } : {}) });
     },

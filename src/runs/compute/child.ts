@@ -19,16 +19,19 @@ export type Answer =
 
 async function answer(task: Task): Promise<Answer> {
   const fn = COMPUTE_FUNCTIONS[task.name] as ((input: unknown) => Promise<unknown>) | undefined;
-  if (typeof fn !== 'function') return { id: task.id, ok: false, kind: 'crash', message: `no compute function "${String(task.name)}"` };
+  if (typeof fn !== 'function')
+    return { id: task.id, ok: false, kind: 'crash', message: `no compute function "${String(task.name)}"` };
   try {
     const value = await fn(task.input);
     const chars = typeof value === 'string' ? value.length : (JSON.stringify(value)?.length ?? 0);
     if (chars > task.maxChars) return { id: task.id, ok: false, kind: 'too_large', chars };
     return { id: task.id, ok: true, value };
   } catch (err) {
-    if (err instanceof FunctionError) return { id: task.id, ok: false, kind: 'function', code: err.code, message: err.message };
+    if (err instanceof FunctionError)
+      return { id: task.id, ok: false, kind: 'function', code: err.code, message: err.message };
     // V8's own refusal of a string past its maximum length is the value being too large too.
-    if (err instanceof RangeError && /string length/i.test(err.message)) return { id: task.id, ok: false, kind: 'too_large', chars: Infinity };
+    if (err instanceof RangeError && /string length/i.test(err.message))
+      return { id: task.id, ok: false, kind: 'too_large', chars: Infinity };
     return { id: task.id, ok: false, kind: 'crash', message: err instanceof Error ? err.message : String(err) };
   }
 }

@@ -50,6 +50,7 @@ export function jsonValue({ text, value, schema, what }: JsonValueInput): unknow
   }
   if (!schema) return parsed;
   const validate = validatorOf(schema);
-  if (!validate(parsed)) throw new FunctionError('schema_violation', `${what} breaks the schema ${describe(validate.errors![0]!)}`);
+  if (!validate(parsed))
+    throw new FunctionError('schema_violation', `${what} breaks the schema ${describe(validate.errors![0]!)}`);
   return parsed;
 }

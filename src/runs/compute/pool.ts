@@ -92,7 +92,11 @@ export class ComputePool {
   private readonly limitsBroken: Record<ComputeLimitError['kind'], number> = { time: 0, memory: 0, too_large: 0 };
 
   constructor(limits: PoolLimits) {
-    this.limits = { ...limits, processes: Math.max(1, limits.processes), ownerMaxProcesses: Math.max(1, limits.ownerMaxProcesses) };
+    this.limits = {
+      ...limits,
+      processes: Math.max(1, limits.processes),
+      ownerMaxProcesses: Math.max(1, limits.ownerMaxProcesses),
+    };
   }
 
   /** Runs the named function of functions.ts on a compute slot, under the pool's limits. */
@@ -131,7 +135,8 @@ export class ComputePool {
 
   close(): void {
     this.closed = true;
-    for (const queue of this.waiting.values()) for (const call of queue) this.settle(call, new Error('The compute pool is closed.'));
+    for (const queue of this.waiting.values())
+      for (const call of queue) this.settle(call, new Error('The compute pool is closed.'));
     this.waiting.clear();
     for (const slot of [...this.slots]) this.kill(slot, new Error('The compute pool is closed.'));
   }
@@ -176,17 +181,27 @@ export class ComputePool {
     // The time counts from when the child can run the call, not from its start-up.
     call.startedAt = performance.now();
     const limit = call.timeLimitMs;
-    slot.timer = setTimeout(() => {
-      const which = limit < this.limits.timeLimitMs ? `the ${limit} ms left of the run's compute budget (RUN_COMPUTE_MAX_MS)` : `${limit} ms (COMPUTE_TIME_LIMIT_MS)`;
-      this.kill(slot, new ComputeLimitError('time', `The computation ran longer than ${which}.`));
-    }, Math.max(1, limit));
+    slot.timer = setTimeout(
+      () => {
+        const which =
+          limit < this.limits.timeLimitMs
+            ? `the ${limit} ms left of the run's compute budget (RUN_COMPUTE_MAX_MS)`
+            : `${limit} ms (COMPUTE_TIME_LIMIT_MS)`;
+        this.kill(slot, new ComputeLimitError('time', `The computation ran longer than ${which}.`));
+      },
+      Math.max(1, limit),
+    );
     slot.child.send(call.task);
   }
 
   private spawn(): Slot {
     const child = fork(CHILD_PATH, [], {
       // Its own flags only (not the service's, nor a test runner's), and no output but errors.
-      execArgv: [`--max-old-space-size=${this.limits.heapMb}`, `--max-semi-space-size=${Math.min(16, this.limits.heapMb)}`, '--stack-size=2048'],
+      execArgv: [
+        `--max-old-space-size=${this.limits.heapMb}`,
+        `--max-semi-space-size=${Math.min(16, this.limits.heapMb)}`,
+        '--stack-size=2048',
+      ],
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
       env: {}, // none of the service's secrets (DATABASE_URL, SECRETS_KEY): a computation needs no environment
@@ -207,7 +222,10 @@ export class ComputePool {
       this.retire(
         slot,
         outOfMemory
-          ? new ComputeLimitError('memory', `The computation ran out of its ${this.limits.heapMb} MB of memory (COMPUTE_HEAP_MB).`)
+          ? new ComputeLimitError(
+              'memory',
+              `The computation ran out of its ${this.limits.heapMb} MB of memory (COMPUTE_HEAP_MB).`,
+            )
           : new Error(`A compute process stopped (${signal ?? `exit code ${code}`}).`),
       );
     });
@@ -219,7 +237,11 @@ export class ComputePool {
     this.release(slot);
     if (answer.ok) this.settle(call, undefined, answer.value);
     else if (answer.kind === 'function') this.settle(call, new FunctionError(answer.code, answer.message));
-    else if (answer.kind === 'too_large') this.settle(call, new ComputeLimitError('too_large', `The computed text is longer than ${call.task.maxChars} characters.`));
+    else if (answer.kind === 'too_large')
+      this.settle(
+        call,
+        new ComputeLimitError('too_large', `The computed text is longer than ${call.task.maxChars} characters.`),
+      );
     else this.settle(call, new Error(`The computation failed: ${answer.message}`));
     this.pump();
   }

@@ -6,7 +6,8 @@ import { FunctionError } from './functions.ts';
 import { ComputeLimitError, ComputePool, type PoolLimits } from './pool.ts';
 
 const RANGE_BOMB = '{% for i in (1..9999999) %}{% endfor %}done'; // the audit's crash template
-const CAPTURE_DOUBLING = '{% assign s = "x" %}{% for i in (1..28) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}{{ s }}';
+const CAPTURE_DOUBLING =
+  '{% assign s = "x" %}{% for i in (1..28) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}{{ s }}';
 const SLOW = '{% for i in (1..9000000) %}{% endfor %}slow'; // seconds of rendering, far past the limits below
 
 let pool: ComputePool | undefined;
@@ -18,7 +19,11 @@ function start(limits: Partial<PoolLimits> = {}): ComputePool {
 }
 
 const render = (p: ComputePool, source: string, owner = 'a', extra: { signal?: AbortSignal; maxChars?: number } = {}) =>
-  p.run('renderTemplate', { source, scope: { inputs: { name: 'Ada' }, nodes: {} } }, { owner, maxChars: extra.maxChars ?? 1_000_000, ...(extra.signal ? { signal: extra.signal } : {}) });
+  p.run(
+    'renderTemplate',
+    { source, scope: { inputs: { name: 'Ada' }, nodes: {} } },
+    { owner, maxChars: extra.maxChars ?? 1_000_000, ...(extra.signal ? { signal: extra.signal } : {}) },
+  );
 
 describe('compute pool', () => {
   it('runs a named function on a child process and returns its value; its own failure keeps its code', async () => {
@@ -48,7 +53,9 @@ describe('compute pool', () => {
   it('a value longer than the call allows never crosses back: too_large (the doubled capture of the audit)', async () => {
     const p = start();
     await expect(render(p, CAPTURE_DOUBLING)).rejects.toMatchObject({ kind: 'too_large' });
-    await expect(render(p, '{{ inputs.name }}{{ inputs.name }}', 'a', { maxChars: 5 })).rejects.toMatchObject({ kind: 'too_large' });
+    await expect(render(p, '{{ inputs.name }}{{ inputs.name }}', 'a', { maxChars: 5 })).rejects.toMatchObject({
+      kind: 'too_large',
+    });
   });
 
   it('an abort stops a running call (its child is killed) and drops a waiting one, each rejecting with the reason', async () => {

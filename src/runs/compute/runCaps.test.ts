@@ -60,7 +60,10 @@ describe('run fan-out caps (RUN_MAX_STEPS, RUN_MAX_ITEMS)', () => {
   it('past RUN_MAX_STEPS the run fails with too_many_steps, and no more steps start', async () => {
     const { caps, budget } = withCaps(10, 1000);
     const started: string[] = [];
-    const failure = await executeGraph(mapping({ concurrency: 1 }), { list: list(50) }, models, { budget, hooks: { onStepStart: (n) => void started.push(n.id) } }).catch((e: unknown) => e);
+    const failure = await executeGraph(mapping({ concurrency: 1 }), { list: list(50) }, models, {
+      budget,
+      hooks: { onStepStart: (n) => void started.push(n.id) },
+    }).catch((e: unknown) => e);
     expect(failure).toMatchObject({ code: 'too_many_steps', message: expect.stringContaining('RUN_MAX_STEPS') });
     expect(started.length).toBeLessThanOrEqual(11); // the step past the cap is logged as failed, none after it
     expect(caps.counts().steps).toBeLessThan(15);
@@ -68,7 +71,9 @@ describe('run fan-out caps (RUN_MAX_STEPS, RUN_MAX_ITEMS)', () => {
 
   it('on_item_error skip does not swallow a cap: the whole run fails', async () => {
     const { budget } = withCaps(10, 1000);
-    const failure = await executeGraph(mapping({ concurrency: 2, on_item_error: 'skip' }), { list: list(50) }, models, { budget }).catch((e: unknown) => e);
+    const failure = await executeGraph(mapping({ concurrency: 2, on_item_error: 'skip' }), { list: list(50) }, models, {
+      budget,
+    }).catch((e: unknown) => e);
     expect(failure).toMatchObject({ code: 'too_many_steps' });
   });
 
@@ -76,10 +81,17 @@ describe('run fan-out caps (RUN_MAX_STEPS, RUN_MAX_ITEMS)', () => {
     const { caps, budget } = withCaps(100_000, 30);
     const ends: StepReport[] = [];
     // 4 outer items of 10 inner items each: 4 + 40 items > 30.
-    const failure = await executeGraph(mapping({ concurrency: 1 }, body({})), { list: list(4, () => list(10)) }, models, { budget, hooks: { onStepEnd: (r) => void ends.push(r) } }).catch(
-      (e: unknown) => e,
-    );
-    expect(failure).toMatchObject({ code: 'too_many_items', nodeId: 'each', message: expect.stringContaining('RUN_MAX_ITEMS') });
+    const failure = await executeGraph(
+      mapping({ concurrency: 1 }, body({})),
+      { list: list(4, () => list(10)) },
+      models,
+      { budget, hooks: { onStepEnd: (r) => void ends.push(r) } },
+    ).catch((e: unknown) => e);
+    expect(failure).toMatchObject({
+      code: 'too_many_items',
+      nodeId: 'each',
+      message: expect.stringContaining('RUN_MAX_ITEMS'),
+    });
     expect(caps.counts().items).toBe(4 + 3 * 10);
     expect(ends.filter((r) => r.nodeId.startsWith('each[3].inner[')).length).toBe(0);
   });
@@ -89,11 +101,19 @@ describe('run fan-out caps (RUN_MAX_STEPS, RUN_MAX_ITEMS)', () => {
     const { budget } = withCaps(100_000, 100_000);
     // Every hundredth item (from the 8th) is not JSON: its template's parse_json fails it.
     const items = list(500, (i) => (i % 100 === 7 ? 'not json {' : String(i)));
-    const graph = mapping({ concurrency: 16, on_item_error: 'skip' }, {
-      ...body(),
-      nodes: body().nodes.map((n) => (n.id === 'shape' ? ({ ...n, config: { template: '{{ inputs.item | parse_json }}' } } as WorkflowNode) : n)),
+    const graph = mapping(
+      { concurrency: 16, on_item_error: 'skip' },
+      {
+        ...body(),
+        nodes: body().nodes.map((n) =>
+          n.id === 'shape' ? ({ ...n, config: { template: '{{ inputs.item | parse_json }}' } } as WorkflowNode) : n,
+        ),
+      },
+    );
+    const { output } = await executeGraph(graph, { list: items }, models, {
+      budget,
+      hooks: { onMapProgress: (node, p) => void (node.id === 'each' && progress.push(p)) },
     });
-    const { output } = await executeGraph(graph, { list: items }, models, { budget, hooks: { onMapProgress: (node, p) => void (node.id === 'each' && progress.push(p)) } });
     expect((output.result as unknown[]).length).toBe(495);
     expect(progress.length).toBeLessThanOrEqual(11);
     expect(progress[0]).toEqual({ total: 500, done: 0, failed: 0 });

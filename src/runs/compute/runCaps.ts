@@ -28,7 +28,11 @@ export class RunCaps {
   step(): void {
     this.steps += 1;
     const max = this.limits.RUN_MAX_STEPS;
-    if (this.steps > max) this.exceed('too_many_steps', `The run passed ${max} steps (RUN_MAX_STEPS), its maps' items and called workflows counted: use smaller lists or fewer nodes per item.`);
+    if (this.steps > max)
+      this.exceed(
+        'too_many_steps',
+        `The run passed ${max} steps (RUN_MAX_STEPS), its maps' items and called workflows counted: use smaller lists or fewer nodes per item.`,
+      );
   }
 
   /** A map of `nodeId` takes `count` items: counted, or the run fails with `too_many_items` before any of them runs. */
@@ -36,7 +40,10 @@ export class RunCaps {
     this.items += count;
     const max = this.limits.RUN_MAX_ITEMS;
     if (this.items > max) {
-      this.exceed('too_many_items', `The map "${nodeId}" takes ${count} items, which brings the run's maps past ${max} items together (RUN_MAX_ITEMS); no item of it ran.`);
+      this.exceed(
+        'too_many_items',
+        `The map "${nodeId}" takes ${count} items, which brings the run's maps past ${max} items together (RUN_MAX_ITEMS); no item of it ran.`,
+      );
     }
   }
 

@@ -16,7 +16,8 @@ function readsOf(source: string): Reads {
   if (reads) return reads;
   const check = analyseTemplate(source);
   reads = { inputs: [], nodes: [] };
-  if (!check.ok) reads = { inputs: null, nodes: null }; // the render reports the problem
+  if (!check.ok)
+    reads = { inputs: null, nodes: null }; // the render reports the problem
   else {
     for (const [root, name] of check.references) {
       const key = root === 'inputs' ? 'inputs' : root === 'nodes' ? 'nodes' : undefined;

@@ -86,11 +86,15 @@ function chunkEnd(text: string, start: number, max: number): number {
 }
 
 function tooMany(count: number, maxItems: number, about = ''): never {
-  throw new SplitError('too_many_items', `The text splits into ${about}${count} items, more than max_items (${maxItems}); nothing was cut: raise max_items or the size.`);
+  throw new SplitError(
+    'too_many_items',
+    `The text splits into ${about}${count} items, more than max_items (${maxItems}); nothing was cut: raise max_items or the size.`,
+  );
 }
 
 /** How many more chunks the rest would make at least (only to say how many items there would be). */
-const estimateRest = (text: string, from: number, step: number): number => Math.ceil((text.length - from) / Math.max(1, step));
+const estimateRest = (text: string, from: number, step: number): number =>
+  Math.ceil((text.length - from) / Math.max(1, step));
 
 const isLowSurrogate = (text: string, at: number): boolean => {
   const code = text.charCodeAt(at);

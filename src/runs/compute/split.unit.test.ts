@@ -7,7 +7,12 @@ const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).joi
 
 describe('splitText', () => {
   it('by separator: the pieces between separators, blank ones dropped', () => {
-    expect(splitText({ text: 'a,b,,c, ,d', by: 'separator', separator: ',', maxItems: 10 })).toEqual(['a', 'b', 'c', 'd']);
+    expect(splitText({ text: 'a,b,,c, ,d', by: 'separator', separator: ',', maxItems: 10 })).toEqual([
+      'a',
+      'b',
+      'c',
+      'd',
+    ]);
     expect(splitText({ text: 'one\ntwo\n', by: 'separator', maxItems: 10 })).toEqual(['one', 'two']);
   });
 
@@ -24,8 +29,15 @@ describe('splitText', () => {
     const text = `${'a'.repeat(60)}\n\n${'b'.repeat(30)}. ${'c'.repeat(50)}`;
     const chunks = splitText({ text, by: 'characters', size: 100, maxItems: 10 });
     expect(chunks[0]).toBe(`${'a'.repeat(60)}\n\n`);
-    expect(splitText({ text: 'Hello there. General Kenobi', by: 'characters', size: 20, maxItems: 10 })).toEqual(['Hello there. ', 'General Kenobi']);
-    expect(splitText({ text: 'x'.repeat(25), by: 'characters', size: 10, maxItems: 10 })).toEqual(['x'.repeat(10), 'x'.repeat(10), 'x'.repeat(5)]);
+    expect(splitText({ text: 'Hello there. General Kenobi', by: 'characters', size: 20, maxItems: 10 })).toEqual([
+      'Hello there. ',
+      'General Kenobi',
+    ]);
+    expect(splitText({ text: 'x'.repeat(25), by: 'characters', size: 10, maxItems: 10 })).toEqual([
+      'x'.repeat(10),
+      'x'.repeat(10),
+      'x'.repeat(5),
+    ]);
   });
 
   it('never cuts inside a surrogate pair', () => {
@@ -62,7 +74,12 @@ describe('splitText', () => {
       }
     })();
     expect(failure).toBeInstanceOf(SplitError);
-    expect(failure).toMatchObject({ code: 'too_many_items', message: expect.stringContaining('3 items, more than max_items (2)') });
-    expect(() => splitText({ text: 'x'.repeat(5_000_000), by: 'characters', size: 1, maxItems: 10 })).toThrow(/about 5000000 items/);
+    expect(failure).toMatchObject({
+      code: 'too_many_items',
+      message: expect.stringContaining('3 items, more than max_items (2)'),
+    });
+    expect(() => splitText({ text: 'x'.repeat(5_000_000), by: 'characters', size: 1, maxItems: 10 })).toThrow(
+      /about 5000000 items/,
+    );
   });
 });

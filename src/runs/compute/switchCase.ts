@@ -19,7 +19,11 @@ export interface SwitchInput {
 }
 
 export const isEmpty = (v: unknown): boolean =>
-  v === null || v === undefined || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0);
+  v === null ||
+  v === undefined ||
+  (typeof v === 'string' && v.trim() === '') ||
+  (Array.isArray(v) && v.length === 0) ||
+  (typeof v === 'object' && v !== null && Object.keys(v).length === 0);
 
 const same = (a: unknown, b: unknown): boolean => canonicalJson(a) === canonicalJson(b);
 
@@ -41,23 +45,40 @@ function contains(a: unknown, b: unknown): boolean {
 export function holds(value: unknown, { operator, value: right }: SwitchCase): boolean {
   const ordered = order(value, right);
   switch (operator) {
-    case '==': return same(value, right);
-    case '!=': return !same(value, right);
-    case '<': return ordered !== undefined && ordered < 0;
-    case '<=': return ordered !== undefined && ordered <= 0;
-    case '>': return ordered !== undefined && ordered > 0;
-    case '>=': return ordered !== undefined && ordered >= 0;
-    case 'contains': return contains(value, right);
-    case 'matches': return typeof value === 'string' && typeof right === 'string' && new RegExp(right, 'u').test(value);
-    case 'empty': return isEmpty(value);
-    case 'not_empty': return !isEmpty(value);
-    case 'in': return Array.isArray(right) && right.some((item) => same(item, value));
-    default: return false;
+    case '==':
+      return same(value, right);
+    case '!=':
+      return !same(value, right);
+    case '<':
+      return ordered !== undefined && ordered < 0;
+    case '<=':
+      return ordered !== undefined && ordered <= 0;
+    case '>':
+      return ordered !== undefined && ordered > 0;
+    case '>=':
+      return ordered !== undefined && ordered >= 0;
+    case 'contains':
+      return contains(value, right);
+    case 'matches':
+      return typeof value === 'string' && typeof right === 'string' && new RegExp(right, 'u').test(value);
+    case 'empty':
+      return isEmpty(value);
+    case 'not_empty':
+      return !isEmpty(value);
+    case 'in':
+      return Array.isArray(right) && right.some((item) => same(item, value));
+    default:
+      return false;
   }
 }
 
 /** The name of the first case that holds, or `default`; and the value compared, for the log. */
-export async function switchCase({ expression, scope, upstream, cases }: SwitchInput): Promise<{ chosen: string; compared: unknown }> {
+export async function switchCase({
+  expression,
+  scope,
+  upstream,
+  cases,
+}: SwitchInput): Promise<{ chosen: string; compared: unknown }> {
   const compared = expression === undefined ? upstream : await evaluateExpression(expression, scope);
   const chosen = cases.find((c) => holds(compared, c))?.name ?? 'default';
   return { chosen, compared: compared === undefined ? null : compared };

@@ -32,7 +32,13 @@ export interface CompositeSetup {
   /** The run owner's workflows, by id and pinned version. */
   workflows: ((workflowId: string, version?: number) => Promise<Graph | undefined>) | undefined;
   /** Runs a graph inside the run (executor.ts executeGraph with the run's options), its steps under `prefix`, `calls` its call stack. */
-  execute(graph: Graph, inputs: Record<string, unknown>, prefix: string, signal: AbortSignal, calls: readonly string[]): Promise<Record<string, unknown>>;
+  execute(
+    graph: Graph,
+    inputs: Record<string, unknown>,
+    prefix: string,
+    signal: AbortSignal,
+    calls: readonly string[],
+  ): Promise<Record<string, unknown>>;
 }
 
 export function compositeContext(setup: CompositeSetup): CompositeContext {
@@ -46,17 +52,25 @@ export function compositeContext(setup: CompositeSetup): CompositeContext {
       ...(setup.caps ? { caps: setup.caps } : {}),
       ...(setup.progress ? { progress: setup.progress } : {}),
       loadWorkflow: (id, version) => loadCalled(setup.workflows, calls, id, version),
-      runGraph: (graph, inputs, prefix, signal, workflowId) => setup.execute(graph, inputs, prefix, signal, workflowId ? [...calls, workflowId] : calls),
+      runGraph: (graph, inputs, prefix, signal, workflowId) =>
+        setup.execute(graph, inputs, prefix, signal, workflowId ? [...calls, workflowId] : calls),
     },
   };
 }
 
 /** A split node splits its `text` template rendered, else the upstream texts joined. */
-export const splitSource = (node: Schemas['SplitNode'], joined: string, render: (source: string) => Promise<string>): Promise<string> | string =>
-  node.config.text === undefined ? joined : render(node.config.text);
+export const splitSource = (
+  node: Schemas['SplitNode'],
+  joined: string,
+  render: (source: string) => Promise<string>,
+): Promise<string> | string => (node.config.text === undefined ? joined : render(node.config.text));
 
 /** A workflow node's input, as logged: the called workflow's run inputs (its graph kept for the work). `before`: its upstream outputs. */
-export async function prepareCall(ctx: CompositeContext, node: Schemas['WorkflowCallNode'], before: readonly Produced[]): Promise<string> {
+export async function prepareCall(
+  ctx: CompositeContext,
+  node: Schemas['WorkflowCallNode'],
+  before: readonly Produced[],
+): Promise<string> {
   const graph = await ctx.deps.loadWorkflow(node.config.workflow_id, node.config.version);
   const upstream = before.length === 1 ? before[0]!.value : before.map((p) => p.text).join('\n\n');
   const inputs = await callInputs(graph, node, upstream, ctx.render);
@@ -67,12 +81,17 @@ export async function prepareCall(ctx: CompositeContext, node: Schemas['Workflow
 /** A split node's list, made in the compute pool from its input. */
 export function splitWork(ctx: CompositeContext, node: Schemas['SplitNode'], input: string): Promise<unknown> {
   const { by, separator, size, overlap, max_items: maxItems } = node.config;
-  const options = { ...(separator !== undefined && { separator }), ...(size !== undefined && { size }), ...(overlap !== undefined && { overlap }) };
+  const options = {
+    ...(separator !== undefined && { separator }),
+    ...(size !== undefined && { size }),
+    ...(overlap !== undefined && { overlap }),
+  };
   return ctx.compute('splitText', { text: input, by, ...options, maxItems: maxItems ?? 1000 }, ctx.deps.signal);
 }
 
 /** A map node's list of results. `upstream`: the value of its one edge in (the list). */
-export const mapWork = (ctx: CompositeContext, node: Schemas['MapNode'], upstream: unknown): Promise<unknown> => runMap(ctx.deps, node, upstream);
+export const mapWork = (ctx: CompositeContext, node: Schemas['MapNode'], upstream: unknown): Promise<unknown> =>
+  runMap(ctx.deps, node, upstream);
 
 /** A workflow node's value: the called workflow's result (its graph and inputs from prepareCall). */
 export function workflowWork(ctx: CompositeContext, node: Schemas['WorkflowCallNode']): Promise<unknown> {

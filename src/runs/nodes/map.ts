@@ -4,7 +4,15 @@
 // and a cancel or the run's time limit stops every item.
 import type { components } from '../../../generated/api.d.ts';
 import { RunFailure } from '../../shared/errors.ts';
-import { innerFailure, inputVariables, outputIds, resultOf, typedInputs, type Graph, type SubgraphDeps } from './subgraph.ts';
+import {
+  innerFailure,
+  inputVariables,
+  outputIds,
+  resultOf,
+  typedInputs,
+  type Graph,
+  type SubgraphDeps,
+} from './subgraph.ts';
 
 type MapNode = components['schemas']['MapNode'];
 
@@ -21,8 +29,14 @@ export function listOf(value: unknown, nodeId: string): unknown[] {
       // not JSON: said below
     }
   }
-  const shown = typeof value === 'string' ? `text "${value.slice(0, 40)}${value.length > 40 ? '…' : ''}"` : JSON.stringify(value)?.slice(0, 40);
-  throw new RunFailure('invalid_items', `map "${nodeId}" needs a list (from a split node, or a JSON list); its input is ${shown}.`);
+  const shown =
+    typeof value === 'string'
+      ? `text "${value.slice(0, 40)}${value.length > 40 ? '…' : ''}"`
+      : JSON.stringify(value)?.slice(0, 40);
+  throw new RunFailure(
+    'invalid_items',
+    `map "${nodeId}" needs a list (from a split node, or a JSON list); its input is ${shown}.`,
+  );
 }
 
 /** Progress events of a map at most this many times (and once before its first item): its items' steps send none. */
@@ -45,7 +59,10 @@ export async function runMap(deps: SubgraphDeps, node: MapNode, input: unknown):
   const items = listOf(input, node.id);
   const maxItems = config.max_items ?? DEFAULTS.maxItems;
   if (items.length > maxItems) {
-    throw new RunFailure('too_many_items', `The list has ${items.length} items, more than max_items (${maxItems}); no item ran.`);
+    throw new RunFailure(
+      'too_many_items',
+      `The list has ${items.length} items, more than max_items (${maxItems}); no item ran.`,
+    );
   }
   deps.caps?.mapItems(items.length, node.id);
   const graph: Graph = config.body ?? (await deps.loadWorkflow(config.workflow_id!, config.workflow_version));
@@ -72,7 +89,10 @@ export async function runMap(deps: SubgraphDeps, node: MapNode, input: unknown):
         tell('done');
       } catch (err) {
         tell('failed');
-        const stopsAll = policy === 'fail' || signal.aborted || (err instanceof RunFailure && (err.code === 'cancelled' || err.code === 'timeout'));
+        const stopsAll =
+          policy === 'fail' ||
+          signal.aborted ||
+          (err instanceof RunFailure && (err.code === 'cancelled' || err.code === 'timeout'));
         if (stopsAll) {
           failure ??= innerFailure(err, `Item ${i}`, prefix);
           stop.abort(failure);

@@ -28,7 +28,12 @@ function shoutProvider(delayMs = 5) {
         });
         const prompt = String(request.messages.at(-1)?.content);
         if (prompt.includes('boom')) throw new RunFailure('provider_error', `the provider refused "${prompt}"`);
-        return { model: request.model, content: prompt.toUpperCase(), finishReason: 'stop', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
+        return {
+          model: request.model,
+          content: prompt.toUpperCase(),
+          finishReason: 'stop',
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        };
       } finally {
         seen.running -= 1;
       }
@@ -75,8 +80,17 @@ describe('split and map nodes', () => {
     });
     expect(output).toEqual({ result: ['A', 'B', 'C'] });
     expect(steps.find((s) => s.nodeId === 'parts')).toMatchObject({ nodeType: 'split', output: '["a","b","c"]' });
-    expect(steps.find((s) => s.nodeId === 'each')).toMatchObject({ nodeType: 'map', status: 'completed', output: '["A","B","C"]' });
-    expect(steps.find((s) => s.nodeId === 'each[1].loud')).toMatchObject({ nodeType: 'llm_call', status: 'completed', output: 'B', usage: { total_tokens: 2 } });
+    expect(steps.find((s) => s.nodeId === 'each')).toMatchObject({
+      nodeType: 'map',
+      status: 'completed',
+      output: '["A","B","C"]',
+    });
+    expect(steps.find((s) => s.nodeId === 'each[1].loud')).toMatchObject({
+      nodeType: 'llm_call',
+      status: 'completed',
+      output: 'B',
+      usage: { total_tokens: 2 },
+    });
     expect(started).toEqual(expect.arrayContaining(['each[0].chunk', 'each[2].out']));
     // The map's own step starts before its items' and ends after them.
     expect(started.indexOf('each')).toBeLessThan(started.indexOf('each[0].chunk'));
@@ -95,8 +109,14 @@ describe('split and map nodes', () => {
   it('on_item_error fail (default): the map fails with the item error, naming the inner step; the other items stop', async () => {
     const { models, seen } = shoutProvider(20);
     const steps: StepReport[] = [];
-    const failure = await executeGraph(pipeline({}, { concurrency: 1 }), { doc: 'a,boom,c,d' }, models, { hooks: { onStepEnd: (r) => void steps.push(r) } }).catch((e: unknown) => e);
-    expect(failure).toMatchObject({ code: 'provider_error', nodeId: 'each', message: expect.stringContaining('Item 1 failed at step each[1].loud') });
+    const failure = await executeGraph(pipeline({}, { concurrency: 1 }), { doc: 'a,boom,c,d' }, models, {
+      hooks: { onStepEnd: (r) => void steps.push(r) },
+    }).catch((e: unknown) => e);
+    expect(failure).toMatchObject({
+      code: 'provider_error',
+      nodeId: 'each',
+      message: expect.stringContaining('Item 1 failed at step each[1].loud'),
+    });
     expect(seen.calls).toBe(2); // c and d never started
     expect(steps.find((s) => s.nodeId === 'each[1].loud')).toMatchObject({ status: 'failed' });
     expect(steps.find((s) => s.nodeId === 'each')).toMatchObject({ status: 'failed' });
@@ -106,7 +126,11 @@ describe('split and map nodes', () => {
     const { models } = shoutProvider();
     const skipped = await executeGraph(pipeline({}, { on_item_error: 'skip' }), { doc: 'a,boom,c' }, models);
     expect(skipped.output).toEqual({ result: ['A', 'C'] });
-    const defaulted = await executeGraph(pipeline({}, { on_item_error: 'default', default: 'n/a' }), { doc: 'a,boom,c' }, models);
+    const defaulted = await executeGraph(
+      pipeline({}, { on_item_error: 'default', default: 'n/a' }),
+      { doc: 'a,boom,c' },
+      models,
+    );
     expect(defaulted.output).toEqual({ result: ['A', 'n/a', 'C'] });
   });
 
@@ -127,8 +151,14 @@ describe('split and map nodes', () => {
 
   it('too many items: split fails with too_many_items past its max_items, map before any item runs', async () => {
     const { models, seen } = shoutProvider();
-    await expect(executeGraph(pipeline({ max_items: 2 }), { doc: 'a,b,c' }, models)).rejects.toMatchObject({ code: 'too_many_items', nodeId: 'parts' });
-    await expect(executeGraph(pipeline({}, { max_items: 2 }), { doc: 'a,b,c' }, models)).rejects.toMatchObject({ code: 'too_many_items', nodeId: 'each' });
+    await expect(executeGraph(pipeline({ max_items: 2 }), { doc: 'a,b,c' }, models)).rejects.toMatchObject({
+      code: 'too_many_items',
+      nodeId: 'parts',
+    });
+    await expect(executeGraph(pipeline({}, { max_items: 2 }), { doc: 'a,b,c' }, models)).rejects.toMatchObject({
+      code: 'too_many_items',
+      nodeId: 'each',
+    });
     expect(seen.calls).toBe(0);
   });
 
@@ -145,14 +175,21 @@ describe('split and map nodes', () => {
         { from: 'each', to: 'result' },
       ],
     };
-    await expect(executeGraph(graph, { doc: 'just text' }, models)).rejects.toMatchObject({ code: 'invalid_items', nodeId: 'each' });
+    await expect(executeGraph(graph, { doc: 'just text' }, models)).rejects.toMatchObject({
+      code: 'invalid_items',
+      nodeId: 'each',
+    });
     expect((await executeGraph(graph, { doc: '["x","y"]' }, models)).output).toEqual({ result: ['X', 'Y'] });
   });
 
   it('split by tokens feeds a map that covers the whole text (2,000 words, none lost)', async () => {
     const { models } = shoutProvider(0);
     const doc = Array.from({ length: 2000 }, (_, i) => `w${i}`).join(' ');
-    const { output } = await executeGraph(pipeline({ by: 'tokens', size: 200, separator: undefined }, { concurrency: 4 }), { doc }, models);
+    const { output } = await executeGraph(
+      pipeline({ by: 'tokens', size: 200, separator: undefined }, { concurrency: 4 }),
+      { doc },
+      models,
+    );
     const chunks = output.result as string[];
     expect(chunks.length).toBeGreaterThan(1);
     expect(chunks.join('')).toBe(doc.toUpperCase());
@@ -176,9 +213,13 @@ describe('split and map nodes', () => {
     const doc = Array.from({ length: 10 }, (_, i) => `item${i}`.padEnd(10, '.')).join(',');
     const graph = pipeline({}, { body: amplify });
     // The run's own texts are a few hundred characters; its items' are over 2,000.
-    const roomy = await executeGraph(graph, { doc }, models, { budget: runBudget(loadConfig({ RUN_TEXT_MAX_CHARS: '4000' }), 'texts') });
+    const roomy = await executeGraph(graph, { doc }, models, {
+      budget: runBudget(loadConfig({ RUN_TEXT_MAX_CHARS: '4000' }), 'texts'),
+    });
     expect(roomy.output.result).toEqual(Array(10).fill('10'));
-    await expect(executeGraph(graph, { doc }, models, { budget: runBudget(loadConfig({ RUN_TEXT_MAX_CHARS: '1000' }), 'texts') })).rejects.toMatchObject({
+    await expect(
+      executeGraph(graph, { doc }, models, { budget: runBudget(loadConfig({ RUN_TEXT_MAX_CHARS: '1000' }), 'texts') }),
+    ).rejects.toMatchObject({
       code: 'output_too_large',
       nodeId: 'each',
       message: expect.stringContaining('RUN_TEXT_MAX_CHARS'),

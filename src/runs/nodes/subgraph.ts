@@ -38,7 +38,13 @@ export const STEP_ID_MAX = 191;
 export const CALL_DEPTH_MAX = 5;
 
 /** Runs `graph` within the run with `inputs`, its steps named `prefix` + node id; resolves to its output (by text_output id). */
-export type SubgraphRunner = (graph: Graph, inputs: Record<string, unknown>, prefix: string, signal: AbortSignal, workflowId?: string) => Promise<Record<string, unknown>>;
+export type SubgraphRunner = (
+  graph: Graph,
+  inputs: Record<string, unknown>,
+  prefix: string,
+  signal: AbortSignal,
+  workflowId?: string,
+) => Promise<Record<string, unknown>>;
 
 /** Reads a workflow of the run's owner for a node that calls it (or fails the node). */
 export type WorkflowLoader = (workflowId: string, version?: number) => Promise<Graph>;
@@ -59,8 +65,10 @@ export function prefixedHooks<R extends { nodeId: string }>(hooks: StepHooks<R>,
   const wrapped: StepHooks<R> = {};
   if (hooks.onStepStart) wrapped.onStepStart = (node, input) => hooks.onStepStart!(named(node), input);
   if (hooks.onStepDelta) wrapped.onStepDelta = (node, text) => hooks.onStepDelta!(named(node), text);
-  if (hooks.onStepRetry) wrapped.onStepRetry = (node, attempt, error) => hooks.onStepRetry!(named(node), attempt, error);
-  if (hooks.onStepEnd) wrapped.onStepEnd = (report: R) => hooks.onStepEnd!({ ...report, nodeId: stepId(prefix, report.nodeId) });
+  if (hooks.onStepRetry)
+    wrapped.onStepRetry = (node, attempt, error) => hooks.onStepRetry!(named(node), attempt, error);
+  if (hooks.onStepEnd)
+    wrapped.onStepEnd = (report: R) => hooks.onStepEnd!({ ...report, nodeId: stepId(prefix, report.nodeId) });
   if (hooks.onStepSkipped) wrapped.onStepSkipped = (node) => hooks.onStepSkipped!(named(node));
   if (hooks.shouldContinue) wrapped.shouldContinue = hooks.shouldContinue;
   if (hooks.onMapProgress) wrapped.onMapProgress = (node, progress) => hooks.onMapProgress!(named(node), progress);
@@ -80,13 +88,17 @@ export function resumedWithin<T>(resumed: ReadonlyMap<string, T>, prefix: string
 function stepId(prefix: string, id: string): string {
   const full = prefix + id;
   if (full.length > STEP_ID_MAX) {
-    throw new RunFailure('workflow_depth', `The step id "${full.slice(0, 80)}…" is longer than ${STEP_ID_MAX} characters: nest fewer maps and workflows, or use shorter node ids.`);
+    throw new RunFailure(
+      'workflow_depth',
+      `The step id "${full.slice(0, 80)}…" is longer than ${STEP_ID_MAX} characters: nest fewer maps and workflows, or use shorter node ids.`,
+    );
   }
   return full;
 }
 
 /** The graph's text_output ids, in its order: what its result is read from. */
-export const outputIds = (graph: Graph): string[] => graph.nodes.filter((n) => n.type === 'text_output').map((n) => n.id);
+export const outputIds = (graph: Graph): string[] =>
+  graph.nodes.filter((n) => n.type === 'text_output').map((n) => n.id);
 
 /** A graph's result: its one text_output's value (null when skipped), or the object of them when it has several. */
 export function resultOf(output: Record<string, unknown>, outputs: readonly string[]): unknown {
@@ -126,7 +138,10 @@ function asDeclared(value: unknown, type: string | undefined, variable: string):
     }
   }
   const an = type === 'integer' || type === 'object' || type === 'array' ? 'an' : 'a';
-  throw new RunFailure('schema_violation', `The input "${variable}" takes ${an} ${type}; it got ${toText(value).slice(0, 60)}.`);
+  throw new RunFailure(
+    'schema_violation',
+    `The input "${variable}" takes ${an} ${type}; it got ${toText(value).slice(0, 60)}.`,
+  );
 }
 
 /**
@@ -152,10 +167,21 @@ export async function loadCalled(
   version?: number,
 ): Promise<Graph> {
   if (calls.includes(workflowId)) {
-    throw new RunFailure('workflow_depth', `Workflow ${workflowId} calls itself (${[...calls, workflowId].join(' -> ')}).`);
+    throw new RunFailure(
+      'workflow_depth',
+      `Workflow ${workflowId} calls itself (${[...calls, workflowId].join(' -> ')}).`,
+    );
   }
-  if (calls.length > CALL_DEPTH_MAX) throw new RunFailure('workflow_depth', `The chain of called workflows is deeper than ${CALL_DEPTH_MAX} (${[...calls, workflowId].join(' -> ')}).`);
+  if (calls.length > CALL_DEPTH_MAX)
+    throw new RunFailure(
+      'workflow_depth',
+      `The chain of called workflows is deeper than ${CALL_DEPTH_MAX} (${[...calls, workflowId].join(' -> ')}).`,
+    );
   const graph = load ? await load(workflowId, version) : undefined;
-  if (!graph) throw new RunFailure('workflow_not_found', `No workflow ${workflowId}${version === undefined ? '' : ` at version ${version}`} of this run's owner.`);
+  if (!graph)
+    throw new RunFailure(
+      'workflow_not_found',
+      `No workflow ${workflowId}${version === undefined ? '' : ` at version ${version}`} of this run's owner.`,
+    );
   return graph;
 }

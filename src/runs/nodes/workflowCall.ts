@@ -1,7 +1,15 @@
 // The `workflow` node (issue 33 item 5): another workflow of the run's owner run within this run,
 // its inputs mapped from this one's values, its steps `<node>.<its node>` (subgraph.ts).
 import type { components } from '../../../generated/api.d.ts';
-import { innerFailure, inputVariables, outputIds, resultOf, typedInputs, type Graph, type SubgraphDeps } from './subgraph.ts';
+import {
+  innerFailure,
+  inputVariables,
+  outputIds,
+  resultOf,
+  typedInputs,
+  type Graph,
+  type SubgraphDeps,
+} from './subgraph.ts';
 
 type WorkflowCallNode = components['schemas']['WorkflowCallNode'];
 
@@ -10,7 +18,12 @@ type WorkflowCallNode = components['schemas']['WorkflowCallNode'];
  * node's upstream value (its texts joined when several edges come in), as its text_input declares
  * it (subgraph.ts typedInputs). `render` renders a template of this run.
  */
-export async function callInputs(graph: Graph, node: WorkflowCallNode, upstream: unknown, render: (source: string) => Promise<string>): Promise<Record<string, unknown>> {
+export async function callInputs(
+  graph: Graph,
+  node: WorkflowCallNode,
+  upstream: unknown,
+  render: (source: string) => Promise<string>,
+): Promise<Record<string, unknown>> {
   const inputs: Record<string, unknown> = {};
   for (const variable of inputVariables(graph)) {
     const source = node.config.inputs?.[variable];
@@ -19,7 +32,12 @@ export async function callInputs(graph: Graph, node: WorkflowCallNode, upstream:
   return typedInputs(graph, inputs);
 }
 
-export async function runWorkflowCall(deps: SubgraphDeps, node: WorkflowCallNode, graph: Graph, inputs: Record<string, unknown>): Promise<unknown> {
+export async function runWorkflowCall(
+  deps: SubgraphDeps,
+  node: WorkflowCallNode,
+  graph: Graph,
+  inputs: Record<string, unknown>,
+): Promise<unknown> {
   const prefix = `${node.id}.`;
   try {
     return resultOf(await deps.runGraph(graph, inputs, prefix, deps.signal, node.config.workflow_id), outputIds(graph));

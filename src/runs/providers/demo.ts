@@ -13,7 +13,8 @@ const SLOW_STEP_MS = { min: 20, max: 500 };
 /** `echo-fail` fails every attempt; `echo-fail-N` fails the first N attempts of each call, then echoes (src/shared/demoModels.ts names them). */
 const FAIL = /^echo-fail(?:-([1-3]))?$/;
 
-const lastUserWords = (request: ChatRequest) => countWords([...request.messages].reverse().find((m) => m.role === 'user')?.content ?? '');
+const lastUserWords = (request: ChatRequest) =>
+  countWords([...request.messages].reverse().find((m) => m.role === 'user')?.content ?? '');
 
 /** `echo`, its words spread over about three seconds; a non-streaming call waits as long, then answers. */
 async function completeSlowly(request: ChatRequest): Promise<ChatResult> {
@@ -43,10 +44,15 @@ async function completeAfterFailures(request: ChatRequest, failures: number | un
     request.signal?.throwIfAborted();
     request.onAttempt?.(n);
     // The answering attempt is this one, not echo's first.
-    if (failures !== undefined && n > failures) return { ...(await echoProvider.complete({ ...request, onAttempt: undefined })), model: request.model };
+    if (failures !== undefined && n > failures)
+      return { ...(await echoProvider.complete({ ...request, onAttempt: undefined })), model: request.model };
     if (n < attempts) await sleep(backoffMs * 2 ** (n - 1), undefined, { signal: request.signal });
   }
-  throw new ProviderError(`The demo model ${request.model} failed on purpose (${attempts} of ${attempts} attempts failed).`, 503, 'provider_error');
+  throw new ProviderError(
+    `The demo model ${request.model} failed on purpose (${attempts} of ${attempts} attempts failed).`,
+    503,
+    'provider_error',
+  );
 }
 
 export const demoProvider: ModelProvider = {

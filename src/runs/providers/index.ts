@@ -24,9 +24,16 @@ export function createModelRouter(settings: ProviderSettings, extra: ModelProvid
   if (settings.MODEL_PROVIDER_BASE_URL) {
     const models = Array.isArray(settings.MODEL_PROVIDER_MODELS)
       ? settings.MODEL_PROVIDER_MODELS
-      : (settings.MODEL_PROVIDER_MODELS ?? '*').split(',').map((m) => m.trim()).filter(Boolean);
+      : (settings.MODEL_PROVIDER_MODELS ?? '*')
+          .split(',')
+          .map((m) => m.trim())
+          .filter(Boolean);
     providers.push(
-      openAICompatibleProvider({ baseUrl: settings.MODEL_PROVIDER_BASE_URL, apiKey: settings.MODEL_PROVIDER_API_KEY, models }),
+      openAICompatibleProvider({
+        baseUrl: settings.MODEL_PROVIDER_BASE_URL,
+        apiKey: settings.MODEL_PROVIDER_API_KEY,
+        models,
+      }),
     );
   }
   const find = (model: string) => providers.find((p) => p.serves(model));

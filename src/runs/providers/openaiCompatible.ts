@@ -85,12 +85,18 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
           // A provider may answer a streamed request with one JSON completion: taken as it is.
           // A stream that breaks off, times out or streams an error is retried like any failure
           // (issue 33): the caller is told its chunks are void (onRetry) before the next attempt.
-          if (response.ok && request.onDelta && isEventStream(response)) return await readStream(response, { ...request, onDelta: (t) => ((streamed = true), request.onDelta!(t)) }, limitMs);
+          if (response.ok && request.onDelta && isEventStream(response))
+            return await readStream(
+              response,
+              { ...request, onDelta: (t) => ((streamed = true), request.onDelta!(t)) },
+              limitMs,
+            );
           body = (await response.json().catch(() => undefined)) as CompletionBody | undefined;
         } catch (err) {
           if (request.signal?.aborted) throw request.signal.reason ?? err;
           // Final: an unusable answer, or chunks out to a caller that cannot void them (the gateway's client).
-          if (err instanceof ProviderError && (err.kind === 'provider_bad_response' || (streamed && !request.onRetry))) throw err;
+          if (err instanceof ProviderError && (err.kind === 'provider_bad_response' || (streamed && !request.onRetry)))
+            throw err;
           lastError = err instanceof ProviderError ? err : unreachable(err, limitMs);
           if (n < attempts) await sleep(retryDelay(n, backoff, null), undefined, { signal: request.signal });
           continue;
@@ -114,19 +120,28 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
   };
 }
 
-const isEventStream = (response: Response) => (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
+const isEventStream = (response: Response) =>
+  (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
 
 /** A call that got no answer: the attempt's time ran out, or the provider could not be reached. */
 function unreachable(err: unknown, limitMs: number): ProviderError {
   return (err as Error).name === 'TimeoutError'
     ? new ProviderError(`The model provider did not answer within ${limitMs / 1000} s.`, undefined, 'provider_timeout')
-    : new ProviderError(`The model provider could not be reached: ${(err as Error).message}`, undefined, 'provider_timeout');
+    : new ProviderError(
+        `The model provider could not be reached: ${(err as Error).message}`,
+        undefined,
+        'provider_timeout',
+      );
 }
 
 const usageOf = (usage: CompletionBody['usage'] | null | undefined): Usage => {
   const prompt = usage?.prompt_tokens ?? 0;
   const completion = usage?.completion_tokens ?? 0;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: usage?.total_tokens ?? prompt + completion };
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: usage?.total_tokens ?? prompt + completion,
+  };
 };
 
 /**
@@ -146,9 +161,14 @@ async function readStream(response: Response, request: ChatRequest, limitMs: num
       try {
         chunk = JSON.parse(event.data) as CompletionChunk;
       } catch {
-        throw new ProviderError('The model provider streamed something that is not JSON.', undefined, 'provider_bad_response');
+        throw new ProviderError(
+          'The model provider streamed something that is not JSON.',
+          undefined,
+          'provider_bad_response',
+        );
       }
-      if (chunk.error) throw new ProviderError(`The model provider failed while streaming: ${chunk.error.message ?? 'unknown error'}`);
+      if (chunk.error)
+        throw new ProviderError(`The model provider failed while streaming: ${chunk.error.message ?? 'unknown error'}`);
       model = chunk.model ?? model;
       usage = chunk.usage ?? usage;
       const choice = chunk.choices?.[0];
@@ -166,19 +186,33 @@ async function readStream(response: Response, request: ChatRequest, limitMs: num
     if (request.signal?.aborted) throw request.signal.reason ?? err;
     // It answered, then stalled or dropped: say so, not that it did not answer.
     throw (err as Error).name === 'TimeoutError'
-      ? new ProviderError(`The model provider's streamed answer did not end within ${limitMs / 1000} s (timeout_seconds bounds each attempt, streaming included).`, undefined, 'provider_timeout')
-      : new ProviderError(`The model provider's stream broke off: ${(err as Error).message}`, undefined, 'provider_error');
+      ? new ProviderError(
+          `The model provider's streamed answer did not end within ${limitMs / 1000} s (timeout_seconds bounds each attempt, streaming included).`,
+          undefined,
+          'provider_timeout',
+        )
+      : new ProviderError(
+          `The model provider's stream broke off: ${(err as Error).message}`,
+          undefined,
+          'provider_error',
+        );
   }
   // Some servers close without `[DONE]`: a stream that said how it finished is whole.
   if (finishReason !== null) return { model, content, finishReason, usage: usageOf(usage) };
-  throw new ProviderError('The model provider\'s stream ended before the answer did.', undefined, 'provider_error');
+  throw new ProviderError("The model provider's stream ended before the answer did.", undefined, 'provider_error');
 }
 
 function toResult(model: string, body: CompletionBody | undefined): ChatResult {
-  if (typeof body !== 'object' || body === null) throw new ProviderError('The model provider answered with something that is not JSON.', undefined, 'provider_bad_response');
+  if (typeof body !== 'object' || body === null)
+    throw new ProviderError(
+      'The model provider answered with something that is not JSON.',
+      undefined,
+      'provider_bad_response',
+    );
   const choice = body.choices?.[0];
   const content = choice?.message?.content;
-  if (typeof content !== 'string') throw new ProviderError('The model provider answered without a message.', undefined, 'provider_bad_response');
+  if (typeof content !== 'string')
+    throw new ProviderError('The model provider answered without a message.', undefined, 'provider_bad_response');
   return {
     model: body.model ?? model,
     content,

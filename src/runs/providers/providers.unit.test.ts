@@ -14,7 +14,13 @@ const ask = (content: string) => ({ model: 'llama-3', messages: [{ role: 'user' 
 describe('model providers', () => {
   it('echo answers with the last user message and counts words as usage', async () => {
     const router = createModelRouter({});
-    const result = await router.complete({ model: 'echo', messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello there' }] });
+    const result = await router.complete({
+      model: 'echo',
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'hello there' },
+      ],
+    });
     expect(result).toEqual({
       model: 'echo',
       content: 'hello there',
@@ -24,7 +30,11 @@ describe('model providers', () => {
   });
 
   it('echo honours max_tokens and reports finish_reason length', async () => {
-    const result = await createModelRouter({}).complete({ model: 'echo', messages: [{ role: 'user', content: 'one two three' }], max_tokens: 2 });
+    const result = await createModelRouter({}).complete({
+      model: 'echo',
+      messages: [{ role: 'user', content: 'one two three' }],
+      max_tokens: 2,
+    });
     expect(result.content).toBe('one two');
     expect(result.finishReason).toBe('length');
   });
@@ -34,7 +44,11 @@ describe('model providers', () => {
   });
 
   it('routes configured models to the OpenAI-compatible API and sends its parameters', async () => {
-    const router = createModelRouter({ MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_API_KEY: 'k', MODEL_PROVIDER_MODELS: 'llama-3' });
+    const router = createModelRouter({
+      MODEL_PROVIDER_BASE_URL: fake.baseUrl,
+      MODEL_PROVIDER_API_KEY: 'k',
+      MODEL_PROVIDER_MODELS: 'llama-3',
+    });
     const result = await router.complete({ ...ask('hi'), temperature: 0.3, max_tokens: 9 });
     expect(result.content).toBe('HI');
     expect(result.usage.total_tokens).toBeGreaterThan(0);
@@ -95,7 +109,11 @@ describe('model providers', () => {
       const result = await provider().complete({ ...ask('x'), onDelta: (t) => void deltas.push(t) });
       expect(fake.requests.at(-1)).toMatchObject({ stream: true, stream_options: { include_usage: true } });
       expect(deltas).toEqual(['alpha ', 'beta ', 'gamma']);
-      expect(result).toMatchObject({ content: 'alpha beta gamma', finishReason: 'stop', usage: { prompt_tokens: 1, completion_tokens: 3, total_tokens: 4 } });
+      expect(result).toMatchObject({
+        content: 'alpha beta gamma',
+        finishReason: 'stop',
+        usage: { prompt_tokens: 1, completion_tokens: 3, total_tokens: 4 },
+      });
     });
 
     it('a provider answering one JSON completion instead is taken as one chunk', async () => {
@@ -111,7 +129,10 @@ describe('model providers', () => {
     });
 
     it('a stream cut before its end is retried (issue 33), and the caller is told its chunks so far are void', async () => {
-      fake.replies = [{ kind: 'cut-stream', chunks: ['half ', 'an '] }, { kind: 'completion', content: 'whole answer' }];
+      fake.replies = [
+        { kind: 'cut-stream', chunks: ['half ', 'an '] },
+        { kind: 'completion', content: 'whole answer' },
+      ];
       const before = fake.requests.length;
       const deltas: string[] = [];
       const retries: [number, string][] = [];
@@ -130,21 +151,40 @@ describe('model providers', () => {
     });
 
     it('a stream that stalls past timeout_seconds is retried, and the last failure says the answer did not end in time', async () => {
-      fake.replies = [{ kind: 'stalled-stream', chunks: ['slow '] }, { kind: 'completion', content: 'made it' }];
+      fake.replies = [
+        { kind: 'stalled-stream', chunks: ['slow '] },
+        { kind: 'completion', content: 'made it' },
+      ];
       const before = fake.requests.length;
       const result = await provider().complete({ ...ask('x'), timeoutMs: 300, onDelta: () => {}, onRetry: () => {} });
       expect(fake.requests.length - before).toBe(2);
       expect(result.content).toBe('made it');
 
-      fake.replies = [{ kind: 'stalled-stream', chunks: ['a '] }, { kind: 'stalled-stream', chunks: ['b '] }];
-      const error = await provider().complete({ ...ask('x'), timeoutMs: 300, retry: { maxAttempts: 2, backoffMs: 1 }, onDelta: () => {}, onRetry: () => {} }).catch((e: unknown) => e);
-      expect(error).toMatchObject({ kind: 'provider_timeout', message: expect.stringContaining('streamed answer did not end within 0.3 s') });
+      fake.replies = [
+        { kind: 'stalled-stream', chunks: ['a '] },
+        { kind: 'stalled-stream', chunks: ['b '] },
+      ];
+      const error = await provider()
+        .complete({
+          ...ask('x'),
+          timeoutMs: 300,
+          retry: { maxAttempts: 2, backoffMs: 1 },
+          onDelta: () => {},
+          onRetry: () => {},
+        })
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({
+        kind: 'provider_timeout',
+        message: expect.stringContaining('streamed answer did not end within 0.3 s'),
+      });
     });
 
     it('a caller that cannot void chunks it has (no onRetry: the gateway) gets the broken stream as the failure, not a retry', async () => {
       fake.replies = [{ kind: 'cut-stream', chunks: ['half '] }];
       const before = fake.requests.length;
-      const error = await provider().complete({ ...ask('x'), onDelta: () => {} }).catch((e: unknown) => e);
+      const error = await provider()
+        .complete({ ...ask('x'), onDelta: () => {} })
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ProviderError);
       expect(fake.requests.length - before).toBe(1);
     });
@@ -156,11 +196,22 @@ describe('model providers', () => {
 
     it('hands on the next chunk only once the promise onDelta returned settled (a caller that is behind)', async () => {
       for (const [name, complete] of [
-        ['echo', (onDelta: (t: string) => Promise<void>) => createModelRouter({}).complete({ model: 'echo', messages: [{ role: 'user', content: 'one two three' }], onDelta })],
-        ['a provider stream', (onDelta: (t: string) => Promise<void>) => {
-          fake.replies = [{ kind: 'completion', content: 'one two three' }];
-          return provider().complete({ ...ask('x'), onDelta });
-        }],
+        [
+          'echo',
+          (onDelta: (t: string) => Promise<void>) =>
+            createModelRouter({}).complete({
+              model: 'echo',
+              messages: [{ role: 'user', content: 'one two three' }],
+              onDelta,
+            }),
+        ],
+        [
+          'a provider stream',
+          (onDelta: (t: string) => Promise<void>) => {
+            fake.replies = [{ kind: 'completion', content: 'one two three' }];
+            return provider().complete({ ...ask('x'), onDelta });
+          },
+        ],
       ] as const) {
         const deltas: string[] = [];
         const seenWhileHeld: number[] = [];
@@ -176,7 +227,11 @@ describe('model providers', () => {
 
     it('echo streams word by word', async () => {
       const deltas: string[] = [];
-      const result = await createModelRouter({}).complete({ model: 'echo', messages: [{ role: 'user', content: 'hello  there world' }], onDelta: (t) => void deltas.push(t) });
+      const result = await createModelRouter({}).complete({
+        model: 'echo',
+        messages: [{ role: 'user', content: 'hello  there world' }],
+        onDelta: (t) => void deltas.push(t),
+      });
       expect(deltas.join('')).toBe(result.content);
       expect(deltas).toEqual(['hello  ', 'there ', 'world']);
     });

@@ -8,7 +8,11 @@ async function answerValue(run: RunState, node: LlmCallNode, content: string): P
   const format = node.config.response_format;
   if (!format || format.type === 'text') return content;
   const schema = format.type === 'json_schema' ? format.json_schema?.schema : undefined;
-  return run.budget.compute('jsonValue', { text: content, what: "The model's answer", ...(schema ? { schema } : {}) }, run.signal);
+  return run.budget.compute(
+    'jsonValue',
+    { text: content, what: "The model's answer", ...(schema ? { schema } : {}) },
+    run.signal,
+  );
 }
 
 function callModel(run: RunState, node: LlmCallNode, input: string) {
@@ -22,11 +26,15 @@ function callModel(run: RunState, node: LlmCallNode, input: string) {
     messages,
     temperature: node.config.temperature,
     max_tokens: node.config.max_tokens,
-    ...(node.config.response_format && node.config.response_format.type !== 'text' ? { response_format: node.config.response_format } : {}),
+    ...(node.config.response_format && node.config.response_format.type !== 'text'
+      ? { response_format: node.config.response_format }
+      : {}),
     signal: run.signal,
     onAttempt: (attempt: number) => void run.attempts.set(node.id, attempt),
     ...(run.hooks.onStepDelta ? streamed(run, node) : {}),
-    ...(retry ? { retry: { maxAttempts: retry.max_attempts ?? 3, backoffMs: (retry.backoff_seconds ?? 0.25) * 1000 } } : {}),
+    ...(retry
+      ? { retry: { maxAttempts: retry.max_attempts ?? 3, backoffMs: (retry.backoff_seconds ?? 0.25) * 1000 } }
+      : {}),
     ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
   });
 }
@@ -48,7 +56,8 @@ function streamed(run: RunState, node: WorkflowNode): Pick<ChatRequest, 'onDelta
 
 export const llmCallStep: NodeStep<LlmCallNode> = {
   // Its prompt rendered, or without one its upstream texts joined by a blank line in edge order.
-  input: (run, node, before) => (node.config.prompt === undefined ? before.map((p) => p.text).join('\n\n') : run.render(node.config.prompt)),
+  input: (run, node, before) =>
+    node.config.prompt === undefined ? before.map((p) => p.text).join('\n\n') : run.render(node.config.prompt),
   async work(run, node, input) {
     const result = await callModel(run, node, input);
     return { value: await answerValue(run, node, result.content), usage: result.usage };

@@ -5,7 +5,11 @@ import type { NodeOf, NodeStep, RunState } from '../runState.ts';
 async function inputValue(run: RunState, node: NodeOf<'text_input'>): Promise<unknown> {
   const value = run.inputs[node.config.variable] ?? '';
   if (!node.config.schema) return value;
-  return run.budget.compute('jsonValue', { value, schema: node.config.schema, what: `The input "${node.config.variable}"` }, run.signal);
+  return run.budget.compute(
+    'jsonValue',
+    { value, schema: node.config.schema, what: `The input "${node.config.variable}"` },
+    run.signal,
+  );
 }
 
 export const textInputStep: NodeStep<NodeOf<'text_input'>> = {

@@ -37,7 +37,9 @@ function accepts(port: number): Promise<boolean> {
 
 /** True when `mariadbd` and `mariadb-install-db` are installed (scripts/mariadb.sh installs them). */
 export function mariadbAvailable(): boolean {
-  return spawnSync('sh', ['-c', 'command -v mariadbd && command -v mariadb-install-db'], { encoding: 'utf8' }).status === 0;
+  return (
+    spawnSync('sh', ['-c', 'command -v mariadbd && command -v mariadb-install-db'], { encoding: 'utf8' }).status === 0
+  );
 }
 
 /** A MariaDB server of our own (mariadbd on a free port, data in a temporary directory). */
@@ -49,7 +51,11 @@ export async function startOwnMariaDb(): Promise<OwnDatabase> {
   const socket = path.join(dir, 'mysqld.sock');
   const port = await freePort();
   const userArgs = root ? ['--user=mysql'] : [];
-  const install = spawnSync('mariadb-install-db', [...userArgs, `--datadir=${data}`, '--auth-root-authentication-method=socket'], { encoding: 'utf8' });
+  const install = spawnSync(
+    'mariadb-install-db',
+    [...userArgs, `--datadir=${data}`, '--auth-root-authentication-method=socket'],
+    { encoding: 'utf8' },
+  );
   if (install.status !== 0) throw new Error(`mariadb-install-db failed: ${install.stderr}`);
   if (root) {
     const { uid, gid } = idsOf('mysql');
@@ -59,16 +65,28 @@ export async function startOwnMariaDb(): Promise<OwnDatabase> {
   let child: ChildProcess | undefined;
   const ping = () => spawnSync('mariadb-admin', [`--socket=${socket}`, 'ping'], { encoding: 'utf8' }).status === 0;
   const start = async () => {
-    child = spawn('mariadbd', [
-      ...userArgs, `--datadir=${data}`, `--socket=${socket}`, `--port=${port}`, '--bind-address=127.0.0.1',
-      '--skip-name-resolve', '--innodb-flush-log-at-trx-commit=2', `--pid-file=${path.join(dir, 'mysqld.pid')}`,
-      '--character-set-server=utf8mb4', `--log-error=${path.join(dir, 'error.log')}`,
-    ], { stdio: 'ignore' });
+    child = spawn(
+      'mariadbd',
+      [
+        ...userArgs,
+        `--datadir=${data}`,
+        `--socket=${socket}`,
+        `--port=${port}`,
+        '--bind-address=127.0.0.1',
+        '--skip-name-resolve',
+        '--innodb-flush-log-at-trx-commit=2',
+        `--pid-file=${path.join(dir, 'mysqld.pid')}`,
+        '--character-set-server=utf8mb4',
+        `--log-error=${path.join(dir, 'error.log')}`,
+      ],
+      { stdio: 'ignore' },
+    );
     // The service connects over TCP, not the socket: the server is up once our own child answers
     // both (the port comes from freePort(), which another process may take before mariadbd binds it).
     const deadline = Date.now() + 30_000;
     while (!(ping() && (await accepts(port)) && child.exitCode === null)) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`mariadbd did not start on port ${port} (see ${dir}/error.log)`);
+      if (child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`mariadbd did not start on port ${port} (see ${dir}/error.log)`);
       await sleep(100);
     }
   };

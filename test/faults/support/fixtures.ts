@@ -13,7 +13,10 @@ export async function apiKeyFor(db: Knex, prefix = 'fault'): Promise<{ userId: n
   counter += 1;
   const login = `${prefix}${counter}x${Math.floor(Math.random() * 1e6)}`;
   const user = await createUser({ db }, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken({ db }, { userId: user.id, namespace: login, name: 'faults', usageScenario: 'paid', permissions: ['workflows'] });
+  const { token } = await createAccessToken(
+    { db },
+    { userId: user.id, namespace: login, name: 'faults', usageScenario: 'paid', permissions: ['workflows'] },
+  );
   return { userId: user.id, login, token };
 }
 
