@@ -2,7 +2,7 @@
 // (workflows/nodeConfig.ts), the console (graph labels, the editor's palette) and the docs read it.
 // A new node type is a folder beside these (its definition in index.ts, see types.ts), one line
 // here, and its schema in openapi.yaml (a branch of WorkflowNode); registry.test.ts checks the three agree.
-import type { NodeDefinition } from './types.ts';
+import type { NodeDefinition, RunInput } from './types.ts';
 import { textInput } from './text_input/index.ts';
 import { llmCall } from './llm_call/index.ts';
 import { template } from './template/index.ts';
@@ -46,3 +46,17 @@ export const nodeDefinition = (type: NodeType): NodeDefinition<NodeType> => byTy
 /** The definition of a type that may not be registered (a graph's raw input, a stored run's). */
 export const findNodeDefinition = (type: string | undefined): NodeDefinition<NodeType> | undefined =>
   type === undefined ? undefined : byType.get(type);
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The definition of a node of any shape (a graph's raw input), when its type is registered. */
+export const definitionOf = (node: unknown): NodeDefinition<NodeType> | undefined =>
+  isObject(node) && typeof node.type === 'string' ? byType.get(node.type) : undefined;
+
+/** The run input a node of any shape reads (its type's `runInput`), when it reads one. */
+export const runInputOf = (node: unknown): RunInput | undefined =>
+  isObject(node) && isObject(node.config) ? definitionOf(node)?.runInput?.(node.config) : undefined;
+
+/** Whether a node of any shape gives a result of its graph (its type's `result`). */
+export const givesResult = (node: unknown): boolean => definitionOf(node)?.result === true;

@@ -5,6 +5,51 @@
 import type { ProblemItem } from '../shared/errors.ts';
 import type { ValueSchema } from './valueSchemas.ts';
 
+/** A run input a node reads: its name, the JSON type it declares (`string` without one) and its schema. */
+export interface RunInput {
+  variable: string;
+  type: string;
+  schema: ValueSchema;
+}
+
+/** A workflow a node calls, and the version it pins if it does, with the pointer of its id inside the config. */
+export interface CalledWorkflow {
+  workflowId: string;
+  version?: number;
+  pointer: string;
+}
+
+/** A graph inside a node's config (a map's body), with its pointer inside the config. */
+export interface InnerGraph {
+  nodes: unknown;
+  edges: unknown;
+  pointer: string;
+}
+
+/** The limits a graph is checked under that bear on the graphs inside its nodes (workflows/graph.ts GraphLimits). */
+export interface InnerGraphLimits {
+  maxNodes?: number;
+  /** How deep inside inner graphs this graph is (0: a workflow's own graph). */
+  depth?: number;
+  /** Items a run's maps may take together (RUN_MAX_ITEMS). */
+  maxItems?: number;
+  /** Inside a map body: the max_items of the maps around it, multiplied, and the items those maps may take together. */
+  itemsAbove?: { each: number; total: number };
+}
+
+/** What a node's graph rules may read of the graph around it (workflows/subgraphs.ts provides it). */
+export interface GraphContext {
+  /** How many edges come into the node. */
+  edgesIn: number;
+  limits: InnerGraphLimits;
+  /** The problems of a graph inside the node's config by the workflow's own rules, under these limits. */
+  validate(nodes: unknown, edges: unknown, limits: InnerGraphLimits): ProblemItem[];
+  /** The run input a node of any graph reads (its type's `runInput`). */
+  runInputOf(node: unknown): RunInput | undefined;
+  /** Whether a node of any graph gives a result of its graph (its type's `result`). */
+  givesResult(node: unknown): boolean;
+}
+
 /** A Liquid text inside a node's config, with its pointer inside the config (`/prompt`). */
 export interface ConfigTemplate {
   source: string;
@@ -24,8 +69,31 @@ export interface NodeDefinition<T extends string = string> {
   templates?(config: Record<string, unknown>): ConfigTemplate[];
   /** The schema of its output as its config declares it (valueSchemas.ts); without this, any value. */
   output?(config: Record<string, unknown>): ValueSchema;
-  /** The problems of its config past its schema, as pointers inside the config. */
-  configProblems?(config: Record<string, unknown>): ProblemItem[];
+  /**
+   * The problems of its config past its schema, as pointers inside the config. `faulted`: the
+   * pointers whose values its schema already found wrong (a rule may read only sound fields).
+   */
+  configProblems?(config: Record<string, unknown>, faulted: ReadonlySet<string>): ProblemItem[];
+  /** Config fields whose problems come after the others': whether the others belong depends on them. */
+  readLast?: readonly string[];
+  /** The run input it reads, when its config names one: the run's inputs are these. */
+  runInput?(config: Record<string, unknown>): RunInput | undefined;
+  /** The model it calls, when its config names one: checked against the models the service serves. */
+  calledModel?(config: Record<string, unknown>): string | undefined;
+  /** The workflow it calls, when its config names one (checked against the store when the graph is saved). */
+  calledWorkflow?(config: Record<string, unknown>): CalledWorkflow | undefined;
+  /** The graphs inside its config, each checked as a graph of its own by graphProblems. */
+  innerGraphs?(config: Record<string, unknown>): InnerGraph[];
+  /**
+   * The names an edge out of it picks by its `case`, besides `default` (a switch's cases). A type
+   * without this takes no `case` on its edges but `error` (errorRoutes.ts).
+   */
+  edgeCases?(config: Record<string, unknown>): string[];
+  /**
+   * The problems of the node within its graph (its edges, its inner graphs, the limits), as pointers
+   * inside the node (`''`: the node itself, `/config/...`); checked after its config and templates.
+   */
+  graphProblems?(node: { id: string; config: Record<string, unknown> }, graph: GraphContext): ProblemItem[];
   /** Its output needs no node upstream (a run input, another workflow's run): a text_output is reached from it. */
   source?: boolean;
   /** Its output is a result of the run: it must be reached from a source. */

@@ -16,6 +16,7 @@ import type { ModelRouter } from './providers/index.ts';
 import type { RunsStore } from './runsStore.ts';
 import { runEndEvents, type GraphSnapshot } from './service.ts';
 import { ERROR_CASE } from '../nodes/errorRoutes.ts';
+import { stepOf } from './steps/index.ts';
 import { logText, STEP_LOG_DELAY_MS, StepLog } from './stepLog.ts';
 import { StoreUnavailable, type Retried } from './storeRetry.ts';
 import type { DeliveryFailure, RunJobContext } from './queue.ts';
@@ -469,9 +470,5 @@ export async function beginAttempt(
 function continuedNodes(run: RunRow): string[] {
   const { nodes, edges } = JSON.parse(run.graph) as GraphSnapshot;
   const routed = new Set(edges.flatMap((e) => (e.case === ERROR_CASE ? [e.from] : [])));
-  return nodes.flatMap((n) =>
-    n.type === 'llm_call' && n.config.on_error === 'continue' && n.config.default == null && !routed.has(n.id)
-      ? [n.id]
-      : [],
-  );
+  return nodes.flatMap((n) => (stepOf(n).failureIsFinal?.(n) === true && !routed.has(n.id) ? [n.id] : []));
 }

@@ -81,11 +81,14 @@ export interface StepDone {
  * it works on, logged as its input (without one, its upstream texts joined by a blank line in edge
  * order). `work`: what it does with it. `resume`: what a node an earlier attempt finished leaves in
  * the run's state when it is taken up again without running (its output is `out`).
+ * `failureIsFinal`: a failed step of this node is finished as its log holds it, so a takeover does
+ * not run it again (it goes on past its failure with nothing to pass on).
  */
 export interface NodeStep<N extends WorkflowNode = WorkflowNode> {
   input?(run: RunState, node: N, before: Produced[]): Promise<string> | string;
   work(run: RunState, node: N, input: string, before: Produced[]): Promise<StepDone>;
   resume?(run: RunState, node: N, out: Produced, before: Produced[]): Promise<void> | void;
+  failureIsFinal?(node: N): boolean;
 }
 
 /** The node of a type. */

@@ -32,6 +32,7 @@ import { runsStore } from './runsStore.ts';
 import * as store from './store.ts';
 import type { RunRow, RunStepRow, StreamSoFar } from './store.ts';
 import { canonicalJson, isOfType, toText } from './values.ts';
+import { runInputOf } from '../nodes/registry.ts';
 
 export type Run = components['schemas']['Run'];
 export type RunDetail = components['schemas']['RunDetail'];
@@ -179,9 +180,7 @@ const depthOf = (value: unknown, limit: number): number => {
 
 /** The text_input variables of a graph, with the type each declares. */
 const variablesOf = (nodes: Workflow['nodes']) =>
-  new Map(
-    nodes.flatMap((n) => (n.type === 'text_input' ? [[n.config.variable, n.config.type ?? 'string'] as const] : [])),
-  );
+  new Map(nodes.flatMap((n) => runInputOf(n) ?? []).map((input) => [input.variable, input.type]));
 
 /**
  * Inputs typed in as text (the console's form, a run's `inputs`): each is parsed as JSON where its

@@ -4,11 +4,17 @@
 // (ids, edges, cycles, reachability) together.
 import type { components } from '../../generated/api.d.ts';
 import { configProblems, escapePointer } from './nodeConfig.ts';
-import { analyseTemplate, referenceProblem, type ValueSchema } from './templates.ts';
+import { checkTemplates, templatedNodes } from './graphTemplates.ts';
 import { cycles } from './cycles.ts';
-import { findNodeDefinition, isNodeType, NODE_TYPES, nodeDefinition, type NodeType } from '../nodes/registry.ts';
-import { caseProblem } from '../nodes/switch/rules.ts';
-import { inputSchema } from '../nodes/valueSchemas.ts';
+import {
+  definitionOf,
+  findNodeDefinition,
+  isNodeType,
+  NODE_TYPES,
+  nodeDefinition,
+  type NodeType,
+} from '../nodes/registry.ts';
+import { caseProblem } from '../nodes/edgeCases.ts';
 import { continuesOnError, defaultProblem } from '../nodes/errorRoutes.ts';
 import { checkSubgraphNodes } from './subgraphs.ts';
 import type { ProblemItem } from '../shared/errors.ts';
@@ -82,8 +88,10 @@ function checkConfig(
   report: Report,
 ): void {
   const definition = nodeDefinition(type);
-  for (const { pointer, message } of configProblems(type, config, limits.maxTokens)) report(`${at}${pointer}`, message);
-  for (const { pointer, message } of definition.configProblems?.(config) ?? []) report(`${at}${pointer}`, message);
+  const problems = configProblems(type, config, limits.maxTokens);
+  const faulted = new Set(problems.map((p) => p.pointer));
+  for (const { pointer, message } of [...problems, ...(definition.configProblems?.(config, faulted) ?? [])])
+    report(`${at}${pointer}`, message);
   const badDefault = defaultProblem(definition.routable === true, config);
   if (badDefault) report(`${at}${badDefault.pointer}`, badDefault.message);
 }
@@ -92,7 +100,7 @@ interface NodeFacts {
   /** Index of the first node with each id. */
   indexById: Map<string, number>;
   typeById: Map<string, NodeType>;
-  /** Each switch's case names. */
+  /** The case names each node picks among by its edges' `case` (its type's `edgeCases`). */
   casesById: Map<string, string[]>;
   /** The nodes that go on past their failure, whose errors edges may carry (nodes/errorRoutes.ts). */
   continuing: Set<string>;
@@ -125,12 +133,8 @@ function checkNodes(nodes: unknown[], limits: GraphLimits, report: Report): Node
       report(`${at}/type`, `unknown node type ${JSON.stringify(node.type)}; known: ${NODE_TYPES.join(', ')}`);
     const type = isNodeType(node.type) ? node.type : undefined;
     if (id !== undefined && type !== undefined && !typeById.has(id)) typeById.set(id, type);
-    if (id !== undefined && type === 'switch' && isObject(node.config) && Array.isArray(node.config.cases)) {
-      casesById.set(
-        id,
-        node.config.cases.flatMap((c: unknown) => (isObject(c) && typeof c.name === 'string' ? [c.name] : [])),
-      );
-    }
+    const edgeCases = findNodeDefinition(type)?.edgeCases;
+    if (id !== undefined && edgeCases && isObject(node.config)) casesById.set(id, edgeCases(node.config));
 
     if (id !== undefined && continuesOnError(findNodeDefinition(type)?.routable === true, node.config))
       continuing.add(id);
@@ -184,13 +188,14 @@ function checkEdges(edges: unknown[], facts: NodeFacts, report: Report): { from:
     if (noEdgeIn) report(at, `edge into ${toType} "${to}": ${noEdgeIn}`);
     if (noEdgeOut) report(at, `edge out of ${fromType} "${from}": ${noEdgeOut}`);
     checkBranch(edge.branch, fromType, from, at, report);
+    const fromDefinition = findNodeDefinition(fromType);
     const badCase = caseProblem(
       edge.case,
       fromType,
-      facts.casesById.get(from),
+      fromDefinition?.edgeCases ? (facts.casesById.get(from) ?? []) : undefined,
       from,
       facts.continuing.has(from),
-      findNodeDefinition(fromType)?.routable === true,
+      fromDefinition?.routable === true,
     );
     if (badCase) report(badCase.pointer === '' ? at : `${at}${badCase.pointer}`, badCase.message);
     if (unknown.length === 0) usable.push({ from, to, index: i });
@@ -230,7 +235,7 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
   const facts = checkNodes(nodeList, limits, report);
   const usable = checkEdges(edgeList, facts, report);
   checkModels(nodeList, limits, report);
-  const templated = templatedNodes(nodeList, facts);
+  const templated = templatedNodes(nodeList, facts.indexById);
   for (const [id, index] of facts.indexById) {
     const type = facts.typeById.get(id);
     const upstreamOr = findNodeDefinition(type)?.upstreamOr;
@@ -241,7 +246,7 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
       );
     }
   }
-  checkTemplates(nodeList, facts, usable, templated, report);
+  checkTemplates(nodeList, usable, templated, report);
   checkSubgraphNodes(nodeList, facts.indexById, usable, limits, validateWorkflowGraph, report);
 
   const ids = [...facts.indexById.keys()];
@@ -282,88 +287,13 @@ export function validateWorkflowGraph(nodes: unknown, edges: unknown, limits: Gr
 export const sortProblems = (problems: ProblemItem[]): ProblemItem[] =>
   [...problems].sort((a, b) => comparePointers(a.pointer, b.pointer));
 
-type Templates = Map<string, { source: string; pointer: string }[]>;
-
-/** Nodes with templates (each type's `templates` in nodes/: `template`, `condition`, an `llm_call` with `prompt`...), with each text and its pointer. */
-function templatedNodes(nodes: unknown[], facts: NodeFacts): Templates {
-  const found: Templates = new Map();
-  nodes.forEach((node, i) => {
-    if (
-      !isObject(node) ||
-      typeof node.id !== 'string' ||
-      facts.indexById.get(node.id) !== i ||
-      !isNodeType(node.type) ||
-      !isObject(node.config)
-    )
-      return;
-    const templates = (nodeDefinition(node.type).templates?.(node.config) ?? []).map(({ source, pointer }) => ({
-      source,
-      pointer: `/nodes/${i}/config${pointer}`,
-    }));
-    if (templates.length) found.set(node.id, templates);
-  });
-  return found;
-}
-
-/**
- * Each template parses, and reads only inputs some text_input provides and nodes upstream of its
- * own (so their text exists when it renders).
- */
-function checkTemplates(
-  nodes: unknown[],
-  facts: NodeFacts,
-  usable: { from: string; to: string }[],
-  templated: Templates,
-  report: Report,
-): void {
-  if (!templated.size) return;
-  // What each input and each node's output is, as far as the graph declares (each type's `output`, nodes/).
-  const variables = new Map<string, ValueSchema>();
-  const outputs = new Map<string, ValueSchema>();
-  for (const node of nodes) {
-    if (!isObject(node) || !isObject(node.config) || typeof node.type !== 'string') continue;
-    if (node.type === 'text_input' && typeof node.config.variable === 'string')
-      variables.set(node.config.variable, inputSchema(node.config));
-    if (typeof node.id === 'string' && !outputs.has(node.id))
-      outputs.set(node.id, findNodeDefinition(node.type)?.output?.(node.config) ?? {});
-  }
-  const before = new Map<string, string[]>();
-  for (const e of usable) before.set(e.to, [...(before.get(e.to) ?? []), e.from]);
-  for (const [id, templates] of templated) {
-    const upstream = new Map<string, ValueSchema>();
-    const stack = [...(before.get(id) ?? [])];
-    while (stack.length) {
-      const next = stack.pop()!;
-      if (upstream.has(next)) continue;
-      upstream.set(next, outputs.get(next) ?? {});
-      stack.push(...(before.get(next) ?? []));
-    }
-    upstream.delete(id);
-    for (const { source, pointer } of templates) {
-      const analysis = analyseTemplate(source);
-      if (!analysis.ok) {
-        report(pointer, analysis.message);
-        continue;
-      }
-      const seen = new Set<string>();
-      for (const reference of analysis.references) {
-        const problem = referenceProblem(reference, variables, upstream);
-        if (problem && !seen.has(problem)) {
-          seen.add(problem);
-          report(pointer, problem);
-        }
-      }
-    }
-  }
-}
-
-/** With a fixed model list, an llm_call naming another model could only fail at run time. */
+/** With a fixed model list, a node calling another model (its type's `calledModel`) could only fail at run time. */
 function checkModels(nodes: unknown[], limits: GraphLimits, report: Report): void {
   if (!limits.models) return;
   nodes.forEach((node, i) => {
-    if (!isObject(node) || node.type !== 'llm_call' || !isObject(node.config)) return;
-    const model = node.config.model;
-    if (typeof model !== 'string' || model.trim() === '' || limits.models!.includes(model)) return;
+    if (!isObject(node) || !isObject(node.config)) return;
+    const model = definitionOf(node)?.calledModel?.(node.config);
+    if (model === undefined || model.trim() === '' || limits.models!.includes(model)) return;
     report(
       `/nodes/${i}/config/model`,
       `unknown model ${JSON.stringify(model)}; this service serves ${limits.models!.join(', ')}`,

@@ -2,18 +2,16 @@
 // LlmCallNode.config, ...: each type's `schema` in nodes/registry.ts) compiled with Ajv, so the
 // contract is the one source of these rules.
 // Problems come out in the words the 422s use (`must be a string`, `must be 1 to 20000
-// characters`), one per field, in the order of the fields. What a schema cannot say stays here: a
-// blank model, the configured max_tokens limit, and `right` required or refused by the operator.
+// characters`), one per field, in the order of the fields (a type's `readLast` fields after the
+// others). What a schema cannot say about a field stays here: a blank `model`, and `max_tokens`
+// held to the configured limit; what it cannot say about a type is that type's `configProblems`.
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 import type { ProblemItem } from '../shared/errors.ts';
-import { NODE_REGISTRY, type NodeType } from '../nodes/registry.ts';
+import { NODE_REGISTRY, nodeDefinition, type NodeType } from '../nodes/registry.ts';
 
 export { NODE_TYPES, type NodeType } from '../nodes/registry.ts';
-
-/** The operators that look at `left` alone (ConditionNode: `right` is refused with them, required with the others). */
-const UNARY_OPERATORS: readonly string[] = ['empty', 'not_empty'];
 
 interface Schema {
   type?: string;
@@ -122,15 +120,15 @@ const valueAt = (root: unknown, path: string): unknown =>
 
 /**
  * The problems of one node's config (an object, of a known type), as pointers inside the config
- * (`/model`, `/retry/max_attempts`). `maxTokens`: the configured limit of `llm_call.max_tokens`.
+ * (`/model`, `/retry/max_attempts`). `maxTokens`: the configured limit of a `max_tokens` field.
  */
 export function configProblems(type: NodeType, config: Record<string, unknown>, maxTokens: number): ProblemItem[] {
   const { schema, validate } = configs[type];
   validate(config);
   const found: { pointer: string; message: string; rank: number[] }[] = [];
   const fields = Object.keys(schema.properties ?? {});
-  // `left` and `right` are read before `operator`: whether `right` belongs depends on it.
-  if (type === 'condition') fields.sort((a, b) => Number(a === 'operator') - Number(b === 'operator'));
+  const last = nodeDefinition(type).readLast ?? [];
+  fields.sort((a, b) => Number(last.includes(a)) - Number(last.includes(b)));
   const rankOf = (path: string): number[] => {
     const [field, ...rest] = path.split('/').slice(1);
     const parent = schema.properties?.[field!] ?? {};
@@ -141,7 +139,8 @@ export function configProblems(type: NodeType, config: Record<string, unknown>, 
     ];
   };
   const seen = new Set<string>();
-  const blankModel = type === 'llm_call' && typeof config.model === 'string' && config.model.trim() === '';
+  const blankModel =
+    'model' in (schema.properties ?? {}) && typeof config.model === 'string' && config.model.trim() === '';
   for (const error of validate.errors ?? []) {
     const path = error.instancePath;
     if (error.keyword === 'additionalProperties') {
@@ -170,20 +169,9 @@ export function configProblems(type: NodeType, config: Record<string, unknown>, 
   // The configured limit, never above the contract's own maximum.
   const tokens = config.max_tokens;
   const limit = Math.min(maxTokens, schemaAt(schema, '/max_tokens').maximum ?? Infinity);
-  if (type === 'llm_call' && !seen.has('/max_tokens') && typeof tokens === 'number' && tokens > limit) {
+  const limited = 'max_tokens' in (schema.properties ?? {});
+  if (limited && !seen.has('/max_tokens') && typeof tokens === 'number' && tokens > limit) {
     found.push({ pointer: '/max_tokens', message: `must be <= ${limit}`, rank: rankOf('/max_tokens') });
-  }
-  if (type === 'condition' && !seen.has('/operator') && typeof config.operator === 'string') {
-    const unary = UNARY_OPERATORS.includes(config.operator);
-    if (unary && config.right !== undefined) {
-      found.push({
-        pointer: '/right',
-        message: `is not used by the operator ${config.operator} (it looks at left alone)`,
-        rank: [3],
-      });
-    } else if (!unary && config.right === undefined) {
-      found.push({ pointer: '/right', message: `is required by the operator ${config.operator}`, rank: [3] });
-    }
   }
   const compare = (a: number[], b: number[]): number => {
     for (let i = 0; i < Math.max(a.length, b.length); i++)

@@ -11,6 +11,7 @@ import type { Schedule } from '../../schedules/service.ts';
 import { schedulesSection } from './schedules.ts';
 import type { Callback } from '../../hooks/callbacks.ts';
 import { callbacksSection } from './callbacks.ts';
+import { runInputOf } from '../../nodes/registry.ts';
 
 // The console's workflow pages: the list, and a workflow (graph, description, run form, run
 // history, filtered by status or run id, and the curl command that starts a run).
@@ -79,7 +80,7 @@ ${
 
 /** The `text_input` variables of a graph, in node order, each once: the run form's fields. */
 export function inputVariables(nodes: Workflow['nodes']): string[] {
-  return [...new Set(nodes.flatMap((n) => (n.type === 'text_input' ? [n.config.variable] : [])))];
+  return [...new Set(nodes.flatMap((n) => runInputOf(n)?.variable ?? []))];
 }
 
 /** The form field of a variable (`input_ticket`): variables are identifiers, so the name is one too. */

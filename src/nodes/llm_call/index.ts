@@ -35,5 +35,6 @@ export const llmCall = defineNode({
   output: answerSchema,
   configProblems: formatProblems,
   upstreamOr: 'prompt',
+  calledModel: (config) => (typeof config.model === 'string' ? config.model : undefined),
   routable: true,
 });

@@ -1,5 +1,5 @@
 import { defineNode } from '../types.ts';
-import { switchProblems } from './rules.ts';
+import { caseNames, switchProblems } from './rules.ts';
 
 export const switchNode = defineNode({
   type: 'switch',
@@ -10,4 +10,5 @@ export const switchNode = defineNode({
   templates: (config) =>
     typeof config.value === 'string' ? [{ source: `{{ ${config.value} }}`, pointer: '/value' }] : [],
   configProblems: switchProblems,
+  edgeCases: caseNames,
 });

@@ -1,9 +1,7 @@
-// What a switch node's config and the edges out of it must say (openapi.yaml SwitchNode,
-// WorkflowEdge.case), beyond what its schema checks: case names unique and not `default`, a
-// comparison value that the operator can use, a pattern that compiles; an edge out of a switch
-// names one of its cases or `default`, and only such an edge carries `case`.
+// What a switch node's config must say (openapi.yaml SwitchNode), beyond what its schema checks:
+// case names unique and not `default`, a comparison value that the operator can use, a pattern
+// that compiles. Its edges' `case` names are its `edgeCases` (../edgeCases.ts checks them).
 import type { ProblemItem } from '../../shared/errors.ts';
-import { ERROR_CASE, errorCaseProblem } from '../errorRoutes.ts';
 
 const UNARY = ['empty', 'not_empty'];
 const ORDERED = ['<', '<=', '>', '>='];
@@ -58,40 +56,8 @@ export function switchProblems(config: Record<string, unknown>): ProblemItem[] {
   return problems;
 }
 
-/**
- * Why an edge's `case` is wrong (`continues`: its source goes on past its failure; `routable`: its
- * source's type may, ../errorRoutes.ts), with its pointer inside the edge ('' for the edge itself), or null.
- */
-export function caseProblem(
-  edgeCase: unknown,
-  fromType: string | undefined,
-  cases: string[] | undefined,
-  from: string,
-  continues = false,
-  routable = false,
-): ProblemItem | null {
-  if (edgeCase !== undefined && (typeof edgeCase !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(edgeCase))) {
-    return { pointer: '/case', message: 'must be a case name (1 to 64 letters, digits, "_" or "-")' };
-  }
-  if (fromType === 'switch') {
-    if (edgeCase === undefined)
-      return {
-        pointer: '',
-        message: `an edge out of switch "${from}" needs "case": one of its case names or "default"`,
-      };
-    if (typeof edgeCase === 'string' && edgeCase !== 'default' && !(cases ?? []).includes(edgeCase)) {
-      return {
-        pointer: '/case',
-        message: `switch "${from}" has no case "${edgeCase}"; its cases: ${[...(cases ?? []), 'default'].join(', ')}`,
-      };
-    }
-    return null;
-  }
-  if (edgeCase === ERROR_CASE && fromType !== undefined) return errorCaseProblem(fromType, from, continues, routable);
-  if (edgeCase !== undefined && fromType !== undefined)
-    return {
-      pointer: '/case',
-      message: `only an edge out of a switch node carries a case ("${from}" is a ${fromType})`,
-    };
-  return null;
-}
+/** The names its edges pick by `case`, besides `default`: its cases' names. */
+export const caseNames = (config: Record<string, unknown>): string[] =>
+  Array.isArray(config.cases)
+    ? config.cases.flatMap((c: unknown) => (isObject(c) && typeof c.name === 'string' ? [c.name] : []))
+    : [];

@@ -17,6 +17,14 @@ export const textInput = defineNode({
   label: 'text input',
   docs: 'its output is the run input named by `variable`: a string, or a JSON value of its `type`, checked against its `schema`',
   output: inputSchema,
+  runInput: (config) =>
+    typeof config.variable === 'string'
+      ? {
+          variable: config.variable,
+          type: typeof config.type === 'string' ? config.type : 'string',
+          schema: inputSchema(config),
+        }
+      : undefined,
   configProblems: schemaProblems,
   source: true,
   noEdgeIn: 'a text_input takes only its run input',

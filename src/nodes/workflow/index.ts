@@ -17,4 +17,12 @@ export const workflow = defineNode({
         )
       : [],
   source: true,
+  calledWorkflow: (config) =>
+    typeof config.workflow_id === 'string'
+      ? {
+          workflowId: config.workflow_id,
+          ...(Number.isInteger(config.version) && { version: config.version as number }),
+          pointer: '/workflow_id',
+        }
+      : undefined,
 });

@@ -4,6 +4,7 @@
 // cancel as the run's own nodes.
 import type { components } from '../../../generated/api.d.ts';
 import { RunFailure } from '../../shared/errors.ts';
+import { givesResult, runInputOf } from '../../nodes/registry.ts';
 import { isOfType, toText } from '../values.ts';
 
 type WorkflowNode = components['schemas']['WorkflowNode'];
@@ -96,9 +97,8 @@ function stepId(prefix: string, id: string): string {
   return full;
 }
 
-/** The graph's text_output ids, in its order: what its result is read from. */
-export const outputIds = (graph: Graph): string[] =>
-  graph.nodes.filter((n) => n.type === 'text_output').map((n) => n.id);
+/** The ids of the graph's result nodes (text_outputs), in its order: what its result is read from. */
+export const outputIds = (graph: Graph): string[] => graph.nodes.filter(givesResult).map((n) => n.id);
 
 /** A graph's result: its one text_output's value (null when skipped), or the object of them when it has several. */
 export function resultOf(output: Record<string, unknown>, outputs: readonly string[]): unknown {
@@ -107,8 +107,7 @@ export function resultOf(output: Record<string, unknown>, outputs: readonly stri
 }
 
 /** The run inputs a graph reads (its text_inputs' variables). */
-export const inputVariables = (graph: Graph): string[] =>
-  graph.nodes.flatMap((n) => (n.type === 'text_input' ? [n.config.variable] : []));
+export const inputVariables = (graph: Graph): string[] => graph.nodes.flatMap((n) => runInputOf(n)?.variable ?? []);
 
 /**
  * A sub-graph's run inputs as its text_inputs declare them (the service checks a run's own inputs
@@ -119,9 +118,9 @@ export const inputVariables = (graph: Graph): string[] =>
 export function typedInputs(graph: Graph, inputs: Record<string, unknown>): Record<string, unknown> {
   const typed: Record<string, unknown> = {};
   for (const node of graph.nodes) {
-    if (node.type !== 'text_input' || !Object.hasOwn(inputs, node.config.variable)) continue;
-    const { variable } = node.config;
-    typed[variable] = asDeclared(inputs[variable], (node.config as { type?: string }).type, variable);
+    const input = runInputOf(node);
+    if (!input || !Object.hasOwn(inputs, input.variable)) continue;
+    typed[input.variable] = asDeclared(inputs[input.variable], input.type, input.variable);
   }
   return typed;
 }

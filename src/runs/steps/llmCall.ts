@@ -62,4 +62,6 @@ export const llmCallStep: NodeStep<LlmCallNode> = {
     const result = await callModel(run, node, input);
     return { value: await answerValue(run, node, result.content), usage: result.usage };
   },
+  // Going on past its failure with neither a default nor an error edge, its failure is all it leaves.
+  failureIsFinal: (node) => node.config.on_error === 'continue' && node.config.default == null,
 };
