@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { revokeTokensWithoutAuthorization } from './authorizations.store.ts';
 
 // A refresh token's chain: the pairs one code led to (code_id), each refresh token replaced by one
 // successor (rotated_from_id). The SQL of the grace window and of reuse, named by intent; the
@@ -89,18 +90,27 @@ export async function recordRotationTime(
 }
 
 /**
+ * What one chain is: the pairs one code led to under its authorization (`codeId` null: a token from
+ * before code_id was kept, whose chain is its whole authorization), or, for a grant stored without
+ * an authorization (migration 0026), which has no code, the user's pairs of that client.
+ */
+export type Chain =
+  { authorizationId: number; codeId: number | null } | { authorizationId: null; userId: number; applicationId: number };
+
+/**
  * Revokes one chain: every pair descending from code `codeId` under the authorization, and the code
  * marked so that readers refuse whatever else stands on it (a pair stored by a concurrent request,
  * proxy tokens minted through the chain). Another installation of the app, from another code under
  * the same remembered consent, stands. A token from before code_id was kept (NULL) has no chain of
- * its own: its whole authorization goes.
+ * its own: its whole authorization goes. A grant without an authorization has no code: every pair
+ * of the user and client goes (authorizations.store.ts revokeTokensWithoutAuthorization).
  */
-export async function revokeChain(
-  db: Knex,
-  authorizationId: number,
-  codeId: number | null,
-  now: number,
-): Promise<void> {
+export async function revokeChain(db: Knex, chain: Chain, now: number): Promise<void> {
+  if (chain.authorizationId === null) {
+    await revokeTokensWithoutAuthorization(db, chain.userId, chain.applicationId, now);
+    return;
+  }
+  const { authorizationId, codeId } = chain;
   if (codeId === null) {
     await db('authorizations').where({ id: authorizationId }).whereNull('revoked_at').update({ revoked_at: now });
     await db('oauth_tokens')

@@ -7,9 +7,9 @@ import { SealingError } from '../shared/sealing.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { authenticateClient } from './clients.ts';
 import { signIdToken } from './idToken.ts';
-import { isVisibleAscii, type TokenForm } from './grants/form.ts';
+import type { TokenForm } from './grants/form.ts';
+import type { Grant } from './grants/grant.ts';
 import { joinScopes, splitScope } from './scopes.ts';
-import { revokeTokensWithoutAuthorization } from './authorizations.store.ts';
 import * as chain from './chain.store.ts';
 import * as store from './store.ts';
 
@@ -78,13 +78,16 @@ export class TokenModel {
   private refresh: store.RefreshTokenRow | null = null;
   /** The grant of a grant type that does not descend from a code, as its class established it (grantedDirectly). */
   private direct: DirectGrant | null = null;
+  private readonly grant: Grant | undefined;
   /** When the request came in: a replay that came in before its token's successor was used is no reuse (grants/refreshToken.ts). */
   readonly arrivedAt = Date.now();
 
-  constructor(ctx: AppContext, form: TokenForm, grantTypes: readonly string[]) {
+  /** `grant`: the request's grant type, when registered: it says how the credential it presents is found. */
+  constructor(ctx: AppContext, form: TokenForm, grantTypes: readonly string[], grant?: Grant) {
     this.ctx = ctx;
     this.form = form;
     this.grantTypes = [...grantTypes];
+    this.grant = grant;
   }
 
   /**
@@ -103,13 +106,11 @@ export class TokenModel {
     return authenticated ? { id: clientId, grants: this.grantTypes } : null;
   }
 
+  /** The credential the request presents, found as its grant says (grants/grant.ts `presented`). */
   private async readGrantRow(): Promise<store.CodeRow | store.RefreshTokenRow | null> {
-    const { grant_type: grantType, code, refresh_token: refreshToken } = this.form;
-    if (grantType === 'authorization_code' && code && isVisibleAscii(code)) {
-      this.code = await store.findCodeByHash(this.ctx.db, hashToken(code));
-    } else if (grantType === 'refresh_token' && refreshToken && isVisibleAscii(refreshToken)) {
-      this.refresh = await store.findTokenByRefreshHash(this.ctx.db, hashToken(refreshToken));
-    }
+    const presented = (await this.grant?.presented?.(this.ctx.db, this.form)) ?? {};
+    this.code = presented.code ?? null;
+    this.refresh = presented.refreshToken ?? null;
     return this.code ?? this.refresh;
   }
 
@@ -166,13 +167,10 @@ export class TokenModel {
   async revokeToken(token: Code | RefreshToken, why: string): Promise<boolean> {
     const { authorizationId } = token.row;
     const codeId = 'usedAt' in token.row ? token.row.id : token.row.codeId;
-    if (authorizationId === null) {
-      // A grant without an authorization (nor code): every such token of the user and client goes.
-      const { userId, applicationId } = token.row as store.RefreshTokenRow;
-      await revokeTokensWithoutAuthorization(this.ctx.db, userId, applicationId, Date.now());
-    } else {
-      await chain.revokeChain(this.ctx.db, authorizationId, codeId, Date.now());
-    }
+    const { userId, applicationId } = token.row as store.RefreshTokenRow;
+    const tokenChain: chain.Chain =
+      authorizationId === null ? { authorizationId, userId, applicationId } : { authorizationId, codeId };
+    await chain.revokeChain(this.ctx.db, tokenChain, Date.now());
     this.ctx.logger.warn({ authorizationId, codeId }, why);
     await revocationLease.settle();
     return true;

@@ -5,7 +5,7 @@ import { invalidClient, OAuthError, twoClientCredentials, type OAuthErrorCode } 
 import { countTokenGrant } from '../ops/metrics.ts';
 import { clientCredentials, type ClientCredentials } from './clientAuth.ts';
 import type { TokenForm } from './grants/form.ts';
-import { extendedGrantTypes, GRANT_TYPES, grantMetricsLabel } from './grants/registry.ts';
+import { extendedGrantTypes, GRANT_TYPES, grantMetricsLabel, grantOf } from './grants/registry.ts';
 import { TokenModel } from './model.ts';
 
 // POST /api/open/oauth/token (RFC 6749 3.2), served by @node-oauth/oauth2-server's
@@ -31,7 +31,12 @@ export function token(ctx: AppContext): RequestHandler {
       // library would silently prefer Basic).
       if (credentials.secondMethod) throw twoClientCredentials();
       // The library's typings ask every model for every handler's methods; its token handler calls these.
-      const model = new TokenModel(ctx, form, GRANT_TYPES) as unknown as OAuth2Server.ServerOptions['model'];
+      const model = new TokenModel(
+        ctx,
+        form,
+        GRANT_TYPES,
+        grantOf(form.grant_type),
+      ) as unknown as OAuth2Server.ServerOptions['model'];
       const response = new OAuth2Server.Response();
       await new OAuth2Server({ ...options, model })
         .token(libraryRequest(req, credentials), response)

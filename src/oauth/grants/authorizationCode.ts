@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type OAuth2Server from '@node-oauth/oauth2-server';
-import { safeEqual } from '../../shared/crypto.ts';
+import { hashToken, safeEqual } from '../../shared/crypto.ts';
+import { findCodeByHash } from '../store.ts';
 import { invalidGrant, invalidRequest } from '../../shared/errors.ts';
 import type { Code } from '../model.ts';
 import type { Grant } from './grant.ts';
@@ -79,6 +80,8 @@ export const authorizationCode: Grant = {
   type: 'authorization_code',
   handler: AuthorizationCodeGrant,
   metricsLabel: 'authorization_code',
+  presented: async (db, { code }) =>
+    code && isVisibleAscii(code) ? { code: await findCodeByHash(db, hashToken(code)) } : {},
 };
 
 /** RFC 7636 4.1: 43-128 unreserved characters. */

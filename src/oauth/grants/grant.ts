@@ -1,9 +1,17 @@
 import type OAuth2Server from '@node-oauth/oauth2-server';
 import type { components } from '../../../generated/api.d.ts';
+import type { Knex } from 'knex';
+import type { CodeRow, RefreshTokenRow } from '../store.ts';
 import type { TokenForm } from './form.ts';
 
 /** RFC 8414 2's metadata (and, through it, OpenID Connect Discovery's). */
 export type Metadata = components['schemas']['AuthorizationServerMetadata'];
+
+/** The stored credential a token request presents (its code, its refresh token), as its grant finds it. */
+export interface PresentedCredential {
+  code?: CodeRow | null;
+  refreshToken?: RefreshTokenRow | null;
+}
 
 /**
  * One grant type of the token endpoint (RFC 6749 4, or an extension's), as registry.ts lists it:
@@ -23,4 +31,10 @@ export interface Grant {
   readonly metadata?: (base: string) => Partial<Metadata>;
   /** Its `grant_type` label on `oauth_token_grants_total`. */
   readonly metricsLabel: string;
+  /**
+   * How it finds the stored credential its request presents, read with the client's secrets before
+   * the client is authenticated (TokenModel#getClient). A grant that presents none (its class
+   * establishes the grant: TokenModel#grantedDirectly) has none.
+   */
+  readonly presented?: (db: Knex, form: TokenForm) => Promise<PresentedCredential>;
 }

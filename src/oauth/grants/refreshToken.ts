@@ -1,5 +1,7 @@
 import type OAuth2Server from '@node-oauth/oauth2-server';
+import { hashToken } from '../../shared/crypto.ts';
 import { invalidGrant, invalidRequest, invalidScope } from '../../shared/errors.ts';
+import { findTokenByRefreshHash } from '../store.ts';
 import type { RefreshToken } from '../model.ts';
 import type { Grant } from './grant.ts';
 import { isVisibleAscii } from './form.ts';
@@ -119,4 +121,10 @@ export class RefreshTokenGrant extends ModelGrant {
 }
 
 /** The registry's entry (registry.ts): RFC 6749 6, for the refresh tokens of every other grant. */
-export const refreshToken: Grant = { type: 'refresh_token', handler: RefreshTokenGrant, metricsLabel: 'refresh_token' };
+export const refreshToken: Grant = {
+  type: 'refresh_token',
+  handler: RefreshTokenGrant,
+  metricsLabel: 'refresh_token',
+  presented: async (db, { refresh_token: token }) =>
+    token && isVisibleAscii(token) ? { refreshToken: await findTokenByRefreshHash(db, hashToken(token)) } : {},
+};

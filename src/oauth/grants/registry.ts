@@ -21,7 +21,10 @@ export function grantsMetadata(base: string, grants: readonly Grant[] = GRANTS):
   return Object.assign({}, ...grants.map((g) => g.metadata?.(base) ?? {})) as Partial<Metadata>;
 }
 
+/** The grant of a request's `grant_type`, when it is registered. */
+export const grantOf = (grantType: unknown): Grant | undefined => GRANTS.find((g) => g.type === grantType);
+
 /** The metrics label of a request's `grant_type`: its grant's, or `other` (a bounded label set). */
 export function grantMetricsLabel(grantType: unknown): string {
-  return GRANTS.find((g) => g.type === grantType)?.metricsLabel ?? 'other';
+  return grantOf(grantType)?.metricsLabel ?? 'other';
 }
