@@ -2,10 +2,12 @@
 // module in src/nodes registered in registry.ts, and every registered module names a schema the
 // contract has, a console label and a line of docs. A type added in one place and not the others
 // fails here, by name.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { parse } from 'yaml';
 import type { components } from '../../generated/api.d.ts';
+import { stepOf } from '../runs/steps/index.ts';
+import type { WorkflowNode } from '../runs/runState.ts';
 import { NODE_REGISTRY, NODE_TYPES, type NodeType } from './registry.ts';
 
 type Schema = {
@@ -43,6 +45,15 @@ describe('the node registry', () => {
       expect(schema!.properties!.config).toBeDefined();
       expect(definition.label.trim()).not.toBe('');
       expect(definition.docs.trim()).not.toBe('');
+    },
+  );
+
+  it.each(NODE_TYPES.map((type) => [type]))(
+    '%s: its definition is its own folder, and it has a step that works',
+    (type) => {
+      expect(existsSync(new URL(`./${type}/index.ts`, import.meta.url)), `src/nodes/${type}/index.ts`).toBe(true);
+      const step = stepOf({ id: 'n', type, config: {} } as unknown as WorkflowNode);
+      expect(typeof step?.work, `runs/steps/index.ts has a step for ${type}`).toBe('function');
     },
   );
 
