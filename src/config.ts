@@ -415,7 +415,7 @@ function accessSettings(e: Env) {
 
 /**
  * Per-user storage quotas (workflows, versions kept, bytes, runs kept), held `Prefer: wait`
- * requests, and the HTTP server's socket timeouts: README's configuration table says what each does.
+ * requests, and the HTTP server's socket timeouts: docs/operating.md's configuration table says what each does.
  */
 
 export type Config = ReturnType<typeof loadConfig>;

@@ -30,7 +30,7 @@ const MAX_NOTICES_PER_STATEMENT = 32;
  * NOTIFYs of one channel sent while one is under way go together in the next statement
  * (src/db/batched.ts): `SELECT pg_notify($1, $2), pg_notify($1, $3), ...`, one notice per run id,
  * in order, so every listener hears what it heard before. Each statement is a socket write and a
- * round trip of the service, and under load runs end a few at a time (docs/benchmarks.md, issue 19).
+ * round trip of the service, and under load runs end a few at a time (docs/benchmarks-history.md, issue 19).
  * PostgreSQL delivers a channel's notice once per payload per transaction, so a run announced twice
  * in one statement is heard once, which a waiter for its end cannot tell apart.
  */
