@@ -259,7 +259,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 }
 
 /**
- * A worker's configuration: it serves no HTTP, so its PORT is not its business (issue 32: a worker
+ * A worker's configuration: it serves no HTTP, so its PORT is not its business (a worker
  * refused `PORT=0`). A PORT the API would accept still sets BASE_URL's default as it does there;
  * any other value is ignored.
  */

@@ -42,7 +42,7 @@ const utf8 = new TextEncoder();
  *
  * jose's CompactSign (a JWS compact serialization, RFC 7515 7.1) with the key as a CryptoKey, the
  * cheapest form jose takes: a KeyObject costs a lookup of its converted CryptoKey per call, and
- * SignJWT re-checks claims built here (CPU per signature in docs/benchmarks-history.md, issue 29). Then the
+ * SignJWT re-checks claims built here (CPU per signature in docs/benchmarks-history.md). Then the
  * signature's low-S form (lowS.ts), the only one verifiers accept.
  */
 export async function signProxyToken(

@@ -1,5 +1,5 @@
-// The save-time rules of the nodes that make lists and run graphs of their own (issue 33 items 3
-// and 5): `split`'s options, `map`'s one list and its body (a graph checked by the same rules as
+// The save-time rules of the nodes that make lists and run graphs of their own:
+// `split`'s options, `map`'s one list and its body (a graph checked by the same rules as
 // a workflow's, its problems pointing into it), and which workflows a graph calls (references.ts
 // checks those against the store).
 import { escapePointer } from '../shared/jsonPointer.ts';
