@@ -4,6 +4,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'generated/', '.data/', '.tools/', '.venv/', 'artifacts/', 'client/dist/'] },
+  { ignores: ['docs/.vitepress/dist/', 'docs/.vitepress/cache/', 'docs/.vitepress/.temp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

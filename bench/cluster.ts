@@ -1,5 +1,5 @@
 // Row 10's deployment: 2 API processes (`src/main.ts` with RUN_WORKER=false) and 2 worker processes
-// (`src/worker.ts`, as `npm run worker` starts them) sharing one store, as the README's scaling
+// (`src/worker.ts`, as `npm run worker` starts them) sharing one store, as docs/operating.md's scaling
 // section describes. The store and the queue are databases of their own (on the bench's MariaDB
 // and PostgreSQL) so that the bench's main service, which executes runs itself, takes no job of
 // theirs.

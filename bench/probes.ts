@@ -1,4 +1,4 @@
-// Where a load's time goes (issue 37 item 4), read from the machine: CPU of the service's process
+// Where a load's time goes, read from the machine: CPU of the service's process
 // tree, of mariadbd and of the queue's PostgreSQL (postmaster and its backends) from /proc, and the
 // stores' own counters, before and after each load. The arithmetic is usage.ts's.
 import { spawnSync } from 'node:child_process';
@@ -27,7 +27,7 @@ export const COUNTERS = {
   'mariadb.fsyncs': 'Innodb_data_fsyncs',
 } as const;
 
-/** The MariaDB settings a figure depends on, printed with the table (issue 37 item 1). */
+/** The MariaDB settings a figure depends on, printed with the table. */
 const SETTINGS = [
   'version',
   'innodb_flush_log_at_trx_commit',

@@ -1,4 +1,4 @@
-// Where a load's time goes (issue 37 item 4), the pure part: CPU of process trees from
+// Where a load's time goes, the pure part: CPU of process trees from
 // /proc/PID/stat, machine CPU from /proc/stat, and deltas of the stores' counters over a load's
 // window, turned into per-request figures. bench/probes.ts reads the files and the counters.
 

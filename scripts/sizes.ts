@@ -1,4 +1,4 @@
-// `npm run -s lint:sizes` (part of `npm run lint`): the size rule of issue 31, "no function over 80
+// `npm run -s lint:sizes` (part of `npm run lint`): the size rule, "no function over 80
 // lines, no file over 400", over src/ (tests and src/db/migrations aside: a migration is a
 // frozen record, not code anyone reads to change). A function is any function-like node
 // (declaration, method, arrow, expression, accessor, constructor), counted from its first line to

@@ -259,7 +259,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 }
 
 /**
- * A worker's configuration: it serves no HTTP, so its PORT is not its business (issue 32: a worker
+ * A worker's configuration: it serves no HTTP, so its PORT is not its business (a worker
  * refused `PORT=0`). A PORT the API would accept still sets BASE_URL's default as it does there;
  * any other value is ignored.
  */
@@ -415,7 +415,7 @@ function accessSettings(e: Env) {
 
 /**
  * Per-user storage quotas (workflows, versions kept, bytes, runs kept), held `Prefer: wait`
- * requests, and the HTTP server's socket timeouts: README's configuration table says what each does.
+ * requests, and the HTTP server's socket timeouts: docs/operating.md's configuration table says what each does.
  */
 
 export type Config = ReturnType<typeof loadConfig>;

@@ -1,5 +1,5 @@
 // The per-user limits and fair sharing of shared capacity: schedule ticks, callback deliveries,
-// stored workflows, versions and runs, held requests and sockets (README, configuration table).
+// stored workflows, versions and runs, held requests and sockets (docs/operating.md, configuration table).
 // Read by src/config.ts with the rest of the environment.
 import type { z } from 'zod';
 

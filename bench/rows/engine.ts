@@ -1,4 +1,4 @@
-// Row 9: a workflow-engine peer in the same run (issue 37 item 3). Ours: the three-node echo
+// Row 9: a workflow-engine peer in the same run. Ours: the three-node echo
 // workflow (text_input -> llm_call on `echo` -> text_output), each run one POST .../run with
 // `Prefer: wait` answered with the ended run. n8n (bench/peers/n8n.ts): Webhook -> Set -> Respond to
 // Webhook, each run one POST to its production webhook answered by the last node. Both at 1 client

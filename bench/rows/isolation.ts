@@ -1,8 +1,8 @@
-// Row 8 of `npm run bench` (issue 30): what one user's heavy runs cost another user. The other
+// Row 8 of `npm run bench`: what one user's heavy runs cost another user. The other
 // user's GET /api/workflows and one-node runs (`Prefer: wait`), each measured idle and then while a
 // heavy user keeps 10 runs of a 98-node chain of busy templates in flight (the audit's starvation
 // load: it took the other user's list from 8 ms to 6.5 s and their run from 14 ms to 10.5 s).
-// The ratio column is the loaded p50 over the idle one (issue 30's goal: within 2x).
+// The ratio column is the loaded p50 over the idle one (the goal: within 2x).
 import { adminCli } from '../../test/support/processes.ts';
 import type { Bench, RowGroup } from '../bench.ts';
 import type { LoadResult } from '../types.ts';

@@ -1,5 +1,5 @@
 // `ref` rows: the same load against servers that do nothing (bench/ceiling.ts), for scale; rows 4
-// and 5 are divided by bare Express's req/s of the same run (issue 19's goal for them).
+// and 5 are divided by bare Express's req/s of the same run (their goal is a ratio of it).
 import { once } from 'node:events';
 import { freePort } from '../../test/support/processes.ts';
 import type { RowGroup } from '../bench.ts';

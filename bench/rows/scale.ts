@@ -1,4 +1,4 @@
-// Row 10: runs at scale (issue 37 item 5). 2 API processes and 2 worker processes on one store
+// Row 10: runs at scale. 2 API processes and 2 worker processes on one store
 // (bench/cluster.ts); 32 clients (--connections) start the three-node echo workflow with `Prefer:
 // wait`, half on each API process; 4 more clients check that a run's events reach an event stream
 // opened on the API process that did not start it (bench/scaleLoad.ts). The row: runs/s, p50 and

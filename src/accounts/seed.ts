@@ -27,8 +27,8 @@ export interface DemoSeed {
 }
 
 /**
- * The demo's workflows, which show what the engine does with no model provider: the README's
- * branch example, a run that streams for a few seconds (`echo-slow`: watch it live, cancel it),
+ * The demo's workflows, which show what the engine does with no model provider: the workflow
+ * docs' branch example, a run that streams for a few seconds (`echo-slow`: watch it live, cancel it),
  * and a call that fails twice and succeeds on its third attempt (`echo-fail-2`). Without the demo
  * models (DEMO_MODELS off) the last two use `echo`.
  */

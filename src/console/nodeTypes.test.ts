@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { NODE_TYPES } from '../workflows/nodeConfig.ts';
 import { editorSchemas, editorSchemasOf } from './nodeTypes.ts';
 
-// The editor's palette and forms come from the contract (issue 35 item 1): every type
+// The editor's palette and forms come from the contract: every type
 // WorkflowNode's discriminator maps, each with its config schema, references inlined. A type added
 // to openapi.yaml is offered with no change to the console.
 

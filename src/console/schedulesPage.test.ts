@@ -7,7 +7,7 @@ import { createSchedule } from '../schedules/service.ts';
 import { createWorkflow } from '../workflows/service.ts';
 import { createUser } from '../accounts/users.ts';
 
-// The workflow page lists the workflow's schedules (issue 34 item 3), read-only: cron and zone,
+// The workflow page lists the workflow's schedules, read-only: cron and zone,
 // the version it runs, the next tick, and how the last one went; and says where they are changed.
 
 describe.each(testDialects())('schedules on the workflow page (%s)', (dialect) => {

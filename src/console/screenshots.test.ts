@@ -35,7 +35,7 @@ describe('console screenshots against the reviewed images', () => {
 
   it('the workflow editor (desktop), as it reads without script', async () => {
     // Without script: the builder's forms are generated from the contract's node schemas, which
-    // change as node types grow (issue 33); the page as served shows the demo graph alone.
+    // change as node types grow; the page as served shows the demo graph alone.
     // (The builder is proven in workflowBuilderBrowser.test.ts, its pictures kept in artifacts/e2e/.)
     const context = await demo!.browser.newContext({
       javaScriptEnabled: false,

@@ -8,7 +8,7 @@ import { openDemoConsole, type DemoConsole } from '../../test/support/demoConsol
 import { editorSchemas } from './nodeTypes.ts';
 import type { DemoSeed } from '../accounts/seed.ts';
 
-// The editor builds, not only shows (issue 35 item 1), in a real Chromium: a palette of every node
+// The editor builds, not only shows, in a real Chromium: a palette of every node
 // type the contract's WorkflowNode maps, a form per type from its config schema, edges added with
 // the keyboard, drawn on the picture with a mouse and removed, the picture and the problems
 // following the typing, and the JSON (the form's field) following the builder. Keyboard only where

@@ -8,7 +8,7 @@ import * as runStore from '../runs/store.ts';
 import { createWorkflow, getWorkflow, updateWorkflow } from '../workflows/service.ts';
 import { createUser } from '../accounts/users.ts';
 
-// The console's Delete workflow (issue 35 item 3): a confirmation page first; confirming posts
+// The console's Delete workflow: a confirmation page first; confirming posts
 // its CSRF token and the version it showed, which deletes that version only (If-Match): a save in
 // between deletes nothing and says so. Runs in flight are cancelled, as the API's delete does.
 

@@ -142,7 +142,7 @@ describe('workflow and run pages in a real browser', () => {
       expect(await page.textContent('h1')).toBe('Ticket triage with a rather long name to wrap');
       expect(await page.textContent('main')).toContain('Escalates urgent tickets <and answers the rest>');
       const svg = page.locator('.graph svg');
-      // A group of links (each box opens its node's details, issue 35), named as the picture was.
+      // A group of links (each box opens its node's details), named as the picture was.
       expect(await svg.getAttribute('role')).toBe('group');
       expect(await svg.locator('g.node').count()).toBe(8);
       expect(await svg.locator('g.edge').count()).toBe(7);

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 // Calls coalesced: while one statement is under way, the calls asked for meanwhile wait and go out
 // together in the next one. Under load, concurrent requests then share a round trip and a statement
 // (on MariaDB a statement reading 4 keys costs about a third of 4 statements, and a statement
-// inserting many rows commits once: docs/benchmarks.md, issue 19); a call asked for alone goes out
+// inserting many rows commits once: docs/benchmarks-history.md); a call asked for alone goes out
 // at once. A call never joins a statement already under way, so it sees what a statement of its
 // own, started when it was asked for, would see (a revocation committed before the ask is seen).
 

@@ -64,7 +64,7 @@ export async function openDatabase(config: Config, options: OpenDatabaseOptions 
       } finally {
         await destroyKnex(migrator);
       }
-      // A wrong SECRETS_KEY stops the process here, not at its first login (README "Key-encryption key").
+      // A wrong SECRETS_KEY stops the process here, not at its first login (docs/operating.md "Key-encryption key").
       await assertSecretsOpen(db, sealer);
     }
   } catch (err) {

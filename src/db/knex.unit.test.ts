@@ -1,5 +1,5 @@
 // knex's own messages (connection failures with their stacks, deprecations) go through pino as one
-// JSON object per line, never to the console (issue 15, item 5).
+// JSON object per line, never to the console.
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../http/logger.ts';

@@ -6,7 +6,7 @@ import { acquireTimeoutOf, boundMysqlQueries, boundMysqlServer, statementTimeout
 // A transaction of several statements sent to MySQL as one multi-statement query: one round trip
 // instead of one per statement and two more for BEGIN and COMMIT. Each statement costs the service
 // a socket write and a wake-up, and under the runs load those, not the SQL, were most of its CPU
-// (docs/benchmarks.md, issue 19). Multi-statement queries need the connection's
+// (docs/benchmarks-history.md). Multi-statement queries need the connection's
 // `multipleStatements` flag, which widens what an injected string could do, so it is never set on
 // knex's pool: these transactions get connections of their own, from a small pool opened on first
 // use with the same settings as knex's, and closed with knex's pool by whoever closes the store

@@ -5,7 +5,7 @@ import { dialectOf, type Dialect } from './knex.ts';
 // revocation check, the token endpoint's reads and writes) as server-side prepared statements, on a connection
 // of knex's own pool: the query is written once with the knex builder, compiled to SQL once per
 // dialect, and per request only its parameters travel (MySQL binary protocol, PostgreSQL named
-// statements); the server parses it once per connection. Measured in docs/benchmarks.md.
+// statements); the server parses it once per connection. Measured in docs/benchmarks-history.md.
 
 type Params = Record<string, string | number | null>;
 

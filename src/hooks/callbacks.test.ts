@@ -1,4 +1,4 @@
-// Run-ended callbacks (issue 34 item 4) through a real HTTP server, a real store (PostgreSQL;
+// Run-ended callbacks through a real HTTP server, a real store (PostgreSQL;
 // MariaDB too when TEST_MYSQL_URL is set), a real pg-boss queue with an in-process worker, and a
 // real receiver that verifies each delivery with the npm `standardwebhooks` library.
 import { once } from 'node:events';

@@ -1,4 +1,4 @@
-// Trigger URLs (issue 34 item 2) through a real HTTP server, a real store (PostgreSQL; MariaDB too
+// Trigger URLs through a real HTTP server, a real store (PostgreSQL; MariaDB too
 // when TEST_MYSQL_URL is set) and a real pg-boss queue with an in-process worker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient, Schemas } from '../../client/src/index.ts';

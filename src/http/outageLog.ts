@@ -7,7 +7,7 @@ export const OUTAGE_WINDOW_MS = 10_000;
  * 503s during a database or queue outage: the first of each window is logged at `warn` with how
  * many were left out since the previous line; the rest are counted, not written. A 503 is the
  * service working as designed (shedding load while a dependency is away), not an error, and one
- * line per request buried the logs (issue 32: 12,608 error lines in one outage).
+ * line per request buried the logs (12,608 error lines in one outage).
  */
 export class OutageLog {
   private windowStart = Number.NEGATIVE_INFINITY;

@@ -14,7 +14,7 @@ function rawResponse(status: string, contentType?: string, body = ''): string {
   return `${head.join('\r\n')}\r\n\r\n${body}`;
 }
 
-/** How long a client may take, in ms (config HTTP_*_TIMEOUT_SECONDS; README "Storage quotas"). */
+/** How long a client may take, in ms (config HTTP_*_TIMEOUT_SECONDS; docs/operating.md "Storage quotas"). */
 export interface SocketTimeouts {
   /** To send a request's line and headers (Node's `headersTimeout`): a socket that sends nothing, or dribbles, gets 408 and closes. */
   headersMs: number;

@@ -50,9 +50,10 @@ describe('the node registry', () => {
     expect(existsSync(new URL(`./${type}/index.ts`, import.meta.url)), `src/nodes/${type}/index.ts`).toBe(true);
   });
 
-  it("the README's node table lists every registered type", () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const listed = [...readme.matchAll(/^\| `([a-z_]+)` \| .* \| .* \|$/gm)].map((m) => m[1]);
-    for (const type of NODE_TYPES) expect(listed, `README.md's node table has no row for ${type}`).toContain(type);
+  it("the docs' node reference lists every registered type", () => {
+    const reference = readFileSync(new URL('../../docs/workflows/nodes.md', import.meta.url), 'utf8');
+    const listed = [...reference.matchAll(/^\| `([a-z_]+)` \| .* \| .* \|$/gm)].map((m) => m[1]);
+    for (const type of NODE_TYPES)
+      expect(listed, `docs/workflows/nodes.md's node table has no row for ${type}`).toContain(type);
   });
 });

@@ -12,7 +12,7 @@ import { findTokenWithUserByAccessHash } from './store.ts';
  * taken effect everywhere when it answers. The scope check and the RFC 6750 challenges stay in
  * src/http/security.ts, which serves every kind of bearer alike.
  *
- * Not through OAuth2Server#authenticate, as issue 29 allows when it costs more than 10% of a
+ * Not through OAuth2Server#authenticate, since a library layer may be replaced when it costs more than 10% of a
  * benchmark row: on user info (bench row 3, alternated runs) it took the row from 1.90x to 1.58x
  * the in-memory peer (17%); what it checked (the token's presence and expiry) the lease's read
  * checks already. The token endpoint and code issuance run on the library (token.ts, decision.ts).

@@ -17,7 +17,7 @@ import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { clientCredentials } from './clientAuth.ts';
 
 // Rules of the token and revocation endpoints read against RFC 6749 and oidc-provider's grants,
-// over HTTP on a real server and database (issue 29).
+// over HTTP on a real server and database.
 
 const basic = (clientId: string, secret: string) => `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`;
 

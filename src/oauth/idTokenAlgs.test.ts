@@ -8,7 +8,7 @@ import { testDialects } from '../../test/support/db.ts';
 import { authorizeInBrowser, Browser, createFixture, logIn, type Fixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
-// Which key signs an ID token (issue 41 item 4): RS256 for a client registered without
+// Which key signs an ID token: RS256 for a client registered without
 // id_token_signed_response_alg (OIDC Dynamic Client Registration's default, which Discovery
 // requires an OP to offer), ES256 for one registered with ES256; proxy tokens ES256 whatever the
 // client. A real HTTP server and database; the relying party is openid-client configured from the

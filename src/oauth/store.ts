@@ -59,7 +59,7 @@ export interface CodeRow {
 }
 
 // The token endpoint's statements are prepared (src/db/prepared.ts): a refresh is two of them, a code exchange three, and
-// building each with knex per request was a tenth of the refresh grant's CPU (docs/benchmarks.md).
+// building each with knex per request was a tenth of the refresh grant's CPU (docs/benchmarks-history.md).
 
 /** One of the client's secrets, as read with the code or refresh token being exchanged. */
 export interface IssuedToSecret {
@@ -232,7 +232,7 @@ export async function findTokenByRefreshHash(db: Knex, refreshHash: string): Pro
 }
 
 const MAX_HASHES_PER_READ = 32;
-// Batches of refresh reads under way at once (of rotations: successors.store.ts, docs/benchmarks.md).
+// Batches of refresh reads under way at once (of rotations: successors.store.ts, docs/benchmarks-history.md).
 const REFRESH_READS_UNDER_WAY = 2;
 
 const tokenByRefreshHash = batchedReads(

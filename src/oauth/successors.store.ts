@@ -11,7 +11,7 @@ import { prepared, type PreparedQuery } from '../db/prepared.ts';
 
 // Batches of rotations under way at once. One at a time, a rotation batch waited for its commit's
 // fsync (innodb_flush_log_at_trx_commit=1) and the next behind it: the refresh grant's bottleneck;
-// side by side they share InnoDB's group commit (docs/benchmarks.md).
+// side by side they share InnoDB's group commit (docs/benchmarks-history.md).
 const ROTATIONS_UNDER_WAY = 4;
 
 /** A pair to store, as hashes (store.ts insertToken, or a successor here). */

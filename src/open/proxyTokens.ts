@@ -42,7 +42,7 @@ const utf8 = new TextEncoder();
  *
  * jose's CompactSign (a JWS compact serialization, RFC 7515 7.1) with the key as a CryptoKey, the
  * cheapest form jose takes: a KeyObject costs a lookup of its converted CryptoKey per call, and
- * SignJWT re-checks claims built here (CPU per signature in docs/benchmarks.md, issue 29). Then the
+ * SignJWT re-checks claims built here (CPU per signature in docs/benchmarks-history.md). Then the
  * signature's low-S form (lowS.ts), the only one verifiers accept.
  */
 export async function signProxyToken(
@@ -121,7 +121,7 @@ export async function verifyProxyToken(ctx: AppContext, token: string): Promise<
 /**
  * Proxy tokens whose signature and claims checked out, by SHA-256 of the token, until they expire:
  * an app calls the gateway many times with one token, and an ES256 verification costs more CPU
- * than the rest of such a request (docs/benchmarks.md). Only this check is remembered; whether the
+ * than the rest of such a request (docs/benchmarks-history.md). Only this check is remembered; whether the
  * grant and the raw token still stand is read on every call (proxyTokenAuth.ts), so revoking
  * still refuses the very next call. At most this many, the least recently used out first.
  */

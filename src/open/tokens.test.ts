@@ -196,7 +196,7 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     await expect(issueProxyToken(server.ctx, principal, f.login, paid.record.id)).resolves.toMatchObject({
       id: paid.record.id,
     });
-    // That issuance's check is leased (issue 19): only the revoking call's wait makes the next one see the revocation.
+    // That issuance's check is leased: only the revoking call's wait makes the next one see the revocation.
     expect(
       principalLease(server.ctx).holds('issuance', issuanceLeaseKey(principal, f.login, paid.record.id), false),
     ).toBe(true);
@@ -224,7 +224,7 @@ describe.each(testDialects())('open token interfaces and proxy tokens (%s)', (di
     const { data } = await detail(accessToken, f.login, paid.record.id);
     const minted = data!.proxy_access_token;
     // Both expire (neither was used as an API key yet, so no process holds them). Written straight to
-    // the table, standing for time passing: the detail call above leased its check (issue 19), which
+    // the table, standing for time passing: the detail call above leased its check, which
     // a real expiry bounds (the lease never runs past it) and this one must wait out.
     await server.ctx
       .db('access_tokens')

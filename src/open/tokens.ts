@@ -31,7 +31,7 @@ export function listAccessTokens(ctx: AppContext): RequestHandler {
  * Issues a proxy token for the user's raw access token `id` in `namespace`, for the app holding
  * `principal`'s authorization.
  *
- * Revocation (issue 10, with issue 19's principal lease): once a call that revokes the app's
+ * Revocation (with the principal lease): once a call that revokes the app's
  * authorization, deletes the raw token or takes its namespace from the user (leaving the org) has
  * returned, no proxy token is issued for it. The security handler checked the authorization, but
  * awaits happen after that check. So:

@@ -1,4 +1,4 @@
-// Budgets, not per-render limits (issue 30), through a real HTTP server, store and queue with an
+// Budgets, not per-render limits, through a real HTTP server, store and queue with an
 // in-process worker: the audit's crash and starvation workflows end as failed runs with a clear
 // error, this process (the API and the worker) lives, and another user's runs complete while the
 // heavy ones run. PostgreSQL only: what is proved is the executor's budgets, not the store.

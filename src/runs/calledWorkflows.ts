@@ -1,4 +1,4 @@
-// The workflows a run's `workflow` and `map` nodes call (issue 33 item 5): the run owner's live
+// The workflows a run's `workflow` and `map` nodes call: the run owner's live
 // ones only (another user's is not found), each read once per run however many items call it, so
 // every item of a map runs the same definition.
 import type { Knex } from 'knex';

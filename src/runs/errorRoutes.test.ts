@@ -1,4 +1,4 @@
-// Error routing through runs (issue 33 item 6), on a real HTTP server, store (PostgreSQL; MariaDB
+// Error routing through runs, on a real HTTP server, store (PostgreSQL; MariaDB
 // too with TEST_MYSQL_URL) and queue, with a local OpenAI-compatible provider answering 500: an
 // llm_call with `on_error: continue` sends its error `{code, message}` down its `case: error` edge
 // (its other edge skipped) and the run completes; on success the error edge is the skipped one;

@@ -225,7 +225,7 @@ describe.each(testDialects())('run event stream on %s', (dialect) => {
     });
     expect(events.at(-2)).toMatchObject({ event: 'run.status', data: { status: 'cancelled' } });
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
-    // Every node has its node.finished (issue 33): the one under way cancelled, the one after it never started.
+    // Every node has its node.finished: the one under way cancelled, the one after it never started.
     const finished = events.filter((e) => e.event === 'node.finished').map((e) => e.data);
     expect(finished.map((d) => [d.node_id, d.status])).toEqual([
       ['input', 'completed'],

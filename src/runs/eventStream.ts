@@ -90,7 +90,7 @@ export async function streamRunEvents(
         // Ended without end events (a run older than the event stream, or one failed when its queue
         // write failed, which a replay may queue again): its end alone, numbered after the stored
         // events. A client at or past the end (its Last-Event-ID is the stored run.finished's, the
-        // end given before, or beyond) gets nothing new, not an event made up again (issue 33).
+        // end given before, or beyond) gets nothing new, not an event made up again.
         if (await endNotStored(ctx, runId, after)) {
           const { logs: _logs, ...ended } = run;
           await writeFrame(res, sseFrame({ seq: after + 1, type: 'run.finished', data: JSON.stringify(ended) }));

@@ -1,4 +1,4 @@
-// Event streams within bounds (issue 32), through a real HTTP server, store and pg-boss queue:
+// Event streams within bounds, through a real HTTP server, store and pg-boss queue:
 // open streams are capped per API key and per user (429 with Retry-After and the documented
 // problem body past it), and a run's new events are read once per process for all its streams.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -30,7 +30,7 @@ const MAX_NOTICES_PER_STATEMENT = 32;
  * NOTIFYs of one channel sent while one is under way go together in the next statement
  * (src/db/batched.ts): `SELECT pg_notify($1, $2), pg_notify($1, $3), ...`, one notice per run id,
  * in order, so every listener hears what it heard before. Each statement is a socket write and a
- * round trip of the service, and under load runs end a few at a time (docs/benchmarks.md, issue 19).
+ * round trip of the service, and under load runs end a few at a time (docs/benchmarks-history.md).
  * PostgreSQL delivers a channel's notice once per payload per transaction, so a run announced twice
  * in one statement is heard once, which a waiter for its end cannot tell apart.
  */
@@ -157,7 +157,7 @@ async function startBoss(options: RunQueueOptions, db: QueueDb): Promise<PgBoss>
 /**
  * While a feed's LISTEN connection is away (a PostgreSQL outage, then a reconnect backoff of up to
  * 30 s), its watchers are told null this often: `Prefer: wait` requests and event streams re-read
- * the store, so a run's end reaches them within about this long of the store having it (issue 32).
+ * the store, so a run's end reaches them within about this long of the store having it.
  */
 export const FEED_AWAY_POLL_MS = 1000;
 

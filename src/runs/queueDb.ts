@@ -4,7 +4,7 @@
 // hash), so each connection parses and plans it once and then only executes it (the `pg` driver
 // prepares a named statement on its first use on each connection). pg-boss sends them unnamed,
 // which PostgreSQL parses and plans on every call: for the send and the complete of each run, that
-// was more than half of their time in PostgreSQL (docs/benchmarks.md, issue 19, "Sixth pass").
+// was more than half of their time in PostgreSQL (docs/benchmarks-history.md, "Sixth pass").
 // Statements without parameters (pg-boss's scripts, and its fetch, whose cached plan measured no
 // faster) go unnamed, as pg-boss sends them.
 import { createHash, randomUUID } from 'node:crypto';

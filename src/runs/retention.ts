@@ -1,4 +1,4 @@
-// Run retention (README "Storage quotas"): finished runs older than RUN_RETENTION_DAYS, and each
+// Run retention (docs/operating.md "Storage quotas"): finished runs older than RUN_RETENTION_DAYS, and each
 // user's finished runs past the newest USER_MAX_STORED_RUNS, are deleted by a periodic purge that
 // every process executing runs makes (machinery.ts, beside the purge of deleted workflows). A
 // run's steps, events and callback messages go with it (FK cascade). Queued and running runs are

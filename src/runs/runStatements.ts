@@ -1,7 +1,7 @@
 // The prepared statements of a run's life (src/db/prepared.ts): its insert, the quota's lock and
 // count, its claim and its end. Both store adapters run them, PostgreSQL's one at a time in a
 // transaction, MySQL's within one multi-statement round trip: building them with knex per call
-// was about a tenth of the service's CPU under the runs load (docs/benchmarks.md, issue 19).
+// was about a tenth of the service's CPU under the runs load (docs/benchmarks-history.md).
 import { prepared } from '../db/prepared.ts';
 import type { NewRunRow, NewStepRow, RunEnd } from './store.ts';
 

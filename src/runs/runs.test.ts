@@ -365,7 +365,7 @@ describe.each(testDialects())('workflow runs on %s', (dialect) => {
       const ended = await getWaiting(workflowId, started.id, 'wait=600');
       expect(ended.response.headers.get('preference-applied')).toBe('wait=60');
       expect(ended.data!.data.status).toBe('cancelled');
-      // Issue 33: neither a fraction nor a huge value is dropped silently; Preference-Applied says what applied.
+      // Neither a fraction nor a huge value is dropped silently; Preference-Applied says what applied.
       expect((await getWaiting(workflowId, started.id, 'wait=1.5')).response.headers.get('preference-applied')).toBe(
         'wait=2',
       );

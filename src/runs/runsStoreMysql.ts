@@ -1,7 +1,7 @@
 // The runs store (runsStore.ts) on MySQL: as on PostgreSQL (runsStorePostgres.ts), except the two
 // transactions every run makes, its start within the quota and its end with the last of its log,
 // which go as one multi-statement round trip (src/db/oneRoundTrip.ts): under the runs load the
-// statements' count, not their SQL, was most of the service's CPU (docs/benchmarks.md, issue 19).
+// statements' count, not their SQL, was most of the service's CPU (docs/benchmarks-history.md).
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { isWriteConflict } from '../db/insert.ts';
 import { inOneRoundTrip, insertEachWhere, type Statement } from '../db/oneRoundTrip.ts';

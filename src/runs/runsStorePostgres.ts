@@ -251,7 +251,7 @@ async function appendEndEvents(
   await appendRunEvents(trx, id, endEvents(fromDb(row), await streamSoFar(trx, id)), now);
 }
 
-/** Which nodes the run's stream has told of, read in the ending transaction (issue 33: a cancelled run's nodes). */
+/** Which nodes the run's stream has told of, read in the ending transaction (a cancelled run's nodes). */
 async function streamSoFar(trx: Knex.Transaction, id: string): Promise<StreamSoFar> {
   const rows = (await trx('run_events')
     .where({ run_id: id })

@@ -1,4 +1,4 @@
-// Cron ticks of workflow schedules through pg-boss's scheduler (issue 34 item 3). pg-boss keeps
+// Cron ticks of workflow schedules through pg-boss's scheduler. pg-boss keeps
 // each schedule in its own table under (queue, key); one process a pass claims the due ticks
 // (its `cron_on` claim) and files each tick's job under a singleton slot, so however many
 // processes run the scheduler, a tick sends one job. `missed: 'once'`: after downtime, one job for

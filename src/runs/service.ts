@@ -108,7 +108,7 @@ function inputsOf(stored: string): Pick<Run, 'inputs' | 'input_values'> {
  * What a run's stream says when the run ends (openapi.yaml streamRunEvents): its status, then the
  * run. Ended by a cancel or a sweep (`told` given), first a node.finished for each node the
  * stream has not finished, as a worker's end has them: one under way ended as the run did
- * (`cancelled` or `failed`), one never started `not_started` (issue 33: a cancelled run's stream
+ * (`cancelled` or `failed`), one never started `not_started` (a cancelled run's stream
  * had none, though the contract promises one per node).
  */
 export function runEndEvents(ended: RunRow, told?: StreamSoFar): NewRunEvent[] {

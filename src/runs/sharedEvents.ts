@@ -1,6 +1,6 @@
 // A run's new events read once per process for all its event streams (eventStream.ts). Each stream
 // used to read the store on every notice of its run: a run with N streams cost N reads per batch of
-// events, and 4,884 streams on one run took every connection of the pool (issue 32). Here the
+// events, and 4,884 streams on one run took every connection of the pool. Here the
 // process listens to the queue's notices once, and each run followed by a stream keeps its latest
 // events in memory: on a notice, the first stream to ask reads what is new (one query, shared by
 // the streams that ask meanwhile), and every stream serves itself from that. A stream further

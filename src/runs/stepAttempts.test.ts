@@ -5,7 +5,7 @@ import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createAccessToken } from '../accounts/accessTokens.ts';
 import { createUser } from '../accounts/users.ts';
 
-// RunStep.attempts (issue 35 item 2): each llm_call step says how many times it called its model
+// RunStep.attempts: each llm_call step says how many times it called its model
 // provider, its retries included, whether it ended completed or failed; a node that calls no
 // model has none. On both stores (MySQL writes a run's last steps with its end in one round trip).
 

@@ -107,7 +107,7 @@ export interface RunStepRow {
   output_preview: string | null;
   /** input_preview or output_preview was cut at LOG_TEXT_MAX characters. */
   truncated: boolean;
-  /** output_preview is the JSON of a value that is not a string (issue 33: typed values). */
+  /** output_preview is the JSON of a value that is not a string (typed values). */
   output_json: boolean;
   usage: string | null;
   error: string | null;

@@ -1,4 +1,4 @@
-// The bounds on open event streams (streamSlots.ts, issue 32): per API key and per user, freed
+// The bounds on open event streams (streamSlots.ts): per API key and per user, freed
 // when a stream ends, and every stream ended when the process stops.
 import { describe, expect, it, vi } from 'vitest';
 import { StreamSlots } from './streamSlots.ts';

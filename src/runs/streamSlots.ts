@@ -1,6 +1,6 @@
 // The run event streams open on this API process (eventStream.ts): bounded per API key and per
 // user, and ended together when the process stops. One key held 4,884 streams on one run, and
-// each read the store on every event (issue 32): the bound keeps one caller from taking the
+// each read the store on every event: the bound keeps one caller from taking the
 // process's connections from everyone else. A stop used to wait for every stream until its grace
 // ran out (20 s, exit 1); now each stream ends at once with a hint to reconnect elsewhere.
 import { Problem } from '../shared/errors.ts';

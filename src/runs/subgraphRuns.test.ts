@@ -1,4 +1,4 @@
-// Workflows that call workflows (issue 33 items 3 and 5), through a real HTTP server, store and
+// Workflows that call workflows, through a real HTTP server, store and
 // queue: a `workflow` node runs another workflow of the same user within the run (its steps
 // `<node>.<its node>`), a `map` runs one per item; a cycle or another user's workflow is a 422 at
 // save, and a called workflow gone by run time fails the node with workflow_not_found.

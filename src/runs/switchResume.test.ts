@@ -1,4 +1,4 @@
-// A run taken over after its switch ended (issue 32's resume, with issue 33's switch): the switch
+// A run taken over after its switch ended (a resumed run, with a switch): the switch
 // is not logged again, its case is chosen again from the restored values (a pure computation),
 // and typed outputs come back as values, not as their JSON text.
 import { describe, expect, it } from 'vitest';

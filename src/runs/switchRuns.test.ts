@@ -1,4 +1,4 @@
-// The switch node through runs (issue 33 item 2), on a real HTTP server, store (PostgreSQL;
+// The switch node through runs, on a real HTTP server, store (PostgreSQL;
 // MariaDB too with TEST_MYSQL_URL) and queue, with a local OpenAI-compatible provider: classify,
 // then route on a field of the model's JSON down the chosen case; the chosen edge passes the
 // upstream value, the cases not chosen are skipped; a pattern that backtracks without end is cut

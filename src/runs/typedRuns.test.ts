@@ -1,4 +1,4 @@
-// Typed values through runs (issue 33 item 1), on a real HTTP server, store (PostgreSQL; MariaDB
+// Typed values through runs, on a real HTTP server, store (PostgreSQL; MariaDB
 // too with TEST_MYSQL_URL) and queue, with a local OpenAI-compatible provider: an llm_call with
 // `response_format` outputs the parsed, schema-checked value; typed text_inputs take JSON values;
 // the run and its steps keep their text fields and add the values beside them.

@@ -1,4 +1,4 @@
-// A node's output is a JSON value (issue 33): a string, or a number, boolean, object or list. Where
+// A node's output is a JSON value: a string, or a number, boolean, object or list. Where
 // text is needed (an llm_call's prompt without a template, a plain text_output, the run's log, the
 // size caps), a value that is not a string is its JSON text.
 export interface Produced {

@@ -11,7 +11,7 @@ export const MAX_WAIT_SECONDS = 60;
 
 /**
  * The `wait` preference of a Prefer header, in whole seconds, or undefined when there is none.
- * Never silently dropped when it is a number (issue 33: `wait=1.5` and huge values were): a
+ * Never silently dropped when it is a number (`wait=1.5` and huge values were): a
  * fraction is rounded up, anything over MAX_WAIT_SECONDS (however many digits) is cut to it, and
  * Preference-Applied tells the client what applied. Preferences the service does not know, and
  * malformed ones (`wait=soon`, negatives), are ignored, as RFC 7240 section 2 asks.

@@ -1,4 +1,4 @@
-// Workflow schedules (issue 34 item 3) through a real HTTP server, a real store (PostgreSQL; MySQL
+// Workflow schedules through a real HTTP server, a real store (PostgreSQL; MySQL
 // too when TEST_MYSQL_URL is set) and a real pg-boss with an in-process worker. Ticks are driven
 // here by calling the tick's handler with a tick id, as pg-boss's job would (the several-process
 // proof that a tick fires once is test/http/scheduleTicks.test.ts).

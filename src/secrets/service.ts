@@ -1,4 +1,4 @@
-// Named per-user secrets (issue 33): write-only values, sealed at rest with the key-encryption key
+// Named per-user secrets: write-only values, sealed at rest with the key-encryption key
 // (src/shared/sealing.ts, as the signing keys), that http_request nodes send by name. A value
 // leaves this module only through openSecrets, to the node that sends it.
 import type { components } from '../../generated/api.d.ts';

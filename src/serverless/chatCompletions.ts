@@ -18,7 +18,7 @@ type ChatCompletion = components['schemas']['ChatCompletion'];
 
 /**
  * `chatcmpl-` and 24 hex digits of a v4 UUID (22 of them random: 88 bits). From randomUUID, which draws on a batch of entropy it refills every 128
- * ids: randomBytes(12) read fresh entropy on every completion, 4% of the gateway's CPU (issue 19).
+ * ids: randomBytes(12) read fresh entropy on every completion, 4% of the gateway's CPU.
  */
 const completionId = () => `chatcmpl-${randomUUID().replace(/-/g, '').slice(0, 24)}`;
 

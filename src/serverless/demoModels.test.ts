@@ -4,7 +4,7 @@ import { createAccessToken } from '../accounts/accessTokens.ts';
 import { createUser } from '../accounts/users.ts';
 
 // The gateway serves the demo models (echo-slow, echo-fail[-N]) exactly when DEMO_MODELS is on,
-// as a workflow's llm_call does (issue 35 item 4): one model router for both.
+// as a workflow's llm_call does: one model router for both.
 
 async function keyFor(server: TestServer): Promise<string> {
   const user = await createUser(server.ctx, { login: 'demo-gw', password: 'test-password-1' });

@@ -510,7 +510,7 @@ export type RunErrorCode =
   | 'provider_bad_response'
   | 'template_error'
   | 'invalid_json'
-  | 'schema_violation' // the last two: typed values (issue 33)
+  | 'schema_violation' // the last two: typed values
   | 'compute_limit'
   | 'output_too_large'
   | OutboundFailure

@@ -47,7 +47,7 @@ export class PrincipalLease {
     if (cached && arrived < cached.until) return cached.principal as P;
     // A read of this token under way, begun less than a lease ago, answers this request too, as
     // its cache entry would: when a lease runs out, the 32 requests in flight made 32 reads of one
-    // token instead of one (issue 19). A refusal is shared only with requests that arrived during
+    // token instead of one. A refusal is shared only with requests that arrived during
     // its read, never cached.
     const pending = this.reads.get(key);
     if (pending && arrived < pending.began + this.leaseMs) {

@@ -1,4 +1,4 @@
-// Error routing's graph rules (issue 33 item 6, nodes/errorRoutes.ts): an `error` edge and a `default`
+// Error routing's graph rules (nodes/errorRoutes.ts): an `error` edge and a `default`
 // value belong only to an llm_call or http_request that goes on past its failure (`on_error: continue`).
 import { describe, expect, it } from 'vitest';
 import { validateWorkflowGraph } from './graph.ts';

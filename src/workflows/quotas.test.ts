@@ -1,4 +1,4 @@
-// Storage quotas of workflows (README "Storage quotas"): USER_MAX_WORKFLOWS, WORKFLOW_MAX_VERSIONS
+// Storage quotas of workflows (docs/operating.md "Storage quotas"): USER_MAX_WORKFLOWS, WORKFLOW_MAX_VERSIONS
 // (the retention rule keeps pinned versions) and USER_MAX_STORED_BYTES, through a real HTTP server
 // and real stores (PostgreSQL; MariaDB too when TEST_MYSQL_URL is set), with the typed client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// What one user may keep of workflows (README "Storage quotas"): live workflows
+// What one user may keep of workflows (docs/operating.md "Storage quotas"): live workflows
 // (USER_MAX_WORKFLOWS), versions kept per workflow (WORKFLOW_MAX_VERSIONS, a retention rule applied
 // on each write) and the bytes of the kept versions (USER_MAX_STORED_BYTES). A refusal is a 409
 // `quota_exceeded` naming the limit: the user's stored state refuses it, and the same request

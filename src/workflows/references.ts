@@ -1,5 +1,5 @@
 // The workflows a graph calls (`workflow` nodes, `map` nodes with `workflow_id`), checked when it
-// is saved (issue 33 item 5): each must be a live workflow of the same user (another user's is
+// is saved: each must be a live workflow of the same user (another user's is
 // not found, as in every other place), and none may lead back to the workflow being saved, through
 // any chain of calls: a cycle would recurse at run time. The executor guards again (depth, a
 // workflow already on the call stack), since a save racing another can still close a cycle.

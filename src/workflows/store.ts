@@ -142,7 +142,7 @@ const workflowIncludingDeletedShared = batched(
   { keyOf: ({ userId, id }) => `${userId} ${id}` },
 );
 
-/** Prepared (src/db/prepared.ts): every run and every run page reads it (issue 19). */
+/** Prepared (src/db/prepared.ts): every run and every run page reads it. */
 const workflowIncludingDeleted = prepared<{ userId: number; id: string }>('workflow_including_deleted', (db, param) =>
   db('workflows')
     .where({ user_id: param('userId'), id: param('id') })

@@ -1,4 +1,4 @@
-// Save-time rules of split, map and workflow nodes (issue 33 items 3 and 5): each problem is one
+// Save-time rules of split, map and workflow nodes: each problem is one
 // item of the one 422, a map body's problems pointing into the body.
 import { describe, expect, it } from 'vitest';
 import { validateWorkflowGraph } from './graph.ts';

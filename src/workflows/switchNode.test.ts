@@ -1,4 +1,4 @@
-// The switch node (issue 33 item 2): its config and the edges out of it, checked when a workflow
+// The switch node: its config and the edges out of it, checked when a workflow
 // is saved (422 with every problem), and its typed comparisons (runs/compute/switchCase.ts).
 import { describe, expect, it } from 'vitest';
 import { validateWorkflowGraph } from './graph.ts';

@@ -1,4 +1,4 @@
-// Typed values in templates and in graph validation (issue 33 item 1): templates read fields of
+// Typed values in templates and in graph validation: templates read fields of
 // JSON values and have `json` and `parse_json`; a field reference is checked against the schema
 // its value declares when the workflow is saved.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Workflow versions (issue 34 item 1) through a real HTTP server, a real store (PostgreSQL; MySQL
+// Workflow versions through a real HTTP server, a real store (PostgreSQL; MySQL
 // too when TEST_MYSQL_URL is set) and a real queue with an in-process worker, called with the
 // typed client integrators use.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

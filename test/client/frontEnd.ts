@@ -1,7 +1,7 @@
 // A front end for the browser test of the client package: a page whose module uses the installed
 // package through an import map (its files served as they are: no bundler, no Node API, no
 // polyfill), on an origin that also passes API calls on to the service, as a front end's own
-// backend would (the service sends no CORS headers: tokens stay server-side, README "CORS").
+// backend would (the service sends no CORS headers: tokens stay server-side, docs/oauth.md "CORS").
 import { createServer, type Server } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';

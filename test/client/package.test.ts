@@ -188,9 +188,9 @@ void api.GET('/api/no-such-path');
     ).toBe('');
   }, 180_000);
 
-  it("type-checks the README's example as written (strict, exactOptionalPropertyTypes, Node's types)", () => {
-    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-    const example = /```ts\n(import [^\n]*from 'openauth-workflows-client';[\s\S]*?)```/.exec(readme)?.[1];
+  it("type-checks the integrators' guide's example as written (strict, exactOptionalPropertyTypes, Node's types)", () => {
+    const guide = readFileSync(path.join(root, 'docs/integrators.md'), 'utf8');
+    const example = /```ts\n(import [^\n]*from 'openauth-workflows-client';[\s\S]*?)```/.exec(guide)?.[1];
     expect(example).toBeDefined();
     writeFileSync(path.join(project, 'readme.ts'), `${example}export {};\n`);
     expect(

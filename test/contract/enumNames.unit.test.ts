@@ -1,4 +1,4 @@
-// Every enum of openapi.yaml whose values are not all identifiers names them (issue 41, item 5).
+// Every enum of openapi.yaml whose values are not all identifiers names them.
 //
 // Generators make a constant per enum value. From a value such as `==` or `run.status` each makes
 // its own guess: oapi-codegen v2.8.2 dropped the switch operator `!=` altogether (its name came

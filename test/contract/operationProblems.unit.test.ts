@@ -1,6 +1,6 @@
 // Every operation documents, in openapi.yaml, exactly the problem codes it can answer with: each
 // code under the response of its status (an example of that response names it), and no code it
-// never sends (issue 41, item 5).
+// never sends.
 //
 // What "can answer" means here is derived from the source, not written down a second time:
 // problemMap.ts follows, with the TypeScript compiler, every function the operation's handler, its

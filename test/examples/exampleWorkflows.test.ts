@@ -1,4 +1,4 @@
-// The example pipelines of examples/workflows/ (issue 33 item 8), each saved through the API and
+// The example pipelines of examples/workflows/, each saved through the API and
 // run by a worker against a local provider speaking the OpenAI wire format, whose answers depend
 // on what each node sends it (a map's items call it concurrently, in any order).
 import { readFileSync } from 'node:fs';

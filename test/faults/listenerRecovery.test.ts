@@ -1,4 +1,4 @@
-// Listeners that never go blind (issue 32): the queue's PostgreSQL, whose LISTEN connection tells
+// Listeners that never go blind: the queue's PostgreSQL, whose LISTEN connection tells
 // an API process of run ends and events (NOTIFY), is stopped under a `Prefer: wait` request and an
 // event stream, and the run ends (in the store, which stays up) while it is away. Both must get
 // the run's end within a few seconds of the store having it: not when the LISTEN connection is

@@ -1,5 +1,5 @@
 // 503s during an outage are the service shedding load as designed: they are logged once per window
-// at warn (with a count of those left out), never once per request at error (issue 32).
+// at warn (with a count of those left out), never once per request at error.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/http/logger.ts';

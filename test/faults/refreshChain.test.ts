@@ -1,4 +1,4 @@
-// Issue 30: a grant keeps one live chain that no stall can kill. Within the grace window only the
+// A grant keeps one live chain that no stall can kill. Within the grace window only the
 // immediate predecessor of the live refresh token may come back, and it gets the same successor
 // pair each time, so a stolen token replayed many times forks nothing; older generations are
 // reuse. The window runs from when the rotation was seen committed, so a refresh held longer than

@@ -1,4 +1,4 @@
-// Runs through a store outage (issue 15, item 2). Runs wait on a slow model (a local server of
+// Runs through a store outage. Runs wait on a slow model (a local server of
 // ours speaking the OpenAI wire format) while the store's server is stopped for a few seconds and
 // started again: every run must still complete, with every step closed. Runs that do end without
 // an attempt left carry the true cause of their job's last failure (`store_unavailable`, or

@@ -1,4 +1,4 @@
-// Step-level durability (issue 32): a run whose worker process is killed (SIGKILL) mid-run is
+// Step-level durability: a run whose worker process is killed (SIGKILL) mid-run is
 // taken over by another worker, which resumes after the last node the store has finished. Counted
 // in the model provider's own log (a local server of ours speaking the OpenAI wire format): the
 // finished node's provider call is made exactly once; the node that was mid-call when the worker

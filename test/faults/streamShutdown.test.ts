@@ -1,4 +1,4 @@
-// SIGTERM with event streams open (issue 32): a real service process (`src/main.ts`, embedded
+// SIGTERM with event streams open: a real service process (`src/main.ts`, embedded
 // PostgreSQL) holding streams of a run that has not ended ends each at once with a retry hint
 // (`retry: 1000` and a `: reconnect` comment, so an EventSource reconnects with Last-Event-ID to
 // another process) and exits 0, within its drain time. It used to wait the whole 20 s grace for

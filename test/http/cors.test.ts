@@ -1,4 +1,4 @@
-// CORS policy (README "CORS"): the service sends no CORS headers at all. Browsers therefore keep
+// CORS policy (docs/oauth.md "CORS"): the service sends no CORS headers at all. Browsers therefore keep
 // other origins from reading any response, and a cross-origin preflight fails: the authorize,
 // token, revocation, settings, workflows and open APIs are meant for servers and our own pages.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// A schedule fires once per tick however many processes run pg-boss's scheduler (issue 34 item 3):
+// A schedule fires once per tick however many processes run pg-boss's scheduler:
 // two real worker processes (`src/worker.ts`) and the API's own pg-boss, all checking for due ticks
 // every second (SCHEDULE_CHECK_INTERVAL_SECONDS=1), share one store and one queue; an every-minute
 // schedule must start exactly one run per minute. Both stores at once (PostgreSQL, and MariaDB

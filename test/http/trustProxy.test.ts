@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
-// TRUST_PROXY as a hop count (README "Configuration"): the client's address is the one the trusted
+// TRUST_PROXY as a hop count (docs/operating.md "Configuration"): the client's address is the one the trusted
 // proxy appended, the rightmost of X-Forwarded-For, never one the client wrote itself. So a client
 // that forges a fresh leftmost address on every request stays under one per-address limit of
 // failed client authentications (RFC 6749 10.10), where `true` (refused in production) let 150

@@ -7,7 +7,7 @@ import { createAccessToken } from '../../src/accounts/accessTokens.ts';
 import { createUser } from '../../src/accounts/users.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
-// patches/express-openapi-validator+<version>.patch (README, "The validator patch"): pinned to the
+// patches/express-openapi-validator+<version>.patch (docs/architecture.md, "The validator patch"): pinned to the
 // exact version it was written for, applied by patch-package on install, and each hunk's behaviour
 // seen through real requests. Every test here fails when the patch is not applied.
 

@@ -1,4 +1,4 @@
-// `npm run worker` serves no HTTP, so PORT is not its business (issue 32): a worker started with
+// `npm run worker` serves no HTTP, so PORT is not its business: a worker started with
 // PORT=0 (a value the API refuses) starts and stops cleanly on SIGTERM.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';

@@ -106,7 +106,7 @@
     };
 
     // --- the builder's parts ---
-    // A choice of every type rather than a button each: the contract's list grows (issue 33), and a
+    // A choice of every type rather than a button each: the contract's list grows, and a
     // choice stays one line at any width, with the chosen type's description under it.
     const palette = () => {
       const choice = make(

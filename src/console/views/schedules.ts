@@ -1,4 +1,4 @@
-// The workflow page's schedules (issue 34 item 3): read-only; they are made and changed through
+// The workflow page's schedules: read-only; they are made and changed through
 // the API (createSchedule ...), which the section says.
 import type { Schedule } from '../../schedules/service.ts';
 import { html, type Html } from '../html.ts';

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// Workflow engine v2 (issue 18): a step's input and output are kept whole up to 200000
+// Workflow engine v2: a step's input and output are kept whole up to 200000
 // characters (they were 500-character previews), which needs `longtext` on MySQL (`text` holds
 // 65535 bytes); a step says when it was cut; a run keeps its total token usage.
 

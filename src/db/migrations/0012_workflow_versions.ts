@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { dialectOf } from '../knex.ts';
 
-// Immutable versions of a workflow (issue 34: listWorkflowVersions, getWorkflowVersion,
+// Immutable versions of a workflow (listWorkflowVersions, getWorkflowVersion,
 // restoreWorkflowVersion, runWorkflow's `version`). Every create, update and restore of a workflow
 // inserts one in the same transaction as the workflow's own write; none is ever updated. A
 // version goes with its workflow's row: soft delete keeps both (the runs' history), the purge

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { dialectOf } from '../knex.ts';
 
-// Hooks of a workflow (issue 34): trigger URLs that start its runs (POST /hooks/{token}), and
+// Hooks of a workflow: trigger URLs that start its runs (POST /hooks/{token}), and
 // callback URLs told of each run's end (Standard Webhooks), with one message per callback and run
 // and a row per delivery attempt.
 //

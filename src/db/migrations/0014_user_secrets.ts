@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { dialectOf } from '../knex.ts';
 
-// Named per-user secrets (issue 33): what an http_request node sends as `{{ secrets.NAME }}`.
+// Named per-user secrets: what an http_request node sends as `{{ secrets.NAME }}`.
 // `value` is sealed with the key-encryption key (src/db/sealedSecrets.ts, bound to the row's id),
 // never stored in clear. A name is unique per user; deleting the user deletes their secrets.
 

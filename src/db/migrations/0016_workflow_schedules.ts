@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { dialectOf } from '../knex.ts';
 
-// Cron schedules of workflows (issue 34 item 3: listSchedules ... deleteSchedule). This table is
+// Cron schedules of workflows (listSchedules ... deleteSchedule). This table is
 // the truth; pg-boss's schedule table (queue database) mirrors each enabled row under the key
 // `id`, and a tick whose row is gone or disabled starts nothing (src/schedules/ticks.ts). A
 // schedule goes with its workflow's row (FK cascade at the purge) and with its user.

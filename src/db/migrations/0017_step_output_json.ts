@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// Typed values (issue 33): a node's output may be a JSON value other than a string. Its log keeps
+// Typed values: a node's output may be a JSON value other than a string. Its log keeps
 // the JSON text in output_preview (RunStep.output stays text), and this flag says so, so that the
 // API can give the value back (RunStep.output_value): a string output whose text happens to be
 // JSON is not mistaken for one.

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// OpenID Connect sign-in (issue 36): the ID token of a code's exchange carries the authorization
+// OpenID Connect sign-in: the ID token of a code's exchange carries the authorization
 // request's `nonce` and the time the user logged in (`auth_time`, OIDC Core 2), both known only at
 // /oauth/authorize, so the code keeps them. Refreshes read auth_time through the code (code_id).
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 // OpenID Connect ID tokens are RS256 unless the client registered id_token_signed_response_alg:
-// ES256 (OIDC Dynamic Client Registration 1.0, 2: RS256 is the default; issue 41 item 4). The
+// ES256 (OIDC Dynamic Client Registration 1.0, 2: RS256 is the default). The
 // application keeps its choice. Applications registered before this migration were issued ES256
 // ID tokens, and a relying party may have pinned that: they keep ES256 (their owner may switch);
 // the column's default, for every later registration, is RS256.

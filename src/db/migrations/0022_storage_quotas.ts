@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// What the storage quotas read on every workflow write and every run purge (README "Storage
+// What the storage quotas read on every workflow write and every run purge (docs/operating.md "Storage
 // quotas"), made cheap:
 // - each workflow version's size in bytes (name, description, nodes and edges as stored), written
 //   once with the version (versions are immutable), so a user's stored bytes

@@ -1,5 +1,5 @@
 // A process's compute pool: where what a run computes is executed, so no run can exhaust the
-// service's process (issue 30: 45 parallel templates grew the API to 4.35 GB and killed it). Each
+// service's process (45 parallel templates grew the API to 4.35 GB and killed it). Each
 // slot is a child process with its own capped heap (--max-old-space-size) running one call at a
 // time; a call past its time is ended by killing its child, a child that runs out of heap dies
 // alone, and either is replaced. Child processes, not worker threads: a worker slot that

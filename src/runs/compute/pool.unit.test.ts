@@ -1,6 +1,6 @@
 // The compute pool with real child processes: what a run computes runs there under a heap cap and
 // a time limit, a call that breaks either fails alone while this process lives, and waiting calls
-// are served owner by owner with a cap per owner (issue 30: budgets, not per-render limits).
+// are served owner by owner with a cap per owner (budgets, not per-render limits).
 import { afterEach, describe, expect, it } from 'vitest';
 import { FunctionError } from './functions.ts';
 import { ComputeLimitError, ComputePool, type PoolLimits } from './pool.ts';

@@ -1,4 +1,4 @@
-// A run's caps on how much it fans out (the run's budgets, README "Run budgets"): node executions
+// A run's caps on how much it fans out (the run's budgets, docs/workflows/index.md "Run budgets"): node executions
 // (RUN_MAX_STEPS, every map item's and called workflow's steps counted) and items taken by its maps
 // together (RUN_MAX_ITEMS; a nested map's items are counted in every item of the map around it, so
 // nested maps multiply). A run that passes one fails with `too_many_steps` or `too_many_items`:

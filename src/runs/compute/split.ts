@@ -1,4 +1,4 @@
-// The `split` node's computation (issue 33 item 3): a text made into a list, so a `map` node can
+// The `split` node's computation: a text made into a list, so a `map` node can
 // work through all of it. Runs in a compute process (functions.ts) under the run's budgets. It
 // never drops text silently (the map-reduce that summarised 900 of 2,000 words): by size, the
 // chunks joined again are the text; past `max_items` the node fails instead of cutting the list.

@@ -1,4 +1,4 @@
-// The split node's computation (issue 33 item 3): a list that covers the whole text, capped in
+// The split node's computation: a list that covers the whole text, capped in
 // length without dropping anything silently.
 import { describe, expect, it } from 'vitest';
 import { CHARS_PER_TOKEN, SplitError, splitText } from './split.ts';

@@ -1,4 +1,4 @@
-// The `map` node (issue 33 item 3): its body (or a workflow of the user's) run once per item of a
+// The `map` node: its body (or a workflow of the user's) run once per item of a
 // list, at most `concurrency` at once, results in the items' order. Each item is a sub-graph run
 // of this run (subgraph.ts): its steps are `<map>[<i>].<node>`, its nodes spend the run's budgets,
 // and a cancel or the run's time limit stops every item.

@@ -1,4 +1,4 @@
-// split and map through the executor (issue 33 item 3): a map works through every item of a list
+// split and map through the executor: a map works through every item of a list
 // with at most `concurrency` at once, results in the items' order, each item's steps named
 // `<map>[<i>].<node>`, an item's failure handled by `on_item_error`, and a cancel stops the items.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// What `map` and `workflow` nodes share (issue 33 items 3 and 5): a graph run inside the run, its
+// What `map` and `workflow` nodes share: a graph run inside the run, its
 // steps named under the node's (`chunks[3].summary`, `triage.classify`) and its result read from
 // its text_outputs. The executor provides `SubgraphRunner`: the same budgets, quotas, hooks and
 // cancel as the run's own nodes.

@@ -1,4 +1,4 @@
-// The `workflow` node (issue 33 item 5): another workflow of the run's owner run within this run,
+// The `workflow` node: another workflow of the run's owner run within this run,
 // its inputs mapped from this one's values, its steps `<node>.<its node>` (subgraph.ts).
 import type { components } from '../../../generated/api.d.ts';
 import {

@@ -83,8 +83,8 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
         try {
           response = await attempt(request);
           // A provider may answer a streamed request with one JSON completion: taken as it is.
-          // A stream that breaks off, times out or streams an error is retried like any failure
-          // (issue 33): the caller is told its chunks are void (onRetry) before the next attempt.
+          // A stream that breaks off, times out or streams an error is retried like any failure:
+          // the caller is told its chunks are void (onRetry) before the next attempt.
           if (response.ok && request.onDelta && isEventStream(response))
             return await readStream(
               response,

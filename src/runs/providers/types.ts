@@ -19,7 +19,7 @@ export interface ChatRequest {
   /**
    * Asks for the answer streamed (`stream: true`): called with each chunk of text as it arrives.
    * A provider that cannot stream calls it once with the whole text. An attempt that fails after
-   * some chunks is retried like any other (issue 33: a stream that broke off was never retried)
+   * some chunks is retried like any other (a stream that broke off once went unretried)
    * when the caller takes `onRetry`, which tells it its chunks so far are void; without it (the
    * gateway, whose client cannot void them), it is not. A promise returned holds the next
    * chunk until it settles: a caller that is behind (a slow streaming client) slows the provider's
