@@ -99,6 +99,6 @@ export const tokenCreatedPage = ({ user, token, record }: TokenCreatedModel): Ht
   layout(
     { title: `Created ${record.name}`, user },
     html`<h1>Created ${record.name}</h1><p class="notice">Copy the token now: it is shown only once.</p>
-<p>Namespace: ${record.namespace} · usage: ${record.usage_scenario} · ${record.expires_at === null ? 'no expiry' : `expires ${formatDate(record.expires_at)}`}</p><p><code id="access-token" data-copy="access token">${token}</code></p>
+<p>Namespace: ${record.namespace} · usage: ${record.usage_scenario} · ${record.expires_at === null ? 'no expiry' : `expires ${formatDate(record.expires_at)}`}</p><p><span data-copy="access token"><code id="access-token">${token}</code></span></p>
 <p><a href="/settings/tokens">Back to access tokens</a></p>`,
   );
