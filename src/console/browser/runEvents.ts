@@ -45,7 +45,7 @@ const outputText = (value: unknown) =>
 /** Follows one run's events on its page: `live` is the part that holds the run's state. */
 export function runEventHandlers(live: HTMLElement) {
   const startedAt = new Map<string, string>();
-  const rowOf = (id: string) => live.querySelector<HTMLTableRowElement>(`[data-step]${hook('data-step', id)}`);
+  const rowOf = (id: string) => live.querySelector<HTMLTableRowElement>(hook('data-step', id));
   const cellOf = (id: string, field: 'status' | 'time' | 'usage' | 'output') =>
     rowOf(id)?.querySelector<HTMLElement>(hook('data-field', field)) ?? null;
 

@@ -152,7 +152,7 @@ export function graphSvg(
       ? html`<text class="branch branch-${e.branch}" x="${lx.toFixed(1)}" y="${ly.toFixed(1)}" text-anchor="middle">${e.branch}</text>`
       : '';
     return [
-      html`<g class="edge" data-from="${e.from}" data-to="${e.to}" data-branch="${e.branch ?? ''}"><path d="${path}" marker-end="url(#arrow)"/>${label}</g>`,
+      html`<g class="edge" data-from="${e.from}" data-to="${e.to}" data-branch="${e.branch ?? ''}"><path d="${path}" marker-end="url(#arrow)" data-edge-line/>${label}</g>`,
     ];
   });
   const boxes = layout.nodes.map(({ node, x, y }) => {

@@ -5,7 +5,7 @@ import type { Editor } from './model.ts';
 // The preview's picture (src/console/views/graphSvg.ts) made to build with: a box selects its
 // node, dragging from a box to another connects them, and an edge clicked is marked, with a button
 // under the picture that removes it. Boxes are `data-node`, their links `data-node-link`, edges
-// `data-from`/`data-to`/`data-branch`.
+// `data-from`/`data-to`/`data-branch` (their drawn line `data-edge-line`).
 
 function pictureActions(box: HTMLElement): HTMLElement {
   const found = document.querySelector<HTMLElement>('[data-picture-actions]');
@@ -22,7 +22,7 @@ export function wireEdges(editor: Editor, box: HTMLElement): void {
     const { from = '', to = '', branch = '' } = g.dataset;
     // A wider, invisible stroke to aim at: the drawn one is 1.5 px.
     const hit = makeSvg('path');
-    hit.setAttribute('d', g.querySelector('path')?.getAttribute('d') ?? '');
+    hit.setAttribute('d', g.querySelector('[data-edge-line]')?.getAttribute('d') ?? '');
     hit.setAttribute('class', 'edge-hit');
     g.prepend(hit);
     g.addEventListener('click', () => {
