@@ -13,6 +13,6 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
-  // The console's script runs in the browser, as a classic script (src/console/assets/).
-  { files: ['src/console/assets/**/*.js'], languageOptions: { globals: globals.browser, sourceType: 'script' } },
+  // The console's scripts run in the browser (src/console/browser/, bundled by src/console/pages/scripts.ts).
+  { files: ['src/console/browser/**/*.ts'], languageOptions: { globals: globals.browser } },
 );

@@ -1,6 +1,6 @@
 // Server-rendered pages: tiny, escaped, and compatible with a strict CSP (no inline script or
-// style; the stylesheet and script are src/console/assets/). Views are pure functions `(model) => Html`
-// (src/console/views/).
+// style; the stylesheet is src/console/assets/app.css, the scripts are built from
+// src/console/browser/). Views are pure functions `(model) => Html` (src/console/views/).
 
 /**
  * A fragment of HTML that is already safe to emit. Trusted by its class: only `html` and `raw`

@@ -2,47 +2,13 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { NODE_REGISTRY } from '../nodes/registry.ts';
 import { nodeTypeLabel } from './views/graphSvg.ts';
+import type { EditorSchemas, FieldSchema, NodeTypeSpec } from './editorTypes.ts';
 
 // The node types the workflow editor offers, and the schema of each one's config, read from
 // openapi.yaml at start: every type of the node registry (nodes/registry.ts, whose test holds it
 // equal to what the contract's WorkflowNode maps), so a registered type appears in the editor's
 // palette, with a form built from its schema, without a change here. `$ref`s are inlined (a
 // recursive one is cut, not followed forever).
-
-/** A JSON Schema as the contract writes one (the subset the editor's forms read; the rest passes through). */
-export interface FieldSchema {
-  type?: string | string[];
-  description?: string;
-  properties?: Record<string, FieldSchema>;
-  required?: string[];
-  enum?: unknown[];
-  const?: unknown;
-  items?: FieldSchema;
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: number;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  example?: unknown;
-  [keyword: string]: unknown;
-}
-
-export interface NodeTypeSpec {
-  type: string;
-  /** How the console names it ("LLM call"); the type itself for a type the console has no words for. */
-  label: string;
-  description?: string | undefined;
-  config: FieldSchema;
-  /** The contract's example node of this type, when it has one. */
-  example?: unknown;
-}
-
-export interface EditorSchemas {
-  nodeTypes: NodeTypeSpec[];
-  /** WorkflowEdge: what an edge may carry besides its ends (`branch`). */
-  edge: FieldSchema;
-}
 
 type Spec = {
   components: { schemas: Record<string, FieldSchema & { discriminator?: { mapping?: Record<string, string> } }> };

@@ -1,10 +1,11 @@
-import { Router, type RequestHandler, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
 import type { AppContext } from '../../context.ts';
 import { databaseRateLimitStore, retryAfterSeconds } from '../../http/rateLimitStore.ts';
 import { csrfToken, endSession, safeReturnTo, startUserSession } from '../../accounts/session.ts';
 import { findAppByClientId } from '../../accounts/apps.ts';
 import { anyUserExists, verifyLogin } from '../../accounts/users.ts';
+import type { Html } from '../html.ts';
 import { loginPage } from '../views/login.ts';
 import { messagePage } from '../views/message.ts';
 import { field, sendPage } from './common.ts';
@@ -25,8 +26,8 @@ function tooManyAttempts(res: Response, retryAfterS: number): void {
   );
 }
 
-export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: RequestHandler): Router {
-  const router = Router();
+/** Failed logins, limited per address and per account and address (successful ones are not counted). */
+function loginLimits(ctx: AppContext): RequestHandler[] {
   const windowMs = 15 * 60_000;
   const limited: RequestHandler = (req, res, _next) => tooManyAttempts(res, retryAfterSeconds(req, windowMs));
   const loginPerIp = rateLimit({
@@ -51,16 +52,36 @@ export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: Requ
     store: databaseRateLimitStore(ctx.db, 'login-account-ip:'),
     handler: limited,
   });
+  return [loginPerIp, loginPerAccountAndIp];
+}
 
-  const pageExtras = { signup: ctx.config.SIGNUP, demoHint: ctx.config.DEMO && ctx.config.NODE_ENV === 'development' };
+/** The name of the registered application whose authorization request the login returns to, if it is one. */
+async function appAskingFor(ctx: AppContext, returnTo: string): Promise<string | undefined> {
+  if (!returnTo.startsWith('/oauth/authorize?')) return undefined;
+  const clientId = new URLSearchParams(returnTo.slice(returnTo.indexOf('?'))).getAll('client_id');
+  if (clientId.length !== 1 || !clientId[0]) return undefined;
+  return (await findAppByClientId(ctx, clientId[0]))?.name;
+}
 
-  /** The name of the registered application whose authorization request the login returns to, if it is one. */
-  async function appAskingFor(returnTo: string): Promise<string | undefined> {
-    if (!returnTo.startsWith('/oauth/authorize?')) return undefined;
-    const clientId = new URLSearchParams(returnTo.slice(returnTo.indexOf('?'))).getAll('client_id');
-    if (clientId.length !== 1 || !clientId[0]) return undefined;
-    return (await findAppByClientId(ctx, clientId[0]))?.name;
-  }
+/** The login page for this request, returning to `returnTo`, with what `extra` adds (an error, the login typed). */
+async function loginPageFor(
+  ctx: AppContext,
+  req: Request,
+  returnTo: string,
+  extra: { error?: string; login?: string },
+): Promise<Html> {
+  return loginPage({
+    csrf: await csrfToken(ctx, req),
+    returnTo,
+    appName: await appAskingFor(ctx, returnTo),
+    ...extra,
+    signup: ctx.config.SIGNUP,
+    demoHint: ctx.config.DEMO && ctx.config.NODE_ENV === 'development',
+  });
+}
+
+export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: RequestHandler): Router {
+  const router = Router();
 
   router.get('/login', session, async (req, res) => {
     const returnTo = safeReturnTo(req.query.return_to);
@@ -70,38 +91,17 @@ export function loginRouter(ctx: AppContext, session: RequestHandler, csrf: Requ
     const noAccount = (await anyUserExists(ctx))
       ? {}
       : { error: 'No account exists yet. The operator creates the first one with: npm run -s admin -- user create' };
-    sendPage(
-      res,
-      200,
-      loginPage({
-        csrf: await csrfToken(ctx, req),
-        returnTo,
-        appName: await appAskingFor(returnTo),
-        ...noAccount,
-        ...pageExtras,
-      }),
-    );
+    sendPage(res, 200, await loginPageFor(ctx, req, returnTo, noAccount));
   });
 
-  router.post('/login', session, csrf, loginPerIp, loginPerAccountAndIp, async (req, res) => {
+  router.post('/login', session, csrf, ...loginLimits(ctx), async (req, res) => {
     const login = field(req, 'login');
     const password = (req.body as Record<string, unknown>).password;
     const returnTo = safeReturnTo(req.body.return_to);
     const user = login && typeof password === 'string' ? await verifyLogin(ctx, login, password) : null;
     if (!user) {
-      sendPage(
-        res,
-        401,
-        loginPage({
-          csrf: await csrfToken(ctx, req),
-          returnTo,
-          appName: await appAskingFor(returnTo),
-          error: 'Incorrect login or password.',
-          login,
-          ...pageExtras,
-        }),
-      );
-      return;
+      const error = 'Incorrect login or password.';
+      return sendPage(res, 401, await loginPageFor(ctx, req, returnTo, { error, login }));
     }
     await startUserSession(ctx, req, res, user.id);
     res.redirect(303, returnTo);

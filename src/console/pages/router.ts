@@ -15,6 +15,7 @@ import { signupRouter } from './signup.ts';
 import { organizationsRouter } from './organizations.ts';
 import { runControlsRouter } from './runControls.ts';
 import { callbackPagesRouter } from './callbacks.ts';
+import { consoleScripts } from './scripts.ts';
 import { workflowDeletionRouter } from './workflowDeletion.ts';
 import { workflowEditorRouter } from './workflowEditor.ts';
 import { workflowPagesRouter } from './workflows.ts';
@@ -28,23 +29,24 @@ export const platformPagePaths = /^\/(login|logout|signup|settings|workflows|ass
 
 export const platformPageErrors: ErrorSurface = { paths: platformPagePaths, dialect: htmlPages(errorPage) };
 
-/** The console's one stylesheet and its progressive-enhancement script (src/console/assets/), read once at start. */
-const asset = (name: string) => readFileSync(new URL(`../assets/${name}`, import.meta.url), 'utf8');
-const STYLESHEET = asset('app.css');
-/** The console's scripts, by name: every page's (console.js) and the workflow editor's builder. */
-const SCRIPTS = new Map(['console.js', 'editor.js', 'editor-fields.js'].map((name) => [name, asset(name)]));
+/** The console's one stylesheet (src/console/assets/), read once at start. */
+const STYLESHEET = readFileSync(new URL('../assets/app.css', import.meta.url), 'utf8');
 
 /** `runStarts`: the per-user run quotas' count (USER_RUNS_PER_MINUTE), shared with the API's runs. */
 export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimiter): Router {
   const router = Router();
   const session = sessionMiddleware(ctx);
   const csrf = csrfProtect(ctx);
+  // Every page's script (console.js) and the workflow editor's (editor.js), built at start from
+  // src/console/browser/; a build that fails is a bug, logged here and a 500 for the script.
+  const scripts = consoleScripts(ctx.config.NODE_ENV === 'production');
+  scripts.catch((err: unknown) => ctx.logger.error({ err }, 'the console scripts did not build'));
 
   router.get('/assets/app.css', (_req, res) => {
     res.type('css').set('Cache-Control', 'public, max-age=3600').send(STYLESHEET);
   });
-  router.get('/assets/:script', (req, res, next) => {
-    const script = SCRIPTS.get(req.params.script);
+  router.get('/assets/:script', async (req, res, next) => {
+    const script = (await scripts).get(req.params.script);
     if (!script) return next();
     res.type('js').set('Cache-Control', 'public, max-age=3600').send(script);
   });

@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context.ts';
 import { Problem } from '../../shared/errors.ts';
 import { createWorkflow, getWorkflow, updateWorkflow, type Workflow } from '../../workflows/service.ts';
@@ -64,59 +64,52 @@ export function workflowEditorRouter(ctx: AppContext): Router {
     const user = await pageUser(ctx, req);
     const workflow = await getWorkflow(ctx, user.id, req.params.id).catch((err: unknown) => void refusedWith(err, 404));
     if (!workflow) return sendPage(res, 404, notFoundPage(user, 'workflow'));
+    const { name, description, version } = workflow;
+    const graph = graphJson(workflow);
+    sendPage(res, 200, editorPage({ user, workflow, name, description, graph, version, problems: [] }));
+  });
+
+  router.post('/workflows/:id/edit', (req, res) => saveEdit(ctx, req, res));
+
+  return router;
+}
+
+/** POST /workflows/{id}/edit: saves the form over the version it started from, or shows it again saying why not. */
+async function saveEdit(ctx: AppContext, req: Request<{ id: string }>, res: Response): Promise<void> {
+  const user = await pageUser(ctx, req);
+  const workflow = await getWorkflow(ctx, user.id, req.params.id).catch((err: unknown) => void refusedWith(err, 404));
+  if (!workflow) return sendPage(res, 404, notFoundPage(user, 'workflow'));
+  const form = formOf(req);
+  const version = versionOf(req);
+  const page = (status: number, extra: { problems?: Problem['errors']; conflictVersion?: number }) =>
     sendPage(
       res,
-      200,
+      status,
       editorPage({
         user,
         workflow,
-        name: workflow.name,
-        description: workflow.description,
-        graph: graphJson(workflow),
-        version: workflow.version,
-        problems: [],
+        ...form,
+        version,
+        problems: extra.problems ?? [],
+        conflictVersion: extra.conflictVersion,
       }),
     );
-  });
-
-  router.post('/workflows/:id/edit', async (req, res) => {
-    const user = await pageUser(ctx, req);
-    const workflow = await getWorkflow(ctx, user.id, req.params.id).catch((err: unknown) => void refusedWith(err, 404));
-    if (!workflow) return sendPage(res, 404, notFoundPage(user, 'workflow'));
-    const form = formOf(req);
-    const version = versionOf(req);
-    const page = (status: number, extra: { problems?: Problem['errors']; conflictVersion?: number }) =>
-      sendPage(
-        res,
-        status,
-        editorPage({
-          user,
-          workflow,
-          ...form,
-          version,
-          problems: extra.problems ?? [],
-          conflictVersion: extra.conflictVersion,
-        }),
-      );
-    const checked = checkEditorForm(ctx, form);
-    if ('problems' in checked) return page(422, { problems: checked.problems });
-    try {
-      // Without a version (a form from before this field existed), `*`: the workflow as it is now.
-      await updateWorkflow(ctx, user.id, workflow.id, checked.body, version === undefined ? '*' : `"${version}"`);
-    } catch (err) {
-      if (!(err instanceof Problem)) throw err;
-      if (err.status === 404) return sendPage(res, 404, notFoundPage(user, 'workflow'));
-      // A storage quota is no edit conflict: its page names the limit.
-      if (err.code === 'quota_exceeded') throw err;
-      if (err.status === 412 || err.status === 409) {
-        const current = await getWorkflow(ctx, user.id, workflow.id).catch(() => workflow);
-        return page(409, { conflictVersion: current.version });
-      }
-      if (err.status === 422 && err.errors) return page(422, { problems: err.errors });
-      throw err;
+  const checked = checkEditorForm(ctx, form);
+  if ('problems' in checked) return page(422, { problems: checked.problems });
+  try {
+    // Without a version (a form from before this field existed), `*`: the workflow as it is now.
+    await updateWorkflow(ctx, user.id, workflow.id, checked.body, version === undefined ? '*' : `"${version}"`);
+  } catch (err) {
+    if (!(err instanceof Problem)) throw err;
+    if (err.status === 404) return sendPage(res, 404, notFoundPage(user, 'workflow'));
+    // A storage quota is no edit conflict: its page names the limit.
+    if (err.code === 'quota_exceeded') throw err;
+    if (err.status === 412 || err.status === 409) {
+      const current = await getWorkflow(ctx, user.id, workflow.id).catch(() => workflow);
+      return page(409, { conflictVersion: current.version });
     }
-    res.redirect(303, `/workflows/${workflow.id}?done=workflow-saved`);
-  });
-
-  return router;
+    if (err.status === 422 && err.errors) return page(422, { problems: err.errors });
+    throw err;
+  }
+  res.redirect(303, `/workflows/${workflow.id}?done=workflow-saved`);
 }

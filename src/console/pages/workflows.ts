@@ -145,64 +145,72 @@ function workflowRoutes(router: Router, ctx: AppContext, runStarts?: SharedRateL
     });
   });
 
-  router.post('/workflows/:id/run', async (req, res) => {
-    const user = await pageUser(ctx, req);
-    const workflow = await workflowOrNotFoundPage(ctx, res, user, req.params.id);
-    if (!workflow) return;
-    const variables = inputVariables(workflow.nodes);
-    const values = Object.fromEntries(variables.map((v) => [v, rawField(req, inputField(v))]));
-    const idempotencyKey = /^[A-Za-z0-9-]{1,100}$/.test(rawField(req, 'idempotency_key'))
-      ? rawField(req, 'idempotency_key')
-      : `console-${randomUUID()}`;
-    const refuse = (status: number, problems: FormProblem[], key = idempotencyKey) =>
-      showWorkflow(ctx, req, res, status, user, workflow, { idempotencyKey: key, values, problems });
+  router.post('/workflows/:id/run', (req, res) => startRunFromForm(ctx, req, res, runStarts));
+}
 
-    // The console asks for text in every input (the API also takes an empty string).
-    const empty = variables.filter((v) => values[v]!.trim() === '');
-    if (empty.length)
+/** POST /workflows/{id}/run: starts a run from the form, or shows the form again saying why not. */
+async function startRunFromForm(
+  ctx: AppContext,
+  req: Request<{ id: string }>,
+  res: Response,
+  runStarts?: SharedRateLimiter,
+): Promise<void> {
+  const user = await pageUser(ctx, req);
+  const workflow = await workflowOrNotFoundPage(ctx, res, user, req.params.id);
+  if (!workflow) return;
+  const variables = inputVariables(workflow.nodes);
+  const values = Object.fromEntries(variables.map((v) => [v, rawField(req, inputField(v))]));
+  const idempotencyKey = /^[A-Za-z0-9-]{1,100}$/.test(rawField(req, 'idempotency_key'))
+    ? rawField(req, 'idempotency_key')
+    : `console-${randomUUID()}`;
+  const refuse = (status: number, problems: FormProblem[], key = idempotencyKey) =>
+    showWorkflow(ctx, req, res, status, user, workflow, { idempotencyKey: key, values, problems });
+
+  // The console asks for text in every input (the API also takes an empty string).
+  const empty = variables.filter((v) => values[v]!.trim() === '');
+  if (empty.length)
+    return refuse(
+      400,
+      empty.map((v) => ({ field: inputField(v), message: `Enter the ${v}.` })),
+    );
+
+  try {
+    // A typed text_input's field holds JSON (`42`, `{"amount": 5}`): parsed, then checked as the API checks it.
+    const { run } = await runs.startRun(
+      ctx,
+      user.id,
+      workflow.id,
+      runs.inputsFromText(workflow.nodes, values),
+      idempotencyKey,
+      runStarts,
+    );
+    res.redirect(303, `/workflows/${workflow.id}/runs/${run.id}`);
+  } catch (err) {
+    if (!(err instanceof Problem)) throw err;
+    if (err.status === 404) return sendPage(res, 404, notFoundPage(user, 'workflow'));
+    if (err.status === 400 && err.errors?.length) {
       return refuse(
         400,
-        empty.map((v) => ({ field: inputField(v), message: `Enter the ${v}.` })),
+        err.errors.map((e) => ({
+          field: inputField(e.pointer.slice('/body/inputs/'.length)),
+          message: `${e.pointer.slice('/body/inputs/'.length)} ${e.message}.`,
+        })),
       );
-
-    try {
-      // A typed text_input's field holds JSON (`42`, `{"amount": 5}`): parsed, then checked as the API checks it.
-      const { run } = await runs.startRun(
-        ctx,
-        user.id,
-        workflow.id,
-        runs.inputsFromText(workflow.nodes, values),
-        idempotencyKey,
-        runStarts,
-      );
-      res.redirect(303, `/workflows/${workflow.id}/runs/${run.id}`);
-    } catch (err) {
-      if (!(err instanceof Problem)) throw err;
-      if (err.status === 404) return sendPage(res, 404, notFoundPage(user, 'workflow'));
-      if (err.status === 400 && err.errors?.length) {
-        return refuse(
-          400,
-          err.errors.map((e) => ({
-            field: inputField(e.pointer.slice('/body/inputs/'.length)),
-            message: `${e.pointer.slice('/body/inputs/'.length)} ${e.message}.`,
-          })),
-        );
-      }
-      // The same form sent again after its inputs changed (the back button): a fresh key runs it anew.
-      if (err.status === 409)
-        return refuse(
-          409,
-          [{ message: 'This form already started a run with other inputs. Check the inputs and run again.' }],
-          `console-${randomUUID()}`,
-        );
-      // The run quotas (429) and an unavailable queue (503) say what to do in their message.
-      if (err.status === 503 || err.status === 429) {
-        for (const [name, value] of Object.entries(err.headers)) res.set(name, value);
-        return refuse(err.status, [{ message: err.message }]);
-      }
-      throw err;
     }
-  });
+    // The same form sent again after its inputs changed (the back button): a fresh key runs it anew.
+    if (err.status === 409)
+      return refuse(
+        409,
+        [{ message: 'This form already started a run with other inputs. Check the inputs and run again.' }],
+        `console-${randomUUID()}`,
+      );
+    // The run quotas (429) and an unavailable queue (503) say what to do in their message.
+    if (err.status === 503 || err.status === 429) {
+      for (const [name, value] of Object.entries(err.headers)) res.set(name, value);
+      return refuse(err.status, [{ message: err.message }]);
+    }
+    throw err;
+  }
 }
 
 /** One run: its page, its live event stream and its fallback state. */

@@ -6,7 +6,8 @@ import {
   type AccessToken,
 } from '../../accounts/accessTokens.ts';
 import { html, type Html } from '../html.ts';
-import { formatDate, type PageUser } from './format.ts';
+import { formatDate } from '../format.ts';
+import type { PageUser } from './format.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
 import { layout } from './layout.ts';
 
@@ -98,6 +99,6 @@ export const tokenCreatedPage = ({ user, token, record }: TokenCreatedModel): Ht
   layout(
     { title: `Created ${record.name}`, user },
     html`<h1>Created ${record.name}</h1><p class="notice">Copy the token now: it is shown only once.</p>
-<p>Namespace: ${record.namespace} · usage: ${record.usage_scenario} · ${record.expires_at === null ? 'no expiry' : `expires ${formatDate(record.expires_at)}`}</p><p><code id="access-token">${token}</code></p>
+<p>Namespace: ${record.namespace} · usage: ${record.usage_scenario} · ${record.expires_at === null ? 'no expiry' : `expires ${formatDate(record.expires_at)}`}</p><p><span data-copy="access token"><code id="access-token">${token}</code></span></p>
 <p><a href="/settings/tokens">Back to access tokens</a></p>`,
   );

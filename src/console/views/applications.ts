@@ -2,7 +2,8 @@ import type { Application, AppDetails, ClientSecret } from '../../accounts/apps.
 import { DEFAULT_ID_TOKEN_ALG, MAX_CLIENT_SECRETS } from '../../accounts/apps.ts';
 import { ID_TOKEN_ALGS } from '../../accounts/validate.ts';
 import { html, type Html } from '../html.ts';
-import { formatDate, type PageUser } from './format.ts';
+import { formatDate } from '../format.ts';
+import type { PageUser } from './format.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
 import { layout } from './layout.ts';
 
@@ -128,6 +129,6 @@ export const clientSecretPage = ({ user, title, appId, clientId, secret, note }:
   layout(
     { title, user, current: '/settings/applications' },
     html`<h1>${title}</h1><p class="notice">Copy the client secret now: it is shown only once.</p>
-<p>client_id: <code id="client-id">${clientId}</code></p><p>client_secret: <code id="client-secret">${secret}</code></p>
+<p>client_id: <span data-copy="client id"><code id="client-id">${clientId}</code></span></p><p>client_secret: <span data-copy="client secret"><code id="client-secret">${secret}</code></span></p>
 ${note ? html`<p>${note}</p>` : ''}<p><a href="/settings/applications/${appId}">Done: back to the application</a></p>`,
   );

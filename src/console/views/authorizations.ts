@@ -1,7 +1,8 @@
 import type { AuthorizedApp } from '../../oauth/authorizations.ts';
 import { splitScope } from '../../oauth/scopes.ts';
 import { html, type Html } from '../html.ts';
-import { formatDate, type PageUser } from './format.ts';
+import { formatDate } from '../format.ts';
+import type { PageUser } from './format.ts';
 import { layout } from './layout.ts';
 
 export interface AuthorizationsModel {

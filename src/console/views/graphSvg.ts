@@ -1,5 +1,6 @@
 import type { WorkflowEdge, WorkflowNode } from '../../workflows/graph.ts';
 import { html, type Html } from '../html.ts';
+import { statusWords } from '../format.ts';
 import { findNodeDefinition } from '../../nodes/registry.ts';
 
 // A workflow's graph as an SVG picture, built on the server (every text escaped by `html`). The
@@ -151,17 +152,20 @@ export function graphSvg(
       ? html`<text class="branch branch-${e.branch}" x="${lx.toFixed(1)}" y="${ly.toFixed(1)}" text-anchor="middle">${e.branch}</text>`
       : '';
     return [
-      html`<g class="edge" data-from="${e.from}" data-to="${e.to}"><path d="${path}" marker-end="url(#arrow)"/>${label}</g>`,
+      html`<g class="edge" data-from="${e.from}" data-to="${e.to}" data-branch="${e.branch ?? ''}"><path d="${path}" marker-end="url(#arrow)" data-edge-line/>${label}</g>`,
     ];
   });
   const boxes = layout.nodes.map(({ node, x, y }) => {
     const status = options.statuses?.get(node.id);
     const type = nodeTypeLabel(node.type);
-    const box = html`<g class="node type-${node.type}${status ? html` status-${status}` : ''}" data-node="${node.id}" transform="translate(${x} ${y})">
-<title>${node.id} (${type})${status ? `: ${status.replace('_', ' ')}` : ''}</title>
+    // data-label and the data-field hooks let the run page's script rewrite the status in place.
+    const box = html`<g class="node type-${node.type}${status ? html` status-${status}` : ''}" data-node="${node.id}" data-label="${type}" transform="translate(${x} ${y})">
+<title data-field="title">${node.id} (${type})${status ? `: ${statusWords(status)}` : ''}</title>
 <rect width="${NODE_WIDTH}" height="${NODE_HEIGHT}" rx="6"/><rect class="stripe" width="6" height="${NODE_HEIGHT}" rx="3"/>
-<text class="node-id" x="14" y="19">${cut(node.id)}</text><text class="node-type" x="14" y="36">${type}${status ? ` · ${status.replace('_', ' ')}` : ''}</text></g>`;
-    return options.nodeHref ? html`<a href="${options.nodeHref(node.id)}" class="node-link">${box}</a>` : box;
+<text class="node-id" x="14" y="19">${cut(node.id)}</text><text class="node-type" data-field="type" x="14" y="36">${type}${status ? ` · ${statusWords(status)}` : ''}</text></g>`;
+    return options.nodeHref
+      ? html`<a href="${options.nodeHref(node.id)}" class="node-link" data-node-link="${node.id}">${box}</a>`
+      : box;
   });
   // A graph wider than three boxes would shrink past reading on a phone: it keeps its size there and scrolls in its own box.
   const wide = layout.width > WIDE ? html` class="wide"` : '';

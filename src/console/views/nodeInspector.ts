@@ -46,7 +46,7 @@ export const attemptsText = (attempts: number): string =>
 
 /** On a run's page, under the node's name in its row: its config, the text it worked on and its attempts. */
 export function stepDetails(node: Node, step: RunStep | undefined, edges: readonly Edge[]): Html {
-  return html`<details class="step-details"><summary>Config and input</summary>${nodeConfig(node, edges)}${
+  return html`<details class="step-details" data-step-details><summary>Config and input</summary>${nodeConfig(node, edges)}${
     step?.attempts
       ? html`<p class="step-attempts"><strong>Attempts</strong> ${attemptsText(step.attempts)} <small>(calls to the model provider)</small></p>`
       : ''

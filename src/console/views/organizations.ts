@@ -1,6 +1,7 @@
 import { html, type Html } from '../html.ts';
 import type { MemberRow, Organization, Role } from '../../accounts/orgs.ts';
-import { formatDate, type PageUser } from './format.ts';
+import { formatDate } from '../format.ts';
+import type { PageUser } from './format.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
 import { layout } from './layout.ts';
 

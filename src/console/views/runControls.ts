@@ -56,7 +56,7 @@ export function runControls({ user, baseUrl, workflowId, run, workflow }: RunCon
   return html`<div class="run-actions">${
     ended
       ? ''
-      : html`<form method="post" action="${runPath}/cancel" id="cancel-run">${csrf}<button type="submit" class="danger">Cancel run</button></form>`
+      : html`<form method="post" action="${runPath}/cancel" id="cancel-run" data-cancel-run>${csrf}<button type="submit" class="danger">Cancel run</button></form>`
   }${
     retryable && !refusal
       ? html`<form method="post" action="${runPath}/retry">${csrf}<button type="submit" class="primary" id="retry-run">Retry</button> <small>the same inputs, on version ${workflow!.version}</small></form>`

@@ -1,16 +1,18 @@
 import type { GraphSnapshot, RunDetail, RunStep } from '../../runs/service.ts';
 import type { Workflow } from '../../workflows/service.ts';
 import { html, type Html } from '../html.ts';
+import { formatDuration, isoDate, secondsBetween, tokenSplit } from '../format.ts';
 import type { PageUser } from './format.ts';
 import { graphSvg, nodeTypeLabel } from './graphSvg.ts';
 import { layout } from './layout.ts';
 import { nodeAnchor, stepDetails } from './nodeInspector.ts';
 import { runControls } from './runControls.ts';
-import { formatDuration, isoDate, statusBadge, WORKFLOWS_NAV } from './workflows.ts';
+import { statusBadge, WORKFLOWS_NAV } from './workflows.ts';
 
 // A run's page: per-node status, timing, usage and output, the run's inputs and final output.
 // While the run is queued or running, /assets/console.js follows the run's event stream
-// (`.../events`, an EventSource) and updates each node's row and box as its events arrive; at the
+// (`.../events`, an EventSource) and updates each node's row and box as its events arrive (a row
+// is `data-step`, its cells `data-field`: the script finds them by name, never by position); at the
 // run's end it reads the state part once (`.../state`, the same markup alone). Without
 // EventSource, or when the stream fails, it reads `.../state` once a second instead. Without
 // script the page is complete as it stands and a reload shows the state.
@@ -18,9 +20,6 @@ import { formatDuration, isoDate, statusBadge, WORKFLOWS_NAV } from './workflows
 const ENDED = ['completed', 'failed', 'cancelled'];
 
 export const runEnded = (run: RunDetail) => ENDED.includes(run.status);
-
-const seconds = (from: string | null, to: string | null): number | null =>
-  from && to ? (Date.parse(to) - Date.parse(from)) / 1000 : null;
 
 /** Text as written, whitespace kept; a JSON value pretty-printed. */
 const textBlock = (value: unknown): Html =>
@@ -35,7 +34,7 @@ function nodeRow(
 ): Html {
   const status = step?.status ?? (runEnded(run) ? (run.status === 'completed' ? 'skipped' : 'not_started') : 'pending');
   const usage = step?.usage
-    ? html`${step.usage.total_tokens}<span class="cell-label"> tokens</span><br><small>${step.usage.prompt_tokens} in, ${step.usage.completion_tokens} out</small>`
+    ? html`${step.usage.total_tokens}<span class="cell-label"> tokens</span><br><small>${tokenSplit(step.usage)}</small>`
     : html`<small>—</small>`;
   let detail: Html;
   if (step?.error)
@@ -44,9 +43,9 @@ function nodeRow(
   else if (status === 'not_started') detail = html`<small>Not started: the run ended first.</small>`;
   else if (step?.output !== null && step?.output !== undefined) detail = textBlock(step.output);
   else detail = html`<small>${status === 'running' ? 'Working…' : '—'}</small>`;
-  return html`<tr data-node="${node.id}" id="${nodeAnchor(node.id)}" tabindex="-1" class="step status-${status}"><td><strong>${node.id}</strong><br><small>${nodeTypeLabel(node.type)}</small>${stepDetails(node, step, edges)}</td>
-<td>${statusBadge(status)}${step?.attempts && step.attempts > 1 ? html`<br><small>after ${step.attempts} attempts</small>` : ''}</td><td>${step?.started_at ? html`<small>${isoDate(step.started_at)}</small><br>${formatDuration(seconds(step.started_at, step.finished_at))}` : html`<small>—</small>`}</td>
-<td>${usage}</td><td class="step-output">${detail}${step?.truncated ? html`<p><small>Cut at 200,000 characters.</small></p>` : ''}</td></tr>`;
+  return html`<tr data-step="${node.id}" data-node="${node.id}" id="${nodeAnchor(node.id)}" tabindex="-1" class="step status-${status}"><td><strong>${node.id}</strong><br><small>${nodeTypeLabel(node.type)}</small>${stepDetails(node, step, edges)}</td>
+<td data-field="status">${statusBadge(status)}${step?.attempts && step.attempts > 1 ? html`<br><small>after ${step.attempts} attempts</small>` : ''}</td><td data-field="time">${step?.started_at ? html`<small>${isoDate(step.started_at)}</small><br>${formatDuration(secondsBetween(step.started_at, step.finished_at))}` : html`<small>—</small>`}</td>
+<td data-field="usage">${usage}</td><td class="step-output" data-field="output">${detail}${step?.truncated ? html`<p><small>Cut at 200,000 characters.</small></p>` : ''}</td></tr>`;
 }
 
 export interface RunModel {
@@ -69,7 +68,7 @@ export function runState({ workflowName, run, graph }: RunModel): Html {
   const inputs = Object.entries(run.inputs);
   const output =
     run.output && typeof run.output === 'object' ? Object.entries(run.output as Record<string, unknown>) : [];
-  return html`<dl class="facts"><div><dt>Status</dt><dd id="run-status">${statusBadge(run.status)}</dd></div>
+  return html`<dl class="facts"><div><dt>Status</dt><dd id="run-status" data-run-status>${statusBadge(run.status)}</dd></div>
 <div><dt>Started</dt><dd>${isoDate(run.started_at)}</dd></div><div><dt>Duration</dt><dd>${formatDuration(run.duration)}</dd></div>
 <div><dt>Tokens</dt><dd>${run.usage.total_tokens} <small>(${run.usage.prompt_tokens} in, ${run.usage.completion_tokens} out)</small></dd></div></dl>
 ${run.error ? html`<div class="error" role="alert"><p><strong>${run.error.code}</strong>: ${run.error.message}${run.error.node_id ? html` (node <code>${run.error.node_id}</code>)` : ''}</p></div>` : ''}
@@ -112,7 +111,7 @@ export function runPage(model: RunPageModel): Html {
 <h1>Run <code>${run.id}</code></h1>
 <p><small>Version ${run.workflow_version ?? '?'} of the workflow · created ${isoDate(run.created_at)}${run.finished_at ? ` · ended ${isoDate(run.finished_at)}` : ''}</small></p>
 ${runControls(model)}
-${runEnded(run) ? '' : html`<p class="notice" id="live-note">This run has not ended. The page follows it as it goes; without JavaScript, reload the page to see its progress.</p>`}
-<p id="run-announce" class="visually-hidden" aria-live="polite"></p><div id="run-state"${live}>${runState(model)}</div>`,
+${runEnded(run) ? '' : html`<p class="notice" id="live-note" data-live-note>This run has not ended. The page follows it as it goes; without JavaScript, reload the page to see its progress.</p>`}
+<p id="run-announce" class="visually-hidden" aria-live="polite" data-run-announce></p><div id="run-state"${live}>${runState(model)}</div>`,
   );
 }

@@ -1,6 +1,7 @@
 import type { ProblemItem } from '../../shared/errors.ts';
 import type { Workflow } from '../../workflows/service.ts';
 import { html, raw, type Html } from '../html.ts';
+import type { EditorPreview } from '../editorTypes.ts';
 import { editorSchemas } from '../nodeTypes.ts';
 import type { PageUser } from './format.ts';
 import { fieldError, invalidAttrs, type FormProblem } from './form.ts';
@@ -85,16 +86,13 @@ export function problemPlace(pointer: string, graph: string): { label: string; n
  */
 const editorSchemasScript = (): Html =>
   raw(
-    `<script type="application/json" id="editor-schemas">${JSON.stringify(editorSchemas()).replace(/[<>&]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}</script>`,
+    `<script type="application/json" id="editor-schemas" data-editor-schemas>${JSON.stringify(editorSchemas()).replace(/[<>&]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}</script>`,
   );
 
 const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 /** What the editor's live preview shows for a graph as written: the picture and every problem, placed. */
-export function editorPreview(
-  graph: string,
-  problems: ProblemItem[],
-): { graph: string | null; problems: (ProblemItem & { label: string; nodeId?: string })[] } {
+export function editorPreview(graph: string, problems: ProblemItem[]): EditorPreview {
   const places = problems.map((p) => ({ ...p, ...problemPlace(p.pointer, graph) }));
   const drawn = drawable(graph);
   const marked = new Map(places.flatMap((p) => (p.nodeId ? [[p.nodeId, 'failed'] as const] : [])));
@@ -149,13 +147,13 @@ ${
         : ''
     }
 <form method="post" action="${action}" class="editor"><input type="hidden" name="csrf_token" value="${m.user.csrf}">${m.workflow ? html`<input type="hidden" name="version" value="${m.conflictVersion ?? m.version}">` : ''}
-<label for="name">Name</label><input type="text" id="name" name="name" value="${m.name}" required maxlength="200"${invalidAttrs(formProblems, 'name')}>${fieldError(formProblems, 'name')}
-<label for="description">Description <small>(optional)</small></label><textarea id="description" name="description" rows="2"${invalidAttrs(formProblems, 'description')}>${m.description}</textarea>${fieldError(formProblems, 'description')}
-<div id="builder" data-preview="/workflows/editor/preview"></div>
-<section id="preview" aria-labelledby="preview-heading"><h2 id="preview-heading">Preview</h2><div id="preview-graph">${drawn ? graphSvg(drawn.nodes as Workflow['nodes'], drawn.edges as Workflow['edges'], { title: `The graph as written${marked.size ? ', nodes with problems marked failed' : ''}`, statuses: marked }) : html`<p><small>The graph is drawn once its JSON is well formed.</small></p>`}</div><div id="live-problems" aria-live="polite"></div></section>
+<label for="name">Name</label><input type="text" id="name" name="name" value="${m.name}" required maxlength="200" data-previewed${invalidAttrs(formProblems, 'name')}>${fieldError(formProblems, 'name')}
+<label for="description">Description <small>(optional)</small></label><textarea id="description" name="description" rows="2" data-previewed${invalidAttrs(formProblems, 'description')}>${m.description}</textarea>${fieldError(formProblems, 'description')}
+<div id="builder" data-builder data-preview="/workflows/editor/preview"></div>
+<section id="preview" aria-labelledby="preview-heading"><h2 id="preview-heading">Preview</h2><div id="preview-graph" data-preview-graph>${drawn ? graphSvg(drawn.nodes as Workflow['nodes'], drawn.edges as Workflow['edges'], { title: `The graph as written${marked.size ? ', nodes with problems marked failed' : ''}`, statuses: marked }) : html`<p><small>The graph is drawn once its JSON is well formed.</small></p>`}</div><div id="live-problems" aria-live="polite" data-live-problems></div></section>
 <h2>JSON</h2><label for="graph">Graph <small>(JSON: <code>nodes</code> and <code>edges</code>, as the API takes them; node types and their settings are in the <a href="/docs#tag/workflows">API reference</a>)</small></label>
-<textarea id="graph" name="graph" rows="22" spellcheck="false" class="code"${invalidAttrs(formProblems, 'graph')}>${m.graph}</textarea>${fieldError(formProblems, 'graph')}
+<textarea id="graph" name="graph" rows="22" spellcheck="false" class="code" data-graph-json${invalidAttrs(formProblems, 'graph')}>${m.graph}</textarea>${fieldError(formProblems, 'graph')}
 <button type="submit" class="primary" id="save-workflow">${m.workflow ? 'Save' : 'Create workflow'}</button>${m.workflow ? html` <a href="/workflows/${m.workflow.id}">Cancel</a>` : ''}</form>
-${editorSchemasScript()}<script src="/assets/editor-fields.js" defer></script><script src="/assets/editor.js" defer></script>`,
+${editorSchemasScript()}<script src="/assets/editor.js" defer></script>`,
   );
 }

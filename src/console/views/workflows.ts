@@ -1,7 +1,8 @@
 import type { Run } from '../../runs/service.ts';
 import type { PageMeta, Workflow } from '../../workflows/service.ts';
 import { html, type Html } from '../html.ts';
-import { formatDate, type PageUser } from './format.ts';
+import { formatDuration, isoDate, statusWords } from '../format.ts';
+import type { PageUser } from './format.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
 import { graphSvg } from './graphSvg.ts';
 import { layout } from './layout.ts';
@@ -20,18 +21,7 @@ export const WORKFLOWS_NAV = '/workflows';
 
 /** A run's status as a badge (colour per status in the stylesheet, the word always written). */
 export const statusBadge = (status: string): Html =>
-  html`<span class="badge status-${status}">${status.replace('_', ' ')}</span>`;
-
-/** Seconds as people read them: `0.42 s`, `12 s`, `3 min 05 s`. */
-export function formatDuration(seconds: number | null): string {
-  if (seconds === null) return '—';
-  if (seconds < 10) return `${seconds.toFixed(2)} s`;
-  if (seconds < 60) return `${Math.round(seconds)} s`;
-  const s = Math.round(seconds);
-  return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
-}
-
-export const isoDate = (iso: string | null): string => (iso === null ? '—' : formatDate(Date.parse(iso)));
+  html`<span class="badge status-${status}">${statusWords(status)}</span>`;
 
 /** Previous / next links of a paginated list (`?page=N`), with where we are. */
 export function pager(path: string, meta: PageMeta, param = 'page', query: Record<string, string> = {}): Html {

@@ -1,0 +1,97 @@
+import { hook } from '../dom.ts';
+import { initial } from './fields.ts';
+import { freshId, nodeAt, type Editor, type Graph, type GraphNode } from './model.ts';
+
+// The builder's changes, each written to the JSON text at once (which asks for a new preview).
+
+/** The graph being built (the builder offers no change while the JSON does not read). */
+export function graphOf(editor: Editor): Graph {
+  if (!editor.state.graph) throw new Error('the JSON does not read as a graph');
+  return editor.state.graph;
+}
+
+export const labelOf = (editor: Editor, type: string): string => editor.typeSpec.get(type)?.label ?? type;
+
+/** Says what happened in the builder's status line (a live region). */
+export function announce(editor: Editor, text: string): void {
+  const status = editor.root.querySelector('[data-builder-status]');
+  if (status) status.textContent = text;
+}
+
+export function writeJson(editor: Editor): void {
+  editor.jsonArea.value = JSON.stringify(editor.state.graph, null, 2);
+  editor.schedulePreview();
+}
+
+const focus = (editor: Editor, selector: string) => editor.root.querySelector<HTMLElement>(selector)?.focus();
+
+export function addNode(editor: Editor, type: string): void {
+  const { state } = editor;
+  const graph = graphOf(editor);
+  const spec = editor.typeSpec.get(type);
+  const id = freshId(graph, type);
+  state.adding = type;
+  const config = initial({ ...spec?.config, example: undefined }) as GraphNode['config'];
+  graph.nodes.push({ id, type, config });
+  state.to = id;
+  state.from = state.selected && state.selected !== id ? state.selected : state.from;
+  state.selected = id;
+  writeJson(editor);
+  editor.render();
+  focus(editor, '#node-id');
+  announce(editor, `Added ${labelOf(editor, type)} "${id}". Connect it below.`);
+}
+
+export function removeNode(editor: Editor, id: string): void {
+  const graph = graphOf(editor);
+  graph.nodes = graph.nodes.filter((n) => n.id !== id);
+  graph.edges = graph.edges.filter((e) => e.from !== id && e.to !== id);
+  editor.state.selected = graph.nodes[0]?.id ?? null;
+  writeJson(editor);
+  editor.render();
+  focus(editor, '#add-node-type');
+  announce(editor, `Removed "${id}" and its edges.`);
+}
+
+/** Gives a node a new id, its edges following; false when the id is empty or taken. */
+export function renameNode(editor: Editor, node: GraphNode, id: string): boolean {
+  const graph = graphOf(editor);
+  if (!id || id === node.id || nodeAt(graph, id)) return false;
+  for (const e of graph.edges) {
+    if (e.from === node.id) e.from = id;
+    if (e.to === node.id) e.to = id;
+  }
+  node.id = id;
+  editor.state.selected = id;
+  writeJson(editor);
+  return true;
+}
+
+export function addEdge(editor: Editor, from: string, to: string, branch: string | undefined): void {
+  const graph = graphOf(editor);
+  if (!from || !to || from === to) return announce(editor, 'Pick two different nodes to connect.');
+  if (graph.edges.some((e) => e.from === from && e.to === to && (e.branch ?? '') === (branch ?? '')))
+    return announce(editor, `${from} → ${to} is there already.`);
+  graph.edges.push(branch ? { from, to, branch } : { from, to });
+  writeJson(editor);
+  editor.render();
+  announce(editor, `Connected ${from} → ${to}${branch ? ` (when ${branch})` : ''}.`);
+}
+
+export function removeEdge(editor: Editor, index: number): void {
+  const [gone] = graphOf(editor).edges.splice(index, 1);
+  writeJson(editor);
+  editor.render();
+  document.querySelector('[data-picture-actions]')?.replaceChildren();
+  const next = editor.root.querySelector<HTMLElement>(hook('data-remove-edge', String(index)));
+  (next ?? editor.root.querySelector<HTMLElement>('#connect-from'))?.focus();
+  if (gone) announce(editor, `Removed the edge ${gone.from} → ${gone.to}.`);
+}
+
+/** Shows a node's form; focuses it (`focusForm`, from the picture) or its button in the node list. */
+export function select(editor: Editor, id: string, focusForm: boolean): void {
+  editor.state.selected = id;
+  editor.render();
+  if (focusForm) focus(editor, '#node-id');
+  else focus(editor, '[data-node-button][aria-pressed=true]');
+}

@@ -1,0 +1,77 @@
+import type { EditorSchemas, NodeTypeSpec, PlacedProblem } from '../../editorTypes.ts';
+
+// The editor's state, and the graph as the JSON text holds it. No DOM here.
+
+export interface GraphNode {
+  id: string;
+  type: string;
+  config: Record<string, unknown>;
+}
+export interface GraphEdge {
+  from: string;
+  to: string;
+  branch?: string;
+}
+export interface Graph {
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+}
+
+export interface EditorState {
+  /** The graph the JSON text holds; null while it does not read as one. */
+  graph: Graph | null;
+  selected: string | null;
+  problems: PlacedProblem[];
+  /** The connect control's last choices. */
+  from: string | null;
+  to: string | null;
+  /** The palette's chosen type. */
+  adding: string | undefined;
+}
+
+/** The page's builder: its elements, the schemas it builds from, its state, and how it redraws. */
+export interface Editor {
+  root: HTMLElement;
+  jsonArea: HTMLTextAreaElement;
+  schemas: EditorSchemas;
+  typeSpec: Map<string, NodeTypeSpec>;
+  /** The values an edge's `branch` may take, when the contract has them. */
+  branchValues: string[] | null;
+  state: EditorState;
+  render(): void;
+  schedulePreview(): void;
+}
+
+/** The JSON text as a graph the builder can show, or the reason it cannot. */
+export function readGraph(text: string): { graph: Graph } | { reason: string } {
+  let value: { nodes?: unknown; edges?: unknown } | null;
+  try {
+    value = JSON.parse(text) as typeof value;
+  } catch (err) {
+    return { reason: `it is not JSON (${(err as Error).message})` };
+  }
+  const nodes = value?.nodes ?? [];
+  const edges = value?.edges ?? [];
+  if (typeof value !== 'object' || !Array.isArray(nodes) || !Array.isArray(edges))
+    return { reason: 'it needs "nodes" and "edges" lists' };
+  if (!nodes.every((n) => n && typeof n.id === 'string' && typeof n.type === 'string'))
+    return { reason: 'a node has no id or type' };
+  if (!edges.every((e) => e && typeof e.from === 'string' && typeof e.to === 'string'))
+    return { reason: 'an edge has no from or to' };
+  for (const n of nodes) if (typeof n.config !== 'object' || n.config === null) n.config = {};
+  return { graph: { nodes, edges } as Graph };
+}
+
+export const nodeAt = (graph: Graph, id: string): GraphNode | undefined => graph.nodes.find((n) => n.id === id);
+
+/** An id for a new node of `type` that no node has: `llm_call_1`, `llm_call_2`... */
+export function freshId(graph: Graph, type: string): string {
+  const base = type.replace(/[^A-Za-z0-9_-]/g, '_');
+  for (let n = 1; ; n++) if (!nodeAt(graph, `${base}_${n}`)) return `${base}_${n}`;
+}
+
+/** The problems that point into a node (by its index, as the API's pointers do). */
+export function problemsOf(graph: Graph, problems: readonly PlacedProblem[], node: GraphNode): PlacedProblem[] {
+  const at = `/nodes/${graph.nodes.indexOf(node)}`;
+  return problems.filter((p) => p.pointer === at || p.pointer.startsWith(`${at}/`));
+}

@@ -1,0 +1,53 @@
+// What the workflow editor's page hands its script (src/console/browser/editor/): the node types
+// with their config schemas (nodeTypes.ts builds them from openapi.yaml), and the live preview's
+// answer (views/workflowEditor.ts). Types only, imported by the server and the browser alike, so
+// both sides of the page are checked against one shape.
+
+/** A JSON Schema as the contract writes one (the subset the editor's forms read; the rest passes through). */
+export interface FieldSchema {
+  type?: string | string[];
+  description?: string;
+  properties?: Record<string, FieldSchema>;
+  required?: string[];
+  enum?: unknown[];
+  const?: unknown;
+  items?: FieldSchema;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  example?: unknown;
+  [keyword: string]: unknown;
+}
+
+export interface NodeTypeSpec {
+  type: string;
+  /** How the console names it ("LLM call"); the type itself for a type the console has no words for. */
+  label: string;
+  description?: string | undefined;
+  config: FieldSchema;
+  /** The contract's example node of this type, when it has one. */
+  example?: unknown;
+}
+
+export interface EditorSchemas {
+  nodeTypes: NodeTypeSpec[];
+  /** WorkflowEdge: what an edge may carry besides its ends (`branch`). */
+  edge: FieldSchema;
+}
+
+/** A problem of the graph as written, with where it points in words (`node "page", config.model`). */
+export interface PlacedProblem {
+  pointer: string;
+  message: string;
+  label: string;
+  nodeId?: string;
+}
+
+/** POST /workflows/editor/preview's answer: the picture (SVG markup; null when the JSON does not read) and the problems. */
+export interface EditorPreview {
+  graph: string | null;
+  problems: PlacedProblem[];
+}
