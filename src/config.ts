@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { fairnessEnv, fairnessSettings } from './fairnessConfig.ts';
 import { parseAllowHosts } from './outbound/allowList.ts';
+import { blankToUndefined, booleanText, httpUrl, integer, KEK_HINT, parseKek, urlWithScheme } from './configValues.ts';
 
 /** Every bad environment variable, one line each; thrown by loadConfig. */
 export class ConfigError extends Error {
@@ -12,70 +13,6 @@ export class ConfigError extends Error {
     this.problems = problems;
   }
 }
-
-// Unset and empty variables both mean "use the default".
-const blankToUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
-
-function integer(fallback: number, min: number, max: number) {
-  return z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .regex(/^\d+$/, { error: (i) => `must be a whole number between ${min} and ${max} (got "${String(i.input)}")` })
-      .transform(Number)
-      .refine((n) => n >= min && n <= max, {
-        error: (i) => `must be between ${min} and ${max} (got ${String(i.input)})`,
-      })
-      .optional()
-      .transform((n) => n ?? fallback),
-  );
-}
-
-const booleanText = z
-  .string()
-  .transform((s) => s.trim().toLowerCase())
-  .refine((s) => ['true', 'false', '1', '0', 'yes', 'no'].includes(s), {
-    error: (i) => `must be true or false (got "${String(i.input)}")`,
-  })
-  .transform((s) => s === 'true' || s === '1' || s === 'yes');
-
-function httpUrl() {
-  return z.string().refine(
-    (s) => {
-      try {
-        const u = new URL(s);
-        return u.protocol === 'http:' || u.protocol === 'https:';
-      } catch {
-        return false;
-      }
-    },
-    { error: (i) => `must be an http:// or https:// URL (got "${String(i.input)}")` },
-  );
-}
-
-function urlWithScheme(schemes: string[], example: string) {
-  return z.string().refine(
-    (s) => {
-      try {
-        return schemes.includes(new URL(s).protocol);
-      } catch {
-        return false;
-      }
-    },
-    // Never echo a database URL: it usually carries a password.
-    { error: `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')}, e.g. ${example}` },
-  );
-}
-
-/** A key-encryption key: base64 (or base64url) of exactly 32 bytes. Never echoed in an error. */
-function parseKek(text: string): Buffer | null {
-  const t = text.trim();
-  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(t)) return null;
-  const key = Buffer.from(t, t.includes('-') || t.includes('_') ? 'base64url' : 'base64');
-  return key.length === 32 ? key : null;
-}
-
-const KEK_HINT = 'must be 32 random bytes in base64, e.g. the output of `openssl rand -base64 32`';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const NODE_ENVS = ['development', 'production', 'test'] as const;

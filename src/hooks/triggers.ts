@@ -5,42 +5,29 @@
 // compared in constant time (a lookup by the secret itself would let an index's timing tell).
 import type { components } from '../../generated/api.d.ts';
 import { isUniqueViolation } from '../db/insert.ts';
-import { hashToken, newToken, safeEqual } from '../shared/crypto.ts';
+import { hashToken, safeEqual } from '../shared/crypto.ts';
 import { hookLimitReached, triggerNotFound } from './errors.ts';
 import { ulid } from '../shared/ids.ts';
 import { getWorkflow, type WorkflowContext } from '../workflows/service.ts';
 import * as store from './triggers.store.ts';
+import { lookupOf, newTriggerToken, shownPrefix } from './triggerTokens.ts';
 import type { TriggerRow } from './triggers.store.ts';
+
+export { TRIGGER_TOKEN_PREFIX } from './triggerTokens.ts';
 
 export type Trigger = components['schemas']['Trigger'];
 export type TriggerWithUrl = components['schemas']['TriggerWithUrl'];
 type PageMeta = components['schemas']['PageMeta'];
 
-export const TRIGGER_TOKEN_PREFIX = 'wht';
-/** Characters of the token (after `wht_`) that find its row; public, like a key's prefix. */
-const LOOKUP_CHARS = 12;
-/** Characters shown in lists (`token_prefix`): enough to tell triggers apart. */
-const SHOWN_CHARS = 8;
 /** A trigger URL is a credential: a workflow has few (as Svix bounds endpoints per app). */
 export const MAX_TRIGGERS_PER_WORKFLOW = 10;
-const TOKEN_LENGTH = TRIGGER_TOKEN_PREFIX.length + 1 + 43; // base64url of 32 bytes
-
-/** A new token, the part that finds it, and its hash (what is stored). */
-function newTriggerToken(): { token: string; lookup: string; hash: string } {
-  const token = newToken(TRIGGER_TOKEN_PREFIX);
-  return {
-    token,
-    lookup: token.slice(TRIGGER_TOKEN_PREFIX.length + 1, TRIGGER_TOKEN_PREFIX.length + 1 + LOOKUP_CHARS),
-    hash: hashToken(token),
-  };
-}
 
 function toTrigger(row: TriggerRow): Trigger {
   return {
     id: row.id,
     workflow_id: row.workflow_id,
     name: row.name,
-    token_prefix: `${TRIGGER_TOKEN_PREFIX}_${row.token_lookup.slice(0, SHOWN_CHARS)}`,
+    token_prefix: shownPrefix(row.token_lookup),
     created_at: new Date(row.created_at).toISOString(),
     last_used_at: row.last_used_at === null ? null : new Date(row.last_used_at).toISOString(),
   };
@@ -141,11 +128,8 @@ export async function rotateTrigger(
  * Marks it used.
  */
 export async function triggerOfToken(ctx: WorkflowContext, token: string): Promise<TriggerRow> {
-  const prefix = `${TRIGGER_TOKEN_PREFIX}_`;
-  const row =
-    token.length === TOKEN_LENGTH && token.startsWith(prefix)
-      ? await store.findLiveTriggerByLookup(ctx.db, token.slice(prefix.length, prefix.length + LOOKUP_CHARS))
-      : undefined;
+  const lookup = lookupOf(token);
+  const row = lookup === undefined ? undefined : await store.findLiveTriggerByLookup(ctx.db, lookup);
   if (!row || !safeEqual(row.token_hash, hashToken(token))) throw triggerNotFound('for this URL');
   await store.touchTrigger(ctx.db, row.id, ctx.now());
   return row;

@@ -37,6 +37,34 @@ export interface SharedRateLimiter {
   stop(): void;
 }
 
+/**
+ * Keys this process did not hit in the last second may have been spent by other processes: reads
+ * their shared counts (READ_BATCH keys a query) into `counts`, for the windows still open at `now`.
+ */
+async function readSharedCounts(
+  db: Knex,
+  prefix: string,
+  counts: Map<string, Count>,
+  keys: string[],
+  now: number,
+): Promise<void> {
+  for (let i = 0; i < keys.length; i += READ_BATCH) {
+    const batch = keys.slice(i, i + READ_BATCH);
+    const rows = await readRateLimits(
+      db,
+      batch.map((k) => prefix + k),
+    );
+    for (const key of batch) {
+      const count = counts.get(key);
+      const row = rows.get(prefix + key);
+      if (count && row && row.resetTime && row.resetTime.getTime() > now) {
+        count.shared = row.totalHits;
+        count.resetAt = row.resetTime.getTime();
+      }
+    }
+  }
+}
+
 export function sharedRateLimiter(db: Knex, logger: Logger, prefix: string, limitPerMinute: number): SharedRateLimiter {
   const counts = new Map<string, Count>();
 
@@ -64,22 +92,7 @@ export function sharedRateLimiter(db: Knex, logger: Logger, prefix: string, limi
         count.adding = 0;
       }
     }
-    // Keys this process did not hit in the last second may have been spent by other processes.
-    for (let i = 0; i < idle.length; i += READ_BATCH) {
-      const keys = idle.slice(i, i + READ_BATCH);
-      const rows = await readRateLimits(
-        db,
-        keys.map((k) => prefix + k),
-      );
-      for (const key of keys) {
-        const count = counts.get(key);
-        const row = rows.get(prefix + key);
-        if (count && row && row.resetTime && row.resetTime.getTime() > now) {
-          count.shared = row.totalHits;
-          count.resetAt = row.resetTime.getTime();
-        }
-      }
-    }
+    await readSharedCounts(db, prefix, counts, idle, now);
   }
 
   const timer = setInterval(() => {

@@ -28,7 +28,8 @@ const PROMPTS: ReadonlySet<string> = new Set<Prompt>(['none', 'login', 'consent'
 
 type Params = Record<string, unknown>;
 type Draft = Partial<AuthorizeRequest>;
-type Step = (ctx: AppContext, params: Params, draft: Draft) => Promise<void> | void;
+/** A check of the request's parameters once the client is known: no I/O. */
+type Step = (params: Params, draft: Draft) => void;
 
 /** A parameter sent at most once (3.1: "MUST NOT be included more than once"). */
 function single(params: Params, name: string): string | undefined {
@@ -41,16 +42,16 @@ function isRepeated(params: Params, name: string): boolean {
   return value !== undefined && typeof value !== 'string';
 }
 
-const checkClient: Step = async (ctx, params, draft) => {
+async function checkClient(ctx: AppContext, params: Params, draft: Draft): Promise<void> {
   if (isRepeated(params, 'client_id')) throw new AuthorizePageError('client_id was sent more than once.');
   const clientId = single(params, 'client_id');
   if (!clientId) throw new AuthorizePageError('The request has no client_id.');
   const client = await findClientByClientId(ctx, clientId);
   if (!client) throw new AuthorizePageError('There is no application with this client_id.');
   draft.client = client;
-};
+}
 
-const checkRedirectUri: Step = (_ctx, params, draft) => {
+const checkRedirectUri: Step = (params, draft) => {
   if (isRepeated(params, 'redirect_uri')) throw new AuthorizePageError('redirect_uri was sent more than once.');
   const redirectUri = single(params, 'redirect_uri');
   if (!redirectUri) throw new AuthorizePageError('The request has no redirect_uri.');
@@ -61,7 +62,7 @@ const checkRedirectUri: Step = (_ctx, params, draft) => {
   draft.redirectUri = redirectUri;
 };
 
-const checkState: Step = (_ctx, params, draft) => {
+const checkState: Step = (params, draft) => {
   if (isRepeated(params, 'state'))
     throw new AuthorizeRedirectError('invalid_request', 'state was sent more than once.');
   const state = single(params, 'state');
@@ -73,7 +74,7 @@ const checkState: Step = (_ctx, params, draft) => {
   }
 };
 
-const checkNoRepeats: Step = (_ctx, params) => {
+const checkNoRepeats: Step = (params) => {
   for (const name of [
     'response_type',
     'scope',
@@ -88,7 +89,7 @@ const checkNoRepeats: Step = (_ctx, params) => {
   }
 };
 
-const checkResponseType: Step = (_ctx, params) => {
+const checkResponseType: Step = (params) => {
   const responseType = single(params, 'response_type');
   if (!responseType) throw new AuthorizeRedirectError('invalid_request', 'response_type is required.');
   if (responseType !== 'code') {
@@ -96,7 +97,7 @@ const checkResponseType: Step = (_ctx, params) => {
   }
 };
 
-const checkScope: Step = (_ctx, params, draft) => {
+const checkScope: Step = (params, draft) => {
   const scopes = splitScope(single(params, 'scope'));
   if (scopes.length === 0) throw new AuthorizeRedirectError('invalid_request', 'scope is required.');
   const unknown = scopes.filter((s) => !isScope(s));
@@ -104,7 +105,7 @@ const checkScope: Step = (_ctx, params, draft) => {
   draft.scope = joinScopes(scopes);
 };
 
-const checkPkce: Step = (_ctx, params, draft) => {
+const checkPkce: Step = (params, draft) => {
   const challenge = single(params, 'code_challenge');
   const method = single(params, 'code_challenge_method');
   if (!challenge) {
@@ -135,7 +136,7 @@ const checkPkce: Step = (_ctx, params, draft) => {
  * OAuth client may ask for a fresh login or the consent page too). select_account is not offered
  * (one account per session): an unknown prompt value is invalid_request, as oidc-provider answers.
  */
-const checkOpenIdParameters: Step = (_ctx, params, draft) => {
+const checkOpenIdParameters: Step = (params, draft) => {
   const nonce = single(params, 'nonce');
   if (nonce !== undefined && [...nonce].length > 255)
     throw new AuthorizeRedirectError('invalid_request', 'nonce is longer than 255 characters.');
@@ -154,7 +155,6 @@ const checkOpenIdParameters: Step = (_ctx, params, draft) => {
 };
 
 const steps: Step[] = [
-  checkClient,
   checkRedirectUri,
   checkState,
   checkNoRepeats,
@@ -165,16 +165,24 @@ const steps: Step[] = [
 ];
 
 /**
- * Runs every step in order. Throws AuthorizePageError or AuthorizeRedirectError; for the latter,
- * `partial` tells where to send it (redirect_uri and state are set by then).
+ * Every step after the client's, in order, for `client`: throws AuthorizePageError or
+ * AuthorizeRedirectError; for the latter, `partial` tells where to send it (redirect_uri and state
+ * are set by then).
  */
+export function checkAuthorizeParameters(client: OAuthClient, params: Params, partial: Draft = {}): AuthorizeRequest {
+  partial.client = client;
+  for (const step of steps) step(params, partial);
+  return partial as AuthorizeRequest;
+}
+
+/** Finds the client, then runs every other step (checkAuthorizeParameters). */
 export async function validateAuthorizeRequest(
   ctx: AppContext,
   params: Params,
   partial: Draft = {},
 ): Promise<AuthorizeRequest> {
-  for (const step of steps) await step(ctx, params, partial);
-  return partial as AuthorizeRequest;
+  await checkClient(ctx, params, partial);
+  return checkAuthorizeParameters(partial.client!, params, partial);
 }
 
 /** The redirect_uri with the response parameters appended (4.1.2 / 4.1.2.1), keeping its own query. */

@@ -6,6 +6,7 @@ import { revocationLease } from '../shared/principalLease.ts';
 import { looksLikeJwt } from '../open/proxyTokenAuth.ts';
 import { revokeProxyToken } from '../open/proxyTokenRevocation.ts';
 import { clientCredentials } from './clientAuth.ts';
+import { lookupOrder } from './revocationHint.ts';
 import { authenticateClient } from './clients.ts';
 import { revokeApplicationForUser } from './authorizations.store.ts';
 import { findTokenByAccessHash, findTokenByRefreshHash } from './store.ts';
@@ -27,11 +28,8 @@ export function revokeToken(ctx: AppContext): RequestHandler {
     const proxyToken = looksLikeJwt(token);
     if (proxyToken) await revokeProxyToken(ctx, client, token);
     const hash = hashToken(token);
-    const lookups = proxyToken
-      ? []
-      : hint === 'refresh_token'
-        ? [findTokenByRefreshHash, findTokenByAccessHash]
-        : [findTokenByAccessHash, findTokenByRefreshHash];
+    const finders = { access_token: findTokenByAccessHash, refresh_token: findTokenByRefreshHash };
+    const lookups = proxyToken ? [] : lookupOrder(hint).map((type) => finders[type]);
     for (const find of lookups) {
       const row = await find(ctx.db, hash);
       if (!row) continue;

@@ -1,33 +1,18 @@
 import { createHash, randomUUID, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { CompactSign, errors, jwtVerify, type JWTPayload } from 'jose';
+import { CompactSign, errors, jwtVerify } from 'jose';
 import type { AppContext } from '../context.ts';
-import type { UsageScenario } from '../accounts/accessTokens.ts';
 import { isLowSSignature, toLowS } from './lowS.ts';
 import { keyRing, PROXY_TOKEN_ALG } from './signingKeys.ts';
+import { claimsOf, type ProxyClaims, type ProxyTokenSubject } from './proxyTokenClaims.ts';
+
+export type { ProxyClaims, ProxyTokenSubject } from './proxyTokenClaims.ts';
 
 // Proxy tokens (DESIGN.md "Proxy token"): short-lived ES256 JWTs that let a third-party app call
 // the user's serverless API on behalf of one raw access token, without ever seeing that token.
 
 /** RFC 9068 2.1: an access token JWT is typed, so an ID token or another JWT cannot pass for one. */
 const PROXY_TOKEN_TYP = 'at+jwt';
-
-export interface ProxyTokenSubject {
-  userId: number;
-  clientId: string;
-  /** The OAuth authorization (grant) the app holds; revoking it kills the token. */
-  authorizationId: number;
-  /** The token chain (its code) it was minted through; revoking the chain kills it (claim `cid`). */
-  chainId?: number | undefined;
-  accessTokenId: number;
-  namespace: string;
-  usageScenario: UsageScenario;
-}
-
-export interface ProxyClaims extends ProxyTokenSubject {
-  jti: string;
-  exp: number;
-}
 
 /** The audience of proxy tokens: the gateway of this service, never its OAuth or workflow APIs. */
 export function proxyTokenAudience(ctx: AppContext): string {
@@ -73,30 +58,6 @@ export async function signProxyToken(
     .setProtectedHeader({ alg: PROXY_TOKEN_ALG, kid: signingKey.kid, typ: PROXY_TOKEN_TYP })
     .sign(signingKey.key);
   return { token: toLowS(jws), expiresIn, claims: { ...subject, jti, exp: iat + expiresIn } };
-}
-
-const positiveInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
-
-function toClaims(payload: JWTPayload): ProxyClaims | null {
-  const { sub, jti, exp, client_id, token_id, namespace, usage_scenario, aid, cid } = payload;
-  const userId = Number(sub);
-  if (!positiveInt(userId) || String(userId) !== sub) return null;
-  if (typeof jti !== 'string' || !positiveInt(exp) || typeof client_id !== 'string' || typeof namespace !== 'string')
-    return null;
-  if (!positiveInt(token_id) || !positiveInt(aid) || (usage_scenario !== 'paid' && usage_scenario !== 'trial'))
-    return null;
-  if (cid !== undefined && !positiveInt(cid)) return null;
-  return {
-    userId,
-    clientId: client_id,
-    authorizationId: aid,
-    chainId: cid,
-    accessTokenId: token_id,
-    namespace,
-    usageScenario: usage_scenario,
-    jti,
-    exp,
-  };
 }
 
 /**
@@ -157,7 +118,7 @@ async function verifySignatureAndClaims(ctx: AppContext, token: string): Promise
         requiredClaims: ['sub', 'iat', 'exp', 'jti'],
       },
     );
-    return toClaims(payload);
+    return claimsOf(payload);
   } catch (err) {
     if (err instanceof errors.JOSEError) return null;
     throw err;

@@ -12,6 +12,9 @@ import {
   retireSigningKeys,
   type SigningKeyRow,
 } from './signingKeys.store.ts';
+import { CURRENT_KEY_TTL_MS, KEY_PUBLISHED_AHEAD_MS, publishedSince } from './keyWindows.ts';
+
+export { JWKS_MAX_AGE_SECONDS, KEY_PUBLISHED_AHEAD_MS } from './keyWindows.ts';
 
 // The keys that sign proxy tokens (ES256) and OpenID Connect ID tokens (src/oauth/idToken.ts:
 // RS256 by default, ES256 for a client registered with id_token_signed_response_alg: ES256). Each
@@ -32,19 +35,6 @@ export function isSigningAlg(value: string): value is SigningAlg {
   return (SIGNING_ALGS as readonly string[]).includes(value);
 }
 
-/** How long a process keeps signing with the key it loaded; a rotation elsewhere reaches it within this time. */
-const CURRENT_KEY_TTL_MS = 60_000;
-/** How long clients may keep /.well-known/jwks.json (its Cache-Control max-age). */
-export const JWKS_MAX_AGE_SECONDS = 300;
-/** Clock skew allowance between processes (which retired keys are still needed; how early a key may sign). */
-const SKEW_MS = 60_000;
-/**
- * A rotated-in key is published at once and signs only this long after: the key set's cache
- * lifetime plus the clock skew between processes, so a relying party that cached the key set just
- * before the rotation has let it expire before any process (its clock a minute fast included)
- * signs with the new key. Counted from the moment the new key is stored.
- */
-export const KEY_PUBLISHED_AHEAD_MS = JWKS_MAX_AGE_SECONDS * 1000 + SKEW_MS;
 /**
  * Unknown kids reread the keys at most this often, together: a forged kid costs no query of its
  * own, however many arrive, and waits at most this long for the shared one.
@@ -71,11 +61,6 @@ interface KeyRing {
   /** The public key of a proxy token's `kid`: published ES256 keys only. */
   verificationKey(kid: string): Promise<CryptoKey | undefined>;
   forget(): void;
-}
-
-/** How long a retired key stays published: the longest a token it signed can live, plus the cache and skew margins. */
-function retentionMs(tokenTtlSeconds: number): number {
-  return tokenTtlSeconds * 1000 + CURRENT_KEY_TTL_MS + SKEW_MS;
 }
 
 async function newSigningKeyRow(sealer: Sealer, alg: SigningAlg, now: number): Promise<SigningKeyRow> {
@@ -133,7 +118,7 @@ function createKeyRing(db: Knex, sealer: Sealer, tokenTtlSeconds: number): KeyRi
   let unknownKidReload: Promise<void> | undefined;
 
   async function readVerifiers(): Promise<void> {
-    const rows = await listVerificationKeys(db, Date.now() - retentionMs(tokenTtlSeconds), SIGNING_ALGS);
+    const rows = await listVerificationKeys(db, publishedSince(Date.now(), tokenTtlSeconds), SIGNING_ALGS);
     const next = new Map<string, Promise<CryptoKey>>();
     // Proxy tokens are all this ring verifies: an RSA key's kid is unknown here.
     for (const row of rows.filter((r) => r.alg === PROXY_TOKEN_ALG)) {
@@ -227,7 +212,7 @@ export function keyRing(ctx: AppContext): KeyRing {
  */
 export async function publishedJwks(ctx: AppContext): Promise<{ keys: PublicJwk[] }> {
   await Promise.all(SIGNING_ALGS.map((alg) => keyRing(ctx).signingKey(alg)));
-  const rows = await listVerificationKeys(ctx.db, Date.now() - retentionMs(longestTokenTtl(ctx)), SIGNING_ALGS);
+  const rows = await listVerificationKeys(ctx.db, publishedSince(Date.now(), longestTokenTtl(ctx)), SIGNING_ALGS);
   return { keys: rows.map((r) => JSON.parse(r.public_jwk) as PublicJwk) };
 }
 

@@ -12,7 +12,8 @@ import { checkInputs, type RunContext } from '../runs/service.ts';
 import type { ScheduleQueue } from '../runs/scheduleQueue.ts';
 import { findWorkflowForRuns, type PageMeta } from '../workflows/service.ts';
 import { versionGraph } from '../workflows/versions.ts';
-import { invalidSchedule, scheduleNotFound, tooManySchedules, tooManyUserSchedules } from './problems.ts';
+import { scheduleNotFound, tooManySchedules, tooManyUserSchedules } from './problems.ts';
+import { checkRecurrence } from './recurrence.ts';
 import * as store from './store.ts';
 import type { ScheduleRow } from './store.ts';
 
@@ -56,30 +57,6 @@ export function toSchedule(ctx: RunContext, row: ScheduleRow): Schedule {
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
   };
-}
-
-/**
- * 400 unless pg-boss's scheduler can read the zone (an IANA name) and the cron expression in it,
- * and its ticks come no closer together than `minSeconds` (read over its next occurrences).
- */
-function checkRecurrence(queue: ScheduleQueue, cron: string, timezone: string, minSeconds: number): void {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: timezone });
-  } catch {
-    throw invalidSchedule('/body/timezone', `${JSON.stringify(timezone)} is not an IANA time zone`);
-  }
-  try {
-    queue.next(cron, timezone);
-  } catch (err) {
-    throw invalidSchedule('/body/cron', err instanceof Error ? err.message : 'is not a cron expression');
-  }
-  const gap = queue.shortestGap(cron, timezone);
-  if (gap < minSeconds * 1000) {
-    throw invalidSchedule(
-      '/body/cron',
-      `ticks ${gap / 1000} s apart; the shortest interval allowed is ${minSeconds} s (SCHEDULE_MIN_INTERVAL_SECONDS)`,
-    );
-  }
 }
 
 /** 404 unless the workflow is the user's and live; 404 for a pinned version it lacks; 400 for inputs its graph does not take. */

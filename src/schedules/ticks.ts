@@ -12,24 +12,13 @@ import { countScheduleTick } from '../ops/metrics.ts';
 import { Problem } from '../shared/errors.ts';
 import { startRun, type RunContext } from '../runs/service.ts';
 import type { Tick } from '../runs/scheduleQueue.ts';
+import { isLateTick } from './recurrence.ts';
 import * as store from './store.ts';
 
 type TickContext = RunContext & { runs: NonNullable<RunContext['runs']> };
 
 /** When a tick's job was filed and taken (both by the queue database's clock); absent: taken as it came due. */
 export type TickTiming = Pick<Tick, 'createdOn' | 'startedOn'>;
-
-/** True when the schedule's next tick after this one had come due before this one was taken. */
-function isLate(ctx: TickContext, schedule: store.ScheduleRow, timing: TickTiming): boolean {
-  try {
-    return (
-      ctx.runs.queue.schedules.next(schedule.cron, schedule.timezone, timing.createdOn).getTime() <=
-      timing.startedOn.getTime()
-    );
-  } catch {
-    return false; // an expression that no longer reads: the row's own problem, said elsewhere
-  }
-}
 
 export async function runTick(
   ctx: TickContext,
@@ -45,7 +34,7 @@ export async function runTick(
     await schedules.remove(scheduleId);
     return;
   }
-  if (timing && isLate(ctx, schedule, timing)) {
+  if (timing && isLateTick(ctx.runs.queue.schedules, schedule, timing)) {
     const lateSeconds = Math.round((timing.startedOn.getTime() - timing.createdOn.getTime()) / 1000);
     ctx.logger.warn(
       { scheduleId, tickId, lateSeconds },

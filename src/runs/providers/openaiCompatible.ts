@@ -37,6 +37,33 @@ interface CompletionChunk {
   error?: { message?: string };
 }
 
+/** One POST of `request` to the chat completions endpoint `url`, ended after `timeoutMs` or by the caller's signal. */
+function postCompletion(
+  url: string,
+  apiKey: string | undefined,
+  request: ChatRequest,
+  timeoutMs: number,
+): Promise<Response> {
+  const signals = [AbortSignal.timeout(timeoutMs), ...(request.signal ? [request.signal] : [])];
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}),
+    },
+    body: JSON.stringify({
+      model: request.model,
+      messages: request.messages,
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.max_tokens !== undefined ? { max_tokens: request.max_tokens } : {}),
+      ...(request.response_format !== undefined ? { response_format: request.response_format } : {}),
+      // Streamed when the caller takes chunks: usage then comes on the last chunk.
+      ...(request.onDelta ? { stream: true, stream_options: { include_usage: true } } : { stream: false }),
+    }),
+    signal: AbortSignal.any(signals),
+  });
+}
+
 /** Any OpenAI-compatible chat completions API (vLLM, Ollama, llama.cpp server, hosted APIs). */
 export function openAICompatibleProvider(options: OpenAICompatibleOptions): ModelProvider {
   const url = options.baseUrl.replace(/\/+$/, '') + '/chat/completions';
@@ -44,27 +71,6 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
   const maxAttempts = options.maxAttempts ?? 3;
   const backoffMs = options.backoffMs ?? 250;
   const all = options.models.includes('*');
-
-  async function attempt(request: ChatRequest): Promise<Response> {
-    const signals = [AbortSignal.timeout(request.timeoutMs ?? timeoutMs), ...(request.signal ? [request.signal] : [])];
-    return fetch(url, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        ...(options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {}),
-      },
-      body: JSON.stringify({
-        model: request.model,
-        messages: request.messages,
-        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-        ...(request.max_tokens !== undefined ? { max_tokens: request.max_tokens } : {}),
-        ...(request.response_format !== undefined ? { response_format: request.response_format } : {}),
-        // Streamed when the caller takes chunks: usage then comes on the last chunk.
-        ...(request.onDelta ? { stream: true, stream_options: { include_usage: true } } : { stream: false }),
-      }),
-      signal: AbortSignal.any(signals),
-    });
-  }
 
   return {
     name: 'openai-compatible',
@@ -81,7 +87,7 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
         let body: CompletionBody | undefined;
         let streamed = false;
         try {
-          response = await attempt(request);
+          response = await postCompletion(url, options.apiKey, request, limitMs);
           // A provider may answer a streamed request with one JSON completion: taken as it is.
           // A stream that breaks off, times out or streams an error is retried like any failure:
           // the caller is told its chunks are void (onRetry) before the next attempt.

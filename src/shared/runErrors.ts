@@ -1,0 +1,48 @@
+// Why a run failed: stored as a run's or step's `error`, never an HTTP answer. Part of the
+// catalogue that src/shared/errors.ts exports.
+import type { components } from '../../generated/api.d.ts';
+import type { OutboundFailure } from '../outbound/errors.ts';
+
+// --- Why a run failed: `error.code` of a run (openapi.yaml RunError), what clients branch on -----
+
+export type RunErrorCode =
+  | 'cancelled'
+  | 'timeout'
+  | 'model_unavailable'
+  | 'internal_error'
+  | 'worker_lost'
+  | 'store_unavailable'
+  | 'queue_unavailable'
+  | 'provider_error'
+  | 'rate_limited'
+  | 'provider_timeout'
+  | 'provider_bad_response'
+  | 'template_error'
+  | 'invalid_json'
+  | 'schema_violation' // the last two: typed values
+  | 'compute_limit'
+  | 'output_too_large'
+  | OutboundFailure
+  | 'http_status'
+  | 'http_invalid_json'
+  | 'secret_not_found' // an http_request node's
+  | 'too_many_steps'
+  | 'too_many_events' // a run's fan-out caps (RUN_MAX_STEPS, RUN_MAX_EVENTS; RUN_MAX_ITEMS is too_many_items)
+  | 'too_many_items'
+  | 'invalid_items'
+  | 'workflow_not_found'
+  | 'workflow_depth'; // split, map and workflow nodes'
+
+/** Why a node (and so the run) failed: stored as the run's or step's `error`, never an HTTP answer. */
+export class RunFailure extends Error {
+  readonly code: RunErrorCode;
+  readonly nodeId: string | null;
+  constructor(code: RunErrorCode, message: string, nodeId: string | null = null) {
+    super(message);
+    this.code = code;
+    this.nodeId = nodeId;
+  }
+  toJSON(): components['schemas']['RunError'] & { code: RunErrorCode } {
+    return { code: this.code, message: this.message, node_id: this.nodeId };
+  }
+}
