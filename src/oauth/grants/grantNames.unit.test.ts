@@ -9,9 +9,9 @@ import { GRANT_TYPES } from './registry.ts';
 
 /**
  * Comparisons with a grant's name that are about something else of the same name: RFC 7009's
- * token_type_hint says `refresh_token` of the token to revoke, a kind of token, not a grant.
+ * token_type_hint (revocationHint.ts) says `refresh_token` of the token to revoke, a kind of token, not a grant.
  */
-const SAME_NAME_OTHER_THING = [{ file: 'src/oauth/revoke.ts', operand: 'hint' }];
+const SAME_NAME_OTHER_THING = [{ file: 'src/oauth/revocationHint.ts', operand: 'hint' }];
 
 describe('grant names', () => {
   it('no source file outside src/oauth/grants/ compares a value with a registered grant name', () => {
