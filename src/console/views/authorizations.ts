@@ -1,8 +1,8 @@
 import type { AuthorizedApp } from '../../oauth/authorizations.ts';
 import { splitScope } from '../../oauth/scopes.ts';
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 import { formatDate, type PageUser } from './format.ts';
-import { layout } from './layout.ts';
+import { layout } from '../../html/layout.ts';
 
 export interface AuthorizationsModel {
   user: PageUser;

@@ -1,9 +1,9 @@
 import type { GraphSnapshot, RunDetail, RunStep } from '../../runs/service.ts';
 import type { Workflow } from '../../workflows/service.ts';
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 import type { PageUser } from './format.ts';
 import { graphSvg, nodeTypeLabel } from './graphSvg.ts';
-import { layout } from './layout.ts';
+import { layout } from '../../html/layout.ts';
 import { nodeAnchor, stepDetails } from './nodeInspector.ts';
 import { runControls } from './runControls.ts';
 import { formatDuration, isoDate, statusBadge, WORKFLOWS_NAV } from './workflows.ts';
