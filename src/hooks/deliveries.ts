@@ -10,11 +10,11 @@
 // paused: its messages stay pending, undelivered, until its owner re-enables it (callbacks.ts).
 //
 // Every run end goes through the queue's announceRunEnded (the worker's end, a cancel, the sweep
-// of abandoned runs), so that is where deliveries are queued (announcingCallbacks, which the
-// assembly, src/machinery.ts, wraps around the run queue). A process that
-// dies between a run's end and that call is covered by the sweep: run ends of the last hour with no
-// message, and messages whose job was never queued, are queued again (the message is unique per
-// callback and run, and the job per message: nothing is sent twice for one end).
+// of abandoned runs), so that is where deliveries are queued: the assembly (src/machinery.ts)
+// wraps the run queue in announcingCallbacks. A process that dies between a run's end and that
+// call is covered by the sweep: run ends of the last hour with no message, and messages whose job
+// was never queued, are queued again (the message is unique per callback and run, and the job per
+// message: nothing is sent twice for one end). One attempt at a message is deliveryAttempt.ts.
 import type { PgBoss } from 'pg-boss';
 import { allowListOf } from '../outbound/index.ts';
 import { ulid } from '../shared/ids.ts';
