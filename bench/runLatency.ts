@@ -15,7 +15,7 @@ import { createApp } from '../src/app.ts';
 import { createLogger } from '../src/http/logger.ts';
 import { createAccessToken } from '../src/accounts/accessTokens.ts';
 import { createUser } from '../src/accounts/users.ts';
-import { startRunMachinery } from '../src/runs/machinery.ts';
+import { startRunMachinery } from '../src/machinery.ts';
 
 const count = Number(process.argv[2] ?? 50);
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });

@@ -34,7 +34,8 @@ import { cancelRunsOfDeletedWorkflow, runOperations } from './runs/router.ts';
 import { triggerOperations } from './hooks/router.ts';
 import { callbackOperations } from './hooks/callbackRouter.ts';
 import { httpMetrics, metricsRouter } from './ops/metrics.ts';
-import { opsPagePaths, opsPagesRouter } from './ops/pages.ts';
+import { computeMetrics } from './runs/compute/metrics.ts';
+import { landingPagePaths, landingPagesRouter } from './console/pages/landing.ts';
 import { principalLease } from './shared/principalLease.ts';
 
 export const specPath = fileURLToPath(new URL('../openapi.yaml', import.meta.url));
@@ -155,7 +156,7 @@ export function createApp(ctx: AppContext): express.Express {
   app.use(httpLogger(ctx.logger));
   // Server-rendered pages are not part of the API contract: the validator leaves them alone.
   const pagePaths = new RegExp(`${platformPagePaths.source}|${oauthPagePaths.source}`);
-  const isPage = (req: express.Request) => pagePaths.test(req.path) || opsPagePaths.test(req.path);
+  const isPage = (req: express.Request) => pagePaths.test(req.path) || landingPagePaths.test(req.path);
   app.use(securityHeaders(ctx.config.BASE_URL.startsWith('https:'), isPage));
   // An API GET skips the body parsers in one step.
   app.use(
@@ -168,7 +169,7 @@ export function createApp(ctx: AppContext): express.Express {
   app.use(cookieParser());
 
   // Landing page, API reference, the spec and /metrics: outside the contract (not API operations).
-  app.use(opsPagesRouter(ctx, specPath), metricsRouter(ctx));
+  app.use(landingPagesRouter(ctx, specPath), metricsRouter(ctx, [computeMetrics()]));
 
   app.use(methodRules(specPath));
   app.use(

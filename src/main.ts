@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { DEMO, seedDemo, type DemoSeed } from './accounts/seed.ts';
 import { anyUserExists } from './accounts/users.ts';
-import { startRunMachinery } from './runs/machinery.ts';
+import { startRunMachinery } from './machinery.ts';
 import { setPasswordHashCost } from './shared/crypto.ts';
 
 const FIRST_OWNER_HINT = 'npm run -s admin -- user create --login LOGIN --password PASSWORD --name NAME';

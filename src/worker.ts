@@ -5,7 +5,7 @@ import { loadConfigOrExit, orExit, stopGracefully } from './lifecycle.ts';
 import { loadWorkerConfig } from './config.ts';
 import { openDatabase, resolveQueueUrl } from './db/connect.ts';
 import { createLogger } from './http/logger.ts';
-import { startRunMachinery } from './runs/machinery.ts';
+import { startRunMachinery } from './machinery.ts';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(loadWorkerConfig);

@@ -2,6 +2,9 @@
 // and a row per delivery attempt.
 import type { Knex } from 'knex';
 
+/** The sealed secret opens only in its own row (sealing.ts binds it to this context). */
+export const secretContext = (callbackId: string) => `workflow_callbacks.secret:${callbackId}`;
+
 export interface CallbackRow {
   id: string;
   workflow_id: string;

@@ -11,6 +11,8 @@ import { getWorkflow } from '../workflows/service.ts';
 import { callbackNotFound, callbackUrlRefused, hookLimitReached } from './errors.ts';
 import { newCallbackSecret } from './signing.ts';
 import * as store from './callbacks.store.ts';
+import { secretContext } from './callbacks.store.ts';
+import { resumeDeliveries } from './deliveries.ts';
 import type { AttemptRow, CallbackRow } from './callbacks.store.ts';
 
 export type Callback = components['schemas']['Callback'];
@@ -22,9 +24,6 @@ export type CallbackContext = Pick<AppContext, 'db' | 'config' | 'now' | 'sealer
 
 /** As trigger URLs: a workflow has few (Svix bounds endpoints per application too). */
 export const MAX_CALLBACKS_PER_WORKFLOW = 10;
-
-/** The sealed secret opens only in its own row (sealing.ts binds it to this context). */
-export const secretContext = (callbackId: string) => `workflow_callbacks.secret:${callbackId}`;
 
 function toCallback(row: CallbackRow): Callback {
   return {
@@ -146,7 +145,9 @@ export async function enableCallback(
   if (!before) throw callbackNotFound(callbackId);
   if (before.status !== 'active') {
     if (!(await store.enableCallback(ctx.db, workflowId, callbackId))) throw callbackNotFound(callbackId);
-    await ctx.runs?.callbacks.resume(callbackId);
+    // Its held-back messages go on the run queue's pg-boss, where the deliveries work.
+    const boss = ctx.runs?.queue.boss;
+    if (boss) await resumeDeliveries(ctx, boss, callbackId);
   }
   const after = await store.findCallbackOfWorkflow(ctx.db, workflowId, callbackId);
   if (!after) throw callbackNotFound(callbackId);

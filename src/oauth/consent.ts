@@ -1,5 +1,5 @@
-import { html, type Html } from '../console/html.ts';
-import { layout } from '../console/views/layout.ts';
+import { html, type Html } from '../html/html.ts';
+import { layout } from '../html/layout.ts';
 import type { AuthorizeRequest } from './authorize.ts';
 import { SCOPES, isScope, splitScope } from './scopes.ts';
 

@@ -4,7 +4,7 @@ import { invalidClient, twoClientCredentials } from '../shared/errors.ts';
 import { hashToken } from '../shared/crypto.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { looksLikeJwt } from '../open/proxyTokenAuth.ts';
-import { revokeProxyToken } from '../open/proxyTokenRevocation.ts';
+import { revokeProxyToken } from './proxyTokenRevocation.ts';
 import { clientCredentials } from './clientAuth.ts';
 import { lookupOrder } from './revocationHint.ts';
 import { authenticateClient } from './clients.ts';

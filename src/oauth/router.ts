@@ -5,7 +5,7 @@ import { htmlPages, oauthJson, type ErrorSurface } from '../http/errorDialects.t
 import type { Operations } from '../http/operations.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { AuthorizePageError, AuthorizeRedirectError, OAuthError, tokenRateLimited } from '../shared/errors.ts';
-import { errorPage } from '../console/views/errorPage.ts';
+import { errorPage } from '../html/errorPage.ts';
 import { authTimeOf, csrfToken, sessionMiddleware } from '../accounts/session.ts';
 import { redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './authorize.ts';
 import { authorizeErrorPage, consentPage } from './consent.ts';

@@ -6,7 +6,6 @@ import express from 'express';
 import type { Knex } from 'knex';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppContext } from '../context.ts';
-import { computeStats, paceStats } from '../runs/compute/budget.ts';
 import { safeEqual } from '../shared/crypto.ts';
 
 const processRegistry = new Registry();
@@ -33,40 +32,6 @@ const runsFinished = new Histogram({
   labelNames: ['status'] as const,
   buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
   registers: [processRegistry],
-});
-
-// What runs compute (src/runs/compute/): read from this process's compute pools when scraped.
-new Gauge({
-  name: 'workflow_compute_calls',
-  help: "Computations (template renderings) in this process's compute pool: waiting for a compute process, or running",
-  labelNames: ['state'] as const,
-  registers: [processRegistry],
-  collect() {
-    const stats = computeStats();
-    this.set({ state: 'waiting' }, stats.waiting);
-    this.set({ state: 'running' }, stats.running);
-  },
-});
-
-new Counter({
-  name: 'workflow_compute_limits_total',
-  help: 'Computations failed by a budget: time (COMPUTE_TIME_LIMIT_MS), memory (COMPUTE_HEAP_MB), too_large (NODE_TEXT_MAX_CHARS), run_time (RUN_COMPUTE_MAX_MS)',
-  labelNames: ['kind'] as const,
-  registers: [processRegistry],
-  collect() {
-    this.reset();
-    for (const [kind, n] of Object.entries(computeStats().limits)) this.inc({ kind }, n);
-  },
-});
-
-new Counter({
-  name: 'workflow_steps_paced_total',
-  help: "Node executions that waited for their user's turn (USER_STEPS_PER_SECOND) in this process",
-  registers: [processRegistry],
-  collect() {
-    this.reset();
-    this.inc(paceStats().paced);
-  },
 });
 
 /** Counts one answer of the token endpoint, under its grant's label (the grant registry's, src/oauth/grants/registry.ts). */
@@ -161,9 +126,11 @@ function storeRegistry(db: Knex): Registry {
 /**
  * GET /metrics in the Prometheus text format, for a scraper that sends
  * `Authorization: Bearer $METRICS_TOKEN`. Without METRICS_TOKEN the endpoint does not exist (404):
- * metrics reveal traffic and should not be public by default.
+ * metrics reveal traffic and should not be public by default. `domainRegistries` are read with
+ * this process's own (the run machinery's compute pools): the assembly hands them in, so this
+ * module imports no domain and every domain can count into it.
  */
-export function metricsRouter(ctx: AppContext): Router {
+export function metricsRouter(ctx: AppContext, domainRegistries: Registry[] = []): Router {
   const router = express.Router();
   const token = ctx.config.METRICS_TOKEN;
   if (!token) return router;
@@ -179,7 +146,7 @@ export function metricsRouter(ctx: AppContext): Router {
       return;
     }
     try {
-      const merged = Registry.merge([processRegistry, store]);
+      const merged = Registry.merge([processRegistry, store, ...domainRegistries]);
       res
         .set('Cache-Control', 'no-store')
         .type(merged.contentType)

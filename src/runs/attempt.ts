@@ -10,16 +10,18 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { EventLog } from './eventLog.ts';
-import type { ExecutionHooks, StepReport, WorkflowNode } from './executor.ts';
+import type { ExecutionHooks, StepReport } from './executor.ts';
 import { RunFailure } from '../shared/errors.ts';
 import type { ModelRouter } from './providers/index.ts';
 import type { RunsStore } from './runsStore.ts';
 import { runEndEvents, type GraphSnapshot } from './service.ts';
 import { ERROR_CASE } from '../nodes/errorRoutes.ts';
 import { stepOf } from './steps/index.ts';
-import { logText, STEP_LOG_DELAY_MS, StepLog } from './stepLog.ts';
+import { STEP_LOG_DELAY_MS, StepLog } from './stepLog.ts';
+import { StepRecord } from './stepRecord.ts';
 import { StoreUnavailable, type Retried } from './storeRetry.ts';
-import type { DeliveryFailure, RunJobContext } from './queue.ts';
+import type { RunJobContext } from './queue.ts';
+import { abandonedRunError } from './failures.ts';
 import { findRun, runStatusAndAttempt, TERMINAL } from './store.ts';
 import type { EndingAttempt, FinalEvents, KeptStep, NewStepRow, RunEnd, RunRow } from './store.ts';
 
@@ -81,8 +83,8 @@ export class Attempt {
   private readonly startedAt: number;
   private readonly steps: StepLog;
   private readonly events: EventLog;
-  private readonly inputCut = new Map<string, boolean>();
-  private readonly usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  /** Each node's log entry and events, and the run's usage. */
+  private readonly record: StepRecord;
   private readonly deps: AttemptDeps;
 
   constructor(deps: AttemptDeps, { run, claimed, kept = [] }: Held) {
@@ -91,7 +93,6 @@ export class Attempt {
     this.snapshot = JSON.parse(run.graph) as GraphSnapshot;
     this.inputs = JSON.parse(run.inputs) as Record<string, unknown>;
     this.startedAt = run.started_at ?? deps.now();
-    for (const step of kept) this.keep(step);
     this.resuming = kept.length > 0;
     if (claimed) this.claiming = Promise.resolve(true);
     else this.claimTimer = setTimeout(() => void this.mine(), STEP_LOG_DELAY_MS);
@@ -116,12 +117,14 @@ export class Attempt {
       run.attempts === 1 ? 0 : undefined,
       { max, exceeded },
     );
+    this.record = new StepRecord(run.id, this.steps, this.events, deps.now);
+    for (const step of kept) this.keep(step);
     this.events.add('run.status', { status: 'running' });
   }
 
   /** A step an earlier attempt finished: logged already, its usage counts toward the run's. */
   private keep(step: KeptStep): void {
-    this.inputCut.set(step.node_id, false);
+    this.record.inputCut.set(step.node_id, false);
     if (step.status === 'skipped') this.keptSkipped.add(step.node_id);
     else if (step.status !== 'completed') this.resumed.set(step.node_id, '');
     // A value that is not a string was logged as its JSON, whole (a cut output is not kept).
@@ -132,14 +135,7 @@ export class Attempt {
           ? (JSON.parse(step.output_preview) as unknown)
           : (step.output_preview ?? ''),
       );
-    if (step.usage) this.addUsage(JSON.parse(step.usage) as StepReport['usage']);
-  }
-
-  private addUsage(usage: StepReport['usage']): void {
-    if (!usage) return;
-    this.usage.prompt_tokens += usage.prompt_tokens;
-    this.usage.completion_tokens += usage.completion_tokens;
-    this.usage.total_tokens += usage.total_tokens;
+    if (step.usage) this.record.addUsage(JSON.parse(step.usage) as StepReport['usage']);
   }
 
   get attempt(): number {
@@ -196,7 +192,7 @@ export class Attempt {
   /** The execution's hooks: each node's log entry and events, and the check between nodes. */
   hooks(): ExecutionHooks {
     return {
-      onStepStart: (node, input) => this.stepStarted(node, input),
+      onStepStart: (node, input) => this.record.started(node, input),
       onStepDelta: (node, text) => this.events.add('node.delta', { node_id: node.id, text }),
       onStepRetry: (node, attempt, error) =>
         this.events.add('node.retry', {
@@ -204,10 +200,10 @@ export class Attempt {
           attempt,
           error: { code: error.kind, message: error.message },
         }),
-      onStepEnd: (report) => this.stepEnded(report),
+      onStepEnd: (report) => this.record.ended(report),
       onMapProgress: (node, progress) =>
         this.events.add('node.progress', { node_id: node.id, node_type: node.type, ...progress }),
-      onStepSkipped: (node) => (this.keptSkipped.has(node.id) ? undefined : this.logUnstarted(node, 'skipped')),
+      onStepSkipped: (node) => (this.keptSkipped.has(node.id) ? undefined : this.record.unstarted(node, 'skipped')),
       shouldContinue: () => this.shouldContinue(),
     };
   }
@@ -231,80 +227,6 @@ export class Attempt {
     }
   }
 
-  private stepStarted(node: WorkflowNode, input: string): void {
-    const logged = logText(input);
-    this.inputCut.set(node.id, logged.cut);
-    const startedAt = this.deps.now();
-    this.events.add('node.started', {
-      node_id: node.id,
-      node_type: node.type,
-      started_at: new Date(startedAt).toISOString(),
-    });
-    this.steps.start({
-      ...this.unstarted(node, 'running'),
-      started_at: startedAt,
-      input_preview: logged.text,
-      truncated: logged.cut,
-    });
-  }
-
-  private stepEnded(report: StepReport): void {
-    const logged = logText(report.output);
-    this.addUsage(report.usage);
-    const finishedAt = this.deps.now();
-    this.events.add('node.finished', {
-      node_id: report.nodeId,
-      node_type: report.nodeType,
-      status: report.status,
-      finished_at: new Date(finishedAt).toISOString(),
-      output: logged.text,
-      ...(report.outputIsJson && !logged.cut && report.output !== null
-        ? { output_value: JSON.parse(report.output) as unknown }
-        : {}),
-      usage: report.usage,
-      error: report.error ? report.error.toJSON() : null,
-    });
-    this.steps.end(report.nodeId, {
-      status: report.status,
-      finished_at: finishedAt,
-      output_preview: logged.text,
-      output_json: report.outputIsJson ?? false,
-      truncated: logged.cut || (this.inputCut.get(report.nodeId) ?? false),
-      usage: report.usage ? JSON.stringify(report.usage) : null,
-      error: report.error ? JSON.stringify(report.error.toJSON()) : null,
-      attempts: report.attempts,
-    });
-  }
-
-  /** A node without a start: skipped (a branch not taken) or, once the run ends, never started. */
-  private logUnstarted(node: WorkflowNode, status: 'skipped' | 'not_started'): void {
-    this.inputCut.set(node.id, false);
-    this.events.add('node.finished', {
-      node_id: node.id,
-      node_type: node.type,
-      status,
-      finished_at: null,
-      output: null,
-      usage: null,
-      error: null,
-    });
-    this.steps.start(this.unstarted(node, status));
-  }
-
-  private unstarted(node: WorkflowNode, status: string): NewStepRow {
-    const none = {
-      started_at: null,
-      finished_at: null,
-      input_preview: null,
-      output_preview: null,
-      output_json: false,
-      usage: null,
-      error: null,
-      attempts: null,
-    };
-    return { run_id: this.run.id, node_id: node.id, node_type: node.type, status, ...none, truncated: false };
-  }
-
   /**
    * Ends the run as `outcome` says, once the log and the stream are complete: the writes under way
    * are done, and what is left (the unwritten steps, the nodes that never started, the end events)
@@ -313,7 +235,8 @@ export class Attempt {
    * store stayed away (StoreUnavailable) or the claim failed: the job is then retried.
    */
   async finish(outcome: Outcome): Promise<AttemptEnd> {
-    for (const node of this.snapshot.nodes) if (!this.inputCut.has(node.id)) this.logUnstarted(node, 'not_started');
+    for (const node of this.snapshot.nodes)
+      if (!this.record.inputCut.has(node.id)) this.record.unstarted(node, 'not_started');
     let end: Outcome = outcome;
     const [stepsClosed, eventsClosed] = await Promise.allSettled([this.steps.close(), this.events.close()]);
     for (const closed of [stepsClosed, eventsClosed]) {
@@ -357,7 +280,7 @@ export class Attempt {
   ): Promise<AttemptEnd> {
     const end: RunEnd = {
       ...outcome,
-      usage: JSON.stringify(this.usage),
+      usage: JSON.stringify(this.record.usage),
       finished_at: finishedAt,
       duration_ms: Math.max(0, finishedAt - this.startedAt),
     };
@@ -406,17 +329,6 @@ export class Attempt {
   }
 }
 
-/** The error of a run given up without a live attempt, by the true cause of its last failed delivery. */
-export function abandonedRunError(cause: DeliveryFailure, deliveries?: number): string {
-  const message =
-    cause === 'store_unavailable'
-      ? 'The database stayed unreachable through every retry of this run; it was given up.'
-      : deliveries
-        ? `The worker running this run stopped responding ${deliveries} times; the run was not retried again.`
-        : 'The worker running this run stopped and the run was not retried.';
-  return JSON.stringify(new RunFailure(cause, message));
-}
-
 /**
  * The run as this job's attempt will hold it, claimed or only held, or null to ack the job and
  * stop. `known`: the run as this process stored it, for a first delivery (its graph and inputs
@@ -463,7 +375,7 @@ export async function beginAttempt(
 }
 
 /**
- * The run's llm_call nodes that go on past their failure (`on_error: continue`): such a failed step
+ * The run's nodes that go on past their failure (their step's `failureIsFinal`): such a failed step
  * is finished. Not those whose failure gives a value (`default`, or their error down `case: error`
  * edges): the log keeps no output of a failed step, so they run again.
  */

@@ -1,10 +1,12 @@
 // Why a node failed, as the run's error (executor.ts): its own failure, a budget it broke, a
-// provider's answer, or the run's stop (a cancel, the time limit, another node's failure).
+// provider's answer, or the run's stop (a cancel, the time limit, another node's failure); and why
+// a run was given up with no attempt left to end it (attempt.ts, runner.ts's sweep).
 import type { components } from '../../generated/api.d.ts';
 import { RunFailure, type RunErrorCode } from '../shared/errors.ts';
 import { FunctionError } from './compute/functions.ts';
 import { ComputeLimitError } from './compute/pool.ts';
 import { ModelUnavailableError, ProviderError } from './providers/index.ts';
+import type { DeliveryFailure } from './queue.ts';
 
 type WorkflowNode = components['schemas']['WorkflowNode'];
 
@@ -25,4 +27,15 @@ export function toFailure(err: unknown, node: WorkflowNode, signal: AbortSignal)
   }
   if (err instanceof ProviderError) return new RunFailure(err.kind, err.message, node.id);
   return new RunFailure('provider_error', (err as Error).message, node.id);
+}
+
+/** The error of a run given up without a live attempt, by the true cause of its last failed delivery. */
+export function abandonedRunError(cause: DeliveryFailure, deliveries?: number): string {
+  const message =
+    cause === 'store_unavailable'
+      ? 'The database stayed unreachable through every retry of this run; it was given up.'
+      : deliveries
+        ? `The worker running this run stopped responding ${deliveries} times; the run was not retried again.`
+        : 'The worker running this run stopped and the run was not retried.';
+  return JSON.stringify(new RunFailure(cause, message));
 }

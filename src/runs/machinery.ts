@@ -1,22 +1,14 @@
-// Assembles the run machinery a process needs: the pg-boss queue, the model router and, when the
-// process executes runs (the API by default, `npm run worker`), the worker. Used by main.ts,
-// worker.ts and the test server, so all three run the same thing.
+// The run machinery a process needs: the pg-boss queue, the model router and, when the process
+// executes runs (the API by default, `npm run worker`), the worker with its sweeps. What other
+// domains run beside the worker (run-ended callbacks, schedules' ticks) comes in as companions
+// from the assembly (src/machinery.ts), so runs/ imports none of them.
 import type { Config } from '../config.ts';
 import { demoProvider } from './providers/demo.ts';
 import { createModelRouter, type ModelRouter } from './providers/index.ts';
-import { startRunQueue, type RunQueue } from './queue.ts';
+import type { RunQueue } from './queue.ts';
 import { purgeDeletedWorkflows } from '../workflows/service.ts';
-import { sharedRateLimiter, type SharedRateLimiter } from '../http/sharedRateLimiter.ts';
-import { startScheduleTicks } from '../schedules/ticks.ts';
 import { createRunner, sweepStuckRuns, SWEEP_INTERVAL_MS, type Runner, type RunnerContext } from './runner.ts';
 import type { RunRow } from './store.ts';
-import {
-  announcingCallbacks,
-  startCallbackDeliveries,
-  type CallbackDeliveries,
-  type CallbackRetry,
-  type DeliveryContext,
-} from '../hooks/deliveries.ts';
 import { listenForRunEnds, type RunEndListener } from './waiting.ts';
 import { SharedRunEvents } from './sharedEvents.ts';
 import { StreamSlots } from './streamSlots.ts';
@@ -46,8 +38,6 @@ export interface RunMachinery {
    * without reading it back.
    */
   listenForRunEnds(): Promise<RunEndListener>;
-  /** Run-ended callbacks' deliveries (a re-enabled callback's held-back messages are queued through it). */
-  callbacks: CallbackDeliveries;
   /** The run event streams open on this process: their bounds, and their end when it stops. */
   streams: StreamSlots;
   /** The `Prefer: wait` requests held on this process, bounded per key and per user. */
@@ -57,6 +47,21 @@ export interface RunMachinery {
   /** Starts executing runs in this process (once). */
   startWorker(options?: { concurrency?: number }): Promise<void>;
   stop(): Promise<void>;
+}
+
+/**
+ * Another domain's work that lives with this process's worker (run-ended callbacks' deliveries,
+ * schedules' ticks): started after the worker, swept with it, stopped before the queue.
+ */
+export interface WorkerCompanion {
+  /** Names it in the log when its sweep fails ("callback sweep failed"). */
+  name: string;
+  /** Starts it in this process, once the worker takes runs. */
+  start?(machinery: RunMachinery): Promise<void>;
+  /** Runs at each of the worker's sweeps (SWEEP_INTERVAL_MS). */
+  sweep?(): Promise<void>;
+  /** Stops it when the machinery stops, whether or not the worker started. */
+  stop?(): Promise<void>;
 }
 
 export function modelRouterFor(config: Config): ModelRouter {
@@ -73,32 +78,22 @@ export function modelRouterFor(config: Config): ModelRouter {
 }
 
 /**
- * `ctx.sealer` opens the callbacks' signing secrets (a process without it queues their deliveries
- * but makes none); `callbackRetry` replaces their retry policy (tests).
+ * The run machinery over `queue` (started by the assembly, which may wrap it: every run end is
+ * announced through it), with `companions` beside the worker.
  */
-export async function startRunMachinery(
-  ctx: RunnerContext & Pick<DeliveryContext, 'sealer'>,
-  options: { queueUrl: string; worker: boolean; monitorIntervalSeconds?: number; callbackRetry?: CallbackRetry },
+export async function createRunMachinery(
+  ctx: RunnerContext,
+  queue: RunQueue,
+  companions: readonly WorkerCompanion[],
+  options: { worker: boolean },
 ): Promise<RunMachinery> {
   const { config, logger } = ctx;
-  const runQueue = await startRunQueue({
-    url: options.queueUrl,
-    logger,
-    runTimeoutSeconds: config.RUN_TIMEOUT_SECONDS,
-    cronMonitorIntervalSeconds: config.SCHEDULE_CHECK_INTERVAL_SECONDS,
-    ...(options.monitorIntervalSeconds ? { monitorIntervalSeconds: options.monitorIntervalSeconds } : {}),
-  });
-  const callbacks = await startCallbackDeliveries(ctx, runQueue.boss, options.callbackRetry);
-  // Every run end is announced through the queue (worker, cancel, sweep): there its callbacks are queued.
-  const queue = announcingCallbacks(runQueue, callbacks, ctx);
   const models = modelRouterFor(config);
   let sweeper: NodeJS.Timeout | undefined;
-  let tickStarts: SharedRateLimiter | undefined;
   const machinery: RunMachinery = {
     queue,
     models,
     runner: undefined,
-    callbacks,
     streams: new StreamSlots({ perKey: config.EVENT_STREAMS_PER_KEY, perUser: config.EVENT_STREAMS_PER_USER }),
     waits: new WaitSlots({ perKey: config.WAITS_PER_KEY, perUser: config.WAITS_PER_USER }),
     events: new SharedRunEvents(ctx.db, queue),
@@ -119,13 +114,13 @@ export async function startRunMachinery(
       // One user's runs hold at most their share of the slots: another user's run always finds one.
       const userSlots = config.USER_MAX_WORKER_SLOTS || Math.ceil(slots / 2);
       await queue.work((runId, job) => runner.handle(runId, job), { concurrency: slots, userSlots });
-      if (ctx.sealer) await callbacks.work();
       const retentionMs = config.DELETED_WORKFLOW_RETENTION_SECONDS * 1000;
       let runsPurgedAt = ctx.now();
       let purgingRuns = false;
       sweeper = setInterval(() => {
         sweepStuckRuns(ctx, queue).catch((err: unknown) => logger.warn({ err }, 'stuck-run sweep failed'));
-        callbacks.sweep().catch((err: unknown) => logger.warn({ err }, 'callback sweep failed'));
+        for (const companion of companions)
+          companion.sweep?.().catch((err: unknown) => logger.warn({ err }, `${companion.name} sweep failed`));
         // Deleted workflows past their retention are gone: remove them and their runs for good.
         purgeDeletedWorkflows(ctx, retentionMs).catch((err: unknown) => logger.warn({ err }, 'workflow purge failed'));
         // Finished runs past RUN_RETENTION_DAYS or their user's USER_MAX_STORED_RUNS (retention.ts), once a minute, one pass at a time.
@@ -138,16 +133,12 @@ export async function startRunMachinery(
         }
       }, SWEEP_INTERVAL_MS);
       sweeper.unref();
-      // Schedules' ticks start runs here, counted against their owners' quotas with the API's
-      // starts (the same shared counter: USER_RUNS_PER_MINUTE).
-      tickStarts = sharedRateLimiter(ctx.db, logger, 'runs:', config.USER_RUNS_PER_MINUTE);
-      await startScheduleTicks({ ...ctx, runs: machinery }, tickStarts);
+      for (const companion of companions) await companion.start?.(machinery);
     },
     async stop() {
       machinery.streams.endAll();
       clearInterval(sweeper);
-      tickStarts?.stop();
-      await callbacks.stop();
+      for (const companion of [...companions].reverse()) await companion.stop?.();
       await queue.stop();
     },
   };

@@ -226,6 +226,32 @@ function jobContext(job: JobWithMetadata<{ runId: string }>): RunJobContext {
   };
 }
 
+/** The state of a run's jobs: whether one is live, and the cause of the last that failed. */
+async function jobStateOf(boss: PgBoss, runId: string): Promise<RunJobState> {
+  const jobs = await boss.findJobs(RUN_QUEUE, { key: runId });
+  const live = jobs.some((j) => j.state === 'created' || j.state === 'retry' || j.state === 'active');
+  const failed = jobs.filter((j) => j.state === 'failed').sort((a, b) => +(b.completedOn ?? 0) - +(a.completedOn ?? 0));
+  return { live, lastFailure: failed.length ? failureOf(failed[0]!.output) : null };
+}
+
+/** LISTENs on the channel the run queue's inserts NOTIFY on, waking a worker per new job; undefined when it cannot. */
+async function listenForNewJobs(
+  db: QueueDb,
+  wake: ReturnType<typeof workerWaker>,
+  logger: Logger,
+): Promise<{ close(): Promise<void> } | undefined> {
+  try {
+    return await db.listen(
+      JOB_CHANNEL,
+      (queue) => queue === RUN_QUEUE && wake.one(),
+      () => wake.all(),
+    );
+  } catch (err) {
+    logger.warn({ err }, `run queue: LISTEN failed; new runs wait for the ${POLLING_INTERVAL_SECONDS} s poll`);
+    return undefined;
+  }
+}
+
 /**
  * The pg-boss queue that carries run ids to workers. A new job wakes one worker at once by
  * LISTEN/NOTIFY, so a run starts in milliseconds; heartbeats let pg-boss notice a dead worker
@@ -278,28 +304,9 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
       await boss.work(RUN_QUEUE, work, async ([job]: JobWithMetadata<{ runId: string }>[]) => {
         if (job) await handler(job.data.runId, jobContext(job));
       });
-      if (listener) return;
-      try {
-        listener = await db.listen(
-          JOB_CHANNEL,
-          (queue) => queue === RUN_QUEUE && wake.one(),
-          () => wake.all(),
-        );
-      } catch (err) {
-        options.logger.warn(
-          { err },
-          `run queue: LISTEN failed; new runs wait for the ${POLLING_INTERVAL_SECONDS} s poll`,
-        );
-      }
+      listener ??= await listenForNewJobs(db, wake, options.logger);
     },
-    async jobState(runId) {
-      const jobs = await boss.findJobs(RUN_QUEUE, { key: runId });
-      const live = jobs.some((j) => j.state === 'created' || j.state === 'retry' || j.state === 'active');
-      const failed = jobs
-        .filter((j) => j.state === 'failed')
-        .sort((a, b) => +(b.completedOn ?? 0) - +(a.completedOn ?? 0));
-      return { live, lastFailure: failed.length ? failureOf(failed[0]!.output) : null };
-    },
+    jobState: (runId) => jobStateOf(boss, runId),
     async health() {
       await db.executeSql('select 1');
     },

@@ -3,7 +3,9 @@
 // end it; it watches the runs this process executes for a cancel made elsewhere, and sweeps the
 // runs no attempt will end.
 import type { AppContext } from '../context.ts';
-import { abandonedRunError, Attempt, beginAttempt, type AttemptDeps, type Outcome } from './attempt.ts';
+import { Attempt, beginAttempt, type AttemptDeps, type Outcome } from './attempt.ts';
+import { abandonedRunError } from './failures.ts';
+import { watchForCancels, type CancelWatch } from './cancelWatch.ts';
 import { executeGraph, type ExecuteOptions } from './executor.ts';
 import { httpNodeDeps } from './httpNodeDeps.ts';
 import { RunFailure } from '../shared/errors.ts';
@@ -18,9 +20,6 @@ import { STORE_OUTAGE_BUDGET_MS, StoreUnavailable, withStore } from './storeRetr
 import * as store from './store.ts';
 import { observeRunFinished } from '../ops/metrics.ts';
 import type { NewStepRow, RunRow } from './store.ts';
-
-/** How often a worker reads the state of the runs it executes, to notice another process's cancel. */
-const STATUS_POLL_MS = 1000;
 
 /** How an attempt executes its graph: its stop, hooks, budgets, resumed steps and the workflows it may call. */
 function executionOptions(ctx: RunnerContext, attempt: Attempt): ExecuteOptions {
@@ -94,6 +93,67 @@ function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
   if (map.size > max) map.delete(map.keys().next().value!);
 }
 
+/** Keeps the run this worker just ended, with its whole log, unless it is large (for `endedHere`). */
+function keepEnded(endedHere: Map<string, EndedRun>, ended: RunRow, steps: readonly NewStepRow[]): void {
+  const size =
+    ended.graph.length +
+    ended.inputs.length +
+    (ended.output?.length ?? 0) +
+    steps.reduce((n, s) => n + (s.input_preview?.length ?? 0) + (s.output_preview?.length ?? 0), 0);
+  if (size > KEPT_RUN_MAX_CHARS) return;
+  const detail = { ...toRun(ended), logs: steps.map((step) => toRunStep({ id: 0, ...step })) };
+  remember(endedHere, ended.id, { userId: ended.user_id, workflowId: ended.workflow_id, detail }, ENDED_HERE_MAX_RUNS);
+}
+
+/** Executes the attempt's graph until it ends, fails, or is stopped: the run's outcome. Throws when the attempt was taken away. */
+async function execute(
+  ctx: RunnerContext,
+  models: ModelRouter,
+  executing: CancelWatch,
+  attempt: Attempt,
+  job: RunJobContext,
+): Promise<Outcome> {
+  const { controller } = attempt;
+  const timer = setTimeout(
+    () =>
+      controller.abort(
+        new RunFailure(
+          'timeout',
+          `The run took longer than ${ctx.config.RUN_TIMEOUT_SECONDS} s (RUN_TIMEOUT_SECONDS).`,
+        ),
+      ),
+    ctx.config.RUN_TIMEOUT_SECONDS * 1000,
+  );
+  const onJobAbort = () => controller.abort(new Interrupted('the job was taken away from this worker'));
+  job.signal.addEventListener('abort', onJobAbort, { once: true });
+  executing.watch(attempt);
+  try {
+    const { output } = await executeGraph(
+      attempt.snapshot,
+      attempt.inputs,
+      attempt.models(models),
+      executionOptions(ctx, attempt),
+    );
+    return { status: 'completed', output: JSON.stringify(output), error: null };
+  } catch (err) {
+    if (controller.signal.reason instanceof Interrupted || controller.signal.reason instanceof StoreUnavailable) {
+      attempt.discard();
+      throw controller.signal.reason;
+    }
+    const failure = err instanceof RunFailure ? err : new RunFailure('internal_error', (err as Error).message);
+    return {
+      status: failure.code === 'cancelled' ? 'cancelled' : 'failed',
+      output: null,
+      error: JSON.stringify(failure.toJSON()),
+    };
+  } finally {
+    clearTimeout(timer);
+    attempt.stop();
+    executing.unwatch(attempt);
+    job.signal.removeEventListener('abort', onJobAbort);
+  }
+}
+
 /** A worker's runner; `announcer` (the queue) tells other processes of its runs' ends and events. */
 export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?: RunAnnouncer): Runner {
   const announceEnded = announcer ? quietly(ctx, 'run end', (id) => announcer.announceRunEnded(id)) : () => {};
@@ -110,66 +170,6 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
   const executing = watchForCancels(ctx);
   const handedOver = new Map<string, RunRow>();
   const endedHere = new Map<string, EndedRun>();
-  /** Keeps the run this worker just ended, with its whole log, unless it is large. */
-  const rememberEnded = (ended: RunRow, steps: readonly NewStepRow[]) => {
-    const size =
-      ended.graph.length +
-      ended.inputs.length +
-      (ended.output?.length ?? 0) +
-      steps.reduce((n, s) => n + (s.input_preview?.length ?? 0) + (s.output_preview?.length ?? 0), 0);
-    if (size > KEPT_RUN_MAX_CHARS) return;
-    const detail = { ...toRun(ended), logs: steps.map((step) => toRunStep({ id: 0, ...step })) };
-    remember(
-      endedHere,
-      ended.id,
-      { userId: ended.user_id, workflowId: ended.workflow_id, detail },
-      ENDED_HERE_MAX_RUNS,
-    );
-  };
-
-  /** Executes the attempt's graph until it ends, fails, or is stopped: the run's outcome. Throws when the attempt was taken away. */
-  async function execute(attempt: Attempt, job: RunJobContext): Promise<Outcome> {
-    const { controller } = attempt;
-    const timer = setTimeout(
-      () =>
-        controller.abort(
-          new RunFailure(
-            'timeout',
-            `The run took longer than ${ctx.config.RUN_TIMEOUT_SECONDS} s (RUN_TIMEOUT_SECONDS).`,
-          ),
-        ),
-      ctx.config.RUN_TIMEOUT_SECONDS * 1000,
-    );
-    const onJobAbort = () => controller.abort(new Interrupted('the job was taken away from this worker'));
-    job.signal.addEventListener('abort', onJobAbort, { once: true });
-    executing.watch(attempt);
-    try {
-      const { output } = await executeGraph(
-        attempt.snapshot,
-        attempt.inputs,
-        attempt.models(models),
-        executionOptions(ctx, attempt),
-      );
-      return { status: 'completed', output: JSON.stringify(output), error: null };
-    } catch (err) {
-      if (controller.signal.reason instanceof Interrupted || controller.signal.reason instanceof StoreUnavailable) {
-        attempt.discard();
-        throw controller.signal.reason;
-      }
-      const failure = err instanceof RunFailure ? err : new RunFailure('internal_error', (err as Error).message);
-      return {
-        status: failure.code === 'cancelled' ? 'cancelled' : 'failed',
-        output: null,
-        error: JSON.stringify(failure.toJSON()),
-      };
-    } finally {
-      clearTimeout(timer);
-      attempt.stop();
-      executing.unwatch(attempt);
-      job.signal.removeEventListener('abort', onJobAbort);
-    }
-  }
-
   return {
     async handle(runId, job) {
       const known = handedOver.get(runId);
@@ -177,10 +177,10 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
       const held = await beginAttempt(deps, runId, job, known, announceEnded);
       if (held === null) return;
       const attempt = new Attempt(deps, held);
-      const outcome = await execute(attempt, job);
+      const outcome = await execute(ctx, models, executing, attempt, job);
       const end = await attempt.finish(outcome);
       if (end.finished) {
-        if (end.log) rememberEnded(end.ended, end.log);
+        if (end.log) keepEnded(endedHere, end.ended, end.log);
         announceEnded(runId);
       }
       ctx.logger.info(
@@ -196,56 +196,6 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     expect(run) {
       if (run.graph.length + run.inputs.length <= KEPT_RUN_MAX_CHARS)
         remember(handedOver, run.id, run, HANDOVER_MAX_RUNS);
-    },
-  };
-}
-
-/**
- * The attempts this process executes, and one status poll for all of them: a cancel made by
- * another process is seen within a second, for a node waiting on a provider too, at one query a
- * second.
- */
-function watchForCancels(ctx: RunnerContext) {
-  const executing = new Map<string, Attempt>();
-  let poll: NodeJS.Timeout | undefined;
-  let polling = false;
-  const pollStates = async () => {
-    if (polling || !executing.size) return;
-    polling = true;
-    try {
-      const ids = [...executing.keys()];
-      const states = await store.runStatesOf(ctx.db, ids);
-      const at = performance.now();
-      for (const id of ids) {
-        const run = executing.get(id);
-        if (!run) continue;
-        const state = states.get(id);
-        if (state?.status === 'running' && state.attempts === run.attempt) run.confirmedAt = at;
-        else if (state?.status === 'queued' && state.attempts === run.attempt - 1)
-          continue; // held, not claimed yet
-        else run.controller.abort(new RunFailure('cancelled', 'The run was cancelled.'));
-      }
-    } catch (err) {
-      ctx.logger.warn({ err }, 'run status poll failed');
-    } finally {
-      polling = false;
-    }
-  };
-  return {
-    get: (runId: string) => executing.get(runId),
-    watch(attempt: Attempt) {
-      executing.set(attempt.run.id, attempt);
-      if (!poll) {
-        poll = setInterval(() => void pollStates(), STATUS_POLL_MS);
-        poll.unref();
-      }
-    },
-    unwatch(attempt: Attempt) {
-      executing.delete(attempt.run.id);
-      if (!executing.size) {
-        clearInterval(poll);
-        poll = undefined;
-      }
     },
   };
 }

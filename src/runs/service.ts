@@ -1,7 +1,6 @@
 // Rules of the runs API: inputs must match the workflow's text_input variables exactly, a run is
 // stored then enqueued (and failed clearly if the queue cannot take it), Idempotency-Key replays,
 // cancel, history. Execution itself is in runner.ts.
-import type { components } from '../../generated/api.d.ts';
 import { isUniqueViolation } from '../db/insert.ts';
 import {
   idempotencyConflict,
@@ -26,18 +25,35 @@ import {
 import { versionGraph } from '../workflows/versions.ts';
 import type { AppContext } from '../context.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
-import type { NewRunEvent } from './events.ts';
 import { insertRunWithinLimit } from './quotaBatches.ts';
 import { runsStore } from './runsStore.ts';
 import * as store from './store.ts';
-import type { RunRow, RunStepRow, StreamSoFar } from './store.ts';
-import { canonicalJson, isOfType, toText } from './values.ts';
+import type { RunRow } from './store.ts';
+import { canonicalJson, isOfType } from './values.ts';
 import { runInputOf } from '../nodes/registry.ts';
+import {
+  runEndEvents,
+  snapshotVersion,
+  toRun,
+  toRunStep,
+  type GraphSnapshot,
+  type PageMeta,
+  type Run,
+  type RunDetail,
+} from './runShapes.ts';
 
-export type Run = components['schemas']['Run'];
-export type RunDetail = components['schemas']['RunDetail'];
-export type RunStep = components['schemas']['RunStep'];
-export type PageMeta = components['schemas']['PageMeta'];
+export {
+  NO_USAGE,
+  runEndEvents,
+  toRun,
+  toRunStep,
+  type GraphSnapshot,
+  type PageMeta,
+  type Run,
+  type RunDetail,
+  type RunStep,
+} from './runShapes.ts';
+export { isTerminal, type RunRow } from './store.ts';
 
 /**
  * What starting and cancelling runs needs beyond the workflow services: the run machinery (the
@@ -50,13 +66,6 @@ type RunMachinery = NonNullable<AppContext['runs']>;
 /** Counts run starts per key against USER_RUNS_PER_MINUTE: null when allowed, else the seconds to wait. */
 export type RunStarts = Pick<SharedRateLimiter, 'hit'>;
 
-/** The graph snapshot stored with each run. */
-export interface GraphSnapshot {
-  version: number;
-  nodes: Workflow['nodes'];
-  edges: Workflow['edges'];
-}
-
 export const QUEUE_UNAVAILABLE = JSON.stringify(
   new RunFailure(
     'queue_unavailable',
@@ -64,109 +73,13 @@ export const QUEUE_UNAVAILABLE = JSON.stringify(
   ),
 );
 
-export const NO_USAGE = Object.freeze({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-/**
- * The workflow version a run's snapshot was taken at. The snapshot is written `{"version":N,...`
- * (startRun), so the version is read from its start; the whole graph (often large) is parsed
- * only if it does not start so.
- */
-function snapshotVersion(graph: string): number {
-  const start = /^\{"version":(\d+)[,}]/.exec(graph);
-  return start ? Number(start[1]) : (JSON.parse(graph) as GraphSnapshot).version;
-}
-
-/** The wire shape of a stored run (openapi.yaml Run). */
-export function toRun(row: RunRow): Run {
-  return {
-    id: row.id,
-    workflow_id: row.workflow_id,
-    workflow_version: snapshotVersion(row.graph),
-    status: row.status,
-    ...inputsOf(row.inputs),
-    output: row.output === null ? null : (JSON.parse(row.output) as unknown),
-    error: row.error === null ? null : (JSON.parse(row.error) as Run['error']),
-    usage: row.usage === null ? { ...NO_USAGE } : (JSON.parse(row.usage) as Run['usage']),
-    duration: row.duration_ms === null ? null : row.duration_ms / 1000,
-    created_at: new Date(row.created_at).toISOString(),
-    started_at: iso(row.started_at),
-    finished_at: iso(row.finished_at),
-  };
-}
-
-/** The stored inputs as the wire has them: `inputs` as text, and `input_values` when one is not a string. */
-function inputsOf(stored: string): Pick<Run, 'inputs' | 'input_values'> {
-  const values = JSON.parse(stored) as Record<string, unknown>;
-  const entries = Object.entries(values);
-  if (entries.every(([, v]) => typeof v === 'string')) return { inputs: values as Record<string, string> };
-  return { inputs: Object.fromEntries(entries.map(([k, v]) => [k, toText(v)])), input_values: values };
-}
-
-/**
- * What a run's stream says when the run ends (openapi.yaml streamRunEvents): its status, then the
- * run. Ended by a cancel or a sweep (`told` given), first a node.finished for each node the
- * stream has not finished, as a worker's end has them: one under way ended as the run did
- * (`cancelled` or `failed`), one never started `not_started` (a cancelled run's stream
- * had none, though the contract promises one per node).
- */
-export function runEndEvents(ended: RunRow, told?: StreamSoFar): NewRunEvent[] {
-  return [
-    ...(told ? unfinishedNodeEvents(ended, told) : []),
-    { type: 'run.status', data: { status: ended.status } },
-    { type: 'run.finished', data: toRun(ended) },
-  ];
-}
-
-function unfinishedNodeEvents(ended: RunRow, told: StreamSoFar): NewRunEvent[] {
-  const { nodes } = JSON.parse(ended.graph) as GraphSnapshot;
-  const error = ended.error === null ? null : (JSON.parse(ended.error) as { code: string; message: string });
-  const finishedAt = ended.finished_at === null ? null : new Date(ended.finished_at).toISOString();
-  return nodes
-    .filter((node) => !told.finished.has(node.id))
-    .map((node) => {
-      const started = told.started.has(node.id);
-      const status = !started ? 'not_started' : ended.status === 'cancelled' ? 'cancelled' : 'failed';
-      const nodeError = started && error ? { code: error.code, message: error.message, node_id: node.id } : null;
-      return {
-        type: 'node.finished',
-        data: {
-          node_id: node.id,
-          node_type: node.type,
-          status,
-          finished_at: started ? finishedAt : null,
-          output: null,
-          usage: null,
-          error: nodeError,
-        },
-      };
-    });
-}
-
-export function toRunStep(row: RunStepRow): RunStep {
-  return {
-    node_id: row.node_id,
-    node_type: row.node_type as RunStep['node_type'],
-    status: row.status as RunStep['status'],
-    started_at: iso(row.started_at),
-    finished_at: iso(row.finished_at),
-    input: row.input_preview,
-    output: row.output_preview,
-    // A value that is not a string is logged as its JSON: whole, it is that value again.
-    ...(row.output_json && !row.truncated && row.output_preview !== null
-      ? { output_value: JSON.parse(row.output_preview) as unknown }
-      : {}),
-    truncated: row.truncated,
-    usage: row.usage === null ? null : (JSON.parse(row.usage) as RunStep['usage']),
-    error: row.error === null ? null : (JSON.parse(row.error) as RunStep['error']),
-    // The driver may answer a string (MySQL's, PostgreSQL's integer as number): a count either way.
-    ...(row.attempts === null || row.attempts === undefined ? {} : { attempts: Number(row.attempts) }),
-  };
-}
-
 /** A public run id: `run_` + ULID. */
 export const newRunId = () => `run_${ulid()}`;
+
+/** A run as stored, of any workflow and status (a run-ended callback tells of its run: src/hooks/). */
+export function findStoredRun(ctx: Pick<AppContext, 'db'>, runId: string): Promise<RunRow | undefined> {
+  return store.findRun(ctx.db, runId);
+}
 
 /** Inputs as JSON values: each text_input's value, of its declared type (text without one). */
 export type RunInputs = Record<string, unknown>;

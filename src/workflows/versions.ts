@@ -120,3 +120,20 @@ export async function restoreWorkflowVersion(
   const { name, description, nodes, edges } = toWorkflowVersion(old);
   return updateWorkflow(ctx, userId, workflowId, { name, description, nodes, edges }, ifMatch, version);
 }
+
+/**
+ * The graph a run's `workflow` or `map` node calls: the user's live workflow (another user's, or
+ * a deleted one, is not found), at `version` (its immutable record) when given, else as it is now.
+ */
+export async function calledGraph(
+  ctx: Pick<WorkflowContext, 'db'>,
+  userId: number,
+  workflowId: string,
+  version: number | undefined,
+): Promise<Pick<Workflow, 'nodes' | 'edges'> | undefined> {
+  const row = await store.findLiveWorkflow(ctx.db, userId, workflowId);
+  const stored = row && version !== undefined ? await versions.findVersion(ctx.db, workflowId, version) : row;
+  return stored
+    ? { nodes: JSON.parse(stored.nodes) as Workflow['nodes'], edges: JSON.parse(stored.edges) as Workflow['edges'] }
+    : undefined;
+}

@@ -7,7 +7,7 @@ import { createLogger } from '../../src/http/logger.ts';
 import { createHttpServer } from '../../src/http/server.ts';
 import { createKnex, destroyKnex, dialectOfUrl, type Dialect } from '../../src/db/knex.ts';
 import { migrateLatest } from '../../src/db/migrate.ts';
-import { startRunMachinery } from '../../src/runs/machinery.ts';
+import { startRunMachinery } from '../../src/machinery.ts';
 import type { CallbackRetry } from '../../src/hooks/deliveries.ts';
 import { createTestDb, testKnexLogger, type TestDb } from './db.ts';
 import { TEST_SECRETS_KEY, testSealer } from './secrets.ts';

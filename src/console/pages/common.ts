@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../../context.ts';
 import { Problem } from '../../shared/errors.ts';
-import type { Html } from '../html.ts';
+import type { Html } from '../../html/html.ts';
 import { csrfToken, csrfValid } from '../../accounts/session.ts';
 import { findUserById } from '../../accounts/users.ts';
 import type { PageUser } from '../views/format.ts';

@@ -5,7 +5,7 @@ import { databaseRateLimitStore, retryAfterSeconds } from '../../http/rateLimitS
 import { csrfToken, endSession, safeReturnTo, startUserSession } from '../../accounts/session.ts';
 import { findAppByClientId } from '../../accounts/apps.ts';
 import { anyUserExists, verifyLogin } from '../../accounts/users.ts';
-import type { Html } from '../html.ts';
+import type { Html } from '../../html/html.ts';
 import { loginPage } from '../views/login.ts';
 import { messagePage } from '../views/message.ts';
 import { field, sendPage } from './common.ts';

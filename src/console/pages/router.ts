@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.ts';
 import type { SharedRateLimiter } from '../../http/sharedRateLimiter.ts';
 import { htmlPages, type ErrorSurface } from '../../http/errorDialects.ts';
 import { requireUser, sessionMiddleware } from '../../accounts/session.ts';
-import { errorPage } from '../views/errorPage.ts';
+import { errorPage } from '../../html/errorPage.ts';
 import { accessTokensRouter } from './accessTokens.ts';
 import { applicationsRouter } from './applications.ts';
 import { authorizationsRouter } from './authorizations.ts';

@@ -5,11 +5,11 @@ import {
   USAGE_SCENARIOS,
   type AccessToken,
 } from '../../accounts/accessTokens.ts';
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 import { formatDate } from '../format.ts';
 import type { PageUser } from './format.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
-import { layout } from './layout.ts';
+import { layout } from '../../html/layout.ts';
 
 export interface TokenInput {
   name: string;

@@ -1,11 +1,11 @@
 import type { Application, AppDetails, ClientSecret } from '../../accounts/apps.ts';
 import { DEFAULT_ID_TOKEN_ALG, MAX_CLIENT_SECRETS } from '../../accounts/apps.ts';
 import { ID_TOKEN_ALGS } from '../../accounts/validate.ts';
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 import { formatDate } from '../format.ts';
 import type { PageUser } from './format.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
-import { layout } from './layout.ts';
+import { layout } from '../../html/layout.ts';
 
 export interface ApplicationsModel {
   user: PageUser;

@@ -1,9 +1,9 @@
 import type { AuthorizedApp } from '../../oauth/authorizations.ts';
 import { splitScope } from '../../oauth/scopes.ts';
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 import { formatDate } from '../format.ts';
 import type { PageUser } from './format.ts';
-import { layout } from './layout.ts';
+import { layout } from '../../html/layout.ts';
 
 export interface AuthorizationsModel {
   user: PageUser;

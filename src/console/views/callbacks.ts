@@ -2,7 +2,7 @@
 // callback the service paused (its deliveries kept failing) says when and why, with a button for
 // its owner to re-enable it (the API's enableCallback); they are made and deleted through the API.
 import type { Callback } from '../../hooks/callbacks.ts';
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 import type { PageUser } from './format.ts';
 
 const when = (iso: string): string => `${iso.slice(0, 16).replace('T', ' ')} UTC`;

@@ -1,6 +1,6 @@
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 import type { PageUser } from './format.ts';
-import { layout } from './layout.ts';
+import { layout } from '../../html/layout.ts';
 
 export interface ConfirmModel {
   user: PageUser;

@@ -1,4 +1,4 @@
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 
 /** Why a form was refused: a message, about one field when `field` names it (as the input's `name`). */
 export interface FormProblem {

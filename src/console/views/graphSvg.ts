@@ -1,5 +1,5 @@
 import type { WorkflowEdge, WorkflowNode } from '../../workflows/graph.ts';
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 import { statusWords } from '../format.ts';
 import { findNodeDefinition } from '../../nodes/registry.ts';
 

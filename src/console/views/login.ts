@@ -1,5 +1,5 @@
-import { html, type Html } from '../html.ts';
-import { layout } from './layout.ts';
+import { html, type Html } from '../../html/html.ts';
+import { layout } from '../../html/layout.ts';
 
 export interface LoginModel {
   csrf: string;

@@ -1,5 +1,5 @@
 import type { GraphSnapshot, RunStep } from '../../runs/service.ts';
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 import { nodeTypeLabel } from './graphSvg.ts';
 
 // The node inspector: what each node is set to do (its config) and, on a run's page, what it did

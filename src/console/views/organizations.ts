@@ -1,9 +1,9 @@
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 import type { MemberRow, Organization, Role } from '../../accounts/orgs.ts';
 import { formatDate } from '../format.ts';
 import type { PageUser } from './format.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
-import { layout } from './layout.ts';
+import { layout } from '../../html/layout.ts';
 
 export interface OrgInput {
   namespace: string;

@@ -1,7 +1,7 @@
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 import type { PageUser } from './format.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
-import { layout } from './layout.ts';
+import { layout } from '../../html/layout.ts';
 import { MIN_PASSWORD_CHARACTERS } from '../../accounts/passwordPolicy.ts';
 
 export const PASSWORD_NAV = '/settings/password';

@@ -1,6 +1,6 @@
 import type { Run } from '../../runs/service.ts';
 import type { Workflow } from '../../workflows/service.ts';
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 import type { PageUser } from './format.ts';
 
 // What a user does with a run from its page: cancel it while it goes on; retry it (the same inputs

@@ -1,10 +1,10 @@
 import type { GraphSnapshot, RunDetail, RunStep } from '../../runs/service.ts';
 import type { Workflow } from '../../workflows/service.ts';
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 import { formatDuration, isoDate, secondsBetween, tokenSplit } from '../format.ts';
 import type { PageUser } from './format.ts';
 import { graphSvg, nodeTypeLabel } from './graphSvg.ts';
-import { layout } from './layout.ts';
+import { layout } from '../../html/layout.ts';
 import { nodeAnchor, stepDetails } from './nodeInspector.ts';
 import { runControls } from './runControls.ts';
 import { statusBadge, WORKFLOWS_NAV } from './workflows.ts';

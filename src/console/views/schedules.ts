@@ -1,7 +1,7 @@
 // The workflow page's schedules: read-only; they are made and changed through
 // the API (createSchedule ...), which the section says.
 import type { Schedule } from '../../schedules/service.ts';
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 
 const when = (iso: string | null): string => (iso === null ? '—' : `${iso.slice(0, 16).replace('T', ' ')} UTC`);
 

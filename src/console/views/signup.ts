@@ -1,6 +1,6 @@
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
-import { layout } from './layout.ts';
+import { layout } from '../../html/layout.ts';
 import { MIN_PASSWORD_CHARACTERS } from '../../accounts/passwordPolicy.ts';
 
 export interface SignupModel {

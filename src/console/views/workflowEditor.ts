@@ -1,12 +1,12 @@
 import type { ProblemItem } from '../../shared/errors.ts';
 import type { Workflow } from '../../workflows/service.ts';
-import { html, raw, type Html } from '../html.ts';
+import { html, raw, type Html } from '../../html/html.ts';
 import type { EditorPreview } from '../editorTypes.ts';
 import { editorSchemas } from '../nodeTypes.ts';
 import type { PageUser } from './format.ts';
 import { fieldError, invalidAttrs, type FormProblem } from './form.ts';
 import { graphSvg } from './graphSvg.ts';
-import { layout } from './layout.ts';
+import { layout } from '../../html/layout.ts';
 import { WORKFLOWS_NAV } from './workflows.ts';
 
 // The workflow editor: name, description and the graph as JSON (the API's own shape, so what is

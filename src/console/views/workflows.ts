@@ -1,11 +1,11 @@
 import type { Run } from '../../runs/service.ts';
 import type { PageMeta, Workflow } from '../../workflows/service.ts';
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../html/html.ts';
 import { formatDuration, isoDate, statusWords } from '../format.ts';
 import type { PageUser } from './format.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
 import { graphSvg } from './graphSvg.ts';
-import { layout } from './layout.ts';
+import { layout } from '../../html/layout.ts';
 import { nodeAnchor, nodeSections } from './nodeInspector.ts';
 import { curlBlock, curlForRunStart } from './runControls.ts';
 import type { Schedule } from '../../schedules/service.ts';

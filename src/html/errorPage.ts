@@ -1,5 +1,5 @@
-import type { Problem } from '../../shared/errors.ts';
-import { html, type Html } from '../html.ts';
+import type { Problem } from '../shared/errors.ts';
+import { html, type Html } from './html.ts';
 import { layout } from './layout.ts';
 
 /** The page a server-rendered path answers an error with. */

@@ -4,12 +4,12 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { type Router } from 'express';
-import type { AppContext } from '../context.ts';
-import { html } from '../console/html.ts';
-import { pageUser } from '../console/pages/common.ts';
-import { sessionMiddleware } from '../accounts/session.ts';
-import type { PageUser } from '../console/views/format.ts';
-import { layout } from '../console/views/layout.ts';
+import type { AppContext } from '../../context.ts';
+import { html } from '../../html/html.ts';
+import { pageUser } from './common.ts';
+import { sessionMiddleware } from '../../accounts/session.ts';
+import type { PageUser } from '../views/format.ts';
+import { layout } from '../../html/layout.ts';
 
 const redocBundle = path.join(
   path.dirname(createRequire(import.meta.url).resolve('redoc/package.json')),
@@ -62,11 +62,11 @@ const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><re
 const sendIcon = (res: express.Response) =>
   res.type('image/svg+xml').set('Cache-Control', 'public, max-age=86400').send(FAVICON);
 
-/** Every path opsPagesRouter serves (any case, an optional trailing slash, as Express routes): pages' security headers. */
-export const opsPagePaths =
+/** Every path landingPagesRouter serves (any case, an optional trailing slash, as Express routes): pages' security headers. */
+export const landingPagePaths =
   /^\/(docs|docs\/docs\.js|docs\/redoc\.standalone\.js|favicon\.svg|favicon\.ico|openapi\.yaml)?\/?$/i;
 
-export function opsPagesRouter(ctx: AppContext, specPath: string): Router {
+export function landingPagesRouter(ctx: AppContext, specPath: string): Router {
   const router = express.Router();
   router.get('/', sessionMiddleware(ctx), async (req, res) => {
     const user = req.webSession?.uid ? await pageUser(ctx, req) : undefined;

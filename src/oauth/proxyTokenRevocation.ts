@@ -1,8 +1,8 @@
 import type { AppContext } from '../context.ts';
-import type { OAuthClient } from '../oauth/clients.ts';
-import { revokeApplicationForUser } from '../oauth/authorizations.store.ts';
+import type { OAuthClient } from './clients.ts';
+import { revokeApplicationForUser } from './authorizations.store.ts';
 import { revocationLease } from '../shared/principalLease.ts';
-import { verifyProxyToken } from './proxyTokens.ts';
+import { verifyProxyToken } from '../open/proxyTokens.ts';
 
 /**
  * RFC 7009 for a proxy token (token detail's JWT), presented at /api/open/oauth/revoke by the
