@@ -2096,7 +2096,7 @@ export interface components {
                     edges: components["schemas"]["WorkflowEdges"];
                 };
                 /**
-                 * @description A workflow of the same user run for each item instead of `body` (another user's is not found: a 422 on save).
+                 * @description A workflow of the same user run for each item instead of `body` (another user's is not found: a 422 on save). Its run inputs must be `item_variable` and, if it reads it, `index`: one it lacks or another it has is a 422 on save (at `workflow_version`, else its current version), and a workflow changed since the save so that they no longer fit fails the node with `subworkflow_inputs_mismatch`.
                  * @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W
                  */
                 workflow_id?: string;
@@ -2136,8 +2136,13 @@ export interface components {
         /**
          * @description Runs another workflow of the same user within this run and gives its output: the value of
          *     its one `text_output` (an object keyed by `text_output` id when it has several). Each of
-         *     its run inputs is `inputs.<variable>` rendered (Liquid, as `llm_call.prompt`), or without
-         *     one the upstream nodes' texts joined by a blank line. Its nodes are steps of this run,
+         *     its run inputs is `inputs.<variable>` rendered (Liquid, as `llm_call.prompt`); a node
+         *     without `inputs` (or with `{}`) gives each of them the upstream nodes' texts joined by a
+         *     blank line. A node with `inputs` maps every input of the called workflow, and only those: a
+         *     name it has no input of, or an input of it left out, is a 422 on save (checked at the
+         *     version pinned, else the current one), and a called workflow changed since the save so
+         *     that the mapping no longer fits fails the node with `subworkflow_inputs_mismatch`, naming
+         *     the names, rather than filling an input some other way. Its nodes are steps of this run,
          *     named `<node id>.<its node id>`, and count against this run's budgets. Saving a workflow
          *     that would call itself, through any chain of `workflow` and `map` nodes (following the
          *     versions they pin), is a 422; so is naming a workflow that is not the user's, or a version
@@ -2620,7 +2625,9 @@ export interface components {
              *     the node's schema; the message names the schema path), `too_many_items` (a `split` text or
              *     a `map` list longer than its `max_items`), `invalid_items` (a `map` node's input is not a
              *     list), `workflow_not_found`, `workflow_depth` (a `workflow` or `map` node's chain of called
-             *     workflows is too deep or calls itself), `timeout` (the run's wall-clock limit, RUN_TIMEOUT_SECONDS), `cancelled`,
+             *     workflows is too deep or calls itself), `subworkflow_inputs_mismatch` (a `workflow` or
+             *     `map` node's called workflow, changed since the save, has no input of a name the node
+             *     maps or an input the node leaves unmapped; the message names them), `timeout` (the run's wall-clock limit, RUN_TIMEOUT_SECONDS), `cancelled`,
              *     `queue_unavailable`, `worker_lost` (the worker executing the run stopped on its last
              *     delivery), `store_unavailable` (the database stayed unreachable through every retry of
              *     the run). A run's fan-out caps: `too_many_steps` (its node executions, every map
