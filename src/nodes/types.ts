@@ -17,6 +17,20 @@ export interface CalledWorkflow {
   workflowId: string;
   version?: number;
   pointer: string;
+  /** How the node fills the called workflow's run inputs (calledInputs.ts checks it against them). */
+  inputs: CalledInputs;
+}
+
+/** How a node that calls a workflow fills that workflow's run inputs. */
+export interface CalledInputs {
+  /** The inputs it names, each with the pointer (inside the config) of where it names it. */
+  named: { variable: string; pointer: string }[];
+  /** Inputs it fills only when the callee has them (a map's `index`). */
+  optional?: string[];
+  /** It names none and fills every input with its upstream value (a `workflow` node without `inputs`). */
+  passThrough?: boolean;
+  /** Where a callee's input that it leaves unfilled is reported (inside the config). */
+  pointer: string;
 }
 
 /** A graph inside a node's config (a map's body), with its pointer inside the config. */

@@ -3,7 +3,7 @@
 // own), and which workflows a graph calls (each type's `calledWorkflow`, at any depth of inner
 // graphs; references.ts checks those against the store).
 import { definitionOf, givesResult, runInputOf } from '../nodes/registry.ts';
-import type { GraphContext, InnerGraphLimits } from '../nodes/types.ts';
+import type { CalledInputs, CalledWorkflow, GraphContext, InnerGraphLimits } from '../nodes/types.ts';
 import type { ProblemItem } from '../shared/errors.ts';
 
 type Report = (pointer: string, message: string) => void;
@@ -47,6 +47,8 @@ export interface WorkflowReference {
   /** The version it pins, if it does. */
   version?: number;
   pointer: string;
+  /** How the node fills the callee's run inputs, its pointers inside the graph. */
+  inputs: CalledInputs;
 }
 
 export function workflowReferences(nodes: unknown, at = ''): WorkflowReference[] {
@@ -56,9 +58,20 @@ export function workflowReferences(nodes: unknown, at = ''): WorkflowReference[]
     const here = `${at}/nodes/${i}/config`;
     const definition = definitionOf(node);
     const called = definition?.calledWorkflow?.(node.config);
-    const found: WorkflowReference[] = called ? [{ ...called, pointer: `${here}${called.pointer}` }] : [];
+    const found: WorkflowReference[] = called ? [inGraph(called, here)] : [];
     for (const inner of definition?.innerGraphs?.(node.config) ?? [])
       found.push(...workflowReferences(inner.nodes, `${here}${inner.pointer}`));
     return found;
   });
 }
+
+/** A node's call with its pointers inside the graph (`here`: its config's pointer). */
+const inGraph = (called: CalledWorkflow, here: string): WorkflowReference => ({
+  ...called,
+  pointer: `${here}${called.pointer}`,
+  inputs: {
+    ...called.inputs,
+    named: called.inputs.named.map((n) => ({ ...n, pointer: `${here}${n.pointer}` })),
+    pointer: `${here}${called.inputs.pointer}`,
+  },
+});

@@ -161,8 +161,48 @@ describe('split, map and workflow nodes at save time', () => {
     const g = graph({ by: 'tokens' }, { body: nested });
     g.nodes.push({ id: 'call', type: 'workflow', config: { workflow_id: 'wf_a' } } as never);
     expect(workflowReferences(g.nodes)).toEqual([
-      { workflowId: 'wf_b', pointer: '/nodes/2/config/body/nodes/3/config/workflow_id' },
-      { workflowId: 'wf_a', pointer: '/nodes/4/config/workflow_id' },
+      {
+        workflowId: 'wf_b',
+        pointer: '/nodes/2/config/body/nodes/3/config/workflow_id',
+        inputs: {
+          named: [{ variable: 'item', pointer: '/nodes/2/config/body/nodes/3/config/workflow_id' }],
+          optional: ['index'],
+          pointer: '/nodes/2/config/body/nodes/3/config/workflow_id',
+        },
+      },
+      {
+        workflowId: 'wf_a',
+        pointer: '/nodes/4/config/workflow_id',
+        inputs: { named: [], passThrough: true, pointer: '/nodes/4/config' },
+      },
+    ]);
+  });
+
+  it("says how each call fills the callee's inputs: a workflow node's mapped names, a map's item_variable", () => {
+    const calls = workflowReferences([
+      { id: 'call', type: 'workflow', config: { workflow_id: 'wf_a', version: 2, inputs: { 'a/b': 'x', c: 'y' } } },
+      { id: 'each', type: 'map', config: { workflow_id: 'wf_b', item_variable: 'chunk' } },
+    ]);
+    expect(calls.map((c) => [c.version, c.inputs])).toEqual([
+      [
+        2,
+        {
+          named: [
+            { variable: 'a/b', pointer: '/nodes/0/config/inputs/a~1b' },
+            { variable: 'c', pointer: '/nodes/0/config/inputs/c' },
+          ],
+          passThrough: false,
+          pointer: '/nodes/0/config/inputs',
+        },
+      ],
+      [
+        undefined,
+        {
+          named: [{ variable: 'chunk', pointer: '/nodes/1/config/item_variable' }],
+          optional: ['index'],
+          pointer: '/nodes/1/config/workflow_id',
+        },
+      ],
     ]);
   });
 });

@@ -22,6 +22,16 @@ export const calledWorkflow = (config: Record<string, unknown>): CalledWorkflow 
         workflowId: config.workflow_id,
         ...(Number.isInteger(config.workflow_version) && { version: config.workflow_version as number }),
         pointer: '/workflow_id',
+        // The item goes to its item_variable input, its position to `index` when the callee reads it.
+        inputs: {
+          named: [
+            typeof config.item_variable === 'string'
+              ? { variable: config.item_variable, pointer: '/item_variable' }
+              : { variable: 'item', pointer: '/workflow_id' },
+          ],
+          optional: ['index'],
+          pointer: '/workflow_id',
+        },
       }
     : undefined;
 
