@@ -3,7 +3,12 @@
 // not found, as in every other place), and none may lead back to the workflow being saved, through
 // any chain of calls: a cycle would recurse at run time. The executor guards again (depth, a
 // workflow already on the call stack), since a save racing another can still close a cycle.
+// Each call must also fill exactly the callee's run inputs, at the version it pins (else the
+// current one): a mapped name the callee lacks, or an input of it left unmapped, is a problem of
+// the save (nodes/calledInputs.ts); the run checks again, since an unpinned callee may change.
 import type { Knex } from 'knex';
+import { inputsInWords, inputsMismatch } from '../nodes/calledInputs.ts';
+import { runInputOf } from '../nodes/registry.ts';
 import type { ProblemItem } from '../shared/errors.ts';
 import { findLiveWorkflow } from './store.ts';
 import { workflowReferences, type WorkflowReference } from './subgraphs.ts';
@@ -20,17 +25,18 @@ export async function referenceProblems(
 ): Promise<ProblemItem[]> {
   const references = workflowReferences(nodes);
   if (!references.length) return [];
-  // What a called workflow (at the version a reference pins, else its current one) calls in turn;
-  // null: no such workflow of the user's (or no such version).
-  const calls = new Map<string, Called[] | null>();
-  const callsOf = async ({ workflowId, version }: Called): Promise<Called[] | null> => {
+  // A called workflow (at the version a reference pins, else its current one): what it calls in
+  // turn and its run inputs; null: no such workflow of the user's (or no such version).
+  const read = new Map<string, Callee | null>();
+  const calleeOf = async ({ workflowId, version }: Called): Promise<Callee | null> => {
     const key = `${workflowId}@${version ?? ''}`;
-    if (!calls.has(key)) {
-      if (calls.size >= READS_MAX) return [];
-      calls.set(key, await readCalls(db, userId, workflowId, version));
+    if (!read.has(key)) {
+      if (read.size >= READS_MAX) return { calls: [], inputs: null };
+      read.set(key, await readCallee(db, userId, workflowId, version));
     }
-    return calls.get(key)!;
+    return read.get(key)!;
   };
+  const callsOf = async (called: Called) => (await calleeOf(called))?.calls ?? null;
   const problems: ProblemItem[] = [];
   for (const reference of references) {
     const { workflowId, version, pointer } = reference;
@@ -38,7 +44,9 @@ export async function referenceProblems(
       problems.push({ pointer, message: 'calls the workflow it belongs to: a cycle' });
       continue;
     }
-    if ((await callsOf(reference)) === null) {
+    const callee = await calleeOf(reference);
+    if (callee?.inputs) problems.push(...inputProblems(reference, callee.inputs));
+    if (callee === null) {
       problems.push({
         pointer,
         message:
@@ -56,16 +64,43 @@ export async function referenceProblems(
 
 type Called = Pick<WorkflowReference, 'workflowId' | 'version'>;
 
-async function readCalls(
+/** A called workflow: the calls it makes and its run inputs (null: not read, past READS_MAX). */
+interface Callee {
+  calls: Called[];
+  inputs: string[] | null;
+}
+
+async function readCallee(
   db: Knex,
   userId: number,
   workflowId: string,
   version: number | undefined,
-): Promise<Called[] | null> {
+): Promise<Callee | null> {
   const row = await findLiveWorkflow(db, userId, workflowId);
   if (!row) return null;
-  const nodes = version === undefined ? row.nodes : (await findVersion(db, workflowId, version))?.nodes;
-  return nodes === undefined ? null : workflowReferences(JSON.parse(nodes));
+  const stored = version === undefined ? row.nodes : (await findVersion(db, workflowId, version))?.nodes;
+  if (stored === undefined) return null;
+  const nodes: unknown = JSON.parse(stored);
+  const inputs = Array.isArray(nodes) ? nodes.flatMap((n) => runInputOf(n)?.variable ?? []) : [];
+  return { calls: workflowReferences(nodes), inputs };
+}
+
+/** A mapped name the callee lacks (at its entry), and each input of the callee left unmapped. */
+function inputProblems({ workflowId, version, inputs }: WorkflowReference, calleeInputs: string[]): ProblemItem[] {
+  const mismatch = inputsMismatch(inputs, calleeInputs);
+  if (!mismatch) return [];
+  const callee = `workflow ${JSON.stringify(workflowId)}${version === undefined ? '' : ` at version ${version}`}`;
+  const theirs = inputsInWords(calleeInputs);
+  return [
+    ...mismatch.unknown.map(({ variable, pointer }) => ({
+      pointer,
+      message: `maps ${JSON.stringify(variable)}, which is no input of ${callee}: ${theirs}`,
+    })),
+    ...mismatch.unmapped.map((variable) => ({
+      pointer: inputs.pointer,
+      message: `leaves the input ${JSON.stringify(variable)} of ${callee} unmapped: ${theirs}, and each needs a value`,
+    })),
+  ];
 }
 
 /** The workflow ids of a chain of calls from `from` to `to` (both included), or null: breadth first over stored workflows. */
