@@ -31,7 +31,8 @@ export type RunErrorCode =
   | 'too_many_items'
   | 'invalid_items'
   | 'workflow_not_found'
-  | 'workflow_depth'; // split, map and workflow nodes'
+  | 'workflow_depth' // split, map and workflow nodes'
+  | 'subworkflow_inputs_mismatch'; // a called workflow's inputs no longer fit the caller's mapping
 
 /** Why a node (and so the run) failed: stored as the run's or step's `error`, never an HTTP answer. */
 export class RunFailure extends Error {

@@ -5,6 +5,7 @@
 import type { components } from '../../../generated/api.d.ts';
 import { RunFailure } from '../../shared/errors.ts';
 import {
+  assertCalleeInputs,
   innerFailure,
   inputVariables,
   outputIds,
@@ -66,6 +67,7 @@ export async function runMap(deps: SubgraphDeps, node: MapNode, input: unknown):
   }
   deps.caps?.mapItems(items.length, node.id);
   const graph: Graph = config.body ?? (await deps.loadWorkflow(config.workflow_id!, config.workflow_version));
+  if (!config.body) assertCalleeInputs(node, graph);
   const outputs = outputIds(graph);
   const itemVariable = config.item_variable ?? 'item';
   const readsIndex = inputVariables(graph).includes('index');

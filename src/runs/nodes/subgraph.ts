@@ -4,7 +4,8 @@
 // cancel as the run's own nodes.
 import type { components } from '../../../generated/api.d.ts';
 import { RunFailure } from '../../shared/errors.ts';
-import { givesResult, runInputOf } from '../../nodes/registry.ts';
+import { inputsMismatch, mismatchInWords } from '../../nodes/calledInputs.ts';
+import { definitionOf, givesResult, runInputOf } from '../../nodes/registry.ts';
 import { isOfType, toText } from '../values.ts';
 
 type WorkflowNode = components['schemas']['WorkflowNode'];
@@ -108,6 +109,25 @@ export function resultOf(output: Record<string, unknown>, outputs: readonly stri
 
 /** The run inputs a graph reads (its text_inputs' variables). */
 export const inputVariables = (graph: Graph): string[] => graph.nodes.flatMap((n) => runInputOf(n)?.variable ?? []);
+
+/**
+ * Fails a node that calls a workflow whose run inputs its mapping does not fit (a name it maps that
+ * the callee has no input of, an input of the callee it leaves unmapped): the save refused that, but
+ * an unpinned callee may have changed since, and filling its inputs some other way would run it on
+ * values the caller never meant for them.
+ */
+export function assertCalleeInputs(node: WorkflowNode, graph: Graph): void {
+  const called = definitionOf(node)?.calledWorkflow?.(node.config);
+  if (!called) return;
+  const calleeInputs = inputVariables(graph);
+  const mismatch = inputsMismatch(called.inputs, calleeInputs);
+  if (!mismatch) return;
+  const at = called.version === undefined ? 'as it is now' : `at version ${called.version}`;
+  throw new RunFailure(
+    'subworkflow_inputs_mismatch',
+    `Workflow ${called.workflowId} ${at} does not fit this node's mapping: ${mismatchInWords(mismatch, calleeInputs)}.`,
+  );
+}
 
 /**
  * A sub-graph's run inputs as its text_inputs declare them (the service checks a run's own inputs

@@ -2,6 +2,7 @@
 // its inputs mapped from this one's values, its steps `<node>.<its node>` (subgraph.ts).
 import type { components } from '../../../generated/api.d.ts';
 import {
+  assertCalleeInputs,
   innerFailure,
   inputVariables,
   outputIds,
@@ -14,9 +15,11 @@ import {
 type WorkflowCallNode = components['schemas']['WorkflowCallNode'];
 
 /**
- * The called workflow's run inputs: each of its variables as `config.inputs` renders it, else the
- * node's upstream value (its texts joined when several edges come in), as its text_input declares
- * it (subgraph.ts typedInputs). `render` renders a template of this run.
+ * The called workflow's run inputs: each of its variables as `config.inputs` renders it; a node
+ * that maps none gives each the node's upstream value (its texts joined when several edges come
+ * in); each as its text_input declares it (subgraph.ts typedInputs). A mapping that does not fit
+ * the callee's inputs fails the node first (assertCalleeInputs): an input is never filled with
+ * the upstream value because its name was not mapped. `render` renders a template of this run.
  */
 export async function callInputs(
   graph: Graph,
@@ -24,11 +27,12 @@ export async function callInputs(
   upstream: unknown,
   render: (source: string) => Promise<string>,
 ): Promise<Record<string, unknown>> {
+  assertCalleeInputs(node, graph);
+  const mapped = node.config.inputs ?? {};
+  const passThrough = Object.keys(mapped).length === 0;
   const inputs: Record<string, unknown> = {};
-  for (const variable of inputVariables(graph)) {
-    const source = node.config.inputs?.[variable];
-    inputs[variable] = source === undefined ? upstream : await render(source);
-  }
+  for (const variable of inputVariables(graph))
+    inputs[variable] = passThrough ? upstream : await render(mapped[variable]!);
   return typedInputs(graph, inputs);
 }
 
