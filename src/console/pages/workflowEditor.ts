@@ -56,7 +56,13 @@ export function workflowEditorRouter(ctx: AppContext): Router {
     const form = formOf(req);
     const checked = checkEditorForm(ctx, form);
     if ('problems' in checked) return sendPage(res, 422, editorPage({ user, ...form, problems: checked.problems }));
-    const workflow = await createWorkflow(ctx, user.id, checked.body);
+    // The form checks what needs no store; the save adds the calls of other workflows (the user's,
+    // no cycle, their inputs mapped), whose problems the editor lists as it lists the form's.
+    const workflow = await createWorkflow(ctx, user.id, checked.body).catch((err: unknown) => {
+      if (err instanceof Problem && err.status === 422 && err.errors) return err.errors;
+      throw err;
+    });
+    if (Array.isArray(workflow)) return sendPage(res, 422, editorPage({ user, ...form, problems: workflow }));
     res.redirect(303, `/workflows/${workflow.id}`);
   });
 
