@@ -13,7 +13,13 @@ import {
   type OpenAIError,
 } from '../shared/errors.ts';
 import { messagesOf, toolOptionsOf } from './toolRequests.ts';
-import { ModelUnavailableError, ProviderError, type ChatResult, type ModelRouter } from '../runs/providers/index.ts';
+import {
+  ModelUnavailableError,
+  ProviderError,
+  type ChatResult,
+  type ModelRouter,
+  type ToolCallDelta,
+} from '../runs/providers/index.ts';
 
 type ChatCompletionRequest = components['schemas']['ChatCompletionRequest'];
 type ChatCompletion = components['schemas']['ChatCompletion'];
@@ -58,6 +64,7 @@ class ChunkStream {
   private readonly res: Response;
   private readonly model: string;
   private readonly includeUsage: boolean;
+  private toolCallsSent = false;
 
   constructor(res: Response, model: string, includeUsage: boolean) {
     this.res = res;
@@ -75,15 +82,23 @@ class ChunkStream {
     return this.send(this.chunk({ content: text }, null));
   }
 
+  /** Pieces of the model's tool calls, passed on as the provider streams them. */
+  toolCallDelta(pieces: ToolCallDelta[]): Promise<void> | undefined {
+    this.start();
+    this.toolCallsSent = true;
+    return this.send(this.chunk({ tool_calls: pieces }, null));
+  }
+
   // The last frames (two or three) are written without waiting: the answer ends with them.
   finish(result: ChatResult): void {
     this.start();
-    // Tool calls come whole from the provider's pieces: each as OpenAI streams one, its name, then its arguments.
-    result.toolCalls?.forEach((call, index) => {
-      const named = { index, id: call.id, type: call.type, function: { name: call.function.name, arguments: '' } };
-      void this.send(this.chunk({ tool_calls: [named] }, null));
-      void this.send(this.chunk({ tool_calls: [{ index, function: { arguments: call.function.arguments } }] }, null));
-    });
+    // A provider that answered whole: each call as OpenAI streams one, its name, then its arguments.
+    if (!this.toolCallsSent)
+      result.toolCalls?.forEach((call, index) => {
+        const named = { index, id: call.id, type: call.type, function: { name: call.function.name, arguments: '' } };
+        void this.send(this.chunk({ tool_calls: [named] }, null));
+        void this.send(this.chunk({ tool_calls: [{ index, function: { arguments: call.function.arguments } }] }, null));
+      });
     void this.send(this.chunk({}, result.finishReason));
     if (this.includeUsage) void this.send({ ...this.chunk({}, null), choices: [], usage: result.usage });
     this.res.end('data: [DONE]\n\n');
@@ -152,7 +167,12 @@ export function createChatCompletion(ctx: AppContext, models: ModelRouter): Requ
         ...toolOptions,
         ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
         ...(body.max_tokens !== undefined ? { max_tokens: body.max_tokens } : {}),
-        ...(stream ? { onDelta: (text: string) => stream.delta(text) } : {}),
+        ...(stream
+          ? {
+              onDelta: (text: string) => stream.delta(text),
+              onToolCallDelta: (pieces: ToolCallDelta[]) => stream.toolCallDelta(pieces),
+            }
+          : {}),
         signal: abort.signal,
       });
     } catch (err) {

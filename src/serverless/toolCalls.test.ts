@@ -94,42 +94,49 @@ describe.each(testDialects())('tools through the gateway with the openai SDK (%s
     expect(sent.tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
   });
 
-  it('streams the tool calls as delta pieces the SDK puts back together', async () => {
-    fake.replies = [{ kind: 'tool-calls', calls }];
-    const stream = await client.chat.completions.create({
-      model: 'llama-3',
-      messages: [{ role: 'user', content: 'Weather in Paris and Lyon?' }],
-      tools: [weather],
-      stream: true,
-    });
-    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
-    for await (const chunk of stream) chunks.push(chunk);
-    const pieces = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
-    expect(pieces.filter((p) => p.id).map((p) => [p.index, p.id, p.function?.name])).toEqual([
-      [0, 'call_1', 'get_weather'],
-      [1, 'call_2', 'get_weather'],
-    ]);
-    const args = [0, 1].map((i) =>
-      pieces
-        .filter((p) => p.index === i)
-        .map((p) => p.function?.arguments ?? '')
-        .join(''),
-    );
-    expect(args).toEqual([calls[0]!.arguments, calls[1]!.arguments]);
-    expect(chunks.find((c) => c.choices[0]?.finish_reason)?.choices[0]?.finish_reason).toBe('tool_calls');
+  it.each([true, false])(
+    'streams the tool calls as delta pieces the SDK puts back together (provider streams: %s)',
+    async (streams) => {
+      fake.streams = streams;
+      fake.replies = [{ kind: 'tool-calls', calls }];
+      const stream = await client.chat.completions.create({
+        model: 'llama-3',
+        messages: [{ role: 'user', content: 'Weather in Paris and Lyon?' }],
+        tools: [weather],
+        stream: true,
+      });
+      const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      const pieces = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
+      expect(pieces.filter((p) => p.id).map((p) => [p.index, p.id, p.function?.name])).toEqual([
+        [0, 'call_1', 'get_weather'],
+        [1, 'call_2', 'get_weather'],
+      ]);
+      const args = [0, 1].map((i) =>
+        pieces
+          .filter((p) => p.index === i)
+          .map((p) => p.function?.arguments ?? '')
+          .join(''),
+      );
+      expect(args).toEqual([calls[0]!.arguments, calls[1]!.arguments]);
+      // Passed on as the provider streams them (its arguments in 5-character pieces), else each call's name then arguments.
+      expect(pieces.length).toBe(streams ? 2 + 4 + 3 : 4);
+      expect(chunks.find((c) => c.choices[0]?.finish_reason)?.choices[0]?.finish_reason).toBe('tool_calls');
 
-    // The SDK's own accumulator reads the same stream into a whole message.
-    fake.replies = [{ kind: 'tool-calls', calls }];
-    const runner = client.chat.completions.stream({
-      model: 'llama-3',
-      messages: [{ role: 'user', content: 'Weather in Paris and Lyon?' }],
-      tools: [weather],
-    });
-    const final = await runner.finalChatCompletion();
-    expect(final.choices[0]!.message.tool_calls?.map((c) => [c.id, c.function.name, c.function.arguments])).toEqual(
-      calls.map((c) => [c.id, c.name, c.arguments]),
-    );
-  });
+      // The SDK's own accumulator reads the same stream into a whole message.
+      fake.replies = [{ kind: 'tool-calls', calls }];
+      const runner = client.chat.completions.stream({
+        model: 'llama-3',
+        messages: [{ role: 'user', content: 'Weather in Paris and Lyon?' }],
+        tools: [weather],
+      });
+      const final = await runner.finalChatCompletion();
+      fake.streams = true;
+      expect(final.choices[0]!.message.tool_calls?.map((c) => [c.id, c.function.name, c.function.arguments])).toEqual(
+        calls.map((c) => [c.id, c.name, c.arguments]),
+      );
+    },
+  );
 
   it('refuses more than 128 tools, an oversized tool and a tool message without its call id', async () => {
     const many = Array.from({ length: 129 }, (_, i) => ({

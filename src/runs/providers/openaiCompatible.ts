@@ -98,7 +98,13 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
           if (response.ok && request.onDelta && isEventStream(response))
             return await readStream(
               response,
-              { ...request, onDelta: (t) => ((streamed = true), request.onDelta!(t)) },
+              {
+                ...request,
+                onDelta: (t) => ((streamed = true), request.onDelta!(t)),
+                ...(request.onToolCallDelta
+                  ? { onToolCallDelta: (p) => ((streamed = true), request.onToolCallDelta!(p)) }
+                  : {}),
+              },
               limitMs,
             );
           body = (await response.json().catch(() => undefined)) as CompletionBody | undefined;
@@ -186,7 +192,11 @@ async function readStream(response: Response, request: ChatRequest, limitMs: num
       usage = chunk.usage ?? usage;
       const choice = chunk.choices?.[0];
       if (choice?.finish_reason) finishReason = choice.finish_reason;
-      calls.add(choice?.delta?.tool_calls);
+      const pieces = calls.add(choice?.delta?.tool_calls);
+      if (pieces.length > 0) {
+        const behind = request.onToolCallDelta?.(pieces);
+        if (behind) await behind;
+      }
       const text = choice?.delta?.content;
       if (typeof text === 'string' && text !== '') {
         content += text;

@@ -1,6 +1,6 @@
 // Tool calls and error answers in OpenAI's wire format, as a provider sends them: read back into
 // what the gateway passes on and what a failed step keeps.
-import { ProviderError, type ProviderErrorDetails, type ToolCall } from './types.ts';
+import { ProviderError, type ProviderErrorDetails, type ToolCall, type ToolCallDelta } from './types.ts';
 
 /** An error answer's `error` object (OpenAI's: message, type, param, code). */
 export interface ProviderErrorBody {
@@ -27,19 +27,24 @@ const badCalls = () =>
 export class ToolCallPieces {
   private readonly calls = new Map<number, ToolCall>();
 
-  add(pieces: ToolCallPiece[] | undefined): void {
-    if (pieces === undefined) return;
+  /** Adds a chunk's pieces; answers them as they may be passed on (unknown fields left out). */
+  add(pieces: ToolCallPiece[] | undefined): ToolCallDelta[] {
+    if (pieces === undefined || pieces === null) return [];
     if (!Array.isArray(pieces)) throw badCalls();
-    for (const piece of pieces) {
+    return pieces.map((piece) => {
       const index = piece?.index ?? 0;
       if (!Number.isInteger(index) || index < 0 || index >= MAX_CALLS) throw badCalls();
       const call = this.calls.get(index) ?? { id: '', type: 'function', function: { name: '', arguments: '' } };
-      if (typeof piece.id === 'string') call.id = piece.id;
-      if (typeof piece.type === 'string') call.type = piece.type;
-      if (typeof piece.function?.name === 'string') call.function.name += piece.function.name;
-      if (typeof piece.function?.arguments === 'string') call.function.arguments += piece.function.arguments;
+      const delta: ToolCallDelta = { index };
+      const fn: NonNullable<ToolCallDelta['function']> = {};
+      if (typeof piece.id === 'string') call.id = delta.id = piece.id;
+      if (typeof piece.type === 'string') call.type = delta.type = piece.type;
+      if (typeof piece.function?.name === 'string') call.function.name += fn.name = piece.function.name;
+      if (typeof piece.function?.arguments === 'string')
+        call.function.arguments += fn.arguments = piece.function.arguments;
       this.calls.set(index, call);
-    }
+      return fn.name !== undefined || fn.arguments !== undefined ? { ...delta, function: fn } : delta;
+    });
   }
 
   /** A whole message's `tool_calls`: each call is one piece at its own index. */

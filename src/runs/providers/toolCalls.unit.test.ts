@@ -31,9 +31,19 @@ describe('tool calls through the OpenAI-compatible provider', () => {
   it('puts a stream’s tool-call pieces back together by index', async () => {
     fake.replies = [{ kind: 'tool-calls', calls }];
     const deltas: string[] = [];
-    const result = await provider().complete({ ...ask, tools, onDelta: (t) => void deltas.push(t) });
+    const pieces: unknown[] = [];
+    const result = await provider().complete({
+      ...ask,
+      tools,
+      onDelta: (t) => void deltas.push(t),
+      onToolCallDelta: (p) => void pieces.push(...p),
+    });
     expect(result).toMatchObject({ content: '', finishReason: 'tool_calls', toolCalls: expected });
     expect(deltas).toEqual([]);
+    expect(pieces.slice(0, 2)).toEqual([
+      { index: 0, id: 'call_a', type: 'function', function: { name: 'lookup', arguments: '' } },
+      { index: 0, function: { arguments: '{"q":' } },
+    ]);
   });
 
   it('refuses malformed tool calls as provider_bad_response, unretried', async () => {

@@ -5,6 +5,14 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
+/** A piece of a streamed tool call, as passed on (only the fields OpenAI defines, each checked). */
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  type?: string;
+  function?: { name?: string; arguments?: string };
+}
+
 /** A message in OpenAI's wire format: a `tool` message answers a call; an assistant's may carry its `tool_calls`. */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -41,6 +49,12 @@ export interface ChatRequest {
    * stream down instead of piling its chunks up in memory.
    */
   onDelta?: (text: string) => void | Promise<void>;
+  /**
+   * With `onDelta`: called with each streamed piece of the model's tool calls as it arrives (OpenAI's
+   * `delta.tool_calls`: `index`, then `id`, `type` and name first, `function.arguments` in pieces),
+   * so a gateway client sees them as they come. Pieces out count as chunks out (see onDelta's retry).
+   */
+  onToolCallDelta?: (pieces: ToolCallDelta[]) => void | Promise<void>;
   /** Called as each attempt of the call begins (1, then 2 for the first retry, ...): a run step's `attempts`. */
   onAttempt?: (attempt: number) => void;
   /** Called before a retry (attempt 2, 3, ...) with why the previous attempt failed; what it streamed is void. */
