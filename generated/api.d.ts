@@ -276,7 +276,8 @@ export interface paths {
          *
          *     With `stream: true` the answer is OpenAI's stream (what the OpenAI SDKs read): `data:` lines
          *     of `chat.completion.chunk` objects (the first with `delta.role`, then one per piece of text
-         *     in `delta.content`, then one with `finish_reason`; with `stream_options.include_usage` a last
+         *     in `delta.content` or of the model's tool calls in `delta.tool_calls`, then one with
+         *     `finish_reason`; with `stream_options.include_usage` a last
          *     one with `usage` and empty `choices`), then `data: [DONE]`. A failure before the first chunk
          *     is an ordinary error response (a provider's rate limit is a 429 with its `Retry-After`); a
          *     failure after it is a last `data: {"error": {...}}` event.
