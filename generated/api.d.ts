@@ -276,7 +276,8 @@ export interface paths {
          *
          *     With `stream: true` the answer is OpenAI's stream (what the OpenAI SDKs read): `data:` lines
          *     of `chat.completion.chunk` objects (the first with `delta.role`, then one per piece of text
-         *     in `delta.content`, then one with `finish_reason`; with `stream_options.include_usage` a last
+         *     in `delta.content` or of the model's tool calls in `delta.tool_calls`, then one with
+         *     `finish_reason`; with `stream_options.include_usage` a last
          *     one with `usage` and empty `choices`), then `data: [DONE]`. A failure before the first chunk
          *     is an ordinary error response (a provider's rate limit is a 429 with its `Retry-After`); a
          *     failure after it is a last `data: {"error": {...}}` event.
@@ -1350,15 +1351,140 @@ export interface components {
              * @enum {string}
              */
             role: "system" | "user" | "assistant";
-            /** @example Summarise the ticket in one line. */
+            /**
+             * @description The text; in an answer whose `tool_calls` are set, empty (OpenAI sends null there; this service keeps the field a string so earlier clients still read it).
+             * @example Summarise the ticket in one line.
+             */
             content: string;
+            /** @description In an answer: the tools the model asks to call (`finish_reason: tool_calls`), as the provider sent them. */
+            tool_calls?: components["schemas"]["ToolCall"][];
+        };
+        /**
+         * @description One message of a request, in OpenAI's wire format: `system`, `user` and `tool` messages
+         *     carry `content` (a string); a `tool` message answers the call named by its `tool_call_id`;
+         *     an `assistant` message carries `content`, `tool_calls` (the calls the model made) or both.
+         *     A message without the text its role needs is a 400 (`param: messages`).
+         */
+        ChatRequestMessage: {
+            /**
+             * @example user
+             * @enum {string}
+             */
+            role: "system" | "user" | "assistant" | "tool";
+            /** @example Summarise the ticket in one line. */
+            content?: string | null;
+            /** @example alice */
+            name?: string;
+            /**
+             * @description A `tool` message: the `id` of the call it answers.
+             * @example call_abc123
+             */
+            tool_call_id?: string;
+            /** @description An `assistant` message's calls, as an answer's `tool_calls` gave them. */
+            tool_calls?: components["schemas"]["ToolCall"][];
+        };
+        ToolCall: {
+            /** @example call_abc123 */
+            id: string;
+            /**
+             * @description `function` (the only type OpenAI defines today).
+             * @example function
+             */
+            type: string;
+            function: {
+                /** @example get_weather */
+                name: string;
+                /**
+                 * @description The arguments as JSON text, as the model wrote them (not checked).
+                 * @example {"city":"Paris"}
+                 */
+                arguments: string;
+            };
+        };
+        /** @description A piece of a streamed tool call: the first piece of each call has its `id`, `type` and `function.name`; later pieces of the same `index` add to `function.arguments`. */
+        ToolCallDelta: {
+            /** @example 0 */
+            index: number;
+            /** @example call_abc123 */
+            id?: string;
+            /** @example function */
+            type?: string;
+            function?: {
+                /** @example get_weather */
+                name?: string;
+                /** @example {"city": */
+                arguments?: string;
+            };
+        };
+        /** @description A tool the model may call, as OpenAI defines it. Its definition (as JSON) is at most 16384 characters; more is a 400 (`param: tools`, `code: invalid_value`). */
+        ChatTool: {
+            /**
+             * @example function
+             * @enum {string}
+             */
+            type: "function";
+            function: {
+                /** @example get_weather */
+                name: string;
+                /** @example The weather in a city now. */
+                description?: string;
+                /**
+                 * @description The arguments' JSON Schema, passed to the provider as it is.
+                 * @example {
+                 *       "type": "object",
+                 *       "properties": {
+                 *         "city": {
+                 *           "type": "string"
+                 *         }
+                 *       },
+                 *       "required": [
+                 *         "city"
+                 *       ]
+                 *     }
+                 */
+                parameters?: Record<string, never>;
+                /** @example true */
+                strict?: boolean;
+            };
         };
         ChatCompletionRequest: {
             /** @example echo */
             model: string;
-            messages: components["schemas"]["ChatMessage"][];
+            messages: components["schemas"]["ChatRequestMessage"][];
             /** @example 0.2 */
             temperature?: number;
+            /**
+             * @description Tools the model may call, passed to the provider as they are (at most 128, as OpenAI allows;
+             *     each definition at most 16384 characters of JSON). The answer then may hold the model's
+             *     `tool_calls` instead of text (`finish_reason: tool_calls`); the caller runs them and sends
+             *     their results back as `tool` messages.
+             */
+            tools?: components["schemas"]["ChatTool"][];
+            /**
+             * @description `none`, `auto`, `required`, or `{"type": "function", "function": {"name": ...}}` for one tool; passed to the provider.
+             * @example auto
+             */
+            tool_choice?: ("none" | "auto" | "required") | {
+                /** @enum {string} */
+                type: "function";
+                function: {
+                    name: string;
+                };
+            };
+            /**
+             * @description Whether the model may ask for several tools at once; passed to the provider.
+             * @example true
+             */
+            parallel_tool_calls?: boolean;
+            /** @description OpenAI's `response_format` (`text`, `json_object`, or `json_schema` with its `json_schema`), passed to the provider as it is. */
+            response_format?: {
+                /**
+                 * @example json_object
+                 * @enum {string}
+                 */
+                type: "text" | "json_object" | "json_schema";
+                json_schema?: Record<string, never>;
+            };
             /**
              * @description At most 32768, the same ceiling as an `llm_call` node's, and at most the service's
              *     `WORKFLOW_MAX_TOKENS_LIMIT` when an operator sets it lower; above either the answer is 400
@@ -1417,7 +1543,7 @@ export interface components {
             choices: {
                 /** @example 0 */
                 index: number;
-                /** @description `role` in the first chunk, then a piece of `content` per chunk. */
+                /** @description `role` in the first chunk, then a piece of `content` per chunk, or pieces of `tool_calls` when the model calls tools. */
                 delta: {
                     /**
                      * @example assistant
@@ -1426,6 +1552,7 @@ export interface components {
                     role?: "assistant";
                     /** @example hi */
                     content?: string;
+                    tool_calls?: components["schemas"]["ToolCallDelta"][];
                 };
                 /** @example null */
                 finish_reason: string | null;
@@ -2614,7 +2741,9 @@ export interface components {
              * @description Machine-readable reason. A model provider's failure is `rate_limited` (429 after every
              *     attempt), `provider_timeout` (no answer within `timeout_seconds`, or the provider could not
              *     be reached), `provider_bad_response` (an answer that is not a completion) or
-             *     `provider_error` (any other error answer). A node's budget: `compute_limit` (its
+             *     `provider_error` (any other error answer; the provider's own status, code, type and
+             *     request id are in `provider`), `unexpected_tool_calls` (an `llm_call` whose model answered
+             *     with tool calls instead of text: the message names the tools; not retried). A node's budget: `compute_limit` (its
              *     computation, such as a template's rendering, ran past its CPU time or memory:
              *     COMPUTE_TIME_LIMIT_MS, COMPUTE_HEAP_MB, or the run's computations together past
              *     RUN_COMPUTE_MAX_MS), `output_too_large` (a node's text, the run's texts
@@ -2643,6 +2772,29 @@ export interface components {
             message: string;
             /** @example summarise */
             node_id?: string | null;
+            /** @description A model provider's error answer, as it sent it (each field when it did): with `provider_error` and `rate_limited`. */
+            provider?: {
+                /**
+                 * @description The HTTP status of its last answer.
+                 * @example 400
+                 */
+                status?: number;
+                /**
+                 * @description Its error's `code`.
+                 * @example context_length_exceeded
+                 */
+                code?: string | null;
+                /**
+                 * @description Its error's `type`.
+                 * @example invalid_request_error
+                 */
+                type?: string | null;
+                /**
+                 * @description Its `x-request-id` header: what its support asks for.
+                 * @example req_8c2f1a9b3d
+                 */
+                request_id?: string;
+            };
         };
         Run: {
             /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */

@@ -13,7 +13,7 @@ type WorkflowNode = components['schemas']['WorkflowNode'];
 export function toFailure(err: unknown, node: WorkflowNode, signal: AbortSignal): RunFailure {
   const reason: unknown = signal.aborted ? signal.reason : err;
   if (reason instanceof RunFailure) {
-    if (reason.nodeId === null) return new RunFailure(reason.code, reason.message, node.id);
+    if (reason.nodeId === null) return new RunFailure(reason.code, reason.message, node.id, reason.provider);
     if (reason.nodeId === node.id) return reason;
     return new RunFailure('cancelled', `Stopped because node ${reason.nodeId} failed.`, node.id);
   }
@@ -25,8 +25,20 @@ export function toFailure(err: unknown, node: WorkflowNode, signal: AbortSignal)
       return new RunFailure('output_too_large', `${err.message} (NODE_TEXT_MAX_CHARS)`, node.id);
     return new RunFailure('compute_limit', err.message, node.id);
   }
-  if (err instanceof ProviderError) return new RunFailure(err.kind, err.message, node.id);
+  if (err instanceof ProviderError) return new RunFailure(err.kind, err.message, node.id, providerAnswer(err));
   return new RunFailure('provider_error', (err as Error).message, node.id);
+}
+
+/** What the provider said of its failure, when it answered at all (a timeout has nothing to keep). */
+function providerAnswer(err: ProviderError) {
+  const { code, type, requestId } = err.details;
+  if (err.status === undefined && code == null && type == null && requestId === undefined) return undefined;
+  return {
+    ...(err.status !== undefined ? { status: err.status } : {}),
+    ...(code !== undefined ? { code } : {}),
+    ...(type !== undefined ? { type } : {}),
+    ...(requestId !== undefined ? { request_id: requestId } : {}),
+  };
 }
 
 /** The error of a run given up without a live attempt, by the true cause of its last failed delivery. */

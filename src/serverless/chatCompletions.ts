@@ -9,9 +9,17 @@ import {
   modelNotFound,
   providerRateLimited,
   upstreamError,
+  upstreamErrorOf,
   type OpenAIError,
 } from '../shared/errors.ts';
-import { ModelUnavailableError, ProviderError, type ChatResult, type ModelRouter } from '../runs/providers/index.ts';
+import { messagesOf, toolOptionsOf } from './toolRequests.ts';
+import {
+  ModelUnavailableError,
+  ProviderError,
+  type ChatResult,
+  type ModelRouter,
+  type ToolCallDelta,
+} from '../runs/providers/index.ts';
 
 type ChatCompletionRequest = components['schemas']['ChatCompletionRequest'];
 type ChatCompletion = components['schemas']['ChatCompletion'];
@@ -29,7 +37,15 @@ function toCompletion(result: ChatResult): ChatCompletion {
     created: Math.floor(Date.now() / 1000),
     model: result.model,
     choices: [
-      { index: 0, message: { role: 'assistant', content: result.content }, finish_reason: result.finishReason },
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: result.content,
+          ...(result.toolCalls ? { tool_calls: result.toolCalls } : {}),
+        },
+        finish_reason: result.finishReason,
+      },
     ],
     usage: result.usage,
   };
@@ -48,6 +64,7 @@ class ChunkStream {
   private readonly res: Response;
   private readonly model: string;
   private readonly includeUsage: boolean;
+  private toolCallsSent = false;
 
   constructor(res: Response, model: string, includeUsage: boolean) {
     this.res = res;
@@ -65,9 +82,23 @@ class ChunkStream {
     return this.send(this.chunk({ content: text }, null));
   }
 
+  /** Pieces of the model's tool calls, passed on as the provider streams them. */
+  toolCallDelta(pieces: ToolCallDelta[]): Promise<void> | undefined {
+    this.start();
+    this.toolCallsSent = true;
+    return this.send(this.chunk({ tool_calls: pieces }, null));
+  }
+
   // The last frames (two or three) are written without waiting: the answer ends with them.
   finish(result: ChatResult): void {
     this.start();
+    // A provider that answered whole: each call as OpenAI streams one, its name, then its arguments.
+    if (!this.toolCallsSent)
+      result.toolCalls?.forEach((call, index) => {
+        const named = { index, id: call.id, type: call.type, function: { name: call.function.name, arguments: '' } };
+        void this.send(this.chunk({ tool_calls: [named] }, null));
+        void this.send(this.chunk({ tool_calls: [{ index, function: { arguments: call.function.arguments } }] }, null));
+      });
     void this.send(this.chunk({}, result.finishReason));
     if (this.includeUsage) void this.send({ ...this.chunk({}, null), choices: [], usage: result.usage });
     this.res.end('data: [DONE]\n\n');
@@ -85,7 +116,7 @@ class ChunkStream {
     void this.send(this.chunk({ role: 'assistant', content: '' }, null));
   }
 
-  private chunk(delta: Record<string, string>, finishReason: string | null) {
+  private chunk(delta: Record<string, unknown>, finishReason: string | null) {
     return {
       id: this.id,
       object: 'chat.completion.chunk',
@@ -112,6 +143,8 @@ export function createChatCompletion(ctx: AppContext, models: ModelRouter): Requ
     const principal = principalOf(req, 'proxy', 'apiKey');
     const body = req.body as ChatCompletionRequest;
     if (!models.has(body.model)) throw modelNotFound(body.model);
+    const messages = messagesOf(body);
+    const toolOptions = toolOptionsOf(body);
     // The same ceiling as an llm_call node's max_tokens: one operator setting bounds what any caller asks a provider for.
     if (body.max_tokens !== undefined && body.max_tokens > ctx.config.WORKFLOW_MAX_TOKENS_LIMIT) {
       throw maxTokensTooLarge(body.max_tokens, ctx.config.WORKFLOW_MAX_TOKENS_LIMIT);
@@ -130,10 +163,16 @@ export function createChatCompletion(ctx: AppContext, models: ModelRouter): Requ
     try {
       result = await models.complete({
         model: body.model,
-        messages: body.messages,
+        messages,
+        ...toolOptions,
         ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
         ...(body.max_tokens !== undefined ? { max_tokens: body.max_tokens } : {}),
-        ...(stream ? { onDelta: (text: string) => stream.delta(text) } : {}),
+        ...(stream
+          ? {
+              onDelta: (text: string) => stream.delta(text),
+              onToolCallDelta: (pieces: ToolCallDelta[]) => stream.toolCallDelta(pieces),
+            }
+          : {}),
         signal: abort.signal,
       });
     } catch (err) {
@@ -179,5 +218,13 @@ export function createChatCompletion(ctx: AppContext, models: ModelRouter): Requ
 function answerForModelFailure(err: unknown, model: string): OpenAIError | undefined {
   if (err instanceof ModelUnavailableError) return modelNotFound(model);
   if (!(err instanceof ProviderError)) return undefined;
-  return err.status === 429 ? providerRateLimited(err.retryAfter) : upstreamError();
+  if (err.status === 429) return providerRateLimited(err.retryAfter);
+  // Its status, code and request id, never its message (which may quote the prompt or its own internals):
+  // enough for the caller to ask the provider, and only when they look like identifiers.
+  const { code, requestId } = err.details;
+  const token = (value: string | null | undefined) =>
+    typeof value === 'string' && /^[\w.:-]{1,100}$/.test(value) ? value : undefined;
+  return code != null || requestId !== undefined || err.status !== undefined
+    ? upstreamErrorOf(err.status, token(code) ?? null, token(requestId))
+    : upstreamError();
 }

@@ -56,3 +56,25 @@ export const gatewayUnavailable = () =>
     type: 'api_error',
     headers: { 'Retry-After': '5' },
   });
+export const toolTooLarge = (index: number, size: number, limit: number) =>
+  new OpenAIError(
+    400,
+    `tools[${index}] is too large: ${size} characters of JSON. This service allows at most ${limit} per tool.`,
+    { param: 'tools', code: 'invalid_value' },
+  );
+/** A message without what its role needs (a user's text, a tool result's call id, an assistant's text or calls). */
+export const invalidMessage = (index: number, why: string) =>
+  new OpenAIError(400, `messages[${index}]: ${why}`, { param: 'messages', code: 'invalid_value' });
+/** The provider's error answer, with what it said of itself, so the caller can quote it to the provider. */
+export const upstreamErrorOf = (status: number | undefined, code: string | null, requestId: string | undefined) => {
+  const said = [
+    ...(status !== undefined ? [`it answered ${status}`] : []),
+    ...(code ? [`code ${code}`] : []),
+    ...(requestId ? [`request id ${requestId}`] : []),
+  ];
+  const detail = said.length > 0 ? ` (${said.join(', ')})` : '';
+  return new OpenAIError(502, `The model provider failed to answer${detail}.`, {
+    type: 'api_error',
+    code: 'upstream_error',
+  });
+};

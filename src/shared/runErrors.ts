@@ -32,18 +32,29 @@ export type RunErrorCode =
   | 'invalid_items'
   | 'workflow_not_found'
   | 'workflow_depth' // split, map and workflow nodes'
-  | 'subworkflow_inputs_mismatch'; // a called workflow's inputs no longer fit the caller's mapping
+  | 'subworkflow_inputs_mismatch' // a called workflow's inputs no longer fit the caller's mapping
+  | 'unexpected_tool_calls'; // an llm_call's model answered with tool calls
+
+type ProviderAnswer = NonNullable<components['schemas']['RunError']['provider']>;
 
 /** Why a node (and so the run) failed: stored as the run's or step's `error`, never an HTTP answer. */
 export class RunFailure extends Error {
   readonly code: RunErrorCode;
   readonly nodeId: string | null;
-  constructor(code: RunErrorCode, message: string, nodeId: string | null = null) {
+  /** A model provider's error answer as it sent it (status, code, type, request id), when one failed. */
+  readonly provider: ProviderAnswer | undefined;
+  constructor(code: RunErrorCode, message: string, nodeId: string | null = null, provider?: ProviderAnswer) {
     super(message);
     this.code = code;
     this.nodeId = nodeId;
+    this.provider = provider;
   }
   toJSON(): components['schemas']['RunError'] & { code: RunErrorCode } {
-    return { code: this.code, message: this.message, node_id: this.nodeId };
+    return {
+      code: this.code,
+      message: this.message,
+      node_id: this.nodeId,
+      ...(this.provider ? { provider: this.provider } : {}),
+    };
   }
 }

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** What the fake answers to one request: a completion, an OpenAI error, or silence (hang). */
@@ -9,7 +9,17 @@ export type FakeReply =
   | { kind: 'cut-stream'; chunks: string[] }
   /** A streamed answer that sends these chunks and then nothing, never ending (a provider that stalls mid-answer). */
   | { kind: 'stalled-stream'; chunks: string[] }
-  | { kind: 'error'; status: number; message: string; type?: string; retryAfter?: number }
+  | {
+      kind: 'error';
+      status: number;
+      message: string;
+      type?: string;
+      code?: string;
+      requestId?: string;
+      retryAfter?: number;
+    }
+  /** The model asks for these tools (OpenAI's `tool_calls`, `finish_reason: tool_calls`; content null unless given), streamed when asked. */
+  | { kind: 'tool-calls'; calls: { id: string; name: string; arguments: string }[]; content?: string }
   | { kind: 'hang' }
   /**
    * A streamed answer that never ends: this piece again and again, each write waiting for 'drain'
@@ -24,8 +34,13 @@ export interface FakeOpenAI {
   /** Bodies of the requests received, in order. */
   requests: {
     model: string;
-    messages: { role: string; content: string }[];
+    /** `content` is null in an assistant message that carries `tool_calls` only (typed as most tests read it). */
+    messages: { role: string; content: string; tool_call_id?: string; tool_calls?: unknown[] }[];
     temperature?: number;
+    tools?: { type: string; function: { name: string; parameters?: unknown } }[];
+    tool_choice?: unknown;
+    parallel_tool_calls?: boolean;
+    response_format?: unknown;
     max_tokens?: number;
     stream?: boolean;
     stream_options?: { include_usage?: boolean };
@@ -52,7 +67,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   const fake = { requests: [], replies: [], streams: true } as unknown as FakeOpenAI;
   let created = 1_795_000_000;
-  const chunk = (model: string, delta: Record<string, string>, finishReason: string | null) => ({
+  const chunk = (model: string, delta: Record<string, unknown>, finishReason: string | null) => ({
     id: `chatcmpl-fake${created}`,
     object: 'chat.completion.chunk',
     created: created++,
@@ -60,6 +75,47 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
     usage: null,
   });
+  /** OpenAI's answer with tool calls: whole, or streamed as a role chunk, each call's name then its arguments in pieces, the finish. */
+  const sendToolCalls = (
+    res: ServerResponse,
+    body: FakeOpenAI['requests'][number],
+    reply: Extract<FakeReply, { kind: 'tool-calls' }>,
+    promptTokens: number,
+  ) => {
+    const usage = { prompt_tokens: promptTokens, completion_tokens: 7, total_tokens: promptTokens + 7 };
+    const calls = reply.calls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: c.arguments },
+    }));
+    if (body.stream && fake.streams) {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache' });
+      const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+      send(chunk(body.model, { role: 'assistant', content: reply.content ?? null }, null));
+      calls.forEach((call, index) => {
+        const head = { index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } };
+        send(chunk(body.model, { tool_calls: [head] }, null));
+        for (const piece of call.function.arguments.match(/.{1,5}/gs) ?? [])
+          send(chunk(body.model, { tool_calls: [{ index, function: { arguments: piece } }] }, null));
+      });
+      send(chunk(body.model, {}, 'tool_calls'));
+      if (body.stream_options?.include_usage) send({ ...chunk(body.model, {}, null), choices: [], usage });
+      res.end('data: [DONE]\n\n');
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    const message = { role: 'assistant', content: reply.content ?? null, tool_calls: calls, refusal: null };
+    res.end(
+      JSON.stringify({
+        id: `chatcmpl-fake${created}`,
+        object: 'chat.completion',
+        created: created++,
+        model: body.model,
+        choices: [{ index: 0, message, logprobs: null, finish_reason: 'tool_calls' }],
+        usage,
+      }),
+    );
+  };
   const server: Server = createServer(async (req, res) => {
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
       res.writeHead(404, { 'Content-Type': 'application/json' });
@@ -83,15 +139,23 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       res.writeHead(reply.status, {
         'Content-Type': 'application/json',
         ...(reply.retryAfter !== undefined ? { 'Retry-After': String(reply.retryAfter) } : {}),
+        ...(reply.requestId !== undefined ? { 'x-request-id': reply.requestId } : {}),
       });
       res.end(
         JSON.stringify({
-          error: { message: reply.message, type: reply.type ?? 'server_error', param: null, code: null },
+          error: { message: reply.message, type: reply.type ?? 'server_error', param: null, code: reply.code ?? null },
         }),
       );
       return;
     }
-    const promptTokens = body.messages.reduce((n, m) => n + m.content.split(/\s+/).length, 0);
+    const promptTokens = body.messages.reduce(
+      (n, m) => n + ((m.content as string | null) ?? '').split(/\s+/).length,
+      0,
+    );
+    if (reply.kind === 'tool-calls') {
+      sendToolCalls(res, body, reply, promptTokens);
+      return;
+    }
     if (reply.kind === 'endless-stream') {
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
       res.on('close', () => (reply.sent.callerLeft = true));

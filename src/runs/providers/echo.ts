@@ -31,7 +31,7 @@ export const echoProvider: ModelProvider = {
         if (behind) await behind;
       }
     }
-    const prompt = request.messages.reduce((n, m) => n + countWords(m.content), 0);
+    const prompt = request.messages.reduce((n, m) => n + countWords(m.content ?? ''), 0);
     const completion = countWords(content);
     return {
       model: 'echo',

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { ProviderError, type ChatRequest, type ChatResult, type ModelProvider, type Usage } from './types.ts';
+import { ToolCallPieces, detailsOf, providerErrorOf, type ProviderErrorBody, type ToolCallPiece } from './toolCalls.ts';
 
 export interface OpenAICompatibleOptions {
   baseUrl: string;
@@ -23,18 +24,18 @@ function retryDelay(attempt: number, backoffMs: number, retryAfter: string | nul
 
 interface CompletionBody {
   model?: string;
-  choices?: { message?: { content?: string | null }; finish_reason?: string | null }[];
+  choices?: { message?: { content?: string | null; tool_calls?: unknown }; finish_reason?: string | null }[];
   usage?: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number };
-  error?: { message?: string };
+  error?: ProviderErrorBody;
 }
 
 /** One `data:` line of a streamed completion (OpenAI's `chat.completion.chunk`). */
 interface CompletionChunk {
   model?: string;
-  choices?: { delta?: { content?: string | null }; finish_reason?: string | null }[];
+  choices?: { delta?: { content?: string | null; tool_calls?: ToolCallPiece[] }; finish_reason?: string | null }[];
   /** With `stream_options.include_usage`: on the last chunk (whose `choices` is empty), null before. */
   usage?: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null;
-  error?: { message?: string };
+  error?: ProviderErrorBody;
 }
 
 /** One POST of `request` to the chat completions endpoint `url`, ended after `timeoutMs` or by the caller's signal. */
@@ -57,6 +58,9 @@ function postCompletion(
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.max_tokens !== undefined ? { max_tokens: request.max_tokens } : {}),
       ...(request.response_format !== undefined ? { response_format: request.response_format } : {}),
+      ...(request.tools !== undefined ? { tools: request.tools } : {}),
+      ...(request.tool_choice !== undefined ? { tool_choice: request.tool_choice } : {}),
+      ...(request.parallel_tool_calls !== undefined ? { parallel_tool_calls: request.parallel_tool_calls } : {}),
       // Streamed when the caller takes chunks: usage then comes on the last chunk.
       ...(request.onDelta ? { stream: true, stream_options: { include_usage: true } } : { stream: false }),
     }),
@@ -94,7 +98,13 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
           if (response.ok && request.onDelta && isEventStream(response))
             return await readStream(
               response,
-              { ...request, onDelta: (t) => ((streamed = true), request.onDelta!(t)) },
+              {
+                ...request,
+                onDelta: (t) => ((streamed = true), request.onDelta!(t)),
+                ...(request.onToolCallDelta
+                  ? { onToolCallDelta: (p) => ((streamed = true), request.onToolCallDelta!(p)) }
+                  : {}),
+              },
               limitMs,
             );
           body = (await response.json().catch(() => undefined)) as CompletionBody | undefined;
@@ -112,12 +122,7 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
           await request.onDelta?.(result.content);
           return result;
         }
-        lastError = new ProviderError(
-          `The model provider answered ${response.status}: ${body?.error?.message ?? response.statusText}`,
-          response.status,
-          undefined,
-          response.headers.get('retry-after'),
-        );
+        lastError = providerErrorOf(response, body?.error);
         if (!retryable(response.status) || n === attempts) break;
         await sleep(retryDelay(n, backoff, response.headers.get('retry-after')), undefined, { signal: request.signal });
       }
@@ -159,10 +164,12 @@ async function readStream(response: Response, request: ChatRequest, limitMs: num
   let model = request.model;
   let finishReason: string | null = null;
   let usage: CompletionChunk['usage'] = null;
+  const calls = new ToolCallPieces();
+  const ended = (): ChatResult => ({ model, content, finishReason, usage: usageOf(usage), ...calls.result() });
   const events = response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
   try {
     for await (const event of events) {
-      if (event.data === '[DONE]') return { model, content, finishReason, usage: usageOf(usage) };
+      if (event.data === '[DONE]') return ended();
       let chunk: CompletionChunk;
       try {
         chunk = JSON.parse(event.data) as CompletionChunk;
@@ -174,11 +181,22 @@ async function readStream(response: Response, request: ChatRequest, limitMs: num
         );
       }
       if (chunk.error)
-        throw new ProviderError(`The model provider failed while streaming: ${chunk.error.message ?? 'unknown error'}`);
+        throw new ProviderError(
+          `The model provider failed while streaming: ${chunk.error.message ?? 'unknown error'}`,
+          undefined,
+          undefined,
+          null,
+          detailsOf(response, chunk.error),
+        );
       model = chunk.model ?? model;
       usage = chunk.usage ?? usage;
       const choice = chunk.choices?.[0];
       if (choice?.finish_reason) finishReason = choice.finish_reason;
+      const pieces = calls.add(choice?.delta?.tool_calls);
+      if (pieces.length > 0) {
+        const behind = request.onToolCallDelta?.(pieces);
+        if (behind) await behind;
+      }
       const text = choice?.delta?.content;
       if (typeof text === 'string' && text !== '') {
         content += text;
@@ -204,7 +222,7 @@ async function readStream(response: Response, request: ChatRequest, limitMs: num
         );
   }
   // Some servers close without `[DONE]`: a stream that said how it finished is whole.
-  if (finishReason !== null) return { model, content, finishReason, usage: usageOf(usage) };
+  if (finishReason !== null) return ended();
   throw new ProviderError("The model provider's stream ended before the answer did.", undefined, 'provider_error');
 }
 
@@ -217,12 +235,17 @@ function toResult(model: string, body: CompletionBody | undefined): ChatResult {
     );
   const choice = body.choices?.[0];
   const content = choice?.message?.content;
-  if (typeof content !== 'string')
+  const calls = new ToolCallPieces();
+  calls.addWhole(choice?.message?.tool_calls);
+  const { toolCalls } = calls.result();
+  // A message with tool calls may have no text (OpenAI sends null): the calls are the answer.
+  if (typeof content !== 'string' && !toolCalls)
     throw new ProviderError('The model provider answered without a message.', undefined, 'provider_bad_response');
   return {
     model: body.model ?? model,
-    content,
+    content: typeof content === 'string' ? content : '',
     finishReason: choice?.finish_reason ?? null,
     usage: usageOf(body.usage),
+    ...(toolCalls ? { toolCalls } : {}),
   };
 }

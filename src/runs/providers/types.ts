@@ -1,6 +1,25 @@
+/** One call of a tool the model asked for, in OpenAI's wire format (`arguments` is JSON text, as the model wrote it). */
+export interface ToolCall {
+  id: string;
+  type: string;
+  function: { name: string; arguments: string };
+}
+
+/** A piece of a streamed tool call, as passed on (only the fields OpenAI defines, each checked). */
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  type?: string;
+  function?: { name?: string; arguments?: string };
+}
+
+/** A message in OpenAI's wire format: a `tool` message answers a call; an assistant's may carry its `tool_calls`. */
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content?: string | null;
+  name?: string;
+  tool_call_id?: string;
+  tool_calls?: ToolCall[];
 }
 
 export interface ChatRequest {
@@ -10,6 +29,10 @@ export interface ChatRequest {
   max_tokens?: number;
   /** OpenAI's `response_format` (an llm_call's), passed on as it is: the caller parses the answer. */
   response_format?: Record<string, unknown>;
+  /** OpenAI's `tools`, `tool_choice` and `parallel_tool_calls` (the gateway's caller's), passed on as they are. */
+  tools?: unknown[];
+  tool_choice?: unknown;
+  parallel_tool_calls?: boolean;
   /** Aborts the call (run cancelled, run timed out, client gone). */
   signal?: AbortSignal;
   /** Attempts and first backoff for this call (an llm_call node's `retry`); the provider's defaults otherwise. */
@@ -26,6 +49,12 @@ export interface ChatRequest {
    * stream down instead of piling its chunks up in memory.
    */
   onDelta?: (text: string) => void | Promise<void>;
+  /**
+   * With `onDelta`: called with each streamed piece of the model's tool calls as it arrives (OpenAI's
+   * `delta.tool_calls`: `index`, then `id`, `type` and name first, `function.arguments` in pieces),
+   * so a gateway client sees them as they come. Pieces out count as chunks out (see onDelta's retry).
+   */
+  onToolCallDelta?: (pieces: ToolCallDelta[]) => void | Promise<void>;
   /** Called as each attempt of the call begins (1, then 2 for the first retry, ...): a run step's `attempts`. */
   onAttempt?: (attempt: number) => void;
   /** Called before a retry (attempt 2, 3, ...) with why the previous attempt failed; what it streamed is void. */
@@ -40,9 +69,12 @@ export interface Usage {
 
 export interface ChatResult {
   model: string;
+  /** The text; '' when the model answered with tool calls only. */
   content: string;
   finishReason: string | null;
   usage: Usage;
+  /** The tools the model asked to call (a streamed answer's pieces put together), when it did. */
+  toolCalls?: ToolCall[];
 }
 
 export interface ModelProvider {
@@ -65,16 +97,32 @@ export class ModelUnavailableError extends Error {
 /** How a provider failed; also the run error `code` of a node that failed so. */
 export type ProviderFailure = 'rate_limited' | 'provider_timeout' | 'provider_bad_response' | 'provider_error';
 
+/** What a provider's error answer said of itself: its error's `code` and `type`, its `x-request-id`. */
+export interface ProviderErrorDetails {
+  code?: string | null;
+  type?: string | null;
+  requestId?: string;
+}
+
 /** The provider failed (after retries), or answered something that is not a completion. */
 export class ProviderError extends Error {
   readonly status: number | undefined;
   readonly kind: ProviderFailure;
   /** The provider's `Retry-After` on its last answer, as sent. */
   readonly retryAfter: string | null;
-  constructor(message: string, status?: number, kind?: ProviderFailure, retryAfter?: string | null) {
+  /** Kept so that whoever reads the failure can quote it to the provider's support. */
+  readonly details: ProviderErrorDetails;
+  constructor(
+    message: string,
+    status?: number,
+    kind?: ProviderFailure,
+    retryAfter?: string | null,
+    details: ProviderErrorDetails = {},
+  ) {
     super(message);
     this.status = status;
     this.kind = kind ?? (status === 429 ? 'rate_limited' : 'provider_error');
     this.retryAfter = retryAfter ?? null;
+    this.details = details;
   }
 }

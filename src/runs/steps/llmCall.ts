@@ -1,4 +1,5 @@
-import type { ChatRequest } from '../providers/index.ts';
+import { RunFailure } from '../../shared/errors.ts';
+import type { ChatRequest, ChatResult } from '../providers/index.ts';
 import type { NodeOf, NodeStep, RunState, WorkflowNode } from '../runState.ts';
 
 type LlmCallNode = NodeOf<'llm_call'>;
@@ -54,12 +55,29 @@ function streamed(run: RunState, node: WorkflowNode): Pick<ChatRequest, 'onDelta
   };
 }
 
+/**
+ * An llm_call takes text: a model that asked for tools instead has not answered, and its empty text
+ * must not flow on as if it had. Asking again would ask the same, so it is not retried.
+ */
+function refuseToolCalls(node: WorkflowNode, result: ChatResult): void {
+  const calls = result.toolCalls ?? [];
+  if (calls.length === 0 && result.finishReason !== 'tool_calls') return;
+  const names = [...new Set(calls.map((call) => call.function.name))];
+  const asked = names.length > 0 ? `: ${names.map((name) => JSON.stringify(name)).join(', ')}` : '';
+  throw new RunFailure(
+    'unexpected_tool_calls',
+    `The model answered with tool calls instead of text${asked}. An llm_call node cannot run tools.`,
+    node.id,
+  );
+}
+
 export const llmCallStep: NodeStep<LlmCallNode> = {
   // Its prompt rendered, or without one its upstream texts joined by a blank line in edge order.
   input: (run, node, before) =>
     node.config.prompt === undefined ? before.map((p) => p.text).join('\n\n') : run.render(node.config.prompt),
   async work(run, node, input) {
     const result = await callModel(run, node, input);
+    refuseToolCalls(node, result);
     return { value: await answerValue(run, node, result.content), usage: result.usage };
   },
   // Going on past its failure with neither a default nor an error edge, its failure is all it leaves.
