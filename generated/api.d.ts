@@ -892,15 +892,25 @@ export interface paths {
         put?: never;
         /**
          * Start a run through a trigger URL
-         * @description The URL is the credential: no `Authorization` header. The JSON body is the run's inputs, one
-         *     string per `text_input` variable, exactly as `inputs` of runWorkflow (missing or extra
-         *     inputs are a 400 that lists them). Otherwise as runWorkflow: 202 with the queued run and
+         * @description The URL is the credential: no `Authorization` header. The body is what the sender sends: a
+         *     JSON object or array of any shape (`application/json`), a form
+         *     (`application/x-www-form-urlencoded`, read as an object of strings; a repeated field is a
+         *     400 naming it) or text (`text/plain`). It becomes the run's inputs so:
+         *     - a body that is exactly the inputs (a JSON object or form whose fields are the workflow's
+         *       `text_input` variables, each of its type) is taken as they are, as `inputs` of runWorkflow;
+         *     - otherwise, for a workflow with one `text_input`, the whole body is that input, of its
+         *       type: a `string` input gets the body's text as sent (the JSON text of a JSON body), an
+         *       `object` input the parsed JSON object or the form's fields, other types the parsed JSON;
+         *     - otherwise the body's fields that name `text_input` variables are the inputs (form fields
+         *       read as text is, as in the console's form); other fields are ignored.
+         *     An input missing or not of its type is a 400 `invalid_run_inputs` naming it, and nothing
+         *     starts. Otherwise as runWorkflow: 202 with the queued run and
          *     its `Location`, or with `Prefer: wait=N` the ended run (200); an `Idempotency-Key` names the
          *     start (a repeat returns the same run; other inputs with the same key are a 409); the run
          *     counts against its owner's quotas and rate limit as an API start does (429 with
          *     `Retry-After`). An unknown, revoked or rotated-away token, or one whose workflow was
-         *     deleted, is 404 `trigger_not_found`; a body that is not JSON is 400, one over the size limit
-         *     413, another media type 415.
+         *     deleted, is 404 `trigger_not_found`; a JSON body that does not parse is 400, one over the
+         *     size limit 413, another media type 415.
          */
         post: operations["runHook"];
         delete?: never;
@@ -2891,12 +2901,23 @@ export interface components {
             meta: components["schemas"]["PageMeta"];
         };
         /**
-         * @description The run's inputs, one string per `text_input` variable of the workflow.
+         * @description What a webhook sender sends: a JSON object or array of any shape. Either the run's inputs
+         *     (one value per `text_input` variable) or, for a workflow with one input, that input's value
+         *     (see runHook).
          * @example {
          *       "ticket": "The export button does nothing on Safari 18."
          *     }
          */
         HookInputs: {
+            [key: string]: unknown;
+        } | unknown[];
+        /**
+         * @description A form's fields, each once (see runHook).
+         * @example {
+         *       "ticket": "The export button does nothing on Safari 18."
+         *     }
+         */
+        HookForm: {
             [key: string]: string;
         };
         CallbackCreate: {
@@ -5081,6 +5102,14 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["HookInputs"];
+                /**
+                 * @example {
+                 *       "ticket": "The export button does nothing on Safari 18."
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["HookForm"];
+                /** @example The export button does nothing on Safari 18. */
+                "text/plain": string;
             };
         };
         responses: {

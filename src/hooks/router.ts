@@ -11,6 +11,7 @@ import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { startRunAndAnswer } from '../runs/router.ts';
 import { apiRateLimited } from '../shared/errors.ts';
 import * as triggers from './triggers.ts';
+import { hookBodyOf } from './hookBody.ts';
 
 type JsonOf<
   Op extends keyof operations,
@@ -64,7 +65,8 @@ export function triggerOperations(ctx: AppContext, limiters: HookLimiters): Oper
     const retryAfter = limiters.api.hit(`trigger:${trigger.id}`);
     if (retryAfter !== null) throw apiRateLimited(ctx.config.API_RATE_LIMIT_PER_MINUTE, retryAfter);
     const owner = { userId: trigger.user_id, workflowId: trigger.workflow_id };
-    await startRunAndAnswer(ctx, req, res, owner, req.body as Record<string, string>, limiters.runStarts);
+    const inputs = await triggers.inputsOfHook(ctx, trigger, hookBodyOf(req));
+    await startRunAndAnswer(ctx, req, res, owner, inputs, limiters.runStarts);
   }
 
   return { listTriggers, createTrigger, deleteTrigger, rotateTrigger, runHook };

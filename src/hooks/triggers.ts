@@ -11,6 +11,9 @@ import { ulid } from '../shared/ids.ts';
 import { getWorkflow, type WorkflowContext } from '../workflows/service.ts';
 import * as store from './triggers.store.ts';
 import { lookupOf, newTriggerToken, shownPrefix } from './triggerTokens.ts';
+import type { HookBody } from './hookBody.ts';
+import { hookInputs } from './hookInputs.ts';
+import type { RunInputs } from '../runs/service.ts';
 import type { TriggerRow } from './triggers.store.ts';
 
 export { TRIGGER_TOKEN_PREFIX } from './triggerTokens.ts';
@@ -133,4 +136,10 @@ export async function triggerOfToken(ctx: WorkflowContext, token: string): Promi
   if (!row || !safeEqual(row.token_hash, hashToken(token))) throw triggerNotFound('for this URL');
   await store.touchTrigger(ctx.db, row.id, ctx.now());
   return row;
+}
+
+/** The run inputs a trigger URL's body gives, read against its workflow's current graph (hookInputs.ts). */
+export async function inputsOfHook(ctx: WorkflowContext, trigger: TriggerRow, body: HookBody): Promise<RunInputs> {
+  const workflow = await getWorkflow(ctx, trigger.user_id, trigger.workflow_id);
+  return hookInputs(workflow.nodes, body);
 }
