@@ -2864,6 +2864,24 @@ export interface components {
              * @example GitHub push
              */
             name?: string;
+            inputs?: components["schemas"]["TriggerInputs"];
+        };
+        /**
+         * @description How the trigger reads what its sender sends (without it, the body as runHook says): each
+         *     `text_input` variable of the workflow named here gets its Liquid template rendered over
+         *     `body` (the parsed JSON, the form's fields, or the text), `headers` (by lower-case name) and
+         *     `query` (the URL's query fields), with the bounds of the workflow's templates. A `string`
+         *     input gets the text; an input of another type gets the text parsed as JSON (`{{ body.issue
+         *     | json }}`). A template that fails, or a result not of its input's type, is a 400
+         *     `invalid_run_inputs` naming the input, and nothing starts. Checked when the trigger is
+         *     made: each name is an input of the workflow, each template parses (400 `invalid_field`).
+         * @example {
+         *       "repo": "{{ body.repository.full_name }}",
+         *       "event": "{{ headers[\"x-github-event\"] }}"
+         *     }
+         */
+        TriggerInputs: {
+            [key: string]: string;
         };
         Trigger: {
             /** @example trg_01JD6Z5M3N8P0Q2R4S6T8V0W */
@@ -2884,6 +2902,7 @@ export interface components {
              * @description When its URL last started a run (or returned one by its Idempotency-Key).
              */
             last_used_at: string | null;
+            inputs?: components["schemas"]["TriggerInputs"];
         };
         TriggerWithUrl: components["schemas"]["Trigger"] & {
             /**
@@ -3072,6 +3091,15 @@ export interface components {
          *     `version` do not fit the workflow.
          */
         ScheduleBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request is malformed, or its `inputs` do not fit the workflow (`invalid_field` points at the first that does not). */
+        TriggerBadRequest: {
             headers: {
                 [name: string]: unknown;
             };
@@ -4813,7 +4841,7 @@ export interface operations {
                     "application/json": components["schemas"]["TriggerWithUrlEnvelope"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["TriggerBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -5072,7 +5100,17 @@ export interface operations {
     };
     runHook: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Any query fields of the URL, each once; a trigger's `inputs` templates read them as `query`.
+                 * @example {
+                 *       "source": "github"
+                 *     }
+                 */
+                query?: {
+                    [key: string]: string;
+                };
+            };
             header?: {
                 /**
                  * @description Names this start, as for runWorkflow.

@@ -13,6 +13,9 @@ export interface HookBody {
   value: unknown;
   text: string;
   raw: Buffer;
+  /** Its request's headers by lower-case name (a repeated one joined by ", ") and query fields. */
+  headers: Record<string, string>;
+  query: Record<string, string>;
 }
 
 const rawBodies = new WeakMap<IncomingMessage, { raw: Buffer; text: string }>();
@@ -40,5 +43,10 @@ export function hookBodyOf(req: Request): HookBody {
     : req.is('application/x-www-form-urlencoded')
       ? 'form'
       : 'text';
-  return { kind, value: req.body as unknown, ...kept };
+  const headers = Object.fromEntries(
+    Object.entries(req.headers).flatMap(([name, v]) =>
+      v === undefined ? [] : [[name, Array.isArray(v) ? v.join(', ') : v]],
+    ),
+  );
+  return { kind, value: req.body as unknown, ...kept, headers, query: req.query as Record<string, string> };
 }

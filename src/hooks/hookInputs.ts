@@ -4,6 +4,8 @@
 // keeps its old reading, so every body accepted before starts the same run.
 import { runInputOf } from '../nodes/registry.ts';
 import { checkInputs, inputsFromText, type RunInputs } from '../runs/service.ts';
+import { invalidRunInputs } from '../shared/errors.ts';
+import { analyseTemplate, renderTemplate, TemplateError, type TemplateScope } from '../workflows/templates.ts';
 import type { HookBody } from './hookBody.ts';
 
 type Nodes = Parameters<typeof checkInputs>[0];
@@ -36,4 +38,43 @@ export function hookInputs(nodes: Nodes, body: HookBody): RunInputs {
   if (inputs.length === 1) return { [inputs[0]!.variable]: wholeBody(inputs[0]!.type, body) };
   const named = new Set(inputs.map((i) => i.variable));
   return Object.fromEntries(Object.entries(fields ?? {}).filter(([name]) => named.has(name)));
+}
+
+/**
+ * The run inputs a trigger's own templates give (openapi.yaml TriggerInputs): each rendered over
+ * the body, headers and query with the workflows' template engine and its bounds, then typed as
+ * the console's form is (JSON text parsed for an input that is not a string). A template that fails
+ * is a 400 naming its input; startRun checks the types.
+ */
+export async function mappedInputs(
+  nodes: Nodes,
+  templates: Record<string, string>,
+  body: HookBody,
+): Promise<RunInputs> {
+  // The engine reads any JSON-like scope; a trigger's has no `inputs` or `nodes`, only what came.
+  const scope = { body: body.value, headers: body.headers, query: body.query } as unknown as TemplateScope;
+  const texts: Record<string, string> = {};
+  for (const [name, source] of Object.entries(templates)) {
+    try {
+      texts[name] = await renderTemplate(source, scope);
+    } catch (err) {
+      if (!(err instanceof TemplateError)) throw err;
+      throw invalidRunInputs([{ pointer: `/body/inputs/${name}`, message: err.message }]);
+    }
+  }
+  return inputsFromText(nodes, texts);
+}
+
+/** What is wrong with a trigger's templates for this graph: a name that is no input, a template that does not parse. */
+export function templateProblems(
+  nodes: Nodes,
+  templates: Record<string, string>,
+): { pointer: string; message: string }[] {
+  const names = new Set(nodes.flatMap((n) => runInputOf(n)?.variable ?? []));
+  return Object.entries(templates).flatMap(([name, source]) => {
+    const pointer = `/body/inputs/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    if (!names.has(name)) return [{ pointer, message: 'is not a text_input variable of this workflow' }];
+    const check = analyseTemplate(source);
+    return check.ok ? [] : [{ pointer, message: check.message }];
+  });
 }

@@ -12,12 +12,21 @@ const json = (value: unknown, text = JSON.stringify(value)): HookBody => ({
   value,
   text,
   raw: Buffer.from(text),
+  headers: {},
+  query: {},
 });
 const form = (value: Record<string, string>): HookBody => {
   const text = new URLSearchParams(value).toString();
-  return { kind: 'form', value, text, raw: Buffer.from(text) };
+  return { kind: 'form', value, text, raw: Buffer.from(text), headers: {}, query: {} };
 };
-const text = (t: string): HookBody => ({ kind: 'text', value: t, text: t, raw: Buffer.from(t) });
+const text = (t: string): HookBody => ({
+  kind: 'text',
+  value: t,
+  text: t,
+  raw: Buffer.from(t),
+  headers: {},
+  query: {},
+});
 
 type Nodes = Parameters<typeof hookInputs>[0];
 const nodes = (...n: ReturnType<typeof input>[]) => n as unknown as Nodes;

@@ -42,7 +42,7 @@ export function triggerOperations(ctx: AppContext, limiters: HookLimiters): Oper
 
   async function createTrigger(req: Request, res: Response<JsonOf<'createTrigger', 201>>) {
     const body = (req.body ?? {}) as CreateBody;
-    const trigger = await triggers.createTrigger(ctx, userOf(req), workflowIdOf(req), body.name ?? '');
+    const trigger = await triggers.createTrigger(ctx, userOf(req), workflowIdOf(req), body);
     res.setHeader('Cache-Control', 'no-store'); // the URL is a credential
     res.status(201).json({ data: trigger });
   }

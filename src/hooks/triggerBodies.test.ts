@@ -66,15 +66,19 @@ describe.each(testDialects())('trigger URL bodies on %s', (dialect) => {
     await server?.close();
   });
 
-  async function triggerOf(graph: Graph): Promise<{ url: string; workflowId: string }> {
+  async function triggerOf(
+    graph: Graph,
+    inputs?: Record<string, string>,
+  ): Promise<{ url: string; workflowId: string }> {
     const made = await alice.POST('/api/workflows', { body: { name: 'hooked', ...graph } });
     if (!made.data) throw new Error(`create failed: ${JSON.stringify(made.error)}`);
     const workflowId = made.data.data.id;
-    const { data } = await alice.POST('/api/workflows/{workflow_id}/triggers', {
+    const { data, error } = await alice.POST('/api/workflows/{workflow_id}/triggers', {
       params: { path: { workflow_id: workflowId } },
-      body: { name: 'sender' },
+      body: { name: 'sender', ...(inputs ? { inputs } : {}) },
     });
-    return { url: data!.data.url, workflowId };
+    if (!data) throw new Error(`trigger failed: ${JSON.stringify(error)}`);
+    return { url: data.data.url, workflowId };
   }
 
   /** A POST as a sender makes it, waiting for the run's end. */
@@ -185,5 +189,76 @@ describe.each(testDialects())('trigger URL bodies on %s', (dialect) => {
     expect(badJson.headers.get('content-type')).toContain('application/problem+json');
     expect((await send(url, 'application/xml', '<event/>')).status).toBe(415);
     expect(await runsOf(workflowId)).toBe(0);
+  });
+
+  it("reads inputs through the trigger's templates over body, headers and query, typed per input", async () => {
+    const inputs = {
+      ticket: '{{ body.issue.title }} ({{ headers["x-github-event"] }} from {{ query.source }})',
+      priority: '{{ body.issue.number }}',
+    };
+    const { url, workflowId } = await triggerOf(twoInputGraph, inputs);
+    const listed = await alice.GET('/api/workflows/{workflow_id}/triggers', {
+      params: { path: { workflow_id: workflowId } },
+    });
+    expect(listed.data!.data[0]!.inputs).toEqual(inputs);
+    const body = { action: 'opened', issue: { number: 7, title: 'Safari', labels: [{ name: 'bug' }] } };
+    const res = await fetch(`${url}?source=gh`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'X-GitHub-Event': 'issues', Prefer: 'wait=10' },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { data: RunDetail }).data).toMatchObject({
+      input_values: { ticket: 'Safari (issues from gh)', priority: 7 },
+      output: { result: 'Safari (issues from gh) at 7' },
+    });
+  });
+
+  it('gives an object input the JSON a template prints: a form field of JSON text, as GitHub sends its form', async () => {
+    const { url } = await triggerOf(objectGraph, { event: '{{ body.payload }}' });
+    const form = new URLSearchParams({ payload: JSON.stringify(githubPush) }).toString();
+    const res = await send(url, 'application/x-www-form-urlencoded', form);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { data: RunDetail }).data).toMatchObject({
+      input_values: { event: githubPush },
+      output: { result: 'octocat/Hello-World by octocat' },
+    });
+  });
+
+  it('refuses a template that fails or gives the wrong type with a 400 naming the input, and starts nothing', async () => {
+    const failing = await triggerOf(objectGraph, { event: '{{ body.text | parse_json }}' });
+    const notJson = await send(failing.url, 'application/json', JSON.stringify({ text: 'not json' }));
+    expect(notJson.status).toBe(400);
+    expect(await notJson.json()).toMatchObject({
+      code: 'invalid_run_inputs',
+      errors: [{ pointer: '/body/inputs/event', message: expect.stringContaining('parse_json') }],
+    });
+    const typed = await triggerOf(twoInputGraph, { ticket: '{{ body.t }}', priority: '{{ body.p }}' });
+    const wrong = await send(typed.url, 'application/json', JSON.stringify({ t: 'x', p: 'high' }));
+    expect(wrong.status).toBe(400);
+    expect(await wrong.json()).toMatchObject({
+      errors: [{ pointer: '/body/inputs/priority', message: 'must be an integer' }],
+    });
+    expect(await runsOf(failing.workflowId)).toBe(0);
+    expect(await runsOf(typed.workflowId)).toBe(0);
+  });
+
+  it('checks the templates when the trigger is made: a name that is no input, a template that does not parse (400)', async () => {
+    const made = await alice.POST('/api/workflows', { body: { name: 'hooked', ...twoInputGraph } });
+    const path = { workflow_id: made.data!.data.id };
+    const unknown = await alice.POST('/api/workflows/{workflow_id}/triggers', {
+      params: { path },
+      body: { inputs: { ticket: '{{ body.t }}', topic: '{{ body.x }}' } },
+    });
+    expect(unknown.response.status).toBe(400);
+    expect(unknown.error).toMatchObject({ code: 'invalid_field', errors: [{ pointer: '/body/inputs/topic' }] });
+    const broken = await alice.POST('/api/workflows/{workflow_id}/triggers', {
+      params: { path },
+      body: { inputs: { ticket: '{{ body.t ' } },
+    });
+    expect(broken.response.status).toBe(400);
+    expect(broken.error).toMatchObject({ code: 'invalid_field', errors: [{ pointer: '/body/inputs/ticket' }] });
+    const listed = await alice.GET('/api/workflows/{workflow_id}/triggers', { params: { path } });
+    expect(listed.data!.meta.total).toBe(0);
   });
 });

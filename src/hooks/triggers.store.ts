@@ -10,6 +10,8 @@ export interface TriggerRow {
   token_hash: string;
   created_at: number;
   last_used_at: number | null;
+  /** The trigger's input templates as JSON text (migration 0027); null: the body read by default. */
+  inputs: string | null;
 }
 
 const COLUMNS = [
@@ -21,6 +23,7 @@ const COLUMNS = [
   'token_hash',
   'created_at',
   'last_used_at',
+  'inputs',
 ] as const;
 
 const fromDb = (row: TriggerRow): TriggerRow => ({

@@ -6,13 +6,14 @@
 import type { components } from '../../generated/api.d.ts';
 import { isUniqueViolation } from '../db/insert.ts';
 import { hashToken, safeEqual } from '../shared/crypto.ts';
+import { invalidField } from '../shared/errors.ts';
 import { hookLimitReached, triggerNotFound } from './errors.ts';
 import { ulid } from '../shared/ids.ts';
 import { getWorkflow, type WorkflowContext } from '../workflows/service.ts';
 import * as store from './triggers.store.ts';
 import { lookupOf, newTriggerToken, shownPrefix } from './triggerTokens.ts';
 import type { HookBody } from './hookBody.ts';
-import { hookInputs } from './hookInputs.ts';
+import { hookInputs, mappedInputs, templateProblems } from './hookInputs.ts';
 import type { RunInputs } from '../runs/service.ts';
 import type { TriggerRow } from './triggers.store.ts';
 
@@ -21,6 +22,7 @@ export { TRIGGER_TOKEN_PREFIX } from './triggerTokens.ts';
 export type Trigger = components['schemas']['Trigger'];
 export type TriggerWithUrl = components['schemas']['TriggerWithUrl'];
 type PageMeta = components['schemas']['PageMeta'];
+type TriggerCreate = components['schemas']['TriggerCreate'];
 
 /** A trigger URL is a credential: a workflow has few (as Svix bounds endpoints per app). */
 export const MAX_TRIGGERS_PER_WORKFLOW = 10;
@@ -33,6 +35,7 @@ function toTrigger(row: TriggerRow): Trigger {
     token_prefix: shownPrefix(row.token_lookup),
     created_at: new Date(row.created_at).toISOString(),
     last_used_at: row.last_used_at === null ? null : new Date(row.last_used_at).toISOString(),
+    ...(row.inputs === null ? {} : { inputs: JSON.parse(row.inputs) as Record<string, string> }),
   };
 }
 
@@ -57,18 +60,21 @@ export async function createTrigger(
   ctx: WorkflowContext,
   userId: number,
   workflowId: string,
-  name: string,
+  request: TriggerCreate,
 ): Promise<TriggerWithUrl> {
-  await getWorkflow(ctx, userId, workflowId); // the user's, and not deleted: else 404
+  const workflow = await getWorkflow(ctx, userId, workflowId); // the user's, and not deleted: else 404
+  const problem = request.inputs && templateProblems(workflow.nodes, request.inputs)[0];
+  if (problem) throw invalidField(`The trigger's inputs do not fit the workflow.`, problem.pointer, problem.message);
   if ((await store.countTriggers(ctx.db, workflowId)) >= MAX_TRIGGERS_PER_WORKFLOW)
     throw hookLimitReached('trigger URLs', MAX_TRIGGERS_PER_WORKFLOW);
   const base = {
     id: `trg_${ulid()}`,
     workflow_id: workflowId,
     user_id: userId,
-    name,
+    name: request.name ?? '',
     created_at: ctx.now(),
     last_used_at: null,
+    inputs: request.inputs ? JSON.stringify(request.inputs) : null,
   };
   const { result: row, token } = await withFreshToken(async ({ lookup, hash }) => {
     const row: TriggerRow = { ...base, token_lookup: lookup, token_hash: hash };
@@ -141,5 +147,6 @@ export async function triggerOfToken(ctx: WorkflowContext, token: string): Promi
 /** The run inputs a trigger URL's body gives, read against its workflow's current graph (hookInputs.ts). */
 export async function inputsOfHook(ctx: WorkflowContext, trigger: TriggerRow, body: HookBody): Promise<RunInputs> {
   const workflow = await getWorkflow(ctx, trigger.user_id, trigger.workflow_id);
-  return hookInputs(workflow.nodes, body);
+  if (trigger.inputs === null) return hookInputs(workflow.nodes, body);
+  return mappedInputs(workflow.nodes, JSON.parse(trigger.inputs) as Record<string, string>, body);
 }
