@@ -2865,6 +2865,25 @@ export interface components {
              */
             name?: string;
             inputs?: components["schemas"]["TriggerInputs"];
+            /**
+             * @description Verify each request's signature, as its sender makes it, with `secret` (the one you set
+             *     at the sender, or the one it gave you); a request without a valid one is a 401
+             *     `invalid_signature`, and nothing starts. `github`: `X-Hub-Signature-256: sha256=` +
+             *     HMAC-SHA256 hex of the body. `stripe`: `Stripe-Signature: t=...,v1=...`, HMAC-SHA256 hex
+             *     of `{t}.{body}`. `standard_webhooks`: `webhook-id`, `webhook-timestamp` and
+             *     `webhook-signature: v1,...` (base64 HMAC-SHA256 of `{id}.{timestamp}.{body}`), with a
+             *     `whsec_` + base64 secret. Timestamps more than 5 minutes from the service's clock are
+             *     refused. The secret is kept sealed and never shown again.
+             */
+            signature?: {
+                /**
+                 * @example github
+                 * @enum {string}
+                 */
+                scheme: "github" | "stripe" | "standard_webhooks";
+                /** @example my-github-webhook-secret */
+                secret: string;
+            };
         };
         /**
          * @description How the trigger reads what its sender sends (without it, the body as runHook says): each
@@ -2903,6 +2922,14 @@ export interface components {
              */
             last_used_at: string | null;
             inputs?: components["schemas"]["TriggerInputs"];
+            /** @description The signature its requests must carry (its secret is never shown). */
+            signature?: {
+                /**
+                 * @description **Open** (values in `x-extensible-enum`): a later minor version may add schemes.
+                 * @example github
+                 */
+                scheme: string;
+            };
         };
         TriggerWithUrl: components["schemas"]["Trigger"] & {
             /**
@@ -3098,7 +3125,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request is malformed, or its `inputs` do not fit the workflow (`invalid_field` points at the first that does not). */
+        /** @description The request is malformed, or its `inputs` do not fit the workflow, or its `signature.secret` is not one of its scheme (`invalid_field` points at the first field that does not fit). */
         TriggerBadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -3225,6 +3252,15 @@ export interface components {
         };
         /** @description No such workflow or trigger, or not yours. */
         TriggerNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The trigger verifies signatures, and this request's is missing, wrong or too old. */
+        InvalidSignature: {
             headers: {
                 [name: string]: unknown;
             };
@@ -5176,6 +5212,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["RunBadRequest"];
+            401: components["responses"]["InvalidSignature"];
             404: components["responses"]["HookNotFound"];
             409: components["responses"]["IdempotencyKeyReused"];
             413: components["responses"]["PayloadTooLarge"];

@@ -65,7 +65,9 @@ export function triggerOperations(ctx: AppContext, limiters: HookLimiters): Oper
     const retryAfter = limiters.api.hit(`trigger:${trigger.id}`);
     if (retryAfter !== null) throw apiRateLimited(ctx.config.API_RATE_LIMIT_PER_MINUTE, retryAfter);
     const owner = { userId: trigger.user_id, workflowId: trigger.workflow_id };
-    const inputs = await triggers.inputsOfHook(ctx, trigger, hookBodyOf(req));
+    const body = hookBodyOf(req);
+    triggers.verifySignature(ctx, trigger, body); // before anything is read or started
+    const inputs = await triggers.inputsOfHook(ctx, trigger, body);
     await startRunAndAnswer(ctx, req, res, owner, inputs, limiters.runStarts);
   }
 
