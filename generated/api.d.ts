@@ -2504,6 +2504,21 @@ export interface components {
         ScheduleInputs: {
             [key: string]: string;
         };
+        /**
+         * @description One value per `text_input` variable, as `inputs` of runWorkflow: a string, or a JSON value
+         *     of the type the node declares (`number`, `integer`, `boolean`, `object`, `array`), checked
+         *     when the schedule is saved (400 `invalid_run_inputs` naming each that does not fit).
+         * @example {
+         *       "ticket": "Daily digest of open tickets.",
+         *       "filters": {
+         *         "label": "bug",
+         *         "limit": 20
+         *       }
+         *     }
+         */
+        ScheduleInputValues: {
+            [key: string]: unknown;
+        };
         ScheduleCreate: {
             cron: components["schemas"]["ScheduleCron"];
             /**
@@ -2512,7 +2527,7 @@ export interface components {
              * @example Europe/Paris
              */
             timezone?: string;
-            inputs?: components["schemas"]["ScheduleInputs"];
+            inputs?: components["schemas"]["ScheduleInputValues"];
             /**
              * @description Pin this version (null or absent: the current version at each tick). One the workflow does not have is a 400 `invalid_field` at `/body/version`.
              * @example null
@@ -2529,7 +2544,7 @@ export interface components {
         ScheduleUpdate: {
             cron?: components["schemas"]["ScheduleCron"];
             timezone?: components["schemas"]["ScheduleTimezone"];
-            inputs?: components["schemas"]["ScheduleInputs"];
+            inputs?: components["schemas"]["ScheduleInputValues"];
             /** @example 2 */
             version?: number | null;
             enabled?: boolean;
@@ -2542,6 +2557,19 @@ export interface components {
             cron: components["schemas"]["ScheduleCron"];
             timezone: components["schemas"]["ScheduleTimezone"];
             inputs: components["schemas"]["ScheduleInputs"];
+            /**
+             * @description Present when an input is not a string (then `inputs` has its JSON text); every input, as the JSON value it was given.
+             * @example {
+             *       "ticket": "Daily digest of open tickets.",
+             *       "filters": {
+             *         "label": "bug",
+             *         "limit": 20
+             *       }
+             *     }
+             */
+            input_values?: {
+                [key: string]: unknown;
+            };
             /**
              * @description The pinned version; null runs the current one.
              * @example null
