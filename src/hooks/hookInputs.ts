@@ -5,7 +5,10 @@
 import { runInputOf } from '../nodes/registry.ts';
 import { checkInputs, inputsFromText, type RunInputs } from '../runs/service.ts';
 import { invalidRunInputs } from '../shared/errors.ts';
-import { analyseTemplate, renderTemplate, TemplateError, type TemplateScope } from '../workflows/templates.ts';
+import { analyseTemplate, type TemplateScope } from '../workflows/templates.ts';
+import { FunctionError } from '../runs/compute/functionError.ts';
+import { ComputeLimitError } from '../runs/compute/pool.ts';
+import type { RunBudget } from '../runs/compute/budget.ts';
 import type { HookBody } from './hookBody.ts';
 
 type Nodes = Parameters<typeof checkInputs>[0];
@@ -42,23 +45,26 @@ export function hookInputs(nodes: Nodes, body: HookBody): RunInputs {
 
 /**
  * The run inputs a trigger's own templates give (openapi.yaml TriggerInputs): each rendered over
- * the body, headers and query with the workflows' template engine and its bounds, then typed as
- * the console's form is (JSON text parsed for an input that is not a string). A template that fails
- * is a 400 naming its input; startRun checks the types.
+ * the body, headers and query on the compute pool, under the owner's share and a run's compute
+ * budget as the workflow's own templates are (an owner's template over a sender's body never
+ * holds the event loop), then typed as the console's form is (JSON text parsed for an input that
+ * is not a string). A template that fails or breaks a limit is a 400 naming its input; startRun
+ * checks the types.
  */
 export async function mappedInputs(
   nodes: Nodes,
   templates: Record<string, string>,
   body: HookBody,
+  budget: Pick<RunBudget, 'compute'>,
 ): Promise<RunInputs> {
   // The engine reads any JSON-like scope; a trigger's has no `inputs` or `nodes`, only what came.
   const scope = { body: body.value, headers: body.headers, query: body.query } as unknown as TemplateScope;
   const texts: Record<string, string> = {};
   for (const [name, source] of Object.entries(templates)) {
     try {
-      texts[name] = await renderTemplate(source, scope);
+      texts[name] = await budget.compute('renderTemplate', { source, scope });
     } catch (err) {
-      if (!(err instanceof TemplateError)) throw err;
+      if (!(err instanceof FunctionError || err instanceof ComputeLimitError)) throw err;
       throw invalidRunInputs([{ pointer: `/body/inputs/${name}`, message: err.message }]);
     }
   }

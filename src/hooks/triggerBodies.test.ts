@@ -239,8 +239,17 @@ describe.each(testDialects())('trigger URL bodies on %s', (dialect) => {
     expect(await wrong.json()).toMatchObject({
       errors: [{ pointer: '/body/inputs/priority', message: 'must be an integer' }],
     });
+    // A template no render can finish within the bounds (time or memory, whichever comes first).
+    const endless = await triggerOf(objectGraph, { event: '{% for i in (1..100000000) %}{{ body }}{% endfor %}' });
+    const bounded = await send(endless.url, 'application/json', JSON.stringify({ a: 1 }));
+    expect(bounded.status).toBe(400);
+    expect(await bounded.json()).toMatchObject({
+      code: 'invalid_run_inputs',
+      errors: [{ pointer: '/body/inputs/event' }],
+    });
     expect(await runsOf(failing.workflowId)).toBe(0);
     expect(await runsOf(typed.workflowId)).toBe(0);
+    expect(await runsOf(endless.workflowId)).toBe(0);
   });
 
   it('checks the templates when the trigger is made: a name that is no input, a template that does not parse (400)', async () => {

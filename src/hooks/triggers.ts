@@ -15,6 +15,7 @@ import { lookupOf, newTriggerToken, shownPrefix } from './triggerTokens.ts';
 import type { HookBody } from './hookBody.ts';
 import { hookInputs, mappedInputs, templateProblems } from './hookInputs.ts';
 import type { RunInputs } from '../runs/service.ts';
+import { runBudget } from '../runs/compute/budget.ts';
 import { signatureSecretContext, type TriggerRow } from './triggers.store.ts';
 import { signatureProblem, standardWebhooksKey, type SignatureScheme } from './signatures.ts';
 import type { AppContext } from '../context.ts';
@@ -162,7 +163,8 @@ export async function triggerOfToken(ctx: WorkflowContext, token: string): Promi
 export async function inputsOfHook(ctx: WorkflowContext, trigger: TriggerRow, body: HookBody): Promise<RunInputs> {
   const workflow = await getWorkflow(ctx, trigger.user_id, trigger.workflow_id);
   if (trigger.inputs === null) return hookInputs(workflow.nodes, body);
-  return mappedInputs(workflow.nodes, JSON.parse(trigger.inputs) as Record<string, string>, body);
+  const templates = JSON.parse(trigger.inputs) as Record<string, string>;
+  return mappedInputs(workflow.nodes, templates, body, runBudget(ctx.config, String(trigger.user_id)));
 }
 
 /** Refuses (401) a request whose sender signature the trigger requires and does not find valid. */
