@@ -48,5 +48,7 @@ export function hookBodyOf(req: Request): HookBody {
       v === undefined ? [] : [[name, Array.isArray(v) ? v.join(', ') : v]],
     ),
   );
-  return { kind, value: req.body as unknown, ...kept, headers, query: req.query as Record<string, string> };
+  // A text body's own charset decoded it (body-parser); the kept text is its UTF-8 reading.
+  const text = kind === 'text' && typeof req.body === 'string' ? req.body : kept.text;
+  return { kind, value: req.body as unknown, ...kept, text, headers, query: req.query as Record<string, string> };
 }

@@ -119,6 +119,12 @@ describe.each(testDialects())('trigger URL bodies on %s', (dialect) => {
     const text = await send(url, 'text/plain', 'Export fails on Safari');
     expect(text.status).toBe(200);
     expect(((await text.json()) as { data: RunDetail }).data.inputs).toEqual({ ticket: 'Export fails on Safari' });
+    const latin1 = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain; charset=iso-8859-1', Prefer: 'wait=10' },
+      body: Buffer.from('Caf\u00e9 cr\u00e8me', 'latin1'),
+    });
+    expect(((await latin1.json()) as { data: RunDetail }).data.inputs).toEqual({ ticket: 'Caf\u00e9 cr\u00e8me' });
     const form = await send(url, 'application/x-www-form-urlencoded', 'text=Export+fails&channel=C1');
     expect(form.status).toBe(200);
     expect(((await form.json()) as { data: RunDetail }).data.inputs).toEqual({
