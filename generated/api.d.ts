@@ -893,15 +893,25 @@ export interface paths {
         put?: never;
         /**
          * Start a run through a trigger URL
-         * @description The URL is the credential: no `Authorization` header. The JSON body is the run's inputs, one
-         *     string per `text_input` variable, exactly as `inputs` of runWorkflow (missing or extra
-         *     inputs are a 400 that lists them). Otherwise as runWorkflow: 202 with the queued run and
+         * @description The URL is the credential: no `Authorization` header. The body is what the sender sends: a
+         *     JSON object or array of any shape (`application/json`), a form
+         *     (`application/x-www-form-urlencoded`, read as an object of strings; a repeated field is a
+         *     400 naming it) or text (`text/plain`). It becomes the run's inputs so:
+         *     - a body that is exactly the inputs (a JSON object or form whose fields are the workflow's
+         *       `text_input` variables, each of its type) is taken as they are, as `inputs` of runWorkflow;
+         *     - otherwise, for a workflow with one `text_input`, the whole body is that input, of its
+         *       type: a `string` input gets the body's text as sent (the JSON text of a JSON body), an
+         *       `object` input the parsed JSON object or the form's fields, other types the parsed JSON;
+         *     - otherwise the body's fields that name `text_input` variables are the inputs (form fields
+         *       read as text is, as in the console's form); other fields are ignored.
+         *     An input missing or not of its type is a 400 `invalid_run_inputs` naming it, and nothing
+         *     starts. Otherwise as runWorkflow: 202 with the queued run and
          *     its `Location`, or with `Prefer: wait=N` the ended run (200); an `Idempotency-Key` names the
          *     start (a repeat returns the same run; other inputs with the same key are a 409); the run
          *     counts against its owner's quotas and rate limit as an API start does (429 with
          *     `Retry-After`). An unknown, revoked or rotated-away token, or one whose workflow was
-         *     deleted, is 404 `trigger_not_found`; a body that is not JSON is 400, one over the size limit
-         *     413, another media type 415.
+         *     deleted, is 404 `trigger_not_found`; a JSON body that does not parse is 400, one over the
+         *     size limit 413, another media type 415.
          */
         post: operations["runHook"];
         delete?: never;
@@ -2626,6 +2636,21 @@ export interface components {
         ScheduleInputs: {
             [key: string]: string;
         };
+        /**
+         * @description One value per `text_input` variable, as `inputs` of runWorkflow: a string, or a JSON value
+         *     of the type the node declares (`number`, `integer`, `boolean`, `object`, `array`), checked
+         *     when the schedule is saved (400 `invalid_run_inputs` naming each that does not fit).
+         * @example {
+         *       "ticket": "Daily digest of open tickets.",
+         *       "filters": {
+         *         "label": "bug",
+         *         "limit": 20
+         *       }
+         *     }
+         */
+        ScheduleInputValues: {
+            [key: string]: unknown;
+        };
         ScheduleCreate: {
             cron: components["schemas"]["ScheduleCron"];
             /**
@@ -2634,7 +2659,7 @@ export interface components {
              * @example Europe/Paris
              */
             timezone?: string;
-            inputs?: components["schemas"]["ScheduleInputs"];
+            inputs?: components["schemas"]["ScheduleInputValues"];
             /**
              * @description Pin this version (null or absent: the current version at each tick). One the workflow does not have is a 400 `invalid_field` at `/body/version`.
              * @example null
@@ -2651,7 +2676,7 @@ export interface components {
         ScheduleUpdate: {
             cron?: components["schemas"]["ScheduleCron"];
             timezone?: components["schemas"]["ScheduleTimezone"];
-            inputs?: components["schemas"]["ScheduleInputs"];
+            inputs?: components["schemas"]["ScheduleInputValues"];
             /** @example 2 */
             version?: number | null;
             enabled?: boolean;
@@ -2664,6 +2689,19 @@ export interface components {
             cron: components["schemas"]["ScheduleCron"];
             timezone: components["schemas"]["ScheduleTimezone"];
             inputs: components["schemas"]["ScheduleInputs"];
+            /**
+             * @description Present when an input is not a string (then `inputs` has its JSON text); every input, as the JSON value it was given.
+             * @example {
+             *       "ticket": "Daily digest of open tickets.",
+             *       "filters": {
+             *         "label": "bug",
+             *         "limit": 20
+             *       }
+             *     }
+             */
+            input_values?: {
+                [key: string]: unknown;
+            };
             /**
              * @description The pinned version; null runs the current one.
              * @example null
@@ -3013,6 +3051,43 @@ export interface components {
              * @example GitHub push
              */
             name?: string;
+            inputs?: components["schemas"]["TriggerInputs"];
+            /**
+             * @description Verify each request's signature, as its sender makes it, with `secret` (the one you set
+             *     at the sender, or the one it gave you); a request without a valid one is a 401
+             *     `invalid_signature`, and nothing starts. `github`: `X-Hub-Signature-256: sha256=` +
+             *     HMAC-SHA256 hex of the body. `stripe`: `Stripe-Signature: t=...,v1=...`, HMAC-SHA256 hex
+             *     of `{t}.{body}`. `standard_webhooks`: `webhook-id`, `webhook-timestamp` and
+             *     `webhook-signature: v1,...` (base64 HMAC-SHA256 of `{id}.{timestamp}.{body}`), with a
+             *     `whsec_` + base64 secret. Timestamps more than 5 minutes from the service's clock are
+             *     refused. The secret is kept sealed and never shown again.
+             */
+            signature?: {
+                /**
+                 * @example github
+                 * @enum {string}
+                 */
+                scheme: "github" | "stripe" | "standard_webhooks";
+                /** @example my-github-webhook-secret */
+                secret: string;
+            };
+        };
+        /**
+         * @description How the trigger reads what its sender sends (without it, the body as runHook says): each
+         *     `text_input` variable of the workflow named here gets its Liquid template rendered over
+         *     `body` (the parsed JSON, the form's fields, or the text), `headers` (by lower-case name) and
+         *     `query` (the URL's query fields), with the bounds of the workflow's templates. A `string`
+         *     input gets the text; an input of another type gets the text parsed as JSON (`{{ body.issue
+         *     | json }}`). A template that fails, or a result not of its input's type, is a 400
+         *     `invalid_run_inputs` naming the input, and nothing starts. Checked when the trigger is
+         *     made: each name is an input of the workflow, each template parses (400 `invalid_field`).
+         * @example {
+         *       "repo": "{{ body.repository.full_name }}",
+         *       "event": "{{ headers[\"x-github-event\"] }}"
+         *     }
+         */
+        TriggerInputs: {
+            [key: string]: string;
         };
         Trigger: {
             /** @example trg_01JD6Z5M3N8P0Q2R4S6T8V0W */
@@ -3033,6 +3108,15 @@ export interface components {
              * @description When its URL last started a run (or returned one by its Idempotency-Key).
              */
             last_used_at: string | null;
+            inputs?: components["schemas"]["TriggerInputs"];
+            /** @description The signature its requests must carry (its secret is never shown). */
+            signature?: {
+                /**
+                 * @description **Open** (values in `x-extensible-enum`): a later minor version may add schemes.
+                 * @example github
+                 */
+                scheme: string;
+            };
         };
         TriggerWithUrl: components["schemas"]["Trigger"] & {
             /**
@@ -3050,12 +3134,23 @@ export interface components {
             meta: components["schemas"]["PageMeta"];
         };
         /**
-         * @description The run's inputs, one string per `text_input` variable of the workflow.
+         * @description What a webhook sender sends: a JSON object or array of any shape. Either the run's inputs
+         *     (one value per `text_input` variable) or, for a workflow with one input, that input's value
+         *     (see runHook).
          * @example {
          *       "ticket": "The export button does nothing on Safari 18."
          *     }
          */
         HookInputs: {
+            [key: string]: unknown;
+        } | unknown[];
+        /**
+         * @description A form's fields, each once (see runHook).
+         * @example {
+         *       "ticket": "The export button does nothing on Safari 18."
+         *     }
+         */
+        HookForm: {
             [key: string]: string;
         };
         CallbackCreate: {
@@ -3217,6 +3312,15 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The request is malformed, or its `inputs` do not fit the workflow, or its `signature.secret` is not one of its scheme (`invalid_field` points at the first field that does not fit). */
+        TriggerBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The request is malformed, or `If-Match` is not an ETag or a version number. */
         IfMatchBadRequest: {
             headers: {
@@ -3335,6 +3439,15 @@ export interface components {
         };
         /** @description No such workflow or trigger, or not yours. */
         TriggerNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The trigger verifies signatures, and this request's is missing, wrong or too old. */
+        InvalidSignature: {
             headers: {
                 [name: string]: unknown;
             };
@@ -4951,7 +5064,7 @@ export interface operations {
                     "application/json": components["schemas"]["TriggerWithUrlEnvelope"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["TriggerBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -5210,7 +5323,17 @@ export interface operations {
     };
     runHook: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Any query fields of the URL, each once; a trigger's `inputs` templates read them as `query`.
+                 * @example {
+                 *       "source": "github"
+                 *     }
+                 */
+                query?: {
+                    [key: string]: string;
+                };
+            };
             header?: {
                 /**
                  * @description Names this start, as for runWorkflow.
@@ -5240,6 +5363,14 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["HookInputs"];
+                /**
+                 * @example {
+                 *       "ticket": "The export button does nothing on Safari 18."
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["HookForm"];
+                /** @example The export button does nothing on Safari 18. */
+                "text/plain": string;
             };
         };
         responses: {
@@ -5268,6 +5399,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["RunBadRequest"];
+            401: components["responses"]["InvalidSignature"];
             404: components["responses"]["HookNotFound"];
             409: components["responses"]["IdempotencyKeyReused"];
             413: components["responses"]["PayloadTooLarge"];

@@ -33,6 +33,7 @@ import { endSchedulesOfDeletedWorkflow, scheduleOperations } from './schedules/r
 import { cancelRunsOfDeletedWorkflow, runOperations } from './runs/router.ts';
 import { triggerOperations } from './hooks/router.ts';
 import { callbackOperations } from './hooks/callbackRouter.ts';
+import { hookBodyParsers } from './hooks/hookBody.ts';
 import { httpMetrics, metricsRouter } from './ops/metrics.ts';
 import { computeMetrics } from './runs/compute/metrics.ts';
 import { landingPagePaths, landingPagesRouter } from './console/pages/landing.ts';
@@ -158,6 +159,13 @@ export function createApp(ctx: AppContext): express.Express {
   const pagePaths = new RegExp(`${platformPagePaths.source}|${oauthPagePaths.source}`);
   const isPage = (req: express.Request) => pagePaths.test(req.path) || landingPagePaths.test(req.path);
   app.use(securityHeaders(ctx.config.BASE_URL.startsWith('https:'), isPage));
+  // A trigger URL takes what webhook senders send, its bytes kept as sent (hooks/hookBody.ts).
+  app.use(
+    only(
+      (req) => req.path.startsWith('/hooks/') && typeis.hasBody(req),
+      ...hookBodyParsers(ctx.config.BODY_LIMIT_BYTES),
+    ),
+  );
   // An API GET skips the body parsers in one step.
   app.use(
     only(

@@ -42,6 +42,7 @@ const ALL = [
   '0024_pkce_required',
   '0025_refresh_successor_pairs',
   '0026_tokens_without_authorization',
+  '0027_trigger_reading',
 ];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {

@@ -24,6 +24,7 @@ import * as callbackPausing from './migrations/0023_callback_pausing.ts';
 import * as pkceRequired from './migrations/0024_pkce_required.ts';
 import * as refreshSuccessorPairs from './migrations/0025_refresh_successor_pairs.ts';
 import * as tokensWithoutAuthorization from './migrations/0026_tokens_without_authorization.ts';
+import * as triggerReading from './migrations/0027_trigger_reading.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -62,6 +63,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0024_pkce_required', pkceRequired],
     ['0025_refresh_successor_pairs', refreshSuccessorPairs],
     ['0026_tokens_without_authorization', tokensWithoutAuthorization],
+    ['0027_trigger_reading', triggerReading],
   ];
 }
 

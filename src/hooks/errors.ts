@@ -9,3 +9,5 @@ export const callbackNotFound = (id: string) => new Problem('callback_not_found'
 /** A callback URL the outbound guard refuses (src/outbound), pointing at the field. */
 export const callbackUrlRefused = (reason: string) =>
   new Problem('callback_url_refused', reason, { errors: [{ pointer: '/body/url', message: reason }] });
+/** A trigger's sender signature that is missing, wrong or stale (signatures.ts says which). */
+export const invalidSignature = (reason: string) => new Problem('invalid_signature', reason);

@@ -11,6 +11,7 @@ import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { startRunAndAnswer } from '../runs/router.ts';
 import { apiRateLimited } from '../shared/errors.ts';
 import * as triggers from './triggers.ts';
+import { hookBodyOf } from './hookBody.ts';
 
 type JsonOf<
   Op extends keyof operations,
@@ -41,7 +42,7 @@ export function triggerOperations(ctx: AppContext, limiters: HookLimiters): Oper
 
   async function createTrigger(req: Request, res: Response<JsonOf<'createTrigger', 201>>) {
     const body = (req.body ?? {}) as CreateBody;
-    const trigger = await triggers.createTrigger(ctx, userOf(req), workflowIdOf(req), body.name ?? '');
+    const trigger = await triggers.createTrigger(ctx, userOf(req), workflowIdOf(req), body);
     res.setHeader('Cache-Control', 'no-store'); // the URL is a credential
     res.status(201).json({ data: trigger });
   }
@@ -64,7 +65,10 @@ export function triggerOperations(ctx: AppContext, limiters: HookLimiters): Oper
     const retryAfter = limiters.api.hit(`trigger:${trigger.id}`);
     if (retryAfter !== null) throw apiRateLimited(ctx.config.API_RATE_LIMIT_PER_MINUTE, retryAfter);
     const owner = { userId: trigger.user_id, workflowId: trigger.workflow_id };
-    await startRunAndAnswer(ctx, req, res, owner, req.body as Record<string, string>, limiters.runStarts);
+    const body = hookBodyOf(req);
+    triggers.verifySignature(ctx, trigger, body); // before anything is read or started
+    const inputs = await triggers.inputsOfHook(ctx, trigger, body);
+    await startRunAndAnswer(ctx, req, res, owner, inputs, limiters.runStarts);
   }
 
   return { listTriggers, createTrigger, deleteTrigger, rotateTrigger, runHook };

@@ -10,7 +10,15 @@ export interface TriggerRow {
   token_hash: string;
   created_at: number;
   last_used_at: number | null;
+  /** The trigger's input templates as JSON text (migration 0027); null: the body read by default. */
+  inputs: string | null;
+  /** The scheme of the signature its requests carry, and its secret, sealed; null: none checked. */
+  signature_scheme: string | null;
+  signature_secret: string | null;
 }
+
+/** The sealed signing secret opens only in its own row (sealing.ts binds it to this context). */
+export const signatureSecretContext = (triggerId: string) => `workflow_triggers.signature_secret:${triggerId}`;
 
 const COLUMNS = [
   'id',
@@ -21,6 +29,9 @@ const COLUMNS = [
   'token_hash',
   'created_at',
   'last_used_at',
+  'inputs',
+  'signature_scheme',
+  'signature_secret',
 ] as const;
 
 const fromDb = (row: TriggerRow): TriggerRow => ({

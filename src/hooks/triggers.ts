@@ -6,18 +6,28 @@
 import type { components } from '../../generated/api.d.ts';
 import { isUniqueViolation } from '../db/insert.ts';
 import { hashToken, safeEqual } from '../shared/crypto.ts';
-import { hookLimitReached, triggerNotFound } from './errors.ts';
+import { invalidField } from '../shared/errors.ts';
+import { hookLimitReached, invalidSignature, triggerNotFound } from './errors.ts';
 import { ulid } from '../shared/ids.ts';
 import { getWorkflow, type WorkflowContext } from '../workflows/service.ts';
 import * as store from './triggers.store.ts';
 import { lookupOf, newTriggerToken, shownPrefix } from './triggerTokens.ts';
-import type { TriggerRow } from './triggers.store.ts';
+import type { HookBody } from './hookBody.ts';
+import { hookInputs, mappedInputs, templateProblems } from './hookInputs.ts';
+import type { RunInputs } from '../runs/service.ts';
+import { runBudget } from '../runs/compute/budget.ts';
+import { signatureSecretContext, type TriggerRow } from './triggers.store.ts';
+import { signatureProblem, standardWebhooksKey, type SignatureScheme } from './signatures.ts';
+import type { AppContext } from '../context.ts';
 
 export { TRIGGER_TOKEN_PREFIX } from './triggerTokens.ts';
 
 export type Trigger = components['schemas']['Trigger'];
 export type TriggerWithUrl = components['schemas']['TriggerWithUrl'];
 type PageMeta = components['schemas']['PageMeta'];
+type TriggerCreate = components['schemas']['TriggerCreate'];
+/** Making a trigger that verifies signatures seals its secret; verifying opens it. */
+type TriggerContext = WorkflowContext & Pick<AppContext, 'sealer'>;
 
 /** A trigger URL is a credential: a workflow has few (as Svix bounds endpoints per app). */
 export const MAX_TRIGGERS_PER_WORKFLOW = 10;
@@ -30,6 +40,8 @@ function toTrigger(row: TriggerRow): Trigger {
     token_prefix: shownPrefix(row.token_lookup),
     created_at: new Date(row.created_at).toISOString(),
     last_used_at: row.last_used_at === null ? null : new Date(row.last_used_at).toISOString(),
+    ...(row.inputs === null ? {} : { inputs: JSON.parse(row.inputs) as Record<string, string> }),
+    ...(row.signature_scheme === null ? {} : { signature: { scheme: row.signature_scheme } }),
   };
 }
 
@@ -51,24 +63,36 @@ async function withFreshToken<T>(
 
 /** A new trigger of the user's workflow; its URL is in this answer only. */
 export async function createTrigger(
-  ctx: WorkflowContext,
+  ctx: TriggerContext,
   userId: number,
   workflowId: string,
-  name: string,
+  request: TriggerCreate,
 ): Promise<TriggerWithUrl> {
-  await getWorkflow(ctx, userId, workflowId); // the user's, and not deleted: else 404
+  const workflow = await getWorkflow(ctx, userId, workflowId); // the user's, and not deleted: else 404
+  const problem = request.inputs && templateProblems(workflow.nodes, request.inputs)[0];
+  if (problem) throw invalidField(`The trigger's inputs do not fit the workflow.`, problem.pointer, problem.message);
+  const signature = request.signature;
+  if (signature?.scheme === 'standard_webhooks' && !standardWebhooksKey(signature.secret))
+    throw invalidField(
+      'A Standard Webhooks secret is whsec_ and the base64 of 16 to 64 bytes.',
+      '/body/signature/secret',
+      'is not a Standard Webhooks secret (whsec_ + base64)',
+    );
   if ((await store.countTriggers(ctx.db, workflowId)) >= MAX_TRIGGERS_PER_WORKFLOW)
     throw hookLimitReached('trigger URLs', MAX_TRIGGERS_PER_WORKFLOW);
   const base = {
     id: `trg_${ulid()}`,
     workflow_id: workflowId,
     user_id: userId,
-    name,
+    name: request.name ?? '',
     created_at: ctx.now(),
     last_used_at: null,
+    inputs: request.inputs ? JSON.stringify(request.inputs) : null,
+    signature_scheme: signature?.scheme ?? null,
   };
   const { result: row, token } = await withFreshToken(async ({ lookup, hash }) => {
-    const row: TriggerRow = { ...base, token_lookup: lookup, token_hash: hash };
+    const secret = signature ? ctx.sealer.seal(signature.secret, signatureSecretContext(base.id)) : null;
+    const row: TriggerRow = { ...base, token_lookup: lookup, token_hash: hash, signature_secret: secret };
     await store.insertTrigger(ctx.db, row);
     return row;
   });
@@ -133,4 +157,23 @@ export async function triggerOfToken(ctx: WorkflowContext, token: string): Promi
   if (!row || !safeEqual(row.token_hash, hashToken(token))) throw triggerNotFound('for this URL');
   await store.touchTrigger(ctx.db, row.id, ctx.now());
   return row;
+}
+
+/** The run inputs a trigger URL's body gives, read against its workflow's current graph (hookInputs.ts). */
+export async function inputsOfHook(ctx: WorkflowContext, trigger: TriggerRow, body: HookBody): Promise<RunInputs> {
+  const workflow = await getWorkflow(ctx, trigger.user_id, trigger.workflow_id);
+  if (trigger.inputs === null) return hookInputs(workflow.nodes, body);
+  const templates = JSON.parse(trigger.inputs) as Record<string, string>;
+  return mappedInputs(workflow.nodes, templates, body, runBudget(ctx.config, String(trigger.user_id)));
+}
+
+/** Refuses (401) a request whose sender signature the trigger requires and does not find valid. */
+export function verifySignature(ctx: TriggerContext, trigger: TriggerRow, body: HookBody): void {
+  if (trigger.signature_scheme === null) return;
+  const secret =
+    trigger.signature_secret && ctx.sealer.open(trigger.signature_secret, signatureSecretContext(trigger.id));
+  const problem = secret
+    ? signatureProblem(trigger.signature_scheme as SignatureScheme, secret, body.headers, body.raw, ctx.now())
+    : 'The trigger has no signing secret.';
+  if (problem) throw invalidSignature(problem);
 }

@@ -198,6 +198,52 @@ describe.each(testDialects())('workflow schedules on %s', (dialect) => {
     ).toHaveLength(2);
   });
 
+  it('carries typed inputs: checked when saved, read back as values, given to each tick as they are', async () => {
+    const graph = {
+      nodes: [
+        { id: 'in', type: 'text_input' as const, config: { variable: 'filters', type: 'object' as const } },
+        { id: 'n', type: 'text_input' as const, config: { variable: 'limit', type: 'integer' as const } },
+        {
+          id: 'say',
+          type: 'template' as const,
+          config: { template: '{{ inputs.filters.label }} x{{ inputs.limit }}' },
+        },
+        { id: 'out', type: 'text_output' as const, config: { format: 'plain' as const } },
+      ],
+      edges: [
+        { from: 'in', to: 'say' },
+        { from: 'n', to: 'say' },
+        { from: 'say', to: 'out' },
+      ],
+    };
+    const made = await alice.POST('/api/workflows', { body: { name: 'Typed', ...graph } });
+    const wf = made.data!.data.id;
+    const inputs = { filters: { label: 'bug', states: ['open'] }, limit: 20 };
+    const { data, response } = await create(wf, { cron: '0 9 * * *', inputs });
+    expect(response.status).toBe(201);
+    expect(data!.data).toMatchObject({
+      inputs: { filters: JSON.stringify(inputs.filters), limit: '20' },
+      input_values: inputs,
+    });
+    const wrong = await create(wf, { cron: '0 9 * * *', inputs: { filters: 'label=bug', limit: 2.5 } });
+    expect(wrong.response.status).toBe(400);
+    expect(wrong.error).toMatchObject({ code: 'invalid_run_inputs' });
+    expect(wrong.error!.errors!.map((e) => e.pointer).sort()).toEqual(['/body/inputs/filters', '/body/inputs/limit']);
+    const patched = await alice.PATCH('/api/workflows/{workflow_id}/schedules/{schedule_id}', {
+      ...path(wf, data!.data.id),
+      body: { inputs: { ...inputs, limit: 'twenty' } },
+    });
+    expect(patched.response.status).toBe(400);
+
+    await runTick(tickCtx(), allow, data!.data.id, 'typed-tick-1');
+    const runs = await alice.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: wf } } });
+    expect(runs.data!.data).toHaveLength(1);
+    const run = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+      params: { path: { workflow_id: wf, run_id: runs.data!.data[0]!.id }, header: { Prefer: 'wait=10' } },
+    });
+    expect(run.data!.data).toMatchObject({ input_values: inputs, status: 'completed', output: { out: 'bug x20' } });
+  });
+
   it("counts against the owner's run quota like an API start: a refused tick starts nothing and says why", async () => {
     const wf = await createWorkflow();
     const id = (await create(wf, { cron: '0 9 * * *', inputs: { ticket: 'x' } })).data!.data.id;

@@ -8,7 +8,8 @@
 import type { components } from '../../generated/api.d.ts';
 import { invalidRunInputs, queueUnavailable, runsNotConfigured, workflowNotFound } from '../shared/errors.ts';
 import { ulid } from '../shared/ids.ts';
-import { checkInputs, type RunContext } from '../runs/service.ts';
+import { checkInputs, type RunContext, type RunInputs } from '../runs/service.ts';
+import { toText } from '../runs/values.ts';
 import type { ScheduleQueue } from '../runs/scheduleQueue.ts';
 import { findWorkflowForRuns, type PageMeta } from '../workflows/service.ts';
 import { versionGraph } from '../workflows/versions.ts';
@@ -40,6 +41,14 @@ function nextTick(ctx: RunContext, row: ScheduleRow): string | null {
   }
 }
 
+/** The stored inputs as the wire has them, as a run's: `inputs` as text, `input_values` when one is not a string. */
+function inputsOf(stored: string): Pick<Schedule, 'inputs' | 'input_values'> {
+  const values = JSON.parse(stored) as RunInputs;
+  const entries = Object.entries(values);
+  if (entries.every(([, v]) => typeof v === 'string')) return { inputs: values as Record<string, string> };
+  return { inputs: Object.fromEntries(entries.map(([k, v]) => [k, toText(v)])), input_values: values };
+}
+
 /** The wire shape of a stored schedule (openapi.yaml Schedule). */
 export function toSchedule(ctx: RunContext, row: ScheduleRow): Schedule {
   return {
@@ -47,7 +56,7 @@ export function toSchedule(ctx: RunContext, row: ScheduleRow): Schedule {
     workflow_id: row.workflow_id,
     cron: row.cron,
     timezone: row.timezone,
-    inputs: JSON.parse(row.inputs) as Record<string, string>,
+    ...inputsOf(row.inputs),
     version: row.version,
     enabled: row.enabled,
     next_run_at: nextTick(ctx, row),
@@ -64,7 +73,7 @@ async function checkTarget(
   ctx: RunContext,
   userId: number,
   workflowId: string,
-  inputs: Record<string, string>,
+  inputs: RunInputs,
   version: number | null,
 ) {
   const { workflow, deleted } = await findWorkflowForRuns(ctx, userId, workflowId);
@@ -177,7 +186,7 @@ export async function updateSchedule(
     ...(body.enabled !== undefined && { enabled: body.enabled }),
     updated_at: Math.max(ctx.now(), current.updated_at),
   };
-  await checkTarget(ctx, userId, workflowId, JSON.parse(next.inputs) as Record<string, string>, next.version);
+  await checkTarget(ctx, userId, workflowId, JSON.parse(next.inputs) as RunInputs, next.version);
   checkRecurrence(queue, next.cron, next.timezone, ctx.config.SCHEDULE_MIN_INTERVAL_SECONDS);
   const { cron, timezone, inputs, version, enabled, updated_at } = next;
   await store.updateSchedule(ctx.db, id, { cron, timezone, inputs, version, enabled, updated_at });

@@ -44,7 +44,7 @@ export async function runTick(
     return;
   }
   const at = ctx.now();
-  const inputs = JSON.parse(schedule.inputs) as Record<string, string>;
+  const inputs = JSON.parse(schedule.inputs) as Record<string, unknown>; // JSON values, of each input's type
   try {
     const { run } = await startRun(
       ctx,

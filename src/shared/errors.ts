@@ -52,6 +52,7 @@ export const PROBLEM_CODES = {
   invalid_proxy_token: 401,
   wrong_token_kind: 401,
   user_gone: 401,
+  invalid_signature: 401,
   insufficient_scope: 403,
   missing_permission: 403,
   demo_in_production: 403,
