@@ -4,12 +4,11 @@
 // `unexpected_tool_calls` (never a completed step with empty text), asked once, routed by
 // `on_error`; a provider's error keeps its status, code, type and request id.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
-import { createAccessToken } from '../accounts/accessTokens.ts';
-import { createUser } from '../accounts/users.ts';
+import type { ApiClient, Schemas } from '../../client/src/index.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { workflowsClient } from '../../test/support/workflowUsers.ts';
 
 type Node = Schemas['WorkflowNode'];
 type Edge = Schemas['WorkflowEdge'];
@@ -63,15 +62,7 @@ describe.each(testDialects())('tool calls and provider errors in runs on %s', (d
       runs: true,
       env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' },
     });
-    const user = await createUser(server.ctx, { login: 'alice', password: 'correct horse battery' });
-    const { token } = await createAccessToken(server.ctx, {
-      userId: user.id,
-      namespace: 'alice',
-      name: 'runs',
-      usageScenario: 'paid',
-      permissions: ['workflows'],
-    });
-    alice = createApiClient(server.baseUrl, { bearer: token });
+    alice = await workflowsClient(server.ctx, server.baseUrl, 'alice');
   });
   afterAll(async () => {
     await server?.close();
