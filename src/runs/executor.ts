@@ -21,6 +21,8 @@ export type { ExecutionHooks, StepReport, WorkflowEdge, WorkflowNode } from './r
 export interface Graph {
   nodes: WorkflowNode[];
   edges: WorkflowEdge[];
+  /** The version of a called workflow's graph (its `workflow.version` in templates). */
+  version?: number;
 }
 
 export interface Execution {
@@ -48,6 +50,8 @@ export type ExecuteOptions = {
   calls?: readonly string[];
   /** A graph run inside a run (a map's item, a called workflow) shares the run's size caps. */
   sizes?: TextBudget;
+  /** What templates read as `run` and `workflow` (templates.ts TemplateScope), from the stored run. */
+  context?: Pick<TemplateScope, 'run' | 'workflow'>;
 };
 
 /**
@@ -88,7 +92,7 @@ function startRun(
   const signal = AbortSignal.any([stop, ...[options.signal, budget.caps?.signal].filter((s) => s !== undefined)]);
   const edgesIn = new Map<string, WorkflowEdge[]>(graph.nodes.map((n) => [n.id, []]));
   for (const edge of graph.edges) edgesIn.get(edge.to)?.push(edge);
-  const scope: TemplateScope = { inputs, nodes: {} };
+  const scope: TemplateScope = { inputs, nodes: {}, ...options.context };
   const sizes = options.sizes ?? new TextBudget(budget);
   const render = (source: string) =>
     budget.compute('renderTemplate', { source, scope: scopeFor(source, scope) }, signal);
@@ -102,8 +106,10 @@ function startRun(
     progress: hooks.onMapProgress,
     calls,
     workflows: options.workflows,
-    execute: async (sub, subInputs, prefix, subSignal, subCalls) => {
+    execute: async (sub, subInputs, prefix, subSignal, subCalls, calledId) => {
       const resumed = resumedWithin(options.resumed ?? new Map(), prefix);
+      // `run` stays the run the user sees; `workflow` becomes a called workflow's own (a map's body keeps it).
+      const workflow = calledId !== undefined ? { id: calledId, version: sub.version ?? 0 } : scope.workflow;
       const subOptions: ExecuteOptions = {
         ...options,
         signal: subSignal,
@@ -112,6 +118,7 @@ function startRun(
         sizes: sizes.forSubgraph(),
         calls: subCalls,
         resumed,
+        context: { ...(scope.run ? { run: scope.run } : {}), ...(workflow ? { workflow } : {}) },
       };
       return (await executeGraph(sub, subInputs, models, subOptions)).output;
     },

@@ -32,6 +32,11 @@ function executionOptions(ctx: RunnerContext, attempt: Attempt): ExecuteOptions 
     http: httpNodeDeps(ctx, attempt.run.user_id), // http_request: the outbound policy, the owner's secrets
     workflows: calledWorkflows(ctx.db, Number(attempt.run.user_id)), // the owner's only
     calls: [attempt.run.workflow_id],
+    // From the stored run, not the clock: a run taken over renders the same values.
+    context: {
+      run: { id: attempt.run.id, created_at: new Date(attempt.run.created_at).toISOString() },
+      workflow: { id: attempt.run.workflow_id, version: attempt.snapshot.version },
+    },
   };
 }
 

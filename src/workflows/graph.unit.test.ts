@@ -357,7 +357,8 @@ describe('validateWorkflowGraph', () => {
         { pointer: '/nodes/1/config/prompt', message: '"nodes.in.text": a node offers only nodes.in.output' },
         {
           pointer: '/nodes/1/config/prompt',
-          message: '"secret": unknown variable; a template reads inputs.<variable> and nodes.<id>.output',
+          message:
+            '"secret": unknown variable; a template reads inputs.<variable>, nodes.<id>.output, run.id, run.created_at, workflow.id and workflow.version',
         },
       ]);
     });

@@ -5,14 +5,24 @@
 import { Liquid, type Template } from 'liquidjs';
 
 /**
- * What a template sees: `inputs.<variable>` and `nodes.<id>.output` (upstream nodes only), each a
+ * What a template sees: `inputs.<variable>`, `nodes.<id>.output` (upstream nodes only), `run` and `workflow`; each a
  * JSON value: a string, or a number, boolean, object or list (typed inputs, `llm_call` with
  * `response_format`), whose fields a template reads (`nodes.extract.output.amount`).
  */
 export interface TemplateScope {
   inputs: Record<string, unknown>;
   nodes: Record<string, { output: unknown }>;
+  /** The run the user sees (the top-level one, inside a map or a called workflow too), as its wire values. */
+  run?: { id: string; created_at: string };
+  /** The workflow whose graph the node belongs to (a called one's own), at the version the run executes. */
+  workflow?: { id: string; version: number };
 }
+
+/** The fields of `run` and `workflow` a template may read (the same for every run, so checked at save). */
+export const RUN_CONTEXT_FIELDS: Readonly<Record<'run' | 'workflow', readonly string[]>> = {
+  run: ['id', 'created_at'],
+  workflow: ['id', 'version'],
+};
 
 /** The longest text `parse_json` parses (a node's text is bounded lower by NODE_TEXT_MAX_CHARS). */
 const PARSE_JSON_MAX_CHARS = 5_000_000;
@@ -75,7 +85,8 @@ export type ValueSchema = Record<string, unknown>;
 
 /**
  * Why a reference is not allowed, or null when it is: the root must be `inputs` (a variable some
- * text_input provides) or `nodes` (a node upstream of the template's node, read as `.output`),
+ * text_input provides), `nodes` (a node upstream of the template's node, read as `.output`) or
+ * `run`/`workflow` (only their fields in RUN_CONTEXT_FIELDS),
  * and a field must exist in the value's schema where that says (`variables` and `upstream` give
  * each one's schema).
  */
@@ -103,7 +114,15 @@ export function referenceProblem(
       return `"${shown}": a node offers only nodes.${name}.output`;
     return fieldProblem(shown, schema, rest);
   }
-  return `"${shown}": unknown variable; a template reads inputs.<variable> and nodes.<id>.output`;
+  if (root === 'run' || root === 'workflow') {
+    const fields = RUN_CONTEXT_FIELDS[root];
+    if (name === undefined || !fields.includes(name))
+      return `"${shown}": ${root} offers only ${fields.map((f) => `${root}.${f}`).join(', ')}`;
+    if (field !== undefined)
+      return `"${shown}": ${root}.${name} is a ${name === 'version' ? 'number' : 'string'}, with no field "${field}"`;
+    return null;
+  }
+  return `"${shown}": unknown variable; a template reads inputs.<variable>, nodes.<id>.output, run.id, run.created_at, workflow.id and workflow.version`;
 }
 
 const isText = (schema: ValueSchema) => schema.type === 'string';

@@ -130,10 +130,14 @@ export async function calledGraph(
   userId: number,
   workflowId: string,
   version: number | undefined,
-): Promise<Pick<Workflow, 'nodes' | 'edges'> | undefined> {
+): Promise<Pick<Workflow, 'nodes' | 'edges' | 'version'> | undefined> {
   const row = await store.findLiveWorkflow(ctx.db, userId, workflowId);
   const stored = row && version !== undefined ? await versions.findVersion(ctx.db, workflowId, version) : row;
   return stored
-    ? { nodes: JSON.parse(stored.nodes) as Workflow['nodes'], edges: JSON.parse(stored.edges) as Workflow['edges'] }
+    ? {
+        nodes: JSON.parse(stored.nodes) as Workflow['nodes'],
+        edges: JSON.parse(stored.edges) as Workflow['edges'],
+        version: stored.version,
+      }
     : undefined;
 }

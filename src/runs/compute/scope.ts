@@ -35,5 +35,7 @@ const pick = <T>(all: Record<string, T>, names: string[] | null): Record<string,
 
 export function scopeFor(source: string, scope: TemplateScope): TemplateScope {
   const reads = readsOf(source);
-  return { inputs: pick(scope.inputs, reads.inputs), nodes: pick(scope.nodes, reads.nodes) };
+  // `run` and `workflow` are a few short strings: passed whole.
+  const context = { ...(scope.run ? { run: scope.run } : {}), ...(scope.workflow ? { workflow: scope.workflow } : {}) };
+  return { inputs: pick(scope.inputs, reads.inputs), nodes: pick(scope.nodes, reads.nodes), ...context };
 }

@@ -31,13 +31,14 @@ export interface CompositeSetup {
   calls: readonly string[];
   /** The run owner's workflows, by id and pinned version. */
   workflows: ((workflowId: string, version?: number) => Promise<Graph | undefined>) | undefined;
-  /** Runs a graph inside the run (executor.ts executeGraph with the run's options), its steps under `prefix`, `calls` its call stack. */
+  /** Runs a graph inside the run (executor.ts executeGraph with the run's options), its steps under `prefix`, `calls` its call stack; `calledId` a called workflow's id. */
   execute(
     graph: Graph,
     inputs: Record<string, unknown>,
     prefix: string,
     signal: AbortSignal,
     calls: readonly string[],
+    calledId?: string,
   ): Promise<Record<string, unknown>>;
 }
 
@@ -53,7 +54,7 @@ export function compositeContext(setup: CompositeSetup): CompositeContext {
       ...(setup.progress ? { progress: setup.progress } : {}),
       loadWorkflow: (id, version) => loadCalled(setup.workflows, calls, id, version),
       runGraph: (graph, inputs, prefix, signal, workflowId) =>
-        setup.execute(graph, inputs, prefix, signal, workflowId ? [...calls, workflowId] : calls),
+        setup.execute(graph, inputs, prefix, signal, workflowId ? [...calls, workflowId] : calls, workflowId),
     },
   };
 }

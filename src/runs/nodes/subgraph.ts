@@ -13,6 +13,8 @@ type WorkflowNode = components['schemas']['WorkflowNode'];
 export interface Graph {
   nodes: WorkflowNode[];
   edges: components['schemas']['WorkflowEdge'][];
+  /** A called workflow's version (its templates' `workflow.version`). */
+  version?: number;
 }
 
 /** The executor's hooks (executor.ts ExecutionHooks), as far as a sub-graph renames their steps. */
