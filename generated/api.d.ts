@@ -1790,7 +1790,12 @@ export interface components {
                  *     value is read as `nodes.<id>.output.amount`, and a whole object or list prints as
                  *     JSON). Liquid only: no code runs,
                  *     no file is read. A reference to an input no `text_input` provides, or to a node that is
-                 *     not upstream, is a 422 when the workflow is saved. Without `prompt`, the user message is
+                 *     not upstream, is a 422 when the workflow is saved. Every template of a node (prompts,
+                 *     `template`, `http_request`, `switch` values, input mappings) also reads `run.id` and
+                 *     `run.created_at` (the run as its `Run` has them; inside a map or a called workflow, the
+                 *     run the user started) and `workflow.id` and `workflow.version` (the workflow the node
+                 *     belongs to, at the version the run executes: a called workflow's own, a map body's
+                 *     enclosing one); any other field of `run` or `workflow` is a 422 when saved. Without `prompt`, the user message is
                  *     the upstream nodes' texts joined by a blank line, in the order of the edges into the node.
                  * @example Summarise this ticket in one line: {{ inputs.ticket }}
                  */
