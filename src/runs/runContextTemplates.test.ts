@@ -5,7 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient, Schemas } from '../../client/src/index.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
-import { workflowsClient } from '../../test/support/workflowUsers.ts';
+import { workflowsUser } from '../../test/support/workflowUsers.ts';
+import { createRunner } from './runner.ts';
+import { runsStore } from './runsStore.ts';
+import { newRunId } from './service.ts';
 
 type Node = Schemas['WorkflowNode'];
 type Edge = Schemas['WorkflowEdge'];
@@ -42,10 +45,11 @@ const echoing = (template: string): [Node[], Edge[]] => [
 describe.each(testDialects())('run and workflow in templates on %s', (dialect) => {
   let server: TestServer;
   let alice: ApiClient;
+  let aliceId: number;
 
   beforeAll(async () => {
     server = await startTestServer({ dialect, runs: true });
-    alice = await workflowsClient(server.ctx, server.baseUrl, 'alice');
+    ({ client: alice, userId: aliceId } = await workflowsUser(server.ctx, server.baseUrl, 'alice'));
   });
   afterAll(async () => {
     await server?.close();
@@ -121,6 +125,42 @@ describe.each(testDialects())('run and workflow in templates on %s', (dialect) =
       // One output per graph: each item's result is that output's value.
       mapped: [`a:${callerSays}`, `b:${callerSays}`],
       mappedCall: [calleeSays, calleeSays],
+    });
+  });
+
+  it("a run taken over renders the stored run's values, not the clock's or the live workflow's", async () => {
+    const workflow = await save(alice, 'takeover', ...echoing(ALL_FOUR));
+    const [nodes, edges] = echoing(ALL_FOUR);
+    const id = newRunId();
+    const createdAt = Date.parse('2026-01-02T03:04:05.678Z');
+    // A run an earlier worker claimed (attempts 1) and lost, its snapshot at a version of its own.
+    await runsStore(server.ctx.db).start({
+      id,
+      workflow_id: workflow.id,
+      user_id: aliceId,
+      status: 'running',
+      inputs: JSON.stringify({ ticket: 't' }),
+      graph: JSON.stringify({ version: 7, nodes, edges }),
+      output: null,
+      error: null,
+      usage: null,
+      idempotency_key: null,
+      attempts: 1,
+      created_at: createdAt,
+      started_at: createdAt,
+      finished_at: null,
+      duration_ms: null,
+    });
+    const runner = createRunner(server.ctx, server.ctx.runs!.models);
+    await runner.handle(id, { retryCount: 1, lastAttempt: false, signal: new AbortController().signal });
+    const { data } = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+      params: { path: { workflow_id: workflow.id, run_id: id } },
+    });
+    expect(data!.data).toMatchObject({
+      status: 'completed',
+      created_at: '2026-01-02T03:04:05.678Z',
+      workflow_version: 7,
+      output: { out: `${id}|2026-01-02T03:04:05.678Z|${workflow.id}|7` },
     });
   });
 
