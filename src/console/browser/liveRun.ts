@@ -56,11 +56,11 @@ function followRun(live: HTMLElement, stateUrl: string): void {
     stream.close(); // the server ends the stream here; an EventSource would otherwise reconnect
     const run = JSON.parse((event as MessageEvent<string>).data) as RunStatusEvent;
     handlers['run.status'](run);
-    // The run's totals, output and error as the page renders them.
-    readState().then(
-      (status) => status === undefined && ended(run.status),
-      () => ended(run.status),
-    );
+    // Said at once, with the status the event gives (not after the read below, which a screen
+    // reader user would otherwise wait for); then the run's totals, output and error as the page
+    // renders them.
+    ended(run.status);
+    readState().catch(() => undefined);
   });
   // A refused stream (closed) or one that keeps failing to reconnect: the state part once a second.
   stream.addEventListener('error', () => {
