@@ -2810,6 +2810,14 @@ export interface components {
             message: string;
             /** @example summarise */
             node_id?: string | null;
+            /**
+             * @description A failed step's error only (a `RunStep`'s `error`, its `node.finished` event), with
+             *     `invalid_json` or `schema_violation`: the `llm_call`'s answer as the model sent it, cut
+             *     at 200000 characters as a step's `output` is. The step's `usage` counts its tokens. Absent
+             *     from a run's own `error`.
+             * @example {"amount": "lots"}
+             */
+            raw_output?: string;
             /** @description A model provider's error answer, as it sent it (each field when it did): with `provider_error` and `rate_limited`. */
             provider?: {
                 /**

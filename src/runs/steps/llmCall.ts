@@ -1,4 +1,6 @@
 import { RunFailure } from '../../shared/errors.ts';
+import { FunctionError } from '../compute/functionError.ts';
+import { toFailure } from '../failures.ts';
 import type { ChatRequest, ChatResult } from '../providers/index.ts';
 import type { NodeOf, NodeStep, RunState, WorkflowNode } from '../runState.ts';
 
@@ -78,7 +80,17 @@ export const llmCallStep: NodeStep<LlmCallNode> = {
   async work(run, node, input) {
     const result = await callModel(run, node, input);
     refuseToolCalls(node, result);
-    return { value: await answerValue(run, node, result.content), usage: result.usage };
+    try {
+      return { value: await answerValue(run, node, result.content), usage: result.usage };
+    } catch (err) {
+      // An answer that is not JSON or breaks the schema was still paid for, and is what one needs to
+      // see to fix the prompt or the schema: the failed step keeps both.
+      if (!(err instanceof FunctionError)) throw err;
+      const failure = toFailure(err, node, run.signal);
+      failure.rawOutput = result.content;
+      failure.usage = result.usage;
+      throw failure;
+    }
   },
   // Going on past its failure with neither a default nor an error edge, its failure is all it leaves.
   failureIsFinal: (node) => node.config.on_error === 'continue' && node.config.default == null,
