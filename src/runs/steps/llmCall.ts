@@ -34,7 +34,7 @@ function callModel(run: RunState, node: LlmCallNode, input: string) {
       : {}),
     signal: run.signal,
     onAttempt: (attempt: number) => void run.attempts.set(node.id, attempt),
-    ...(run.hooks.onStepDelta ? streamed(run, node) : {}),
+    ...streamed(run, node),
     ...(retry
       ? { retry: { maxAttempts: retry.max_attempts ?? 3, backoffMs: (retry.backoff_seconds ?? 0.25) * 1000 } }
       : {}),
@@ -42,18 +42,15 @@ function callModel(run: RunState, node: LlmCallNode, input: string) {
   });
 }
 
-/** Chunks to the run's events; a retry after some chunks voids them (node.retry), one before any needs no word. */
+/**
+ * Chunks to the run's events (when it has them), and each retry as an event (node.retry): it says
+ * why and when the node is tried again, and voids the chunks streamed so far.
+ */
 function streamed(run: RunState, node: WorkflowNode): Pick<ChatRequest, 'onDelta' | 'onRetry'> {
-  let sent = false;
+  const onDelta = run.hooks.onStepDelta;
   return {
-    onDelta: (text) => {
-      sent = true;
-      run.hooks.onStepDelta?.(node, text);
-    },
-    onRetry: (attempt, error) => {
-      if (sent) run.hooks.onStepRetry?.(node, attempt, error);
-      sent = false;
-    },
+    ...(onDelta ? { onDelta: (text: string) => onDelta(node, text) } : {}),
+    onRetry: (attempt, error, delayMs) => run.hooks.onStepRetry?.(node, attempt, error, delayMs),
   };
 }
 
