@@ -198,7 +198,7 @@ export class Attempt {
         this.events.add('node.retry', {
           node_id: node.id,
           attempt,
-          error: { code: error.kind, message: error.message },
+          error: { code: error.code, message: error.message },
           delay_ms: delayMs,
         }),
       onStepEnd: (report) => this.record.ended(report),

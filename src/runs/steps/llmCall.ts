@@ -50,7 +50,8 @@ function streamed(run: RunState, node: WorkflowNode): Pick<ChatRequest, 'onDelta
   const onDelta = run.hooks.onStepDelta;
   return {
     ...(onDelta ? { onDelta: (text: string) => onDelta(node, text) } : {}),
-    onRetry: (attempt, error, delayMs) => run.hooks.onStepRetry?.(node, attempt, error, delayMs),
+    onRetry: (attempt, error, delayMs) =>
+      run.hooks.onStepRetry?.(node, attempt, { code: error.kind, message: error.message }, delayMs),
   };
 }
 
