@@ -469,7 +469,7 @@ export interface paths {
          *     | `run.status` | a worker starts the run (again after a lost worker), and when it ends | `{"status": "running"}` (or the terminal status) |
          *     | `node.started` | a node starts | `{"node_id", "node_type", "started_at"}` |
          *     | `node.delta` | an `llm_call` receives a chunk of its answer (OpenAI-compatible providers stream) | `{"node_id", "text"}`: append the texts in order |
-         *     | `node.retry` | an `llm_call` whose streamed answer broke off (or timed out) is tried again | `{"node_id", "attempt", "error"}`: discard the node's `node.delta` texts so far; the next attempt's come after it |
+         *     | `node.retry` | an `llm_call`'s provider call (a 429 or 5xx, a timeout, a streamed answer that broke off) or an `http_request` with `retry` (a 408, 429 or 5xx, a timeout, a connection failure) failed and is tried again, sent as the retry is decided | `{"node_id", "attempt", "error", "delay_ms"}`: `attempt` is the one to come (2, 3, ...), `error` (`code`, `message`) why the last failed, `delay_ms` the wait before it; discard the node's `node.delta` texts so far; the next attempt's come after it |
          *     | `node.progress` | a `map` starts its items, and each time about a tenth more of them have ended (the last included) | `{"node_id", "node_type", "total", "done", "failed"}`: its items, those completed and those failed (skipped or given the default included) |
          *     | `node.finished` | a node ends, or is skipped | `{"node_id", "node_type", "status", "finished_at", "output", "usage", "error"}` and `output_value` when there is one, as in `RunStep` (`output` whole up to 200000 characters; `finished_at` null for a node that never started) |
          *     | `run.finished` | the run ended: completed, failed or cancelled | the `Run` (without logs) |
@@ -2815,6 +2815,14 @@ export interface components {
             message: string;
             /** @example summarise */
             node_id?: string | null;
+            /**
+             * @description A failed step's error only (a `RunStep`'s `error`, its `node.finished` event), with
+             *     `invalid_json` or `schema_violation`: the `llm_call`'s answer as the model sent it, cut
+             *     at 200000 characters as a step's `output` is. The step's `usage` counts its tokens. Absent
+             *     from a run's own `error`.
+             * @example {"amount": "lots"}
+             */
+            raw_output?: string;
             /** @description A model provider's error answer, as it sent it (each field when it did): with `provider_error` and `rate_limited`. */
             provider?: {
                 /**

@@ -194,11 +194,12 @@ export class Attempt {
     return {
       onStepStart: (node, input) => this.record.started(node, input),
       onStepDelta: (node, text) => this.events.add('node.delta', { node_id: node.id, text }),
-      onStepRetry: (node, attempt, error) =>
+      onStepRetry: (node, attempt, error, delayMs) =>
         this.events.add('node.retry', {
           node_id: node.id,
           attempt,
-          error: { code: error.kind, message: error.message },
+          error: { code: error.code, message: error.message },
+          delay_ms: delayMs,
         }),
       onStepEnd: (report) => this.record.ended(report),
       onMapProgress: (node, progress) =>

@@ -182,6 +182,7 @@ describe.each(testDialects())('run event stream on %s', (dialect) => {
       node_id: 'summarise',
       attempt: 2,
       error: { code: 'provider_error' },
+      delay_ms: expect.any(Number) as number,
     });
     expect(events.at(-1)!.data).toMatchObject({ status: 'completed', output: { result: 'whole answer' } });
     const run = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
@@ -191,6 +192,27 @@ describe.each(testDialects())('run event stream on %s', (dialect) => {
       status: 'completed',
       attempts: 2,
     });
+  });
+
+  it('a provider that answers 500 and then the answer: one node.retry (attempt, error, delay) before node.finished, live and replayed', async () => {
+    fake.replies = [
+      { kind: 'error', status: 500, message: 'The server had an error while processing your request.' },
+      { kind: 'completion', content: 'second time lucky' },
+    ];
+    const { workflowId, runId } = await startRun();
+    const live = parseEvents(await (await openStream(workflowId, runId)).text());
+    const replayed = parseEvents(await (await openStream(workflowId, runId)).text());
+    expect(replayed).toEqual(live);
+    const summarise = live.filter((e) => e.data.node_id === 'summarise').map((e) => e.event);
+    expect(summarise.filter((e) => e !== 'node.delta')).toEqual(['node.started', 'node.retry', 'node.finished']);
+    const retry = live.find((e) => e.event === 'node.retry')!.data;
+    expect(retry).toMatchObject({
+      node_id: 'summarise',
+      attempt: 2,
+      error: { code: 'provider_error', message: expect.stringContaining('processing your request') as string },
+    });
+    expect(retry.delay_ms).toBeGreaterThanOrEqual(0);
+    expect(live.at(-1)!.data).toMatchObject({ status: 'completed', output: { result: 'second time lucky' } });
   });
 
   it('replays a finished run the same way, and Last-Event-ID resumes after that event with nothing lost or repeated', async () => {

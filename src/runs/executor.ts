@@ -237,7 +237,7 @@ async function stepFailed(run: RunState, node: WorkflowNode, step: StepProgress,
     status: failure.code === 'cancelled' || failure.code === 'timeout' ? 'cancelled' : 'failed',
     input: step.input,
     output: null,
-    usage: step.usage,
+    usage: step.usage ?? failure.usage ?? null,
     error: failure,
     attempts: run.attempts.get(node.id) ?? null,
   });

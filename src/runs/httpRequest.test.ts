@@ -188,6 +188,20 @@ describe('http_request node', () => {
       retry: { max_attempts: 3, backoff_seconds: 0.01 },
     });
     expect(flaky.step).toMatchObject({ status: 'completed', output: 'finally', attempts: 2 });
+    // The retry is an event of the run, before the node's end.
+    const events = (await server.ctx
+      .db('run_events')
+      .where({ run_id: flaky.run.id })
+      .orderBy('seq')
+      .select('type', 'data')) as { type: string; data: string }[];
+    const call = events.filter((e) => (JSON.parse(e.data) as { node_id?: string }).node_id === 'call');
+    expect(call.map((e) => e.type)).toEqual(['node.started', 'node.retry', 'node.finished']);
+    expect(JSON.parse(call[1]!.data)).toEqual({
+      node_id: 'call',
+      attempt: 2,
+      error: { code: 'http_status', message: 'The server answered 503.' },
+      delay_ms: 10,
+    });
   });
 
   it('fails the node with http_status on a 404 (on_error: continue goes on with an empty output)', async () => {

@@ -96,6 +96,8 @@ export interface SendOptions {
   retry?: { max_attempts?: number; backoff_seconds?: number };
   signal: AbortSignal;
   onAttempt(attempt: number): void;
+  /** A retry decided: the attempt to come, why the last failed (secrets redacted), the wait before it. */
+  onRetry?(attempt: number, error: { code: string; message: string }, delayMs: number): void;
 }
 
 const RETRIED_STATUS = (status: number) => status === 408 || status === 429 || status >= 500;
@@ -130,7 +132,14 @@ export async function send(
       'http_invalid_url',
       `Not a URL: ${JSON.stringify(withNames(request, request.url).slice(0, 200))}.`,
     );
-  const response = await withRetries(options, async (signal) =>
+  const onRetry = options.onRetry;
+  const told: SendOptions = {
+    ...options,
+    ...(onRetry
+      ? { onRetry: (n, error, delayMs) => onRetry(n, { ...error, message: redactError(error.message) }, delayMs) }
+      : {}),
+  };
+  const response = await withRetries(told, async (signal) =>
     outboundRequest(deps.policy, {
       method: request.method,
       url: fill(request.url),
@@ -177,17 +186,21 @@ async function withRetries(
   for (let n = 1; ; n++) {
     options.onAttempt(n);
     let retryAfter: string | undefined;
+    let why: { code: string; message: string };
     try {
       const response = await attempt(options.signal);
       if (!RETRIED_STATUS(response.status) || n >= attempts) return response;
       retryAfter = [response.headers['retry-after']].flat()[0];
+      why = { code: 'http_status', message: `The server answered ${response.status}.` };
     } catch (err) {
       const final = !(err instanceof OutboundError) || !['http_timeout', 'http_error'].includes(err.code);
       if (final || n >= attempts) throw err;
+      why = { code: (err as OutboundError).code, message: (err as Error).message };
     }
     const seconds = Number(retryAfter);
     const delay =
       Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds * 1000, 30_000) : backoffMs * 2 ** (n - 1);
+    options.onRetry?.(n + 1, why, delay);
     await sleep(delay, undefined, { signal: options.signal });
   }
 }
@@ -209,8 +222,14 @@ export class HttpNodes {
   }
 
   /** The node's output: the response's JSON value, or its text (secret values redacted in both). */
-  async send(node: HttpRequestNode, signal: AbortSignal, onAttempt: (attempt: number) => void): Promise<unknown> {
+  async send(
+    node: HttpRequestNode,
+    signal: AbortSignal,
+    onAttempt: (attempt: number) => void,
+    onRetry?: SendOptions['onRetry'],
+  ): Promise<unknown> {
     const { retry, timeout_seconds: timeoutSeconds } = node.config;
-    return (await send(this.deps, this.prepared.get(node.id)!, { retry, timeoutSeconds, signal, onAttempt })).value;
+    const options: SendOptions = { retry, timeoutSeconds, signal, onAttempt, ...(onRetry ? { onRetry } : {}) };
+    return (await send(this.deps, this.prepared.get(node.id)!, options)).value;
   }
 }

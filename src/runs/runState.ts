@@ -5,7 +5,7 @@ import type { TemplateScope } from '../workflows/templates.ts';
 import type { RunFailure } from '../shared/errors.ts';
 import type { RunBudget } from './compute/budget.ts';
 import type { HttpNodes } from './httpRequest.ts';
-import type { ModelRouter, ProviderError, Usage } from './providers/index.ts';
+import type { ModelRouter, Usage } from './providers/index.ts';
 import type { Produced } from './values.ts';
 import type { TextBudget } from './textBudget.ts';
 import type { CompositeContext } from './nodes/composite.ts';
@@ -33,8 +33,8 @@ export interface ExecutionHooks extends Pick<StepHooks<StepReport>, 'onMapProgre
   onStepStart?(node: WorkflowNode, input: string): Promise<void> | void;
   /** A chunk of an llm_call's answer as the provider streams it (the texts, in order, make its output). */
   onStepDelta?(node: WorkflowNode, text: string): void;
-  /** An llm_call whose streamed answer broke off is tried again: the chunks it streamed so far are void. */
-  onStepRetry?(node: WorkflowNode, attempt: number, error: ProviderError): void;
+  /** A node's call is tried again after `delayMs` (an llm_call's provider call, an http_request): what it streamed so far is void. */
+  onStepRetry?(node: WorkflowNode, attempt: number, error: { code: string; message: string }, delayMs: number): void;
   onStepEnd?(report: StepReport): Promise<void> | void;
   /** The node will not run: every way into it came through a branch not taken. */
   onStepSkipped?(node: WorkflowNode): Promise<void> | void;

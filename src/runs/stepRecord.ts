@@ -3,6 +3,7 @@
 import type { StepReport, WorkflowNode } from './executor.ts';
 import type { EventLog } from './eventLog.ts';
 import { logText, type StepLog } from './stepLog.ts';
+import type { RunFailure } from '../shared/errors.ts';
 import type { NewStepRow } from './store.ts';
 
 export class StepRecord {
@@ -62,7 +63,7 @@ export class StepRecord {
         ? { output_value: JSON.parse(report.output) as unknown }
         : {}),
       usage: report.usage,
-      error: report.error ? report.error.toJSON() : null,
+      error: stepError(report.error),
     });
     this.steps.end(report.nodeId, {
       status: report.status,
@@ -71,7 +72,7 @@ export class StepRecord {
       output_json: report.outputIsJson ?? false,
       truncated: logged.cut || (this.inputCut.get(report.nodeId) ?? false),
       usage: report.usage ? JSON.stringify(report.usage) : null,
-      error: report.error ? JSON.stringify(report.error.toJSON()) : null,
+      error: report.error ? JSON.stringify(stepError(report.error)) : null,
       attempts: report.attempts,
     });
   }
@@ -104,4 +105,13 @@ export class StepRecord {
     };
     return { run_id: this.runId, node_id: node.id, node_type: node.type, status, ...none, truncated: false };
   }
+}
+
+/** A step's error: the run's, with an llm_call's unusable answer (cut as the step's texts are). */
+function stepError(error: RunFailure | null) {
+  if (!error) return null;
+  return {
+    ...error.toJSON(),
+    ...(error.rawOutput !== undefined ? { raw_output: logText(error.rawOutput).text } : {}),
+  };
 }

@@ -137,12 +137,35 @@ describe.each(testDialects())('typed values in runs on %s', (dialect) => {
     expect(ended!.error!.message).toBe(
       "The model's answer breaks the schema at /amount: must be number (schema path /properties/amount/type)",
     );
+    // The failed step keeps the answer as sent and counts its tokens, as does the run; the run's own error stays small.
+    const step = ended!.logs.find((s) => s.node_id === 'extract')!;
+    expect(step.error).toMatchObject({ code: 'schema_violation', raw_output: '{"amount": "lots"}' });
+    expect(step.usage!.completion_tokens).toBeGreaterThan(0);
+    expect(step.usage!.total_tokens).toBe(step.usage!.prompt_tokens + step.usage!.completion_tokens);
+    expect(ended!.usage).toEqual(step.usage);
+    expect(ended!.error).not.toHaveProperty('raw_output');
   });
 
   it('fails the node with invalid_json when the answer is not JSON', async () => {
     fake.replies = [{ kind: 'completion', content: 'Sure! The amount is 12.5' }];
-    const { run: ended } = await run(await create(extractGraph('llama-3')), { text: 'x' });
+    const workflowId = await create(extractGraph('llama-3'));
+    const { run: ended } = await run(workflowId, { text: 'x' });
     expect(ended).toMatchObject({ status: 'failed', error: { code: 'invalid_json', node_id: 'extract' } });
+    const step = ended!.logs.find((s) => s.node_id === 'extract')!;
+    expect(step).toMatchObject({ output: null, error: { raw_output: 'Sure! The amount is 12.5' } });
+    expect(ended!.usage.total_tokens).toBeGreaterThan(0);
+    // The stream's node.finished carries it too.
+    const stream = await fetch(`${server.baseUrl}/api/workflows/${workflowId}/runs/${ended!.id}/events`, {
+      headers: { Authorization: `Bearer ${key}`, Accept: 'text/event-stream' },
+    });
+    const finished = (await stream.text())
+      .split('\n\n')
+      .filter((e) => e.includes('event: node.finished'))
+      .map((e) => JSON.parse(/data: (.*)/.exec(e)![1]!) as Record<string, unknown>);
+    expect(finished.find((e) => e.node_id === 'extract')).toMatchObject({
+      usage: step.usage,
+      error: { code: 'invalid_json', raw_output: 'Sure! The amount is 12.5' },
+    });
   });
 
   it('takes JSON values for typed text_inputs: inputs as text, input_values as given; a mistyped one is a 400', async () => {

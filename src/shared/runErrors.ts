@@ -43,6 +43,13 @@ export class RunFailure extends Error {
   readonly nodeId: string | null;
   /** A model provider's error answer as it sent it (status, code, type, request id), when one failed. */
   readonly provider: ProviderAnswer | undefined;
+  /**
+   * An llm_call's answer that was not JSON or broke its schema, as the model sent it, and the tokens
+   * it used: kept on the failed step (its `error.raw_output`, its `usage`) so the answer can be
+   * inspected and its cost is counted. Not part of toJSON: the run's own `error` stays small.
+   */
+  rawOutput?: string;
+  usage?: components['schemas']['Usage'];
   constructor(code: RunErrorCode, message: string, nodeId: string | null = null, provider?: ProviderAnswer) {
     super(message);
     this.code = code;

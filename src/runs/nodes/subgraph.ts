@@ -21,7 +21,7 @@ export interface Graph {
 export interface StepHooks<R extends { nodeId: string }> {
   onStepStart?(node: WorkflowNode, input: string): Promise<void> | void;
   onStepDelta?(node: WorkflowNode, text: string): void;
-  onStepRetry?(node: WorkflowNode, attempt: number, error: unknown): void;
+  onStepRetry?(node: WorkflowNode, attempt: number, error: unknown, delayMs: number): void;
   onStepEnd?(report: R): Promise<void> | void;
   onStepSkipped?(node: WorkflowNode): Promise<void> | void;
   shouldContinue?(): Promise<boolean> | boolean;
@@ -70,7 +70,7 @@ export function prefixedHooks<R extends { nodeId: string }>(hooks: StepHooks<R>,
   if (hooks.onStepStart) wrapped.onStepStart = (node, input) => hooks.onStepStart!(named(node), input);
   if (hooks.onStepDelta) wrapped.onStepDelta = (node, text) => hooks.onStepDelta!(named(node), text);
   if (hooks.onStepRetry)
-    wrapped.onStepRetry = (node, attempt, error) => hooks.onStepRetry!(named(node), attempt, error);
+    wrapped.onStepRetry = (node, attempt, error, delayMs) => hooks.onStepRetry!(named(node), attempt, error, delayMs);
   if (hooks.onStepEnd)
     wrapped.onStepEnd = (report: R) => hooks.onStepEnd!({ ...report, nodeId: stepId(prefix, report.nodeId) });
   if (hooks.onStepSkipped) wrapped.onStepSkipped = (node) => hooks.onStepSkipped!(named(node));

@@ -46,7 +46,11 @@ async function completeAfterFailures(request: ChatRequest, failures: number | un
     // The answering attempt is this one, not echo's first.
     if (failures !== undefined && n > failures)
       return { ...(await echoProvider.complete({ ...request, onAttempt: undefined })), model: request.model };
-    if (n < attempts) await sleep(backoffMs * 2 ** (n - 1), undefined, { signal: request.signal });
+    if (n < attempts) {
+      const delayMs = backoffMs * 2 ** (n - 1);
+      request.onRetry?.(n + 1, new ProviderError(`The demo model ${request.model} failed on purpose.`, 500), delayMs);
+      await sleep(delayMs, undefined, { signal: request.signal });
+    }
   }
   throw new ProviderError(
     `The demo model ${request.model} failed on purpose (${attempts} of ${attempts} attempts failed).`,

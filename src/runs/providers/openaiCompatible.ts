@@ -85,7 +85,6 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
       const backoff = request.retry?.backoffMs ?? backoffMs;
       const limitMs = request.timeoutMs ?? timeoutMs;
       for (let n = 1; n <= attempts; n++) {
-        if (n > 1) request.onRetry?.(n, lastError!);
         request.onAttempt?.(n);
         let response: Response;
         let body: CompletionBody | undefined;
@@ -114,7 +113,7 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
           if (err instanceof ProviderError && (err.kind === 'provider_bad_response' || (streamed && !request.onRetry)))
             throw err;
           lastError = err instanceof ProviderError ? err : unreachable(err, limitMs);
-          if (n < attempts) await sleep(retryDelay(n, backoff, null), undefined, { signal: request.signal });
+          if (n < attempts) await retryAfterDelay(request, n, lastError, retryDelay(n, backoff, null));
           continue;
         }
         if (response.ok) {
@@ -124,11 +123,17 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
         }
         lastError = providerErrorOf(response, body?.error);
         if (!retryable(response.status) || n === attempts) break;
-        await sleep(retryDelay(n, backoff, response.headers.get('retry-after')), undefined, { signal: request.signal });
+        await retryAfterDelay(request, n, lastError, retryDelay(n, backoff, response.headers.get('retry-after')));
       }
       throw lastError ?? new ProviderError('The model provider failed.');
     },
   };
+}
+
+/** Tells the caller the next attempt is coming (and after how long) as soon as it is decided, then waits. */
+async function retryAfterDelay(request: ChatRequest, failed: number, error: ProviderError, delayMs: number) {
+  request.onRetry?.(failed + 1, error, Math.round(delayMs));
+  await sleep(delayMs, undefined, { signal: request.signal });
 }
 
 const isEventStream = (response: Response) =>

@@ -57,8 +57,11 @@ export interface ChatRequest {
   onToolCallDelta?: (pieces: ToolCallDelta[]) => void | Promise<void>;
   /** Called as each attempt of the call begins (1, then 2 for the first retry, ...): a run step's `attempts`. */
   onAttempt?: (attempt: number) => void;
-  /** Called before a retry (attempt 2, 3, ...) with why the previous attempt failed; what it streamed is void. */
-  onRetry?: (attempt: number, error: ProviderError) => void;
+  /**
+   * Called once a retry is decided, before its wait: the attempt to come (2, 3, ...), why the
+   * previous one failed, and the wait in milliseconds. What the failed attempt streamed is void.
+   */
+  onRetry?: (attempt: number, error: ProviderError, delayMs: number) => void;
 }
 
 export interface Usage {

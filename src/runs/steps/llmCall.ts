@@ -1,4 +1,6 @@
 import { RunFailure } from '../../shared/errors.ts';
+import { FunctionError } from '../compute/functionError.ts';
+import { toFailure } from '../failures.ts';
 import type { ChatRequest, ChatResult } from '../providers/index.ts';
 import type { NodeOf, NodeStep, RunState, WorkflowNode } from '../runState.ts';
 
@@ -32,7 +34,7 @@ function callModel(run: RunState, node: LlmCallNode, input: string) {
       : {}),
     signal: run.signal,
     onAttempt: (attempt: number) => void run.attempts.set(node.id, attempt),
-    ...(run.hooks.onStepDelta ? streamed(run, node) : {}),
+    ...streamed(run, node),
     ...(retry
       ? { retry: { maxAttempts: retry.max_attempts ?? 3, backoffMs: (retry.backoff_seconds ?? 0.25) * 1000 } }
       : {}),
@@ -40,18 +42,16 @@ function callModel(run: RunState, node: LlmCallNode, input: string) {
   });
 }
 
-/** Chunks to the run's events; a retry after some chunks voids them (node.retry), one before any needs no word. */
+/**
+ * Chunks to the run's events (when it has them), and each retry as an event (node.retry): it says
+ * why and when the node is tried again, and voids the chunks streamed so far.
+ */
 function streamed(run: RunState, node: WorkflowNode): Pick<ChatRequest, 'onDelta' | 'onRetry'> {
-  let sent = false;
+  const onDelta = run.hooks.onStepDelta;
   return {
-    onDelta: (text) => {
-      sent = true;
-      run.hooks.onStepDelta?.(node, text);
-    },
-    onRetry: (attempt, error) => {
-      if (sent) run.hooks.onStepRetry?.(node, attempt, error);
-      sent = false;
-    },
+    ...(onDelta ? { onDelta: (text: string) => onDelta(node, text) } : {}),
+    onRetry: (attempt, error, delayMs) =>
+      run.hooks.onStepRetry?.(node, attempt, { code: error.kind, message: error.message }, delayMs),
   };
 }
 
@@ -78,7 +78,17 @@ export const llmCallStep: NodeStep<LlmCallNode> = {
   async work(run, node, input) {
     const result = await callModel(run, node, input);
     refuseToolCalls(node, result);
-    return { value: await answerValue(run, node, result.content), usage: result.usage };
+    try {
+      return { value: await answerValue(run, node, result.content), usage: result.usage };
+    } catch (err) {
+      // An answer that is not JSON or breaks the schema was still paid for, and is what one needs to
+      // see to fix the prompt or the schema: the failed step keeps both.
+      if (!(err instanceof FunctionError)) throw err;
+      const failure = toFailure(err, node, run.signal);
+      failure.rawOutput = result.content;
+      failure.usage = result.usage;
+      throw failure;
+    }
   },
   // Going on past its failure with neither a default nor an error edge, its failure is all it leaves.
   failureIsFinal: (node) => node.config.on_error === 'continue' && node.config.default == null,
