@@ -114,8 +114,8 @@ export function referenceProblem(
       return `"${shown}": a node offers only nodes.${name}.output`;
     return fieldProblem(shown, schema, rest);
   }
-  if (root === 'run' || root === 'workflow') {
-    const fields = RUN_CONTEXT_FIELDS[root];
+  if (root !== undefined && Object.hasOwn(RUN_CONTEXT_FIELDS, root)) {
+    const fields = RUN_CONTEXT_FIELDS[root as keyof typeof RUN_CONTEXT_FIELDS];
     if (name === undefined || !fields.includes(name))
       return `"${shown}": ${root} offers only ${fields.map((f) => `${root}.${f}`).join(', ')}`;
     if (field !== undefined)
