@@ -893,8 +893,8 @@ export interface paths {
         put?: never;
         /**
          * Start a run through a trigger URL
-         * @description The URL is the credential: no `Authorization` header. The body is what the sender sends: a
-         *     JSON object or array of any shape (`application/json`), a form
+         * @description The URL is the credential: no `Authorization` header. The body is what the sender sends: any
+         *     JSON value, usually an object or array of any shape (`application/json`), a form
          *     (`application/x-www-form-urlencoded`, read as an object of strings; a repeated field is a
          *     400 naming it) or text (`text/plain`). It becomes the run's inputs so:
          *     - a body that is exactly the inputs (a JSON object or form whose fields are the workflow's
@@ -3147,16 +3147,15 @@ export interface components {
             meta: components["schemas"]["PageMeta"];
         };
         /**
-         * @description What a webhook sender sends: a JSON object or array of any shape. Either the run's inputs
-         *     (one value per `text_input` variable) or, for a workflow with one input, that input's value
-         *     (see runHook).
+         * @description What a webhook sender sends: any JSON value, usually an object or array of any shape. Either
+         *     the run's inputs (one value per `text_input` variable) or, for a workflow with one input,
+         *     that input's value (see runHook). Left without a `type` on purpose: a `oneOf` of object and
+         *     array is a type some generators cannot compile, and every JSON value is taken.
          * @example {
          *       "ticket": "The export button does nothing on Safari 18."
          *     }
          */
-        HookInputs: {
-            [key: string]: unknown;
-        } | unknown[];
+        HookInputs: unknown;
         /**
          * @description A form's fields, each once (see runHook).
          * @example {

@@ -26,10 +26,10 @@ const keep = (req: IncomingMessage, _res: unknown, buf: Buffer, encoding: string
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
-/** The parsers of a trigger URL's body; JSON objects and arrays as elsewhere (body-parser's strict mode). */
+/** The parsers of a trigger URL's body; any JSON value (not only the objects and arrays body-parser takes elsewhere). */
 export function hookBodyParsers(limit: number): RequestHandler[] {
   return [
-    express.json({ limit, type: JSON_TYPES, verify: keep }),
+    express.json({ limit, strict: false, type: JSON_TYPES, verify: keep }),
     express.urlencoded({ extended: false, limit, verify: keep }),
     express.text({ limit, type: 'text/plain', verify: keep }),
   ];

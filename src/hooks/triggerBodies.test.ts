@@ -184,6 +184,40 @@ describe.each(testDialects())('trigger URL bodies on %s', (dialect) => {
     expect(await runsOf(two.workflowId)).toBe(0);
   });
 
+  it('takes any JSON value: a bare number, string or null is the one input of its type, or names what is missing', async () => {
+    const count: Graph = {
+      nodes: [
+        { id: 'in', type: 'text_input', config: { variable: 'count', type: 'integer' } },
+        { id: 'say', type: 'template', config: { template: 'n={{ inputs.count }}' } },
+        { id: 'result', type: 'text_output', config: { format: 'plain' } },
+      ],
+      edges: [
+        { from: 'in', to: 'say' },
+        { from: 'say', to: 'result' },
+      ],
+    };
+    const one = await triggerOf(count);
+    const number = await send(one.url, 'application/json', '42');
+    expect(number.status).toBe(200);
+    expect(((await number.json()) as { data: RunDetail }).data).toMatchObject({
+      input_values: { count: 42 },
+      output: { result: 'n=42' },
+    });
+    const word = await send(one.url, 'application/json', '"many"');
+    expect(word.status).toBe(400);
+    expect(await word.json()).toMatchObject({
+      errors: [{ pointer: '/body/inputs/count', message: 'must be an integer' }],
+    });
+
+    const two = await triggerOf(twoInputGraph);
+    for (const body of ['"Safari"', 'null', '7']) {
+      const res = await send(two.url, 'application/json', body);
+      expect(res.status, body).toBe(400);
+      expect(await res.json()).toMatchObject({ code: 'invalid_run_inputs' });
+    }
+    expect(await runsOf(two.workflowId)).toBe(0);
+  });
+
   it('bounds every kind of body at BODY_LIMIT_BYTES (413), bad JSON is 400, other types 415', async () => {
     const { url, workflowId } = await triggerOf(objectGraph);
     const big = 'x'.repeat(BODY_LIMIT);
