@@ -1909,6 +1909,9 @@ export interface components {
          *     body: JSON when the response's content type is JSON (`application/json`, `*+json`; a body
          *     that does not parse fails the node with `http_invalid_json`), its text otherwise. A status
          *     other than 2xx fails the node with `http_status` (after the retries, for 408, 429 and 5xx).
+         *     With `output: response` the output is `{status, headers, body}` instead, and a status other
+         *     than 2xx completes the node (unless `fail_on_status` is `true`), so a switch can route on
+         *     `nodes.<id>.output.status`; connection failures and timeouts still fail it.
          *     Other failures: `http_refused`, `http_timeout`, `http_response_too_large`,
          *     `http_invalid_url`, `http_too_many_redirects`, `http_error`, `secret_not_found`.
          * @example {
@@ -2007,6 +2010,21 @@ export interface components {
                  *     }
                  */
                 default?: unknown;
+                /**
+                 * @description `body` (default): the output is the response body, as before. `response`: the output
+                 *     is an object `{status, headers, body}`: `status` the final HTTP status (an integer),
+                 *     `headers` the response's headers by lower-case name (at most 50, each value at most
+                 *     1000 characters; repeated headers joined with `, `; secret values redacted), `body` the
+                 *     body as with `body` (a non-2xx body that is not valid JSON is kept as text).
+                 * @example response
+                 * @enum {string}
+                 */
+                output?: "body" | "response";
+                /**
+                 * @description Whether a final status other than 2xx fails the node with `http_status`. Default `true` with `output: body`, `false` with `output: response` (the status is then in the output to route on). Retries of 408, 429 and 5xx happen first either way.
+                 * @example false
+                 */
+                fail_on_status?: boolean;
             };
         };
         /**

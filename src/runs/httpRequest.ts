@@ -8,7 +8,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { OutboundError, outboundRequest, type OutboundPolicy, type OutboundResponse } from '../outbound/index.ts';
 import { RunFailure } from '../shared/errors.ts';
 import { secretRedactor } from './secretRedaction.ts';
-import { bodyStrings, SECRET_REFERENCE, type HttpRequestConfig } from '../nodes/http_request/config.ts';
+import {
+  bodyStrings,
+  RESPONSE_HEADER_MAX_CHARS,
+  RESPONSE_MAX_HEADERS,
+  SECRET_REFERENCE,
+  type HttpRequestConfig,
+} from '../nodes/http_request/config.ts';
 
 /** What a worker gives http_request nodes: the guard's policy, its bounds, the run owner's secrets. */
 export interface HttpNodeDeps {
@@ -95,6 +101,10 @@ export interface SendOptions {
   timeoutSeconds?: number;
   retry?: { max_attempts?: number; backoff_seconds?: number };
   signal: AbortSignal;
+  /** `response`: the output is `{status, headers, body}` (HttpRequestConfig.output). */
+  output?: 'body' | 'response';
+  /** Whether a final non-2xx fails; default: only with output `body`. */
+  failOnStatus?: boolean;
   onAttempt(attempt: number): void;
   /** A retry decided: the attempt to come, why the last failed (secrets redacted), the wait before it. */
   onRetry?(attempt: number, error: { code: string; message: string }, delayMs: number): void;
@@ -154,9 +164,33 @@ export async function send(
     throw err;
   });
   const text = redact(response.body.toString('utf8'));
-  if (response.status < 200 || response.status > 299)
+  const ok = response.status >= 200 && response.status <= 299;
+  const whole = options.output === 'response';
+  if (!ok && (options.failOnStatus ?? !whole))
     throw new RunFailure('http_status', `The server answered ${response.status}: ${text.slice(0, 300)}`);
-  return parsed(response, text);
+  if (!whole) return parsed(response, text);
+  // A non-2xx body is often an HTML error page whatever its type says: kept as text, not a failure.
+  const body = ok ? parsed(response, text).value : parsedOrText(response, text);
+  return { value: { status: response.status, headers: shownHeaders(response, redact), body }, text };
+}
+
+/** The response's headers by lower-case name, bounded in number and length, secret values redacted. */
+function shownHeaders(response: OutboundResponse, redact: (text: string) => string): Record<string, string> {
+  const shown: Record<string, string> = {};
+  for (const [name, value] of Object.entries(response.headers).slice(0, RESPONSE_MAX_HEADERS)) {
+    if (value === undefined) continue;
+    const joined = Array.isArray(value) ? value.join(', ') : String(value);
+    shown[name.toLowerCase()] = redact(joined).slice(0, RESPONSE_HEADER_MAX_CHARS);
+  }
+  return shown;
+}
+
+function parsedOrText(response: OutboundResponse, text: string): unknown {
+  try {
+    return parsed(response, text).value;
+  } catch {
+    return text;
+  }
 }
 
 /** JSON (application/json, *+json) as its value, anything else as its text. */
@@ -221,15 +255,23 @@ export class HttpNodes {
     return described;
   }
 
-  /** The node's output: the response's JSON value, or its text (secret values redacted in both). */
+  /** The node's output: the response's JSON value, or its text, or `{status, headers, body}` with output `response` (secret values redacted). */
   async send(
     node: HttpRequestNode,
     signal: AbortSignal,
     onAttempt: (attempt: number) => void,
     onRetry?: SendOptions['onRetry'],
   ): Promise<unknown> {
-    const { retry, timeout_seconds: timeoutSeconds } = node.config;
-    const options: SendOptions = { retry, timeoutSeconds, signal, onAttempt, ...(onRetry ? { onRetry } : {}) };
+    const { retry, timeout_seconds: timeoutSeconds, output, fail_on_status: failOnStatus } = node.config;
+    const options: SendOptions = {
+      retry,
+      timeoutSeconds,
+      signal,
+      onAttempt,
+      ...(output ? { output } : {}),
+      ...(failOnStatus === undefined ? {} : { failOnStatus }),
+      ...(onRetry ? { onRetry } : {}),
+    };
     return (await send(this.deps, this.prepared.get(node.id)!, options)).value;
   }
 }

@@ -23,7 +23,24 @@ export interface HttpRequestConfig {
   retry?: { max_attempts?: number; backoff_seconds?: number };
   on_error?: 'fail' | 'continue';
   default?: unknown;
+  output?: 'body' | 'response';
+  fail_on_status?: boolean;
 }
+
+/** The headers an `output: response` keeps, and the characters of each value. */
+export const RESPONSE_MAX_HEADERS = 50;
+export const RESPONSE_HEADER_MAX_CHARS = 1000;
+
+/** The schema of the output with `output: response` (what templates' field references are checked against). */
+export const RESPONSE_OUTPUT = {
+  type: 'object',
+  required: ['status', 'headers', 'body'],
+  properties: {
+    status: { type: 'integer' },
+    headers: { type: 'object', additionalProperties: { type: 'string' } },
+    body: {},
+  },
+};
 
 /** The secret names a text references. */
 export const secretNames = (text: string): string[] => [...text.matchAll(SECRET_REFERENCE)].map((m) => m[1]!);
