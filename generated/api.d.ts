@@ -713,7 +713,17 @@ export interface paths {
         delete: operations["deleteTrigger"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a trigger's name, inputs templates or signature settings
+         * @description Changes the trigger in place: its URL (token) stays, and so do its id and creation time.
+         *     Any of `name`, `inputs` (`{}` removes the templates: the body is then read as runHook says)
+         *     and `signature`, each checked as by createTrigger. The signing secret changes only when
+         *     `signature.secret` is sent (a rotation: the sender must sign with the new one from this
+         *     answer on); `signature.scheme` alone changes the scheme and keeps the secret (a 400 when
+         *     the trigger has none, or when it does not fit the new scheme); `scheme: none` stops
+         *     verifying and forgets the secret. Answers with the trigger, without its URL.
+         */
+        patch: operations["updateTrigger"];
         trace?: never;
     };
     "/api/workflows/{workflow_id}/triggers/{trigger_id}/rotate": {
@@ -912,6 +922,13 @@ export interface paths {
          *     `Retry-After`). An unknown, revoked or rotated-away token, or one whose workflow was
          *     deleted, is 404 `trigger_not_found`; a JSON body that does not parse is 400, one over the
          *     size limit 413, another media type 415.
+         *
+         *     Redeliveries start nothing: a request without `Idempotency-Key` that carries a sender's
+         *     delivery id (`webhook-id` of Standard Webhooks, GitHub's `X-GitHub-Delivery`, or the event
+         *     `id` of a Stripe event body sent with `Stripe-Signature`) already seen by this trigger
+         *     within the service's window (`HOOK_DELIVERY_WINDOW_SECONDS`, 3 days unless configured) is
+         *     answered with the run the first delivery started, as a repeated `Idempotency-Key` is, even
+         *     when the redelivery's headers (a new timestamp, a new signature) differ.
          */
         post: operations["runHook"];
         delete?: never;
@@ -3104,6 +3121,33 @@ export interface components {
             };
         };
         /**
+         * @example {
+         *       "name": "GitHub push (main)"
+         *     }
+         */
+        TriggerUpdate: {
+            /** @example GitHub push (main) */
+            name?: string;
+            inputs?: components["schemas"]["TriggerInputs"];
+            /**
+             * @description The signature its requests must carry from now on. `scheme` as in createTrigger, or
+             *     `none` (stop verifying; the secret is forgotten). `secret`: a new signing secret (a
+             *     rotation); without it the trigger keeps its secret.
+             */
+            signature?: {
+                /**
+                 * @example github
+                 * @enum {string}
+                 */
+                scheme: "github" | "stripe" | "standard_webhooks" | "none";
+                /** @example my-new-webhook-secret */
+                secret?: string;
+            };
+        };
+        TriggerEnvelope: {
+            data: components["schemas"]["Trigger"];
+        };
+        /**
          * @description How the trigger reads what its sender sends (without it, the body as runHook says): each
          *     `text_input` variable of the workflow named here gets its Liquid template rendered over
          *     `body` (the parsed JSON, the form's fields, or the text), `headers` (by lower-case name) and
@@ -5130,6 +5174,52 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["TriggerNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example trg_01JD6Z5M3N8P0Q2R4S6T8V0W */
+                trigger_id: components["parameters"]["TriggerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "GitHub push (main)",
+                 *       "signature": {
+                 *         "scheme": "github",
+                 *         "secret": "my-new-webhook-secret"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TriggerUpdate"];
+            };
+        };
+        responses: {
+            /** @description The changed trigger (its URL is not shown again). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TriggerEnvelope"];
+                };
+            };
+            400: components["responses"]["TriggerBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TriggerNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -126,6 +126,7 @@ const envSchema = z.object({
     blankToUndefined,
     z.string().min(16, { error: 'must be at least 16 characters (it guards /metrics)' }).optional(),
   ),
+  HOOK_DELIVERY_WINDOW_SECONDS: integer(259_200, 0, 31_536_000),
 });
 
 /** Express's `trust proxy`: a boolean, a hop count, or a list of addresses / subnet names. */
@@ -301,6 +302,8 @@ function runSettings(e: Env) {
     WORKFLOW_HTTP_TIMEOUT_SECONDS: e.WORKFLOW_HTTP_TIMEOUT_SECONDS,
     /** The largest response body an outbound request from user code takes. */
     WORKFLOW_HTTP_MAX_RESPONSE_BYTES: e.WORKFLOW_HTTP_MAX_RESPONSE_BYTES,
+    /** How long a trigger answers a sender's repeated delivery id with the run its first delivery started (0: never deduplicated). */
+    HOOK_DELIVERY_WINDOW_SECONDS: e.HOOK_DELIVERY_WINDOW_SECONDS,
   };
 }
 

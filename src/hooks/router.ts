@@ -1,5 +1,5 @@
 // Routes of a workflow's trigger URLs (openapi.yaml: listTriggers, createTrigger, deleteTrigger,
-// rotateTrigger) and of the URLs themselves (runHook). The contract validator has authenticated
+// rotateTrigger, updateTrigger) and of the URLs themselves (runHook). The contract validator has authenticated
 // the API key (runHook has none: its token is the credential) and checked params and body.
 import type { Request, Response } from 'express';
 import type { operations } from '../../generated/api.d.ts';
@@ -12,6 +12,7 @@ import { startRunAndAnswer } from '../runs/router.ts';
 import { apiRateLimited } from '../shared/errors.ts';
 import * as triggers from './triggers.ts';
 import { hookBodyOf } from './hookBody.ts';
+import { deliveryKeyOf } from './deliveryIds.ts';
 
 type JsonOf<
   Op extends keyof operations,
@@ -20,6 +21,7 @@ type JsonOf<
 
 type CreateBody = NonNullable<operations['createTrigger']['requestBody']>['content']['application/json'];
 type ListQuery = NonNullable<operations['listTriggers']['parameters']['query']>;
+type UpdateBody = operations['updateTrigger']['requestBody']['content']['application/json'];
 
 const userOf = (req: Request) => principalOf(req, 'apiKey').userId;
 const workflowIdOf = (req: Request) => String(req.params.workflow_id);
@@ -68,8 +70,15 @@ export function triggerOperations(ctx: AppContext, limiters: HookLimiters): Oper
     const body = hookBodyOf(req);
     triggers.verifySignature(ctx, trigger, body); // before anything is read or started
     const inputs = await triggers.inputsOfHook(ctx, trigger, body);
-    await startRunAndAnswer(ctx, req, res, owner, inputs, limiters.runStarts);
+    const delivery = deliveryKeyOf(trigger.id, body, ctx.now(), ctx.config.HOOK_DELIVERY_WINDOW_SECONDS);
+    await startRunAndAnswer(ctx, req, res, owner, inputs, limiters.runStarts, undefined, delivery);
   }
 
-  return { listTriggers, createTrigger, deleteTrigger, rotateTrigger, runHook };
+  async function updateTrigger(req: Request, res: Response<JsonOf<'updateTrigger', 200>>) {
+    const body = req.body as UpdateBody;
+    const trigger = await triggers.updateTrigger(ctx, userOf(req), workflowIdOf(req), triggerIdOf(req), body);
+    res.status(200).json({ data: trigger });
+  }
+
+  return { listTriggers, createTrigger, deleteTrigger, rotateTrigger, runHook, updateTrigger };
 }

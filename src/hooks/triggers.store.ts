@@ -100,6 +100,19 @@ export async function replaceTriggerToken(
   return changed > 0;
 }
 
+/** Changes the trigger's own fields (never its token); false when it is gone. */
+export async function updateTrigger(
+  db: Knex,
+  workflowId: string,
+  id: string,
+  changes: Partial<Pick<TriggerRow, 'name' | 'inputs' | 'signature_scheme' | 'signature_secret'>>,
+): Promise<boolean> {
+  const row = () => db('workflow_triggers').where({ workflow_id: workflowId, id });
+  if (Object.keys(changes).length > 0 && (await row().update(changes)) > 0) return true;
+  // Nothing to change, or nothing changed (a dialect may count changed rows only): is it there?
+  return (await row().first('id')) !== undefined;
+}
+
 export async function touchTrigger(db: Knex, id: string, now: number): Promise<void> {
   await db('workflow_triggers').where({ id }).update({ last_used_at: now });
 }

@@ -1,5 +1,5 @@
 // Trigger URLs of a workflow (openapi.yaml createTrigger, listTriggers, deleteTrigger,
-// rotateTrigger, runHook): `{BASE_URL}/hooks/{token}` starts a run of the workflow. The token is
+// rotateTrigger, updateTrigger, runHook): `{BASE_URL}/hooks/{token}` starts a run of the workflow. The token is
 // the credential, so it is made like an API key (256 random bits, a scannable `wht_` prefix) and
 // kept only as a hash; its first characters find the row, then the hash of the whole token is
 // compared in constant time (a lookup by the secret itself would let an index's timing tell).
@@ -26,6 +26,7 @@ export type Trigger = components['schemas']['Trigger'];
 export type TriggerWithUrl = components['schemas']['TriggerWithUrl'];
 type PageMeta = components['schemas']['PageMeta'];
 type TriggerCreate = components['schemas']['TriggerCreate'];
+type TriggerUpdate = components['schemas']['TriggerUpdate'];
 /** Making a trigger that verifies signatures seals its secret; verifying opens it. */
 type TriggerContext = WorkflowContext & Pick<AppContext, 'sealer'>;
 
@@ -61,6 +62,16 @@ async function withFreshToken<T>(
   }
 }
 
+/** Refuses (400) a secret its scheme cannot use. */
+function checkSecret(scheme: SignatureScheme, secret: string, pointer: string): void {
+  if (scheme === 'standard_webhooks' && !standardWebhooksKey(secret))
+    throw invalidField(
+      'A Standard Webhooks secret is whsec_ and the base64 of 16 to 64 bytes.',
+      pointer,
+      'is not a Standard Webhooks secret (whsec_ + base64)',
+    );
+}
+
 /** A new trigger of the user's workflow; its URL is in this answer only. */
 export async function createTrigger(
   ctx: TriggerContext,
@@ -72,12 +83,7 @@ export async function createTrigger(
   const problem = request.inputs && templateProblems(workflow.nodes, request.inputs)[0];
   if (problem) throw invalidField(`The trigger's inputs do not fit the workflow.`, problem.pointer, problem.message);
   const signature = request.signature;
-  if (signature?.scheme === 'standard_webhooks' && !standardWebhooksKey(signature.secret))
-    throw invalidField(
-      'A Standard Webhooks secret is whsec_ and the base64 of 16 to 64 bytes.',
-      '/body/signature/secret',
-      'is not a Standard Webhooks secret (whsec_ + base64)',
-    );
+  if (signature) checkSecret(signature.scheme, signature.secret, '/body/signature/secret');
   if ((await store.countTriggers(ctx.db, workflowId)) >= MAX_TRIGGERS_PER_WORKFLOW)
     throw hookLimitReached('trigger URLs', MAX_TRIGGERS_PER_WORKFLOW);
   const base = {
@@ -117,6 +123,57 @@ export async function listTriggers(
     data: rows.map(toTrigger),
     meta: { page: request.page, per_page: request.perPage, total, total_pages: Math.ceil(total / request.perPage) },
   };
+}
+
+/** The signature columns an update's `signature` gives: `none` forgets the secret; a scheme alone keeps it. */
+function signatureChange(
+  ctx: TriggerContext,
+  row: TriggerRow,
+  signature: NonNullable<TriggerUpdate['signature']>,
+): Pick<TriggerRow, 'signature_scheme' | 'signature_secret'> {
+  if (signature.scheme === 'none') return { signature_scheme: null, signature_secret: null };
+  if (signature.secret !== undefined) {
+    checkSecret(signature.scheme, signature.secret, '/body/signature/secret');
+    const sealed = ctx.sealer.seal(signature.secret, signatureSecretContext(row.id));
+    return { signature_scheme: signature.scheme, signature_secret: sealed };
+  }
+  if (row.signature_secret === null)
+    throw invalidField(
+      'The trigger has no signing secret yet: send signature.secret with the scheme.',
+      '/body/signature/secret',
+      'is required: the trigger has no secret to keep',
+    );
+  checkSecret(
+    signature.scheme,
+    ctx.sealer.open(row.signature_secret, signatureSecretContext(row.id)),
+    '/body/signature/scheme',
+  );
+  return { signature_scheme: signature.scheme, signature_secret: row.signature_secret };
+}
+
+/** Changes the trigger's name, inputs templates or signature in place; its token (URL) stays. */
+export async function updateTrigger(
+  ctx: TriggerContext,
+  userId: number,
+  workflowId: string,
+  triggerId: string,
+  request: TriggerUpdate,
+): Promise<Trigger> {
+  const workflow = await getWorkflow(ctx, userId, workflowId);
+  const row = await store.findTriggerOfWorkflow(ctx.db, workflowId, triggerId);
+  if (!row) throw triggerNotFound(triggerId);
+  const changes: Partial<TriggerRow> = {};
+  if (request.name !== undefined) changes.name = request.name;
+  if (request.inputs !== undefined) {
+    // `{}` takes the templates away: the body is read as runHook says by default.
+    const empty = Object.keys(request.inputs).length === 0;
+    const problem = !empty && templateProblems(workflow.nodes, request.inputs)[0];
+    if (problem) throw invalidField(`The trigger's inputs do not fit the workflow.`, problem.pointer, problem.message);
+    changes.inputs = empty ? null : JSON.stringify(request.inputs);
+  }
+  if (request.signature) Object.assign(changes, signatureChange(ctx, row, request.signature));
+  if (!(await store.updateTrigger(ctx.db, workflowId, triggerId, changes))) throw triggerNotFound(triggerId);
+  return toTrigger({ ...row, ...changes });
 }
 
 /** Revokes the trigger: its URL is 404 once this returns. */

@@ -13,6 +13,7 @@ import type { RunDetail } from './service.ts';
 import { isTerminal } from './store.ts';
 import { preferredWait, readRunWhenEnded, type RunEndListener } from './waiting.ts';
 import { streamRunEvents as streamEvents } from './eventStream.ts';
+import { startDeliveredRun, type DeliveryKey } from './deliveryStarts.ts';
 
 type JsonOf<
   Op extends keyof operations,
@@ -105,20 +106,18 @@ export async function startRunAndAnswer(
   inputs: service.RunInputs,
   runStarts: SharedRateLimiter,
   version?: number,
+  delivery?: DeliveryKey,
 ): Promise<void> {
   const read = (runId: string) => () => service.getRun(ctx, owner.userId, owner.workflowId, runId);
   // Listening before the run is queued, its end cannot come unheard: a run just queued is not
   // read before a notice of its end (or the wait's end).
   await answerWithWait(ctx, req, owner.userId, async (wait) => {
-    const { run, replayed } = await service.startRun(
-      ctx,
-      owner.userId,
-      owner.workflowId,
-      inputs,
-      req.get('Idempotency-Key'),
-      runStarts,
-      version,
-    );
+    const key = req.get('Idempotency-Key');
+    // A client's own Idempotency-Key comes first; else a sender's delivery id (src/hooks) names the start.
+    const { run, replayed } =
+      delivery && key === undefined
+        ? await startDeliveredRun(ctx, owner, inputs, delivery, runStarts)
+        : await service.startRun(ctx, owner.userId, owner.workflowId, inputs, key, runStarts, version);
     res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
     // Dify's blocking mode: the ended run in this answer when it ends within the wait.
     const waited = wait && (await waitForRun(res, wait, run.id, owner, read(run.id), replayed ? undefined : run));

@@ -180,6 +180,11 @@ export async function findRunByIdempotencyKey(
   return row ? fromDb(row) : undefined;
 }
 
+/** Takes the key off the run (a delivery id seen after its window): a new run may take it. */
+export async function releaseIdempotencyKey(db: Knex, runId: string, key: string): Promise<void> {
+  await db('runs').where({ id: runId, idempotency_key: key }).update({ idempotency_key: null });
+}
+
 /** `search` is a status (exact) or a prefix of the run id. */
 function runsOf(db: Knex, userId: number, workflowId: string, search: string | undefined): Knex.QueryBuilder {
   const query = db('runs').where({ user_id: userId, workflow_id: workflowId });
