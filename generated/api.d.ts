@@ -425,6 +425,10 @@ export interface paths {
          * @description With `Prefer: wait=N` (RFC 7240, N <= 60; more is taken as 60) the answer comes as soon as
          *     the run is `completed`, `failed` or `cancelled`, or after N seconds with the run as it is
          *     then: a client waits without polling. `Preference-Applied` echoes the wait applied.
+         *
+         *     Bounded: `logs` holds every step outside a `map`'s items and the first
+         *     `RUN_DETAIL_MAX_ITEM_STEPS` (1000 unless configured) inside them; past that,
+         *     `logs_truncated: true`, and listRunSteps pages through every step.
          */
         get: operations["getRun"];
         put?: never;
@@ -483,6 +487,38 @@ export interface paths {
          *     default) besides its end, and one that would store more fails with `too_many_events`.
          */
         get: operations["streamRunEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{workflow_id}/runs/{run_id}/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A run's per-node logs, a page at a time
+         * @description The run's steps (`RunStep`, as in getRun's `logs`) in execution order, `limit` at a time
+         *     (50 unless asked, at most 100). Pass the page's `meta.next_cursor` as `cursor` for the next
+         *     page (also in the `Link` header, `rel="next"`); `next_cursor` is null on the last page.
+         *     Every step of the run, a `map`'s items' included, however many: getRun's `logs` leaves
+         *     items' steps out past a bound (`logs_truncated`), this operation has them all. A cursor
+         *     is opaque; one from another run starts nowhere useful but is no error. A step that ends
+         *     later keeps its place (its position is when it started), so paging a run still going on
+         *     misses none that had started.
+         */
+        get: operations["listRunSteps"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3082,6 +3118,25 @@ export interface components {
             finished_at: string | null;
             /** @description Per-node log, in execution order. */
             logs: components["schemas"]["RunStep"][];
+            /**
+             * @description Present (`true`) when `logs` leaves steps out: it holds every step outside a `map`'s
+             *     items, and the first `RUN_DETAIL_MAX_ITEM_STEPS` (1000 unless configured) steps inside
+             *     them; listRunSteps pages through all of them.
+             * @example true
+             */
+            logs_truncated?: boolean;
+        };
+        RunStepPage: {
+            data: components["schemas"]["RunStep"][];
+            meta: {
+                /** @example 50 */
+                limit: number;
+                /**
+                 * @description The `cursor` of the next page; null on the last.
+                 * @example 1250
+                 */
+                next_cursor: string | null;
+            };
         };
         RunEnvelope: {
             data: components["schemas"]["Run"];
@@ -4800,6 +4855,53 @@ export interface operations {
             404: components["responses"]["RunNotFound"];
             429: components["responses"]["TooManyEventStreams"];
             503: components["responses"]["NoRunQueue"];
+        };
+    };
+    listRunSteps: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Where the page starts (a page's `meta.next_cursor`); none for the first page.
+                 * @example 1250
+                 */
+                cursor?: string;
+                /**
+                 * @description Steps per page.
+                 * @example 100
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of steps. */
+            200: {
+                headers: {
+                    /**
+                     * @description RFC 8288: `rel="next"` while there are more steps.
+                     * @example </api/workflows/wf_01JD6Z3V8Q4X2M7N5P9R0T1W/runs/run_01JD6Z4K2B7C9D1E3F5G7H9J/steps?cursor=1250&limit=100>; rel="next"
+                     */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunStepPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RunNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     cancelRun: {

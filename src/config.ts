@@ -127,6 +127,7 @@ const envSchema = z.object({
     z.string().min(16, { error: 'must be at least 16 characters (it guards /metrics)' }).optional(),
   ),
   HOOK_DELIVERY_WINDOW_SECONDS: integer(259_200, 0, 31_536_000),
+  RUN_DETAIL_MAX_ITEM_STEPS: integer(1000, 0, 100_000),
 });
 
 /** Express's `trust proxy`: a boolean, a hop count, or a list of addresses / subnet names. */
@@ -304,6 +305,8 @@ function runSettings(e: Env) {
     WORKFLOW_HTTP_MAX_RESPONSE_BYTES: e.WORKFLOW_HTTP_MAX_RESPONSE_BYTES,
     /** How long a trigger answers a sender's repeated delivery id with the run its first delivery started (0: never deduplicated). */
     HOOK_DELIVERY_WINDOW_SECONDS: e.HOOK_DELIVERY_WINDOW_SECONDS,
+    /** Steps inside map items a run's detail (getRun) shows; the rest are on listRunSteps. */
+    RUN_DETAIL_MAX_ITEM_STEPS: e.RUN_DETAIL_MAX_ITEM_STEPS,
   };
 }
 

@@ -14,6 +14,7 @@ import { isTerminal } from './store.ts';
 import { preferredWait, readRunWhenEnded, type RunEndListener } from './waiting.ts';
 import { streamRunEvents as streamEvents } from './eventStream.ts';
 import { startDeliveredRun, type DeliveryKey } from './deliveryStarts.ts';
+import * as stepPages from './stepPages.ts';
 
 type JsonOf<
   Op extends keyof operations,
@@ -21,6 +22,7 @@ type JsonOf<
 > = operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
 
 type ListQuery = NonNullable<operations['listRuns']['parameters']['query']>;
+type StepsQuery = NonNullable<operations['listRunSteps']['parameters']['query']>;
 type RunBody = operations['runWorkflow']['requestBody']['content']['application/json'];
 
 /** A request's `Prefer: wait`: its seconds, the listener to run ends begun for it, and the process's drain. */
@@ -182,10 +184,23 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     await streamEvents(ctx, req, res, runIdOf(req), read, { keyId, userId });
   }
 
+  async function listRunSteps(req: Request, res: Response<JsonOf<'listRunSteps', 200>>) {
+    const query = req.query as StepsQuery;
+    const page = { cursor: Number(query.cursor ?? 0), limit: Number(query.limit ?? 50) };
+    const found = await stepPages.listRunSteps(ctx, userOf(req), workflowIdOf(req), runIdOf(req), page);
+    const next = found.meta.next_cursor;
+    if (next !== null)
+      res.setHeader(
+        'Link',
+        `<${runsPath(workflowIdOf(req))}/${runIdOf(req)}/steps?cursor=${next}&limit=${page.limit}>; rel="next"`,
+      );
+    res.status(200).json(found);
+  }
+
   async function cancelRun(req: Request, res: Response<JsonOf<'cancelRun', 200>>) {
     const run = await service.cancelRun(ctx, userOf(req), workflowIdOf(req), runIdOf(req));
     res.status(200).json({ data: run });
   }
 
-  return { runWorkflow, listRuns, getRun, streamRunEvents, cancelRun };
+  return { runWorkflow, listRuns, getRun, streamRunEvents, cancelRun, listRunSteps };
 }

@@ -296,10 +296,16 @@ export async function getRun(
   runId: string,
 ): Promise<RunDetail> {
   const row = await readableRun(ctx, userId, workflowId, runId);
-  return { ...toRun(row), logs: (await store.listSteps(ctx.db, runId)).map(toRunStep) };
+  const { steps, truncated } = await store.listStepsBounded(ctx.db, runId, ctx.config.RUN_DETAIL_MAX_ITEM_STEPS);
+  return { ...toRun(row), logs: steps.map(toRunStep), ...(truncated ? { logs_truncated: true } : {}) };
 }
 
-async function readableRun(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunRow> {
+export async function readableRun(
+  ctx: WorkflowContext,
+  userId: number,
+  workflowId: string,
+  runId: string,
+): Promise<RunRow> {
   const found = await store.findRunOfWorkflowWithDeletion(ctx.db, userId, workflowId, runId);
   return found && found.workflowDeletedAt === null ? found.run : runOf(ctx, userId, workflowId, runId);
 }

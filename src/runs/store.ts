@@ -280,17 +280,52 @@ export async function listRunsStuckSince(
   return rows.map((r) => ({ id: r.id, userId: String(r.user_id) }));
 }
 
+const stepFromDb = (r: RunStepRow): RunStepRow => ({
+  ...r,
+  id: Number(r.id),
+  started_at: num(r.started_at),
+  finished_at: num(r.finished_at),
+  truncated: Boolean(r.truncated),
+  output_json: Boolean(r.output_json),
+});
+
 /** Steps in execution (start) order. */
 export async function listSteps(db: Knex, runId: string): Promise<RunStepRow[]> {
   const rows = (await stepsOfRun.rows(db, { runId })) as unknown as RunStepRow[];
-  return rows.map((r) => ({
-    ...r,
-    id: Number(r.id),
-    started_at: num(r.started_at),
-    finished_at: num(r.finished_at),
-    truncated: Boolean(r.truncated),
-    output_json: Boolean(r.output_json),
-  }));
+  return rows.map(stepFromDb);
+}
+
+/** At most `limit` steps after the step numbered `afterId`, in execution order: a walk of the (run_id, id) index. */
+export async function listStepsAfter(db: Knex, runId: string, afterId: number, limit: number): Promise<RunStepRow[]> {
+  const rows = (await db('run_steps')
+    .where({ run_id: runId })
+    .andWhere('id', '>', afterId)
+    .orderBy('id', 'asc')
+    .limit(limit)) as RunStepRow[];
+  return rows.map(stepFromDb);
+}
+
+/**
+ * The steps a run's detail shows, bounded: every step outside a map's items (as many as the graphs
+ * have nodes), and the first `maxItemSteps` inside them (`<map>[<i>].<node>`), in execution
+ * order; `truncated` when items' steps were left out.
+ */
+export async function listStepsBounded(
+  db: Knex,
+  runId: string,
+  maxItemSteps: number,
+): Promise<{ steps: RunStepRow[]; truncated: boolean }> {
+  const [outside, items] = await Promise.all([
+    db('run_steps').where({ run_id: runId }).andWhereNot('node_id', 'like', '%[%').orderBy('id', 'asc'),
+    db('run_steps')
+      .where({ run_id: runId })
+      .andWhere('node_id', 'like', '%[%')
+      .orderBy('id', 'asc')
+      .limit(maxItemSteps + 1),
+  ]);
+  const truncated = items.length > maxItemSteps;
+  const steps = [...(outside as RunStepRow[]), ...(items as RunStepRow[]).slice(0, maxItemSteps)].map(stepFromDb);
+  return { steps: steps.sort((a, b) => a.id - b.id), truncated };
 }
 
 const stepsOfRun = prepared<{ runId: string }>('run_steps_of_run', (db, param) =>
