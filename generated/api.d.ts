@@ -527,6 +527,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workflows/{workflow_id}/runs/{run_id}/event-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A run's stored events as JSON, a page at a time
+         * @description The events streamRunEvents sends (same ids, names and data, the data parsed), as stored,
+         *     oldest first, `limit` at a time (100 unless asked, at most 500), for a client that reads a
+         *     run's history without an event stream. `after` is the last event id read (as
+         *     `Last-Event-ID`; none or 0: from the first); `meta.next_after` is the `after` of the next
+         *     page, or null when no stored event follows (a run still going on may store more: ask
+         *     again with the last id read). Also in the `Link` header, `rel="next"`.
+         */
+        get: operations["listRunEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workflows/{workflow_id}/runs/{run_id}/cancel": {
         parameters: {
             query?: never;
@@ -3126,6 +3156,38 @@ export interface components {
              */
             logs_truncated?: boolean;
         };
+        RunEventPage: {
+            data: {
+                /**
+                 * @description The run's event number, from 1 (the stream's `id:`).
+                 * @example 1
+                 */
+                id: number;
+                /**
+                 * @description **Open** (values in `x-extensible-enum`): as streamRunEvents's `event:`; skip one you do not know.
+                 * @example run.status
+                 */
+                event: string;
+                /**
+                 * @description The event's data, as streamRunEvents describes it.
+                 * @example {
+                 *       "status": "running"
+                 *     }
+                 */
+                data: {
+                    [key: string]: unknown;
+                };
+            }[];
+            meta: {
+                /** @example 100 */
+                limit: number;
+                /**
+                 * @description The `after` of the next page; null when no stored event follows.
+                 * @example 100
+                 */
+                next_after: number | null;
+            };
+        };
         RunStepPage: {
             data: components["schemas"]["RunStep"][];
             meta: {
@@ -4894,6 +4956,53 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RunStepPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RunNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listRunEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The id of the last event read; the page starts after it.
+                 * @example 200
+                 */
+                after?: number;
+                /**
+                 * @description Events per page.
+                 * @example 100
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of events. */
+            200: {
+                headers: {
+                    /**
+                     * @description RFC 8288: `rel="next"` while stored events follow.
+                     * @example </api/workflows/wf_01JD6Z3V8Q4X2M7N5P9R0T1W/runs/run_01JD6Z4K2B7C9D1E3F5G7H9J/event-log?after=2&limit=2>; rel="next"
+                     */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunEventPage"];
                 };
             };
             400: components["responses"]["BadRequest"];

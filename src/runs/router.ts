@@ -15,6 +15,7 @@ import { preferredWait, readRunWhenEnded, type RunEndListener } from './waiting.
 import { streamRunEvents as streamEvents } from './eventStream.ts';
 import { startDeliveredRun, type DeliveryKey } from './deliveryStarts.ts';
 import * as stepPages from './stepPages.ts';
+import * as eventPages from './eventPages.ts';
 
 type JsonOf<
   Op extends keyof operations,
@@ -23,6 +24,7 @@ type JsonOf<
 
 type ListQuery = NonNullable<operations['listRuns']['parameters']['query']>;
 type StepsQuery = NonNullable<operations['listRunSteps']['parameters']['query']>;
+type EventsQuery = NonNullable<operations['listRunEvents']['parameters']['query']>;
 type RunBody = operations['runWorkflow']['requestBody']['content']['application/json'];
 
 /** A request's `Prefer: wait`: its seconds, the listener to run ends begun for it, and the process's drain. */
@@ -197,10 +199,20 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     res.status(200).json(found);
   }
 
+  async function listRunEvents(req: Request, res: Response<JsonOf<'listRunEvents', 200>>) {
+    const query = req.query as EventsQuery;
+    const page = { after: Number(query.after ?? 0), limit: Number(query.limit ?? 100) };
+    const found = await eventPages.listRunEvents(ctx, userOf(req), workflowIdOf(req), runIdOf(req), page);
+    const next = found.meta.next_after;
+    const path = `${runsPath(workflowIdOf(req))}/${runIdOf(req)}/event-log`;
+    if (next !== null) res.setHeader('Link', `<${path}?after=${next}&limit=${page.limit}>; rel="next"`);
+    res.status(200).json(found);
+  }
+
   async function cancelRun(req: Request, res: Response<JsonOf<'cancelRun', 200>>) {
     const run = await service.cancelRun(ctx, userOf(req), workflowIdOf(req), runIdOf(req));
     res.status(200).json({ data: run });
   }
 
-  return { runWorkflow, listRuns, getRun, streamRunEvents, cancelRun, listRunSteps };
+  return { runWorkflow, listRuns, getRun, streamRunEvents, cancelRun, listRunSteps, listRunEvents };
 }

@@ -1,4 +1,5 @@
-// A run's steps a page at a time (listRunSteps) and getRun's bounded logs, with a run of two maps
+// A run's steps a page at a time (listRunSteps), its events as JSON pages (listRunEvents) and
+// getRun's bounded logs, with a run of two maps
 // of 1,000 items each (2,000 items, 4,000 item steps) through a real server, store (PostgreSQL;
 // MariaDB too when TEST_MYSQL_URL is set) and worker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,6 +103,38 @@ describe.each(testDialects())('run steps in pages on %s', (dialect) => {
     const first = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}/steps', { params: { path: ids } });
     expect(first.data!.data).toHaveLength(50);
     expect(first.data!.meta).toMatchObject({ limit: 50, next_cursor: expect.any(String) });
+  });
+
+  it('pages through the stored events as JSON (event-log), as the stream numbers them', async () => {
+    const stored = (await server.ctx
+      .db('run_events')
+      .where({ run_id: ids.run_id })
+      .orderBy('seq')
+      .select('seq', 'type', 'data')) as { seq: number; type: string; data: string }[];
+    expect(stored.length).toBeGreaterThan(6);
+    const seen: { id: number; event: string; data: unknown }[] = [];
+    let after = 0;
+    for (;;) {
+      const page = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}/event-log', {
+        params: { path: ids, query: { after, limit: 3 } },
+      });
+      expect(page.response.status).toBe(200);
+      expect(page.data!.data.length).toBeLessThanOrEqual(3);
+      seen.push(...page.data!.data);
+      const next = page.data!.meta.next_after;
+      if (next === null) {
+        expect(page.response.headers.get('link')).toBeNull();
+        break;
+      }
+      expect(page.response.headers.get('link')).toContain(`event-log?after=${next}&limit=3>; rel="next"`);
+      after = next;
+    }
+    expect(seen).toEqual(
+      stored.map((e) => ({ id: Number(e.seq), event: e.type, data: JSON.parse(e.data) as unknown })),
+    );
+    expect(seen.at(-1)!.event).toBe('run.finished');
+    const foreign = await bob.GET('/api/workflows/{workflow_id}/runs/{run_id}/event-log', { params: { path: ids } });
+    expect(foreign.response.status).toBe(404);
   });
 
   it('refuses a malformed cursor or limit (400), and another user’s run (404)', async () => {
