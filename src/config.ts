@@ -95,6 +95,7 @@ const envSchema = z.object({
   ),
   WORKFLOW_HTTP_TIMEOUT_SECONDS: integer(30, 1, 600),
   WORKFLOW_HTTP_MAX_RESPONSE_BYTES: integer(1_048_576, 1024, 104_857_600),
+  AGENT_MAX_ITERATIONS_CAP: integer(25, 1, 100),
   API_RATE_LIMIT_PER_MINUTE: integer(6000, 1, 100_000_000),
   PRINCIPAL_CACHE_MS: integer(200, 0, 250),
   DATABASE_STATEMENT_TIMEOUT_SECONDS: integer(5, 1, 600),
@@ -301,6 +302,8 @@ function runSettings(e: Env) {
     WORKFLOW_HTTP_TIMEOUT_SECONDS: e.WORKFLOW_HTTP_TIMEOUT_SECONDS,
     /** The largest response body an outbound request from user code takes. */
     WORKFLOW_HTTP_MAX_RESPONSE_BYTES: e.WORKFLOW_HTTP_MAX_RESPONSE_BYTES,
+    /** The most model calls an agent node makes, whatever its max_iterations says. */
+    AGENT_MAX_ITERATIONS_CAP: e.AGENT_MAX_ITERATIONS_CAP,
   };
 }
 

@@ -96,6 +96,8 @@ export interface NodeDefinition<T extends string = string> {
   calledModel?(config: Record<string, unknown>): string | undefined;
   /** The workflow it calls, when its config names one (checked against the store when the graph is saved). */
   calledWorkflow?(config: Record<string, unknown>): CalledWorkflow | undefined;
+  /** The workflows it calls when it may call several (an agent's tools), each as `calledWorkflow` says one. */
+  calledWorkflows?(config: Record<string, unknown>): CalledWorkflow[];
   /** The graphs inside its config, each checked as a graph of its own by graphProblems. */
   innerGraphs?(config: Record<string, unknown>): InnerGraph[];
   /**
