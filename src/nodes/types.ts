@@ -124,6 +124,11 @@ export interface NodeDefinition<T extends string = string> {
   noEdgeOut?: string;
   /** Edges out of it carry a `branch` (its verdict, "true" or "false"). */
   branches?: boolean;
+  /**
+   * Its steps `<id>[<n>].<name>`, one per call it made (an agent's tool calls), are listed in its row
+   * on a run's page; a map's items are not (they may be thousands: its progress counts them).
+   */
+  listsCalls?: boolean;
 }
 
 /** A node type's definition, its `type` kept as a literal (registry.ts derives the NodeType union from them). */

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient, Schemas } from '../../client/src/index.ts';
 import { putSecret } from '../../src/secrets/service.ts';
+import { Browser, logIn } from '../support/oauthFlow.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { workflowsUser } from '../support/workflowUsers.ts';
@@ -126,5 +127,15 @@ describe('example: an agent with two tools', () => {
     expect(step('assistant')!.attempts).toBe(2);
     expect(usage.total_tokens).toBeGreaterThan(0);
     expect(run.usage).toEqual(usage);
+
+    // The console's run page lists the tool calls in the agent's row, with their arguments.
+    const browser = new Browser(server.baseUrl);
+    expect((await logIn(browser, 'agents', 'correct horse battery', '/workflows')).status).toBe(303);
+    const page = await (await browser.fetch(`/workflows/${run.workflow_id}/runs/${run.id}`)).text();
+    expect(page).toContain('Tool calls (2)');
+    expect(page).toContain('data-call="assistant[0].lookup_order"');
+    expect(page).toContain('data-call="assistant[1].weather"');
+    expect(page).toContain('{&quot;order_id&quot;:&quot;A-1042&quot;}');
+    expect(page).not.toContain('data-call="assistant[0].lookup_order.status"');
   });
 });

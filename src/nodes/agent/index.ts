@@ -13,4 +13,5 @@ export const agent = defineNode({
   upstreamOr: 'prompt',
   calledModel: (config) => (typeof config.model === 'string' ? config.model : undefined),
   calledWorkflows,
+  listsCalls: true,
 });
