@@ -481,6 +481,9 @@ export interface paths {
          *     `node.progress` counts them; their logs are the run's `logs`), so a wide map stores a few
          *     events, not some per item; a run stores at most `RUN_MAX_EVENTS` events (51200 by
          *     default) besides its end, and one that would store more fails with `too_many_events`.
+         *     An `agent` node of the run's own graph sends `node.started` and `node.finished` for each
+         *     tool call (`<agent>[<n>].<tool>`, `node_type` `workflow` or `http_request`); the nodes
+         *     inside a workflow tool send none, as a map item's.
          */
         get: operations["streamRunEvents"];
         put?: never;
@@ -3173,7 +3176,9 @@ export interface components {
          *     never started are `not_started` (the run failed or was cancelled first). The nodes a `map`
          *     runs for each item and those of a workflow a `workflow` node calls are steps too, named
          *     `<map id>[<index>].<node id>` and `<node id>.<its node id>` (nested:
-         *     `outer[2].inner[0].summarise`), listed once they start or are skipped. `input` and
+         *     `outer[2].inner[0].summarise`), listed once they start or are skipped. An `agent`'s tool
+         *     calls are steps named `<agent id>[<n>].<tool name>` (`node_type` `workflow` or
+         *     `http_request`, `input` the arguments), a workflow tool's nodes under them. `input` and
          *     `output` are kept whole up to 200000 characters each; a longer text is cut there and
          *     `truncated` is true. A node whose text would pass NODE_TEXT_MAX_CHARS (1000000 by default)
          *     fails with `output_too_large`.

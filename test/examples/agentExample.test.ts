@@ -137,5 +137,17 @@ describe('example: an agent with two tools', () => {
     expect(page).toContain('data-call="assistant[1].weather"');
     expect(page).toContain('{&quot;order_id&quot;:&quot;A-1042&quot;}');
     expect(page).not.toContain('data-call="assistant[0].lookup_order.status"');
+
+    // The run's event stream (replayed, signed in as the console's page is) tells of each tool step too.
+    const stream = await browser.fetch(`/workflows/${run.workflow_id}/runs/${run.id}/events`, {
+      headers: { Accept: 'text/event-stream' },
+    });
+    const body = await stream.text();
+    const blocks = body.split('\n\n');
+    const finished = (id: string) =>
+      blocks.some((b) => b.includes('event: node.finished') && b.includes(`"node_id":"${id}"`));
+    expect(finished('assistant[0].lookup_order')).toBe(true);
+    expect(finished('assistant[1].weather')).toBe(true);
+    expect(body).not.toContain('"node_id":"assistant[0].lookup_order.status"'); // inside the tool, as inside a map item
   });
 });
