@@ -41,6 +41,8 @@ describe.each(testDialects())('agent nodes in runs on %s', (dialect) => {
   let apiUrl: string;
   /** Requests to /pair wait until two are in flight: only calls run together both complete. */
   let waiting: (() => void)[] = [];
+  /** Requests to /hold wait until the test lets them go (a tool slower than its timeout). */
+  const held: (() => void)[] = [];
 
   beforeAll(async () => {
     api = createServer((req, res) => {
@@ -54,7 +56,8 @@ describe.each(testDialects())('agent nodes in runs on %s', (dialect) => {
       } else if (req.url!.startsWith('/pair')) {
         waiting.push(reply);
         if (waiting.length === 2) [waiting, (waiting = [])][0]!.forEach((go) => go());
-      } else reply();
+      } else if (req.url!.startsWith('/hold')) held.push(reply);
+      else reply();
     });
     await new Promise<void>((resolve) => api.listen(0, '127.0.0.2', resolve));
     apiUrl = `http://127.0.0.2:${(api.address() as AddressInfo).port}`;
@@ -180,6 +183,18 @@ describe.each(testDialects())('agent nodes in runs on %s', (dialect) => {
     expect(told.error.message).toContain('bot[0].parse.parse');
     expect(step('bot[0].parse')).toMatchObject({ node_type: 'workflow', status: 'failed' });
     expect(step('bot[0].parse.parse')!.status).toBe('failed');
+  });
+
+  it('tells the model of a tool that passed its timeout_seconds, and goes on', async () => {
+    const { run, step, requests } = await runAgent(
+      agentGraph({ tools: [http('slow', '/hold', { timeout_seconds: 0.2 })] }),
+      [calls(['s', 'slow', '{"n":1}']), answer('it timed out')],
+    );
+    held.splice(0).forEach((go) => go());
+    expect(run.status, JSON.stringify(run.error)).toBe('completed');
+    const told = JSON.parse(requests[1]!.messages.at(-1)!.content) as { error: { code: string } };
+    expect(told.error.code).toBe('tool_timeout');
+    expect(step('bot[0].slow')).toMatchObject({ status: 'failed', error: { code: 'tool_timeout' } });
   });
 
   it('fails with agent_max_iterations at max_iterations, and at the operator cap below it, counting every call', async () => {

@@ -41,6 +41,12 @@ function toolProblems(tool: Record<string, unknown>, at: string): ProblemItem[] 
     const method = typeof tool.method === 'string' ? tool.method : 'GET';
     if (method === 'GET')
       problems.push({ pointer: `${at}/body`, message: 'is not sent with GET: use POST, PUT, PATCH or DELETE' });
+    // As an http_request's: a secret goes only into the URL and headers, where the log names it.
+    if (/\{[{%][^}]*\bsecrets\b/.test(JSON.stringify(tool.body)))
+      problems.push({
+        pointer: `${at}/body`,
+        message: 'secrets may be sent only in url and headers, as {{ secrets.NAME }}',
+      });
     if (JSON.stringify(tool.body).length > BODY_MAX_CHARS)
       problems.push({ pointer: `${at}/body`, message: `must be at most ${BODY_MAX_CHARS} characters as JSON` });
   }
