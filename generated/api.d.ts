@@ -2447,6 +2447,17 @@ export interface components {
                  */
                 timeout_seconds?: number;
                 /**
+                 * @description As `llm_call.on_error`: `continue` goes on past the node's failure (`agent_max_iterations` included), its error down its `case: error` edges, or `default`, or an empty text.
+                 * @example continue
+                 * @enum {string}
+                 */
+                on_error?: "fail" | "continue";
+                /**
+                 * @description Any JSON value: the node's output when it fails with `on_error: continue` (allowed only then).
+                 * @example I could not find the answer.
+                 */
+                default?: unknown;
+                /**
                  * @description The final answer's format, as `llm_call.response_format` (sent with every model call).
                  * @example {
                  *       "type": "json_object"
@@ -2609,7 +2620,7 @@ export interface components {
              */
             branch?: "true" | "false";
             /**
-             * @description Required on an edge out of a `switch` node: the name of one of its cases, or `default`; the edge is followed when that case is chosen. Out of an `llm_call` or `http_request` with `on_error: continue`, `error` marks an edge followed only when the node fails, carrying its error `{code, message}` (its other edges are then skipped). Allowed nowhere else.
+             * @description Required on an edge out of a `switch` node: the name of one of its cases, or `default`; the edge is followed when that case is chosen. Out of an `llm_call`, `http_request` or `agent` with `on_error: continue`, `error` marks an edge followed only when the node fails, carrying its error `{code, message}` (its other edges are then skipped). Allowed nowhere else.
              * @example large
              */
             case?: string;

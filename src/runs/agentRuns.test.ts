@@ -206,6 +206,16 @@ describe.each(testDialects())('agent nodes in runs on %s', (dialect) => {
     expect(two.run.usage).toEqual(two.step('bot')!.usage);
     expect(two.step('bot[1].fetch')!.status).toBe('completed');
 
+    const routed = await runAgent(
+      {
+        ...agentGraph({ tools: [http('fetch', '/ok')], max_iterations: 1, on_error: 'continue', default: 'no answer' }),
+      },
+      loop(1),
+    );
+    expect(routed.run.status).toBe('completed');
+    expect(routed.run.output).toEqual({ out: 'no answer' });
+    expect(routed.step('bot')).toMatchObject({ status: 'failed', error: { code: 'agent_max_iterations' } });
+
     const capped = await runAgent(agentGraph({ tools: [http('fetch', '/ok')], max_iterations: 10 }), loop(5));
     expect(capped.run.error).toMatchObject({ code: 'agent_max_iterations' });
     expect(capped.run.error!.message).toContain('AGENT_MAX_ITERATIONS_CAP 3');

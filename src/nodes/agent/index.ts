@@ -14,4 +14,5 @@ export const agent = defineNode({
   calledModel: (config) => (typeof config.model === 'string' ? config.model : undefined),
   calledWorkflows,
   listsCalls: true,
+  routable: true,
 });

@@ -150,4 +150,6 @@ export const agentStep: NodeStep<AgentNode> = {
       throw failure;
     }
   },
+  // Going on past its failure with neither a default nor an error edge, its failure is all it leaves.
+  failureIsFinal: (node) => node.config.on_error === 'continue' && node.config.default == null,
 };
