@@ -1,8 +1,11 @@
 // An agent taken up again after a crash (a run taken over: `resumed` holds the steps an earlier
 // attempt finished): it asks the model again, but a tool call already finished, by its number and
 // tool, answers its logged result without running again; a workflow tool's finished inner steps
-// are not run again either. No database: the executor with a scripted provider.
+// are not run again either. And its conversation's bound. No database: the executor with a
+// scripted provider.
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../config.ts';
+import { runBudget } from './compute/budget.ts';
 import { executeGraph, type Graph, type StepReport } from './executor.ts';
 import { createModelRouter, type ChatRequest, type ChatResult, type ModelProvider } from './providers/index.ts';
 
@@ -95,5 +98,24 @@ describe('an agent taken up again', () => {
       completion_tokens: 4,
       total_tokens: 10,
     });
+  });
+});
+
+describe("an agent's conversation", () => {
+  it('fails with output_too_large once it grows past NODE_TEXT_MAX_CHARS, counting the calls made', async () => {
+    const long = JSON.stringify({ text: 'x'.repeat(1500) });
+    const { provider } = scripted([
+      { toolCalls: [{ id: 'a', type: 'function', function: { name: 'nowhere', arguments: long } }] },
+      { content: 'never asked' },
+    ]);
+    const ended: StepReport[] = [];
+    const run = executeGraph(graph, { q: 'go' }, createModelRouter({}, [provider]), {
+      budget: runBudget(loadConfig({ NODE_TEXT_MAX_CHARS: '1000', USER_STEPS_PER_SECOND: '0' }), 'conversation'),
+      workflows: (id) => Promise.resolve(id === 'wf_callee' ? callee : undefined),
+      calls: ['wf_caller'],
+      hooks: { onStepEnd: (report) => void ended.push(report) },
+    });
+    await expect(run).rejects.toMatchObject({ code: 'output_too_large', nodeId: 'bot' });
+    expect(ended.find((r) => r.nodeId === 'bot')!.usage).toEqual(usage);
   });
 });
