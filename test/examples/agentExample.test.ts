@@ -11,6 +11,7 @@ import type { ApiClient, Schemas } from '../../client/src/index.ts';
 import { putSecret } from '../../src/secrets/service.ts';
 import { Browser, logIn } from '../support/oauthFlow.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI.ts';
+import { testDialects } from '../support/db.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { workflowsUser } from '../support/workflowUsers.ts';
 
@@ -21,7 +22,7 @@ const example = (name: string): WorkflowCreate =>
 
 const WEATHER_KEY = 'wk_live_5f1c9a27e3';
 
-describe('example: an agent with two tools', () => {
+describe.each(testDialects())('example: an agent with two tools, on %s', (dialect) => {
   let fake: FakeOpenAI;
   let server: TestServer;
   let client: ApiClient;
@@ -39,6 +40,7 @@ describe('example: an agent with two tools', () => {
     weatherUrl = `http://127.0.0.2:${(weather.address() as AddressInfo).port}`;
     fake = await startFakeOpenAI();
     server = await startTestServer({
+      dialect,
       runs: true,
       env: {
         MODEL_PROVIDER_BASE_URL: fake.baseUrl,
