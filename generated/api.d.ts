@@ -485,6 +485,9 @@ export interface paths {
          *     `node.progress` counts them; their logs are the run's `logs`), so a wide map stores a few
          *     events, not some per item; a run stores at most `RUN_MAX_EVENTS` events (51200 by
          *     default) besides its end, and one that would store more fails with `too_many_events`.
+         *     An `agent` node of the run's own graph sends `node.started` and `node.finished` for each
+         *     tool call (`<agent>[<n>].<tool>`, `node_type` `workflow` or `http_request`); the nodes
+         *     inside a workflow tool send none, as a map item's.
          */
         get: operations["streamRunEvents"];
         put?: never;
@@ -2432,11 +2435,276 @@ export interface components {
             };
         };
         /**
+         * @description A model that calls tools in a loop until it answers (as Dify's Agent node and n8n's AI Agent
+         *     node). The model gets `system_prompt` and `prompt` (Liquid templates, as `llm_call.prompt`;
+         *     without `prompt`, the upstream texts) and the node's `tools` in OpenAI's wire format; when
+         *     it answers with `tool_calls`, each call runs (at once when `parallel_tool_calls`, at most 4
+         *     together) and its result goes back as a `role: tool` message with its `tool_call_id`; the
+         *     model is then asked again, until it answers without tool calls: that answer is the node's
+         *     output (with `response_format`, parsed as `llm_call` parses it). A call of an unknown tool,
+         *     or with arguments that are not JSON or do not fit the tool's schema, and a tool that fails,
+         *     are answered to the model as an error message (`{"error": {"code", "message"}}`), not as
+         *     the node's failure, so the model can correct itself. Each tool call is a step of the run,
+         *     named `<node id>[<n>].<tool name>` (`n` counts the node's calls from 0), its `input` the
+         *     arguments, its `output` the result; a workflow tool's own nodes are steps under it
+         *     (`research[0].search.fetch`) and carry their tokens, the node's step carries the tokens of
+         *     all its model calls. A model still asking for tools after `max_iterations` model calls
+         *     fails the node with `agent_max_iterations`; the conversation is bounded by
+         *     NODE_TEXT_MAX_CHARS (a tool's result is cut at 20000 characters, and a conversation that
+         *     still grows past the cap fails with `output_too_large`). A run taken over after a crash
+         *     asks the model again but does not run again a tool call it already finished (the same
+         *     number and tool).
+         * @example {
+         *       "id": "assistant",
+         *       "type": "agent",
+         *       "config": {
+         *         "model": "gpt-4o-mini",
+         *         "prompt": "{{ inputs.question }}",
+         *         "max_iterations": 5,
+         *         "tools": [
+         *           {
+         *             "kind": "workflow",
+         *             "name": "lookup_order",
+         *             "description": "Finds an order by its number.",
+         *             "workflow_id": "wf_01JD6Z3V8Q4X2M7N5P9R0T1W",
+         *             "version": 2
+         *           },
+         *           {
+         *             "kind": "http",
+         *             "name": "weather",
+         *             "description": "The weather in a city.",
+         *             "method": "GET",
+         *             "url": "https://api.example.com/weather?city={{ args.city | url_encode }}",
+         *             "parameters": {
+         *               "type": "object",
+         *               "required": [
+         *                 "city"
+         *               ],
+         *               "properties": {
+         *                 "city": {
+         *                   "type": "string"
+         *                 }
+         *               }
+         *             }
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        AgentNode: {
+            id: components["schemas"]["NodeId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "agent";
+            config: {
+                /** @example gpt-4o-mini */
+                model: string;
+                /**
+                 * @description The system message, a Liquid template (as `prompt`).
+                 * @example You answer questions about orders. Use the tools.
+                 */
+                system_prompt?: string;
+                /**
+                 * @description The user message, a Liquid template as `llm_call.prompt`; without it, the upstream nodes' texts joined by a blank line.
+                 * @example {{ inputs.question }}
+                 */
+                prompt?: string;
+                /** @description The tools the model may call; their names are unique in the node. */
+                tools: components["schemas"]["AgentTool"][];
+                /**
+                 * @description Model calls at most (default 10); the operator's AGENT_MAX_ITERATIONS_CAP bounds it.
+                 * @example 5
+                 */
+                max_iterations?: number;
+                /**
+                 * @description `auto` (the default), `required`, `none`, or the name of one of its tools (sent as OpenAI's `{"type": "function", "function": {"name": ...}}`). `required` and a tool's name hold for the first model call only (later calls are `auto`, so the model can answer); `none` holds for every call.
+                 * @example auto
+                 */
+                tool_choice?: string;
+                /**
+                 * @description Lets the model ask for several calls at once (default true); they then run together, at most 4 at a time.
+                 * @example true
+                 */
+                parallel_tool_calls?: boolean;
+                /** @example 0.2 */
+                temperature?: number;
+                /**
+                 * @description Of each model call.
+                 * @example 512
+                 */
+                max_tokens?: number;
+                /** @description Of each model call, as `llm_call.retry`. */
+                retry?: {
+                    /** @example 3 */
+                    max_attempts?: number;
+                    /** @example 0.5 */
+                    backoff_seconds?: number;
+                };
+                /**
+                 * @description Limit of each model call's attempt, as `llm_call.timeout_seconds`.
+                 * @example 30
+                 */
+                timeout_seconds?: number;
+                /**
+                 * @description As `llm_call.on_error`: `continue` goes on past the node's failure (`agent_max_iterations` included), its error down its `case: error` edges, or `default`, or an empty text.
+                 * @example continue
+                 * @enum {string}
+                 */
+                on_error?: "fail" | "continue";
+                /**
+                 * @description Any JSON value: the node's output when it fails with `on_error: continue` (allowed only then).
+                 * @example I could not find the answer.
+                 */
+                default?: unknown;
+                /**
+                 * @description The final answer's format, as `llm_call.response_format` (sent with every model call).
+                 * @example {
+                 *       "type": "json_object"
+                 *     }
+                 */
+                response_format?: {
+                    /**
+                     * @example json_schema
+                     * @enum {string}
+                     */
+                    type: "text" | "json_object" | "json_schema";
+                    json_schema?: {
+                        /** @example answer */
+                        name: string;
+                        /** @example The answer. */
+                        description?: string;
+                        /**
+                         * @example {
+                         *       "type": "object",
+                         *       "required": [
+                         *         "answer"
+                         *       ],
+                         *       "properties": {
+                         *         "answer": {
+                         *           "type": "string"
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        schema: {
+                            [key: string]: unknown;
+                        };
+                        /** @example true */
+                        strict?: boolean;
+                    };
+                };
+            };
+        };
+        /**
+         * @description A tool of an `agent` node. `kind: workflow`: another of the user's workflows, pinned to
+         *     `version` (both required; a workflow that is not the user's, or a version it does not have,
+         *     is a 422 on save); the model's arguments are its run inputs, their schema made from its
+         *     `text_input`s at that version; its result is the workflow's output. `kind: http`: an HTTP
+         *     request as `http_request` sends it (the outbound guard, `{{ secrets.NAME }}` in `url` and
+         *     header values, the response size limit): `url`, header values and the strings of `body`
+         *     are Liquid templates reading the model's arguments as `args.<name>` (and the run's
+         *     `inputs`, upstream `nodes`, `run`, `workflow`); `parameters` is the arguments' JSON Schema
+         *     (default: any object); its result is the response body. `timeout_seconds` bounds one call
+         *     (default 30 for `http` within WORKFLOW_HTTP_TIMEOUT_SECONDS, the run's limit for `workflow`).
+         * @example {
+         *       "kind": "http",
+         *       "name": "weather",
+         *       "description": "The weather in a city.",
+         *       "url": "https://api.example.com/weather?city={{ args.city | url_encode }}",
+         *       "parameters": {
+         *         "type": "object",
+         *         "required": [
+         *           "city"
+         *         ],
+         *         "properties": {
+         *           "city": {
+         *             "type": "string"
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        AgentTool: {
+            /**
+             * @example http
+             * @enum {string}
+             */
+            kind: "workflow" | "http";
+            /**
+             * @description The function name the model calls.
+             * @example weather
+             */
+            name: string;
+            /**
+             * @description What the tool does, for the model.
+             * @example The weather in a city.
+             */
+            description: string;
+            /**
+             * @description `kind: workflow` only.
+             * @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W
+             */
+            workflow_id?: string;
+            /**
+             * @description `kind: workflow` only: the version run.
+             * @example 2
+             */
+            version?: number;
+            /**
+             * @description `kind: http` only; default `GET`.
+             * @example GET
+             * @enum {string}
+             */
+            method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+            /**
+             * @description `kind: http` only (required there).
+             * @example https://api.example.com/weather?city={{ args.city | url_encode }}
+             */
+            url?: string;
+            /**
+             * @description `kind: http` only.
+             * @example {
+             *       "Authorization": "Bearer {{ secrets.WEATHER_KEY }}"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
+            /**
+             * @description `kind: http` only, not with `GET`: a JSON value whose strings are templates; at most 20000 characters as JSON.
+             * @example {
+             *       "city": "{{ args.city }}"
+             *     }
+             */
+            body?: unknown;
+            /**
+             * @description `kind: http` only: the JSON Schema of the arguments (an object schema).
+             * @example {
+             *       "type": "object",
+             *       "required": [
+             *         "city"
+             *       ],
+             *       "properties": {
+             *         "city": {
+             *           "type": "string"
+             *         }
+             *       }
+             *     }
+             */
+            parameters?: {
+                [key: string]: unknown;
+            };
+            /** @example 10 */
+            timeout_seconds?: number;
+        };
+        /**
          * @description A node; `config` depends on `type`. **Open**: node types are an open set (as `RunStep`'s
          *     `node_type`), new ones come in minor versions: a client that meets a `type` it does not
          *     know should keep the node as it is (and may show it as unknown).
          */
-        WorkflowNode: components["schemas"]["TextInputNode"] | components["schemas"]["LlmCallNode"] | components["schemas"]["TemplateNode"] | components["schemas"]["ConditionNode"] | components["schemas"]["TextOutputNode"] | components["schemas"]["HttpRequestNode"] | components["schemas"]["SwitchNode"] | components["schemas"]["CoalesceNode"] | components["schemas"]["SplitNode"] | components["schemas"]["MapNode"] | components["schemas"]["WorkflowCallNode"];
+        WorkflowNode: components["schemas"]["TextInputNode"] | components["schemas"]["LlmCallNode"] | components["schemas"]["TemplateNode"] | components["schemas"]["ConditionNode"] | components["schemas"]["TextOutputNode"] | components["schemas"]["HttpRequestNode"] | components["schemas"]["SwitchNode"] | components["schemas"]["CoalesceNode"] | components["schemas"]["SplitNode"] | components["schemas"]["MapNode"] | components["schemas"]["WorkflowCallNode"] | components["schemas"]["AgentNode"];
         /**
          * @example {
          *       "from": "input",
@@ -2453,7 +2721,7 @@ export interface components {
              */
             branch?: "true" | "false";
             /**
-             * @description Required on an edge out of a `switch` node: the name of one of its cases, or `default`; the edge is followed when that case is chosen. Out of an `llm_call` or `http_request` with `on_error: continue`, `error` marks an edge followed only when the node fails, carrying its error `{code, message}` (its other edges are then skipped). Allowed nowhere else.
+             * @description Required on an edge out of a `switch` node: the name of one of its cases, or `default`; the edge is followed when that case is chosen. Out of an `llm_call`, `http_request` or `agent` with `on_error: continue`, `error` marks an edge followed only when the node fails, carrying its error `{code, message}` (its other edges are then skipped). Allowed nowhere else.
              * @example large
              */
             case?: string;
@@ -2887,7 +3155,7 @@ export interface components {
              *     be reached), `provider_bad_response` (an answer that is not a completion) or
              *     `provider_error` (any other error answer; the provider's own status, code, type and
              *     request id are in `provider`), `unexpected_tool_calls` (an `llm_call` whose model answered
-             *     with tool calls instead of text: the message names the tools; not retried). A node's budget: `compute_limit` (its
+             *     with tool calls instead of text: the message names the tools; not retried). `agent_max_iterations` (an `agent` node's model still asked for tools after `max_iterations` model calls), `tool_timeout` (a step of an `agent`'s tool call that passed its `timeout_seconds`; the model is told, the node goes on). A node's budget: `compute_limit` (its
              *     computation, such as a template's rendering, ran past its CPU time or memory:
              *     COMPUTE_TIME_LIMIT_MS, COMPUTE_HEAP_MB, or the run's computations together past
              *     RUN_COMPUTE_MAX_MS), `output_too_large` (a node's text, the run's texts
@@ -3020,7 +3288,9 @@ export interface components {
          *     never started are `not_started` (the run failed or was cancelled first). The nodes a `map`
          *     runs for each item and those of a workflow a `workflow` node calls are steps too, named
          *     `<map id>[<index>].<node id>` and `<node id>.<its node id>` (nested:
-         *     `outer[2].inner[0].summarise`), listed once they start or are skipped. `input` and
+         *     `outer[2].inner[0].summarise`), listed once they start or are skipped. An `agent`'s tool
+         *     calls are steps named `<agent id>[<n>].<tool name>` (`node_type` `workflow` or
+         *     `http_request`, `input` the arguments), a workflow tool's nodes under them. `input` and
          *     `output` are kept whole up to 200000 characters each; a longer text is cut there and
          *     `truncated` is true. A node whose text would pass NODE_TEXT_MAX_CHARS (1000000 by default)
          *     fails with `output_too_large`.

@@ -95,6 +95,7 @@ const envSchema = z.object({
   ),
   WORKFLOW_HTTP_TIMEOUT_SECONDS: integer(30, 1, 600),
   WORKFLOW_HTTP_MAX_RESPONSE_BYTES: integer(1_048_576, 1024, 104_857_600),
+  AGENT_MAX_ITERATIONS_CAP: integer(25, 1, 100),
   API_RATE_LIMIT_PER_MINUTE: integer(6000, 1, 100_000_000),
   PRINCIPAL_CACHE_MS: integer(200, 0, 250),
   DATABASE_STATEMENT_TIMEOUT_SECONDS: integer(5, 1, 600),
@@ -307,6 +308,8 @@ function runSettings(e: Env) {
     HOOK_DELIVERY_WINDOW_SECONDS: e.HOOK_DELIVERY_WINDOW_SECONDS,
     /** Steps inside map items a run's detail (getRun) shows; the rest are on listRunSteps. */
     RUN_DETAIL_MAX_ITEM_STEPS: e.RUN_DETAIL_MAX_ITEM_STEPS,
+    /** The most model calls an agent node makes, whatever its max_iterations says. */
+    AGENT_MAX_ITERATIONS_CAP: e.AGENT_MAX_ITERATIONS_CAP,
   };
 }
 

@@ -96,6 +96,8 @@ export interface NodeDefinition<T extends string = string> {
   calledModel?(config: Record<string, unknown>): string | undefined;
   /** The workflow it calls, when its config names one (checked against the store when the graph is saved). */
   calledWorkflow?(config: Record<string, unknown>): CalledWorkflow | undefined;
+  /** The workflows it calls when it may call several (an agent's tools), each as `calledWorkflow` says one. */
+  calledWorkflows?(config: Record<string, unknown>): CalledWorkflow[];
   /** The graphs inside its config, each checked as a graph of its own by graphProblems. */
   innerGraphs?(config: Record<string, unknown>): InnerGraph[];
   /**
@@ -122,6 +124,11 @@ export interface NodeDefinition<T extends string = string> {
   noEdgeOut?: string;
   /** Edges out of it carry a `branch` (its verdict, "true" or "false"). */
   branches?: boolean;
+  /**
+   * Its steps `<id>[<n>].<name>`, one per call it made (an agent's tool calls), are listed in its row
+   * on a run's page; a map's items are not (they may be thousands: its progress counts them).
+   */
+  listsCalls?: boolean;
 }
 
 /** A node type's definition, its `type` kept as a literal (registry.ts derives the NodeType union from them). */

@@ -7,6 +7,7 @@
 // running after STEP_LOG_DELAY_MS, or has something to write (a slow step's start, an event, a
 // call out of the process) before its end. A run that ends sooner goes from `queued` to its end in
 // one update, so it costs no claim: like its steps, a client sees it queued until then.
+import { callStepsOf } from './callSteps.ts';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { EventLog } from './eventLog.ts';
@@ -115,7 +116,7 @@ export class Attempt {
       mine,
       deps.announceEvents,
       run.attempts === 1 ? 0 : undefined,
-      { max, exceeded },
+      { max, exceeded, shown: callStepsOf(this.snapshot.nodes) },
     );
     this.record = new StepRecord(run.id, this.steps, this.events, deps.now);
     for (const step of kept) this.keep(step);

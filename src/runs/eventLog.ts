@@ -12,6 +12,8 @@ const IN_MAP_ITEM = /\[\d+\]\./;
 export interface EventCap {
   max: number;
   exceeded(): void;
+  /** A step of that shape that still sends its events: a call of a run's own node (callSteps.ts). */
+  shown?(stepId: string): boolean;
 }
 
 /**
@@ -69,7 +71,8 @@ export class EventLog {
 
   add(type: NewRunEvent['type'], data: unknown): void {
     if (this.discarded || this.failure !== undefined) return;
-    if (type !== 'run.status' && IN_MAP_ITEM.test((data as { node_id?: string }).node_id ?? '')) return;
+    const stepId = (data as { node_id?: string }).node_id ?? '';
+    if (type !== 'run.status' && IN_MAP_ITEM.test(stepId) && !this.cap.shown?.(stepId)) return;
     if (this.count >= this.cap.max) return this.overflow();
     this.count += 1;
     this.pending.push({ type, data });

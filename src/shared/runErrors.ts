@@ -33,7 +33,9 @@ export type RunErrorCode =
   | 'workflow_not_found'
   | 'workflow_depth' // split, map and workflow nodes'
   | 'subworkflow_inputs_mismatch' // a called workflow's inputs no longer fit the caller's mapping
-  | 'unexpected_tool_calls'; // an llm_call's model answered with tool calls
+  | 'unexpected_tool_calls' // an llm_call's model answered with tool calls
+  | 'agent_max_iterations' // an agent's model still asked for tools at its last iteration
+  | 'tool_timeout'; // an agent's tool call passed its timeout_seconds (a step's error, told to the model)
 
 type ProviderAnswer = NonNullable<components['schemas']['RunError']['provider']>;
 

@@ -59,6 +59,7 @@ export function workflowReferences(nodes: unknown, at = ''): WorkflowReference[]
     const definition = definitionOf(node);
     const called = definition?.calledWorkflow?.(node.config);
     const found: WorkflowReference[] = called ? [inGraph(called, here)] : [];
+    for (const each of definition?.calledWorkflows?.(node.config) ?? []) found.push(inGraph(each, here));
     for (const inner of definition?.innerGraphs?.(node.config) ?? [])
       found.push(...workflowReferences(inner.nodes, `${here}${inner.pointer}`));
     return found;

@@ -16,6 +16,8 @@ export interface TemplateScope {
   run?: { id: string; created_at: string };
   /** The workflow whose graph the node belongs to (a called one's own), at the version the run executes. */
   workflow?: { id: string; version: number };
+  /** An agent's http tool: the arguments the model called it with. */
+  args?: Record<string, unknown>;
 }
 
 /** The fields of `run` and `workflow` a template may read (the same for every run, so checked at save). */

@@ -56,3 +56,27 @@ export function stepDetails(node: Node, step: RunStep | undefined, edges: readon
       : ''
   }</details>`;
 }
+
+/** The most calls a node's row lists; a run's API detail has them all. */
+const CALLS_SHOWN = 100;
+
+/** Whether a step is one call of the node: `<id>[<n>].<name>`, not a step inside it. */
+const isCallOf = (id: string, stepId: string): boolean =>
+  stepId.startsWith(`${id}[`) && /^\[\d+\]\.[A-Za-z0-9_-]+$/.test(stepId.slice(id.length));
+
+/** On a run's page, under a node that lists its calls (an agent's tool calls): each call's step, its arguments and result. */
+export function callSteps(id: string, logs: readonly RunStep[]): Html {
+  const calls = logs.filter((s) => isCallOf(id, s.node_id));
+  if (calls.length === 0) return html``;
+  const more = calls.length - CALLS_SHOWN;
+  return html`<details class="step-calls" data-step-calls><summary>Tool calls (${String(calls.length)})</summary><ol>${calls
+    .slice(0, CALLS_SHOWN)
+    .map(
+      (c) =>
+        html`<li data-call="${c.node_id}"><code>${c.node_id}</code> <small>${c.status}</small><pre>${c.input ?? ''}</pre>${
+          c.error
+            ? html`<p class="error"><strong>${c.error.code}</strong>: ${c.error.message}</p>`
+            : html`<pre>${c.output ?? ''}</pre>`
+        }</li>`,
+    )}</ol>${more > 0 ? html`<p><small>and ${String(more)} more (the run's API detail lists them all)</small></p>` : ''}</details>`;
+}

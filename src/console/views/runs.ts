@@ -5,7 +5,8 @@ import { formatDuration, isoDate, secondsBetween, tokenSplit } from '../format.t
 import type { PageUser } from './format.ts';
 import { graphSvg, nodeTypeLabel } from './graphSvg.ts';
 import { layout } from '../../html/layout.ts';
-import { nodeAnchor, stepDetails } from './nodeInspector.ts';
+import { callSteps, nodeAnchor, stepDetails } from './nodeInspector.ts';
+import { findNodeDefinition } from '../../nodes/registry.ts';
 import { runControls } from './runControls.ts';
 import { statusBadge, WORKFLOWS_NAV } from './workflows.ts';
 
@@ -32,6 +33,7 @@ function nodeRow(
   run: RunDetail,
   edges: GraphSnapshot['edges'],
 ): Html {
+  const calls = findNodeDefinition(node.type)?.listsCalls ? callSteps(node.id, run.logs) : '';
   const status = step?.status ?? (runEnded(run) ? (run.status === 'completed' ? 'skipped' : 'not_started') : 'pending');
   const usage = step?.usage
     ? html`${step.usage.total_tokens}<span class="cell-label"> tokens</span><br><small>${tokenSplit(step.usage)}</small>`
@@ -43,7 +45,7 @@ function nodeRow(
   else if (status === 'not_started') detail = html`<small>Not started: the run ended first.</small>`;
   else if (step?.output !== null && step?.output !== undefined) detail = textBlock(step.output);
   else detail = html`<small>${status === 'running' ? 'Working…' : '—'}</small>`;
-  return html`<tr data-step="${node.id}" data-node="${node.id}" id="${nodeAnchor(node.id)}" tabindex="-1" class="step status-${status}"><td><strong>${node.id}</strong><br><small>${nodeTypeLabel(node.type)}</small>${stepDetails(node, step, edges)}</td>
+  return html`<tr data-step="${node.id}" data-node="${node.id}" id="${nodeAnchor(node.id)}" tabindex="-1" class="step status-${status}"><td><strong>${node.id}</strong><br><small>${nodeTypeLabel(node.type)}</small>${stepDetails(node, step, edges)}${calls}</td>
 <td data-field="status">${statusBadge(status)}${step?.attempts && step.attempts > 1 ? html`<br><small>after ${step.attempts} attempts</small>` : ''}</td><td data-field="time">${step?.started_at ? html`<small>${isoDate(step.started_at)}</small><br>${formatDuration(secondsBetween(step.started_at, step.finished_at))}` : html`<small>—</small>`}</td>
 <td data-field="usage">${usage}</td><td class="step-output" data-field="output">${detail}${step?.truncated ? html`<p><small>Cut at 200,000 characters.</small></p>` : ''}</td></tr>`;
 }

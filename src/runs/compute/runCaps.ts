@@ -10,6 +10,8 @@ import { RunFailure } from '../../shared/errors.ts';
 export interface RunCapLimits {
   RUN_MAX_STEPS: number;
   RUN_MAX_ITEMS: number;
+  /** Model calls an agent node may make at most (its max_iterations is bounded by this). */
+  AGENT_MAX_ITERATIONS_CAP?: number;
 }
 
 export class RunCaps {
@@ -45,6 +47,11 @@ export class RunCaps {
         `The map "${nodeId}" takes ${count} items, which brings the run's maps past ${max} items together (RUN_MAX_ITEMS); no item of it ran.`,
       );
     }
+  }
+
+  /** The model calls an agent node asking for `requested` may make: the operator's cap bounds it. */
+  agentIterations(requested: number): number {
+    return Math.min(requested, this.limits.AGENT_MAX_ITERATIONS_CAP ?? requested);
   }
 
   /** Counted so far (tests, logs). */
