@@ -473,6 +473,7 @@ export interface paths {
          *     | `node.progress` | a `map` starts its items, and each time about a tenth more of them have ended (the last included) | `{"node_id", "node_type", "total", "done", "failed"}`: its items, those completed and those failed (skipped or given the default included) |
          *     | `node.finished` | a node ends, or is skipped | `{"node_id", "node_type", "status", "finished_at", "output", "usage", "error"}` and `output_value` when there is one, as in `RunStep` (`output` whole up to 200000 characters; `finished_at` null for a node that never started) |
          *     | `run.finished` | the run ended: completed, failed or cancelled | the `Run` (without logs) |
+         *     | `run.reused` | a run started by retryRun begins, after its first `run.status`: the steps it took from the run it retries, each then with its `node.finished` (as the other run logged it, `reused_from` set) | `{"retry_of", "node_ids"}`: the run retried, and the nodes whose outputs were reused (not run again) |
          *
          *     Events are stored, so any API process serves any run's stream, whichever worker runs it.
          *     A run's events before a worker first picks it up: none (`getRun` says `queued`).
@@ -507,6 +508,51 @@ export interface paths {
         put?: never;
         /** Cancel a queued or running run */
         post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{workflow_id}/runs/{run_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a failed or cancelled run from where it stopped
+         * @description Starts a NEW run (its `retry_of` names this one) with this run's inputs that resumes it
+         *     rather than starting over: the steps this run completed are copied into the new run
+         *     (`reused_from` on each, their outputs as logged, no provider called again, their usage not
+         *     counted again) and the nodes from the failed or cancelled one on run. Only a `failed` or
+         *     `cancelled` run can be retried: a queued, running or completed one is a 409
+         *     `run_not_retryable`. The inputs are this run's and cannot be changed (start a new run with
+         *     runWorkflow for other inputs).
+         *
+         *     The new run runs this run's workflow version, or `version` when the body names one: then a
+         *     step is reused only when its node has the same id and the same definition (type, config,
+         *     `on_error`...) in that version, the same edges into it, and every node upstream of it is
+         *     reused too; any other node runs again. This run's inputs must fit that version (else 400
+         *     `invalid_run_inputs`). Not reused either: a step whose output the log cut (`truncated`),
+         *     a failed step (also one that an `on_error: continue` went on past), and the steps inside a
+         *     `map`'s items or a called workflow (the `map` or `workflow` node is reused whole when it
+         *     completed).
+         *
+         *     Otherwise as runWorkflow: 202 with the queued run and `Location`, `Prefer: wait=N`,
+         *     `Idempotency-Key` (a repeat with the same key answers the same new run; the same key
+         *     used for another start is a 409 `idempotency_key_reused`), and the same per-user quotas.
+         *     The new run's stream starts with `run.status`, then `run.reused` naming the reused nodes.
+         */
+        post: operations["retryRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2754,6 +2800,16 @@ export interface components {
             data: components["schemas"]["Schedule"][];
             meta: components["schemas"]["PageMeta"];
         };
+        /** @description What retryRun may change; an empty body (or none) retries on the run's own version. */
+        RunRetryRequest: {
+            /**
+             * @description Run this version of the workflow instead of the one the run ran: only the steps whose
+             *     nodes are unchanged in it (and all upstream of them) are reused. A version the workflow
+             *     does not have is a 400 `invalid_field`.
+             * @example 4
+             */
+            version?: number;
+        };
         RunRequest: {
             /**
              * @description One value per `text_input` variable: a string, or a JSON value of the type the node
@@ -2913,6 +2969,11 @@ export interface components {
              * @example 2026-11-22T10:00:00.016Z
              */
             finished_at: string | null;
+            /**
+             * @description Present on a run started by retryRun: the failed or cancelled run it retries (its completed steps were reused, `reused_from` on each).
+             * @example run_01JD6Z4G8M2N4P6Q8R0S2T4V6W
+             */
+            retry_of?: string;
         };
         /**
          * @description One node of the run. Every node of the graph has one once the run has ended: those that
@@ -2981,6 +3042,13 @@ export interface components {
              * @example 2
              */
             attempts?: number;
+            /**
+             * @description Present on a step of a run started by retryRun that was not run again: its output (and
+             *     usage, which the new run's `usage` does not count again) are those of this step of the
+             *     run named here (`retry_of`).
+             * @example run_01JD6Z4G8M2N4P6Q8R0S2T4V6W
+             */
+            reused_from?: string;
             usage: components["schemas"]["Usage"] | null;
             error: components["schemas"]["RunError"] | null;
         };
@@ -3045,6 +3113,11 @@ export interface components {
              * @example 2026-11-22T10:00:00.016Z
              */
             finished_at: string | null;
+            /**
+             * @description Present on a run started by retryRun: the failed or cancelled run it retries (its completed steps were reused, `reused_from` on each).
+             * @example run_01JD6Z4G8M2N4P6Q8R0S2T4V6W
+             */
+            retry_of?: string;
             /** @description Per-node log, in execution order. */
             logs: components["schemas"]["RunStep"][];
         };
@@ -4770,6 +4843,78 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    retryRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Names this retry, as for runWorkflow.
+                 * @example 7c4f8a2e-retry-1
+                 */
+                "Idempotency-Key"?: string;
+                /**
+                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds for the run to end. N is cut to 60 when larger (however many digits), and a fractional N (`wait=1.5`) is rounded up to whole seconds; `Preference-Applied` says the wait applied (`wait=2`, `wait=60`). A malformed `wait` (`wait=soon`, a negative N) is ignored, as RFC 7240 asks of preferences, and so are other preferences. Waits are bounded per API key (WAITS_PER_KEY, 50 by default) and per user (WAITS_PER_USER, 100) on each API process: past either, the preference is not honoured (RFC 7240 lets a server decline one) and the request is answered at once, as without it and without `Preference-Applied` (runWorkflow: 202 and `Location`), so a client follows the run as it does after a wait that ran out.
+                 * @example wait=5
+                 */
+                Prefer?: components["parameters"]["PreferWait"];
+            };
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RunRetryRequest"];
+            };
+        };
+        responses: {
+            /** @description With `Prefer: wait=N`: the new run ended within N seconds; here it is, with its logs. */
+            200: {
+                headers: {
+                    /** @example /api/workflows/wf_01JD6Z3V8Q4X2M7N5P9R0T1W/runs/run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                    Location?: string;
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunDetailEnvelope"];
+                };
+            };
+            /** @description The new run, accepted and queued, with the steps it reused in `logs` (as runWorkflow's 202 otherwise). */
+            202: {
+                headers: {
+                    /** @example /api/workflows/wf_01JD6Z3V8Q4X2M7N5P9R0T1W/runs/run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                    Location?: string;
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunDetailEnvelope"];
+                };
+            };
+            400: components["responses"]["RunBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RunNotFound"];
+            /** @description The run is not failed or cancelled, or the `Idempotency-Key` already started another run. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RunQuotaExceeded"];
+            503: components["responses"]["RunsUnavailable"];
         };
     };
     listSecrets: {

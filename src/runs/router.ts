@@ -1,4 +1,4 @@
-// Routes of /api/workflows/{workflow_id}/run and .../runs (openapi.yaml: runWorkflow, listRuns,
+// Routes of /api/workflows/{workflow_id}/run and .../runs (openapi.yaml: runWorkflow, listRuns, retryRun,
 // getRun, cancelRun). The contract validator has authenticated the API key and checked params and
 // body; handlers map HTTP to service.ts.
 import type { Request, Response } from 'express';
@@ -13,6 +13,7 @@ import type { RunDetail } from './service.ts';
 import { isTerminal } from './store.ts';
 import { preferredWait, readRunWhenEnded, type RunEndListener } from './waiting.ts';
 import { streamRunEvents as streamEvents } from './eventStream.ts';
+import { retryRun as retry } from './retry.ts';
 
 type JsonOf<
   Op extends keyof operations,
@@ -21,6 +22,7 @@ type JsonOf<
 
 type ListQuery = NonNullable<operations['listRuns']['parameters']['query']>;
 type RunBody = operations['runWorkflow']['requestBody']['content']['application/json'];
+type RetryBody = NonNullable<operations['retryRun']['requestBody']>['content']['application/json'];
 
 /** A request's `Prefer: wait`: its seconds, the listener to run ends begun for it, and the process's drain. */
 interface Wait {
@@ -106,19 +108,25 @@ export async function startRunAndAnswer(
   runStarts: SharedRateLimiter,
   version?: number,
 ): Promise<void> {
+  const key = req.get('Idempotency-Key');
+  await answerStart(ctx, req, res, owner, () =>
+    service.startRun(ctx, owner.userId, owner.workflowId, inputs, key, runStarts, version),
+  );
+}
+
+/** Starts a run with `start` (startRun, or retryRun's) and answers as runWorkflow does (startRunAndAnswer). */
+async function answerStart(
+  ctx: AppContext,
+  req: Request,
+  res: Response,
+  owner: { userId: number; workflowId: string },
+  start: () => Promise<{ run: service.Run; replayed: boolean }>,
+): Promise<void> {
   const read = (runId: string) => () => service.getRun(ctx, owner.userId, owner.workflowId, runId);
   // Listening before the run is queued, its end cannot come unheard: a run just queued is not
   // read before a notice of its end (or the wait's end).
   await answerWithWait(ctx, req, owner.userId, async (wait) => {
-    const { run, replayed } = await service.startRun(
-      ctx,
-      owner.userId,
-      owner.workflowId,
-      inputs,
-      req.get('Idempotency-Key'),
-      runStarts,
-      version,
-    );
+    const { run, replayed } = await start();
     res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
     // Dify's blocking mode: the ended run in this answer when it ends within the wait.
     const waited = wait && (await waitForRun(res, wait, run.id, owner, read(run.id), replayed ? undefined : run));
@@ -126,8 +134,9 @@ export async function startRunAndAnswer(
       res.status(200).json({ data: waited });
       return;
     }
-    // Both answers carry the logs (one schema for generated clients): none yet for a run just queued.
-    const detail = waited ?? (replayed ? await read(run.id)() : { ...run, logs: [] });
+    // Both answers carry the logs (one schema for generated clients): none yet for a run just queued
+    // (but a retry's, which starts with the steps it reuses).
+    const detail = waited ?? (replayed || run.retry_of ? await read(run.id)() : { ...run, logs: [] });
     res.status(202).json({ data: detail });
   });
 }
@@ -183,10 +192,17 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     await streamEvents(ctx, req, res, runIdOf(req), read, { keyId, userId });
   }
 
+  async function retryRun(req: Request, res: Response<JsonOf<'retryRun', 202> | JsonOf<'retryRun', 200>>) {
+    const owner = { userId: userOf(req), workflowId: workflowIdOf(req) };
+    const { version } = (req.body ?? {}) as RetryBody;
+    const key = req.get('Idempotency-Key');
+    await answerStart(ctx, req, res, owner, () => retry(ctx, owner, runIdOf(req), key, runStarts, version));
+  }
+
   async function cancelRun(req: Request, res: Response<JsonOf<'cancelRun', 200>>) {
     const run = await service.cancelRun(ctx, userOf(req), workflowIdOf(req), runIdOf(req));
     res.status(200).json({ data: run });
   }
 
-  return { runWorkflow, listRuns, getRun, streamRunEvents, cancelRun };
+  return { runWorkflow, listRuns, getRun, streamRunEvents, cancelRun, retryRun };
 }

@@ -29,6 +29,7 @@ import { insertRunWithinLimit } from './quotaBatches.ts';
 import { runsStore } from './runsStore.ts';
 import * as store from './store.ts';
 import type { RunRow } from './store.ts';
+import { seedSteps, type RetrySeed } from './retrySeed.ts';
 import { canonicalJson, isOfType } from './values.ts';
 import { runInputOf } from '../nodes/registry.ts';
 import {
@@ -157,7 +158,7 @@ async function enqueueOrFail(ctx: RunContext, machinery: RunMachinery, row: RunR
 
 /**
  * The run a repeated Idempotency-Key names: same inputs (and the same version, when one is asked
- * for) -> that run (re-queued if the queue failed it); else 409.
+ * for, and the same run retried, or none) -> that run (re-queued if the queue failed it); else 409.
  */
 async function replay(
   ctx: RunContext,
@@ -165,9 +166,11 @@ async function replay(
   existing: RunRow,
   inputs: RunInputs,
   version?: number,
+  retryOf?: string,
 ): Promise<RunRow> {
   const otherVersion = version !== undefined && snapshotVersion(existing.graph) !== version;
-  if (otherVersion || canonical(JSON.parse(existing.inputs) as RunInputs) !== canonical(inputs)) {
+  const otherRetry = (existing.retry_of ?? undefined) !== retryOf;
+  if (otherVersion || otherRetry || canonical(JSON.parse(existing.inputs) as RunInputs) !== canonical(inputs)) {
     throw idempotencyConflict(existing.id);
   }
   if (
@@ -195,7 +198,7 @@ async function replay(
  *   enqueues any run queued for 30 s; the queue keeps at most one job per run.
  * With `runStarts` (the HTTP API and the console always pass it), the per-user run quotas apply:
  * USER_RUNS_PER_MINUTE counted there, USER_MAX_CONCURRENT_RUNS in the store. 503 without a queue.
- * `version`: run that version of the workflow (versions.ts) instead of the current one.
+ * `version`: run that version of the workflow (versions.ts) instead of the current one. `retry`: retrySeed.ts.
  */
 export async function startRun(
   ctx: RunContext,
@@ -205,6 +208,7 @@ export async function startRun(
   idempotencyKey: string | undefined,
   runStarts?: RunStarts,
   version?: number,
+  retry?: RetrySeed,
 ): Promise<{ run: Run; replayed: boolean }> {
   const machinery = ctx.runs;
   if (!machinery) throw runsNotConfigured();
@@ -219,7 +223,8 @@ export async function startRun(
   if (problems.length) throw invalidRunInputs(problems);
   if (idempotencyKey !== undefined) {
     const existing = await store.findRunByIdempotencyKey(ctx.db, userId, workflowId, idempotencyKey);
-    if (existing) return { run: toRun(await replay(ctx, machinery, existing, inputs, version)), replayed: true };
+    if (existing)
+      return { run: toRun(await replay(ctx, machinery, existing, inputs, version, retry?.of)), replayed: true };
   }
   const row: RunRow = {
     seq: 0,
@@ -238,6 +243,7 @@ export async function startRun(
     started_at: null,
     finished_at: null,
     duration_ms: null,
+    ...(retry ? { retry_of: retry.of } : {}),
   };
   try {
     const { seq: _seq, ...insert } = row;
@@ -258,8 +264,9 @@ export async function startRun(
     if (idempotencyKey === undefined || !isUniqueViolation(err)) throw err;
     const winner = await store.findRunByIdempotencyKey(ctx.db, userId, workflowId, idempotencyKey);
     if (!winner) throw err;
-    return { run: toRun(await replay(ctx, machinery, winner, inputs, version)), replayed: true };
+    return { run: toRun(await replay(ctx, machinery, winner, inputs, version, retry?.of)), replayed: true };
   }
+  if (retry) await seedSteps(ctx, row.id, retry.steps(snapshot), QUEUE_UNAVAILABLE);
   // Without the quota's lock: a delete that came between the workflow read above and the insert did
   // not see this run in its cancel sweep (cancelRunsOfDeletedWorkflow): it is cancelled here
   // instead, never enqueued. One of the two always sees the other: the delete marks the workflow
