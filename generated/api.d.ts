@@ -559,6 +559,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workflows/{workflow_id}/nodes/{node_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /**
+                 * @description A node's id in the workflow's graph.
+                 * @example summarise
+                 */
+                node_id: components["parameters"]["NodeIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run one node alone, with pinned upstream values
+         * @description Runs the node `node_id` of the workflow's current graph (or of `version`) once, on the
+         *     values given for what feeds it (pinned data), and answers with its result when it ends:
+         *     `status` (`completed` or `failed`), `output`, `error`, `usage` and its `logs` (the node's
+         *     step, and for a `map` or `workflow` node the steps inside it). Nothing is stored: the test
+         *     is not a run, appears in no run history and sends no callback; it is logged apart, in the
+         *     service's log.
+         *
+         *     `upstream` gives the output of each node with an edge into this one (each is required:
+         *     a missing one is a 400 naming `/body/upstream/<id>`), and may give any other node's
+         *     output for templates that read it (`{{ nodes.<id>.output }}`); an id that is not a node
+         *     of the graph is a 400. `inputs` are what templates read as `inputs` (and a `text_input`
+         *     node's value). A node id the graph does not have is a 404 `node_not_found`.
+         *
+         *     Every node type runs alone: a `text_input` answers its input, a `text_output` formats
+         *     its upstream, a `map` runs its items and a `workflow` node its workflow (as in a run,
+         *     pinned versions and caps included). The test is bounded by the node's own timeout and
+         *     retries and by RUN_TIMEOUT_SECONDS, and spends the owner's compute and size limits as a
+         *     run does. Quotas: it counts as one run start against `USER_RUNS_PER_MINUTE` (a 429
+         *     `too_many_runs_per_minute` past it), not against `USER_MAX_CONCURRENT_RUNS` (it holds no
+         *     worker slot: it runs in the request). 503 when runs are not configured.
+         */
+        post: operations["testWorkflowNode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/secrets": {
         parameters: {
             query?: never;
@@ -2800,6 +2847,73 @@ export interface components {
             data: components["schemas"]["Schedule"][];
             meta: components["schemas"]["PageMeta"];
         };
+        /** @description The pinned data a node is tested on (testWorkflowNode). */
+        NodeTestRequest: {
+            /**
+             * @description Test the node of this version of the workflow instead of the current one (a version it does not have is a 400 `invalid_field`).
+             * @example 3
+             */
+            version?: number;
+            /**
+             * @description What templates read as `inputs`, and a `text_input` node's value, by variable.
+             * @example {
+             *       "ticket": "The export button does nothing on Safari 18."
+             *     }
+             */
+            inputs?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description Node id -> that node's output as the tested node would receive it: a string, or the
+             *     JSON value a typed node gives. Required for every node with an edge into the tested one.
+             * @example {
+             *       "in": "The export button does nothing on Safari 18."
+             *     }
+             */
+            upstream?: {
+                [key: string]: unknown;
+            };
+        };
+        NodeTestResultEnvelope: {
+            data: components["schemas"]["NodeTestResult"];
+        };
+        /** @description One node's test (testWorkflowNode); not a run, stored nowhere. */
+        NodeTestResult: {
+            /** @example summarise */
+            node_id: string;
+            /**
+             * @description **Open**: the node types of `RunStep.node_type`.
+             * @example llm_call
+             */
+            node_type: string;
+            /**
+             * @description **Open** (values in `x-extensible-enum`): a later minor version may add statuses. `skipped`: no edge into the node is followed with the values given (a pinned `condition` or `switch` upstream chose another branch).
+             * @example completed
+             */
+            status: string;
+            /**
+             * @description The text the node produced (the JSON text of a value that is not a string); null unless completed.
+             * @example Safari export is broken.
+             */
+            output: string | null;
+            /**
+             * @description Present when the output is a JSON value other than a string, as in `RunStep`.
+             * @example {
+             *       "amount": 12.5
+             *     }
+             */
+            output_value?: unknown;
+            error: components["schemas"]["RunError"] | null;
+            /** @description Tokens the test spent (zeros for a node that calls no model). */
+            usage: components["schemas"]["Usage"];
+            /**
+             * @description Seconds the node took.
+             * @example 0.84
+             */
+            duration: number;
+            /** @description The node's step, and for a `map` or `workflow` node the steps inside it, as a run logs them. */
+            logs: components["schemas"]["RunStep"][];
+        };
         /** @description What retryRun may change; an empty body (or none) retries on the run's own version. */
         RunRetryRequest: {
             /**
@@ -3897,6 +4011,11 @@ export interface components {
         /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
         RunId: string;
         /**
+         * @description A node's id in the workflow's graph.
+         * @example summarise
+         */
+        NodeIdPath: components["schemas"]["NodeId"];
+        /**
          * @description A version number of the workflow, from 1.
          * @example 1
          */
@@ -4915,6 +5034,71 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RunQuotaExceeded"];
             503: components["responses"]["RunsUnavailable"];
+        };
+    };
+    testWorkflowNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /**
+                 * @description A node's id in the workflow's graph.
+                 * @example summarise
+                 */
+                node_id: components["parameters"]["NodeIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NodeTestRequest"];
+            };
+        };
+        responses: {
+            /** @description The node ran (completed or failed); its result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeTestResultEnvelope"];
+                };
+            };
+            /** @description The request is malformed, or its pinned data or `version` do not fit the workflow (each field named in `errors`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such workflow (or not yours), or no such node in its graph. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description `USER_RUNS_PER_MINUTE` runs (and node tests) started this minute, or the API key's request rate limit. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["NoRunQueue"];
         };
     };
     listSecrets: {

@@ -1,4 +1,4 @@
-// Routes of /api/workflows/{workflow_id}/run and .../runs (openapi.yaml: runWorkflow, listRuns, retryRun,
+// Routes of /api/workflows/{workflow_id}/run and .../runs (openapi.yaml: runWorkflow, listRuns, retryRun, testWorkflowNode,
 // getRun, cancelRun). The contract validator has authenticated the API key and checked params and
 // body; handlers map HTTP to service.ts.
 import type { Request, Response } from 'express';
@@ -14,6 +14,7 @@ import { isTerminal } from './store.ts';
 import { preferredWait, readRunWhenEnded, type RunEndListener } from './waiting.ts';
 import { streamRunEvents as streamEvents } from './eventStream.ts';
 import { retryRun as retry } from './retry.ts';
+import { testNode } from './nodeTest.ts';
 
 type JsonOf<
   Op extends keyof operations,
@@ -22,6 +23,7 @@ type JsonOf<
 
 type ListQuery = NonNullable<operations['listRuns']['parameters']['query']>;
 type RunBody = operations['runWorkflow']['requestBody']['content']['application/json'];
+type NodeTestBody = NonNullable<operations['testWorkflowNode']['requestBody']>['content']['application/json'];
 type RetryBody = NonNullable<operations['retryRun']['requestBody']>['content']['application/json'];
 
 /** A request's `Prefer: wait`: its seconds, the listener to run ends begun for it, and the process's drain. */
@@ -199,10 +201,16 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     await answerStart(ctx, req, res, owner, () => retry(ctx, owner, runIdOf(req), key, runStarts, version));
   }
 
+  async function testWorkflowNode(req: Request, res: Response<JsonOf<'testWorkflowNode', 200>>) {
+    const owner = { userId: userOf(req), workflowId: workflowIdOf(req) };
+    const body = (req.body ?? {}) as NodeTestBody;
+    res.status(200).json({ data: await testNode(ctx, owner, String(req.params.node_id), body, runStarts) });
+  }
+
   async function cancelRun(req: Request, res: Response<JsonOf<'cancelRun', 200>>) {
     const run = await service.cancelRun(ctx, userOf(req), workflowIdOf(req), runIdOf(req));
     res.status(200).json({ data: run });
   }
 
-  return { runWorkflow, listRuns, getRun, streamRunEvents, cancelRun, retryRun };
+  return { runWorkflow, listRuns, getRun, streamRunEvents, cancelRun, retryRun, testWorkflowNode };
 }

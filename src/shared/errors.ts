@@ -103,6 +103,7 @@ export const PROBLEM_CODES = {
   queue_unavailable: 503,
   runs_not_configured: 503,
   run_not_retryable: 409,
+  node_not_found: 404,
 } as const satisfies Record<string, ProblemStatus>;
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;
@@ -365,6 +366,8 @@ export const queueUnavailable = () =>
   });
 export const runsNotConfigured = () =>
   new Problem('runs_not_configured', 'Runs are not available: no queue database is configured (QUEUE_URL).');
+export const nodeNotFound = (workflowId: string, version: number, nodeId: string) =>
+  new Problem('node_not_found', `Version ${version} of workflow ${workflowId} has no node ${nodeId}.`);
 /** Only a run that failed or was cancelled is retried: one still going or completed has nothing to resume. */
 export const runNotRetryable = (runId: string, status: string) =>
   new Problem(
