@@ -92,7 +92,7 @@ function stepLog(now: () => number) {
  * Runs `nodeId` of `owner`'s workflow (its current graph, or `body.version`'s) on the pinned
  * `upstream` outputs and `inputs`, and answers its result. 404 for a workflow not theirs or a node
  * it lacks, 400 for pinned data that does not fit, 429 past USER_RUNS_PER_MINUTE (a test counts as
- * a run start there), 503 without runs.
+ * a run start there), 503 without runs. Bounded by RUN_TIMEOUT_SECONDS, and stopped when `gone` aborts (the client left).
  */
 export async function testNode(
   ctx: TestContext,
@@ -100,6 +100,7 @@ export async function testNode(
   nodeId: string,
   body: NodeTestBody,
   runStarts: RunStarts,
+  gone?: AbortSignal,
 ): Promise<NodeTestResult> {
   const { userId, workflowId } = owner;
   const machinery = ctx.runs;
@@ -132,7 +133,7 @@ export async function testNode(
       body.inputs ?? {},
       machinery.models,
       {
-        signal: AbortSignal.timeout(ctx.config.RUN_TIMEOUT_SECONDS * 1000),
+        signal: AbortSignal.any([AbortSignal.timeout(ctx.config.RUN_TIMEOUT_SECONDS * 1000), ...(gone ? [gone] : [])]),
         hooks: { ...log.hooks, onStepSkipped: () => undefined },
         budget: { ...runBudget(ctx.config, String(userId)), caps: new RunCaps(ctx.config) },
         resumed: new Map(Object.entries(upstream)),

@@ -204,7 +204,13 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
   async function testWorkflowNode(req: Request, res: Response<JsonOf<'testWorkflowNode', 200>>) {
     const owner = { userId: userOf(req), workflowId: workflowIdOf(req) };
     const body = (req.body ?? {}) as NodeTestBody;
-    res.status(200).json({ data: await testNode(ctx, owner, String(req.params.node_id), body, runStarts) });
+    // A client that leaves stops its test: no provider call goes on for an answer nobody reads.
+    const gone = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    const result = await testNode(ctx, owner, String(req.params.node_id), body, runStarts, gone.signal);
+    res.status(200).json({ data: result });
   }
 
   async function cancelRun(req: Request, res: Response<JsonOf<'cancelRun', 200>>) {
