@@ -589,7 +589,8 @@ export interface paths {
          *     a missing one is a 400 naming `/body/upstream/<id>`), and may give any other node's
          *     output for templates that read it (`{{ nodes.<id>.output }}`); an id that is not a node
          *     of the graph is a 400. `inputs` are what templates read as `inputs` (and a `text_input`
-         *     node's value). A node id the graph does not have is a 404 `node_not_found`.
+         *     node's value: required when that is the node tested, a 400 naming
+         *     `/body/inputs/<variable>` without it). A node id the graph does not have is a 404 `node_not_found`.
          *
          *     Every node type runs alone: a `text_input` answers its input, a `text_output` formats
          *     its upstream, a `map` runs its items and a `workflow` node its workflow (as in a run,

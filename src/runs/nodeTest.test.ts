@@ -112,6 +112,11 @@ describe.each(testDialects())('testing one node on %s', (dialect) => {
     expect(unknown.error!.errors).toEqual([
       { pointer: '/body/upstream/nowhere', message: 'is not a node of this workflow' },
     ]);
+    const noInput = await test('in', {});
+    expect(noInput.response.status).toBe(400);
+    expect(noInput.error).toMatchObject({ code: 'invalid_field', errors: [{ pointer: '/body/inputs/ticket' }] });
+    const input = await test('in', { inputs: { ticket: 'T-2' } });
+    expect(input.data!.data).toMatchObject({ status: 'completed', output: 'T-2' });
     const noNode = await test('absent', {});
     expect(noNode.response.status).toBe(404);
     expect(noNode.error).toMatchObject({ code: 'node_not_found' });

@@ -15,6 +15,7 @@ import {
 import { Problem } from '../shared/errors.ts';
 import { ulid } from '../shared/ids.ts';
 import { findWorkflowForRuns } from '../workflows/service.ts';
+import { runInputOf } from '../nodes/registry.ts';
 import { versionGraph } from '../workflows/versions.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
@@ -115,6 +116,10 @@ export async function testNode(
   if (!node) throw nodeNotFound(workflowId, graph.version, nodeId);
   const upstream = body.upstream ?? {};
   const problems = pinnedProblems(graph, nodeId, upstream);
+  // A node that reads a run input (text_input) has nothing to answer without it.
+  const input = runInputOf(node);
+  if (input && !Object.hasOwn(body.inputs ?? {}, input.variable))
+    problems.push({ pointer: `/body/inputs/${input.variable}`, message: `is required: node ${nodeId} reads it` });
   if (problems.length === 1)
     throw invalidField(`The pinned data does not fit node ${nodeId}.`, problems[0]!.pointer, problems[0]!.message);
   if (problems.length)
