@@ -91,6 +91,13 @@ function exampleRequest(operationId: string): {
     getRun: { method: 'GET', path: `${wf}/runs/run_1`, headers: key },
     streamRunEvents: { method: 'GET', path: `${wf}/runs/run_1/events`, headers: key },
     cancelRun: { method: 'POST', path: `${wf}/runs/run_1/cancel`, headers: key },
+    retryRun: { method: 'POST', path: `${wf}/runs/run_1/retry`, headers: { ...key, ...json }, body: '{}' },
+    testWorkflowNode: {
+      method: 'POST',
+      path: `${wf}/nodes/summarise/test`,
+      headers: { ...key, ...json },
+      body: JSON.stringify({ upstream: { in: 'The export button does nothing.' } }),
+    },
     listSecrets: { method: 'GET', path: '/api/secrets', headers: key },
     putSecret: {
       method: 'PUT',
@@ -369,6 +376,28 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
         'cancelRun',
         withKey.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: runPath } }),
         [200, 409],
+      );
+      // Retried once cancelled (a resumed new run); one that completed first is a 409.
+      await expectConformant(
+        'retryRun',
+        withKey.POST('/api/workflows/{workflow_id}/runs/{run_id}/retry', {
+          params: { path: runPath, header: { Prefer: 'code=202' } },
+          body: {},
+        }),
+        [202, 409],
+      );
+      const node = seedWorkflow.nodes.find((n) => n.type !== 'text_input' && n.type !== 'text_output')!;
+      const feeding = seedWorkflow.edges.filter((e) => e.to === node.id).map((e) => e.from);
+      await expectConformant(
+        'testWorkflowNode',
+        withKey.POST('/api/workflows/{workflow_id}/nodes/{node_id}/test', {
+          params: { path: { workflow_id: id, node_id: node.id } },
+          body: {
+            inputs: { ticket: 'The export button does nothing.' },
+            upstream: Object.fromEntries(feeding.map((from) => [from, 'The export button does nothing.'])),
+          },
+        }),
+        200,
       );
       await expectConformant(
         'deleteWorkflow',

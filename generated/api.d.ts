@@ -477,6 +477,7 @@ export interface paths {
          *     | `node.progress` | a `map` starts its items, and each time about a tenth more of them have ended (the last included) | `{"node_id", "node_type", "total", "done", "failed"}`: its items, those completed and those failed (skipped or given the default included) |
          *     | `node.finished` | a node ends, or is skipped | `{"node_id", "node_type", "status", "finished_at", "output", "usage", "error"}` and `output_value` when there is one, as in `RunStep` (`output` whole up to 200000 characters; `finished_at` null for a node that never started) |
          *     | `run.finished` | the run ended: completed, failed or cancelled | the `Run` (without logs) |
+         *     | `run.reused` | a run started by retryRun begins, after its first `run.status`: the steps it took from the run it retries, each then with its `node.finished` (as the other run logged it, `reused_from` set) | `{"retry_of", "node_ids"}`: the run retried, and the nodes whose outputs were reused (not run again) |
          *
          *     Events are stored, so any API process serves any run's stream, whichever worker runs it.
          *     A run's events before a worker first picks it up: none (`getRun` says `queued`).
@@ -576,6 +577,99 @@ export interface paths {
         put?: never;
         /** Cancel a queued or running run */
         post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{workflow_id}/runs/{run_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a failed or cancelled run from where it stopped
+         * @description Starts a NEW run (its `retry_of` names this one) with this run's inputs that resumes it
+         *     rather than starting over: the steps this run completed are copied into the new run
+         *     (`reused_from` on each, their outputs as logged, no provider called again, their usage not
+         *     counted again) and the nodes from the failed or cancelled one on run. Only a `failed` or
+         *     `cancelled` run can be retried: a queued, running or completed one is a 409
+         *     `run_not_retryable`. The inputs are this run's and cannot be changed (start a new run with
+         *     runWorkflow for other inputs).
+         *
+         *     The new run runs this run's workflow version, or `version` when the body names one: then a
+         *     step is reused only when its node has the same id and the same definition (type, config,
+         *     `on_error`...) in that version, the same edges into it, and every node upstream of it is
+         *     reused too; any other node runs again. This run's inputs must fit that version (else 400
+         *     `invalid_run_inputs`). Not reused either: a step whose output the log cut (`truncated`),
+         *     a failed step (also one that an `on_error: continue` went on past), and the steps inside a
+         *     `map`'s items or a called workflow (the `map` or `workflow` node is reused whole when it
+         *     completed).
+         *
+         *     Otherwise as runWorkflow: 202 with the queued run and `Location`, `Prefer: wait=N`,
+         *     `Idempotency-Key` (a repeat with the same key answers the same new run; the same key
+         *     used for another start is a 409 `idempotency_key_reused`), and the same per-user quotas.
+         *     The new run's stream starts with `run.status`, then `run.reused` naming the reused nodes.
+         */
+        post: operations["retryRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{workflow_id}/nodes/{node_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /**
+                 * @description A node's id in the workflow's graph.
+                 * @example summarise
+                 */
+                node_id: components["parameters"]["NodeIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run one node alone, with pinned upstream values
+         * @description Runs the node `node_id` of the workflow's current graph (or of `version`) once, on the
+         *     values given for what feeds it (pinned data), and answers with its result when it ends:
+         *     `status` (`completed` or `failed`), `output`, `error`, `usage` and its `logs` (the node's
+         *     step, and for a `map` or `workflow` node the steps inside it). Nothing is stored: the test
+         *     is not a run, appears in no run history and sends no callback; it is logged apart, in the
+         *     service's log.
+         *
+         *     `upstream` gives the output of each node with an edge into this one (each is required:
+         *     a missing one is a 400 naming `/body/upstream/<id>`), and may give any other node's
+         *     output for templates that read it (`{{ nodes.<id>.output }}`); an id that is not a node
+         *     of the graph is a 400. `inputs` are what templates read as `inputs` (and a `text_input`
+         *     node's value: required when that is the node tested, a 400 naming
+         *     `/body/inputs/<variable>` without it). A node id the graph does not have is a 404 `node_not_found`.
+         *
+         *     Every node type runs alone: a `text_input` answers its input, a `text_output` formats
+         *     its upstream, a `map` runs its items and a `workflow` node its workflow (as in a run,
+         *     pinned versions and caps included). The test is bounded by the node's own timeout and
+         *     retries and by RUN_TIMEOUT_SECONDS, and spends the owner's compute and size limits as a
+         *     run does. Quotas: it counts as one run start against `USER_RUNS_PER_MINUTE` (a 429
+         *     `too_many_runs_per_minute` past it), not against `USER_MAX_CONCURRENT_RUNS` (it holds no
+         *     worker slot: it runs in the request). 503 when runs are not configured.
+         */
+        post: operations["testWorkflowNode"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3123,6 +3217,83 @@ export interface components {
             data: components["schemas"]["Schedule"][];
             meta: components["schemas"]["PageMeta"];
         };
+        /** @description The pinned data a node is tested on (testWorkflowNode). */
+        NodeTestRequest: {
+            /**
+             * @description Test the node of this version of the workflow instead of the current one (a version it does not have is a 400 `invalid_field`).
+             * @example 3
+             */
+            version?: number;
+            /**
+             * @description What templates read as `inputs`, and a `text_input` node's value, by variable.
+             * @example {
+             *       "ticket": "The export button does nothing on Safari 18."
+             *     }
+             */
+            inputs?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description Node id -> that node's output as the tested node would receive it: a string, or the
+             *     JSON value a typed node gives. Required for every node with an edge into the tested one.
+             * @example {
+             *       "in": "The export button does nothing on Safari 18."
+             *     }
+             */
+            upstream?: {
+                [key: string]: unknown;
+            };
+        };
+        NodeTestResultEnvelope: {
+            data: components["schemas"]["NodeTestResult"];
+        };
+        /** @description One node's test (testWorkflowNode); not a run, stored nowhere. */
+        NodeTestResult: {
+            /** @example summarise */
+            node_id: string;
+            /**
+             * @description **Open**: the node types of `RunStep.node_type`.
+             * @example llm_call
+             */
+            node_type: string;
+            /**
+             * @description **Open** (values in `x-extensible-enum`): a later minor version may add statuses. `skipped`: no edge into the node is followed with the values given (a pinned `condition` or `switch` upstream chose another branch).
+             * @example completed
+             */
+            status: string;
+            /**
+             * @description The text the node produced (the JSON text of a value that is not a string); null unless completed.
+             * @example Safari export is broken.
+             */
+            output: string | null;
+            /**
+             * @description Present when the output is a JSON value other than a string, as in `RunStep`.
+             * @example {
+             *       "amount": 12.5
+             *     }
+             */
+            output_value?: unknown;
+            error: components["schemas"]["RunError"] | null;
+            /** @description Tokens the test spent (zeros for a node that calls no model). */
+            usage: components["schemas"]["Usage"];
+            /**
+             * @description Seconds the node took.
+             * @example 0.84
+             */
+            duration: number;
+            /** @description The node's step, and for a `map` or `workflow` node the steps inside it, as a run logs them. */
+            logs: components["schemas"]["RunStep"][];
+        };
+        /** @description What retryRun may change; an empty body (or none) retries on the run's own version. */
+        RunRetryRequest: {
+            /**
+             * @description Run this version of the workflow instead of the one the run ran: only the steps whose
+             *     nodes are unchanged in it (and all upstream of them) are reused. A version the workflow
+             *     does not have is a 400 `invalid_field`.
+             * @example 4
+             */
+            version?: number;
+        };
         RunRequest: {
             /**
              * @description One value per `text_input` variable: a string, or a JSON value of the type the node
@@ -3282,6 +3453,11 @@ export interface components {
              * @example 2026-11-22T10:00:00.016Z
              */
             finished_at: string | null;
+            /**
+             * @description Present on a run started by retryRun: the failed or cancelled run it retries (its completed steps were reused, `reused_from` on each).
+             * @example run_01JD6Z4G8M2N4P6Q8R0S2T4V6W
+             */
+            retry_of?: string;
         };
         /**
          * @description One node of the run. Every node of the graph has one once the run has ended: those that
@@ -3352,6 +3528,13 @@ export interface components {
              * @example 2
              */
             attempts?: number;
+            /**
+             * @description Present on a step of a run started by retryRun that was not run again: its output (and
+             *     usage, which the new run's `usage` does not count again) are those of this step of the
+             *     run named here (`retry_of`).
+             * @example run_01JD6Z4G8M2N4P6Q8R0S2T4V6W
+             */
+            reused_from?: string;
             usage: components["schemas"]["Usage"] | null;
             error: components["schemas"]["RunError"] | null;
         };
@@ -3416,6 +3599,11 @@ export interface components {
              * @example 2026-11-22T10:00:00.016Z
              */
             finished_at: string | null;
+            /**
+             * @description Present on a run started by retryRun: the failed or cancelled run it retries (its completed steps were reused, `reused_from` on each).
+             * @example run_01JD6Z4G8M2N4P6Q8R0S2T4V6W
+             */
+            retry_of?: string;
             /** @description Per-node log, in execution order. */
             logs: components["schemas"]["RunStep"][];
             /**
@@ -4272,6 +4460,11 @@ export interface components {
         SecretName: string;
         /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
         RunId: string;
+        /**
+         * @description A node's id in the workflow's graph.
+         * @example summarise
+         */
+        NodeIdPath: components["schemas"]["NodeId"];
         /**
          * @description A version number of the workflow, from 1.
          * @example 1
@@ -5313,6 +5506,143 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    retryRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Names this retry, as for runWorkflow.
+                 * @example 7c4f8a2e-retry-1
+                 */
+                "Idempotency-Key"?: string;
+                /**
+                 * @description `wait=N` (RFC 7240 section 4.3): wait up to N seconds for the run to end. N is cut to 60 when larger (however many digits), and a fractional N (`wait=1.5`) is rounded up to whole seconds; `Preference-Applied` says the wait applied (`wait=2`, `wait=60`). A malformed `wait` (`wait=soon`, a negative N) is ignored, as RFC 7240 asks of preferences, and so are other preferences. Waits are bounded per API key (WAITS_PER_KEY, 50 by default) and per user (WAITS_PER_USER, 100) on each API process: past either, the preference is not honoured (RFC 7240 lets a server decline one) and the request is answered at once, as without it and without `Preference-Applied` (runWorkflow: 202 and `Location`), so a client follows the run as it does after a wait that ran out.
+                 * @example wait=5
+                 */
+                Prefer?: components["parameters"]["PreferWait"];
+            };
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RunRetryRequest"];
+            };
+        };
+        responses: {
+            /** @description With `Prefer: wait=N`: the new run ended within N seconds; here it is, with its logs. */
+            200: {
+                headers: {
+                    /** @example /api/workflows/wf_01JD6Z3V8Q4X2M7N5P9R0T1W/runs/run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                    Location?: string;
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunDetailEnvelope"];
+                };
+            };
+            /** @description The new run, accepted and queued, with the steps it reused in `logs` (as runWorkflow's 202 otherwise). */
+            202: {
+                headers: {
+                    /** @example /api/workflows/wf_01JD6Z3V8Q4X2M7N5P9R0T1W/runs/run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                    Location?: string;
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunDetailEnvelope"];
+                };
+            };
+            400: components["responses"]["RunBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RunNotFound"];
+            /** @description The run is not failed or cancelled, or the `Idempotency-Key` already started another run. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RunQuotaExceeded"];
+            503: components["responses"]["RunsUnavailable"];
+        };
+    };
+    testWorkflowNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /**
+                 * @description A node's id in the workflow's graph.
+                 * @example summarise
+                 */
+                node_id: components["parameters"]["NodeIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NodeTestRequest"];
+            };
+        };
+        responses: {
+            /** @description The node ran (completed or failed); its result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeTestResultEnvelope"];
+                };
+            };
+            /** @description The request is malformed, or its pinned data or `version` do not fit the workflow (each field named in `errors`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such workflow (or not yours), or no such node in its graph. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description `USER_RUNS_PER_MINUTE` runs (and node tests) started this minute, or the API key's request rate limit. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["NoRunQueue"];
         };
     };
     listSecrets: {

@@ -31,6 +31,8 @@ import { secretOperations } from './secrets/router.ts';
 import { workflowVersionOperations } from './workflows/versionsRouter.ts';
 import { endSchedulesOfDeletedWorkflow, scheduleOperations } from './schedules/router.ts';
 import { cancelRunsOfDeletedWorkflow, runOperations } from './runs/router.ts';
+import { runPageOperations } from './runs/pageRouter.ts';
+import { nodeTestOperations } from './runs/nodeTestRouter.ts';
 import { triggerOperations } from './hooks/router.ts';
 import { callbackOperations } from './hooks/callbackRouter.ts';
 import { hookBodyParsers } from './hooks/hookBody.ts';
@@ -73,6 +75,8 @@ export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): 
     ...workflowVersionOperations(ctx),
     ...scheduleOperations(ctx),
     ...runOperations(ctx, rateLimiters.runStarts),
+    ...runPageOperations(ctx),
+    ...nodeTestOperations(ctx, rateLimiters.runStarts),
     ...secretOperations(ctx),
     ...triggerOperations(ctx, rateLimiters),
     ...callbackOperations(ctx),

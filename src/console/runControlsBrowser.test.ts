@@ -10,7 +10,7 @@ import { openDemoConsole, type DemoConsole } from '../../test/support/demoConsol
 import { type DemoSeed } from '../accounts/seed.ts';
 
 // Run controls in a real browser, on the demo data with the demo models (the queue and worker are
-// real): cancel a slow run, retry it (same inputs, same version), run again with edited inputs,
+// real): cancel a slow run, retry it (the API's retryRun: same inputs, same version, resumed), run again with edited inputs,
 // filter the history by status and run id, and start a run with the copied curl command.
 
 /** Runs a command in a shell (asynchronously: the service under test answers in this process). */
@@ -65,7 +65,11 @@ describe('run controls in a real browser', () => {
     expect(data!.data).toMatchObject({
       inputs: { text: 'a slow summary of many words that streams for a few seconds' },
       workflow_version: 1,
+      retry_of: first,
     });
+    // The page links the run it retries and names the steps it took from it (the input's, at least).
+    expect(await page.getAttribute('#retry-of a', 'href')).toBe(`/workflows/${slow()}/runs/${first}`);
+    expect(await page.textContent('#retry-of')).toMatch(/reused, not made again\.$/);
     await page.click('#cancel-run button');
     await page.waitForURL((url) => url.searchParams.get('done') === 'run-cancelled');
 
@@ -91,7 +95,7 @@ describe('run controls in a real browser', () => {
     await page.click('#cancel-run button').catch(() => {}); // it may have ended already
   });
 
-  it('Retry is not offered once the workflow has a newer version: the page says why', async () => {
+  it('Retry is still offered once the workflow has a newer version: it retries the version the run ran', async () => {
     const { data } = await api.GET('/api/workflows/{workflow_id}/runs', {
       params: { path: { workflow_id: slow() }, query: { search: 'cancelled' } },
     });
@@ -101,9 +105,16 @@ describe('run controls in a real browser', () => {
       body: { description: 'Changed, so version 2' },
     });
     expect(patched.response.status).toBe(200);
-    await page.goto(`${server.baseUrl}/workflows/${slow()}/runs/${data!.data[0]!.id}`);
-    expect(await page.locator('#retry-run').count()).toBe(0);
-    expect(await page.textContent('.run-actions')).toContain('This run ran version 1; the workflow is now version 2');
+    const cancelled = data!.data[0]!.id;
+    await page.goto(`${server.baseUrl}/workflows/${slow()}/runs/${cancelled}`);
+    expect(await page.textContent('.run-actions')).toContain('the same inputs on version 1');
+    await page.click('#retry-run');
+    await page.waitForURL((url) => url.pathname.includes('/runs/') && !url.pathname.endsWith(cancelled));
+    const retried = await api.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+      params: { path: { workflow_id: slow(), run_id: runIdOfPage() } },
+    });
+    expect(retried.data!.data).toMatchObject({ workflow_version: 1, retry_of: cancelled });
+    await page.click('#cancel-run button').catch(() => {}); // it may have ended already
   });
 
   it('the history filters by status (links) and by the start of a run id (search); the pages stay axe clean and fit a phone', async () => {

@@ -44,6 +44,7 @@ const ALL = [
   '0026_tokens_without_authorization',
   '0027_trigger_reading',
   '0028_run_steps_keyset',
+  '0029_run_retries',
 ];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {

@@ -26,6 +26,7 @@ import * as refreshSuccessorPairs from './migrations/0025_refresh_successor_pair
 import * as tokensWithoutAuthorization from './migrations/0026_tokens_without_authorization.ts';
 import * as triggerReading from './migrations/0027_trigger_reading.ts';
 import * as runStepsKeyset from './migrations/0028_run_steps_keyset.ts';
+import * as runRetries from './migrations/0029_run_retries.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -66,6 +67,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0026_tokens_without_authorization', tokensWithoutAuthorization],
     ['0027_trigger_reading', triggerReading],
     ['0028_run_steps_keyset', runStepsKeyset],
+    ['0029_run_retries', runRetries],
   ];
 }
 

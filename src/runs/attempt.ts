@@ -23,8 +23,9 @@ import { StepRecord } from './stepRecord.ts';
 import { StoreUnavailable, type Retried } from './storeRetry.ts';
 import type { RunJobContext } from './queue.ts';
 import { abandonedRunError } from './failures.ts';
-import { findRun, runStatusAndAttempt, TERMINAL } from './store.ts';
-import type { EndingAttempt, FinalEvents, KeptStep, NewStepRow, RunEnd, RunRow } from './store.ts';
+import { findRun, listSteps, runStatusAndAttempt, TERMINAL } from './store.ts';
+import { reusedEvents } from './retrySeed.ts';
+import type { EndingAttempt, FinalEvents, KeptStep, NewStepRow, RunEnd, RunRow, RunStepRow } from './store.ts';
 
 /**
  * The check between nodes trusts an ownership confirmed this recently (by the claim, the status
@@ -54,6 +55,8 @@ export interface Held {
   run: RunRow;
   claimed: boolean;
   kept?: readonly KeptStep[];
+  /** A retry's first attempt: the steps it reuses (also in `kept`), told of in its stream. */
+  reused?: readonly RunStepRow[];
 }
 
 /** How the graph's execution ended, before the log is closed: the run's outcome. */
@@ -88,7 +91,7 @@ export class Attempt {
   private readonly record: StepRecord;
   private readonly deps: AttemptDeps;
 
-  constructor(deps: AttemptDeps, { run, claimed, kept = [] }: Held) {
+  constructor(deps: AttemptDeps, { run, claimed, kept = [], reused = [] }: Held) {
     this.deps = deps;
     this.run = run;
     this.snapshot = JSON.parse(run.graph) as GraphSnapshot;
@@ -121,6 +124,7 @@ export class Attempt {
     this.record = new StepRecord(run.id, this.steps, this.events, deps.now);
     for (const step of kept) this.keep(step);
     this.events.add('run.status', { status: 'running' });
+    for (const event of reusedEvents(run, reused)) this.events.add(event.type, event.data);
   }
 
   /** A step an earlier attempt finished: logged already, its usage counts toward the run's. */
@@ -136,7 +140,8 @@ export class Attempt {
           ? (JSON.parse(step.output_preview) as unknown)
           : (step.output_preview ?? ''),
       );
-    if (step.usage) this.record.addUsage(JSON.parse(step.usage) as StepReport['usage']);
+    // A reused step's tokens were spent (and counted) by the run it was copied from.
+    if (step.usage && !step.reused_from) this.record.addUsage(JSON.parse(step.usage) as StepReport['usage']);
   }
 
   get attempt(): number {
@@ -350,8 +355,11 @@ export async function beginAttempt(
   }
   if (TERMINAL.includes(run.status)) return null; // e.g. cancelled while queued
   if (run.status === 'queued') {
-    // Held: the first write or the end's update fences on `queued` and this attempt.
-    return { run: { ...run, status: 'running', started_at: deps.now(), attempts: run.attempts + 1 }, claimed: false };
+    // Held: the first write or the end's update fences on `queued` and this attempt. A retry
+    // resumes after the steps it reuses (stored with the run, before its job: retrySeed.ts).
+    const reused = run.retry_of ? await deps.stored(() => listSteps(deps.db, runId)) : [];
+    const held = { ...run, status: 'running' as const, started_at: deps.now(), attempts: run.attempts + 1 };
+    return { run: held, claimed: false, ...(reused.length ? { kept: reused, reused } : {}) };
   }
   // `running`: a first delivery finding it so is a duplicate of a live job; leave it to that one.
   if (job.retryCount === 0) return null;

@@ -1,10 +1,9 @@
-// Routes of /api/workflows/{workflow_id}/run and .../runs (openapi.yaml: runWorkflow, listRuns,
+// Routes of /api/workflows/{workflow_id}/run and .../runs (openapi.yaml: runWorkflow, listRuns, retryRun,
 // getRun, cancelRun). The contract validator has authenticated the API key and checked params and
 // body; handlers map HTTP to service.ts.
 import type { Request, Response } from 'express';
 import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
-import { principalOf } from '../http/principal.ts';
 import type { Operations } from '../http/operations.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { pageOf, paginationLinks, searchOf } from '../http/pagination.ts';
@@ -14,8 +13,9 @@ import { isTerminal } from './store.ts';
 import { preferredWait, readRunWhenEnded, type RunEndListener } from './waiting.ts';
 import { streamRunEvents as streamEvents } from './eventStream.ts';
 import { startDeliveredRun, type DeliveryKey } from './deliveryStarts.ts';
-import * as stepPages from './stepPages.ts';
-import * as eventPages from './eventPages.ts';
+import { principalOf } from '../http/principal.ts';
+import { runIdOf, runsPath, userOf, workflowIdOf } from './routeParams.ts';
+import { retryRun as retry } from './retry.ts';
 
 type JsonOf<
   Op extends keyof operations,
@@ -23,9 +23,8 @@ type JsonOf<
 > = operations[Op]['responses'][Status] extends { content: { 'application/json': infer Body } } ? Body : never;
 
 type ListQuery = NonNullable<operations['listRuns']['parameters']['query']>;
-type StepsQuery = NonNullable<operations['listRunSteps']['parameters']['query']>;
-type EventsQuery = NonNullable<operations['listRunEvents']['parameters']['query']>;
 type RunBody = operations['runWorkflow']['requestBody']['content']['application/json'];
+type RetryBody = NonNullable<operations['retryRun']['requestBody']>['content']['application/json'];
 
 /** A request's `Prefer: wait`: its seconds, the listener to run ends begun for it, and the process's drain. */
 interface Wait {
@@ -34,11 +33,6 @@ interface Wait {
   /** Aborts when the process stops: the wait ends, answered with the run as it stands. */
   drained: AbortSignal;
 }
-
-const userOf = (req: Request) => principalOf(req, 'apiKey').userId;
-const workflowIdOf = (req: Request) => String(req.params.workflow_id);
-const runIdOf = (req: Request) => String(req.params.run_id);
-const runsPath = (workflowId: string) => `/api/workflows/${workflowId}/runs`;
 
 /** What ends with a deleted workflow (deleteWorkflow's `onDeleted`): its queued and running runs. */
 export function cancelRunsOfDeletedWorkflow(ctx: AppContext): (workflowId: string) => Promise<number> {
@@ -112,16 +106,28 @@ export async function startRunAndAnswer(
   version?: number,
   delivery?: DeliveryKey,
 ): Promise<void> {
+  const key = req.get('Idempotency-Key');
+  // A client's own Idempotency-Key comes first; else a sender's delivery id (src/hooks) names the start.
+  await answerStart(ctx, req, res, owner, () =>
+    delivery && key === undefined
+      ? startDeliveredRun(ctx, owner, inputs, delivery, runStarts)
+      : service.startRun(ctx, owner.userId, owner.workflowId, inputs, key, runStarts, version),
+  );
+}
+
+/** Starts a run with `start` (startRun, or retryRun's) and answers as runWorkflow does (startRunAndAnswer). */
+async function answerStart(
+  ctx: AppContext,
+  req: Request,
+  res: Response,
+  owner: { userId: number; workflowId: string },
+  start: () => Promise<{ run: service.Run; replayed: boolean }>,
+): Promise<void> {
   const read = (runId: string) => () => service.getRun(ctx, owner.userId, owner.workflowId, runId);
   // Listening before the run is queued, its end cannot come unheard: a run just queued is not
   // read before a notice of its end (or the wait's end).
   await answerWithWait(ctx, req, owner.userId, async (wait) => {
-    const key = req.get('Idempotency-Key');
-    // A client's own Idempotency-Key comes first; else a sender's delivery id (src/hooks) names the start.
-    const { run, replayed } =
-      delivery && key === undefined
-        ? await startDeliveredRun(ctx, owner, inputs, delivery, runStarts)
-        : await service.startRun(ctx, owner.userId, owner.workflowId, inputs, key, runStarts, version);
+    const { run, replayed } = await start();
     res.setHeader('Location', `${runsPath(run.workflow_id)}/${run.id}`);
     // Dify's blocking mode: the ended run in this answer when it ends within the wait.
     const waited = wait && (await waitForRun(res, wait, run.id, owner, read(run.id), replayed ? undefined : run));
@@ -129,8 +135,9 @@ export async function startRunAndAnswer(
       res.status(200).json({ data: waited });
       return;
     }
-    // Both answers carry the logs (one schema for generated clients): none yet for a run just queued.
-    const detail = waited ?? (replayed ? await read(run.id)() : { ...run, logs: [] });
+    // Both answers carry the logs (one schema for generated clients): none yet for a run just queued
+    // (but a retry's, which starts with the steps it reuses).
+    const detail = waited ?? (replayed || run.retry_of ? await read(run.id)() : { ...run, logs: [] });
     res.status(202).json({ data: detail });
   });
 }
@@ -186,27 +193,11 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     await streamEvents(ctx, req, res, runIdOf(req), read, { keyId, userId });
   }
 
-  async function listRunSteps(req: Request, res: Response<JsonOf<'listRunSteps', 200>>) {
-    const query = req.query as StepsQuery;
-    const page = { cursor: Number(query.cursor ?? 0), limit: Number(query.limit ?? 50) };
-    const found = await stepPages.listRunSteps(ctx, userOf(req), workflowIdOf(req), runIdOf(req), page);
-    const next = found.meta.next_cursor;
-    if (next !== null)
-      res.setHeader(
-        'Link',
-        `<${runsPath(workflowIdOf(req))}/${runIdOf(req)}/steps?cursor=${next}&limit=${page.limit}>; rel="next"`,
-      );
-    res.status(200).json(found);
-  }
-
-  async function listRunEvents(req: Request, res: Response<JsonOf<'listRunEvents', 200>>) {
-    const query = req.query as EventsQuery;
-    const page = { after: Number(query.after ?? 0), limit: Number(query.limit ?? 100) };
-    const found = await eventPages.listRunEvents(ctx, userOf(req), workflowIdOf(req), runIdOf(req), page);
-    const next = found.meta.next_after;
-    const path = `${runsPath(workflowIdOf(req))}/${runIdOf(req)}/event-log`;
-    if (next !== null) res.setHeader('Link', `<${path}?after=${next}&limit=${page.limit}>; rel="next"`);
-    res.status(200).json(found);
+  async function retryRun(req: Request, res: Response<JsonOf<'retryRun', 202> | JsonOf<'retryRun', 200>>) {
+    const owner = { userId: userOf(req), workflowId: workflowIdOf(req) };
+    const { version } = (req.body ?? {}) as RetryBody;
+    const key = req.get('Idempotency-Key');
+    await answerStart(ctx, req, res, owner, () => retry(ctx, owner, runIdOf(req), key, runStarts, version));
   }
 
   async function cancelRun(req: Request, res: Response<JsonOf<'cancelRun', 200>>) {
@@ -214,5 +205,12 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     res.status(200).json({ data: run });
   }
 
-  return { runWorkflow, listRuns, getRun, streamRunEvents, cancelRun, listRunSteps, listRunEvents };
+  return {
+    runWorkflow,
+    listRuns,
+    getRun,
+    streamRunEvents,
+    cancelRun,
+    retryRun,
+  };
 }

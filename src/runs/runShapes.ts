@@ -48,6 +48,7 @@ export function toRun(row: RunRow): Run {
     created_at: new Date(row.created_at).toISOString(),
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),
+    ...(row.retry_of ? { retry_of: row.retry_of } : {}),
   };
 }
 
@@ -117,5 +118,6 @@ export function toRunStep(row: RunStepRow): RunStep {
     error: row.error === null ? null : (JSON.parse(row.error) as RunStep['error']),
     // The driver may answer a string (MySQL's, PostgreSQL's integer as number): a count either way.
     ...(row.attempts === null || row.attempts === undefined ? {} : { attempts: Number(row.attempts) }),
+    ...(row.reused_from ? { reused_from: row.reused_from } : {}),
   };
 }

@@ -21,6 +21,7 @@ export const RUN_COLUMNS = [
   'started_at',
   'finished_at',
   'duration_ms',
+  'retry_of',
 ] as const satisfies readonly (keyof NewRunRow)[];
 
 export const STEP_COLUMNS = [
@@ -37,6 +38,7 @@ export const STEP_COLUMNS = [
   'usage',
   'error',
   'attempts',
+  'reused_from',
 ] as const satisfies readonly (keyof NewStepRow)[];
 
 export const runInsert = prepared<{ [K in keyof NewRunRow]: NewRunRow[K] }>('run_insert', (db, param) =>

@@ -36,7 +36,10 @@ export class MysqlRunsStore extends PostgresRunsStore {
       insertEachWhere(
         'runs',
         RUN_COLUMNS,
-        rows.map((r, i) => ({ values: RUN_COLUMNS.map((c) => r[c]), conditionValues: [limit - i, workflowId] })),
+        rows.map((r, i) => ({
+          values: RUN_COLUMNS.map((c) => r[c] ?? null),
+          conditionValues: [limit - i, workflowId],
+        })),
         '@active_runs < ? AND EXISTS (SELECT 1 FROM `workflows` WHERE `id` = ? AND `deleted_at` IS NULL)',
       ),
     ]);

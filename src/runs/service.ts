@@ -13,15 +13,9 @@ import {
   tooManyRunsPerMinute,
   workflowNotFound,
   RunFailure,
-  type ProblemItem,
 } from '../shared/errors.ts';
 import { ulid } from '../shared/ids.ts';
-import {
-  findWorkflowForRuns,
-  isWorkflowDeletedForRuns,
-  type Workflow,
-  type WorkflowContext,
-} from '../workflows/service.ts';
+import { findWorkflowForRuns, isWorkflowDeletedForRuns, type WorkflowContext } from '../workflows/service.ts';
 import { versionGraph } from '../workflows/versions.ts';
 import type { AppContext } from '../context.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
@@ -29,8 +23,9 @@ import { insertRunWithinLimit } from './quotaBatches.ts';
 import { runsStore } from './runsStore.ts';
 import * as store from './store.ts';
 import type { RunRow } from './store.ts';
-import { canonicalJson, isOfType } from './values.ts';
-import { runInputOf } from '../nodes/registry.ts';
+import { seedSteps, type RetrySeed } from './retrySeed.ts';
+import { canonicalJson } from './values.ts';
+import { checkInputs, type RunInputs } from './runInputs.ts';
 import {
   runEndEvents,
   snapshotVersion,
@@ -54,6 +49,7 @@ export {
   type RunStep,
 } from './runShapes.ts';
 export { isTerminal, type RunRow } from './store.ts';
+export { checkInputs, inputsFromText, type RunInputs } from './runInputs.ts';
 
 /**
  * What starting and cancelling runs needs beyond the workflow services: the run machinery (the
@@ -81,65 +77,6 @@ export function findStoredRun(ctx: Pick<AppContext, 'db'>, runId: string): Promi
   return store.findRun(ctx.db, runId);
 }
 
-/** Inputs as JSON values: each text_input's value, of its declared type (text without one). */
-export type RunInputs = Record<string, unknown>;
-
-/** Deeper than this, an input is refused: it is stored, compared and logged by recursive code. */
-const INPUT_MAX_DEPTH = 64;
-const depthOf = (value: unknown, limit: number): number => {
-  if (typeof value !== 'object' || value === null || limit <= 0) return 0;
-  return 1 + Math.max(0, ...Object.values(value).map((v) => depthOf(v, limit - 1)));
-};
-
-/** The text_input variables of a graph, with the type each declares. */
-const variablesOf = (nodes: Workflow['nodes']) =>
-  new Map(nodes.flatMap((n) => runInputOf(n) ?? []).map((input) => [input.variable, input.type]));
-
-/**
- * Inputs typed in as text (the console's form, a run's `inputs`): each is parsed as JSON where its
- * text_input declares a type other than string, and kept as text where it is not JSON (the
- * type check then names it).
- */
-export function inputsFromText(nodes: Workflow['nodes'], texts: Record<string, string>): RunInputs {
-  const types = variablesOf(nodes);
-  return Object.fromEntries(
-    Object.entries(texts).map(([name, text]) => {
-      if ((types.get(name) ?? 'string') === 'string') return [name, text];
-      try {
-        return [name, JSON.parse(text) as unknown];
-      } catch {
-        return [name, text];
-      }
-    }),
-  );
-}
-
-/** Missing, extra and mistyped inputs, as pointers into the request body. */
-export function checkInputs(nodes: Workflow['nodes'], inputs: Record<string, unknown>): ProblemItem[] {
-  const variables = variablesOf(nodes);
-  const problems: ProblemItem[] = [];
-  for (const [v, type] of variables) {
-    if (!Object.hasOwn(inputs, v))
-      problems.push({ pointer: `/body/inputs/${v}`, message: `is required (text_input variable "${v}")` });
-    else if (!isOfType(inputs[v], type))
-      problems.push({
-        pointer: `/body/inputs/${v}`,
-        message: `must be ${type === 'integer' || type === 'object' || type === 'array' ? 'an' : 'a'} ${type}`,
-      });
-    else if (depthOf(inputs[v], INPUT_MAX_DEPTH + 1) > INPUT_MAX_DEPTH)
-      problems.push({ pointer: `/body/inputs/${v}`, message: `must be nested at most ${INPUT_MAX_DEPTH} levels deep` });
-  }
-  for (const name of Object.keys(inputs)) {
-    if (!variables.has(name)) {
-      problems.push({
-        pointer: `/body/inputs/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`,
-        message: `is not a text_input variable of this workflow`,
-      });
-    }
-  }
-  return problems;
-}
-
 /** Same inputs regardless of key order. */
 const canonical = (inputs: RunInputs) => canonicalJson(inputs);
 
@@ -157,7 +94,7 @@ async function enqueueOrFail(ctx: RunContext, machinery: RunMachinery, row: RunR
 
 /**
  * The run a repeated Idempotency-Key names: same inputs (and the same version, when one is asked
- * for) -> that run (re-queued if the queue failed it); else 409.
+ * for, and the same run retried, or none) -> that run (re-queued if the queue failed it); else 409.
  */
 async function replay(
   ctx: RunContext,
@@ -165,9 +102,11 @@ async function replay(
   existing: RunRow,
   inputs: RunInputs,
   version?: number,
+  retryOf?: string,
 ): Promise<RunRow> {
   const otherVersion = version !== undefined && snapshotVersion(existing.graph) !== version;
-  if (otherVersion || canonical(JSON.parse(existing.inputs) as RunInputs) !== canonical(inputs)) {
+  const otherRetry = (existing.retry_of ?? undefined) !== retryOf;
+  if (otherVersion || otherRetry || canonical(JSON.parse(existing.inputs) as RunInputs) !== canonical(inputs)) {
     throw idempotencyConflict(existing.id);
   }
   if (
@@ -195,7 +134,7 @@ async function replay(
  *   enqueues any run queued for 30 s; the queue keeps at most one job per run.
  * With `runStarts` (the HTTP API and the console always pass it), the per-user run quotas apply:
  * USER_RUNS_PER_MINUTE counted there, USER_MAX_CONCURRENT_RUNS in the store. 503 without a queue.
- * `version`: run that version of the workflow (versions.ts) instead of the current one.
+ * `version`: run that version of the workflow (versions.ts) instead of the current one. `retry`: retrySeed.ts.
  */
 export async function startRun(
   ctx: RunContext,
@@ -205,6 +144,7 @@ export async function startRun(
   idempotencyKey: string | undefined,
   runStarts?: RunStarts,
   version?: number,
+  retry?: RetrySeed,
 ): Promise<{ run: Run; replayed: boolean }> {
   const machinery = ctx.runs;
   if (!machinery) throw runsNotConfigured();
@@ -219,7 +159,8 @@ export async function startRun(
   if (problems.length) throw invalidRunInputs(problems);
   if (idempotencyKey !== undefined) {
     const existing = await store.findRunByIdempotencyKey(ctx.db, userId, workflowId, idempotencyKey);
-    if (existing) return { run: toRun(await replay(ctx, machinery, existing, inputs, version)), replayed: true };
+    if (existing)
+      return { run: toRun(await replay(ctx, machinery, existing, inputs, version, retry?.of)), replayed: true };
   }
   const row: RunRow = {
     seq: 0,
@@ -238,6 +179,7 @@ export async function startRun(
     started_at: null,
     finished_at: null,
     duration_ms: null,
+    ...(retry ? { retry_of: retry.of } : {}),
   };
   try {
     const { seq: _seq, ...insert } = row;
@@ -258,8 +200,9 @@ export async function startRun(
     if (idempotencyKey === undefined || !isUniqueViolation(err)) throw err;
     const winner = await store.findRunByIdempotencyKey(ctx.db, userId, workflowId, idempotencyKey);
     if (!winner) throw err;
-    return { run: toRun(await replay(ctx, machinery, winner, inputs, version)), replayed: true };
+    return { run: toRun(await replay(ctx, machinery, winner, inputs, version, retry?.of)), replayed: true };
   }
+  if (retry) await seedSteps(ctx, row.id, retry.steps(snapshot), QUEUE_UNAVAILABLE);
   // Without the quota's lock: a delete that came between the workflow read above and the insert did
   // not see this run in its cancel sweep (cancelRunsOfDeletedWorkflow): it is cancelled here
   // instead, never enqueued. One of the two always sees the other: the delete marks the workflow

@@ -32,6 +32,8 @@ export interface RunRow {
   started_at: number | null;
   finished_at: number | null;
   duration_ms: number | null;
+  /** The failed or cancelled run this one retries (its completed steps reused), null for any other run. */
+  retry_of?: string | null;
 }
 
 export type NewRunRow = Omit<RunRow, 'seq'>;
@@ -88,7 +90,10 @@ export interface FinalEvents {
  * finished, `completed` (its output as logged), `skipped`, or `failed` and continued past
  * (`on_error: continue`): the run goes on from them without running them again.
  */
-export type KeptStep = Pick<RunStepRow, 'node_id' | 'status' | 'output_preview' | 'output_json' | 'usage'>;
+export type KeptStep = Pick<
+  RunStepRow,
+  'node_id' | 'status' | 'output_preview' | 'output_json' | 'usage' | 'reused_from'
+>;
 
 export type StepEnd = Pick<
   RunStepRow,
@@ -113,6 +118,8 @@ export interface RunStepRow {
   error: string | null;
   /** Calls to the model provider (1 plus retries); null (or absent) for a node that makes none (RunStep.attempts). */
   attempts?: number | null;
+  /** The run this step was copied from, its output reused (a retry's), null (or absent) for a step run here. */
+  reused_from?: string | null;
 }
 
 /** A step's input and output are logged whole up to this many characters (openapi.yaml RunStep; stepLog.ts cuts them). */

@@ -102,6 +102,8 @@ export const PROBLEM_CODES = {
   database_unavailable: 503,
   queue_unavailable: 503,
   runs_not_configured: 503,
+  run_not_retryable: 409,
+  node_not_found: 404,
 } as const satisfies Record<string, ProblemStatus>;
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;
@@ -364,6 +366,14 @@ export const queueUnavailable = () =>
   });
 export const runsNotConfigured = () =>
   new Problem('runs_not_configured', 'Runs are not available: no queue database is configured (QUEUE_URL).');
+export const nodeNotFound = (workflowId: string, version: number, nodeId: string) =>
+  new Problem('node_not_found', `Version ${version} of workflow ${workflowId} has no node ${nodeId}.`);
+/** Only a run that failed or was cancelled is retried: one still going or completed has nothing to resume. */
+export const runNotRetryable = (runId: string, status: string) =>
+  new Problem(
+    'run_not_retryable',
+    `Run ${runId} is ${status}: only a failed or cancelled run can be retried (start a new run with runWorkflow instead).`,
+  );
 
 // The OAuth endpoints', the gateway's and the runs' errors, each in a module of its own.
 export * from './oauthErrors.ts';

@@ -2,6 +2,7 @@ import { Router, type Response } from 'express';
 import type { AppContext } from '../../context.ts';
 import type { SharedRateLimiter } from '../../http/sharedRateLimiter.ts';
 import * as runs from '../../runs/service.ts';
+import { retryRun } from '../../runs/retry.ts';
 import { getWorkflow } from '../../workflows/service.ts';
 import { retryRefusal } from '../views/runControls.ts';
 import { messagePage } from '../views/message.ts';
@@ -9,7 +10,7 @@ import type { PageUser } from '../views/format.ts';
 import { notFoundPage, pageUser, refusedWith, sendPage } from './common.ts';
 
 // The run page's buttons: Cancel (POST .../cancel, the API's cancelRun) and Retry (POST
-// .../retry: a new run with the run's inputs, started through the API's startRun, so the same
+// .../retry: the API's retryRun, a new run with the run's inputs that resumes it, so the same
 // input rules and quotas apply). Both answer with a redirect (303) to the page to look at next.
 
 /** The user's run, or the 404 page sent and undefined. */
@@ -50,17 +51,11 @@ export function runControlsRouter(ctx: AppContext, runStarts?: SharedRateLimiter
       return sendPage(res, 409, messagePage({ title: 'Cannot retry this run', message: refusal, error: true, user }));
     try {
       // One retry per run: the key makes a second click (or a resent form) answer the same new run.
-      const started = await runs.startRun(
-        ctx,
-        user.id,
-        id,
-        run.input_values ?? run.inputs,
-        `console-retry-${run.id}`,
-        runStarts,
-      );
+      const owner = { userId: user.id, workflowId: id };
+      const started = await retryRun(ctx, owner, run.id, `console-retry-${run.id}`, runStarts);
       res.redirect(303, `/workflows/${id}/runs/${started.run.id}`);
     } catch (err) {
-      const problem = refusedWith(err, 404, 429, 503);
+      const problem = refusedWith(err, 400, 404, 409, 429, 503);
       for (const [name, value] of Object.entries(problem.headers)) res.set(name, value);
       sendPage(
         res,

@@ -3,9 +3,10 @@ import type { Workflow } from '../../workflows/service.ts';
 import { html, type Html } from '../../html/html.ts';
 import type { PageUser } from './format.ts';
 
-// What a user does with a run from its page: cancel it while it goes on; retry it (the same inputs
-// on the same version) once it failed or was cancelled; run the workflow again with its inputs in
-// the form to edit; or start the same run from a terminal (copy as curl).
+// What a user does with a run from its page: cancel it while it goes on; retry it once it failed or
+// was cancelled (the API's retryRun: the same inputs on the same version, resumed from where it
+// stopped, the steps it completed reused); run the workflow again with its inputs in the form to
+// edit; or start the same run from a terminal (copy as curl).
 
 const ENDED = ['completed', 'failed', 'cancelled'];
 
@@ -39,12 +40,9 @@ export interface RunControlsModel {
 }
 
 /** Why Retry is not offered for a run that failed or was cancelled; undefined when it is. */
-export function retryRefusal(run: Run, workflow: Workflow | undefined): string | undefined {
-  if (!workflow) return 'The workflow was deleted, so it cannot run again.';
-  if (run.workflow_version !== undefined && run.workflow_version !== workflow.version) {
-    return `This run ran version ${run.workflow_version}; the workflow is now version ${workflow.version}, so it cannot be retried as it was. Run again runs version ${workflow.version}.`;
-  }
-  return undefined;
+export function retryRefusal(_run: Run, workflow: Workflow | undefined): string | undefined {
+  // A workflow changed since still retries the run on the version it ran (its snapshot is kept).
+  return workflow ? undefined : 'The workflow was deleted, so it cannot run again.';
 }
 
 export function runControls({ user, baseUrl, workflowId, run, workflow }: RunControlsModel): Html {
@@ -59,7 +57,7 @@ export function runControls({ user, baseUrl, workflowId, run, workflow }: RunCon
       : html`<form method="post" action="${runPath}/cancel" id="cancel-run" data-cancel-run>${csrf}<button type="submit" class="danger">Cancel run</button></form>`
   }${
     retryable && !refusal
-      ? html`<form method="post" action="${runPath}/retry">${csrf}<button type="submit" class="primary" id="retry-run">Retry</button> <small>the same inputs, on version ${workflow!.version}</small></form>`
+      ? html`<form method="post" action="${runPath}/retry">${csrf}<button type="submit" class="primary" id="retry-run">Retry</button> <small>from where it stopped: the same inputs on version ${run.workflow_version ?? workflow!.version}, the steps it completed reused</small></form>`
       : ''
   }${workflow ? html`<a class="button" href="/workflows/${workflowId}?inputs_from=${run.id}#run-heading" id="run-again">Run again with these inputs</a>` : ''}
 ${retryable && refusal ? html`<p><small>${refusal}</small></p>` : ''}

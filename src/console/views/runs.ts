@@ -46,7 +46,7 @@ function nodeRow(
   else if (step?.output !== null && step?.output !== undefined) detail = textBlock(step.output);
   else detail = html`<small>${status === 'running' ? 'Working…' : '—'}</small>`;
   return html`<tr data-step="${node.id}" data-node="${node.id}" id="${nodeAnchor(node.id)}" tabindex="-1" class="step status-${status}"><td><strong>${node.id}</strong><br><small>${nodeTypeLabel(node.type)}</small>${stepDetails(node, step, edges)}${calls}</td>
-<td data-field="status">${statusBadge(status)}${step?.attempts && step.attempts > 1 ? html`<br><small>after ${step.attempts} attempts</small>` : ''}</td><td data-field="time">${step?.started_at ? html`<small>${isoDate(step.started_at)}</small><br>${formatDuration(secondsBetween(step.started_at, step.finished_at))}` : html`<small>—</small>`}</td>
+<td data-field="status">${statusBadge(status)}${step?.attempts && step.attempts > 1 ? html`<br><small>after ${step.attempts} attempts</small>` : ''}${step?.reused_from ? html`<br><small data-reused>reused from the run retried</small>` : ''}</td><td data-field="time">${step?.started_at ? html`<small>${isoDate(step.started_at)}</small><br>${formatDuration(secondsBetween(step.started_at, step.finished_at))}` : html`<small>—</small>`}</td>
 <td data-field="usage">${usage}</td><td class="step-output" data-field="output">${detail}${step?.truncated ? html`<p><small>Cut at 200,000 characters.</small></p>` : ''}</td></tr>`;
 }
 
@@ -96,6 +96,16 @@ export interface RunPageModel extends RunModel {
   flash?: string | undefined;
 }
 
+/** Which run this one retries, and the nodes it took from it rather than running them again. */
+function retryOf(workflowId: string, run: RunDetail): Html {
+  const reused = run.logs.filter((step) => step.reused_from).map((step) => step.node_id);
+  return html`<p id="retry-of">Retry of <a href="/workflows/${workflowId}/runs/${run.retry_of}"><code>${run.retry_of}</code></a>: ${
+    reused.length
+      ? html`${reused.length === 1 ? 'the output of node' : 'the outputs of nodes'} ${reused.map((id, i) => html`${i ? ', ' : ''}<code>${id}</code>`)} reused, not made again.`
+      : 'no step reused (none had completed).'
+  }</p>`;
+}
+
 export function runPage(model: RunPageModel): Html {
   const { user, workflowId, workflowName, run, flash } = model;
   const runPath = `/workflows/${workflowId}/runs/${run.id}`;
@@ -112,6 +122,7 @@ export function runPage(model: RunPageModel): Html {
     html`<p class="crumbs"><a href="/workflows">Workflows</a> / <a href="/workflows/${workflowId}" id="back-to-workflow">${workflowName}</a> /</p>
 <h1>Run <code>${run.id}</code></h1>
 <p><small>Version ${run.workflow_version ?? '?'} of the workflow · created ${isoDate(run.created_at)}${run.finished_at ? ` · ended ${isoDate(run.finished_at)}` : ''}</small></p>
+${run.retry_of ? retryOf(workflowId, run) : ''}
 ${runControls(model)}
 ${runEnded(run) ? '' : html`<p class="notice" id="live-note" data-live-note>This run has not ended. The page follows it as it goes; without JavaScript, reload the page to see its progress.</p>`}
 <p id="run-announce" class="visually-hidden" aria-live="polite" data-run-announce></p><div id="run-state"${live}>${runState(model)}</div>`,
