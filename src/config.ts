@@ -126,6 +126,7 @@ const envSchema = z.object({
     blankToUndefined,
     z.string().min(16, { error: 'must be at least 16 characters (it guards /metrics)' }).optional(),
   ),
+  APPROVAL_MAX_WAIT_SECONDS: integer(604_800, 1, 31_536_000),
 });
 
 /** Express's `trust proxy`: a boolean, a hop count, or a list of addresses / subnet names. */
@@ -347,6 +348,8 @@ function accessSettings(e: Env) {
     PASSWORD_HASH_COST: e.PASSWORD_HASH_COST,
     /** Bearer token that GET /metrics requires; absent: /metrics is off (404). */
     METRICS_TOKEN: e.METRICS_TOKEN,
+    /** The longest an approval node waits (its timeout_seconds' cap and default), and its link's life. */
+    APPROVAL_MAX_WAIT_SECONDS: e.APPROVAL_MAX_WAIT_SECONDS,
   };
 }
 

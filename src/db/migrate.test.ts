@@ -43,6 +43,7 @@ const ALL = [
   '0025_refresh_successor_pairs',
   '0026_tokens_without_authorization',
   '0027_trigger_reading',
+  '0028_approval',
 ];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {

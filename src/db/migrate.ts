@@ -25,6 +25,7 @@ import * as pkceRequired from './migrations/0024_pkce_required.ts';
 import * as refreshSuccessorPairs from './migrations/0025_refresh_successor_pairs.ts';
 import * as tokensWithoutAuthorization from './migrations/0026_tokens_without_authorization.ts';
 import * as triggerReading from './migrations/0027_trigger_reading.ts';
+import * as approval from './migrations/0028_approval.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -64,6 +65,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0025_refresh_successor_pairs', refreshSuccessorPairs],
     ['0026_tokens_without_authorization', tokensWithoutAuthorization],
     ['0027_trigger_reading', triggerReading],
+    ['0028_approval', approval],
   ];
 }
 

@@ -14,6 +14,7 @@ import { coalesce } from './coalesce/index.ts';
 import { split } from './split/index.ts';
 import { map } from './map/index.ts';
 import { workflow } from './workflow/index.ts';
+import { approval } from './approval/index.ts';
 
 /** Every node type, in the order the 422 for an unknown type lists them. */
 export const NODE_REGISTRY = [
@@ -28,6 +29,7 @@ export const NODE_REGISTRY = [
   split,
   map,
   workflow,
+  approval,
 ] as const;
 
 export type NodeType = (typeof NODE_REGISTRY)[number]['type'];

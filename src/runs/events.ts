@@ -7,7 +7,14 @@ import type { Knex } from 'knex';
 import { isWriteConflict } from '../db/insert.ts';
 
 export type RunEventType =
-  'run.status' | 'node.started' | 'node.delta' | 'node.retry' | 'node.progress' | 'node.finished' | 'run.finished';
+  | 'run.status'
+  | 'node.started'
+  | 'node.delta'
+  | 'node.retry'
+  | 'node.progress'
+  | 'node.finished'
+  | 'run.finished'
+  | 'node.waiting';
 
 export interface NewRunEvent {
   type: RunEventType;

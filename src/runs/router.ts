@@ -11,6 +11,7 @@ import { pageOf, paginationLinks, searchOf } from '../http/pagination.ts';
 import * as service from './service.ts';
 import type { RunDetail } from './service.ts';
 import { isTerminal } from './store.ts';
+import * as approvals from './approvals.ts';
 import { preferredWait, readRunWhenEnded, type RunEndListener } from './waiting.ts';
 import { streamRunEvents as streamEvents } from './eventStream.ts';
 
@@ -188,5 +189,11 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     res.status(200).json({ data: run });
   }
 
-  return { runWorkflow, listRuns, getRun, streamRunEvents, cancelRun };
+  async function resumeRun(req: Request, res: Response<JsonOf<'resumeRun', 200>>) {
+    const body = req.body as operations['resumeRun']['requestBody']['content']['application/json'];
+    const run = await approvals.resumeRun(ctx, userOf(req), workflowIdOf(req), runIdOf(req), body);
+    res.status(200).json({ data: run });
+  }
+
+  return { runWorkflow, listRuns, getRun, streamRunEvents, cancelRun, resumeRun };
 }

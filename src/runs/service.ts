@@ -272,7 +272,7 @@ export async function startRun(
 }
 
 /** Runs of a deleted (not yet purged) workflow stay readable. */
-async function runOf(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunRow> {
+export async function runOf(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunRow> {
   await isWorkflowDeletedForRuns(ctx, userId, workflowId); // its 404
   const row = await store.findRunOfWorkflow(ctx.db, userId, workflowId, runId);
   if (!row) throw runNotFound(runId);

@@ -102,6 +102,8 @@ export const PROBLEM_CODES = {
   database_unavailable: 503,
   queue_unavailable: 503,
   runs_not_configured: 503,
+  run_not_waiting: 409,
+  invalid_approval_answer: 400,
 } as const satisfies Record<string, ProblemStatus>;
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;
@@ -364,6 +366,15 @@ export const queueUnavailable = () =>
   });
 export const runsNotConfigured = () =>
   new Problem('runs_not_configured', 'Runs are not available: no queue database is configured (QUEUE_URL).');
+
+export const runNotWaiting = (runId: string, status: string) =>
+  new Problem('run_not_waiting', `Run ${runId} is not waiting for an answer (it is ${status}).`);
+export const invalidApprovalAnswer = (errors: ProblemItem[]) =>
+  new Problem(
+    'invalid_approval_answer',
+    `The answer does not fit the approval node's answer_schema: ${errors.map((e) => `${e.pointer.replace(/^\/body\/answer/, '')} ${e.message}`).join('; ')}.`,
+    { errors },
+  );
 
 // The OAuth endpoints', the gateway's and the runs' errors, each in a module of its own.
 export * from './oauthErrors.ts';

@@ -33,7 +33,9 @@ export type RunErrorCode =
   | 'workflow_not_found'
   | 'workflow_depth' // split, map and workflow nodes'
   | 'subworkflow_inputs_mismatch' // a called workflow's inputs no longer fit the caller's mapping
-  | 'unexpected_tool_calls'; // an llm_call's model answered with tool calls
+  | 'unexpected_tool_calls' // an llm_call's model answered with tool calls
+  | 'approval_timeout' // an approval node's answer did not come in time
+  | 'approval_unavailable'; // an approval node inside a called workflow, where no run waits
 
 type ProviderAnswer = NonNullable<components['schemas']['RunError']['provider']>;
 

@@ -13,6 +13,7 @@ import { coalesceStep } from './coalesce.ts';
 import { splitStep } from './split.ts';
 import { mapStep } from './map.ts';
 import { workflowStep } from './workflow.ts';
+import { approvalStep } from './approval.ts';
 
 const STEPS: { [T in NodeType]: NodeStep<NodeOf<T>> } = {
   text_input: textInputStep,
@@ -26,6 +27,7 @@ const STEPS: { [T in NodeType]: NodeStep<NodeOf<T>> } = {
   split: splitStep,
   map: mapStep,
   workflow: workflowStep,
+  approval: approvalStep,
 };
 
 /** How a node of this type runs. */
