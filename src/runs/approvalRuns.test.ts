@@ -210,6 +210,50 @@ describe.each(testDialects())('approval runs on %s', (dialect) => {
     expect(data!.data.map((r) => r.id)).toEqual([run.id]);
   });
 
+  /** Opens the link as a browser would: its page, the session cookie and the form's CSRF token. */
+  async function openLink(url: string) {
+    const res = await fetch(url);
+    const page = await res.text();
+    const cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0]!;
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(page)?.[1] ?? '';
+    return { status: res.status, page, cookie, csrf };
+  }
+  const postLink = (url: string, cookie: string, form: Record<string, string>) =>
+    fetch(url, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form).toString(),
+      redirect: 'manual',
+    });
+
+  it('goes on from an answer through the single-use link, which then refuses a replay', async () => {
+    const { workflowId, run } = await startWaiting();
+    const { approval_url: url } = await waitingEvent(server.baseUrl, aliceToken, workflowId, run.id);
+    const opened = await openLink(url);
+    expect(opened.status).toBe(200);
+    expect(opened.page).toContain('Sorry! Refunded.');
+    expect(opened.page).toContain('name="approved"');
+    expect(opened.page).toContain('name="note"');
+    // No CSRF token: refused as every console form is, nothing answered.
+    expect((await postLink(url, opened.cookie, { approved: 'true' })).status).toBe(403);
+    const bad = await postLink(url, opened.cookie, { csrf_token: opened.csrf, approved: 'maybe' });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('must be boolean');
+    const sent = await postLink(url, opened.cookie, {
+      csrf_token: opened.csrf,
+      approved: 'false',
+      note: 'Add an apology',
+    });
+    expect(sent.status).toBe(200);
+    const done = await until(workflowId, run.id, (r) => r.status === 'completed');
+    expect(done.output).toEqual({ result: 'Held back: Add an apology' });
+
+    expect((await openLink(url)).status).toBe(409);
+    const replay = await postLink(url, opened.cookie, { csrf_token: opened.csrf, approved: 'true' });
+    expect(replay.status).toBe(409);
+    expect((await openLink(`${server.baseUrl}/approvals/apv_unknown`)).status).toBe(404);
+  });
+
   it('times out: the node fails with approval_timeout down its error edge, and the run completes', async () => {
     const { workflowId, run } = await startWaiting(1);
     expect(run.status).toBe('waiting');
@@ -220,5 +264,7 @@ describe.each(testDialects())('approval runs on %s', (dialect) => {
     expect(review).toMatchObject({ status: 'failed', error: { code: 'approval_timeout' } });
     const late = await resume(alice, workflowId, run.id, { answer: { approved: true } });
     expect(late.response.status).toBe(409);
+    const { approval_url: url } = await waitingEvent(server.baseUrl, aliceToken, workflowId, run.id);
+    expect((await openLink(url)).status).toBe(410); // its link expired with it
   }, 60_000);
 });
