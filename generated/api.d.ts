@@ -2968,7 +2968,9 @@ export interface components {
              *       "approved": true
              *     }
              */
-            answer: Record<string, never>;
+            answer: {
+                [key: string]: unknown;
+            };
         };
         Run: {
             /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */

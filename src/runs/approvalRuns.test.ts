@@ -10,7 +10,7 @@ import { createApiClient, type ApiClient, type Schemas } from '../../client/src/
 import { createAccessToken } from '../accounts/accessTokens.ts';
 import { createUser } from '../accounts/users.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
-import { testDialects } from '../../test/support/db.ts';
+import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 type WorkflowCreate = Schemas['WorkflowCreate'];
@@ -267,4 +267,77 @@ describe.each(testDialects())('approval runs on %s', (dialect) => {
     const { approval_url: url } = await waitingEvent(server.baseUrl, aliceToken, workflowId, run.id);
     expect((await openLink(url)).status).toBe(410); // its link expired with it
   }, 60_000);
+});
+
+describe.each(testDialects())('a waiting run across a restart on %s', (dialect) => {
+  let fake: FakeOpenAI;
+  let store: TestDb;
+  let queueDb: TestDb;
+  let server: TestServer | undefined;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    store = await createTestDb(dialect, { migrate: false });
+    queueDb = await createTestDb('pg', { migrate: false });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await store?.destroy();
+    await queueDb?.destroy();
+    await fake?.close();
+  });
+
+  const start = () =>
+    startTestServer({
+      databaseUrl: store.url,
+      queueUrl: queueDb.url,
+      runs: true,
+      env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'gpt-4o-mini' },
+    });
+
+  it('is still waiting after the server and its worker stop and start again, and goes on from its answer', async () => {
+    server = await start();
+    const user = await createUser(server.ctx, { login: 'carol', password: 'correct horse battery' });
+    const { token } = await createAccessToken(server.ctx, {
+      userId: user.id,
+      namespace: 'carol',
+      name: 'runs',
+      usageScenario: 'paid',
+      permissions: ['workflows'],
+    });
+    let client = createApiClient(server.baseUrl, { bearer: token });
+    const created = await client.POST('/api/workflows', { body: approvalExample() });
+    const workflowId = created.data!.data.id;
+    fake.replies = [{ kind: 'completion', content: 'Sorry! Refunded.' }];
+    const started = await client.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: workflowId }, header: { Prefer: 'wait=20' } },
+      body: { inputs: { ticket: 'Charged twice' } },
+    });
+    const runId = started.data!.data.id;
+    expect(started.data!.data.status).toBe('waiting');
+    await server.close();
+    server = undefined;
+
+    server = await start();
+    client = createApiClient(server.baseUrl, { bearer: token });
+    const path = { workflow_id: workflowId, run_id: runId };
+    const read = await client.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path } });
+    expect(read.data!.data.status).toBe('waiting');
+    const calls = fake.requests.length;
+    const answered = await client.POST('/api/workflows/{workflow_id}/runs/{run_id}/resume', {
+      params: { path },
+      body: { answer: { approved: true } },
+    });
+    expect(answered.response.status).toBe(200);
+    let done: Run | undefined;
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
+      const { data } = await client.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+        params: { path, header: { Prefer: 'wait=5' } },
+      });
+      done = data!.data as Run;
+      if (done.status === 'completed') break;
+    }
+    expect(done).toMatchObject({ status: 'completed', output: { result: 'Sent: Sorry! Refunded.' } });
+    expect(fake.requests.length).toBe(calls);
+  }, 90_000);
 });
