@@ -11,6 +11,7 @@ import { createAccessToken } from '../accounts/accessTokens.ts';
 import { createUser } from '../accounts/users.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
+import { Browser, logIn } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 type WorkflowCreate = Schemas['WorkflowCreate'];
@@ -197,6 +198,8 @@ describe.each(testDialects())('approval runs on %s', (dialect) => {
       params: { path: { workflow_id: workflowId, run_id: run.id } },
     });
     expect(cancelled.data!.data.status).toBe('cancelled');
+    const read = await until(workflowId, run.id, () => true);
+    expect(read.logs!.find((s) => s.node_id === 'review')!.status).toBe('cancelled');
     const late = await resume(alice, workflowId, run.id, { answer: { approved: true } });
     expect(late.response.status).toBe(409);
     expect(late.error!.detail).toContain('cancelled');
@@ -252,6 +255,27 @@ describe.each(testDialects())('approval runs on %s', (dialect) => {
     const replay = await postLink(url, opened.cookie, { csrf_token: opened.csrf, approved: 'true' });
     expect(replay.status).toBe(409);
     expect((await openLink(`${server.baseUrl}/approvals/apv_unknown`)).status).toBe(404);
+  });
+
+  it('shows a waiting run on its console page with the answer form, which resumes it', async () => {
+    const { workflowId, run } = await startWaiting();
+    const browser = new Browser(server.baseUrl);
+    expect((await logIn(browser, 'alice', 'correct horse battery', '/workflows')).status).toBe(303);
+    const runPath = `/workflows/${workflowId}/runs/${run.id}`;
+    const page = await (await browser.fetch(runPath)).text();
+    expect(page).toContain('data-approval-form');
+    expect(page).toContain('Waiting for an answer: review');
+    expect(page).toContain('Sorry! Refunded.');
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(page)![1]!;
+    const bad = await browser.post(`${runPath}/resume`, { csrf_token: csrf, node_id: 'review', approved: 'maybe' });
+    expect(bad.status).toBe(400);
+    const sent = await browser.post(`${runPath}/resume`, { csrf_token: csrf, node_id: 'review', approved: 'true' });
+    expect(sent.status).toBe(303);
+    expect(sent.headers.get('location')).toBe(`${runPath}?done=run-resumed`);
+    const done = await until(workflowId, run.id, (r) => r.status === 'completed');
+    expect(done.output).toEqual({ result: 'Sent: Sorry! Refunded.' });
+    const again = await browser.post(`${runPath}/resume`, { csrf_token: csrf, node_id: 'review', approved: 'true' });
+    expect(again.status).toBe(409);
   });
 
   it('times out: the node fails with approval_timeout down its error edge, and the run completes', async () => {

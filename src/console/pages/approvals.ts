@@ -26,7 +26,7 @@ function refused(res: Response, why: keyof typeof REFUSED): void {
 }
 
 /** The form's fields as the answer's types: a boolean's choice, a number, a text; blank is absent. */
-function answerOf(schema: AnswerSchema, body: Record<string, unknown>): Record<string, unknown> {
+export function answerOf(schema: AnswerSchema, body: Record<string, unknown>): Record<string, unknown> {
   const answer: Record<string, unknown> = {};
   for (const [name, field] of Object.entries(schema.properties)) {
     const value = typeof body[name] === 'string' ? body[name] : '';
