@@ -129,3 +129,8 @@ export async function listExpiredApprovals(
     user_id: number | string;
   })[];
 }
+
+/** A waiting run was cancelled: its approval steps end `cancelled`, as a running step's would. */
+export async function closeWaitingSteps(db: Knex, runId: string, now: number): Promise<void> {
+  await db('run_steps').where({ run_id: runId, status: 'waiting' }).update({ status: 'cancelled', finished_at: now });
+}

@@ -26,6 +26,7 @@ import { versionGraph } from '../workflows/versions.ts';
 import type { AppContext } from '../context.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { insertRunWithinLimit } from './quotaBatches.ts';
+import { closeWaitingSteps } from './approvalsStore.ts';
 import { runsStore } from './runsStore.ts';
 import * as store from './store.ts';
 import type { RunRow } from './store.ts';
@@ -377,6 +378,7 @@ export async function cancelRun(ctx: RunContext, userId: number, workflowId: str
     const current = (await store.findRun(ctx.db, row.id)) ?? row;
     throw runAlreadyFinished(runId, current.status);
   }
+  if (row.status === 'waiting') await closeWaitingSteps(ctx.db, row.id, now); // no worker is there to close them
   announceRunEnded(ctx, row.id);
   return toRun((await store.findRun(ctx.db, row.id))!);
 }
