@@ -12,6 +12,7 @@ import { createUser } from '../accounts/users.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { Browser, logIn } from '../../test/support/oauthFlow.ts';
+import { findRun } from './store.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 type WorkflowCreate = Schemas['WorkflowCreate'];
@@ -203,6 +204,15 @@ describe.each(testDialects())('approval runs on %s', (dialect) => {
     const late = await resume(alice, workflowId, run.id, { answer: { approved: true } });
     expect(late.response.status).toBe(409);
     expect(late.error!.detail).toContain('cancelled');
+  });
+
+  it('cancels a waiting run when its workflow is deleted, as it does running ones', async () => {
+    const { workflowId, run } = await startWaiting();
+    const deleted = await alice.DELETE('/api/workflows/{workflow_id}', {
+      params: { path: { workflow_id: workflowId } },
+    });
+    expect(deleted.response.status).toBe(204);
+    expect((await findRun(server.ctx.db, run.id))?.status).toBe('cancelled');
   });
 
   it('lists waiting runs by status', async () => {

@@ -230,7 +230,7 @@ export async function listUnfinishedRunsOfWorkflow(db: Knex, workflowId: string)
   const rows = (await db('runs')
     .select('id')
     .where({ workflow_id: workflowId })
-    .whereIn('status', ['queued', 'running'])) as { id: string }[];
+    .whereIn('status', ['queued', 'running', 'waiting'])) as { id: string }[];
   return rows.map((r) => r.id);
 }
 
