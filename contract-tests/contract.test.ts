@@ -91,6 +91,12 @@ function exampleRequest(operationId: string): {
     getRun: { method: 'GET', path: `${wf}/runs/run_1`, headers: key },
     streamRunEvents: { method: 'GET', path: `${wf}/runs/run_1/events`, headers: key },
     cancelRun: { method: 'POST', path: `${wf}/runs/run_1/cancel`, headers: key },
+    resumeRun: {
+      method: 'POST',
+      path: `${wf}/runs/run_1/resume`,
+      headers: { ...key, ...json },
+      body: JSON.stringify({ answer: { approved: true } }),
+    },
     listSecrets: { method: 'GET', path: '/api/secrets', headers: key },
     putSecret: {
       method: 'PUT',
@@ -368,6 +374,15 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
       await expectConformant(
         'cancelRun',
         withKey.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: runPath } }),
+        [200, 409],
+      );
+      // The seed workflow has no approval node: its run never waits, so an answer is a 409.
+      await expectConformant(
+        'resumeRun',
+        withKey.POST('/api/workflows/{workflow_id}/runs/{run_id}/resume', {
+          params: { path: runPath },
+          body: { answer: { approved: true } },
+        }),
         [200, 409],
       );
       await expectConformant(
