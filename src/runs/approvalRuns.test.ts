@@ -215,6 +215,48 @@ describe.each(testDialects())('approval runs on %s', (dialect) => {
     expect((await findRun(server.ctx.db, run.id))?.status).toBe('cancelled');
   });
 
+  it('refuses at save an approval inside a map body, and an answer_schema requiring a field it lacks', async () => {
+    const inMap = await alice.POST('/api/workflows', {
+      body: {
+        name: 'approve each',
+        nodes: [
+          { id: 'in', type: 'text_input', config: { variable: 'tickets' } },
+          {
+            id: 'each',
+            type: 'map',
+            config: {
+              item_variable: 'ticket',
+              body: {
+                nodes: [
+                  { id: 'item', type: 'text_input', config: { variable: 'ticket' } },
+                  { id: 'ask', type: 'approval', config: { message: 'OK? {{ inputs.ticket }}' } },
+                  { id: 'out', type: 'text_output', config: { format: 'json' } },
+                ],
+                edges: [
+                  { from: 'item', to: 'ask' },
+                  { from: 'ask', to: 'out' },
+                ],
+              },
+            },
+          },
+          { id: 'result', type: 'text_output', config: { format: 'json' } },
+        ],
+        edges: [
+          { from: 'in', to: 'each' },
+          { from: 'each', to: 'result' },
+        ],
+      } as WorkflowCreate,
+    });
+    expect(inMap.response.status).toBe(422);
+    expect(JSON.stringify(inMap.error)).toContain('not inside a map body');
+    const example = approvalExample();
+    const review = example.nodes!.find((n) => n.id === 'review')!;
+    (review.config as { answer_schema: { required: string[] } }).answer_schema.required = ['approved', 'reason'];
+    const missing = await alice.POST('/api/workflows', { body: example });
+    expect(missing.response.status).toBe(422);
+    expect(JSON.stringify(missing.error)).toContain('names \\"reason\\", which is not a property');
+  });
+
   it('lists waiting runs by status', async () => {
     const { workflowId, run } = await startWaiting();
     const { data } = await alice.GET('/api/workflows/{workflow_id}/runs', {
