@@ -257,6 +257,39 @@ describe.each(testDialects())('approval runs on %s', (dialect) => {
     expect(JSON.stringify(missing.error)).toContain('names \\"reason\\", which is not a property');
   });
 
+  it('fails an approval reached inside a called workflow with approval_unavailable: only a run waits', async () => {
+    const callee = await alice.POST('/api/workflows', { body: approvalExample() });
+    const caller = await alice.POST('/api/workflows', {
+      body: {
+        name: 'calls the approval',
+        nodes: [
+          { id: 'in', type: 'text_input', config: { variable: 'ticket' } },
+          { id: 'call', type: 'workflow', config: { workflow_id: callee.data!.data.id } },
+          { id: 'out', type: 'text_output', config: { format: 'plain' } },
+        ],
+        edges: [
+          { from: 'in', to: 'call' },
+          { from: 'call', to: 'out' },
+        ],
+      },
+    });
+    expect(caller.response.status).toBe(201);
+    fake.replies = [{ kind: 'completion', content: 'Sorry! Refunded.' }];
+    const { data } = await alice.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: caller.data!.data.id }, header: { Prefer: 'wait=20' } },
+      body: { inputs: { ticket: 'Charged twice' } },
+    });
+    // The callee's approval goes on past its failure (on_error: continue): its error edge answers.
+    expect(data!.data).toMatchObject({
+      status: 'completed',
+      output: { out: 'No answer in time (approval_unavailable).' },
+    });
+    expect(data!.data.logs.find((s) => s.node_id === 'call.review')).toMatchObject({
+      status: 'failed',
+      error: { code: 'approval_unavailable' },
+    });
+  });
+
   it('lists waiting runs by status', async () => {
     const { workflowId, run } = await startWaiting();
     const { data } = await alice.GET('/api/workflows/{workflow_id}/runs', {
