@@ -98,6 +98,12 @@ function exampleRequest(operationId: string): {
       headers: { ...key, ...json },
       body: JSON.stringify({ upstream: { in: 'The export button does nothing.' } }),
     },
+    resumeRun: {
+      method: 'POST',
+      path: `${wf}/runs/run_1/resume`,
+      headers: { ...key, ...json },
+      body: JSON.stringify({ answer: { approved: true } }),
+    },
     listSecrets: { method: 'GET', path: '/api/secrets', headers: key },
     putSecret: {
       method: 'PUT',
@@ -398,6 +404,15 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
           },
         }),
         200,
+      );
+      // The seed workflow has no approval node: its run never waits, so an answer is a 409.
+      await expectConformant(
+        'resumeRun',
+        withKey.POST('/api/workflows/{workflow_id}/runs/{run_id}/resume', {
+          params: { path: runPath },
+          body: { answer: { approved: true } },
+        }),
+        [200, 409],
       );
       await expectConformant(
         'deleteWorkflow',

@@ -368,7 +368,8 @@ export interface paths {
          *     status is `completed`, `failed` or `cancelled`. A repeated request with the same
          *     `Idempotency-Key` returns the same run; the same key with other inputs is a 409. With
          *     `Prefer: wait=N` (RFC 7240, N <= 60) the answer waits until the run ends, then is a 200 with
-         *     the ended run (a blocking call), or after N seconds the usual 202. When the
+         *     the ended run (a blocking call), or after N seconds the usual 202 (also, at once, when the run
+         *     is `waiting` at an `approval` node: it will not end by itself). When the
          *     queue cannot be written the run is failed with `queue_unavailable` and the answer is 503;
          *     repeating the request with the same key queues that run again.
          *
@@ -423,7 +424,8 @@ export interface paths {
         /**
          * One run with its status, output, error and per-node logs
          * @description With `Prefer: wait=N` (RFC 7240, N <= 60; more is taken as 60) the answer comes as soon as
-         *     the run is `completed`, `failed` or `cancelled`, or after N seconds with the run as it is
+         *     the run is `completed`, `failed` or `cancelled` (or `waiting`: an `approval` node waits for a
+         *     person, which no wait outlives), or after N seconds with the run as it is
          *     then: a client waits without polling. `Preference-Applied` echoes the wait applied.
          *
          *     Bounded: `logs` holds every step outside a `map`'s items and the first
@@ -478,6 +480,7 @@ export interface paths {
          *     | `node.finished` | a node ends, or is skipped | `{"node_id", "node_type", "status", "finished_at", "output", "usage", "error"}` and `output_value` when there is one, as in `RunStep` (`output` whole up to 200000 characters; `finished_at` null for a node that never started) |
          *     | `run.finished` | the run ended: completed, failed or cancelled | the `Run` (without logs) |
          *     | `run.reused` | a run started by retryRun begins, after its first `run.status`: the steps it took from the run it retries, each then with its `node.finished` (as the other run logged it, `reused_from` set) | `{"retry_of", "node_ids"}`: the run retried, and the nodes whose outputs were reused (not run again) |
+         *     | `node.waiting` | an `approval` node waits for its answer (then `run.status` `waiting`; the stream stays open) | `{"node_id", "message", "answer_schema", "expires_at", "resume_url", "approval_url"}`: `resume_url` takes `POST` with the API key; `approval_url` is a single-use link for a person (a page with the message and a form), valid until `expires_at` |
          *
          *     Events are stored, so any API process serves any run's stream, whichever worker runs it.
          *     A run's events before a worker first picks it up: none (`getRun` says `queued`).
@@ -670,6 +673,36 @@ export interface paths {
          *     worker slot: it runs in the request). 503 when runs are not configured.
          */
         post: operations["testWorkflowNode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{workflow_id}/runs/{run_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer a waiting run's approval node, so the run goes on
+         * @description A run `waiting` at an `approval` node goes on with `answer` as that node's output: the run
+         *     is `queued` again and a worker continues it after its completed steps (none runs again).
+         *     `answer` must fit the node's `answer_schema` (a 400 names the field). Only one answer is
+         *     taken: a run that is not waiting (answered already, timed out, ended) is a 409
+         *     `run_not_waiting`, also for the loser of two answers sent at once. `node_id` names the node
+         *     answered; it may be left out (a run waits at one approval node at a time).
+         */
+        post: operations["resumeRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2008,6 +2041,82 @@ export interface components {
             };
         };
         /**
+         * @description A person in the loop. When the run reaches it, the step is `waiting` and the run `waiting`:
+         *     no worker holds it (it survives restarts), a `node.waiting` event carries its `message` and
+         *     the links to answer it, and the run goes on once the reviewer's answer is given through
+         *     `POST .../runs/{run_id}/resume` (or the single-use link of the event). The node's output is
+         *     the answer, an object of `answer_schema`'s fields (read it downstream as
+         *     `nodes.<id>.output.approved`, or branch on it with a `switch` or `condition`). With no answer
+         *     after `timeout_seconds` (at most APPROVAL_MAX_WAIT_SECONDS, its default) the node fails with
+         *     `approval_timeout`, which routes as other node errors do (`on_error`, `case: error` edges).
+         * @example {
+         *       "id": "review",
+         *       "type": "approval",
+         *       "config": {
+         *         "message": "Send this reply? {{ nodes.draft.output }}",
+         *         "timeout_seconds": 86400
+         *       }
+         *     }
+         */
+        ApprovalNode: {
+            id: components["schemas"]["NodeId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "approval";
+            config: {
+                /**
+                 * @description What the reviewer is asked: a Liquid template, as `llm_call.prompt`.
+                 * @example Send this reply to the customer? {{ nodes.draft.output }}
+                 */
+                message: string;
+                /**
+                 * @description The reviewer's typed answer: an object schema whose `properties` are each of type
+                 *     `string`, `number`, `integer` or `boolean`, or a string `enum`; `required` lists
+                 *     those that must be given. Default: `{"type": "object", "properties": {"approved": {"type": "boolean"}}, "required": ["approved"]}`.
+                 * @example {
+                 *       "type": "object",
+                 *       "properties": {
+                 *         "approved": {
+                 *           "type": "boolean"
+                 *         }
+                 *       },
+                 *       "required": [
+                 *         "approved"
+                 *       ]
+                 *     }
+                 */
+                answer_schema?: {
+                    /** @constant */
+                    type: "object";
+                    properties: {
+                        [key: string]: {
+                            /** @enum {string} */
+                            type: "string" | "number" | "integer" | "boolean";
+                            /** @description With `type: string`: the allowed answers. */
+                            enum?: string[];
+                            /** @description What the reviewer is shown beside the field. */
+                            description?: string;
+                        };
+                    };
+                    required?: string[];
+                };
+                /**
+                 * @description How long the node waits for its answer; it then fails with `approval_timeout`. At most, and by default, APPROVAL_MAX_WAIT_SECONDS (7 days).
+                 * @example 86400
+                 */
+                timeout_seconds?: number;
+                /**
+                 * @description As `llm_call.on_error`: `continue` goes on past a timeout with `default` as the output (or down its `case: error` edges).
+                 * @enum {string}
+                 */
+                on_error?: "fail" | "continue";
+                /** @description With `on_error: continue`: the output after a timeout. */
+                default?: string;
+            };
+        };
+        /**
          * @description A branch. Its text is `true` or `false`: `left` and `right` (Liquid templates, as
          *     `llm_call.prompt`) are rendered and compared with `operator`, exactly and case-sensitively
          *     (`empty` and `not_empty` look at `left` alone, ignoring surrounding whitespace). Every edge
@@ -2798,7 +2907,7 @@ export interface components {
          *     `node_type`), new ones come in minor versions: a client that meets a `type` it does not
          *     know should keep the node as it is (and may show it as unknown).
          */
-        WorkflowNode: components["schemas"]["TextInputNode"] | components["schemas"]["LlmCallNode"] | components["schemas"]["TemplateNode"] | components["schemas"]["ConditionNode"] | components["schemas"]["TextOutputNode"] | components["schemas"]["HttpRequestNode"] | components["schemas"]["SwitchNode"] | components["schemas"]["CoalesceNode"] | components["schemas"]["SplitNode"] | components["schemas"]["MapNode"] | components["schemas"]["WorkflowCallNode"] | components["schemas"]["AgentNode"];
+        WorkflowNode: components["schemas"]["TextInputNode"] | components["schemas"]["LlmCallNode"] | components["schemas"]["TemplateNode"] | components["schemas"]["ConditionNode"] | components["schemas"]["TextOutputNode"] | components["schemas"]["HttpRequestNode"] | components["schemas"]["SwitchNode"] | components["schemas"]["CoalesceNode"] | components["schemas"]["SplitNode"] | components["schemas"]["MapNode"] | components["schemas"]["WorkflowCallNode"] | components["schemas"]["AgentNode"] | components["schemas"]["ApprovalNode"];
         /**
          * @example {
          *       "from": "input",
@@ -3315,7 +3424,7 @@ export interface components {
             version?: number;
         };
         /**
-         * @description **Open** (the values are listed in `x-extensible-enum`, not `enum`, so that no generated client refuses a new one): a later minor version may add statuses; treat an unknown one as not ended and read the run again (`finished_at` is set once it has ended). `queued` -> `running` -> `completed` | `failed` | `cancelled`. The last three are terminal. A run that ends within about 50 ms of its start is stored once, ended: a client may see it go from `queued` straight to its end (its `started_at` and its events still tell of its start).
+         * @description **Open** (the values are listed in `x-extensible-enum`, not `enum`, so that no generated client refuses a new one): a later minor version may add statuses; treat an unknown one as not ended and read the run again (`finished_at` is set once it has ended). `queued` -> `running` -> `completed` | `failed` | `cancelled`. The last three are terminal. `waiting` is not terminal: an `approval` node waits for a person's answer (`POST .../runs/{run_id}/resume`, or its link), no worker holds the run, and it goes back to `queued` once answered or timed out; it can be cancelled. A run that ends within about 50 ms of its start is stored once, ended: a client may see it go from `queued` straight to its end (its `started_at` and its events still tell of its start).
          * @example completed
          */
         RunStatus: string;
@@ -3345,7 +3454,7 @@ export interface components {
              *     the run). A run's fan-out caps: `too_many_steps` (its node executions, every map
              *     item's and called workflow's included, passed RUN_MAX_STEPS), `too_many_items` (also:
              *     its maps' items together, nested maps' in each item of the map around them, passed
-             *     RUN_MAX_ITEMS), `too_many_events` (its stored events passed RUN_MAX_EVENTS). An `http_request` node's: `http_refused`, `http_timeout`, `http_status`,
+             *     RUN_MAX_ITEMS), `too_many_events` (its stored events passed RUN_MAX_EVENTS). An `approval` node's: `approval_timeout` (no answer within its `timeout_seconds`), `approval_unavailable` (reached inside a called workflow, where a run cannot wait). An `http_request` node's: `http_refused`, `http_timeout`, `http_status`,
              *     `http_invalid_json`, `http_response_too_large`, `http_invalid_url`,
              *     `http_too_many_redirects`, `http_error`, `secret_not_found` (see `HttpRequestNode`).
              * @example model_unavailable
@@ -3385,6 +3494,22 @@ export interface components {
                  * @example req_8c2f1a9b3d
                  */
                 request_id?: string;
+            };
+        };
+        RunResume: {
+            /**
+             * @description The approval node answered; by default the one the run waits at.
+             * @example review
+             */
+            node_id?: string;
+            /**
+             * @description The reviewer's answer, an object of the node's `answer_schema`.
+             * @example {
+             *       "approved": true
+             *     }
+             */
+            answer: {
+                [key: string]: unknown;
             };
         };
         Run: {
@@ -3483,7 +3608,7 @@ export interface components {
              */
             node_type: string;
             /**
-             * @description **Open** (values in `x-extensible-enum`): a later minor version may add statuses. `skipped`: every way into the node came through a branch not taken (or a skipped node). `not_started`: the run ended before the node could start.
+             * @description **Open** (values in `x-extensible-enum`): a later minor version may add statuses. `skipped`: every way into the node came through a branch not taken (or a skipped node). `not_started`: the run ended before the node could start. `waiting`: an `approval` node waiting for its answer (its `input` is the message shown to the reviewer).
              * @example completed
              */
             status: string;
@@ -5643,6 +5768,60 @@ export interface operations {
                 };
             };
             503: components["responses"]["NoRunQueue"];
+        };
+    };
+    resumeRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+                /** @example run_01JD6Z4K2B7C9D1E3F5G7H9J */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunResume"];
+            };
+        };
+        responses: {
+            /** @description The run, `queued` again. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunEnvelope"];
+                };
+            };
+            /** @description The body is not an answer, or it does not fit the node's `answer_schema`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RunNotFound"];
+            /** @description The run is not waiting for an answer (answered already, timed out, or ended). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listSecrets: {

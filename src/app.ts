@@ -33,6 +33,7 @@ import { endSchedulesOfDeletedWorkflow, scheduleOperations } from './schedules/r
 import { cancelRunsOfDeletedWorkflow, runOperations } from './runs/router.ts';
 import { runPageOperations } from './runs/pageRouter.ts';
 import { nodeTestOperations } from './runs/nodeTestRouter.ts';
+import { approvalOperations } from './runs/approvalRouter.ts';
 import { triggerOperations } from './hooks/router.ts';
 import { callbackOperations } from './hooks/callbackRouter.ts';
 import { hookBodyParsers } from './hooks/hookBody.ts';
@@ -77,6 +78,7 @@ export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): 
     ...runOperations(ctx, rateLimiters.runStarts),
     ...runPageOperations(ctx),
     ...nodeTestOperations(ctx, rateLimiters.runStarts),
+    ...approvalOperations(ctx),
     ...secretOperations(ctx),
     ...triggerOperations(ctx, rateLimiters),
     ...callbackOperations(ctx),

@@ -129,6 +129,7 @@ const envSchema = z.object({
   ),
   HOOK_DELIVERY_WINDOW_SECONDS: integer(259_200, 0, 31_536_000),
   RUN_DETAIL_MAX_ITEM_STEPS: integer(1000, 0, 100_000),
+  APPROVAL_MAX_WAIT_SECONDS: integer(604_800, 1, 31_536_000),
 });
 
 /** Express's `trust proxy`: a boolean, a hop count, or a list of addresses / subnet names. */
@@ -356,6 +357,8 @@ function accessSettings(e: Env) {
     PASSWORD_HASH_COST: e.PASSWORD_HASH_COST,
     /** Bearer token that GET /metrics requires; absent: /metrics is off (404). */
     METRICS_TOKEN: e.METRICS_TOKEN,
+    /** The longest an approval node waits (its timeout_seconds' cap and default), and its link's life. */
+    APPROVAL_MAX_WAIT_SECONDS: e.APPROVAL_MAX_WAIT_SECONDS,
   };
 }
 

@@ -45,6 +45,7 @@ const ALL = [
   '0027_trigger_reading',
   '0028_run_steps_keyset',
   '0029_run_retries',
+  '0030_approval',
 ];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {

@@ -27,6 +27,7 @@ import * as tokensWithoutAuthorization from './migrations/0026_tokens_without_au
 import * as triggerReading from './migrations/0027_trigger_reading.ts';
 import * as runStepsKeyset from './migrations/0028_run_steps_keyset.ts';
 import * as runRetries from './migrations/0029_run_retries.ts';
+import * as approval from './migrations/0030_approval.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -68,6 +69,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0027_trigger_reading', triggerReading],
     ['0028_run_steps_keyset', runStepsKeyset],
     ['0029_run_retries', runRetries],
+    ['0030_approval', approval],
   ];
 }
 

@@ -15,6 +15,7 @@ import { split } from './split/index.ts';
 import { map } from './map/index.ts';
 import { workflow } from './workflow/index.ts';
 import { agent } from './agent/index.ts';
+import { approval } from './approval/index.ts';
 
 /** Every node type, in the order the 422 for an unknown type lists them. */
 export const NODE_REGISTRY = [
@@ -30,6 +31,7 @@ export const NODE_REGISTRY = [
   map,
   workflow,
   agent,
+  approval,
 ] as const;
 
 export type NodeType = (typeof NODE_REGISTRY)[number]['type'];

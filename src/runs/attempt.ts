@@ -11,13 +11,13 @@ import { callStepsOf } from './callSteps.ts';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { EventLog } from './eventLog.ts';
+import type { NewRunEvent } from './events.ts';
 import type { ExecutionHooks, StepReport } from './executor.ts';
 import { RunFailure } from '../shared/errors.ts';
 import type { ModelRouter } from './providers/index.ts';
 import type { RunsStore } from './runsStore.ts';
 import { runEndEvents, type GraphSnapshot } from './service.ts';
-import { ERROR_CASE } from '../nodes/errorRoutes.ts';
-import { stepOf } from './steps/index.ts';
+import { continueAfterWaiting, continuedNodes } from './continuedNodes.ts';
 import { STEP_LOG_DELAY_MS, StepLog } from './stepLog.ts';
 import { StepRecord } from './stepRecord.ts';
 import { StoreUnavailable, type Retried } from './storeRetry.ts';
@@ -210,6 +210,7 @@ export class Attempt {
       onStepEnd: (report) => this.record.ended(report),
       onMapProgress: (node, progress) =>
         this.events.add('node.progress', { node_id: node.id, node_type: node.type, ...progress }),
+      onStepWaiting: (node) => this.record.waiting(node),
       onStepSkipped: (node) => (this.keptSkipped.has(node.id) ? undefined : this.record.unstarted(node, 'skipped')),
       shouldContinue: () => this.shouldContinue(),
     };
@@ -323,6 +324,13 @@ export class Attempt {
     return { status: 'failed', output: null, error: JSON.stringify(failure.toJSON()) };
   }
 
+  /** The log and stream closed for a pause (pause.ts): what is left of each, to write with the run's new state; null when not this attempt's. */
+  async closeForPause(): Promise<{ steps: NewStepRow[]; events: NewRunEvent[] } | null> {
+    if (!(await this.mine())) return null;
+    await Promise.all([this.steps.close(), this.events.close()]);
+    return { steps: this.steps.rest(), events: this.events.rest().events };
+  }
+
   /** Execution is over (the claim timer stops); nothing is written yet. */
   stop(): void {
     clearTimeout(this.claimTimer);
@@ -353,7 +361,8 @@ export async function beginAttempt(
     deps.logger.warn({ runId }, 'job for an unknown run; dropped');
     return null;
   }
-  if (TERMINAL.includes(run.status)) return null; // e.g. cancelled while queued
+  if (TERMINAL.includes(run.status) || run.status === 'waiting') return null; // e.g. cancelled while queued
+  if (run.status === 'queued' && run.attempts > 0) return continueAfterWaiting(deps, run);
   if (run.status === 'queued') {
     // Held: the first write or the end's update fences on `queued` and this attempt. A retry
     // resumes after the steps it reuses (stored with the run, before its job: retrySeed.ts).
@@ -382,15 +391,4 @@ export async function beginAttempt(
   );
   // The run's start stays its first attempt's (takeOver keeps it), so its duration covers every attempt.
   return { run: { ...run, started_at: run.started_at ?? startedAt, attempts: run.attempts + 1 }, claimed: true, kept };
-}
-
-/**
- * The run's nodes that go on past their failure (their step's `failureIsFinal`): such a failed step
- * is finished. Not those whose failure gives a value (`default`, or their error down `case: error`
- * edges): the log keeps no output of a failed step, so they run again.
- */
-function continuedNodes(run: RunRow): string[] {
-  const { nodes, edges } = JSON.parse(run.graph) as GraphSnapshot;
-  const routed = new Set(edges.flatMap((e) => (e.case === ERROR_CASE ? [e.from] : [])));
-  return nodes.flatMap((n) => (stepOf(n).failureIsFinal?.(n) === true && !routed.has(n.id) ? [n.id] : []));
 }

@@ -14,7 +14,8 @@ export type RunEventType =
   | 'node.progress'
   | 'node.finished'
   | 'run.finished'
-  | 'run.reused';
+  | 'run.reused'
+  | 'node.waiting';
 
 export interface NewRunEvent {
   type: RunEventType;

@@ -15,6 +15,7 @@ import { compositeContext } from './nodes/composite.ts';
 import { prefixedHooks, resumedWithin } from './nodes/subgraph.ts';
 import type { ExecutionHooks, RunState, WorkflowEdge, WorkflowNode } from './runState.ts';
 import { stepOf } from './steps/index.ts';
+import { AwaitingAnswer, type ApprovalLookup } from './awaitingAnswer.ts';
 
 export type { ExecutionHooks, StepReport, WorkflowEdge, WorkflowNode } from './runState.ts';
 
@@ -52,6 +53,8 @@ export type ExecuteOptions = {
   sizes?: TextBudget;
   /** What templates read as `run` and `workflow` (templates.ts TemplateScope), from the stored run. */
   context?: Pick<TemplateScope, 'run' | 'workflow'>;
+  /** Approval nodes' answers (the run's own graph only). */
+  approvals?: ApprovalLookup;
 };
 
 /**
@@ -69,9 +72,19 @@ export async function executeGraph(
 ): Promise<Execution> {
   const controller = new AbortController();
   const run = startRun(graph, inputs, models, options, controller.signal);
+  // A node waiting for an answer (and those after it) stops no other branch: they finish, then the
+  // execution ends waiting.
+  const waits: AwaitingAnswer[] = [];
+  const waiting = (err: unknown) => {
+    if (!(err instanceof AwaitingAnswer)) throw err;
+    if (!waits.some((w) => w.nodeId === err.nodeId)) waits.push(err);
+    return null;
+  };
   try {
-    await Promise.all(graph.nodes.map((node) => runNode(run, node)));
+    await Promise.all(graph.nodes.map((node) => runNode(run, node).catch(waiting)));
+    if (waits.length) throw new WaitingRun(waits);
   } catch (err) {
+    if (err instanceof WaitingRun) throw err;
     controller.abort(err);
     // Let nodes already running settle so their logs are written before the run is finished.
     await Promise.allSettled(run.texts.values());
@@ -118,6 +131,7 @@ function startRun(
         sizes: sizes.forSubgraph(),
         calls: subCalls,
         resumed,
+        approvals: undefined, // a map's item or a called workflow has no run of its own to pause
         context: { ...(scope.run ? { run: scope.run } : {}), ...(workflow ? { workflow } : {}) },
       };
       return (await executeGraph(sub, subInputs, models, subOptions)).output;
@@ -141,7 +155,17 @@ function startRun(
     render,
     budget,
     composite,
+    ...(options.approvals ? { approvals: options.approvals } : {}),
   };
+}
+
+/** The execution ended with these approval nodes waiting for their answers (the run waits). */
+export class WaitingRun extends Error {
+  readonly waits: readonly AwaitingAnswer[];
+  constructor(waits: readonly AwaitingAnswer[]) {
+    super('The run waits for an answer.');
+    this.waits = waits;
+  }
 }
 
 /** A node's output, started once however many nodes wait on it. */
@@ -210,6 +234,10 @@ async function runStep(run: RunState, node: WorkflowNode, before: Produced[]): P
     run.scope.nodes[node.id] = { output: out.value };
     return out;
   } catch (err) {
+    if (err instanceof AwaitingAnswer && !run.signal.aborted) {
+      await run.hooks.onStepWaiting?.(node);
+      throw err;
+    }
     return stepFailed(run, node, step, err);
   }
 }

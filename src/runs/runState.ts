@@ -10,6 +10,7 @@ import type { Produced } from './values.ts';
 import type { TextBudget } from './textBudget.ts';
 import type { CompositeContext } from './nodes/composite.ts';
 import type { StepHooks } from './nodes/subgraph.ts';
+import type { ApprovalLookup } from './awaitingAnswer.ts';
 
 export type WorkflowNode = components['schemas']['WorkflowNode'];
 export type WorkflowEdge = components['schemas']['WorkflowEdge'];
@@ -17,7 +18,7 @@ export type WorkflowEdge = components['schemas']['WorkflowEdge'];
 export interface StepReport {
   nodeId: string;
   nodeType: WorkflowNode['type'];
-  status: 'completed' | 'failed' | 'cancelled';
+  status: 'completed' | 'failed' | 'cancelled' | 'waiting';
   input: string;
   /** The output as text (a value that is not a string as its JSON); null unless completed. */
   output: string | null;
@@ -36,6 +37,8 @@ export interface ExecutionHooks extends Pick<StepHooks<StepReport>, 'onMapProgre
   /** A node's call is tried again after `delayMs` (an llm_call's provider call, an http_request): what it streamed so far is void. */
   onStepRetry?(node: WorkflowNode, attempt: number, error: { code: string; message: string }, delayMs: number): void;
   onStepEnd?(report: StepReport): Promise<void> | void;
+  /** An approval node waits for its answer: its step stays open, `waiting`. */
+  onStepWaiting?(node: WorkflowNode): Promise<void> | void;
   /** The node will not run: every way into it came through a branch not taken. */
   onStepSkipped?(node: WorkflowNode): Promise<void> | void;
   /** Asked before each node starts; false stops the run as cancelled (the run's own state). */
@@ -67,6 +70,8 @@ export interface RunState {
   budget: RunBudget;
   /** What split, map and workflow nodes work with (nodes/composite.ts). */
   composite: CompositeContext;
+  /** An approval node's answer, in a run's own graph only (not a map's item or a called workflow). */
+  approvals?: ApprovalLookup;
 }
 
 /** What a node's work gives: its value, the model's usage, and for a switch the case it chose. */

@@ -6,7 +6,10 @@ import type { AppContext } from '../context.ts';
 import { Attempt, beginAttempt, type AttemptDeps, type Outcome } from './attempt.ts';
 import { abandonedRunError } from './failures.ts';
 import { watchForCancels, type CancelWatch } from './cancelWatch.ts';
-import { executeGraph, type ExecuteOptions } from './executor.ts';
+import { executeGraph, WaitingRun, type ExecuteOptions } from './executor.ts';
+import type { AwaitingAnswer } from './awaitingAnswer.ts';
+import { approvalLookup, pauseAttempt } from './pause.ts';
+import { listExpiredApprovals, settleApproval } from './approvalsStore.ts';
 import { httpNodeDeps } from './httpNodeDeps.ts';
 import { RunFailure } from '../shared/errors.ts';
 import { runBudget } from './compute/budget.ts';
@@ -32,6 +35,7 @@ function executionOptions(ctx: RunnerContext, attempt: Attempt): ExecuteOptions 
     http: httpNodeDeps(ctx, attempt.run.user_id), // http_request: the outbound policy, the owner's secrets
     workflows: calledWorkflows(ctx.db, Number(attempt.run.user_id)), // the owner's only
     calls: [attempt.run.workflow_id],
+    approvals: approvalLookup(ctx.db, attempt.run.id),
     // From the stored run, not the clock: a run taken over renders the same values.
     context: {
       run: { id: attempt.run.id, created_at: new Date(attempt.run.created_at).toISOString() },
@@ -110,6 +114,12 @@ function keepEnded(endedHere: Map<string, EndedRun>, ended: RunRow, steps: reado
   remember(endedHere, ended.id, { userId: ended.user_id, workflowId: ended.workflow_id, detail }, ENDED_HERE_MAX_RUNS);
 }
 
+/** The execution stopped at approval nodes waiting for their answers. */
+interface Waiting {
+  status: 'waiting';
+  waits: readonly AwaitingAnswer[];
+}
+
 /** Executes the attempt's graph until it ends, fails, or is stopped: the run's outcome. Throws when the attempt was taken away. */
 async function execute(
   ctx: RunnerContext,
@@ -117,7 +127,7 @@ async function execute(
   executing: CancelWatch,
   attempt: Attempt,
   job: RunJobContext,
-): Promise<Outcome> {
+): Promise<Outcome | Waiting> {
   const { controller } = attempt;
   const timer = setTimeout(
     () =>
@@ -145,6 +155,7 @@ async function execute(
       attempt.discard();
       throw controller.signal.reason;
     }
+    if (err instanceof WaitingRun) return { status: 'waiting', waits: err.waits };
     const failure = err instanceof RunFailure ? err : new RunFailure('internal_error', (err as Error).message);
     return {
       status: failure.code === 'cancelled' ? 'cancelled' : 'failed',
@@ -183,6 +194,13 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
       if (held === null) return;
       const attempt = new Attempt(deps, held);
       const outcome = await execute(ctx, models, executing, attempt, job);
+      if (outcome.status === 'waiting') {
+        // Its job ends here: the answer or the timeout queues the run again.
+        const paused = await pauseAttempt(ctx, attempt, outcome.waits);
+        if (paused) announceEnded(runId); // `Prefer: wait` answers a waiting run: it will not end by itself
+        ctx.logger.info({ runId, status: paused ? 'waiting' : 'superseded', attempt: attempt.attempt }, 'run paused');
+        return;
+      }
       const end = await attempt.finish(outcome);
       if (end.finished) {
         if (end.log) keepEnded(endedHere, end.ended, end.log);
@@ -217,7 +235,9 @@ const SWEEP_GRACE_MS = 10_000;
  *   run, so this is a no-op when its job exists;
  * - a run `running` whose job is neither queued nor held (pg-boss gave up on it: its worker died on
  *   the last delivery, or every delivery met a store outage) has no one to finish it: fail it with
- *   the cause of its job's last failure, `store_unavailable` or `worker_lost`, closing its steps.
+ *   the cause of its job's last failure, `store_unavailable` or `worker_lost`, closing its steps;
+ * - a run `waiting` at an approval node past its time: the approval times out and the run is
+ *   queued again, its node then failing with `approval_timeout` (routed as any node's error).
  */
 export async function sweepStuckRuns(
   ctx: RunnerContext,
@@ -227,6 +247,10 @@ export async function sweepStuckRuns(
   const announceEnded = quietly(ctx, 'run end', (id) => queue.announceRunEnded(id));
   for (const { id, userId } of await store.listRunsStuckSince(ctx.db, 'queued', now - SWEEP_GRACE_MS, 100)) {
     await queue.enqueue(id, userId); // in its owner's group, as its first job was
+  }
+  for (const approval of await listExpiredApprovals(ctx.db, now, 100)) {
+    if (await settleApproval(ctx.db, approval, { state: 'timed_out' }, now))
+      await queue.enqueue(approval.run_id, String(approval.user_id));
   }
   for (const { id } of await store.listRunsStuckSince(ctx.db, 'running', now - SWEEP_GRACE_MS, 100)) {
     const job = await queue.jobState(id);

@@ -20,6 +20,7 @@ import { versionGraph } from '../workflows/versions.ts';
 import type { AppContext } from '../context.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { insertRunWithinLimit } from './quotaBatches.ts';
+import { closeWaitingSteps } from './approvalsStore.ts';
 import { runsStore } from './runsStore.ts';
 import * as store from './store.ts';
 import type { RunRow } from './store.ts';
@@ -215,7 +216,7 @@ export async function startRun(
 }
 
 /** Runs of a deleted (not yet purged) workflow stay readable. */
-async function runOf(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunRow> {
+export async function runOf(ctx: WorkflowContext, userId: number, workflowId: string, runId: string): Promise<RunRow> {
   await isWorkflowDeletedForRuns(ctx, userId, workflowId); // its 404
   const row = await store.findRunOfWorkflow(ctx.db, userId, workflowId, runId);
   if (!row) throw runNotFound(runId);
@@ -326,6 +327,7 @@ export async function cancelRun(ctx: RunContext, userId: number, workflowId: str
     const current = (await store.findRun(ctx.db, row.id)) ?? row;
     throw runAlreadyFinished(runId, current.status);
   }
+  if (row.status === 'waiting') await closeWaitingSteps(ctx.db, row.id, now); // no worker is there to close them
   announceRunEnded(ctx, row.id);
   return toRun((await store.findRun(ctx.db, row.id))!);
 }

@@ -77,6 +77,20 @@ export class StepRecord {
     });
   }
 
+  /** An approval node waiting for its answer: its entry stays open as `waiting` (its node.waiting event comes with the run's pause). */
+  waiting(node: WorkflowNode): void {
+    this.steps.end(node.id, {
+      status: 'waiting',
+      finished_at: null,
+      output_preview: null,
+      output_json: false,
+      truncated: this.inputCut.get(node.id) ?? false,
+      usage: null,
+      error: null,
+      attempts: null,
+    });
+  }
+
   /** A node without a start: skipped (a branch not taken) or, once the run ends, never started. */
   unstarted(node: WorkflowNode, status: 'skipped' | 'not_started'): void {
     this.inputCut.set(node.id, false);

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import type { NewRunEvent } from './events.ts';
 import { prepared } from '../db/prepared.ts';
 
-export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | 'waiting';
 export const TERMINAL: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
 /** For a status read off the wire, where the contract's open enum makes it a plain string. */
 export const isTerminal = (status: string): boolean => (TERMINAL as readonly string[]).includes(status);
@@ -242,7 +242,7 @@ export async function listUnfinishedRunsOfWorkflow(db: Knex, workflowId: string)
   const rows = (await db('runs')
     .select('id')
     .where({ workflow_id: workflowId })
-    .whereIn('status', ['queued', 'running'])) as { id: string }[];
+    .whereIn('status', ['queued', 'running', 'waiting'])) as { id: string }[];
   return rows.map((r) => r.id);
 }
 

@@ -93,7 +93,8 @@ export async function listenForRunEnds(
   };
 }
 
-const isTerminal = (status: string) => (store.TERMINAL as readonly string[]).includes(status);
+// A waiting run (an approval node) will not end by itself: the wait is over then too.
+const isTerminal = (status: string) => (store.TERMINAL as readonly string[]).includes(status) || status === 'waiting';
 
 /**
  * Reads the run with `read` until it is terminal (`read(true)` when a notice came since the last

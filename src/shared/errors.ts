@@ -104,6 +104,8 @@ export const PROBLEM_CODES = {
   runs_not_configured: 503,
   run_not_retryable: 409,
   node_not_found: 404,
+  run_not_waiting: 409,
+  invalid_approval_answer: 400,
 } as const satisfies Record<string, ProblemStatus>;
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;
@@ -373,6 +375,15 @@ export const runNotRetryable = (runId: string, status: string) =>
   new Problem(
     'run_not_retryable',
     `Run ${runId} is ${status}: only a failed or cancelled run can be retried (start a new run with runWorkflow instead).`,
+  );
+
+export const runNotWaiting = (runId: string, status: string) =>
+  new Problem('run_not_waiting', `Run ${runId} is not waiting for an answer (it is ${status}).`);
+export const invalidApprovalAnswer = (errors: ProblemItem[]) =>
+  new Problem(
+    'invalid_approval_answer',
+    `The answer does not fit the approval node's answer_schema: ${errors.map((e) => `${e.pointer.replace(/^\/body\/answer/, '')} ${e.message}`).join('; ')}.`,
+    { errors },
   );
 
 // The OAuth endpoints', the gateway's and the runs' errors, each in a module of its own.

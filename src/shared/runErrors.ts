@@ -35,7 +35,9 @@ export type RunErrorCode =
   | 'subworkflow_inputs_mismatch' // a called workflow's inputs no longer fit the caller's mapping
   | 'unexpected_tool_calls' // an llm_call's model answered with tool calls
   | 'agent_max_iterations' // an agent's model still asked for tools at its last iteration
-  | 'tool_timeout'; // an agent's tool call passed its timeout_seconds (a step's error, told to the model)
+  | 'tool_timeout' // an agent's tool call passed its timeout_seconds (a step's error, told to the model)
+  | 'approval_timeout' // an approval node's answer did not come in time
+  | 'approval_unavailable'; // an approval node inside a called workflow, where no run waits
 
 type ProviderAnswer = NonNullable<components['schemas']['RunError']['provider']>;
 

@@ -66,6 +66,7 @@ const DONE_MESSAGES: Record<string, string> = {
   'run-ended-first': 'The run had already ended, so there was nothing to cancel.',
   'app-revoked': "Access revoked. The application's tokens no longer work; it must ask you again.",
   'callback-enabled': 'Callback re-enabled. The run ends it missed while paused are being delivered.',
+  'run-resumed': 'Answer sent. The run goes on from it.',
 };
 
 export const doneMessage = (req: Request): string | undefined =>

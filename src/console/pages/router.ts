@@ -10,6 +10,7 @@ import { applicationsRouter } from './applications.ts';
 import { authorizationsRouter } from './authorizations.ts';
 import { csrfProtect } from './common.ts';
 import { loginRouter } from './login.ts';
+import { approvalLinksRouter } from './approvals.ts';
 import { passwordRouter } from './password.ts';
 import { signupRouter } from './signup.ts';
 import { organizationsRouter } from './organizations.ts';
@@ -25,7 +26,7 @@ import { workflowPagesRouter } from './workflows.ts';
 // carries a CSRF token bound to the session; views are pure functions in ../views/.
 
 /** The platform's pages: not part of the API contract, so the validator leaves them alone. */
-export const platformPagePaths = /^\/(login|logout|signup|settings|workflows|assets)(\/|$)/;
+export const platformPagePaths = /^\/(login|logout|signup|settings|workflows|assets|approvals)(\/|$)/;
 
 export const platformPageErrors: ErrorSurface = { paths: platformPagePaths, dialect: htmlPages(errorPage) };
 
@@ -51,6 +52,7 @@ export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
     res.type('js').set('Cache-Control', 'public, max-age=3600').send(script);
   });
   router.use(loginRouter(ctx, session, csrf), signupRouter(ctx, session, csrf));
+  router.use(approvalLinksRouter(ctx, session, csrf));
 
   router.use('/settings', session, requireUser, csrf);
   router.get('/settings', (_req, res) => res.redirect(303, '/settings/applications'));

@@ -7,7 +7,10 @@ import { getWorkflow } from '../../workflows/service.ts';
 import { retryRefusal } from '../views/runControls.ts';
 import { messagePage } from '../views/message.ts';
 import type { PageUser } from '../views/format.ts';
-import { notFoundPage, pageUser, refusedWith, sendPage } from './common.ts';
+import { field, notFoundPage, pageUser, refusedWith, sendPage } from './common.ts';
+import * as approvals from '../../runs/approvals.ts';
+import { answerSchemaOf } from '../../nodes/approval/answers.ts';
+import { answerOf } from './approvals.ts';
 
 // The run page's buttons: Cancel (POST .../cancel, the API's cancelRun) and Retry (POST
 // .../retry: the API's retryRun, a new run with the run's inputs that resumes it, so the same
@@ -38,6 +41,25 @@ export function runControlsRouter(ctx: AppContext, runStarts?: SharedRateLimiter
       return res.redirect(303, `/workflows/${id}/runs/${runId}?done=run-ended-first`);
     }
     res.redirect(303, `/workflows/${id}/runs/${runId}?done=run-cancelled`);
+  });
+
+  // A waiting run's answer from its page's form (the API's resumeRun, as the run's owner).
+  router.post('/workflows/:id/runs/:runId/resume', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const { id, runId } = req.params;
+    const nodeId = field(req, 'node_id');
+    try {
+      const { run, graph } = await runs.getRunWithGraph(ctx, user.id, id, runId);
+      const node = graph.nodes.find((n) => n.id === nodeId);
+      const answer = answerOf(answerSchemaOf(node?.config ?? {}), req.body as Record<string, unknown>);
+      await approvals.resumeRun(ctx, user.id, id, run.id, { ...(nodeId ? { node_id: nodeId } : {}), answer });
+    } catch (err) {
+      const refused = refusedWith(err, 400, 404, 409);
+      if (refused.status === 404) return sendPage(res, 404, notFoundPage(user, 'run'));
+      const title = refused.status === 400 ? 'The answer does not fit' : 'The run no longer waits';
+      return sendPage(res, refused.status, messagePage({ title, message: refused.message, error: true, user }));
+    }
+    res.redirect(303, `/workflows/${id}/runs/${runId}?done=run-resumed`);
   });
 
   router.post('/workflows/:id/runs/:runId/retry', async (req, res) => {

@@ -3,6 +3,7 @@ import type { Workflow } from '../../workflows/service.ts';
 import { html, type Html } from '../../html/html.ts';
 import { formatDuration, isoDate, secondsBetween, tokenSplit } from '../format.ts';
 import type { PageUser } from './format.ts';
+import { waitingForms } from './approval.ts';
 import { graphSvg, nodeTypeLabel } from './graphSvg.ts';
 import { layout } from '../../html/layout.ts';
 import { callSteps, nodeAnchor, stepDetails } from './nodeInspector.ts';
@@ -123,7 +124,7 @@ export function runPage(model: RunPageModel): Html {
 <h1>Run <code>${run.id}</code></h1>
 <p><small>Version ${run.workflow_version ?? '?'} of the workflow · created ${isoDate(run.created_at)}${run.finished_at ? ` · ended ${isoDate(run.finished_at)}` : ''}</small></p>
 ${run.retry_of ? retryOf(workflowId, run) : ''}
-${runControls(model)}
+${runControls(model)}${waitingForms(model)}
 ${runEnded(run) ? '' : html`<p class="notice" id="live-note" data-live-note>This run has not ended. The page follows it as it goes; without JavaScript, reload the page to see its progress.</p>`}
 <p id="run-announce" class="visually-hidden" aria-live="polite" data-run-announce></p><div id="run-state"${live}>${runState(model)}</div>`,
   );

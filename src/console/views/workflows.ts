@@ -120,7 +120,7 @@ export interface WorkflowModel {
   flash?: string | undefined;
 }
 
-const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
+const RUN_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
 
 /** The history's filter: one link per status (the current one marked), and a search for a run id's start. */
 function runFilter(workflow: Workflow, search: string): Html {

@@ -14,6 +14,7 @@ import { splitStep } from './split.ts';
 import { mapStep } from './map.ts';
 import { workflowStep } from './workflow.ts';
 import { agentStep } from './agent.ts';
+import { approvalStep } from './approval.ts';
 
 const STEPS: { [T in NodeType]: NodeStep<NodeOf<T>> } = {
   text_input: textInputStep,
@@ -28,6 +29,7 @@ const STEPS: { [T in NodeType]: NodeStep<NodeOf<T>> } = {
   map: mapStep,
   workflow: workflowStep,
   agent: agentStep,
+  approval: approvalStep,
 };
 
 /** How a node of this type runs. */
