@@ -103,6 +103,30 @@ describe.each(testDialects())('testing one node on %s', (dialect) => {
     expect(data!.data.error).toMatchObject({ node_id: 'summarise' });
   });
 
+  it('an approval node, which only a run can wait at, fails its test clearly: approval_unavailable, not a pause', async () => {
+    const made = await alice.POST('/api/workflows', {
+      body: {
+        name: 'approve',
+        nodes: [
+          { id: 'in', type: 'text_input', config: { variable: 'ticket' } },
+          { id: 'ok', type: 'approval', config: { message: 'Send {{ inputs.ticket }}?' } },
+          { id: 'result', type: 'text_output', config: { format: 'plain' } },
+        ] as Node[],
+        edges: [
+          { from: 'in', to: 'ok' },
+          { from: 'ok', to: 'result' },
+        ],
+      },
+    });
+    const { data, response } = await alice.POST('/api/workflows/{workflow_id}/nodes/{node_id}/test', {
+      params: { path: { workflow_id: made.data!.data.id, node_id: 'ok' } },
+      body: { inputs: { ticket: 'T-2' }, upstream: { in: 'T-2' } },
+    });
+    expect(response.status).toBe(200);
+    expect(data!.data).toMatchObject({ status: 'failed', error: { code: 'approval_unavailable' } });
+    expect(data!.data.error?.message).toContain('node test');
+  });
+
   it('pinned data that does not fit is a 400 naming the field; an unknown node or a foreign workflow a 404', async () => {
     const missing = await test('summarise', {});
     expect(missing.response.status).toBe(400);

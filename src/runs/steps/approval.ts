@@ -10,7 +10,7 @@ export const approvalStep: NodeStep<NodeOf<'approval'>> = {
     if (!run.approvals)
       throw new RunFailure(
         'approval_unavailable',
-        'An approval node waits only in the workflow a run started, not in a called workflow.',
+        'An approval node waits only in a run of the workflow it belongs to: not in a called workflow, nor in a node test (pin its answer as the upstream of the nodes after it).',
         node.id,
       );
     const state = await run.approvals(node.id);
