@@ -4,7 +4,6 @@
 // job over, its node.waiting event carrying the links), then goes on from its answer through the
 // API or the single-use link, without calling the provider again; a timeout routes down the
 // node's error edge; cancel, a foreign user, bad and concurrent answers are refused as documented.
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
 import { createAccessToken } from '../accounts/accessTokens.ts';
@@ -14,46 +13,10 @@ import { createTestDb, testDialects, type TestDb } from '../../test/support/db.t
 import { Browser, logIn } from '../../test/support/oauthFlow.ts';
 import { findRun } from './store.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { approvalExample, waitingEvent } from '../../test/support/approvals.ts';
 
 type WorkflowCreate = Schemas['WorkflowCreate'];
 type Run = Schemas['Run'] & { logs?: Schemas['RunStep'][] };
-
-export const approvalExample = (timeoutSeconds?: number): WorkflowCreate => {
-  const workflow = JSON.parse(
-    readFileSync(new URL('../../examples/workflows/approval.json', import.meta.url), 'utf8'),
-  ) as WorkflowCreate;
-  if (timeoutSeconds !== undefined)
-    for (const node of workflow.nodes ?? [])
-      if (node.type === 'approval') (node.config as { timeout_seconds?: number }).timeout_seconds = timeoutSeconds;
-  return workflow;
-};
-
-/** The run's node.waiting event, read from its event stream (which stays open while the run waits). */
-export async function waitingEvent(
-  baseUrl: string,
-  token: string,
-  workflowId: string,
-  runId: string,
-): Promise<{ node_id: string; message: string; resume_url: string; approval_url: string; expires_at: string }> {
-  const controller = new AbortController();
-  const res = await fetch(`${baseUrl}/api/workflows/${workflowId}/runs/${runId}/events`, {
-    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
-    signal: controller.signal,
-  });
-  const reader = res.body!.getReader();
-  let text = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`stream ended without node.waiting: ${text}`);
-      text += new TextDecoder().decode(value);
-      const match = /event: node\.waiting\ndata: (.*)\n/.exec(text);
-      if (match) return JSON.parse(match[1]!) as Awaited<ReturnType<typeof waitingEvent>>;
-    }
-  } finally {
-    controller.abort();
-  }
-}
 
 describe.each(testDialects())('approval runs on %s', (dialect) => {
   let fake: FakeOpenAI;
