@@ -262,8 +262,10 @@ export async function getRunWithGraph(
   runId: string,
 ): Promise<{ run: RunDetail; graph: GraphSnapshot }> {
   const row = await runOf(ctx, userId, workflowId, runId);
-  const steps = await store.listSteps(ctx.db, runId);
-  return { run: { ...toRun(row), logs: steps.map(toRunStep) }, graph: JSON.parse(row.graph) as GraphSnapshot };
+  // Bounded as getRun is: a map of many items is shown in part, not read whole into memory.
+  const { steps, truncated } = await store.listStepsBounded(ctx.db, runId, ctx.config.RUN_DETAIL_MAX_ITEM_STEPS);
+  const run = { ...toRun(row), logs: steps.map(toRunStep), ...(truncated ? { logs_truncated: true } : {}) };
+  return { run, graph: JSON.parse(row.graph) as GraphSnapshot };
 }
 
 /** The newest run of each of the user's workflows named (the console's list shows its status). */

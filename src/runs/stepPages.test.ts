@@ -7,6 +7,7 @@ import type { ApiClient, Schemas } from '../../client/src/index.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { workflowsClient } from '../../test/support/workflowUsers.ts';
+import { Browser, logIn } from '../../test/support/oauthFlow.ts';
 
 type Node = Schemas['WorkflowNode'];
 
@@ -72,6 +73,16 @@ describe.each(testDialects())('run steps in pages on %s', (dialect) => {
     expect(logs.filter((s) => !s.node_id.includes('['))).toHaveLength(4);
     expect(logs.filter((s) => s.node_id.includes('['))).toHaveLength(100);
     expect(logs.map((s) => s.node_id)).toEqual(expect.arrayContaining(['list', 'each0', 'each1', 'result']));
+  });
+
+  it("bounds the console's run page as getRun: it says the rest is on listRunSteps", async () => {
+    const browser = new Browser(server.baseUrl);
+    expect((await logIn(browser, 'pages-alice', 'correct horse battery')).status).toBe(303);
+    const res = await browser.fetch(`/workflows/${ids.workflow_id}/runs/${ids.run_id}`);
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    expect(page).toContain('id="steps-truncated"');
+    expect(page).toContain(`/api/workflows/${ids.workflow_id}/runs/${ids.run_id}/steps`);
   });
 
   it('pages through every step, in execution order, none twice, each page bounded, with a next link', async () => {

@@ -124,6 +124,7 @@ export function runPage(model: RunPageModel): Html {
 <h1>Run <code>${run.id}</code></h1>
 <p><small>Version ${run.workflow_version ?? '?'} of the workflow · created ${isoDate(run.created_at)}${run.finished_at ? ` · ended ${isoDate(run.finished_at)}` : ''}</small></p>
 ${run.retry_of ? retryOf(workflowId, run) : ''}
+${run.logs_truncated ? html`<p class="notice" id="steps-truncated">This run has more steps inside its map items than this page shows: the API's <code>GET /api/workflows/${workflowId}/runs/${run.id}/steps</code> pages through all of them.</p>` : ''}
 ${runControls(model)}${waitingForms(model)}
 ${runEnded(run) ? '' : html`<p class="notice" id="live-note" data-live-note>This run has not ended. The page follows it as it goes; without JavaScript, reload the page to see its progress.</p>`}
 <p id="run-announce" class="visually-hidden" aria-live="polite" data-run-announce></p><div id="run-state"${live}>${runState(model)}</div>`,
