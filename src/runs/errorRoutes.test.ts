@@ -5,6 +5,7 @@
 // with `default`, that value flows on down the normal edges.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
+import { createAndRun } from '../../test/support/workflowUsers.ts';
 import { createAccessToken } from '../accounts/accessTokens.ts';
 import { createUser } from '../accounts/users.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
@@ -78,14 +79,8 @@ describe.each(testDialects())('error routing in runs on %s', (dialect) => {
   });
 
   async function run(graph: { nodes: Node[]; edges: Edge[] }) {
-    const created = await alice.POST('/api/workflows', { body: { name: 'errors', ...graph } });
-    if (!created.data) throw new Error(`create failed: ${JSON.stringify(created.error)}`);
-    const { data, error } = await alice.POST('/api/workflows/{workflow_id}/run', {
-      params: { path: { workflow_id: created.data.data.id }, header: { Prefer: 'wait=20' } },
-      body: { inputs: { ticket: 'Charged twice' } },
-    });
-    if (!data) throw new Error(`run failed: ${JSON.stringify(error)}`);
-    return { ...data.data, statuses: Object.fromEntries(data.data.logs.map((s) => [s.node_id, s.status])) };
+    const run = await createAndRun(alice, { name: 'errors', ...graph }, { ticket: 'Charged twice' }, 20);
+    return { ...run, statuses: Object.fromEntries(run.logs.map((s) => [s.node_id, s.status])) };
   }
 
   it('sends a failed node’s error down its error edge only, and the run completes', async () => {

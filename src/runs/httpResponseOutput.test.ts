@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
+import { createAndRun } from '../../test/support/workflowUsers.ts';
 import { createAccessToken } from '../accounts/accessTokens.ts';
 import { createUser } from '../accounts/users.ts';
 import { putSecret } from '../secrets/service.ts';
@@ -130,12 +131,8 @@ describe('http_request output: response', () => {
       { from: 'input', to: 'call' },
       { from: 'call', to: 'result' },
     ];
-    const created = await alice.POST('/api/workflows', { body: { name: 'down', nodes, edges } });
-    const started = await alice.POST('/api/workflows/{workflow_id}/run', {
-      params: { path: { workflow_id: created.data!.data.id }, header: { Prefer: 'wait=30' } },
-      body: { inputs: { path: 'x' } },
-    });
-    expect(started.data!.data.status).toBe('failed');
-    expect(started.data!.data.error).toMatchObject({ code: 'http_error', node_id: 'call' });
+    const run = await createAndRun(alice, { name: 'down', nodes, edges }, { path: 'x' });
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatchObject({ code: 'http_error', node_id: 'call' });
   });
 });

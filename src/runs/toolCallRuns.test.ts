@@ -8,7 +8,7 @@ import type { ApiClient, Schemas } from '../../client/src/index.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
-import { workflowsClient } from '../../test/support/workflowUsers.ts';
+import { createAndRun, workflowsClient } from '../../test/support/workflowUsers.ts';
 
 type Node = Schemas['WorkflowNode'];
 type Edge = Schemas['WorkflowEdge'];
@@ -70,15 +70,9 @@ describe.each(testDialects())('tool calls and provider errors in runs on %s', (d
   });
 
   async function start(g: { nodes: Node[]; edges: Edge[] }) {
-    const created = await alice.POST('/api/workflows', { body: { name: 'tools', ...g } });
-    if (!created.data) throw new Error(`create failed: ${JSON.stringify(created.error)}`);
-    const { data, error } = await alice.POST('/api/workflows/{workflow_id}/run', {
-      params: { path: { workflow_id: created.data.data.id }, header: { Prefer: 'wait=20' } },
-      body: { inputs: { ticket: 'Charged twice' } },
-    });
-    if (!data) throw new Error(`run failed: ${JSON.stringify(error)}`);
-    const step = (id: string) => data.data.logs.find((s) => s.node_id === id);
-    return { run: data.data, step };
+    const run = await createAndRun(alice, { name: 'tools', ...g }, { ticket: 'Charged twice' }, 20);
+    const step = (id: string) => run.logs.find((s) => s.node_id === id);
+    return { run, step };
   }
 
   it.each([false, true])(

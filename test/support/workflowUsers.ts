@@ -1,6 +1,6 @@
 // A user of the workflows API for a test: created in the store, with an API key of the `workflows`
 // permission in a namespace named after the login, and a client generated from the contract.
-import { createApiClient, type ApiClient } from '../../client/src/index.ts';
+import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
 import type { AppContext } from '../../src/context.ts';
 import { createAccessToken } from '../../src/accounts/accessTokens.ts';
 import { createUser } from '../../src/accounts/users.ts';
@@ -23,4 +23,21 @@ export async function workflowsUser(
 
 export async function workflowsClient(ctx: AppContext, baseUrl: string, login: string): Promise<ApiClient> {
   return (await workflowsUser(ctx, baseUrl, login)).client;
+}
+
+/** Saves `workflow` as `client`'s and runs it on `inputs`, waiting up to `waitSeconds` for its end; throws with the problem when either is refused. */
+export async function createAndRun(
+  client: ApiClient,
+  workflow: Schemas['WorkflowCreate'],
+  inputs: Record<string, unknown>,
+  waitSeconds = 30,
+): Promise<Schemas['RunDetail']> {
+  const created = await client.POST('/api/workflows', { body: workflow });
+  if (!created.data) throw new Error(`create failed: ${JSON.stringify(created.error)}`);
+  const { data, error } = await client.POST('/api/workflows/{workflow_id}/run', {
+    params: { path: { workflow_id: created.data.data.id }, header: { Prefer: `wait=${waitSeconds}` } },
+    body: { inputs },
+  });
+  if (!data) throw new Error(`run failed: ${JSON.stringify(error)}`);
+  return data.data;
 }
