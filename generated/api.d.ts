@@ -1124,7 +1124,8 @@ export interface paths {
          *     `id` of a Stripe event body sent with `Stripe-Signature`) already seen by this trigger
          *     within the service's window (`HOOK_DELIVERY_WINDOW_SECONDS`, 3 days unless configured) is
          *     answered with the run the first delivery started, as a repeated `Idempotency-Key` is, even
-         *     when the redelivery's headers (a new timestamp, a new signature) differ.
+         *     when the redelivery's headers (a new timestamp, a new signature) differ, and without
+         *     reading its body again (a template or workflow changed since cannot refuse it).
          */
         post: operations["runHook"];
         delete?: never;

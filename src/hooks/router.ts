@@ -69,7 +69,7 @@ export function triggerOperations(ctx: AppContext, limiters: HookLimiters): Oper
     const owner = { userId: trigger.user_id, workflowId: trigger.workflow_id };
     const body = hookBodyOf(req);
     triggers.verifySignature(ctx, trigger, body); // before anything is read or started
-    const inputs = await triggers.inputsOfHook(ctx, trigger, body);
+    const inputs = () => triggers.inputsOfHook(ctx, trigger, body);
     const delivery = deliveryKeyOf(trigger.id, body, ctx.now(), ctx.config.HOOK_DELIVERY_WINDOW_SECONDS);
     await startRunAndAnswer(ctx, req, res, owner, inputs, limiters.runStarts, undefined, delivery);
   }

@@ -152,6 +152,24 @@ describe.each(testDialects())('trigger updates and redeliveries on %s', (dialect
     expect(await runsOf(workflowId)).toBe(3);
   });
 
+  it('answers a redelivery with the first run without reading its body again: templates changed since that fail on it', async () => {
+    const { workflowId, trigger: t, path } = await trigger({ inputs: { ticket: '{{ body.text }}' } });
+    const headers = { 'X-GitHub-Delivery': '5f1c2a7e-0c4b-4c8e-9d51-3f0f1f7f2a10' };
+    const body = JSON.stringify({ text: 'not json' });
+    const first = await started(await post(t.url, body, headers));
+    const changed = await alice.PATCH('/api/workflows/{workflow_id}/triggers/{trigger_id}', {
+      params: { path },
+      body: { inputs: { ticket: '{{ body.text | parse_json }}' } },
+    });
+    expect(changed.response.status, JSON.stringify(changed.error)).toBe(200);
+    const again = await started(await post(t.url, body, headers));
+    expect(again.id).toBe(first.id);
+    // A new delivery of the same body is read through the new template, which fails on it.
+    const fresh = await post(t.url, body, { 'X-GitHub-Delivery': '9a0e3b1c-5d2f-4e6a-8b7c-1d2e3f4a5b6c' });
+    expect(fresh.status).toBe(400);
+    expect(await runsOf(workflowId)).toBe(1);
+  });
+
   it('answers a Standard Webhooks retry (same webhook-id, new timestamp and signature, other inputs) with the first run', async () => {
     const {
       workflowId,

@@ -17,7 +17,7 @@ export interface DeliveryKey {
 export async function startDeliveredRun(
   ctx: RunContext,
   owner: { userId: number; workflowId: string },
-  inputs: RunInputs,
+  readInputs: () => Promise<RunInputs>,
   delivery: DeliveryKey,
   runStarts: RunStarts,
 ): Promise<{ run: Run; replayed: boolean }> {
@@ -30,6 +30,9 @@ export async function startDeliveredRun(
     return { run: toRun(existing), replayed: true };
   }
   if (existing) await store.releaseIdempotencyKey(ctx.db, existing.id, delivery.key);
+  // Read only for a new delivery: a redelivery is answered with its run even when its body no
+  // longer fits (the workflow or the trigger's templates changed since).
+  const inputs = await readInputs();
   try {
     return await startRun(ctx, userId, workflowId, inputs, delivery.key, runStarts);
   } catch (err) {

@@ -95,23 +95,27 @@ function waitForRun(
  * Starts a run of `owner`'s workflow with `inputs` and answers as runWorkflow does: 202 with the
  * queued run, or with `Prefer: wait` the ended run (200). The API's start and a trigger URL's
  * (src/hooks) answer through it alike; `version` pins the workflow version (the API's only).
+ * A trigger's `inputs` are read from its body only when a run is to start (not for a redelivery).
  */
 export async function startRunAndAnswer(
   ctx: AppContext,
   req: Request,
   res: Response,
   owner: { userId: number; workflowId: string },
-  inputs: service.RunInputs,
+  inputs: service.RunInputs | (() => Promise<service.RunInputs>),
   runStarts: SharedRateLimiter,
   version?: number,
   delivery?: DeliveryKey,
 ): Promise<void> {
   const key = req.get('Idempotency-Key');
+  const readInputs = typeof inputs === 'function' ? inputs : () => Promise.resolve(inputs);
   // A client's own Idempotency-Key comes first; else a sender's delivery id (src/hooks) names the start.
   await answerStart(ctx, req, res, owner, () =>
     delivery && key === undefined
-      ? startDeliveredRun(ctx, owner, inputs, delivery, runStarts)
-      : service.startRun(ctx, owner.userId, owner.workflowId, inputs, key, runStarts, version),
+      ? startDeliveredRun(ctx, owner, readInputs, delivery, runStarts)
+      : readInputs().then((read) =>
+          service.startRun(ctx, owner.userId, owner.workflowId, read, key, runStarts, version),
+        ),
   );
 }
 
