@@ -5,11 +5,12 @@
 // `run.reused`. Only a failed or cancelled run of one's own is retried; another version reuses
 // only what it did not change; an Idempotency-Key answers the same retry.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiClient, Schemas } from '../../client/src/index.ts';
+import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
 import { replyGate, startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
-import { testDialects } from '../../test/support/db.ts';
+import { createTestDb, testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
-import { workflowsClient } from '../../test/support/workflowUsers.ts';
+import { workflowsClient, workflowsUser } from '../../test/support/workflowUsers.ts';
+import { createAccessToken } from '../accounts/accessTokens.ts';
 
 type Node = Schemas['WorkflowNode'];
 type Edge = Schemas['WorkflowEdge'];
@@ -149,6 +150,67 @@ describe.each(testDialects())('retrying runs on %s', (dialect) => {
     });
     expect(listed.data!.data.find((r) => r.id === run.id)?.retry_of).toBe(failed.id);
     expect(listed.data!.data.find((r) => r.id === failed.id)?.retry_of).toBeUndefined();
+  });
+
+  it('a retry cancelled before any worker takes it keeps its reused steps completed, and its stream never calls them not started', async () => {
+    const { client: carol, userId } = await workflowsUser(server.ctx, server.baseUrl, 'carol');
+    const made = await carol.POST('/api/workflows', { body: { name: 'chain', ...chain() } });
+    const workflowId = made.data!.data.id;
+    thirdFails = true;
+    const failed = await carol.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: workflowId }, header: { Prefer: 'wait=30' } },
+      body: { inputs: { ticket: 'Charged twice' } },
+    });
+    expect(failed.data!.data.status).toBe('failed');
+    // A second process on the same store whose queue no worker reads: its retry stays queued.
+    const queueDb = await createTestDb('pg', { migrate: false });
+    const idle = await startTestServer({
+      databaseUrl: server.databaseUrl,
+      queueUrl: queueDb.url,
+      runs: { worker: false },
+      env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'llama-3' },
+    });
+    try {
+      const { token } = await createAccessToken(idle.ctx, {
+        userId,
+        namespace: 'carol',
+        name: 'idle',
+        usageScenario: 'paid',
+        permissions: ['workflows'],
+      });
+      const api = createApiClient(idle.baseUrl, { bearer: token });
+      const path = { workflow_id: workflowId, run_id: failed.data!.data.id };
+      const retried = await api.POST('/api/workflows/{workflow_id}/runs/{run_id}/retry', {
+        params: { path },
+        body: {},
+      });
+      expect(retried.data!.data.status).toBe('queued');
+      const retryPath = { workflow_id: workflowId, run_id: retried.data!.data.id };
+      expect(
+        (await api.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path: retryPath } })).response
+          .status,
+      ).toBe(200);
+      const detail = (await api.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path: retryPath } }))
+        .data!.data;
+      const reused = detail.logs.filter((s) => s.reused_from).map((s) => s.node_id);
+      expect(reused.length).toBeGreaterThan(0);
+      expect(detail.logs.filter((s) => reused.includes(s.node_id)).map((s) => s.status)).toEqual(
+        reused.map(() => 'completed'),
+      );
+      const events = (
+        await api.GET('/api/workflows/{workflow_id}/runs/{run_id}/event-log', { params: { path: retryPath } })
+      ).data!.data;
+      const notStarted = events
+        .filter((e) => e.event === 'node.finished')
+        .map((e) => e.data as { node_id: string; status: string })
+        .filter((d) => d.status === 'not_started')
+        .map((d) => d.node_id);
+      expect(notStarted.filter((id) => reused.includes(id))).toEqual([]);
+      expect(notStarted).toContain('third');
+    } finally {
+      await idle.close();
+      await queueDb.destroy();
+    }
   });
 
   it("refuses a completed, queued or running run (409 run_not_retryable), and another user's (404)", async () => {

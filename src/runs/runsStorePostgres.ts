@@ -265,5 +265,11 @@ async function streamSoFar(trx: Knex.Transaction, id: string): Promise<StreamSoF
   const told = { started: new Set<string>(), finished: new Set<string>() };
   for (const { type, data } of rows)
     (type === 'node.started' ? told.started : told.finished).add((JSON.parse(data) as { node_id: string }).node_id);
+  // A retry's reused steps are finished before its first attempt tells of them (retrySeed.ts): a
+  // retry cancelled while queued must not call them not started.
+  const reused = (await trx('run_steps').where({ run_id: id }).whereNotNull('reused_from').select('node_id')) as {
+    node_id: string;
+  }[];
+  for (const { node_id } of reused) told.finished.add(node_id);
   return told;
 }
