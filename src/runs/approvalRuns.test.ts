@@ -12,6 +12,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.
 import { createTestDb, testDialects, type TestDb } from '../../test/support/db.ts';
 import { Browser, logIn } from '../../test/support/oauthFlow.ts';
 import { findRun } from './store.ts';
+import { findWaitingApproval, settleApproval } from './approvalsStore.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { approvalExample, waitingEvent } from '../../test/support/approvals.ts';
 
@@ -324,6 +325,19 @@ describe.each(testDialects())('approval runs on %s', (dialect) => {
     expect(done.output).toEqual({ result: 'Sent: Sorry! Refunded.' });
     const again = await browser.post(`${runPath}/resume`, { csrf_token: csrf, node_id: 'review', approved: 'true' });
     expect(again.status).toBe(409);
+  });
+
+  it('takes no answer past the deadline, even before the sweep has timed the approval out', async () => {
+    const { workflowId, run } = await startWaiting();
+    const approval = (await findWaitingApproval(server.ctx.db, run.id))!;
+    const deadline = Number(approval.expires_at);
+    const answer = { state: 'answered' as const, answer: '{"approved":true}' };
+    expect(await settleApproval(server.ctx.db, approval, answer, deadline)).toBe(false);
+    expect((await findRun(server.ctx.db, run.id))!.status).toBe('waiting');
+    expect(await settleApproval(server.ctx.db, approval, answer, deadline - 1)).toBe(true);
+    expect((await until(workflowId, run.id, (r) => r.status === 'completed')).output).toEqual({
+      result: 'Sent: Sorry! Refunded.',
+    });
   });
 
   it('times out: the node fails with approval_timeout down its error edge, and the run completes', async () => {

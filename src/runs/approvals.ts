@@ -50,6 +50,7 @@ export async function resumeRun(
       runId,
       body.node_id && run.status === 'waiting' ? `not waiting at "${body.node_id}"` : run.status,
     );
+  if (Number(approval.expires_at) <= ctx.now()) throw runNotWaiting(runId, "past its approval's deadline");
   const problems = answerProblemsOf(approval, body.answer, '/body/answer');
   if (problems.length) throw invalidApprovalAnswer(problems);
   await settle(ctx, approval, body.answer);

@@ -90,8 +90,11 @@ export async function settleApproval(
 ): Promise<boolean> {
   return db
     .transaction(async (trx) => {
+      // An answer counts only before the deadline, to the millisecond: not until the sweep times it out.
+      const answeredBy = outcome.state === 'answered' ? now : Number.MIN_SAFE_INTEGER;
       const settled = await trx(TABLE)
         .where({ id: approval.id, state: 'waiting' })
+        .andWhere('expires_at', '>', answeredBy)
         .update({
           state: outcome.state,
           answer: outcome.state === 'answered' ? outcome.answer : null,
