@@ -219,6 +219,13 @@ describe.each(testDialects())('approval runs on %s', (dialect) => {
     const missing = await alice.POST('/api/workflows', { body: example });
     expect(missing.response.status).toBe(422);
     expect(JSON.stringify(missing.error)).toContain('names \\"reason\\", which is not a property');
+    // Not the list its schema says (a fuzzer's find): a 422 naming it, never a 500.
+    (review.config as { answer_schema: { required: unknown } }).answer_schema.required = {};
+    const notList = await alice.POST('/api/workflows', { body: example });
+    expect(notList.response.status).toBe(422);
+    expect(notList.error).toMatchObject({
+      errors: [expect.objectContaining({ pointer: expect.stringContaining('/answer_schema/required') })],
+    });
   });
 
   it('fails an approval reached inside a called workflow with approval_unavailable: only a run waits', async () => {

@@ -27,8 +27,9 @@ export const answerSchemaOf = (config: Record<string, unknown>): AnswerSchema =>
   isObject(config.answer_schema) ? (config.answer_schema as unknown as AnswerSchema) : DEFAULT_ANSWER_SCHEMA;
 
 /** The problems of a declared answer schema past its openapi.yaml schema: what `required` and `enum` name must make sense. */
-export function answerSchemaProblems(config: Record<string, unknown>): ProblemItem[] {
-  if (!isObject(config.answer_schema)) return [];
+export function answerSchemaProblems(config: Record<string, unknown>, faulted: ReadonlySet<string>): ProblemItem[] {
+  // A schema its openapi.yaml schema refused (a `required` that is no list) is named already.
+  if (!isObject(config.answer_schema) || [...faulted].some((p) => p.startsWith('/answer_schema'))) return [];
   const schema = config.answer_schema as unknown as AnswerSchema;
   const problems: ProblemItem[] = [];
   for (const [i, name] of (schema.required ?? []).entries())
