@@ -121,6 +121,14 @@ function exampleRequest(operationId: string): {
     },
     deleteTrigger: { method: 'DELETE', path: `${wf}/triggers/trg_1`, headers: key },
     rotateTrigger: { method: 'POST', path: `${wf}/triggers/trg_1/rotate`, headers: key },
+    updateTrigger: {
+      method: 'PATCH',
+      path: `${wf}/triggers/trg_1`,
+      headers: { ...key, ...json },
+      body: JSON.stringify({ name: 'x' }),
+    },
+    listRunSteps: { method: 'GET', path: `${wf}/runs/run_1/steps`, headers: key },
+    listRunEvents: { method: 'GET', path: `${wf}/runs/run_1/event-log`, headers: key },
     runHook: {
       method: 'POST',
       path: `/hooks/wht_${'A'.repeat(43)}`,
@@ -366,6 +374,16 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
         200,
       );
       await expectConformant('listRuns', withKey.GET('/api/workflows/{workflow_id}/runs', { params: { path } }), 200);
+      await expectConformant(
+        'listRunSteps',
+        withKey.GET('/api/workflows/{workflow_id}/runs/{run_id}/steps', { params: { path: runPath } }),
+        200,
+      );
+      await expectConformant(
+        'listRunEvents',
+        withKey.GET('/api/workflows/{workflow_id}/runs/{run_id}/event-log', { params: { path: runPath } }),
+        200,
+      );
       // The event stream ends after run.finished (the mock serves its example at once).
       const events = await expectConformant(
         'streamRunEvents',
@@ -453,6 +471,14 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
         200,
       );
       await expectConformant('runHook', hook(tokenOf(trigger.url), 'code=404'), 404);
+      await expectConformant(
+        'updateTrigger',
+        withKey.PATCH('/api/workflows/{workflow_id}/triggers/{trigger_id}', {
+          params: { path: triggerPath },
+          body: { name: 'contract, renamed' },
+        }),
+        200,
+      );
       await expectConformant(
         'deleteTrigger',
         withKey.DELETE('/api/workflows/{workflow_id}/triggers/{trigger_id}', {
