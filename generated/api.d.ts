@@ -764,6 +764,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workflows/{workflow_id}/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The workflow's monthly budget and this month's spend
+         * @description What the workflow's runs started this calendar month (UTC) cost, against its monthly limit.
+         *     A workflow without a budget is a 404 `budget_not_found`.
+         */
+        get: operations["getWorkflowBudget"];
+        /**
+         * Set the workflow's monthly budget
+         * @description Sets (or replaces) the most the workflow's runs may cost per calendar month (UTC), in the
+         *     currency of the operator's price table (`MODEL_PRICES`). Once the runs started this month
+         *     cost that much, starting another (runWorkflow, retryRun, a trigger URL, a schedule, a node
+         *     test) is refused with a 429 `budget_exhausted` until the month ends; a run already going is
+         *     not stopped, so the spend can pass the limit by what the runs in flight cost. Without a
+         *     price table nothing has a cost, and setting a budget is a 409 `prices_not_configured`.
+         */
+        put: operations["putWorkflowBudget"];
+        post?: never;
+        /**
+         * Remove the workflow's monthly budget
+         * @description Its runs are no longer limited by cost (the per-user quotas still apply).
+         */
+        delete: operations["deleteWorkflowBudget"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/access-tokens/{token_id}/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The API key's (access token's) `id`, as the settings page and listAccessTokens show it.
+                 * @example 42
+                 */
+                token_id: components["parameters"]["AccessTokenId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * An API key's monthly budget and this month's spend
+         * @description What the runs started with this API key (runWorkflow, retryRun) this calendar month (UTC)
+         *     cost, against its monthly limit. Any of the user's API keys with the `workflows` permission
+         *     reads and sets the budgets of all the user's keys; another user's key is a 404. A key
+         *     without a budget is a 404 `budget_not_found`.
+         */
+        get: operations["getApiKeyBudget"];
+        /**
+         * Set an API key's monthly budget
+         * @description Sets (or replaces) the most the runs started with this API key may cost per calendar month
+         *     (UTC), in the currency of the operator's price table. Once spent, a run started with the key
+         *     is refused with a 429 `budget_exhausted` until the month ends (runs started otherwise, by
+         *     another key, a trigger URL, a schedule or the console, are not counted or refused by it); a
+         *     run already going is not stopped. Without a price table, a 409 `prices_not_configured`.
+         */
+        put: operations["putApiKeyBudget"];
+        post?: never;
+        /**
+         * Remove an API key's monthly budget
+         * @description Runs started with the key are no longer limited by its cost (the per-user quotas still apply).
+         */
+        delete: operations["deleteApiKeyBudget"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workflows/{workflow_id}/versions": {
         parameters: {
             query?: never;
@@ -3166,6 +3244,55 @@ export interface components {
         SecretList: {
             data: components["schemas"]["Secret"][];
         };
+        /**
+         * @description A monthly cost limit and what was spent against it this calendar month (UTC). Amounts are in
+         *     `currency`, the operator's price table's, to nine decimals; `spent` sums the cost of the runs
+         *     started this month (a run's cost counts when it ends, in the month it was started).
+         */
+        Budget: {
+            /**
+             * @description The most this month's runs may cost.
+             * @example 10
+             */
+            monthly_limit: number;
+            /**
+             * @description The price table's currency when the budget was set.
+             * @example USD
+             */
+            currency: string;
+            /**
+             * @description What the runs started this month cost so far.
+             * @example 3.417
+             */
+            spent: number;
+            /**
+             * @description `monthly_limit - spent`, never below 0; at 0 new runs are refused.
+             * @example 6.583
+             */
+            remaining: number;
+            /**
+             * Format: date-time
+             * @description This month's start (UTC).
+             * @example 2026-11-01T00:00:00.000Z
+             */
+            period_start: string;
+            /**
+             * Format: date-time
+             * @description The next month's start (UTC): when the spend resets.
+             * @example 2026-12-01T00:00:00.000Z
+             */
+            period_end: string;
+        };
+        BudgetPut: {
+            /**
+             * @description The most the runs may cost per calendar month, in the price table's currency (precision 10^-9).
+             * @example 10
+             */
+            monthly_limit: number;
+        };
+        BudgetEnvelope: {
+            data: components["schemas"]["Budget"];
+        };
         /** @description One immutable version of a workflow, as it was stored by a create, an update or a restore. */
         WorkflowVersion: {
             /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
@@ -4269,6 +4396,42 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description No such workflow, or not yours, or it has no budget. */
+        WorkflowBudgetNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No such API key of yours. */
+        ApiKeyNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No such API key of yours, or it has no budget. */
+        ApiKeyBudgetNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No price table is configured (`MODEL_PRICES`), so runs have no cost and a budget could never be spent. */
+        PricesNotConfigured: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description No such namespace for this user (one the user is not a member of is not found either). */
         NamespaceNotFound: {
             headers: {
@@ -4398,6 +4561,8 @@ export interface components {
         /**
          * @description A per-user run quota is reached (`USER_MAX_CONCURRENT_RUNS` runs queued or running, or
          *     `USER_RUNS_PER_MINUTE` runs started this minute), or the API key's request rate limit.
+         *     Or a monthly budget (the workflow's, or the API key's that starts the run) is spent
+         *     (`budget_exhausted`, `Retry-After` the seconds until the month ends, UTC).
          */
         RunQuotaExceeded: {
             headers: {
@@ -4579,6 +4744,11 @@ export interface components {
         PreferWait: string;
         /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
         WorkflowId: string;
+        /**
+         * @description The API key's (access token's) `id`, as the settings page and listAccessTokens show it.
+         * @example 42
+         */
+        AccessTokenId: number;
         /**
          * @description A letter or underscore, then letters, digits and underscores (as an environment variable).
          * @example GITHUB_TOKEN
@@ -5758,7 +5928,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description `USER_RUNS_PER_MINUTE` runs (and node tests) started this minute, or the API key's request rate limit. */
+            /** @description `USER_RUNS_PER_MINUTE` runs (and node tests) started this minute, the API key's request rate limit, or a monthly budget (the workflow's or the API key's) spent: `budget_exhausted`, `Retry-After` until the month ends (UTC). */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -5925,6 +6095,199 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["SecretNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorkflowBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budget. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkflowBudgetNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putWorkflowBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetPut"];
+            };
+        };
+        responses: {
+            /** @description Set; this month's spend so far against the new limit. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["PricesNotConfigured"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWorkflowBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
+                workflow_id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkflowBudgetNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiKeyBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The API key's (access token's) `id`, as the settings page and listAccessTokens show it.
+                 * @example 42
+                 */
+                token_id: components["parameters"]["AccessTokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budget. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ApiKeyBudgetNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putApiKeyBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The API key's (access token's) `id`, as the settings page and listAccessTokens show it.
+                 * @example 42
+                 */
+                token_id: components["parameters"]["AccessTokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetPut"];
+            };
+        };
+        responses: {
+            /** @description Set; this month's spend so far against the new limit. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ApiKeyNotFound"];
+            409: components["responses"]["PricesNotConfigured"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApiKeyBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The API key's (access token's) `id`, as the settings page and listAccessTokens show it.
+                 * @example 42
+                 */
+                token_id: components["parameters"]["AccessTokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ApiKeyBudgetNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

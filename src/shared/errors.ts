@@ -106,6 +106,9 @@ export const PROBLEM_CODES = {
   node_not_found: 404,
   run_not_waiting: 409,
   invalid_approval_answer: 400,
+  budget_exhausted: 429,
+  budget_not_found: 404,
+  prices_not_configured: 409,
 } as const satisfies Record<string, ProblemStatus>;
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;
