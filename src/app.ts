@@ -36,6 +36,7 @@ import { nodeTestOperations } from './runs/nodeTestRouter.ts';
 import { approvalOperations } from './runs/approvalRouter.ts';
 import { triggerOperations } from './hooks/router.ts';
 import { callbackOperations } from './hooks/callbackRouter.ts';
+import { budgetOperations } from './runs/budgetRouter.ts';
 import { hookBodyParsers } from './hooks/hookBody.ts';
 import { httpMetrics, metricsRouter } from './ops/metrics.ts';
 import { computeMetrics } from './runs/compute/metrics.ts';
@@ -82,6 +83,7 @@ export function operationHandlers(ctx: AppContext, rateLimiters: RateLimiters): 
     ...secretOperations(ctx),
     ...triggerOperations(ctx, rateLimiters),
     ...callbackOperations(ctx),
+    ...budgetOperations(ctx),
   };
 }
 
@@ -195,7 +197,7 @@ export function createApp(ctx: AppContext): express.Express {
 
   // After the validator's security handlers, which establish whose allowance a request spends.
   app.use(
-    ['/api/open/v1', '/api/workflows', '/api/secrets', '/serverless'],
+    ['/api/open/v1', '/api/workflows', '/api/secrets', '/serverless', '/api/access-tokens'],
     apiRateLimit(rateLimiters.api, ctx.config.API_RATE_LIMIT_PER_MINUTE),
   );
   app.use(mountOperations(specPath, operationHandlers(ctx, rateLimiters)));

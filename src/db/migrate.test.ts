@@ -4,6 +4,7 @@ import { insertReturningId } from './insert.ts';
 import { migrateLatest, migrateRollback, migrateUp } from './migrate.ts';
 import { TABLES_IN_CREATION_ORDER } from './migrations/0001_initial.ts';
 import { HOOK_TABLES } from './migrations/0013_workflow_hooks.ts';
+import { BUDGET_TABLES } from './migrations/0033_budgets.ts';
 import { versionBytes } from '../workflows/versions.store.ts';
 
 // The tables of 0001_initial, then of later migrations.
@@ -15,6 +16,7 @@ const TABLES = [
   'workflow_versions',
   ...HOOK_TABLES,
   'workflow_schedules',
+  ...BUDGET_TABLES,
 ];
 
 const ALL = [
@@ -47,6 +49,7 @@ const ALL = [
   '0029_run_retries',
   '0030_approval',
   '0032_run_costs',
+  '0033_budgets',
 ];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {

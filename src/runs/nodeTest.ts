@@ -20,6 +20,7 @@ import { versionGraph } from '../workflows/versions.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import { calledWorkflows } from './calledWorkflows.ts';
+import { checkBudgets } from './monthlyBudgets.ts';
 import { runBudget } from './compute/budget.ts';
 import { RunCaps } from './compute/runCaps.ts';
 import { executeGraph } from './executor.ts';
@@ -102,6 +103,7 @@ export async function testNode(
   body: NodeTestBody,
   runStarts: RunStarts,
   gone?: AbortSignal,
+  accessTokenId?: number,
 ): Promise<NodeTestResult> {
   const { userId, workflowId } = owner;
   const machinery = ctx.runs;
@@ -124,6 +126,8 @@ export async function testNode(
     throw invalidField(`The pinned data does not fit node ${nodeId}.`, problems[0]!.pointer, problems[0]!.message);
   if (problems.length)
     throw new Problem('invalid_field', `The pinned data does not fit node ${nodeId}.`, { errors: problems });
+  // Its provider calls cost what a run's do (though no run records them): a spent budget refuses it too.
+  await checkBudgets(ctx, workflowId, accessTokenId);
   const retryAfter = runStarts.hit(`user:${userId}`);
   if (retryAfter !== null) throw tooManyRunsPerMinute(ctx.config.USER_RUNS_PER_MINUTE, retryAfter);
 

@@ -4,6 +4,7 @@ import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
 import type { Operations } from '../http/operations.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
+import { principalOf } from '../http/principal.ts';
 import { testNode } from './nodeTest.ts';
 import { userOf, workflowIdOf } from './routeParams.ts';
 
@@ -19,7 +20,8 @@ export function nodeTestOperations(ctx: AppContext, runStarts: SharedRateLimiter
     res.on('close', () => {
       if (!res.writableFinished) gone.abort();
     });
-    const result = await testNode(ctx, owner, String(req.params.node_id), body, runStarts, gone.signal);
+    const keyId = principalOf(req, 'apiKey').accessTokenId;
+    const result = await testNode(ctx, owner, String(req.params.node_id), body, runStarts, gone.signal, keyId);
     res.status(200).json({ data: result });
   }
 

@@ -72,7 +72,7 @@ export function reusableSteps(
  * Starts the retry of `owner`'s failed or cancelled run `runId` (404 when it is not theirs, 409
  * `run_not_retryable` when it is queued, running or completed): its inputs, on its version unless
  * `version` names another, reusing what reusableSteps allows; otherwise as startRun (quotas,
- * Idempotency-Key: a key already used for another start is a 409).
+ * budgets, Idempotency-Key: a key already used for another start is a 409).
  */
 export async function retryRun(
   ctx: RunContext,
@@ -81,6 +81,7 @@ export async function retryRun(
   idempotencyKey: string | undefined,
   runStarts: RunStarts | undefined,
   version?: number,
+  accessTokenId?: number,
 ): Promise<{ run: Run; replayed: boolean }> {
   const { userId, workflowId } = owner;
   await isWorkflowDeletedForRuns(ctx, userId, workflowId); // its 404 for a workflow that is not theirs
@@ -102,5 +103,6 @@ export async function retryRun(
       of: runId,
       steps: (after) => reusableSteps(before, after, steps, runId),
     },
+    accessTokenId,
   );
 }

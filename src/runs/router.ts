@@ -34,6 +34,9 @@ interface Wait {
   drained: AbortSignal;
 }
 
+/** The API key (access token id) a request came with, if any (a trigger URL's has none). */
+const apiKeyOf = (req: Request) => (req.principal?.kind === 'apiKey' ? req.principal.accessTokenId : undefined);
+
 /** What ends with a deleted workflow (deleteWorkflow's `onDeleted`): its queued and running runs. */
 export function cancelRunsOfDeletedWorkflow(ctx: AppContext): (workflowId: string) => Promise<number> {
   return (workflowId) => service.cancelRunsOfDeletedWorkflow(ctx, workflowId);
@@ -54,7 +57,7 @@ async function answerWithWait(
 ): Promise<void> {
   const seconds = preferredWait(req.get('Prefer'));
   const runs = ctx.runs;
-  const keyId = req.principal?.kind === 'apiKey' ? req.principal.accessTokenId : undefined;
+  const keyId = apiKeyOf(req);
   const release = seconds === undefined || !runs ? undefined : runs.waits.tryTake(keyId, userId);
   let wait: Wait | undefined;
   try {
@@ -109,12 +112,13 @@ export async function startRunAndAnswer(
 ): Promise<void> {
   const key = req.get('Idempotency-Key');
   const readInputs = typeof inputs === 'function' ? inputs : () => Promise.resolve(inputs);
+  const keyId = apiKeyOf(req);
   // A client's own Idempotency-Key comes first; else a sender's delivery id (src/hooks) names the start.
   await answerStart(ctx, req, res, owner, () =>
     delivery && key === undefined
       ? startDeliveredRun(ctx, owner, readInputs, delivery, runStarts)
       : readInputs().then((read) =>
-          service.startRun(ctx, owner.userId, owner.workflowId, read, key, runStarts, version),
+          service.startRun(ctx, owner.userId, owner.workflowId, read, key, runStarts, version, undefined, keyId),
         ),
   );
 }
@@ -201,7 +205,9 @@ export function runOperations(ctx: AppContext, runStarts: SharedRateLimiter): Op
     const owner = { userId: userOf(req), workflowId: workflowIdOf(req) };
     const { version } = (req.body ?? {}) as RetryBody;
     const key = req.get('Idempotency-Key');
-    await answerStart(ctx, req, res, owner, () => retry(ctx, owner, runIdOf(req), key, runStarts, version));
+    await answerStart(ctx, req, res, owner, () =>
+      retry(ctx, owner, runIdOf(req), key, runStarts, version, apiKeyOf(req)),
+    );
   }
 
   async function cancelRun(req: Request, res: Response<JsonOf<'cancelRun', 200>>) {

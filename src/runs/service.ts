@@ -20,6 +20,7 @@ import { versionGraph } from '../workflows/versions.ts';
 import type { AppContext } from '../context.ts';
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { insertRunWithinLimit } from './quotaBatches.ts';
+import { checkBudgets } from './monthlyBudgets.ts';
 import { closeWaitingSteps } from './approvalsStore.ts';
 import { runsStore } from './runsStore.ts';
 import * as store from './store.ts';
@@ -136,6 +137,8 @@ async function replay(
  * With `runStarts` (the HTTP API and the console always pass it), the per-user run quotas apply:
  * USER_RUNS_PER_MINUTE counted there, USER_MAX_CONCURRENT_RUNS in the store. 503 without a queue.
  * `version`: run that version of the workflow (versions.ts) instead of the current one. `retry`: retrySeed.ts.
+ * `accessTokenId`: the API key that starts it, recorded on the run; its budget applies with the
+ * workflow's (monthlyBudgets.ts), to new runs only.
  */
 export async function startRun(
   ctx: RunContext,
@@ -146,6 +149,7 @@ export async function startRun(
   runStarts?: RunStarts,
   version?: number,
   retry?: RetrySeed,
+  accessTokenId?: number,
 ): Promise<{ run: Run; replayed: boolean }> {
   const machinery = ctx.runs;
   if (!machinery) throw runsNotConfigured();
@@ -163,6 +167,7 @@ export async function startRun(
     if (existing)
       return { run: toRun(await replay(ctx, machinery, existing, inputs, version, retry?.of)), replayed: true };
   }
+  await checkBudgets(ctx, workflowId, accessTokenId);
   const row: RunRow = {
     seq: 0,
     id: newRunId(),
@@ -181,6 +186,7 @@ export async function startRun(
     finished_at: null,
     duration_ms: null,
     ...(retry ? { retry_of: retry.of } : {}),
+    ...(accessTokenId !== undefined ? { access_token_id: accessTokenId } : {}),
   };
   try {
     const { seq: _seq, ...insert } = row;

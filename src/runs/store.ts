@@ -34,6 +34,8 @@ export interface RunRow {
   duration_ms: number | null;
   /** The failed or cancelled run this one retries (its completed steps reused), null for any other run. */
   retry_of?: string | null;
+  /** The API key (access token id) that started the run; null for any other start. */
+  access_token_id?: number | null;
 }
 
 export type NewRunRow = Omit<RunRow, 'seq'>;
