@@ -125,6 +125,25 @@ export const putApiKeyBudget = async (ctx: WorkflowContext, userId: number, toke
 export const deleteApiKeyBudget = async (ctx: WorkflowContext, userId: number, tokenId: number) =>
   removeBudget(ctx, userId, await requireApiKey(ctx, userId, tokenId));
 
+/** The workflow's budget, or undefined when it has none (the console's workflow page; the workflow is the user's). */
+export async function findWorkflowBudget(
+  ctx: WorkflowContext,
+  userId: number,
+  workflowId: string,
+): Promise<Budget | undefined> {
+  const row = await store.findBudget(ctx.db, 'workflow', workflowId);
+  return row && row.user_id === userId ? budgetOf(ctx, row) : undefined;
+}
+
+/** The budgets of the user's API keys, by key id (the console's access-token page). */
+export async function apiKeyBudgetsOfUser(ctx: WorkflowContext, userId: number): Promise<Map<number, Budget>> {
+  const rows = await store.listBudgetsOfUser(ctx.db, userId, 'api_key');
+  const budgets = await Promise.all(
+    rows.map(async (row) => [Number(row.target_id), await budgetOf(ctx, row)] as const),
+  );
+  return new Map(budgets);
+}
+
 /**
  * Refuses a run start (or a node test) that a spent budget forbids: the workflow's, and the API
  * key's that starts it (`accessTokenId`; none for the console, triggers and schedules).

@@ -21,6 +21,11 @@ export async function findBudget(db: Knex, scope: BudgetScope, targetId: string)
   return row && { ...row, limit_nanos: Number(row.limit_nanos) };
 }
 
+export async function listBudgetsOfUser(db: Knex, userId: number, scope: BudgetScope): Promise<BudgetRow[]> {
+  const rows: BudgetRow[] = await db<BudgetRow>('budgets').where({ user_id: userId, scope }).orderBy('id');
+  return rows.map((r) => ({ ...r, limit_nanos: Number(r.limit_nanos) }));
+}
+
 /** Both budgets a run start may meet, in one read: the workflow's, and the starting key's. */
 export async function findBudgetsOfStart(
   db: Knex,

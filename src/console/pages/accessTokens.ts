@@ -2,6 +2,7 @@ import { Router, type Response } from 'express';
 import type { AppContext } from '../../context.ts';
 import { createAccessToken, deleteAccessToken, listAccessTokensOfUser } from '../../accounts/accessTokens.ts';
 import { listOrgsForUser } from '../../accounts/orgs.ts';
+import { apiKeyBudgetsOfUser } from '../../runs/monthlyBudgets.ts';
 import { confirmPage } from '../views/confirm.ts';
 import { accessTokensPage, tokenCreatedPage, type TokenInput } from '../views/accessTokens.ts';
 import type { PageUser } from '../views/format.ts';
@@ -10,24 +11,29 @@ import { doneMessage, field, formProblemsOf, fields, notFoundPage, pageUser, ref
 
 // /settings/tokens: create and delete the user's raw access tokens (API keys).
 
+async function showTokens(
+  ctx: AppContext,
+  res: Response,
+  status: number,
+  user: PageUser,
+  problems: FormProblem[],
+  input?: TokenInput,
+  flash?: string,
+): Promise<void> {
+  const [tokens, orgs, budgets] = await Promise.all([
+    listAccessTokensOfUser(ctx, user.id),
+    listOrgsForUser(ctx, user.id),
+    apiKeyBudgetsOfUser(ctx, user.id),
+  ]);
+  const namespaces = [user.login, ...orgs.map((o) => o.namespace)];
+  sendPage(res, status, accessTokensPage({ user, tokens, budgets, namespaces, problems, input, flash }));
+}
+
 export function accessTokensRouter(ctx: AppContext): Router {
   const router = Router();
 
-  async function showTokens(
-    res: Response,
-    status: number,
-    user: PageUser,
-    problems: FormProblem[],
-    input?: TokenInput,
-    flash?: string,
-  ): Promise<void> {
-    const [tokens, orgs] = await Promise.all([listAccessTokensOfUser(ctx, user.id), listOrgsForUser(ctx, user.id)]);
-    const namespaces = [user.login, ...orgs.map((o) => o.namespace)];
-    sendPage(res, status, accessTokensPage({ user, tokens, namespaces, problems, input, flash }));
-  }
-
   router.get('/settings/tokens', async (req, res) => {
-    await showTokens(res, 200, await pageUser(ctx, req), [], undefined, doneMessage(req));
+    await showTokens(ctx, res, 200, await pageUser(ctx, req), [], undefined, doneMessage(req));
   });
 
   router.post('/settings/tokens', async (req, res) => {
@@ -53,7 +59,7 @@ export function accessTokensRouter(ctx: AppContext): Router {
       // A namespace the user cannot use (left the org since the form was shown) is about that field.
       const problems =
         problem.status === 404 ? [{ field: 'namespace', message: problem.message }] : formProblemsOf(problem);
-      await showTokens(res, 400, user, problems, input);
+      await showTokens(ctx, res, 400, user, problems, input);
     }
   });
 

@@ -67,6 +67,8 @@ const DONE_MESSAGES: Record<string, string> = {
   'app-revoked': "Access revoked. The application's tokens no longer work; it must ask you again.",
   'callback-enabled': 'Callback re-enabled. The run ends it missed while paused are being delivered.',
   'run-resumed': 'Answer sent. The run goes on from it.',
+  'budget-set': 'Monthly budget set. New runs are refused once this month has cost that much.',
+  'budget-removed': 'Monthly budget removed. Runs are no longer limited by their cost.',
 };
 
 export const doneMessage = (req: Request): string | undefined =>

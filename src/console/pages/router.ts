@@ -16,6 +16,7 @@ import { signupRouter } from './signup.ts';
 import { organizationsRouter } from './organizations.ts';
 import { runControlsRouter } from './runControls.ts';
 import { callbackPagesRouter } from './callbacks.ts';
+import { budgetPagesRouter } from './budgets.ts';
 import { consoleScripts } from './scripts.ts';
 import { workflowDeletionRouter } from './workflowDeletion.ts';
 import { workflowEditorRouter } from './workflowEditor.ts';
@@ -72,6 +73,8 @@ export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
     runControlsRouter(ctx, runStarts),
     workflowDeletionRouter(ctx),
     callbackPagesRouter(ctx),
+    // A workflow's budget and an API key's (/settings/tokens/{id}/budget): both groups' session and CSRF checks have run.
+    budgetPagesRouter(ctx),
   );
   return router;
 }

@@ -13,6 +13,8 @@ import type { FormProblem } from '../views/form.ts';
 import { runPage, runState } from '../views/runs.ts';
 import { inputField, inputVariables, workflowPage, workflowsPage, type RunFormState } from '../views/workflows.ts';
 import { doneMessage, notFoundPage, pageUser, refusedWith, sendPage } from './common.ts';
+import { findWorkflowBudget } from '../../runs/monthlyBudgets.ts';
+import { tableCurrency } from '../../shared/prices.ts';
 
 // /workflows: the signed-in user's workflows and runs (another user's id is simply not found, as
 // in the API). Runs start through the same service as POST /api/workflows/{id}/run: the same
@@ -48,10 +50,11 @@ async function showWorkflow(
   form: RunFormState,
 ): Promise<void> {
   const search = searchOf(req);
-  const [history, schedules, callbacks] = await Promise.all([
+  const [history, schedules, callbacks, budget] = await Promise.all([
     runs.listRuns(ctx, user.id, workflow.id, { page: pageOf(req), perPage: PER_PAGE, ...(search ? { search } : {}) }),
     listSchedules(ctx, user.id, workflow.id, { page: 1, perPage: MAX_SCHEDULES_PER_WORKFLOW }), // all of them: one page
     listCallbacks(ctx, user.id, workflow.id, { page: 1, perPage: MAX_CALLBACKS_PER_WORKFLOW }),
+    findWorkflowBudget(ctx, user.id, workflow.id),
   ]);
   const model = {
     user,
@@ -63,6 +66,7 @@ async function showWorkflow(
     baseUrl: ctx.config.BASE_URL,
     schedules: schedules.data,
     callbacks: callbacks.data,
+    budget: { user, action: `/workflows/${workflow.id}/budget`, budget, currency: tableCurrency(ctx.config) },
   };
   sendPage(res, status, workflowPage({ ...model, flash: doneMessage(req) }));
 }

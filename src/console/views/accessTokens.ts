@@ -10,6 +10,8 @@ import { formatDate } from '../format.ts';
 import type { PageUser } from './format.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
 import { layout } from '../../html/layout.ts';
+import type { Budget } from '../../runs/monthlyBudgets.ts';
+import { budgetSummary } from './budgets.ts';
 
 export interface TokenInput {
   name: string;
@@ -40,6 +42,8 @@ const expiry = (t: AccessToken) =>
 export interface AccessTokensModel {
   user: PageUser;
   tokens: AccessToken[];
+  /** The monthly budgets of the tokens that have one, by token id. */
+  budgets?: ReadonlyMap<number, Budget>;
   /** The user's login and the organizations they belong to. */
   namespaces: string[];
   /** Why the last creation was refused, with what the user chose. */
@@ -56,12 +60,21 @@ const DEFAULT_USAGE_SCENARIO = 'trial';
 
 const selected = (value: string, chosen: string | undefined) => (value === chosen ? html` selected` : '');
 
-export function accessTokensPage({ user, tokens, namespaces, problems, input, flash }: AccessTokensModel): Html {
+export function accessTokensPage({
+  user,
+  tokens,
+  budgets,
+  namespaces,
+  problems,
+  input,
+  flash,
+}: AccessTokensModel): Html {
   const rows = tokens.map(
     (
       t,
     ) => html`<tr><td><strong>${t.name}</strong><br><small><code>${t.token_prefix}…</code></small></td><td>${t.namespace}</td><td>${t.usage_scenario}</td>
 <td>${t.permissions.map((p) => html`<code>${p}</code> `)}</td><td>${formatDate(t.created_at)}<br><small>${t.last_used_at === null ? 'never used' : `used ${formatDate(t.last_used_at)}`}</small><br>${expiry(t)}</td>
+<td>${budgetSummary(budgets?.get(t.id))}<br><a href="/settings/tokens/${t.id}/budget">Budget<span class="visually-hidden"> of ${t.name}</span></a></td>
 <td><a class="button danger" href="/settings/tokens/${t.id}/delete">Delete</a></td></tr>`,
   );
   return layout(
@@ -73,7 +86,7 @@ export function accessTokensPage({ user, tokens, namespaces, problems, input, fl
       mainAction: { id: 'name', label: 'Create an access token' },
     },
     html`<h1>Access tokens</h1><p>Raw access tokens (API keys) call the workflows and serverless APIs. Apps you authorize never see them: they get short-lived proxy tokens instead.</p>
-${tokens.length ? html`<table><thead><tr><th>Token</th><th>Namespace</th><th>Usage</th><th>Permissions</th><th>Created</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>No access tokens yet.</p>`}
+${tokens.length ? html`<table><thead><tr><th>Token</th><th>Namespace</th><th>Usage</th><th>Permissions</th><th>Created</th><th>Monthly budget</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>No access tokens yet.</p>`}
 <h2>Create an access token</h2>${formProblems(problems)}
 <form method="post" action="/settings/tokens"><input type="hidden" name="csrf_token" value="${user.csrf}">
 <label for="name">Name</label><input type="text" id="name" name="name"${invalidAttrs(problems, 'name')} value="${input?.name ?? ''}" required>${fieldError(problems, 'name')}

@@ -10,6 +10,7 @@ import { nodeAnchor, nodeSections } from './nodeInspector.ts';
 import { curlBlock, curlForRunStart } from './runControls.ts';
 import type { Schedule } from '../../schedules/service.ts';
 import { schedulesSection } from './schedules.ts';
+import { budgetSection, type BudgetModel } from './budgets.ts';
 import type { Callback } from '../../hooks/callbacks.ts';
 import { callbacksSection } from './callbacks.ts';
 import { runInputOf } from '../../nodes/registry.ts';
@@ -118,6 +119,8 @@ export interface WorkflowModel {
   /** The workflow's callbacks: paused ones with a Re-enable button. */
   callbacks?: Callback[];
   flash?: string | undefined;
+  /** The workflow's monthly budget and its form. */
+  budget?: BudgetModel;
 }
 
 const RUN_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
@@ -144,6 +147,7 @@ export function workflowPage({
   schedules,
   callbacks,
   flash,
+  budget,
 }: WorkflowModel): Html {
   const history = runs.map(
     (
@@ -179,6 +183,7 @@ ${
       : html`<p>No runs yet.</p>`
 }</section>
 ${schedules ? schedulesSection(workflow.id, schedules) : ''}
-${callbacks ? callbacksSection(user, workflow.id, callbacks) : ''}`,
+${callbacks ? callbacksSection(user, workflow.id, callbacks) : ''}
+${budget ? budgetSection(budget) : ''}`,
   );
 }
