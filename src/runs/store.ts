@@ -36,6 +36,12 @@ export interface RunRow {
   retry_of?: string | null;
   /** The API key (access token id) that started the run; null for any other start. */
   access_token_id?: number | null;
+  /** What the run's model calls cost, in billionths of `cost_currency` (src/shared/prices.ts); null: no priced model (or before its end). Read as a string on PostgreSQL. */
+  cost_nanos?: number | string | null;
+  /** Of `cost_nanos`, the input tokens' part (cached ones included). */
+  cost_input_nanos?: number | string | null;
+  /** ISO 4217 code of the price table when the run's steps were priced. */
+  cost_currency?: string | null;
 }
 
 export type NewRunRow = Omit<RunRow, 'seq'>;
@@ -48,6 +54,10 @@ export type RunEnd = {
   output: string | null;
   error: string | null;
   usage: string | null;
+  /** The run's cost (RunRow's columns), summed over its steps'; null or absent: none priced. */
+  cost_nanos?: number | null;
+  cost_input_nanos?: number | null;
+  cost_currency?: string | null;
   finished_at: number;
   duration_ms: number;
 };
@@ -94,12 +104,23 @@ export interface FinalEvents {
  */
 export type KeptStep = Pick<
   RunStepRow,
-  'node_id' | 'status' | 'output_preview' | 'output_json' | 'usage' | 'reused_from'
+  'node_id' | 'status' | 'output_preview' | 'output_json' | 'usage' | 'reused_from' | StepCostColumn
 >;
+
+/** A step's cost, as a run's (RunRow's `cost_*`). */
+export type StepCostColumn = 'cost_nanos' | 'cost_input_nanos' | 'cost_currency';
 
 export type StepEnd = Pick<
   RunStepRow,
-  'status' | 'finished_at' | 'output_preview' | 'output_json' | 'truncated' | 'usage' | 'error' | 'attempts'
+  | 'status'
+  | 'finished_at'
+  | 'output_preview'
+  | 'output_json'
+  | 'truncated'
+  | 'usage'
+  | 'error'
+  | 'attempts'
+  | StepCostColumn
 >;
 
 export interface RunStepRow {
@@ -122,6 +143,10 @@ export interface RunStepRow {
   attempts?: number | null;
   /** The run this step was copied from, its output reused (a retry's), null (or absent) for a step run here. */
   reused_from?: string | null;
+  /** What the step's model calls cost, as a run's (RunRow's `cost_*`); null or absent: no priced model. */
+  cost_nanos?: number | string | null;
+  cost_input_nanos?: number | string | null;
+  cost_currency?: string | null;
 }
 
 /** A step's input and output are logged whole up to this many characters (openapi.yaml RunStep; stepLog.ts cuts them). */
