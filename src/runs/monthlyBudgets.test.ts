@@ -209,6 +209,38 @@ describe.each(testDialects())('monthly budgets (%s)', (dialect) => {
     expect((read.body.data as { spent: number }).spent).toBe(Number((await storedRun(bySecond)).cost_nanos) / 1e9);
   });
 
+  it('refuses to retry a failed run once the budget is spent; the replay of a start already made is answered as before', async () => {
+    const [hana] = await userWithKeys(server.ctx, 'budget-hana');
+    const wf = await workflowOf(hana);
+    const startOnce = () =>
+      fetch(`${server.baseUrl}/api/workflows/${wf}/run`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${hana.token}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'budget-replay',
+          prefer: 'wait=30',
+        },
+        body: JSON.stringify({ inputs: { ticket: 'Printer on fire' } }),
+      });
+    expect((await startOnce()).status).toBe(200);
+    fake.replies.push({ kind: 'error', status: 400, message: 'Bad prompt.', code: 'bad_prompt' });
+    const failed = await run(hana, wf);
+    expect((failed.body.data as { status: string }).status).toBe('failed');
+    expect((await call(hana, 'PUT', budgetPath(wf), { monthly_limit: 0.001 })).status).toBe(200);
+
+    const retried = await call(
+      hana,
+      'POST',
+      `/api/workflows/${wf}/runs/${(failed.body.data as { id: string }).id}/retry`,
+    );
+    expect(retried.status).toBe(429);
+    expect(retried.body.code).toBe('budget_exhausted');
+    expect(retried.headers.get('retry-after')).toMatch(/^\d+$/);
+    // Not a new start: the run that key started is answered again.
+    expect((await startOnce()).status).toBe(200);
+  });
+
   it('counts this calendar month only: runs started last month do not spend this month', async () => {
     const [dave] = await userWithKeys(server.ctx, 'budget-dave');
     const wf = await workflowOf(dave);
