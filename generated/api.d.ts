@@ -777,7 +777,8 @@ export interface paths {
         /**
          * The workflow's monthly budget and this month's spend
          * @description What the workflow's runs started this calendar month (UTC) cost, against its monthly limit.
-         *     A workflow without a budget is a 404 `budget_not_found`.
+         *     A workflow without a budget answers `monthly_limit` and `remaining` null, with this month's
+         *     spend all the same (in the price table's currency; `currency` null without one).
          */
         get: operations["getWorkflowBudget"];
         /**
@@ -793,7 +794,7 @@ export interface paths {
         post?: never;
         /**
          * Remove the workflow's monthly budget
-         * @description Its runs are no longer limited by cost (the per-user quotas still apply).
+         * @description Its runs are no longer limited by cost (the per-user quotas still apply). Also 204 when it had none.
          */
         delete: operations["deleteWorkflowBudget"];
         options?: never;
@@ -819,7 +820,7 @@ export interface paths {
          * @description What the runs started with this API key (runWorkflow, retryRun) this calendar month (UTC)
          *     cost, against its monthly limit. Any of the user's API keys with the `workflows` permission
          *     reads and sets the budgets of all the user's keys; another user's key is a 404. A key
-         *     without a budget is a 404 `budget_not_found`.
+         *     without a budget answers `monthly_limit` and `remaining` null, with this month's spend.
          */
         get: operations["getApiKeyBudget"];
         /**
@@ -834,7 +835,7 @@ export interface paths {
         post?: never;
         /**
          * Remove an API key's monthly budget
-         * @description Runs started with the key are no longer limited by its cost (the per-user quotas still apply).
+         * @description Runs started with the key are no longer limited by its cost (the per-user quotas still apply). Also 204 when it had none.
          */
         delete: operations["deleteApiKeyBudget"];
         options?: never;
@@ -3273,29 +3274,30 @@ export interface components {
         /**
          * @description A monthly cost limit and what was spent against it this calendar month (UTC). Amounts are in
          *     `currency`, the operator's price table's, to nine decimals; `spent` sums the cost of the runs
-         *     started this month (a run's cost counts when it ends, in the month it was started).
+         *     started this month (a run's cost counts when it ends, in the month it was started). Without a
+         *     budget, `monthly_limit` and `remaining` are null and `spent` is still given.
          */
         Budget: {
             /**
-             * @description The most this month's runs may cost.
+             * @description The most this month's runs may cost; null: no budget.
              * @example 10
              */
-            monthly_limit: number;
+            monthly_limit: number | null;
             /**
-             * @description The price table's currency when the budget was set.
+             * @description The price table's currency when the budget was set (without a budget, the table's; null without a table).
              * @example USD
              */
-            currency: string;
+            currency: string | null;
             /**
              * @description What the runs started this month cost so far.
              * @example 3.417
              */
             spent: number;
             /**
-             * @description `monthly_limit - spent`, never below 0; at 0 new runs are refused.
+             * @description `monthly_limit - spent`, never below 0; at 0 new runs are refused. Null: no budget.
              * @example 6.583
              */
-            remaining: number;
+            remaining: number | null;
             /**
              * Format: date-time
              * @description This month's start (UTC).
@@ -4445,26 +4447,8 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description No such workflow, or not yours, or it has no budget. */
-        WorkflowBudgetNotFound: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
         /** @description No such API key of yours. */
         ApiKeyNotFound: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description No such API key of yours, or it has no budget. */
-        ApiKeyBudgetNotFound: {
             headers: {
                 [name: string]: unknown;
             };
@@ -6172,7 +6156,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["WorkflowBudgetNotFound"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6235,7 +6219,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["WorkflowBudgetNotFound"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6267,7 +6251,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["ApiKeyBudgetNotFound"];
+            404: components["responses"]["ApiKeyNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6336,7 +6320,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["ApiKeyBudgetNotFound"];
+            404: components["responses"]["ApiKeyNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -2,8 +2,6 @@
 // (src/shared/errors.ts PROBLEM_CODES, which openapi.yaml's Problem.code lists).
 import { Problem } from '../shared/errors.ts';
 
-export const budgetNotFound = (what: string) => new Problem('budget_not_found', `${what} has no budget.`);
-
 export const pricesNotConfigured = () =>
   new Problem(
     'prices_not_configured',

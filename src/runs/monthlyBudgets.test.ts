@@ -261,9 +261,11 @@ describe.each(testDialects())('monthly budgets (%s)', (dialect) => {
     const [frank] = await userWithKeys(server.ctx, 'budget-frank');
     const wf = await workflowOf(erin);
 
-    // Not set yet.
-    expect((await call(erin, 'GET', budgetPath(wf))).body).toMatchObject({ status: 404, code: 'budget_not_found' });
-    expect((await call(erin, 'DELETE', keyBudgetPath(erinSecond))).body).toMatchObject({ code: 'budget_not_found' });
+    // Not set yet: no limit, this month's spend all the same; removing none is done already.
+    const unset = await call(erin, 'GET', budgetPath(wf));
+    expect(unset.status).toBe(200);
+    expect(unset.body.data).toMatchObject({ monthly_limit: null, remaining: null, currency: 'USD', spent: 0 });
+    expect((await call(erin, 'DELETE', keyBudgetPath(erinSecond))).status).toBe(204);
     expect((await call(erin, 'PUT', keyBudgetPath(erinSecond), { monthly_limit: 5 })).status).toBe(200);
 
     // Another user's workflow or key is not found, for every method; nothing of erin's changes.
@@ -299,7 +301,7 @@ describe.each(testDialects())('monthly budgets (%s)', (dialect) => {
     }
     expect((await call(erin, 'GET', '/api/access-tokens/abc/budget')).status).toBe(400);
     expect((await call(erin, 'GET', '/api/access-tokens/0/budget')).status).toBe(400);
-    expect((await call(erin, 'GET', budgetPath(wf))).status).toBe(404);
+    expect((await call(erin, 'GET', budgetPath(wf))).body.data).toMatchObject({ monthly_limit: null });
   });
 
   it('refuses to set a budget without a price table (409 prices_not_configured)', async () => {

@@ -10,18 +10,18 @@ import { findWorkflowForRuns, type WorkflowContext } from '../workflows/service.
 import { listAccessTokensOfUser } from '../accounts/accessTokens.ts';
 import { accessTokenNotFound, workflowNotFound } from '../shared/errors.ts';
 import { tableCurrency } from '../shared/prices.ts';
-import { budgetExhausted, budgetNotFound, pricesNotConfigured } from './budgetErrors.ts';
+import { budgetExhausted, pricesNotConfigured } from './budgetErrors.ts';
 import * as store from './monthlyBudgetsStore.ts';
 import type { BudgetRow, BudgetScope } from './monthlyBudgetsStore.ts';
 
 export type { BudgetScope } from './monthlyBudgetsStore.ts';
 
-/** The contract's Budget: amounts in units of `currency`. */
+/** The contract's Budget: amounts in units of `currency`; without a budget, its limit and remaining are null. */
 export interface Budget {
-  monthly_limit: number;
-  currency: string;
+  monthly_limit: number | null;
+  currency: string | null;
   spent: number;
-  remaining: number;
+  remaining: number | null;
   period_start: string;
   period_end: string;
 }
@@ -75,10 +75,21 @@ async function budgetOf(ctx: WorkflowContext, row: BudgetRow): Promise<Budget> {
   };
 }
 
+/** The target's budget, or (none set) this month's spend in the price table's currency with a null limit. */
 async function readBudget(ctx: WorkflowContext, userId: number, target: BudgetTarget): Promise<Budget> {
   const row = await store.findBudget(ctx.db, target.scope, targetIdOf(target));
-  if (!row || row.user_id !== userId) throw budgetNotFound(nameOf(target.scope, targetIdOf(target)));
-  return budgetOf(ctx, row);
+  if (row && row.user_id === userId) return budgetOf(ctx, row);
+  const { start, end } = monthOf(ctx.now());
+  const currency = tableCurrency(ctx.config);
+  const spent = currency ? await store.spentNanos(ctx.db, target.scope, targetIdOf(target), currency, start, end) : 0;
+  return {
+    monthly_limit: null,
+    currency,
+    spent: toUnits(spent),
+    remaining: null,
+    period_start: new Date(start).toISOString(),
+    period_end: new Date(end).toISOString(),
+  };
 }
 
 /**
@@ -106,9 +117,9 @@ async function setBudget(
   return budgetOf(ctx, { ...row, id: 0, created_at: 0, updated_at: 0 });
 }
 
+/** Idempotent (RFC 9110 9.2.2): removing a budget that is not there leaves what was asked for. */
 async function removeBudget(ctx: WorkflowContext, userId: number, target: BudgetTarget): Promise<void> {
-  if ((await store.deleteBudget(ctx.db, userId, target.scope, targetIdOf(target))) === 0)
-    throw budgetNotFound(nameOf(target.scope, targetIdOf(target)));
+  await store.deleteBudget(ctx.db, userId, target.scope, targetIdOf(target));
 }
 
 // Each operation checks its own kind of target (a workflow's 404, or a key's), then reads or writes the budget.
@@ -156,14 +167,14 @@ export async function checkBudgets(
   const rows = await store.findBudgetsOfStart(ctx.db, workflowId, accessTokenId);
   for (const row of rows) {
     const budget = await budgetOf(ctx, row);
-    if (budget.remaining > 0) continue;
+    if (budget.remaining === null || budget.remaining > 0) continue;
     const retryAfter = Math.max(1, Math.ceil((Date.parse(budget.period_end) - ctx.now()) / 1000));
     throw budgetExhausted(
       nameOf(row.scope, row.target_id),
       {
-        limit: budget.monthly_limit,
+        limit: toUnits(row.limit_nanos),
         spent: budget.spent,
-        currency: budget.currency,
+        currency: row.currency,
         periodStart: budget.period_start,
         periodEnd: budget.period_end,
       },

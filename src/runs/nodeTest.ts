@@ -99,7 +99,8 @@ function stepLog(now: () => number) {
 /**
  * Runs `nodeId` of `owner`'s workflow (its current graph, or `body.version`'s) on the pinned
  * `upstream` outputs and `inputs`, and answers its result. 404 for a workflow not theirs or a node
- * it lacks, 400 for pinned data that does not fit, 429 past USER_RUNS_PER_MINUTE (a test counts as
+ * it lacks, 400 for pinned data that does not fit, 429 when a monthly budget it meets is spent (its
+ * model calls cost as a run's do) or past USER_RUNS_PER_MINUTE (a test counts as
  * a run start there), 503 without runs. Bounded by RUN_TIMEOUT_SECONDS, and stopped when `gone` aborts (the client left).
  */
 export async function testNode(
@@ -132,7 +133,6 @@ export async function testNode(
     throw invalidField(`The pinned data does not fit node ${nodeId}.`, problems[0]!.pointer, problems[0]!.message);
   if (problems.length)
     throw new Problem('invalid_field', `The pinned data does not fit node ${nodeId}.`, { errors: problems });
-  // Its provider calls cost what a run's do (though no run records them): a spent budget refuses it too.
   await checkBudgets(ctx, workflowId, accessTokenId);
   const retryAfter = runStarts.hit(`user:${userId}`);
   if (retryAfter !== null) throw tooManyRunsPerMinute(ctx.config.USER_RUNS_PER_MINUTE, retryAfter);

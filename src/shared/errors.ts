@@ -107,7 +107,6 @@ export const PROBLEM_CODES = {
   run_not_waiting: 409,
   invalid_approval_answer: 400,
   budget_exhausted: 429,
-  budget_not_found: 404,
   prices_not_configured: 409,
 } as const satisfies Record<string, ProblemStatus>;
 

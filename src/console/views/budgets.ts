@@ -23,20 +23,22 @@ const day = (iso: string) => iso.slice(0, 10);
 
 /** "Spent 3.417 of 10 USD this month (since 2026-11-01; resets 2026-12-01)". */
 export function budgetSummary(budget: Budget | undefined): Html {
-  if (!budget) return html`<span data-field="budget">No monthly budget</span>`;
-  const spent = budget.remaining > 0 ? html`${budget.spent}` : html`<strong class="expired">${budget.spent}</strong>`;
-  return html`<span data-field="budget">Spent ${spent} of ${budget.monthly_limit} ${budget.currency} this month <small>(since ${day(budget.period_start)}; resets ${day(budget.period_end)})</small>${budget.remaining > 0 ? '' : html` · <strong>new runs are refused until it resets</strong>`}</span>`;
+  if (!budget || budget.monthly_limit === null) return html`<span data-field="budget">No monthly budget</span>`;
+  const spentAll = budget.remaining !== null && budget.remaining <= 0;
+  const spent = spentAll ? html`<strong class="expired">${budget.spent}</strong>` : html`${budget.spent}`;
+  return html`<span data-field="budget">Spent ${spent} of ${budget.monthly_limit} ${budget.currency} this month <small>(since ${day(budget.period_start)}; resets ${day(budget.period_end)})</small>${spentAll ? html` · <strong>new runs are refused until it resets</strong>` : ''}</span>`;
 }
 
 function budgetForm({ user, action, budget, currency, problems = [], input }: BudgetModel): Html {
   if (currency === null)
     return html`<p><small>No price table is configured, so runs have no cost and no budget can be set (operators: <code>MODEL_PRICES</code>).</small></p>`;
-  const value = input ?? (budget ? String(budget.monthly_limit) : '');
+  const set = budget !== undefined && budget.monthly_limit !== null;
+  const value = input ?? (set ? String(budget.monthly_limit) : '');
   return html`${formProblems(problems)}<form method="post" action="${action}" class="budget-form"><input type="hidden" name="csrf_token" value="${user.csrf}">
 <label for="monthly_limit">Monthly limit (${currency})</label><input type="text" inputmode="decimal" id="monthly_limit" name="monthly_limit" value="${value}"${invalidAttrs(problems, 'monthly_limit')} required>${fieldError(problems, 'monthly_limit')}
 <p class="hint"><small>Once this month's runs cost this much, new runs are refused until the month ends (UTC); a run already going finishes.</small></p>
-<button type="submit" class="primary">${budget ? 'Change budget' : 'Set budget'}</button></form>
-${budget ? html`<form method="post" action="${action}/delete"><input type="hidden" name="csrf_token" value="${user.csrf}"><button type="submit" class="danger">Remove budget</button></form>` : ''}`;
+<button type="submit" class="primary">${set ? 'Change budget' : 'Set budget'}</button></form>
+${set ? html`<form method="post" action="${action}/delete"><input type="hidden" name="csrf_token" value="${user.csrf}"><button type="submit" class="danger">Remove budget</button></form>` : ''}`;
 }
 
 /** The workflow page's section. */
