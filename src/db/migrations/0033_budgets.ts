@@ -7,8 +7,9 @@ import { dialectOf } from '../knex.ts';
 //   start (the console, an OAuth client, a trigger URL, a schedule, runs from before this).
 //   Not a foreign key: a deleted key's runs stay as they were, and ids are never reused.
 // - A run start sums `runs.cost_nanos` of the workflow's (or the key's) runs started this month
-//   in the budget's currency: the indexes on (workflow_id, created_at, cost_currency, cost_nanos)
-//   and (access_token_id, ...) answer that sum from the index alone, whatever the number of runs.
+//   in the budget's currency: the indexes on (workflow_id, cost_currency, created_at, cost_nanos)
+//   and (access_token_id, ...) answer that sum from the index alone (the equalities, then the
+//   month's range), whatever the number of runs.
 // - `budgets`: one row per workflow or key (`scope`, `target_id`: the workflow id, or the key's
 //   id in decimal), its limit in billionths of `currency` (the price table's when it was set).
 
@@ -17,8 +18,8 @@ export const BUDGET_TABLES = ['budgets'];
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('runs', (t) => {
     t.integer('access_token_id').unsigned().nullable();
-    t.index(['workflow_id', 'created_at', 'cost_currency', 'cost_nanos'], 'runs_workflow_month_cost');
-    t.index(['access_token_id', 'created_at', 'cost_currency', 'cost_nanos'], 'runs_key_month_cost');
+    t.index(['workflow_id', 'cost_currency', 'created_at', 'cost_nanos'], 'runs_workflow_month_cost');
+    t.index(['access_token_id', 'cost_currency', 'created_at', 'cost_nanos'], 'runs_key_month_cost');
   });
   await knex.schema.createTable('budgets', (t) => {
     // Exact comparisons on MySQL (see 0004_exact_collations); knex refuses these on PostgreSQL.
@@ -42,8 +43,8 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTableIfExists('budgets');
   await knex.schema.alterTable('runs', (t) => {
-    t.dropIndex(['workflow_id', 'created_at', 'cost_currency', 'cost_nanos'], 'runs_workflow_month_cost');
-    t.dropIndex(['access_token_id', 'created_at', 'cost_currency', 'cost_nanos'], 'runs_key_month_cost');
+    t.dropIndex(['workflow_id', 'cost_currency', 'created_at', 'cost_nanos'], 'runs_workflow_month_cost');
+    t.dropIndex(['access_token_id', 'cost_currency', 'created_at', 'cost_nanos'], 'runs_key_month_cost');
     t.dropColumn('access_token_id');
   });
 }
