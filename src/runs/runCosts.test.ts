@@ -9,7 +9,7 @@ import { createApiClient, type ApiClient, type Schemas } from '../../client/src/
 import type { AppContext } from '../context.ts';
 import { createAccessToken } from '../accounts/accessTokens.ts';
 import { createUser } from '../accounts/users.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
+import { replyGate, startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
@@ -307,6 +307,48 @@ describe.each(testDialects())('run costs on %s', (dialect) => {
     // The other: the two smallest spenders and alice's runs of the tests before.
     const other = Number(users.find((m) => m[1] === 'other')![2]);
     expect(other).toBeGreaterThan(usd(10 * 10_000 + 20 * 10_000));
+  });
+
+  it('a run cancelled through the API keeps what its steps spent before the cancel', async () => {
+    const gate = replyGate();
+    let asked = 0;
+    fake.answer = () => {
+      asked++;
+      return asked === 1
+        ? { kind: 'completion', content: 'done' }
+        : { kind: 'completion', content: 'late', until: gate.held };
+    };
+    try {
+      const nodes: Node[] = [
+        { id: 'in', type: 'text_input', config: { variable: 'text' } },
+        llm('one', 'gpt-priced'),
+        llm('two', 'gpt-priced'),
+        { id: 'out', type: 'text_output', config: { format: 'plain' } },
+      ];
+      const workflowId = await create(nodes, chain(nodes));
+      const started = await alice.POST('/api/workflows/{workflow_id}/run', {
+        params: { path: { workflow_id: workflowId } },
+        body: { inputs: { text: 'a' } },
+      });
+      const runId = started.data!.data.id;
+      const path = { workflow_id: workflowId, run_id: runId };
+      // Cancel once the second call is under way (the first step ended, priced).
+      while (asked < 2) await new Promise((r) => setTimeout(r, 20));
+      const cancelled = await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path } });
+      expect(cancelled.data!.data.status).toBe('cancelled');
+      const first = { currency: 'USD', input: usd(2500), output: usd(10_000), total: usd(12_500) };
+      let detail = (await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path } })).data!.data;
+      for (let i = 0; i < 500 && detail.cost == null; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        detail = (await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path } })).data!.data;
+      }
+      expect(detail.cost).toEqual(first);
+      expect(detail.usage).toMatchObject({ prompt_tokens: 1, completion_tokens: 1 });
+      expect(detail.logs.find((s) => s.node_id === 'one')!.cost).toEqual(first);
+    } finally {
+      fake.answer = undefined;
+      gate.release();
+    }
   });
 
   it('testWorkflowNode answers the cost of the test, and its step', async () => {
