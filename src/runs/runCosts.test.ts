@@ -351,6 +351,39 @@ describe.each(testDialects())('run costs on %s', (dialect) => {
     }
   });
 
+  it("an agent's step costs every model call of its loop", async () => {
+    // First call: 1 prompt token, 7 completion tokens (a tool call the agent answers as unknown); then the answer.
+    fake.replies = [
+      { kind: 'tool-calls', calls: [{ id: 'c1', name: 'nowhere', arguments: '{}' }] },
+      { kind: 'completion', content: 'fine' },
+    ];
+    const nodes: Node[] = [
+      { id: 'in', type: 'text_input', config: { variable: 'text' } },
+      {
+        id: 'bot',
+        type: 'agent',
+        config: {
+          model: 'gpt-priced',
+          prompt: '{{ inputs.text }}',
+          tools: [{ kind: 'http', name: 'lookup', description: 'looks up', url: 'https://example.com/x' }],
+        },
+      } as Node,
+      { id: 'out', type: 'text_output', config: { format: 'plain' } },
+    ];
+    const ended = await run(await create(nodes, chain(nodes)), 'q');
+    expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
+    const step = ended.logs.find((s) => s.node_id === 'bot')!;
+    const { prompt_tokens: p, completion_tokens: c } = step.usage!;
+    expect(c).toBe(7 + 1);
+    expect(step.cost).toEqual({
+      currency: 'USD',
+      input: usd(p * 2500),
+      output: usd(c * 10_000),
+      total: usd(p * 2500 + c * 10_000),
+    });
+    expect(ended.cost).toEqual(step.cost);
+  });
+
   it('testWorkflowNode answers the cost of the test, and its step', async () => {
     fake.replies = [{ kind: 'completion', content: 'ok' }];
     const nodes: Node[] = [
