@@ -10,7 +10,7 @@ import { Problem } from '../../shared/errors.ts';
 import { getWorkflow, listWorkflows, type Workflow } from '../../workflows/service.ts';
 import type { PageUser } from '../views/format.ts';
 import type { FormProblem } from '../views/form.ts';
-import { runPage, runState } from '../views/runs.ts';
+import { runPage, runState, runTimelineOf } from '../views/runs.ts';
 import { inputField, inputVariables, workflowPage, workflowsPage, type RunFormState } from '../views/workflows.ts';
 import { doneMessage, notFoundPage, pageUser, refusedWith, sendPage } from './common.ts';
 
@@ -103,12 +103,12 @@ function freshForm(): RunFormState {
 /** The run, its graph snapshot and the workflow's name; undefined when it is not the user's. */
 async function findRun(ctx: AppContext, user: PageUser, workflowId: string, runId: string) {
   try {
-    const { run, graph } = await runs.getRunWithGraph(ctx, user.id, workflowId, runId);
+    const { run, graph, marks } = await runs.getRunWithGraph(ctx, user.id, workflowId, runId, { marks: true });
     const workflow = await getWorkflow(ctx, user.id, workflowId).catch((err: unknown) => {
       refusedWith(err, 404);
       return undefined; // deleted, its runs still readable for a while
     });
-    return { run, graph, workflow, workflowId, workflowName: workflow?.name ?? workflowId };
+    return { run, graph, marks, now: ctx.now(), workflow, workflowId, workflowName: workflow?.name ?? workflowId };
   } catch (err) {
     refusedWith(err, 404);
     return undefined;
@@ -246,5 +246,15 @@ function runRoutes(router: Router, ctx: AppContext): void {
     if (!found) return res.status(404).set('Cache-Control', 'no-store').type('text').send('No such run.');
     res.set('X-Run-Status', found.run.status);
     sendPage(res, 200, runState(found));
+  });
+
+  // The live page's timeline alone, read again when a node ends (the rest of the page follows the
+  // events themselves).
+  router.get('/workflows/:id/runs/:runId/timeline', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const found = await findRun(ctx, user, req.params.id, req.params.runId);
+    if (!found) return res.status(404).set('Cache-Control', 'no-store').type('text').send('No such run.');
+    res.set('X-Run-Status', found.run.status);
+    sendPage(res, 200, runTimelineOf(found));
   });
 }

@@ -1,4 +1,4 @@
-import type { GraphSnapshot, RunDetail, RunStep } from '../../runs/service.ts';
+import type { GraphSnapshot, RunDetail, RunMark, RunStep } from '../../runs/service.ts';
 import type { Workflow } from '../../workflows/service.ts';
 import { html, type Html } from '../../html/html.ts';
 import { formatDuration, isoDate, secondsBetween, tokenSplit } from '../format.ts';
@@ -10,6 +10,8 @@ import { callSteps, nodeAnchor, stepDetails } from './nodeInspector.ts';
 import { findNodeDefinition } from '../../nodes/registry.ts';
 import { runControls } from './runControls.ts';
 import { statusBadge, WORKFLOWS_NAV } from './workflows.ts';
+import { timelineSection } from './timeline.ts';
+import { runTimeline } from './timelineModel.ts';
 
 // A run's page: per-node status, timing, usage and output, the run's inputs and final output.
 // While the run is queued or running, /assets/console.js follows the run's event stream
@@ -57,10 +59,18 @@ export interface RunModel {
   workflowName: string;
   run: RunDetail;
   graph: GraphSnapshot;
+  /** The nodes' starts, retries and waits from the run's events, and the time now: its timeline. */
+  marks?: readonly RunMark[];
+  now?: number;
 }
 
+/** The run's timeline, when its model has the marks to draw it. */
+export const runTimelineOf = ({ run, graph, marks, now }: RunModel): Html =>
+  marks ? timelineSection(runTimeline(run, graph, marks, now ?? Date.now()), run.id) : html``;
+
 /** The part of the page that changes while the run goes on (also served alone to the live page). */
-export function runState({ workflowName, run, graph }: RunModel): Html {
+export function runState(model: RunModel): Html {
+  const { workflowName, run, graph } = model;
   const steps = new Map(run.logs.map((s) => [s.node_id, s]));
   const statuses = new Map(
     graph.nodes.map((n) => [
@@ -83,6 +93,7 @@ ${run.error ? html`<div class="error" role="alert"><p><strong>${run.error.code}<
         : html`<p>No output: every text output was on a branch not taken.</p>`
       : html`<p><small>${runEnded(run) ? 'None: the run did not complete.' : 'Not yet: the run has not ended.'}</small></p>`
   }
+${runTimelineOf(model)}
 <h2>Nodes</h2>
 ${graphSvg(graph.nodes, graph.edges, { title: `${workflowName}, run ${run.id}: each node's status`, statuses, nodeHref: (id) => `#${nodeAnchor(id)}` })}
 <table class="steps"><thead><tr><th>Node</th><th>Status</th><th>Time</th><th>Usage</th><th>Output</th></tr></thead><tbody>${graph.nodes.map((n) => nodeRow(n, steps.get(n.id), run, graph.edges))}</tbody></table>`;
@@ -110,7 +121,9 @@ function retryOf(workflowId: string, run: RunDetail): Html {
 export function runPage(model: RunPageModel): Html {
   const { user, workflowId, workflowName, run, flash } = model;
   const runPath = `/workflows/${workflowId}/runs/${run.id}`;
-  const live = runEnded(run) ? html`` : html` data-live="${runPath}/state" data-events="${runPath}/events"`;
+  const live = runEnded(run)
+    ? html``
+    : html` data-live="${runPath}/state" data-events="${runPath}/events" data-timeline-url="${runPath}/timeline"`;
   return layout(
     // The skip link leads back to the workflow, where it runs again.
     {
