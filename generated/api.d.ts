@@ -477,7 +477,7 @@ export interface paths {
          *     | `node.delta` | an `llm_call` receives a chunk of its answer (OpenAI-compatible providers stream) | `{"node_id", "text"}`: append the texts in order |
          *     | `node.retry` | an `llm_call`'s provider call (a 429 or 5xx, a timeout, a streamed answer that broke off) or an `http_request` with `retry` (a 408, 429 or 5xx, a timeout, a connection failure) failed and is tried again, sent as the retry is decided | `{"node_id", "attempt", "error", "delay_ms", "failed_at"}`: `attempt` is the one to come (2, 3, ...), `error` (`code`, `message`) why the last failed, `delay_ms` the wait before it, `failed_at` when the last failed (absent from events stored before it was added); discard the node's `node.delta` texts so far; the next attempt's come after it |
          *     | `node.progress` | a `map` starts its items, and each time about a tenth more of them have ended (the last included) | `{"node_id", "node_type", "total", "done", "failed"}`: its items, those completed and those failed (skipped or given the default included) |
-         *     | `node.finished` | a node ends, or is skipped | `{"node_id", "node_type", "status", "finished_at", "output", "usage", "error"}` and `output_value` when there is one, as in `RunStep` (`output` whole up to 200000 characters; `finished_at` null for a node that never started) |
+         *     | `node.finished` | a node ends, or is skipped | `{"node_id", "node_type", "status", "finished_at", "output", "usage", "cost", "error"}` and `output_value` when there is one, as in `RunStep` (`cost` null or absent when the node has none) (`output` whole up to 200000 characters; `finished_at` null for a node that never started) |
          *     | `run.finished` | the run ended: completed, failed or cancelled | the `Run` (without logs) |
          *     | `run.reused` | a run started by retryRun begins, after its first `run.status`: the steps it took from the run it retries, each then with its `node.finished` (as the other run logged it, `reused_from` set) | `{"retry_of", "node_ids"}`: the run retried, and the nodes whose outputs were reused (not run again) |
          *     | `node.waiting` | an `approval` node waits for its answer (then `run.status` `waiting`; the stream stays open) | `{"node_id", "message", "answer_schema", "expires_at", "resume_url", "approval_url"}`: `resume_url` takes `POST` with the API key; `approval_url` is a single-use link for a person (a page with the message and a form), valid until `expires_at` |
@@ -1790,6 +1790,32 @@ export interface components {
             completion_tokens: number;
             /** @example 18 */
             total_tokens: number;
+            /**
+             * @description Of `prompt_tokens`, those the provider served from its prompt cache (OpenAI's
+             *     `usage.prompt_tokens_details.cached_tokens`), usually priced lower. Present on a run's
+             *     and a step's usage when the provider reported some; absent otherwise.
+             * @example 0
+             */
+            cached_tokens?: number;
+        };
+        /**
+         * @description What tokens cost at the operator's price table (`MODEL_PRICES`) as it was when each model
+         *     call was made: amounts in units of `currency` (up to 9 decimals), `input` for the prompt's
+         *     tokens (cached ones included, at their own price), `output` for the completion's, `total`
+         *     their sum. A later change of the price table does not change a past run's cost.
+         */
+        Cost: {
+            /**
+             * @description ISO 4217 code of the price table's currency.
+             * @example USD
+             */
+            currency: string;
+            /** @example 0.00003 */
+            input: number;
+            /** @example 0.00009 */
+            output: number;
+            /** @example 0.00012 */
+            total: number;
         };
         OpenAIError: {
             error: {
@@ -3386,6 +3412,8 @@ export interface components {
             error: components["schemas"]["RunError"] | null;
             /** @description Tokens the test spent (zeros for a node that calls no model). */
             usage: components["schemas"]["Usage"];
+            /** @description What the test's model calls cost (`Cost`, as a run step's); null when no priced model was called. */
+            cost?: components["schemas"]["Cost"] | null;
             /**
              * @description Seconds the node took.
              * @example 0.84
@@ -3565,6 +3593,13 @@ export interface components {
              */
             duration: number | null;
             /**
+             * @description What the run's model calls cost (`Cost`): the sum over its steps that have a cost, retries
+             *     and failed calls included (a step retryRun reused is not charged again). Null until the
+             *     run ends, and when none of its model calls was of a model the price table prices (a
+             *     model missing from the table has no cost, and is left out of the sum).
+             */
+            cost?: components["schemas"]["Cost"] | null;
+            /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z
              */
@@ -3662,6 +3697,13 @@ export interface components {
              */
             reused_from?: string;
             usage: components["schemas"]["Usage"] | null;
+            /**
+             * @description What the node's model calls cost (`Cost`; every attempt's and agent iteration's tokens,
+             *     a failed call's included); null for a node that calls no model, one whose model the price
+             *     table does not price, and steps logged before this field existed. On a step retryRun
+             *     reused (`reused_from`), the cost it had in the run it came from.
+             */
+            cost?: components["schemas"]["Cost"] | null;
             error: components["schemas"]["RunError"] | null;
         };
         /** @description A run with its per-node logs. The fields of `Run` are written out, not `allOf`, so that every generator keeps the nullable ones nullable. */
@@ -3710,6 +3752,13 @@ export interface components {
              * @example 0.012
              */
             duration: number | null;
+            /**
+             * @description What the run's model calls cost (`Cost`): the sum over its steps that have a cost, retries
+             *     and failed calls included (a step retryRun reused is not charged again). Null until the
+             *     run ends, and when none of its model calls was of a model the price table prices (a
+             *     model missing from the table has no cost, and is left out of the sum).
+             */
+            cost?: components["schemas"]["Cost"] | null;
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z

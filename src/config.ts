@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fairnessEnv, fairnessSettings } from './fairnessConfig.ts';
+import { priceEnv, priceTableOf } from './priceConfig.ts';
 import { parseAllowHosts } from './outbound/allowList.ts';
 import { blankToUndefined, booleanText, httpUrl, integer, KEK_HINT, parseKek, urlWithScheme } from './configValues.ts';
 
@@ -19,6 +20,7 @@ const NODE_ENVS = ['development', 'production', 'test'] as const;
 
 const envSchema = z.object({
   ...fairnessEnv(integer),
+  ...priceEnv(),
   PORT: integer(3000, 1, 65535),
   HOST: z.preprocess(blankToUndefined, z.string().default('0.0.0.0')),
   BASE_URL: z.preprocess(blankToUndefined, httpUrl().optional()),
@@ -193,10 +195,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   }
   const e = parsed.data;
-  const problems = crossFieldProblems(e);
-  if (problems.length) throw new ConfigError(problems);
+  const prices = priceTableOf(e);
+  const problems = [...crossFieldProblems(e), ...('problems' in prices ? prices.problems : [])];
+  if (problems.length || 'problems' in prices) throw new ConfigError(problems);
 
-  return Object.freeze({ ...serviceSettings(e), ...runSettings(e), ...accessSettings(e), ...fairnessSettings(e) });
+  return Object.freeze({
+    ...serviceSettings(e),
+    ...runSettings(e),
+    ...accessSettings(e),
+    ...fairnessSettings(e),
+    /** The operator's price per million tokens of each model, one currency (src/shared/prices.ts); null: no costs. */
+    MODEL_PRICES: prices.table,
+  });
 }
 
 /**
