@@ -4,6 +4,7 @@ import type { AppContext } from '../../context.ts';
 import type { SharedRateLimiter } from '../../http/sharedRateLimiter.ts';
 import { streamRunEvents } from '../../runs/eventStream.ts';
 import * as runs from '../../runs/service.ts';
+import { TOTAL_PERIODS, workflowTotals, type TotalPeriod } from '../../runs/totals.ts';
 import { listSchedules, MAX_SCHEDULES_PER_WORKFLOW } from '../../schedules/service.ts';
 import { listCallbacks, MAX_CALLBACKS_PER_WORKFLOW } from '../../hooks/callbacks.ts';
 import { Problem } from '../../shared/errors.ts';
@@ -32,6 +33,12 @@ function searchOf(req: Request): string {
   return search.length <= 200 && !search.includes('\u0000') ? search : '';
 }
 
+/** `?period=`: the totals' period (24h, 7d or 30d), else the last 7 days. */
+function periodOf(req: Request): TotalPeriod {
+  const period = req.query.period;
+  return typeof period === 'string' && Object.hasOwn(TOTAL_PERIODS, period) ? (period as TotalPeriod) : '7d';
+}
+
 /** A form field as sent (run inputs keep their whitespace); '' when absent. */
 function rawField(req: Request, name: string): string {
   const value = (req.body as Record<string, unknown> | undefined)?.[name];
@@ -48,10 +55,11 @@ async function showWorkflow(
   form: RunFormState,
 ): Promise<void> {
   const search = searchOf(req);
-  const [history, schedules, callbacks] = await Promise.all([
+  const [history, schedules, callbacks, totals] = await Promise.all([
     runs.listRuns(ctx, user.id, workflow.id, { page: pageOf(req), perPage: PER_PAGE, ...(search ? { search } : {}) }),
     listSchedules(ctx, user.id, workflow.id, { page: 1, perPage: MAX_SCHEDULES_PER_WORKFLOW }), // all of them: one page
     listCallbacks(ctx, user.id, workflow.id, { page: 1, perPage: MAX_CALLBACKS_PER_WORKFLOW }),
+    workflowTotals(ctx, user.id, workflow.id, periodOf(req)),
   ]);
   const model = {
     user,
@@ -63,6 +71,7 @@ async function showWorkflow(
     baseUrl: ctx.config.BASE_URL,
     schedules: schedules.data,
     callbacks: callbacks.data,
+    totals,
   };
   sendPage(res, status, workflowPage({ ...model, flash: doneMessage(req) }));
 }

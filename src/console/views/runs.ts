@@ -1,7 +1,7 @@
 import type { GraphSnapshot, RunDetail, RunMark, RunStep } from '../../runs/service.ts';
 import type { Workflow } from '../../workflows/service.ts';
 import { html, type Html } from '../../html/html.ts';
-import { formatDuration, isoDate, secondsBetween, tokenSplit } from '../format.ts';
+import { formatDuration, formatMoney, isoDate, secondsBetween, tokenSplit } from '../format.ts';
 import type { PageUser } from './format.ts';
 import { waitingForms } from './approval.ts';
 import { graphSvg, nodeTypeLabel } from './graphSvg.ts';
@@ -29,6 +29,10 @@ export const runEnded = (run: RunDetail) => ENDED.includes(run.status);
 const textBlock = (value: unknown): Html =>
   html`<pre>${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}</pre>`;
 
+/** A step's cost under its tokens (`$0.00012`); nothing when it has none (no priced model). */
+const costLine = (cost: RunStep['cost']): Html =>
+  cost ? html`<br><small data-field="cost">${formatMoney(cost.total, cost.currency)}</small>` : html``;
+
 /** A node's row: its log if it has one; otherwise what the run's state says happened to it. */
 function nodeRow(
   node: GraphSnapshot['nodes'][number],
@@ -39,7 +43,7 @@ function nodeRow(
   const calls = findNodeDefinition(node.type)?.listsCalls ? callSteps(node.id, run.logs) : '';
   const status = step?.status ?? (runEnded(run) ? (run.status === 'completed' ? 'skipped' : 'not_started') : 'pending');
   const usage = step?.usage
-    ? html`${step.usage.total_tokens}<span class="cell-label"> tokens</span><br><small>${tokenSplit(step.usage)}</small>`
+    ? html`${step.usage.total_tokens}<span class="cell-label"> tokens</span><br><small>${tokenSplit(step.usage)}</small>${costLine(step.cost)}`
     : html`<small>—</small>`;
   let detail: Html;
   if (step?.error)
@@ -83,7 +87,8 @@ export function runState(model: RunModel): Html {
     run.output && typeof run.output === 'object' ? Object.entries(run.output as Record<string, unknown>) : [];
   return html`<dl class="facts"><div><dt>Status</dt><dd id="run-status" data-run-status>${statusBadge(run.status)}</dd></div>
 <div><dt>Started</dt><dd>${isoDate(run.started_at)}</dd></div><div><dt>Duration</dt><dd>${formatDuration(run.duration)}</dd></div>
-<div><dt>Tokens</dt><dd>${run.usage.total_tokens} <small>(${run.usage.prompt_tokens} in, ${run.usage.completion_tokens} out)</small></dd></div></dl>
+<div><dt>Tokens</dt><dd>${run.usage.total_tokens} <small>(${run.usage.prompt_tokens} in, ${run.usage.completion_tokens} out)</small></dd></div>
+<div><dt>Cost</dt><dd id="run-cost">${run.cost ? html`${formatMoney(run.cost.total, run.cost.currency)} <small>(${formatMoney(run.cost.input, run.cost.currency)} in, ${formatMoney(run.cost.output, run.cost.currency)} out)</small>` : html`<small>${runEnded(run) ? 'none' : 'when it ends'}</small>`}</dd></div></dl>
 ${run.error ? html`<div class="error" role="alert"><p><strong>${run.error.code}</strong>: ${run.error.message}${run.error.node_id ? html` (node <code>${run.error.node_id}</code>)` : ''}</p></div>` : ''}
 <h2>Inputs</h2>${inputs.length ? html`<dl class="inputs">${inputs.map(([k, v]) => html`<dt>${k}</dt><dd>${textBlock(v)}</dd>`)}</dl>` : html`<p><small>None.</small></p>`}
 <h2>Output</h2>${
