@@ -167,7 +167,7 @@ export function runTimeline(run: RunDetail, graph: GraphSnapshot, marks: readonl
     return nodeRow(node, steps.get(node.id), marksOf.get(node.id) ?? [], ready, axis, run);
   });
   const waits = rows.flatMap((r) => r.segments.filter((s) => s.kind === 'waiting'));
-  const timed = rows.filter((r) => r.took !== null);
+  const timed = rows.filter((r) => r.took !== null && r.took > 0); // none when every node took no time
   const slowest = timed.reduce<TimelineRow | undefined>((a, r) => (a && a.took! >= r.took! ? a : r), undefined);
   return { origin, end, run: runRow(run, axis, waits), rows, ...(slowest ? { slowest: slowest.id } : {}) };
 }
