@@ -32,7 +32,9 @@ function segmentWords(s: Segment): string {
 
 /** What a row says beside its name: its attempts and items. */
 const rowFacts = (row: TimelineRow): string =>
-  [row.attempts ? `${row.attempts} attempts` : '', row.items ? `${row.items} items` : ''].filter(Boolean).join(', ');
+  [row.attempts ? `${row.attempts} attempts` : '', row.items ? `${row.items}${row.itemsCut ? '+' : ''} items` : '']
+    .filter(Boolean)
+    .join(', ');
 
 function bars(row: TimelineRow, timeline: Timeline, status: string): Html {
   const span = Math.max(1, timeline.end - timeline.origin);

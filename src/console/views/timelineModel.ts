@@ -30,8 +30,9 @@ export interface TimelineRow {
   took: number | null;
   /** Calls to its model or URL, when more than one. */
   attempts?: number;
-  /** A map's items, counted from the steps shown. */
+  /** A map's items, counted from the steps shown (`itemsCut`: the run's detail leaves some steps out, so there may be more). */
   items?: number;
+  itemsCut?: boolean;
   /** Why it has no bar: skipped, not started, reused from the run retried. */
   note?: string;
 }
@@ -111,7 +112,10 @@ function nodeRow(
   const items = new Set(
     run.logs.flatMap((s) => (s.node_id.startsWith(`${node.id}[`) ? [s.node_id.slice(0, s.node_id.indexOf(']'))] : [])),
   );
-  if (items.size) row.items = items.size;
+  if (items.size) {
+    row.items = items.size;
+    if (run.logs_truncated) row.itemsCut = true;
+  }
   if (step?.reused_from) return { ...row, note: `reused from ${step.reused_from}` };
   if (!step || (step.started_at === null && !marks.some((m) => m.type === 'node.started'))) {
     const note = status === 'skipped' ? 'skipped' : status === 'not_started' ? 'not started' : 'not yet';
