@@ -44,14 +44,28 @@ function bars(row: TimelineRow, timeline: Timeline, status: string): Html {
   })}`;
 }
 
+/** A row and its items' rows under it. */
+const chartRows = (row: TimelineRow, timeline: Timeline): Html =>
+  html`${chartRow(row, timeline)}${(row.children ?? []).map((item) => chartRow(item, timeline))}${moreItems(row)}`;
+
+/** Under a map's rows, how many items were not drawn. */
+function moreItems(row: TimelineRow): Html {
+  const more = (row.items ?? 0) - (row.children?.length ?? 0);
+  return more > 0 || row.itemsCut
+    ? html`<div class="tl-row tl-item"><span class="tl-name"><small>${more > 0 ? `and ${more} more items` : 'and more items'} (the API's steps list them all)</small></span></div>`
+    : html``;
+}
+
 function chartRow(row: TimelineRow, timeline: Timeline, isRun = false): Html {
   const slowest = !isRun && row.id === timeline.slowest;
   const facts = rowFacts(row);
   const name = isRun
     ? html`<strong>Run</strong>`
-    : html`<code>${row.id}</code> <small>${nodeTypeLabel(row.type)}${facts ? ` · ${facts}` : ''}</small>`;
+    : row.type === 'item'
+      ? html`<code>${row.id}</code> <small>item</small>`
+      : html`<code>${row.id}</code> <small>${nodeTypeLabel(row.type)}${facts ? ` · ${facts}` : ''}</small>`;
   const took = row.took === null ? html`<small>${row.note ?? '—'}</small>` : formatDuration(row.took / 1000);
-  return html`<div class="tl-row${slowest ? ' tl-slowest' : ''}${isRun ? ' tl-run' : ''}" data-timeline-row="${isRun ? 'run' : row.id}"><span class="tl-name">${name}${slowest ? html` <span class="tl-flag">slowest</span>` : ''}</span>
+  return html`<div class="tl-row${slowest ? ' tl-slowest' : ''}${isRun ? ' tl-run' : ''}${row.type === 'item' ? ' tl-item' : ''}" data-timeline-row="${isRun ? 'run' : row.id}"><span class="tl-name">${name}${slowest ? html` <span class="tl-flag">slowest</span>` : ''}</span>
 <span class="tl-track">${bars(row, timeline, row.status)}</span><span class="tl-took" data-field="took">${took}</span></div>`;
 }
 
@@ -88,8 +102,8 @@ export function timelineSection(timeline: Timeline, runId: string): Html {
   const kinds = ['queued', 'running', 'retry', 'waiting'] as const;
   return html`<section class="timeline" aria-labelledby="timeline-heading" data-timeline><h2 id="timeline-heading">Timeline</h2>
 <p class="tl-summary">${summary}</p>
-<div class="tl-chart" role="img" aria-label="Timeline of run ${runId}: the table after it gives every time.">${chartRow(timeline.run, timeline, true)}${timeline.rows.map((r) => chartRow(r, timeline))}${axis(timeline)}</div>
+<div class="tl-chart" role="img" aria-label="Timeline of run ${runId}: the table after it gives every time.">${chartRow(timeline.run, timeline, true)}${timeline.rows.map((r) => chartRows(r, timeline))}${axis(timeline)}</div>
 <ul class="tl-legend" aria-hidden="true">${kinds.map((k) => html`<li><span class="tl-key tl-${k === 'running' ? 'running status-completed' : k}"></span>${KIND_WORDS[k]}</li>`)}</ul>
 <details class="tl-times"><summary>The timeline as a table</summary><table><caption>Times from the run's creation</caption><thead><tr><th scope="col">Node</th><th scope="col">Status</th><th scope="col">Took</th><th scope="col">Spans</th></tr></thead>
-<tbody>${tableRow(timeline.run, timeline, true)}${timeline.rows.map((r) => tableRow(r, timeline))}</tbody></table></details></section>`;
+<tbody>${tableRow(timeline.run, timeline, true)}${timeline.rows.map((r) => html`${tableRow(r, timeline)}${(r.children ?? []).map((item) => tableRow(item, timeline))}`)}</tbody></table></details></section>`;
 }

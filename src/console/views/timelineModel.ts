@@ -33,6 +33,8 @@ export interface TimelineRow {
   /** A map's items, counted from the steps shown (`itemsCut`: the run's detail leaves some steps out, so there may be more). */
   items?: number;
   itemsCut?: boolean;
+  /** A map's first items, each from its first step's start to its last step's end. */
+  children?: TimelineRow[];
   /** Why it has no bar: skipped, not started, reused from the run retried. */
   note?: string;
 }
@@ -96,6 +98,33 @@ function nodeSegments(marks: readonly RunMark[], step: RunStep, stepEnd: number)
   return segments;
 }
 
+/** A map's items drawn at most: the rest are counted (the run's API steps list them all). */
+export const ITEM_ROWS_MAX = 20;
+
+/** A map's items (`<map>[<i>].<node>` steps, a level deep), each one running span; in index order. */
+function itemRows(mapId: string, logs: readonly RunStep[], axis: { origin: number; end: number }): TimelineRow[] {
+  const byItem = new Map<number, RunStep[]>();
+  for (const s of logs) {
+    const match = /^\[(\d+)\]\./.exec(s.node_id.slice(mapId.length));
+    if (!s.node_id.startsWith(mapId) || !match) continue;
+    const index = Number(match[1]);
+    (byItem.get(index) ?? byItem.set(index, []).get(index)!).push(s);
+  }
+  return [...byItem.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([index, steps]) => {
+      const starts = steps.flatMap((s) => ms(s.started_at) ?? []);
+      const running = steps.some((s) => s.status === 'running' || s.status === 'waiting');
+      const ends = steps.flatMap((s) => ms(s.finished_at) ?? []);
+      const status = steps.some((s) => s.status === 'failed') ? 'failed' : running ? 'running' : 'completed';
+      const row: TimelineRow = { id: `${mapId}[${index}]`, type: 'item', status, segments: [], took: null };
+      if (!starts.length) return { ...row, status: steps[0]!.status, note: 'skipped' };
+      const from = Math.max(axis.origin, Math.min(...starts));
+      const to = Math.min(axis.end, Math.max(from, running || !ends.length ? axis.end : Math.max(...ends)));
+      return { ...row, segments: [{ kind: 'running', from, to }], took: to - from };
+    });
+}
+
 /** The spans of one node of the graph, and what its row says. */
 function nodeRow(
   node: GraphSnapshot['nodes'][number],
@@ -109,12 +138,11 @@ function nodeRow(
     step?.status ?? (['completed', 'failed', 'cancelled'].includes(run.status) ? 'not_started' : 'pending');
   const row: TimelineRow = { id: node.id, type: node.type, status, segments: [], took: null };
   if (step?.attempts && step.attempts > 1) row.attempts = step.attempts;
-  const items = new Set(
-    run.logs.flatMap((s) => (s.node_id.startsWith(`${node.id}[`) ? [s.node_id.slice(0, s.node_id.indexOf(']'))] : [])),
-  );
-  if (items.size) {
-    row.items = items.size;
+  const items = itemRows(node.id, run.logs, axis);
+  if (items.length) {
+    row.items = items.length;
     if (run.logs_truncated) row.itemsCut = true;
+    row.children = items.slice(0, ITEM_ROWS_MAX);
   }
   if (step?.reused_from) return { ...row, note: `reused from ${step.reused_from}` };
   if (!step || (step.started_at === null && !marks.some((m) => m.type === 'node.started'))) {

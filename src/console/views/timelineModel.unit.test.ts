@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { GraphSnapshot, RunDetail, RunMark, RunStep } from '../../runs/service.ts';
-import { runTimeline } from './timelineModel.ts';
+import { ITEM_ROWS_MAX, runTimeline } from './timelineModel.ts';
+import { timelineSection } from './timeline.ts';
 
 // The timeline's numbers for the cases a stored run can be in beyond the page test's completed
 // one: a run going on (the axis ends now), a log without events (older runs), a retry event
-// without its time, a step reused from the run retried, an approval still waiting, a map's items.
+// without its time, a step reused from the run retried, an approval still waiting, a map's items
+// (a row each, at most ITEM_ROWS_MAX).
 
 const T0 = Date.UTC(2026, 10, 28, 8, 0, 0);
 const at = (ms: number) => new Date(T0 + ms).toISOString();
@@ -133,7 +135,25 @@ describe('a run timeline', () => {
     const items = [0, 1, 2].flatMap((i) => [step(`c[${i}].x`, 3000, 3500), step(`c[${i}].y`, 3500, 4000)]);
     const logs = [step('a', 1000, 1000), step('b', 1000, 3000), step('c', 3000, 4000), ...items];
     const done = { status: 'completed' as const, finished_at: at(4000) };
-    expect(runTimeline(run(logs, done), graph, [], T0).rows[2]).toMatchObject({ items: 3 });
+    const map = runTimeline(run(logs, done), graph, [], T0).rows[2]!;
+    expect(map).toMatchObject({ items: 3 });
+    // Each item a row of its own, from its first step's start to its last step's end.
+    expect(map.children!.map((item) => [item.id, item.status, ...kinds(item.segments).flat()])).toEqual([
+      ['c[0]', 'completed', 'running', 3000, 4000],
+      ['c[1]', 'completed', 'running', 3000, 4000],
+      ['c[2]', 'completed', 'running', 3000, 4000],
+    ]);
+    const many = [...Array(25).keys()].map((i) => step(`c[${i}].x`, 3000, 3000 + i));
+    const wide = runTimeline(run([...logs.slice(0, 3), ...many], done), graph, [], T0).rows[2]!;
+    expect(wide.items).toBe(25);
+    expect(wide.children).toHaveLength(ITEM_ROWS_MAX);
+    const drawn = String(
+      timelineSection(runTimeline(run([...logs.slice(0, 3), ...many], done), graph, [], T0), 'run_1'),
+    );
+    expect(drawn).toContain('data-timeline-row="c[19]"');
+    expect(drawn).not.toContain('data-timeline-row="c[20]"');
+    expect(drawn).toContain('and 5 more items');
+    expect(drawn).toContain('data-timeline-times="c[19]"');
     expect(runTimeline(run(logs, { ...done, logs_truncated: true }), graph, [], T0).rows[2]).toMatchObject({
       items: 3,
       itemsCut: true,
