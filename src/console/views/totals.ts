@@ -18,7 +18,7 @@ export function totalsSection(workflowId: string, totals: WorkflowTotals): Html 
     ? totals.costs.map((c, i) => html`${i ? ' + ' : ''}${formatMoney(c.total, c.currency)}`)
     : html`<small>none (no priced model)</small>`;
   return html`<section aria-labelledby="totals-heading" id="totals"><h2 id="totals-heading">Totals</h2>
-<nav class="status-filter" aria-label="Totals over">${(['24h', '7d', '30d'] as const).map((p) => html`${link(p)} `)}</nav>
+<nav class="period-filter" aria-label="Totals over">${(['24h', '7d', '30d'] as const).map((p) => html`${link(p)} `)}</nav>
 <dl class="facts" data-totals="${totals.period}"><div><dt>Runs</dt><dd data-field="runs">${formatTokens(totals.runs)}</dd></div><div><dt>Tokens</dt><dd data-field="tokens">${formatTokens(totals.tokens)}</dd></div><div><dt>Cost</dt><dd data-field="cost">${cost}</dd></div></dl>
 <p><small>${PERIOD_WORDS[totals.period]}, runs started then (a run's tokens and cost count once it has ended).</small></p></section>`;
 }
