@@ -25,6 +25,7 @@ import type { RunJobContext } from './queue.ts';
 import { abandonedRunError } from './failures.ts';
 import { findRun, listSteps, runStatusAndAttempt, TERMINAL } from './store.ts';
 import { reusedEvents } from './retrySeed.ts';
+import { costColumns, rowCost } from './runShapes.ts';
 import type { EndingAttempt, FinalEvents, KeptStep, NewStepRow, RunEnd, RunRow, RunStepRow } from './store.ts';
 
 /**
@@ -141,7 +142,8 @@ export class Attempt {
           : (step.output_preview ?? ''),
       );
     // A reused step's tokens were spent (and counted) by the run it was copied from.
-    if (step.usage && !step.reused_from) this.record.addUsage(JSON.parse(step.usage) as StepReport['usage']);
+    if (!step.reused_from)
+      this.record.addUsage(step.usage ? (JSON.parse(step.usage) as StepReport['usage']) : null, rowCost(step));
   }
 
   get attempt(): number {
@@ -291,6 +293,7 @@ export class Attempt {
     const end: RunEnd = {
       ...outcome,
       usage: JSON.stringify(this.record.usage),
+      ...costColumns(this.record.cost),
       finished_at: finishedAt,
       duration_ms: Math.max(0, finishedAt - this.startedAt),
     };

@@ -7,10 +7,11 @@ import { scopeFor } from './compute/scope.ts';
 import { HttpNodes, type HttpNodeDeps } from './httpRequest.ts';
 import { httpNodeDeps } from './httpNodeDeps.ts';
 import type { ModelRouter, Usage } from './providers/index.ts';
+import type { CostNanos } from '../shared/prices.ts';
 import { produced, type Produced } from './values.ts';
 import { continuedOutput, followed } from './branching.ts';
 import { TextBudget } from './textBudget.ts';
-import { toFailure } from './failures.ts';
+import { spentUsage, toFailure } from './failures.ts';
 import { compositeContext } from './nodes/composite.ts';
 import { prefixedHooks, resumedWithin } from './nodes/subgraph.ts';
 import type { ExecutionHooks, RunState, WorkflowEdge, WorkflowNode } from './runState.ts';
@@ -228,6 +229,7 @@ async function runStep(run: RunState, node: WorkflowNode, before: Produced[]): P
       output: out.text,
       outputIsJson,
       usage: step.usage,
+      ...priced(run, node, step.usage),
       error: null,
       attempts: run.attempts.get(node.id) ?? null,
     });
@@ -259,13 +261,17 @@ async function resumeStep(run: RunState, node: WorkflowNode, value: unknown, bef
 async function stepFailed(run: RunState, node: WorkflowNode, step: StepProgress, err: unknown): Promise<Produced> {
   const failure = toFailure(err, node, run.signal);
   if (!step.started) await run.hooks.onStepStart?.(node, step.input); // a template that did not render: logged as the node's failure
+  // The tokens of an answer that arrived count, whatever failed after it: the step's own error
+  // carries them, also when the run's stop (a cancel, another node's failure) names the failure.
+  const usage = step.usage ?? failure.usage ?? spentUsage(err) ?? null;
   await run.hooks.onStepEnd?.({
     nodeId: node.id,
     nodeType: node.type,
     status: failure.code === 'cancelled' || failure.code === 'timeout' ? 'cancelled' : 'failed',
     input: step.input,
     output: null,
-    usage: step.usage ?? failure.usage ?? null,
+    usage,
+    ...priced(run, node, usage),
     error: failure,
     attempts: run.attempts.get(node.id) ?? null,
   });
@@ -283,6 +289,16 @@ async function stepFailed(run: RunState, node: WorkflowNode, step: StepProgress,
     return out;
   }
   throw failure;
+}
+
+/**
+ * The model a node called (a node whose config names a `model`: llm_call, agent) and what its
+ * tokens cost at the price table now, as the call was made with it; nothing for other nodes.
+ */
+function priced(run: RunState, node: WorkflowNode, usage: Usage | null): { model?: string; cost?: CostNanos | null } {
+  const model = (node.config as { model?: unknown } | undefined)?.model;
+  if (typeof model !== 'string') return {};
+  return { model, cost: usage ? run.models.cost(model, usage) : null };
 }
 
 /** Without a budget of the caller's (no run, no user): the configured defaults, as an anonymous owner, steps not paced. */

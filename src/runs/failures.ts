@@ -29,6 +29,12 @@ export function toFailure(err: unknown, node: WorkflowNode, signal: AbortSignal)
   return new RunFailure('provider_error', (err as Error).message, node.id);
 }
 
+/** The tokens a failed node's error says were spent before it failed (an answer that came, failed attempts that reported theirs). */
+export function spentUsage(err: unknown): RunFailure['usage'] {
+  if (err instanceof RunFailure || err instanceof ProviderError) return err.usage;
+  return undefined;
+}
+
 /** What the provider said of its failure, when it answered at all (a timeout has nothing to keep). */
 function providerAnswer(err: ProviderError) {
   const { code, type, requestId } = err.details;

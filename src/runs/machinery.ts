@@ -72,6 +72,7 @@ export function modelRouterFor(config: Config): ModelRouter {
       MODEL_PROVIDER_API_KEY: config.MODEL_PROVIDER_API_KEY,
       // No list: every model `echo` (and the demo models) do not serve goes to the configured provider.
       MODEL_PROVIDER_MODELS: models.length ? [...models] : undefined,
+      MODEL_PRICES: config.MODEL_PRICES,
     },
     config.DEMO_MODELS ? [demoProvider] : [],
   );

@@ -14,6 +14,7 @@ import {
 } from '../shared/errors.ts';
 import { Problem } from '../shared/errors.ts';
 import { ulid } from '../shared/ids.ts';
+import { addCost, costToWire, type CostNanos } from '../shared/prices.ts';
 import { findWorkflowForRuns } from '../workflows/service.ts';
 import { runInputOf } from '../nodes/registry.ts';
 import { versionGraph } from '../workflows/versions.ts';
@@ -57,8 +58,11 @@ function pinnedProblems(graph: GraphSnapshot, nodeId: string, upstream: Record<s
 function stepLog(now: () => number) {
   const steps = new Map<string, RunStep>();
   const iso = (ms: number) => new Date(ms).toISOString();
+  // What the test's model calls cost, every step's (a map's items, a called workflow's) summed.
+  const spent: { cost: CostNanos | null } = { cost: null };
   return {
     steps,
+    spent,
     hooks: {
       onStepStart(node: { id: string; type: string }, input: string) {
         steps.set(node.id, {
@@ -67,6 +71,7 @@ function stepLog(now: () => number) {
         });
       },
       onStepEnd(report: StepReport) {
+        spent.cost = addCost(spent.cost, report.cost ?? null);
         const started = steps.get(report.nodeId);
         steps.set(report.nodeId, {
           node_id: report.nodeId,
@@ -81,6 +86,7 @@ function stepLog(now: () => number) {
             : {}),
           truncated: false,
           usage: report.usage,
+          cost: report.cost ? costToWire(report.cost) : null,
           error: report.error ? report.error.toJSON() : null,
           ...(report.attempts ? { attempts: report.attempts } : {}),
         });
@@ -163,6 +169,7 @@ export async function testNode(
     ...(step?.output_value !== undefined ? { output_value: step.output_value } : {}),
     error: step?.error ?? (failure ? failure.toJSON() : null),
     usage: step?.usage ?? { ...NO_USAGE },
+    cost: log.spent.cost ? costToWire(log.spent.cost) : null,
     duration: (ctx.now() - startedAt) / 1000,
     logs: [...log.steps.values()],
   };

@@ -52,6 +52,7 @@ export function reusedEvents(run: Pick<RunRow, 'retry_of'>, steps: readonly RunS
           output: wire.output,
           ...(value === undefined ? {} : { output_value: value }),
           usage: wire.usage,
+          cost: wire.cost ?? null,
           error: null,
           reused_from: step.reused_from,
         },

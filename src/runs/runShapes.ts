@@ -6,6 +6,7 @@ import type { Workflow } from '../workflows/service.ts';
 import type { NewRunEvent } from './events.ts';
 import type { RunRow, RunStepRow, StreamSoFar } from './store.ts';
 import { toText } from './values.ts';
+import { costToWire, type CostNanos } from '../shared/prices.ts';
 
 export type Run = components['schemas']['Run'];
 export type RunDetail = components['schemas']['RunDetail'];
@@ -33,6 +34,31 @@ export function snapshotVersion(graph: string): number {
   return start ? Number(start[1]) : (JSON.parse(graph) as GraphSnapshot).version;
 }
 
+type CostColumns = Pick<RunRow, 'cost_nanos' | 'cost_input_nanos' | 'cost_currency'>;
+
+/** A run's or a step's stored cost (its `cost_*` columns; the drivers may answer bigints as strings); null: none. */
+export function rowCost(row: CostColumns): CostNanos | null {
+  if (row.cost_nanos === null || row.cost_nanos === undefined || !row.cost_currency) return null;
+  const input = Number(row.cost_input_nanos ?? 0);
+  return { currency: row.cost_currency, input, output: Number(row.cost_nanos) - input };
+}
+
+/** The `cost_*` columns of a cost. */
+export function costColumns(cost: CostNanos | null | undefined): {
+  cost_nanos: number | null;
+  cost_input_nanos: number | null;
+  cost_currency: string | null;
+} {
+  if (!cost) return { cost_nanos: null, cost_input_nanos: null, cost_currency: null };
+  return { cost_nanos: cost.input + cost.output, cost_input_nanos: cost.input, cost_currency: cost.currency };
+}
+
+/** The contract's `Cost` of a row (null: none). */
+export function wireCost(row: CostColumns): Run['cost'] {
+  const cost = rowCost(row);
+  return cost ? costToWire(cost) : null;
+}
+
 /** The wire shape of a stored run (openapi.yaml Run). */
 export function toRun(row: RunRow): Run {
   return {
@@ -44,6 +70,7 @@ export function toRun(row: RunRow): Run {
     output: row.output === null ? null : (JSON.parse(row.output) as unknown),
     error: row.error === null ? null : (JSON.parse(row.error) as Run['error']),
     usage: row.usage === null ? { ...NO_USAGE } : (JSON.parse(row.usage) as Run['usage']),
+    cost: wireCost(row),
     duration: row.duration_ms === null ? null : row.duration_ms / 1000,
     created_at: new Date(row.created_at).toISOString(),
     started_at: iso(row.started_at),
@@ -115,6 +142,7 @@ export function toRunStep(row: RunStepRow): RunStep {
       : {}),
     truncated: row.truncated,
     usage: row.usage === null ? null : (JSON.parse(row.usage) as RunStep['usage']),
+    cost: wireCost(row),
     error: row.error === null ? null : (JSON.parse(row.error) as RunStep['error']),
     // The driver may answer a string (MySQL's, PostgreSQL's integer as number): a count either way.
     ...(row.attempts === null || row.attempts === undefined ? {} : { attempts: Number(row.attempts) }),

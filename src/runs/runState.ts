@@ -6,6 +6,7 @@ import type { RunFailure } from '../shared/errors.ts';
 import type { RunBudget } from './compute/budget.ts';
 import type { HttpNodes } from './httpRequest.ts';
 import type { ModelRouter, Usage } from './providers/index.ts';
+import type { CostNanos } from '../shared/prices.ts';
 import type { Produced } from './values.ts';
 import type { TextBudget } from './textBudget.ts';
 import type { CompositeContext } from './nodes/composite.ts';
@@ -25,6 +26,10 @@ export interface StepReport {
   /** The output is a JSON value other than a string, whose JSON `output` is. */
   outputIsJson?: boolean;
   usage: Usage | null;
+  /** What `usage` cost at the price table when the node ran (src/shared/prices.ts); null or absent: no priced model. */
+  cost?: CostNanos | null;
+  /** The model the node called (its config's `model`), for the metrics; absent for a node that calls none. */
+  model?: string;
   error: RunFailure | null;
   /** Calls to the model provider (1 plus retries); null for a node that made none. */
   attempts: number | null;

@@ -39,6 +39,9 @@ export const STEP_COLUMNS = [
   'error',
   'attempts',
   'reused_from',
+  'cost_nanos',
+  'cost_input_nanos',
+  'cost_currency',
 ] as const satisfies readonly (keyof NewStepRow)[];
 
 export const runInsert = prepared<{ [K in keyof NewRunRow]: NewRunRow[K] }>('run_insert', (db, param) =>
@@ -85,6 +88,9 @@ const endOf = (param: (name: keyof RunFinishParams & string) => string) => ({
   output: param('output'),
   error: param('error'),
   usage: param('usage'),
+  cost_nanos: param('cost_nanos'),
+  cost_input_nanos: param('cost_input_nanos'),
+  cost_currency: param('cost_currency'),
   finished_at: param('finished_at'),
   duration_ms: param('duration_ms'),
 });

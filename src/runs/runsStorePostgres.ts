@@ -83,13 +83,21 @@ export class PostgresRunsStore {
       const kept = (await trx('run_steps')
         .where({ run_id: id })
         .orderBy('id')
-        .select('node_id', 'status', 'output_preview', 'output_json', 'usage', 'reused_from')) as KeptStep[];
-      // MySQL's booleans are 0 and 1; `reused_from` only on a retry's reused steps.
-      return kept.map(({ reused_from: from, ...step }) => ({
-        ...step,
-        output_json: Boolean(step.output_json),
-        ...(from ? { reused_from: from } : {}),
-      }));
+        .select(
+          ...['node_id', 'status', 'output_preview', 'output_json', 'usage', 'reused_from'],
+          ...['cost_nanos', 'cost_input_nanos', 'cost_currency'],
+        )) as KeptStep[];
+      // MySQL's booleans are 0 and 1; `reused_from` only on a retry's reused steps, the cost on priced ones.
+      return kept.map(
+        ({ reused_from: from, cost_nanos: nanos, cost_input_nanos: input, cost_currency: c, ...step }) => ({
+          ...step,
+          output_json: Boolean(step.output_json),
+          ...(from ? { reused_from: from } : {}),
+          ...(nanos !== null && nanos !== undefined
+            ? { cost_nanos: nanos, cost_input_nanos: input, cost_currency: c }
+            : {}),
+        }),
+      );
     });
   }
 
@@ -217,7 +225,8 @@ export function ownerOf(rows: readonly NewRunRow[]): { userId: number; workflowI
 }
 
 /** The end's update: its fence (the attempt, and for an unclaimed run the attempt before) and what it sets. */
-export function finishParams(id: string, ending: EndingAttempt, end: RunEnd): RunFinishParams {
+export function finishParams(id: string, ending: EndingAttempt, given: RunEnd): RunFinishParams {
+  const end = { cost_nanos: null, cost_input_nanos: null, cost_currency: null, ...given };
   return ending.startedAt === undefined
     ? { id, ...end, attempt: ending.attempt, expectedAttempt: ending.attempt, startedAt: null }
     : { id, ...end, attempt: ending.attempt, expectedAttempt: ending.attempt - 1, startedAt: ending.startedAt };

@@ -5,12 +5,17 @@ import type { EventLog } from './eventLog.ts';
 import { logText, type StepLog } from './stepLog.ts';
 import type { RunFailure } from '../shared/errors.ts';
 import type { NewStepRow } from './store.ts';
+import { addedUsage } from './providers/index.ts';
+import { addCost, costToWire, type CostNanos } from '../shared/prices.ts';
+import { costColumns } from './runShapes.ts';
 
 export class StepRecord {
   /** The nodes logged so far, and whether each one's input was cut for the log. */
   readonly inputCut = new Map<string, boolean>();
   /** The run's token usage: its steps' so far, the earlier attempts' kept steps included. */
-  readonly usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  usage: NonNullable<StepReport['usage']> = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  /** The run's cost: its steps' that have one, summed (null: none has). */
+  cost: CostNanos | null = null;
   private readonly runId: string;
   private readonly steps: StepLog;
   private readonly events: EventLog;
@@ -23,11 +28,9 @@ export class StepRecord {
     this.now = now;
   }
 
-  addUsage(usage: StepReport['usage']): void {
-    if (!usage) return;
-    this.usage.prompt_tokens += usage.prompt_tokens;
-    this.usage.completion_tokens += usage.completion_tokens;
-    this.usage.total_tokens += usage.total_tokens;
+  addUsage(usage: StepReport['usage'], cost: CostNanos | null = null): void {
+    if (usage) this.usage = addedUsage(this.usage, usage);
+    this.cost = addCost(this.cost, cost);
   }
 
   /** A node's start: its log entry, running, and its node.started event. */
@@ -51,7 +54,7 @@ export class StepRecord {
   /** A node's end: its log entry's end, and its node.finished event. */
   ended(report: StepReport): void {
     const logged = logText(report.output);
-    this.addUsage(report.usage);
+    this.addUsage(report.usage, report.cost ?? null);
     const finishedAt = this.now();
     this.events.add('node.finished', {
       node_id: report.nodeId,
@@ -63,6 +66,7 @@ export class StepRecord {
         ? { output_value: JSON.parse(report.output) as unknown }
         : {}),
       usage: report.usage,
+      cost: report.cost ? costToWire(report.cost) : null,
       error: stepError(report.error),
     });
     this.steps.end(report.nodeId, {
@@ -74,6 +78,7 @@ export class StepRecord {
       usage: report.usage ? JSON.stringify(report.usage) : null,
       error: report.error ? JSON.stringify(stepError(report.error)) : null,
       attempts: report.attempts,
+      ...costColumns(report.cost),
     });
   }
 

@@ -34,6 +34,12 @@ export interface RunRow {
   duration_ms: number | null;
   /** The failed or cancelled run this one retries (its completed steps reused), null for any other run. */
   retry_of?: string | null;
+  /** What the run's model calls cost, in billionths of `cost_currency` (src/shared/prices.ts); null: no priced model (or before its end). Read as a string on PostgreSQL. */
+  cost_nanos?: number | string | null;
+  /** Of `cost_nanos`, the input tokens' part (cached ones included). */
+  cost_input_nanos?: number | string | null;
+  /** ISO 4217 code of the price table when the run's steps were priced. */
+  cost_currency?: string | null;
 }
 
 export type NewRunRow = Omit<RunRow, 'seq'>;
@@ -46,6 +52,10 @@ export type RunEnd = {
   output: string | null;
   error: string | null;
   usage: string | null;
+  /** The run's cost (RunRow's columns), summed over its steps'; null or absent: none priced. */
+  cost_nanos?: number | null;
+  cost_input_nanos?: number | null;
+  cost_currency?: string | null;
   finished_at: number;
   duration_ms: number;
 };
@@ -92,12 +102,23 @@ export interface FinalEvents {
  */
 export type KeptStep = Pick<
   RunStepRow,
-  'node_id' | 'status' | 'output_preview' | 'output_json' | 'usage' | 'reused_from'
+  'node_id' | 'status' | 'output_preview' | 'output_json' | 'usage' | 'reused_from' | StepCostColumn
 >;
+
+/** A step's cost, as a run's (RunRow's `cost_*`). */
+export type StepCostColumn = 'cost_nanos' | 'cost_input_nanos' | 'cost_currency';
 
 export type StepEnd = Pick<
   RunStepRow,
-  'status' | 'finished_at' | 'output_preview' | 'output_json' | 'truncated' | 'usage' | 'error' | 'attempts'
+  | 'status'
+  | 'finished_at'
+  | 'output_preview'
+  | 'output_json'
+  | 'truncated'
+  | 'usage'
+  | 'error'
+  | 'attempts'
+  | StepCostColumn
 >;
 
 export interface RunStepRow {
@@ -120,6 +141,10 @@ export interface RunStepRow {
   attempts?: number | null;
   /** The run this step was copied from, its output reused (a retry's), null (or absent) for a step run here. */
   reused_from?: string | null;
+  /** What the step's model calls cost, as a run's (RunRow's `cost_*`); null or absent: no priced model. */
+  cost_nanos?: number | string | null;
+  cost_input_nanos?: number | string | null;
+  cost_currency?: string | null;
 }
 
 /** A step's input and output are logged whole up to this many characters (openapi.yaml RunStep; stepLog.ts cuts them). */

@@ -4,7 +4,14 @@ import type { AddressInfo } from 'node:net';
 /** What the fake answers to one request: a completion, an OpenAI error, or silence (hang). */
 export type FakeReply =
   /** `until`: answers only once it settles (a step held running until the test has seen it so, however slow the machine). */
-  | { kind: 'completion'; content: string; delayMs?: number; until?: Promise<unknown> }
+  | { kind: 'completion'; content: string; delayMs?: number; until?: Promise<unknown>; cachedTokens?: number }
+  /** A streamed answer that reports its usage (these tokens) and then streams an error event: an attempt that failed after it was paid for. */
+  | {
+      kind: 'stream-error';
+      chunks: string[];
+      usage: { prompt_tokens: number; completion_tokens: number };
+      message: string;
+    }
   /** A streamed answer that stops after these chunks, without finish_reason or `[DONE]` (a dropped connection). */
   | { kind: 'cut-stream'; chunks: string[] }
   /** A streamed answer that sends these chunks and then nothing, never ending (a provider that stalls mid-answer). */
@@ -180,13 +187,25 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       if (reply.kind === 'cut-stream') res.end();
       return;
     }
+    if (reply.kind === 'stream-error') {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+      for (const piece of reply.chunks) send(chunk(body.model, { content: piece }, null));
+      const { prompt_tokens: p, completion_tokens: c } = reply.usage;
+      send({ ...chunk(body.model, {}, null), choices: [], usage: { ...reply.usage, total_tokens: p + c } });
+      send({ error: { message: reply.message, type: 'server_error', param: null, code: null } });
+      res.end();
+      return;
+    }
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (reply.until) await reply.until;
     const completionTokens = reply.content.split(/\s+/).length;
+    // OpenAI reports the prompt's tokens served from its cache in prompt_tokens_details.
     const usage = {
       prompt_tokens: promptTokens,
       completion_tokens: completionTokens,
       total_tokens: promptTokens + completionTokens,
+      prompt_tokens_details: { cached_tokens: Math.min(reply.cachedTokens ?? 0, promptTokens) },
     };
     if (body.stream && fake.streams) {
       // OpenAI's streaming wire format: a role chunk, a chunk per word, a finish chunk, the usage

@@ -1,6 +1,7 @@
 import { echoProvider } from './echo.ts';
 import { openAICompatibleProvider } from './openaiCompatible.ts';
-import { ModelUnavailableError, type ChatRequest, type ChatResult, type ModelProvider } from './types.ts';
+import { costOf, type CostNanos, type PriceTable } from '../../shared/prices.ts';
+import { ModelUnavailableError, type ChatRequest, type ChatResult, type ModelProvider, type Usage } from './types.ts';
 
 export * from './types.ts';
 
@@ -10,12 +11,18 @@ export interface ModelRouter {
   /** True when the model's provider answers in this process, calling nothing outside it. */
   inProcess(model: string): boolean;
   complete(request: ChatRequest): Promise<ChatResult>;
+  /** What these tokens of `model` cost at the price table (null: no table, or the model is not in it; the service's own models are free). */
+  cost(model: string, usage: Usage): CostNanos | null;
+  /** True when the price table names the model. */
+  priced(model: string): boolean;
 }
 
 export interface ProviderSettings {
   MODEL_PROVIDER_BASE_URL?: string | undefined;
   MODEL_PROVIDER_API_KEY?: string | undefined;
   MODEL_PROVIDER_MODELS?: string[] | string | undefined;
+  /** The operator's price table (src/shared/prices.ts); absent: no model has a cost. */
+  MODEL_PRICES?: PriceTable | null;
 }
 
 /** Routes each model to the first provider that serves it: `echo` first, then the configured API. */
@@ -40,6 +47,8 @@ export function createModelRouter(settings: ProviderSettings, extra: ModelProvid
   return {
     has: (model) => find(model) !== undefined,
     inProcess: (model) => find(model)?.inProcess === true,
+    cost: (model, usage) => costOf(settings.MODEL_PRICES ?? null, model, usage, find(model)?.inProcess === true),
+    priced: (model) => settings.MODEL_PRICES?.models.has(model) === true,
     async complete(request) {
       const provider = find(request.model);
       if (!provider) throw new ModelUnavailableError(request.model);

@@ -1,6 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
-import { ProviderError, type ChatRequest, type ChatResult, type ModelProvider, type Usage } from './types.ts';
+import {
+  addedUsage,
+  ProviderError,
+  type ChatRequest,
+  type ChatResult,
+  type ModelProvider,
+  type Usage,
+} from './types.ts';
 import { ToolCallPieces, detailsOf, providerErrorOf, type ProviderErrorBody, type ToolCallPiece } from './toolCalls.ts';
 
 export interface OpenAICompatibleOptions {
@@ -25,8 +32,16 @@ function retryDelay(attempt: number, backoffMs: number, retryAfter: string | nul
 interface CompletionBody {
   model?: string;
   choices?: { message?: { content?: string | null; tool_calls?: unknown }; finish_reason?: string | null }[];
-  usage?: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number };
+  usage?: WireUsage;
   error?: ProviderErrorBody;
+}
+
+/** OpenAI's `usage`; `prompt_tokens_details.cached_tokens`: of the prompt's tokens, those served from its cache. */
+interface WireUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number } | null;
 }
 
 /** One `data:` line of a streamed completion (OpenAI's `chat.completion.chunk`). */
@@ -34,7 +49,7 @@ interface CompletionChunk {
   model?: string;
   choices?: { delta?: { content?: string | null; tool_calls?: ToolCallPiece[] }; finish_reason?: string | null }[];
   /** With `stream_options.include_usage`: on the last chunk (whose `choices` is empty), null before. */
-  usage?: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null;
+  usage?: WireUsage | null;
   error?: ProviderErrorBody;
 }
 
@@ -81,6 +96,17 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
     serves: (model) => all || options.models.includes(model),
     async complete(request) {
       let lastError: ProviderError | undefined;
+      // The tokens of the attempts that failed after their answer said what it used: paid for, so counted.
+      let spent: Usage | undefined;
+      const counted = (err: ProviderError) => {
+        if (err.usage) spent = spent ? addedUsage(spent, err.usage) : err.usage;
+        return spending(err);
+      };
+      // The error the call ends with carries every failed attempt's tokens.
+      const spending = (err: ProviderError) => {
+        if (spent) err.usage = spent;
+        return err;
+      };
       const attempts = request.retry?.maxAttempts ?? maxAttempts;
       const backoff = request.retry?.backoffMs ?? backoffMs;
       const limitMs = request.timeoutMs ?? timeoutMs;
@@ -95,19 +121,23 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
           // A stream that breaks off, times out or streams an error is retried like any failure:
           // the caller is told its chunks are void (onRetry) before the next attempt.
           if (response.ok && request.onDelta && isEventStream(response))
-            return await readStream(
-              response,
-              {
-                ...request,
-                onDelta: (t) => ((streamed = true), request.onDelta!(t)),
-                ...(request.onToolCallDelta
-                  ? { onToolCallDelta: (p) => ((streamed = true), request.onToolCallDelta!(p)) }
-                  : {}),
-              },
-              limitMs,
+            return withSpent(
+              spent,
+              await readStream(
+                response,
+                {
+                  ...request,
+                  onDelta: (t) => ((streamed = true), request.onDelta!(t)),
+                  ...(request.onToolCallDelta
+                    ? { onToolCallDelta: (p) => ((streamed = true), request.onToolCallDelta!(p)) }
+                    : {}),
+                },
+                limitMs,
+              ),
             );
           body = (await response.json().catch(() => undefined)) as CompletionBody | undefined;
         } catch (err) {
+          if (err instanceof ProviderError) counted(err);
           if (request.signal?.aborted) throw request.signal.reason ?? err;
           // Final: an unusable answer, or chunks out to a caller that cannot void them (the gateway's client).
           if (err instanceof ProviderError && (err.kind === 'provider_bad_response' || (streamed && !request.onRetry)))
@@ -117,7 +147,12 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
           continue;
         }
         if (response.ok) {
-          const result = toResult(request.model, body);
+          let result: ChatResult;
+          try {
+            result = withSpent(spent, toResult(request.model, body));
+          } catch (err) {
+            throw err instanceof ProviderError ? counted(err) : err;
+          }
           await request.onDelta?.(result.content);
           return result;
         }
@@ -125,10 +160,14 @@ export function openAICompatibleProvider(options: OpenAICompatibleOptions): Mode
         if (!retryable(response.status) || n === attempts) break;
         await retryAfterDelay(request, n, lastError, retryDelay(n, backoff, response.headers.get('retry-after')));
       }
-      throw lastError ?? new ProviderError('The model provider failed.');
+      throw spending(lastError ?? new ProviderError('The model provider failed.'));
     },
   };
 }
+
+/** A result with the tokens of the attempts before it that failed after reporting theirs. */
+const withSpent = (spent: Usage | undefined, result: ChatResult): ChatResult =>
+  spent ? { ...result, usage: addedUsage(spent, result.usage) } : result;
 
 /** Tells the caller the next attempt is coming (and after how long) as soon as it is decided, then waits. */
 async function retryAfterDelay(request: ChatRequest, failed: number, error: ProviderError, delayMs: number) {
@@ -150,13 +189,18 @@ function unreachable(err: unknown, limitMs: number): ProviderError {
       );
 }
 
-const usageOf = (usage: CompletionBody['usage'] | null | undefined): Usage => {
+const usageOf = (usage: WireUsage | null | undefined): Usage => {
   const prompt = usage?.prompt_tokens ?? 0;
   const completion = usage?.completion_tokens ?? 0;
+  const cached = usage?.prompt_tokens_details?.cached_tokens;
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: usage?.total_tokens ?? prompt + completion,
+    // Kept only when the provider reports some: it is priced apart (cached_input).
+    ...(typeof cached === 'number' && Number.isInteger(cached) && cached > 0
+      ? { cached_tokens: Math.min(cached, prompt) }
+      : {}),
   };
 };
 
@@ -211,7 +255,10 @@ async function readStream(response: Response, request: ChatRequest, limitMs: num
       }
     }
   } catch (err) {
-    if (err instanceof ProviderError) throw err;
+    if (err instanceof ProviderError) {
+      if (usage) err.usage = usageOf(usage);
+      throw err;
+    }
     if (request.signal?.aborted) throw request.signal.reason ?? err;
     // It answered, then stalled or dropped: say so, not that it did not answer.
     throw (err as Error).name === 'TimeoutError'
@@ -228,7 +275,13 @@ async function readStream(response: Response, request: ChatRequest, limitMs: num
   }
   // Some servers close without `[DONE]`: a stream that said how it finished is whole.
   if (finishReason !== null) return ended();
-  throw new ProviderError("The model provider's stream ended before the answer did.", undefined, 'provider_error');
+  const cut = new ProviderError(
+    "The model provider's stream ended before the answer did.",
+    undefined,
+    'provider_error',
+  );
+  if (usage) cut.usage = usageOf(usage);
+  throw cut;
 }
 
 function toResult(model: string, body: CompletionBody | undefined): ChatResult {
@@ -244,8 +297,15 @@ function toResult(model: string, body: CompletionBody | undefined): ChatResult {
   calls.addWhole(choice?.message?.tool_calls);
   const { toolCalls } = calls.result();
   // A message with tool calls may have no text (OpenAI sends null): the calls are the answer.
-  if (typeof content !== 'string' && !toolCalls)
-    throw new ProviderError('The model provider answered without a message.', undefined, 'provider_bad_response');
+  if (typeof content !== 'string' && !toolCalls) {
+    const failure = new ProviderError(
+      'The model provider answered without a message.',
+      undefined,
+      'provider_bad_response',
+    );
+    if (body.usage) failure.usage = usageOf(body.usage);
+    throw failure;
+  }
   return {
     model: body.model ?? model,
     content: typeof content === 'string' ? content : '',

@@ -68,6 +68,19 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Of `prompt_tokens`, those the provider served from its prompt cache; absent when it reported none. */
+  cached_tokens?: number;
+}
+
+/** Two usages summed (a step's attempts or iterations, a run's steps); `cached_tokens` only when some were. */
+export function addedUsage(a: Usage, b: Usage): Usage {
+  const cached = (a.cached_tokens ?? 0) + (b.cached_tokens ?? 0);
+  return {
+    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+    completion_tokens: a.completion_tokens + b.completion_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+    ...(cached > 0 ? { cached_tokens: cached } : {}),
+  };
 }
 
 export interface ChatResult {
@@ -115,6 +128,8 @@ export class ProviderError extends Error {
   readonly retryAfter: string | null;
   /** Kept so that whoever reads the failure can quote it to the provider's support. */
   readonly details: ProviderErrorDetails;
+  /** The tokens the failed call's answers reported (an answer that was unusable, a stream that broke after its usage): they were paid for. */
+  usage?: Usage;
   constructor(
     message: string,
     status?: number,

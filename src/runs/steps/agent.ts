@@ -5,7 +5,14 @@ import { RunFailure } from '../../shared/errors.ts';
 import { FunctionError } from '../compute/functionError.ts';
 import { toFailure } from '../failures.ts';
 import { callTool, readyTools, TOOL_CALLS_AT_ONCE, wireTools, type ReadyTool } from '../nodes/agentTools.ts';
-import type { ChatMessage, ChatResult, ToolCall, Usage } from '../providers/index.ts';
+import {
+  addedUsage,
+  ProviderError,
+  type ChatMessage,
+  type ChatResult,
+  type ToolCall,
+  type Usage,
+} from '../providers/index.ts';
 import type { NodeOf, NodeStep, RunState } from '../runState.ts';
 
 type AgentNode = NodeOf<'agent'>;
@@ -90,12 +97,6 @@ async function toolMessages(
   return calls.map((call, i) => ({ role: 'tool', tool_call_id: call.id, content: answers[i]! }));
 }
 
-const added = (a: Usage, b: Usage): Usage => ({
-  prompt_tokens: a.prompt_tokens + b.prompt_tokens,
-  completion_tokens: a.completion_tokens + b.completion_tokens,
-  total_tokens: a.total_tokens + b.total_tokens,
-});
-
 /** The conversation past NODE_TEXT_MAX_CHARS fails the node: it would be sent again with every call. */
 function assertBounded(run: RunState, node: AgentNode, messages: ChatMessage[]): void {
   const size = JSON.stringify(messages).length;
@@ -120,7 +121,7 @@ async function agentLoop(run: RunState, node: AgentNode, input: string, usage: {
   let calls = 0;
   for (let i = 0; i < iterations; i++) {
     const result = await callModel(run, node, messages, tools, i === 0);
-    usage.total = added(usage.total, result.usage);
+    usage.total = addedUsage(usage.total, result.usage);
     const asked = result.toolCalls ?? [];
     if (asked.length === 0) return answerValue(run, node, result.content);
     messages.push({ role: 'assistant', content: result.content === '' ? null : result.content, tool_calls: asked });
@@ -146,7 +147,9 @@ export const agentStep: NodeStep<AgentNode> = {
     } catch (err) {
       // Every model call was paid for, whatever failed after it: the failed step counts them all.
       const failure = toFailure(err, node, run.signal);
-      failure.usage = usage.total;
+      // A provider call that failed after its answer reported tokens counts them too.
+      const failed = err instanceof ProviderError ? err.usage : undefined;
+      failure.usage = failed ? addedUsage(usage.total, failed) : usage.total;
       throw failure;
     }
   },

@@ -77,15 +77,16 @@ export const llmCallStep: NodeStep<LlmCallNode> = {
     node.config.prompt === undefined ? before.map((p) => p.text).join('\n\n') : run.render(node.config.prompt),
   async work(run, node, input) {
     const result = await callModel(run, node, input);
-    refuseToolCalls(node, result);
     try {
+      refuseToolCalls(node, result);
       return { value: await answerValue(run, node, result.content), usage: result.usage };
     } catch (err) {
-      // An answer that is not JSON or breaks the schema was still paid for, and is what one needs to
-      // see to fix the prompt or the schema: the failed step keeps both.
-      if (!(err instanceof FunctionError)) throw err;
+      // An answer was paid for whatever fails after it (tool calls instead of text, a cancel or the
+      // run's time limit while its JSON was checked): the failed step counts its tokens. One that is
+      // not JSON or breaks the schema is also what one needs to see to fix the prompt or the
+      // schema: the failed step keeps it.
       const failure = toFailure(err, node, run.signal);
-      failure.rawOutput = result.content;
+      if (err instanceof FunctionError) failure.rawOutput = result.content;
       failure.usage = result.usage;
       throw failure;
     }
