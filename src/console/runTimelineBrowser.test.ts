@@ -2,6 +2,7 @@
 // example whose model answers 500 once, so its draft node is retried and its review waits for an
 // answer. The page shows the retry's wait and the approval's wait, passes axe, fits a phone, and
 // follows the run live: answered through the API, the timeline gains the nodes that ran after it.
+// A price table prices the model, so the page shows the draft's and the run's cost.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient } from '../../client/src/index.ts';
@@ -28,7 +29,11 @@ describe('run timeline in a real browser', () => {
     fake = await startFakeOpenAI();
     server = await startTestServer({
       runs: true,
-      env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'gpt-4o-mini' },
+      env: {
+        MODEL_PROVIDER_BASE_URL: fake.baseUrl,
+        MODEL_PROVIDER_MODELS: 'gpt-4o-mini',
+        MODEL_PRICES: JSON.stringify({ 'gpt-4o-mini': { input: 150, output: 600 } }),
+      },
     });
     const user = await createUser(server.ctx, { login: 'alice', password: PASSWORD });
     ({ token } = await createAccessToken(server.ctx, {
@@ -73,7 +78,10 @@ describe('run timeline in a real browser', () => {
     expect(await page.locator('[data-timeline-row="review"] [data-segment="waiting"]').count()).toBe(1);
     expect(await page.locator('[data-timeline-row="run"] [data-segment="waiting"]').count()).toBe(1);
     // Drawn: each bar has the width its time gives it (inline styles, which the CSP allows).
-    const width = await draft.locator('[data-segment="retry"]').evaluate((e) => e.getBoundingClientRect().width);
+    // (Read in one step in the page: the live page may swap the timeline for a fresh copy meanwhile.)
+    const width = await page.evaluate(
+      () => document.querySelector('[data-timeline-row="draft"] [data-segment="retry"]')!.getBoundingClientRect().width,
+    );
     expect(width).toBeGreaterThan(0);
     expect(await axeViolations(page)).toEqual([]);
     await page.click('.tl-times summary');
@@ -95,6 +103,9 @@ describe('run timeline in a real browser', () => {
     await page.waitForSelector('[data-timeline-row="result"] [data-segment="running"]', { state: 'attached' });
     expect(await page.locator('[data-timeline-row="review"] [data-segment="waiting"]').count()).toBe(1);
     expect(await page.locator('[data-timeline-row="hold"]').textContent()).toContain('skipped');
+    // Priced: the draft's cost beside its tokens, and the run's once it ended (read with the state at its end).
+    expect(await page.textContent('[data-step="draft"] [data-field="cost"]')).toMatch(/^\$0\.\d+$/);
+    await page.waitForFunction(() => document.querySelector('#run-cost')?.textContent?.startsWith('$'));
     await screenshot(page, 'run-timeline-desktop');
     expect(await axeViolations(page)).toEqual([]);
     expect(errors).toEqual([]);

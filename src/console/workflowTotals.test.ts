@@ -120,6 +120,38 @@ describe.each(testDialects())('workflow totals (%s)', (dialect) => {
     expect(page).toContain(`<a href="/workflows/${workflowId}?period=30d#totals-heading">Last 30 days</a>`);
   });
 
+  it("shows each run's cost in the history, and on a run's page its cost and each node's beside their tokens", async () => {
+    const runId = await storeRun(myId, workflowId, 10 * 60_000, 42, { nanos: 2_500_000, currency: 'USD' });
+    await server.ctx.db('run_steps').insert({
+      run_id: runId,
+      node_id: 'summarise',
+      node_type: 'llm_call',
+      status: 'completed',
+      started_at: Date.now() - 600_000,
+      finished_at: Date.now() - 599_000,
+      input_preview: null,
+      output_preview: 'ok',
+      truncated: false,
+      output_json: false,
+      usage: JSON.stringify({ prompt_tokens: 41, completion_tokens: 1, total_tokens: 42 }),
+      error: null,
+      cost_nanos: 2_500_000,
+      cost_input_nanos: 2_000_000,
+      cost_currency: 'USD',
+    });
+    const history = await (await browser.fetch(`/workflows/${workflowId}`)).text();
+    expect(history).toContain('<th>Tokens</th><th>Cost</th>');
+    expect(history).toContain('<td data-field="cost">$0.0025<span class="cell-label"> cost</span></td>');
+    expect(history).toContain('<td data-field="cost"><small>—</small><span class="cell-label"> cost</span></td>'); // the unpriced run
+
+    const page = await (await browser.fetch(`/workflows/${workflowId}/runs/${runId}`)).text();
+    expect(page).toContain('<dd id="run-cost">$0.0025 <small>($0.00125 in, $0.00125 out)</small></dd>');
+    const row = page.slice(page.indexOf('data-step="summarise"'));
+    expect(row.slice(0, row.indexOf('</tr>'))).toMatch(
+      /data-field="usage">42<span class="cell-label"> tokens<\/span><br><small>41 in, 1 out<\/small><br><small data-field="cost">\$0\.0025<\/small>/,
+    );
+  });
+
   it('says so when no run of the period had a priced model', async () => {
     const { id } = await createWorkflow(server.ctx, myId, { name: 'Unpriced', ...seedGraph() });
     const page = await (await browser.fetch(`/workflows/${id}`)).text();
