@@ -5,9 +5,25 @@
 
 const MIN_GAP_MS = 1000;
 
-/** A function to call on each event that changes the timeline; it schedules the read. */
-export function timelineRefresher(live: HTMLElement): () => void {
+/** When an event happened, if it says: a node's end or a retry's failed attempt. */
+const eventTime = (event: Event): number => {
+  try {
+    const data = JSON.parse((event as MessageEvent<string>).data) as { finished_at?: unknown; failed_at?: unknown };
+    const at = typeof data.finished_at === 'string' ? data.finished_at : data.failed_at;
+    return typeof at === 'string' ? Date.parse(at) : NaN;
+  } catch {
+    return NaN;
+  }
+};
+
+/**
+ * A listener for each event that changes the timeline; it schedules the read. The stream replays
+ * the run's events from its start: one that happened before the page was drawn (`data-rendered-at`,
+ * the server's clock) is already in it, and reads nothing.
+ */
+export function timelineRefresher(live: HTMLElement): (event: Event) => void {
   const url = live.dataset.timelineUrl;
+  const renderedAt = Number(live.dataset.renderedAt || NaN);
   let reading = false;
   let again = false;
   let last = 0;
@@ -41,5 +57,8 @@ export function timelineRefresher(live: HTMLElement): () => void {
     }
     setTimeout(() => void read(), Math.max(0, last + MIN_GAP_MS - Date.now()));
   };
-  return schedule;
+  return (event) => {
+    if (eventTime(event) < renderedAt) return; // NaN compares false: an event without a time reads again
+    schedule();
+  };
 }
