@@ -32,9 +32,19 @@ function segmentWords(s: Segment): string {
 
 /** What a row says beside its name: its attempts and items. */
 const rowFacts = (row: TimelineRow): string =>
-  [row.attempts ? `${row.attempts} attempts` : '', row.items ? `${row.items}${row.itemsCut ? '+' : ''} items` : '']
+  [
+    row.attempts ? `${row.attempts} attempts` : '',
+    row.items ? `${row.items}${row.itemsCut ? '+' : ''} ${itemWord(row)}` : '',
+  ]
     .filter(Boolean)
     .join(', ');
+
+/** What a row's numbered parts are: a map's items, an agent's tool calls. */
+const itemWord = (row: TimelineRow): string => (row.children?.some((c) => c.type === 'call') ? 'calls' : 'items');
+
+/** A child row's label: `item`, `tool call`, or a called workflow's node's type. */
+const childLabel = (row: TimelineRow): string =>
+  row.type === 'item' ? 'item' : row.type === 'call' ? 'tool call' : nodeTypeLabel(row.type);
 
 function bars(row: TimelineRow, timeline: Timeline, status: string): Html {
   const span = Math.max(1, timeline.end - timeline.origin);
@@ -44,15 +54,17 @@ function bars(row: TimelineRow, timeline: Timeline, status: string): Html {
   })}`;
 }
 
+const isChild = (row: TimelineRow): boolean => row.child === true || row.type === 'item' || row.type === 'call';
+
 /** A row and its items' rows under it. */
 const chartRows = (row: TimelineRow, timeline: Timeline): Html =>
   html`${chartRow(row, timeline)}${(row.children ?? []).map((item) => chartRow(item, timeline))}${moreItems(row)}`;
 
 /** Under a map's rows, how many items were not drawn. */
 function moreItems(row: TimelineRow): Html {
-  const more = (row.items ?? 0) - (row.children?.length ?? 0);
+  const more = (row.items ?? 0) - (row.children ?? []).filter((c) => !c.child).length;
   return more > 0 || row.itemsCut
-    ? html`<div class="tl-row tl-item"><span class="tl-name"><small>${more > 0 ? `and ${more} more items` : 'and more items'} (the API's steps list them all)</small></span></div>`
+    ? html`<div class="tl-row tl-item"><span class="tl-name"><small>${more > 0 ? `and ${more} more ${itemWord(row)}` : `and more ${itemWord(row)}`} (the API's steps list them all)</small></span></div>`
     : html``;
 }
 
@@ -61,11 +73,11 @@ function chartRow(row: TimelineRow, timeline: Timeline, isRun = false): Html {
   const facts = rowFacts(row);
   const name = isRun
     ? html`<strong>Run</strong>`
-    : row.type === 'item'
-      ? html`<code>${row.id}</code> <small>item</small>`
+    : isChild(row)
+      ? html`<code>${row.id}</code> <small>${childLabel(row)}</small>`
       : html`<code>${row.id}</code> <small>${nodeTypeLabel(row.type)}${facts ? ` · ${facts}` : ''}</small>`;
   const took = row.took === null ? html`<small>${row.note ?? '—'}</small>` : formatDuration(row.took / 1000);
-  return html`<div class="tl-row${slowest ? ' tl-slowest' : ''}${isRun ? ' tl-run' : ''}${row.type === 'item' ? ' tl-item' : ''}" data-timeline-row="${isRun ? 'run' : row.id}"><span class="tl-name">${name}${slowest ? html` <span class="tl-flag">slowest</span>` : ''}</span>
+  return html`<div class="tl-row${slowest ? ' tl-slowest' : ''}${isRun ? ' tl-run' : ''}${isChild(row) ? ' tl-item' : ''}" data-timeline-row="${isRun ? 'run' : row.id}"><span class="tl-name">${name}${slowest ? html` <span class="tl-flag">slowest</span>` : ''}</span>
 <span class="tl-track">${bars(row, timeline, row.status)}</span><span class="tl-took" data-field="took">${took}</span></div>`;
 }
 

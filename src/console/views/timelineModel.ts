@@ -1,3 +1,4 @@
+import { findNodeDefinition } from '../../nodes/registry.ts';
 import type { GraphSnapshot, RunDetail, RunMark, RunStep } from '../../runs/service.ts';
 
 // A run's timeline, as numbers: one row per node of the graph with the spans it spent queued,
@@ -33,8 +34,9 @@ export interface TimelineRow {
   /** A map's items, counted from the steps shown (`itemsCut`: the run's detail leaves some steps out, so there may be more). */
   items?: number;
   itemsCut?: boolean;
-  /** A map's first items, each from its first step's start to its last step's end. */
+  /** Rows under it: a map's first items or an agent's first calls (`type` `item` or `call`), a called workflow's nodes (`child`). */
   children?: TimelineRow[];
+  child?: boolean;
   /** Why it has no bar: skipped, not started, reused from the run retried. */
   note?: string;
 }
@@ -101,8 +103,16 @@ function nodeSegments(marks: readonly RunMark[], step: RunStep, stepEnd: number)
 /** A map's items drawn at most: the rest are counted (the run's API steps list them all). */
 export const ITEM_ROWS_MAX = 20;
 
-/** A map's items (`<map>[<i>].<node>` steps, a level deep), each one running span; in index order. */
-function itemRows(mapId: string, logs: readonly RunStep[], axis: { origin: number; end: number }): TimelineRow[] {
+/**
+ * A map's items (`<map>[<i>].<node>` steps; an agent's tool calls are named so too, `kind` says
+ * which), each one running span from its first step's start to its last's end; in index order.
+ */
+function itemRows(
+  mapId: string,
+  logs: readonly RunStep[],
+  axis: { origin: number; end: number },
+  kind: 'item' | 'call',
+): TimelineRow[] {
   const byItem = new Map<number, RunStep[]>();
   for (const s of logs) {
     const match = /^\[(\d+)\]\./.exec(s.node_id.slice(mapId.length));
@@ -117,12 +127,32 @@ function itemRows(mapId: string, logs: readonly RunStep[], axis: { origin: numbe
       const running = steps.some((s) => s.status === 'running' || s.status === 'waiting');
       const ends = steps.flatMap((s) => ms(s.finished_at) ?? []);
       const status = steps.some((s) => s.status === 'failed') ? 'failed' : running ? 'running' : 'completed';
-      const row: TimelineRow = { id: `${mapId}[${index}]`, type: 'item', status, segments: [], took: null };
+      const row: TimelineRow = { id: `${mapId}[${index}]`, type: kind, status, segments: [], took: null };
       if (!starts.length) return { ...row, status: steps[0]!.status, note: 'skipped' };
       const from = Math.max(axis.origin, Math.min(...starts));
       const to = Math.min(axis.end, Math.max(from, running || !ends.length ? axis.end : Math.max(...ends)));
       return { ...row, segments: [{ kind: 'running', from, to }], took: to - from };
     });
+}
+
+/** A called workflow's nodes (`<node>.<its node>` steps, a level deep), each its own span, in the order they started. */
+function innerRows(nodeId: string, logs: readonly RunStep[], axis: { origin: number; end: number }): TimelineRow[] {
+  return logs.flatMap((s): TimelineRow[] => {
+    if (!s.node_id.startsWith(`${nodeId}.`) || !/^[A-Za-z0-9_-]+$/.test(s.node_id.slice(nodeId.length + 1))) return [];
+    const row: TimelineRow = {
+      id: s.node_id,
+      type: s.node_type,
+      status: s.status,
+      segments: [],
+      took: null,
+      child: true,
+    };
+    const from = ms(s.started_at);
+    if (from === null) return [{ ...row, note: s.status === 'skipped' ? 'skipped' : 'not started' }];
+    const start = Math.max(axis.origin, from);
+    const to = Math.min(axis.end, Math.max(start, ms(s.finished_at) ?? axis.end));
+    return [{ ...row, segments: [{ kind: 'running' as const, from: start, to }], took: to - start }];
+  });
 }
 
 /** The spans of one node of the graph, and what its row says. */
@@ -138,12 +168,13 @@ function nodeRow(
     step?.status ?? (['completed', 'failed', 'cancelled'].includes(run.status) ? 'not_started' : 'pending');
   const row: TimelineRow = { id: node.id, type: node.type, status, segments: [], took: null };
   if (step?.attempts && step.attempts > 1) row.attempts = step.attempts;
-  const items = itemRows(node.id, run.logs, axis);
+  const items = itemRows(node.id, run.logs, axis, findNodeDefinition(node.type)?.listsCalls ? 'call' : 'item');
   if (items.length) {
     row.items = items.length;
     if (run.logs_truncated) row.itemsCut = true;
-    row.children = items.slice(0, ITEM_ROWS_MAX);
   }
+  const children = [...items.slice(0, ITEM_ROWS_MAX), ...innerRows(node.id, run.logs, axis).slice(0, ITEM_ROWS_MAX)];
+  if (children.length) row.children = children;
   if (step?.reused_from) return { ...row, note: `reused from ${step.reused_from}` };
   if (!step || (step.started_at === null && !marks.some((m) => m.type === 'node.started'))) {
     const note = status === 'skipped' ? 'skipped' : status === 'not_started' ? 'not started' : 'not yet';

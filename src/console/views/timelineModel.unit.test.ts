@@ -159,4 +159,43 @@ describe('a run timeline', () => {
       itemsCut: true,
     });
   });
+
+  it("draws an agent's tool calls and a called workflow's nodes as rows under their node", () => {
+    const nodes = [
+      { id: 'ask', type: 'agent', config: {} },
+      { id: 'sub', type: 'workflow', config: {} },
+    ] as unknown as GraphSnapshot['nodes'];
+    const logs = [
+      step('ask', 1000, 5000),
+      step('ask[0].search', 1500, 2500, { node_type: 'http_request' }),
+      step('ask[1].search', 3000, 4500, { node_type: 'http_request' }),
+      step('sub', 5000, 8000, { node_type: 'workflow' }),
+      step('sub.classify', 5000, 7000),
+      step('sub.reply', 7000, 8000, { node_type: 'template' }),
+      step('sub.fan[0].x', 7000, 7500), // a level deeper: part of sub.fan's row, none of its own here
+    ];
+    const t = runTimeline(
+      run(logs, { status: 'completed', finished_at: at(8000) }),
+      { version: 1, nodes, edges: [] },
+      [],
+      T0,
+    );
+    const [ask, sub] = t.rows;
+    expect(ask!.children!.map((c) => [c.id, c.type, ...kinds(c.segments).flat()])).toEqual([
+      ['ask[0]', 'call', 'running', 1500, 2500],
+      ['ask[1]', 'call', 'running', 3000, 4500],
+    ]);
+    expect(sub!.children!.map((c) => [c.id, c.type, c.child, ...kinds(c.segments).flat()])).toEqual([
+      ['sub.classify', 'llm_call', true, 'running', 5000, 7000],
+      ['sub.reply', 'template', true, 'running', 7000, 8000],
+    ]);
+    const drawn = String(timelineSection(t, 'run_1'));
+    expect(drawn).toContain('<small>agent · 2 calls</small>');
+    expect(drawn).toMatch(
+      /data-timeline-row="ask\[1\]"><span class="tl-name"><code>ask\[1\]<\/code> <small>tool call<\/small>/,
+    );
+    expect(drawn).toMatch(
+      /data-timeline-row="sub\.reply"><span class="tl-name"><code>sub\.reply<\/code> <small>template<\/small>/,
+    );
+  });
 });
