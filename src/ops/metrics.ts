@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppContext } from '../context.ts';
 import { safeEqual } from '../shared/crypto.ts';
+import type { CostNanos } from '../shared/prices.ts';
 
 const processRegistry = new Registry();
 collectDefaultMetrics({ register: processRegistry });
@@ -42,6 +43,33 @@ export function countTokenGrant(grantLabel: string, outcome: string): void {
 /** Records a run this process finished (its final status and duration). */
 export function observeRunFinished(status: string, durationMs: number): void {
   runsFinished.observe({ status }, durationMs / 1000);
+}
+
+const modelTokens = new Counter({
+  name: 'workflow_model_tokens_total',
+  help: 'Tokens of the model calls of run steps (and node tests) this process made, by model ("other" for a model neither priced, served by the service nor listed in MODEL_PROVIDER_MODELS) and kind: input (not from the cache), cached (input served from the provider\'s cache), output',
+  labelNames: ['model', 'kind'] as const,
+  registers: [processRegistry],
+});
+
+const modelCost = new Counter({
+  name: 'workflow_model_cost_total',
+  help: 'What those calls cost at the price table (MODEL_PRICES), in units of the currency, by model (as for the tokens) and currency',
+  labelNames: ['model', 'currency'] as const,
+  registers: [processRegistry],
+});
+
+/** Counts a step's model use: its tokens by kind, and its cost when it has one. `model` is a bounded label (ModelRouter.metricsLabel). */
+export function countModelUse(
+  model: string,
+  usage: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number },
+  cost: CostNanos | null,
+): void {
+  const cached = Math.min(usage.cached_tokens ?? 0, usage.prompt_tokens);
+  modelTokens.inc({ model, kind: 'input' }, usage.prompt_tokens - cached);
+  modelTokens.inc({ model, kind: 'cached' }, cached);
+  modelTokens.inc({ model, kind: 'output' }, usage.completion_tokens);
+  if (cost) modelCost.inc({ model, currency: cost.currency }, (cost.input + cost.output) / 1e9);
 }
 
 const scheduleTicks = new Counter({
@@ -81,9 +109,52 @@ interface Pool {
   max: number;
 }
 
+/** Users named in workflow_user_cost_24h; the others are summed as "other", so the label set stays bounded. */
+export const TOP_SPENDERS = 10;
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * What runs that ended in the last 24 hours cost, by user (their id) and currency: the
+ * TOP_SPENDERS users who spent most, and "other" for the rest. Read from the store (every
+ * process's runs) over the runs' (status, finished_at) index.
+ */
+function userCostGauge(db: Knex, now: () => number, registry: Registry): void {
+  new Gauge({
+    name: 'workflow_user_cost_24h',
+    help: `What runs that ended in the last 24 hours cost (units of the currency), by user id for the ${TOP_SPENDERS} users who spent most ("other": the rest) and currency`,
+    labelNames: ['user', 'currency'] as const,
+    registers: [registry],
+    async collect() {
+      const recent = () =>
+        db('runs')
+          .whereIn('status', ['completed', 'failed', 'cancelled'])
+          .where('finished_at', '>=', now() - DAY_MS)
+          .whereNotNull('cost_nanos');
+      type Sum = { user_id?: number; cost_currency: string; nanos: number | string | null };
+      const [top, totals] = (await Promise.all([
+        recent()
+          .select('user_id', 'cost_currency')
+          .sum({ nanos: 'cost_nanos' })
+          .groupBy('user_id', 'cost_currency')
+          .orderBy('nanos', 'desc')
+          .limit(TOP_SPENDERS),
+        recent().select('cost_currency').sum({ nanos: 'cost_nanos' }).groupBy('cost_currency'),
+      ])) as [Sum[], Sum[]];
+      this.reset();
+      const rest = new Map(totals.map((t) => [t.cost_currency, Number(t.nanos ?? 0)]));
+      for (const row of top) {
+        this.set({ user: String(row.user_id), currency: row.cost_currency }, Number(row.nanos ?? 0) / 1e9);
+        rest.set(row.cost_currency, (rest.get(row.cost_currency) ?? 0) - Number(row.nanos ?? 0));
+      }
+      for (const [currency, nanos] of rest) if (nanos > 0) this.set({ user: 'other', currency }, nanos / 1e9);
+    },
+  });
+}
+
 /** Gauges read from this app's store and pool when scraped. */
-function storeRegistry(db: Knex): Registry {
+function storeRegistry(db: Knex, now: () => number): Registry {
   const registry = new Registry();
+  userCostGauge(db, now, registry);
   new Gauge({
     name: 'workflow_runs',
     help: 'Stored runs by status (all processes); "queued" is the depth of the run queue',
@@ -134,7 +205,7 @@ export function metricsRouter(ctx: AppContext, domainRegistries: Registry[] = []
   const router = express.Router();
   const token = ctx.config.METRICS_TOKEN;
   if (!token) return router;
-  const store = storeRegistry(ctx.db);
+  const store = storeRegistry(ctx.db, ctx.now);
   router.get('/metrics', async (req, res, next) => {
     const given = /^Bearer (.+)$/i.exec(req.get('authorization') ?? '')?.[1];
     if (!given || !safeEqual(given, token)) {

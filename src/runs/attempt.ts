@@ -25,7 +25,7 @@ import type { RunJobContext } from './queue.ts';
 import { abandonedRunError } from './failures.ts';
 import { findRun, listSteps, runStatusAndAttempt, TERMINAL } from './store.ts';
 import { reusedEvents } from './retrySeed.ts';
-import { costColumns, rowCost } from './runShapes.ts';
+import { rowCost } from './runShapes.ts';
 import type { EndingAttempt, FinalEvents, KeptStep, NewStepRow, RunEnd, RunRow, RunStepRow } from './store.ts';
 
 /**
@@ -292,8 +292,7 @@ export class Attempt {
   ): Promise<AttemptEnd> {
     const end: RunEnd = {
       ...outcome,
-      usage: JSON.stringify(this.record.usage),
-      ...costColumns(this.record.cost),
+      ...this.record.spent(),
       finished_at: finishedAt,
       duration_ms: Math.max(0, finishedAt - this.startedAt),
     };
@@ -309,13 +308,15 @@ export class Attempt {
 
   /**
    * Not ended by this attempt: the run was cancelled (its state already says so) or taken over. A
-   * cancel leaves the log of the attempt that held the run to it: its last steps are written.
+   * cancel leaves the log of the attempt that held the run to it: its last steps are written, and what it spent.
    */
   private async leaveLog(unwritten: readonly NewStepRow[]): Promise<void> {
-    if (!this.claiming || !unwritten.length) return;
-    await this.deps
-      .stored(() => this.deps.store.appendSteps(unwritten))
-      .catch((err: unknown) => {
+    if (!this.claiming) return;
+    const { store } = this.deps;
+    const writes = [() => store.keepSpent(this.run.id, this.attempt, this.record.spent())];
+    if (unwritten.length) writes.unshift(() => store.appendSteps(unwritten));
+    for (const write of writes)
+      await this.deps.stored(write).catch((err: unknown) => {
         if (err instanceof StoreUnavailable) throw err;
         this.deps.logger.error({ err, runId: this.run.id }, 'run log write failed');
       });

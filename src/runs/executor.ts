@@ -1,5 +1,6 @@
 import { RunFailure } from '../shared/errors.ts';
 import { loadConfig } from '../config.ts';
+import { countModelUse } from '../ops/metrics.ts';
 import { nodeDefinition } from '../nodes/registry.ts';
 import type { TemplateScope } from '../workflows/templates.ts';
 import { runBudget, type RunBudget } from './compute/budget.ts';
@@ -293,12 +294,15 @@ async function stepFailed(run: RunState, node: WorkflowNode, step: StepProgress,
 
 /**
  * The model a node called (a node whose config names a `model`: llm_call, agent) and what its
- * tokens cost at the price table now, as the call was made with it; nothing for other nodes.
+ * tokens cost at the price table now, as the call was made with it, counted in this process's
+ * metrics; nothing for other nodes. Called once per step end, so each step counts once.
  */
 function priced(run: RunState, node: WorkflowNode, usage: Usage | null): { model?: string; cost?: CostNanos | null } {
   const model = (node.config as { model?: unknown } | undefined)?.model;
   if (typeof model !== 'string') return {};
-  return { model, cost: usage ? run.models.cost(model, usage) : null };
+  const cost = usage ? run.models.cost(model, usage) : null;
+  if (usage) countModelUse(run.models.metricsLabel(model), usage, cost);
+  return { model, cost };
 }
 
 /** Without a budget of the caller's (no run, no user): the configured defaults, as an anonymous owner, steps not paced. */

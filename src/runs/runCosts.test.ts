@@ -9,7 +9,7 @@ import { createApiClient, type ApiClient, type Schemas } from '../../client/src/
 import type { AppContext } from '../context.ts';
 import { createAccessToken } from '../accounts/accessTokens.ts';
 import { createUser } from '../accounts/users.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
+import { replyGate, startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
@@ -18,6 +18,7 @@ type Edge = Schemas['WorkflowEdge'];
 
 // USD per million tokens: 2.5 input (2500 nanos a token), 10 output (10000), 1.25 cached input (1250).
 const PRICES = { 'gpt-priced': { input: 2.5, output: 10, cached_input: 1.25, currency: 'USD' } };
+const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
 /** Nanos -> the contract's units. */
 const usd = (nanos: number) => Number((nanos / 1e9).toFixed(9));
 
@@ -51,6 +52,7 @@ describe.each(testDialects())('run costs on %s', (dialect) => {
         MODEL_PROVIDER_BASE_URL: fake.baseUrl,
         MODEL_PROVIDER_MODELS: 'gpt-priced,llama-unpriced',
         MODEL_PRICES: JSON.stringify(PRICES),
+        METRICS_TOKEN,
       },
     });
     key = await apiKeyFor(server.ctx, 'alice');
@@ -252,6 +254,134 @@ describe.each(testDialects())('run costs on %s', (dialect) => {
     expect(retried.logs.find((s) => s.node_id === 'one')).toMatchObject({ reused_from: failed.id, cost: first });
     const second = 2 * 2500 + 10_000;
     expect(retried.cost).toEqual({ currency: 'USD', input: usd(5000), output: usd(10_000), total: usd(second) });
+  });
+
+  it('/metrics counts tokens by model and kind and cost by model and currency, and names the top spenders of the last 24 hours, the rest "other"', async () => {
+    const metrics = async () => {
+      const res = await fetch(`${server.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } });
+      return res.text();
+    };
+    const value = (text: string, line: string) =>
+      Number(new RegExp(`^${line.replace(/[{}"()]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const nodes: Node[] = [
+      { id: 'in', type: 'text_input', config: { variable: 'text' } },
+      llm('ask', 'gpt-priced'),
+      { id: 'out', type: 'text_output', config: { format: 'plain' } },
+    ];
+    const before = await metrics();
+    fake.replies = [{ kind: 'completion', content: 'x y', cachedTokens: 1 }];
+    await run(await create(nodes, chain(nodes)), 'a b c');
+    const after = await metrics();
+    const grew = (line: string) => value(after, line) - (value(before, line) || 0);
+    expect(grew('workflow_model_tokens_total{model="gpt-priced",kind="input"}')).toBe(2);
+    expect(grew('workflow_model_tokens_total{model="gpt-priced",kind="cached"}')).toBe(1);
+    expect(grew('workflow_model_tokens_total{model="gpt-priced",kind="output"}')).toBe(2);
+    expect(grew('workflow_model_cost_total{model="gpt-priced",currency="USD"}')).toBeCloseTo(
+      usd(2 * 2500 + 1250 + 2 * 10_000),
+      9,
+    );
+
+    // Twelve users spend, each a different amount: the ten who spent most are named, the rest summed as "other".
+    const spenders: number[] = [];
+    for (let i = 1; i <= 12; i++) {
+      const login = `spender${i}`;
+      const user = await createUser(server.ctx, { login, password: 'correct horse battery' });
+      const { token } = await createAccessToken(server.ctx, {
+        ...{ userId: user.id, namespace: login, name: 'runs', usageScenario: 'paid', permissions: ['workflows'] },
+      });
+      const client = createApiClient(server.baseUrl, { bearer: token });
+      const created = await client.POST('/api/workflows', { body: { name: 'spend', nodes, edges: chain(nodes) } });
+      fake.replies = [{ kind: 'completion', content: Array.from({ length: i * 10 }, () => 'w').join(' ') }];
+      const ran = await client.POST('/api/workflows/{workflow_id}/run', {
+        params: { path: { workflow_id: created.data!.data.id }, header: { Prefer: 'wait=20' } },
+        body: { inputs: { text: 'a' } },
+      });
+      expect(ran.data!.data.status).toBe('completed');
+      spenders.push(user.id);
+    }
+    const users = [...(await metrics()).matchAll(/^workflow_user_cost_24h\{user="([^"]+)",currency="USD"\} (\S+)$/gm)];
+    const named = users.map((m) => m[1]);
+    expect(named).toHaveLength(11);
+    expect(named).toContain('other');
+    for (const id of spenders.slice(2)) expect(named).toContain(String(id));
+    // The other: the two smallest spenders and alice's runs of the tests before.
+    const other = Number(users.find((m) => m[1] === 'other')![2]);
+    expect(other).toBeGreaterThan(usd(10 * 10_000 + 20 * 10_000));
+  });
+
+  it('a run cancelled through the API keeps what its steps spent before the cancel', async () => {
+    const gate = replyGate();
+    let asked = 0;
+    fake.answer = () => {
+      asked++;
+      return asked === 1
+        ? { kind: 'completion', content: 'done' }
+        : { kind: 'completion', content: 'late', until: gate.held };
+    };
+    try {
+      const nodes: Node[] = [
+        { id: 'in', type: 'text_input', config: { variable: 'text' } },
+        llm('one', 'gpt-priced'),
+        llm('two', 'gpt-priced'),
+        { id: 'out', type: 'text_output', config: { format: 'plain' } },
+      ];
+      const workflowId = await create(nodes, chain(nodes));
+      const started = await alice.POST('/api/workflows/{workflow_id}/run', {
+        params: { path: { workflow_id: workflowId } },
+        body: { inputs: { text: 'a' } },
+      });
+      const runId = started.data!.data.id;
+      const path = { workflow_id: workflowId, run_id: runId };
+      // Cancel once the second call is under way (the first step ended, priced).
+      while (asked < 2) await new Promise((r) => setTimeout(r, 20));
+      const cancelled = await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/cancel', { params: { path } });
+      expect(cancelled.data!.data.status).toBe('cancelled');
+      const first = { currency: 'USD', input: usd(2500), output: usd(10_000), total: usd(12_500) };
+      let detail = (await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path } })).data!.data;
+      for (let i = 0; i < 500 && detail.cost == null; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        detail = (await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}', { params: { path } })).data!.data;
+      }
+      expect(detail.cost).toEqual(first);
+      expect(detail.usage).toMatchObject({ prompt_tokens: 1, completion_tokens: 1 });
+      expect(detail.logs.find((s) => s.node_id === 'one')!.cost).toEqual(first);
+    } finally {
+      fake.answer = undefined;
+      gate.release();
+    }
+  });
+
+  it("an agent's step costs every model call of its loop", async () => {
+    // First call: 1 prompt token, 7 completion tokens (a tool call the agent answers as unknown); then the answer.
+    fake.replies = [
+      { kind: 'tool-calls', calls: [{ id: 'c1', name: 'nowhere', arguments: '{}' }] },
+      { kind: 'completion', content: 'fine' },
+    ];
+    const nodes: Node[] = [
+      { id: 'in', type: 'text_input', config: { variable: 'text' } },
+      {
+        id: 'bot',
+        type: 'agent',
+        config: {
+          model: 'gpt-priced',
+          prompt: '{{ inputs.text }}',
+          tools: [{ kind: 'http', name: 'lookup', description: 'looks up', url: 'https://example.com/x' }],
+        },
+      } as Node,
+      { id: 'out', type: 'text_output', config: { format: 'plain' } },
+    ];
+    const ended = await run(await create(nodes, chain(nodes)), 'q');
+    expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
+    const step = ended.logs.find((s) => s.node_id === 'bot')!;
+    const { prompt_tokens: p, completion_tokens: c } = step.usage!;
+    expect(c).toBe(7 + 1);
+    expect(step.cost).toEqual({
+      currency: 'USD',
+      input: usd(p * 2500),
+      output: usd(c * 10_000),
+      total: usd(p * 2500 + c * 10_000),
+    });
+    expect(ended.cost).toEqual(step.cost);
   });
 
   it('testWorkflowNode answers the cost of the test, and its step', async () => {

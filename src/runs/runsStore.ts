@@ -19,6 +19,7 @@ import type {
   NewStepRow,
   QuotaInsert,
   RunEnd,
+  RunSpent,
   StepEnd,
 } from './store.ts';
 
@@ -61,6 +62,12 @@ export interface RunsStore {
   appendSteps(rows: readonly NewStepRow[]): Promise<void>;
   /** Ends the step of `nodeId` that is still running. */
   endStep(runId: string, nodeId: string, end: StepEnd): Promise<void>;
+  /**
+   * A run cancelled while `attempt` held it: what that attempt's steps spent (the run's usage and
+   * cost, as its end would have written them), written once (the cancel writes none), fenced on
+   * the attempt, so a cancelled run's tokens are counted as any other's.
+   */
+  keepSpent(id: string, attempt: number, spent: RunSpent): Promise<void>;
   /**
    * Appends events to the run's stream numbered after `after` (read when undefined), for the one
    * writer that numbers them itself (the worker); a number taken meanwhile is read again. Returns

@@ -23,6 +23,7 @@ import type {
   NewStepRow,
   QuotaInsert,
   RunEnd,
+  RunSpent,
   RunRow,
   StepEnd,
   StreamSoFar,
@@ -103,6 +104,10 @@ export class PostgresRunsStore {
 
   async appendSteps(rows: readonly NewStepRow[]): Promise<void> {
     if (rows.length) await this.db('run_steps').insert(rows);
+  }
+
+  async keepSpent(id: string, attempt: number, spent: RunSpent): Promise<void> {
+    await this.db('runs').where({ id, status: 'cancelled', attempts: attempt }).whereNull('usage').update(spent);
   }
 
   async endStep(runId: string, nodeId: string, end: StepEnd): Promise<void> {

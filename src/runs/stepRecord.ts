@@ -4,7 +4,7 @@ import type { StepReport, WorkflowNode } from './executor.ts';
 import type { EventLog } from './eventLog.ts';
 import { logText, type StepLog } from './stepLog.ts';
 import type { RunFailure } from '../shared/errors.ts';
-import type { NewStepRow } from './store.ts';
+import type { NewStepRow, RunSpent } from './store.ts';
 import { addedUsage } from './providers/index.ts';
 import { addCost, costToWire, type CostNanos } from '../shared/prices.ts';
 import { costColumns } from './runShapes.ts';
@@ -26,6 +26,11 @@ export class StepRecord {
     this.steps = steps;
     this.events = events;
     this.now = now;
+  }
+
+  /** What the run spent so far, as its end (or a cancel's keepSpent) writes it. */
+  spent(): RunSpent {
+    return { usage: JSON.stringify(this.usage), ...costColumns(this.cost) };
   }
 
   addUsage(usage: StepReport['usage'], cost: CostNanos | null = null): void {

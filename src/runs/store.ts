@@ -60,6 +60,9 @@ export type RunEnd = {
   duration_ms: number;
 };
 
+/** What a run's model calls spent, as its end writes it. */
+export type RunSpent = Pick<RunEnd, 'usage' | 'cost_nanos' | 'cost_input_nanos' | 'cost_currency'>;
+
 /** The nodes the run's stream has told of so far: started, and finished (or skipped). */
 export interface StreamSoFar {
   started: ReadonlySet<string>;

@@ -15,6 +15,11 @@ export interface ModelRouter {
   cost(model: string, usage: Usage): CostNanos | null;
   /** True when the price table names the model. */
   priced(model: string): boolean;
+  /**
+   * The model's name as a metrics label: kept for a model the price table names, the service serves
+   * itself or the operator listed (MODEL_PROVIDER_MODELS), "other" for any name a workflow made up.
+   */
+  metricsLabel(model: string): string;
 }
 
 export interface ProviderSettings {
@@ -49,6 +54,12 @@ export function createModelRouter(settings: ProviderSettings, extra: ModelProvid
     inProcess: (model) => find(model)?.inProcess === true,
     cost: (model, usage) => costOf(settings.MODEL_PRICES ?? null, model, usage, find(model)?.inProcess === true),
     priced: (model) => settings.MODEL_PRICES?.models.has(model) === true,
+    metricsLabel: (model) =>
+      settings.MODEL_PRICES?.models.has(model) === true ||
+      find(model)?.inProcess === true ||
+      (Array.isArray(settings.MODEL_PROVIDER_MODELS) && settings.MODEL_PROVIDER_MODELS.includes(model))
+        ? model
+        : 'other',
     async complete(request) {
       const provider = find(request.model);
       if (!provider) throw new ModelUnavailableError(request.model);

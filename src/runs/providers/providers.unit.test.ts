@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../../../test/support/fakeOpenAI.ts';
 import { createModelRouter, ModelUnavailableError, ProviderError } from './index.ts';
 import { openAICompatibleProvider } from './openaiCompatible.ts';
+import { parsePriceTable } from '../../shared/prices.ts';
 
 let fake: FakeOpenAI;
 beforeAll(async () => {
@@ -235,5 +236,38 @@ describe('model providers', () => {
       expect(deltas.join('')).toBe(result.content);
       expect(deltas).toEqual(['hello  ', 'there ', 'world']);
     });
+  });
+
+  it("prices calls at the table (the service's own models free) and keeps metrics labels bounded", async () => {
+    const parsed = parsePriceTable('{"gpt-priced": {"input": 1, "output": 2}}');
+    const table = 'table' in parsed ? parsed.table : null;
+    const listed = createModelRouter({
+      MODEL_PROVIDER_BASE_URL: fake.baseUrl,
+      MODEL_PROVIDER_MODELS: ['llama-3', 'gpt-priced'],
+      MODEL_PRICES: table,
+    });
+    const usage = { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 };
+    expect(listed.cost('gpt-priced', usage)).toEqual({ currency: 'USD', input: 3000, output: 2000 });
+    expect(listed.cost('llama-3', usage)).toBeNull();
+    expect(listed.cost('echo', usage)).toEqual({ currency: 'USD', input: 0, output: 0 });
+    expect(['gpt-priced', 'llama-3', 'echo', 'made-up'].map((m) => listed.metricsLabel(m))).toEqual([
+      'gpt-priced',
+      'llama-3',
+      'echo',
+      'other',
+    ]);
+    // Every model routed to the provider: names a workflow makes up are "other" unless priced.
+    const open = createModelRouter({ MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PRICES: table });
+    expect(['gpt-priced', 'anything-at-all'].map((m) => open.metricsLabel(m))).toEqual(['gpt-priced', 'other']);
+    expect(createModelRouter({}).cost('echo', usage)).toBeNull();
+  });
+
+  it('reads the cached prompt tokens OpenAI reports (prompt_tokens_details.cached_tokens)', async () => {
+    const provider = openAICompatibleProvider({ baseUrl: fake.baseUrl, models: ['*'] });
+    fake.replies = [{ kind: 'completion', content: 'a b', cachedTokens: 2 }];
+    const result = await provider.complete(ask('one two three'));
+    expect(result.usage).toEqual({ prompt_tokens: 3, completion_tokens: 2, total_tokens: 5, cached_tokens: 2 });
+    fake.replies = [{ kind: 'completion', content: 'a b' }];
+    expect((await provider.complete(ask('one two three'))).usage).not.toHaveProperty('cached_tokens');
   });
 });
