@@ -10,7 +10,8 @@ import { createAccessToken } from '../accounts/accessTokens.ts';
 import { createUser } from '../accounts/users.ts';
 import { axeViolations } from '../../test/support/axe.ts';
 import { launchChromium, logInPage, SCREEN_WIDTHS, screenshot, scrollsSideways } from '../../test/support/chromium.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
+import { replyGate, startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
+import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { approvalExample, waitingEvent } from '../../test/support/approvals.ts';
 
@@ -107,6 +108,36 @@ describe('run timeline in a real browser', () => {
     expect(await page.textContent('[data-step="draft"] [data-field="cost"]')).toMatch(/^\$0\.\d+$/);
     await page.waitForFunction(() => document.querySelector('#run-cost')?.textContent?.startsWith('$'));
     await screenshot(page, 'run-timeline-desktop');
+    expect(await axeViolations(page)).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('follows a running node to its end: its bar grows into a completed one, and its cost appears beside its tokens as its event arrives', async () => {
+    const gate = replyGate();
+    fake.replies = [{ kind: 'completion', content: 'Done.', until: gate.held }];
+    const seeded = await api.POST('/api/workflows', {
+      body: { name: 'One call', ...seedGraph('gpt-4o-mini') },
+    });
+    const id = seeded.data!.data.id;
+    const { data } = await api.POST('/api/workflows/{workflow_id}/run', {
+      params: { path: { workflow_id: id } },
+      body: { inputs: { ticket: 'Hello' } },
+    });
+    const runId = data!.data.id;
+    await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 900 });
+    await page.goto(`${server.baseUrl}/workflows/${id}/runs/${runId}`);
+    await page.waitForFunction(
+      () => document.querySelector('[data-timeline-row="summarise"] [data-segment="running"]') !== null,
+    );
+    gate.release();
+    await page.waitForFunction(() =>
+      document.querySelector('[data-step="summarise"] [data-field="cost"]')?.textContent?.startsWith('$'),
+    );
+    await page.waitForFunction(() => document.querySelector('#run-status')?.textContent === 'completed');
+    await page.waitForFunction(
+      () => document.querySelector('[data-timeline-row="summarise"] .tl-running.status-completed') !== null,
+    );
+    expect(await page.textContent('#run-cost')).toMatch(/^\$0\.\d+ \(/);
     expect(await axeViolations(page)).toEqual([]);
     expect(errors).toEqual([]);
   });

@@ -53,9 +53,10 @@ function followRun(live: HTMLElement, stateUrl: string): void {
       (handle as (data: unknown) => void)(JSON.parse((event as MessageEvent<string>).data));
     });
   }
-  // The timeline is drawn by the server: read again when a node ends, waits or is retried.
+  // The timeline is drawn by the server: read again when a node starts, ends, waits or is retried.
   const refreshTimeline = timelineRefresher(live);
-  for (const type of ['node.finished', 'node.waiting', 'node.retry']) stream.addEventListener(type, refreshTimeline);
+  for (const type of ['node.started', 'node.finished', 'node.waiting', 'node.retry'])
+    stream.addEventListener(type, refreshTimeline);
   stream.addEventListener('run.finished', (event) => {
     stream.close(); // the server ends the stream here; an EventSource would otherwise reconnect
     const run = JSON.parse((event as MessageEvent<string>).data) as RunStatusEvent;

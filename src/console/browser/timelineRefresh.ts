@@ -1,29 +1,17 @@
 // A run's timeline (src/console/views/timeline.ts) while the run goes on: its bars are drawn by the
-// server, so when a node ends, waits or retries the script reads the timeline again
+// server, so when a node starts, ends, waits or retries the script reads the timeline again
 // (`data-timeline-url`, the same markup alone) and swaps it in, at most one read at a time and at
 // most one a second; a read that fails leaves the timeline as it was (the run's end reads it anew).
 
 const MIN_GAP_MS = 1000;
 
-/** When an event happened, if it says: a node's end or a retry's failed attempt. */
-const eventTime = (event: Event): number => {
-  try {
-    const data = JSON.parse((event as MessageEvent<string>).data) as { finished_at?: unknown; failed_at?: unknown };
-    const at = typeof data.finished_at === 'string' ? data.finished_at : data.failed_at;
-    return typeof at === 'string' ? Date.parse(at) : NaN;
-  } catch {
-    return NaN;
-  }
-};
-
 /**
- * A listener for each event that changes the timeline; it schedules the read. The stream replays
- * the run's events from its start: one that happened before the page was drawn (`data-rendered-at`,
- * the server's clock) is already in it, and reads nothing.
+ * A listener for each event that changes the timeline; it schedules the read. Events the stream
+ * replays on connect read it too (at most once a second): one that happened before the page was
+ * drawn may not have been stored yet when it was (a worker writes its log and events behind it).
  */
-export function timelineRefresher(live: HTMLElement): (event: Event) => void {
+export function timelineRefresher(live: HTMLElement): () => void {
   const url = live.dataset.timelineUrl;
-  const renderedAt = Number(live.dataset.renderedAt || NaN);
   let reading = false;
   let again = false;
   let last = 0;
@@ -57,8 +45,5 @@ export function timelineRefresher(live: HTMLElement): (event: Event) => void {
     }
     setTimeout(() => void read(), Math.max(0, last + MIN_GAP_MS - Date.now()));
   };
-  return (event) => {
-    if (eventTime(event) < renderedAt) return; // NaN compares false: an event without a time reads again
-    schedule();
-  };
+  return schedule;
 }

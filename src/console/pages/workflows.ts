@@ -257,7 +257,7 @@ function runRoutes(router: Router, ctx: AppContext): void {
     sendPage(res, 200, runState(found));
   });
 
-  // The live page's timeline alone, read again when a node ends (the rest of the page follows the
+  // The live page's timeline alone, read again when a node starts, ends, waits or is retried (the rest of the page follows the
   // events themselves).
   router.get('/workflows/:id/runs/:runId/timeline', async (req, res) => {
     const user = await pageUser(ctx, req);

@@ -128,7 +128,7 @@ export function runPage(model: RunPageModel): Html {
   const runPath = `/workflows/${workflowId}/runs/${run.id}`;
   const live = runEnded(run)
     ? html``
-    : html` data-live="${runPath}/state" data-events="${runPath}/events" data-timeline-url="${runPath}/timeline" data-rendered-at="${String(model.now ?? '')}"`;
+    : html` data-live="${runPath}/state" data-events="${runPath}/events" data-timeline-url="${runPath}/timeline"`;
   return layout(
     // The skip link leads back to the workflow, where it runs again.
     {

@@ -8,7 +8,7 @@ import type { Segment, Timeline, TimelineRow } from './timelineModel.ts';
 // per cent of the run's span, so it fits any width, a phone's too), the slowest node marked and
 // every row's time written beside its bar; then the same times as a table, for a screen reader
 // and for copying. Without script it is complete; the run page's script swaps it for a fresh copy
-// (`data-timeline`, from `.../timeline`) when a node ends while the run goes on.
+// (`data-timeline`, from `.../timeline`) when a node starts, ends, waits or is retried while the run goes on.
 
 const KIND_WORDS: Record<Segment['kind'], string> = {
   queued: 'queued',

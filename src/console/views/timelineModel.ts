@@ -155,6 +155,22 @@ function innerRows(nodeId: string, logs: readonly RunStep[], axis: { origin: num
   });
 }
 
+const runEndedStatus = (status: string) => ['completed', 'failed', 'cancelled'].includes(status);
+
+/** A log entry for a node whose start is known only from its event. */
+const startedStep = (node: GraphSnapshot['nodes'][number]): RunStep => ({
+  node_id: node.id,
+  node_type: node.type,
+  status: 'running',
+  started_at: null,
+  finished_at: null,
+  input: null,
+  output: null,
+  truncated: false,
+  usage: null,
+  error: null,
+});
+
 /** The spans of one node of the graph, and what its row says. */
 function nodeRow(
   node: GraphSnapshot['nodes'][number],
@@ -164,8 +180,7 @@ function nodeRow(
   axis: { origin: number; end: number },
   run: RunDetail,
 ): TimelineRow {
-  const status =
-    step?.status ?? (['completed', 'failed', 'cancelled'].includes(run.status) ? 'not_started' : 'pending');
+  const status = step?.status ?? (runEndedStatus(run.status) ? 'not_started' : 'pending');
   const row: TimelineRow = { id: node.id, type: node.type, status, segments: [], took: null };
   if (step?.attempts && step.attempts > 1) row.attempts = step.attempts;
   const items = itemRows(node.id, run.logs, axis, findNodeDefinition(node.type)?.listsCalls ? 'call' : 'item');
@@ -176,6 +191,9 @@ function nodeRow(
   const children = [...items.slice(0, ITEM_ROWS_MAX), ...innerRows(node.id, run.logs, axis).slice(0, ITEM_ROWS_MAX)];
   if (children.length) row.children = children;
   if (step?.reused_from) return { ...row, note: `reused from ${step.reused_from}` };
+  // Its start's event may be stored before its log entry (both are written behind the worker): running.
+  if (!step && !runEndedStatus(run.status) && marks.some((m) => m.type === 'node.started'))
+    return nodeRow(node, { ...startedStep(node), status: 'running' }, marks, ready, axis, run);
   if (!step || (step.started_at === null && !marks.some((m) => m.type === 'node.started'))) {
     const note = status === 'skipped' ? 'skipped' : status === 'not_started' ? 'not started' : 'not yet';
     return { ...row, note };

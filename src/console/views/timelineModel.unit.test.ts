@@ -77,6 +77,11 @@ describe('a run timeline', () => {
     expect(b.took).toBe(3500);
     expect(t.slowest).toBe('b');
     expect(t.rows.find((r) => r.id === 'c')).toMatchObject({ note: 'not yet', segments: [] });
+
+    // A start stored as an event before its log entry: running from then.
+    const marks: RunMark[] = [{ type: 'node.started', data: { node_id: 'c', started_at: at(4000) } }];
+    const early = runTimeline(run([step('a', 1000, 1000), step('b', 1500, 3000)]), graph, marks, T0 + 5000);
+    expect(early.rows.find((r) => r.id === 'c')).toMatchObject({ status: 'running', took: 1000 });
   });
 
   it('draws a log without events from its steps alone, and a retry event without its time as a count only', () => {
