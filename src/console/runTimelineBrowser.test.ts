@@ -112,7 +112,7 @@ describe('run timeline in a real browser', () => {
     expect(errors).toEqual([]);
   });
 
-  it('follows a running node to its end: its bar grows into a completed one, and its cost appears beside its tokens as its event arrives', async () => {
+  it('follows a running node to its end: a bar while it runs, then a completed bar and its cost beside its tokens', async () => {
     const gate = replyGate();
     fake.replies = [{ kind: 'completion', content: 'Done.', until: gate.held }];
     const seeded = await api.POST('/api/workflows', {
