@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addCost, costOf, costToWire, parsePriceTable, type PriceTable } from './prices.ts';
 import { loadConfig, type ConfigError } from '../config.ts';
@@ -73,6 +76,14 @@ describe('the price table', () => {
       refused({ MODEL_PRICES: '{"a": {"input": 1, "output": 1, "currency": "EUR"}, "b": {"input": 1, "output": 1}}' }),
     ).toEqual(['MODEL_PRICES: one currency for the whole table (got EUR, USD): convert the prices to one']);
     expect(refused({ MODEL_PRICES_FILE: '/nonexistent/prices.json' })[0]).toMatch(/^MODEL_PRICES_FILE: cannot read/);
+    const dir = mkdtempSync(join(tmpdir(), 'prices-'));
+    writeFileSync(join(dir, 'prices.json'), '{"m": {"input": 1, "output": 2, "currency": "EUR"}}');
+    expect(loadConfig({ MODEL_PRICES_FILE: join(dir, 'prices.json') }).MODEL_PRICES!.currency).toBe('EUR');
+    writeFileSync(join(dir, 'bad.json'), '{"m": {"input": "1"}}');
+    expect(refused({ MODEL_PRICES_FILE: join(dir, 'bad.json') })[0]).toMatch(
+      /^MODEL_PRICES_FILE: "m".input: must be a number/,
+    );
+    rmSync(dir, { recursive: true });
     expect(refused({ MODEL_PRICES: '{}', MODEL_PRICES_FILE: '/x' })).toEqual([
       'MODEL_PRICES_FILE: give the price table in MODEL_PRICES or in a file, not both',
     ]);
