@@ -30,3 +30,21 @@ export const tokenSplit = (usage: { prompt_tokens: number; completion_tokens: nu
 
 /** A count and its noun: `1 problem`, `3 problems`. */
 export const countOf = (count: number, one: string, many = `${one}s`): string => `${count} ${count === 1 ? one : many}`;
+
+/** A cost as the console writes it: `$0.42`, `€1,234.50`; under one unit, up to six decimals (`$0.00012`). */
+export function formatMoney(amount: number, currency: string): string {
+  const small = amount !== 0 && Math.abs(amount) < 1;
+  try {
+    return new Intl.NumberFormat('en-US', {
+      style: 'currency',
+      currency,
+      minimumFractionDigits: 2,
+      maximumFractionDigits: small ? 6 : 2,
+    }).format(amount);
+  } catch {
+    return `${amount.toFixed(small ? 6 : 2)} ${currency}`; // a code Intl does not know: the number and the code
+  }
+}
+
+/** A token count with its thousands apart: `12,345`. */
+export const formatTokens = (tokens: number): string => new Intl.NumberFormat('en-US').format(tokens);

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { countOf, formatDate, formatDuration, isoDate, secondsBetween, statusWords, tokenSplit } from './format.ts';
+import {
+  countOf,
+  formatDate,
+  formatDuration,
+  formatMoney,
+  formatTokens,
+  isoDate,
+  secondsBetween,
+  statusWords,
+  tokenSplit,
+} from './format.ts';
 
 // The formatters the views and the browser scripts share (src/console/browser/ imports this very
 // module): a row the run page rewrites live reads as the server renders it.
@@ -35,5 +45,14 @@ describe('the console formatters', () => {
     expect(countOf(1, 'problem')).toBe('1 problem');
     expect(countOf(3, 'problem')).toBe('3 problems');
     expect(countOf(2, 'retry', 'retries')).toBe('2 retries');
+  });
+
+  it('writes money in its currency: cents from one unit up, up to six decimals under it', () => {
+    expect(formatMoney(1234.5, 'USD')).toBe('$1,234.50');
+    expect(formatMoney(0.5, 'USD')).toBe('$0.50');
+    expect(formatMoney(0.00012, 'USD')).toBe('$0.00012');
+    expect(formatMoney(0, 'EUR')).toBe('€0.00');
+    expect(formatMoney(0.0000001, 'USD')).toBe('$0.00');
+    expect(formatTokens(12345)).toBe('12,345');
   });
 });

@@ -17,9 +17,9 @@ describe('console screenshots against the reviewed images', () => {
   const triage = () => seed.workflows.find((w) => w.name === 'Triage')!.id;
   /** What differs from run to run (ids, dates, durations), by page: masked, never hidden elements (a mask of one lands elsewhere). */
   const CHANGING = {
-    run: 'h1 code, .crumbs + h1 + p small, .facts dd, tr.step td:nth-child(3)',
+    run: 'h1 code, .crumbs + h1 + p small, .facts dd, tr.step td:nth-child(3), .tl-summary, .tl-track, .tl-took, .tl-flag',
     workflow:
-      'section[aria-labelledby=graph-heading] > p:first-of-type small, table.runs td:nth-child(1) code, table.runs td:nth-child(2), table.runs td:nth-child(3)',
+      'section[aria-labelledby=graph-heading] > p:first-of-type small, table.runs td:nth-child(1) code, table.runs td:nth-child(2), table.runs td:nth-child(3), [data-totals] dd',
     list: 'table.workflows td:nth-child(3) small, table.workflows td:nth-child(4) small',
   };
   const changing = (what: keyof typeof CHANGING) => [page.locator(CHANGING[what])];

@@ -208,6 +208,8 @@ export class Attempt {
           attempt,
           error: { code: error.code, message: error.message },
           delay_ms: delayMs,
+          // When the failed attempt ended: the stored event's own time is its write's, batched.
+          failed_at: new Date(this.deps.now()).toISOString(),
         }),
       onStepEnd: (report) => this.record.ended(report),
       onMapProgress: (node, progress) =>

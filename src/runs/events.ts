@@ -137,6 +137,26 @@ export async function listRunEventsAfter(
   return rows.map((r) => ({ seq: Number(r.seq), type: r.type, data: r.data }));
 }
 
+/**
+ * The run's events of the types named, oldest first, at most `limit`, their data parsed: what the
+ * console's timeline reads (a node's starts, retries and waits). A walk of the run's (run_id, seq)
+ * key, bounded by RUN_MAX_EVENTS; the many node.delta rows are read past, not returned.
+ */
+export async function listRunEventsOfTypes(
+  db: Knex,
+  runId: string,
+  types: readonly RunEventType[],
+  limit: number,
+): Promise<Array<{ type: RunEventType; data: Record<string, unknown> }>> {
+  const rows = (await db('run_events')
+    .select('type', 'data')
+    .where({ run_id: runId })
+    .whereIn('type', types)
+    .orderBy('seq', 'asc')
+    .limit(limit)) as Array<{ type: RunEventType; data: string }>;
+  return rows.map((r) => ({ type: r.type, data: JSON.parse(r.data) as Record<string, unknown> }));
+}
+
 /** One event as a Server-Sent Events frame (WHATWG HTML 9.2): id, event name, one data line. */
 export function sseFrame(event: StoredRunEvent): string {
   return `id: ${event.seq}\nevent: ${event.type}\ndata: ${event.data}\n\n`;

@@ -201,6 +201,7 @@ describe('http_request node', () => {
       attempt: 2,
       error: { code: 'http_status', message: 'The server answered 503.' },
       delay_ms: 10,
+      failed_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as string,
     });
   });
 

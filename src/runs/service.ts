@@ -24,6 +24,7 @@ import { checkBudgets } from './monthlyBudgets.ts';
 import { closeWaitingSteps } from './approvalsStore.ts';
 import { runsStore } from './runsStore.ts';
 import * as store from './store.ts';
+import { listRunEventsOfTypes } from './events.ts';
 import type { RunRow } from './store.ts';
 import { seedSteps, type RetrySeed } from './retrySeed.ts';
 import { canonicalJson } from './values.ts';
@@ -260,18 +261,31 @@ export async function readableRun(
   return found && found.workflowDeletedAt === null ? found.run : runOf(ctx, userId, workflowId, runId);
 }
 
-/** A run with its logs and the graph snapshot it ran (the console draws it); 404 as getRun. */
+/** What a run's timeline marks on its nodes: each start, retry and wait, in the order they happened. */
+export type RunMark = Awaited<ReturnType<typeof listRunEventsOfTypes>>[number];
+const MARK_TYPES = ['node.started', 'node.retry', 'node.waiting'] as const;
+/** Marks read at most: a few per node and attempt (a map's items send none), so this bounds only a pathological run. */
+const MARKS_MAX = 5000;
+
+/**
+ * A run with its logs and the graph snapshot it ran (the console draws it); 404 as getRun. With
+ * `marks`, also its nodes' starts, retries and waits from its events (the console's timeline).
+ */
 export async function getRunWithGraph(
   ctx: WorkflowContext,
   userId: number,
   workflowId: string,
   runId: string,
-): Promise<{ run: RunDetail; graph: GraphSnapshot }> {
+  options: { marks?: boolean } = {},
+): Promise<{ run: RunDetail; graph: GraphSnapshot; marks: RunMark[] }> {
   const row = await runOf(ctx, userId, workflowId, runId);
   // Bounded as getRun is: a map of many items is shown in part, not read whole into memory.
-  const { steps, truncated } = await store.listStepsBounded(ctx.db, runId, ctx.config.RUN_DETAIL_MAX_ITEM_STEPS);
+  const [{ steps, truncated }, marks] = await Promise.all([
+    store.listStepsBounded(ctx.db, runId, ctx.config.RUN_DETAIL_MAX_ITEM_STEPS),
+    options.marks ? listRunEventsOfTypes(ctx.db, runId, MARK_TYPES, MARKS_MAX) : [],
+  ]);
   const run = { ...toRun(row), logs: steps.map(toRunStep), ...(truncated ? { logs_truncated: true } : {}) };
-  return { run, graph: JSON.parse(row.graph) as GraphSnapshot };
+  return { run, graph: JSON.parse(row.graph) as GraphSnapshot, marks };
 }
 
 /** The newest run of each of the user's workflows named (the console's list shows its status). */

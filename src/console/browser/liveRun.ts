@@ -1,4 +1,5 @@
 import { runEventHandlers, type RunStatusEvent } from './runEvents.ts';
+import { timelineRefresher } from './timelineRefresh.ts';
 
 // A run that has not ended (src/console/views/runs.ts): its page follows the run's event stream
 // (data-events, an EventSource on the same origin, signed in by the session cookie), updating each
@@ -52,6 +53,10 @@ function followRun(live: HTMLElement, stateUrl: string): void {
       (handle as (data: unknown) => void)(JSON.parse((event as MessageEvent<string>).data));
     });
   }
+  // The timeline is drawn by the server: read again when a node starts, ends, waits or is retried.
+  const refreshTimeline = timelineRefresher(live);
+  for (const type of ['node.started', 'node.finished', 'node.waiting', 'node.retry'])
+    stream.addEventListener(type, refreshTimeline);
   stream.addEventListener('run.finished', (event) => {
     stream.close(); // the server ends the stream here; an EventSource would otherwise reconnect
     const run = JSON.parse((event as MessageEvent<string>).data) as RunStatusEvent;

@@ -1,4 +1,4 @@
-import { formatDuration, isoDate, secondsBetween, statusWords, tokenSplit } from '../format.ts';
+import { formatDuration, formatMoney, isoDate, secondsBetween, statusWords, tokenSplit } from '../format.ts';
 import { hook, make } from './dom.ts';
 
 // What a run's event stream says (GET .../runs/{run_id}/events, the API's RunEvent), as the run
@@ -33,6 +33,7 @@ interface NodeFinished {
   status: string;
   finished_at: string;
   usage?: Usage | null;
+  cost?: { currency: string; total: number } | null;
   error?: { code: string; message: string } | null;
   output?: unknown;
 }
@@ -68,12 +69,13 @@ export function runEventHandlers(live: HTMLElement) {
     if (!from) return cell.replaceChildren(small('—'));
     cell.replaceChildren(small(isoDate(from)), make('br'), formatDuration(secondsBetween(from, to)));
   };
-  const setUsage = (id: string, usage: Usage | null | undefined) => {
+  const setUsage = (id: string, usage: Usage | null | undefined, cost: NodeFinished['cost']) => {
     const cell = cellOf(id, 'usage');
     if (!cell) return;
     if (!usage) return cell.replaceChildren(small('—'));
     const label = make('span', { className: 'cell-label' }, ' tokens');
     cell.replaceChildren(String(usage.total_tokens), label, make('br'), small(tokenSplit(usage)));
+    if (cost) cell.append(make('br'), make('small', { 'data-field': 'cost' }, formatMoney(cost.total, cost.currency)));
   };
   const finishedOutput = (data: NodeFinished): Node[] => {
     if (data.error) {
@@ -110,7 +112,7 @@ export function runEventHandlers(live: HTMLElement) {
     'node.finished': (data: NodeFinished) => {
       setNodeStatus(data.node_id, data.status);
       setTime(data.node_id, startedAt.get(data.node_id), data.finished_at);
-      setUsage(data.node_id, data.usage);
+      setUsage(data.node_id, data.usage, data.cost);
       cellOf(data.node_id, 'output')?.replaceChildren(...finishedOutput(data));
     },
   };

@@ -4,13 +4,14 @@ import type { AppContext } from '../../context.ts';
 import type { SharedRateLimiter } from '../../http/sharedRateLimiter.ts';
 import { streamRunEvents } from '../../runs/eventStream.ts';
 import * as runs from '../../runs/service.ts';
+import { TOTAL_PERIODS, workflowTotals, type TotalPeriod } from '../../runs/totals.ts';
 import { listSchedules, MAX_SCHEDULES_PER_WORKFLOW } from '../../schedules/service.ts';
 import { listCallbacks, MAX_CALLBACKS_PER_WORKFLOW } from '../../hooks/callbacks.ts';
 import { Problem } from '../../shared/errors.ts';
 import { getWorkflow, listWorkflows, type Workflow } from '../../workflows/service.ts';
 import type { PageUser } from '../views/format.ts';
 import type { FormProblem } from '../views/form.ts';
-import { runPage, runState } from '../views/runs.ts';
+import { runPage, runState, runTimelineOf } from '../views/runs.ts';
 import { inputField, inputVariables, workflowPage, workflowsPage, type RunFormState } from '../views/workflows.ts';
 import { doneMessage, notFoundPage, pageUser, refusedWith, sendPage } from './common.ts';
 import { findWorkflowBudget } from '../../runs/monthlyBudgets.ts';
@@ -34,6 +35,12 @@ function searchOf(req: Request): string {
   return search.length <= 200 && !search.includes('\u0000') ? search : '';
 }
 
+/** `?period=`: the totals' period (24h, 7d or 30d), else the last 7 days. */
+function periodOf(req: Request): TotalPeriod {
+  const period = req.query.period;
+  return typeof period === 'string' && Object.hasOwn(TOTAL_PERIODS, period) ? (period as TotalPeriod) : '7d';
+}
+
 /** A form field as sent (run inputs keep their whitespace); '' when absent. */
 function rawField(req: Request, name: string): string {
   const value = (req.body as Record<string, unknown> | undefined)?.[name];
@@ -50,11 +57,12 @@ async function showWorkflow(
   form: RunFormState,
 ): Promise<void> {
   const search = searchOf(req);
-  const [history, schedules, callbacks, budget] = await Promise.all([
+  const [history, schedules, callbacks, budget, totals] = await Promise.all([
     runs.listRuns(ctx, user.id, workflow.id, { page: pageOf(req), perPage: PER_PAGE, ...(search ? { search } : {}) }),
     listSchedules(ctx, user.id, workflow.id, { page: 1, perPage: MAX_SCHEDULES_PER_WORKFLOW }), // all of them: one page
     listCallbacks(ctx, user.id, workflow.id, { page: 1, perPage: MAX_CALLBACKS_PER_WORKFLOW }),
     findWorkflowBudget(ctx, user.id, workflow.id),
+    workflowTotals(ctx, user.id, workflow.id, periodOf(req)),
   ]);
   const model = {
     user,
@@ -67,6 +75,7 @@ async function showWorkflow(
     schedules: schedules.data,
     callbacks: callbacks.data,
     budget: { user, action: `/workflows/${workflow.id}/budget`, budget, currency: tableCurrency(ctx.config) },
+    totals,
   };
   sendPage(res, status, workflowPage({ ...model, flash: doneMessage(req) }));
 }
@@ -107,12 +116,12 @@ function freshForm(): RunFormState {
 /** The run, its graph snapshot and the workflow's name; undefined when it is not the user's. */
 async function findRun(ctx: AppContext, user: PageUser, workflowId: string, runId: string) {
   try {
-    const { run, graph } = await runs.getRunWithGraph(ctx, user.id, workflowId, runId);
+    const { run, graph, marks } = await runs.getRunWithGraph(ctx, user.id, workflowId, runId, { marks: true });
     const workflow = await getWorkflow(ctx, user.id, workflowId).catch((err: unknown) => {
       refusedWith(err, 404);
       return undefined; // deleted, its runs still readable for a while
     });
-    return { run, graph, workflow, workflowId, workflowName: workflow?.name ?? workflowId };
+    return { run, graph, marks, now: ctx.now(), workflow, workflowId, workflowName: workflow?.name ?? workflowId };
   } catch (err) {
     refusedWith(err, 404);
     return undefined;
@@ -250,5 +259,15 @@ function runRoutes(router: Router, ctx: AppContext): void {
     if (!found) return res.status(404).set('Cache-Control', 'no-store').type('text').send('No such run.');
     res.set('X-Run-Status', found.run.status);
     sendPage(res, 200, runState(found));
+  });
+
+  // The live page's timeline alone, read again when a node starts, ends, waits or is retried (the rest of the page follows the
+  // events themselves).
+  router.get('/workflows/:id/runs/:runId/timeline', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const found = await findRun(ctx, user, req.params.id, req.params.runId);
+    if (!found) return res.status(404).set('Cache-Control', 'no-store').type('text').send('No such run.');
+    res.set('X-Run-Status', found.run.status);
+    sendPage(res, 200, runTimelineOf(found));
   });
 }

@@ -1,7 +1,7 @@
-import type { GraphSnapshot, RunDetail, RunStep } from '../../runs/service.ts';
+import type { GraphSnapshot, RunDetail, RunMark, RunStep } from '../../runs/service.ts';
 import type { Workflow } from '../../workflows/service.ts';
 import { html, type Html } from '../../html/html.ts';
-import { formatDuration, isoDate, secondsBetween, tokenSplit } from '../format.ts';
+import { formatDuration, formatMoney, isoDate, secondsBetween, tokenSplit } from '../format.ts';
 import type { PageUser } from './format.ts';
 import { waitingForms } from './approval.ts';
 import { graphSvg, nodeTypeLabel } from './graphSvg.ts';
@@ -10,6 +10,8 @@ import { callSteps, nodeAnchor, stepDetails } from './nodeInspector.ts';
 import { findNodeDefinition } from '../../nodes/registry.ts';
 import { runControls } from './runControls.ts';
 import { statusBadge, WORKFLOWS_NAV } from './workflows.ts';
+import { timelineSection } from './timeline.ts';
+import { runTimeline } from './timelineModel.ts';
 
 // A run's page: per-node status, timing, usage and output, the run's inputs and final output.
 // While the run is queued or running, /assets/console.js follows the run's event stream
@@ -27,6 +29,10 @@ export const runEnded = (run: RunDetail) => ENDED.includes(run.status);
 const textBlock = (value: unknown): Html =>
   html`<pre>${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}</pre>`;
 
+/** A step's cost under its tokens (`$0.00012`); nothing when it has none (no priced model). */
+const costLine = (cost: RunStep['cost']): Html =>
+  cost ? html`<br><small data-field="cost">${formatMoney(cost.total, cost.currency)}</small>` : html``;
+
 /** A node's row: its log if it has one; otherwise what the run's state says happened to it. */
 function nodeRow(
   node: GraphSnapshot['nodes'][number],
@@ -37,7 +43,7 @@ function nodeRow(
   const calls = findNodeDefinition(node.type)?.listsCalls ? callSteps(node.id, run.logs) : '';
   const status = step?.status ?? (runEnded(run) ? (run.status === 'completed' ? 'skipped' : 'not_started') : 'pending');
   const usage = step?.usage
-    ? html`${step.usage.total_tokens}<span class="cell-label"> tokens</span><br><small>${tokenSplit(step.usage)}</small>`
+    ? html`${step.usage.total_tokens}<span class="cell-label"> tokens</span><br><small>${tokenSplit(step.usage)}</small>${costLine(step.cost)}`
     : html`<small>—</small>`;
   let detail: Html;
   if (step?.error)
@@ -57,10 +63,18 @@ export interface RunModel {
   workflowName: string;
   run: RunDetail;
   graph: GraphSnapshot;
+  /** The nodes' starts, retries and waits from the run's events, and the time now: its timeline. */
+  marks?: readonly RunMark[];
+  now?: number;
 }
 
+/** The run's timeline, when its model has the marks to draw it. */
+export const runTimelineOf = ({ run, graph, marks, now }: RunModel): Html =>
+  marks ? timelineSection(runTimeline(run, graph, marks, now ?? Date.now()), run.id) : html``;
+
 /** The part of the page that changes while the run goes on (also served alone to the live page). */
-export function runState({ workflowName, run, graph }: RunModel): Html {
+export function runState(model: RunModel): Html {
+  const { workflowName, run, graph } = model;
   const steps = new Map(run.logs.map((s) => [s.node_id, s]));
   const statuses = new Map(
     graph.nodes.map((n) => [
@@ -73,7 +87,8 @@ export function runState({ workflowName, run, graph }: RunModel): Html {
     run.output && typeof run.output === 'object' ? Object.entries(run.output as Record<string, unknown>) : [];
   return html`<dl class="facts"><div><dt>Status</dt><dd id="run-status" data-run-status>${statusBadge(run.status)}</dd></div>
 <div><dt>Started</dt><dd>${isoDate(run.started_at)}</dd></div><div><dt>Duration</dt><dd>${formatDuration(run.duration)}</dd></div>
-<div><dt>Tokens</dt><dd>${run.usage.total_tokens} <small>(${run.usage.prompt_tokens} in, ${run.usage.completion_tokens} out)</small></dd></div></dl>
+<div><dt>Tokens</dt><dd>${run.usage.total_tokens} <small>(${run.usage.prompt_tokens} in, ${run.usage.completion_tokens} out)</small></dd></div>
+<div><dt>Cost</dt><dd id="run-cost">${run.cost ? html`${formatMoney(run.cost.total, run.cost.currency)} <small>(${formatMoney(run.cost.input, run.cost.currency)} in, ${formatMoney(run.cost.output, run.cost.currency)} out)</small>` : html`<small>${runEnded(run) ? 'none' : 'when it ends'}</small>`}</dd></div></dl>
 ${run.error ? html`<div class="error" role="alert"><p><strong>${run.error.code}</strong>: ${run.error.message}${run.error.node_id ? html` (node <code>${run.error.node_id}</code>)` : ''}</p></div>` : ''}
 <h2>Inputs</h2>${inputs.length ? html`<dl class="inputs">${inputs.map(([k, v]) => html`<dt>${k}</dt><dd>${textBlock(v)}</dd>`)}</dl>` : html`<p><small>None.</small></p>`}
 <h2>Output</h2>${
@@ -83,6 +98,7 @@ ${run.error ? html`<div class="error" role="alert"><p><strong>${run.error.code}<
         : html`<p>No output: every text output was on a branch not taken.</p>`
       : html`<p><small>${runEnded(run) ? 'None: the run did not complete.' : 'Not yet: the run has not ended.'}</small></p>`
   }
+${runTimelineOf(model)}
 <h2>Nodes</h2>
 ${graphSvg(graph.nodes, graph.edges, { title: `${workflowName}, run ${run.id}: each node's status`, statuses, nodeHref: (id) => `#${nodeAnchor(id)}` })}
 <table class="steps"><thead><tr><th>Node</th><th>Status</th><th>Time</th><th>Usage</th><th>Output</th></tr></thead><tbody>${graph.nodes.map((n) => nodeRow(n, steps.get(n.id), run, graph.edges))}</tbody></table>`;
@@ -110,7 +126,9 @@ function retryOf(workflowId: string, run: RunDetail): Html {
 export function runPage(model: RunPageModel): Html {
   const { user, workflowId, workflowName, run, flash } = model;
   const runPath = `/workflows/${workflowId}/runs/${run.id}`;
-  const live = runEnded(run) ? html`` : html` data-live="${runPath}/state" data-events="${runPath}/events"`;
+  const live = runEnded(run)
+    ? html``
+    : html` data-live="${runPath}/state" data-events="${runPath}/events" data-timeline-url="${runPath}/timeline"`;
   return layout(
     // The skip link leads back to the workflow, where it runs again.
     {

@@ -1,7 +1,7 @@
 import type { Run } from '../../runs/service.ts';
 import type { PageMeta, Workflow } from '../../workflows/service.ts';
 import { html, type Html } from '../../html/html.ts';
-import { formatDuration, isoDate, statusWords } from '../format.ts';
+import { formatDuration, formatMoney, isoDate, statusWords } from '../format.ts';
 import type { PageUser } from './format.ts';
 import { fieldError, formProblems, invalidAttrs, type FormProblem } from './form.ts';
 import { graphSvg } from './graphSvg.ts';
@@ -14,6 +14,8 @@ import { budgetSection, type BudgetModel } from './budgets.ts';
 import type { Callback } from '../../hooks/callbacks.ts';
 import { callbacksSection } from './callbacks.ts';
 import { runInputOf } from '../../nodes/registry.ts';
+import type { WorkflowTotals } from '../../runs/totals.ts';
+import { totalsSection } from './totals.ts';
 
 // The console's workflow pages: the list, and a workflow (graph, description, run form, run
 // history, filtered by status or run id, and the curl command that starts a run).
@@ -118,6 +120,8 @@ export interface WorkflowModel {
   schedules?: Schedule[];
   /** The workflow's callbacks: paused ones with a Re-enable button. */
   callbacks?: Callback[];
+  /** Its runs, tokens and cost over the period chosen. */
+  totals?: WorkflowTotals;
   flash?: string | undefined;
   /** The workflow's monthly budget and its form. */
   budget?: BudgetModel;
@@ -146,6 +150,7 @@ export function workflowPage({
   baseUrl,
   schedules,
   callbacks,
+  totals,
   flash,
   budget,
 }: WorkflowModel): Html {
@@ -154,7 +159,7 @@ export function workflowPage({
       r,
     ) => html`<tr><td><a href="/workflows/${workflow.id}/runs/${r.id}">${statusBadge(r.status)}</a><br><small><code>${r.id}</code></small></td>
 <td><span class="cell-label">Started </span>${isoDate(r.started_at ?? r.created_at)}</td><td><span class="cell-label">Duration </span>${formatDuration(r.duration)}</td>
-<td>${r.usage.total_tokens}<span class="cell-label"> tokens</span></td></tr>`,
+<td>${r.usage.total_tokens}<span class="cell-label"> tokens</span></td><td data-field="cost">${r.cost ? formatMoney(r.cost.total, r.cost.currency) : html`<small>—</small>`}<span class="cell-label"> cost</span></td></tr>`,
   );
   // The run form comes first in the page, and the skip link leads to it: running is what this page is for.
   return layout(
@@ -173,11 +178,12 @@ ${curlBlock(curlForRunStart(baseUrl, workflow.id, Object.fromEntries(inputVariab
 <p><small>Version ${workflow.version} · ${workflow.nodes.length} nodes · updated ${isoDate(workflow.updated_at)}.</small> <a class="button" href="/workflows/${workflow.id}/edit" id="edit-workflow">Edit</a> <a class="button danger" href="/workflows/${workflow.id}/delete" id="delete-workflow">Delete workflow</a></p>
 ${graphSvg(workflow.nodes, workflow.edges, { title: `The graph of ${workflow.name}`, nodeHref: (id) => `#${nodeAnchor(id)}` })}
 <p><small>Select a node for its settings.</small></p>${nodeSections(workflow.nodes, workflow.edges)}</section>
+${totals ? totalsSection(workflow.id, totals) : ''}
 <section aria-labelledby="runs-heading"><h2 id="runs-heading">Runs</h2>
 ${runsMeta.total || search ? runFilter(workflow, search) : ''}
 ${
   runs.length
-    ? html`<table class="runs"><thead><tr><th>Run</th><th>Started</th><th>Duration</th><th>Tokens</th></tr></thead><tbody>${history}</tbody></table>${pager(`/workflows/${workflow.id}`, runsMeta, 'page', search ? { search } : {})}`
+    ? html`<table class="runs"><thead><tr><th>Run</th><th>Started</th><th>Duration</th><th>Tokens</th><th>Cost</th></tr></thead><tbody>${history}</tbody></table>${pager(`/workflows/${workflow.id}`, runsMeta, 'page', search ? { search } : {})}`
     : search
       ? html`<p>No runs match “${search}”. <a href="/workflows/${workflow.id}#runs-heading">Show every run</a>.</p>`
       : html`<p>No runs yet.</p>`
