@@ -1,0 +1,341 @@
+// Tracing against a real collector: Jaeger v1.76.0 (scripts/jaeger.sh builds it from the Go module
+// proxy), the API (`src/main.ts`, running no runs) and a separate worker (`src/worker.ts`), both
+// started as `npm start` and `npm run worker` start them, with the standard OTEL_* variables
+// pointing at Jaeger. A run with a sub-workflow and a map, whose first provider call fails (500)
+// and is retried, started with the caller's `traceparent`, is read back through Jaeger's query API.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiClient, type ApiClient } from '../../client/src/index.ts';
+import { createAccessToken } from '../../src/accounts/accessTokens.ts';
+import { createUser } from '../../src/accounts/users.ts';
+import { createTestDb, type TestDb } from '../support/db.ts';
+import { replyGate, startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI.ts';
+import { freePort, waitForReady } from '../support/processes.ts';
+import { TEST_SECRETS_KEY } from '../support/secrets.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The cached Jaeger binary, built on first use; or why there is none. */
+function jaegerBinary(): { bin?: string; why?: string } {
+  const built = spawnSync('sh', ['scripts/jaeger.sh'], { cwd: root, encoding: 'utf8', timeout: 15 * 60_000 });
+  if (built.status === 0) return { bin: built.stdout.trim() };
+  return { why: built.stderr.trim().split('\n').pop() || `scripts/jaeger.sh exited with ${built.status}` };
+}
+const jaeger = jaegerBinary();
+
+interface JaegerSpan {
+  traceID: string;
+  spanID: string;
+  operationName: string;
+  references: { refType: string; traceID: string; spanID: string }[];
+  tags: { key: string; value: unknown }[];
+  processID: string;
+}
+interface JaegerTrace {
+  spans: JaegerSpan[];
+  processes: Record<string, { serviceName: string }>;
+}
+
+const tag = (span: JaegerSpan, key: string) => span.tags.find((t) => t.key === key)?.value;
+const parentOf = (span: JaegerSpan) => span.references.find((r) => r.refType === 'CHILD_OF')?.spanID;
+
+/** A process started as its npm script starts it (`--import` of the tracing preload), its output kept. */
+function startProcess(entry: string, env: NodeJS.ProcessEnv): { child: ChildProcess; output: () => string } {
+  let text = '';
+  const child = spawn('sh', ['scripts/node.sh', '--import', './src/ops/tracing/register.ts', entry], {
+    cwd: root,
+    env,
+  });
+  child.stdout!.on('data', (d) => (text += d));
+  child.stderr!.on('data', (d) => (text += d));
+  return { child, output: () => text };
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
+  const children: ChildProcess[] = [];
+  let testDb: TestDb;
+  let fake: FakeOpenAI;
+  let client: ApiClient;
+  let queryUrl: string;
+  let jaegerOutput = '';
+
+  beforeAll(async () => {
+    const [otlp, query, queryGrpc, port] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const { BASE_URL: _vite, ...inherited } = process.env; // vitest sets BASE_URL=/ for Vite
+    const collector = spawn(jaeger.bin!, ['--config', 'file:test/tracing/jaeger.yaml'], {
+      cwd: root,
+      env: {
+        ...inherited,
+        JAEGER_OTLP_PORT: String(otlp),
+        JAEGER_QUERY_PORT: String(query),
+        JAEGER_QUERY_GRPC_PORT: String(queryGrpc),
+      },
+    });
+    children.push(collector);
+    collector.stderr!.on('data', (d) => (jaegerOutput += d));
+    queryUrl = `http://127.0.0.1:${query}`;
+    await until(`Jaeger's query API\n${jaegerOutput}`, async () =>
+      (await fetch(`${queryUrl}/api/services`)).ok ? true : undefined,
+    );
+
+    testDb = await createTestDb('pg');
+    fake = await startFakeOpenAI();
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const env: NodeJS.ProcessEnv = {
+      ...inherited,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: testDb.url,
+      SECRETS_KEY: TEST_SECRETS_KEY,
+      MODEL_PROVIDER_BASE_URL: fake.baseUrl,
+      MODEL_PROVIDER_MODELS: 'llama-3',
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${otlp}`,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    };
+    const api = startProcess('src/main.ts', {
+      ...env,
+      RUN_WORKER: 'false',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      BASE_URL: baseUrl,
+    });
+    children.push(api.child);
+    const worker = startProcess('src/worker.ts', env);
+    children.push(worker.child);
+    await waitForReady(`${baseUrl}/readyz`, api.child, api.output);
+    await until(`the worker's start\n${worker.output()}`, async () =>
+      worker.output().includes('worker started') ? true : undefined,
+    );
+
+    const user = await createUser({ db: testDb.db }, { login: 'tracy', password: 'correct horse battery' });
+    const { token } = await createAccessToken(
+      { db: testDb.db },
+      { userId: user.id, namespace: 'tracy', name: 'k', usageScenario: 'paid', permissions: ['workflows'] },
+    );
+    client = createApiClient(baseUrl, { bearer: token });
+  }, 16 * 60_000);
+
+  afterAll(async () => {
+    for (const child of children.reverse()) {
+      if (child.exitCode !== null) continue;
+      child.kill('SIGTERM');
+      await new Promise((resolve) => {
+        const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.once('exit', () => resolve(clearTimeout(force)));
+      });
+    }
+    await fake?.close();
+    await testDb?.destroy();
+  }, 60_000);
+
+  it(
+    'one trace from the caller through the API and the worker: run, nodes, sub-workflow, map items, provider attempts',
+    { timeout: 120_000 },
+    async () => {
+      const save = async (name: string, nodes: unknown[], edges: unknown[]) => {
+        const { data, error } = await client.POST('/api/workflows', { body: { name, nodes, edges } as never });
+        if (!data) throw new Error(JSON.stringify(error));
+        return data.data.id;
+      };
+      const callee = await save(
+        'summarise',
+        [
+          { id: 'in', type: 'text_input', config: { variable: 'ticket' } },
+          {
+            id: 'ask',
+            type: 'llm_call',
+            config: { model: 'llama-3', retry: { max_attempts: 3, backoff_seconds: 0.01 } },
+          },
+          { id: 'out', type: 'text_output', config: { format: 'plain' } },
+        ],
+        [
+          { from: 'in', to: 'ask' },
+          { from: 'ask', to: 'out' },
+        ],
+      );
+      const caller = await save(
+        'caller',
+        [
+          { id: 'doc', type: 'text_input', config: { variable: 'doc' } },
+          { id: 'call', type: 'workflow', config: { workflow_id: callee, inputs: { ticket: '{{ inputs.doc }}' } } },
+          { id: 'parts', type: 'split', config: { by: 'separator', separator: ';' } },
+          { id: 'each', type: 'map', config: { workflow_id: callee, item_variable: 'ticket', concurrency: 1 } },
+          { id: 'whole', type: 'text_output', config: { format: 'plain' } },
+          { id: 'items', type: 'text_output', config: { format: 'json' } },
+        ],
+        [
+          { from: 'doc', to: 'call' },
+          { from: 'call', to: 'whole' },
+          { from: 'doc', to: 'parts' },
+          { from: 'parts', to: 'each' },
+          { from: 'each', to: 'items' },
+        ],
+      );
+      // The first provider call fails (a 500) and is retried; the others answer.
+      fake.replies = [{ kind: 'error', status: 500, message: 'The server had an error' }];
+
+      const traceId = randomBytes(16).toString('hex');
+      const callerSpan = randomBytes(8).toString('hex');
+      const { data, error } = await client.POST('/api/workflows/{workflow_id}/run', {
+        params: { path: { workflow_id: caller }, header: { Prefer: 'wait=60' } },
+        body: { inputs: { doc: 'a;b' } },
+        headers: { traceparent: `00-${traceId}-${callerSpan}-01` },
+      });
+      if (!data) throw new Error(JSON.stringify(error));
+      expect(data.data).toMatchObject({ status: 'completed' });
+      expect(fake.requests.length).toBe(4); // the sub-workflow's call twice (a retry), one per map item
+
+      // Read back once every span has arrived: the API's request, and the worker's run with 4 provider attempts.
+      const trace = await until(`the trace in Jaeger\n${jaegerOutput}`, async () => {
+        const res = await fetch(`${queryUrl}/api/traces/${traceId}`);
+        if (!res.ok) return undefined;
+        const [found] = ((await res.json()) as { data: JaegerTrace[] }).data;
+        const chats = found?.spans.filter((s) => s.operationName === 'chat llama-3') ?? [];
+        const run = found?.spans.find((s) => s.operationName === 'run');
+        // The request's span ends last, once its answer (which waited for the run) is sent.
+        const request = found?.spans.some((s) => parentOf(s) === callerSpan && tag(s, 'span.kind') === 'server');
+        return chats.length === 4 && run && request && found!.spans.some((s) => s.operationName === 'node items')
+          ? found
+          : undefined;
+      });
+      const spans = trace.spans;
+      // TRACE_DUMP=<file>: the trace as Jaeger answered it, to look at.
+      if (process.env.TRACE_DUMP)
+        (await import('node:fs')).writeFileSync(process.env.TRACE_DUMP, JSON.stringify(trace));
+      const byId = new Map(spans.map((s) => [s.spanID, s]));
+      const services = new Set(spans.map((s) => trace.processes[s.processID]!.serviceName));
+      expect(services).toEqual(new Set(['openauth-workflows', 'openauth-workflows-worker']));
+      expect(spans.every((s) => s.traceID === traceId)).toBe(true);
+
+      // The API's request continues the caller's span; the run continues the request's trace in the worker.
+      const server = spans.find((s) => parentOf(s) === callerSpan && tag(s, 'span.kind') === 'server');
+      expect(server?.operationName).toMatch(/^POST \/api\/workflows\/:workflow_id\/run$/);
+      const run = spans.find((s) => s.operationName === 'run')!;
+      expect(trace.processes[run.processID]!.serviceName).toBe('openauth-workflows-worker');
+      expect(tag(run, 'run.id')).toBe(data.data.id);
+      expect(tag(run, 'run.status')).toBe('completed');
+      const ancestors = (span: JaegerSpan): string[] => {
+        const up = parentOf(span);
+        const parent = up ? byId.get(up) : undefined;
+        return parent ? [parent.operationName, ...ancestors(parent)] : [];
+      };
+      expect(ancestors(run)).toContain(server!.operationName);
+
+      // Every node of the run under it, with its type and status.
+      const nodes = spans.filter((s) => s.operationName.startsWith('node '));
+      for (const id of ['doc', 'call', 'parts', 'each', 'whole', 'items']) {
+        const node = nodes.find((s) => s.operationName === `node ${id}` && parentOf(s) === run.spanID);
+        expect(node, `node ${id} under the run`).toBeDefined();
+        expect(tag(node!, 'node.id')).toBe(id);
+        expect(tag(node!, 'status')).toBe('completed');
+        expect(tag(node!, 'attempt')).toBe(1);
+      }
+      // The sub-workflow's nodes inside its workflow node; each map item's inside the map's.
+      const call = nodes.find((s) => s.operationName === 'node call')!;
+      const each = nodes.find((s) => s.operationName === 'node each')!;
+      const asks = nodes.filter((s) => s.operationName === 'node ask');
+      expect(
+        asks.filter((s) => ancestors(s)[0] === 'node call').length +
+          asks.filter((s) => parentOf(s) === call.spanID).length,
+      ).toBeGreaterThanOrEqual(1);
+      expect(asks.filter((s) => ancestors(s).includes('node each'))).toHaveLength(2);
+      expect(asks.filter((s) => ancestors(s).includes('node call'))).toHaveLength(1);
+      expect(each.spanID).not.toBe(call.spanID);
+
+      // Provider attempts: GenAI client spans under their node, the failed one with its error, the others with tokens.
+      const chats = spans.filter((s) => s.operationName === 'chat llama-3');
+      for (const chat of chats) {
+        expect(byId.get(parentOf(chat)!)?.operationName).toBe('node ask');
+        expect(tag(chat, 'span.kind')).toBe('client');
+        expect(tag(chat, 'gen_ai.operation.name')).toBe('chat');
+        expect(tag(chat, 'gen_ai.request.model')).toBe('llama-3');
+        expect(tag(chat, 'gen_ai.provider.name')).toBe('openai');
+      }
+      const failed = chats.filter((s) => tag(s, 'error') === true);
+      expect(failed).toHaveLength(1);
+      expect(tag(failed[0]!, 'error.type')).toBe('provider_error');
+      expect(tag(failed[0]!, 'http.response.status_code')).toBe(500);
+      const answered = chats.filter((s) => tag(s, 'error') !== true);
+      expect(answered).toHaveLength(3);
+      for (const chat of answered) {
+        expect(tag(chat, 'gen_ai.response.model')).toBe('llama-3');
+        expect(tag(chat, 'gen_ai.usage.input_tokens')).toEqual(expect.any(Number));
+        expect(tag(chat, 'gen_ai.usage.output_tokens')).toEqual(expect.any(Number));
+        expect(tag(chat, 'gen_ai.response.finish_reasons')).toBeDefined();
+      }
+      // The retried attempt is the failed one's sibling, under the same node.
+      const retried = answered.find((s) => parentOf(s) === parentOf(failed[0]!));
+      expect(tag(retried!, 'attempt')).toBe(2);
+      // Each provider attempt's HTTP request is a client span that sent `traceparent` on (the fake saw one).
+      expect(spans.filter((s) => s.operationName === 'POST' && tag(s, 'span.kind') === 'client').length).toBe(4);
+      // Nothing secret on any span: no prompt, no Authorization header, no API key.
+      const text = JSON.stringify(spans);
+      expect(text).not.toMatch(/Bearer|authorization/i);
+      expect(text).not.toContain('a;b');
+    },
+  );
+
+  it(
+    'a node span is exported when its node ends, while its run still goes on (the batch processor)',
+    { timeout: 60_000 },
+    async () => {
+      const { data: saved } = await client.POST('/api/workflows', {
+        body: {
+          name: 'held',
+          nodes: [
+            { id: 'in', type: 'text_input', config: { variable: 'ticket' } },
+            { id: 'frame', type: 'template', config: { template: '<{{ inputs.ticket }}>' } },
+            { id: 'ask', type: 'llm_call', config: { model: 'llama-3' } },
+            { id: 'out', type: 'text_output', config: { format: 'plain' } },
+          ],
+          edges: [
+            { from: 'in', to: 'frame' },
+            { from: 'frame', to: 'ask' },
+            { from: 'ask', to: 'out' },
+          ],
+        },
+      });
+      const gate = replyGate();
+      fake.replies = [{ kind: 'completion', content: 'late', until: gate.held }];
+      const traceId = randomBytes(16).toString('hex');
+      const { data } = await client.POST('/api/workflows/{workflow_id}/run', {
+        params: { path: { workflow_id: saved!.data.id } },
+        body: { inputs: { ticket: 'x' } },
+        headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+      });
+      const runId = data!.data.id;
+      try {
+        const frame = await until('the span of node frame in Jaeger', async () => {
+          const res = await fetch(`${queryUrl}/api/traces/${traceId}`);
+          const [found] = res.ok ? ((await res.json()) as { data: JaegerTrace[] }).data : [];
+          return found?.spans.find((s) => s.operationName === 'node frame');
+        });
+        expect(tag(frame, 'status')).toBe('completed');
+        const { data: now } = await client.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+          params: { path: { workflow_id: saved!.data.id, run_id: runId } },
+        });
+        expect(now!.data.status).toBe('running'); // its provider call is still held
+      } finally {
+        gate.release();
+      }
+    },
+  );
+});
+
+// Without Go (or when the build fails): one line saying why, as the skipped test's name.
+if (!jaeger.bin)
+  describe('tracing into Jaeger', () => {
+    it.skip(`skipped: ${jaeger.why}`, () => {});
+  });
