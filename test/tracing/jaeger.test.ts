@@ -4,6 +4,7 @@
 // pointing at Jaeger. A run with a sub-workflow and a map, whose first provider call fails (500)
 // and is retried, started with the caller's `traceparent`, is read back through Jaeger's query API.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,6 +71,10 @@ describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
   let client: ApiClient;
   let queryUrl: string;
   let jaegerOutput = '';
+  // What an http_request node calls: it keeps the traceparent each request came with.
+  const seen: string[] = [];
+  let site: Server;
+  let siteUrl: string;
 
   beforeAll(async () => {
     const [otlp, query, queryGrpc, port] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
@@ -90,6 +95,12 @@ describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
       (await fetch(`${queryUrl}/api/services`)).ok ? true : undefined,
     );
 
+    site = createServer((req, res) => {
+      seen.push(String(req.headers.traceparent));
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    siteUrl = `http://127.0.0.1:${(site.address() as { port: number }).port}/page`;
     testDb = await createTestDb('pg');
     fake = await startFakeOpenAI();
     const baseUrl = `http://127.0.0.1:${port}`;
@@ -103,6 +114,7 @@ describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
       MODEL_PROVIDER_MODELS: 'llama-3',
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${otlp}`,
       OTEL_BSP_SCHEDULE_DELAY: '100',
+      WORKFLOW_HTTP_ALLOW_HOSTS: '127.0.0.1',
     };
     const api = startProcess('src/main.ts', {
       ...env,
@@ -137,6 +149,7 @@ describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
       });
     }
     await fake?.close();
+    site?.close();
     await testDb?.destroy();
   }, 60_000);
 
@@ -296,12 +309,14 @@ describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
           name: 'held',
           nodes: [
             { id: 'in', type: 'text_input', config: { variable: 'ticket' } },
+            { id: 'fetch', type: 'http_request', config: { url: siteUrl } },
             { id: 'frame', type: 'template', config: { template: '<{{ inputs.ticket }}>' } },
             { id: 'ask', type: 'llm_call', config: { model: 'llama-3' } },
             { id: 'out', type: 'text_output', config: { format: 'plain' } },
           ],
           edges: [
-            { from: 'in', to: 'frame' },
+            { from: 'in', to: 'fetch' },
+            { from: 'fetch', to: 'frame' },
             { from: 'frame', to: 'ask' },
             { from: 'ask', to: 'out' },
           ],
@@ -317,12 +332,18 @@ describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
       });
       const runId = data!.data.id;
       try {
-        const frame = await until('the span of node frame in Jaeger', async () => {
+        const found = await until('the span of node frame in Jaeger', async () => {
           const res = await fetch(`${queryUrl}/api/traces/${traceId}`);
-          const [found] = res.ok ? ((await res.json()) as { data: JaegerTrace[] }).data : [];
-          return found?.spans.find((s) => s.operationName === 'node frame');
+          const [trace] = res.ok ? ((await res.json()) as { data: JaegerTrace[] }).data : [];
+          return trace?.spans.some((s) => s.operationName === 'node frame') ? trace : undefined;
         });
+        const frame = found.spans.find((s) => s.operationName === 'node frame')!;
         expect(tag(frame, 'status')).toBe('completed');
+        // The http_request node's call: a client span under its node, whose context the site received.
+        const node = found.spans.find((s) => s.operationName === 'node fetch')!;
+        const get = found.spans.find((s) => parentOf(s) === node.spanID && tag(s, 'span.kind') === 'client')!;
+        expect(get.operationName).toBe('GET');
+        expect(seen.at(-1)).toBe(`00-${traceId}-${get.spanID}-01`);
         const { data: now } = await client.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
           params: { path: { workflow_id: saved!.data.id, run_id: runId } },
         });
