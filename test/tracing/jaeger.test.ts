@@ -3,7 +3,7 @@
 // started as `npm start` and `npm run worker` start them, with the standard OTEL_* variables
 // pointing at Jaeger. A run with a sub-workflow and a map, whose first provider call fails (500)
 // and is retried, started with the caller's `traceparent`, is read back through Jaeger's query API.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -12,18 +12,13 @@ import { createApiClient, type ApiClient } from '../../client/src/index.ts';
 import { createAccessToken } from '../../src/accounts/accessTokens.ts';
 import { createUser } from '../../src/accounts/users.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
+import { jaegerBinary, startJaeger, type Jaeger } from '../support/jaeger.ts';
 import { replyGate, startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI.ts';
 import { freePort, waitForReady } from '../support/processes.ts';
 import { TEST_SECRETS_KEY } from '../support/secrets.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The cached Jaeger binary, built on first use; or why there is none. */
-function jaegerBinary(): { bin?: string; why?: string } {
-  const built = spawnSync('sh', ['scripts/jaeger.sh'], { cwd: root, encoding: 'utf8', timeout: 15 * 60_000 });
-  if (built.status === 0) return { bin: built.stdout.trim() };
-  return { why: built.stderr.trim().split('\n').pop() || `scripts/jaeger.sh exited with ${built.status}` };
-}
 const jaeger = jaegerBinary();
 
 interface JaegerSpan {
@@ -69,31 +64,19 @@ describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
   let testDb: TestDb;
   let fake: FakeOpenAI;
   let client: ApiClient;
+  let workerOutput: () => string;
   let queryUrl: string;
-  let jaegerOutput = '';
+  let collector: Jaeger | undefined;
   // What an http_request node calls: it keeps the traceparent each request came with.
   const seen: string[] = [];
   let site: Server;
   let siteUrl: string;
 
   beforeAll(async () => {
-    const [otlp, query, queryGrpc, port] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const port = await freePort();
     const { BASE_URL: _vite, ...inherited } = process.env; // vitest sets BASE_URL=/ for Vite
-    const collector = spawn(jaeger.bin!, ['--config', 'file:test/tracing/jaeger.yaml'], {
-      cwd: root,
-      env: {
-        ...inherited,
-        JAEGER_OTLP_PORT: String(otlp),
-        JAEGER_QUERY_PORT: String(query),
-        JAEGER_QUERY_GRPC_PORT: String(queryGrpc),
-      },
-    });
-    children.push(collector);
-    collector.stderr!.on('data', (d) => (jaegerOutput += d));
-    queryUrl = `http://127.0.0.1:${query}`;
-    await until(`Jaeger's query API\n${jaegerOutput}`, async () =>
-      (await fetch(`${queryUrl}/api/services`)).ok ? true : undefined,
-    );
+    collector = await startJaeger(jaeger.bin!);
+    queryUrl = collector.queryUrl;
 
     site = createServer((req, res) => {
       seen.push(String(req.headers.traceparent));
@@ -112,7 +95,7 @@ describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
       SECRETS_KEY: TEST_SECRETS_KEY,
       MODEL_PROVIDER_BASE_URL: fake.baseUrl,
       MODEL_PROVIDER_MODELS: 'llama-3',
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${otlp}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpUrl,
       OTEL_BSP_SCHEDULE_DELAY: '100',
       WORKFLOW_HTTP_ALLOW_HOSTS: '127.0.0.1',
     };
@@ -125,6 +108,7 @@ describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
     });
     children.push(api.child);
     const worker = startProcess('src/worker.ts', env);
+    workerOutput = worker.output;
     children.push(worker.child);
     await waitForReady(`${baseUrl}/readyz`, api.child, api.output);
     await until(`the worker's start\n${worker.output()}`, async () =>
@@ -148,6 +132,7 @@ describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
         child.once('exit', () => resolve(clearTimeout(force)));
       });
     }
+    await collector?.stop();
     await fake?.close();
     site?.close();
     await testDb?.destroy();
@@ -211,7 +196,7 @@ describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
       expect(fake.requests.length).toBe(4); // the sub-workflow's call twice (a retry), one per map item
 
       // Read back once every span has arrived: the API's request, and the worker's run with 4 provider attempts.
-      const trace = await until(`the trace in Jaeger\n${jaegerOutput}`, async () => {
+      const trace = await until(`the trace in Jaeger\n${collector!.output()}`, async () => {
         const res = await fetch(`${queryUrl}/api/traces/${traceId}`);
         if (!res.ok) return undefined;
         const [found] = ((await res.json()) as { data: JaegerTrace[] }).data;
@@ -294,6 +279,11 @@ describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
       // Each provider attempt's HTTP request is a client span that sent `traceparent` on (the fake saw one).
       expect(spans.filter((s) => s.operationName === 'POST' && tag(s, 'span.kind') === 'client').length).toBe(4);
       // Nothing secret on any span: no prompt, no Authorization header, no API key.
+      // The worker's log line of the run's end carries the run span's trace and span ids.
+      const ended = workerOutput()
+        .split('\n')
+        .find((l) => l.includes('"run ended"') && l.includes(data.data.id));
+      expect(JSON.parse(ended!)).toMatchObject({ trace_id: traceId, span_id: run.spanID });
       const text = JSON.stringify(spans);
       expect(text).not.toMatch(/Bearer|authorization/i);
       expect(text).not.toContain('a;b');
