@@ -343,6 +343,45 @@ describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
       }
     },
   );
+
+  it("a run a trigger URL starts continues the trace of the hook's sender", { timeout: 60_000 }, async () => {
+    const { data: saved } = await client.POST('/api/workflows', {
+      body: {
+        name: 'hooked',
+        nodes: [
+          { id: 'in', type: 'text_input', config: { variable: 'ticket' } },
+          { id: 'out', type: 'text_output', config: { format: 'plain' } },
+        ],
+        edges: [{ from: 'in', to: 'out' }],
+      },
+    });
+    const { data: trigger, error } = await client.POST('/api/workflows/{workflow_id}/triggers', {
+      params: { path: { workflow_id: saved!.data.id } },
+      body: { inputs: { ticket: '{{ body.t }}' } },
+    });
+    if (!trigger) throw new Error(JSON.stringify(error));
+    const traceId = randomBytes(16).toString('hex');
+    const sender = randomBytes(8).toString('hex');
+    const res = await fetch(trigger.data.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${sender}-01` },
+      body: JSON.stringify({ t: 'from a hook' }),
+    });
+    expect(res.status).toBe(202);
+    const runId = ((await res.json()) as { data: { id: string } }).data.id;
+    const found = await until("the hook's run in Jaeger", async () => {
+      const answer = await fetch(`${queryUrl}/api/traces/${traceId}`);
+      const [trace] = answer.ok ? ((await answer.json()) as { data: JaegerTrace[] }).data : [];
+      const whole = ['node out', 'run'].every((name) => trace?.spans.some((s) => s.operationName === name));
+      return whole && trace!.spans.some((s) => parentOf(s) === sender) ? trace : undefined;
+    });
+    const run = found.spans.find((s) => s.operationName === 'run')!;
+    expect(tag(run, 'run.id')).toBe(runId);
+    const hook = found.spans.find((s) => parentOf(s) === sender)!;
+    expect(tag(hook, 'span.kind')).toBe('server');
+    expect(tag(hook, 'url.path')).toMatch(/^\/hooks\/.{12}\[redacted\]$/); // the token is the credential
+    expect(JSON.stringify(found)).not.toContain(trigger.data.url.split('/hooks/')[1]!);
+  });
 });
 
 // Without Go (or when the build fails): one line saying why, as the skipped test's name.
