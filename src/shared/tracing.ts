@@ -3,6 +3,7 @@
 // propagator: no span is recorded, no context is carried, and a carrier stays empty.
 import {
   context,
+  isSpanContextValid,
   propagation,
   ROOT_CONTEXT,
   SpanKind,
@@ -62,9 +63,9 @@ export function linkTo(carrier: TraceCarrier | undefined, attributes?: Attribute
 export function logTraceFields(): { trace_id?: string; span_id?: string } {
   const span = trace.getActiveSpan();
   if (!span) return {};
-  const { traceId, spanId, traceFlags } = span.spanContext();
-  if (!traceFlags && traceId === '00000000000000000000000000000000') return {};
-  return { trace_id: traceId, span_id: spanId };
+  const spanContext = span.spanContext();
+  if (!isSpanContextValid(spanContext)) return {};
+  return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
 }
 
 /**
