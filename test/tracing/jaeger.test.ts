@@ -3,6 +3,7 @@
 // started as `npm start` and `npm run worker` start them, with the standard OTEL_* variables
 // pointing at Jaeger. A run with a sub-workflow and a map, whose first provider call fails (500)
 // and is retried, started with the caller's `traceparent`, is read back through Jaeger's query API.
+// On each store: PostgreSQL, and MariaDB (with a PostgreSQL queue) when TEST_MYSQL_URL is set.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -11,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient } from '../../client/src/index.ts';
 import { createAccessToken } from '../../src/accounts/accessTokens.ts';
 import { createUser } from '../../src/accounts/users.ts';
-import { createTestDb, type TestDb } from '../support/db.ts';
+import { createTestDb, testDialects, type TestDb } from '../support/db.ts';
 import { jaegerBinary, startJaeger, type Jaeger } from '../support/jaeger.ts';
 import { replyGate, startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI.ts';
 import { freePort, waitForReady } from '../support/processes.ts';
@@ -59,9 +60,10 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
   }
 }
 
-describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
+describe.skipIf(!jaeger.bin).each(testDialects())('tracing into Jaeger, store on %s', (dialect) => {
   const children: ChildProcess[] = [];
   let testDb: TestDb;
+  let queueDb: TestDb | undefined;
   let fake: FakeOpenAI;
   let client: ApiClient;
   let workerOutput: () => string;
@@ -84,7 +86,9 @@ describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
     });
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
     siteUrl = `http://127.0.0.1:${(site.address() as { port: number }).port}/page`;
-    testDb = await createTestDb('pg');
+    testDb = await createTestDb(dialect);
+    // A MariaDB store takes its queue from a PostgreSQL database (QUEUE_URL).
+    if (dialect === 'mysql') queueDb = await createTestDb('pg', { migrate: false });
     fake = await startFakeOpenAI();
     const baseUrl = `http://127.0.0.1:${port}`;
     const env: NodeJS.ProcessEnv = {
@@ -92,6 +96,7 @@ describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
       NODE_ENV: 'test',
       LOG_LEVEL: 'info',
       DATABASE_URL: testDb.url,
+      ...(queueDb ? { QUEUE_URL: queueDb.url } : {}),
       SECRETS_KEY: TEST_SECRETS_KEY,
       MODEL_PROVIDER_BASE_URL: fake.baseUrl,
       MODEL_PROVIDER_MODELS: 'llama-3',
@@ -136,6 +141,7 @@ describe.skipIf(!jaeger.bin)('tracing into Jaeger', () => {
     await fake?.close();
     site?.close();
     await testDb?.destroy();
+    await queueDb?.destroy();
   }, 60_000);
 
   it(
