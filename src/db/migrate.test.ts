@@ -46,6 +46,7 @@ const ALL = [
   '0028_run_steps_keyset',
   '0029_run_retries',
   '0030_approval',
+  '0031_run_trace_context',
 ];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { currentCarrier, type TraceCarrier } from '../shared/tracing.ts';
+import { currentCarrier, type TraceCarrier, type TraceLink } from '../shared/tracing.ts';
 import { PgBoss, type Db, type JobWithMetadata, type WipData } from 'pg-boss';
 import type { Logger } from 'pino';
 import { batched } from '../db/batched.ts';
@@ -48,6 +48,8 @@ const notify = batched(
 interface RunJobData {
   runId: string;
   trace?: TraceCarrier;
+  /** The run's first span, when the run was resumed or retried (its trace continues another request). */
+  link?: TraceLink;
 }
 
 export interface RunJobContext {
@@ -61,6 +63,8 @@ export interface RunJobContext {
   previousFailure?: DeliveryFailure | undefined;
   /** The trace context the run was queued in (empty without tracing). */
   carrier?: TraceCarrier | undefined;
+  /** The run's first span, for a link, when the run was resumed or retried. */
+  link?: TraceLink | undefined;
 }
 
 /** What the queue knows of a run's jobs: whether one is still queued or held, and how the last one failed. */
@@ -73,7 +77,7 @@ export interface RunQueue {
   /** pg-boss on the queue database, for other kinds of job (run-ended callbacks, src/hooks/deliveries.ts). */
   readonly boss: PgBoss;
   /** Queues the run's job, in its owner's group (`userId`): a worker holds at most `userSlots` of one group's jobs at once. */
-  enqueue(runId: string, userId?: string): Promise<void>;
+  enqueue(runId: string, userId?: string, link?: TraceLink): Promise<void>;
   /**
    * Executes runs, `concurrency` at once, of which at most `userSlots` of one user's (pg-boss's
    * localGroupConcurrency: a fetch passes over the jobs of a user at their share, so another
@@ -233,6 +237,7 @@ function jobContext(job: JobWithMetadata<RunJobData>): RunJobContext {
     signal: job.signal,
     previousFailure: job.retryCount > 0 ? (failureOf(job.output) ?? 'worker_lost') : undefined,
     carrier: job.data.trace,
+    link: job.data.link,
   };
 }
 
@@ -298,10 +303,12 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
   let listener: { close(): Promise<void> } | undefined;
   return {
     boss,
-    async enqueue(runId, userId) {
-      // The W3C context of the request (or hook) that queues the run: its worker continues that trace.
+    async enqueue(runId, userId, link) {
+      // The W3C context of the request (or hook) that queues the run: its worker continues that
+      // trace, linked to the run's first span when this is a resume or a retry.
       const carrier = currentCarrier();
-      const data = carrier.traceparent ? { runId, trace: carrier } : { runId };
+      const data: RunJobData = carrier.traceparent ? { runId, trace: carrier } : { runId };
+      if (link) data.link = link;
       await boss.send(RUN_QUEUE, data, { singletonKey: runId, ...(userId ? { group: { id: userId } } : {}) });
     },
     async work(handler, { concurrency = 4, userSlots } = {}) {

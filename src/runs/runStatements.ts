@@ -22,6 +22,7 @@ export const RUN_COLUMNS = [
   'finished_at',
   'duration_ms',
   'retry_of',
+  'trace_context',
 ] as const satisfies readonly (keyof NewRunRow)[];
 
 export const STEP_COLUMNS = [

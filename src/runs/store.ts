@@ -34,6 +34,8 @@ export interface RunRow {
   duration_ms: number | null;
   /** The failed or cancelled run this one retries (its completed steps reused), null for any other run. */
   retry_of?: string | null;
+  /** The `traceparent` the run was created in (tracing on), for the links of its later spans; else null. */
+  trace_context?: string | null;
 }
 
 export type NewRunRow = Omit<RunRow, 'seq'>;

@@ -59,6 +59,17 @@ export function linkTo(carrier: TraceCarrier | undefined, attributes?: Attribute
   return spanContext ? [{ context: spanContext, ...(attributes ? { attributes } : {}) }] : [];
 }
 
+/** A span an earlier part of a run left (its creation's `traceparent`), and why a later span links to it. */
+export interface TraceLink {
+  traceparent: string;
+  reason: 'resumed' | 'retry_of' | 'redelivered' | 'scheduled';
+}
+
+/** The active context's `traceparent`, as a run stores it (null without a span, or without the SDK). */
+export function currentTraceparent(): string | null {
+  return currentCarrier().traceparent ?? null;
+}
+
 /** The log fields of the active span, for pino's mixin: none outside a span (or without the SDK). */
 export function logTraceFields(): { trace_id?: string; span_id?: string } {
   const span = trace.getActiveSpan();
@@ -107,7 +118,7 @@ export async function inSpan<T>(
   }
 }
 
-export { SpanKind, SpanStatusCode, context, trace };
+export { SpanKind, SpanStatusCode, context, trace, ROOT_CONTEXT };
 export type { Span, Context };
 
 /** The attempt of the run being executed (1, 2 after a crash, ...), for the spans of its nodes. */
@@ -120,19 +131,25 @@ const RUN_ATTEMPT = Symbol.for('openauth-workflows.run.attempt');
  */
 export function inRunSpan<T>(
   runId: string,
-  job: { carrier?: TraceCarrier | undefined; retryCount: number },
+  job: { carrier?: TraceCarrier | undefined; link?: TraceLink | undefined; retryCount: number },
   fn: (span: Span) => Promise<T>,
 ): Promise<T> {
   const queuedIn = contextOf(job.carrier);
   const later = job.retryCount > 0;
   const parent = (later ? undefined : queuedIn) ?? ROOT_CONTEXT;
+  // The run's first span (its creation), when this one is not in its trace: a run resumed or
+  // retried by a later request, or redelivered after its worker died.
+  const first =
+    job.link ??
+    (later && job.carrier?.traceparent
+      ? { traceparent: job.carrier.traceparent, reason: 'redelivered' as const }
+      : undefined);
+  const links = first
+    ? linkTo({ traceparent: first.traceparent }, { 'link.reason': later ? 'redelivered' : first.reason })
+    : [];
   return inSpan(
     'run',
-    {
-      attributes: { 'run.id': runId, 'run.delivery': job.retryCount + 1 },
-      parent,
-      ...(later ? { links: linkTo(job.carrier, { 'link.reason': 'redelivered' }) } : {}),
-    },
+    { attributes: { 'run.id': runId, 'run.delivery': job.retryCount + 1 }, parent, ...(links.length ? { links } : {}) },
     fn,
   );
 }

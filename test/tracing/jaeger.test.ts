@@ -388,6 +388,84 @@ describe.skipIf(!jaeger.bin).each(testDialects())('tracing into Jaeger, store on
     expect(tag(hook, 'url.path')).toMatch(/^\/hooks\/.{12}\[redacted\]$/); // the token is the credential
     expect(JSON.stringify(found)).not.toContain(trigger.data.url.split('/hooks/')[1]!);
   });
+
+  /** The trace `traceId` once `ready` holds of it. */
+  const traceOf = (traceId: string, ready: (trace: JaegerTrace) => boolean) =>
+    until(`trace ${traceId} in Jaeger`, async () => {
+      const answer = await fetch(`${queryUrl}/api/traces/${traceId}`);
+      const [trace] = answer.ok ? ((await answer.json()) as { data: JaegerTrace[] }).data : [];
+      return trace && ready(trace) ? trace : undefined;
+    });
+  const newTraceparent = () => {
+    const traceId = randomBytes(16).toString('hex');
+    return { traceId, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` };
+  };
+  const runSpan = (trace: JaegerTrace, runId: string) =>
+    trace.spans.find((s) => s.operationName === 'run' && tag(s, 'run.id') === runId);
+
+  it(
+    "a run resumed at an approval, and a run's retry, continue the request that resumed them, linked to the run's first trace",
+    { timeout: 90_000 },
+    async () => {
+      const { data: saved } = await client.POST('/api/workflows', {
+        body: {
+          name: 'later',
+          nodes: [
+            { id: 'in', type: 'text_input', config: { variable: 'ticket' } },
+            { id: 'ok', type: 'approval', config: { message: 'OK? {{ inputs.ticket }}' } },
+            { id: 'ask', type: 'llm_call', config: { model: 'llama-3' } },
+            { id: 'out', type: 'text_output', config: { format: 'plain' } },
+          ],
+          edges: [
+            { from: 'in', to: 'ok' },
+            { from: 'ok', to: 'ask' },
+            { from: 'ask', to: 'out' },
+          ],
+        },
+      });
+      const workflowId = saved!.data.id;
+      const first = newTraceparent();
+      const { data: started } = await client.POST('/api/workflows/{workflow_id}/run', {
+        params: { path: { workflow_id: workflowId }, header: { Prefer: 'wait=30' } },
+        body: { inputs: { ticket: 't' } },
+        headers: { traceparent: first.traceparent },
+      });
+      const runId = started!.data.id;
+      expect(started!.data.status).toBe('waiting');
+      const original = await traceOf(first.traceId, (t) => !!runSpan(t, runId));
+      expect(tag(runSpan(original, runId)!, 'run.status')).toBe('waiting');
+
+      // Resumed by a later request: its own trace, linked to the first (whose spans have ended).
+      fake.replies = [{ kind: 'error', status: 400, message: 'bad request' }]; // the run then fails
+      const resume = newTraceparent();
+      const answered = await client.POST('/api/workflows/{workflow_id}/runs/{run_id}/resume', {
+        params: { path: { workflow_id: workflowId, run_id: runId } },
+        body: { answer: { approved: true } },
+        headers: { traceparent: resume.traceparent },
+      });
+      expect(answered.response.status).toBe(200);
+      const resumed = await traceOf(
+        resume.traceId,
+        (t) => !!runSpan(t, runId) && t.spans.some((s) => s.operationName === 'node ask'),
+      );
+      const link = runSpan(resumed, runId)!.references.find((r) => r.refType === 'FOLLOWS_FROM');
+      expect(link?.traceID).toBe(first.traceId);
+      expect(original.spans.some((s) => s.spanID === link!.spanID)).toBe(true); // a span of the first trace
+      expect(tag(runSpan(resumed, runId)!, 'run.status')).toBe('failed');
+
+      // Its retry: a new run in the retrying request's trace, linked to the retried run's first trace.
+      const retry = newTraceparent();
+      const { data: retried, error } = await client.POST('/api/workflows/{workflow_id}/runs/{run_id}/retry', {
+        params: { path: { workflow_id: workflowId, run_id: runId } },
+        body: {},
+        headers: { traceparent: retry.traceparent },
+      });
+      if (!retried) throw new Error(JSON.stringify(error));
+      const again = await traceOf(retry.traceId, (t) => !!runSpan(t, retried.data.id));
+      const retriedLink = runSpan(again, retried.data.id)!.references.find((r) => r.refType === 'FOLLOWS_FROM');
+      expect(retriedLink?.traceID).toBe(first.traceId);
+    },
+  );
 });
 
 // Without Go (or when the build fails): one line saying why, as the skipped test's name.
