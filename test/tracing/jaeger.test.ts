@@ -71,6 +71,8 @@ describe.skipIf(!jaeger.bin).each(testDialects())('tracing into Jaeger, store on
   let collector: Jaeger | undefined;
   // What an http_request node calls: it keeps the traceparent each request came with.
   const seen: string[] = [];
+  // The traceparents run-ended callbacks came with (the same site, path /callback).
+  const delivered: string[] = [];
   let site: Server;
   let siteUrl: string;
 
@@ -81,7 +83,7 @@ describe.skipIf(!jaeger.bin).each(testDialects())('tracing into Jaeger, store on
     queryUrl = collector.queryUrl;
 
     site = createServer((req, res) => {
-      seen.push(String(req.headers.traceparent));
+      (req.url === '/callback' ? delivered : seen).push(String(req.headers.traceparent));
       res.end('ok');
     });
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
@@ -464,6 +466,137 @@ describe.skipIf(!jaeger.bin).each(testDialects())('tracing into Jaeger, store on
       const again = await traceOf(retry.traceId, (t) => !!runSpan(t, retried.data.id));
       const retriedLink = runSpan(again, retried.data.id)!.references.find((r) => r.refType === 'FOLLOWS_FROM');
       expect(retriedLink?.traceID).toBe(first.traceId);
+    },
+  );
+
+  it(
+    "a run-ended callback's delivery is in the run's trace: the receiver gets its traceparent",
+    { timeout: 60_000 },
+    async () => {
+      const { data: saved } = await client.POST('/api/workflows', {
+        body: {
+          name: 'notified',
+          nodes: [
+            { id: 'in', type: 'text_input', config: { variable: 'ticket' } },
+            { id: 'out', type: 'text_output', config: { format: 'plain' } },
+          ],
+          edges: [{ from: 'in', to: 'out' }],
+        },
+      });
+      const workflowId = saved!.data.id;
+      const { data: callback, error } = await client.POST('/api/workflows/{workflow_id}/callbacks', {
+        params: { path: { workflow_id: workflowId } },
+        body: { url: siteUrl.replace('/page', '/callback') },
+      });
+      if (!callback) throw new Error(JSON.stringify(error));
+      const caller = newTraceparent();
+      const { data: run } = await client.POST('/api/workflows/{workflow_id}/run', {
+        params: { path: { workflow_id: workflowId }, header: { Prefer: 'wait=30' } },
+        body: { inputs: { ticket: 't' } },
+        headers: { traceparent: caller.traceparent },
+      });
+      expect(run!.data.status).toBe('completed');
+      const received = await until('the callback', async () =>
+        delivered.find((t) => t.startsWith(`00-${caller.traceId}-`)),
+      );
+      // The span the receiver was told of: the delivery's client request, under the delivery's span.
+      const trace = await traceOf(caller.traceId, (t) => t.spans.some((s) => received.includes(s.spanID)));
+      const post = trace.spans.find((s) => received === `00-${caller.traceId}-${s.spanID}-01`)!;
+      expect(tag(post, 'span.kind')).toBe('client');
+      const delivery = trace.spans.find((s) => s.spanID === parentOf(post))!;
+      expect(delivery.operationName).toBe('callback delivery');
+      expect(tag(delivery, 'run.id')).toBe(run!.data.id);
+      expect(tag(delivery, 'callback.id')).toBe(callback.data.id);
+    },
+  );
+
+  it(
+    "an agent's tool calls are spans inside its node's: a workflow tool's nodes, an http tool's request",
+    { timeout: 60_000 },
+    async () => {
+      const save = async (name: string, nodes: unknown[], edges: unknown[]) => {
+        const { data, error } = await client.POST('/api/workflows', { body: { name, nodes, edges } as never });
+        if (!data) throw new Error(JSON.stringify(error));
+        return data.data.id;
+      };
+      const callee = await save(
+        'tool',
+        [
+          { id: 'x', type: 'text_input', config: { variable: 'x' } },
+          { id: 'shout', type: 'template', config: { template: '{{ inputs.x }}!' } },
+          { id: 'r', type: 'text_output', config: { format: 'plain' } },
+        ],
+        [
+          { from: 'x', to: 'shout' },
+          { from: 'shout', to: 'r' },
+        ],
+      );
+      const agent = await save(
+        'agent',
+        [
+          { id: 'q', type: 'text_input', config: { variable: 'question' } },
+          {
+            id: 'bot',
+            type: 'agent',
+            config: {
+              model: 'llama-3',
+              prompt: '{{ inputs.question }}',
+              tools: [
+                { kind: 'workflow', name: 'loud', description: 'shouts', workflow_id: callee, version: 1 },
+                {
+                  kind: 'http',
+                  name: 'fetch',
+                  description: 'fetches',
+                  url: siteUrl,
+                  parameters: { type: 'object', properties: { n: { type: 'integer' } } },
+                },
+              ],
+            },
+          },
+          { id: 'out', type: 'text_output', config: { format: 'plain' } },
+        ],
+        [
+          { from: 'q', to: 'bot' },
+          { from: 'bot', to: 'out' },
+        ],
+      );
+      fake.replies = [
+        {
+          kind: 'tool-calls',
+          calls: [
+            { id: 'c1', name: 'loud', arguments: '{"x":"hi"}' },
+            { id: 'c2', name: 'fetch', arguments: '{"n":1}' },
+          ],
+        },
+        { kind: 'completion', content: 'done' },
+      ];
+      const caller = newTraceparent();
+      const { data: run, error } = await client.POST('/api/workflows/{workflow_id}/run', {
+        params: { path: { workflow_id: agent }, header: { Prefer: 'wait=30' } },
+        body: { inputs: { question: 'go' } },
+        headers: { traceparent: caller.traceparent },
+      });
+      expect(run?.data.status, JSON.stringify(error ?? run?.data.error)).toBe('completed');
+      const trace = await traceOf(caller.traceId, (t) => t.spans.some((s) => s.operationName === 'node out'));
+      const byId = new Map(trace.spans.map((s) => [s.spanID, s]));
+      const bot = trace.spans.find((s) => s.operationName === 'node bot')!;
+      const loud = trace.spans.find((s) => s.operationName === 'execute_tool loud')!;
+      const fetchTool = trace.spans.find((s) => s.operationName === 'execute_tool fetch')!;
+      for (const tool of [loud, fetchTool]) {
+        expect(parentOf(tool)).toBe(bot.spanID);
+        expect(tag(tool, 'gen_ai.operation.name')).toBe('execute_tool');
+      }
+      expect(tag(loud, 'gen_ai.tool.call.id')).toBe('c1');
+      // The workflow tool's nodes inside its tool span; the http tool's request under its own.
+      const shout = trace.spans.find((s) => s.operationName === 'node shout')!;
+      const chain = (span: JaegerSpan): string[] => {
+        const up = byId.get(parentOf(span) ?? '');
+        return up ? [up.spanID, ...chain(up)] : [];
+      };
+      expect(chain(shout)).toContain(loud.spanID);
+      const get = trace.spans.find((s) => parentOf(s) === fetchTool.spanID && tag(s, 'span.kind') === 'client')!;
+      expect(get.operationName).toBe('GET');
+      expect(seen).toContain(`00-${caller.traceId}-${get.spanID}-01`);
     },
   );
 });
