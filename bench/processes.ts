@@ -103,7 +103,7 @@ export interface Service {
  */
 export async function startService(
   stores: Stores,
-  opts: { env?: NodeJS.ProcessEnv; profileDir?: string | undefined } = {},
+  opts: { env?: NodeJS.ProcessEnv; profileDir?: string | undefined; nodeFlags?: string[] } = {},
 ): Promise<Service> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -134,6 +134,7 @@ export async function startService(
     ...opts.env,
   };
   const flags = opts.profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(opts.profileDir)] : [];
+  flags.push(...(opts.nodeFlags ?? []));
   let text = '';
   const child = spawnNode([...flags, 'src/main.ts'], { env });
   child.stdout!.on('data', (d) => (text += d));

@@ -30,11 +30,12 @@ import { referenceRows } from './rows/reference.ts';
 import { runsRows } from './rows/runs.ts';
 import { engineRows } from './rows/engine.ts';
 import { scaleRows } from './rows/scale.ts';
+import { tracingRows } from './rows/tracing.ts';
 import { medianRows, printEachRun, printTable, printUsage, RunRows, type Row } from './table.ts';
 
 const oauthPeers: OAuthPeer[] = [oidcProvider, hydra];
 
-/** In table order; `ref` after 4 and 5 (it divides them by bare Express); 8 last (it leaves a core busy). */
+/** In table order; `ref` after 4 and 5 (it divides them by bare Express); 8 late (it leaves a core busy); tr last. */
 const groups: RowGroup[] = [
   oauthRows(oauthPeers),
   apiRows,
@@ -44,6 +45,7 @@ const groups: RowGroup[] = [
   referenceRows,
   isolationRows,
   neighbourRows,
+  tracingRows, // last: it replaces the service with a traced one
 ];
 
 /** The MariaDB settings of the last run, printed with the table. */

@@ -7,6 +7,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { databaseProblem } from './db/connect.ts';
 import { EmbeddedPostgresError } from './db/embedded.ts';
 import { SealingError } from './shared/sealing.ts';
+import { shutdownTracing } from './shared/tracing.ts';
 
 /** The validated configuration; on a bad value, prints every problem and exits 1. */
 export function loadConfigOrExit(load: () => Config = loadConfig): Config {
@@ -88,6 +89,7 @@ export function stopGracefully(logger: Logger, what: string, stop: () => Promise
     }, graceSeconds * 1000);
     force.unref();
     await stop();
+    await shutdownTracing(); // the spans still batched are exported before the process exits
     logger.info('stopped');
     process.exit(0);
   };

@@ -48,6 +48,7 @@ const ALL = [
   '0028_run_steps_keyset',
   '0029_run_retries',
   '0030_approval',
+  '0031_run_trace_context',
   '0032_run_costs',
   '0033_budgets',
 ];

@@ -28,6 +28,7 @@ import * as triggerReading from './migrations/0027_trigger_reading.ts';
 import * as runStepsKeyset from './migrations/0028_run_steps_keyset.ts';
 import * as runRetries from './migrations/0029_run_retries.ts';
 import * as approval from './migrations/0030_approval.ts';
+import * as runTraceContext from './migrations/0031_run_trace_context.ts';
 import * as runCosts from './migrations/0032_run_costs.ts';
 import * as budgets from './migrations/0033_budgets.ts';
 
@@ -72,6 +73,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0028_run_steps_keyset', runStepsKeyset],
     ['0029_run_retries', runRetries],
     ['0030_approval', approval],
+    ['0031_run_trace_context', runTraceContext],
     ['0032_run_costs', runCosts],
     ['0033_budgets', budgets],
   ];

@@ -4,6 +4,7 @@ import type { JobWithMetadata } from 'pg-boss';
 import type { AppContext } from '../context.ts';
 import { OutboundError, outboundRequest, type OutboundPolicy } from '../outbound/index.ts';
 import type { Sealer } from '../shared/sealing.ts';
+import { contextOf, inSpan, recordFailure, ROOT_CONTEXT } from '../shared/tracing.ts';
 import { findStoredRun, toRun, type RunRow } from '../runs/service.ts';
 import * as store from './callbacks.store.ts';
 import { secretContext } from './callbacks.store.ts';
@@ -81,12 +82,31 @@ export async function deliver(
   const body = eventOf(run, message.event_type);
   const at = ctx.now();
   const started = performance.now();
-  const outcome = await post(
-    rules.policy,
-    rules.timeoutMs,
-    callback.url,
-    webhookHeaders(sealer.open(callback.secret, secretContext(callback.id)), message.id, at, body),
-    body,
+  // In the run's trace (the request that created it; the run's spans have ended by now): the
+  // POST's client span under this one sends its `traceparent` to the receiver.
+  const outcome = await inSpan(
+    'callback delivery',
+    {
+      attributes: {
+        'run.id': run.id,
+        'callback.id': callback.id,
+        'message.id': message.id,
+        attempt: message.attempts + 1,
+      },
+      parent: contextOf(run.trace_context ? { traceparent: run.trace_context } : undefined) ?? ROOT_CONTEXT,
+    },
+    async (span) => {
+      const answer = await post(
+        rules.policy,
+        rules.timeoutMs,
+        callback.url,
+        webhookHeaders(sealer.open(callback.secret, secretContext(callback.id)), message.id, at, body),
+        body,
+      );
+      if (answer.status === 'failed')
+        recordFailure(span, new Error(answer.error ?? 'delivery failed'), 'callback_failed');
+      return answer;
+    },
   );
   // A message queued again after a pause keeps the attempts it had: its budget does not restart.
   const last = job.retryCount >= job.retryLimit || message.attempts >= job.retryLimit;

@@ -6,6 +6,7 @@ import type { RequestHandler } from 'express';
 import pinoPretty from 'pino-pretty';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { OutageGate, OutageLog } from './outageLog.ts';
+import { logTraceFields } from '../shared/tracing.ts';
 
 /** Field names whose values are secrets wherever they appear in a log line. */
 const secretFields = [
@@ -36,6 +37,8 @@ export function createLogger(
   return pino(
     {
       level: options.level ?? 'info',
+      // trace_id and span_id of the active span (when tracing), so a line leads to its trace.
+      mixin: logTraceFields,
       hooks: {
         // Lines about the store or queue being unreachable: one a window, no stack (outageLog.ts).
         logMethod(args, method, level) {

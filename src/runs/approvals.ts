@@ -30,8 +30,10 @@ async function settle(ctx: RunContext, approval: ApprovalRow, answer: Record<str
 export async function requeue(ctx: Pick<RunContext, 'db' | 'runs' | 'logger'>, runId: string): Promise<void> {
   const run = await store.findRun(ctx.db, runId);
   if (!run || !ctx.runs) return;
+  // The resumed run continues this request's trace, linked to its first span (long ended).
+  const link = run.trace_context ? { traceparent: run.trace_context, reason: 'resumed' as const } : undefined;
   await ctx.runs.queue
-    .enqueue(run.id, String(run.user_id))
+    .enqueue(run.id, String(run.user_id), link)
     .catch((err: unknown) => ctx.logger.warn({ err, runId }, 'run queue write failed; the sweep queues it again'));
 }
 

@@ -18,6 +18,7 @@ import { prefixedHooks, resumedWithin } from './nodes/subgraph.ts';
 import type { ExecutionHooks, RunState, WorkflowEdge, WorkflowNode } from './runState.ts';
 import { stepOf } from './steps/index.ts';
 import { AwaitingAnswer, type ApprovalLookup } from './awaitingAnswer.ts';
+import { inNodeSpan, nodeFailed } from '../shared/tracing.ts';
 
 export type { ExecutionHooks, StepReport, WorkflowEdge, WorkflowNode } from './runState.ts';
 
@@ -196,8 +197,10 @@ async function nodeText(run: RunState, node: WorkflowNode): Promise<Produced | n
   if (run.hooks.shouldContinue && !(await run.hooks.shouldContinue())) {
     throw new RunFailure('cancelled', 'The run was cancelled.', node.id);
   }
-  return runStep(run, node, before);
+  return inNodeSpan(node, isWaiting, () => runStep(run, node, before));
 }
+
+const isWaiting = (err: unknown) => err instanceof AwaitingAnswer;
 
 /** The outputs of the edges followed: their source ran, and a condition's branch matches its verdict. */
 function followedTexts(incoming: WorkflowEdge[], sources: (Produced | null)[]): Produced[] {
@@ -261,6 +264,11 @@ async function resumeStep(run: RunState, node: WorkflowNode, value: unknown, bef
 /** Logs the step's failure; an llm_call or http_request with `on_error: continue` goes on (continuedOutput), any other stops the run. */
 async function stepFailed(run: RunState, node: WorkflowNode, step: StepProgress, err: unknown): Promise<Produced> {
   const failure = toFailure(err, node, run.signal);
+  nodeFailed(
+    failure.code === 'cancelled' || failure.code === 'timeout' ? 'cancelled' : 'failed',
+    failure,
+    failure.code,
+  );
   if (!step.started) await run.hooks.onStepStart?.(node, step.input); // a template that did not render: logged as the node's failure
   // The tokens of an answer that arrived count, whatever failed after it: the step's own error
   // carries them, also when the run's stop (a cancel, another node's failure) names the failure.

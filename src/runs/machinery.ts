@@ -2,6 +2,7 @@
 // executes runs (the API by default, `npm run worker`), the worker with its sweeps. What other
 // domains run beside the worker (run-ended callbacks, schedules' ticks) comes in as companions
 // from the assembly (src/machinery.ts), so runs/ imports none of them.
+import type { TraceLink } from '../shared/tracing.ts';
 import type { Config } from '../config.ts';
 import { demoProvider } from './providers/demo.ts';
 import { createModelRouter, type ModelRouter } from './providers/index.ts';
@@ -31,7 +32,7 @@ export interface RunMachinery {
    * Queues the run's job. If this process's worker takes it, it begins from `run` as given
    * (runner.ts expect) instead of reading it back: graph and inputs never change after the insert.
    */
-  enqueue(run: RunRow): Promise<void>;
+  enqueue(run: RunRow, link?: TraceLink): Promise<void>;
   /**
    * A listener to run ends for a `Prefer: wait` request (waiting.ts). A run this process's worker
    * ended comes with the run as the worker left it (runner.ts endedHere), so the request answers
@@ -98,9 +99,9 @@ export async function createRunMachinery(
     streams: new StreamSlots({ perKey: config.EVENT_STREAMS_PER_KEY, perUser: config.EVENT_STREAMS_PER_USER }),
     waits: new WaitSlots({ perKey: config.WAITS_PER_KEY, perUser: config.WAITS_PER_USER }),
     events: new SharedRunEvents(ctx.db, queue),
-    async enqueue(run) {
+    async enqueue(run, link) {
       machinery.runner?.expect(run); // before the job exists: this process's worker may take it at once
-      await queue.enqueue(run.id, String(run.user_id));
+      await queue.enqueue(run.id, String(run.user_id), link);
     },
     listenForRunEnds: () =>
       listenForRunEnds(

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { currentCarrier, type TraceCarrier, type TraceLink } from '../shared/tracing.ts';
 import { PgBoss, type Db, type JobWithMetadata, type WipData } from 'pg-boss';
 import type { Logger } from 'pino';
 import { batched } from '../db/batched.ts';
@@ -43,6 +44,14 @@ const notify = batched(
   { keyOf: ({ channel }) => channel, max: MAX_NOTICES_PER_STATEMENT },
 );
 
+/** A run's job: its id, and the trace context it was queued in (when tracing). */
+interface RunJobData {
+  runId: string;
+  trace?: TraceCarrier;
+  /** The run's first span, when the run was resumed or retried (its trace continues another request). */
+  link?: TraceLink;
+}
+
 export interface RunJobContext {
   /** 0 on the first delivery; more when pg-boss retries a job whose worker died or failed. */
   retryCount: number;
@@ -52,6 +61,10 @@ export interface RunJobContext {
   signal: AbortSignal;
   /** On a retry: why the previous delivery failed (its handler threw store_unavailable, or its worker went silent). */
   previousFailure?: DeliveryFailure | undefined;
+  /** The trace context the run was queued in (empty without tracing). */
+  carrier?: TraceCarrier | undefined;
+  /** The run's first span, for a link, when the run was resumed or retried. */
+  link?: TraceLink | undefined;
 }
 
 /** What the queue knows of a run's jobs: whether one is still queued or held, and how the last one failed. */
@@ -64,7 +77,7 @@ export interface RunQueue {
   /** pg-boss on the queue database, for other kinds of job (run-ended callbacks, src/hooks/deliveries.ts). */
   readonly boss: PgBoss;
   /** Queues the run's job, in its owner's group (`userId`): a worker holds at most `userSlots` of one group's jobs at once. */
-  enqueue(runId: string, userId?: string): Promise<void>;
+  enqueue(runId: string, userId?: string, link?: TraceLink): Promise<void>;
   /**
    * Executes runs, `concurrency` at once, of which at most `userSlots` of one user's (pg-boss's
    * localGroupConcurrency: a fetch passes over the jobs of a user at their share, so another
@@ -217,12 +230,14 @@ function workerWaker(boss: PgBoss) {
 }
 
 /** A delivery of a run's job, as the runner's handler sees it. */
-function jobContext(job: JobWithMetadata<{ runId: string }>): RunJobContext {
+function jobContext(job: JobWithMetadata<RunJobData>): RunJobContext {
   return {
     retryCount: job.retryCount,
     lastAttempt: job.retryCount >= RETRY.retryLimit,
     signal: job.signal,
     previousFailure: job.retryCount > 0 ? (failureOf(job.output) ?? 'worker_lost') : undefined,
+    carrier: job.data.trace,
+    link: job.data.link,
   };
 }
 
@@ -288,8 +303,13 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
   let listener: { close(): Promise<void> } | undefined;
   return {
     boss,
-    async enqueue(runId, userId) {
-      await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId, ...(userId ? { group: { id: userId } } : {}) });
+    async enqueue(runId, userId, link) {
+      // The W3C context of the request (or hook) that queues the run: its worker continues that
+      // trace, linked to the run's first span when this is a resume or a retry.
+      const carrier = currentCarrier();
+      const data: RunJobData = carrier.traceparent ? { runId, trace: carrier } : { runId };
+      if (link) data.link = link;
+      await boss.send(RUN_QUEUE, data, { singletonKey: runId, ...(userId ? { group: { id: userId } } : {}) });
     },
     async work(handler, { concurrency = 4, userSlots } = {}) {
       const work = {
@@ -301,7 +321,7 @@ export async function startRunQueue(options: RunQueueOptions): Promise<RunQueue>
       };
       // NOTIFY wakes workers for new jobs only; a retry (dead worker) is found by polling. A retried
       // job still carries the output of its failed delivery: its cause.
-      await boss.work(RUN_QUEUE, work, async ([job]: JobWithMetadata<{ runId: string }>[]) => {
+      await boss.work(RUN_QUEUE, work, async ([job]: JobWithMetadata<RunJobData>[]) => {
         if (job) await handler(job.data.runId, jobContext(job));
       });
       listener ??= await listenForNewJobs(db, wake, options.logger);

@@ -101,6 +101,7 @@ export async function retryRun(
     version ?? snapshotVersion(retried.graph),
     {
       of: runId,
+      traceContext: retried.trace_context,
       steps: (after) => reusableSteps(before, after, steps, runId),
     },
     accessTokenId,

@@ -12,6 +12,8 @@ export type SeedStep = Omit<NewStepRow, 'run_id'>;
 /** The run retried, and the steps of it reused on `snapshot` (the graph the new run runs). */
 export interface RetrySeed {
   of: string;
+  /** The retried run's first `traceparent` (runs.trace_context): the retry's span links to it. */
+  traceContext?: string | null | undefined;
   steps(snapshot: GraphSnapshot): SeedStep[];
 }
 

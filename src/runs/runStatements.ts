@@ -23,6 +23,7 @@ export const RUN_COLUMNS = [
   'duration_ms',
   'retry_of',
   'access_token_id',
+  'trace_context',
 ] as const satisfies readonly (keyof NewRunRow)[];
 
 export const STEP_COLUMNS = [

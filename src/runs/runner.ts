@@ -23,6 +23,8 @@ import { STORE_OUTAGE_BUDGET_MS, StoreUnavailable, withStore } from './storeRetr
 import * as store from './store.ts';
 import { observeRunFinished } from '../ops/metrics.ts';
 import type { NewStepRow, RunRow } from './store.ts';
+import { inRunSpan, withRunAttempt, type Span } from '../shared/tracing.ts';
+import { tracedModels } from './tracedModels.ts';
 
 /** How an attempt executes its graph: its stop, hooks, budgets, resumed steps and the workflows it may call. */
 function executionOptions(ctx: RunnerContext, attempt: Attempt): ExecuteOptions {
@@ -184,34 +186,11 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
     maxEvents: ctx.config.RUN_MAX_EVENTS,
   };
   const executing = watchForCancels(ctx);
+  models = tracedModels(models);
   const handedOver = new Map<string, RunRow>();
   const endedHere = new Map<string, EndedRun>();
   return {
-    async handle(runId, job) {
-      const known = handedOver.get(runId);
-      handedOver.delete(runId);
-      const held = await beginAttempt(deps, runId, job, known, announceEnded);
-      if (held === null) return;
-      const attempt = new Attempt(deps, held);
-      const outcome = await execute(ctx, models, executing, attempt, job);
-      if (outcome.status === 'waiting') {
-        // Its job ends here: the answer or the timeout queues the run again.
-        const paused = await pauseAttempt(ctx, attempt, outcome.waits);
-        if (paused) announceEnded(runId); // `Prefer: wait` answers a waiting run: it will not end by itself
-        ctx.logger.info({ runId, status: paused ? 'waiting' : 'superseded', attempt: attempt.attempt }, 'run paused');
-        return;
-      }
-      const end = await attempt.finish(outcome);
-      if (end.finished) {
-        if (end.log) keepEnded(endedHere, end.ended, end.log);
-        announceEnded(runId);
-      }
-      ctx.logger.info(
-        { runId, status: end.finished ? end.ended.status : 'superseded', attempt: attempt.attempt },
-        'run ended',
-      );
-      if (end.finished) observeRunFinished(end.ended.status, end.ended.duration_ms ?? 0);
-    },
+    handle: (runId, job) => inRunSpan(runId, job, (span) => handle(runId, job, span)),
     abortLocal(runId) {
       executing.get(runId)?.controller.abort(new RunFailure('cancelled', 'The run was cancelled.'));
     },
@@ -221,6 +200,34 @@ export function createRunner(ctx: RunnerContext, models: ModelRouter, announcer?
         remember(handedOver, run.id, run, HANDOVER_MAX_RUNS);
     },
   };
+
+  async function handle(runId: string, job: RunJobContext, span: Span): Promise<void> {
+    const known = handedOver.get(runId);
+    handedOver.delete(runId);
+    const held = await beginAttempt(deps, runId, job, known, announceEnded);
+    if (held === null) return;
+    const attempt = new Attempt(deps, held);
+    span.setAttributes({ 'workflow.id': attempt.run.workflow_id, 'run.attempt': attempt.attempt });
+    const outcome = await withRunAttempt(attempt.attempt, () => execute(ctx, models, executing, attempt, job));
+    span.setAttribute('run.status', outcome.status);
+    if (outcome.status === 'waiting') {
+      // Its job ends here: the answer or the timeout queues the run again.
+      const paused = await pauseAttempt(ctx, attempt, outcome.waits);
+      if (paused) announceEnded(runId); // `Prefer: wait` answers a waiting run: it will not end by itself
+      ctx.logger.info({ runId, status: paused ? 'waiting' : 'superseded', attempt: attempt.attempt }, 'run paused');
+      return;
+    }
+    const end = await attempt.finish(outcome);
+    if (end.finished) {
+      if (end.log) keepEnded(endedHere, end.ended, end.log);
+      announceEnded(runId);
+    }
+    ctx.logger.info(
+      { runId, status: end.finished ? end.ended.status : 'superseded', attempt: attempt.attempt },
+      'run ended',
+    );
+    if (end.finished) observeRunFinished(end.ended.status, end.ended.duration_ms ?? 0);
+  }
 }
 
 /** Every worker sweeps this often: a stuck run is noticed within seconds. */

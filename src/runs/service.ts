@@ -15,6 +15,7 @@ import {
   RunFailure,
 } from '../shared/errors.ts';
 import { ulid } from '../shared/ids.ts';
+import { currentTraceparent, type TraceLink } from '../shared/tracing.ts';
 import { findWorkflowForRuns, isWorkflowDeletedForRuns, type WorkflowContext } from '../workflows/service.ts';
 import { versionGraph } from '../workflows/versions.ts';
 import type { AppContext } from '../context.ts';
@@ -83,9 +84,9 @@ export function findStoredRun(ctx: Pick<AppContext, 'db'>, runId: string): Promi
 /** Same inputs regardless of key order. */
 const canonical = (inputs: RunInputs) => canonicalJson(inputs);
 
-async function enqueueOrFail(ctx: RunContext, machinery: RunMachinery, row: RunRow): Promise<RunRow> {
+async function enqueueOrFail(ctx: RunContext, machinery: RunMachinery, row: RunRow, link?: TraceLink): Promise<RunRow> {
   try {
-    await machinery.enqueue(row);
+    await machinery.enqueue(row, link);
     return row;
   } catch (err) {
     ctx.logger.error({ err, runId: row.id }, 'run queue write failed; failing the run');
@@ -188,6 +189,7 @@ export async function startRun(
     duration_ms: null,
     ...(retry ? { retry_of: retry.of } : {}),
     ...(accessTokenId !== undefined ? { access_token_id: accessTokenId } : {}),
+    trace_context: currentTraceparent(), // a later resume or retry links its span to this one
   };
   try {
     const { seq: _seq, ...insert } = row;
@@ -219,7 +221,9 @@ export async function startRun(
     await runsStore(ctx.db).cancel(row.id, ctx.now(), CANCELLED_BY_DELETE, runEndEvents);
     throw workflowNotFound(workflowId);
   }
-  return { run: toRun(await enqueueOrFail(ctx, machinery, row)), replayed: false };
+  // A retry's run continues this request's trace, linked to the first of the run it retries.
+  const link = retry?.traceContext ? { traceparent: retry.traceContext, reason: 'retry_of' as const } : undefined;
+  return { run: toRun(await enqueueOrFail(ctx, machinery, row, link)), replayed: false };
 }
 
 /** Runs of a deleted (not yet purged) workflow stay readable. */

@@ -42,6 +42,8 @@ export interface RunRow {
   cost_input_nanos?: number | string | null;
   /** ISO 4217 code of the price table when the run's steps were priced. */
   cost_currency?: string | null;
+  /** The `traceparent` the run was created in (tracing on), for the links of its later spans; else null. */
+  trace_context?: string | null;
 }
 
 export type NewRunRow = Omit<RunRow, 'seq'>;

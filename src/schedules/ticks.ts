@@ -10,6 +10,7 @@
 import type { SharedRateLimiter } from '../http/sharedRateLimiter.ts';
 import { countScheduleTick } from '../ops/metrics.ts';
 import { Problem } from '../shared/errors.ts';
+import { inSpan, ROOT_CONTEXT } from '../shared/tracing.ts';
 import { startRun, type RunContext } from '../runs/service.ts';
 import type { Tick } from '../runs/scheduleQueue.ts';
 import { isLateTick } from './recurrence.ts';
@@ -88,7 +89,12 @@ export async function startScheduleTicks(ctx: TickContext, runStarts: Pick<Share
   }
   for (const id of await schedules.ids()) if (!wanted.has(id)) await schedules.remove(id);
   const { SCHEDULE_TICK_CONCURRENCY, SCHEDULE_TICK_BATCH_SIZE, SCHEDULE_TICKS_PER_USER } = ctx.config;
-  await schedules.work((tick) => runTick(ctx, runStarts, tick.scheduleId, tick.tickId, tick), {
+  // Each tick a trace of its own (no request started it), which the run it starts continues.
+  const traced = (tick: Parameters<Parameters<typeof schedules.work>[0]>[0]) =>
+    inSpan('schedule tick', { parent: ROOT_CONTEXT, attributes: { 'schedule.id': tick.scheduleId } }, () =>
+      runTick(ctx, runStarts, tick.scheduleId, tick.tickId, tick),
+    );
+  await schedules.work(traced, {
     concurrency: SCHEDULE_TICK_CONCURRENCY,
     batchSize: SCHEDULE_TICK_BATCH_SIZE,
     perUser: SCHEDULE_TICKS_PER_USER,

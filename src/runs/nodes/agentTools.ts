@@ -4,6 +4,7 @@
 // that cannot run (unknown tool, arguments that are not JSON or do not fit) or whose tool fails is
 // answered to the model as an error, so it can correct itself; a cancel or the run's timeout is
 // not an answer, it stops the node.
+import { inSpan } from '../../shared/tracing.ts';
 import type { components } from '../../../generated/api.d.ts';
 import { runInputOf } from '../../nodes/registry.ts';
 import { RunFailure } from '../../shared/errors.ts';
@@ -131,7 +132,18 @@ export async function callTool(
   const timeoutMs = (ready.tool.timeout_seconds ?? (ready.graph ? 0 : 30)) * 1000;
   const signal = timeoutMs > 0 ? AbortSignal.any([run.signal, AbortSignal.timeout(timeoutMs)]) : run.signal;
   try {
-    const out = produced(await runTool(run, ready, step, await argumentsOf(run, ready, call), signal));
+    // A GenAI tool span inside the agent node's: a workflow tool's nodes, an http tool's request under it.
+    const attributes = {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': ready.tool.name,
+      'gen_ai.tool.type': ready.tool.kind,
+      'gen_ai.tool.call.id': call.id,
+      'node.id': id,
+    };
+    const args = await argumentsOf(run, ready, call);
+    const out = produced(
+      await inSpan(`execute_tool ${ready.tool.name}`, { attributes }, () => runTool(run, ready, step, args, signal)),
+    );
     await run.hooks.onStepEnd?.({
       ...{ nodeId: id, nodeType: step.type, status: 'completed', input, output: out.text },
       ...{ outputIsJson: typeof out.value !== 'string', usage: null, error: null, attempts: null },
