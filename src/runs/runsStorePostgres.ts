@@ -55,7 +55,8 @@ export class PostgresRunsStore {
       if (!locked || num(locked.deleted_at) !== null) return rows.map(() => 'workflow_deleted' as const);
       const counted = await unfinishedRunsOfUser.first(trx, { userId });
       const fit = rows.slice(0, Math.max(0, limit - Number(counted?.active ?? 0)));
-      if (fit.length === 1) await runInsert.run(trx, { retry_of: null, access_token_id: null, trace_context: null, ...fit[0]! });
+      if (fit.length === 1)
+        await runInsert.run(trx, { retry_of: null, access_token_id: null, trace_context: null, ...fit[0]! });
       else if (fit.length > 1) await trx('runs').insert(fit); // its shape varies with the count: built by knex
       return rows.map((_, i) => (i < fit.length ? 'inserted' : 'over_limit'));
     });
