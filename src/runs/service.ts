@@ -170,27 +170,7 @@ export async function startRun(
       return { run: toRun(await replay(ctx, machinery, existing, inputs, version, retry?.of)), replayed: true };
   }
   await checkBudgets(ctx, workflowId, accessTokenId);
-  const row: RunRow = {
-    seq: 0,
-    id: newRunId(),
-    workflow_id: workflowId,
-    user_id: userId,
-    status: 'queued',
-    inputs: JSON.stringify(inputs),
-    graph: JSON.stringify(snapshot),
-    output: null,
-    error: null,
-    usage: null,
-    idempotency_key: idempotencyKey ?? null,
-    attempts: 0,
-    created_at: ctx.now(),
-    started_at: null,
-    finished_at: null,
-    duration_ms: null,
-    ...(retry ? { retry_of: retry.of } : {}),
-    ...(accessTokenId !== undefined ? { access_token_id: accessTokenId } : {}),
-    trace_context: currentTraceparent(), // a later resume or retry links its span to this one
-  };
+  const row = queuedRunRow(ctx, userId, workflowId, inputs, snapshot, idempotencyKey, retry, accessTokenId);
   try {
     const { seq: _seq, ...insert } = row;
     // Quotas count new runs only: an Idempotency-Key replay above answered without one.
@@ -224,6 +204,40 @@ export async function startRun(
   // A retry's run continues this request's trace, linked to the first of the run it retries.
   const link = retry?.traceContext ? { traceparent: retry.traceContext, reason: 'retry_of' as const } : undefined;
   return { run: toRun(await enqueueOrFail(ctx, machinery, row, link)), replayed: false };
+}
+
+/** The row of a run about to be queued; `trace_context`: a later resume or retry links its span to this one. */
+function queuedRunRow(
+  ctx: RunContext,
+  userId: number,
+  workflowId: string,
+  inputs: RunInputs,
+  snapshot: GraphSnapshot,
+  idempotencyKey: string | undefined,
+  retry: RetrySeed | undefined,
+  accessTokenId: number | undefined,
+): RunRow {
+  return {
+    seq: 0,
+    id: newRunId(),
+    workflow_id: workflowId,
+    user_id: userId,
+    status: 'queued',
+    inputs: JSON.stringify(inputs),
+    graph: JSON.stringify(snapshot),
+    output: null,
+    error: null,
+    usage: null,
+    idempotency_key: idempotencyKey ?? null,
+    attempts: 0,
+    created_at: ctx.now(),
+    started_at: null,
+    finished_at: null,
+    duration_ms: null,
+    ...(retry ? { retry_of: retry.of } : {}),
+    ...(accessTokenId !== undefined ? { access_token_id: accessTokenId } : {}),
+    trace_context: currentTraceparent(),
+  };
 }
 
 /** Runs of a deleted (not yet purged) workflow stay readable. */
