@@ -7,11 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
 import type { AppContext } from '../context.ts';
-import { createAccessToken } from '../accounts/accessTokens.ts';
-import { createUser } from '../accounts/users.ts';
 import { replyGate, startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
+import { workflowsApiKey } from '../../test/support/workflowUsers.ts';
 
 type Node = Schemas['WorkflowNode'];
 type Edge = Schemas['WorkflowEdge'];
@@ -22,17 +21,7 @@ const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
 /** Nanos -> the contract's units. */
 const usd = (nanos: number) => Number((nanos / 1e9).toFixed(9));
 
-async function apiKeyFor(ctx: AppContext, login: string): Promise<string> {
-  const user = await createUser(ctx, { login, password: 'correct horse battery' });
-  const { token } = await createAccessToken(ctx, {
-    userId: user.id,
-    namespace: login,
-    name: 'runs',
-    usageScenario: 'paid',
-    permissions: ['workflows'],
-  });
-  return token;
-}
+const apiKeyFor = async (ctx: AppContext, login: string) => (await workflowsApiKey(ctx, login)).token;
 
 const llm = (id: string, model: string, config: Record<string, unknown> = {}): Node =>
   ({ id, type: 'llm_call', config: { model, prompt: '{{ inputs.text }}', ...config } }) as Node;
@@ -285,10 +274,7 @@ describe.each(testDialects())('run costs on %s', (dialect) => {
     const spenders: number[] = [];
     for (let i = 1; i <= 12; i++) {
       const login = `spender${i}`;
-      const user = await createUser(server.ctx, { login, password: 'correct horse battery' });
-      const { token } = await createAccessToken(server.ctx, {
-        ...{ userId: user.id, namespace: login, name: 'runs', usageScenario: 'paid', permissions: ['workflows'] },
-      });
+      const { token, userId } = await workflowsApiKey(server.ctx, login);
       const client = createApiClient(server.baseUrl, { bearer: token });
       const created = await client.POST('/api/workflows', { body: { name: 'spend', nodes, edges: chain(nodes) } });
       fake.replies = [{ kind: 'completion', content: Array.from({ length: i * 10 }, () => 'w').join(' ') }];
@@ -297,7 +283,7 @@ describe.each(testDialects())('run costs on %s', (dialect) => {
         body: { inputs: { text: 'a' } },
       });
       expect(ran.data!.data.status).toBe('completed');
-      spenders.push(user.id);
+      spenders.push(userId);
     }
     const users = [...(await metrics()).matchAll(/^workflow_user_cost_24h\{user="([^"]+)",currency="USD"\} (\S+)$/gm)];
     const named = users.map((m) => m[1]);

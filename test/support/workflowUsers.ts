@@ -5,11 +5,8 @@ import type { AppContext } from '../../src/context.ts';
 import { createAccessToken } from '../../src/accounts/accessTokens.ts';
 import { createUser } from '../../src/accounts/users.ts';
 
-export async function workflowsUser(
-  ctx: AppContext,
-  baseUrl: string,
-  login: string,
-): Promise<{ client: ApiClient; userId: number }> {
+/** A new user `login` and an API key (`sk_...`) of the `workflows` permission in a namespace of that name. */
+export async function workflowsApiKey(ctx: AppContext, login: string): Promise<{ token: string; userId: number }> {
   const user = await createUser(ctx, { login, password: 'correct horse battery' });
   const { token } = await createAccessToken(ctx, {
     userId: user.id,
@@ -18,7 +15,16 @@ export async function workflowsUser(
     usageScenario: 'paid',
     permissions: ['workflows'],
   });
-  return { client: createApiClient(baseUrl, { bearer: token }), userId: user.id };
+  return { token, userId: user.id };
+}
+
+export async function workflowsUser(
+  ctx: AppContext,
+  baseUrl: string,
+  login: string,
+): Promise<{ client: ApiClient; userId: number }> {
+  const { token, userId } = await workflowsApiKey(ctx, login);
+  return { client: createApiClient(baseUrl, { bearer: token }), userId };
 }
 
 export async function workflowsClient(ctx: AppContext, baseUrl: string, login: string): Promise<ApiClient> {

@@ -66,6 +66,12 @@ describe.skipIf(!jaeger.bin).each(testDialects())('tracing into Jaeger, store on
   let queueDb: TestDb | undefined;
   let fake: FakeOpenAI;
   let client: ApiClient;
+  /** Saves a workflow as the test's user; its id. */
+  const save = async (name: string, nodes: unknown[], edges: unknown[]) => {
+    const { data, error } = await client.POST('/api/workflows', { body: { name, nodes, edges } as never });
+    if (!data) throw new Error(JSON.stringify(error));
+    return data.data.id;
+  };
   let workerOutput: () => string;
   let queryUrl: string;
   let collector: Jaeger | undefined;
@@ -150,11 +156,6 @@ describe.skipIf(!jaeger.bin).each(testDialects())('tracing into Jaeger, store on
     'one trace from the caller through the API and the worker: run, nodes, sub-workflow, map items, provider attempts',
     { timeout: 120_000 },
     async () => {
-      const save = async (name: string, nodes: unknown[], edges: unknown[]) => {
-        const { data, error } = await client.POST('/api/workflows', { body: { name, nodes, edges } as never });
-        if (!data) throw new Error(JSON.stringify(error));
-        return data.data.id;
-      };
       const callee = await save(
         'summarise',
         [
@@ -514,11 +515,6 @@ describe.skipIf(!jaeger.bin).each(testDialects())('tracing into Jaeger, store on
     "an agent's tool calls are spans inside its node's: a workflow tool's nodes, an http tool's request",
     { timeout: 60_000 },
     async () => {
-      const save = async (name: string, nodes: unknown[], edges: unknown[]) => {
-        const { data, error } = await client.POST('/api/workflows', { body: { name, nodes, edges } as never });
-        if (!data) throw new Error(JSON.stringify(error));
-        return data.data.id;
-      };
       const callee = await save(
         'tool',
         [
