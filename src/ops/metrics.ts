@@ -8,6 +8,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { AppContext } from '../context.ts';
 import { safeEqual } from '../shared/crypto.ts';
 import type { CostNanos } from '../shared/prices.ts';
+import { userSpendGauges } from './userSpend.ts';
 
 const processRegistry = new Registry();
 collectDefaultMetrics({ register: processRegistry });
@@ -109,52 +110,10 @@ interface Pool {
   max: number;
 }
 
-/** Users named in workflow_user_cost_24h; the others are summed as "other", so the label set stays bounded. */
-export const TOP_SPENDERS = 10;
-const DAY_MS = 24 * 3600 * 1000;
-
-/**
- * What runs that ended in the last 24 hours cost, by user (their id) and currency: the
- * TOP_SPENDERS users who spent most, and "other" for the rest. Read from the store (every
- * process's runs) over the runs' (status, finished_at) index.
- */
-function userCostGauge(db: Knex, now: () => number, registry: Registry): void {
-  new Gauge({
-    name: 'workflow_user_cost_24h',
-    help: `What runs that ended in the last 24 hours cost (units of the currency), by user id for the ${TOP_SPENDERS} users who spent most ("other": the rest) and currency`,
-    labelNames: ['user', 'currency'] as const,
-    registers: [registry],
-    async collect() {
-      const recent = () =>
-        db('runs')
-          .whereIn('status', ['completed', 'failed', 'cancelled'])
-          .where('finished_at', '>=', now() - DAY_MS)
-          .whereNotNull('cost_nanos');
-      type Sum = { user_id?: number; cost_currency: string; nanos: number | string | null };
-      const [top, totals] = (await Promise.all([
-        recent()
-          .select('user_id', 'cost_currency')
-          .sum({ nanos: 'cost_nanos' })
-          .groupBy('user_id', 'cost_currency')
-          .orderBy('nanos', 'desc')
-          .limit(TOP_SPENDERS),
-        recent().select('cost_currency').sum({ nanos: 'cost_nanos' }).groupBy('cost_currency'),
-      ])) as [Sum[], Sum[]];
-      this.reset();
-      const rest = new Map(totals.map((t) => [t.cost_currency, Number(t.nanos ?? 0)]));
-      for (const row of top) {
-        this.set({ user: String(row.user_id), currency: row.cost_currency }, Number(row.nanos ?? 0) / 1e9);
-        rest.set(row.cost_currency, (rest.get(row.cost_currency) ?? 0) - Number(row.nanos ?? 0));
-      }
-      for (const [currency, nanos] of rest) if (nanos > 0) this.set({ user: 'other', currency }, nanos / 1e9);
-    },
-  });
-}
-
 /** Gauges read from this app's store and pool when scraped. */
 function storeRegistry(db: Knex, now: () => number): Registry {
   const registry = new Registry();
-  userCostGauge(db, now, registry);
+  userSpendGauges(db, now, registry);
   new Gauge({
     name: 'workflow_runs',
     help: 'Stored runs by status (all processes); "queued" is the depth of the run queue',

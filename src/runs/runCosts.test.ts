@@ -272,6 +272,7 @@ describe.each(testDialects())('run costs on %s', (dialect) => {
 
     // Twelve users spend, each a different amount: the ten who spent most are named, the rest summed as "other".
     const spenders: number[] = [];
+    const tokensOf = new Map<number, number>();
     for (let i = 1; i <= 12; i++) {
       const login = `spender${i}`;
       const { token, userId } = await workflowsApiKey(server.ctx, login);
@@ -284,6 +285,7 @@ describe.each(testDialects())('run costs on %s', (dialect) => {
       });
       expect(ran.data!.data.status).toBe('completed');
       spenders.push(userId);
+      tokensOf.set(userId, ran.data!.data.usage.total_tokens);
     }
     const users = [...(await metrics()).matchAll(/^workflow_user_cost_24h\{user="([^"]+)",currency="USD"\} (\S+)$/gm)];
     const named = users.map((m) => m[1]);
@@ -293,6 +295,12 @@ describe.each(testDialects())('run costs on %s', (dialect) => {
     // The other: the two smallest spenders and alice's runs of the tests before.
     const other = Number(users.find((m) => m[1] === 'other')![2]);
     expect(other).toBeGreaterThan(usd(10 * 10_000 + 20 * 10_000));
+    // Their tokens the same way: ten users by id (the two who used most with their run's total), the rest as "other".
+    const byTokens = [...(await metrics()).matchAll(/^workflow_user_tokens_24h\{user="([^"]+)"\} (\S+)$/gm)];
+    expect(byTokens.map((m) => m[1])).toHaveLength(11);
+    for (const id of spenders.slice(-2))
+      expect(Number(byTokens.find((m) => m[1] === String(id))?.[2])).toBe(tokensOf.get(id));
+    expect(Number(byTokens.find((m) => m[1] === 'other')?.[2])).toBeGreaterThanOrEqual(tokensOf.get(spenders[0]!)!);
   });
 
   it('a run cancelled through the API keeps what its steps spent before the cancel', async () => {
