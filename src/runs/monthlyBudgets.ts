@@ -41,11 +41,11 @@ export function monthOf(at: number): { start: number; end: number } {
   };
 }
 
-const targetIdOf = (target: BudgetTarget) => (target.scope === 'workflow' ? target.workflowId : String(target.tokenId));
+const targetIdOf = (target: BudgetTarget) => (target.scope === 'api_key' ? String(target.tokenId) : target.workflowId);
 
 /** How a problem names the budget's target. */
 function nameOf(scope: BudgetScope, targetId: string): string {
-  return scope === 'workflow' ? `workflow ${targetId}` : `API key ${targetId}`;
+  return scope === 'api_key' ? `API key ${targetId}` : `workflow ${targetId}`;
 }
 
 /** 404 unless the workflow is the user's: another user's is not found, as elsewhere. */

@@ -63,8 +63,9 @@ export async function spentNanos(
   from: number,
   to: number,
 ): Promise<number> {
-  const column = scope === 'workflow' ? 'workflow_id' : 'access_token_id';
-  const target = scope === 'workflow' ? targetId : Number(targetId);
+  // Compared with 'api_key': 'workflow' is also a node type's name, which only the node registry compares.
+  const column = scope === 'api_key' ? 'access_token_id' : 'workflow_id';
+  const target = scope === 'api_key' ? Number(targetId) : targetId;
   const row = (await db('runs')
     .where(column, target)
     .andWhere('created_at', '>=', from)

@@ -119,7 +119,7 @@ describe.each(testDialects())('Api-Version (%s)', (dialect) => {
     expect((await call(`/api/workflows/${ids.plain}`, '1.0')).body.data.nodes).toEqual(PLAIN.nodes);
   });
 
-  it("1.0 reads a run without the fields 1.0.0 did not have (a step's attempts and output_value)", async () => {
+  it("1.0 reads a run without the fields 1.0.0 did not have (a step's attempts and output_value, costs)", async () => {
     const started = await call(`/api/workflows/${ids.plain}/run`, undefined, {
       method: 'POST',
       body: JSON.stringify({ inputs: { ticket: 'hi' } }),
@@ -136,11 +136,14 @@ describe.each(testDialects())('Api-Version (%s)', (dialect) => {
     expect(newest.body.data.logs.find((s: { node_id: string }) => s.node_id === 'model')).toHaveProperty('attempts', 1);
     const old = await call(`/api/workflows/${ids.plain}/runs/${runId}`, '1.0');
     expect(old.body.data).not.toHaveProperty('input_values');
+    expect(newest.body.data).toHaveProperty('cost');
+    expect(old.body.data).not.toHaveProperty('cost');
     for (const step of old.body.data.logs) {
       expect(step).not.toHaveProperty('attempts');
       expect(step).not.toHaveProperty('output_value');
+      expect(step).not.toHaveProperty('cost');
     }
-    const { logs: newestLogs, ...rest } = newest.body.data;
+    const { logs: newestLogs, cost: _cost, ...rest } = newest.body.data;
     const { logs: oldLogs, ...oldRest } = old.body.data;
     expect(oldRest).toEqual(rest);
     expect(oldLogs.map((s: { status: string }) => s.status)).toEqual(
