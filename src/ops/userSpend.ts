@@ -9,6 +9,14 @@ import { dialectOf } from '../db/knex.ts';
 export const TOP_SPENDERS = 10;
 const DAY_MS = 24 * 3600 * 1000;
 
+/** Runs that ended in the last 24 hours with `column` set, over the runs' (status, finished_at) index. */
+function endedLastDay(db: Knex, now: () => number, column: 'cost_nanos' | 'usage'): Knex.QueryBuilder {
+  return db('runs')
+    .whereIn('status', ['completed', 'failed', 'cancelled'])
+    .where('finished_at', '>=', now() - DAY_MS)
+    .whereNotNull(column);
+}
+
 /**
  * What runs that ended in the last 24 hours cost, by user (their id) and currency: the
  * TOP_SPENDERS users who spent most, and "other" for the rest. Read from the store (every
@@ -21,11 +29,7 @@ function userCostGauge(db: Knex, now: () => number, registry: Registry): void {
     labelNames: ['user', 'currency'] as const,
     registers: [registry],
     async collect() {
-      const recent = () =>
-        db('runs')
-          .whereIn('status', ['completed', 'failed', 'cancelled'])
-          .where('finished_at', '>=', now() - DAY_MS)
-          .whereNotNull('cost_nanos');
+      const recent = () => endedLastDay(db, now, 'cost_nanos');
       type Sum = { user_id?: number; cost_currency: string; nanos: number | string | null };
       const [top, totals] = (await Promise.all([
         recent()
@@ -63,11 +67,7 @@ function userTokensGauge(db: Knex, now: () => number, registry: Registry): void 
     labelNames: ['user'] as const,
     registers: [registry],
     async collect() {
-      const recent = () =>
-        db('runs')
-          .whereIn('status', ['completed', 'failed', 'cancelled'])
-          .where('finished_at', '>=', now() - DAY_MS)
-          .whereNotNull('usage');
+      const recent = () => endedLastDay(db, now, 'usage');
       type Sum = { user_id?: number; n: number | string | null };
       const [top, total] = (await Promise.all([
         recent()
