@@ -6,6 +6,7 @@
 // with one indexed sum per budget the start meets; a start without budgets reads only the
 // `budgets` table. Runs in flight are not stopped, and concurrent starts may each pass the check,
 // so the spend can pass a limit by what those runs cost: a budget bounds starts, not calls.
+import type { components } from '../../generated/api.d.ts';
 import { findWorkflowForRuns, type WorkflowContext } from '../workflows/service.ts';
 import { listAccessTokensOfUser } from '../accounts/accessTokens.ts';
 import { accessTokenNotFound, workflowNotFound } from '../shared/errors.ts';
@@ -17,14 +18,7 @@ import type { BudgetRow, BudgetScope } from './monthlyBudgetsStore.ts';
 export type { BudgetScope } from './monthlyBudgetsStore.ts';
 
 /** The contract's Budget: amounts in units of `currency`; without a budget, its limit and remaining are null. */
-export interface Budget {
-  monthly_limit: number | null;
-  currency: string | null;
-  spent: number;
-  remaining: number | null;
-  period_start: string;
-  period_end: string;
-}
+export type Budget = components['schemas']['Budget'];
 
 /** What a budget is set on: a workflow of the user's, or one of the user's API keys (its id). */
 export type BudgetTarget = { scope: 'workflow'; workflowId: string } | { scope: 'api_key'; tokenId: number };
