@@ -85,6 +85,23 @@ export interface paths {
          *     Failed client authentications are limited per source address as well as per client (429
          *     `slow_down`), whatever client id they name, so rotating made-up client ids does not evade
          *     the limit; a client that authenticates from another address is not affected.
+         *
+         *     `urn:ietf:params:oauth:grant-type:token-exchange` grant (RFC 8693): exchanges an OAuth
+         *     access token of this service (`subject_token`, with scope `api_key`, issued to the
+         *     authenticating client; `subject_token_type`
+         *     `urn:ietf:params:oauth:token-type:access_token`) for the proxy token of one of the user's
+         *     namespace tokens, named by `resource`: its token detail URL,
+         *     `{base_url}/api/open/v1/{namespace}/tokens/{id}`. The answer is the same ES256 JWT as
+         *     getAccessToken's `proxy_access_token`, with the same lifetime (`expires_in`) and the same
+         *     revocation: `access_token` is the JWT, `issued_token_type`
+         *     `urn:ietf:params:oauth:token-type:jwt`, `token_type` `Bearer` (it is a bearer token at the
+         *     gateway), no `refresh_token`, and `scope` the subject token's. `requested_token_type`, when
+         *     sent, must be `urn:ietf:params:oauth:token-type:jwt`. A subject token that is unknown,
+         *     expired, revoked, of another client or without `api_key` is `invalid_grant`; a `resource`
+         *     that is not such a URL, or names a token the user does not have (deleted, expired, of
+         *     another user) is `invalid_target`; an unsupported `subject_token_type` or
+         *     `requested_token_type`, or an `audience` (no audience is defined here), is
+         *     `invalid_request` (RFC 8693 2.2.2).
          */
         post: operations["exchangeToken"];
         delete?: never;
@@ -113,6 +130,35 @@ export interface paths {
          *     lease, `PRINCIPAL_CACHE_MS`).
          */
         post: operations["revokeToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/open/oauth/introspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Introspect an access or refresh token (RFC 7662)
+         * @description For resource servers and clients: whether `token`, an access or refresh token issued to
+         *     the authenticating client, is live, with its scope, user, client and lifetime. Anything
+         *     else answers `{"active": false}` and nothing more: an unknown, expired or revoked token, a
+         *     token whose grant was revoked, a refresh token already rotated, a token issued to another
+         *     client, or a value that is not one of this server's tokens (RFC 7662 2.2). The token is
+         *     read from the store on every request, so a token revoked by a call that has returned is
+         *     never answered active. `token_type_hint` (`access_token` or `refresh_token`) only says
+         *     where to look first: a token of the other type is found all the same (RFC 7662 2.1).
+         *     Client authentication as at the token endpoint (HTTP Basic or the form body, never both);
+         *     rate-limited as the token endpoint is.
+         */
+        post: operations["introspectToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1351,7 +1397,7 @@ export interface components {
         /** @description RFC 6749 5.2 error response. */
         OAuthError: {
             /**
-             * @description **Open** (the values are listed in `x-extensible-enum`, not `enum`, so that no generated client refuses a new one): a later minor version may add codes (RFC 6749 8.5); treat an unknown one as a failure of the request. The same codes name the `error` of an authorization redirect; `login_required`, `consent_required` and `interaction_required` (OpenID Connect Core 3.1.2.6) come only there, answering `prompt=none`.
+             * @description **Open** (the values are listed in `x-extensible-enum`, not `enum`, so that no generated client refuses a new one): a later minor version may add codes (RFC 6749 8.5); treat an unknown one as a failure of the request. The same codes name the `error` of an authorization redirect; `login_required`, `consent_required` and `interaction_required` (OpenID Connect Core 3.1.2.6) come only there, answering `prompt=none`. `invalid_target` (RFC 8693 2.2.2): a token exchange's `resource` is not one this server issues tokens for.
              * @example invalid_grant
              */
             error: string;
@@ -1364,7 +1410,7 @@ export interface components {
              * @example authorization_code
              * @enum {string}
              */
-            grant_type: "authorization_code" | "refresh_token";
+            grant_type: "authorization_code" | "refresh_token" | "urn:ietf:params:oauth:grant-type:token-exchange";
             /**
              * @description Required for `authorization_code`.
              * @example oac_Vw3kq8WZ1Xr0Jm5bE2pTzQ9uYc7nHdLs4aFgRiKoMe6
@@ -1400,6 +1446,31 @@ export interface components {
              * @example cs_h7Q2mXv9Lr4Tz1Wk8Np3Bs6Dy0Fc5Ga2Je7Hu4Ki9Lo1
              */
             client_secret?: string;
+            /**
+             * @description Token exchange (RFC 8693 2.1): required; an access token of this service with scope `api_key`, issued to the authenticating client.
+             * @example gho_Qm3vX8rT1zK6wN4pB9sL2dF7gH0jY5cA2eU8iO4pR6t
+             */
+            subject_token?: string;
+            /**
+             * @description Token exchange: required; `urn:ietf:params:oauth:token-type:access_token` is the one supported.
+             * @example urn:ietf:params:oauth:token-type:access_token
+             */
+            subject_token_type?: string;
+            /**
+             * @description Token exchange: required; the token detail URL of one of the user's namespace tokens, `{base_url}/api/open/v1/{namespace}/tokens/{id}`.
+             * @example http://localhost:3000/api/open/v1/demo/tokens/42
+             */
+            resource?: string;
+            /**
+             * @description Token exchange: optional; `urn:ietf:params:oauth:token-type:jwt` is the one supported.
+             * @example urn:ietf:params:oauth:token-type:jwt
+             */
+            requested_token_type?: string;
+            /**
+             * @description Token exchange: not supported (no audience is defined here); sending one is `invalid_request`.
+             * @example http://localhost:3000/serverless
+             */
+            audience?: string;
         };
         RevocationRequest: {
             /** @example ghr_Pn4rT8wQ2zX6vB1mK9sL3dF7gH0jY5cA2eU8iO4pR6t */
@@ -1414,8 +1485,69 @@ export interface components {
             /** @example cs_h7Q2mXv9Lr4Tz1Wk8Np3Bs6Dy0Fc5Ga2Je7Hu4Ki9Lo1 */
             client_secret?: string;
         };
-        TokenResponse: {
+        IntrospectionRequest: {
             /** @example gho_Qm3vX8rT1zK6wN4pB9sL2dF7gH0jY5cA2eU8iO4pR6t */
+            token: string;
+            /**
+             * @description Where to look first; the other type is looked up too (RFC 7662 2.1).
+             * @example access_token
+             * @enum {string}
+             */
+            token_type_hint?: "access_token" | "refresh_token";
+            /** @example app_3f9a1c0e5b7d2a4c6e8f */
+            client_id?: string;
+            /** @example cs_h7Q2mXv9Lr4Tz1Wk8Np3Bs6Dy0Fc5Ga2Je7Hu4Ki9Lo1 */
+            client_secret?: string;
+        };
+        /** @description RFC 7662 2.2. When `active` is false no other member is present. */
+        IntrospectionResponse: {
+            /** @example true */
+            active: boolean;
+            /**
+             * @description The access token's scope, or the refresh token's grant's.
+             * @example user_info api_key
+             */
+            scope?: string;
+            /** @example app_3f9a1c0e5b7d2a4c6e8f */
+            client_id?: string;
+            /**
+             * @description The user's login.
+             * @example demo
+             */
+            username?: string;
+            /**
+             * @description Access tokens only: `Bearer`. Open: a later version may add values.
+             * @example Bearer
+             */
+            token_type?: string;
+            /**
+             * @description When the token expires (seconds since the epoch).
+             * @example 1795389600
+             */
+            exp?: number;
+            /**
+             * @description When the token was issued (seconds since the epoch).
+             * @example 1795382400
+             */
+            iat?: number;
+            /**
+             * @description The user id as a string (userinfo's `sub`).
+             * @example 1
+             */
+            sub?: string;
+            /**
+             * @description Not sent today; a later version may send the token's audience.
+             * @example app_3f9a1c0e5b7d2a4c6e8f
+             */
+            aud?: string;
+            /** @example http://localhost:3000 */
+            iss?: string;
+        };
+        TokenResponse: {
+            /**
+             * @description The access token; for a token exchange, the proxy token (an ES256 JWT).
+             * @example gho_Qm3vX8rT1zK6wN4pB9sL2dF7gH0jY5cA2eU8iO4pR6t
+             */
             access_token: string;
             /**
              * @example Bearer
@@ -1424,8 +1556,16 @@ export interface components {
             token_type: "Bearer";
             /** @example 7200 */
             expires_in: number;
-            /** @example ghr_Pn4rT8wQ2zX6vB1mK9sL3dF7gH0jY5cA2eU8iO4pR6t */
-            refresh_token: string;
+            /**
+             * @description Always on the `authorization_code` and `refresh_token` grants; never on a token exchange (RFC 8693 2.2.1).
+             * @example ghr_Pn4rT8wQ2zX6vB1mK9sL3dF7gH0jY5cA2eU8iO4pR6t
+             */
+            refresh_token?: string;
+            /**
+             * @description Token exchange only (RFC 8693 2.2.1): `urn:ietf:params:oauth:token-type:jwt`.
+             * @example urn:ietf:params:oauth:token-type:jwt
+             */
+            issued_token_type?: string;
             /** @example user_info api_key */
             scope: string;
             /**
@@ -1552,6 +1692,18 @@ export interface components {
             token_endpoint: string;
             /** @example http://localhost:3000/api/open/oauth/revoke */
             revocation_endpoint?: string;
+            /**
+             * @description RFC 7662.
+             * @example http://localhost:3000/api/open/oauth/introspect
+             */
+            introspection_endpoint?: string;
+            /**
+             * @example [
+             *       "client_secret_basic",
+             *       "client_secret_post"
+             *     ]
+             */
+            introspection_endpoint_auth_methods_supported?: string[];
             /** @example http://localhost:3000/.well-known/jwks.json */
             jwks_uri?: string;
             /** @example http://localhost:3000/api/open/v1/userinfo */
@@ -1573,7 +1725,8 @@ export interface components {
             /**
              * @example [
              *       "authorization_code",
-             *       "refresh_token"
+             *       "refresh_token",
+             *       "urn:ietf:params:oauth:grant-type:token-exchange"
              *     ]
              */
             grant_types_supported?: string[];
@@ -4976,7 +5129,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description RFC 6749 5.2 error (`invalid_request`, including two client authentication methods in one request; `invalid_grant`, `unsupported_grant_type`, `invalid_scope`). */
+            /** @description RFC 6749 5.2 error (`invalid_request`, including two client authentication methods in one request; `invalid_grant`, `unsupported_grant_type`, `invalid_scope`; `invalid_target` for a token exchange's `resource`, RFC 8693 2.2.2). */
             400: {
                 headers: {
                     "Cache-Control"?: "no-store";
@@ -5057,6 +5210,84 @@ export interface operations {
             /** @description RFC 6749 5.2 error (`invalid_request`; also a malformed Basic header, or two client authentication methods as at the token endpoint, where a body `client_id` equal to Basic's is one method). */
             400: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Client authentication failed (`invalid_client`). */
+            401: {
+                headers: {
+                    /**
+                     * @description A Basic challenge, whichever method the client used (RFC 9110 11.6.1).
+                     * @example Basic realm="token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The body is not `application/x-www-form-urlencoded`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Too many requests for this client from this address, or too many failed client authentications from this address. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    introspectToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["IntrospectionRequest"];
+            };
+        };
+        responses: {
+            /** @description The token's state; `active` false tells nothing more. */
+            200: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IntrospectionResponse"];
+                };
+            };
+            /** @description RFC 6749 5.2 error (`invalid_request`; a missing `token`, a malformed Basic header, or two client authentication methods in one request). */
+            400: {
+                headers: {
+                    "Cache-Control"?: "no-store";
                     [name: string]: unknown;
                 };
                 content: {

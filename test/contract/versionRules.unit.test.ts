@@ -118,6 +118,23 @@ describe('contract versioning rules', () => {
     ]);
   });
 
+  it("takes the token endpoint's refresh_token becoming optional (a token exchange's answer only) as a warning, any other field as breaking", () => {
+    const optional = (path: string, field: string) => ({
+      id: 'response-property-became-optional',
+      level: 3,
+      text: `the response property \`${field}\` became optional for the status \`200\``,
+      operation: 'POST',
+      path,
+    });
+    expect(failures(facts({ breaking: [optional('/api/open/oauth/token', 'refresh_token')] }))).toEqual([]);
+    expect(failures(facts({ breaking: [optional('/api/open/oauth/token', 'scope')] }))).toEqual([
+      'no breaking change since contract-v1.0.0 unless the major version moved',
+    ]);
+    expect(failures(facts({ breaking: [optional('/api/open/oauth/revoke', 'refresh_token')] }))).toEqual([
+      'no breaking change since contract-v1.0.0 unless the major version moved',
+    ]);
+  });
+
   it('fails a changed openapi.yaml with no line under Unreleased', () => {
     const failed = checkContract(facts({ specChanged: true })).filter((c) => c.failure);
     expect(failed).toHaveLength(1);
