@@ -28,8 +28,27 @@ export function listAccessTokens(ctx: AppContext): RequestHandler {
 }
 
 /**
+ * How an issuance says no: token detail answers with its problems (below); the token endpoint's
+ * token exchange with RFC 8693's errors (src/oauth/grants/tokenExchange.ts).
+ */
+export interface IssuanceRefusals {
+  /** The principal's grant does not stand (revoked since its check), or it has no authorization. */
+  grantGone: () => Error;
+  /** The raw token has expired. */
+  expired: (id: number) => Error;
+  /** No raw token `id` in `namespace` for this user (deleted, another user's, another namespace's). */
+  notFound: (id: number, namespace: string) => Error;
+}
+
+const TOKEN_DETAIL_REFUSALS: IssuanceRefusals = {
+  grantGone: invalidAccessToken,
+  expired: accessTokenExpired,
+  notFound: accessTokenNotInNamespace,
+};
+
+/**
  * Issues a proxy token for the user's raw access token `id` in `namespace`, for the app holding
- * `principal`'s authorization.
+ * `principal`'s authorization; `refuse` says how a refusal is answered.
  *
  * Revocation (with the principal lease): once a call that revokes the app's
  * authorization, deletes the raw token or takes its namespace from the user (leaving the org) has
@@ -51,10 +70,11 @@ export async function issueProxyToken(
   principal: PrincipalOf<'oauth'>,
   namespace: string,
   id: number,
+  refuse: IssuanceRefusals = TOKEN_DETAIL_REFUSALS,
 ): Promise<AccessTokenDetail> {
   // A proxy token stands on an authorization (its `aid`): a grant stored without one has none to issue.
   const authorizationId = principal.authorizationId;
-  if (authorizationId === null) throw invalidAccessToken();
+  if (authorizationId === null) throw refuse.grantGone();
   const signingKey = await keyRing(ctx).signingKey(PROXY_TOKEN_ALG);
   const token = await principalLease(ctx).principal(
     'issuance',
@@ -69,13 +89,13 @@ export async function issueProxyToken(
       // Refusals are never cached (only shared with requests that arrive during this read): not
       // found is the lease's null, the others have answers of their own and are thrown.
       if (!found) return null;
-      if (!found.authorizationStands) throw invalidAccessToken();
-      if (isExpired({ expires_at: found.expiresAt })) throw accessTokenExpired(id);
+      if (!found.authorizationStands) throw refuse.grantGone();
+      if (isExpired({ expires_at: found.expiresAt })) throw refuse.expired(id);
       // The lease never runs past the raw token's own expiry.
       return { principal: found, expiresAt: found.expiresAt ?? undefined };
     },
   );
-  if (!token) throw accessTokenNotInNamespace(id, namespace);
+  if (!token) throw refuse.notFound(id, namespace);
   const proxy = await signProxyToken(ctx, signingKey, {
     userId: principal.userId,
     clientId: principal.clientId,

@@ -36,7 +36,9 @@ export type OAuthErrorCode =
   | 'invalid_scope'
   | 'slow_down'
   | 'temporarily_unavailable'
-  | 'server_error';
+  | 'server_error'
+  // RFC 8693 2.2.2: a token exchange's `resource` or `audience` is not one this server issues for.
+  | 'invalid_target';
 
 export class OAuthError extends Error {
   readonly error: OAuthErrorCode;
@@ -60,7 +62,10 @@ export const invalidRequest = (description: string, status = 400, headers: Recor
 export const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 export const invalidScope = (description: string) => new OAuthError('invalid_scope', description);
 export const unsupportedGrantType = () =>
-  new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
+  new OAuthError(
+    'unsupported_grant_type',
+    'grant_type must be authorization_code, refresh_token or urn:ietf:params:oauth:grant-type:token-exchange.',
+  );
 /** 401 whatever the method, and every 401 carries a challenge (RFC 9110 11.6.1; RFC 6749 5.2): Basic. */
 export const invalidClient = () =>
   new OAuthError('invalid_client', 'Client authentication failed.', 401, { 'WWW-Authenticate': 'Basic realm="token"' });
@@ -70,3 +75,4 @@ export const tokenRateLimited = (retryAfter: number) =>
   new OAuthError('slow_down', 'Too many requests; retry later.', 429, { 'Retry-After': String(retryAfter) });
 export const oauthUnavailable = () =>
   new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503, { 'Retry-After': '5' });
+export const invalidTarget = (description: string) => new OAuthError('invalid_target', description);
