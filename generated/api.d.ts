@@ -99,9 +99,9 @@ export interface paths {
          *     sent, must be `urn:ietf:params:oauth:token-type:jwt`. A subject token that is unknown,
          *     expired, revoked, of another client or without `api_key` is `invalid_grant`; a `resource`
          *     that is not such a URL, or names a token the user does not have (deleted, expired, of
-         *     another user) is `invalid_target`; an unsupported `subject_token_type` or
-         *     `requested_token_type`, or an `audience` (no audience is defined here), is
-         *     `invalid_request` (RFC 8693 2.2.2).
+         *     another user) is `invalid_target`, as is an `audience` other than the gateway's
+         *     (`{base_url}/serverless`, the JWT's `aud`); a missing parameter, or an unsupported
+         *     `subject_token_type` or `requested_token_type`, is `invalid_request` (RFC 8693 2.2.2).
          */
         post: operations["exchangeToken"];
         delete?: never;
@@ -1467,7 +1467,7 @@ export interface components {
              */
             requested_token_type?: string;
             /**
-             * @description Token exchange: not supported (no audience is defined here); sending one is `invalid_request`.
+             * @description Token exchange: optional; only the gateway's, `{base_url}/serverless` (the proxy token's `aud`); any other is `invalid_target`.
              * @example http://localhost:3000/serverless
              */
             audience?: string;

@@ -30,6 +30,8 @@ const SYMBOL_NAMES: Record<string, string> = {
   '<=': 'LESS_THAN_OR_EQUALS',
   '>': 'GREATER_THAN',
   '>=': 'GREATER_THAN_OR_EQUALS',
+  // RFC 8693's grant type, named as its RFC names the grant.
+  'urn:ietf:params:oauth:grant-type:token-exchange': 'TOKEN_EXCHANGE',
 };
 
 interface EnumSite {
