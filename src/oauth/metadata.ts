@@ -15,6 +15,9 @@ function authorizationServerMetadata(base: string): Metadata {
     authorization_endpoint: `${base}/oauth/authorize`,
     token_endpoint: `${base}/api/open/oauth/token`,
     revocation_endpoint: `${base}/api/open/oauth/revoke`,
+    // RFC 7662, authenticated as the token endpoint (RFC 8414 2).
+    introspection_endpoint: `${base}/api/open/oauth/introspect`,
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     jwks_uri: `${base}/.well-known/jwks.json`,
     userinfo_endpoint: `${base}/api/open/v1/userinfo`,
     scopes_supported: [...SUPPORTED_SCOPES],

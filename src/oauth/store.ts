@@ -162,6 +162,8 @@ export interface TokenRow {
   authorizationRevokedAt: number | null;
   /** When the user logged in for the code it descends from (ms): a refreshed ID token's auth_time (OIDC Core 12.2). */
   authTime: number | null;
+  /** When the pair was issued (ms): introspection's `iat`. */
+  createdAt: number;
 }
 
 /** A token's user: its authorization's, or its own when it has none (migration 0026). */
@@ -191,6 +193,7 @@ function tokenQuery(db: Knex) {
       'z.revoked_at as authorization_revoked_at',
       'c.chain_revoked_at',
       'c.auth_time',
+      't.created_at',
     );
 }
 
@@ -211,6 +214,7 @@ function toToken(row: Record<string, unknown>): TokenRow {
     revokedAt: n(row.revoked_at),
     authorizationRevokedAt: n(row.authorization_revoked_at) ?? n(row.chain_revoked_at),
     authTime: n(row.auth_time),
+    createdAt: Number(row.created_at),
   };
 }
 
