@@ -58,6 +58,12 @@ function exampleRequest(operationId: string): {
       headers: form,
       body: 'token=ghr_1&client_id=app_1&client_secret=cs_1',
     },
+    introspectToken: {
+      method: 'POST',
+      path: '/api/open/oauth/introspect',
+      headers: form,
+      body: 'token=gho_1&client_id=app_1&client_secret=cs_1',
+    },
     getUserInfo: { method: 'GET', path: '/api/open/v1/userinfo', headers: oauth },
     listOrgs: { method: 'GET', path: '/api/open/v1/orgs', headers: oauth },
     listAccessTokens: { method: 'GET', path: '/api/open/v1/demo/tokens', headers: oauth },
@@ -265,6 +271,23 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
       const { body, response } = await expectConformant('revokeToken', call, 200);
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
       expect(body).toEqual({});
+    });
+
+    it('POST /api/open/oauth/introspect answers {active: false} for an unknown token, and 401 to a wrong secret (RFC 7662)', async () => {
+      const call = anonymous.POST('/api/open/oauth/introspect', {
+        body: { token: 'gho_not_a_real_token', client_id: target.clientId, client_secret: target.clientSecret },
+        ...formBody,
+        headers: { ...formBody.headers, Prefer: 'example=inactive' },
+      });
+      const { body, response } = await expectConformant('introspectToken', call, 200);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(body).toEqual({ active: false });
+      const wrong = anonymous.POST('/api/open/oauth/introspect', {
+        body: { token: 'gho_not_a_real_token', client_id: target.clientId, client_secret: 'cs_wrong' },
+        ...formBody,
+        headers: { ...formBody.headers, Prefer: 'code=401' },
+      });
+      await expectConformant('introspectToken', wrong, 401);
     });
 
     it("POST /api/open/oauth/token without a form body is a 415 whose description is ours, not the validator's", async () => {

@@ -7,7 +7,8 @@ real one, the way a third-party app and its user would produce it, and leave neg
 - authorize: the registered client and callback, a known scope and a logged-in user's session;
 - exchangeToken: a fresh authorization code minted through the real login and consent pages (or a
   fresh refresh token from one), with the client authenticating in the body or with HTTP Basic;
-- revokeToken: a real access or refresh token of the client, or (as generated) an unknown one.
+- revokeToken, introspectToken: a real access or refresh token of the client, or (as generated) an
+  unknown one.
 
 Two identities: each API-key or OAuth-token call is sent as user A or user B, chosen by the run's
 seed (a workflow created in the run is always called as its owner). A check (`ownership`) repeats
@@ -156,7 +157,7 @@ def before_call(context, case, kwargs):
             body = {"grant_type": "authorization_code", "code": mint_code(identity, scope), "redirect_uri": REDIRECT_URI, "code_verifier": PKCE_VERIFIER}
         authenticate_client(case, body)
         case.body = body
-    elif operation_id == "revokeToken" and isinstance(case.body, dict):
+    elif operation_id in ("revokeToken", "introspectToken") and isinstance(case.body, dict):
         body = {"token": case.body.get("token", "unknown")}
         if rng.random() < 0.5:
             tokens = mint_tokens("C", rng.choice(SCOPES))
