@@ -75,4 +75,25 @@ describe('token endpoint limits per client and address', () => {
     expect((await revoke('198.51.100.31', f.clientId, f.clientSecret)).status).toBe(200);
     expect((await token(rotator, 'app_fake-later', 'cs_guess')).status).toBe(429);
   });
+
+  it('limits introspection as the token endpoint: per client and address, and failed authentications per address', async () => {
+    const f = await createFixture(server.ctx.db);
+    const introspect = (address: string, clientId: string, clientSecret: string) =>
+      fetch(`${server.baseUrl}/api/open/oauth/introspect`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': address },
+        body: new URLSearchParams({ token: 'gho_unknown', client_id: clientId, client_secret: clientSecret }),
+      });
+    const resourceServer = '198.51.100.40';
+    for (let i = 0; i < 3; i += 1)
+      expect((await introspect(resourceServer, f.clientId, f.clientSecret)).status).toBe(200);
+    const limited = await introspect(resourceServer, f.clientId, f.clientSecret);
+    expect(limited.status).toBe(429);
+    expect(await limited.json()).toMatchObject({ error: 'slow_down' });
+    expect((await introspect('198.51.100.41', f.clientId, f.clientSecret)).status).toBe(200);
+
+    const guesser = '203.0.113.140';
+    for (let i = 0; i < 5; i += 1) expect((await introspect(guesser, `app_guess${i}`, 'cs_guess')).status).toBe(401);
+    expect((await introspect(guesser, f.clientId, f.clientSecret)).status).toBe(429);
+  });
 });
