@@ -1,6 +1,7 @@
+import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/db.ts';
-import { createFixture, type Fixture } from '../../test/support/oauthFlow.ts';
+import { createFixture, discover, insecure, type Fixture } from '../../test/support/oauthFlow.ts';
 import { freshGrant, refreshAt, userinfoStatus } from '../../test/support/refreshGrants.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { hashToken } from '../shared/crypto.ts';
@@ -192,6 +193,21 @@ describe.each(testDialects())('introspection (RFC 7662) (%s)', (dialect) => {
       expect(answer.status, JSON.stringify(form)).toBe(400);
       expect(answer.body.error, JSON.stringify(form)).toBe('invalid_request');
     }
+  });
+
+  it('answers a client library (oauth4webapi) that finds the endpoint by discovery', async () => {
+    const { f, accessToken } = await freshGrant(server);
+    const as = await discover(server.baseUrl);
+    const client = { client_id: f.clientId };
+    const response = await oauth.introspectionRequest(
+      as,
+      client,
+      oauth.ClientSecretBasic(f.clientSecret),
+      accessToken,
+      { additionalParameters: { token_type_hint: 'access_token' }, ...insecure },
+    );
+    const answer = await oauth.processIntrospectionResponse(as, client, response);
+    expect(answer).toMatchObject({ active: true, client_id: f.clientId, username: f.login, token_type: 'Bearer' });
   });
 
   it('is published in both metadata documents', async () => {
