@@ -16,6 +16,13 @@ import { splitScope } from './scopes.ts';
 import { findStandingGrant } from './authorizations.store.ts';
 import { getAuthorizationServerMetadata, getOpenIdConfiguration } from './metadata.ts';
 import { revokeToken } from './revoke.ts';
+import {
+  loggedInSincePushed,
+  pushAuthorizationRequest,
+  requestParameters,
+  requirePushedIfRegistered,
+  usePushedRequest,
+} from './par.ts';
 import { token } from './token.ts';
 import { findUserById } from '../accounts/users.ts';
 
@@ -27,7 +34,7 @@ import { findUserById } from '../accounts/users.ts';
 export const oauthPagePaths = /^\/oauth\/authorize(\/|$)/;
 
 export const oauthErrors: ErrorSurface[] = [
-  { paths: /^\/api\/open\/oauth\/(token|revoke)$/, dialect: oauthJson },
+  { paths: /^\/api\/open\/oauth\/(token|revoke|par)$/, dialect: oauthJson },
   { paths: oauthPagePaths, dialect: htmlPages(errorPage) },
 ];
 
@@ -39,8 +46,11 @@ function authorize(ctx: AppContext): RequestHandler {
   return async (req, res, next) => {
     const partial: Partial<AuthorizeRequest> = {};
     try {
-      const request = await validateAuthorizeRequest(ctx, req.query as Record<string, unknown>, partial);
+      const { params, pushed } = await requestParameters(ctx, req.query as Record<string, unknown>, true);
+      const validated = { ...(await validateAuthorizeRequest(ctx, params, partial)), pushed };
+      requirePushedIfRegistered(validated);
       const user = req.webSession?.uid ? await findUserById(ctx, req.webSession.uid) : null;
+      const request = loggedInSincePushed(validated, user ? authTimeOf(req.webSession!) : undefined);
       if (mustLogIn(request, req.webSession, user !== null)) {
         res.redirect(302, loginPage(req.originalUrl, user !== null));
         return;
@@ -50,6 +60,7 @@ function authorize(ctx: AppContext): RequestHandler {
       // `prompt=consent` (OpenID Connect Core 3.1.2.1) asks again all the same.
       const grant = request.prompt.has('consent') ? null : await findStandingGrant(ctx.db, user!.id, request.client.id);
       if (grant && splitScope(request.scope).every((s) => grant.scopes.has(s))) {
+        await usePushedRequest(ctx, request);
         res.redirect(302, await issueCode(ctx, request, user!.id, grant.authorizationId, authTimeOf(req.webSession!)));
         return;
       }
@@ -141,6 +152,7 @@ export function oauthOperations(ctx: AppContext, limiter: SharedRateLimiter, fai
     authorize: [sessionMiddleware(ctx), authorize(ctx)],
     exchangeToken: [perClient, ...limitFailedAuthentications(failures, token(ctx))],
     revokeToken: [perClient, ...limitFailedAuthentications(failures, revokeToken(ctx))],
+    pushAuthorizationRequest: [perClient, ...limitFailedAuthentications(failures, pushAuthorizationRequest(ctx))],
     getAuthorizationServerMetadata: getAuthorizationServerMetadata(ctx),
     getOpenIdConfiguration: getOpenIdConfiguration(ctx),
   };

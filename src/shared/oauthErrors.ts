@@ -36,7 +36,10 @@ export type OAuthErrorCode =
   | 'invalid_scope'
   | 'slow_down'
   | 'temporarily_unavailable'
-  | 'server_error';
+  | 'server_error'
+  // The pushed authorization request endpoint's (RFC 9126 2.3): an authorization request's errors.
+  | 'unsupported_response_type'
+  | 'invalid_redirect_uri';
 
 export class OAuthError extends Error {
   readonly error: OAuthErrorCode;
