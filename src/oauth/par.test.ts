@@ -210,6 +210,47 @@ describe.each(testDialects())('pushed authorization requests (%s)', (dialect) =>
     await expectErrorPage(await browser.fetch(authorizeUrl(f.clientId, remembered)), /already used/);
   });
 
+  it('issues one code from two concurrent decisions on the same request_uri; the other gets the error page', async () => {
+    const f = await createFixture(server.ctx.db);
+    const browser = await loggedIn(f);
+    const requestUri = await pushed(f);
+    const fields = formFields(await (await browser.fetch(authorizeUrl(f.clientId, requestUri))).text());
+    const answers = await Promise.all(
+      [1, 2].map(() => browser.post('/oauth/authorize/decision', { ...fields, decision: 'allow' })),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([303, 400]);
+    const codes = await server.ctx.db('oauth_codes').where({ user_id: f.userId });
+    expect(codes).toHaveLength(1);
+  });
+
+  it('gives the user time to log in and decide once the browser brought the request_uri, and no more', async () => {
+    const f = await createFixture(server.ctx.db);
+    const browser = await loggedIn(f);
+    const requestUri = await pushed(f);
+    const [before] = await pushedRows(f);
+    const fields = formFields(await (await browser.fetch(authorizeUrl(f.clientId, requestUri))).text());
+    const [opened] = await pushedRows(f);
+    expect(Number(opened.opened_at)).toBeGreaterThan(0);
+    expect(Number(opened.expires_at) - Number(opened.opened_at)).toBe(600_000);
+    expect(Number(opened.expires_at)).toBeGreaterThan(Number(before.expires_at));
+    // Past that time (set back rather than waited for), the decision is refused.
+    await server.ctx
+      .db('oauth_pushed_requests')
+      .where({ id: opened.id })
+      .update({ expires_at: Date.now() - 1 });
+    const late = await browser.post('/oauth/authorize/decision', { ...fields, decision: 'allow' });
+    await expectErrorPage(late, /unknown, expired or already used/);
+    // A decision for a request_uri no browser brought to /oauth/authorize is refused too.
+    const unopened = await pushed(f);
+    const direct = await browser.post('/oauth/authorize/decision', {
+      client_id: f.clientId,
+      request_uri: unopened,
+      csrf_token: fields.csrf_token!,
+      decision: 'allow',
+    });
+    await expectErrorPage(direct, /unknown, expired or already used/);
+  });
+
   it('answers an unknown, malformed, expired or foreign request_uri with an error page, never a redirect', async () => {
     const f = await createFixture(server.ctx.db);
     const other = await createFixture(server.ctx.db);
