@@ -31,6 +31,10 @@ export interface paths {
          *     `max_age` seconds send the user to the login page even when signed in; `prompt=none`
          *     never shows a page and redirects with `login_required` (no session, or one older than
          *     `max_age`) or `consent_required` (the scopes were not granted before) instead.
+         *
+         *     **Pushed authorization requests** (RFC 9126): with `client_id` and the `request_uri` that
+         *     `POST /api/open/oauth/par` answered, the pushed parameters are the request (see
+         *     `request_uri`).
          */
         get: operations["authorize"];
         put?: never;
@@ -5055,7 +5059,8 @@ export interface operations {
              *     older than `max_age`); to `redirect_uri` with
              *     `error`, `error_description` and `state` when the request is invalid
              *     (`invalid_request`, `unsupported_response_type`, `invalid_scope`) or, with
-             *     `prompt=none`, when a page would be needed (`login_required`, `consent_required`); or to `redirect_uri`
+             *     `prompt=none`, when a page would be needed (`login_required`, `consent_required`), or
+             *     (`invalid_request`) a plain request of an application that requires pushed requests; or to `redirect_uri`
              *     with `code` and `state` when the user already granted these scopes (a remembered grant).
              */
             302: {
