@@ -64,6 +64,12 @@ function exampleRequest(operationId: string): {
       headers: form,
       body: 'token=gho_1&client_id=app_1&client_secret=cs_1',
     },
+    pushAuthorizationRequest: {
+      method: 'POST',
+      path: '/api/open/oauth/par',
+      headers: form,
+      body: 'response_type=code&redirect_uri=https%3A%2F%2Fc.example%2Fcb&scope=user_info&client_id=app_1&client_secret=cs_1',
+    },
     getUserInfo: { method: 'GET', path: '/api/open/v1/userinfo', headers: oauth },
     listOrgs: { method: 'GET', path: '/api/open/v1/orgs', headers: oauth },
     listAccessTokens: { method: 'GET', path: '/api/open/v1/demo/tokens', headers: oauth },
@@ -288,6 +294,21 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
         headers: { ...formBody.headers, Prefer: 'code=401' },
       });
       await expectConformant('introspectToken', wrong, 401);
+    });
+
+    it('POST /api/open/oauth/par with a wrong client secret is invalid_client 401', async () => {
+      const call = anonymous.POST('/api/open/oauth/par', {
+        body: {
+          response_type: 'code',
+          redirect_uri: 'https://client.example.com/callback',
+          scope: 'user_info',
+          client_id: target.clientId,
+          client_secret: 'cs_wrong',
+        },
+        ...formBody,
+        headers: { ...formBody.headers, Prefer: 'code=401' },
+      });
+      await expectConformant('pushAuthorizationRequest', call, 401);
     });
 
     it("POST /api/open/oauth/token without a form body is a 415 whose description is ours, not the validator's", async () => {

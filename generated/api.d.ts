@@ -31,6 +31,10 @@ export interface paths {
          *     `max_age` seconds send the user to the login page even when signed in; `prompt=none`
          *     never shows a page and redirects with `login_required` (no session, or one older than
          *     `max_age`) or `consent_required` (the scopes were not granted before) instead.
+         *
+         *     **Pushed authorization requests** (RFC 9126): with `client_id` and the `request_uri` that
+         *     `POST /api/open/oauth/par` answered, the pushed parameters are the request (see
+         *     `request_uri`).
          */
         get: operations["authorize"];
         put?: never;
@@ -258,6 +262,41 @@ export interface paths {
         get: operations["getJwks"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/open/oauth/par": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Push an authorization request, get a request_uri for /oauth/authorize (RFC 9126)
+         * @description Pushed authorization requests (RFC 9126): the client posts the parameters it would put in
+         *     the `/oauth/authorize` URL here, authenticated as at the token endpoint, and sends the
+         *     user's browser to `/oauth/authorize?client_id=...&request_uri=...` instead. The parameters
+         *     never travel through the browser, and they are checked before the user sees anything.
+         *
+         *     The parameters are validated exactly as `/oauth/authorize` validates them, and a problem is
+         *     answered here as JSON (RFC 9126 2.3): `invalid_request` (a missing or repeated parameter,
+         *     PKCE missing, a `request_uri` among the pushed parameters), `unsupported_response_type`,
+         *     `invalid_scope`, or `invalid_redirect_uri` (not exactly the registered callback). A body
+         *     `client_id` naming another client than the authenticated one is `invalid_request`.
+         *
+         *     The answer's `request_uri` works once, for `expires_in` seconds
+         *     (`PAR_REQUEST_URI_TTL_SECONDS`, default 60). Only its hash is stored.
+         *
+         *     Client authentication: `client_id` and `client_secret` in the form body, or HTTP Basic,
+         *     never both, as at the token endpoint. Requests are rate-limited as at the token endpoint.
+         */
+        post: operations["pushAuthorizationRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1472,6 +1511,80 @@ export interface components {
              */
             audience?: string;
         };
+        /**
+         * @description Form fields of the pushed authorization request endpoint: the parameters of an
+         *     authorization request (as `/oauth/authorize` takes them; the same rules apply) and the
+         *     client's credentials. Other fields are ignored, as at `/oauth/authorize`.
+         */
+        PushedAuthorizationRequest: {
+            /**
+             * @description Must be `code`.
+             * @example code
+             */
+            response_type?: string;
+            /**
+             * @description Required unless HTTP Basic is used; with Basic, the same client or absent.
+             * @example app_3f9a1c0e5b7d2a4c6e8f
+             */
+            client_id?: string;
+            /**
+             * @description Required unless HTTP Basic is used.
+             * @example cs_h7Q2mXv9Lr4Tz1Wk8Np3Bs6Dy0Fc5Ga2Je7Hu4Ki9Lo1
+             */
+            client_secret?: string;
+            /**
+             * @description Must equal the application's registered callback exactly.
+             * @example https://client.example.com/callback
+             */
+            redirect_uri?: string;
+            /**
+             * @description Space-separated scopes, as at `/oauth/authorize`.
+             * @example user_info api_key
+             */
+            scope?: string;
+            /**
+             * @description Up to 2,000 characters, returned to the callback.
+             * @example af0ifjsldkj
+             */
+            state?: string;
+            /**
+             * @description PKCE (RFC 7636) S256 challenge; required unless the operator exempted the client.
+             * @example E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM
+             */
+            code_challenge?: string;
+            /**
+             * @description Only `S256`.
+             * @example S256
+             */
+            code_challenge_method?: string;
+            /**
+             * @description OpenID Connect nonce, up to 255 characters.
+             * @example n-0S6_WzA2Mj
+             */
+            nonce?: string;
+            /**
+             * @description `none`, `login`, `consent`, as at `/oauth/authorize`.
+             * @example consent
+             */
+            prompt?: string;
+            /**
+             * @description Seconds, a whole number, as at `/oauth/authorize`.
+             * @example 3600
+             */
+            max_age?: string;
+        };
+        PushedAuthorizationResponse: {
+            /**
+             * @description Send it to `/oauth/authorize` with `client_id`; it works once.
+             * @example urn:ietf:params:oauth:request_uri:par_Tq1m9xZc4R7vB2nK8sL3dF6gH0jY5wA4eU7iO2pQ1rE
+             */
+            request_uri: string;
+            /**
+             * @description Seconds the request_uri stays usable.
+             * @example 60
+             */
+            expires_in: number;
+        };
         RevocationRequest: {
             /** @example ghr_Pn4rT8wQ2zX6vB1mK9sL3dF7gH0jY5cA2eU8iO4pR6t */
             token: string;
@@ -1748,6 +1861,16 @@ export interface components {
              * @example true
              */
             authorization_response_iss_parameter_supported?: boolean;
+            /**
+             * @description Where clients push authorization requests (RFC 9126 5).
+             * @example http://localhost:3000/api/open/oauth/par
+             */
+            pushed_authorization_request_endpoint?: string;
+            /**
+             * @description false: the server takes plain authorization requests too (an application may be set to require pushed ones).
+             * @example false
+             */
+            require_pushed_authorization_requests?: boolean;
         };
         /** @description OpenID Provider metadata (OpenID Connect Discovery 1.0, 3), a superset of RFC 8414's. */
         OpenIdConfiguration: components["schemas"]["AuthorizationServerMetadata"] & {
@@ -5000,22 +5123,22 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description Must be `code`.
+                 * @description Must be `code`. Required unless `request_uri` is sent.
                  * @example code
                  */
-                response_type: "code";
+                response_type?: "code";
                 /** @example app_3f9a1c0e5b7d2a4c6e8f */
                 client_id: string;
                 /**
-                 * @description Must equal the application's registered callback address exactly.
+                 * @description Must equal the application's registered callback address exactly. Required unless `request_uri` is sent.
                  * @example https://client.example.com/callback
                  */
-                redirect_uri: string;
+                redirect_uri?: string;
                 /**
-                 * @description Space-separated scopes (`openid`, `user_info`, `api_key`). `openid` asks for an OpenID Connect ID token; `user_info` and `api_key` work with or without it.
+                 * @description Required unless `request_uri` is sent. Space-separated scopes (`openid`, `user_info`, `api_key`). `openid` asks for an OpenID Connect ID token; `user_info` and `api_key` work with or without it.
                  * @example user_info api_key
                  */
-                scope: string;
+                scope?: string;
                 /**
                  * @description Opaque value returned unchanged to the callback: up to 2,000 characters of any Unicode
                  *     text. The service reads request lines and headers of up to 64 KiB, so every request whose
@@ -5056,6 +5179,18 @@ export interface operations {
                  * @example 3600
                  */
                 max_age?: number;
+                /**
+                 * @description A pushed authorization request (RFC 9126): the `request_uri` that
+                 *     `POST /api/open/oauth/par` returned to this `client_id`. The pushed parameters are the
+                 *     request; any other query parameter is ignored. It works once (the consent decision, or
+                 *     a code issued for a remembered grant, uses it up) and until it expires (`expires_in`);
+                 *     an unknown, expired, used or another client's `request_uri` is answered with an error
+                 *     page and never redirects. An application set to require pushed requests
+                 *     (`require_pushed_authorization_requests`) must send one: a request without it is
+                 *     redirected back with `error=invalid_request`.
+                 * @example urn:ietf:params:oauth:request_uri:par_Tq1m9xZc4R7vB2nK8sL3dF6gH0jY5wA4eU7iO2pQ1rE
+                 */
+                request_uri?: string;
             };
             header?: never;
             path?: never;
@@ -5077,7 +5212,8 @@ export interface operations {
              *     older than `max_age`); to `redirect_uri` with
              *     `error`, `error_description` and `state` when the request is invalid
              *     (`invalid_request`, `unsupported_response_type`, `invalid_scope`) or, with
-             *     `prompt=none`, when a page would be needed (`login_required`, `consent_required`); or to `redirect_uri`
+             *     `prompt=none`, when a page would be needed (`login_required`, `consent_required`), or
+             *     (`invalid_request`) a plain request of an application that requires pushed requests; or to `redirect_uri`
              *     with `code` and `state` when the user already granted these scopes (a remembered grant).
              */
             302: {
@@ -5091,7 +5227,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unknown client or redirect_uri mismatch, or missing client_id/redirect_uri. Shown as a page; never redirects. */
+            /** @description Unknown client or redirect_uri mismatch, or missing client_id/redirect_uri, or a `request_uri` that is unknown, expired, used or another client's. Shown as a page; never redirects. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5479,6 +5615,84 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pushAuthorizationRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["PushedAuthorizationRequest"];
+            };
+        };
+        responses: {
+            /** @description The request is stored; send the browser to `/oauth/authorize` with `client_id` and this `request_uri`. */
+            201: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushedAuthorizationResponse"];
+                };
+            };
+            /** @description RFC 9126 2.3 error (`invalid_request`, `unsupported_response_type`, `invalid_scope`, `invalid_redirect_uri`; also a malformed Basic header, or two client authentication methods as at the token endpoint). */
+            400: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Client authentication failed (`invalid_client`). */
+            401: {
+                headers: {
+                    /**
+                     * @description A Basic challenge, whichever method the client used (RFC 9110 11.6.1).
+                     * @example Basic realm="token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The body is not `application/x-www-form-urlencoded`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Too many requests for this client from this address, or too many failed client authentications from this address. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            503: components["responses"]["OAuthUnavailable"];
         };
     };
     getAuthorizationServerMetadata: {

@@ -56,6 +56,7 @@ const envSchema = z.object({
   REFRESH_REUSE_GRACE_SECONDS: integer(30, 0, 300),
   PROXY_TOKEN_TTL_SECONDS: integer(1800, 1, 86_400),
   ID_TOKEN_TTL_SECONDS: integer(3600, 1, 86_400),
+  PAR_REQUEST_URI_TTL_SECONDS: integer(60, 1, 600),
   WORKFLOW_MAX_TOKENS_LIMIT: integer(32768, 1, 10_000_000),
   BODY_LIMIT_BYTES: integer(1_048_576, 1024, 1_073_741_824),
   RUN_TIMEOUT_SECONDS: integer(300, 1, 86_400),
@@ -248,6 +249,8 @@ function serviceSettings(e: Env) {
     PROXY_TOKEN_TTL_SECONDS: e.PROXY_TOKEN_TTL_SECONDS,
     /** OpenID Connect ID tokens' lifetime (`exp` - `iat`); their signing keys stay published at least this long. */
     ID_TOKEN_TTL_SECONDS: e.ID_TOKEN_TTL_SECONDS,
+    /** How long a pushed authorization request's request_uri may be used (RFC 9126 `expires_in`). */
+    PAR_REQUEST_URI_TTL_SECONDS: e.PAR_REQUEST_URI_TTL_SECONDS,
     WORKFLOW_MAX_TOKENS_LIMIT: e.WORKFLOW_MAX_TOKENS_LIMIT,
     BODY_LIMIT_BYTES: e.BODY_LIMIT_BYTES,
     /** How long a request waits for the store's answer to a statement, and for a pooled connection (migrations are not bounded). */

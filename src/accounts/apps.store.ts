@@ -14,6 +14,8 @@ export interface ApplicationRow {
   id_token_signed_response_alg: string;
   /** The authorize endpoint requires PKCE of it (migration 0024); an operator may opt it out. MySQL reads 1/0. */
   pkce_required: boolean | number;
+  /** The authorize endpoint takes only pushed requests (RFC 9126 6, migration 0036); false unless set. MySQL reads 1/0. */
+  require_pushed_authorization_requests?: boolean | number;
   /** The registration form's one-time nonce: a resubmitted form finds this app instead of making another. */
   creation_nonce?: string | null;
 }
@@ -99,7 +101,13 @@ export async function updateAppDetails(
   fields: Partial<
     Pick<
       ApplicationRow,
-      'name' | 'description' | 'homepage' | 'redirect_uri' | 'id_token_signed_response_alg' | 'pkce_required'
+      | 'name'
+      | 'description'
+      | 'homepage'
+      | 'redirect_uri'
+      | 'id_token_signed_response_alg'
+      | 'pkce_required'
+      | 'require_pushed_authorization_requests'
     >
   >,
 ): Promise<void> {

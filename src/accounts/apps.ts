@@ -260,6 +260,20 @@ export async function setPkceRequired(ctx: DbContext, appId: number, required: b
   await updateAppDetails(ctx.db, appId, { pkce_required: required });
 }
 
+/**
+ * The owner's choice (the application's settings): whether the authorize endpoint takes only
+ * pushed authorization requests from this client (RFC 9126 6).
+ */
+export async function setRequirePushedAuthorizationRequests(
+  ctx: DbContext,
+  ownerUserId: number,
+  appId: number,
+  required: boolean,
+): Promise<void> {
+  const app = await getAppOfOwner(ctx, ownerUserId, appId);
+  await updateAppDetails(ctx.db, app.id, { require_pushed_authorization_requests: required });
+}
+
 /** Deletes the app with every grant and token issued to it; answers once no process honours them. */
 export async function deleteApp(ctx: DbContext, ownerUserId: number, appId: number): Promise<void> {
   const app = await getAppOfOwner(ctx, ownerUserId, appId);

@@ -307,6 +307,44 @@ describe.each(testDialects())('application settings pages (%s)', (dialect) => {
     expect(await verifyClientSecret(server.ctx, app!.id, foreign.clientSecret)).toBe(true);
   });
 
+  it('sets and clears "Require pushed authorization requests" on its own form; not on another user\'s app', async () => {
+    const app = await register('Pushed');
+    const required = async () =>
+      Boolean((await findAppByClientId(server.ctx, app.clientId))!.require_pushed_authorization_requests);
+    expect(await required()).toBe(false);
+    const page = await (await browser.fetch(`/settings/applications/${app.id}`)).text();
+    expect(page).toMatch(/<input type="checkbox" id="require_pushed_authorization_requests"[^>]*value="true">/);
+    const set = await post(`/settings/applications/${app.id}/pushed-requests`, {
+      require_pushed_authorization_requests: 'true',
+    });
+    expect(set.status).toBe(303);
+    expect(set.headers.get('location')).toBe(`/settings/applications/${app.id}?done=app-updated`);
+    expect(await required()).toBe(true);
+    expect(await (await browser.fetch(`/settings/applications/${app.id}`)).text()).toMatch(
+      /id="require_pushed_authorization_requests"[^>]*checked>/,
+    );
+    // Editing the details leaves it alone; an unchecked box (nothing sent) clears it.
+    await post(`/settings/applications/${app.id}`, {
+      name: 'Pushed',
+      description: 'Keeps notes',
+      homepage: 'https://notes.example/',
+      redirect_uri: 'https://notes.example/cb',
+    });
+    expect(await required()).toBe(true);
+    expect((await post(`/settings/applications/${app.id}/pushed-requests`)).status).toBe(303);
+    expect(await required()).toBe(false);
+
+    const foreign = await createFixture(server.ctx.db);
+    const other = (await findAppByClientId(server.ctx, foreign.clientId))!;
+    const refused = await post(`/settings/applications/${other.id}/pushed-requests`, {
+      require_pushed_authorization_requests: 'true',
+    });
+    expect(refused.status).toBe(404);
+    expect(
+      Boolean((await findAppByClientId(server.ctx, foreign.clientId))!.require_pushed_authorization_requests),
+    ).toBe(false);
+  });
+
   it('refuses a form without its CSRF token and changes nothing', async () => {
     const app = await register('Guarded');
     const res = await browser.post(`/settings/applications/${app.id}/delete`, {});

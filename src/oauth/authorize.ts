@@ -21,6 +21,8 @@ export interface AuthorizeRequest {
   prompt: ReadonlySet<Prompt>;
   /** OpenID Connect Core 3.1.2.1: the oldest login, in seconds, the client accepts. */
   maxAge: number | undefined;
+  /** RFC 9126: the pushed request it was loaded from (par.ts), used up by the code or the decision. */
+  pushed?: { id: number; requestUri: string; pushedAt: number };
 }
 
 export type Prompt = 'none' | 'login' | 'consent';

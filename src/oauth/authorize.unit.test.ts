@@ -12,6 +12,7 @@ const client: OAuthClient = {
   redirectUri: 'https://app.example/callback?tenant=a',
   ownerUserId: 1,
   pkceRequired: true,
+  requirePushedRequests: false,
 };
 // The shape of an S256 challenge: base64url of a SHA-256 digest, 43 characters.
 const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';

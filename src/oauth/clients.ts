@@ -17,6 +17,8 @@ export interface OAuthClient {
    * here is confidential (it has a client secret); the operator may exempt one (admin CLI).
    */
   pkceRequired: boolean;
+  /** The authorize endpoint takes only pushed authorization requests from it (RFC 9126 6). */
+  requirePushedRequests: boolean;
 }
 
 function toClient(app: Application): OAuthClient {
@@ -29,6 +31,7 @@ function toClient(app: Application): OAuthClient {
     redirectUri: app.redirect_uri,
     ownerUserId: app.owner_user_id,
     pkceRequired: Boolean(app.pkce_required),
+    requirePushedRequests: Boolean(app.require_pushed_authorization_requests),
   };
 }
 

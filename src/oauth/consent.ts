@@ -12,7 +12,13 @@ export function consentPage(
 ): Html {
   const { client } = request;
   const scopes = splitScope(request.scope).filter(isScope);
-  const hidden = {
+  // A pushed request travels as its request_uri (RFC 9126 4), which the decision loads again.
+  const pushed = request.pushed && {
+    client_id: client.clientId,
+    request_uri: request.pushed.requestUri,
+    csrf_token: csrf,
+  };
+  const hidden = pushed ?? {
     response_type: 'code',
     client_id: client.clientId,
     redirect_uri: request.redirectUri,

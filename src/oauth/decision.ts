@@ -6,6 +6,7 @@ import { hashToken, newToken } from '../shared/crypto.ts';
 import { redirectWith, validateAuthorizeRequest, type AuthorizeRequest } from './authorize.ts';
 import { AuthorizePageError, AuthorizeRedirectError } from '../shared/errors.ts';
 import { authorizeErrorPage } from './consent.ts';
+import { requestParameters, requirePushedIfRegistered, usePushedRequest } from './par.ts';
 import { GRANT_TYPES } from './grants/registry.ts';
 import { joinScopes } from './scopes.ts';
 import { insertAuthorization } from './authorizations.store.ts';
@@ -105,7 +106,9 @@ export function decisionHandler(ctx: AppContext): RequestHandler {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const partial: Partial<AuthorizeRequest> = {};
     try {
-      const request = await validateAuthorizeRequest(ctx, body, partial);
+      const { params, pushed } = await requestParameters(ctx, body, false);
+      const request = { ...(await validateAuthorizeRequest(ctx, params, partial)), pushed };
+      requirePushedIfRegistered(request);
       if (!req.webSession?.uid) {
         res
           .status(401)
@@ -126,6 +129,8 @@ export function decisionHandler(ctx: AppContext): RequestHandler {
           );
         return;
       }
+      // Either answer uses a pushed request up (RFC 9126 4: one authorization per request_uri).
+      await usePushedRequest(ctx, request);
       if (body.decision !== 'allow') {
         throw new AuthorizeRedirectError('access_denied', 'The user denied the request.');
       }

@@ -26,6 +26,9 @@ function authorizationServerMetadata(base: string): Metadata {
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
+    // RFC 9126 5: an application may require pushed requests; the server as a whole does not.
+    pushed_authorization_request_endpoint: `${base}/api/open/oauth/par`,
+    require_pushed_authorization_requests: false,
     ...grantsMetadata(base),
   };
 }

@@ -17,6 +17,13 @@ import { findStandingGrant } from './authorizations.store.ts';
 import { getAuthorizationServerMetadata, getOpenIdConfiguration } from './metadata.ts';
 import { revokeToken } from './revoke.ts';
 import { introspectToken } from './introspect.ts';
+import {
+  loggedInSincePushed,
+  pushAuthorizationRequest,
+  requestParameters,
+  requirePushedIfRegistered,
+  usePushedRequest,
+} from './par.ts';
 import { token } from './token.ts';
 import { findUserById } from '../accounts/users.ts';
 
@@ -28,7 +35,7 @@ import { findUserById } from '../accounts/users.ts';
 export const oauthPagePaths = /^\/oauth\/authorize(\/|$)/;
 
 export const oauthErrors: ErrorSurface[] = [
-  { paths: /^\/api\/open\/oauth\/(token|revoke|introspect)$/, dialect: oauthJson },
+  { paths: /^\/api\/open\/oauth\/(token|revoke|introspect|par)$/, dialect: oauthJson },
   { paths: oauthPagePaths, dialect: htmlPages(errorPage) },
 ];
 
@@ -40,8 +47,11 @@ function authorize(ctx: AppContext): RequestHandler {
   return async (req, res, next) => {
     const partial: Partial<AuthorizeRequest> = {};
     try {
-      const request = await validateAuthorizeRequest(ctx, req.query as Record<string, unknown>, partial);
+      const { params, pushed } = await requestParameters(ctx, req.query as Record<string, unknown>, true);
+      const validated = { ...(await validateAuthorizeRequest(ctx, params, partial)), pushed };
+      requirePushedIfRegistered(validated);
       const user = req.webSession?.uid ? await findUserById(ctx, req.webSession.uid) : null;
+      const request = loggedInSincePushed(validated, user ? authTimeOf(req.webSession!) : undefined);
       if (mustLogIn(request, req.webSession, user !== null)) {
         res.redirect(302, loginPage(req.originalUrl, user !== null));
         return;
@@ -51,6 +61,7 @@ function authorize(ctx: AppContext): RequestHandler {
       // `prompt=consent` (OpenID Connect Core 3.1.2.1) asks again all the same.
       const grant = request.prompt.has('consent') ? null : await findStandingGrant(ctx.db, user!.id, request.client.id);
       if (grant && splitScope(request.scope).every((s) => grant.scopes.has(s))) {
+        await usePushedRequest(ctx, request);
         res.redirect(302, await issueCode(ctx, request, user!.id, grant.authorizationId, authTimeOf(req.webSession!)));
         return;
       }
@@ -143,6 +154,7 @@ export function oauthOperations(ctx: AppContext, limiter: SharedRateLimiter, fai
     exchangeToken: [perClient, ...limitFailedAuthentications(failures, token(ctx))],
     revokeToken: [perClient, ...limitFailedAuthentications(failures, revokeToken(ctx))],
     introspectToken: [perClient, ...limitFailedAuthentications(failures, introspectToken(ctx))],
+    pushAuthorizationRequest: [perClient, ...limitFailedAuthentications(failures, pushAuthorizationRequest(ctx))],
     getAuthorizationServerMetadata: getAuthorizationServerMetadata(ctx),
     getOpenIdConfiguration: getOpenIdConfiguration(ctx),
   };

@@ -96,4 +96,31 @@ describe('token endpoint limits per client and address', () => {
     for (let i = 0; i < 5; i += 1) expect((await introspect(guesser, `app_guess${i}`, 'cs_guess')).status).toBe(401);
     expect((await introspect(guesser, f.clientId, f.clientSecret)).status).toBe(429);
   });
+
+  it('limits pushed authorization requests as token requests: per client and address, and failed authentications per address', async () => {
+    const f = await createFixture(server.ctx.db);
+    const push = (address: string, clientSecret: string, clientId = f.clientId) =>
+      fetch(`${server.baseUrl}/api/open/oauth/par`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': address },
+        body: new URLSearchParams({
+          response_type: 'code',
+          redirect_uri: f.redirectUri,
+          scope: 'user_info',
+          code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+          code_challenge_method: 'S256',
+          client_id: clientId,
+          client_secret: clientSecret,
+        }),
+      });
+    for (let i = 0; i < 3; i += 1) expect((await push('198.51.100.40', f.clientSecret)).status).toBe(201);
+    const limited = await push('198.51.100.40', f.clientSecret);
+    expect(limited.status).toBe(429);
+    expect(await limited.json()).toMatchObject({ error: 'slow_down' });
+    expect((await push('198.51.100.41', f.clientSecret)).status).toBe(201);
+
+    const guesser = '203.0.113.88';
+    for (let i = 0; i < 5; i += 1) expect((await push(guesser, 'cs_guess', `app_guess${i}`)).status).toBe(401);
+    expect((await push(guesser, f.clientSecret)).status).toBe(429);
+  });
 });

@@ -38,7 +38,10 @@ export type OAuthErrorCode =
   | 'temporarily_unavailable'
   | 'server_error'
   // RFC 8693 2.2.2: a token exchange's `resource` or `audience` is not one this server issues for.
-  | 'invalid_target';
+  | 'invalid_target'
+  // The pushed authorization request endpoint's (RFC 9126 2.3): an authorization request's errors.
+  | 'unsupported_response_type'
+  | 'invalid_redirect_uri';
 
 export class OAuthError extends Error {
   readonly error: OAuthErrorCode;

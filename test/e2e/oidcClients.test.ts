@@ -104,6 +104,42 @@ describe('OpenID Connect clients with their defaults against the live service', 
     });
   });
 
+  it('openid-client: a pushed authorization request (RFC 9126, buildAuthorizationUrlWithPAR) signs the user in', async () => {
+    const c = service.credentials;
+    const config = await client.discovery(
+      new URL(service.baseUrl),
+      c.CONTRACT_CLIENT_ID,
+      c.CONTRACT_CLIENT_SECRET,
+      undefined,
+      { execute: [client.allowInsecureRequests] },
+    );
+    const verifier = client.randomPKCECodeVerifier();
+    const nonce = client.randomNonce();
+    const state = client.randomState();
+    const url = await client.buildAuthorizationUrlWithPAR(config, {
+      redirect_uri: c.CONTRACT_REDIRECT_URI,
+      scope: 'openid user_info',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      nonce,
+      state,
+      max_age: '300',
+      // The consent page even when the test above left a grant of these scopes.
+      prompt: 'consent',
+    });
+    // Only client_id and the request_uri travel through the browser.
+    expect([...url.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri']);
+    const callback = await signIn(new Browser(service.baseUrl), url, c.CONTRACT_LOGIN, c.CONTRACT_PASSWORD);
+    const tokens = await client.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: verifier,
+      expectedNonce: nonce,
+      expectedState: state,
+      idTokenExpected: true,
+      maxAge: 300,
+    });
+    expect(tokens.claims()).toMatchObject({ iss: service.baseUrl, aud: c.CONTRACT_CLIENT_ID, nonce });
+  });
+
   it('authlib (Python): its Flask OAuth client registered from the discovery document signs the user in and reads userinfo', (testContext) => {
     const venv = authlibPython();
     if ('skip' in venv) {

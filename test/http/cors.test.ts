@@ -19,6 +19,7 @@ describe('CORS: none, on any endpoint', () => {
     ['GET', '/oauth/authorize?response_type=code&client_id=app_x'],
     ['POST', '/api/open/oauth/token'],
     ['POST', '/api/open/oauth/revoke'],
+    ['POST', '/api/open/oauth/par'],
     ['GET', '/settings/applications'],
     ['GET', '/login'],
     ['GET', '/api/workflows'],

@@ -10,6 +10,7 @@ import {
   deleteClientSecret,
   getAppOfOwner,
   listAppsForOwner,
+  setRequirePushedAuthorizationRequests,
   updateApp,
   type AppDetails,
 } from '../../accounts/apps.ts';
@@ -81,6 +82,7 @@ export function applicationsRouter(ctx: AppContext): Router {
   const router = Router();
   registrationRoutes(router, ctx);
   secretRoutes(router, ctx);
+  pushedRequestRoutes(router, ctx);
   deletionRoutes(router, ctx);
   return router;
 }
@@ -144,6 +146,21 @@ function registrationRoutes(router: Router, ctx: AppContext): void {
       const problem = refusedWith(err, 400, 404);
       if (problem.status === 404) return sendPage(res, 404, notFoundPage(user, 'application'));
       await showApplication(ctx, res, 400, user, Number(req.params.id), formProblemsOf(problem), input);
+    }
+  });
+}
+
+/** Whether the app must push its authorization requests (RFC 9126 6): a checkbox of its own form. */
+function pushedRequestRoutes(router: Router, ctx: AppContext): void {
+  router.post('/settings/applications/:id/pushed-requests', async (req, res) => {
+    const user = await pageUser(ctx, req);
+    const required = field(req, 'require_pushed_authorization_requests') === 'true';
+    try {
+      await setRequirePushedAuthorizationRequests(ctx, user.id, Number(req.params.id), required);
+      res.redirect(303, `/settings/applications/${Number(req.params.id)}?done=app-updated`);
+    } catch (err) {
+      refusedWith(err, 404);
+      sendPage(res, 404, notFoundPage(user, 'application'));
     }
   });
 }

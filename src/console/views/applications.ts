@@ -68,6 +68,15 @@ export interface ApplicationModel {
 const lastUsed = (s: ClientSecret) =>
   s.last_used_at === null ? 'Never used' : `Last used ${formatDate(s.last_used_at)}`;
 
+/** RFC 9126 6: whether the authorize endpoint takes only pushed authorization requests from the app. */
+function pushedRequestsForm(app: Application, csrf: string): Html {
+  const checked = app.require_pushed_authorization_requests ? ' checked' : '';
+  return html`<h2>Pushed authorization requests</h2>
+<form method="post" action="/settings/applications/${app.id}/pushed-requests"><input type="hidden" name="csrf_token" value="${csrf}">
+<p><label><input type="checkbox" id="require_pushed_authorization_requests" name="require_pushed_authorization_requests" value="true"${checked}> Require pushed authorization requests <small>(RFC 9126: the application must post each authorization request to <code>/api/open/oauth/par</code> and send the user with the request_uri it gets; a plain authorization request is refused)</small></label></p>
+<button type="submit">Save</button></form>`;
+}
+
 /** One app's settings: its client ID, its client secrets (two during a rotation), its details, and deleting it. */
 export function applicationPage({ user, app, secrets, problems, input, flash }: ApplicationModel): Html {
   const details = input ?? {
@@ -109,6 +118,7 @@ ${generate}
 <form method="post" action="/settings/applications/${app.id}"><input type="hidden" name="csrf_token" value="${user.csrf}">
 ${detailFields(problems, details)}
 <button type="submit" class="primary">Update application</button></form>
+${pushedRequestsForm(app, user.csrf)}
 <h2>Delete application</h2><p>Its client ID and secrets stop working, and every token it was granted is revoked.</p>
 <a class="button danger" href="/settings/applications/${app.id}/delete">Delete this application</a>`,
   );
