@@ -17,6 +17,7 @@ import { findStandingGrant } from './authorizations.store.ts';
 import { getAuthorizationServerMetadata, getOpenIdConfiguration } from './metadata.ts';
 import { revokeToken } from './revoke.ts';
 import { token } from './token.ts';
+import { deviceAuthorization } from './device.ts';
 import { findUserById } from '../accounts/users.ts';
 
 /**
@@ -27,7 +28,7 @@ import { findUserById } from '../accounts/users.ts';
 export const oauthPagePaths = /^\/oauth\/authorize(\/|$)/;
 
 export const oauthErrors: ErrorSurface[] = [
-  { paths: /^\/api\/open\/oauth\/(token|revoke)$/, dialect: oauthJson },
+  { paths: /^\/api\/open\/oauth\/(token|revoke|device_authorization)$/, dialect: oauthJson },
   { paths: oauthPagePaths, dialect: htmlPages(errorPage) },
 ];
 
@@ -141,6 +142,7 @@ export function oauthOperations(ctx: AppContext, limiter: SharedRateLimiter, fai
     authorize: [sessionMiddleware(ctx), authorize(ctx)],
     exchangeToken: [perClient, ...limitFailedAuthentications(failures, token(ctx))],
     revokeToken: [perClient, ...limitFailedAuthentications(failures, revokeToken(ctx))],
+    deviceAuthorization: [perClient, ...limitFailedAuthentications(failures, deviceAuthorization(ctx))],
     getAuthorizationServerMetadata: getAuthorizationServerMetadata(ctx),
     getOpenIdConfiguration: getOpenIdConfiguration(ctx),
   };

@@ -36,7 +36,11 @@ export type OAuthErrorCode =
   | 'invalid_scope'
   | 'slow_down'
   | 'temporarily_unavailable'
-  | 'server_error';
+  | 'server_error'
+  // RFC 8628 3.5: the answers to a device code poll.
+  | 'authorization_pending'
+  | 'access_denied'
+  | 'expired_token';
 
 export class OAuthError extends Error {
   readonly error: OAuthErrorCode;
@@ -60,7 +64,10 @@ export const invalidRequest = (description: string, status = 400, headers: Recor
 export const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 export const invalidScope = (description: string) => new OAuthError('invalid_scope', description);
 export const unsupportedGrantType = () =>
-  new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
+  new OAuthError(
+    'unsupported_grant_type',
+    'grant_type must be authorization_code, refresh_token or urn:ietf:params:oauth:grant-type:device_code.',
+  );
 /** 401 whatever the method, and every 401 carries a challenge (RFC 9110 11.6.1; RFC 6749 5.2): Basic. */
 export const invalidClient = () =>
   new OAuthError('invalid_client', 'Client authentication failed.', 401, { 'WWW-Authenticate': 'Basic realm="token"' });
@@ -70,3 +77,13 @@ export const tokenRateLimited = (retryAfter: number) =>
   new OAuthError('slow_down', 'Too many requests; retry later.', 429, { 'Retry-After': String(retryAfter) });
 export const oauthUnavailable = () =>
   new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503, { 'Retry-After': '5' });
+
+// --- RFC 8628 3.5: a device code poll ------------------------------------------------------------
+
+export const authorizationPending = () =>
+  new OAuthError('authorization_pending', 'The user has not yet approved or denied the request.');
+/** A poll sooner than the interval: 400, unlike the rate limit's 429 slow_down (RFC 8628 3.5). */
+export const pollingTooFast = (intervalS: number) =>
+  new OAuthError('slow_down', `Polling too fast; the interval is now ${intervalS} seconds.`);
+export const deviceAccessDenied = () => new OAuthError('access_denied', 'The user denied the request.');
+export const deviceCodeExpired = () => new OAuthError('expired_token', 'The device code has expired.');
