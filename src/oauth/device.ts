@@ -55,7 +55,7 @@ export function deviceAuthorization(ctx: AppContext): RequestHandler {
 
     const deviceCode = newToken('dvc');
     const userCode = newUserCode();
-    const now = Date.now();
+    const now = ctx.now();
     const ttl = ctx.config.DEVICE_CODE_TTL_SECONDS;
     await store.insertDeviceAuthorization(ctx.db, {
       deviceCodeHash: hashToken(deviceCode),
@@ -100,7 +100,7 @@ export interface DeviceRequest {
 export async function findDeviceRequest(ctx: AppContext, typed: string): Promise<DeviceRequest | null> {
   const userCode = normalizeUserCode(typed);
   if (!userCode) return null;
-  const row = await store.findPendingByUserCodeHash(ctx.db, userCodeHash(userCode), Date.now());
+  const row = await store.findPendingByUserCodeHash(ctx.db, userCodeHash(userCode), ctx.now());
   if (!row) return null;
   const client = await findClientByClientId(ctx, row.clientId);
   if (!client) return null;
@@ -117,5 +117,5 @@ export async function decideDeviceRequest(
   request: DeviceRequest,
   decision: { approved: boolean; userId: number; authTime: number },
 ): Promise<boolean> {
-  return store.decideDeviceAuthorization(ctx.db, request.id, decision, Date.now());
+  return store.decideDeviceAuthorization(ctx.db, request.id, decision, ctx.now());
 }

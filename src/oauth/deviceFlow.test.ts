@@ -74,13 +74,15 @@ describe.each(testDialects())('the device authorization grant, on %s', (dialect)
     return { status: done.status, page: await done.text() };
   }
 
-  /** Lets the next poll count as on time (tests do not wait out the interval). */
-  const pollLater = (deviceCode: string) =>
-    server.ctx
-      .db('device_authorizations')
-      .update({ last_polled_at: null })
-      .whereNotNull('id')
-      .then(() => deviceCode);
+  /** Runs `steps` on the service's clock stopped at `at` (ms), so poll timing is the test's, not the machine's. */
+  async function atTime<T>(at: number, steps: () => Promise<T>): Promise<T> {
+    server.ctx.now = () => at;
+    try {
+      return await steps();
+    } finally {
+      server.ctx.now = Date.now;
+    }
+  }
 
   it('answers RFC 8628 3.2: codes, the verification URIs, a short lifetime and the interval', async () => {
     const answer = await start('openid user_info');
@@ -97,11 +99,15 @@ describe.each(testDialects())('the device authorization grant, on %s', (dialect)
 
   it('happy path: pending, slow_down (the interval grows by 5 s), approved on /device, one pair with an ID token', async () => {
     const { device_code, user_code } = await start('openid user_info');
-    expect((await poll(device_code)).body.error).toBe('authorization_pending');
-    const fast = await poll(device_code);
+    const t = Date.now();
+    expect((await atTime(t, () => poll(device_code))).body.error).toBe('authorization_pending');
+    // 4.999 s later: too soon; the interval becomes 10 s.
+    const fast = await atTime(t + 4_999, () => poll(device_code));
     expect([fast.status, fast.body.error]).toEqual([400, 'slow_down']);
     expect(fast.body.error_description).toContain('10 seconds');
-    expect((await poll(await pollLater(device_code))).body.error).toBe('authorization_pending');
+    expect((await atTime(t + 14_998, () => poll(device_code))).body.error).toBe('slow_down');
+    // 15 s after that (the interval now 15 s): on time.
+    expect((await atTime(t + 29_998, () => poll(device_code))).body.error).toBe('authorization_pending');
 
     // The page's code is case-insensitive, and dashes and spaces do not matter.
     const done = await decide(` ${user_code.toLowerCase().replace('-', ' ')} `, 'allow');

@@ -46,7 +46,7 @@ export class DeviceCodeGrant extends ModelGrant {
 
     // 4. Unexpired (3.5 expired_token), then the user's decision: denied (access_denied), or none
     //    yet (authorization_pending, or slow_down for a poll sooner than the interval).
-    const now = Date.now();
+    const now = this.model.ctx.now();
     if (row.expiresAt <= now) throw deviceCodeExpired();
     if (row.status === 'denied') throw deviceAccessDenied();
     if (row.status === 'pending') {
