@@ -1,9 +1,11 @@
-import { randomInt } from 'node:crypto';
+import { createHmac, randomBytes, randomInt } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import type { Knex } from 'knex';
 import type { AppContext } from '../context.ts';
 import { hashToken, newToken } from '../shared/crypto.ts';
 import { invalidClient, invalidRequest, invalidScope, twoClientCredentials } from '../shared/errors.ts';
 import { findUserById } from '../accounts/users.ts';
+import { getOrCreateSecret } from '../accounts/secrets.ts';
 import { clientCredentials } from './clientAuth.ts';
 import { authenticateClient, findClientByClientId, type OAuthClient } from './clients.ts';
 import { isScope, joinScopes, splitScope } from './scopes.ts';
@@ -37,8 +39,26 @@ export function normalizeUserCode(input: string): string | null {
   return [...letters].every((c) => USER_CODE_ALPHABET.includes(c)) ? letters : null;
 }
 
-/** How a user code is stored: hashed, so the table does not give live codes away. */
-const userCodeHash = (normalized: string) => hashToken(`device-user-code|${normalized}`);
+const userCodeKeys = new WeakMap<Knex, Promise<Buffer>>();
+
+/**
+ * How a user code is stored: an HMAC under a service secret (sealed at rest, as the session key),
+ * not a plain hash: a code has only about 2^34.5 values, which a reader of the table could try
+ * against a plain hash while the code lives.
+ */
+async function userCodeHash(ctx: AppContext, normalized: string): Promise<string> {
+  let key = userCodeKeys.get(ctx.db);
+  if (!key) {
+    key = getOrCreateSecret(ctx, 'device_user_code_key', () => randomBytes(32).toString('base64url')).then((v) =>
+      Buffer.from(v, 'base64url'),
+    );
+    key.catch(() => userCodeKeys.delete(ctx.db));
+    userCodeKeys.set(ctx.db, key);
+  }
+  return createHmac('sha256', await key)
+    .update(normalized)
+    .digest('hex');
+}
 
 /** POST /api/open/oauth/device_authorization (RFC 8628 3.1-3.2), client authentication as at the token endpoint. */
 export function deviceAuthorization(ctx: AppContext): RequestHandler {
@@ -59,7 +79,7 @@ export function deviceAuthorization(ctx: AppContext): RequestHandler {
     const ttl = ctx.config.DEVICE_CODE_TTL_SECONDS;
     await store.insertDeviceAuthorization(ctx.db, {
       deviceCodeHash: hashToken(deviceCode),
-      userCodeHash: userCodeHash(normalizeUserCode(userCode)!),
+      userCodeHash: await userCodeHash(ctx, normalizeUserCode(userCode)!),
       applicationId: client.id,
       scope: joinScopes(scopes),
       intervalS: POLL_INTERVAL_S,
@@ -100,7 +120,7 @@ export interface DeviceRequest {
 export async function findDeviceRequest(ctx: AppContext, typed: string): Promise<DeviceRequest | null> {
   const userCode = normalizeUserCode(typed);
   if (!userCode) return null;
-  const row = await store.findPendingByUserCodeHash(ctx.db, userCodeHash(userCode), ctx.now());
+  const row = await store.findPendingByUserCodeHash(ctx.db, await userCodeHash(ctx, userCode), ctx.now());
   if (!row) return null;
   const client = await findClientByClientId(ctx, row.clientId);
   if (!client) return null;

@@ -3,9 +3,10 @@ import { dialectOf } from '../knex.ts';
 
 // The device authorization grant (RFC 8628, src/oauth/device.ts): one row per device
 // authorization request, from the device's request to the token it is redeemed for.
-// - Both codes are stored as SHA-256 hashes only: `device_code_hash` (the device's secret, high
-//   entropy) and `user_code_hash` (the code the user types, normalised to its 8 letters). Not
-//   unique: an expired row may share a user code with a live one; the lookups take the live row.
+// - Neither code is stored as such: `device_code_hash` is the SHA-256 of the device's secret (high
+//   entropy), `user_code_hash` an HMAC-SHA-256 of the code the user types (normalised) under a
+//   sealed service secret. Not unique: an expired row may share a user code with a live one; the
+//   lookups take the live row.
 // - `status`: pending -> approved | denied (the user's decision on /device, a conditional update:
 //   one decision per code), approved -> used (the one redemption, a conditional update too, so
 //   concurrent polls issue one pair). `user_id` and `auth_time` are the approving user's.
