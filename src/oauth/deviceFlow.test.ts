@@ -224,6 +224,17 @@ describe.each(testDialects())('the device authorization grant, on %s', (dialect)
       400,
       'invalid_scope',
     ]);
+    const json = await fetch(`${server.baseUrl}/api/open/oauth/device_authorization`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ scope: 'user_info', client_id: f.clientId, client_secret: f.clientSecret }),
+    });
+    expect([json.status, ((await json.json()) as { error: string }).error]).toEqual([415, 'invalid_request']);
+    const huge = await fetch(
+      `${server.baseUrl}/api/open/oauth/device_authorization`,
+      form({ scope: 'user_info '.repeat(200_000), client_id: f.clientId, client_secret: f.clientSecret }),
+    );
+    expect([huge.status, ((await huge.json()) as { error: string }).error]).toEqual([413, 'invalid_request']);
     const entry = await (await browser.fetch('/device')).text();
     const csrf_token = formFields(entry).csrf_token!;
     for (const user_code of ['', 'AAAA-AAAA', 'x'.repeat(5000), '\u00e9\u00e9\u00e9\u00e9-BBBB'])
