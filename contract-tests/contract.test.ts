@@ -70,6 +70,12 @@ function exampleRequest(operationId: string): {
       headers: form,
       body: 'response_type=code&redirect_uri=https%3A%2F%2Fc.example%2Fcb&scope=user_info&client_id=app_1&client_secret=cs_1',
     },
+    deviceAuthorization: {
+      method: 'POST',
+      path: '/api/open/oauth/device_authorization',
+      headers: form,
+      body: 'scope=user_info&client_id=app_1&client_secret=cs_1',
+    },
     getUserInfo: { method: 'GET', path: '/api/open/v1/userinfo', headers: oauth },
     listOrgs: { method: 'GET', path: '/api/open/v1/orgs', headers: oauth },
     listAccessTokens: { method: 'GET', path: '/api/open/v1/demo/tokens', headers: oauth },
@@ -309,6 +315,27 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
         headers: { ...formBody.headers, Prefer: 'code=401' },
       });
       await expectConformant('pushAuthorizationRequest', call, 401);
+    });
+
+    it('POST /api/open/oauth/device_authorization answers a device code and a user code (RFC 8628 3.2)', async () => {
+      const call = anonymous.POST('/api/open/oauth/device_authorization', {
+        body: { scope: 'user_info', client_id: target.clientId, client_secret: target.clientSecret },
+        ...formBody,
+      });
+      const { body, response } = await expectConformant('deviceAuthorization', call, 200);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect((body as { user_code: string }).user_code).toMatch(
+        /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/,
+      );
+    });
+
+    it('POST /api/open/oauth/device_authorization with an unknown scope is invalid_scope', async () => {
+      const call = anonymous.POST('/api/open/oauth/device_authorization', {
+        body: { scope: 'admin', client_id: target.clientId, client_secret: target.clientSecret },
+        ...formBody,
+        headers: { ...formBody.headers, Prefer: 'code=400' },
+      });
+      await expectConformant('deviceAuthorization', call, 400);
     });
 
     it("POST /api/open/oauth/token without a form body is a 415 whose description is ours, not the validator's", async () => {

@@ -169,6 +169,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/open/oauth/device_authorization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a device authorization (RFC 8628 3.1)
+         * @description For a device or CLI without a browser of its own. Answers a `device_code` for the device
+         *     to poll the token endpoint with (`grant_type=urn:ietf:params:oauth:grant-type:device_code`,
+         *     no sooner than every `interval` seconds) and a `user_code` (8 letters shown as
+         *     `XXXX-XXXX`) that the user enters at `verification_uri` (the `/device` page, signed in),
+         *     where they see the same consent as in the code flow and approve or deny.
+         *     `verification_uri_complete` carries the code for a link or QR code; the page still asks the
+         *     user to confirm it. Both codes expire after `expires_in` seconds
+         *     (`DEVICE_CODE_TTL_SECONDS`, default 600) and are single-use.
+         *
+         *     `scope` is required and checked as at the authorization endpoint (unknown scopes are
+         *     `invalid_scope`). Client authentication and rate limits are the token endpoint's: every
+         *     registered application is a confidential client and authenticates with its secret.
+         */
+        post: operations["deviceAuthorization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/open/v1/userinfo": {
         parameters: {
             query?: never;
@@ -1436,7 +1467,7 @@ export interface components {
         /** @description RFC 6749 5.2 error response. */
         OAuthError: {
             /**
-             * @description **Open** (the values are listed in `x-extensible-enum`, not `enum`, so that no generated client refuses a new one): a later minor version may add codes (RFC 6749 8.5); treat an unknown one as a failure of the request. The same codes name the `error` of an authorization redirect; `login_required`, `consent_required` and `interaction_required` (OpenID Connect Core 3.1.2.6) come only there, answering `prompt=none`. `invalid_target` (RFC 8693 2.2.2): a token exchange's `resource` is not one this server issues tokens for.
+             * @description **Open** (the values are listed in `x-extensible-enum`, not `enum`, so that no generated client refuses a new one): a later minor version may add codes (RFC 6749 8.5); treat an unknown one as a failure of the request. The same codes name the `error` of an authorization redirect; `login_required`, `consent_required` and `interaction_required` (OpenID Connect Core 3.1.2.6) come only there, answering `prompt=none`. `invalid_target` (RFC 8693 2.2.2): a token exchange's `resource` is not one this server issues tokens for. `authorization_pending`, `access_denied`, `expired_token` and a 400 `slow_down` answer a device code poll (RFC 8628 3.5).
              * @example invalid_grant
              */
             error: string;
@@ -1449,7 +1480,7 @@ export interface components {
              * @example authorization_code
              * @enum {string}
              */
-            grant_type: "authorization_code" | "refresh_token" | "urn:ietf:params:oauth:grant-type:token-exchange";
+            grant_type: "authorization_code" | "refresh_token" | "urn:ietf:params:oauth:grant-type:token-exchange" | "urn:ietf:params:oauth:grant-type:device_code";
             /**
              * @description Required for `authorization_code`.
              * @example oac_Vw3kq8WZ1Xr0Jm5bE2pTzQ9uYc7nHdLs4aFgRiKoMe6
@@ -1510,6 +1541,11 @@ export interface components {
              * @example http://localhost:3000/serverless
              */
             audience?: string;
+            /**
+             * @description Required for `urn:ietf:params:oauth:grant-type:device_code`: the `device_code` of the device authorization response.
+             * @example dvc_Kq7mT2xW9zR4vB1nL6sP3dF8gH0jY5cA2eU8iO4pX3w
+             */
+            device_code?: string;
         };
         /**
          * @description Form fields of the pushed authorization request endpoint: the parameters of an
@@ -1584,6 +1620,54 @@ export interface components {
              * @example 60
              */
             expires_in: number;
+        };
+        /** @description RFC 8628 3.2. */
+        DeviceAuthorizationResponse: {
+            /**
+             * @description The device's secret to poll the token endpoint with; single-use.
+             * @example dvc_Kq7mT2xW9zR4vB1nL6sP3dF8gH0jY5cA2eU8iO4pX3w
+             */
+            device_code: string;
+            /**
+             * @description What the user enters on the verification page: 8 letters of BCDFGHJKLMNPQRSTVWXZ, shown as XXXX-XXXX (case, dashes and spaces do not matter).
+             * @example WDJB-MJHT
+             */
+            user_code: string;
+            /** @example http://localhost:3000/device */
+            verification_uri: string;
+            /**
+             * @description The verification page with the code filled in (the user still confirms it).
+             * @example http://localhost:3000/device?user_code=WDJB-MJHT
+             */
+            verification_uri_complete: string;
+            /**
+             * @description Lifetime of both codes in seconds.
+             * @example 600
+             */
+            expires_in: number;
+            /**
+             * @description Seconds to wait between polls of the token endpoint.
+             * @example 5
+             */
+            interval: number;
+        };
+        /** @description Form fields of the device authorization endpoint (RFC 8628 3.1). */
+        DeviceAuthorizationRequest: {
+            /**
+             * @description Space-separated scopes; required.
+             * @example api_key
+             */
+            scope?: string;
+            /**
+             * @description Required unless HTTP Basic is used.
+             * @example app_3f9a1c0e5b7d2a4c6e8f
+             */
+            client_id?: string;
+            /**
+             * @description Required unless HTTP Basic is used.
+             * @example cs_h7Q2mXv9Lr4Tz1Wk8Np3Bs6Dy0Fc5Ga2Je7Hu4Ki9Lo1
+             */
+            client_secret?: string;
         };
         RevocationRequest: {
             /** @example ghr_Pn4rT8wQ2zX6vB1mK9sL3dF7gH0jY5cA2eU8iO4pR6t */
@@ -1839,7 +1923,8 @@ export interface components {
              * @example [
              *       "authorization_code",
              *       "refresh_token",
-             *       "urn:ietf:params:oauth:grant-type:token-exchange"
+             *       "urn:ietf:params:oauth:grant-type:token-exchange",
+             *       "urn:ietf:params:oauth:grant-type:device_code"
              *     ]
              */
             grant_types_supported?: string[];
@@ -1871,6 +1956,11 @@ export interface components {
              * @example false
              */
             require_pushed_authorization_requests?: boolean;
+            /**
+             * @description RFC 8628 4.
+             * @example http://localhost:3000/api/open/oauth/device_authorization
+             */
+            device_authorization_endpoint?: string;
         };
         /** @description OpenID Provider metadata (OpenID Connect Discovery 1.0, 3), a superset of RFC 8414's. */
         OpenIdConfiguration: components["schemas"]["AuthorizationServerMetadata"] & {
@@ -5265,7 +5355,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description RFC 6749 5.2 error (`invalid_request`, including two client authentication methods in one request; `invalid_grant`, `unsupported_grant_type`, `invalid_scope`; `invalid_target` for a token exchange's `resource`, RFC 8693 2.2.2). */
+            /** @description RFC 6749 5.2 error (`invalid_request`, including two client authentication methods in one request; `invalid_grant`, `unsupported_grant_type`, `invalid_scope`; `invalid_target` for a token exchange's `resource`, RFC 8693 2.2.2), or for a device code RFC 8628 3.5's `authorization_pending`, `slow_down`, `access_denied` and `expired_token`. */
             400: {
                 headers: {
                     "Cache-Control"?: "no-store";
@@ -5421,6 +5511,84 @@ export interface operations {
                 };
             };
             /** @description RFC 6749 5.2 error (`invalid_request`; a missing `token`, a malformed Basic header, or two client authentication methods in one request). */
+            400: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Client authentication failed (`invalid_client`). */
+            401: {
+                headers: {
+                    /**
+                     * @description A Basic challenge, whichever method the client used (RFC 9110 11.6.1).
+                     * @example Basic realm="token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The body is not `application/x-www-form-urlencoded`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Too many requests for this client from this address, or too many failed client authentications from this address. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    deviceAuthorization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["DeviceAuthorizationRequest"];
+            };
+        };
+        responses: {
+            /** @description The device authorization request was accepted (RFC 8628 3.2). */
+            200: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceAuthorizationResponse"];
+                };
+            };
+            /** @description RFC 6749 5.2 error (`invalid_request`, including two client authentication methods in one request; `invalid_scope`). */
             400: {
                 headers: {
                     "Cache-Control"?: "no-store";

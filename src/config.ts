@@ -133,6 +133,7 @@ const envSchema = z.object({
   HOOK_DELIVERY_WINDOW_SECONDS: integer(259_200, 0, 31_536_000),
   RUN_DETAIL_MAX_ITEM_STEPS: integer(1000, 0, 100_000),
   APPROVAL_MAX_WAIT_SECONDS: integer(604_800, 1, 31_536_000),
+  DEVICE_CODE_TTL_SECONDS: integer(600, 60, 1800),
 });
 
 /** Express's `trust proxy`: a boolean, a hop count, or a list of addresses / subnet names. */
@@ -372,6 +373,8 @@ function accessSettings(e: Env) {
     METRICS_TOKEN: e.METRICS_TOKEN,
     /** The longest an approval node waits (its timeout_seconds' cap and default), and its link's life. */
     APPROVAL_MAX_WAIT_SECONDS: e.APPROVAL_MAX_WAIT_SECONDS,
+    /** How long a device authorization's device and user codes live (RFC 8628 3.2 expires_in). */
+    DEVICE_CODE_TTL_SECONDS: e.DEVICE_CODE_TTL_SECONDS,
   };
 }
 

@@ -5,6 +5,7 @@ import { migrateLatest, migrateRollback, migrateUp } from './migrate.ts';
 import { TABLES_IN_CREATION_ORDER } from './migrations/0001_initial.ts';
 import { HOOK_TABLES } from './migrations/0013_workflow_hooks.ts';
 import { BUDGET_TABLES } from './migrations/0033_budgets.ts';
+import { DEVICE_TABLES } from './migrations/0034_device_authorizations.ts';
 import { PUSHED_REQUEST_TABLES } from './migrations/0036_pushed_authorization_requests.ts';
 import { versionBytes } from '../workflows/versions.store.ts';
 
@@ -18,6 +19,7 @@ const TABLES = [
   ...HOOK_TABLES,
   'workflow_schedules',
   ...BUDGET_TABLES,
+  ...DEVICE_TABLES,
   ...PUSHED_REQUEST_TABLES,
 ];
 
@@ -53,6 +55,7 @@ const ALL = [
   '0031_run_trace_context',
   '0032_run_costs',
   '0033_budgets',
+  '0034_device_authorizations',
   '0036_pushed_authorization_requests',
 ];
 

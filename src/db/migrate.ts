@@ -31,6 +31,7 @@ import * as approval from './migrations/0030_approval.ts';
 import * as runTraceContext from './migrations/0031_run_trace_context.ts';
 import * as runCosts from './migrations/0032_run_costs.ts';
 import * as budgets from './migrations/0033_budgets.ts';
+import * as deviceAuthorizations from './migrations/0034_device_authorizations.ts';
 import * as pushedRequests from './migrations/0036_pushed_authorization_requests.ts';
 
 interface Migration {
@@ -77,6 +78,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0031_run_trace_context', runTraceContext],
     ['0032_run_costs', runCosts],
     ['0033_budgets', budgets],
+    ['0034_device_authorizations', deviceAuthorizations],
     ['0036_pushed_authorization_requests', pushedRequests],
   ];
 }

@@ -1,6 +1,7 @@
 import { html, type Html } from '../html/html.ts';
 import { layout } from '../html/layout.ts';
 import type { AuthorizeRequest } from './authorize.ts';
+import type { OAuthClient } from './clients.ts';
 import { SCOPES, isScope, splitScope } from './scopes.ts';
 
 /** The consent page: who asks, for what, and an Allow/Deny form carrying the request and a CSRF token. */
@@ -32,14 +33,7 @@ export function consentPage(
   const fields = Object.entries(hidden)
     .filter(([, value]) => value !== undefined)
     .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
-  const homepage = /^https?:\/\//i.test(client.homepage)
-    ? html`<a href="${client.homepage}" rel="noopener noreferrer">${client.homepage}</a>`
-    : html`${client.homepage}`;
-  const body = html`<h1>Authorize ${client.name}</h1>
-<p class="app-description">${client.description}</p>
-<p class="app-meta">${ownerLogin ? html`Registered by <strong>${ownerLogin}</strong> · ` : ''}Homepage: ${homepage}</p>
-<p><strong>${client.name}</strong> wants to access your account <strong>${user.login}</strong>:</p>
-<ul class="scopes">${scopes.map((s) => html`<li><code>${s}</code>: ${SCOPES[s]}</li>`)}</ul>
+  const body = html`${consentDetails(client, scopes, user, ownerLogin)}
 <p>You will be sent to <code>${request.redirectUri}</code>.</p>
 <form method="post" action="/oauth/authorize/decision">${fields}
 <button type="submit" name="decision" value="allow" id="allow" class="primary">Allow</button>
@@ -53,6 +47,26 @@ export function consentPage(
     },
     body,
   );
+}
+
+/**
+ * What the user consents to, the same in every flow (the code flow's page, the device flow's):
+ * the app, who registered it, its homepage, and the scopes in words.
+ */
+export function consentDetails(
+  client: Pick<OAuthClient, 'name' | 'description' | 'homepage'>,
+  scopes: string[],
+  user: { login: string },
+  ownerLogin?: string,
+): Html {
+  const homepage = /^https?:\/\//i.test(client.homepage)
+    ? html`<a href="${client.homepage}" rel="noopener noreferrer">${client.homepage}</a>`
+    : html`${client.homepage}`;
+  return html`<h1>Authorize ${client.name}</h1>
+<p class="app-description">${client.description}</p>
+<p class="app-meta">${ownerLogin ? html`Registered by <strong>${ownerLogin}</strong> · ` : ''}Homepage: ${homepage}</p>
+<p><strong>${client.name}</strong> wants to access your account <strong>${user.login}</strong>:</p>
+<ul class="scopes">${scopes.filter(isScope).map((s) => html`<li><code>${s}</code>: ${SCOPES[s]}</li>`)}</ul>`;
 }
 
 /** RFC 6749 4.1.2.1: an invalid client or redirect_uri is told to the user, not to the client. */

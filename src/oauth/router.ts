@@ -25,6 +25,7 @@ import {
   usePushedRequest,
 } from './par.ts';
 import { token } from './token.ts';
+import { deviceAuthorization } from './device.ts';
 import { findUserById } from '../accounts/users.ts';
 
 /**
@@ -35,7 +36,7 @@ import { findUserById } from '../accounts/users.ts';
 export const oauthPagePaths = /^\/oauth\/authorize(\/|$)/;
 
 export const oauthErrors: ErrorSurface[] = [
-  { paths: /^\/api\/open\/oauth\/(token|revoke|introspect|par)$/, dialect: oauthJson },
+  { paths: /^\/api\/open\/oauth\/(token|revoke|introspect|par|device_authorization)$/, dialect: oauthJson },
   { paths: oauthPagePaths, dialect: htmlPages(errorPage) },
 ];
 
@@ -155,6 +156,7 @@ export function oauthOperations(ctx: AppContext, limiter: SharedRateLimiter, fai
     revokeToken: [perClient, ...limitFailedAuthentications(failures, revokeToken(ctx))],
     introspectToken: [perClient, ...limitFailedAuthentications(failures, introspectToken(ctx))],
     pushAuthorizationRequest: [perClient, ...limitFailedAuthentications(failures, pushAuthorizationRequest(ctx))],
+    deviceAuthorization: [perClient, ...limitFailedAuthentications(failures, deviceAuthorization(ctx))],
     getAuthorizationServerMetadata: getAuthorizationServerMetadata(ctx),
     getOpenIdConfiguration: getOpenIdConfiguration(ctx),
   };

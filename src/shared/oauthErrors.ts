@@ -41,7 +41,11 @@ export type OAuthErrorCode =
   | 'invalid_target'
   // The pushed authorization request endpoint's (RFC 9126 2.3): an authorization request's errors.
   | 'unsupported_response_type'
-  | 'invalid_redirect_uri';
+  | 'invalid_redirect_uri'
+  // RFC 8628 3.5: the answers to a device code poll.
+  | 'authorization_pending'
+  | 'access_denied'
+  | 'expired_token';
 
 export class OAuthError extends Error {
   readonly error: OAuthErrorCode;
@@ -67,7 +71,7 @@ export const invalidScope = (description: string) => new OAuthError('invalid_sco
 export const unsupportedGrantType = () =>
   new OAuthError(
     'unsupported_grant_type',
-    'grant_type must be authorization_code, refresh_token or urn:ietf:params:oauth:grant-type:token-exchange.',
+    'grant_type must be authorization_code, refresh_token, urn:ietf:params:oauth:grant-type:token-exchange or urn:ietf:params:oauth:grant-type:device_code.',
   );
 /** 401 whatever the method, and every 401 carries a challenge (RFC 9110 11.6.1; RFC 6749 5.2): Basic. */
 export const invalidClient = () =>
@@ -79,3 +83,13 @@ export const tokenRateLimited = (retryAfter: number) =>
 export const oauthUnavailable = () =>
   new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503, { 'Retry-After': '5' });
 export const invalidTarget = (description: string) => new OAuthError('invalid_target', description);
+
+// --- RFC 8628 3.5: a device code poll ------------------------------------------------------------
+
+export const authorizationPending = () =>
+  new OAuthError('authorization_pending', 'The user has not yet approved or denied the request.');
+/** A poll sooner than the interval: 400, unlike the rate limit's 429 slow_down (RFC 8628 3.5). */
+export const pollingTooFast = (intervalS: number) =>
+  new OAuthError('slow_down', `Polling too fast; the interval is now ${intervalS} seconds.`);
+export const deviceAccessDenied = () => new OAuthError('access_denied', 'The user denied the request.');
+export const deviceCodeExpired = () => new OAuthError('expired_token', 'The device code has expired.');

@@ -66,7 +66,8 @@ function enumSites(node: unknown, pointer = '#'): EnumSite[] {
 function expectedName(value: unknown): string {
   const text = String(value);
   if (SYMBOL_NAMES[text]) return SYMBOL_NAMES[text];
-  const words = text.replace(/[.\-/ ]+/g, '_').toUpperCase();
+  // A URN's colons separate words too (`urn:ietf:params:oauth:grant-type:device_code`).
+  const words = text.replace(/[.\-/ :]+/g, '_').toUpperCase();
   return UPPER_SNAKE.test(words) ? words : '';
 }
 

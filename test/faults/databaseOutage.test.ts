@@ -131,6 +131,15 @@ describe.each(kinds)('store outage on %s', (_name, startDatabase) => {
           }),
         },
       ],
+      [
+        'deviceAuthorization',
+        '/api/open/oauth/device_authorization',
+        {
+          method: 'POST',
+          headers: form,
+          body: new URLSearchParams({ scope: 'user_info', client_id: clientId, client_secret: clientSecret }),
+        },
+      ],
       ['getUserInfo', '/api/open/v1/userinfo', { headers: bearer(accessToken) }],
       ['listOrgs', '/api/open/v1/orgs', { headers: bearer(accessToken) }],
       ['listAccessTokens', '/api/open/v1/someone/tokens', { headers: bearer(accessToken) }],

@@ -21,13 +21,14 @@ import { consoleScripts } from './scripts.ts';
 import { workflowDeletionRouter } from './workflowDeletion.ts';
 import { workflowEditorRouter } from './workflowEditor.ts';
 import { workflowPagesRouter } from './workflows.ts';
+import { devicePagesRouter } from './device.ts';
 
 // Server-rendered platform pages: login/logout, the settings for applications, raw access
 // tokens and authorized apps, and the user's workflows and runs, one module per area. Every form
 // carries a CSRF token bound to the session; views are pure functions in ../views/.
 
 /** The platform's pages: not part of the API contract, so the validator leaves them alone. */
-export const platformPagePaths = /^\/(login|logout|signup|settings|workflows|assets|approvals)(\/|$)/;
+export const platformPagePaths = /^\/(login|logout|signup|settings|workflows|assets|approvals|device)(\/|$)/;
 
 export const platformPageErrors: ErrorSurface = { paths: platformPagePaths, dialect: htmlPages(errorPage) };
 
@@ -76,5 +77,9 @@ export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
     // A workflow's budget and an API key's (/settings/tokens/{id}/budget): both groups' session and CSRF checks have run.
     budgetPagesRouter(ctx),
   );
+
+  // The device flow's verification page (RFC 8628 3.3): signed-in users only.
+  router.use('/device', session, requireUser, csrf);
+  router.use(devicePagesRouter(ctx));
   return router;
 }

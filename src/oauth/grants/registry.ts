@@ -2,12 +2,13 @@ import type { Grant, Metadata } from './grant.ts';
 import { authorizationCode } from './authorizationCode.ts';
 import { refreshToken } from './refreshToken.ts';
 import { tokenExchange } from './tokenExchange.ts';
+import { deviceCode } from './deviceCode.ts';
 
 // The grant types this server offers, one module each: the token endpoint (token.ts), both
 // metadata documents (metadata.ts) and the metrics read this list. A grant that does not descend
 // from a code stores its tokens without an authorization row (TokenModel#grantedDirectly).
 
-export const GRANTS: readonly Grant[] = [authorizationCode, refreshToken, tokenExchange];
+export const GRANTS: readonly Grant[] = [authorizationCode, refreshToken, tokenExchange, deviceCode];
 
 /** Every registered `grant_type`, as the library's clients carry them (`client.grants`). */
 export const GRANT_TYPES: string[] = GRANTS.map((g) => g.type);
