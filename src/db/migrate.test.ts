@@ -51,6 +51,7 @@ const ALL = [
   '0031_run_trace_context',
   '0032_run_costs',
   '0033_budgets',
+  '0037_workflow_mcp_tools',
 ];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {

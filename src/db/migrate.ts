@@ -31,6 +31,7 @@ import * as approval from './migrations/0030_approval.ts';
 import * as runTraceContext from './migrations/0031_run_trace_context.ts';
 import * as runCosts from './migrations/0032_run_costs.ts';
 import * as budgets from './migrations/0033_budgets.ts';
+import * as workflowMcpTools from './migrations/0037_workflow_mcp_tools.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -76,6 +77,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0031_run_trace_context', runTraceContext],
     ['0032_run_costs', runCosts],
     ['0033_budgets', budgets],
+    ['0037_workflow_mcp_tools', workflowMcpTools],
   ];
 }
 
