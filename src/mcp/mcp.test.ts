@@ -153,6 +153,17 @@ describe.each(testDialects())('MCP server at /mcp (%s)', (dialect) => {
     expect(run).toMatchObject({ status: 'completed', inputs: { ticket: 'export is broken' } });
   });
 
+  it("answers a repeated _meta.idempotency_key with the same run, as the API's Idempotency-Key", async () => {
+    const mcp = await connect(aliceToken);
+    const call = () =>
+      mcp.callTool({ name: exposed, arguments: { ticket: 'once' }, _meta: { idempotency_key: 'mcp-once-1' } });
+    const first = (await call()) as CallToolResult;
+    const again = (await call()) as CallToolResult;
+    expect(first.structuredContent).toEqual({ result: 'ONCE' });
+    expect(again.structuredContent).toEqual({ result: 'ONCE' });
+    expect(again._meta?.run_id).toBe(first._meta?.run_id);
+  });
+
   it("refuses another user's tool and an unmarked workflow as unknown tools, and runs neither", async () => {
     const mcp = await connect(aliceToken);
     for (const name of [bobs, hidden, 'wf_nonexistent'])
