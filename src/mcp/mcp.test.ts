@@ -98,6 +98,8 @@ describe.each(testDialects())('MCP server at /mcp (%s)', (dialect) => {
       env: {
         MODEL_PROVIDER_BASE_URL: fake.baseUrl,
         MODEL_PROVIDER_MODELS: 'gpt-4o-mini',
+        // Priced, so that a run costs and a monthly budget can be spent.
+        MODEL_PRICES: JSON.stringify({ 'gpt-4o-mini': { input: 1000, output: 1000, currency: 'USD' } }),
         // One run of a user at a time: a second call while one goes on meets the quota.
         USER_MAX_CONCURRENT_RUNS: '1',
       },
@@ -206,6 +208,49 @@ describe.each(testDialects())('MCP server at /mcp (%s)', (dialect) => {
     expect(run).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
   });
 
+  it('cancels the run when the client goes away before the call has answered', async () => {
+    fake.replies.push({ kind: 'hang' });
+    const asked = fake.requests.length;
+    const leave = new AbortController();
+    const answer = fetch(new URL('/mcp', server.baseUrl), {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${aliceToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: exposed, arguments: { ticket: 'left' } },
+      }),
+      signal: leave.signal,
+    }).then((res) => res.text());
+    await expect.poll(() => fake.requests.length, { timeout: 30_000 }).toBeGreaterThan(asked);
+    leave.abort();
+    await expect(answer).rejects.toThrow();
+    const run = await lastRunEnded(aliceApi, exposed);
+    expect(run).toMatchObject({ status: 'cancelled', inputs: { ticket: 'left' } });
+  });
+
+  it("refuses a call once the workflow's monthly budget is spent, as a tool error in the API's words", async () => {
+    const capped = await create(aliceApi, { ...SHOUT, name: 'Capped' }, true);
+    const budget = await aliceApi.PUT('/api/workflows/{workflow_id}/budget', {
+      params: { path: { workflow_id: capped } },
+      body: { monthly_limit: 0.000001 },
+    });
+    expect(budget.response.status).toBe(200);
+    const mcp = await connect(aliceToken);
+    const first = (await mcp.callTool({ name: capped, arguments: { ticket: 'spend it' } })) as CallToolResult;
+    expect(first.structuredContent).toEqual({ result: 'SPEND IT' }); // a run already going finishes
+    const refused = (await mcp.callTool({ name: capped, arguments: { ticket: 'more' } })) as CallToolResult;
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.content)).toMatch(/The monthly budget of .* is spent/);
+    const runs = await aliceApi.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: capped } } });
+    expect(runs.data!.data).toHaveLength(1);
+  });
+
   it('answers 401 with a Bearer challenge without a token or with a bad one, and 403 without the scope', async () => {
     const post = (authorization?: string) =>
       fetch(new URL('/mcp', server.baseUrl), {
@@ -239,7 +284,7 @@ describe.each(testDialects())('MCP server at /mcp (%s)', (dialect) => {
   it('refuses a revoked token on the next request', async () => {
     const tokens = await tokenOf(alice, 'workflows:run');
     const mcp = await connect(tokens.access_token);
-    expect((await mcp.listTools()).tools).toHaveLength(1);
+    expect((await mcp.listTools()).tools.map((t) => t.name)).toContain(exposed);
     const as = await discover(server.baseUrl);
     const revoked = await oauth.revocationRequest(
       as,
