@@ -281,6 +281,39 @@ describe.each(testDialects())('MCP server at /mcp (%s)', (dialect) => {
     expect(get.status).toBe(405);
   });
 
+  it('answers malformed requests as the transport specifies, never with a 500', async () => {
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      fetch(new URL('/mcp', server.baseUrl), {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${aliceToken}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+        body,
+      }).then((res) => res.status);
+    expect(await post('{not json')).toBe(400);
+    // Neither is a JSON-RPC request: the SDK's transport answers them; nothing runs, nothing fails.
+    for (const body of ['{}', '[]', '"text"', '{"jsonrpc":"2.0","id":{"x":1},"method":"tools/list"}'])
+      expect(await post(body), body).toBeLessThan(500);
+    expect(await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), { accept: 'text/html' })).toBe(
+      406,
+    );
+    expect(await post('x', { 'content-type': 'text/plain' })).toBe(415);
+    const unknownMethod = await fetch(new URL('/mcp', server.baseUrl), {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${aliceToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'no/such' }),
+    });
+    expect(unknownMethod.status).toBe(200);
+    expect(await unknownMethod.text()).toMatch(/-32601/); // JSON-RPC's method not found
+  });
+
   it('refuses a revoked token on the next request', async () => {
     const tokens = await tokenOf(alice, 'workflows:run');
     const mcp = await connect(tokens.access_token);
