@@ -1,7 +1,7 @@
 // The import rules `npm run lint` holds (lint:deps). The folders of src/ form a ladder: a folder
 // imports only folders below it, never one above, so no folder-level cycle. Bottom to top:
 //   outbound < shared < db < http < html < ops < nodes < workflows < secrets < accounts < open <
-//   oauth < runs < hooks < schedules < serverless < console < cli
+//   oauth < runs < hooks < schedules < serverless < mcp < console < cli
 // with the root modules config.ts, fairnessConfig.ts and context.ts (what every layer reads; they
 // import only outbound/ and shared/) near the bottom, and the assembly over them all: app.ts,
 // machinery.ts (runs composed with hooks and schedules), main.ts, worker.ts, lifecycle.ts.

@@ -452,7 +452,7 @@ export interface paths {
         head?: never;
         /**
          * Update a workflow's name, description or graph
-         * @description Any of `name`, `description`, `nodes`, `edges`. A graph change is validated whole. Every
+         * @description Any of `name`, `description`, `nodes`, `edges`, `mcp_tool`. A graph change is validated whole. Every
          *     update bumps `version` and stores the result as an immutable version (listWorkflowVersions). Send `If-Match` with the version's ETag (or the bare version number) for
          *     optimistic concurrency: a stale `If-Match` is refused with 412 Precondition Failed (RFC 9110
          *     13.1.1). Without `If-Match`, an update that keeps losing a race with other writers is a 409.
@@ -3567,6 +3567,11 @@ export interface components {
             description?: components["schemas"]["WorkflowDescription"];
             nodes?: components["schemas"]["WorkflowNodes"];
             edges?: components["schemas"]["WorkflowEdges"];
+            /**
+             * @description Expose the workflow as a tool of the MCP server at `/mcp` (docs/mcp.md), or stop exposing it.
+             * @example true
+             */
+            mcp_tool?: boolean;
         };
         Workflow: {
             /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
@@ -3590,6 +3595,11 @@ export interface components {
              * @example 2026-11-22T10:00:00.000Z
              */
             updated_at: string;
+            /**
+             * @description Whether its owner exposes it as a tool of the MCP server at `/mcp` (docs/mcp.md): listed by `tools/list`, run by `tools/call` to a client with an OAuth token of the `workflows:run` scope. False until set with updateWorkflow.
+             * @example false
+             */
+            mcp_tool?: boolean;
         };
         WorkflowEnvelope: {
             data: components["schemas"]["Workflow"];

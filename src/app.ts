@@ -42,6 +42,7 @@ import { httpMetrics, metricsRouter } from './ops/metrics.ts';
 import { computeMetrics } from './runs/compute/metrics.ts';
 import { landingPagePaths, landingPagesRouter } from './console/pages/landing.ts';
 import { principalLease } from './shared/principalLease.ts';
+import { mcpRouter } from './mcp/router.ts';
 
 export const specPath = fileURLToPath(new URL('../openapi.yaml', import.meta.url));
 const legacyReleases = loadLegacyReleases(fileURLToPath(new URL('../contract-tests/releases/', import.meta.url)));
@@ -186,6 +187,8 @@ export function createApp(ctx: AppContext): express.Express {
 
   // Landing page, API reference, the spec and /metrics: outside the contract (not API operations).
   app.use(landingPagesRouter(ctx, specPath), metricsRouter(ctx, [computeMetrics()]));
+  // The MCP server (JSON-RPC, not an API operation): outside the contract, before its validator.
+  app.use(mcpRouter(ctx, rateLimiters.runStarts, apiRateLimit(rateLimiters.api, ctx.config.API_RATE_LIMIT_PER_MINUTE)));
 
   app.use(methodRules(specPath));
   app.use(

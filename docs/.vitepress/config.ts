@@ -45,6 +45,7 @@ export default defineConfig({
           { text: 'Workflows', link: '/workflows/' },
           { text: 'Node reference', link: '/workflows/nodes' },
           { text: 'OAuth and OpenID Connect', link: '/oauth' },
+          { text: 'MCP', link: '/mcp' },
         ],
       },
       {

@@ -19,7 +19,7 @@ describe('console screenshots against the reviewed images', () => {
   const CHANGING = {
     run: 'h1 code, .crumbs + h1 + p small, .facts dd, tr.step td:nth-child(3), .tl-summary, .tl-track, .tl-took, .tl-flag',
     workflow:
-      'section[aria-labelledby=graph-heading] > p:first-of-type small, table.runs td:nth-child(1) code, table.runs td:nth-child(2), table.runs td:nth-child(3), [data-totals] dd',
+      'section[aria-labelledby=graph-heading] > p:first-of-type small, table.runs td:nth-child(1) code, table.runs td:nth-child(2), table.runs td:nth-child(3), [data-totals] dd, code[data-copy="MCP URL"]',
     list: 'table.workflows td:nth-child(3) small, table.workflows td:nth-child(4) small',
   };
   const changing = (what: keyof typeof CHANGING) => [page.locator(CHANGING[what])];

@@ -57,6 +57,7 @@ const ALL = [
   '0033_budgets',
   '0034_device_authorizations',
   '0036_pushed_authorization_requests',
+  '0037_workflow_mcp_tools',
 ];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {

@@ -33,6 +33,7 @@ import * as runCosts from './migrations/0032_run_costs.ts';
 import * as budgets from './migrations/0033_budgets.ts';
 import * as deviceAuthorizations from './migrations/0034_device_authorizations.ts';
 import * as pushedRequests from './migrations/0036_pushed_authorization_requests.ts';
+import * as workflowMcpTools from './migrations/0037_workflow_mcp_tools.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -80,6 +81,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0033_budgets', budgets],
     ['0034_device_authorizations', deviceAuthorizations],
     ['0036_pushed_authorization_requests', pushedRequests],
+    ['0037_workflow_mcp_tools', workflowMcpTools],
   ];
 }
 

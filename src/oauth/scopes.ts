@@ -4,6 +4,9 @@ export const SCOPES = {
   openid: 'Sign you in to the application with your account (your user id).',
   user_info: 'Read your identity (id, login, name, avatar) and the organizations you belong to.',
   api_key: 'List your access tokens and issue short-lived proxy tokens for them.',
+  // The MCP server (src/mcp/): an AI assistant lists and runs the workflows you expose as tools.
+  'workflows:run':
+    'See the workflows you expose to AI assistants as tools, and run them (their runs count against your quotas and budgets).',
 } as const;
 
 export type Scope = keyof typeof SCOPES;

@@ -80,6 +80,7 @@ export function toWorkflow(row: WorkflowRow): Workflow {
     version: row.version,
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
+    mcp_tool: row.mcp_tool,
   };
 }
 
@@ -155,7 +156,7 @@ export async function createWorkflow(ctx: WorkflowContext, userId: number, body:
     await insertVersion(trx, versionOf(row, null));
     await assertStoredBytesWithin(trx, userId, ctx.config.USER_MAX_STORED_BYTES);
   });
-  return toWorkflow({ ...row, seq: 0, deleted_at: null });
+  return toWorkflow({ ...row, seq: 0, deleted_at: null, mcp_tool: false });
 }
 
 export async function getWorkflow(ctx: WorkflowContext, userId: number, id: string): Promise<Workflow> {
@@ -231,6 +232,7 @@ export async function prepareUpdate(
     changes.name_lower = foldCase(body.name);
   }
   if (body.description !== undefined) changes.description = body.description;
+  if (body.mcp_tool !== undefined) changes.mcp_tool = body.mcp_tool;
   if (body.nodes !== undefined || body.edges !== undefined) {
     const nodes: unknown = body.nodes ?? JSON.parse(current.nodes);
     const edges: unknown = body.edges ?? JSON.parse(current.edges);
@@ -312,6 +314,11 @@ export async function findWorkflowForRuns(
 ): Promise<{ workflow: Workflow; deleted: boolean }> {
   const row = await workflowRowForRuns(ctx, userId, id);
   return { workflow: toWorkflow(row), deleted: row.deleted_at !== null };
+}
+
+/** The user's workflows exposed as MCP tools (src/mcp/), oldest first, at most `limit`. */
+export async function listMcpTools(ctx: WorkflowContext, userId: number, limit: number): Promise<Workflow[]> {
+  return (await store.listLiveMcpTools(ctx.db, userId, limit)).map(toWorkflow);
 }
 
 /** findWorkflowForRuns without parsing the graph, for the run endpoints that need only its 404 and whether it is deleted. */

@@ -19,10 +19,14 @@ export interface WorkflowRow {
   created_at: number;
   updated_at: number;
   deleted_at: number | null;
+  /** Whether its owner exposes it as a tool of the MCP server (src/mcp/); false when created. */
+  mcp_tool: boolean;
 }
 
-export type NewWorkflowRow = Omit<WorkflowRow, 'seq' | 'deleted_at'>;
-export type WorkflowChanges = Partial<Pick<WorkflowRow, 'name' | 'name_lower' | 'description' | 'nodes' | 'edges'>>;
+export type NewWorkflowRow = Omit<WorkflowRow, 'seq' | 'deleted_at' | 'mcp_tool'>;
+export type WorkflowChanges = Partial<
+  Pick<WorkflowRow, 'name' | 'name_lower' | 'description' | 'nodes' | 'edges' | 'mcp_tool'>
+>;
 
 // `!` rather than `\` as the LIKE escape: a backslash would need different quoting in MySQL and
 // in PostgreSQL (standard_conforming_strings), `!` is written the same way in both.
@@ -53,6 +57,8 @@ function fromDb(row: WorkflowRow): WorkflowRow {
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
     deleted_at: row.deleted_at === null ? null : Number(row.deleted_at),
+    // MySQL's BOOLEAN is a TINYINT: 0 or 1.
+    mcp_tool: Boolean(row.mcp_tool),
   };
 }
 
@@ -100,6 +106,15 @@ export async function updateWorkflowAtVersion(
     .andWhere({ id, version: expectedVersion })
     .update({ ...changes, version: expectedVersion + 1 });
   return count === 1;
+}
+
+/** The user's live workflows exposed as MCP tools, oldest first (a stable tool order), at most `limit`. */
+export async function listLiveMcpTools(db: Knex, userId: number, limit: number): Promise<WorkflowRow[]> {
+  const rows = (await live(db, userId)
+    .andWhere({ mcp_tool: true })
+    .orderBy('seq', 'asc')
+    .limit(limit)) as WorkflowRow[];
+  return rows.map(fromDb);
 }
 
 /** Marks the workflow deleted (only at one of `versions`, when given); false when there was no such live workflow. */

@@ -69,6 +69,8 @@ const DONE_MESSAGES: Record<string, string> = {
   'run-resumed': 'Answer sent. The run goes on from it.',
   'budget-set': 'Monthly budget set. New runs are refused once this month has cost that much.',
   'budget-removed': 'Monthly budget removed. Runs are no longer limited by their cost.',
+  'mcp-tool-on': 'The workflow is now a tool of your MCP server: connected assistants list it and can run it.',
+  'mcp-tool-off': 'The workflow is no longer a tool: assistants no longer see it or run it.',
 };
 
 export const doneMessage = (req: Request): string | undefined =>

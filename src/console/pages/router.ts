@@ -17,6 +17,7 @@ import { organizationsRouter } from './organizations.ts';
 import { runControlsRouter } from './runControls.ts';
 import { callbackPagesRouter } from './callbacks.ts';
 import { budgetPagesRouter } from './budgets.ts';
+import { mcpToolPagesRouter } from './mcpTool.ts';
 import { consoleScripts } from './scripts.ts';
 import { workflowDeletionRouter } from './workflowDeletion.ts';
 import { workflowEditorRouter } from './workflowEditor.ts';
@@ -76,6 +77,7 @@ export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
     callbackPagesRouter(ctx),
     // A workflow's budget and an API key's (/settings/tokens/{id}/budget): both groups' session and CSRF checks have run.
     budgetPagesRouter(ctx),
+    mcpToolPagesRouter(ctx),
   );
 
   // The device flow's verification page (RFC 8628 3.3): signed-in users only.

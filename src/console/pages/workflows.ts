@@ -16,6 +16,7 @@ import { inputField, inputVariables, workflowPage, workflowsPage, type RunFormSt
 import { doneMessage, notFoundPage, pageUser, refusedWith, sendPage } from './common.ts';
 import { findWorkflowBudget } from '../../runs/monthlyBudgets.ts';
 import { tableCurrency } from '../../shared/prices.ts';
+import { MCP_PATH } from '../../mcp/router.ts';
 
 // /workflows: the signed-in user's workflows and runs (another user's id is simply not found, as
 // in the API). Runs start through the same service as POST /api/workflows/{id}/run: the same
@@ -76,6 +77,7 @@ async function showWorkflow(
     callbacks: callbacks.data,
     budget: { user, action: `/workflows/${workflow.id}/budget`, budget, currency: tableCurrency(ctx.config) },
     totals,
+    mcp: { user, workflow, url: new URL(MCP_PATH, ctx.config.BASE_URL).toString() },
   };
   sendPage(res, status, workflowPage({ ...model, flash: doneMessage(req) }));
 }

@@ -11,6 +11,7 @@ import { curlBlock, curlForRunStart } from './runControls.ts';
 import type { Schedule } from '../../schedules/service.ts';
 import { schedulesSection } from './schedules.ts';
 import { budgetSection, type BudgetModel } from './budgets.ts';
+import { mcpToolSection, type McpToolModel } from './mcpTool.ts';
 import type { Callback } from '../../hooks/callbacks.ts';
 import { callbacksSection } from './callbacks.ts';
 import { runInputOf } from '../../nodes/registry.ts';
@@ -125,6 +126,8 @@ export interface WorkflowModel {
   flash?: string | undefined;
   /** The workflow's monthly budget and its form. */
   budget?: BudgetModel;
+  /** The "Use from an AI assistant" section: the MCP server's URL and the tool toggle. */
+  mcp?: McpToolModel;
 }
 
 const RUN_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
@@ -153,6 +156,7 @@ export function workflowPage({
   totals,
   flash,
   budget,
+  mcp,
 }: WorkflowModel): Html {
   const history = runs.map(
     (
@@ -190,6 +194,7 @@ ${
 }</section>
 ${schedules ? schedulesSection(workflow.id, schedules) : ''}
 ${callbacks ? callbacksSection(user, workflow.id, callbacks) : ''}
-${budget ? budgetSection(budget) : ''}`,
+${budget ? budgetSection(budget) : ''}
+${mcp ? mcpToolSection(mcp) : ''}`,
   );
 }

@@ -1,0 +1,30 @@
+// "Use from an AI assistant": a workflow's section for the MCP server (src/mcp/). The server's
+// URL, whether the workflow is one of the user's tools with the button that changes it (the API's
+// updateWorkflow `mcp_tool`), and a client's configuration in one line.
+import { html, type Html } from '../../html/html.ts';
+import type { Workflow } from '../../workflows/service.ts';
+import type { PageUser } from './format.ts';
+
+export interface McpToolModel {
+  user: PageUser;
+  workflow: Pick<Workflow, 'id' | 'mcp_tool'>;
+  /** The MCP server's address (BASE_URL + /mcp). */
+  url: string;
+}
+
+/** The `mcpServers` entry MCP clients (Claude Desktop, Cursor, VS Code...) read, in one line. */
+export const mcpConfigSnippet = (url: string) =>
+  JSON.stringify({
+    mcpServers: { workflows: { type: 'http', url, headers: { Authorization: 'Bearer YOUR_OAUTH_ACCESS_TOKEN' } } },
+  });
+
+export function mcpToolSection({ user, workflow, url }: McpToolModel): Html {
+  const exposed = workflow.mcp_tool === true;
+  return html`<section aria-labelledby="mcp-heading"><h2 id="mcp-heading">Use from an AI assistant</h2>
+<p data-field="mcp-tool">${exposed ? html`This workflow is a tool of your MCP server: assistants you connect list it and can run it.` : html`This workflow is not a tool: assistants you connect do not see it.`}</p>
+<form method="post" action="/workflows/${workflow.id}/mcp-tool"><input type="hidden" name="csrf_token" value="${user.csrf}"><input type="hidden" name="mcp_tool" value="${exposed ? 'false' : 'true'}">
+<button type="submit"${exposed ? '' : html` class="primary"`} id="mcp-tool-toggle">${exposed ? 'Stop exposing it as a tool' : 'Expose it as a tool'}</button></form>
+<p>MCP server (Streamable HTTP): <code data-copy="MCP URL">${url}</code></p>
+<p><small>Clients sign in with an OAuth access token of the <code>workflows:run</code> scope, from an application you registered (<a href="/settings/applications">Applications</a>); see the docs' page on MCP. Each call is a run of the workflow's current version and counts against your quotas and budgets.</small></p>
+<details class="curl"><summary>Client configuration (JSON, one line)</summary><pre tabindex="0"><code data-copy="MCP client configuration">${mcpConfigSnippet(url)}</code></pre></details></section>`;
+}

@@ -1,0 +1,72 @@
+// The MCP server at /mcp (Streamable HTTP transport, the protocol version the SDK speaks), for a
+// client holding an OAuth access token of the `workflows:run` scope. JSON-RPC, not REST: outside
+// openapi.yaml and the contract validator, mounted before it (src/app.ts); docs/mcp.md.
+//
+// Stateless (the SDK's `sessionIdGenerator: undefined`): every POST gets a fresh server and
+// transport, and no session lives in a process, so any API process serves any request and a
+// restart loses nothing but the calls under way. A call answers on its own request's stream
+// (progress, then the result); a client's cancellation, another POST, finds the call through the
+// process's table of calls (inFlight.ts), and a client that goes away cancels its call's run.
+import express, { type RequestHandler } from 'express';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { AppContext } from '../context.ts';
+import { bearerToken } from '../http/security.ts';
+import type { PrincipalOf } from '../http/principal.ts';
+import { authenticateOAuthAccessToken } from '../oauth/accessTokenAuth.ts';
+import type { RunStarts } from '../runs/service.ts';
+import { hashToken } from '../shared/crypto.ts';
+import { insufficientScope, invalidAccessToken, methodNotAllowed, missingBearer } from '../shared/errors.ts';
+import { InFlightCalls } from './inFlight.ts';
+import { mcpServer } from './server.ts';
+
+export const MCP_PATH = '/mcp';
+/** The OAuth scope a token needs here (src/oauth/scopes.ts). */
+export const MCP_SCOPE = 'workflows:run';
+
+/** The request's OAuth principal: 401 without a valid token (RFC 6750 3.1), 403 without the scope. */
+async function authenticate(ctx: AppContext, req: express.Request): Promise<PrincipalOf<'oauth'>> {
+  const token = bearerToken(req);
+  if (!token) throw missingBearer();
+  const principal = await authenticateOAuthAccessToken(ctx, token);
+  if (!principal) throw invalidAccessToken();
+  if (!principal.scopes.includes(MCP_SCOPE)) throw insufficientScope(MCP_SCOPE);
+  req.principal = principal;
+  return principal;
+}
+
+/**
+ * `/mcp`: POST carries the JSON-RPC messages; GET (a stream of the server's own requests) and
+ * DELETE (a session's end) are 405, as the transport's specification has a stateless server
+ * answer. `rateLimit`: the API's per-grant allowance (src/http/apiRateLimit.ts).
+ */
+export function mcpRouter(ctx: AppContext, runStarts: RunStarts, rateLimit: RequestHandler): express.Router {
+  const router = express.Router();
+  const inFlight = new InFlightCalls();
+  router.all(MCP_PATH, async (req, _res, next) => {
+    try {
+      await authenticate(ctx, req);
+      if (req.method !== 'POST') throw methodNotAllowed(req.method, MCP_PATH, ['POST']);
+      next();
+    } catch (err) {
+      next(err);
+    }
+  });
+  router.post(MCP_PATH, rateLimit, async (req, res, next) => {
+    const principal = req.principal as PrincipalOf<'oauth'>;
+    const caller = { userId: principal.userId, key: hashToken(bearerToken(req)!) };
+    const server = mcpServer(ctx, runStarts, caller, inFlight);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    } catch (err) {
+      if (res.headersSent) ctx.logger.error({ err }, 'MCP request failed after its answer began');
+      else next(err);
+    }
+  });
+  return router;
+}
