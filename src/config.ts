@@ -108,6 +108,7 @@ const envSchema = z.object({
   DEMO: z.preprocess(blankToUndefined, booleanText.optional()),
   DEMO_MODELS: z.preprocess(blankToUndefined, booleanText.optional()),
   SIGNUP: z.preprocess(blankToUndefined, booleanText.optional()),
+  DPOP_REQUIRE_NONCE: z.preprocess(blankToUndefined, booleanText.optional()),
   SECRETS_KEY: z.preprocess(
     blankToUndefined,
     z
@@ -369,6 +370,8 @@ function accessSettings(e: Env) {
     METRICS_TOKEN: e.METRICS_TOKEN,
     /** The longest an approval node waits (its timeout_seconds' cap and default), and its link's life. */
     APPROVAL_MAX_WAIT_SECONDS: e.APPROVAL_MAX_WAIT_SECONDS,
+    /** DPoP proofs must carry a server nonce (RFC 9449 8, 9); off by default, as node-oidc-provider's requireNonce. */
+    DPOP_REQUIRE_NONCE: e.DPOP_REQUIRE_NONCE ?? false,
   };
 }
 

@@ -5,6 +5,7 @@ import { migrateLatest, migrateRollback, migrateUp } from './migrate.ts';
 import { TABLES_IN_CREATION_ORDER } from './migrations/0001_initial.ts';
 import { HOOK_TABLES } from './migrations/0013_workflow_hooks.ts';
 import { BUDGET_TABLES } from './migrations/0033_budgets.ts';
+import { DPOP_TABLES } from './migrations/0035_dpop.ts';
 import { versionBytes } from '../workflows/versions.store.ts';
 
 // The tables of 0001_initial, then of later migrations.
@@ -17,6 +18,7 @@ const TABLES = [
   ...HOOK_TABLES,
   'workflow_schedules',
   ...BUDGET_TABLES,
+  ...DPOP_TABLES,
 ];
 
 const ALL = [
@@ -51,6 +53,7 @@ const ALL = [
   '0031_run_trace_context',
   '0032_run_costs',
   '0033_budgets',
+  '0035_dpop',
 ];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {

@@ -31,6 +31,7 @@ import * as approval from './migrations/0030_approval.ts';
 import * as runTraceContext from './migrations/0031_run_trace_context.ts';
 import * as runCosts from './migrations/0032_run_costs.ts';
 import * as budgets from './migrations/0033_budgets.ts';
+import * as dpop from './migrations/0035_dpop.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -76,6 +77,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0031_run_trace_context', runTraceContext],
     ['0032_run_costs', runCosts],
     ['0033_budgets', budgets],
+    ['0035_dpop', dpop],
   ];
 }
 

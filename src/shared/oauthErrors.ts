@@ -36,7 +36,9 @@ export type OAuthErrorCode =
   | 'invalid_scope'
   | 'slow_down'
   | 'temporarily_unavailable'
-  | 'server_error';
+  | 'server_error'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce';
 
 export class OAuthError extends Error {
   readonly error: OAuthErrorCode;
