@@ -1418,10 +1418,12 @@ export interface components {
             /** @example gho_Qm3vX8rT1zK6wN4pB9sL2dF7gH0jY5cA2eU8iO4pR6t */
             access_token: string;
             /**
+             * @description **Open** (values in `x-extensible-enum`): `Bearer`, or `DPoP` when the request carried
+             *     a valid `DPoP` proof (RFC 9449 5): the access token is then bound to the proof's key
+             *     and is sent as `Authorization: DPoP <token>` with a proof of that key.
              * @example Bearer
-             * @constant
              */
-            token_type: "Bearer";
+            token_type: string;
             /** @example 7200 */
             expires_in: number;
             /** @example ghr_Pn4rT8wQ2zX6vB1mK9sL3dF7gH0jY5cA2eU8iO4pR6t */
@@ -1595,6 +1597,16 @@ export interface components {
              * @example true
              */
             authorization_response_iss_parameter_supported?: boolean;
+            /**
+             * @description The algorithms a DPoP proof may be signed with (RFC 9449 5.1).
+             * @example [
+             *       "ES256",
+             *       "EdDSA",
+             *       "RS256",
+             *       "PS256"
+             *     ]
+             */
+            dpop_signing_alg_values_supported?: string[];
         };
         /** @description OpenID Provider metadata (OpenID Connect Discovery 1.0, 3), a superset of RFC 8414's. */
         OpenIdConfiguration: components["schemas"]["AuthorizationServerMetadata"] & {

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
+import { DPOP_ALGS } from '../shared/dpopErrors.ts';
 import { SIGNING_ALGS } from '../open/signingKeys.ts';
 import { SUPPORTED_SCOPES } from './scopes.ts';
 import { GRANT_TYPES, grantsMetadata } from './grants/registry.ts';
@@ -23,6 +24,7 @@ function authorizationServerMetadata(base: string): Metadata {
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
+    dpop_signing_alg_values_supported: [...DPOP_ALGS],
     ...grantsMetadata(base),
   };
 }

@@ -162,6 +162,8 @@ export interface TokenRow {
   authorizationRevokedAt: number | null;
   /** When the user logged in for the code it descends from (ms): a refreshed ID token's auth_time (OIDC Core 12.2). */
   authTime: number | null;
+  /** The RFC 7638 thumbprint of the DPoP key the access token is bound to (its `cnf.jkt`); null for a bearer token. */
+  dpopJkt: string | null;
 }
 
 /** A token's user: its authorization's, or its own when it has none (migration 0026). */
@@ -191,6 +193,7 @@ function tokenQuery(db: Knex) {
       'z.revoked_at as authorization_revoked_at',
       'c.chain_revoked_at',
       'c.auth_time',
+      't.dpop_jkt',
     );
 }
 
@@ -211,6 +214,7 @@ function toToken(row: Record<string, unknown>): TokenRow {
     revokedAt: n(row.revoked_at),
     authorizationRevokedAt: n(row.authorization_revoked_at) ?? n(row.chain_revoked_at),
     authTime: n(row.auth_time),
+    dpopJkt: row.dpop_jkt === null || row.dpop_jkt === undefined ? null : String(row.dpop_jkt),
   };
 }
 
@@ -368,4 +372,12 @@ export async function insertSuccessorToken(db: Knex, token: NewToken, rotatedFro
       rotatedFromId,
     }),
   );
+}
+
+/**
+ * Binds a pair's access token to a DPoP key (RFC 9449 5): set right after the pair is stored and
+ * before it is answered, so the token is never usable unbound.
+ */
+export async function bindAccessToken(db: Knex, accessHash: string, jkt: string): Promise<void> {
+  await db('oauth_tokens').where('access_token_hash', accessHash).update({ dpop_jkt: jkt });
 }
