@@ -4325,10 +4325,12 @@ export interface components {
         OAuthUnauthorized: {
             headers: {
                 /**
-                 * @description RFC 6750 challenge.
+                 * @description RFC 6750 challenge, or RFC 9449 7.1's `DPoP` challenge for a DPoP-bound access token or a refused DPoP proof.
                  * @example Bearer realm="api", error="invalid_token", error_description="The access token is invalid, expired or revoked."
                  */
                 "WWW-Authenticate"?: string;
+                /** @description With `use_dpop_nonce` (RFC 9449 9), the nonce to sign the next DPoP proof with. */
+                "DPoP-Nonce"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -4342,10 +4344,12 @@ export interface components {
         UserInfoUnauthorized: {
             headers: {
                 /**
-                 * @description RFC 6750 challenge.
+                 * @description RFC 6750 challenge, or RFC 9449 7.1's `DPoP` challenge for a DPoP-bound access token or a refused DPoP proof.
                  * @example Bearer realm="api", error="invalid_token", error_description="The access token is invalid, expired or revoked."
                  */
                 "WWW-Authenticate"?: string;
+                /** @description With `use_dpop_nonce` (RFC 9449 9), the nonce to sign the next DPoP proof with. */
+                "DPoP-Nonce"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -4988,10 +4992,12 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description RFC 6749 5.2 error (`invalid_request`, including two client authentication methods in one request; `invalid_grant`, `unsupported_grant_type`, `invalid_scope`). */
+            /** @description RFC 6749 5.2 error (`invalid_request`, including two client authentication methods in one request; `invalid_grant`, `unsupported_grant_type`, `invalid_scope`), or RFC 9449's `invalid_dpop_proof` (a `DPoP` header that is not a valid proof) and `use_dpop_nonce` (a nonce is required, or the one sent is stale; sign again with `DPoP-Nonce`). */
             400: {
                 headers: {
                     "Cache-Control"?: "no-store";
+                    /** @description With `use_dpop_nonce` (RFC 9449 8), the nonce to sign the next DPoP proof with. */
+                    "DPoP-Nonce"?: string;
                     [name: string]: unknown;
                 };
                 content: {
