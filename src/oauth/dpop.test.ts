@@ -30,12 +30,16 @@ const recording = {
   },
 };
 
+/** How many times the server asked oauth4webapi for a nonce. */
+let nonceRetries = 0;
+
 /** Runs `call` again once when the server asks for a nonce (RFC 9449 8, 9): the handle has cached it. */
 async function withNonceRetry<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
     if (!oauth.isDPoPNonceError(err)) throw err;
+    nonceRetries += 1;
     return call();
   }
 }
@@ -310,6 +314,64 @@ describe.each(testDialects())('DPoP on %s', (dialect) => {
     for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
       const body = (await (await fetch(server.baseUrl + path)).json()) as Record<string, unknown>;
       expect(body.dpop_signing_alg_values_supported).toEqual(['ES256', 'EdDSA', 'RS256', 'PS256']);
+    }
+  });
+});
+
+describe.each(testDialects())('DPoP with server nonces required (DPOP_REQUIRE_NONCE) on %s', (dialect) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ dialect, env: { DPOP_REQUIRE_NONCE: 'true' } });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('oauth4webapi is asked for a nonce (use_dpop_nonce) at the code exchange, retries with it, then signs with the nonces the answers carry', async () => {
+    const c = await libraryClient(server);
+    const before = nonceRetries;
+    const tokens = await codeFlow(server, c);
+    expect(tokens.token_type).toBe('dpop');
+    // Asked once, at the code exchange; the answers carry the next nonce, which the handle keeps.
+    expect(nonceRetries - before).toBe(1);
+    const refreshed = await libraryRefresh(c, tokens.refresh_token!);
+    const info = await libraryUserinfo(server, c, refreshed.access_token);
+    expect(info.status).toBe(200);
+    expect(nonceRetries - before).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a proof without a nonce, or with a forged one, is answered use_dpop_nonce with a fresh DPoP-Nonce (400 at the token endpoint, 401 at resources)', async () => {
+    const key = await dpopKey();
+    const res = await fetch(`${server.baseUrl}/api/open/oauth/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        dpop: await dpopProof(key, { htu: `${server.baseUrl}/api/open/oauth/token`, htm: 'POST' }),
+      },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: 'ghr_x',
+        client_id: 'x',
+        client_secret: 'y',
+      }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: 'use_dpop_nonce' });
+    const nonce = res.headers.get('dpop-nonce');
+    expect(nonce).toBeTruthy();
+
+    // A bound token (the library's key); proofs of another key without or with a forged nonce:
+    // the nonce is asked for first.
+    const c = await libraryClient(server);
+    const tokens = await withNonceRetry(() => codeFlow(server, c));
+    const htu = `${server.baseUrl}/api/open/v1/userinfo`;
+    for (const extra of [{}, { nonce: 'forged' }, { nonce: nonce! + 'x' }]) {
+      const answer = await userinfo(server, `DPoP ${tokens.access_token}`, [
+        await dpopProof(key, { htu, accessToken: tokens.access_token, ...extra }),
+      ]);
+      expect(answer).toMatchObject({ status: 401, body: { code: 'use_dpop_nonce' } });
+      expect(answer.nonce).toBeTruthy();
+      expect(answer.challenge).toMatch(/^DPoP error="use_dpop_nonce"/);
     }
   });
 });
