@@ -310,6 +310,21 @@ describe.each(testDialects())('DPoP on %s', (dialect) => {
     expect((await (await refresh(good)).json()) as object).toMatchObject({ error: 'invalid_dpop_proof' });
   });
 
+  it('a refresh retried within the grace window gets the same pair, still DPoP; a refresh without a proof gets a Bearer token', async () => {
+    const c = await libraryClient(server);
+    const tokens = await codeFlow(server, c);
+    const first = await libraryRefresh(c, tokens.refresh_token!);
+    const retry = await libraryRefresh(c, tokens.refresh_token!);
+    expect(retry).toMatchObject({ access_token: first.access_token, token_type: 'dpop' });
+    const plain = await oauth.processRefreshTokenResponse(
+      c.as,
+      c.client,
+      await oauth.refreshTokenGrantRequest(c.as, c.client, c.auth, first.refresh_token!, insecure),
+    );
+    expect(plain.token_type).toBe('bearer');
+    expect(await boundJkt(server, plain.access_token)).toBeNull();
+  });
+
   it('both metadata documents publish dpop_signing_alg_values_supported', async () => {
     for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
       const body = (await (await fetch(server.baseUrl + path)).json()) as Record<string, unknown>;
