@@ -51,6 +51,22 @@ describe.each(testDialects())('DPoP proofs on %s', (dialect) => {
     expect(await refusal(request([proof]), 'gho_x', other)).toMatchObject({ message: /used before/ });
   });
 
+  it('of concurrent presentations of one proof, among other proofs, exactly one is accepted', async () => {
+    const htu = `${BASE}${PATH}`;
+    const proof = await dpopProof(key, { htu });
+    const others = await Promise.all(Array.from({ length: 6 }, () => dpopProof(key, { htu })));
+    const answers = await Promise.all(
+      [proof, ...others, proof, proof].map((p) =>
+        verifier.verify(request([p])).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
+    expect(answers.filter((a, i) => a && [0, 7, 8].includes(i))).toHaveLength(1);
+    expect(answers.slice(1, 7)).toEqual([true, true, true, true, true, true]);
+  });
+
   it('answers null without a DPoP header', async () => {
     expect(await verifier.verify(request([]))).toBeNull();
   });

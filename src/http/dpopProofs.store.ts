@@ -3,6 +3,7 @@
 // in whatever processes, exactly one insert succeeds. Rows are kept until the proof's iat would be
 // refused anyway, and swept after that.
 import type { Knex } from 'knex';
+import { batched } from '../db/batched.ts';
 import { isUniqueViolation } from '../db/insert.ts';
 import { hashToken } from '../shared/crypto.ts';
 
@@ -10,15 +11,47 @@ import { hashToken } from '../shared/crypto.ts';
 const SWEEP_EVERY = 500;
 let sinceSweep = 0;
 
-/** Records a proof as used; false when it was used before (a replay). */
+interface ProofRow {
+  proof_key: string;
+  expires_at: number;
+}
+
+/** Records a proof as used; false when it was used before (a replay), in this process or another. */
 export async function recordProofUse(db: Knex, jkt: string, jti: string, expiresAt: number): Promise<boolean> {
   if (++sinceSweep >= SWEEP_EVERY) {
     sinceSweep = 0;
     // Behind the answer: a failed sweep only leaves rows for the next one.
     void sweepUsedProofs(db, Date.now()).catch(() => undefined);
   }
+  return recordCoalesced(db, { proof_key: hashToken(`${jkt}.${jti}`), expires_at: expiresAt });
+}
+
+/**
+ * Concurrent recordings share one insert, which commits once (a proof on every resource request
+ * would otherwise cost a commit each). A replay fails the whole statement (a unique key taken, no
+ * row stored on either dialect): then each goes again alone, and the replay alone is refused. The
+ * same proof twice in one batch: the first is recorded, the second is the replay.
+ */
+const recordCoalesced = batched(
+  async (db: Knex, rows: ProofRow[]): Promise<boolean[]> => {
+    const seen = new Set<string>();
+    const firsts = rows.map((r) => !seen.has(r.proof_key) && Boolean(seen.add(r.proof_key)));
+    try {
+      await db('dpop_proofs').insert(rows.filter((_, i) => firsts[i]));
+      return firsts;
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+    }
+    const answers: boolean[] = [];
+    for (const [i, row] of rows.entries()) answers.push(firsts[i]! && (await insertOne(db, row)));
+    return answers;
+  },
+  { max: 64, parallel: 2 },
+);
+
+async function insertOne(db: Knex, row: ProofRow): Promise<boolean> {
   try {
-    await db('dpop_proofs').insert({ proof_key: hashToken(`${jkt}.${jti}`), expires_at: expiresAt });
+    await db('dpop_proofs').insert(row);
     return true;
   } catch (err) {
     if (isUniqueViolation(err)) return false;
