@@ -9,7 +9,10 @@
 // keep-alive sockets, each with one request in flight.
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
+import { importJWK, SignJWT, type JWK } from 'jose';
+import { accessTokenHash } from '../src/http/dpop.ts';
 import { percentile, sender, type Reply } from './httpClient.ts';
 import { scale } from './scaleLoad.ts';
 import type { LoadResult, LoadSpec } from './types.ts';
@@ -145,6 +148,27 @@ async function refresh(spec: Extract<LoadSpec, { kind: 'refresh' }>): Promise<Lo
   });
 }
 
+/**
+ * GET with a DPoP-bound token: every request signs its own proof (a new jti, this URL, `ath`), as a
+ * client must; the signing (ES256, in this process) is part of each latency, as it is a client's.
+ */
+async function dpop(spec: Extract<LoadSpec, { kind: 'dpop' }>): Promise<LoadResult> {
+  const url = new URL(spec.url);
+  const send = client(url.origin, spec.connections);
+  const key = await importJWK(spec.privateJwk as JWK, 'ES256');
+  const ath = accessTokenHash(spec.accessToken);
+  const authorization = `DPoP ${spec.accessToken}`;
+  const r = await runChains(spec.connections, spec.durationSeconds * 1000, async () => {
+    const proof = await new SignJWT({ htm: 'GET', htu: spec.url, jti: randomUUID(), ath })
+      .setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: spec.publicJwk as JWK })
+      .setIssuedAt()
+      .sign(key);
+    const reply = await send('GET', url.pathname, { authorization, dpop: proof });
+    return reply.status === 200 ? 'ok' : 'error';
+  });
+  return summarize(r);
+}
+
 async function codes(spec: Extract<LoadSpec, { kind: 'codes' }>): Promise<LoadResult> {
   const send = client(spec.url, spec.connections);
   const path = new URL(spec.url).pathname;
@@ -235,12 +259,14 @@ const result =
     ? await fixed(spec)
     : spec.kind === 'refresh'
       ? await refresh(spec)
-      : spec.kind === 'codes'
-        ? await codes(spec)
-        : spec.kind === 'webhook'
-          ? await webhook(spec)
-          : spec.kind === 'scale'
-            ? await scale(spec)
-            : await runs(spec);
+      : spec.kind === 'dpop'
+        ? await dpop(spec)
+        : spec.kind === 'codes'
+          ? await codes(spec)
+          : spec.kind === 'webhook'
+            ? await webhook(spec)
+            : spec.kind === 'scale'
+              ? await scale(spec)
+              : await runs(spec);
 process.stdout.write(JSON.stringify(result) + '\n');
 process.exit(0);

@@ -52,10 +52,11 @@ export async function exchange(
   baseUrl: string,
   auth: string,
   code: string,
-): Promise<{ access_token: string; refresh_token: string }> {
+  extraHeaders: Record<string, string> = {},
+): Promise<{ access_token: string; refresh_token: string; token_type: string }> {
   const res = await fetch(`${baseUrl}/api/open/oauth/token`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: auth },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: auth, ...extraHeaders },
     body: new URLSearchParams({
       grant_type: 'authorization_code',
       code,
@@ -63,7 +64,7 @@ export async function exchange(
       code_verifier: PKCE.verifier,
     }).toString(),
   });
-  const body = (await res.json()) as { access_token: string; refresh_token: string };
+  const body = (await res.json()) as { access_token: string; refresh_token: string; token_type: string };
   if (!res.ok) throw new Error(`code exchange failed: ${JSON.stringify(body)}`);
   return body;
 }

@@ -17,6 +17,8 @@ export type LoadSpec =
       subMillisecond?: boolean;
     })
   | (Common & { kind: 'refresh'; url: string; authorization: string; refreshTokens: string[] })
+  /** GET `url` with a DPoP-bound access token: a fresh proof (RFC 9449) signed with `privateJwk` for every request. */
+  | (Common & { kind: 'dpop'; url: string; accessToken: string; privateJwk: JsonWebKey; publicJwk: JsonWebKey })
   | (Common & {
       kind: 'codes';
       url: string;

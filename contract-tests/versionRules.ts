@@ -72,25 +72,39 @@ const describe = (f: Finding) => `${f.operation ?? ''} ${f.path ?? ''}: ${f.text
 const OPEN_ONE_OF = /to the `(?:[\w-]+\/)*nodes\/items` response property `oneOf` list/;
 
 /**
- * Response fields that became optional only for a request no earlier release could make: the token
- * endpoint's `refresh_token` is left out of a token exchange's answer alone (RFC 8693 2.2.1), a
- * `grant_type` value that the TokenRequest enum of every earlier release lacks, so every answer a
- * client of an earlier release can elicit still carries it. Named one by one (operation, path and
- * field); any other field that becomes optional stays breaking.
+ * Response fields that changed only for a request no earlier release could make, named one by one
+ * (finding, operation, path and field); any other such change stays breaking:
+ * - the token endpoint's `refresh_token` is left out of a token exchange's answer alone (RFC 8693
+ *   2.2.1), a `grant_type` value that the TokenRequest enum of every earlier release lacks;
+ * - its `token_type` is `DPoP` only for a request with a `DPoP` proof header (RFC 9449 5), a header
+ *   no earlier release had; every other answer is still `Bearer`.
+ * So every answer a client of an earlier release can elicit is as it was.
  */
-const OPTIONAL_FOR_NEW_REQUESTS_ONLY = [
-  { operation: 'POST', path: '/api/open/oauth/token', field: /^the response property `refresh_token` became optional/ },
+const CHANGED_FOR_NEW_REQUESTS_ONLY = [
+  {
+    id: 'response-property-became-optional',
+    operation: 'POST',
+    path: '/api/open/oauth/token',
+    field: /^the response property `refresh_token` became optional/,
+  },
+  {
+    id: 'response-property-const-removed',
+    operation: 'POST',
+    path: '/api/open/oauth/token',
+    field: /^the `token_type` response property const value `Bearer` was removed/,
+  },
 ];
 
-const optionalForNewRequestsOnly = (f: Finding) =>
-  f.id === 'response-property-became-optional' &&
-  OPTIONAL_FOR_NEW_REQUESTS_ONLY.some((o) => o.operation === f.operation && o.path === f.path && o.field.test(f.text));
+const changedForNewRequestsOnly = (f: Finding) =>
+  CHANGED_FOR_NEW_REQUESTS_ONLY.some(
+    (o) => o.id === f.id && o.operation === f.operation && o.path === f.path && o.field.test(f.text),
+  );
 
 /** oasdiff's findings, with those that add to an open set (above) lowered to warnings. */
 export function withOpenSets(findings: Finding[]): Finding[] {
   return findings.map((f) =>
     (f.id === 'response-property-one-of-added' && f.level >= 3 && OPEN_ONE_OF.test(f.text)) ||
-    (f.level >= 3 && optionalForNewRequestsOnly(f))
+    (f.level >= 3 && changedForNewRequestsOnly(f))
       ? { ...f, level: 2 }
       : f,
   );

@@ -1747,10 +1747,12 @@ export interface components {
              */
             access_token: string;
             /**
+             * @description **Open** (values in `x-extensible-enum`): `Bearer`, or `DPoP` when the request carried
+             *     a valid `DPoP` proof (RFC 9449 5): the access token is then bound to the proof's key
+             *     and is sent as `Authorization: DPoP <token>` with a proof of that key.
              * @example Bearer
-             * @constant
              */
-            token_type: "Bearer";
+            token_type: string;
             /** @example 7200 */
             expires_in: number;
             /**
@@ -1961,6 +1963,16 @@ export interface components {
              * @example http://localhost:3000/api/open/oauth/device_authorization
              */
             device_authorization_endpoint?: string;
+            /**
+             * @description The algorithms a DPoP proof may be signed with (RFC 9449 5.1).
+             * @example [
+             *       "ES256",
+             *       "EdDSA",
+             *       "RS256",
+             *       "PS256"
+             *     ]
+             */
+            dpop_signing_alg_values_supported?: string[];
         };
         /** @description OpenID Provider metadata (OpenID Connect Discovery 1.0, 3), a superset of RFC 8414's. */
         OpenIdConfiguration: components["schemas"]["AuthorizationServerMetadata"] & {
@@ -4689,10 +4701,12 @@ export interface components {
         OAuthUnauthorized: {
             headers: {
                 /**
-                 * @description RFC 6750 challenge.
+                 * @description RFC 6750 challenge, or RFC 9449 7.1's `DPoP` challenge for a DPoP-bound access token or a refused DPoP proof.
                  * @example Bearer realm="api", error="invalid_token", error_description="The access token is invalid, expired or revoked."
                  */
                 "WWW-Authenticate"?: string;
+                /** @description With `use_dpop_nonce` (RFC 9449 9), the nonce to sign the next DPoP proof with. */
+                "DPoP-Nonce"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -4706,10 +4720,12 @@ export interface components {
         UserInfoUnauthorized: {
             headers: {
                 /**
-                 * @description RFC 6750 challenge.
+                 * @description RFC 6750 challenge, or RFC 9449 7.1's `DPoP` challenge for a DPoP-bound access token or a refused DPoP proof.
                  * @example Bearer realm="api", error="invalid_token", error_description="The access token is invalid, expired or revoked."
                  */
                 "WWW-Authenticate"?: string;
+                /** @description With `use_dpop_nonce` (RFC 9449 9), the nonce to sign the next DPoP proof with. */
+                "DPoP-Nonce"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -5365,10 +5381,12 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description RFC 6749 5.2 error (`invalid_request`, including two client authentication methods in one request; `invalid_grant`, `unsupported_grant_type`, `invalid_scope`; `invalid_target` for a token exchange's `resource`, RFC 8693 2.2.2), or for a device code RFC 8628 3.5's `authorization_pending`, `slow_down`, `access_denied` and `expired_token`. */
+            /** @description RFC 6749 5.2 error (`invalid_request`, including two client authentication methods in one request; `invalid_grant`, `unsupported_grant_type`, `invalid_scope`; `invalid_target` for a token exchange's `resource`, RFC 8693 2.2.2), or for a device code RFC 8628 3.5's `authorization_pending`, `slow_down`, `access_denied` and `expired_token`, and RFC 9449's `invalid_dpop_proof` (a `DPoP` header that is not a valid proof) and `use_dpop_nonce` (a nonce is required, or the one sent is stale; sign again with `DPoP-Nonce`). */
             400: {
                 headers: {
                     "Cache-Control"?: "no-store";
+                    /** @description With `use_dpop_nonce` (RFC 9449 8), the nonce to sign the next DPoP proof with. */
+                    "DPoP-Nonce"?: string;
                     [name: string]: unknown;
                 };
                 content: {

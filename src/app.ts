@@ -20,6 +20,8 @@ import { securityHandlers } from './http/security.ts';
 // The composition root: the one module that knows every domain and assembles them (src/http
 // stays domain-free plumbing).
 import { authenticateOAuthAccessToken } from './oauth/accessTokenAuth.ts';
+import { dpopVerifier } from './http/dpop.ts';
+import { dpopRefusal } from './http/dpopResource.ts';
 import { oauthErrors, oauthOperations, oauthPagePaths, oauthPagesRouter } from './oauth/router.ts';
 import { authenticateProxyToken, looksLikeJwt } from './open/proxyTokenAuth.ts';
 import { openOperations } from './open/router.ts';
@@ -133,6 +135,7 @@ function contractValidator(ctx: AppContext, pagePaths: RegExp): express.RequestH
     validateSecurity: {
       handlers: securityHandlers({
         oauthAccessToken: (token) => authenticateOAuthAccessToken(ctx, token),
+        dpopRefusal: (req, credential, jkt) => dpopRefusal(dpopVerifier(ctx), req, credential, jkt),
         looksLikeApiKey,
         apiKey: (token) => authenticateApiKey(ctx, token),
         looksLikeProxyToken: looksLikeJwt,

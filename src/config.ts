@@ -109,6 +109,7 @@ const envSchema = z.object({
   DEMO: z.preprocess(blankToUndefined, booleanText.optional()),
   DEMO_MODELS: z.preprocess(blankToUndefined, booleanText.optional()),
   SIGNUP: z.preprocess(blankToUndefined, booleanText.optional()),
+  DPOP_REQUIRE_NONCE: z.preprocess(blankToUndefined, booleanText.optional()),
   SECRETS_KEY: z.preprocess(
     blankToUndefined,
     z
@@ -375,6 +376,8 @@ function accessSettings(e: Env) {
     APPROVAL_MAX_WAIT_SECONDS: e.APPROVAL_MAX_WAIT_SECONDS,
     /** How long a device authorization's device and user codes live (RFC 8628 3.2 expires_in). */
     DEVICE_CODE_TTL_SECONDS: e.DEVICE_CODE_TTL_SECONDS,
+    /** DPoP proofs must carry a server nonce (RFC 9449 8, 9); off by default, as node-oidc-provider's requireNonce. */
+    DPOP_REQUIRE_NONCE: e.DPOP_REQUIRE_NONCE ?? false,
   };
 }
 

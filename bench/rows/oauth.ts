@@ -1,5 +1,7 @@
 // Rows 1-3: the token endpoint and user info. Rows 1 and 3 run the same load against each peer of
 // the list (bench/peers/), each peer's row showing ours ÷ it.
+import { randomUUID } from 'node:crypto';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import type { Bench, RowGroup } from '../bench.ts';
 import { exchange, mintCodes, REDIRECT_URI } from '../oauthFlow.ts';
 import { PKCE } from '../../test/support/oauthFlow.ts';
@@ -30,9 +32,26 @@ async function peerRows(
   }
 }
 
+/** A code exchanged with a DPoP proof: an access token bound to a new ES256 key, and that key. */
+async function dpopBoundToken(bench: Bench) {
+  const { baseUrl } = bench.service;
+  const { user } = bench;
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  const publicJwk = await exportJWK(publicKey);
+  const [code] = await mintCodes(user.browser, user.app.client_id, user.scope, 1);
+  const tokenUrl = `${baseUrl}/api/open/oauth/token`;
+  const proof = await new SignJWT({ htm: 'POST', htu: tokenUrl, jti: randomUUID() })
+    .setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: publicJwk })
+    .setIssuedAt()
+    .sign(privateKey);
+  const { access_token, token_type } = await exchange(baseUrl, user.clientAuth, code!, { dpop: proof });
+  if (token_type !== 'DPoP') throw new Error(`expected a DPoP-bound token, got token_type ${token_type}`);
+  return { accessToken: access_token, privateJwk: await exportJWK(privateKey), publicJwk };
+}
+
 export function oauthRows(peers: OAuthPeer[]): RowGroup {
   return {
-    ids: ['1', '2', '3'],
+    ids: ['1', '2', '3', '3d'],
     async run(bench) {
       const { baseUrl } = bench.service;
       const { user, common, options } = bench;
@@ -96,6 +115,17 @@ export function oauthRows(peers: OAuthPeer[]): RowGroup {
           method: 'GET',
           headers: p.userinfo.headers,
         }));
+      }
+
+      // 3d. User info with a DPoP-bound token (RFC 9449): a proof checked, and recorded against
+      // replay in the store, on every request. No peer row: the peers' rows are bearer.
+      if (options.wanted('3d')) {
+        const url = `${baseUrl}/api/open/v1/userinfo`;
+        const { accessToken, privateJwk, publicJwk } = await dpopBoundToken(bench);
+        bench.record(
+          '3d. GET userinfo (DPoP-bound)',
+          await bench.load({ kind: 'dpop', ...common, url, accessToken, privateJwk, publicJwk }),
+        );
       }
     },
   };

@@ -6,6 +6,7 @@ import { TABLES_IN_CREATION_ORDER } from './migrations/0001_initial.ts';
 import { HOOK_TABLES } from './migrations/0013_workflow_hooks.ts';
 import { BUDGET_TABLES } from './migrations/0033_budgets.ts';
 import { DEVICE_TABLES } from './migrations/0034_device_authorizations.ts';
+import { DPOP_TABLES } from './migrations/0035_dpop.ts';
 import { PUSHED_REQUEST_TABLES } from './migrations/0036_pushed_authorization_requests.ts';
 import { versionBytes } from '../workflows/versions.store.ts';
 
@@ -20,6 +21,7 @@ const TABLES = [
   'workflow_schedules',
   ...BUDGET_TABLES,
   ...DEVICE_TABLES,
+  ...DPOP_TABLES,
   ...PUSHED_REQUEST_TABLES,
 ];
 
@@ -56,6 +58,7 @@ const ALL = [
   '0032_run_costs',
   '0033_budgets',
   '0034_device_authorizations',
+  '0035_dpop',
   '0036_pushed_authorization_requests',
   '0037_workflow_mcp_tools',
 ];

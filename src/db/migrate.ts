@@ -32,6 +32,7 @@ import * as runTraceContext from './migrations/0031_run_trace_context.ts';
 import * as runCosts from './migrations/0032_run_costs.ts';
 import * as budgets from './migrations/0033_budgets.ts';
 import * as deviceAuthorizations from './migrations/0034_device_authorizations.ts';
+import * as dpop from './migrations/0035_dpop.ts';
 import * as pushedRequests from './migrations/0036_pushed_authorization_requests.ts';
 import * as workflowMcpTools from './migrations/0037_workflow_mcp_tools.ts';
 
@@ -80,6 +81,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0032_run_costs', runCosts],
     ['0033_budgets', budgets],
     ['0034_device_authorizations', deviceAuthorizations],
+    ['0035_dpop', dpop],
     ['0036_pushed_authorization_requests', pushedRequests],
     ['0037_workflow_mcp_tools', workflowMcpTools],
   ];

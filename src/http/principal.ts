@@ -14,6 +14,8 @@ export type Principal =
       scopes: string[];
       /** The user's public profile, read with the token (absent when a principal is built by hand). */
       user?: { id: number; login: string; name: string; avatar_url: string };
+      /** The DPoP key the token is bound to (RFC 9449 6.1 `cnf.jkt`); absent for a bearer token. */
+      dpopJkt?: string;
     }
   | {
       kind: 'apiKey';

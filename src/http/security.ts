@@ -11,6 +11,7 @@ import {
   type Problem,
 } from '../shared/errors.ts';
 import type { PrincipalOf } from './principal.ts';
+import { oauthCredential, type OAuthCredential } from './dpopResource.ts';
 
 export function bearerToken(req: Request): string | undefined {
   const header = req.headers.authorization;
@@ -64,6 +65,8 @@ function keepingFaults(handler: Handler): Handler {
 /** How each kind of bearer credential is checked; the domains provide them (src/app.ts). */
 export interface Authenticators {
   oauthAccessToken(token: string): Promise<PrincipalOf<'oauth'> | null>;
+  /** Why the token may not be used as sent (DPoP, RFC 9449 7), or null: checked on every request. */
+  dpopRefusal(req: Request, credential: OAuthCredential, boundJkt: string | undefined): Promise<Error | null>;
   /** Whether a token has the shape of this kind; another kind's token is not refused here. */
   looksLikeApiKey(token: string): boolean;
   apiKey(token: string): Promise<PrincipalOf<'apiKey'> | null>;
@@ -79,10 +82,12 @@ export interface Authenticators {
 export function securityHandlers(authenticate: Authenticators): SecurityHandlers {
   const handlers: SecurityHandlers = {
     async oauth2(req, scopes) {
-      const token = bearerToken(req);
-      if (!token) return refuse(req, missingBearer());
-      const principal = await authenticate.oauthAccessToken(token);
+      const credential = oauthCredential(req);
+      if (!credential) return refuse(req, missingBearer());
+      const principal = await authenticate.oauthAccessToken(credential.token);
       if (!principal) return refuse(req, invalidAccessToken());
+      const dpop = await authenticate.dpopRefusal(req, credential, principal.dpopJkt);
+      if (dpop) return refuse(req, dpop);
       const missing = scopes.find((s) => !principal.scopes.includes(s));
       if (missing) forbid(req, insufficientScope(missing));
       req.principal = principal;

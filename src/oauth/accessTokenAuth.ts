@@ -42,6 +42,7 @@ async function readOAuthPrincipal(
     ...(row.codeId === null ? {} : { chainId: row.codeId }),
     scopes: splitScope(row.accessScope),
     user: { id: row.userId, login: row.user.login, name: row.user.name, avatar_url: row.user.avatarUrl },
+    ...(row.dpopJkt === null ? {} : { dpopJkt: row.dpopJkt }),
   };
   return { principal, expiresAt: row.accessExpiresAt };
 }

@@ -26,6 +26,8 @@ export interface Successor {
   rotatedAt: number | null;
   sealedPair: string | null;
   sealedUntil: number | null;
+  /** The DPoP key its access token is bound to, if any: a replay answers it as token_type DPoP. */
+  dpopJkt: string | null;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function successorOf(db: Knex, tokenId: number): Promise<Successor 
       's.rotated_at',
       's.sealed_pair',
       's.sealed_until',
+      's.dpop_jkt',
       'next.created_at as next_created_at',
     )) as Record<string, unknown> | undefined;
   if (!row) return null;
@@ -64,6 +67,7 @@ export async function successorOf(db: Knex, tokenId: number): Promise<Successor 
     rotatedAt: n(row.rotated_at) ?? n(row.next_created_at),
     sealedPair: row.sealed_pair === null ? null : String(row.sealed_pair),
     sealedUntil: n(row.sealed_until),
+    dpopJkt: row.dpop_jkt === null || row.dpop_jkt === undefined ? null : String(row.dpop_jkt),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
+import { DPOP_ALGS } from '../shared/dpopErrors.ts';
 import { SIGNING_ALGS } from '../open/signingKeys.ts';
 import { SUPPORTED_SCOPES } from './scopes.ts';
 import { GRANT_TYPES, grantsMetadata } from './grants/registry.ts';
@@ -29,6 +30,7 @@ function authorizationServerMetadata(base: string): Metadata {
     // RFC 9126 5: an application may require pushed requests; the server as a whole does not.
     pushed_authorization_request_endpoint: `${base}/api/open/oauth/par`,
     require_pushed_authorization_requests: false,
+    dpop_signing_alg_values_supported: [...DPOP_ALGS],
     ...grantsMetadata(base),
   };
 }

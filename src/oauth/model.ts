@@ -26,8 +26,11 @@ export type Code = OAuth2Server.AuthorizationCode & { row: store.CodeRow };
 export type RefreshToken = OAuth2Server.RefreshToken & { row: store.RefreshTokenRow };
 /** A new pair for saveToken; `rotates`: the refresh token it replaces (RFC 9700 4.14.2). */
 export type NewPair = OAuth2Server.Token & { rotates?: number };
-/** A pair with, when its scope has `openid`, the ID token that goes with it (OpenID Connect Core 3.1.3.3). */
-export type PairWithIdToken = OAuth2Server.Token & { id_token?: string };
+/**
+ * A pair with, when its scope has `openid`, the ID token that goes with it (OpenID Connect Core
+ * 3.1.3.3), and the DPoP key its access token is bound to, if any (RFC 9449 5).
+ */
+export type PairWithIdToken = OAuth2Server.Token & { id_token?: string; dpopJkt?: string | null };
 /**
  * What a rotated refresh token presented within the grace window is answered with: its successor's
  * pair (the same for every presentation); or its successor was itself rotated (`olderGeneration`:
@@ -82,12 +85,16 @@ export class TokenModel {
   /** When the request came in: a replay that came in before its token's successor was used is no reuse (grants/refreshToken.ts). */
   readonly arrivedAt = Date.now();
 
+  /** The thumbprint of the request's DPoP proof key (checked by the token endpoint): every access token issued is bound to it. */
+  readonly dpopJkt: string | null;
+
   /** `grant`: the request's grant type, when registered: it says how the credential it presents is found. */
-  constructor(ctx: AppContext, form: TokenForm, grantTypes: readonly string[], grant?: Grant) {
+  constructor(ctx: AppContext, form: TokenForm, grantTypes: readonly string[], grant?: Grant, dpopJkt?: string) {
     this.ctx = ctx;
     this.form = form;
     this.grantTypes = [...grantTypes];
     this.grant = grant;
+    this.dpopJkt = dpopJkt ?? null;
   }
 
   /**
@@ -224,7 +231,9 @@ export class TokenModel {
     )
       return null;
     else this.sweepSealedPairs();
-    return this.answer(token, client, user);
+    // RFC 9449 5: bound before it is answered, so it is never usable as a bearer token.
+    if (this.dpopJkt !== null) await store.bindAccessToken(this.ctx.db, row.accessTokenHash, this.dpopJkt);
+    return this.answer({ ...token, dpopJkt: this.dpopJkt }, client, user);
   }
 
   /** The grace window of a rotation (REFRESH_REUSE_GRACE_SECONDS), in ms. */
@@ -289,6 +298,7 @@ export class TokenModel {
         client: { id: token.client.id, grants: this.grantTypes },
         user: token.user,
         ...(raw.id_token === undefined ? {} : { id_token: raw.id_token }),
+        dpopJkt: successor.dpopJkt,
       },
     };
   }
@@ -358,11 +368,13 @@ export class TokenModel {
 
   /**
    * The keys meant for the client, never the whole token: expires_in is the configured lifetime
-   * (RFC 6749 5.1), not the library's floor of the time left (allowExtendedTokenAttributes).
+   * (RFC 6749 5.1), not the library's floor of the time left (allowExtendedTokenAttributes), and a
+   * bound access token's token_type DPoP (RFC 9449 5), which replaces the library's Bearer.
    */
   answer(token: PairWithIdToken, client: OAuth2Server.Client, user: OAuth2Server.User): OAuth2Server.Token {
     return {
       ...(token.id_token === undefined ? {} : { id_token: token.id_token }),
+      ...(token.dpopJkt ? { token_type: 'DPoP' } : {}),
       accessToken: token.accessToken,
       accessTokenExpiresAt: token.accessTokenExpiresAt,
       refreshToken: token.refreshToken,

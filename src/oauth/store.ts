@@ -164,6 +164,8 @@ export interface TokenRow {
   authTime: number | null;
   /** When the pair was issued (ms): introspection's `iat`. */
   createdAt: number;
+  /** The RFC 7638 thumbprint of the DPoP key the access token is bound to (its `cnf.jkt`); null for a bearer token. */
+  dpopJkt: string | null;
 }
 
 /** A token's user: its authorization's, or its own when it has none (migration 0026). */
@@ -194,6 +196,7 @@ function tokenQuery(db: Knex) {
       'c.chain_revoked_at',
       'c.auth_time',
       't.created_at',
+      't.dpop_jkt',
     );
 }
 
@@ -215,6 +218,7 @@ function toToken(row: Record<string, unknown>): TokenRow {
     authorizationRevokedAt: n(row.authorization_revoked_at) ?? n(row.chain_revoked_at),
     authTime: n(row.auth_time),
     createdAt: Number(row.created_at),
+    dpopJkt: row.dpop_jkt === null || row.dpop_jkt === undefined ? null : String(row.dpop_jkt),
   };
 }
 
@@ -372,4 +376,12 @@ export async function insertSuccessorToken(db: Knex, token: NewToken, rotatedFro
       rotatedFromId,
     }),
   );
+}
+
+/**
+ * Binds a pair's access token to a DPoP key (RFC 9449 5): set right after the pair is stored and
+ * before it is answered, so the token is never usable unbound.
+ */
+export async function bindAccessToken(db: Knex, accessHash: string, jkt: string): Promise<void> {
+  await db('oauth_tokens').where('access_token_hash', accessHash).update({ dpop_jkt: jkt });
 }

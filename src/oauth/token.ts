@@ -2,6 +2,8 @@ import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import { invalidClient, OAuthError, twoClientCredentials, type OAuthErrorCode } from '../shared/errors.ts';
+import { tokenEndpointDpopError } from '../shared/dpopErrors.ts';
+import { DpopError, dpopVerifier, type DpopProof } from '../http/dpop.ts';
 import { countTokenGrant } from '../ops/metrics.ts';
 import { clientCredentials, type ClientCredentials } from './clientAuth.ts';
 import type { TokenForm } from './grants/form.ts';
@@ -30,13 +32,17 @@ export function token(ctx: AppContext): RequestHandler {
       // RFC 6749 2.3: a client must not use more than one authentication method per request (the
       // library would silently prefer Basic).
       if (credentials.secondMethod) throw twoClientCredentials();
+      const proof = await tokenRequestProof(ctx, req);
       // The library's typings ask every model for every handler's methods; its token handler calls these.
       const model = new TokenModel(
         ctx,
         form,
         GRANT_TYPES,
         grantOf(form.grant_type),
+        proof?.jkt,
       ) as unknown as OAuth2Server.ServerOptions['model'];
+      // A nonce for the next proof while nonces are required (RFC 9449 8).
+      if (proof && ctx.config.DPOP_REQUIRE_NONCE) res.set('DPoP-Nonce', dpopVerifier(ctx).nonce());
       const response = new OAuth2Server.Response();
       await new OAuth2Server({ ...options, model })
         .token(libraryRequest(req, credentials), response)
@@ -52,6 +58,20 @@ export function token(ctx: AppContext): RequestHandler {
     // RFC 6749 5.1: the response must not be cached.
     res.set('Cache-Control', 'no-store').set('Pragma', 'no-cache').status(200).json(body);
   };
+}
+
+/**
+ * The request's DPoP proof, checked (RFC 9449 5): its key binds every access token the grant
+ * issues, through the model's saveToken, whatever the grant. Null without a DPoP header.
+ */
+async function tokenRequestProof(ctx: AppContext, req: Request): Promise<DpopProof | null> {
+  const verifier = dpopVerifier(ctx);
+  try {
+    return await verifier.verify(req);
+  } catch (err) {
+    if (!(err instanceof DpopError)) throw err;
+    throw tokenEndpointDpopError(err.error, err.message, err.error === 'use_dpop_nonce' ? verifier.nonce() : undefined);
+  }
 }
 
 /**

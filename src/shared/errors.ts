@@ -108,6 +108,8 @@ export const PROBLEM_CODES = {
   invalid_approval_answer: 400,
   budget_exhausted: 429,
   prices_not_configured: 409,
+  invalid_dpop_proof: 401,
+  use_dpop_nonce: 401,
 } as const satisfies Record<string, ProblemStatus>;
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;

@@ -45,7 +45,10 @@ export type OAuthErrorCode =
   // RFC 8628 3.5: the answers to a device code poll.
   | 'authorization_pending'
   | 'access_denied'
-  | 'expired_token';
+  | 'expired_token'
+  // RFC 9449 5, 7.1 and 8: a DPoP proof that fails its checks, or lacks the server's nonce.
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce';
 
 export class OAuthError extends Error {
   readonly error: OAuthErrorCode;

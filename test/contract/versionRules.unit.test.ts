@@ -135,6 +135,23 @@ describe('contract versioning rules', () => {
     ]);
   });
 
+  it("takes the token endpoint's token_type losing its const Bearer (DPoP's answer only) as a warning, elsewhere as breaking", () => {
+    const constRemoved = (path: string, field: string) => ({
+      id: 'response-property-const-removed',
+      level: 3,
+      text: `the \`${field}\` response property const value \`Bearer\` was removed for the status \`200\``,
+      operation: 'POST',
+      path,
+    });
+    expect(failures(facts({ breaking: [constRemoved('/api/open/oauth/token', 'token_type')] }))).toEqual([]);
+    expect(failures(facts({ breaking: [constRemoved('/api/open/oauth/token', 'scope')] }))).toEqual([
+      'no breaking change since contract-v1.0.0 unless the major version moved',
+    ]);
+    expect(failures(facts({ breaking: [constRemoved('/api/open/oauth/introspect', 'token_type')] }))).toEqual([
+      'no breaking change since contract-v1.0.0 unless the major version moved',
+    ]);
+  });
+
   it('fails a changed openapi.yaml with no line under Unreleased', () => {
     const failed = checkContract(facts({ specChanged: true })).filter((c) => c.failure);
     expect(failed).toHaveLength(1);
