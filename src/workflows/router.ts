@@ -1,6 +1,7 @@
 // Routes of /api/workflows and /api/workflows/{workflow_id} (openapi.yaml: listWorkflows,
 // createWorkflow, getWorkflow, updateWorkflow, deleteWorkflow). The contract validator has already
-// authenticated the API key (or, for the reads, the OAuth token) and checked params and body; handlers map HTTP to service.ts.
+// authenticated the API key (or, for the reads, the OAuth token) and checked params and body;
+// handlers map HTTP to service.ts.
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
