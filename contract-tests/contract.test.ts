@@ -735,12 +735,19 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
     });
     // Prism checks only that a bearer token is there, so this is the live service's rule alone.
     it.skipIf(target.mock)(
-      'GET /api/workflows with an OAuth access token (the wrong kind) is 401 invalid_token (RFC 6750 3.1)',
+      'POST /api/workflows with an OAuth access token (the wrong kind) is 401 invalid_token (RFC 6750 3.1)',
       async () => {
-        const { response } = await expectConformant('listWorkflows', withOAuth.GET('/api/workflows'), 401);
+        const call = withOAuth.POST('/api/workflows', {
+          body: { name: 'wrong kind', nodes: [], edges: [] },
+        });
+        const { response } = await expectConformant('createWorkflow', call, 401);
         expect(response.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
       },
     );
+    // The reads take an OAuth access token of the workflows:read scope too (the live service's has it).
+    it.skipIf(target.mock)('GET /api/workflows with an OAuth access token of workflows:read is 200', async () => {
+      await expectConformant('listWorkflows', withOAuth.GET('/api/workflows'), 200);
+    });
     it('POST /api/workflows with a body of the wrong types is 422 on the mock and the live service alike', async () => {
       const call = withKey.POST('/api/workflows', {
         body: { name: 42 as unknown as string, nodes: 'none' as unknown as [] },

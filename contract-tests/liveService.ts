@@ -2,7 +2,7 @@
 // and schemathesis need, the way an operator and a third-party app would: the admin CLI creates
 // two users (A with an organization, an app and an API key; B with an API key) and a third (C)
 // whose grants schemathesis revokes; the real OAuth flow (login, consent, code exchange) yields A
-// and B an access token with both scopes.
+// and B an access token with the scopes of the open API and workflows:read.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
@@ -149,7 +149,8 @@ export async function startLiveService(
         response_type: 'code',
         client_id: app.client_id,
         redirect_uri: redirectUri,
-        scope: 'user_info api_key',
+        // workflows:read too, so that either credential of listWorkflows and getWorkflow reads.
+        scope: 'user_info api_key workflows:read',
         state: 'contract',
       }).toString();
       const callback = await authorizeInBrowser(browser, authorizeUrl); // with the helpers' PKCE challenge

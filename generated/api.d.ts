@@ -4743,6 +4743,39 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description No credentials, an API key that is unknown or was deleted, or an OAuth access token that is
+         *     unknown, expired or revoked, or DPoP-bound and sent without a valid DPoP proof.
+         */
+        WorkflowReadUnauthorized: {
+            headers: {
+                /**
+                 * @description RFC 6750 challenge, or RFC 9449 7.1's `DPoP` challenge for a DPoP-bound access token or a refused DPoP proof.
+                 * @example Bearer realm="api", error="invalid_token", error_description="The API key is invalid or was deleted."
+                 */
+                "WWW-Authenticate"?: string;
+                /** @description With `use_dpop_nonce` (RFC 9449 9), the nonce to sign the next DPoP proof with. */
+                "DPoP-Nonce"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The API key lacks the `workflows` permission, or the OAuth access token the `workflows:read` scope. */
+        WorkflowReadForbidden: {
+            headers: {
+                /**
+                 * @description With `insufficient_scope`, the RFC 6750 challenge naming the scope.
+                 * @example Bearer realm="api", error="insufficient_scope", scope="workflows:read"
+                 */
+                "WWW-Authenticate"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The API key lacks the `workflows` permission. */
         Forbidden: {
             headers: {
@@ -6005,8 +6038,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            401: components["responses"]["WorkflowReadUnauthorized"];
+            403: components["responses"]["WorkflowReadForbidden"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6070,8 +6103,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            401: components["responses"]["WorkflowReadUnauthorized"];
+            403: components["responses"]["WorkflowReadForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

@@ -1,7 +1,7 @@
 // A command-line client that signs its user in with the device authorization grant (RFC 8628):
 // it asks the service for a device code, tells the user where to enter the user code, polls the
 // token endpoint at the interval the service gives (longer after each slow_down), and then reads
-// with the access token what the user granted: who they are, and their access tokens.
+// with the access token what the user granted: who they are, their access tokens and their workflows.
 //
 //   BASE_URL=http://localhost:3000 CLIENT_ID=app_... CLIENT_SECRET=cs_... node examples/device-cli/cli.ts
 import { createApiClient, formBody, type components } from 'openauth-workflows/client';
@@ -23,7 +23,7 @@ function setting(name: string): string {
 const baseUrl = setting('BASE_URL').replace(/\/+$/, '');
 const clientId = setting('CLIENT_ID');
 const clientSecret = setting('CLIENT_SECRET');
-const scope = process.env.SCOPE ?? 'user_info api_key';
+const scope = process.env.SCOPE ?? 'user_info api_key workflows:read';
 const anonymous = createApiClient(baseUrl);
 
 const sleep = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
@@ -80,3 +80,22 @@ if (!list.data) throw new Error(`listing access tokens refused (${list.response.
 console.log(`Access tokens in ${me.data.login}:`);
 for (const token of list.data) console.log(`- ${token.name} (id ${token.id}, ${token.usage_scenario})`);
 if (list.data.length === 0) console.log('(none)');
+
+/** Every workflow of the user, page by page (the API's pages hold at most 100). */
+async function allWorkflows(): Promise<{ id: string; name: string }[]> {
+  const found: { id: string; name: string }[] = [];
+  for (let page = 1; ; page += 1) {
+    const { data, response } = await api.GET('/api/workflows', { params: { query: { page, per_page: 100 } } });
+    if (!data) throw new Error(`listing workflows refused (${response.status})`);
+    found.push(...data.data);
+    if (page >= data.meta.total_pages) return found;
+  }
+}
+
+// The token reads workflows only if the user granted workflows:read (a narrower SCOPE may leave it out).
+if (tokens.scope?.split(' ').includes('workflows:read')) {
+  const workflows = await allWorkflows();
+  console.log(`Workflows of ${me.data.login}:`);
+  for (const workflow of workflows) console.log(`- ${workflow.name} (${workflow.id})`);
+  if (workflows.length === 0) console.log('(none)');
+}

@@ -5,13 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
 import { axeViolations } from '../../test/support/axe.ts';
 import { createFixture, type Fixture } from '../../test/support/oauthFlow.ts';
+import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createAccessToken } from '../accounts/accessTokens.ts';
 
 // The device flow as its user meets it: the example CLI (examples/device-cli) runs as a child
 // process against the live test server and prints a URL and a code; the user signs in and approves
 // on /device in Chromium (every state of the page axe clean and fitting a phone); the CLI then
-// prints what its token reads. Nothing waits on a clock: each step waits for output or a page.
+// prints what its token reads (the user, their access tokens and workflows). Nothing waits on a
+// clock: each step waits for output or a page.
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -51,17 +53,26 @@ describe('the device flow with the example CLI and a real browser', () => {
   let browser: Browser;
   let page: Page;
   let cli: ReturnType<typeof startCli> | undefined;
+  let workflowId: string;
 
   beforeAll(async () => {
     server = await startTestServer();
     f = await createFixture(server.ctx.db);
-    await createAccessToken(server.ctx, {
+    const { token } = await createAccessToken(server.ctx, {
       userId: f.userId,
       name: 'deploy bot',
       namespace: f.login,
       usageScenario: 'paid',
       permissions: ['workflows'],
     });
+    // A workflow of the user, for the CLI to list with its OAuth token.
+    const created = await fetch(`${server.baseUrl}/api/workflows`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Ticket summariser', ...seedGraph() }),
+    });
+    expect(created.status).toBe(201);
+    workflowId = ((await created.json()) as { data: { id: string } }).data.id;
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: SCREEN_WIDTHS.desktop, height: 800 } });
   });
@@ -117,7 +128,9 @@ describe('the device flow with the example CLI and a real browser', () => {
     await checkPage('the done page');
 
     await cli.until(/Access tokens in \S+:\n- deploy bot/);
+    await cli.until(/Workflows of \S+:\n- Ticket summariser \((wf_\S+)\)/);
     expect(await cli.exited).toBe(0);
     expect(cli.output()).toContain(`Signed in as ${f.login}`);
+    expect(cli.output()).toContain(`Workflows of ${f.login}:\n- Ticket summariser (${workflowId})\n`);
   }, 120_000);
 });

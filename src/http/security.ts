@@ -62,6 +62,13 @@ function keepingFaults(handler: Handler): Handler {
   };
 }
 
+/** Whether the matched operation lists the oauth2 scheme among its security alternatives. */
+function acceptsOAuth(req: Request): boolean {
+  const security = (req as Request & { openapi?: { schema?: { security?: Record<string, unknown>[] } } }).openapi
+    ?.schema?.security;
+  return security?.some((requirement) => Object.hasOwn(requirement, 'oauth2')) ?? false;
+}
+
 /** How each kind of bearer credential is checked; the domains provide them (src/app.ts). */
 export interface Authenticators {
   oauthAccessToken(token: string): Promise<PrincipalOf<'oauth'> | null>;
@@ -99,6 +106,9 @@ export function securityHandlers(authenticate: Authenticators): SecurityHandlers
 
     async apiKey(req, permissions) {
       const token = bearerToken(req);
+      // An OAuth credential where the operation also takes one: the oauth2 handler, tried next,
+      // says why it is refused (a revoked token, a missing DPoP proof), not "wrong kind".
+      if ((!token || !authenticate.looksLikeApiKey(token)) && oauthCredential(req) && acceptsOAuth(req)) return false;
       const realm = req.path.startsWith('/serverless/') ? 'serverless' : 'api';
       if (!token) return refuse(req, missingBearer(realm));
       // Another kind of token is a bad token here, not a missing one, so that a client knows to

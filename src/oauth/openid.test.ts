@@ -101,7 +101,7 @@ describe.each(testDialects())('OpenID Connect sign-in (%s)', (dialect) => {
       issuer: server.baseUrl,
       jwks_uri: `${server.baseUrl}/.well-known/jwks.json`,
       userinfo_endpoint: `${server.baseUrl}/api/open/v1/userinfo`,
-      scopes_supported: ['openid', 'user_info', 'api_key', 'workflows:run'],
+      scopes_supported: ['openid', 'user_info', 'api_key', 'workflows:run', 'workflows:read'],
       response_types_supported: ['code'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['RS256', 'ES256'],

@@ -7,6 +7,8 @@ export const SCOPES = {
   // The MCP server (src/mcp/): an AI assistant lists and runs the workflows you expose as tools.
   'workflows:run':
     'See the workflows you expose to AI assistants as tools, and run them (their runs count against your quotas and budgets).',
+  // The workflows API's reads (listWorkflows, getWorkflow): a CLI lists your workflows; writes and runs keep needing an API key.
+  'workflows:read': 'See your workflows (their names, nodes and settings), without changing or running them.',
 } as const;
 
 export type Scope = keyof typeof SCOPES;

@@ -20,7 +20,7 @@ describe('scope parameter (RFC 6749 3.3)', () => {
   });
 
   it('knows the catalogue scopes only, case-sensitively, and no inherited property name', () => {
-    expect(SUPPORTED_SCOPES).toEqual(['openid', 'user_info', 'api_key', 'workflows:run']);
+    expect(SUPPORTED_SCOPES).toEqual(['openid', 'user_info', 'api_key', 'workflows:run', 'workflows:read']);
     for (const scope of SUPPORTED_SCOPES) expect(isScope(scope)).toBe(true);
     for (const other of ['USER_INFO', 'profile', 'toString', 'constructor', '__proto__', 'hasOwnProperty', ''])
       expect(isScope(other)).toBe(false);

@@ -1,6 +1,7 @@
 // Routes of /api/workflows and /api/workflows/{workflow_id} (openapi.yaml: listWorkflows,
 // createWorkflow, getWorkflow, updateWorkflow, deleteWorkflow). The contract validator has already
-// authenticated the API key and checked params and body; handlers map HTTP to service.ts.
+// authenticated the API key (or, for the reads, the OAuth token) and checked params and body;
+// handlers map HTTP to service.ts.
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../context.ts';
@@ -24,6 +25,8 @@ type UpdateBody = operations['updateWorkflow']['requestBody']['content']['applic
 const COLLECTION = '/api/workflows';
 
 const userOf = (req: Request) => principalOf(req, 'apiKey').userId;
+/** The reads also take an OAuth access token of the workflows:read scope (openapi.yaml): its user's own workflows. */
+const readerOf = (req: Request) => principalOf(req, 'apiKey', 'oauth').userId;
 const workflowIdOf = (req: Request) => String(req.params.workflow_id);
 const ifMatchOf = (req: Request) => req.get('If-Match');
 
@@ -36,7 +39,7 @@ export function workflowOperations(ctx: AppContext, onDeleted: (workflowId: stri
     // The validator has coerced these and applied the contract's defaults and bounds.
     const query = req.query as ListQuery;
     const search = searchOf(query);
-    const page = await service.listWorkflows(ctx, userOf(req), {
+    const page = await service.listWorkflows(ctx, readerOf(req), {
       ...pageOf(query),
       search,
     });
@@ -52,7 +55,7 @@ export function workflowOperations(ctx: AppContext, onDeleted: (workflowId: stri
   }
 
   async function getWorkflow(req: Request, res: Response<JsonOf<'getWorkflow', 200>>) {
-    const workflow = await service.getWorkflow(ctx, userOf(req), workflowIdOf(req));
+    const workflow = await service.getWorkflow(ctx, readerOf(req), workflowIdOf(req));
     res.setHeader('ETag', service.etagOf(workflow.version));
     res.status(200).json({ data: workflow });
   }

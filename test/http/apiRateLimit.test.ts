@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccessToken } from '../../src/accounts/accessTokens.ts';
 import { createUser } from '../../src/accounts/users.ts';
+import { createFixture, discover, obtainTokens } from '../support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { testDialects } from '../support/db.ts';
 
@@ -63,6 +64,15 @@ describe.each(testDialects())('per-token rate limit of the APIs (%s)', (dialect)
     expect((await list(a, keys[2]!)).status).toBe(200); // a has not flushed since: it may overshoot by one interval
     await a.rateLimiters.api.flush();
     expect((await list(a, keys[2]!)).status).toBe(429);
+  });
+
+  it("counts an OAuth access token's reads of the workflows API against its grant's allowance", async () => {
+    const f = await createFixture(a.ctx.db);
+    const { tokens } = await obtainTokens(a.baseUrl, await discover(a.baseUrl), f, 'workflows:read');
+    for (let i = 0; i < LIMIT; i++) expect((await list(a, tokens.access_token)).status).toBe(200);
+    const refused = await list(a, tokens.access_token);
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ code: 'rate_limited' });
   });
 
   it('answers the gateway in the OpenAI error shape when limited', async () => {

@@ -91,7 +91,19 @@ describe('problem+json answers carry their own code', () => {
     await expectProblem(await send('GET', '/api/workflows'), 401, 'missing_credentials', 'unauthorized');
     const unknownKey = key.slice(0, -4) + (key.endsWith('AAAA') ? 'BBBB' : 'AAAA');
     await expectProblem(await send('GET', '/api/workflows', unknownKey), 401, 'invalid_api_key', 'unauthorized');
-    await expectProblem(await send('GET', '/api/workflows', userInfoToken), 401, 'wrong_token_kind', 'unauthorized');
+    // The reads take an OAuth token of workflows:read too; the writes take API keys only.
+    await expectProblem(
+      await send('GET', '/api/workflows', userInfoToken),
+      403,
+      'insufficient_scope',
+      'insufficient-scope',
+    );
+    await expectProblem(
+      await send('POST', '/api/workflows', userInfoToken, { name: 'kind', ...seedGraph() }),
+      401,
+      'wrong_token_kind',
+      'unauthorized',
+    );
     await expectProblem(
       await send('GET', '/api/workflows', keyWithoutWorkflows),
       403,
