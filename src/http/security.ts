@@ -75,6 +75,24 @@ export interface Authenticators {
 }
 
 /**
+ * The OAuth principal of a request (RFC 6750, and RFC 9449 7 for a DPoP-bound token), or why it is
+ * refused (401): every resource that takes our OAuth access tokens goes this way, the contract's
+ * `oauth2` scheme and the MCP endpoint outside the contract alike. The scope is the caller's.
+ */
+export async function authenticateOAuthRequest(
+  req: Request,
+  authenticate: Pick<Authenticators, 'oauthAccessToken' | 'dpopRefusal'>,
+): Promise<{ principal: PrincipalOf<'oauth'>; credential: OAuthCredential } | { refusal: Error }> {
+  const credential = oauthCredential(req);
+  if (!credential) return { refusal: missingBearer() };
+  const principal = await authenticate.oauthAccessToken(credential.token);
+  if (!principal) return { refusal: invalidAccessToken() };
+  const dpop = await authenticate.dpopRefusal(req, credential, principal.dpopJkt);
+  if (dpop) return { refusal: dpop };
+  return { principal, credential };
+}
+
+/**
  * One handler per security scheme of openapi.yaml. Each authenticates for real and sets
  * `req.principal`; the validator runs them before request validation, so an unauthenticated bad
  * request is a 401, not a 400.
@@ -82,12 +100,9 @@ export interface Authenticators {
 export function securityHandlers(authenticate: Authenticators): SecurityHandlers {
   const handlers: SecurityHandlers = {
     async oauth2(req, scopes) {
-      const credential = oauthCredential(req);
-      if (!credential) return refuse(req, missingBearer());
-      const principal = await authenticate.oauthAccessToken(credential.token);
-      if (!principal) return refuse(req, invalidAccessToken());
-      const dpop = await authenticate.dpopRefusal(req, credential, principal.dpopJkt);
-      if (dpop) return refuse(req, dpop);
+      const found = await authenticateOAuthRequest(req, authenticate);
+      if ('refusal' in found) return refuse(req, found.refusal);
+      const { principal } = found;
       const missing = scopes.find((s) => !principal.scopes.includes(s));
       if (missing) forbid(req, insufficientScope(missing));
       req.principal = principal;
