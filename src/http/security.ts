@@ -127,15 +127,27 @@ export function securityHandlers(authenticate: Authenticators): SecurityHandlers
       return true;
     },
 
-    async proxyToken(req) {
-      const token = bearerToken(req);
-      if (!token) return refuse(req, missingBearer('serverless'));
-      if (!authenticate.looksLikeProxyToken(token)) return false;
-      const principal = await authenticate.proxyToken(token);
-      if (!principal) return refuse(req, invalidProxyToken());
-      req.principal = principal;
-      return true;
-    },
+    proxyToken: (req) => proxyToken(req),
+
+    // The same proxy tokens with the DPoP scheme (RFC 9449 7.1): a scheme of its own, since the
+    // validator refuses any other scheme than Bearer for an http bearer one before its handler runs.
+    proxyTokenDpop: (req) => (oauthCredential(req)?.scheme === 'DPoP' ? proxyToken(req) : false),
   };
+
+  /**
+   * A proxy token (Bearer, or DPoP with a proof): one bound to a DPoP key (`cnf.jkt`, minted from a
+   * bound access token) needs the DPoP scheme and a proof of that key, as an access token does.
+   */
+  async function proxyToken(req: Request): Promise<boolean> {
+    const credential = oauthCredential(req);
+    if (!credential) return refuse(req, missingBearer('serverless'));
+    if (!authenticate.looksLikeProxyToken(credential.token)) return false;
+    const principal = await authenticate.proxyToken(credential.token);
+    if (!principal) return refuse(req, invalidProxyToken());
+    const dpop = await authenticate.dpopRefusal(req, credential, principal.dpopJkt);
+    if (dpop) return refuse(req, dpop);
+    req.principal = principal;
+    return true;
+  }
   return Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, keepingFaults(handler)]));
 }
