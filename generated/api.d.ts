@@ -1721,7 +1721,7 @@ export interface components {
              */
             username?: string;
             /**
-             * @description Access tokens only: `Bearer`. Open: a later version may add values.
+             * @description Access tokens only: `Bearer`, or `DPoP` for an access token bound to a DPoP key (RFC 9449 6.2). Open: a later version may add values.
              * @example Bearer
              */
             token_type?: string;
@@ -1747,6 +1747,14 @@ export interface components {
             aud?: string;
             /** @example http://localhost:3000 */
             iss?: string;
+            /** @description Only for an access token bound to a DPoP key (RFC 9449 6.2; its `token_type` is `DPoP`): the confirmation of that key. A resource server takes such a token only as `Authorization: DPoP` with a proof signed by the key whose RFC 7638 thumbprint is `jkt`. */
+            cnf?: {
+                /**
+                 * @description The base64url SHA-256 JWK thumbprint (RFC 7638) of the key.
+                 * @example 0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I
+                 */
+                jkt?: string;
+            };
         };
         TokenResponse: {
             /**
