@@ -260,7 +260,7 @@ export interface paths {
         };
         /**
          * One access token, with a freshly issued JWT proxy token
-         * @description Each call issues a new proxy token. The proxy token stops working when the user revokes the application, deletes the access token, or the access token reaches the expiry its owner chose (an expired access token answers 404).
+         * @description Each call issues a new proxy token. The proxy token stops working when the user revokes the application, deletes the access token, or the access token reaches the expiry its owner chose (an expired access token answers 404). When this request's access token is DPoP-bound (`Authorization: DPoP`), the proxy token is bound to the same key (claim `cnf.jkt`, RFC 9449 6.1) and the gateway takes it only as `Authorization: DPoP` with a proof of that key.
          */
         get: operations["getAccessToken"];
         put?: never;
@@ -389,6 +389,14 @@ export interface paths {
          * @description Accepts a proxy token (from the token detail endpoint) or a raw access token. A proxy token
          *     is refused as soon as the user revokes the application or deletes the access token behind
          *     it. Errors use the OpenAI error shape. Usage is attributed to the access token.
+         *
+         *     A proxy token minted from a DPoP-bound OAuth access token (one issued with `token_type:
+         *     DPoP`, RFC 9449), by token detail or by token exchange, is bound to the same key (its claim
+         *     `cnf.jkt`): send it as `Authorization: DPoP <proxy token>` with a `DPoP` proof of that key
+         *     for this request (`htm` `POST`, `htu` this URL, `ath` the SHA-256 of the proxy token); sent
+         *     as `Bearer`, without a proof or with a proof of another key it is refused with a 401 and
+         *     `WWW-Authenticate: DPoP error="invalid_token", algs="ES256 EdDSA RS256 PS256"` (a bad or
+         *     replayed proof: `DPoP error="invalid_dpop_proof"`). Other proxy tokens work as `Bearer`.
          *
          *     With `stream: true` the answer is OpenAI's stream (what the OpenAI SDKs read): `data:` lines
          *     of `chat.completion.chunk` objects (the first with `delta.role`, then one per piece of text
@@ -1713,7 +1721,7 @@ export interface components {
              */
             username?: string;
             /**
-             * @description Access tokens only: `Bearer`. Open: a later version may add values.
+             * @description Access tokens only: `Bearer`, or `DPoP` for an access token bound to a DPoP key (RFC 9449 6.2). Open: a later version may add values.
              * @example Bearer
              */
             token_type?: string;
@@ -1739,6 +1747,14 @@ export interface components {
             aud?: string;
             /** @example http://localhost:3000 */
             iss?: string;
+            /** @description Only for an access token bound to a DPoP key (RFC 9449 6.2; its `token_type` is `DPoP`): the confirmation of that key. A resource server takes such a token only as `Authorization: DPoP` with a proof signed by the key whose RFC 7638 thumbprint is `jkt`. */
+            cnf?: {
+                /**
+                 * @description The base64url SHA-256 JWK thumbprint (RFC 7638) of the key.
+                 * @example 0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I
+                 */
+                jkt?: string;
+            };
         };
         TokenResponse: {
             /**

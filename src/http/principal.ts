@@ -34,6 +34,8 @@ export type Principal =
       namespace: string;
       usageScenario: 'paid' | 'trial';
       jti: string;
+      /** The DPoP key the proxy token is bound to (its `cnf.jkt`); absent for a bearer one. */
+      dpopJkt?: string;
     };
 
 export type PrincipalOf<K extends Principal['kind']> = Extract<Principal, { kind: K }>;

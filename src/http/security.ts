@@ -82,6 +82,24 @@ export interface Authenticators {
 }
 
 /**
+ * The OAuth principal of a request (RFC 6750, and RFC 9449 7 for a DPoP-bound token), or why it is
+ * refused (401): every resource that takes our OAuth access tokens goes this way, the contract's
+ * `oauth2` scheme and the MCP endpoint outside the contract alike. The scope is the caller's.
+ */
+export async function authenticateOAuthRequest(
+  req: Request,
+  authenticate: Pick<Authenticators, 'oauthAccessToken' | 'dpopRefusal'>,
+): Promise<{ principal: PrincipalOf<'oauth'>; credential: OAuthCredential } | { refusal: Error }> {
+  const credential = oauthCredential(req);
+  if (!credential) return { refusal: missingBearer() };
+  const principal = await authenticate.oauthAccessToken(credential.token);
+  if (!principal) return { refusal: invalidAccessToken() };
+  const dpop = await authenticate.dpopRefusal(req, credential, principal.dpopJkt);
+  if (dpop) return { refusal: dpop };
+  return { principal, credential };
+}
+
+/**
  * One handler per security scheme of openapi.yaml. Each authenticates for real and sets
  * `req.principal`; the validator runs them before request validation, so an unauthenticated bad
  * request is a 401, not a 400.
@@ -89,12 +107,9 @@ export interface Authenticators {
 export function securityHandlers(authenticate: Authenticators): SecurityHandlers {
   const handlers: SecurityHandlers = {
     async oauth2(req, scopes) {
-      const credential = oauthCredential(req);
-      if (!credential) return refuse(req, missingBearer());
-      const principal = await authenticate.oauthAccessToken(credential.token);
-      if (!principal) return refuse(req, invalidAccessToken());
-      const dpop = await authenticate.dpopRefusal(req, credential, principal.dpopJkt);
-      if (dpop) return refuse(req, dpop);
+      const found = await authenticateOAuthRequest(req, authenticate);
+      if ('refusal' in found) return refuse(req, found.refusal);
+      const { principal } = found;
       const missing = scopes.find((s) => !principal.scopes.includes(s));
       if (missing) forbid(req, insufficientScope(missing));
       req.principal = principal;
@@ -122,15 +137,27 @@ export function securityHandlers(authenticate: Authenticators): SecurityHandlers
       return true;
     },
 
-    async proxyToken(req) {
-      const token = bearerToken(req);
-      if (!token) return refuse(req, missingBearer('serverless'));
-      if (!authenticate.looksLikeProxyToken(token)) return false;
-      const principal = await authenticate.proxyToken(token);
-      if (!principal) return refuse(req, invalidProxyToken());
-      req.principal = principal;
-      return true;
-    },
+    proxyToken: (req) => proxyToken(req),
+
+    // The same proxy tokens with the DPoP scheme (RFC 9449 7.1): a scheme of its own, since the
+    // validator refuses any other scheme than Bearer for an http bearer one before its handler runs.
+    proxyTokenDpop: (req) => (oauthCredential(req)?.scheme === 'DPoP' ? proxyToken(req) : false),
   };
+
+  /**
+   * A proxy token (Bearer, or DPoP with a proof): one bound to a DPoP key (`cnf.jkt`, minted from a
+   * bound access token) needs the DPoP scheme and a proof of that key, as an access token does.
+   */
+  async function proxyToken(req: Request): Promise<boolean> {
+    const credential = oauthCredential(req);
+    if (!credential) return refuse(req, missingBearer('serverless'));
+    if (!authenticate.looksLikeProxyToken(credential.token)) return false;
+    const principal = await authenticate.proxyToken(credential.token);
+    if (!principal) return refuse(req, invalidProxyToken());
+    const dpop = await authenticate.dpopRefusal(req, credential, principal.dpopJkt);
+    if (dpop) return refuse(req, dpop);
+    req.principal = principal;
+    return true;
+  }
   return Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, keepingFaults(handler)]));
 }

@@ -10,6 +10,7 @@ import { createApiClient, type ApiClient, type Schemas } from '../../client/src/
 import { createAccessToken } from '../accounts/accessTokens.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
+import { dpopBoundRefresh, dpopKey, dpopProof, type DpopKey } from '../../test/support/dpopProof.ts';
 import { createFixture, discover, insecure, obtainTokens, type Fixture } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
@@ -312,6 +313,106 @@ describe.each(testDialects())('MCP server at /mcp (%s)', (dialect) => {
     });
     expect(unknownMethod.status).toBe(200);
     expect(await unknownMethod.text()).toMatch(/-32601/); // JSON-RPC's method not found
+  });
+
+  describe('a DPoP-bound token', () => {
+    let key: DpopKey;
+    let bound: string;
+    beforeAll(async () => {
+      key = await dpopKey();
+      const refresh = (await tokenOf(alice, 'workflows:run')).refresh_token!;
+      const tokens = await dpopBoundRefresh(server.baseUrl, alice, refresh, key);
+      expect(tokens.token_type).toBe('DPoP');
+      bound = tokens.access_token;
+    });
+
+    const listBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const post = (headers: Record<string, string>) =>
+      fetch(new URL('/mcp', server.baseUrl), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: listBody,
+      });
+    const mcpUrl = () => `${server.baseUrl}/mcp`;
+
+    it('works through the SDK with Authorization: DPoP and a fresh proof on every request', async () => {
+      const client = new Client({ name: 'tests', version: '1.0.0' });
+      let proofs = 0;
+      const transport = new StreamableHTTPClientTransport(new URL('/mcp', server.baseUrl), {
+        fetch: async (url, init) => {
+          const headers = new Headers(init?.headers);
+          const method = init?.method ?? 'GET';
+          headers.set('authorization', `DPoP ${bound}`);
+          headers.set('dpop', await dpopProof(key, { htm: method, htu: mcpUrl(), accessToken: bound }));
+          proofs++;
+          return fetch(url, { ...init, headers });
+        },
+      });
+      await client.connect(transport);
+      clients.push(client);
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain(exposed);
+      const result = (await client.callTool({ name: exposed, arguments: { ticket: 'bound' } })) as CallToolResult;
+      expect(result.isError ?? false).toBe(false);
+      expect(result.structuredContent).toEqual({ result: 'BOUND' });
+      expect(proofs).toBeGreaterThanOrEqual(3);
+    });
+
+    it('refuses it as Bearer, without a proof, or with a bad, replayed or foreign proof, with a DPoP challenge', async () => {
+      const challenge = /^DPoP error="invalid_token", .*algs="ES256 EdDSA RS256 PS256"$/;
+      const asBearer = await post({
+        authorization: `Bearer ${bound}`,
+        dpop: await dpopProof(key, { htm: 'POST', htu: mcpUrl(), accessToken: bound }),
+      });
+      expect(asBearer.status).toBe(401);
+      expect(asBearer.headers.get('www-authenticate')).toMatch(challenge);
+      expect(await asBearer.json()).toMatchObject({ code: 'invalid_access_token' });
+
+      const noProof = await post({ authorization: `DPoP ${bound}` });
+      expect(noProof.status).toBe(401);
+      expect(noProof.headers.get('www-authenticate')).toMatch(/^DPoP error="invalid_dpop_proof"/);
+      expect(await noProof.json()).toMatchObject({ code: 'invalid_dpop_proof' });
+
+      const wrongUrl = await post({
+        authorization: `DPoP ${bound}`,
+        dpop: await dpopProof(key, {
+          htm: 'POST',
+          htu: `${server.baseUrl}/api/open/oauth/userinfo`,
+          accessToken: bound,
+        }),
+      });
+      expect(wrongUrl.status).toBe(401);
+      expect(await wrongUrl.json()).toMatchObject({ code: 'invalid_dpop_proof' });
+
+      const noAth = await post({
+        authorization: `DPoP ${bound}`,
+        dpop: await dpopProof(key, { htm: 'POST', htu: mcpUrl() }),
+      });
+      expect(noAth.status).toBe(401);
+      expect(await noAth.json()).toMatchObject({ code: 'invalid_dpop_proof' });
+
+      const proof = await dpopProof(key, { htm: 'POST', htu: mcpUrl(), accessToken: bound });
+      expect((await post({ authorization: `DPoP ${bound}`, dpop: proof })).status).toBe(200);
+      const replayed = await post({ authorization: `DPoP ${bound}`, dpop: proof });
+      expect(replayed.status).toBe(401);
+      expect(await replayed.json()).toMatchObject({ code: 'invalid_dpop_proof' });
+
+      const thief = await dpopKey();
+      const foreign = await post({
+        authorization: `DPoP ${bound}`,
+        dpop: await dpopProof(thief, { htm: 'POST', htu: mcpUrl(), accessToken: bound }),
+      });
+      expect(foreign.status).toBe(401);
+      expect(foreign.headers.get('www-authenticate')).toMatch(challenge);
+    });
+
+    it('leaves an unbound token as it was: Bearer works, and DPoP with a valid proof too', async () => {
+      expect((await post({ authorization: `Bearer ${aliceToken}` })).status).toBe(200);
+      const asDpop = await post({
+        authorization: `DPoP ${aliceToken}`,
+        dpop: await dpopProof(key, { htm: 'POST', htu: mcpUrl(), accessToken: aliceToken }),
+      });
+      expect(asDpop.status).toBe(200);
+    });
   });
 
   it('refuses a revoked token on the next request', async () => {

@@ -10,12 +10,14 @@
 import express, { type RequestHandler } from 'express';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { AppContext } from '../context.ts';
-import { bearerToken } from '../http/security.ts';
+import { dpopVerifier } from '../http/dpop.ts';
+import { dpopRefusal } from '../http/dpopResource.ts';
+import { authenticateOAuthRequest } from '../http/security.ts';
 import type { PrincipalOf } from '../http/principal.ts';
 import { authenticateOAuthAccessToken } from '../oauth/accessTokenAuth.ts';
 import type { RunStarts } from '../runs/service.ts';
 import { hashToken } from '../shared/crypto.ts';
-import { insufficientScope, invalidAccessToken, methodNotAllowed, missingBearer } from '../shared/errors.ts';
+import { insufficientScope, methodNotAllowed } from '../shared/errors.ts';
 import { InFlightCalls } from './inFlight.ts';
 import { mcpServer } from './server.ts';
 
@@ -23,15 +25,20 @@ export const MCP_PATH = '/mcp';
 /** The OAuth scope a token needs here (src/oauth/scopes.ts). */
 export const MCP_SCOPE = 'workflows:run';
 
-/** The request's OAuth principal: 401 without a valid token (RFC 6750 3.1), 403 without the scope. */
-async function authenticate(ctx: AppContext, req: express.Request): Promise<PrincipalOf<'oauth'>> {
-  const token = bearerToken(req);
-  if (!token) throw missingBearer();
-  const principal = await authenticateOAuthAccessToken(ctx, token);
-  if (!principal) throw invalidAccessToken();
-  if (!principal.scopes.includes(MCP_SCOPE)) throw insufficientScope(MCP_SCOPE);
-  req.principal = principal;
-  return principal;
+/**
+ * The request's OAuth principal, checked as the contract's `oauth2` scheme checks it (a DPoP-bound
+ * token only as `Authorization: DPoP` with a proof for POST {BASE_URL}/mcp): 401 without a valid
+ * token (RFC 6750 3.1, RFC 9449 7.1), 403 without the scope. Returns the token as sent.
+ */
+async function authenticate(ctx: AppContext, req: express.Request): Promise<string> {
+  const found = await authenticateOAuthRequest(req, {
+    oauthAccessToken: (token) => authenticateOAuthAccessToken(ctx, token),
+    dpopRefusal: (request, credential, jkt) => dpopRefusal(dpopVerifier(ctx), request, credential, jkt),
+  });
+  if ('refusal' in found) throw found.refusal;
+  if (!found.principal.scopes.includes(MCP_SCOPE)) throw insufficientScope(MCP_SCOPE);
+  req.principal = found.principal;
+  return found.credential.token;
 }
 
 /**
@@ -42,9 +49,9 @@ async function authenticate(ctx: AppContext, req: express.Request): Promise<Prin
 export function mcpRouter(ctx: AppContext, runStarts: RunStarts, rateLimit: RequestHandler): express.Router {
   const router = express.Router();
   const inFlight = new InFlightCalls();
-  router.all(MCP_PATH, async (req, _res, next) => {
+  router.all(MCP_PATH, async (req, res, next) => {
     try {
-      await authenticate(ctx, req);
+      res.locals.mcpToken = await authenticate(ctx, req);
       if (req.method !== 'POST') throw methodNotAllowed(req.method, MCP_PATH, ['POST']);
       next();
     } catch (err) {
@@ -53,7 +60,7 @@ export function mcpRouter(ctx: AppContext, runStarts: RunStarts, rateLimit: Requ
   });
   router.post(MCP_PATH, rateLimit, async (req, res, next) => {
     const principal = req.principal as PrincipalOf<'oauth'>;
-    const caller = { userId: principal.userId, key: hashToken(bearerToken(req)!) };
+    const caller = { userId: principal.userId, key: hashToken(res.locals.mcpToken as string) };
     const server = mcpServer(ctx, runStarts, caller, inFlight);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => {

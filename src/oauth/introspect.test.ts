@@ -1,6 +1,8 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/db.ts';
+import { calculateJwkThumbprint } from 'jose';
+import { dpopBoundRefresh, dpopKey } from '../../test/support/dpopProof.ts';
 import { createFixture, discover, insecure, type Fixture } from '../../test/support/oauthFlow.ts';
 import { freshGrant, refreshAt, userinfoStatus } from '../../test/support/refreshGrants.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
@@ -81,6 +83,30 @@ describe.each(testDialects())('introspection (RFC 7662) (%s)', (dialect) => {
     expect(await activeOf(f, accessToken, 'refresh_token')).toBe(true);
     expect(await activeOf(f, refreshToken, 'access_token')).toBe(true);
     expect((await introspect(f, { token: refreshToken, token_type_hint: 'access_token' })).body).toEqual(refresh.body);
+  });
+
+  it('describes a DPoP-bound access token with token_type DPoP and cnf.jkt (RFC 9449 6.2); its refresh token is not bound', async () => {
+    const { f, refreshToken } = await freshGrant(server);
+    const key = await dpopKey();
+    const bound = await dpopBoundRefresh(server.baseUrl, f, refreshToken, key);
+    const access = await introspect(f, { token: bound.access_token });
+    expect(access.body).toMatchObject({
+      active: true,
+      token_type: 'DPoP',
+      cnf: { jkt: await calculateJwkThumbprint(key.publicJwk, 'sha256') },
+    });
+    const refresh = await introspect(f, { token: bound.refresh_token });
+    expect(refresh.body.active).toBe(true);
+    expect(refresh.body).not.toHaveProperty('cnf');
+    expect(refresh.body).not.toHaveProperty('token_type');
+    // Once revoked, nothing about its key is told.
+    const revoked = await fetch(`${server.baseUrl}/api/open/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: f.clientId, client_secret: f.clientSecret, token: bound.access_token }),
+    });
+    expect(revoked.status).toBe(200);
+    expect((await introspect(f, { token: bound.access_token })).body).toEqual({ active: false });
   });
 
   it('answers a rotated refresh token inactive and its successor active, and a reused chain inactive throughout', async () => {

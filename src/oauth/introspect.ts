@@ -60,7 +60,9 @@ async function introspection(
     if (type === 'access_token') {
       // As the API's bearer check has it (accessTokenAuth.ts): unexpired, its grant standing.
       if (row.accessExpiresAt <= now) return INACTIVE;
-      return described(ctx, row, { scope: row.accessScope, exp: row.accessExpiresAt, token_type: 'Bearer' });
+      // RFC 9449 6.2: a bound token says so, and names its key, so a resource server asks for a proof.
+      const bound = row.dpopJkt === null ? {} : { token_type: 'DPoP', cnf: { jkt: row.dpopJkt } };
+      return described(ctx, row, { scope: row.accessScope, exp: row.accessExpiresAt, token_type: 'Bearer', ...bound });
     }
     // A refresh token is live until it expires or is rotated: a rotated one only ever gets its
     // successor's pair back within the grace window (grants/refreshToken.ts), and is no credential.
@@ -71,11 +73,14 @@ async function introspection(
   return INACTIVE;
 }
 
-/** RFC 7662 2.2's members for a live token; `token_type` for access tokens only, as node-oidc-provider. */
+/**
+ * RFC 7662 2.2's members for a live token; `token_type` for access tokens only, and `cnf` for a
+ * DPoP-bound one (RFC 9449 6.2), as node-oidc-provider. Refresh tokens are never bound here.
+ */
 async function described(
   ctx: AppContext,
   row: TokenRow,
-  token: { scope: string; exp: number; token_type?: string },
+  token: { scope: string; exp: number; token_type?: string; cnf?: { jkt: string } },
 ): Promise<Introspection> {
   const user = await findUserById(ctx, row.userId);
   if (!user) return INACTIVE;
@@ -89,5 +94,6 @@ async function described(
     iat: Math.floor(row.createdAt / 1000),
     sub: String(row.userId),
     iss: ctx.config.BASE_URL,
+    ...(token.cnf === undefined ? {} : { cnf: token.cnf }),
   };
 }

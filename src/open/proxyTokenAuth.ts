@@ -48,6 +48,7 @@ async function readProxyPrincipal(
     namespace: grant.namespace,
     usageScenario: grant.usageScenario,
     jti: claims.jti,
+    ...(claims.jkt === undefined ? {} : { dpopJkt: claims.jkt }),
   };
   return {
     principal,

@@ -13,6 +13,11 @@ export interface ProxyTokenSubject {
   accessTokenId: number;
   namespace: string;
   usageScenario: UsageScenario;
+  /**
+   * The DPoP key (RFC 7638 thumbprint) of the OAuth access token it was minted from, when that one
+   * is bound (RFC 9449 6.1 `cnf.jkt`): the gateway then wants a proof of the same key.
+   */
+  jkt?: string | undefined;
 }
 
 export interface ProxyClaims extends ProxyTokenSubject {
@@ -25,10 +30,11 @@ const positiveInt = (v: unknown): v is number => typeof v === 'number' && Number
 /**
  * The claims of a verified proxy token's payload, or null when one is missing or not of its type:
  * `sub` a positive integer in its canonical spelling, `exp`, `token_id` and `aid` positive
- * integers, `cid` one when present, `usage_scenario` paid or trial.
+ * integers, `cid` one when present, `usage_scenario` paid or trial, `cnf` an object with a
+ * non-empty string `jkt` when present.
  */
 export function claimsOf(payload: JWTPayload): ProxyClaims | null {
-  const { sub, jti, exp, client_id, token_id, namespace, usage_scenario, aid, cid } = payload;
+  const { sub, jti, exp, client_id, token_id, namespace, usage_scenario, aid, cid, cnf } = payload;
   const userId = Number(sub);
   if (!positiveInt(userId) || String(userId) !== sub) return null;
   if (typeof jti !== 'string' || !positiveInt(exp) || typeof client_id !== 'string' || typeof namespace !== 'string')
@@ -36,6 +42,12 @@ export function claimsOf(payload: JWTPayload): ProxyClaims | null {
   if (!positiveInt(token_id) || !positiveInt(aid) || (usage_scenario !== 'paid' && usage_scenario !== 'trial'))
     return null;
   if (cid !== undefined && !positiveInt(cid)) return null;
+  let jkt: string | undefined;
+  if (cnf !== undefined) {
+    const bound = (cnf as { jkt?: unknown } | null)?.jkt;
+    if (typeof bound !== 'string' || bound.length === 0) return null;
+    jkt = bound;
+  }
   return {
     userId,
     clientId: client_id,
@@ -44,6 +56,7 @@ export function claimsOf(payload: JWTPayload): ProxyClaims | null {
     accessTokenId: token_id,
     namespace,
     usageScenario: usage_scenario,
+    ...(jkt === undefined ? {} : { jkt }),
     jti,
     exp,
   };

@@ -69,6 +69,19 @@ describe('proxy token signing (DESIGN.md "Proxy token")', () => {
     expect(claimsOf(signed)?.chainId).toBeUndefined();
   });
 
+  it('carries cnf.jkt for a subject bound to a DPoP key (RFC 9449 6.1), and no cnf otherwise', async () => {
+    const bound = await signProxyToken(ctx, { kid: 'k1', key: privateKey }, { ...subject, jkt: 'thumbprint' });
+    const { payload: signed } = await jwtVerify(bound.token, publicKey);
+    expect(signed.cnf).toEqual({ jkt: 'thumbprint' });
+    expect(claimsOf(signed)?.jkt).toBe('thumbprint');
+    const { payload: plain } = await jwtVerify(
+      (await signProxyToken(ctx, { kid: 'k1', key: privateKey }, subject)).token,
+      publicKey,
+    );
+    expect(plain).not.toHaveProperty('cnf');
+    expect(claimsOf(plain)).not.toHaveProperty('jkt');
+  });
+
   it('is not accepted by an OAuth or workflow API audience', async () => {
     expect(proxyTokenAudience(ctx)).toBe('https://auth.example/serverless');
     const { token } = await signProxyToken(ctx, { kid: 'k1', key: privateKey }, subject);
@@ -109,6 +122,10 @@ describe('reading a verified payload back into claims', () => {
     ['cid zero', { cid: 0 }],
     ['cid a string', { cid: '3' }],
     ['another usage_scenario', { usage_scenario: 'free' }],
+    ['cnf without jkt', { cnf: {} }],
+    ['cnf null', { cnf: null }],
+    ['cnf.jkt empty', { cnf: { jkt: '' } }],
+    ['cnf.jkt a number', { cnf: { jkt: 7 } }],
   ])('refuses %s', (_what, change) => {
     expect(claimsOf({ ...payload, ...change } as JWTPayload)).toBeNull();
   });

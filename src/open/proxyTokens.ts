@@ -53,6 +53,8 @@ export async function signProxyToken(
     usage_scenario: subject.usageScenario,
     aid: subject.authorizationId,
     ...(subject.chainId === undefined ? {} : { cid: subject.chainId }),
+    // RFC 9449 6.1: bound to the same key as the access token it was minted from.
+    ...(subject.jkt === undefined ? {} : { cnf: { jkt: subject.jkt } }),
   };
   const jws = await new CompactSign(utf8.encode(JSON.stringify(payload)))
     .setProtectedHeader({ alg: PROXY_TOKEN_ALG, kid: signingKey.kid, typ: PROXY_TOKEN_TYP })

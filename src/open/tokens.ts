@@ -104,6 +104,9 @@ export async function issueProxyToken(
     accessTokenId: token.id,
     namespace: token.namespace,
     usageScenario: token.usageScenario,
+    // A proxy token minted from a DPoP-bound token is bound to the same key: a stolen one is of
+    // no more use at the gateway than the stolen access token would be at the API.
+    jkt: principal.dpopJkt,
   });
   ctx.logger.info(
     {

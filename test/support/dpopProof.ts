@@ -40,3 +40,27 @@ export async function dpopProof(key: DpopKey, o: ProofOptions): Promise<string> 
     .setIssuedAt(o.iat ?? Math.floor(Date.now() / 1000))
     .sign(key.privateKey);
 }
+
+/**
+ * A DPoP-bound access token (and the next refresh token) for a refresh token of a confidential
+ * client: the token endpoint binds the new access token to the key of the refresh's proof.
+ */
+export async function dpopBoundRefresh(
+  baseUrl: string,
+  client: { clientId: string; clientSecret: string },
+  refreshToken: string,
+  key: DpopKey,
+): Promise<{ access_token: string; token_type: string; refresh_token: string }> {
+  const url = `${baseUrl}/api/open/oauth/token`;
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+      DPoP: await dpopProof(key, { htm: 'POST', htu: url }),
+    },
+    body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }).toString(),
+  });
+  if (res.status !== 200) throw new Error(`DPoP refresh failed with ${res.status}: ${await res.text()}`);
+  return (await res.json()) as { access_token: string; token_type: string; refresh_token: string };
+}

@@ -88,9 +88,11 @@ export class TokenExchangeGrant extends ModelGrant {
       scope: principal.scopes,
       expires_in: detail.expires_in,
       issued_token_type: JWT_TOKEN_TYPE,
-      // The library's default, said here: the proxy token is a bearer token at the gateway (RFC
-      // 6750), so not N_A (RFC 8693 2.2.1).
-      token_type: 'Bearer',
+      // A bearer token at the gateway (RFC 6750), so not N_A (RFC 8693 2.2.1); DPoP when minted
+      // from a bound subject token, whose key it carries (RFC 9449 6.1). The subject token's
+      // binding is what counts: neither RFC 8693 nor RFC 9449 defines binding an exchanged token
+      // to the key of the exchange request's own proof.
+      token_type: principal.dpopJkt === undefined ? 'Bearer' : 'DPoP',
     };
   }
 }
