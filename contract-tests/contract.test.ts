@@ -70,7 +70,7 @@ function exampleRequest(operationId: string): {
       headers: form,
       body: 'response_type=code&redirect_uri=https%3A%2F%2Fc.example%2Fcb&scope=user_info&client_id=app_1&client_secret=cs_1',
     },
-    deviceAuthorization: {
+    startDeviceAuthorization: {
       method: 'POST',
       path: '/api/open/oauth/device_authorization',
       headers: form,
@@ -322,7 +322,7 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
         body: { scope: 'user_info', client_id: target.clientId, client_secret: target.clientSecret },
         ...formBody,
       });
-      const { body, response } = await expectConformant('deviceAuthorization', call, 200);
+      const { body, response } = await expectConformant('startDeviceAuthorization', call, 200);
       expect(response.headers.get('cache-control')).toBe('no-store');
       expect((body as { user_code: string }).user_code).toMatch(
         /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/,
@@ -335,7 +335,7 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
         ...formBody,
         headers: { ...formBody.headers, Prefer: 'code=400' },
       });
-      await expectConformant('deviceAuthorization', call, 400);
+      await expectConformant('startDeviceAuthorization', call, 400);
     });
 
     it("POST /api/open/oauth/token without a form body is a 415 whose description is ours, not the validator's", async () => {

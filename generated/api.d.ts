@@ -193,7 +193,7 @@ export interface paths {
          *     `invalid_scope`). Client authentication and rate limits are the token endpoint's: every
          *     registered application is a confidential client and authenticates with its secret.
          */
-        post: operations["deviceAuthorization"];
+        post: operations["startDeviceAuthorization"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5642,7 +5642,7 @@ export interface operations {
             503: components["responses"]["OAuthUnavailable"];
         };
     };
-    deviceAuthorization: {
+    startDeviceAuthorization: {
         parameters: {
             query?: never;
             header?: never;

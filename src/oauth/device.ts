@@ -61,7 +61,7 @@ async function userCodeHash(ctx: AppContext, normalized: string): Promise<string
 }
 
 /** POST /api/open/oauth/device_authorization (RFC 8628 3.1-3.2), client authentication as at the token endpoint. */
-export function deviceAuthorization(ctx: AppContext): RequestHandler {
+export function startDeviceAuthorization(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     const credentials = clientCredentials(req);
     if (credentials.secondMethod) throw twoClientCredentials();

@@ -25,7 +25,7 @@ import {
   usePushedRequest,
 } from './par.ts';
 import { token } from './token.ts';
-import { deviceAuthorization } from './device.ts';
+import { startDeviceAuthorization } from './device.ts';
 import { findUserById } from '../accounts/users.ts';
 
 /**
@@ -156,7 +156,7 @@ export function oauthOperations(ctx: AppContext, limiter: SharedRateLimiter, fai
     revokeToken: [perClient, ...limitFailedAuthentications(failures, revokeToken(ctx))],
     introspectToken: [perClient, ...limitFailedAuthentications(failures, introspectToken(ctx))],
     pushAuthorizationRequest: [perClient, ...limitFailedAuthentications(failures, pushAuthorizationRequest(ctx))],
-    deviceAuthorization: [perClient, ...limitFailedAuthentications(failures, deviceAuthorization(ctx))],
+    startDeviceAuthorization: [perClient, ...limitFailedAuthentications(failures, startDeviceAuthorization(ctx))],
     getAuthorizationServerMetadata: getAuthorizationServerMetadata(ctx),
     getOpenIdConfiguration: getOpenIdConfiguration(ctx),
   };

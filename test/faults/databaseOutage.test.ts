@@ -132,7 +132,7 @@ describe.each(kinds)('store outage on %s', (_name, startDatabase) => {
         },
       ],
       [
-        'deviceAuthorization',
+        'startDeviceAuthorization',
         '/api/open/oauth/device_authorization',
         {
           method: 'POST',

@@ -26,5 +26,5 @@ export function mcpToolSection({ user, workflow, url }: McpToolModel): Html {
 <button type="submit"${exposed ? '' : html` class="primary"`} id="mcp-tool-toggle">${exposed ? 'Stop exposing it as a tool' : 'Expose it as a tool'}</button></form>
 <p>MCP server (Streamable HTTP): <code data-copy="MCP URL">${url}</code></p>
 <p><small>Clients sign in with an OAuth access token of the <code>workflows:run</code> scope, from an application you registered (<a href="/settings/applications">Applications</a>); see the docs' page on MCP. Each call is a run of the workflow's current version and counts against your quotas and budgets.</small></p>
-<details class="curl"><summary>Client configuration (JSON, one line)</summary><pre tabindex="0"><code data-copy="MCP client configuration">${mcpConfigSnippet(url)}</code></pre></details></section>`;
+<details class="snippet mcp-config"><summary>Client configuration (JSON, one line)</summary><pre tabindex="0"><code data-copy="MCP client configuration">${mcpConfigSnippet(url)}</code></pre></details></section>`;
 }

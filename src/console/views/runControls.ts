@@ -28,7 +28,7 @@ export function curlForRunStart(baseUrl: string, workflowId: string, inputs: Rec
 
 /** The command in a block, with a Copy button (console.js) for the whole command. */
 export const curlBlock = (command: string, label: string): Html =>
-  html`<details class="curl"><summary>${label}</summary><p><small>Set <code>API_KEY</code> to an access token with the <code>workflows</code> permission (<a href="/settings/tokens">Access tokens</a>).</small></p><pre tabindex="0"><code data-copy="curl command">${command}</code></pre></details>`;
+  html`<details class="snippet curl"><summary>${label}</summary><p><small>Set <code>API_KEY</code> to an access token with the <code>workflows</code> permission (<a href="/settings/tokens">Access tokens</a>).</small></p><pre tabindex="0"><code data-copy="curl command">${command}</code></pre></details>`;
 
 export interface RunControlsModel {
   user: PageUser;
