@@ -1,5 +1,8 @@
+import type { Request } from 'express';
 import type { DbContext } from '../context.ts';
+import { invalidClient, twoClientCredentials } from '../shared/errors.ts';
 import { findAppByClientId, verifyClientSecret, type Application } from '../accounts/apps.ts';
+import { clientCredentials } from './clientAuth.ts';
 
 // The OAuth clients are the platform's registered applications, read through its service.
 
@@ -48,4 +51,17 @@ export async function authenticateClient(
 ): Promise<OAuthClient | null> {
   const app = await findAppByClientId(ctx, clientId);
   return app && (await verifyClientSecret(ctx, app.id, secret)) ? toClient(app) : null;
+}
+
+/**
+ * The client that a request to a client-authenticated endpoint (token revocation, introspection,
+ * pushed and device authorization requests) authenticates, as at the token endpoint: one method per
+ * request (RFC 6749 2.3; Basic with a body client_id equal to Basic's is one method), else 401.
+ */
+export async function authenticatedClient(ctx: DbContext, req: Request): Promise<OAuthClient> {
+  const credentials = clientCredentials(req);
+  if (credentials.secondMethod) throw twoClientCredentials();
+  const client = await authenticateClient(ctx, credentials.clientId, credentials.clientSecret);
+  if (!client) throw invalidClient();
+  return client;
 }

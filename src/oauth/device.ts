@@ -3,11 +3,10 @@ import type { RequestHandler } from 'express';
 import type { Knex } from 'knex';
 import type { AppContext } from '../context.ts';
 import { hashToken, newToken } from '../shared/crypto.ts';
-import { invalidClient, invalidRequest, invalidScope, twoClientCredentials } from '../shared/errors.ts';
+import { invalidRequest, invalidScope } from '../shared/errors.ts';
 import { findUserById } from '../accounts/users.ts';
 import { getOrCreateSecret } from '../accounts/secrets.ts';
-import { clientCredentials } from './clientAuth.ts';
-import { authenticateClient, findClientByClientId, type OAuthClient } from './clients.ts';
+import { authenticatedClient, findClientByClientId, type OAuthClient } from './clients.ts';
 import { isScope, joinScopes, splitScope } from './scopes.ts';
 import * as store from './device.store.ts';
 
@@ -63,10 +62,7 @@ async function userCodeHash(ctx: AppContext, normalized: string): Promise<string
 /** POST /api/open/oauth/device_authorization (RFC 8628 3.1-3.2), client authentication as at the token endpoint. */
 export function startDeviceAuthorization(ctx: AppContext): RequestHandler {
   return async (req, res) => {
-    const credentials = clientCredentials(req);
-    if (credentials.secondMethod) throw twoClientCredentials();
-    const client = await authenticateClient(ctx, credentials.clientId, credentials.clientSecret);
-    if (!client) throw invalidClient();
+    const client = await authenticatedClient(ctx, req);
     // As the authorization endpoint checks it (authorize.ts checkScope).
     const scopes = splitScope((req.body as { scope?: string }).scope);
     if (scopes.length === 0) throw invalidRequest('scope is required.');

@@ -1,11 +1,9 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import type { components } from '../../generated/api.d.ts';
-import { invalidClient, twoClientCredentials } from '../shared/errors.ts';
 import { hashToken } from '../shared/crypto.ts';
 import { findUserById } from '../accounts/users.ts';
-import { clientCredentials } from './clientAuth.ts';
-import { authenticateClient, type OAuthClient } from './clients.ts';
+import { authenticatedClient, type OAuthClient } from './clients.ts';
 import { lookupOrder } from './revocationHint.ts';
 import { findTokenByAccessHash, findTokenByRefreshHash, type TokenRow } from './store.ts';
 import { joinScopes, splitScope } from './scopes.ts';
@@ -27,11 +25,7 @@ const MAX_TOKEN_LENGTH = 512;
  */
 export function introspectToken(ctx: AppContext): RequestHandler {
   return async (req, res) => {
-    const credentials = clientCredentials(req);
-    // One method per request (RFC 6749 2.3), judged as at the token endpoint.
-    if (credentials.secondMethod) throw twoClientCredentials();
-    const client = await authenticateClient(ctx, credentials.clientId, credentials.clientSecret);
-    if (!client) throw invalidClient();
+    const client = await authenticatedClient(ctx, req);
     const { token, token_type_hint: hint } = req.body as { token: string; token_type_hint?: string };
     const body = await introspection(ctx, client, token, hint);
     res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' }).status(200).json(body);

@@ -1,17 +1,9 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import { hashToken, newToken } from '../shared/crypto.ts';
-import {
-  AuthorizePageError,
-  AuthorizeRedirectError,
-  invalidClient,
-  invalidRequest,
-  OAuthError,
-  twoClientCredentials,
-} from '../shared/errors.ts';
+import { AuthorizePageError, AuthorizeRedirectError, invalidRequest, OAuthError } from '../shared/errors.ts';
 import { checkAuthorizeParameters, type AuthorizeRequest } from './authorize.ts';
-import { clientCredentials } from './clientAuth.ts';
-import { authenticateClient, findClientByClientId, type OAuthClient } from './clients.ts';
+import { authenticatedClient, findClientByClientId, type OAuthClient } from './clients.ts';
 import {
   deleteExpiredPushedRequests,
   findPushedRequestByHash,
@@ -60,15 +52,6 @@ function pushedRequestError(err: unknown, client: OAuthClient, params: Params): 
     return new OAuthError(mismatch ? 'invalid_redirect_uri' : 'invalid_request', err.message);
   }
   return err;
-}
-
-/** The client the request authenticates (as at the token endpoint: RFC 9126 2). */
-async function authenticatedClient(ctx: AppContext, req: Parameters<RequestHandler>[0]): Promise<OAuthClient> {
-  const credentials = clientCredentials(req);
-  if (credentials.secondMethod) throw twoClientCredentials();
-  const client = await authenticateClient(ctx, credentials.clientId, credentials.clientSecret);
-  if (!client) throw invalidClient();
-  return client;
 }
 
 /** POST /api/open/oauth/par (RFC 9126 2): validates and stores the request, answers its request_uri. */

@@ -1,13 +1,11 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
-import { invalidClient, twoClientCredentials } from '../shared/errors.ts';
 import { hashToken } from '../shared/crypto.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { looksLikeJwt } from '../open/proxyTokenAuth.ts';
 import { revokeProxyToken } from './proxyTokenRevocation.ts';
-import { clientCredentials } from './clientAuth.ts';
 import { lookupOrder } from './revocationHint.ts';
-import { authenticateClient } from './clients.ts';
+import { authenticatedClient } from './clients.ts';
 import { revokeApplicationForUser } from './authorizations.store.ts';
 import { findTokenByAccessHash, findTokenByRefreshHash } from './store.ts';
 
@@ -17,12 +15,7 @@ import { findTokenByAccessHash, findTokenByRefreshHash } from './store.ts';
  */
 export function revokeToken(ctx: AppContext): RequestHandler {
   return async (req, res) => {
-    const credentials = clientCredentials(req);
-    // One method per request (RFC 6749 2.3), judged as at the token endpoint: Basic with a body
-    // client_id equal to Basic's is one method.
-    if (credentials.secondMethod) throw twoClientCredentials();
-    const client = await authenticateClient(ctx, credentials.clientId, credentials.clientSecret);
-    if (!client) throw invalidClient();
+    const client = await authenticatedClient(ctx, req);
     const { token, token_type_hint: hint } = req.body as { token: string; token_type_hint?: string };
     // A proxy token (a JWT; our OAuth tokens are opaque): revoked through the grant it stands on.
     const proxyToken = looksLikeJwt(token);
