@@ -2,7 +2,7 @@
 // JSON Schemas of its arguments and result, derived from the graph alone, so `tools/list` reads no
 // more than the workflows themselves.
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { givesResult, runInputOf } from '../nodes/registry.ts';
+import { givesResult, resultJsonSchemaOf, runInputOf } from '../nodes/registry.ts';
 import type { Workflow } from '../workflows/service.ts';
 
 /**
@@ -31,19 +31,18 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * The result: a run's `output`, an object keyed by text_output node id, each a text (or, with
- * `format: json`, any JSON value). Only a graph whose results are all text_output nodes says
- * that much; none is required, since a branch may leave an output unreached. Undefined when the
- * graph gives no result or another kind of node gives one: the client then checks nothing.
+ * The result: a run's `output`, an object keyed by result node id, each as its type's
+ * `resultJsonSchema` says (a text_output: a text, or with `format: json` any JSON value). None is
+ * required, since a branch may leave an output unreached. Undefined when the graph gives no result
+ * or a result node's type says nothing of its value: the client then checks nothing.
  */
 export function outputSchemaOf(nodes: Nodes): Tool['outputSchema'] {
   const results = nodes.filter(givesResult).filter(isRecord);
-  if (!results.length || results.some((node) => node.type !== 'text_output')) return undefined;
-  const schemaOf = (node: Record<string, unknown>) =>
-    isRecord(node.config) && node.config.format === 'json' ? {} : { type: 'string' };
+  const schemas = results.map(resultJsonSchemaOf);
+  if (!results.length || schemas.some((schema) => schema === undefined)) return undefined;
   return {
     type: 'object',
-    properties: Object.fromEntries(results.map((node) => [String(node.id), schemaOf(node)])),
+    properties: Object.fromEntries(results.map((node, i) => [String(node.id), schemas[i]!])),
   };
 }
 

@@ -64,3 +64,7 @@ export const runInputOf = (node: unknown): RunInput | undefined =>
 
 /** Whether a node of any shape gives a result of its graph (its type's `result`). */
 export const givesResult = (node: unknown): boolean => definitionOf(node)?.result === true;
+
+/** The JSON Schema of a result node's value in the run's output (its type's `resultJsonSchema`), when its type says. */
+export const resultJsonSchemaOf = (node: unknown): Record<string, unknown> | undefined =>
+  isObject(node) && isObject(node.config) ? definitionOf(node)?.resultJsonSchema?.(node.config) : undefined;

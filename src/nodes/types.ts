@@ -114,6 +114,8 @@ export interface NodeDefinition<T extends string = string> {
   source?: boolean;
   /** Its output is a result of the run: it must be reached from a source. */
   result?: boolean;
+  /** The JSON Schema of the value a result gives the run's `output[<node id>]` (an MCP tool's output schema). */
+  resultJsonSchema?(config: Record<string, unknown>): Record<string, unknown>;
   /** Without this config template it works on its upstream texts, so it then needs an edge into it. */
   upstreamOr?: string;
   /** It may go on past its failure (`on_error: continue`): its `default` and its `case: "error"` edges. */

@@ -8,5 +8,7 @@ export const textOutput = defineNode({
   docs: "its text is the run's `output[<node id>]`, in its `format` (`plain`, `markdown` or `json`)",
   output: () => TEXT,
   result: true,
+  // `format: json` parses the text: any JSON value.
+  resultJsonSchema: (config) => (config.format === 'json' ? {} : { type: 'string' }),
   noEdgeOut: 'a text_output ends the graph',
 });
