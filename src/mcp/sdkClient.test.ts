@@ -1,0 +1,201 @@
+// The MCP server as a real MCP client meets it: the official SDK's Client with its OAuth client
+// provider (test/support/mcpOAuthClient.ts) finds the authorization server from /mcp's 401, sends
+// the user through our login and consent pages in headless Chromium (PKCE code flow), lists and
+// calls tools, follows a run's progress, cancels a call, and refreshes an expired access token on
+// its own. Nothing waits on a clock: each step waits for an answer, a page or a request.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
+import { createAccessToken } from '../accounts/accessTokens.ts';
+import { hashToken } from '../shared/crypto.ts';
+import { revocationLease } from '../shared/principalLease.ts';
+import { launchChromium } from '../../test/support/chromium.ts';
+import { testDialects } from '../../test/support/db.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
+import {
+  ChromiumOAuthProvider,
+  connectWithOAuth,
+  MCP_REDIRECT_URI,
+  registerMcpClient,
+} from '../../test/support/mcpOAuthClient.ts';
+import { createFixture, type Fixture } from '../../test/support/oauthFlow.ts';
+import { seedGraph } from '../../test/support/seedWorkflow.ts';
+import { startTestServer, type TestServer } from '../../test/support/server.ts';
+
+type WorkflowCreate = Schemas['WorkflowCreate'];
+
+/** text_input `ticket` -> the built-in echo model -> text_output `result`: no provider needed. */
+const ECHO: WorkflowCreate = { name: 'Echo', description: 'Answers with the ticket.', ...seedGraph('echo') };
+/** The same through the fake provider, which a test holds at its model call (a run that waits). */
+const SLOW: WorkflowCreate = { name: 'Slow', ...seedGraph('gpt-4o-mini') };
+
+describe.each(testDialects())('the MCP SDK client with OAuth against /mcp (%s)', (dialect) => {
+  let fake: FakeOpenAI;
+  let server: TestServer;
+  let browser: Browser;
+  let page: Page;
+  let user: Fixture;
+  let api: ApiClient;
+  let provider: ChromiumOAuthProvider;
+  let mcp: Client;
+  const ids = { echo: '', slow: '', hidden: '', bobs: '' };
+
+  async function apiOf(f: Pick<Fixture, 'userId' | 'login'>): Promise<ApiClient> {
+    const { token } = await createAccessToken(server.ctx, {
+      userId: f.userId,
+      namespace: f.login,
+      name: 'tests',
+      usageScenario: 'paid',
+      permissions: ['workflows'],
+    });
+    return createApiClient(server.baseUrl, { bearer: token });
+  }
+
+  async function create(owner: ApiClient, workflow: WorkflowCreate, tool: boolean): Promise<string> {
+    const { data, error } = await owner.POST('/api/workflows', { body: workflow });
+    if (!data) throw new Error(`create failed: ${JSON.stringify(error)}`);
+    if (tool) {
+      const set = await owner.PATCH('/api/workflows/{workflow_id}', {
+        params: { path: { workflow_id: data.data.id } },
+        body: { mcp_tool: true },
+      });
+      expect(set.data?.data.mcp_tool).toBe(true);
+    }
+    return data.data.id;
+  }
+
+  /** The workflow's newest run, once it has ended (the API's Prefer: wait). */
+  async function lastRunEnded(workflowId: string): Promise<Schemas['RunDetail']> {
+    const list = await api.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: workflowId } } });
+    const runId = list.data!.data[0]!.id;
+    const { data } = await api.GET('/api/workflows/{workflow_id}/runs/{run_id}', {
+      params: { path: { workflow_id: workflowId, run_id: runId }, header: { Prefer: 'wait=30' } },
+    });
+    return data!.data;
+  }
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    server = await startTestServer({
+      dialect,
+      runs: true,
+      env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'gpt-4o-mini' },
+    });
+    const registered = await registerMcpClient(server);
+    user = registered.user;
+    api = await apiOf(user);
+    ids.echo = await create(api, ECHO, true);
+    ids.slow = await create(api, SLOW, true);
+    ids.hidden = await create(api, { ...ECHO, name: 'Not a tool' }, false);
+    const bob = await createFixture(server.ctx.db);
+    ids.bobs = await create(await apiOf(bob), { ...ECHO, name: "Bob's tool" }, true);
+    browser = await launchChromium();
+    page = await browser.newPage();
+    provider = new ChromiumOAuthProvider(page, user, registered.client);
+    mcp = await connectWithOAuth(new URL('/mcp', server.baseUrl), provider);
+  });
+  afterAll(async () => {
+    await mcp?.close().catch(() => undefined);
+    await browser?.close();
+    await server?.close();
+    await fake?.close();
+  });
+
+  it('signs in as the SDK does: discovery from the 401, PKCE code flow through our pages, a refresh token', () => {
+    expect(provider.log.authorizations).toHaveLength(1);
+    const url = provider.log.authorizations[0]!;
+    // Found by the SDK's discovery, not configured: the service's own authorization endpoint.
+    expect(url.origin).toBe(new URL(server.baseUrl).origin);
+    expect(Object.fromEntries(url.searchParams)).toMatchObject({
+      response_type: 'code',
+      client_id: user.clientId,
+      redirect_uri: MCP_REDIRECT_URI,
+      code_challenge_method: 'S256',
+      scope: 'workflows:run',
+    });
+    expect(provider.log.tokens).toHaveLength(1);
+    expect(provider.log.tokens[0]).toMatchObject({ token_type: 'Bearer', scope: 'workflows:run' });
+    expect(provider.log.tokens[0]!.refresh_token).toBeTruthy();
+  });
+
+  it("lists exactly the user's exposed workflows: not an unexposed one, not another user's", async () => {
+    const { tools } = await mcp.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([ids.echo, ids.slow].sort());
+    expect(tools.find((t) => t.name === ids.echo)).toMatchObject({
+      title: 'Echo',
+      description: 'Answers with the ticket.',
+      inputSchema: { type: 'object', properties: { ticket: { type: 'string' } }, required: ['ticket'] },
+      outputSchema: { type: 'object', properties: { result: { type: 'string' } } },
+    });
+  });
+
+  it('calls a tool: its run, the output as structured content, progress notifications as it goes', async () => {
+    const progress: Progress[] = [];
+    const result = (await mcp.callTool({ name: ids.echo, arguments: { ticket: 'export is broken' } }, undefined, {
+      onprogress: (p) => progress.push(p),
+    })) as CallToolResult;
+    expect(result.isError ?? false).toBe(false);
+    expect(result.structuredContent).toEqual({ result: 'export is broken' });
+    expect(progress.map((p) => p.message)).toEqual(
+      expect.arrayContaining(['run running', 'node.started summarise', 'node.finished summarise (completed)']),
+    );
+    const run = await lastRunEnded(ids.echo);
+    expect(run).toMatchObject({
+      id: result._meta?.run_id,
+      status: 'completed',
+      inputs: { ticket: 'export is broken' },
+    });
+  });
+
+  it('cancels the run when the client aborts a call that is under way', async () => {
+    fake.replies.push({ kind: 'hang' });
+    const asked = fake.requests.length;
+    const abort = new AbortController();
+    const progress: Progress[] = [];
+    const call = mcp.callTool({ name: ids.slow, arguments: { ticket: 'slow' } }, undefined, {
+      signal: abort.signal,
+      onprogress: (p) => progress.push(p),
+    });
+    const settled = call.then(
+      () => 'answered',
+      (err: unknown) => String(err),
+    );
+    // The run is at its model call: the fake holds the request, and the client heard the node start.
+    await expect.poll(() => fake.requests.length, { timeout: 30_000 }).toBeGreaterThan(asked);
+    await expect.poll(() => progress.map((p) => p.message), { timeout: 30_000 }).toContain('node.started summarise');
+    abort.abort('the user stopped it');
+    expect(await settled).toMatch(/AbortError|the user stopped it/);
+    const run = await lastRunEnded(ids.slow);
+    expect(run).toMatchObject({ status: 'cancelled', inputs: { ticket: 'slow' } });
+  });
+
+  it('refreshes an expired access token on its own and goes on, without asking the user again', async () => {
+    const before = provider.tokens()!;
+    // Expired in the store, the only honest way: revoking it would end the whole grant (RFC 7009 here).
+    await server.ctx
+      .db('oauth_tokens')
+      .where({ access_token_hash: hashToken(before.access_token) })
+      .update({ access_expires_at: Date.now() - 1 });
+    await revocationLease.settle(); // no process honours a lease of it any more
+    const refused = await fetch(new URL('/mcp', server.baseUrl), {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${before.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(refused.status).toBe(401);
+
+    const result = (await mcp.callTool({ name: ids.echo, arguments: { ticket: 'after refresh' } })) as CallToolResult;
+    expect(result.structuredContent).toEqual({ result: 'after refresh' });
+    expect(provider.log.tokens).toHaveLength(2);
+    const after = provider.tokens()!;
+    expect(after.access_token).not.toBe(before.access_token);
+    expect(after.refresh_token).not.toBe(before.refresh_token); // rotated
+    expect(provider.log.authorizations).toHaveLength(1); // no second trip through the browser
+  });
+});

@@ -1,0 +1,161 @@
+// An MCP client's OAuth side as the official SDK runs it: an OAuthClientProvider (the SDK's public
+// interface) whose user agent is headless Chromium signing in on our login page and allowing on
+// our consent page, the code caught at the client's loopback redirect URI. The SDK does the rest
+// itself: discovery from the 401, PKCE, the code exchange, refreshing an expired token.
+import type { Page } from 'playwright-core';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import { createFixture, type Fixture } from './oauthFlow.ts';
+import type { TestServer } from './server.ts';
+
+/** The client's redirect URI: a loopback one (RFC 8252 7.3), caught by the page before any network. */
+export const MCP_REDIRECT_URI = 'http://127.0.0.1:47600/callback';
+
+/**
+ * The client's registration: today a user with an app they registered in the accounts service
+ * (a pre-registered client). Once the service has dynamic registration, this is the one place to
+ * change: the provider then answers `clientInformation()` with undefined and the SDK registers.
+ */
+export async function registerMcpClient(
+  server: TestServer,
+): Promise<{ user: Fixture; client: OAuthClientInformationMixed }> {
+  const user = await createFixture(server.ctx.db, MCP_REDIRECT_URI);
+  return { user, client: { client_id: user.clientId, client_secret: user.clientSecret } };
+}
+
+/** What the provider did, for the test to assert on. */
+export interface ProviderLog {
+  /** Authorization URLs the SDK sent the user to. */
+  authorizations: URL[];
+  /** Every token set the SDK saved (after the code exchange, after each refresh). */
+  tokens: OAuthTokens[];
+}
+
+/**
+ * The SDK's provider, in memory; `user` signs in on `page` when the SDK sends them to authorize.
+ * The code the redirect carries waits in `code` for `transport.finishAuth`.
+ */
+export class ChromiumOAuthProvider implements OAuthClientProvider {
+  readonly log: ProviderLog = { authorizations: [], tokens: [] };
+  private info: OAuthClientInformationMixed | undefined;
+  private saved: OAuthTokens | undefined;
+  private verifier = '';
+  private caught: Promise<string> | undefined;
+
+  private readonly page: Page;
+  private readonly user: Fixture;
+
+  constructor(page: Page, user: Fixture, client: OAuthClientInformationMixed | undefined) {
+    this.page = page;
+    this.user = user;
+    this.info = client;
+  }
+
+  get redirectUrl(): string {
+    return MCP_REDIRECT_URI;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'MCP SDK test client',
+      redirect_uris: [MCP_REDIRECT_URI],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      scope: 'workflows:run',
+    };
+  }
+
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    return this.info;
+  }
+
+  saveClientInformation(info: OAuthClientInformationMixed): void {
+    this.info = info;
+  }
+
+  tokens(): OAuthTokens | undefined {
+    return this.saved;
+  }
+
+  saveTokens(tokens: OAuthTokens): void {
+    this.saved = tokens;
+    this.log.tokens.push(tokens);
+  }
+
+  saveCodeVerifier(verifier: string): void {
+    this.verifier = verifier;
+  }
+
+  codeVerifier(): string {
+    return this.verifier;
+  }
+
+  /** The user's side: sign in if asked, allow, and the code of the redirect to the callback. */
+  async redirectToAuthorization(url: URL): Promise<void> {
+    this.log.authorizations.push(url);
+    this.caught = this.authorizeInPage(url);
+    await this.caught;
+  }
+
+  /** The code the last authorization redirected with. */
+  async code(): Promise<string> {
+    if (!this.caught) throw new Error('the SDK never sent the user to authorize');
+    return this.caught;
+  }
+
+  private async authorizeInPage(url: URL): Promise<string> {
+    const page = this.page;
+    let callback: URL | undefined;
+    await page.route(`${MCP_REDIRECT_URI}**`, async (route) => {
+      callback = new URL(route.request().url());
+      await route.fulfill({ status: 200, contentType: 'text/plain', body: 'You may close this page.' });
+    });
+    try {
+      await page.goto(url.toString());
+      if (new URL(page.url()).pathname === '/login') {
+        await page.fill('#login', this.user.login);
+        await page.fill('#password', this.user.password);
+        await page.click('button[type=submit]');
+        await page.waitForURL((at) => at.pathname !== '/login');
+      }
+      // A grant the user gave before is not asked again: the redirect came at once.
+      if (!callback) {
+        await page.click('#allow');
+        await page.waitForURL((at) => at.href.startsWith(MCP_REDIRECT_URI));
+      }
+    } finally {
+      await page.unroute(`${MCP_REDIRECT_URI}**`);
+    }
+    const error = callback?.searchParams.get('error');
+    const code = callback?.searchParams.get('code');
+    if (!code) throw new Error(`no code at the redirect URI: ${error ?? page.url()}`);
+    return code;
+  }
+}
+
+/**
+ * Connects the SDK's client as its OAuth example does: the first connect meets the 401, the SDK
+ * discovers and sends the user to authorize, `finishAuth` exchanges the code, and a second
+ * transport connects with the token.
+ */
+export async function connectWithOAuth(mcpUrl: URL, provider: ChromiumOAuthProvider): Promise<Client> {
+  const first = new Client({ name: 'sdk-oauth-tests', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+  try {
+    await first.connect(transport);
+    return first; // the provider held a valid token already
+  } catch (err) {
+    if (!(err instanceof UnauthorizedError)) throw err;
+  }
+  await transport.finishAuth(await provider.code());
+  const client = new Client({ name: 'sdk-oauth-tests', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
+  return client;
+}
