@@ -1,0 +1,121 @@
+// A second MCP client against the live service: the Python MCP SDK (`mcp` from PyPI, pinned by
+// scripts/mcp-python.sh) in test/support/mcp_python_client.py, with an access token of the
+// authorization-code flow. It lists the tools and calls one with a progress callback; its JSON line
+// is asserted here. A venv without `mcp` fails the test, saying how to install it.
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
+import { createAccessToken } from '../accounts/accessTokens.ts';
+import { testDialects } from '../../test/support/db.ts';
+import { createFixture, discover, obtainTokens, type Fixture } from '../../test/support/oauthFlow.ts';
+import { seedGraph } from '../../test/support/seedWorkflow.ts';
+import { startTestServer, type TestServer } from '../../test/support/server.ts';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+/** The venv's python: the project's .venv, or MCP_PYTHON (a checkout whose .venv is shared keeps its own). */
+const python = process.env.MCP_PYTHON ?? `${root}.venv/bin/python`;
+const script = `${root}test/support/mcp_python_client.py`;
+
+interface PythonAnswer {
+  protocol_version: string;
+  server: string;
+  tools: { name: string; title: string }[];
+  is_error: boolean;
+  structured: unknown;
+  text: string[];
+  meta: { run_id?: string } | null;
+  progress: { progress: number; message: string | null }[];
+}
+
+/** Fails, never skips, when the Python SDK is missing: CI installs it (.ci/run), so must a developer. */
+async function checkPythonSdk(): Promise<string> {
+  try {
+    const { stdout } = await run(python, ['-c', 'import importlib.metadata as m; print(m.version("mcp"))']);
+    return stdout.trim();
+  } catch (err) {
+    throw new Error(
+      `The Python MCP SDK is not installed in ${python}: run \`sh scripts/mcp-python.sh\` ` +
+        `(or \`sh scripts/mcp-python.sh DIR\` and MCP_PYTHON=DIR/bin/python). ${String(err)}`,
+    );
+  }
+}
+
+describe.each(testDialects())('the Python MCP SDK client against /mcp (%s)', (dialect) => {
+  let server: TestServer;
+  let user: Fixture;
+  let token: string;
+  const ids = { echo: '', hidden: '', bobs: '' };
+
+  async function apiOf(f: Fixture): Promise<ApiClient> {
+    const { token: key } = await createAccessToken(server.ctx, {
+      userId: f.userId,
+      namespace: f.login,
+      name: 'tests',
+      usageScenario: 'paid',
+      permissions: ['workflows'],
+    });
+    return createApiClient(server.baseUrl, { bearer: key });
+  }
+
+  async function create(api: ApiClient, workflow: Schemas['WorkflowCreate'], tool: boolean): Promise<string> {
+    const { data, error } = await api.POST('/api/workflows', { body: workflow });
+    if (!data) throw new Error(`create failed: ${JSON.stringify(error)}`);
+    if (tool)
+      await api.PATCH('/api/workflows/{workflow_id}', {
+        params: { path: { workflow_id: data.data.id } },
+        body: { mcp_tool: true },
+      });
+    return data.data.id;
+  }
+
+  async function callFromPython(tool: string, args: Record<string, unknown>): Promise<PythonAnswer> {
+    const { stdout } = await run(python, [script, `${server.baseUrl}/mcp`, tool, JSON.stringify(args)], {
+      env: { ...process.env, MCP_ACCESS_TOKEN: token },
+    });
+    return JSON.parse(stdout.trim().split('\n').at(-1)!) as PythonAnswer;
+  }
+
+  beforeAll(async () => {
+    expect(await checkPythonSdk()).toMatch(/^\d+\.\d+\.\d+$/);
+    server = await startTestServer({ dialect, runs: true });
+    user = await createFixture(server.ctx.db);
+    const api = await apiOf(user);
+    const echo = { name: 'Echo', description: 'Answers with the ticket.', ...seedGraph('echo') };
+    ids.echo = await create(api, echo, true);
+    ids.hidden = await create(api, { ...echo, name: 'Not a tool' }, false);
+    ids.bobs = await create(await apiOf(await createFixture(server.ctx.db)), { ...echo, name: "Bob's" }, true);
+    token = (await obtainTokens(server.baseUrl, await discover(server.baseUrl), user, 'workflows:run')).tokens
+      .access_token;
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it("lists the user's exposed tools and calls one: structured output and progress notifications", async () => {
+    const answer = await callFromPython(ids.echo, { ticket: 'from python' });
+    expect(answer.server).toBe('openauth-workflows');
+    expect(answer.protocol_version).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    expect(answer.tools).toEqual([{ name: ids.echo, title: 'Echo' }]);
+    expect(answer.is_error).toBe(false);
+    expect(answer.structured).toEqual({ result: 'from python' });
+    expect(answer.text).toEqual([JSON.stringify({ result: 'from python' })]);
+    expect(answer.progress.length).toBeGreaterThan(0);
+    expect(answer.progress.map((p) => p.message)).toContain('node.finished summarise (completed)');
+    const steps = answer.progress.map((p) => p.progress);
+    expect(steps).toEqual([...steps].sort((a, b) => a - b));
+    const api = await apiOf(user);
+    const runs = await api.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: ids.echo } } });
+    expect(runs.data!.data.map((r) => r.id)).toEqual([answer.meta?.run_id]);
+  });
+
+  it("cannot call another user's tool or an unexposed workflow: an error, and no run", async () => {
+    for (const name of [ids.bobs, ids.hidden])
+      await expect(callFromPython(name, { ticket: 'x' })).rejects.toThrow(/Unknown tool/);
+    const api = await apiOf(user);
+    const runs = await api.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: ids.hidden } } });
+    expect(runs.data!.data).toEqual([]);
+  });
+});
