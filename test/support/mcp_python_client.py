@@ -12,7 +12,7 @@ import os
 import sys
 
 import httpx
-from mcp import ClientSession
+from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 
@@ -25,26 +25,25 @@ async def main(url: str, tool: str, arguments: dict) -> dict:
     ) -> None:
         progress.append({"progress": value, "message": message})
 
-    async with httpx.AsyncClient(
-        headers=headers, timeout=httpx.Timeout(30, read=300)
-    ) as http:
-        async with streamable_http_client(url, http_client=http) as (read, write, _):
-            async with ClientSession(read, write) as session:
-                init = await session.initialize()
-                tools = (await session.list_tools()).tools
-                result = await session.call_tool(
-                    tool, arguments, progress_callback=on_progress
-                )
-                return {
-                    "protocol_version": init.protocolVersion,
-                    "server": init.serverInfo.name,
-                    "tools": [{"name": t.name, "title": t.title} for t in tools],
-                    "is_error": result.isError,
-                    "structured": result.structuredContent,
-                    "text": [c.text for c in result.content if c.type == "text"],
-                    "meta": result.meta,
-                    "progress": progress,
-                }
+    timeout = httpx.Timeout(30, read=300)
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=timeout) as http,
+        streamable_http_client(url, http_client=http) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        init = await session.initialize()
+        tools = (await session.list_tools()).tools
+        result = await session.call_tool(tool, arguments, progress_callback=on_progress)
+        return {
+            "protocol_version": init.protocolVersion,
+            "server": init.serverInfo.name,
+            "tools": [{"name": t.name, "title": t.title} for t in tools],
+            "is_error": result.isError,
+            "structured": result.structuredContent,
+            "text": [c.text for c in result.content if c.type == "text"],
+            "meta": result.meta,
+            "progress": progress,
+        }
 
 
 if __name__ == "__main__":
