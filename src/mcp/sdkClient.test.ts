@@ -20,7 +20,7 @@ import {
   MCP_REDIRECT_URI,
   registerMcpClient,
 } from '../../test/support/mcpOAuthClient.ts';
-import { createFixture, type Fixture } from '../../test/support/oauthFlow.ts';
+import { createFixture, discover, type Fixture } from '../../test/support/oauthFlow.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
@@ -40,6 +40,7 @@ describe.each(testDialects())('the MCP SDK client with OAuth against /mcp (%s)',
   let api: ApiClient;
   let provider: ChromiumOAuthProvider;
   let mcp: Client;
+  let tokenPath: string;
   const ids = { echo: '', slow: '', hidden: '', bobs: '' };
 
   async function apiOf(f: Pick<Fixture, 'userId' | 'login'>): Promise<ApiClient> {
@@ -93,6 +94,7 @@ describe.each(testDialects())('the MCP SDK client with OAuth against /mcp (%s)',
     ids.bobs = await create(await apiOf(bob), { ...ECHO, name: "Bob's tool" }, true);
     browser = await launchChromium();
     page = await browser.newPage();
+    tokenPath = new URL((await discover(server.baseUrl)).token_endpoint!).pathname;
     provider = new ChromiumOAuthProvider(page, user, registered.client);
     mcp = await connectWithOAuth(new URL('/mcp', server.baseUrl), provider);
   });
@@ -115,6 +117,14 @@ describe.each(testDialects())('the MCP SDK client with OAuth against /mcp (%s)',
       code_challenge_method: 'S256',
       scope: 'workflows:run',
     });
+    // The SDK's own way there: refused without a token, then metadata it found, then the code's exchange.
+    const seen = provider.log.exchanges;
+    expect(seen[0]).toEqual({ method: 'POST', path: '/mcp', status: 401, authorized: false });
+    expect(seen.some((x) => x.path.startsWith('/.well-known/') && x.status === 200)).toBe(true);
+    const exchanged = seen.findIndex((x) => x.method === 'POST' && x.path === tokenPath && x.status === 200);
+    const firstAuthorized = seen.findIndex((x) => x.path === '/mcp' && x.authorized && x.status === 200);
+    expect(exchanged).toBeGreaterThan(0);
+    expect(firstAuthorized).toBeGreaterThan(exchanged);
     expect(provider.log.tokens).toHaveLength(1);
     expect(provider.log.tokens[0]).toMatchObject({ token_type: 'Bearer', scope: 'workflows:run' });
     expect(provider.log.tokens[0]!.refresh_token).toBeTruthy();
@@ -165,14 +175,20 @@ describe.each(testDialects())('the MCP SDK client with OAuth against /mcp (%s)',
     // The run is at its model call: the fake holds the request, and the client heard the node start.
     await expect.poll(() => fake.requests.length, { timeout: 30_000 }).toBeGreaterThan(asked);
     await expect.poll(() => progress.map((p) => p.message), { timeout: 30_000 }).toContain('node.started summarise');
+    const from = provider.log.exchanges.length;
     abort.abort('the user stopped it');
     expect(await settled).toMatch(/AbortError|the user stopped it/);
+    // The SDK told the server (notifications/cancelled, accepted with 202) and the server cancelled the run.
+    await expect
+      .poll(() => provider.log.exchanges.slice(from), { timeout: 30_000 })
+      .toContainEqual({ method: 'POST', path: '/mcp', status: 202, authorized: true });
     const run = await lastRunEnded(ids.slow);
     expect(run).toMatchObject({ status: 'cancelled', inputs: { ticket: 'slow' } });
   });
 
   it('refreshes an expired access token on its own and goes on, without asking the user again', async () => {
     const before = provider.tokens()!;
+    const from = provider.log.exchanges.length;
     // Expired in the store, the only honest way: revoking it would end the whole grant (RFC 7009 here).
     await server.ctx
       .db('oauth_tokens')
@@ -197,5 +213,10 @@ describe.each(testDialects())('the MCP SDK client with OAuth against /mcp (%s)',
     expect(after.access_token).not.toBe(before.access_token);
     expect(after.refresh_token).not.toBe(before.refresh_token); // rotated
     expect(provider.log.authorizations).toHaveLength(1); // no second trip through the browser
+    // Refused with the old token, refreshed at the token endpoint, answered with the new one.
+    const seen = provider.log.exchanges.slice(from);
+    expect(seen[0]).toEqual({ method: 'POST', path: '/mcp', status: 401, authorized: true });
+    expect(seen).toContainEqual({ method: 'POST', path: tokenPath, status: 200, authorized: true });
+    expect(seen.at(-1)).toEqual({ method: 'POST', path: '/mcp', status: 200, authorized: true });
   });
 });

@@ -30,12 +30,24 @@ export async function registerMcpClient(
   return { user, client: { client_id: user.clientId, client_secret: user.clientSecret } };
 }
 
+/** One HTTP exchange of the SDK: MCP requests and its OAuth requests alike. */
+export interface Exchange {
+  method: string;
+  /** The path only: the service's origin is the test server's. */
+  path: string;
+  status: number;
+  /** Whether it carried an Authorization header. */
+  authorized: boolean;
+}
+
 /** What the provider did, for the test to assert on. */
 export interface ProviderLog {
   /** Authorization URLs the SDK sent the user to. */
   authorizations: URL[];
   /** Every token set the SDK saved (after the code exchange, after each refresh). */
   tokens: OAuthTokens[];
+  /** Every request the SDK made through its transport, in order. */
+  exchanges: Exchange[];
 }
 
 /**
@@ -43,7 +55,7 @@ export interface ProviderLog {
  * The code the redirect carries waits in `code` for `transport.finishAuth`.
  */
 export class ChromiumOAuthProvider implements OAuthClientProvider {
-  readonly log: ProviderLog = { authorizations: [], tokens: [] };
+  readonly log: ProviderLog = { authorizations: [], tokens: [], exchanges: [] };
   private info: OAuthClientInformationMixed | undefined;
   private saved: OAuthTokens | undefined;
   private verifier = '';
@@ -146,8 +158,21 @@ export class ChromiumOAuthProvider implements OAuthClientProvider {
  * transport connects with the token.
  */
 export async function connectWithOAuth(mcpUrl: URL, provider: ChromiumOAuthProvider): Promise<Client> {
+  // The SDK's own requests, seen as they go (the transport hands its fetch to discovery and token calls too).
+  const recorded: typeof fetch = async (input, init) => {
+    const request = new Request(input, init);
+    const response = await fetch(request);
+    provider.log.exchanges.push({
+      method: request.method,
+      path: new URL(request.url).pathname,
+      status: response.status,
+      authorized: request.headers.has('authorization'),
+    });
+    return response;
+  };
+  const options = { authProvider: provider, fetch: recorded };
   const first = new Client({ name: 'sdk-oauth-tests', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+  const transport = new StreamableHTTPClientTransport(mcpUrl, options);
   try {
     await first.connect(transport);
     return first; // the provider held a valid token already
@@ -156,6 +181,6 @@ export async function connectWithOAuth(mcpUrl: URL, provider: ChromiumOAuthProvi
   }
   await transport.finishAuth(await provider.code());
   const client = new Client({ name: 'sdk-oauth-tests', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
+  await client.connect(new StreamableHTTPClientTransport(mcpUrl, options));
   return client;
 }
