@@ -2,14 +2,22 @@
 // scripts/mcp-python.sh) in test/support/mcp_python_client.py, with an access token of the
 // authorization-code flow. It lists the tools and calls one with a progress callback; its JSON line
 // is asserted here. A venv without `mcp` fails the test, saying how to install it.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
 import { createAccessToken } from '../accounts/accessTokens.ts';
 import { testDialects } from '../../test/support/db.ts';
-import { createFixture, discover, obtainTokens, type Fixture } from '../../test/support/oauthFlow.ts';
+import {
+  authorizeInBrowser,
+  Browser,
+  createFixture,
+  discover,
+  logIn,
+  obtainTokens,
+  type Fixture,
+} from '../../test/support/oauthFlow.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
@@ -28,6 +36,7 @@ interface PythonAnswer {
   text: string[];
   meta: { run_id?: string } | null;
   progress: { progress: number; message: string | null }[];
+  token_scope: string | null;
 }
 
 /** Fails, never skips, when the Python SDK is missing: CI installs it (.ci/run), so must a developer. */
@@ -78,6 +87,52 @@ describe.each(testDialects())('the Python MCP SDK client against /mcp (%s)', (di
     return JSON.parse(stdout.trim().split('\n').at(-1)!) as PythonAnswer;
   }
 
+  /**
+   * The script with the SDK's own OAuth provider: it prints the authorization URL it would open;
+   * the user (a logged-in cookie jar answering the consent page) allows, and the callback URL goes
+   * back on its stdin, as a local callback server would hand it over.
+   */
+  async function callFromPythonWithOAuth(tool: string, args: Record<string, unknown>) {
+    const child = spawn(python, [script, `${server.baseUrl}/mcp`, tool, JSON.stringify(args)], {
+      env: {
+        ...process.env,
+        MCP_CLIENT_ID: user.clientId,
+        MCP_CLIENT_SECRET: user.clientSecret,
+        MCP_REDIRECT_URI: user.redirectUri,
+      },
+    });
+    let out = '';
+    let err = '';
+    let handled = 0;
+    const authorizations: URL[] = [];
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const answered: Promise<void>[] = [];
+    child.stderr.on('data', (d: Buffer) => (err += String(d)));
+    child.stdout.on('data', (d: Buffer) => {
+      out += String(d);
+      const lines = out.split('\n').slice(0, -1); // whole lines only
+      for (const line of lines.slice(handled)) {
+        handled += 1;
+        if (!line.startsWith('{"authorize"')) continue;
+        const url = new URL((JSON.parse(line) as { authorize: string }).authorize);
+        authorizations.push(url);
+        answered.push(
+          (async () => {
+            const browser = new Browser(server.baseUrl);
+            await logIn(browser, user.login, user.password);
+            const callback = await authorizeInBrowser(browser, url);
+            child.stdin.write(`${callback.href}\n`);
+          })(),
+        );
+      }
+    });
+    const code = await exited;
+    await Promise.all(answered);
+    if (code !== 0) throw new Error(`the Python client exited with ${code}:\n${err}`);
+    const last = out.trim().split('\n').at(-1)!;
+    return { answer: JSON.parse(last) as PythonAnswer, authorizations };
+  }
+
   beforeAll(async () => {
     expect(await checkPythonSdk()).toMatch(/^\d+\.\d+\.\d+$/);
     server = await startTestServer({ dialect, runs: true });
@@ -109,6 +164,22 @@ describe.each(testDialects())('the Python MCP SDK client against /mcp (%s)', (di
     const api = await apiOf(user);
     const runs = await api.GET('/api/workflows/{workflow_id}/runs', { params: { path: { workflow_id: ids.echo } } });
     expect(runs.data!.data.map((r) => r.id)).toEqual([answer.meta?.run_id]);
+  });
+
+  it("signs in with the SDK's own OAuth provider (discovery from the 401, PKCE through our consent) and calls a tool", async () => {
+    const { answer, authorizations } = await callFromPythonWithOAuth(ids.echo, { ticket: 'signed in' });
+    expect(authorizations).toHaveLength(1);
+    expect(Object.fromEntries(authorizations[0]!.searchParams)).toMatchObject({
+      response_type: 'code',
+      client_id: user.clientId,
+      code_challenge_method: 'S256',
+    });
+    expect(answer.tools).toEqual([{ name: ids.echo, title: 'Echo' }]);
+    expect(answer.structured).toEqual({ result: 'signed in' });
+    // Without a scope in /mcp's 401 or protected-resource metadata, this SDK asks for every scope
+    // the authorization server lists (the MCP specification's scope selection, last step).
+    expect(authorizations[0]!.searchParams.get('scope')?.split(' ')).toContain('workflows:run');
+    expect(answer.token_scope?.split(' ')).toContain('workflows:run');
   });
 
   it("cannot call another user's tool or an unexposed workflow: an error, and no run", async () => {
