@@ -5,8 +5,9 @@
 
 /**
  * Calls by whose they are and the JSON-RPC id the client gave them. Ids are the client's own
- * counter (each connection starts again at 0), so the key also holds the caller's access token
- * (its hash): two clients of one user never cancel each other's calls.
+ * counter (each connection starts again at 0), so the key also holds the caller's sign-in (its
+ * token chain, router.ts callerKey): two clients of one user never cancel each other's calls, and
+ * a client whose token was refreshed meanwhile still cancels its own.
  */
 export class InFlightCalls {
   private readonly calls = new Map<string, Set<AbortController>>();

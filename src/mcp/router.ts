@@ -42,6 +42,15 @@ async function authenticate(ctx: AppContext, req: express.Request): Promise<stri
 }
 
 /**
+ * Whose calls a cancellation may reach: the token's chain (the sign-in it descends from), which
+ * outlives the access token, so a client that refreshed its token while a call ran still cancels
+ * it with the new one; a token of no chain (a grant without a code) stands for itself.
+ */
+function callerKey(principal: PrincipalOf<'oauth'>, token: string): string {
+  return principal.chainId === undefined ? `token ${hashToken(token)}` : `chain ${principal.chainId}`;
+}
+
+/**
  * `/mcp`: POST carries the JSON-RPC messages; GET (a stream of the server's own requests) and
  * DELETE (a session's end) are 405, as the transport's specification has a stateless server
  * answer. `rateLimit`: the API's per-grant allowance (src/http/apiRateLimit.ts).
@@ -60,7 +69,7 @@ export function mcpRouter(ctx: AppContext, runStarts: RunStarts, rateLimit: Requ
   });
   router.post(MCP_PATH, rateLimit, async (req, res, next) => {
     const principal = req.principal as PrincipalOf<'oauth'>;
-    const caller = { userId: principal.userId, key: hashToken(res.locals.mcpToken as string) };
+    const caller = { userId: principal.userId, key: callerKey(principal, res.locals.mcpToken as string) };
     const server = mcpServer(ctx, runStarts, caller, inFlight);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => {

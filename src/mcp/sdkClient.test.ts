@@ -77,6 +77,15 @@ describe.each(testDialects())('the MCP SDK client with OAuth against /mcp (%s)',
     return data!.data;
   }
 
+  /** Expires the access token in the store, the only honest way: revoking it would end the whole grant here. */
+  async function expire(accessToken: string): Promise<void> {
+    await server.ctx
+      .db('oauth_tokens')
+      .where({ access_token_hash: hashToken(accessToken) })
+      .update({ access_expires_at: Date.now() - 1 });
+    await revocationLease.settle(); // no process honours a lease of it any more
+  }
+
   beforeAll(async () => {
     fake = await startFakeOpenAI();
     server = await startTestServer({
@@ -189,12 +198,7 @@ describe.each(testDialects())('the MCP SDK client with OAuth against /mcp (%s)',
   it('refreshes an expired access token on its own and goes on, without asking the user again', async () => {
     const before = provider.tokens()!;
     const from = provider.log.exchanges.length;
-    // Expired in the store, the only honest way: revoking it would end the whole grant (RFC 7009 here).
-    await server.ctx
-      .db('oauth_tokens')
-      .where({ access_token_hash: hashToken(before.access_token) })
-      .update({ access_expires_at: Date.now() - 1 });
-    await revocationLease.settle(); // no process honours a lease of it any more
+    await expire(before.access_token);
     const refused = await fetch(new URL('/mcp', server.baseUrl), {
       method: 'POST',
       headers: {
@@ -218,5 +222,26 @@ describe.each(testDialects())('the MCP SDK client with OAuth against /mcp (%s)',
     expect(seen[0]).toEqual({ method: 'POST', path: '/mcp', status: 401, authorized: true });
     expect(seen).toContainEqual({ method: 'POST', path: tokenPath, status: 200, authorized: true });
     expect(seen.at(-1)).toEqual({ method: 'POST', path: '/mcp', status: 200, authorized: true });
+  });
+
+  it('cancels the run of a call whose access token expired meanwhile: the cancellation comes with the refreshed one', async () => {
+    fake.replies.push({ kind: 'hang' });
+    const asked = fake.requests.length;
+    const abort = new AbortController();
+    const call = mcp.callTool({ name: ids.slow, arguments: { ticket: 'outlived its token' } }, undefined, {
+      signal: abort.signal,
+    });
+    const settled = call.then(
+      () => 'answered',
+      (err: unknown) => String(err),
+    );
+    await expect.poll(() => fake.requests.length, { timeout: 30_000 }).toBeGreaterThan(asked);
+    const refreshes = provider.log.tokens.length;
+    await expire(provider.tokens()!.access_token);
+    abort.abort('the user stopped it');
+    expect(await settled).toMatch(/AbortError|the user stopped it/);
+    await expect.poll(() => provider.log.tokens.length, { timeout: 30_000 }).toBe(refreshes + 1);
+    const run = await lastRunEnded(ids.slow);
+    expect(run).toMatchObject({ status: 'cancelled', inputs: { ticket: 'outlived its token' } });
   });
 });

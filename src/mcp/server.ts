@@ -21,7 +21,7 @@ import { toolOf } from './tools.ts';
 /** The most tools `tools/list` lists (the oldest first); more would swamp a model's context anyway. */
 export const MAX_TOOLS = 200;
 
-/** Who is calling: the user, and a key naming their access token (their calls' cancellations). */
+/** Who is calling: the user, and a key naming their sign-in (their calls' cancellations, router.ts). */
 export interface Caller {
   userId: number;
   key: string;
