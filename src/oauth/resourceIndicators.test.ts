@@ -178,6 +178,21 @@ describe.each(testDialects())('resource indicators and protected resource metada
     expect(await introspect(one.access_token)).toMatchObject({ active: true, aud: mcp });
   });
 
+  it('refuses to exchange a subject token issued for another resource than the open API (RFC 8693)', async () => {
+    const code = (await authorize([mcp], 'api_key workflows:run')).searchParams.get('code')!;
+    const forMcp = await exchange(code);
+    expect(forMcp.status, JSON.stringify(forMcp.body)).toBe(200);
+    const exchanged = await token({
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      subject_token: forMcp.body.access_token as string,
+      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      resource: `${open}/v1/${f.login}/tokens/1`,
+    });
+    expect(exchanged.status).toBe(400);
+    expect(exchanged.body).toMatchObject({ error: 'invalid_grant' });
+    expect(exchanged.body.error_description).toMatch(/issued for another resource/);
+  });
+
   it("downscopes on refresh to one of the grant's resources; the refresh token keeps them all", async () => {
     const pair = await pairFor([open, workflows]);
     const narrowed = await token({ grant_type: 'refresh_token', refresh_token: pair.refresh_token, resource: open });
