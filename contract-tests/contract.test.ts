@@ -83,6 +83,13 @@ function exampleRequest(operationId: string): {
     getJwks: { method: 'GET', path: '/.well-known/jwks.json', headers: {} },
     getAuthorizationServerMetadata: { method: 'GET', path: '/.well-known/oauth-authorization-server', headers: {} },
     getOpenIdConfiguration: { method: 'GET', path: '/.well-known/openid-configuration', headers: {} },
+    getOpenApiResourceMetadata: { method: 'GET', path: '/.well-known/oauth-protected-resource/api/open', headers: {} },
+    getWorkflowsResourceMetadata: {
+      method: 'GET',
+      path: '/.well-known/oauth-protected-resource/api/workflows',
+      headers: {},
+    },
+    getMcpResourceMetadata: { method: 'GET', path: '/.well-known/oauth-protected-resource/mcp', headers: {} },
     createChatCompletion: {
       method: 'POST',
       path: '/serverless/v1/chat/completions',
@@ -368,6 +375,22 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
         id_token_signing_alg_values_supported: ['RS256', 'ES256'],
         subject_types_supported: ['public'],
       });
+    });
+
+    it('GET /.well-known/oauth-protected-resource/{path} describes each protected resource (RFC 9728)', async () => {
+      const documents = [
+        ['getOpenApiResourceMetadata', anonymous.GET('/.well-known/oauth-protected-resource/api/open'), '/api/open'],
+        [
+          'getWorkflowsResourceMetadata',
+          anonymous.GET('/.well-known/oauth-protected-resource/api/workflows'),
+          '/api/workflows',
+        ],
+        ['getMcpResourceMetadata', anonymous.GET('/.well-known/oauth-protected-resource/mcp'), '/mcp'],
+      ] as const;
+      for (const [operationId, call, path] of documents) {
+        const { body } = await expectConformant(operationId, call, 200);
+        expect((body as { resource: string }).resource.endsWith(path)).toBe(true);
+      }
     });
   });
 

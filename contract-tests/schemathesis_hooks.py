@@ -146,6 +146,9 @@ def before_call(context, case, kwargs):
         # A generated request_uri names no pushed request (an error page, rightly); pushed requests
         # are walked in src/oauth/par.test.ts.
         query.pop("request_uri", None)
+        # A generated resource is not one of this server's (a redirect with invalid_target,
+        # rightly); resource indicators are walked in src/oauth/resourceIndicators.test.ts.
+        query.pop("resource", None)
         if "code_challenge" in query:
             query["code_challenge_method"] = "S256"
         case.query = query

@@ -375,6 +375,81 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-protected-resource/api/open": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protected resource metadata of the open token interfaces (RFC 9728)
+         * @description Protected resource metadata (RFC 9728 3): the resource identifier `{base_url}/api/open` (what
+         *     a client sends as `resource`, RFC 8707), the authorization server that issues its tokens,
+         *     the scopes it accepts and how it takes them. A 401 of this resource names this document in
+         *     its challenge (`WWW-Authenticate: Bearer resource_metadata="..."`, RFC 9728 5.1). Cacheable
+         *     for five minutes. There is no document at the bare `/.well-known/oauth-protected-resource`:
+         *     the host itself is no resource.
+         */
+        get: operations["getOpenApiResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource/api/workflows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protected resource metadata of the workflows API (RFC 9728)
+         * @description Protected resource metadata (RFC 9728 3): the resource identifier `{base_url}/api/workflows` (what
+         *     a client sends as `resource`, RFC 8707), the authorization server that issues its tokens,
+         *     the scopes it accepts and how it takes them. A 401 of this resource names this document in
+         *     its challenge (`WWW-Authenticate: Bearer resource_metadata="..."`, RFC 9728 5.1). Cacheable
+         *     for five minutes. There is no document at the bare `/.well-known/oauth-protected-resource`:
+         *     the host itself is no resource.
+         */
+        get: operations["getWorkflowsResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protected resource metadata of the MCP server (RFC 9728)
+         * @description Protected resource metadata (RFC 9728 3): the resource identifier `{base_url}/mcp` (what
+         *     a client sends as `resource`, RFC 8707), the authorization server that issues its tokens,
+         *     the scopes it accepts and how it takes them. A 401 of this resource names this document in
+         *     its challenge (`WWW-Authenticate: Bearer resource_metadata="..."`, RFC 9728 5.1). Cacheable
+         *     for five minutes. There is no document at the bare `/.well-known/oauth-protected-resource`:
+         *     the host itself is no resource.
+         */
+        get: operations["getMcpResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/serverless/v1/chat/completions": {
         parameters: {
             query?: never;
@@ -1535,7 +1610,7 @@ export interface components {
              */
             subject_token_type?: string;
             /**
-             * @description Token exchange: required; the token detail URL of one of the user's namespace tokens, `{base_url}/api/open/v1/{namespace}/tokens/{id}`.
+             * @description Token exchange: required; the token detail URL of one of the user's namespace tokens, `{base_url}/api/open/v1/{namespace}/tokens/{id}`. `authorization_code`, `refresh_token` and `urn:ietf:params:oauth:grant-type:device_code`: optional, a resource indicator (RFC 8707 2.2): the access token is issued for that resource only, which must be one the grant was authorized for (`resource` at `/oauth/authorize`, the pushed or device authorization request), else `invalid_target`; without it the access token is for every resource of the grant. The refresh token keeps the grant's resources.
              * @example http://localhost:3000/api/open/v1/demo/tokens/42
              */
             resource?: string;
@@ -1616,6 +1691,11 @@ export interface components {
              * @example 3600
              */
             max_age?: string;
+            /**
+             * @description A resource indicator (RFC 8707), as at `/oauth/authorize`: the resource identifier the tokens are for, one of `{base_url}/api/open`, `{base_url}/api/workflows` and `{base_url}/mcp`; anything else is `invalid_target`. One per request here (a plain string in every generated client); `/oauth/authorize` takes several.
+             * @example http://localhost:3000/mcp
+             */
+            resource?: string;
         };
         PushedAuthorizationResponse: {
             /**
@@ -1676,6 +1756,11 @@ export interface components {
              * @example cs_h7Q2mXv9Lr4Tz1Wk8Np3Bs6Dy0Fc5Ga2Je7Hu4Ki9Lo1
              */
             client_secret?: string;
+            /**
+             * @description A resource indicator (RFC 8707), as at `/oauth/authorize`: the resource identifier the tokens are for, one of `{base_url}/api/open`, `{base_url}/api/workflows` and `{base_url}/mcp`; anything else is `invalid_target`. One per request here (a plain string in every generated client); `/oauth/authorize` takes several.
+             * @example http://localhost:3000/mcp
+             */
+            resource?: string;
         };
         RevocationRequest: {
             /** @example ghr_Pn4rT8wQ2zX6vB1mK9sL3dF7gH0jY5cA2eU8iO4pR6t */
@@ -1741,8 +1826,8 @@ export interface components {
              */
             sub?: string;
             /**
-             * @description Not sent today; a later version may send the token's audience.
-             * @example app_3f9a1c0e5b7d2a4c6e8f
+             * @description Only for an access token issued for one resource (RFC 8707 `resource`): its resource identifier, such as `{base_url}/mcp`. Absent for a token issued without a resource, or for several.
+             * @example http://localhost:3000/mcp
              */
             aud?: string;
             /** @example http://localhost:3000 */
@@ -1897,6 +1982,49 @@ export interface components {
                 /** @example sig */
                 use?: string;
             }[];
+        };
+        /** @description OAuth 2.0 protected resource metadata (RFC 9728 2). */
+        ProtectedResourceMetadata: {
+            /**
+             * @description The resource identifier: the URL this document was read from, without `/.well-known/oauth-protected-resource`.
+             * @example http://localhost:3000/mcp
+             */
+            resource: string;
+            /**
+             * @description The issuer of the authorization server whose tokens this resource takes (its RFC 8414 metadata is at `/.well-known/oauth-authorization-server`).
+             * @example [
+             *       "http://localhost:3000"
+             *     ]
+             */
+            authorization_servers: string[];
+            /**
+             * @description The scopes this resource's operations accept.
+             * @example [
+             *       "workflows:run"
+             *     ]
+             */
+            scopes_supported?: string[];
+            /**
+             * @description How the token is sent: `header` (`Authorization: Bearer` or `DPoP`).
+             * @example [
+             *       "header"
+             *     ]
+             */
+            bearer_methods_supported?: string[];
+            /**
+             * @description The algorithms a DPoP proof may be signed with (RFC 9449).
+             * @example [
+             *       "ES256",
+             *       "EdDSA",
+             *       "RS256",
+             *       "PS256"
+             *     ]
+             */
+            dpop_signing_alg_values_supported?: string[];
+            /** @example MCP server */
+            resource_name?: string;
+            /** @example http://localhost:3000/docs */
+            resource_documentation?: string;
         };
         AuthorizationServerMetadata: {
             /** @example http://localhost:3000 */
@@ -5356,6 +5484,19 @@ export interface operations {
                  * @example urn:ietf:params:oauth:request_uri:par_Tq1m9xZc4R7vB2nK8sL3dF6gH0jY5wA4eU7iO2pQ1rE
                  */
                 request_uri?: string;
+                /**
+                 * @description Resource indicators (RFC 8707): the protected resources the tokens are for, each its
+                 *     resource identifier, repeated for several: `{base_url}/api/open` (the open token
+                 *     interfaces), `{base_url}/api/workflows` (the workflows API) or `{base_url}/mcp` (the MCP
+                 *     server, which takes only tokens issued for it). The token request may then narrow the
+                 *     access token to one of them. Anything else (not an absolute URI, a fragment, another
+                 *     resource) redirects with `error=invalid_target`. Without it the grant is not limited to a
+                 *     resource, as before.
+                 * @example [
+                 *       "http://localhost:3000/mcp"
+                 *     ]
+                 */
+                resource?: string[];
             };
             header?: never;
             path?: never;
@@ -5376,7 +5517,7 @@ export interface operations {
              * @description Redirect: to the login page when no user is logged in (or `prompt=login`, or a session
              *     older than `max_age`); to `redirect_uri` with
              *     `error`, `error_description` and `state` when the request is invalid
-             *     (`invalid_request`, `unsupported_response_type`, `invalid_scope`) or, with
+             *     (`invalid_request`, `unsupported_response_type`, `invalid_scope`, `invalid_target`) or, with
              *     `prompt=none`, when a page would be needed (`login_required`, `consent_required`), or
              *     (`invalid_request`) a plain request of an application that requires pushed requests; or to `redirect_uri`
              *     with `code` and `state` when the user already granted these scopes (a remembered grant).
@@ -5977,6 +6118,69 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OpenIdConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+        };
+    };
+    getOpenApiResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Metadata. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+        };
+    };
+    getWorkflowsResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Metadata. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+        };
+    };
+    getMcpResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Metadata. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -133,14 +133,17 @@ function contractValidator(ctx: AppContext, pagePaths: RegExp): express.RequestH
     validateRequests: { allErrors: true },
     validateResponses: ctx.config.RESPONSE_VALIDATION ? { allErrors: true } : false,
     validateSecurity: {
-      handlers: securityHandlers({
-        oauthAccessToken: (token) => authenticateOAuthAccessToken(ctx, token),
-        dpopRefusal: (req, credential, jkt) => dpopRefusal(dpopVerifier(ctx), req, credential, jkt),
-        looksLikeApiKey,
-        apiKey: (token) => authenticateApiKey(ctx, token),
-        looksLikeProxyToken: looksLikeJwt,
-        proxyToken: (token) => authenticateProxyToken(ctx, token),
-      }),
+      handlers: securityHandlers(
+        {
+          oauthAccessToken: (token) => authenticateOAuthAccessToken(ctx, token),
+          dpopRefusal: (req, credential, jkt) => dpopRefusal(dpopVerifier(ctx), req, credential, jkt),
+          looksLikeApiKey,
+          apiKey: (token) => authenticateApiKey(ctx, token),
+          looksLikeProxyToken: looksLikeJwt,
+          proxyToken: (token) => authenticateProxyToken(ctx, token),
+        },
+        ctx.config.BASE_URL,
+      ),
     },
     validateFormats: true,
     // No operation takes multipart/form-data: skip the upload stage on every request.

@@ -61,6 +61,7 @@ const ALL = [
   '0035_dpop',
   '0036_pushed_authorization_requests',
   '0037_workflow_mcp_tools',
+  '0039_token_audience',
 ];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {

@@ -16,6 +16,8 @@ export type Principal =
       user?: { id: number; login: string; name: string; avatar_url: string };
       /** The DPoP key the token is bound to (RFC 9449 6.1 `cnf.jkt`); absent for a bearer token. */
       dpopJkt?: string;
+      /** The resource identifiers the token was issued for (RFC 8707); absent when none was named. */
+      audience?: string[];
     }
   | {
       kind: 'apiKey';

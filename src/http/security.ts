@@ -7,11 +7,19 @@ import {
   invalidProxyToken,
   missingBearer,
   missingPermission,
+  tokenForAnotherResource,
   wrongKindOfToken,
   type Problem,
 } from '../shared/errors.ts';
 import type { PrincipalOf } from './principal.ts';
 import { oauthCredential, type OAuthCredential } from './dpopResource.ts';
+import {
+  resourceIdentifier,
+  resourceMetadataUrl,
+  resourceOfPath,
+  withResourceMetadata,
+  type ProtectedResource,
+} from './protectedResources.ts';
 
 export function bearerToken(req: Request): string | undefined {
   const header = req.headers.authorization;
@@ -81,14 +89,33 @@ export interface Authenticators {
   proxyToken(token: string): Promise<PrincipalOf<'proxy'> | null>;
 }
 
+/** The protected resource a request is for, as the audience check and the 401's challenge need it. */
+export interface ResourceOfRequest {
+  resource: ProtectedResource;
+  baseUrl: string;
+}
+
 /**
  * The OAuth principal of a request (RFC 6750, and RFC 9449 7 for a DPoP-bound token), or why it is
  * refused (401): every resource that takes our OAuth access tokens goes this way, the contract's
- * `oauth2` scheme and the MCP endpoint outside the contract alike. The scope is the caller's.
+ * `oauth2` scheme and the MCP endpoint outside the contract alike. The scope is the caller's. With
+ * `at`, a token issued for other resources (RFC 8707) is refused, as is one issued for none where
+ * the resource requires its own; every refusal's challenge names the resource's metadata (RFC 9728 5.1).
  */
 export async function authenticateOAuthRequest(
   req: Request,
   authenticate: Pick<Authenticators, 'oauthAccessToken' | 'dpopRefusal'>,
+  at?: ResourceOfRequest,
+): Promise<{ principal: PrincipalOf<'oauth'>; credential: OAuthCredential } | { refusal: Error }> {
+  const found = await authenticated(req, authenticate, at);
+  if ('refusal' in found && at) withResourceMetadata(found.refusal, resourceMetadataUrl(at.baseUrl, at.resource));
+  return found;
+}
+
+async function authenticated(
+  req: Request,
+  authenticate: Pick<Authenticators, 'oauthAccessToken' | 'dpopRefusal'>,
+  at: ResourceOfRequest | undefined,
 ): Promise<{ principal: PrincipalOf<'oauth'>; credential: OAuthCredential } | { refusal: Error }> {
   const credential = oauthCredential(req);
   if (!credential) return { refusal: missingBearer() };
@@ -96,7 +123,14 @@ export async function authenticateOAuthRequest(
   if (!principal) return { refusal: invalidAccessToken() };
   const dpop = await authenticate.dpopRefusal(req, credential, principal.dpopJkt);
   if (dpop) return { refusal: dpop };
+  if (at && !issuedFor(principal, at)) return { refusal: tokenForAnotherResource() };
   return { principal, credential };
+}
+
+/** Whether the token's audience admits this resource: named in it, or none named where the resource allows. */
+function issuedFor(principal: PrincipalOf<'oauth'>, at: ResourceOfRequest): boolean {
+  if (principal.audience === undefined) return !at.resource.audienceRequired;
+  return principal.audience.includes(resourceIdentifier(at.baseUrl, at.resource));
 }
 
 /**
@@ -104,14 +138,27 @@ export async function authenticateOAuthRequest(
  * `req.principal`; the validator runs them before request validation, so an unauthenticated bad
  * request is a 401, not a 400.
  */
-export function securityHandlers(authenticate: Authenticators): SecurityHandlers {
+export function securityHandlers(authenticate: Authenticators, baseUrl: string): SecurityHandlers {
+  /** The resource of a request whose operation takes OAuth tokens; its refusals name its metadata (RFC 9728 5.1). */
+  const oauthResource = (req: Request): ResourceOfRequest | undefined => {
+    const resource = acceptsOAuth(req) ? resourceOfPath(req.path) : undefined;
+    return resource && { resource, baseUrl };
+  };
+  const refuseAt = (req: Request, reason: Error): false => {
+    const at = oauthResource(req);
+    return refuse(req, at ? withResourceMetadata(reason, resourceMetadataUrl(baseUrl, at.resource)) : reason);
+  };
   const handlers: SecurityHandlers = {
     async oauth2(req, scopes) {
-      const found = await authenticateOAuthRequest(req, authenticate);
+      const at = oauthResource(req);
+      const found = await authenticateOAuthRequest(req, authenticate, at);
       if ('refusal' in found) return refuse(req, found.refusal);
       const { principal } = found;
       const missing = scopes.find((s) => !principal.scopes.includes(s));
-      if (missing) forbid(req, insufficientScope(missing));
+      if (missing) {
+        const problem = insufficientScope(missing);
+        forbid(req, at ? withResourceMetadata(problem, resourceMetadataUrl(baseUrl, at.resource)) : problem);
+      }
       req.principal = principal;
       return true;
     },
@@ -125,12 +172,12 @@ export function securityHandlers(authenticate: Authenticators): SecurityHandlers
       // says why it is refused (a revoked token, a missing DPoP proof), not "wrong kind".
       if ((!token || !authenticate.looksLikeApiKey(token)) && oauthCredential(req) && acceptsOAuth(req)) return false;
       const realm = req.path.startsWith('/serverless/') ? 'serverless' : 'api';
-      if (!token) return refuse(req, missingBearer(realm));
+      if (!token) return refuseAt(req, missingBearer(realm));
       // Another kind of token is a bad token here, not a missing one, so that a client knows to
       // send another credential.
-      if (!authenticate.looksLikeApiKey(token)) return refuse(req, wrongKindOfToken(realm));
+      if (!authenticate.looksLikeApiKey(token)) return refuseAt(req, wrongKindOfToken(realm));
       const principal = await authenticate.apiKey(token);
-      if (!principal) return refuse(req, invalidApiKey());
+      if (!principal) return refuseAt(req, invalidApiKey());
       const missing = permissions.find((p) => !principal.permissions.includes(p));
       if (missing) forbid(req, missingPermission(missing));
       req.principal = principal;

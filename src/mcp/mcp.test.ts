@@ -67,8 +67,14 @@ describe.each(testDialects())('MCP server at /mcp (%s)', (dialect) => {
     return data.data.id;
   }
 
-  async function tokenOf(f: Fixture, scope: string): Promise<oauth.TokenEndpointResponse> {
-    return (await obtainTokens(server.baseUrl, await discover(server.baseUrl), f, scope)).tokens;
+  /** A token issued for this MCP server (RFC 8707 `resource`, as the MCP specification has clients send), unless `resource` says otherwise. */
+  async function tokenOf(
+    f: Fixture,
+    scope: string,
+    resource: string | null = `${server.baseUrl}/mcp`,
+  ): Promise<oauth.TokenEndpointResponse> {
+    const as = await discover(server.baseUrl);
+    return (await obtainTokens(server.baseUrl, as, f, scope, resource === null ? {} : { resource })).tokens;
   }
 
   async function connect(token: string): Promise<Client> {
@@ -263,12 +269,16 @@ describe.each(testDialects())('MCP server at /mcp (%s)', (dialect) => {
         },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
       });
+    // Every challenge names this resource's metadata (RFC 9728 5.1), where a client finds its authorization server.
+    const metadata = `resource_metadata="${server.baseUrl}/.well-known/oauth-protected-resource/mcp"`;
     const none = await post();
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toMatch(/^Bearer realm=/);
+    expect(none.headers.get('www-authenticate')).toContain(metadata);
     const bad = await post('Bearer gho_not-a-token');
     expect(bad.status).toBe(401);
     expect(bad.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+    expect(bad.headers.get('www-authenticate')).toContain(metadata);
     const apiKey = await post('Bearer sk_not-an-oauth-token');
     expect(apiKey.status).toBe(401);
 
@@ -276,6 +286,7 @@ describe.each(testDialects())('MCP server at /mcp (%s)', (dialect) => {
     const narrow = await post(`Bearer ${profileOnly}`);
     expect(narrow.status).toBe(403);
     expect(narrow.headers.get('www-authenticate')).toMatch(/error="insufficient_scope", scope="workflows:run"/);
+    expect(narrow.headers.get('www-authenticate')).toContain(metadata);
     expect(await narrow.json()).toMatchObject({ code: 'insufficient_scope' });
 
     const get = await fetch(new URL('/mcp', server.baseUrl), { headers: { authorization: `Bearer ${aliceToken}` } });
@@ -358,7 +369,8 @@ describe.each(testDialects())('MCP server at /mcp (%s)', (dialect) => {
     });
 
     it('refuses it as Bearer, without a proof, or with a bad, replayed or foreign proof, with a DPoP challenge', async () => {
-      const challenge = /^DPoP error="invalid_token", .*algs="ES256 EdDSA RS256 PS256"$/;
+      const challenge =
+        /^DPoP error="invalid_token", .*algs="ES256 EdDSA RS256 PS256", resource_metadata="[^"]+\/.well-known\/oauth-protected-resource\/mcp"$/;
       const asBearer = await post({
         authorization: `Bearer ${bound}`,
         dpop: await dpopProof(key, { htm: 'POST', htu: mcpUrl(), accessToken: bound }),
@@ -413,6 +425,47 @@ describe.each(testDialects())('MCP server at /mcp (%s)', (dialect) => {
       });
       expect(asDpop.status).toBe(200);
     });
+  });
+
+  it('takes only tokens issued for it (RFC 8707), which the APIs refuse in turn', async () => {
+    const post = (token: string) =>
+      fetch(new URL('/mcp', server.baseUrl), {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${token}`,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+    // Issued without `resource`: the MCP server refuses it, with the challenge that leads to its metadata.
+    const anywhere = (await tokenOf(alice, 'workflows:run workflows:read user_info', null)).access_token;
+    const refused = await post(anywhere);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+    expect(refused.headers.get('www-authenticate')).toMatch(/the token was issued for another resource/);
+    expect(refused.headers.get('www-authenticate')).toContain(
+      `resource_metadata="${server.baseUrl}/.well-known/oauth-protected-resource/mcp"`,
+    );
+    expect(await refused.json()).toMatchObject({ code: 'invalid_access_token' });
+    // ... while the APIs take it, as they take every token of clients that never send `resource`.
+    const bearer = { headers: { authorization: `Bearer ${anywhere}` } };
+    expect((await fetch(`${server.baseUrl}/api/open/v1/userinfo`, bearer)).status).toBe(200);
+    expect((await fetch(`${server.baseUrl}/api/workflows`, bearer)).status).toBe(200);
+
+    // Issued for /mcp: taken here, refused at the open API and the workflows API.
+    const forMcp = (await tokenOf(alice, 'workflows:run workflows:read user_info')).access_token;
+    expect((await post(forMcp)).status).toBe(200);
+    for (const path of ['/api/open/v1/userinfo', '/api/workflows']) {
+      const elsewhere = await fetch(`${server.baseUrl}${path}`, { headers: { authorization: `Bearer ${forMcp}` } });
+      expect(elsewhere.status, path).toBe(401);
+      const challenge = elsewhere.headers.get('www-authenticate');
+      expect(challenge, path).toMatch(/error="invalid_token".*the token was issued for another resource/);
+      const resource = path.startsWith('/api/open') ? '/api/open' : '/api/workflows';
+      expect(challenge, path).toContain(
+        `resource_metadata="${server.baseUrl}/.well-known/oauth-protected-resource${resource}"`,
+      );
+    }
   });
 
   it('refuses a revoked token on the next request', async () => {

@@ -13,6 +13,7 @@ import type { AppContext } from '../context.ts';
 import { dpopVerifier } from '../http/dpop.ts';
 import { dpopRefusal } from '../http/dpopResource.ts';
 import { authenticateOAuthRequest } from '../http/security.ts';
+import { PROTECTED_RESOURCES, resourceMetadataUrl, withResourceMetadata } from '../http/protectedResources.ts';
 import type { PrincipalOf } from '../http/principal.ts';
 import { authenticateOAuthAccessToken } from '../oauth/accessTokenAuth.ts';
 import type { RunStarts } from '../runs/service.ts';
@@ -25,18 +26,29 @@ export const MCP_PATH = '/mcp';
 /** The OAuth scope a token needs here (src/oauth/scopes.ts). */
 export const MCP_SCOPE = 'workflows:run';
 
+/** This endpoint as a protected resource (RFC 9728): `{BASE_URL}/mcp`. */
+const MCP_RESOURCE = PROTECTED_RESOURCES.find((r) => r.path === MCP_PATH)!;
+
 /**
  * The request's OAuth principal, checked as the contract's `oauth2` scheme checks it (a DPoP-bound
  * token only as `Authorization: DPoP` with a proof for POST {BASE_URL}/mcp): 401 without a valid
- * token (RFC 6750 3.1, RFC 9449 7.1), 403 without the scope. Returns the token as sent.
+ * token (RFC 6750 3.1, RFC 9449 7.1) or with one not issued for `{BASE_URL}/mcp` (RFC 8707; the MCP
+ * specification's authorization section), 403 without the scope; each challenge names this
+ * resource's metadata (RFC 9728 5.1). Returns the token as sent.
  */
 async function authenticate(ctx: AppContext, req: express.Request): Promise<string> {
-  const found = await authenticateOAuthRequest(req, {
-    oauthAccessToken: (token) => authenticateOAuthAccessToken(ctx, token),
-    dpopRefusal: (request, credential, jkt) => dpopRefusal(dpopVerifier(ctx), request, credential, jkt),
-  });
+  const at = { resource: MCP_RESOURCE, baseUrl: ctx.config.BASE_URL };
+  const found = await authenticateOAuthRequest(
+    req,
+    {
+      oauthAccessToken: (token) => authenticateOAuthAccessToken(ctx, token),
+      dpopRefusal: (request, credential, jkt) => dpopRefusal(dpopVerifier(ctx), request, credential, jkt),
+    },
+    at,
+  );
   if ('refusal' in found) throw found.refusal;
-  if (!found.principal.scopes.includes(MCP_SCOPE)) throw insufficientScope(MCP_SCOPE);
+  if (!found.principal.scopes.includes(MCP_SCOPE))
+    throw withResourceMetadata(insufficientScope(MCP_SCOPE), resourceMetadataUrl(at.baseUrl, MCP_RESOURCE));
   req.principal = found.principal;
   return found.credential.token;
 }

@@ -3,6 +3,7 @@ import type { PrincipalOf } from '../http/principal.ts';
 import { hashToken } from '../shared/crypto.ts';
 import { principalLease } from '../shared/principalLease.ts';
 import { splitScope } from './scopes.ts';
+import { splitResources } from './resources.ts';
 import { findTokenWithUserByAccessHash } from './store.ts';
 
 /**
@@ -43,6 +44,8 @@ async function readOAuthPrincipal(
     scopes: splitScope(row.accessScope),
     user: { id: row.userId, login: row.user.login, name: row.user.name, avatar_url: row.user.avatarUrl },
     ...(row.dpopJkt === null ? {} : { dpopJkt: row.dpopJkt }),
+    // Leased with the rest of the principal: a token's audience never changes once issued.
+    ...(row.audience === null ? {} : { audience: splitResources(row.audience) }),
   };
   return { principal, expiresAt: row.accessExpiresAt };
 }

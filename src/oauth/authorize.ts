@@ -2,6 +2,7 @@ import type { AppContext } from '../context.ts';
 import { AuthorizePageError, AuthorizeRedirectError } from '../shared/errors.ts';
 import { isScope, joinScopes, splitScope } from './scopes.ts';
 import { findClientByClientId, type OAuthClient } from './clients.ts';
+import { requestedResources } from './resources.ts';
 
 // GET /oauth/authorize (and the consent decision, which re-checks the same request) as the ordered
 // steps of RFC 6749 4.1.1 / 4.1.2.1 and RFC 7636 4.3. The first two steps fail with a page (the
@@ -21,6 +22,8 @@ export interface AuthorizeRequest {
   prompt: ReadonlySet<Prompt>;
   /** OpenID Connect Core 3.1.2.1: the oldest login, in seconds, the client accepts. */
   maxAge: number | undefined;
+  /** RFC 8707: the resources named (space separated), or null; the code's grant is for them. */
+  resources: string | null;
   /** RFC 9126: the pushed request it was loaded from (par.ts), used up by the code or the decision. */
   pushed?: { id: number; requestUri: string; pushedAt: number };
 }
@@ -156,6 +159,17 @@ const checkOpenIdParameters: Step = (params, draft) => {
   draft.maxAge = maxAge === undefined ? undefined : Number(maxAge);
 };
 
+/** RFC 8707 2: `resource` may repeat; each an absolute URI without a fragment, one of ours (else invalid_target, redirected). */
+const checkResources =
+  (baseUrl: string): Step =>
+  (params, draft) => {
+    draft.resources = requestedResources(
+      baseUrl,
+      params.resource,
+      (description) => new AuthorizeRedirectError('invalid_target', description),
+    );
+  };
+
 const steps: Step[] = [
   checkRedirectUri,
   checkState,
@@ -169,11 +183,16 @@ const steps: Step[] = [
 /**
  * Every step after the client's, in order, for `client`: throws AuthorizePageError or
  * AuthorizeRedirectError; for the latter, `partial` tells where to send it (redirect_uri and state
- * are set by then).
+ * are set by then). `baseUrl`: the identifiers of this server's resources start with it.
  */
-export function checkAuthorizeParameters(client: OAuthClient, params: Params, partial: Draft = {}): AuthorizeRequest {
+export function checkAuthorizeParameters(
+  client: OAuthClient,
+  params: Params,
+  baseUrl: string,
+  partial: Draft = {},
+): AuthorizeRequest {
   partial.client = client;
-  for (const step of steps) step(params, partial);
+  for (const step of [...steps, checkResources(baseUrl)]) step(params, partial);
   return partial as AuthorizeRequest;
 }
 
@@ -184,7 +203,7 @@ export async function validateAuthorizeRequest(
   partial: Draft = {},
 ): Promise<AuthorizeRequest> {
   await checkClient(ctx, params, partial);
-  return checkAuthorizeParameters(partial.client!, params, partial);
+  return checkAuthorizeParameters(partial.client!, params, ctx.config.BASE_URL, partial);
 }
 
 /** The redirect_uri with the response parameters appended (4.1.2 / 4.1.2.1), keeping its own query. */

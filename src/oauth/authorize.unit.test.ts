@@ -30,7 +30,7 @@ const valid = {
 function check(params: Record<string, unknown>, forClient: OAuthClient = client) {
   const partial: Partial<AuthorizeRequest> = {};
   try {
-    return { request: checkAuthorizeParameters(forClient, params, partial), partial };
+    return { request: checkAuthorizeParameters(forClient, params, 'http://localhost:3000', partial), partial };
   } catch (error) {
     return { error, partial };
   }

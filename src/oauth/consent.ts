@@ -3,6 +3,7 @@ import { layout } from '../html/layout.ts';
 import type { AuthorizeRequest } from './authorize.ts';
 import type { OAuthClient } from './clients.ts';
 import { SCOPES, isScope, splitScope } from './scopes.ts';
+import { splitResources } from './resources.ts';
 
 /** The consent page: who asks, for what, and an Allow/Deny form carrying the request and a CSRF token. */
 export function consentPage(
@@ -30,7 +31,9 @@ export function consentPage(
     nonce: request.nonce,
     csrf_token: csrf,
   };
-  const fields = Object.entries(hidden)
+  // RFC 8707: each resource as its own field, as the request sent them (a pushed request keeps its own).
+  const resources = pushed ? [] : splitResources(request.resources).map((r) => ['resource', r] as const);
+  const fields = [...Object.entries(hidden), ...resources]
     .filter(([, value]) => value !== undefined)
     .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
   const body = html`${consentDetails(client, scopes, user, ownerLogin)}

@@ -89,6 +89,7 @@ function codeModel(
         authTime: authTime * 1000,
         expiresAt: code.expiresAt.getTime(),
         createdAt: Date.now(),
+        resources: request.resources,
       });
       return { ...code, client, user };
     },

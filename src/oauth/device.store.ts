@@ -13,6 +13,8 @@ export interface NewDeviceAuthorization {
   intervalS: number;
   expiresAt: number;
   createdAt: number;
+  /** RFC 8707: the resources the request named (space separated), or null. */
+  resources: string | null;
 }
 
 export async function insertDeviceAuthorization(db: Knex, row: NewDeviceAuthorization): Promise<void> {
@@ -25,6 +27,7 @@ export async function insertDeviceAuthorization(db: Knex, row: NewDeviceAuthoriz
     interval_s: row.intervalS,
     expires_at: row.expiresAt,
     created_at: row.createdAt,
+    resources: row.resources,
   });
 }
 
@@ -40,6 +43,7 @@ export interface DeviceRow {
   intervalS: number;
   lastPolledAt: number | null;
   expiresAt: number;
+  resources: string | null;
 }
 
 const COLUMNS = [
@@ -54,6 +58,7 @@ const COLUMNS = [
   'd.interval_s',
   'd.last_polled_at',
   'd.expires_at',
+  'd.resources',
 ];
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
@@ -71,6 +76,7 @@ function toRow(r: Record<string, unknown>): DeviceRow {
     intervalS: Number(r.interval_s),
     lastPolledAt: num(r.last_polled_at),
     expiresAt: Number(r.expires_at),
+    resources: r.resources === null || r.resources === undefined ? null : String(r.resources),
   };
 }
 

@@ -3,11 +3,12 @@ import type { RequestHandler } from 'express';
 import type { Knex } from 'knex';
 import type { AppContext } from '../context.ts';
 import { hashToken, newToken } from '../shared/crypto.ts';
-import { invalidRequest, invalidScope } from '../shared/errors.ts';
+import { invalidRequest, invalidScope, invalidTarget } from '../shared/errors.ts';
 import { findUserById } from '../accounts/users.ts';
 import { getOrCreateSecret } from '../accounts/secrets.ts';
 import { authenticatedClient, findClientByClientId, type OAuthClient } from './clients.ts';
 import { isScope, joinScopes, splitScope } from './scopes.ts';
+import { requestedResources } from './resources.ts';
 import * as store from './device.store.ts';
 
 // The device authorization grant (RFC 8628): the device's request (3.1-3.2, the endpoint below),
@@ -68,6 +69,12 @@ export function startDeviceAuthorization(ctx: AppContext): RequestHandler {
     if (scopes.length === 0) throw invalidRequest('scope is required.');
     const unknown = scopes.filter((s) => !isScope(s));
     if (unknown.length) throw invalidScope(`Unknown scope: ${unknown.join(' ')}`);
+    // RFC 8707 2: the resources the tokens will be for, as at the authorization endpoint.
+    const resources = requestedResources(
+      ctx.config.BASE_URL,
+      (req.body as { resource?: unknown }).resource,
+      invalidTarget,
+    );
 
     const deviceCode = newToken('dvc');
     const userCode = newUserCode();
@@ -81,6 +88,7 @@ export function startDeviceAuthorization(ctx: AppContext): RequestHandler {
       intervalS: POLL_INTERVAL_S,
       expiresAt: now + ttl * 1000,
       createdAt: now,
+      resources,
     });
     store
       .deleteExpiredDeviceAuthorizations(ctx.db, now - KEEP_EXPIRED_MS)

@@ -5,6 +5,7 @@ import { hashToken } from '../shared/crypto.ts';
 import { findUserById } from '../accounts/users.ts';
 import { authenticatedClient, type OAuthClient } from './clients.ts';
 import { lookupOrder } from './revocationHint.ts';
+import { splitResources } from './resources.ts';
 import { findTokenByAccessHash, findTokenByRefreshHash, type TokenRow } from './store.ts';
 import { joinScopes, splitScope } from './scopes.ts';
 
@@ -56,7 +57,16 @@ async function introspection(
       if (row.accessExpiresAt <= now) return INACTIVE;
       // RFC 9449 6.2: a bound token says so, and names its key, so a resource server asks for a proof.
       const bound = row.dpopJkt === null ? {} : { token_type: 'DPoP', cnf: { jkt: row.dpopJkt } };
-      return described(ctx, row, { scope: row.accessScope, exp: row.accessExpiresAt, token_type: 'Bearer', ...bound });
+      // RFC 7662 2.2 `aud`, a string in the contract: the resource a token is for, when it is one (RFC 8707).
+      const audience = splitResources(row.audience);
+      const aud = audience.length === 1 ? { aud: audience[0]! } : {};
+      return described(ctx, row, {
+        scope: row.accessScope,
+        exp: row.accessExpiresAt,
+        token_type: 'Bearer',
+        ...bound,
+        ...aud,
+      });
     }
     // A refresh token is live until it expires or is rotated: a rotated one only ever gets its
     // successor's pair back within the grace window (grants/refreshToken.ts), and is no credential.
@@ -74,7 +84,7 @@ async function introspection(
 async function described(
   ctx: AppContext,
   row: TokenRow,
-  token: { scope: string; exp: number; token_type?: string; cnf?: { jkt: string } },
+  token: { scope: string; exp: number; token_type?: string; cnf?: { jkt: string }; aud?: string },
 ): Promise<Introspection> {
   const user = await findUserById(ctx, row.userId);
   if (!user) return INACTIVE;
@@ -87,6 +97,7 @@ async function described(
     exp: Math.floor(token.exp / 1000),
     iat: Math.floor(row.createdAt / 1000),
     sub: String(row.userId),
+    ...(token.aud === undefined ? {} : { aud: token.aud }),
     iss: ctx.config.BASE_URL,
     ...(token.cnf === undefined ? {} : { cnf: token.cnf }),
   };

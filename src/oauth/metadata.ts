@@ -5,9 +5,11 @@ import { DPOP_ALGS } from '../shared/dpopErrors.ts';
 import { SIGNING_ALGS } from '../open/signingKeys.ts';
 import { SUPPORTED_SCOPES } from './scopes.ts';
 import { GRANT_TYPES, grantsMetadata } from './grants/registry.ts';
+import { PROTECTED_RESOURCES, resourceIdentifier, type ProtectedResource } from '../http/protectedResources.ts';
 
 type Metadata = components['schemas']['AuthorizationServerMetadata'];
 type OpenIdConfiguration = components['schemas']['OpenIdConfiguration'];
+type ResourceMetadata = components['schemas']['ProtectedResourceMetadata'];
 
 /** RFC 8414 2; the grant types, and the endpoints they bring, are the grant registry's (grants/registry.ts). */
 function authorizationServerMetadata(base: string): Metadata {
@@ -79,6 +81,32 @@ export function getAuthorizationServerMetadata(ctx: AppContext): RequestHandler 
 /** GET /.well-known/openid-configuration (OpenID Connect Discovery 1.0, 4). */
 export function getOpenIdConfiguration(ctx: AppContext): RequestHandler {
   const metadata = openIdConfiguration(ctx.config.BASE_URL);
+  return (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').json(metadata);
+  };
+}
+
+/**
+ * RFC 9728 2-3: a protected resource's metadata, at `/.well-known/oauth-protected-resource` with
+ * its path appended (3.1), so `resource` is exactly the identifier a client derives from that URL
+ * (3.3). One authorization server, this one, for every resource.
+ */
+function protectedResourceMetadata(base: string, resource: ProtectedResource): ResourceMetadata {
+  return {
+    resource: resourceIdentifier(base, resource),
+    authorization_servers: [base],
+    scopes_supported: [...resource.scopes],
+    bearer_methods_supported: ['header'],
+    dpop_signing_alg_values_supported: [...DPOP_ALGS],
+    resource_name: resource.name,
+    resource_documentation: `${base}/docs`,
+  };
+}
+
+/** GET /.well-known/oauth-protected-resource{path} (RFC 9728 3.1), cacheable as the authorization server's metadata. */
+export function getProtectedResourceMetadata(ctx: AppContext, path: ProtectedResource['path']): RequestHandler {
+  const resource = PROTECTED_RESOURCES.find((r) => r.path === path)!;
+  const metadata = protectedResourceMetadata(ctx.config.BASE_URL, resource);
   return (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').json(metadata);
   };

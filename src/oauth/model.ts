@@ -1,8 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
 import type OAuth2Server from '@node-oauth/oauth2-server';
 import type { AppContext } from '../context.ts';
 import { clientSecretMatches } from '../accounts/apps.ts';
-import { hashToken, newToken } from '../shared/crypto.ts';
+import { hashToken, newToken, safeEqual } from '../shared/crypto.ts';
 import { SealingError } from '../shared/sealing.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { authenticateClient } from './clients.ts';
@@ -12,6 +11,8 @@ import type { Grant } from './grants/grant.ts';
 import { joinScopes, splitScope } from './scopes.ts';
 import * as chain from './chain.store.ts';
 import * as store from './store.ts';
+import { bindAccessToken } from './binding.store.ts';
+import { tokenAudience } from './resources.ts';
 
 // The knex model behind @node-oauth/oauth2-server's token endpoint, made for one request:
 // OAuth2Server#token builds its handler on every call, so the model can carry the request's state.
@@ -53,6 +54,8 @@ export interface DirectGrant {
   scope: string;
   /** When the user authenticated (ms), if they did: a later ID token's auth_time. */
   authTime: number | null;
+  /** RFC 8707: the resources it was authorized for (space separated); absent or null when none was named. */
+  resources?: string | null;
 }
 
 /** The raw pair of a successor, as sealed with its row for the grace window. */
@@ -87,6 +90,7 @@ export class TokenModel {
 
   /** The thumbprint of the request's DPoP proof key (checked by the token endpoint): every access token issued is bound to it. */
   readonly dpopJkt: string | null;
+  private audience: string | null = null; // RFC 8707: the access tokens', as the grant set it (targetAudience)
 
   /** `grant`: the request's grant type, when registered: it says how the credential it presents is found. */
   constructor(ctx: AppContext, form: TokenForm, grantTypes: readonly string[], grant?: Grant, dpopJkt?: string) {
@@ -127,6 +131,12 @@ export class TokenModel {
    */
   grantedDirectly(grant: DirectGrant): void {
     this.direct = grant;
+  }
+
+  /** RFC 8707 2.2: the access token's audience, from the request's `resource` and the grant's resources. */
+  targetAudience(requested: string | undefined): void {
+    const granted = (this.code ?? this.refresh ?? this.direct)?.resources ?? null;
+    this.audience = tokenAudience(this.ctx.config.BASE_URL, granted, requested);
   }
 
   /** The request's code, read with the client (getClient); null when there is none or its grant was revoked. */
@@ -231,8 +241,9 @@ export class TokenModel {
     )
       return null;
     else this.sweepSealedPairs();
-    // RFC 9449 5: bound before it is answered, so it is never usable as a bearer token.
-    if (this.dpopJkt !== null) await store.bindAccessToken(this.ctx.db, row.accessTokenHash, this.dpopJkt);
+    // RFC 9449 5, RFC 8707: bound before it is answered (no audience asked for: the grant's resources).
+    const resources = (this.code ?? this.refresh ?? this.direct)!.resources ?? null;
+    await bindAccessToken(this.ctx.db, row.accessTokenHash, this.dpopJkt, resources, this.audience ?? resources);
     return this.answer({ ...token, dpopJkt: this.dpopJkt }, client, user);
   }
 
@@ -284,8 +295,8 @@ export class TokenModel {
       return 'gone';
     }
     if (
-      !sameHash(raw.access_token, successor.accessTokenHash) ||
-      !sameHash(raw.refresh_token, successor.refreshTokenHash)
+      !safeEqual(hashToken(raw.access_token), successor.accessTokenHash) ||
+      !safeEqual(hashToken(raw.refresh_token), successor.refreshTokenHash)
     )
       return 'gone';
     return {
@@ -385,11 +396,4 @@ export class TokenModel {
       expires_in: this.ctx.config.ACCESS_TOKEN_TTL_SECONDS,
     };
   }
-}
-
-/** Whether `raw` hashes to `hash`, compared in constant time. */
-function sameHash(raw: string, hash: string): boolean {
-  const a = Buffer.from(hashToken(raw));
-  const b = Buffer.from(hash);
-  return a.length === b.length && timingSafeEqual(a, b);
 }

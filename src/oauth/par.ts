@@ -36,6 +36,7 @@ const PARAMETERS = [
   'nonce',
   'prompt',
   'max_age',
+  'resource',
 ] as const;
 
 type Params = Record<string, unknown>;
@@ -43,7 +44,8 @@ type Params = Record<string, unknown>;
 /** 2.3: an authorization request's error, in the token endpoint's JSON form. */
 function pushedRequestError(err: unknown, client: OAuthClient, params: Params): unknown {
   if (err instanceof AuthorizeRedirectError) {
-    const known = err.error === 'unsupported_response_type' || err.error === 'invalid_scope';
+    const known =
+      err.error === 'unsupported_response_type' || err.error === 'invalid_scope' || err.error === 'invalid_target';
     return new OAuthError(known ? err.error : 'invalid_request', err.message);
   }
   if (err instanceof AuthorizePageError) {
@@ -66,7 +68,7 @@ export function pushAuthorizationRequest(ctx: AppContext): RequestHandler {
     for (const name of PARAMETERS) if (body[name] !== undefined) params[name] = body[name];
     params.client_id = client.clientId;
     try {
-      checkAuthorizeParameters(client, params);
+      checkAuthorizeParameters(client, params, ctx.config.BASE_URL);
     } catch (err) {
       throw pushedRequestError(err, client, params);
     }

@@ -14,7 +14,7 @@ import { decisionHandler, issueCode } from './decision.ts';
 import { consentNeeded, loginPage, mustLogIn } from './interaction.ts';
 import { splitScope } from './scopes.ts';
 import { findStandingGrant } from './authorizations.store.ts';
-import { getAuthorizationServerMetadata, getOpenIdConfiguration } from './metadata.ts';
+import { getAuthorizationServerMetadata, getOpenIdConfiguration, getProtectedResourceMetadata } from './metadata.ts';
 import { revokeToken } from './revoke.ts';
 import { introspectToken } from './introspect.ts';
 import {
@@ -159,5 +159,8 @@ export function oauthOperations(ctx: AppContext, limiter: SharedRateLimiter, fai
     startDeviceAuthorization: [perClient, ...limitFailedAuthentications(failures, startDeviceAuthorization(ctx))],
     getAuthorizationServerMetadata: getAuthorizationServerMetadata(ctx),
     getOpenIdConfiguration: getOpenIdConfiguration(ctx),
+    getOpenApiResourceMetadata: getProtectedResourceMetadata(ctx, '/api/open'),
+    getWorkflowsResourceMetadata: getProtectedResourceMetadata(ctx, '/api/workflows'),
+    getMcpResourceMetadata: getProtectedResourceMetadata(ctx, '/mcp'),
   };
 }

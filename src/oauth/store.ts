@@ -20,6 +20,8 @@ export interface NewCode {
   authTime: number;
   expiresAt: number;
   createdAt: number;
+  /** RFC 8707: the resources the request named (space separated), or null. */
+  resources: string | null;
 }
 
 export async function insertCode(db: Knex, code: NewCode): Promise<void> {
@@ -36,6 +38,7 @@ export async function insertCode(db: Knex, code: NewCode): Promise<void> {
     auth_time: code.authTime,
     expires_at: code.expiresAt,
     created_at: code.createdAt,
+    resources: code.resources,
   });
 }
 
@@ -56,6 +59,8 @@ export interface CodeRow {
   authTime: number | null;
   expiresAt: number;
   usedAt: number | null;
+  /** RFC 8707: the resources authorized (space separated); null when the request named none. */
+  resources: string | null;
 }
 
 // The token endpoint's statements are prepared (src/db/prepared.ts): a refresh is two of them, a code exchange three, and
@@ -102,6 +107,7 @@ export async function findCodeByHash(db: Knex, codeHash: string): Promise<CodeRo
     authTime: row.auth_time === null ? null : Number(row.auth_time),
     expiresAt: Number(row.expires_at),
     usedAt: row.used_at === null ? null : Number(row.used_at),
+    resources: row.resources === null || row.resources === undefined ? null : String(row.resources),
   };
 }
 
@@ -126,6 +132,7 @@ const codeByHash = prepared<{ codeHash: string }>('oauth_code_by_hash', (db, par
       'c.auth_time',
       'c.expires_at',
       'c.used_at',
+      'c.resources',
       ...SECRET_COLUMNS,
     ),
 );
@@ -166,6 +173,10 @@ export interface TokenRow {
   createdAt: number;
   /** The RFC 7638 thumbprint of the DPoP key the access token is bound to (its `cnf.jkt`); null for a bearer token. */
   dpopJkt: string | null;
+  /** RFC 8707: the grant's resources (space separated), which the refresh token carries on; null when none was named. */
+  resources: string | null;
+  /** RFC 8707: the access token's audience (space separated); null when none was named. */
+  audience: string | null;
 }
 
 /** A token's user: its authorization's, or its own when it has none (migration 0026). */
@@ -197,6 +208,8 @@ function tokenQuery(db: Knex) {
       'c.auth_time',
       't.created_at',
       't.dpop_jkt',
+      't.resources',
+      't.audience',
     );
 }
 
@@ -219,6 +232,8 @@ function toToken(row: Record<string, unknown>): TokenRow {
     authTime: n(row.auth_time),
     createdAt: Number(row.created_at),
     dpopJkt: row.dpop_jkt === null || row.dpop_jkt === undefined ? null : String(row.dpop_jkt),
+    resources: row.resources === null || row.resources === undefined ? null : String(row.resources),
+    audience: row.audience === null || row.audience === undefined ? null : String(row.audience),
   };
 }
 
@@ -376,12 +391,4 @@ export async function insertSuccessorToken(db: Knex, token: NewToken, rotatedFro
       rotatedFromId,
     }),
   );
-}
-
-/**
- * Binds a pair's access token to a DPoP key (RFC 9449 5): set right after the pair is stored and
- * before it is answered, so the token is never usable unbound.
- */
-export async function bindAccessToken(db: Knex, accessHash: string, jkt: string): Promise<void> {
-  await db('oauth_tokens').where('access_token_hash', accessHash).update({ dpop_jkt: jkt });
 }

@@ -238,6 +238,9 @@ export const wrongKindOfToken = (realm: 'api' | 'serverless') =>
     realm,
   );
 export const userGone = () => invalidBearer('user_gone', 'The user of this access token no longer exists.');
+/** RFC 8707: an access token whose audience does not name the resource it was sent to. */
+export const tokenForAnotherResource = () =>
+  invalidBearer('invalid_access_token', 'Refused here: the token was issued for another resource (RFC 8707).');
 
 export const insufficientScope = (scope: string) =>
   new Problem('insufficient_scope', `This endpoint needs the scope ${scope}.`, {

@@ -11,7 +11,9 @@ export type AuthorizeErrorCode =
   | 'server_error'
   | 'login_required'
   | 'consent_required'
-  | 'interaction_required';
+  | 'interaction_required'
+  // RFC 8707 2: a resource parameter this server issues no token for.
+  | 'invalid_target';
 
 /** The client or its redirect_uri is not established: show a page, never redirect (4.1.2.1). */
 export class AuthorizePageError extends Error {}

@@ -30,7 +30,7 @@ export class Browser {
     return res;
   }
 
-  post(url: string, fields: Record<string, string>): Promise<Response> {
+  post(url: string, fields: Record<string, string> | Array<[string, string]>): Promise<Response> {
     return this.fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -39,9 +39,8 @@ export class Browser {
   }
 }
 
-/** The value of every hidden/text input of the first form of a page. */
-export function formFields(page: string): Record<string, string> {
-  const fields: Record<string, string> = {};
+/** Every hidden input of a page as name and value, in order, a repeated name (`resource`) as often as it comes. */
+export function formEntries(page: string): Array<[string, string]> {
   const unescape = (s: string) =>
     s
       .replace(/&quot;/g, '"')
@@ -49,8 +48,16 @@ export function formFields(page: string): Record<string, string> {
       .replace(/&lt;/g, '<')
       .replace(/&gt;/g, '>')
       .replace(/&amp;/g, '&');
-  for (const m of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
-    fields[m[1]!] ??= unescape(m[2]!);
+  return [...page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [
+    m[1]!,
+    unescape(m[2]!),
+  ]);
+}
+
+/** The value of every hidden/text input of the first form of a page (a repeated name: its first value). */
+export function formFields(page: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const [name, value] of formEntries(page)) fields[name] ??= value;
   return fields;
 }
 
@@ -154,8 +161,11 @@ export async function authorizeInBrowser(
   if (consent.status === 302 && location && new URL(location, url).searchParams.has('code')) return new URL(location);
   if (consent.status !== 200)
     throw new Error(`expected the consent page, got ${consent.status} ${consent.headers.get('location') ?? ''}`);
-  const fields = formFields(await consent.text());
-  const answer = await browser.post('/oauth/authorize/decision', { ...fields, decision });
+  // The consent form's fields (the page's other forms repeat csrf_token), and every `resource` (RFC 8707).
+  const page = await consent.text();
+  const fields = Object.entries(formFields(page)).filter(([name]) => name !== 'resource');
+  const resources = formEntries(page).filter(([name]) => name === 'resource');
+  const answer = await browser.post('/oauth/authorize/decision', [...fields, ...resources, ['decision', decision]]);
   if (answer.status !== 303) throw new Error(`expected a redirect, got ${answer.status}`);
   return new URL(answer.headers.get('location')!);
 }
@@ -170,6 +180,7 @@ export async function obtainTokens(
   as: oauth.AuthorizationServer,
   f: Fixture,
   scope: string,
+  options: { resource?: string } = {},
 ): Promise<{ browser: Browser; tokens: oauth.TokenEndpointResponse }> {
   const browser = new Browser(baseUrl);
   const login = await logIn(browser, f.login, f.password);
@@ -185,6 +196,8 @@ export async function obtainTokens(
     state,
     code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
+    // RFC 8707: what an MCP client sends, at both endpoints.
+    ...(options.resource === undefined ? {} : { resource: options.resource }),
   }).toString();
   const callback = await authorizeInBrowser(browser, url);
   const client = { client_id: f.clientId };
@@ -196,7 +209,7 @@ export async function obtainTokens(
     params,
     f.redirectUri,
     verifier,
-    insecure,
+    options.resource === undefined ? insecure : { ...insecure, additionalParameters: { resource: options.resource } },
   );
   return { browser, tokens: await oauth.processAuthorizationCodeResponse(as, client, response) };
 }

@@ -56,7 +56,11 @@ export class AuthorizationCodeGrant extends ModelGrant {
     if (form.redirect_uri !== code.redirectUri)
       throw invalidGrant('Invalid grant: `redirect_uri` does not match the authorization request');
 
-    // 8. Issue the pair (5.1) under the code's grant, tied to the code (its chain), with an ID token
+    // 8. RFC 8707 2.2: a `resource` must be one the code was authorized for (invalid_target); none
+    //    named, the access token is for every one of them.
+    this.model.targetAudience(form.resource);
+
+    // 9. Issue the pair (5.1) under the code's grant, tied to the code (its chain), with an ID token
     //    when `openid` was granted (OpenID Connect Core 3.1.3.3).
     return this.model.saveToken(await this.model.withIdToken(await this.newPair(code, client)), client, code.user);
   }

@@ -56,11 +56,8 @@ export class DeviceCodeGrant extends ModelGrant {
       throw tooSoon ? pollingTooFast(interval) : authorizationPending();
     }
 
-    // 5. Approved: consume it. Conditional: of concurrent polls only the first flips it, so one
-    //    pair is issued; the others are told the code is used (nothing revoked: they lost a race).
-    if (!(await markDeviceCodeUsed(db, row.id))) throw invalidGrant('Invalid grant: device code is invalid');
-
-    // 6. Issue the pair under the user's grant, with an ID token when `openid` was granted.
+    // 5. Approved, under the user's grant. RFC 8707 2.2: a `resource` must be one the device
+    //    authorization named (invalid_target), checked before the code is used up.
     this.model.grantedDirectly({
       userId: row.userId!,
       applicationId: row.applicationId,
@@ -68,7 +65,15 @@ export class DeviceCodeGrant extends ModelGrant {
       idTokenAlg: row.idTokenAlg,
       scope: row.scope,
       authTime: row.authTime,
+      resources: row.resources,
     });
+    this.model.targetAudience(form.resource);
+
+    // 6. Consume it. Conditional: of concurrent polls only the first flips it, so one pair is
+    //    issued; the others are told the code is used (nothing revoked: they lost a race).
+    if (!(await markDeviceCodeUsed(db, row.id))) throw invalidGrant('Invalid grant: device code is invalid');
+
+    // 7. Issue the pair, with an ID token when `openid` was granted.
     const user = { id: row.userId! };
     const scope = splitScope(row.scope);
     const pair: OAuth2Server.Token = {

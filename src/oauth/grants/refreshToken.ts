@@ -54,6 +54,9 @@ export class RefreshTokenGrant extends ModelGrant {
     //    the one originally granted, so the grant keeps its own).
     const scope = await this.validateScope(token.user, client, this.getScope(request));
     if (!scope) throw invalidScope('Invalid scope: Unable to add extra scopes');
+    // RFC 8707 2.2, like scope: the access token may be for one of the grant's resources only
+    // (invalid_target otherwise); the new refresh token keeps the grant's whole set.
+    this.model.targetAudience(form.resource);
 
     // 7. Replay within the window: the same successor pair as the rotation's answer (step 9).
     if (rotatedAt !== null) return this.replay(token, client);

@@ -71,6 +71,11 @@ export class TokenExchangeGrant extends ModelGrant {
       throw invalidGrant('Invalid grant: subject_token is invalid, expired or revoked');
     if (!principal.scopes.includes(SUBJECT_SCOPE))
       throw invalidGrant(`Invalid grant: subject_token lacks the scope ${SUBJECT_SCOPE}`);
+    // The proxy token stands in for token detail, an operation of the open API: a subject token
+    //    issued for other resources only (RFC 8707) is no more use here than it would be there.
+    const openApi = `${ctx.config.BASE_URL}/api/open`;
+    if (principal.audience !== undefined && !principal.audience.includes(openApi))
+      throw invalidGrant('Invalid grant: subject_token was issued for another resource');
 
     // 3. The target: one of the user's namespace tokens, by its detail URL; the only audience a
     //    proxy token has is the gateway's.
