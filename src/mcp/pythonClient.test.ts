@@ -142,7 +142,9 @@ describe.each(testDialects())('the Python MCP SDK client against /mcp (%s)', (di
     ids.echo = await create(api, echo, true);
     ids.hidden = await create(api, { ...echo, name: 'Not a tool' }, false);
     ids.bobs = await create(await apiOf(await createFixture(server.ctx.db)), { ...echo, name: "Bob's" }, true);
-    token = (await obtainTokens(server.baseUrl, await discover(server.baseUrl), user, 'workflows:run')).tokens
+    // Issued for this MCP server (RFC 8707 `resource`), as /mcp requires.
+    const resource = { resource: `${server.baseUrl}/mcp` };
+    token = (await obtainTokens(server.baseUrl, await discover(server.baseUrl), user, 'workflows:run', resource)).tokens
       .access_token;
   });
   afterAll(async () => {
@@ -176,9 +178,10 @@ describe.each(testDialects())('the Python MCP SDK client against /mcp (%s)', (di
     });
     expect(answer.tools).toEqual([{ name: ids.echo, title: 'Echo' }]);
     expect(answer.structured).toEqual({ result: 'signed in' });
-    // Without a scope in /mcp's 401 or protected-resource metadata, this SDK asks for every scope
-    // the authorization server lists (the MCP specification's scope selection, last step).
-    expect(authorizations[0]!.searchParams.get('scope')?.split(' ')).toContain('workflows:run');
+    // The SDK found /mcp's protected-resource metadata from the 401 and asks for its scopes, for it
+    // (the MCP specification's scope selection; RFC 8707 `resource`).
+    expect(authorizations[0]!.searchParams.get('scope')).toBe('workflows:run');
+    expect(authorizations[0]!.searchParams.get('resource')).toBe(`${server.baseUrl}/mcp`);
     expect(answer.token_scope?.split(' ')).toContain('workflows:run');
   });
 
