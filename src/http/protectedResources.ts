@@ -56,3 +56,15 @@ export function withResourceMetadata<E extends Error>(err: E, metadataUrl: strin
   err.headers['WWW-Authenticate'] = `${challenge}, resource_metadata="${metadataUrl}"`;
   return err;
 }
+
+/**
+ * The refusal with the scope a resource needs added to its challenge (RFC 6750 3), so that a client
+ * asks for that scope when it signs in (the MCP specification's scope selection, its first source).
+ */
+export function withRequiredScope<E extends Error>(err: E, scope: string): E {
+  if (!(err instanceof Problem)) return err;
+  const challenge = err.headers['WWW-Authenticate'];
+  if (challenge === undefined || /(^|[\s,])scope=/.test(challenge)) return err;
+  err.headers['WWW-Authenticate'] = `${challenge}, scope="${scope}"`;
+  return err;
+}

@@ -275,6 +275,8 @@ describe.each(testDialects())('MCP server at /mcp (%s)', (dialect) => {
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toMatch(/^Bearer realm=/);
     expect(none.headers.get('www-authenticate')).toContain(metadata);
+    // ... and the scope a token needs here, which a client asks for when it signs in (RFC 6750 3).
+    expect(none.headers.get('www-authenticate')).toContain('scope="workflows:run"');
     const bad = await post('Bearer gho_not-a-token');
     expect(bad.status).toBe(401);
     expect(bad.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
@@ -370,7 +372,7 @@ describe.each(testDialects())('MCP server at /mcp (%s)', (dialect) => {
 
     it('refuses it as Bearer, without a proof, or with a bad, replayed or foreign proof, with a DPoP challenge', async () => {
       const challenge =
-        /^DPoP error="invalid_token", .*algs="ES256 EdDSA RS256 PS256", resource_metadata="[^"]+\/.well-known\/oauth-protected-resource\/mcp"$/;
+        /^DPoP error="invalid_token", .*algs="ES256 EdDSA RS256 PS256", resource_metadata="[^"]+\/.well-known\/oauth-protected-resource\/mcp", scope="workflows:run"$/;
       const asBearer = await post({
         authorization: `Bearer ${bound}`,
         dpop: await dpopProof(key, { htm: 'POST', htu: mcpUrl(), accessToken: bound }),

@@ -13,7 +13,12 @@ import type { AppContext } from '../context.ts';
 import { dpopVerifier } from '../http/dpop.ts';
 import { dpopRefusal } from '../http/dpopResource.ts';
 import { authenticateOAuthRequest } from '../http/security.ts';
-import { PROTECTED_RESOURCES, resourceMetadataUrl, withResourceMetadata } from '../http/protectedResources.ts';
+import {
+  PROTECTED_RESOURCES,
+  resourceMetadataUrl,
+  withRequiredScope,
+  withResourceMetadata,
+} from '../http/protectedResources.ts';
 import type { PrincipalOf } from '../http/principal.ts';
 import { authenticateOAuthAccessToken } from '../oauth/accessTokenAuth.ts';
 import type { RunStarts } from '../runs/service.ts';
@@ -46,7 +51,7 @@ async function authenticate(ctx: AppContext, req: express.Request): Promise<stri
     },
     at,
   );
-  if ('refusal' in found) throw found.refusal;
+  if ('refusal' in found) throw withRequiredScope(found.refusal, MCP_SCOPE);
   if (!found.principal.scopes.includes(MCP_SCOPE))
     throw withResourceMetadata(insufficientScope(MCP_SCOPE), resourceMetadataUrl(at.baseUrl, MCP_RESOURCE));
   req.principal = found.principal;
