@@ -135,7 +135,31 @@ const envSchema = z.object({
   RUN_DETAIL_MAX_ITEM_STEPS: integer(1000, 0, 100_000),
   APPROVAL_MAX_WAIT_SECONDS: integer(604_800, 1, 31_536_000),
   DEVICE_CODE_TTL_SECONDS: integer(600, 60, 1800),
+  CLIENT_ID_METADATA_DOCUMENT_HOSTS: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .superRefine((s, ctx) => {
+        const bad = hostList(s).filter(
+          (h) => !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(h),
+        );
+        if (bad.length)
+          ctx.addIssue({
+            code: 'custom',
+            message: `not host names: ${bad.join(', ')} (exact host names, comma-separated)`,
+          });
+      })
+      .optional(),
+  ),
 });
+
+/** A comma-separated list of host names, lower-cased, blanks dropped. */
+function hostList(text: string | undefined): string[] {
+  return (text ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
+}
 
 /** Express's `trust proxy`: a boolean, a hop count, or a list of addresses / subnet names. */
 function parseTrustProxy(value: string | undefined): boolean | number | string {
@@ -326,6 +350,10 @@ function runSettings(e: Env) {
     RUN_DETAIL_MAX_ITEM_STEPS: e.RUN_DETAIL_MAX_ITEM_STEPS,
     /** The most model calls an agent node makes, whatever its max_iterations says. */
     AGENT_MAX_ITERATIONS_CAP: e.AGENT_MAX_ITERATIONS_CAP,
+    /** Hosts whose https URLs are accepted as client_ids (Client ID Metadata Documents); empty: off. */
+    CLIENT_ID_METADATA_DOCUMENT_HOSTS: Object.freeze(
+      hostList(e.CLIENT_ID_METADATA_DOCUMENT_HOSTS),
+    ) as readonly string[],
   };
 }
 
