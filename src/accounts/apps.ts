@@ -26,6 +26,7 @@ import {
   type ClientSecretRow,
 } from './apps.store.ts';
 import { findUserRowByLogin } from './users.store.ts';
+import { storedClientIdOf } from './metadataDocumentApps.ts';
 import { canonicalName, checkHttpUrl, checkIdTokenAlg, checkRedirectUri, checkText } from './validate.ts';
 
 /** A registered OAuth client (its secrets are rows of their own: ClientSecret). */
@@ -142,7 +143,8 @@ export async function createAppOnce(
 }
 
 export async function findAppByClientId(ctx: DbContext, clientId: string): Promise<Application | undefined> {
-  return findAppRowByClientId(ctx.db, clientId);
+  // A metadata document's URL is stored under a client_id derived from it (metadataDocumentApps.ts).
+  return findAppRowByClientId(ctx.db, storedClientIdOf(clientId));
 }
 
 /** One of the owner's apps, or a 404 for apps that do not exist or belong to someone else. */

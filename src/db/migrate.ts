@@ -35,6 +35,7 @@ import * as deviceAuthorizations from './migrations/0034_device_authorizations.t
 import * as dpop from './migrations/0035_dpop.ts';
 import * as pushedRequests from './migrations/0036_pushed_authorization_requests.ts';
 import * as workflowMcpTools from './migrations/0037_workflow_mcp_tools.ts';
+import * as clientMetadataDocuments from './migrations/0040_client_metadata_documents.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -84,6 +85,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0035_dpop', dpop],
     ['0036_pushed_authorization_requests', pushedRequests],
     ['0037_workflow_mcp_tools', workflowMcpTools],
+    ['0040_client_metadata_documents', clientMetadataDocuments],
   ];
 }
 

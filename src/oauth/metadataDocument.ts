@@ -7,9 +7,13 @@ import { allowListOf, OutboundError, outboundRequest } from '../outbound/index.t
 
 /** Why a metadata document (or its URL) is refused; the authorize endpoint shows it on an error page. */
 export class MetadataDocumentError extends Error {
-  constructor(message: string) {
+  /** `url`: the client_id is no acceptable document URL; `fetch`: no document came; `invalid`: it did, unacceptable. */
+  readonly kind: 'url' | 'fetch' | 'invalid';
+
+  constructor(kind: 'url' | 'fetch' | 'invalid', message: string) {
     super(message);
     this.name = 'MetadataDocumentError';
+    this.kind = kind;
   }
 }
 
@@ -50,20 +54,21 @@ export function metadataDocumentUrl(clientId: string, allowedHosts: readonly str
   try {
     url = new URL(clientId);
   } catch {
-    throw new MetadataDocumentError('the client_id is not a URL.');
+    throw new MetadataDocumentError('url', 'the client_id is not a URL.');
   }
-  if (url.protocol !== 'https:') throw new MetadataDocumentError('the client_id URL must use https.');
+  if (url.protocol !== 'https:') throw new MetadataDocumentError('url', 'the client_id URL must use https.');
   if (url.username || url.password || clientId.includes('@'))
-    throw new MetadataDocumentError('the client_id URL must not carry a user name or password.');
+    throw new MetadataDocumentError('url', 'the client_id URL must not carry a user name or password.');
   if (url.hash || clientId.includes('#'))
-    throw new MetadataDocumentError('the client_id URL must not have a fragment.');
+    throw new MetadataDocumentError('url', 'the client_id URL must not have a fragment.');
   if (/\/\.\.?(\/|$)/.test(clientId) || /%2e/i.test(url.pathname))
-    throw new MetadataDocumentError('the client_id URL must not contain . or .. path segments.');
-  if (url.pathname === '/') throw new MetadataDocumentError('the client_id URL must have a path.');
+    throw new MetadataDocumentError('url', 'the client_id URL must not contain . or .. path segments.');
+  if (url.pathname === '/') throw new MetadataDocumentError('url', 'the client_id URL must have a path.');
   if (url.href !== clientId)
-    throw new MetadataDocumentError(`the client_id URL is not in its canonical form (${url.href}).`);
+    throw new MetadataDocumentError('url', `the client_id URL is not in its canonical form (${url.href}).`);
   if (!allowedHosts.includes(url.hostname))
     throw new MetadataDocumentError(
+      'url',
       `${url.hostname} is not a host this service accepts client metadata documents from.`,
     );
   return url;
@@ -92,7 +97,7 @@ function optionalUrl(document: Record<string, unknown>, name: string): string | 
   const value = document[name];
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || !/^https:\/\/[^\s]+$/.test(value) || value.length > 2048)
-    throw new MetadataDocumentError(`${name} must be an https URL.`);
+    throw new MetadataDocumentError('invalid', `${name} must be an https URL.`);
   return value;
 }
 
@@ -100,19 +105,21 @@ function checkAuthentication(document: Record<string, unknown>): void {
   const method = document.token_endpoint_auth_method;
   if (method !== undefined && method !== 'none')
     throw new MetadataDocumentError(
+      'invalid',
       `token_endpoint_auth_method must be none (a metadata-document client has no secret), not ${JSON.stringify(method)}.`,
     );
   const secret = SECRET_MEMBERS.find((name) => document[name] !== undefined);
-  if (secret) throw new MetadataDocumentError(`${secret} is not allowed: a metadata-document client has no secret.`);
+  if (secret)
+    throw new MetadataDocumentError('invalid', `${secret} is not allowed: a metadata-document client has no secret.`);
 }
 
 function checkTypes(document: Record<string, unknown>): void {
   const grants = document.grant_types;
   if (grants !== undefined && (!Array.isArray(grants) || grants.some((g) => !GRANT_TYPES.has(g as string))))
-    throw new MetadataDocumentError(`grant_types may list only ${[...GRANT_TYPES].join(', ')}.`);
+    throw new MetadataDocumentError('invalid', `grant_types may list only ${[...GRANT_TYPES].join(', ')}.`);
   const responses = document.response_types;
   if (responses !== undefined && (!Array.isArray(responses) || responses.some((r) => r !== 'code')))
-    throw new MetadataDocumentError('response_types may list only code.');
+    throw new MetadataDocumentError('invalid', 'response_types may list only code.');
 }
 
 /** The document's metadata, when it is one this service accepts for `clientId`. */
@@ -121,25 +128,25 @@ export function parseMetadataDocument(clientId: string, body: Buffer): ClientMet
   try {
     document = JSON.parse(body.toString('utf8'));
   } catch {
-    throw new MetadataDocumentError('the document is not JSON.');
+    throw new MetadataDocumentError('invalid', 'the document is not JSON.');
   }
   if (!document || typeof document !== 'object' || Array.isArray(document))
-    throw new MetadataDocumentError('the document is not a JSON object.');
+    throw new MetadataDocumentError('invalid', 'the document is not a JSON object.');
   const doc = document as Record<string, unknown>;
   if (doc.client_id !== clientId)
-    throw new MetadataDocumentError('the document’s client_id is not the URL it was fetched from.');
+    throw new MetadataDocumentError('invalid', "the document's client_id is not the URL it was fetched from.");
   checkAuthentication(doc);
   checkTypes(doc);
   const uris = doc.redirect_uris;
   if (!Array.isArray(uris) || uris.length === 0 || uris.length > 20)
-    throw new MetadataDocumentError('redirect_uris must be a list of 1 to 20 URLs.');
+    throw new MetadataDocumentError('invalid', 'redirect_uris must be a list of 1 to 20 URLs.');
   for (const uri of uris) {
     const problem = redirectUriProblem(uri);
-    if (problem) throw new MetadataDocumentError(`the redirect URI ${JSON.stringify(uri)} ${problem}.`);
+    if (problem) throw new MetadataDocumentError('invalid', `the redirect URI ${JSON.stringify(uri)} ${problem}.`);
   }
   const name = doc.client_name;
   if (name !== undefined && (typeof name !== 'string' || name.trim().length === 0 || name.length > 100))
-    throw new MetadataDocumentError('client_name must be 1-100 characters.');
+    throw new MetadataDocumentError('invalid', 'client_name must be 1-100 characters.');
   return {
     clientId,
     clientName: typeof name === 'string' ? name.trim() : new URL(clientId).hostname,
@@ -181,12 +188,15 @@ export async function fetchMetadataDocument(allowHosts: readonly string[], clien
       },
     );
   } catch (error) {
-    if (error instanceof OutboundError) throw new MetadataDocumentError(error.message);
+    if (error instanceof OutboundError) throw new MetadataDocumentError('fetch', error.message);
     throw error;
   }
   if (response.status >= 300 && response.status < 400)
-    throw new MetadataDocumentError(`its URL answered a redirect (HTTP ${response.status}), which is not followed.`);
-  if (response.status !== 200) throw new MetadataDocumentError(`its URL answered HTTP ${response.status}.`);
+    throw new MetadataDocumentError(
+      'fetch',
+      `its URL answered a redirect (HTTP ${response.status}), which is not followed.`,
+    );
+  if (response.status !== 200) throw new MetadataDocumentError('fetch', `its URL answered HTTP ${response.status}.`);
   const cacheControl = response.headers['cache-control'];
   return {
     metadata: parseMetadataDocument(clientId, response.body),
