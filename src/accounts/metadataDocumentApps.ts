@@ -19,8 +19,13 @@ export function metadataDocumentStoredClientId(url: string): string {
   return `md_${createHash('sha256').update(url).digest('base64url')}`;
 }
 
-/** The stored client_id a client_id sent on the wire names: an https URL is a metadata document's. */
+/**
+ * The stored client_id a client_id sent on the wire names: an https URL is a metadata document's.
+ * The derived `md_` ids are never taken from the wire (none names a row): the client is known by
+ * its URL only, so it passes the operator's host check and its document's refetch.
+ */
 export function storedClientIdOf(clientId: string): string {
+  if (clientId.startsWith('md_')) return '';
   return clientId.startsWith('https://') ? metadataDocumentStoredClientId(clientId) : clientId;
 }
 

@@ -1,4 +1,6 @@
 import type { AppContext } from '../context.ts';
+import { metadataDocumentClient, MetadataDocumentError } from './metadataDocuments.ts';
+import { looksLikeMetadataDocumentUrl } from './metadataDocument.ts';
 import { AuthorizePageError, AuthorizeRedirectError } from '../shared/errors.ts';
 import { isScope, joinScopes, splitScope } from './scopes.ts';
 import { findClientByClientId, type OAuthClient } from './clients.ts';
@@ -48,9 +50,30 @@ async function checkClient(ctx: AppContext, params: Params, draft: Draft): Promi
   if (isRepeated(params, 'client_id')) throw new AuthorizePageError('client_id was sent more than once.');
   const clientId = single(params, 'client_id');
   if (!clientId) throw new AuthorizePageError('The request has no client_id.');
-  const client = await findClientByClientId(ctx, clientId);
+  const client = await clientOf(ctx, clientId);
   if (!client) throw new AuthorizePageError('There is no application with this client_id.');
   draft.client = client;
+}
+
+const DOCUMENT_PROBLEMS = {
+  url: 'This client_id is not an acceptable client metadata document URL',
+  fetch: "The client's metadata document could not be fetched",
+  invalid: "The client's metadata document is invalid",
+};
+
+/**
+ * An https client_id is a Client ID Metadata Document's URL (metadataDocuments.ts): what is wrong
+ * with it or its document is a page, like an unknown client, since no redirect URI is verified.
+ */
+async function clientOf(ctx: AppContext, clientId: string): Promise<OAuthClient | null> {
+  if (!looksLikeMetadataDocumentUrl(clientId)) return findClientByClientId(ctx, clientId);
+  try {
+    return await metadataDocumentClient(ctx, clientId);
+  } catch (error) {
+    if (error instanceof MetadataDocumentError)
+      throw new AuthorizePageError(`${DOCUMENT_PROBLEMS[error.kind]}: ${error.message}`);
+    throw error;
+  }
 }
 
 const checkRedirectUri: Step = (params, draft) => {

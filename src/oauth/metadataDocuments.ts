@@ -76,7 +76,10 @@ async function store(ctx: AppContext, row: MetadataDocumentRow | undefined, fetc
  * then an unknown client); MetadataDocumentError when its URL is not acceptable, or its document
  * cannot be fetched or is not acceptable (and no stored one may stand in).
  */
-export async function metadataDocumentClient(ctx: AppContext, clientId: string): Promise<OAuthClient | null> {
+export async function metadataDocumentClient(
+  ctx: AppContext,
+  clientId: string,
+): Promise<(OAuthClient & { metadataDocumentHost: string }) | null> {
   const hosts = ctx.config.CLIENT_ID_METADATA_DOCUMENT_HOSTS;
   if (hosts.length === 0) return null;
   metadataDocumentUrl(clientId, hosts);
@@ -91,7 +94,9 @@ export async function metadataDocumentClient(ctx: AppContext, clientId: string):
       ctx.logger.warn({ clientId, reason: error.message }, 'metadata document refetch failed; the stored one is used');
     }
   }
-  return findClientByClientId(ctx, clientId);
+  const client = await findClientByClientId(ctx, clientId);
+  // Known by its URL wherever the authorization request goes on (the consent form, the decision).
+  return client && { ...client, clientId, metadataDocumentHost: new URL(clientId).hostname };
 }
 
 /** A cached metadata-document client, as the operator lists it. */
