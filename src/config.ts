@@ -3,6 +3,7 @@ import { fairnessEnv, fairnessSettings } from './fairnessConfig.ts';
 import { priceEnv, priceTableOf } from './priceConfig.ts';
 import { parseAllowHosts } from './outbound/allowList.ts';
 import { blankToUndefined, booleanText, httpUrl, integer, KEK_HINT, parseKek, urlWithScheme } from './configValues.ts';
+import { hostList, hostNames } from './configValues.ts';
 
 /** Every bad environment variable, one line each; thrown by loadConfig. */
 export class ConfigError extends Error {
@@ -135,31 +136,8 @@ const envSchema = z.object({
   RUN_DETAIL_MAX_ITEM_STEPS: integer(1000, 0, 100_000),
   APPROVAL_MAX_WAIT_SECONDS: integer(604_800, 1, 31_536_000),
   DEVICE_CODE_TTL_SECONDS: integer(600, 60, 1800),
-  CLIENT_ID_METADATA_DOCUMENT_HOSTS: z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .superRefine((s, ctx) => {
-        const bad = hostList(s).filter(
-          (h) => !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(h),
-        );
-        if (bad.length)
-          ctx.addIssue({
-            code: 'custom',
-            message: `not host names: ${bad.join(', ')} (exact host names, comma-separated)`,
-          });
-      })
-      .optional(),
-  ),
+  CLIENT_ID_METADATA_DOCUMENT_HOSTS: hostNames(),
 });
-
-/** A comma-separated list of host names, lower-cased, blanks dropped. */
-function hostList(text: string | undefined): string[] {
-  return (text ?? '')
-    .split(',')
-    .map((h) => h.trim().toLowerCase())
-    .filter(Boolean);
-}
 
 /** Express's `trust proxy`: a boolean, a hop count, or a list of addresses / subnet names. */
 function parseTrustProxy(value: string | undefined): boolean | number | string {
