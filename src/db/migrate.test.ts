@@ -63,6 +63,7 @@ const ALL = [
   '0035_dpop',
   '0036_pushed_authorization_requests',
   '0037_workflow_mcp_tools',
+  '0038_dynamic_client_registration',
   '0040_client_metadata_documents',
 ];
 

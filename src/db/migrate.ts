@@ -35,6 +35,7 @@ import * as deviceAuthorizations from './migrations/0034_device_authorizations.t
 import * as dpop from './migrations/0035_dpop.ts';
 import * as pushedRequests from './migrations/0036_pushed_authorization_requests.ts';
 import * as workflowMcpTools from './migrations/0037_workflow_mcp_tools.ts';
+import * as dynamicClientRegistration from './migrations/0038_dynamic_client_registration.ts';
 import * as clientMetadataDocuments from './migrations/0040_client_metadata_documents.ts';
 
 interface Migration {
@@ -85,6 +86,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0035_dpop', dpop],
     ['0036_pushed_authorization_requests', pushedRequests],
     ['0037_workflow_mcp_tools', workflowMcpTools],
+    ['0038_dynamic_client_registration', dynamicClientRegistration],
     ['0040_client_metadata_documents', clientMetadataDocuments],
   ];
 }

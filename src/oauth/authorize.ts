@@ -4,6 +4,7 @@ import { looksLikeMetadataDocumentUrl } from './metadataDocument.ts';
 import { AuthorizePageError, AuthorizeRedirectError } from '../shared/errors.ts';
 import { isScope, joinScopes, splitScope } from './scopes.ts';
 import { findClientByClientId, type OAuthClient } from './clients.ts';
+import { redirectUriAllowed } from './redirectUris.ts';
 
 // GET /oauth/authorize (and the consent decision, which re-checks the same request) as the ordered
 // steps of RFC 6749 4.1.1 / 4.1.2.1 and RFC 7636 4.3. The first two steps fail with a page (the
@@ -80,8 +81,9 @@ const checkRedirectUri: Step = (params, draft) => {
   if (isRepeated(params, 'redirect_uri')) throw new AuthorizePageError('redirect_uri was sent more than once.');
   const redirectUri = single(params, 'redirect_uri');
   if (!redirectUri) throw new AuthorizePageError('The request has no redirect_uri.');
-  // Exact string comparison (RFC 9700 2.1): no prefix, no normalisation.
-  if (redirectUri !== draft.client!.redirectUri) {
+  // Exact string comparison (RFC 9700 2.1): no prefix, no normalisation; a self-registered
+  // client's loopback URIs on any port (RFC 8252 7.3, redirectUris.ts).
+  if (!redirectUriAllowed(draft.client!, redirectUri)) {
     throw new AuthorizePageError("The redirect_uri does not match the application's registered callback.");
   }
   draft.redirectUri = redirectUri;
