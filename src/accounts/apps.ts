@@ -26,7 +26,7 @@ import {
   type ClientSecretRow,
 } from './apps.store.ts';
 import { findUserRowByLogin } from './users.store.ts';
-import { storedClientIdOf } from './metadataDocumentApps.ts';
+import { storedClientIdOf } from './clientIds.ts';
 import { canonicalName, checkHttpUrl, checkIdTokenAlg, checkRedirectUri, checkText } from './validate.ts';
 
 /** A registered OAuth client (its secrets are rows of their own: ClientSecret). */

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { insertReturningId } from '../db/insert.ts';
 import type { ApplicationRow } from './apps.store.ts';
 
 // The applications rows of metadata-document clients (registration kind `metadata_document`):
@@ -14,25 +13,6 @@ export interface MetadataDocumentAppFields {
   client_metadata: string;
 }
 
-export async function insertMetadataDocumentApp(
-  db: Knex,
-  clientId: string,
-  fields: MetadataDocumentAppFields,
-  now: number,
-): Promise<number> {
-  return insertReturningId(db, 'applications', {
-    client_id: clientId,
-    owner_user_id: null,
-    description: '',
-    id_token_signed_response_alg: 'RS256',
-    pkce_required: true,
-    token_endpoint_auth_method: 'none',
-    registration_kind: 'metadata_document',
-    created_at: now,
-    ...fields,
-  });
-}
-
 export async function updateMetadataDocumentApp(
   db: Knex,
   id: number,
@@ -42,7 +22,7 @@ export async function updateMetadataDocumentApp(
 }
 
 export async function listMetadataDocumentAppRows(db: Knex): Promise<ApplicationRow[]> {
-  return (await db('applications').where({ registration_kind: 'metadata_document' }).orderBy('id')) as ApplicationRow[];
+  return db<ApplicationRow>('applications').where({ registration_kind: 'metadata_document' }).orderBy('id');
 }
 
 /** Deletes the row, and with it (foreign keys) its grants, codes and tokens. */

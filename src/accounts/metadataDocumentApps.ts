@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { DbContext } from '../context.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import type { ApplicationRow as Application } from './apps.store.ts';
+import { createRegisteredApp } from './apps.ts';
+import { metadataDocumentStoredClientId } from './clientIds.ts';
 import {
   deleteMetadataDocumentAppRow,
-  insertMetadataDocumentApp,
   listMetadataDocumentAppRows,
   updateMetadataDocumentApp,
 } from './metadataDocumentApps.store.ts';
@@ -13,21 +13,6 @@ import {
 // provider fetches and checks the document, src/oauth/metadataDocuments.ts). Their row is an
 // application like any other, so grants and tokens reference it; its stored client_id is derived
 // from the URL, which may be far longer than the column.
-
-/** The client_id column's value for a metadata-document URL: `md_` and the URL's base64url SHA-256. */
-export function metadataDocumentStoredClientId(url: string): string {
-  return `md_${createHash('sha256').update(url).digest('base64url')}`;
-}
-
-/**
- * The stored client_id a client_id sent on the wire names: an https URL is a metadata document's.
- * The derived `md_` ids are never taken from the wire (none names a row): the client is known by
- * its URL only, so it passes the operator's host check and its document's refetch.
- */
-export function storedClientIdOf(clientId: string): string {
-  if (clientId.startsWith('md_')) return '';
-  return clientId.startsWith('https://') ? metadataDocumentStoredClientId(clientId) : clientId;
-}
 
 /** What the document says of the client. */
 export interface MetadataDocumentAppInput {
@@ -48,9 +33,20 @@ function fieldsOf(input: MetadataDocumentAppInput) {
   };
 }
 
-/** Adds the client's row; its id. */
+/** Adds the client's row (a public client, PKCE required); its id. */
 export async function createMetadataDocumentApp(ctx: DbContext, input: MetadataDocumentAppInput): Promise<number> {
-  return insertMetadataDocumentApp(ctx.db, metadataDocumentStoredClientId(input.url), fieldsOf(input), Date.now());
+  const { app } = await createRegisteredApp(ctx, {
+    kind: 'metadata_document',
+    clientId: metadataDocumentStoredClientId(input.url),
+    name: input.name,
+    homepage: input.homepage,
+    redirectUris: input.redirectUris,
+    tokenEndpointAuthMethod: 'none',
+    idTokenAlg: 'RS256',
+    metadata: JSON.parse(fieldsOf(input).client_metadata) as Record<string, unknown>,
+    registrationAccessTokenHash: null,
+  });
+  return app.id;
 }
 
 /** A refetched document's details replace the row's. */

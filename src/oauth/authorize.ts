@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.ts';
 import { metadataDocumentClient, MetadataDocumentError } from './metadataDocuments.ts';
+import { METADATA_DOCUMENT_ID_PREFIX } from '../accounts/clientIds.ts';
 import { looksLikeMetadataDocumentUrl } from './metadataDocument.ts';
 import { AuthorizePageError, AuthorizeRedirectError } from '../shared/errors.ts';
 import { isScope, joinScopes, splitScope } from './scopes.ts';
@@ -67,6 +68,9 @@ const DOCUMENT_PROBLEMS = {
  * with it or its document is a page, like an unknown client, since no redirect URI is verified.
  */
 async function clientOf(ctx: AppContext, clientId: string): Promise<OAuthClient | null> {
+  // Such a client is asked for by its URL only, so the operator's host list and its document's
+  // refetch always apply: never by the id it is stored under.
+  if (clientId.startsWith(METADATA_DOCUMENT_ID_PREFIX)) return null;
   if (!looksLikeMetadataDocumentUrl(clientId)) return findClientByClientId(ctx, clientId);
   try {
     return await metadataDocumentClient(ctx, clientId);

@@ -105,10 +105,11 @@ export class TokenModel {
    */
   async getClient(clientId: string, clientSecret: string | undefined): Promise<OAuth2Server.Client | null> {
     const row = await this.readGrantRow();
-    if (!clientSecret)
-      return (await authenticateClient(this.ctx, clientId, ''))
-        ? { id: clientId, grants: this.grant?.publicClients ? [this.grant.type] : [] }
-        : null;
+    if (!clientSecret) {
+      const client = await authenticateClient(this.ctx, clientId, '');
+      // Its stored client_id, which the code or token names (a metadata document's URL is not it).
+      return client ? { id: client.clientId, grants: this.grant?.publicClients ? [this.grant.type] : [] } : null;
+    }
     const authenticated =
       row?.clientId === clientId
         ? await clientSecretMatches(this.ctx, row.clientSecrets, clientSecret)
