@@ -259,7 +259,8 @@ describe.each(testDialects())('Client ID Metadata Documents (%s)', (dialect) => 
     const { clientId } = client({ client_name: 'Forgettable' });
     const browser = await loggedIn();
     const verifier = oauth.generateRandomCodeVerifier();
-    const consent = await browser.fetch(authorizeUrl(clientId, await oauth.calculatePKCECodeChallenge(verifier)));
+    const challenge = await oauth.calculatePKCECodeChallenge(verifier);
+    const consent = await browser.fetch(authorizeUrl(clientId, challenge, { scope: 'openid user_info' }));
     const answer = await browser.post('/oauth/authorize/decision', {
       ...formFields(await consent.text()),
       decision: 'allow',
@@ -271,6 +272,8 @@ describe.each(testDialects())('Client ID Metadata Documents (%s)', (dialect) => 
       oauthClient,
       await oauth.authorizationCodeGrantRequest(as, oauthClient, oauth.None(), params, REDIRECT, verifier, insecure),
     );
+    // The ID token's audience is the URL (oauth4webapi checked it too).
+    expect(oauth.getValidatedIdTokenClaims(tokens)?.aud).toBe(clientId);
     const listed = (await admin('client-document', 'list')).data as Array<Record<string, unknown>>;
     expect(listed.find((c) => c.client_id === clientId)).toMatchObject({
       name: 'Forgettable',

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AppContext } from '../context.ts';
 import { isUniqueViolation } from '../db/insert.ts';
+import { METADATA_DOCUMENT_ID_PREFIX } from '../accounts/clientIds.ts';
 import {
   createMetadataDocumentApp,
   deleteMetadataDocumentApp,
@@ -97,6 +98,16 @@ export async function metadataDocumentClient(
   const client = await findClientByClientId(ctx, clientId);
   // Known by its URL wherever the authorization request goes on (the consent form, the decision).
   return client && { ...client, clientId, metadataDocumentHost: new URL(clientId).hostname };
+}
+
+/**
+ * The client_id a client knows itself by: for the id a metadata-document client is stored under
+ * (`md_` and the base64url SHA-256 of its URL, the table's key in hex), its URL.
+ */
+export async function publicClientIdOf(ctx: Pick<AppContext, 'db'>, storedClientId: string): Promise<string> {
+  if (!storedClientId.startsWith(METADATA_DOCUMENT_ID_PREFIX)) return storedClientId;
+  const hash = Buffer.from(storedClientId.slice(METADATA_DOCUMENT_ID_PREFIX.length), 'base64url').toString('hex');
+  return (await findMetadataDocumentRow(ctx.db, hash))?.url ?? storedClientId;
 }
 
 /** A cached metadata-document client, as the operator lists it. */
