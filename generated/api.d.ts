@@ -2117,6 +2117,13 @@ export interface components {
              *     ]
              */
             dpop_signing_alg_values_supported?: string[];
+            /**
+             * @description Present (true) when the operator allows Client ID Metadata Documents
+             *     (draft-ietf-oauth-client-id-metadata-document): a client may use an https URL on an
+             *     allowed host as its `client_id`, and the server fetches the client's metadata from it.
+             * @example true
+             */
+            client_id_metadata_document_supported?: boolean;
         };
         /** @description OpenID Provider metadata (OpenID Connect Discovery 1.0, 3), a superset of RFC 8414's. */
         OpenIdConfiguration: components["schemas"]["AuthorizationServerMetadata"] & {

@@ -3,6 +3,7 @@ import { fairnessEnv, fairnessSettings } from './fairnessConfig.ts';
 import { priceEnv, priceTableOf } from './priceConfig.ts';
 import { parseAllowHosts } from './outbound/allowList.ts';
 import { blankToUndefined, booleanText, httpUrl, integer, KEK_HINT, parseKek, urlWithScheme } from './configValues.ts';
+import { hostList, hostNames } from './configValues.ts';
 
 /** Every bad environment variable, one line each; thrown by loadConfig. */
 export class ConfigError extends Error {
@@ -135,6 +136,7 @@ const envSchema = z.object({
   RUN_DETAIL_MAX_ITEM_STEPS: integer(1000, 0, 100_000),
   APPROVAL_MAX_WAIT_SECONDS: integer(604_800, 1, 31_536_000),
   DEVICE_CODE_TTL_SECONDS: integer(600, 60, 1800),
+  CLIENT_ID_METADATA_DOCUMENT_HOSTS: hostNames(),
 });
 
 /** Express's `trust proxy`: a boolean, a hop count, or a list of addresses / subnet names. */
@@ -326,6 +328,10 @@ function runSettings(e: Env) {
     RUN_DETAIL_MAX_ITEM_STEPS: e.RUN_DETAIL_MAX_ITEM_STEPS,
     /** The most model calls an agent node makes, whatever its max_iterations says. */
     AGENT_MAX_ITERATIONS_CAP: e.AGENT_MAX_ITERATIONS_CAP,
+    /** Hosts whose https URLs are accepted as client_ids (Client ID Metadata Documents); empty: off. */
+    CLIENT_ID_METADATA_DOCUMENT_HOSTS: Object.freeze(
+      hostList(e.CLIENT_ID_METADATA_DOCUMENT_HOSTS),
+    ) as readonly string[],
   };
 }
 

@@ -61,6 +61,19 @@ describe('configuration from the environment', () => {
     );
   });
 
+  it('reads CLIENT_ID_METADATA_DOCUMENT_HOSTS: off by default, host names lower-cased, anything else named', () => {
+    expect(loadConfig({}).CLIENT_ID_METADATA_DOCUMENT_HOSTS).toEqual([]);
+    expect(
+      loadConfig({ CLIENT_ID_METADATA_DOCUMENT_HOSTS: 'App.Example.com, ,claude.ai' })
+        .CLIENT_ID_METADATA_DOCUMENT_HOSTS,
+    ).toEqual(['app.example.com', 'claude.ai']);
+    const problems = problemsOf({ CLIENT_ID_METADATA_DOCUMENT_HOSTS: 'https://x.example, *.example.com' });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(
+      /^CLIENT_ID_METADATA_DOCUMENT_HOSTS: not host names: https:\/\/x.example, \*.example.com/,
+    );
+  });
+
   it('derives BASE_URL from PORT and drops a trailing slash from a given one', () => {
     expect(loadConfig({ PORT: '8080' }).BASE_URL).toBe('http://localhost:8080');
     expect(loadConfig({ BASE_URL: 'https://auth.example.com/' }).BASE_URL).toBe('https://auth.example.com');

@@ -67,3 +67,31 @@ export function parseKek(text: string): Buffer | null {
 }
 
 export const KEK_HINT = 'must be 32 random bytes in base64, e.g. the output of `openssl rand -base64 32`';
+
+/** A comma-separated list of host names, lower-cased, blanks dropped. */
+export function hostList(text: string | undefined): string[] {
+  return (text ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
+}
+
+const HOST_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
+
+/** Exact host names, comma-separated (no wildcards, ports or schemes); read with hostList. */
+export function hostNames() {
+  return z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .superRefine((s, ctx) => {
+        const bad = hostList(s).filter((h) => !HOST_NAME.test(h));
+        if (bad.length)
+          ctx.addIssue({
+            code: 'custom',
+            message: `not host names: ${bad.join(', ')} (exact host names, comma-separated)`,
+          });
+      })
+      .optional(),
+  );
+}

@@ -4,7 +4,8 @@ import { insertReturningId } from '../db/insert.ts';
 export interface ApplicationRow {
   id: number;
   client_id: string;
-  owner_user_id: number;
+  /** Null for a client that registered itself (RFC 7591, migration 0038). */
+  owner_user_id: number | null;
   name: string;
   description: string;
   homepage: string;
@@ -18,6 +19,18 @@ export interface ApplicationRow {
   require_pushed_authorization_requests?: boolean | number;
   /** The registration form's one-time nonce: a resubmitted form finds this app instead of making another. */
   creation_nonce?: string | null;
+  /** `client_secret_basic` (the default), `client_secret_post`, or `none`: a public client, without secrets (migration 0038). */
+  token_endpoint_auth_method?: string;
+  /** `console` (a user's or the operator's), `dynamic` (RFC 7591) or `metadata_document` (migration 0038). */
+  registration_kind?: string;
+  /** JSON array of every registered redirect URI; null: `redirect_uri` alone. */
+  redirect_uris?: string | null;
+  /** JSON object of the other registered metadata of a dynamic client (client_uri, contacts, scope...). */
+  client_metadata?: string | null;
+  /** SHA-256 hex of a dynamic client's registration access token (RFC 7592). */
+  registration_access_token_hash?: string | null;
+  /** When a token was last issued to it (ms), written at most once an hour; null: never. */
+  last_used_at?: number | string | null;
 }
 
 /** One of an app's client secrets (at most two: the current one and, during a rotation, the next). */
@@ -30,11 +43,11 @@ export interface ClientSecretRow {
   last_used_at: number | null;
 }
 
-/** Inserts the app with its first client secret. */
-export async function insertApp(db: Knex, row: Omit<ApplicationRow, 'id'>, secretHash: string): Promise<number> {
+/** Inserts the app with its first client secret (none for a public client: `secretHash` null). */
+export async function insertApp(db: Knex, row: Omit<ApplicationRow, 'id'>, secretHash: string | null): Promise<number> {
   return db.transaction(async (trx) => {
     const id = await insertReturningId(trx, 'applications', row);
-    await insertClientSecret(trx, id, secretHash, row.created_at);
+    if (secretHash !== null) await insertClientSecret(trx, id, secretHash, row.created_at);
     return id;
   });
 }
@@ -108,6 +121,10 @@ export async function updateAppDetails(
       | 'id_token_signed_response_alg'
       | 'pkce_required'
       | 'require_pushed_authorization_requests'
+      | 'redirect_uris'
+      | 'token_endpoint_auth_method'
+      | 'client_metadata'
+      | 'registration_access_token_hash'
     >
   >,
 ): Promise<void> {

@@ -26,6 +26,7 @@ import {
   type ClientSecretRow,
 } from './apps.store.ts';
 import { findUserRowByLogin } from './users.store.ts';
+import { storedClientIdOf } from './clientIds.ts';
 import { canonicalName, checkHttpUrl, checkIdTokenAlg, checkRedirectUri, checkText } from './validate.ts';
 
 /** A registered OAuth client (its secrets are rows of their own: ClientSecret). */
@@ -141,8 +142,77 @@ export async function createAppOnce(
   }
 }
 
+/**
+ * A client that registers itself (RFC 7591, registration kind `dynamic`) or is described by a
+ * metadata document (`metadata_document`): no owner, its metadata checked by the caller (the
+ * OAuth domain knows the rules). A confidential one gets a client secret, a public one
+ * (`tokenEndpointAuthMethod` none) none, and PKCE is required of either.
+ */
+export interface NewRegisteredApp {
+  kind: 'dynamic' | 'metadata_document';
+  /** Its client_id when the caller chooses it (a metadata document's URL); a new random one otherwise. */
+  clientId?: string;
+  name: string;
+  /** client_uri, or ''. */
+  homepage: string;
+  redirectUris: string[];
+  tokenEndpointAuthMethod: 'client_secret_basic' | 'client_secret_post' | 'none';
+  idTokenAlg: string;
+  /** The other registered metadata, stored as JSON. */
+  metadata: Record<string, unknown>;
+  /** SHA-256 of its registration access token (RFC 7592), or null. */
+  registrationAccessTokenHash: string | null;
+}
+
+function registeredRow(input: NewRegisteredApp) {
+  return {
+    name: input.name,
+    homepage: input.homepage,
+    redirect_uri: input.redirectUris[0] ?? '',
+    redirect_uris: JSON.stringify(input.redirectUris),
+    token_endpoint_auth_method: input.tokenEndpointAuthMethod,
+    id_token_signed_response_alg: input.idTokenAlg,
+    client_metadata: JSON.stringify(input.metadata),
+  };
+}
+
+/** Registers a client without an owner; the plaintext client secret (null for a public client) exists only in the answer. */
+export async function createRegisteredApp(
+  ctx: DbContext,
+  input: NewRegisteredApp,
+): Promise<{ app: Application; clientSecret: string | null }> {
+  const clientSecret = input.tokenEndpointAuthMethod === 'none' ? null : newToken(CLIENT_SECRET_PREFIX);
+  const row = {
+    client_id: input.clientId ?? newClientId(),
+    owner_user_id: null,
+    description: '',
+    ...registeredRow(input),
+    pkce_required: true,
+    created_at: Date.now(),
+    creation_nonce: null,
+    registration_kind: input.kind,
+    registration_access_token_hash: input.registrationAccessTokenHash,
+  };
+  const id = await insertApp(ctx.db, row, clientSecret === null ? null : hashToken(clientSecret));
+  return { app: { id, ...row }, clientSecret };
+}
+
+/** Replaces a registered client's metadata (RFC 7592 2.2); its client_id, secrets and kind stay. */
+export async function replaceRegisteredApp(
+  ctx: DbContext,
+  appId: number,
+  input: Omit<NewRegisteredApp, 'kind' | 'clientId' | 'registrationAccessTokenHash'>,
+): Promise<void> {
+  await updateAppDetails(
+    ctx.db,
+    appId,
+    registeredRow({ ...input, kind: 'dynamic', registrationAccessTokenHash: null }),
+  );
+}
+
 export async function findAppByClientId(ctx: DbContext, clientId: string): Promise<Application | undefined> {
-  return findAppRowByClientId(ctx.db, clientId);
+  // A metadata document's URL is stored under a client_id derived from it (metadataDocumentApps.ts).
+  return findAppRowByClientId(ctx.db, storedClientIdOf(clientId));
 }
 
 /** One of the owner's apps, or a 404 for apps that do not exist or belong to someone else. */

@@ -5,6 +5,7 @@ import { appCommands } from './commands/apps.ts';
 import { credentialCommands } from './commands/credentials.ts';
 import { operationCommands } from './commands/operations.ts';
 import { userCommands } from './commands/users.ts';
+import { metadataDocumentCommands } from './commands/metadataDocuments.ts';
 
 export { options, required, UsageError, type Command, type Output, type Values } from './command.ts';
 
@@ -14,6 +15,7 @@ export const commands: Record<string, Command> = {
   ...appCommands,
   ...credentialCommands,
   ...operationCommands,
+  ...metadataDocumentCommands,
 };
 
 export const groups = [...new Set(Object.keys(commands).map((name) => name.split(' ')[0]!))];

@@ -8,6 +8,7 @@ import { BUDGET_TABLES } from './migrations/0033_budgets.ts';
 import { DEVICE_TABLES } from './migrations/0034_device_authorizations.ts';
 import { DPOP_TABLES } from './migrations/0035_dpop.ts';
 import { PUSHED_REQUEST_TABLES } from './migrations/0036_pushed_authorization_requests.ts';
+import { METADATA_DOCUMENT_TABLES } from './migrations/0040_client_metadata_documents.ts';
 import { versionBytes } from '../workflows/versions.store.ts';
 
 // The tables of 0001_initial, then of later migrations.
@@ -23,6 +24,7 @@ const TABLES = [
   ...DEVICE_TABLES,
   ...DPOP_TABLES,
   ...PUSHED_REQUEST_TABLES,
+  ...METADATA_DOCUMENT_TABLES,
 ];
 
 const ALL = [
@@ -61,7 +63,9 @@ const ALL = [
   '0035_dpop',
   '0036_pushed_authorization_requests',
   '0037_workflow_mcp_tools',
+  '0038_dynamic_client_registration',
   '0039_token_audience',
+  '0040_client_metadata_documents',
 ];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {

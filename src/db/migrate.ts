@@ -35,7 +35,9 @@ import * as deviceAuthorizations from './migrations/0034_device_authorizations.t
 import * as dpop from './migrations/0035_dpop.ts';
 import * as pushedRequests from './migrations/0036_pushed_authorization_requests.ts';
 import * as workflowMcpTools from './migrations/0037_workflow_mcp_tools.ts';
+import * as dynamicClientRegistration from './migrations/0038_dynamic_client_registration.ts';
 import * as tokenAudience from './migrations/0039_token_audience.ts';
+import * as clientMetadataDocuments from './migrations/0040_client_metadata_documents.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -85,7 +87,9 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0035_dpop', dpop],
     ['0036_pushed_authorization_requests', pushedRequests],
     ['0037_workflow_mcp_tools', workflowMcpTools],
+    ['0038_dynamic_client_registration', dynamicClientRegistration],
     ['0039_token_audience', tokenAudience],
+    ['0040_client_metadata_documents', clientMetadataDocuments],
   ];
 }
 

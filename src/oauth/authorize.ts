@@ -1,8 +1,12 @@
 import type { AppContext } from '../context.ts';
+import { metadataDocumentClient, MetadataDocumentError } from './metadataDocuments.ts';
+import { METADATA_DOCUMENT_ID_PREFIX } from '../accounts/clientIds.ts';
+import { looksLikeMetadataDocumentUrl } from './metadataDocument.ts';
 import { AuthorizePageError, AuthorizeRedirectError } from '../shared/errors.ts';
 import { isScope, joinScopes, splitScope } from './scopes.ts';
 import { findClientByClientId, type OAuthClient } from './clients.ts';
 import { requestedResources } from './resources.ts';
+import { redirectUriAllowed } from './redirectUris.ts';
 
 // GET /oauth/authorize (and the consent decision, which re-checks the same request) as the ordered
 // steps of RFC 6749 4.1.1 / 4.1.2.1 and RFC 7636 4.3. The first two steps fail with a page (the
@@ -51,17 +55,42 @@ async function checkClient(ctx: AppContext, params: Params, draft: Draft): Promi
   if (isRepeated(params, 'client_id')) throw new AuthorizePageError('client_id was sent more than once.');
   const clientId = single(params, 'client_id');
   if (!clientId) throw new AuthorizePageError('The request has no client_id.');
-  const client = await findClientByClientId(ctx, clientId);
+  const client = await clientOf(ctx, clientId);
   if (!client) throw new AuthorizePageError('There is no application with this client_id.');
   draft.client = client;
+}
+
+const DOCUMENT_PROBLEMS = {
+  url: 'This client_id is not an acceptable client metadata document URL',
+  fetch: "The client's metadata document could not be fetched",
+  invalid: "The client's metadata document is invalid",
+};
+
+/**
+ * An https client_id is a Client ID Metadata Document's URL (metadataDocuments.ts): what is wrong
+ * with it or its document is a page, like an unknown client, since no redirect URI is verified.
+ */
+async function clientOf(ctx: AppContext, clientId: string): Promise<OAuthClient | null> {
+  // Such a client is asked for by its URL only, so the operator's host list and its document's
+  // refetch always apply: never by the id it is stored under.
+  if (clientId.startsWith(METADATA_DOCUMENT_ID_PREFIX)) return null;
+  if (!looksLikeMetadataDocumentUrl(clientId)) return findClientByClientId(ctx, clientId);
+  try {
+    return await metadataDocumentClient(ctx, clientId);
+  } catch (error) {
+    if (error instanceof MetadataDocumentError)
+      throw new AuthorizePageError(`${DOCUMENT_PROBLEMS[error.kind]}: ${error.message}`);
+    throw error;
+  }
 }
 
 const checkRedirectUri: Step = (params, draft) => {
   if (isRepeated(params, 'redirect_uri')) throw new AuthorizePageError('redirect_uri was sent more than once.');
   const redirectUri = single(params, 'redirect_uri');
   if (!redirectUri) throw new AuthorizePageError('The request has no redirect_uri.');
-  // Exact string comparison (RFC 9700 2.1): no prefix, no normalisation.
-  if (redirectUri !== draft.client!.redirectUri) {
+  // Exact string comparison (RFC 9700 2.1): no prefix, no normalisation; a self-registered
+  // client's loopback URIs on any port (RFC 8252 7.3, redirectUris.ts).
+  if (!redirectUriAllowed(draft.client!, redirectUri)) {
     throw new AuthorizePageError("The redirect_uri does not match the application's registered callback.");
   }
   draft.redirectUri = redirectUri;

@@ -10,7 +10,10 @@ const client: OAuthClient = {
   description: '',
   homepage: 'https://app.example',
   redirectUri: 'https://app.example/callback?tenant=a',
+  redirectUris: ['https://app.example/callback?tenant=a'],
   ownerUserId: 1,
+  tokenEndpointAuthMethod: 'client_secret_basic',
+  registrationKind: 'console',
   pkceRequired: true,
   requirePushedRequests: false,
 };

@@ -8,6 +8,7 @@ import { invalidClient, invalidRequest } from '../shared/errors.ts';
 
 export interface ClientCredentials {
   clientId: string;
+  /** '' when the request names its client by client_id alone (a public client). */
   clientSecret: string;
   /**
    * A second authentication method beside HTTP Basic: a client_secret in the body, or a body
@@ -44,7 +45,9 @@ export function basicCredentials(req: Request): { clientId: string; clientSecret
 
 /**
  * The request's client credentials, Basic first: invalid_request (400) when Basic is malformed (a
- * syntax error, not a failed authentication: RFC 6749 5.2), invalid_client when there are none.
+ * syntax error, not a failed authentication: RFC 6749 5.2), invalid_client when there are none. A
+ * body client_id without client_secret is a public client's (clientSecret ''); whether the client
+ * is public is for the caller to check.
  */
 export function clientCredentials(req: Request): ClientCredentials {
   const body = (req.body ?? {}) as Record<string, unknown>;
@@ -57,13 +60,9 @@ export function clientCredentials(req: Request): ClientCredentials {
         body.client_secret !== undefined || (body.client_id !== undefined && body.client_id !== basic.clientId),
     };
   }
-  if (
-    typeof body.client_id !== 'string' ||
-    typeof body.client_secret !== 'string' ||
-    !body.client_id ||
-    !body.client_secret
-  ) {
-    throw invalidClient();
-  }
+  if (typeof body.client_id !== 'string' || !body.client_id) throw invalidClient();
+  // A public client sends its client_id alone (RFC 6749 2.1, 3.2.1): clientSecret ''.
+  if (body.client_secret === undefined) return { clientId: body.client_id, clientSecret: '', secondMethod: false };
+  if (typeof body.client_secret !== 'string' || !body.client_secret) throw invalidClient();
   return { clientId: body.client_id, clientSecret: body.client_secret, secondMethod: false };
 }

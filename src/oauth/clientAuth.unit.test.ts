@@ -58,12 +58,20 @@ describe('the request client credentials', () => {
   });
 
   it('answers no credentials at all with invalid_client, 401 and a Basic challenge', () => {
-    for (const body of [undefined, {}, { client_id: 'app' }, { client_id: 'app', client_secret: '' }]) {
+    for (const body of [undefined, {}, { client_id: '' }, { client_id: 'app', client_secret: '' }]) {
       const err = oauthErrorOf(() => clientCredentials(request(undefined, body)));
       expect(err.error).toBe('invalid_client');
       expect(err.status).toBe(401);
       expect(err.headers['WWW-Authenticate']).toMatch(/^Basic /);
     }
+  });
+
+  it("answers a client_id alone as a public client's credentials: no secret ('')", () => {
+    expect(clientCredentials(request(undefined, { client_id: 'app' }))).toEqual({
+      clientId: 'app',
+      clientSecret: '',
+      secondMethod: false,
+    });
   });
 
   it('refuses form credentials that are not strings (a repeated parameter parses to an array)', () => {

@@ -57,7 +57,7 @@ export function consentPage(
  * the app, who registered it, its homepage, and the scopes in words.
  */
 export function consentDetails(
-  client: Pick<OAuthClient, 'name' | 'description' | 'homepage'>,
+  client: Pick<OAuthClient, 'name' | 'description' | 'homepage'> & { metadataDocumentHost?: string },
   scopes: string[],
   user: { login: string },
   ownerLogin?: string,
@@ -67,9 +67,16 @@ export function consentDetails(
     : html`${client.homepage}`;
   return html`<h1>Authorize ${client.name}</h1>
 <p class="app-description">${client.description}</p>
-<p class="app-meta">${ownerLogin ? html`Registered by <strong>${ownerLogin}</strong> · ` : ''}Homepage: ${homepage}</p>
+${metadataDocumentNote(client)}<p class="app-meta">${ownerLogin ? html`Registered by <strong>${ownerLogin}</strong> · ` : ''}Homepage: ${homepage}</p>
 <p><strong>${client.name}</strong> wants to access your account <strong>${user.login}</strong>:</p>
 <ul class="scopes">${scopes.filter(isScope).map((s) => html`<li><code>${s}</code>: ${SCOPES[s]}</li>`)}</ul>`;
+}
+
+/** A Client ID Metadata Document's client describes itself: say where from, and that nobody here checked it. */
+function metadataDocumentNote(client: { name: string; metadataDocumentHost?: string }): Html | string {
+  if (!client.metadataDocumentHost) return '';
+  return html`<p class="app-meta app-unreviewed"><strong>${client.name}</strong> is identified by its metadata document at <strong>${client.metadataDocumentHost}</strong>; this service has not reviewed it.</p>
+`;
 }
 
 /** RFC 6749 4.1.2.1: an invalid client or redirect_uri is told to the user, not to the client. */

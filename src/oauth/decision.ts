@@ -64,7 +64,8 @@ function codeModel(
     getClient: async () => ({
       id: request.client.clientId,
       grants: GRANT_TYPES,
-      redirectUris: [request.client.redirectUri],
+      // The request's redirect_uri, already checked against the client's (authorize.ts).
+      redirectUris: [request.redirectUri],
     }),
     validateScope: async (_user: OAuth2Server.User, _client: OAuth2Server.Client, scope?: string[]) => scope,
     generateAuthorizationCode: async () => newToken('oac'),

@@ -128,7 +128,7 @@ export async function findDeviceRequest(ctx: AppContext, typed: string): Promise
   if (!row) return null;
   const client = await findClientByClientId(ctx, row.clientId);
   if (!client) return null;
-  const owner = await findUserById(ctx, client.ownerUserId);
+  const owner = client.ownerUserId === null ? undefined : await findUserById(ctx, client.ownerUserId);
   return { id: row.id, userCode, client, ownerLogin: owner?.login, scope: row.scope };
 }
 

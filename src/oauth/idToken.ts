@@ -3,6 +3,7 @@ import { CompactSign } from 'jose';
 import type { AppContext } from '../context.ts';
 import { toLowS } from '../open/lowS.ts';
 import { isSigningAlg, keyRing, type SigningAlg } from '../open/signingKeys.ts';
+import { publicClientIdOf } from './metadataDocuments.ts';
 
 // OpenID Connect ID tokens (Core 1.0, 2 and 3.1.3.6): JWTs signed with the service's signing keys,
 // the ones /.well-known/jwks.json publishes (src/open/signingKeys.ts), so a client verifies them
@@ -52,7 +53,8 @@ export async function signIdToken(ctx: AppContext, subject: IdTokenSubject, nowM
   const claims = {
     iss: ctx.config.BASE_URL,
     sub: String(subject.userId),
-    aud: subject.clientId,
+    // A metadata-document client checks its URL, not the id it is stored under.
+    aud: await publicClientIdOf(ctx, subject.clientId),
     exp: iat + ctx.config.ID_TOKEN_TTL_SECONDS,
     iat,
     ...(subject.authTime === null ? {} : { auth_time: Math.floor(subject.authTime / 1000) }),

@@ -26,7 +26,7 @@ const MAX_TOKEN_LENGTH = 512;
  */
 export function introspectToken(ctx: AppContext): RequestHandler {
   return async (req, res) => {
-    const client = await authenticatedClient(ctx, req);
+    const client = await authenticatedClient(ctx, req, { confidentialOnly: true });
     const { token, token_type_hint: hint } = req.body as { token: string; token_type_hint?: string };
     const body = await introspection(ctx, client, token, hint);
     res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' }).status(200).json(body);

@@ -12,7 +12,7 @@ type OpenIdConfiguration = components['schemas']['OpenIdConfiguration'];
 type ResourceMetadata = components['schemas']['ProtectedResourceMetadata'];
 
 /** RFC 8414 2; the grant types, and the endpoints they bring, are the grant registry's (grants/registry.ts). */
-function authorizationServerMetadata(base: string): Metadata {
+function authorizationServerMetadata(base: string, metadataDocuments: boolean): Metadata {
   return {
     issuer: base,
     authorization_endpoint: `${base}/oauth/authorize`,
@@ -34,6 +34,8 @@ function authorizationServerMetadata(base: string): Metadata {
     require_pushed_authorization_requests: false,
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
     ...grantsMetadata(base),
+    // draft-ietf-oauth-client-id-metadata-document: only said when the operator allows some hosts.
+    ...(metadataDocuments ? { client_id_metadata_document_supported: true } : {}),
   };
 }
 
@@ -41,9 +43,9 @@ function authorizationServerMetadata(base: string): Metadata {
  * OpenID Connect Discovery 1.0 (3): RFC 8414's metadata and what an OpenID Connect client checks
  * an ID token against. The request_uri default is true, so its absence is said outright.
  */
-function openIdConfiguration(base: string): OpenIdConfiguration {
+function openIdConfiguration(base: string, metadataDocuments: boolean): OpenIdConfiguration {
   return {
-    ...authorizationServerMetadata(base),
+    ...authorizationServerMetadata(base, metadataDocuments),
     jwks_uri: `${base}/.well-known/jwks.json`,
     response_modes_supported: ['query'],
     subject_types_supported: ['public'],
@@ -72,7 +74,10 @@ function openIdConfiguration(base: string): OpenIdConfiguration {
 
 /** GET /.well-known/oauth-authorization-server (RFC 8414 2): what a client library needs. */
 export function getAuthorizationServerMetadata(ctx: AppContext): RequestHandler {
-  const metadata = authorizationServerMetadata(ctx.config.BASE_URL);
+  const metadata = authorizationServerMetadata(
+    ctx.config.BASE_URL,
+    ctx.config.CLIENT_ID_METADATA_DOCUMENT_HOSTS.length > 0,
+  );
   return (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').json(metadata);
   };
@@ -80,7 +85,7 @@ export function getAuthorizationServerMetadata(ctx: AppContext): RequestHandler 
 
 /** GET /.well-known/openid-configuration (OpenID Connect Discovery 1.0, 4). */
 export function getOpenIdConfiguration(ctx: AppContext): RequestHandler {
-  const metadata = openIdConfiguration(ctx.config.BASE_URL);
+  const metadata = openIdConfiguration(ctx.config.BASE_URL, ctx.config.CLIENT_ID_METADATA_DOCUMENT_HOSTS.length > 0);
   return (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').json(metadata);
   };

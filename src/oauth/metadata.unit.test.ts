@@ -7,8 +7,8 @@ import { atHash } from './idToken.ts';
 import { getAuthorizationServerMetadata, getOpenIdConfiguration } from './metadata.ts';
 
 const BASE_URL = 'https://auth.example';
-// The documents are built from the issuer alone.
-const ctx = { config: { BASE_URL } } as unknown as AppContext;
+// The documents are built from the issuer and whether metadata-document client ids are allowed.
+const ctx = { config: { BASE_URL, CLIENT_ID_METADATA_DOCUMENT_HOSTS: [] } } as unknown as AppContext;
 
 /** Runs a handler that answers with headers and JSON, and returns both. */
 function answer(handler: ReturnType<typeof getOpenIdConfiguration>) {
@@ -110,5 +110,19 @@ describe('ID token at_hash (OpenID Connect Core 3.1.3.6)', () => {
   it('is the base64url of 16 bytes: the left half of a SHA-256', () => {
     expect(Buffer.from(atHash('any token'), 'base64url')).toHaveLength(16);
     expect(atHash('token a')).not.toBe(atHash('token b'));
+  });
+});
+
+describe('client_id_metadata_document_supported (draft-ietf-oauth-client-id-metadata-document)', () => {
+  it('is absent when no host is allowed, and true in both documents when some are', () => {
+    expect(answer(getAuthorizationServerMetadata(ctx)).body).not.toHaveProperty(
+      'client_id_metadata_document_supported',
+    );
+    expect(answer(getOpenIdConfiguration(ctx)).body).not.toHaveProperty('client_id_metadata_document_supported');
+    const on = {
+      config: { BASE_URL, CLIENT_ID_METADATA_DOCUMENT_HOSTS: ['app.example.com'] },
+    } as unknown as AppContext;
+    expect(answer(getAuthorizationServerMetadata(on)).body.client_id_metadata_document_supported).toBe(true);
+    expect(answer(getOpenIdConfiguration(on)).body.client_id_metadata_document_supported).toBe(true);
   });
 });

@@ -102,14 +102,18 @@ export class TokenModel {
   }
 
   /**
-   * RFC 6749 3.2.1: authenticates the client (every registered application is confidential: a
-   * secret is always required, 2.3). When the code or refresh token was issued to the presented
-   * client, its secrets came with the row and no query is needed. RFC 6749 5.2 puts invalid_client
-   * before invalid_grant: nothing about the code or token is revealed to a client that fails here.
+   * RFC 6749 3.2.1: authenticates the client: a secret (2.3; with the code or refresh token of the
+   * client came its secrets, so no query), or a public client's client_id alone (2.1) for the grants
+   * open to it (Grant `publicClients`). RFC 6749 5.2 puts invalid_client before invalid_grant:
+   * nothing about the code or token is revealed to a client that fails here.
    */
-  async getClient(clientId: string, clientSecret: string): Promise<OAuth2Server.Client | null> {
+  async getClient(clientId: string, clientSecret: string | undefined): Promise<OAuth2Server.Client | null> {
     const row = await this.readGrantRow();
-    if (!clientSecret) return null;
+    if (!clientSecret) {
+      const client = await authenticateClient(this.ctx, clientId, '');
+      // Its stored client_id, which the code or token names (a metadata document's URL is not it).
+      return client ? { id: client.clientId, grants: this.grant?.publicClients ? [this.grant.type] : [] } : null;
+    }
     const authenticated =
       row?.clientId === clientId
         ? await clientSecretMatches(this.ctx, row.clientSecrets, clientSecret)

@@ -3,6 +3,7 @@ import type { AppContext } from '../context.ts';
 import { hashToken, newToken } from '../shared/crypto.ts';
 import { AuthorizePageError, AuthorizeRedirectError, invalidRequest, OAuthError } from '../shared/errors.ts';
 import { checkAuthorizeParameters, type AuthorizeRequest } from './authorize.ts';
+import { redirectUriAllowed } from './redirectUris.ts';
 import { authenticatedClient, findClientByClientId, type OAuthClient } from './clients.ts';
 import {
   deleteExpiredPushedRequests,
@@ -50,7 +51,7 @@ function pushedRequestError(err: unknown, client: OAuthClient, params: Params): 
   }
   if (err instanceof AuthorizePageError) {
     // The page errors after the client's are a missing, repeated or unregistered redirect_uri.
-    const mismatch = typeof params.redirect_uri === 'string' && params.redirect_uri !== client.redirectUri;
+    const mismatch = typeof params.redirect_uri === 'string' && !redirectUriAllowed(client, params.redirect_uri);
     return new OAuthError(mismatch ? 'invalid_redirect_uri' : 'invalid_request', err.message);
   }
   return err;

@@ -67,7 +67,8 @@ function authorize(ctx: AppContext): RequestHandler {
         return;
       }
       consentNeeded(request);
-      const owner = await findUserById(ctx, request.client.ownerUserId);
+      const ownerId = request.client.ownerUserId;
+      const owner = ownerId === null ? undefined : await findUserById(ctx, ownerId);
       res
         .set('Cache-Control', 'no-store')
         .type('html')

@@ -7,7 +7,13 @@ import { DpopError, dpopVerifier, type DpopProof } from '../http/dpop.ts';
 import { countTokenGrant } from '../ops/metrics.ts';
 import { clientCredentials, type ClientCredentials } from './clientAuth.ts';
 import type { TokenForm } from './grants/form.ts';
-import { extendedGrantTypes, GRANT_TYPES, grantMetricsLabel, grantOf } from './grants/registry.ts';
+import {
+  clientAuthenticationByGrant,
+  extendedGrantTypes,
+  GRANT_TYPES,
+  grantMetricsLabel,
+  grantOf,
+} from './grants/registry.ts';
 import { TokenModel } from './model.ts';
 
 // POST /api/open/oauth/token (RFC 6749 3.2), served by @node-oauth/oauth2-server's
@@ -23,6 +29,8 @@ export function token(ctx: AppContext): RequestHandler {
     allowExtendedTokenAttributes: true,
     alwaysIssueNewRefreshToken: true,
     extendedGrantTypes: extendedGrantTypes(),
+    // A public client authenticates with its client_id alone; the model refuses a confidential one without its secret.
+    requireClientAuthentication: clientAuthenticationByGrant(),
   };
   return async (req, res) => {
     const form = req.body as TokenForm;

@@ -21,10 +21,11 @@ function pkceOption(v: Values): boolean | undefined {
   return v.pkce === 'required';
 }
 
-async function appOf(ctx: SealerContext, clientId: string): Promise<Application> {
+/** An application with an owner: these commands manage those; clients that registered themselves have `client` commands. */
+async function appOf(ctx: SealerContext, clientId: string): Promise<Application & { owner_user_id: number }> {
   const app = await findAppByClientId(ctx, clientId);
-  if (!app) throw clientNotFound(clientId);
-  return app;
+  if (!app || app.owner_user_id === null) throw clientNotFound(clientId);
+  return { ...app, owner_user_id: app.owner_user_id };
 }
 
 export const appCommands: Record<string, Command> = {
@@ -67,8 +68,7 @@ export const appCommands: Record<string, Command> = {
     needs: ['client-id'],
     check: (v) => void pkceOption(v),
     run: async (ctx, v) => {
-      const found = await findAppByClientId(ctx, v['client-id']!);
-      if (!found) throw clientNotFound(v['client-id']!);
+      const found = await appOf(ctx, v['client-id']!);
       const details = {
         ...(v.name !== undefined ? { name: v.name } : {}),
         ...(v.description !== undefined ? { description: v.description } : {}),

@@ -83,6 +83,7 @@ export class AuthorizationCodeGrant extends ModelGrant {
 export const authorizationCode: Grant = {
   type: 'authorization_code',
   handler: AuthorizationCodeGrant,
+  publicClients: true,
   metricsLabel: 'authorization_code',
   presented: async (db, { code }) =>
     code && isVisibleAscii(code) ? { code: await findCodeByHash(db, hashToken(code)) } : {},

@@ -107,6 +107,7 @@ export class DeviceCodeGrant extends ModelGrant {
 export const deviceCode: Grant = {
   type: 'urn:ietf:params:oauth:grant-type:device_code',
   handler: DeviceCodeGrant,
+  publicClients: true,
   metricsLabel: 'device_code',
   metadata: (base) => ({ device_authorization_endpoint: `${base}/api/open/oauth/device_authorization` }),
 };

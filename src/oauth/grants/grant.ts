@@ -29,6 +29,11 @@ export interface Grant {
    * endpoint it brings (RFC 8628's `device_authorization_endpoint`, say), from the issuer's base URL.
    */
   readonly metadata?: (base: string) => Partial<Metadata>;
+  /**
+   * Whether a public client (token_endpoint_auth_method `none`, client_id alone) may use it, and a
+   * client registering itself (RFC 7591) may list it in its grant_types.
+   */
+  readonly publicClients?: boolean;
   /** Its `grant_type` label on `oauth_token_grants_total`. */
   readonly metricsLabel: string;
   /**

@@ -127,6 +127,7 @@ export class RefreshTokenGrant extends ModelGrant {
 export const refreshToken: Grant = {
   type: 'refresh_token',
   handler: RefreshTokenGrant,
+  publicClients: true,
   metricsLabel: 'refresh_token',
   presented: async (db, { refresh_token: token }) =>
     token && isVisibleAscii(token) ? { refreshToken: await findTokenByRefreshHash(db, hashToken(token)) } : {},

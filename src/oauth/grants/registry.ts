@@ -13,6 +13,18 @@ export const GRANTS: readonly Grant[] = [authorizationCode, refreshToken, tokenE
 /** Every registered `grant_type`, as the library's clients carry them (`client.grants`). */
 export const GRANT_TYPES: string[] = GRANTS.map((g) => g.type);
 
+/** The grant types open to public clients and to clients registering themselves (Grant `publicClients`). */
+export const PUBLIC_CLIENT_GRANT_TYPES: string[] = GRANTS.filter((g) => g.publicClients).map((g) => g.type);
+
+/**
+ * The library's `requireClientAuthentication`: no grant type requires a secret of it, so a public
+ * client's client_id alone reaches the model, whose getClient decides (a confidential client
+ * without its secret is invalid_client there).
+ */
+export function clientAuthenticationByGrant(): Record<string, boolean> {
+  return Object.fromEntries(GRANTS.map((g) => [g.type, false]));
+}
+
 /** The library's `extendedGrantTypes`: every grant's class by its name. */
 export function extendedGrantTypes(): Record<string, Grant['handler']> {
   return Object.fromEntries(GRANTS.map((g) => [g.type, g.handler]));
