@@ -1,6 +1,6 @@
 import { hook } from '../dom.ts';
 import { initial } from './fields.ts';
-import { freshId, nodeAt, type Editor, type Graph, type GraphNode } from './model.ts';
+import { freshId, nodeAt, type Editor, type Graph, type GraphEdge, type GraphNode } from './model.ts';
 
 // The builder's changes, each written to the JSON text at once (which asks for a new preview).
 
@@ -61,21 +61,27 @@ export function renameNode(editor: Editor, node: GraphNode, id: string): boolean
     if (e.from === node.id) e.from = id;
     if (e.to === node.id) e.to = id;
   }
+  const { state } = editor;
+  if (state.from === node.id) state.from = id;
+  if (state.to === node.id) state.to = id;
   node.id = id;
-  editor.state.selected = id;
+  state.selected = id;
   writeJson(editor);
   return true;
 }
 
-export function addEdge(editor: Editor, from: string, to: string, branch: string | undefined): void {
+/** Adds the edge from → to, marked with a `branch` or a `case` when `mark` has one. */
+export function addEdge(editor: Editor, from: string, to: string, mark: Pick<GraphEdge, 'branch' | 'case'>): void {
   const graph = graphOf(editor);
   if (!from || !to || from === to) return announce(editor, 'Pick two different nodes to connect.');
-  if (graph.edges.some((e) => e.from === from && e.to === to && (e.branch ?? '') === (branch ?? '')))
-    return announce(editor, `${from} → ${to} is there already.`);
-  graph.edges.push(branch ? { from, to, branch } : { from, to });
+  const same = (e: GraphEdge) =>
+    e.from === from && e.to === to && (e.branch ?? '') === (mark.branch ?? '') && (e.case ?? '') === (mark.case ?? '');
+  if (graph.edges.some(same)) return announce(editor, `${from} → ${to} is there already.`);
+  graph.edges.push({ from, to, ...mark });
   writeJson(editor);
   editor.render();
-  announce(editor, `Connected ${from} → ${to}${branch ? ` (when ${branch})` : ''}.`);
+  const how = mark.case ? ` (case ${mark.case})` : mark.branch ? ` (when ${mark.branch})` : '';
+  announce(editor, `Connected ${from} → ${to}${how}.`);
 }
 
 export function removeEdge(editor: Editor, index: number): void {
