@@ -181,4 +181,15 @@ describe('the form editor in a real browser', () => {
     expect(consoleErrors).toEqual([]);
     expect(errors).toEqual([]);
   });
+
+  it('a new node’s template names an existing node (the one selected), not the contract example’s', async () => {
+    await page.goto(`${server.baseUrl}/workflows/new`);
+    await press('.node-list [data-node-button=answer]');
+    await page.selectOption('#add-node-type', 'condition');
+    await press('#add-node');
+    const added = (await graph()).nodes.at(-1)!;
+    expect(added.config.left).toBe('{{ nodes.answer.output }}');
+    expect(await page.inputValue('#cfg-left')).toBe('{{ nodes.answer.output }}');
+    expect(errors).toEqual([]);
+  });
 });

@@ -25,13 +25,36 @@ export function writeJson(editor: Editor): void {
 
 const focus = (editor: Editor, selector: string) => editor.root.querySelector<HTMLElement>(selector)?.focus();
 
+/**
+ * A new node's first values, with every `nodes.<id>` the contract's examples name (a condition's
+ * `{{ nodes.triage.output }}`) pointed at `upstream` when no node has that id; without an upstream
+ * node such a text is left blank.
+ */
+function pointAtExisting(value: unknown, graph: Graph, upstream: string | null): unknown {
+  if (typeof value === 'string') {
+    let dangling = false;
+    const text = value.replace(/\bnodes\.([A-Za-z0-9_-]+)/g, (whole, id: string) => {
+      if (nodeAt(graph, id)) return whole;
+      if (!upstream) dangling = true;
+      return `nodes.${upstream}`;
+    });
+    return dangling ? '' : text;
+  }
+  if (Array.isArray(value)) return value.map((v) => pointAtExisting(v, graph, upstream));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, pointAtExisting(v, graph, upstream)]));
+  return value;
+}
+
 export function addNode(editor: Editor, type: string): void {
   const { state } = editor;
   const graph = graphOf(editor);
   const spec = editor.typeSpec.get(type);
   const id = freshId(graph, type);
   state.adding = type;
-  const config = initial({ ...spec?.config, example: undefined }) as GraphNode['config'];
+  const upstream = state.selected && nodeAt(graph, state.selected) ? state.selected : null;
+  const first = initial({ ...spec?.config, example: undefined });
+  const config = pointAtExisting(first, graph, upstream) as GraphNode['config'];
   graph.nodes.push({ id, type, config });
   state.to = id;
   state.from = state.selected && state.selected !== id ? state.selected : state.from;
