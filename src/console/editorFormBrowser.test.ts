@@ -192,4 +192,50 @@ describe('the form editor in a real browser', () => {
     expect(await page.inputValue('#cfg-left')).toBe('{{ nodes.answer.output }}');
     expect(errors).toEqual([]);
   });
+
+  it('a run’s page says which case a switch took', async () => {
+    const { data: created } = await api.POST('/api/workflows', {
+      body: {
+        name: 'Routed',
+        nodes: [
+          { id: 'ticket', type: 'text_input', config: { variable: 'ticket' } },
+          {
+            id: 'route',
+            type: 'switch',
+            config: {
+              cases: [
+                { name: 'urgent', operator: 'contains', value: 'urgent' },
+                { name: 'billing', operator: 'contains', value: 'invoice' },
+              ],
+            },
+          },
+          { id: 'now', type: 'text_output', config: { format: 'plain' } },
+          { id: 'money', type: 'text_output', config: { format: 'plain' } },
+          { id: 'later', type: 'text_output', config: { format: 'plain' } },
+        ],
+        edges: [
+          { from: 'ticket', to: 'route' },
+          { from: 'route', to: 'now', case: 'urgent' },
+          { from: 'route', to: 'money', case: 'billing' },
+          { from: 'route', to: 'later', case: 'default' },
+        ],
+      },
+    });
+    const workflowId = created!.data.id;
+    for (const [ticket, taken] of [
+      ['an invoice is wrong', 'billing'],
+      ['nothing much', 'default'],
+    ] as const) {
+      const { data: started } = await api.POST('/api/workflows/{workflow_id}/run', {
+        params: { path: { workflow_id: workflowId }, header: { Prefer: 'wait=20' } },
+        body: { inputs: { ticket } },
+      });
+      expect(started!.data.status).toBe('completed');
+      await page.goto(`${server.baseUrl}/workflows/${workflowId}/runs/${started!.data.id}`);
+      expect(await page.textContent('tr[data-step=route] [data-field=case]')).toBe(`Took case ${taken}`);
+      expect(await page.locator('[data-field=case]').count()).toBe(1);
+    }
+    expect(await axeViolations(page)).toEqual([]);
+    expect(errors).toEqual([]);
+  });
 });
