@@ -238,4 +238,14 @@ describe('the form editor in a real browser', () => {
     expect(await axeViolations(page)).toEqual([]);
     expect(errors).toEqual([]);
   });
+
+  it('on /workflows/new, the name’s problem shows only once the name was typed in', async () => {
+    await page.goto(`${server.baseUrl}/workflows/new`);
+    await page.waitForSelector('#live-problems > *');
+    expect(await page.textContent('#live-problems')).toContain('No problems');
+    await typeInto('#name', 'x');
+    await page.keyboard.press('Backspace');
+    await page.waitForFunction(() => document.querySelector('#live-problems')?.textContent?.includes('Name:'));
+    expect(errors).toEqual([]);
+  });
 });
