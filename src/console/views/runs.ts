@@ -34,6 +34,15 @@ const textBlock = (value: unknown): Html =>
 const costLine = (cost: RunStep['cost']): Html =>
   cost ? html`<br><small data-field="cost">${formatMoney(cost.total, cost.currency)}</small>` : html``;
 
+/**
+ * Where a step's time ends: its own end, but never after the run's (a cancel ends the run at once;
+ * its worker logs the node it stopped when it notices, later).
+ */
+const stepEnd = (step: RunStep, run: RunDetail): string | null =>
+  step.finished_at && run.finished_at && Date.parse(step.finished_at) > Date.parse(run.finished_at)
+    ? run.finished_at
+    : step.finished_at;
+
 /** A node's row: its log if it has one; otherwise what the run's state says happened to it. */
 function nodeRow(
   node: GraphSnapshot['nodes'][number],
@@ -56,7 +65,7 @@ function nodeRow(
     detail = html`${taken !== undefined ? html`<p data-field="case">Took case <code>${taken}</code></p>` : ''}${textBlock(step.output)}`;
   else detail = html`<small>${status === 'running' ? 'Working…' : '—'}</small>`;
   return html`<tr data-step="${node.id}" data-node="${node.id}" id="${nodeAnchor(node.id)}" tabindex="-1" class="step status-${status}"><td><strong>${node.id}</strong><br><small>${nodeTypeLabel(node.type)}</small>${stepDetails(node, step, edges)}${calls}</td>
-<td data-field="status">${statusBadge(status)}${step?.attempts && step.attempts > 1 ? html`<br><small>after ${step.attempts} attempts</small>` : ''}${step?.reused_from ? html`<br><small data-reused>reused from the run retried</small>` : ''}</td><td data-field="time">${step?.started_at ? html`<small>${isoDate(step.started_at)}</small><br>${formatDuration(secondsBetween(step.started_at, step.finished_at))}` : html`<small>—</small>`}</td>
+<td data-field="status">${statusBadge(status)}${step?.attempts && step.attempts > 1 ? html`<br><small>after ${step.attempts} attempts</small>` : ''}${step?.reused_from ? html`<br><small data-reused>reused from the run retried</small>` : ''}</td><td data-field="time">${step?.started_at ? html`<small>${isoDate(step.started_at)}</small><br>${formatDuration(secondsBetween(step.started_at, stepEnd(step, run)))}` : html`<small>—</small>`}</td>
 <td data-field="usage">${usage}</td><td class="step-output" data-field="output">${detail}${step?.truncated ? html`<p><small>Cut at 200,000 characters.</small></p>` : ''}</td></tr>`;
 }
 
