@@ -132,10 +132,15 @@ describe('the form editor in a real browser', () => {
     expect(await optionTexts(edgeChoice('route', 'text_output_2'))).toEqual(['case urgent', 'case billing', 'default']);
     await page.selectOption(edgeChoice('route', 'text_output_2'), 'default');
     expect(await page.locator('.edge-list select[aria-label="Branch of input → answer"]').count()).toBe(1);
+    // A case renamed takes its edges along, even through a name another case has on the way.
+    await press('.node-list [data-node-button=route]');
+    await typeInto('#cfg-cases-1-name', 'urgently');
+    await page.keyboard.press('Tab');
+    expect(await page.locator(edgeChoice('route', 'text_output_1')).inputValue()).toBe('urgently');
     const edges = (await graph()).edges;
     expect(edges.filter((e) => e.from === 'route')).toEqual([
       { from: 'route', to: 'result', case: 'urgent' },
-      { from: 'route', to: 'text_output_1', case: 'billing' },
+      { from: 'route', to: 'text_output_1', case: 'urgently' },
       { from: 'route', to: 'text_output_2', case: 'default' },
     ]);
     await page.waitForSelector('#live-problems .success');

@@ -2,7 +2,7 @@ import type { FieldSchema } from '../../editorTypes.ts';
 import { make } from '../dom.ts';
 import { writeJson } from './changes.ts';
 import { typeOf } from './fields.ts';
-import { caseNamesOf, type Editor, type GraphNode } from './model.ts';
+import { caseNamesOf, type Editor, type GraphEdge, type GraphNode } from './model.ts';
 
 // A node's list of cases (its type's `caseList`: a switch's `cases`) as rows of fields instead of
 // a JSON box: one field per property of an item, in the contract's order, a choice where the
@@ -76,9 +76,18 @@ export function caseEditor(
         if (!target) return;
         if (value === undefined) delete target[prop];
         else target[prop] = value;
+        if (prop === 'name') for (const e of following) e.case = typeof value === 'string' ? value : '';
         writeJson(editor);
         if (prop === 'name') editor.renderLists();
       });
+      // A renamed case takes its edges along: those that named it when the typing began (by
+      // identity, so a name another case has on the way merges nothing).
+      let following: GraphEdge[] = [];
+      if (prop === 'name')
+        input.addEventListener('focus', () => {
+          const name = cases()[i]?.name;
+          following = (editor.state.graph?.edges ?? []).filter((e) => e.from === node.id && e.case === name);
+        });
       input.setAttribute('data-pointer', `${pointer}/${i}/${prop}`);
       if (propSchema.description) input.setAttribute('aria-describedby', `${id}-hint`);
       return make(
