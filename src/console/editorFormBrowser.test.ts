@@ -2,6 +2,7 @@ import type { ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../client/src/index.ts';
 import { axeViolations } from '../../test/support/axe.ts';
+import { SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
 import type { TestServer } from '../../test/support/server.ts';
 import { openDemoConsole, type DemoConsole } from '../../test/support/demoConsole.ts';
 import type { DemoSeed } from '../accounts/seed.ts';
@@ -144,7 +145,13 @@ describe('the form editor in a real browser', () => {
       { from: 'route', to: 'text_output_2', case: 'default' },
     ]);
     await page.waitForSelector('#live-problems .success');
-    expect(await axeViolations(page)).toEqual([]);
+    for (const width of Object.values(SCREEN_WIDTHS)) {
+      await page.setViewportSize({ width, height: 900 });
+      expect(await scrollsSideways(page), `at ${width}px`).toBe(false);
+      expect(await axeViolations(page), `at ${width}px`).toEqual([]);
+      if (process.env.ED_SHOT) await page.screenshot({ path: `/tmp/ed-case-${width}.png`, fullPage: true });
+    }
+    await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 900 });
 
     await press('#save-workflow');
     await page.waitForURL(/\/workflows\/wf_\w+$/);

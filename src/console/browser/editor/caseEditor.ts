@@ -89,16 +89,9 @@ export function caseEditor(
           following = (editor.state.graph?.edges ?? []).filter((e) => e.from === node.id && e.case === name);
         });
       input.setAttribute('data-pointer', `${pointer}/${i}/${prop}`);
-      if (propSchema.description) input.setAttribute('aria-describedby', `${id}-hint`);
-      return make(
-        'div',
-        { className: 'case-field' },
-        make('label', { for: id, text: prop }),
-        input,
-        propSchema.description
-          ? make('p', { className: 'hint', id: `${id}-hint`, text: propSchema.description })
-          : null,
-      );
+      // Each property is described once, above the rows; every row's field points there.
+      if (propSchema.description) input.setAttribute('aria-describedby', `cfg-${key}-${prop}-hint`);
+      return make('div', { className: 'case-field' }, make('label', { for: id, text: prop }), input);
     });
     const remove = make('button', { type: 'button', className: 'danger' }, `Remove case ${i + 1}`);
     remove.addEventListener('click', () => {
@@ -133,6 +126,18 @@ export function caseEditor(
       className: 'hint',
       text: 'Checked in order: the first case that holds is taken, else the edges marked default. A value reads as JSON when it is JSON (1000, ["a", "b"], "5"), else as text.',
     }),
+    make(
+      'dl',
+      { className: 'case-hints' },
+      ...props.flatMap(([prop, propSchema]) =>
+        propSchema.description
+          ? [
+              make('dt', { text: prop }),
+              make('dd', { className: 'hint', id: `cfg-${key}-${prop}-hint`, text: propSchema.description }),
+            ]
+          : [],
+      ),
+    ),
     rows.length ? make('ol', { className: 'case-list' }, ...rows) : null,
     add,
   );
