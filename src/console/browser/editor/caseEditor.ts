@@ -53,6 +53,57 @@ function freshName(cases: unknown[]): string {
   for (let n = 1; ; n++) if (!names.includes(`case_${n}`)) return `case_${n}`;
 }
 
+/** Where a case editor works: its node, the list's key and JSON pointer, and the list (made when absent). */
+interface CaseList {
+  editor: Editor;
+  node: GraphNode;
+  key: string;
+  pointer: string;
+  props: [string, FieldSchema][];
+  cases(): Json[];
+}
+
+/** The fields of case `i`, and its Remove button. */
+function caseRow(list: CaseList, c: Json, i: number): HTMLElement {
+  const { editor, node, key, pointer, props, cases } = list;
+  const fields = props.map(([prop, propSchema]) => {
+    const id = `cfg-${key}-${i}-${prop}`;
+    // A renamed case takes its edges along: those that named it when the typing began (by
+    // identity, so a name another case has on the way merges nothing).
+    let following: GraphEdge[] = [];
+    const input = caseControl(propSchema, id, c[prop], (value) => {
+      const target = cases()[i];
+      if (!target) return;
+      if (value === undefined) delete target[prop];
+      else target[prop] = value;
+      if (prop === 'name') for (const e of following) e.case = typeof value === 'string' ? value : '';
+      writeJson(editor);
+      if (prop === 'name') editor.renderLists();
+    });
+    if (prop === 'name')
+      input.addEventListener('focus', () => {
+        const name = cases()[i]?.name;
+        following = (editor.state.graph?.edges ?? []).filter((e) => e.from === node.id && e.case === name);
+      });
+    input.setAttribute('data-pointer', `${pointer}/${i}/${prop}`);
+    // Each property is described once, above the rows; every row's field points there.
+    if (propSchema.description) input.setAttribute('aria-describedby', `cfg-${key}-${prop}-hint`);
+    return make('div', { className: 'case-field' }, make('label', { for: id, text: prop }), input);
+  });
+  const remove = make('button', { type: 'button', className: 'danger' }, `Remove case ${i + 1}`);
+  remove.addEventListener('click', () => {
+    cases().splice(i, 1);
+    writeJson(editor);
+    editor.render();
+    editor.root.querySelector<HTMLElement>(`#cfg-${key}-add`)?.focus();
+  });
+  return make(
+    'li',
+    { className: 'case-row' },
+    make('fieldset', {}, make('legend', { text: `Case ${i + 1}` }), ...fields, remove),
+  );
+}
+
 /** The case editor of `node`'s list `key` (whose schema is `schema`); `pointer`: the list's JSON pointer in the graph. */
 export function caseEditor(
   editor: Editor,
@@ -68,44 +119,7 @@ export function caseEditor(
     if (!Array.isArray(node.config[key])) node.config[key] = [];
     return node.config[key] as Json[];
   };
-  const rows = cases().map((c, i) => {
-    const fields = props.map(([prop, propSchema]) => {
-      const id = `cfg-${key}-${i}-${prop}`;
-      const input = caseControl(propSchema, id, c[prop], (value) => {
-        const target = cases()[i];
-        if (!target) return;
-        if (value === undefined) delete target[prop];
-        else target[prop] = value;
-        if (prop === 'name') for (const e of following) e.case = typeof value === 'string' ? value : '';
-        writeJson(editor);
-        if (prop === 'name') editor.renderLists();
-      });
-      // A renamed case takes its edges along: those that named it when the typing began (by
-      // identity, so a name another case has on the way merges nothing).
-      let following: GraphEdge[] = [];
-      if (prop === 'name')
-        input.addEventListener('focus', () => {
-          const name = cases()[i]?.name;
-          following = (editor.state.graph?.edges ?? []).filter((e) => e.from === node.id && e.case === name);
-        });
-      input.setAttribute('data-pointer', `${pointer}/${i}/${prop}`);
-      // Each property is described once, above the rows; every row's field points there.
-      if (propSchema.description) input.setAttribute('aria-describedby', `cfg-${key}-${prop}-hint`);
-      return make('div', { className: 'case-field' }, make('label', { for: id, text: prop }), input);
-    });
-    const remove = make('button', { type: 'button', className: 'danger' }, `Remove case ${i + 1}`);
-    remove.addEventListener('click', () => {
-      cases().splice(i, 1);
-      writeJson(editor);
-      editor.render();
-      editor.root.querySelector<HTMLElement>(`#cfg-${key}-add`)?.focus();
-    });
-    return make(
-      'li',
-      { className: 'case-row' },
-      make('fieldset', {}, make('legend', { text: `Case ${i + 1}` }), ...fields, remove),
-    );
-  });
+  const rows = cases().map((c, i) => caseRow({ editor, node, key, pointer, props, cases }, c, i));
   const add = make('button', { type: 'button', id: `cfg-${key}-add` }, 'Add case');
   add.addEventListener('click', () => {
     const list = cases();
