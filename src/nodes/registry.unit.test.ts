@@ -50,6 +50,14 @@ describe('the node registry', () => {
     expect(existsSync(new URL(`./${type}/index.ts`, import.meta.url)), `src/nodes/${type}/index.ts`).toBe(true);
   });
 
+  it('a caseList names the config list whose items are the edgeCases (the editor reads the names there)', () => {
+    for (const d of NODE_REGISTRY.filter((n) => n.caseList)) {
+      const config = { [d.caseList!]: [{ name: 'a' }, { name: 'b' }, { other: 1 }] };
+      expect(d.edgeCases?.(config), d.type).toEqual(['a', 'b']);
+    }
+    expect(NODE_REGISTRY.filter((n) => n.edgeCases && !n.caseList).map((n) => n.type)).toEqual([]);
+  });
+
   it("the docs' node reference lists every registered type", () => {
     const reference = readFileSync(new URL('../../docs/workflows/nodes.md', import.meta.url), 'utf8');
     const listed = [...reference.matchAll(/^\| `([a-z_]+)` \| .* \| .* \|$/gm)].map((m) => m[1]);

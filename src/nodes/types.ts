@@ -106,6 +106,11 @@ export interface NodeDefinition<T extends string = string> {
    */
   edgeCases?(config: Record<string, unknown>): string[];
   /**
+   * The config list whose items' `name`s are its `edgeCases` (a switch's `cases`): the console's
+   * editor, which cannot call `edgeCases`, reads the names there and edits the list as cases.
+   */
+  caseList?: string;
+  /**
    * The problems of the node within its graph (its edges, its inner graphs, the limits), as pointers
    * inside the node (`''`: the node itself, `/config/...`); checked after its config and templates.
    */

@@ -6,7 +6,7 @@
 // stays the form's one field: the builder writes it, and typing in it redraws the builder. Without
 // script the page is the plain form, which saves the same JSON.
 import type { EditorSchemas } from '../editorTypes.ts';
-import { render } from './editor/builder.ts';
+import { render, renderLists } from './editor/builder.ts';
 import type { Editor } from './editor/model.ts';
 import { livePreview } from './editor/preview.ts';
 
@@ -21,6 +21,7 @@ function startEditor(root: HTMLElement, schemasBlock: HTMLElement, jsonArea: HTM
     branchValues: (branch?.enum as string[] | undefined) ?? null,
     state: { graph: null, selected: null, problems: [], from: null, to: null, adding: schemas.nodeTypes[0]?.type },
     render: () => render(editor),
+    renderLists: () => renderLists(editor),
     schedulePreview: () => live.schedule(),
   };
   const live = livePreview(editor);

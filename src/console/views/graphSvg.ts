@@ -148,11 +148,14 @@ export function graphSvg(
     // The label a third of the way down, where edges out of one condition are already apart.
     const lx = x1 + (x2 - x1) * 0.3;
     const ly = y1 + Math.min(22, (y2 - y1) * 0.35);
+    // A condition's branch, or a switch's case (or an error route's `error`), named on the edge.
     const label = e.branch
       ? html`<text class="branch branch-${e.branch}" x="${lx.toFixed(1)}" y="${ly.toFixed(1)}" text-anchor="middle">${e.branch}</text>`
-      : '';
+      : e.case
+        ? html`<text class="branch edge-case" x="${lx.toFixed(1)}" y="${ly.toFixed(1)}" text-anchor="middle">${e.case}</text>`
+        : '';
     return [
-      html`<g class="edge" data-from="${e.from}" data-to="${e.to}" data-branch="${e.branch ?? ''}"><path d="${path}" marker-end="url(#arrow)" data-edge-line/>${label}</g>`,
+      html`<g class="edge" data-from="${e.from}" data-to="${e.to}" data-branch="${e.branch ?? ''}"${e.case ? html` data-case="${e.case}"` : ''}><path d="${path}" marker-end="url(#arrow)" data-edge-line/>${label}</g>`,
     ];
   });
   const boxes = layout.nodes.map(({ node, x, y }) => {
@@ -188,7 +191,7 @@ function edgeList(nodes: readonly WorkflowNode[], edges: readonly WorkflowEdge[]
   const items = [
     ...edges.map(
       (e) =>
-        html`<li>${nodeWords(byId.get(e.from), e.from)}${e.branch ? ` when ${e.branch}` : ''} → ${nodeWords(byId.get(e.to), e.to)}</li>`,
+        html`<li>${nodeWords(byId.get(e.from), e.from)}${e.branch ? ` when ${e.branch}` : e.case ? ` case ${e.case}` : ''} → ${nodeWords(byId.get(e.to), e.to)}</li>`,
     ),
     ...nodes.filter((n) => !linked.has(n.id)).map((n) => html`<li>${nodeWords(n, n.id)}, no edges</li>`),
   ];

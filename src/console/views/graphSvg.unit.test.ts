@@ -101,3 +101,23 @@ describe('graphSvg', () => {
     ]);
   });
 });
+
+describe('graphSvg edge labels', () => {
+  it("labels a switch's edges with their case, in the picture and in its text", () => {
+    const markup = String(
+      graphSvg(
+        [node('in', 'text_input'), node('route'), node('a'), node('b')],
+        [
+          { from: 'in', to: 'route' },
+          { from: 'route', to: 'a', case: 'urgent' },
+          { from: 'route', to: 'b', case: 'default' },
+        ],
+        { title: 'Routed' },
+      ),
+    );
+    expect(markup).toContain('data-from="route" data-to="a" data-branch="" data-case="urgent"');
+    expect(markup).toMatch(/<text class="branch edge-case"[^>]*>urgent<\/text>/);
+    expect(markup).toMatch(/<text class="branch edge-case"[^>]*>default<\/text>/);
+    expect(markup).toMatch(/route&quot; case urgent → /);
+  });
+});

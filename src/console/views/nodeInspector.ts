@@ -19,15 +19,14 @@ const value = (v: unknown): Html =>
       : html`<code>${v}</code>`
     : html`<code>${JSON.stringify(v)}</code>`;
 
+/** What an edge is followed on: a branch (`when true`) or a case (`case urgent`). */
+const edgeMark = (e: Edge): string => (e.branch ? ` (when ${e.branch})` : e.case ? ` (case ${e.case})` : '');
+
 /** The node's config, key by key, and where its edges come from and go. */
 export function nodeConfig(node: Node, edges: readonly Edge[]): Html {
   const entries = Object.entries(node.config as Record<string, unknown>);
-  const into = edges
-    .filter((e) => e.to === node.id)
-    .map((e) => html`<code>${e.from}</code>${e.branch ? ` (when ${e.branch})` : ''} `);
-  const out = edges
-    .filter((e) => e.from === node.id)
-    .map((e) => html`<code>${e.to}</code>${e.branch ? ` (when ${e.branch})` : ''} `);
+  const into = edges.filter((e) => e.to === node.id).map((e) => html`<code>${e.from}</code>${edgeMark(e)} `);
+  const out = edges.filter((e) => e.from === node.id).map((e) => html`<code>${e.to}</code>${edgeMark(e)} `);
   return html`<dl class="node-config">${entries.map(([k, v]) => html`<dt>${k}</dt><dd>${value(v)}</dd>`)}
 <dt>from</dt><dd>${into.length ? into : html`<small>nothing (a start)</small>`}</dd><dt>to</dt><dd>${out.length ? out : html`<small>nothing (an end)</small>`}</dd></dl>`;
 }

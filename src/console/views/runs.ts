@@ -12,6 +12,7 @@ import { runControls } from './runControls.ts';
 import { statusBadge, WORKFLOWS_NAV } from './workflows.ts';
 import { timelineSection } from './timeline.ts';
 import { runTimeline } from './timelineModel.ts';
+import { chosenCase } from './chosenCase.ts';
 
 // A run's page: per-node status, timing, usage and output, the run's inputs and final output.
 // While the run is queued or running, /assets/console.js follows the run's event stream
@@ -33,12 +34,22 @@ const textBlock = (value: unknown): Html =>
 const costLine = (cost: RunStep['cost']): Html =>
   cost ? html`<br><small data-field="cost">${formatMoney(cost.total, cost.currency)}</small>` : html``;
 
+/**
+ * Where a step's time ends: its own end, but never after the run's (a cancel ends the run at once;
+ * its worker logs the node it stopped when it notices, later).
+ */
+const stepEnd = (step: RunStep, run: RunDetail): string | null =>
+  step.finished_at && run.finished_at && Date.parse(step.finished_at) > Date.parse(run.finished_at)
+    ? run.finished_at
+    : step.finished_at;
+
 /** A node's row: its log if it has one; otherwise what the run's state says happened to it. */
 function nodeRow(
   node: GraphSnapshot['nodes'][number],
   step: RunStep | undefined,
   run: RunDetail,
   edges: GraphSnapshot['edges'],
+  taken?: string,
 ): Html {
   const calls = findNodeDefinition(node.type)?.listsCalls ? callSteps(node.id, run.logs) : '';
   const status = step?.status ?? (runEnded(run) ? (run.status === 'completed' ? 'skipped' : 'not_started') : 'pending');
@@ -50,10 +61,11 @@ function nodeRow(
     detail = html`<div class="error"><p><strong>${step.error.code}</strong>: ${step.error.message}</p></div>${step.output ? textBlock(step.output) : ''}`;
   else if (status === 'skipped') detail = html`<small>Skipped: on a branch not taken.</small>`;
   else if (status === 'not_started') detail = html`<small>Not started: the run ended first.</small>`;
-  else if (step?.output !== null && step?.output !== undefined) detail = textBlock(step.output);
+  else if (step?.output !== null && step?.output !== undefined)
+    detail = html`${taken !== undefined ? html`<p data-field="case">Took case <code>${taken}</code></p>` : ''}${textBlock(step.output)}`;
   else detail = html`<small>${status === 'running' ? 'Working…' : '—'}</small>`;
   return html`<tr data-step="${node.id}" data-node="${node.id}" id="${nodeAnchor(node.id)}" tabindex="-1" class="step status-${status}"><td><strong>${node.id}</strong><br><small>${nodeTypeLabel(node.type)}</small>${stepDetails(node, step, edges)}${calls}</td>
-<td data-field="status">${statusBadge(status)}${step?.attempts && step.attempts > 1 ? html`<br><small>after ${step.attempts} attempts</small>` : ''}${step?.reused_from ? html`<br><small data-reused>reused from the run retried</small>` : ''}</td><td data-field="time">${step?.started_at ? html`<small>${isoDate(step.started_at)}</small><br>${formatDuration(secondsBetween(step.started_at, step.finished_at))}` : html`<small>—</small>`}</td>
+<td data-field="status">${statusBadge(status)}${step?.attempts && step.attempts > 1 ? html`<br><small>after ${step.attempts} attempts</small>` : ''}${step?.reused_from ? html`<br><small data-reused>reused from the run retried</small>` : ''}</td><td data-field="time">${step?.started_at ? html`<small>${isoDate(step.started_at)}</small><br>${formatDuration(secondsBetween(step.started_at, stepEnd(step, run)))}` : html`<small>—</small>`}</td>
 <td data-field="usage">${usage}</td><td class="step-output" data-field="output">${detail}${step?.truncated ? html`<p><small>Cut at 200,000 characters.</small></p>` : ''}</td></tr>`;
 }
 
@@ -101,7 +113,7 @@ ${run.error ? html`<div class="error" role="alert"><p><strong>${run.error.code}<
 ${runTimelineOf(model)}
 <h2>Nodes</h2>
 ${graphSvg(graph.nodes, graph.edges, { title: `${workflowName}, run ${run.id}: each node's status`, statuses, nodeHref: (id) => `#${nodeAnchor(id)}` })}
-<table class="steps"><thead><tr><th>Node</th><th>Status</th><th>Time</th><th>Usage</th><th>Output</th></tr></thead><tbody>${graph.nodes.map((n) => nodeRow(n, steps.get(n.id), run, graph.edges))}</tbody></table>`;
+<table class="steps"><thead><tr><th>Node</th><th>Status</th><th>Time</th><th>Usage</th><th>Output</th></tr></thead><tbody>${graph.nodes.map((n) => nodeRow(n, steps.get(n.id), run, graph.edges, chosenCase(n.id, graph.edges, statuses)))}</tbody></table>`;
 }
 
 export interface RunPageModel extends RunModel {

@@ -11,4 +11,5 @@ export const switchNode = defineNode({
     typeof config.value === 'string' ? [{ source: `{{ ${config.value} }}`, pointer: '/value' }] : [],
   configProblems: switchProblems,
   edgeCases: caseNames,
+  caseList: 'cases',
 });

@@ -101,3 +101,11 @@ export function render(editor: Editor): void {
   );
   markProblems(editor);
 }
+
+/** Redraws the node list and the edges in place; the selected node's form stays (with its focus). */
+export function renderLists(editor: Editor): void {
+  const { root } = editor;
+  root.querySelector('.node-list')?.replaceWith(nodeList(editor));
+  root.querySelector('.builder-edges')?.replaceWith(edgesPart(editor));
+  markProblems(editor);
+}

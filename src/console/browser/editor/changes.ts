@@ -1,6 +1,6 @@
 import { hook } from '../dom.ts';
 import { initial } from './fields.ts';
-import { freshId, nodeAt, type Editor, type Graph, type GraphNode } from './model.ts';
+import { freshId, nodeAt, type Editor, type Graph, type GraphEdge, type GraphNode } from './model.ts';
 
 // The builder's changes, each written to the JSON text at once (which asks for a new preview).
 
@@ -25,13 +25,36 @@ export function writeJson(editor: Editor): void {
 
 const focus = (editor: Editor, selector: string) => editor.root.querySelector<HTMLElement>(selector)?.focus();
 
+/**
+ * A new node's first values, with every `nodes.<id>` the contract's examples name (a condition's
+ * `{{ nodes.triage.output }}`) pointed at `upstream` when no node has that id; without an upstream
+ * node such a text is left blank.
+ */
+function pointAtExisting(value: unknown, graph: Graph, upstream: string | null): unknown {
+  if (typeof value === 'string') {
+    let dangling = false;
+    const text = value.replace(/\bnodes\.([A-Za-z0-9_-]+)/g, (whole, id: string) => {
+      if (nodeAt(graph, id)) return whole;
+      if (!upstream) dangling = true;
+      return `nodes.${upstream}`;
+    });
+    return dangling ? '' : text;
+  }
+  if (Array.isArray(value)) return value.map((v) => pointAtExisting(v, graph, upstream));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, pointAtExisting(v, graph, upstream)]));
+  return value;
+}
+
 export function addNode(editor: Editor, type: string): void {
   const { state } = editor;
   const graph = graphOf(editor);
   const spec = editor.typeSpec.get(type);
   const id = freshId(graph, type);
   state.adding = type;
-  const config = initial({ ...spec?.config, example: undefined }) as GraphNode['config'];
+  const upstream = state.selected && nodeAt(graph, state.selected) ? state.selected : null;
+  const first = initial({ ...spec?.config, example: undefined });
+  const config = pointAtExisting(first, graph, upstream) as GraphNode['config'];
   graph.nodes.push({ id, type, config });
   state.to = id;
   state.from = state.selected && state.selected !== id ? state.selected : state.from;
@@ -61,21 +84,27 @@ export function renameNode(editor: Editor, node: GraphNode, id: string): boolean
     if (e.from === node.id) e.from = id;
     if (e.to === node.id) e.to = id;
   }
+  const { state } = editor;
+  if (state.from === node.id) state.from = id;
+  if (state.to === node.id) state.to = id;
   node.id = id;
-  editor.state.selected = id;
+  state.selected = id;
   writeJson(editor);
   return true;
 }
 
-export function addEdge(editor: Editor, from: string, to: string, branch: string | undefined): void {
+/** Adds the edge from → to, marked with a `branch` or a `case` when `mark` has one. */
+export function addEdge(editor: Editor, from: string, to: string, mark: Pick<GraphEdge, 'branch' | 'case'>): void {
   const graph = graphOf(editor);
   if (!from || !to || from === to) return announce(editor, 'Pick two different nodes to connect.');
-  if (graph.edges.some((e) => e.from === from && e.to === to && (e.branch ?? '') === (branch ?? '')))
-    return announce(editor, `${from} → ${to} is there already.`);
-  graph.edges.push(branch ? { from, to, branch } : { from, to });
+  const same = (e: GraphEdge) =>
+    e.from === from && e.to === to && (e.branch ?? '') === (mark.branch ?? '') && (e.case ?? '') === (mark.case ?? '');
+  if (graph.edges.some(same)) return announce(editor, `${from} → ${to} is there already.`);
+  graph.edges.push({ from, to, ...mark });
   writeJson(editor);
   editor.render();
-  announce(editor, `Connected ${from} → ${to}${branch ? ` (when ${branch})` : ''}.`);
+  const how = mark.case ? ` (case ${mark.case})` : mark.branch ? ` (when ${mark.branch})` : '';
+  announce(editor, `Connected ${from} → ${to}${how}.`);
 }
 
 export function removeEdge(editor: Editor, index: number): void {

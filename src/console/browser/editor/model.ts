@@ -11,6 +11,7 @@ export interface GraphEdge {
   from: string;
   to: string;
   branch?: string;
+  case?: string;
 }
 export interface Graph {
   nodes: GraphNode[];
@@ -39,6 +40,8 @@ export interface Editor {
   branchValues: string[] | null;
   state: EditorState;
   render(): void;
+  /** Redraws the node list and the edges only, leaving the selected node's form (and its focus) as it is. */
+  renderLists(): void;
   schedulePreview(): void;
 }
 
@@ -74,4 +77,35 @@ export function freshId(graph: Graph, type: string): string {
 export function problemsOf(graph: Graph, problems: readonly PlacedProblem[], node: GraphNode): PlacedProblem[] {
   const at = `/nodes/${graph.nodes.indexOf(node)}`;
   return problems.filter((p) => p.pointer === at || p.pointer.startsWith(`${at}/`));
+}
+
+/** The names of a list's items (a switch's cases): those that have a string `name`. */
+export const caseNamesOf = (list: unknown): string[] =>
+  Array.isArray(list)
+    ? list.flatMap((c: unknown) =>
+        typeof c === 'object' && c !== null && typeof (c as { name?: unknown }).name === 'string'
+          ? [(c as { name: string }).name]
+          : [],
+      )
+    : [];
+
+/** What an edge out of `from` may be marked with: a case of its `caseList` or `default`, else the contract's `branch`. */
+export interface EdgeMark {
+  key: 'case' | 'branch';
+  values: string[];
+  labels: string[];
+}
+
+export function edgeMarkOf(
+  editor: Pick<Editor, 'typeSpec' | 'branchValues'>,
+  from: GraphNode | undefined,
+): EdgeMark | null {
+  const list = from && editor.typeSpec.get(from.type)?.caseList;
+  if (from && list) {
+    const names = caseNamesOf(from.config[list]);
+    return { key: 'case', values: [...names, 'default'], labels: [...names.map((n) => `case ${n}`), 'default'] };
+  }
+  const branches = editor.branchValues;
+  if (!branches) return null;
+  return { key: 'branch', values: ['', ...branches], labels: ['always', ...branches.map((v) => `when ${v}`)] };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { initial, setAt } from './fields.ts';
-import { freshId, problemsOf, readGraph, type Graph } from './model.ts';
+import { edgeMarkOf, freshId, problemsOf, readGraph, type Graph } from './model.ts';
 
 // The editor's rules that need no page: reading the JSON text, naming a new node, placing the
 // preview's problems on nodes, and writing a config field's value.
@@ -60,5 +60,32 @@ describe("the workflow editor's config fields", () => {
         },
       }),
     ).toEqual({ variable: 'question', count: 1, format: 'plain', on: false });
+  });
+
+  it("offers an edge out of a node with cases its case names and default, any other edge the contract's branches", () => {
+    const editor = {
+      typeSpec: new Map([
+        ['switch', { type: 'switch', label: 'switch', config: {}, caseList: 'cases' }],
+        ['template', { type: 'template', label: 'template', config: {} }],
+      ]),
+      branchValues: ['true', 'false'],
+    };
+    const route = {
+      id: 'route',
+      type: 'switch',
+      config: { cases: [{ name: 'a' }, { operator: '==' }, { name: 'b' }] },
+    };
+    expect(edgeMarkOf(editor, route)).toEqual({
+      key: 'case',
+      values: ['a', 'b', 'default'],
+      labels: ['case a', 'case b', 'default'],
+    });
+    expect(edgeMarkOf(editor, { id: 'r', type: 'switch', config: {} })?.values).toEqual(['default']);
+    expect(edgeMarkOf(editor, { id: 't', type: 'template', config: {} })).toEqual({
+      key: 'branch',
+      values: ['', 'true', 'false'],
+      labels: ['always', 'when true', 'when false'],
+    });
+    expect(edgeMarkOf({ ...editor, branchValues: null }, { id: 't', type: 'template', config: {} })).toBeNull();
   });
 });

@@ -83,7 +83,7 @@ export function wirePicture(editor: Editor, box: HTMLElement): void {
     drag = null;
     line.remove();
     const target = boxAt(event.clientX, event.clientY)?.dataset.node;
-    if (moved && target && target !== from) addEdge(editor, from, target, undefined);
+    if (moved && target && target !== from) addEdge(editor, from, target, {});
   });
   svg.addEventListener('pointerleave', () => {
     drag?.line.remove();

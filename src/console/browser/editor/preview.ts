@@ -49,6 +49,14 @@ export function livePreview(editor: Editor): { preview: () => Promise<void>; sch
   const form = editor.jsonArea.form;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let asked = 0;
+  // A field's own problem (a blank name) waits until it was typed in, or sent (the page then marks
+  // it): a new workflow's empty name is no mistake before the user got to it.
+  const previewed = [...document.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('[data-previewed]')];
+  const touched = new Set(
+    previewed.filter((f) => f.value !== '' || f.getAttribute('aria-invalid') === 'true').map((f) => f.name),
+  );
+  for (const f of previewed) f.addEventListener('input', () => touched.add(f.name));
+  const waiting = (p: PlacedProblem) => previewed.some((f) => !touched.has(f.name) && p.pointer === `/${f.name}`);
   const preview = async () => {
     const url = editor.root.dataset.preview;
     if (!form || !url) return;
@@ -68,8 +76,9 @@ export function livePreview(editor: Editor): { preview: () => Promise<void>; sch
       return; // offline or signed out: saving says what is wrong
     }
     if (mine !== asked) return; // a later keystroke asked again
-    editor.state.problems = answer.problems;
-    showPreview(editor, answer);
+    const shown = { ...answer, problems: answer.problems.filter((p) => !waiting(p)) };
+    editor.state.problems = shown.problems;
+    showPreview(editor, shown);
   };
   const schedule = () => {
     clearTimeout(timer);

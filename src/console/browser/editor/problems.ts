@@ -9,7 +9,8 @@ let problemIds = 0;
 
 /** Takes the marks of the last answer off. */
 function clearMarks(root: HTMLElement): void {
-  for (const e of root.querySelectorAll<HTMLElement>('[data-pointer][aria-invalid]')) {
+  // A field showing its own message (data-local-invalid: the Id field) keeps it.
+  for (const e of root.querySelectorAll<HTMLElement>('[data-pointer][aria-invalid]:not([data-local-invalid])')) {
     e.removeAttribute('aria-invalid');
     const base = e.dataset.describedby;
     if (base) e.setAttribute('aria-describedby', base);
@@ -40,6 +41,7 @@ export function markProblems(editor: Editor): void {
   const leftover = [];
   for (const p of state.problems) {
     const field = fields.find((e) => e.dataset.pointer === p.pointer);
+    if (field?.hasAttribute('data-local-invalid')) continue;
     if (!field || field.tagName === 'FIELDSET') {
       if (selected.includes(p)) leftover.push(p);
       continue;
