@@ -9,8 +9,13 @@ import { GRANT_TYPES, grantsMetadata } from './grants/registry.ts';
 type Metadata = components['schemas']['AuthorizationServerMetadata'];
 type OpenIdConfiguration = components['schemas']['OpenIdConfiguration'];
 
+/** Whether the operator takes client registrations (RFC 7591): then both documents name the endpoint. */
+interface MetadataOptions {
+  registration?: boolean;
+}
+
 /** RFC 8414 2; the grant types, and the endpoints they bring, are the grant registry's (grants/registry.ts). */
-function authorizationServerMetadata(base: string): Metadata {
+function authorizationServerMetadata(base: string, options: MetadataOptions = {}): Metadata {
   return {
     issuer: base,
     authorization_endpoint: `${base}/oauth/authorize`,
@@ -24,7 +29,8 @@ function authorizationServerMetadata(base: string): Metadata {
     scopes_supported: [...SUPPORTED_SCOPES],
     response_types_supported: ['code'],
     grant_types_supported: [...GRANT_TYPES],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    // `none`: public clients, which authenticate with their client_id alone (RFC 7591 2).
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
     // RFC 9126 5: an application may require pushed requests; the server as a whole does not.
@@ -32,6 +38,7 @@ function authorizationServerMetadata(base: string): Metadata {
     require_pushed_authorization_requests: false,
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
     ...grantsMetadata(base),
+    ...(options.registration ? { registration_endpoint: `${base}/api/open/oauth/register` } : {}),
   };
 }
 
@@ -39,9 +46,9 @@ function authorizationServerMetadata(base: string): Metadata {
  * OpenID Connect Discovery 1.0 (3): RFC 8414's metadata and what an OpenID Connect client checks
  * an ID token against. The request_uri default is true, so its absence is said outright.
  */
-function openIdConfiguration(base: string): OpenIdConfiguration {
+function openIdConfiguration(base: string, options: MetadataOptions = {}): OpenIdConfiguration {
   return {
-    ...authorizationServerMetadata(base),
+    ...authorizationServerMetadata(base, options),
     jwks_uri: `${base}/.well-known/jwks.json`,
     response_modes_supported: ['query'],
     subject_types_supported: ['public'],
@@ -68,9 +75,13 @@ function openIdConfiguration(base: string): OpenIdConfiguration {
   };
 }
 
+const metadataOptions = (ctx: AppContext): MetadataOptions => ({
+  registration: ctx.config.CLIENT_REGISTRATION !== 'off',
+});
+
 /** GET /.well-known/oauth-authorization-server (RFC 8414 2): what a client library needs. */
 export function getAuthorizationServerMetadata(ctx: AppContext): RequestHandler {
-  const metadata = authorizationServerMetadata(ctx.config.BASE_URL);
+  const metadata = authorizationServerMetadata(ctx.config.BASE_URL, metadataOptions(ctx));
   return (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').json(metadata);
   };
@@ -78,7 +89,7 @@ export function getAuthorizationServerMetadata(ctx: AppContext): RequestHandler 
 
 /** GET /.well-known/openid-configuration (OpenID Connect Discovery 1.0, 4). */
 export function getOpenIdConfiguration(ctx: AppContext): RequestHandler {
-  const metadata = openIdConfiguration(ctx.config.BASE_URL);
+  const metadata = openIdConfiguration(ctx.config.BASE_URL, metadataOptions(ctx));
   return (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').json(metadata);
   };
