@@ -18,3 +18,8 @@ export async function revokeApplication(ctx: DbContext, userId: number, applicat
   await revocationLease.settle(); // even when a concurrent call revoked first: it may still be settling
   return revoked;
 }
+
+/** How many users hold a grant to the application (the operator's list of registered clients). */
+export function countAuthorizedUsers(ctx: DbContext, applicationId: number): Promise<number> {
+  return store.countAuthorizedUsers(ctx.db, applicationId);
+}
