@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from '../../test/support/db.ts';
-import { authorizeInBrowser, Browser, createFixture, logIn, PKCE } from '../../test/support/oauthFlow.ts';
+import { authorizeInBrowser, Browser, createFixture, logIn, PKCE, withPkce } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createApp } from '../accounts/apps.ts';
 import { createRegistrationToken, revokeRegistrationToken } from './registrationTokens.ts';
@@ -175,6 +175,31 @@ describe.each(testDialects())('client registration (%s)', (dialect) => {
       headers: { authorization: 'Bearer rat_anything' },
     });
     expect(res.status).toBe(401);
+  });
+
+  it('marks a self-registered client on the consent page and in Settings -> Authorized apps, with its client id', async () => {
+    const info = (await (
+      await register(open, { ...PUBLIC, client_name: 'Look-alike', client_uri: 'https://tool.example/about' })
+    ).json()) as Info;
+    const f = await createFixture(open.ctx.db);
+    const browser = new Browser(open.baseUrl);
+    expect((await logIn(browser, f.login, f.password)).status).toBe(303);
+    const url = withPkce(
+      new URL(
+        `/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: info.client_id, redirect_uri: PUBLIC.redirect_uris[0]!, scope: 'workflows:run', state: 's' })}`,
+        open.baseUrl,
+      ),
+    );
+    const page = await (await browser.fetch(url.toString())).text();
+    expect(page).toContain('Registered by itself, not reviewed by OpenAuth.');
+    expect(page).toContain(`<code>${info.client_id}</code>`);
+    expect(page).toContain('Site: tool.example');
+    expect(page).not.toContain('href="https://tool.example/about"');
+    expect((await authorizeInBrowser(browser, url)).searchParams.get('code')).toBeTruthy();
+    const settings = await (await browser.fetch('/settings/authorizations')).text();
+    expect(settings).toContain('Look-alike');
+    expect(settings).toContain('self-registered');
+    expect(settings).toContain(`<code>${info.client_id}</code>`);
   });
 
   it("runs a registered public client's code flow, on another loopback port too", async () => {
