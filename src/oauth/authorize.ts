@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.ts';
 import { AuthorizePageError, AuthorizeRedirectError } from '../shared/errors.ts';
 import { isScope, joinScopes, splitScope } from './scopes.ts';
-import { findClientByClientId, type OAuthClient } from './clients.ts';
+import { findClientByClientId, scopesNotRegistered, type OAuthClient } from './clients.ts';
 import { redirectUriAllowed } from './redirectUris.ts';
 
 // GET /oauth/authorize (and the consent decision, which re-checks the same request) as the ordered
@@ -106,6 +106,9 @@ const checkScope: Step = (params, draft) => {
   if (scopes.length === 0) throw new AuthorizeRedirectError('invalid_request', 'scope is required.');
   const unknown = scopes.filter((s) => !isScope(s));
   if (unknown.length) throw new AuthorizeRedirectError('invalid_scope', `Unknown scope: ${unknown.join(' ')}`);
+  const unregistered = scopesNotRegistered(draft.client!, scopes);
+  if (unregistered.length)
+    throw new AuthorizeRedirectError('invalid_scope', `Not a scope this client registered: ${unregistered.join(' ')}`);
   draft.scope = joinScopes(scopes);
 };
 

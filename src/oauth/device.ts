@@ -6,7 +6,7 @@ import { hashToken, newToken } from '../shared/crypto.ts';
 import { invalidRequest, invalidScope } from '../shared/errors.ts';
 import { findUserById } from '../accounts/users.ts';
 import { getOrCreateSecret } from '../accounts/secrets.ts';
-import { authenticatedClient, findClientByClientId, type OAuthClient } from './clients.ts';
+import { authenticatedClient, findClientByClientId, scopesNotRegistered, type OAuthClient } from './clients.ts';
 import { isScope, joinScopes, splitScope } from './scopes.ts';
 import * as store from './device.store.ts';
 
@@ -68,6 +68,8 @@ export function startDeviceAuthorization(ctx: AppContext): RequestHandler {
     if (scopes.length === 0) throw invalidRequest('scope is required.');
     const unknown = scopes.filter((s) => !isScope(s));
     if (unknown.length) throw invalidScope(`Unknown scope: ${unknown.join(' ')}`);
+    const unregistered = scopesNotRegistered(client, scopes);
+    if (unregistered.length) throw invalidScope(`Not a scope this client registered: ${unregistered.join(' ')}`);
 
     const deviceCode = newToken('dvc');
     const userCode = newUserCode();

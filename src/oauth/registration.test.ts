@@ -202,6 +202,33 @@ describe.each(testDialects())('client registration (%s)', (dialect) => {
     expect(settings).toContain(`<code>${info.client_id}</code>`);
   });
 
+  it('holds a client to the scope it registered, at the authorization and device endpoints (invalid_scope)', async () => {
+    const info = (await (
+      await register(open, {
+        ...PUBLIC,
+        grant_types: [...PUBLIC.grant_types, 'urn:ietf:params:oauth:grant-type:device_code'],
+      })
+    ).json()) as Info;
+    const f = await createFixture(open.ctx.db);
+    const browser = new Browser(open.baseUrl);
+    expect((await logIn(browser, f.login, f.password)).status).toBe(303);
+    const url = withPkce(
+      new URL(
+        `/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: info.client_id, redirect_uri: PUBLIC.redirect_uris[0]!, scope: 'workflows:run api_key', state: 's' })}`,
+        open.baseUrl,
+      ),
+    );
+    const res = await browser.fetch(url.toString());
+    expect(res.status).toBe(302);
+    expect(new URL(res.headers.get('location')!).searchParams.get('error')).toBe('invalid_scope');
+    const device = await fetch(`${open.baseUrl}/api/open/oauth/device_authorization`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ scope: 'api_key', client_id: info.client_id }),
+    });
+    expect(await errorOf(device)).toEqual({ status: 400, error: 'invalid_scope' });
+  });
+
   it("runs a registered public client's code flow, on another loopback port too", async () => {
     const info = (await (await register(open, PUBLIC)).json()) as Info;
     const f = await createFixture(open.ctx.db);
