@@ -147,3 +147,13 @@ export async function countAuthorizedUsers(db: Knex, applicationId: number): Pro
     .distinct('user_id');
   return new Set([...viaCode, ...direct].map((r: { user_id: number }) => Number(r.user_id))).size;
 }
+
+/** When a token was last issued to the application (ms), whether under an authorization or directly; null: never (or all deleted). */
+export async function lastTokenIssuedAt(db: Knex, applicationId: number): Promise<number | null> {
+  const row = (await db('oauth_tokens as t')
+    .leftJoin('authorizations as z', 'z.id', 't.authorization_id')
+    .where((q) => q.where('z.application_id', applicationId).orWhere('t.application_id', applicationId))
+    .max({ at: 't.created_at' })
+    .first()) as { at: number | string | null } | undefined;
+  return row?.at == null ? null : Number(row.at);
+}

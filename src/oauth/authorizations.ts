@@ -23,3 +23,8 @@ export async function revokeApplication(ctx: DbContext, userId: number, applicat
 export function countAuthorizedUsers(ctx: DbContext, applicationId: number): Promise<number> {
   return store.countAuthorizedUsers(ctx.db, applicationId);
 }
+
+/** When a token was last issued to the application (ms; null: none stored): its "last used", as the tokens tell. */
+export function lastTokenIssuedAt(ctx: DbContext, applicationId: number): Promise<number | null> {
+  return store.lastTokenIssuedAt(ctx.db, applicationId);
+}

@@ -4,6 +4,7 @@ import { authorizeInBrowser, Browser, createFixture, logIn, PKCE, withPkce } fro
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createApp } from '../accounts/apps.ts';
 import { createRegistrationToken, revokeRegistrationToken } from './registrationTokens.ts';
+import { countAuthorizedUsers, lastTokenIssuedAt } from './authorizations.ts';
 
 // Dynamic client registration (RFC 7591) and its management (RFC 7592) through the real server,
 // on each store: each CLIENT_REGISTRATION mode, every refusal, and a registered public client's
@@ -253,6 +254,10 @@ describe.each(testDialects())('client registration (%s)', (dialect) => {
       }),
     });
     expect(res.status).toBe(200);
+    // What the operator's `client list` reads: when a token was last issued, and to how many users.
+    const { id } = await open.ctx.db('applications').where({ client_id: info.client_id }).first();
+    expect(await lastTokenIssuedAt(open.ctx, Number(id))).toBeGreaterThan(0);
+    expect(await countAuthorizedUsers(open.ctx, Number(id))).toBe(1);
   });
 });
 

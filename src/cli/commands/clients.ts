@@ -2,7 +2,7 @@
 // access tokens that let them register (CLIENT_REGISTRATION=initial_access_token).
 import { deleteRegisteredApp, findAppByClientId, listAppsOfKind } from '../../accounts/apps.ts';
 import { clientNotFound } from '../../shared/errors.ts';
-import { countAuthorizedUsers } from '../../oauth/authorizations.ts';
+import { countAuthorizedUsers, lastTokenIssuedAt } from '../../oauth/authorizations.ts';
 import { toClient } from '../../oauth/clients.ts';
 import {
   createRegistrationToken,
@@ -42,7 +42,8 @@ export const clientCommands: Record<string, Command> = {
           token_endpoint_auth_method: client.tokenEndpointAuthMethod,
           redirect_uris: client.redirectUris,
           created_at: isoOrNull(Number(app.created_at)),
-          last_used_at: isoOrNull(app.last_used_at == null ? null : Number(app.last_used_at)),
+          // When a token was last issued to it: the stored tokens tell (expired ones are swept).
+          last_used_at: isoOrNull(await lastTokenIssuedAt(ctx, app.id)),
           users: await countAuthorizedUsers(ctx, app.id),
         });
       }
