@@ -8,6 +8,7 @@ import { BUDGET_TABLES } from './migrations/0033_budgets.ts';
 import { DEVICE_TABLES } from './migrations/0034_device_authorizations.ts';
 import { DPOP_TABLES } from './migrations/0035_dpop.ts';
 import { PUSHED_REQUEST_TABLES } from './migrations/0036_pushed_authorization_requests.ts';
+import { CLIENT_REGISTRATION_TABLES } from './migrations/0038_dynamic_client_registration.ts';
 import { versionBytes } from '../workflows/versions.store.ts';
 
 // The tables of 0001_initial, then of later migrations.
@@ -23,6 +24,7 @@ const TABLES = [
   ...DEVICE_TABLES,
   ...DPOP_TABLES,
   ...PUSHED_REQUEST_TABLES,
+  ...CLIENT_REGISTRATION_TABLES,
 ];
 
 const ALL = [
