@@ -76,6 +76,28 @@ function exampleRequest(operationId: string): {
       headers: form,
       body: 'scope=user_info&client_id=app_1&client_secret=cs_1',
     },
+    registerClient: {
+      method: 'POST',
+      path: '/api/open/oauth/register',
+      headers: json,
+      body: JSON.stringify({ redirect_uris: ['http://localhost:33418/callback'], token_endpoint_auth_method: 'none' }),
+    },
+    readClientRegistration: {
+      method: 'GET',
+      path: '/api/open/oauth/register/app_1',
+      headers: { Authorization: 'Bearer rat_1' },
+    },
+    updateClientRegistration: {
+      method: 'PUT',
+      path: '/api/open/oauth/register/app_1',
+      headers: { Authorization: 'Bearer rat_1', ...json },
+      body: JSON.stringify({ client_id: 'app_1', redirect_uris: ['http://localhost:33418/callback'] }),
+    },
+    deleteClientRegistration: {
+      method: 'DELETE',
+      path: '/api/open/oauth/register/app_1',
+      headers: { Authorization: 'Bearer rat_1' },
+    },
     getUserInfo: { method: 'GET', path: '/api/open/v1/userinfo', headers: oauth },
     listOrgs: { method: 'GET', path: '/api/open/v1/orgs', headers: oauth },
     listAccessTokens: { method: 'GET', path: '/api/open/v1/demo/tokens', headers: oauth },
@@ -343,6 +365,39 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
         headers: { ...formBody.headers, Prefer: 'code=400' },
       });
       await expectConformant('startDeviceAuthorization', call, 400);
+    });
+
+    it('POST /api/open/oauth/register is 403 access_denied while the operator has not enabled client registration (the default)', async () => {
+      const call = anonymous.POST('/api/open/oauth/register', {
+        body: { redirect_uris: ['http://localhost:33418/callback'], token_endpoint_auth_method: 'none' },
+        headers: { Prefer: 'code=403' },
+      });
+      const { body } = await expectConformant('registerClient', call, 403);
+      expect((body as { error: string }).error).toBe('access_denied');
+    });
+
+    it('the registration management operations (RFC 7592) answer 401 invalid_token to a token of no client', async () => {
+      const headers = { Authorization: 'Bearer rat_not_a_real_token', Prefer: 'code=401' };
+      const params = { path: { client_id: 'app_not_registered' } };
+      await expectConformant(
+        'readClientRegistration',
+        anonymous.GET('/api/open/oauth/register/{client_id}', { params, headers }),
+        401,
+      );
+      await expectConformant(
+        'updateClientRegistration',
+        anonymous.PUT('/api/open/oauth/register/{client_id}', {
+          params,
+          headers,
+          body: { client_id: 'app_not_registered', redirect_uris: ['http://localhost:33418/callback'] },
+        }),
+        401,
+      );
+      await expectConformant(
+        'deleteClientRegistration',
+        anonymous.DELETE('/api/open/oauth/register/{client_id}', { params, headers }),
+        401,
+      );
     });
 
     it("POST /api/open/oauth/token without a form body is a 415 whose description is ours, not the validator's", async () => {

@@ -450,6 +450,76 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/open/oauth/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register an OAuth client (RFC 7591)
+         * @description Dynamic client registration, for clients that register themselves (MCP clients, native
+         *     apps). Off unless the operator allows it (setting `CLIENT_REGISTRATION`: `off`, the
+         *     default, answers 403; `initial_access_token` asks for an initial access token from the
+         *     operator as `Authorization: Bearer`; `open` takes anyone); when allowed, both metadata
+         *     documents carry `registration_endpoint`. `redirect_uris` (required for the
+         *     `authorization_code` grant): https without fragment, userinfo or wildcard; or http on a
+         *     loopback host (`127.0.0.1`, `[::1]`, `localhost`), whose port is ignored at the
+         *     authorization endpoint (RFC 8252 7.3); or a private-use scheme with a dot (RFC 8252 7.1,
+         *     `com.example.app:/callback`). `token_endpoint_auth_method`: `client_secret_basic`
+         *     (the default, RFC 7591 2), `client_secret_post`, or `none` (a public client: no secret,
+         *     PKCE always). `grant_types`: `authorization_code`, `refresh_token`,
+         *     `urn:ietf:params:oauth:grant-type:device_code`. `scope`: a subset of `scopes_supported`.
+         *     Unknown fields are ignored (RFC 7591 2). Answers the client's information with its
+         *     `registration_access_token` and `registration_client_uri` (RFC 7592), shown once. At
+         *     most `CLIENT_REGISTRATION_PER_HOUR` registrations per hour from one address.
+         */
+        post: operations["registerClient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/open/oauth/register/{client_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a dynamically registered client (RFC 7592 2.1)
+         * @description The client's current information, with its registration access token as
+         *     `Authorization: Bearer`. Only clients that registered themselves are managed here; any
+         *     other client_id, and a token not this client's, answer 401.
+         */
+        get: operations["readClientRegistration"];
+        /**
+         * Replace a dynamically registered client's metadata (RFC 7592 2.2)
+         * @description Replaces every metadata field (one left out takes its default, as at registration); the
+         *     body's `client_id` must be this client's. A client keeps its kind: `none` cannot become a
+         *     secret method nor the reverse (register a new client instead); `client_secret_basic` and
+         *     `client_secret_post` may swap. Its client_id, client secret and registration access token
+         *     stay.
+         */
+        put: operations["updateClientRegistration"];
+        post?: never;
+        /**
+         * Delete a dynamically registered client (RFC 7592 2.3)
+         * @description The client is gone with every grant and token issued to it, at once.
+         */
+        delete: operations["deleteClientRegistration"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/serverless/v1/chat/completions": {
         parameters: {
             query?: never;
@@ -1550,12 +1620,143 @@ export interface components {
         /** @description RFC 6749 5.2 error response. */
         OAuthError: {
             /**
-             * @description **Open** (the values are listed in `x-extensible-enum`, not `enum`, so that no generated client refuses a new one): a later minor version may add codes (RFC 6749 8.5); treat an unknown one as a failure of the request. The same codes name the `error` of an authorization redirect; `login_required`, `consent_required` and `interaction_required` (OpenID Connect Core 3.1.2.6) come only there, answering `prompt=none`. `invalid_target` (RFC 8693 2.2.2): a token exchange's `resource` is not one this server issues tokens for. `authorization_pending`, `access_denied`, `expired_token` and a 400 `slow_down` answer a device code poll (RFC 8628 3.5).
+             * @description **Open** (the values are listed in `x-extensible-enum`, not `enum`, so that no generated client refuses a new one): a later minor version may add codes (RFC 6749 8.5); treat an unknown one as a failure of the request. The same codes name the `error` of an authorization redirect; `login_required`, `consent_required` and `interaction_required` (OpenID Connect Core 3.1.2.6) come only there, answering `prompt=none`. `invalid_target` (RFC 8693 2.2.2): a token exchange's `resource` is not one this server issues tokens for. `authorization_pending`, `access_denied`, `expired_token` and a 400 `slow_down` answer a device code poll (RFC 8628 3.5). `invalid_client_metadata` and `invalid_redirect_uri` answer a client registration (RFC 7591 3.2.2), `invalid_token` a missing or wrong initial or registration access token.
              * @example invalid_grant
              */
             error: string;
             /** @example The authorization code is invalid, expired or already used. */
             error_description?: string;
+        };
+        /** @description Client metadata (RFC 7591 2). Unknown fields are ignored. For updateClientRegistration, `client_id` is required and must be the client's own. */
+        ClientRegistrationRequest: {
+            /**
+             * @description updateClientRegistration only: the client's own client_id.
+             * @example app_3f9a1c0e5b7d2a4c6e8f
+             */
+            client_id?: string;
+            /**
+             * @example [
+             *       "http://localhost:33418/callback"
+             *     ]
+             */
+            redirect_uris?: string[];
+            /**
+             * @description `client_secret_basic` (the default), `client_secret_post` or `none`.
+             * @example none
+             */
+            token_endpoint_auth_method?: string;
+            /**
+             * @description Default `[authorization_code]`.
+             * @example [
+             *       "authorization_code",
+             *       "refresh_token"
+             *     ]
+             */
+            grant_types?: string[];
+            /**
+             * @description Only `code`; default `[code]`.
+             * @example [
+             *       "code"
+             *     ]
+             */
+            response_types?: string[];
+            /** @example Claude */
+            client_name?: string;
+            /** @example https://claude.ai */
+            client_uri?: string;
+            /**
+             * @description Stored, never fetched.
+             * @example https://claude.ai/logo.png
+             */
+            logo_uri?: string;
+            /**
+             * @description Space-separated; a subset of `scopes_supported`.
+             * @example workflows:run
+             */
+            scope?: string;
+            /**
+             * @example [
+             *       "ops@example.com"
+             *     ]
+             */
+            contacts?: string[];
+            /** @example 4NRB1-0XZABZI9E6-5SM3R */
+            software_id?: string;
+            /** @example 1.0.0 */
+            software_version?: string;
+            /**
+             * @description `RS256` (the default) or `ES256`.
+             * @example RS256
+             */
+            id_token_signed_response_alg?: string;
+        };
+        /** @description A registered client (RFC 7591 3.2.1, RFC 7592 3): its metadata as registered, its credentials and where to manage it. */
+        ClientInformation: {
+            /** @example app_3f9a1c0e5b7d2a4c6e8f */
+            client_id: string;
+            /**
+             * @description Seconds since the epoch.
+             * @example 1795382400
+             */
+            client_id_issued_at?: number;
+            /**
+             * @description Confidential clients only; shown at registration only.
+             * @example cs_h7Q2mXv9Lr4Tz1Wk8Np3Bs6Dy0Fc5Ga2Je7Hu4Ki9Lo1
+             */
+            client_secret?: string;
+            /**
+             * @description 0: the secret does not expire. Confidential clients only.
+             * @example 0
+             */
+            client_secret_expires_at?: number;
+            /**
+             * @description The token that manages this client (RFC 7592); shown at registration only.
+             * @example rat_Pn4rT8wQ2zX6vB1mK9sL3dF7gH0jY5cA2eU8iO4pR6t
+             */
+            registration_access_token?: string;
+            /** @example http://localhost:3000/api/open/oauth/register/app_3f9a1c0e5b7d2a4c6e8f */
+            registration_client_uri?: string;
+            /**
+             * @example [
+             *       "http://localhost:33418/callback"
+             *     ]
+             */
+            redirect_uris?: string[];
+            /** @example none */
+            token_endpoint_auth_method?: string;
+            /**
+             * @example [
+             *       "authorization_code",
+             *       "refresh_token"
+             *     ]
+             */
+            grant_types?: string[];
+            /**
+             * @example [
+             *       "code"
+             *     ]
+             */
+            response_types?: string[];
+            /** @example Claude */
+            client_name?: string;
+            /** @example https://claude.ai */
+            client_uri?: string;
+            /** @example https://claude.ai/logo.png */
+            logo_uri?: string;
+            /** @example workflows:run */
+            scope?: string;
+            /**
+             * @example [
+             *       "ops@example.com"
+             *     ]
+             */
+            contacts?: string[];
+            /** @example 4NRB1-0XZABZI9E6-5SM3R */
+            software_id?: string;
+            /** @example 1.0.0 */
+            software_version?: string;
+            /** @example RS256 */
+            id_token_signed_response_alg?: string;
         };
         /** @description Form fields of the token endpoint. Which are required depends on `grant_type`. */
         TokenRequest: {
@@ -2124,6 +2325,11 @@ export interface components {
              * @example true
              */
             client_id_metadata_document_supported?: boolean;
+            /**
+             * @description RFC 7591: present when the operator allows client registration.
+             * @example http://localhost:3000/api/open/oauth/register
+             */
+            registration_endpoint?: string;
         };
         /** @description OpenID Provider metadata (OpenID Connect Discovery 1.0, 3), a superset of RFC 8414's. */
         OpenIdConfiguration: components["schemas"]["AuthorizationServerMetadata"] & {
@@ -5262,6 +5468,17 @@ export interface components {
                 "text/html": string;
             };
         };
+        /** @description The registration access token is missing or not this client's, or the client_id is not a dynamically registered client (`invalid_token`, RFC 7592 2). */
+        RegistrationTokenInvalid: {
+            headers: {
+                /** @example Bearer realm="register", error="invalid_token" */
+                "WWW-Authenticate": string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
         /** @description The database is unavailable; retry later (RFC 6749 `temporarily_unavailable`). */
         OAuthUnavailable: {
             headers: {
@@ -6191,6 +6408,192 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+        };
+    };
+    registerClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClientRegistrationRequest"];
+            };
+        };
+        responses: {
+            /** @description The client is registered. */
+            201: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientInformation"];
+                };
+            };
+            /** @description RFC 7591 3.2.2: `invalid_redirect_uri` (a redirect URI of none of the allowed kinds) or `invalid_client_metadata` (any other field, malformed JSON included). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description `CLIENT_REGISTRATION=initial_access_token` and the initial access token is missing, unknown or expired (`invalid_token`, RFC 6750 3.1). */
+            401: {
+                headers: {
+                    /** @example Bearer realm="register", error="invalid_token" */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description `CLIENT_REGISTRATION=off` (the default): this server takes no registrations (`access_denied`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Too many registrations from this address. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    readClientRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client's information. */
+            200: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientInformation"];
+                };
+            };
+            401: components["responses"]["RegistrationTokenInvalid"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    updateClientRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClientRegistrationRequest"];
+            };
+        };
+        responses: {
+            /** @description The client's information after the update. */
+            200: {
+                headers: {
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientInformation"];
+                };
+            };
+            /** @description `invalid_redirect_uri` or `invalid_client_metadata` (RFC 7591 3.2.2), a `client_id` not this one, or a public client turning confidential. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            401: components["responses"]["RegistrationTokenInvalid"];
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    deleteClientRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["RegistrationTokenInvalid"];
+            503: components["responses"]["OAuthUnavailable"];
         };
     };
     createChatCompletion: {

@@ -16,6 +16,7 @@ export class ConfigError extends Error {
   }
 }
 
+const CLIENT_REGISTRATION_MODES = ['off', 'initial_access_token', 'open'] as const;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const NODE_ENVS = ['development', 'production', 'test'] as const;
 
@@ -111,6 +112,8 @@ const envSchema = z.object({
   DEMO_MODELS: z.preprocess(blankToUndefined, booleanText.optional()),
   SIGNUP: z.preprocess(blankToUndefined, booleanText.optional()),
   DPOP_REQUIRE_NONCE: z.preprocess(blankToUndefined, booleanText.optional()),
+  CLIENT_REGISTRATION: z.preprocess(blankToUndefined, z.enum(CLIENT_REGISTRATION_MODES).default('off')),
+  CLIENT_REGISTRATION_PER_HOUR: integer(20, 1, 100_000),
   SECRETS_KEY: z.preprocess(
     blankToUndefined,
     z
@@ -384,6 +387,10 @@ function accessSettings(e: Env) {
     DEVICE_CODE_TTL_SECONDS: e.DEVICE_CODE_TTL_SECONDS,
     /** DPoP proofs must carry a server nonce (RFC 9449 8, 9); off by default, as node-oidc-provider's requireNonce. */
     DPOP_REQUIRE_NONCE: e.DPOP_REQUIRE_NONCE ?? false,
+    /** Client registration (RFC 7591): `off` (the default, as node-oidc-provider's), `initial_access_token` or `open`. */
+    CLIENT_REGISTRATION: e.CLIENT_REGISTRATION,
+    /** Client registrations one address may make per hour. */
+    CLIENT_REGISTRATION_PER_HOUR: e.CLIENT_REGISTRATION_PER_HOUR,
   };
 }
 

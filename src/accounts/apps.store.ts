@@ -108,6 +108,10 @@ export async function listAppRowsOfOwner(db: Knex, ownerUserId: number): Promise
   return db<ApplicationRow>('applications').where({ owner_user_id: ownerUserId }).orderBy('id');
 }
 
+export async function listAppRowsOfKind(db: Knex, kind: string): Promise<ApplicationRow[]> {
+  return db<ApplicationRow>('applications').where({ registration_kind: kind }).orderBy('id');
+}
+
 export async function updateAppDetails(
   db: Knex,
   id: number,

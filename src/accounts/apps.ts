@@ -18,6 +18,7 @@ import {
   findAppRowOfOwner,
   insertApp,
   insertClientSecret,
+  listAppRowsOfKind,
   listAppRowsOfOwner,
   listClientSecretRows,
   markClientSecretUsed,
@@ -208,6 +209,17 @@ export async function replaceRegisteredApp(
     appId,
     registeredRow({ ...input, kind: 'dynamic', registrationAccessTokenHash: null }),
   );
+}
+
+/** Deletes a client without an owner with every grant and token issued to it; answers once no process honours them. */
+export async function deleteRegisteredApp(ctx: DbContext, appId: number): Promise<void> {
+  await deleteAppRow(ctx.db, appId);
+  await revocationLease.settle();
+}
+
+/** The clients of one registration kind (`dynamic`...), oldest first. */
+export async function listAppsOfKind(ctx: DbContext, kind: string): Promise<Application[]> {
+  return listAppRowsOfKind(ctx.db, kind);
 }
 
 export async function findAppByClientId(ctx: DbContext, clientId: string): Promise<Application | undefined> {

@@ -2,6 +2,7 @@
 // its options and calls the same services as the HTTP API. One module per group of commands.
 import type { Command } from './command.ts';
 import { appCommands } from './commands/apps.ts';
+import { clientCommands } from './commands/clients.ts';
 import { credentialCommands } from './commands/credentials.ts';
 import { operationCommands } from './commands/operations.ts';
 import { userCommands } from './commands/users.ts';
@@ -13,6 +14,7 @@ export { options, required, UsageError, type Command, type Output, type Values }
 export const commands: Record<string, Command> = {
   ...userCommands,
   ...appCommands,
+  ...clientCommands,
   ...credentialCommands,
   ...operationCommands,
   ...metadataDocumentCommands,

@@ -9,6 +9,7 @@ import { DEVICE_TABLES } from './migrations/0034_device_authorizations.ts';
 import { DPOP_TABLES } from './migrations/0035_dpop.ts';
 import { PUSHED_REQUEST_TABLES } from './migrations/0036_pushed_authorization_requests.ts';
 import { METADATA_DOCUMENT_TABLES } from './migrations/0040_client_metadata_documents.ts';
+import { CLIENT_REGISTRATION_TABLES } from './migrations/0038_dynamic_client_registration.ts';
 import { versionBytes } from '../workflows/versions.store.ts';
 
 // The tables of 0001_initial, then of later migrations.
@@ -25,6 +26,7 @@ const TABLES = [
   ...DPOP_TABLES,
   ...PUSHED_REQUEST_TABLES,
   ...METADATA_DOCUMENT_TABLES,
+  ...CLIENT_REGISTRATION_TABLES,
 ];
 
 const ALL = [

@@ -165,6 +165,9 @@ export function securityHandlers(authenticate: Authenticators, baseUrl: string):
 
     // The token endpoint authenticates its client itself (RFC 6749 2.3.1), Basic or form body.
     clientBasic: () => true,
+    // Client registration checks its initial and registration access tokens itself (oauth/registration.ts).
+    initialAccessToken: () => true,
+    registrationAccessToken: () => true,
 
     async apiKey(req, permissions) {
       const token = bearerToken(req);

@@ -102,6 +102,10 @@ export interface AuthorizedApp {
   scope: string;
   /** When the user last granted it. */
   authorizedAt: number;
+  /** Its client_id, so that two applications of the same name can be told apart. */
+  clientId: string;
+  /** `console`, or `dynamic` for a client that registered itself (nobody reviewed it). */
+  registrationKind: string;
 }
 
 /** The applications the user has authorized (and not revoked), one entry per application. */
@@ -111,7 +115,7 @@ export async function listAuthorizedApps(db: Knex, userId: number): Promise<Auth
     .where('z.user_id', userId)
     .whereNull('z.revoked_at')
     .orderBy('z.created_at', 'desc')
-    .select('a.id', 'a.name', 'a.homepage', 'z.scope', 'z.created_at');
+    .select('a.id', 'a.name', 'a.homepage', 'a.client_id', 'a.registration_kind', 'z.scope', 'z.created_at');
   const byApp = new Map<number, AuthorizedApp>();
   for (const r of rows) {
     const id = Number(r.id);
@@ -123,7 +127,33 @@ export async function listAuthorizedApps(db: Knex, userId: number): Promise<Auth
       homepage: r.homepage,
       scope: joinScopes([...scopes]),
       authorizedAt: seen?.authorizedAt ?? Number(r.created_at),
+      clientId: String(r.client_id),
+      registrationKind: String(r.registration_kind),
     });
   }
   return [...byApp.values()];
+}
+
+/** How many users hold a grant to the application: an unrevoked authorization, or a token without one (device flow). */
+export async function countAuthorizedUsers(db: Knex, applicationId: number): Promise<number> {
+  const viaCode = await db('authorizations')
+    .where({ application_id: applicationId })
+    .whereNull('revoked_at')
+    .distinct('user_id');
+  const direct = await db('oauth_tokens')
+    .where({ application_id: applicationId })
+    .whereNull('authorization_id')
+    .whereNotNull('user_id')
+    .distinct('user_id');
+  return new Set([...viaCode, ...direct].map((r: { user_id: number }) => Number(r.user_id))).size;
+}
+
+/** When a token was last issued to the application (ms), whether under an authorization or directly; null: never (or all deleted). */
+export async function lastTokenIssuedAt(db: Knex, applicationId: number): Promise<number | null> {
+  const row = (await db('oauth_tokens as t')
+    .leftJoin('authorizations as z', 'z.id', 't.authorization_id')
+    .where((q) => q.where('z.application_id', applicationId).orWhere('t.application_id', applicationId))
+    .max({ at: 't.created_at' })
+    .first()) as { at: number | string | null } | undefined;
+  return row?.at == null ? null : Number(row.at);
 }

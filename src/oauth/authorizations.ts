@@ -18,3 +18,13 @@ export async function revokeApplication(ctx: DbContext, userId: number, applicat
   await revocationLease.settle(); // even when a concurrent call revoked first: it may still be settling
   return revoked;
 }
+
+/** How many users hold a grant to the application (the operator's list of registered clients). */
+export function countAuthorizedUsers(ctx: DbContext, applicationId: number): Promise<number> {
+  return store.countAuthorizedUsers(ctx.db, applicationId);
+}
+
+/** When a token was last issued to the application (ms; null: none stored): its "last used", as the tokens tell. */
+export function lastTokenIssuedAt(ctx: DbContext, applicationId: number): Promise<number | null> {
+  return store.lastTokenIssuedAt(ctx.db, applicationId);
+}

@@ -4,7 +4,7 @@ import { METADATA_DOCUMENT_ID_PREFIX } from '../accounts/clientIds.ts';
 import { looksLikeMetadataDocumentUrl } from './metadataDocument.ts';
 import { AuthorizePageError, AuthorizeRedirectError } from '../shared/errors.ts';
 import { isScope, joinScopes, splitScope } from './scopes.ts';
-import { findClientByClientId, type OAuthClient } from './clients.ts';
+import { findClientByClientId, scopesNotRegistered, type OAuthClient } from './clients.ts';
 import { requestedResources } from './resources.ts';
 import { redirectUriAllowed } from './redirectUris.ts';
 
@@ -136,6 +136,9 @@ const checkScope: Step = (params, draft) => {
   if (scopes.length === 0) throw new AuthorizeRedirectError('invalid_request', 'scope is required.');
   const unknown = scopes.filter((s) => !isScope(s));
   if (unknown.length) throw new AuthorizeRedirectError('invalid_scope', `Unknown scope: ${unknown.join(' ')}`);
+  const unregistered = scopesNotRegistered(draft.client!, scopes);
+  if (unregistered.length)
+    throw new AuthorizeRedirectError('invalid_scope', `Not a scope this client registered: ${unregistered.join(' ')}`);
   draft.scope = joinScopes(scopes);
 };
 

@@ -30,6 +30,11 @@ export interface OAuthClient {
    * may exempt a confidential client (admin CLI); a public client never is (RFC 9700 2.1.1 MUST).
    */
   pkceRequired: boolean;
+  /**
+   * The scopes a self-registered client registered (RFC 7591 2 `scope`): it may ask for no other.
+   * Undefined: any scope the service offers.
+   */
+  registeredScopes?: string[];
   /** The authorize endpoint takes only pushed authorization requests from it (RFC 9126 6). */
   requirePushedRequests: boolean;
 }
@@ -37,6 +42,18 @@ export interface OAuthClient {
 /** A public client (RFC 6749 2.1): it has no secret and authenticates with its client_id alone. */
 export function isPublicClient(client: Pick<OAuthClient, 'tokenEndpointAuthMethod'>): boolean {
   return client.tokenEndpointAuthMethod === 'none';
+}
+
+/** The registered `scope` of a client's metadata (RFC 7591 2), if it registered one. */
+function registeredScopesOf(app: Application): string[] | undefined {
+  const scope = (JSON.parse(app.client_metadata ?? '{}') as { scope?: string }).scope;
+  return scope === undefined ? undefined : scope.split(' ').filter(Boolean);
+}
+
+/** The requested scopes a client may not ask for: those outside its registered scope, if any. */
+export function scopesNotRegistered(client: Pick<OAuthClient, 'registeredScopes'>, scopes: string[]): string[] {
+  const allowed = client.registeredScopes;
+  return allowed ? scopes.filter((s) => !allowed.includes(s)) : [];
 }
 
 function redirectUrisOf(app: Application): string[] {
@@ -59,6 +76,7 @@ export function toClient(app: Application): OAuthClient {
     registrationKind: (app.registration_kind ?? 'console') as RegistrationKind,
     pkceRequired: Boolean(app.pkce_required) || tokenEndpointAuthMethod === 'none',
     requirePushedRequests: Boolean(app.require_pushed_authorization_requests),
+    ...(app.client_metadata ? { registeredScopes: registeredScopesOf(app) } : {}),
   };
 }
 

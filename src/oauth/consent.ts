@@ -52,22 +52,51 @@ export function consentPage(
   );
 }
 
+/** The service's name, as the page header shows it. */
+const SERVICE_NAME = 'OpenAuth';
+
+function hostOf(uri: string): string | null {
+  try {
+    return new URL(uri).host || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Who vouches for the app: the user who registered it, or, for a client that registered itself
+ * (RFC 7591), nobody: its name and site are its own claims, so the page says so and shows its
+ * client_id and its site's host rather than a link named by the client.
+ */
+function provenance(
+  client: Pick<OAuthClient, 'homepage' | 'registrationKind' | 'clientId'>,
+  ownerLogin: string | undefined,
+): Html {
+  if (client.registrationKind !== 'console') {
+    const host = hostOf(client.homepage);
+    return html`<p class="app-meta unreviewed">Registered by itself, not reviewed by ${SERVICE_NAME}. Client ID: <code>${client.clientId}</code>${host ? html` · Site: ${host}` : ''}</p>`;
+  }
+  const homepage = /^https?:\/\//i.test(client.homepage)
+    ? html`<a href="${client.homepage}" rel="noopener noreferrer">${client.homepage}</a>`
+    : html`${client.homepage}`;
+  return html`<p class="app-meta">${ownerLogin ? html`Registered by <strong>${ownerLogin}</strong> · ` : ''}Homepage: ${homepage}</p>`;
+}
+
 /**
  * What the user consents to, the same in every flow (the code flow's page, the device flow's):
- * the app, who registered it, its homepage, and the scopes in words.
+ * the app, who registered it (or that it registered itself), its homepage, and the scopes in words.
  */
 export function consentDetails(
-  client: Pick<OAuthClient, 'name' | 'description' | 'homepage'> & { metadataDocumentHost?: string },
+  client: Pick<OAuthClient, 'name' | 'description' | 'homepage' | 'registrationKind' | 'clientId'> & {
+    metadataDocumentHost?: string;
+  },
   scopes: string[],
   user: { login: string },
   ownerLogin?: string,
 ): Html {
-  const homepage = /^https?:\/\//i.test(client.homepage)
-    ? html`<a href="${client.homepage}" rel="noopener noreferrer">${client.homepage}</a>`
-    : html`${client.homepage}`;
   return html`<h1>Authorize ${client.name}</h1>
 <p class="app-description">${client.description}</p>
-${metadataDocumentNote(client)}<p class="app-meta">${ownerLogin ? html`Registered by <strong>${ownerLogin}</strong> · ` : ''}Homepage: ${homepage}</p>
+${client.metadataDocumentHost ? metadataDocumentNote(client) : provenance(client, ownerLogin)}
 <p><strong>${client.name}</strong> wants to access your account <strong>${user.login}</strong>:</p>
 <ul class="scopes">${scopes.filter(isScope).map((s) => html`<li><code>${s}</code>: ${SCOPES[s]}</li>`)}</ul>`;
 }

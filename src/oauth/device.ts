@@ -6,7 +6,7 @@ import { hashToken, newToken } from '../shared/crypto.ts';
 import { invalidRequest, invalidScope, invalidTarget } from '../shared/errors.ts';
 import { findUserById } from '../accounts/users.ts';
 import { getOrCreateSecret } from '../accounts/secrets.ts';
-import { authenticatedClient, findClientByClientId, type OAuthClient } from './clients.ts';
+import { authenticatedClient, findClientByClientId, scopesNotRegistered, type OAuthClient } from './clients.ts';
 import { isScope, joinScopes, splitScope } from './scopes.ts';
 import { requestedResources } from './resources.ts';
 import * as store from './device.store.ts';
@@ -75,6 +75,8 @@ export function startDeviceAuthorization(ctx: AppContext): RequestHandler {
       (req.body as { resource?: unknown }).resource,
       invalidTarget,
     );
+    const unregistered = scopesNotRegistered(client, scopes);
+    if (unregistered.length) throw invalidScope(`Not a scope this client registered: ${unregistered.join(' ')}`);
 
     const deviceCode = newToken('dvc');
     const userCode = newUserCode();

@@ -92,7 +92,7 @@ describe.each(testDialects())('OAuth authorization-code flow (%s)', (dialect) =>
     expect(as.issuer).toBe(server.baseUrl);
     expect(as.token_endpoint).toBe(`${server.baseUrl}/api/open/oauth/token`);
     expect(as.code_challenge_methods_supported).toEqual(['S256']);
-    expect(as.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post']);
+    expect(as.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
   });
 
   it('runs the whole flow with client_secret_post: code, tokens, then userinfo {id, login, name, avatar_url} and sub (the id as a string) exactly', async () => {

@@ -11,8 +11,15 @@ type Metadata = components['schemas']['AuthorizationServerMetadata'];
 type OpenIdConfiguration = components['schemas']['OpenIdConfiguration'];
 type ResourceMetadata = components['schemas']['ProtectedResourceMetadata'];
 
+/** Whether the operator takes client registrations (RFC 7591): then both documents name the endpoint. */
+interface MetadataOptions {
+  registration?: boolean;
+  /** Whether an https URL on an allowed host may be a client_id (Client ID Metadata Documents). */
+  metadataDocuments?: boolean;
+}
+
 /** RFC 8414 2; the grant types, and the endpoints they bring, are the grant registry's (grants/registry.ts). */
-function authorizationServerMetadata(base: string, metadataDocuments: boolean): Metadata {
+function authorizationServerMetadata(base: string, options: MetadataOptions = {}): Metadata {
   return {
     issuer: base,
     authorization_endpoint: `${base}/oauth/authorize`,
@@ -26,7 +33,8 @@ function authorizationServerMetadata(base: string, metadataDocuments: boolean): 
     scopes_supported: [...SUPPORTED_SCOPES],
     response_types_supported: ['code'],
     grant_types_supported: [...GRANT_TYPES],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    // `none`: public clients, which authenticate with their client_id alone (RFC 7591 2).
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
     // RFC 9126 5: an application may require pushed requests; the server as a whole does not.
@@ -34,8 +42,9 @@ function authorizationServerMetadata(base: string, metadataDocuments: boolean): 
     require_pushed_authorization_requests: false,
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
     ...grantsMetadata(base),
+    ...(options.registration ? { registration_endpoint: `${base}/api/open/oauth/register` } : {}),
     // draft-ietf-oauth-client-id-metadata-document: only said when the operator allows some hosts.
-    ...(metadataDocuments ? { client_id_metadata_document_supported: true } : {}),
+    ...(options.metadataDocuments ? { client_id_metadata_document_supported: true } : {}),
   };
 }
 
@@ -43,9 +52,9 @@ function authorizationServerMetadata(base: string, metadataDocuments: boolean): 
  * OpenID Connect Discovery 1.0 (3): RFC 8414's metadata and what an OpenID Connect client checks
  * an ID token against. The request_uri default is true, so its absence is said outright.
  */
-function openIdConfiguration(base: string, metadataDocuments: boolean): OpenIdConfiguration {
+function openIdConfiguration(base: string, options: MetadataOptions = {}): OpenIdConfiguration {
   return {
-    ...authorizationServerMetadata(base, metadataDocuments),
+    ...authorizationServerMetadata(base, options),
     jwks_uri: `${base}/.well-known/jwks.json`,
     response_modes_supported: ['query'],
     subject_types_supported: ['public'],
@@ -72,12 +81,14 @@ function openIdConfiguration(base: string, metadataDocuments: boolean): OpenIdCo
   };
 }
 
+const metadataOptions = (ctx: AppContext): MetadataOptions => ({
+  registration: ctx.config.CLIENT_REGISTRATION !== 'off',
+  metadataDocuments: ctx.config.CLIENT_ID_METADATA_DOCUMENT_HOSTS.length > 0,
+});
+
 /** GET /.well-known/oauth-authorization-server (RFC 8414 2): what a client library needs. */
 export function getAuthorizationServerMetadata(ctx: AppContext): RequestHandler {
-  const metadata = authorizationServerMetadata(
-    ctx.config.BASE_URL,
-    ctx.config.CLIENT_ID_METADATA_DOCUMENT_HOSTS.length > 0,
-  );
+  const metadata = authorizationServerMetadata(ctx.config.BASE_URL, metadataOptions(ctx));
   return (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').json(metadata);
   };
@@ -85,7 +96,7 @@ export function getAuthorizationServerMetadata(ctx: AppContext): RequestHandler 
 
 /** GET /.well-known/openid-configuration (OpenID Connect Discovery 1.0, 4). */
 export function getOpenIdConfiguration(ctx: AppContext): RequestHandler {
-  const metadata = openIdConfiguration(ctx.config.BASE_URL, ctx.config.CLIENT_ID_METADATA_DOCUMENT_HOSTS.length > 0);
+  const metadata = openIdConfiguration(ctx.config.BASE_URL, metadataOptions(ctx));
   return (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').json(metadata);
   };

@@ -48,7 +48,7 @@ describe('authorization server metadata (RFC 8414 2) and OpenID configuration (D
       response_types_supported: ['code'],
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       scopes_supported: ['openid', 'user_info', 'api_key', 'workflows:run', 'workflows:read'],
     });
   });

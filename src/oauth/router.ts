@@ -1,5 +1,6 @@
 import { Router, type Request, type RequestHandler } from 'express';
-import { ipKeyGenerator } from 'express-rate-limit';
+import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { databaseRateLimitStore, retryAfterSeconds } from '../http/rateLimitStore.ts';
 import type { AppContext } from '../context.ts';
 import { htmlPages, oauthJson, type ErrorSurface } from '../http/errorDialects.ts';
 import type { Operations } from '../http/operations.ts';
@@ -26,6 +27,13 @@ import {
 } from './par.ts';
 import { token } from './token.ts';
 import { startDeviceAuthorization } from './device.ts';
+import {
+  deleteClientRegistration,
+  readClientRegistration,
+  registerClient,
+  registrationJson,
+  updateClientRegistration,
+} from './registration.ts';
 import { findUserById } from '../accounts/users.ts';
 
 /**
@@ -38,7 +46,26 @@ export const oauthPagePaths = /^\/oauth\/authorize(\/|$)/;
 export const oauthErrors: ErrorSurface[] = [
   { paths: /^\/api\/open\/oauth\/(token|revoke|introspect|par|device_authorization)$/, dialect: oauthJson },
   { paths: oauthPagePaths, dialect: htmlPages(errorPage) },
+  { paths: /^\/api\/open\/oauth\/register(\/[^/]+)?$/, dialect: registrationJson },
 ];
+
+/**
+ * Client registrations per source address and hour (CLIENT_REGISTRATION_PER_HOUR), counted in the
+ * database as signups are: a registration is no hot path, and each one stores a client.
+ */
+function registrationsPerAddress(ctx: AppContext): RequestHandler {
+  const windowMs = 60 * 60_000;
+  return rateLimit({
+    windowMs,
+    limit: ctx.config.CLIENT_REGISTRATION_PER_HOUR,
+    standardHeaders: false,
+    legacyHeaders: false,
+    skip: () => ctx.config.CLIENT_REGISTRATION === 'off',
+    keyGenerator: (req) => ipKeyGenerator(req.ip ?? ''),
+    store: databaseRateLimitStore(ctx.db, 'register-ip:'),
+    handler: (req, _res, next) => next(tokenRateLimited(retryAfterSeconds(req, windowMs))),
+  });
+}
 
 /**
  * GET /oauth/authorize (RFC 6749 4.1.1): the login page first when needed, then the consent page
@@ -158,6 +185,10 @@ export function oauthOperations(ctx: AppContext, limiter: SharedRateLimiter, fai
     introspectToken: [perClient, ...limitFailedAuthentications(failures, introspectToken(ctx))],
     pushAuthorizationRequest: [perClient, ...limitFailedAuthentications(failures, pushAuthorizationRequest(ctx))],
     startDeviceAuthorization: [perClient, ...limitFailedAuthentications(failures, startDeviceAuthorization(ctx))],
+    registerClient: [registrationsPerAddress(ctx), registerClient(ctx)],
+    readClientRegistration: readClientRegistration(ctx),
+    updateClientRegistration: updateClientRegistration(ctx),
+    deleteClientRegistration: deleteClientRegistration(ctx),
     getAuthorizationServerMetadata: getAuthorizationServerMetadata(ctx),
     getOpenIdConfiguration: getOpenIdConfiguration(ctx),
     getOpenApiResourceMetadata: getProtectedResourceMetadata(ctx, '/api/open'),

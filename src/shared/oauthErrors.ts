@@ -50,7 +50,10 @@ export type OAuthErrorCode =
   | 'expired_token'
   // RFC 9449 5, 7.1 and 8: a DPoP proof that fails its checks, or lacks the server's nonce.
   | 'invalid_dpop_proof'
-  | 'use_dpop_nonce';
+  | 'use_dpop_nonce'
+  // RFC 7591 3.2.2 and RFC 7592 2: client registration's (with invalid_redirect_uri above).
+  | 'invalid_client_metadata'
+  | 'invalid_token';
 
 export class OAuthError extends Error {
   readonly error: OAuthErrorCode;
@@ -98,3 +101,16 @@ export const pollingTooFast = (intervalS: number) =>
   new OAuthError('slow_down', `Polling too fast; the interval is now ${intervalS} seconds.`);
 export const deviceAccessDenied = () => new OAuthError('access_denied', 'The user denied the request.');
 export const deviceCodeExpired = () => new OAuthError('expired_token', 'The device code has expired.');
+
+// --- RFC 7591 3.2.2 and RFC 7592: client registration and its management --------------------------
+
+export const invalidClientMetadata = (description: string) => new OAuthError('invalid_client_metadata', description);
+export const invalidRedirectUriMetadata = (description: string) => new OAuthError('invalid_redirect_uri', description);
+/** The operator has not enabled client registration (CLIENT_REGISTRATION=off). */
+export const registrationOff = () =>
+  new OAuthError('access_denied', 'Client registration is not enabled on this server.', 403);
+/** A missing, unknown or expired initial access token, or a registration access token not the client's. */
+export const invalidRegistrationToken = (description: string) =>
+  new OAuthError('invalid_token', description, 401, {
+    'WWW-Authenticate': 'Bearer realm="register", error="invalid_token"',
+  });

@@ -16,7 +16,7 @@ export function authorizationsPage({ user, apps, flash }: AuthorizationsModel): 
     (
       a,
       i,
-    ) => html`<tr><td><strong>${a.name}</strong><br><small>${a.homepage}</small></td><td>${splitScope(a.scope).map((s) => html`<code>${s}</code> `)}</td><td>${formatDate(a.authorizedAt)}</td>
+    ) => html`<tr><td><strong>${a.name}</strong>${a.registrationKind === 'console' ? '' : html` <span class="badge" title="This application registered itself; nobody reviewed it.">self-registered</span>`}<br><small>${a.homepage}</small><br><small>Client ID: <code>${a.clientId}</code></small></td><td>${splitScope(a.scope).map((s) => html`<code>${s}</code> `)}</td><td>${formatDate(a.authorizedAt)}</td>
 <td><a class="button danger" href="/settings/authorizations/${a.applicationId}/revoke"${i === 0 ? html` id="first-revoke"` : ''}>Revoke</a></td></tr>`,
   );
   // The skip link leads to the first app's Revoke (without any app, to the page's text).

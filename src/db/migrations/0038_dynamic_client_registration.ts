@@ -19,6 +19,7 @@ import { dialectOf } from '../knex.ts';
 // SHA-256 hashes, with an optional expiry; revoking one deletes its row.
 
 const TABLE = 'applications';
+export const CLIENT_REGISTRATION_TABLES = ['client_registration_tokens'];
 
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable(TABLE, (t) => {

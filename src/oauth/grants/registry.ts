@@ -13,6 +13,9 @@ export const GRANTS: readonly Grant[] = [authorizationCode, refreshToken, tokenE
 /** Every registered `grant_type`, as the library's clients carry them (`client.grants`). */
 export const GRANT_TYPES: string[] = GRANTS.map((g) => g.type);
 
+/** The grant that takes response_type=code at the authorization endpoint (RFC 7591 2.1 pairs them). */
+export const CODE_GRANT_TYPE: string = authorizationCode.type;
+
 /** The grant types open to public clients and to clients registering themselves (Grant `publicClients`). */
 export const PUBLIC_CLIENT_GRANT_TYPES: string[] = GRANTS.filter((g) => g.publicClients).map((g) => g.type);
 
