@@ -11,6 +11,7 @@ import {
 } from '../../test/support/oauthFlow.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { createRegisteredApp } from '../accounts/apps.ts';
+import { dpopKey, dpopProof } from '../../test/support/dpopProof.ts';
 
 // Public clients (RFC 6749 2.1; token_endpoint_auth_method `none`): the client_id alone
 // authenticates them at the token, revocation and device authorization endpoints, PKCE is always
@@ -96,6 +97,37 @@ describe.each(testDialects())('public clients (%s)', (dialect) => {
       client_id: clientId,
     });
     expect(after.status).toBe(400);
+  });
+
+  it('gets DPoP-bound access tokens with its client_id alone, at the code exchange and at each refresh', async () => {
+    const key = await dpopKey();
+    const url = `${server.baseUrl}/api/open/oauth/token`;
+    const withProof = async (fields: Record<string, string>) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          DPoP: await dpopProof(key, { htm: 'POST', htu: url }),
+        },
+        body: new URLSearchParams(fields),
+      });
+    const first = await withProof({
+      grant_type: 'authorization_code',
+      code: await code(),
+      redirect_uri: CALLBACK,
+      client_id: clientId,
+      code_verifier: PKCE.verifier,
+    });
+    expect(first.status).toBe(200);
+    const pair = (await first.json()) as { token_type: string; refresh_token: string };
+    expect(pair.token_type).toBe('DPoP');
+    const next = await withProof({
+      grant_type: 'refresh_token',
+      refresh_token: pair.refresh_token,
+      client_id: clientId,
+    });
+    expect(next.status).toBe(200);
+    expect(((await next.json()) as { token_type: string }).token_type).toBe('DPoP');
   });
 
   it('refuses a secret sent for it (invalid_client), and a code request without PKCE', async () => {
