@@ -19,6 +19,7 @@ import {
   type Fixture,
 } from '../../test/support/oauthFlow.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
+import { findClientByClientId } from '../oauth/clients.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 const run = promisify(execFile);
@@ -37,6 +38,8 @@ interface PythonAnswer {
   meta: { run_id?: string } | null;
   progress: { progress: number; message: string | null }[];
   token_scope: string | null;
+  /** The client id the SDK registered (OAuth sign-in only). */
+  client_id: string | null;
 }
 
 /** Fails, never skips, when the Python SDK is missing: CI installs it (.ci/run), so must a developer. */
@@ -51,6 +54,9 @@ async function checkPythonSdk(): Promise<string> {
     );
   }
 }
+
+/** The Python client's loopback redirect URI (RFC 8252 7.3); the test hands the callback over itself. */
+const PYTHON_REDIRECT_URI = 'http://127.0.0.1:47601/callback';
 
 describe.each(testDialects())('the Python MCP SDK client against /mcp (%s)', (dialect) => {
   let server: TestServer;
@@ -96,9 +102,7 @@ describe.each(testDialects())('the Python MCP SDK client against /mcp (%s)', (di
     const child = spawn(python, [script, `${server.baseUrl}/mcp`, tool, JSON.stringify(args)], {
       env: {
         ...process.env,
-        MCP_CLIENT_ID: user.clientId,
-        MCP_CLIENT_SECRET: user.clientSecret,
-        MCP_REDIRECT_URI: user.redirectUri,
+        MCP_REDIRECT_URI: PYTHON_REDIRECT_URI,
       },
     });
     let out = '';
@@ -135,7 +139,8 @@ describe.each(testDialects())('the Python MCP SDK client against /mcp (%s)', (di
 
   beforeAll(async () => {
     expect(await checkPythonSdk()).toMatch(/^\d+\.\d+\.\d+$/);
-    server = await startTestServer({ dialect, runs: true });
+    // The Python client registers itself (RFC 7591), as MCP clients do; the operator allows it.
+    server = await startTestServer({ dialect, runs: true, env: { CLIENT_REGISTRATION: 'open' } });
     user = await createFixture(server.ctx.db);
     const api = await apiOf(user);
     const echo = { name: 'Echo', description: 'Answers with the ticket.', ...seedGraph('echo') };
@@ -171,9 +176,17 @@ describe.each(testDialects())('the Python MCP SDK client against /mcp (%s)', (di
   it("signs in with the SDK's own OAuth provider (discovery from the 401, PKCE through our consent) and calls a tool", async () => {
     const { answer, authorizations } = await callFromPythonWithOAuth(ids.echo, { ticket: 'signed in' });
     expect(authorizations).toHaveLength(1);
+    // A client it registered itself, a public one: no secret, PKCE.
+    expect(answer.client_id).toMatch(/\S/);
+    expect(answer.client_id).not.toBe(user.clientId);
+    expect(await findClientByClientId(server.ctx, answer.client_id!)).toMatchObject({
+      registrationKind: 'dynamic',
+      tokenEndpointAuthMethod: 'none',
+    });
     expect(Object.fromEntries(authorizations[0]!.searchParams)).toMatchObject({
       response_type: 'code',
-      client_id: user.clientId,
+      client_id: answer.client_id,
+      redirect_uri: PYTHON_REDIRECT_URI,
       code_challenge_method: 'S256',
     });
     expect(answer.tools).toEqual([{ name: ids.echo, title: 'Echo' }]);

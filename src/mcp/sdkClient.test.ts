@@ -18,10 +18,12 @@ import {
   ChromiumOAuthProvider,
   connectWithOAuth,
   MCP_REDIRECT_URI,
-  registerMcpClient,
+  createMcpUser,
+  type McpUser,
 } from '../../test/support/mcpOAuthClient.ts';
 import { createFixture, discover, type Fixture } from '../../test/support/oauthFlow.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
+import { findClientByClientId } from '../oauth/clients.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 type WorkflowCreate = Schemas['WorkflowCreate'];
@@ -36,7 +38,7 @@ describe.each(testDialects())('the MCP SDK client with OAuth against /mcp (%s)',
   let server: TestServer;
   let browser: Browser;
   let page: Page;
-  let user: Fixture;
+  let user: McpUser;
   let api: ApiClient;
   let provider: ChromiumOAuthProvider;
   let mcp: Client;
@@ -91,10 +93,14 @@ describe.each(testDialects())('the MCP SDK client with OAuth against /mcp (%s)',
     server = await startTestServer({
       dialect,
       runs: true,
-      env: { MODEL_PROVIDER_BASE_URL: fake.baseUrl, MODEL_PROVIDER_MODELS: 'gpt-4o-mini' },
+      env: {
+        MODEL_PROVIDER_BASE_URL: fake.baseUrl,
+        MODEL_PROVIDER_MODELS: 'gpt-4o-mini',
+        // MCP clients register themselves (RFC 7591); the operator allows it.
+        CLIENT_REGISTRATION: 'open',
+      },
     });
-    const registered = await registerMcpClient(server);
-    user = registered.user;
+    user = await createMcpUser(server);
     api = await apiOf(user);
     ids.echo = await create(api, ECHO, true);
     ids.slow = await create(api, SLOW, true);
@@ -104,7 +110,7 @@ describe.each(testDialects())('the MCP SDK client with OAuth against /mcp (%s)',
     browser = await launchChromium();
     page = await browser.newPage();
     tokenPath = new URL((await discover(server.baseUrl)).token_endpoint!).pathname;
-    provider = new ChromiumOAuthProvider(page, user, registered.client);
+    provider = new ChromiumOAuthProvider(page, user);
     mcp = await connectWithOAuth(new URL('/mcp', server.baseUrl), provider);
   });
   afterAll(async () => {
@@ -114,26 +120,46 @@ describe.each(testDialects())('the MCP SDK client with OAuth against /mcp (%s)',
     await fake?.close();
   });
 
-  it('signs in as the SDK does: discovery from the 401, PKCE code flow through our pages, a refresh token', () => {
+  it('signs in as the SDK does: discovery from the 401, dynamic registration, PKCE code flow through our pages, a refresh token', async () => {
+    // The SDK registered itself (RFC 7591) as a public client: a client id, no secret.
+    const registered = provider.clientInformation()!;
+    expect(registered.client_id).toMatch(/\S/);
+    expect(registered).not.toHaveProperty('client_secret');
+    const stored = await findClientByClientId(server.ctx, registered.client_id);
+    expect(stored).toMatchObject({ registrationKind: 'dynamic', tokenEndpointAuthMethod: 'none', ownerUserId: null });
     expect(provider.log.authorizations).toHaveLength(1);
     const url = provider.log.authorizations[0]!;
     // Found by the SDK's discovery, not configured: the service's own authorization endpoint.
     expect(url.origin).toBe(new URL(server.baseUrl).origin);
     expect(Object.fromEntries(url.searchParams)).toMatchObject({
       response_type: 'code',
-      client_id: user.clientId,
+      client_id: registered.client_id,
       redirect_uri: MCP_REDIRECT_URI,
       code_challenge_method: 'S256',
+      // The scope and the resource (RFC 8707) of /mcp's protected-resource metadata.
       scope: 'workflows:run',
+      resource: `${server.baseUrl}/mcp`,
     });
-    // The SDK's own way there: refused without a token, then metadata it found, then the code's exchange.
-    const seen = provider.log.exchanges;
-    expect(seen[0]).toEqual({ method: 'POST', path: '/mcp', status: 401, authorized: false });
-    expect(seen.some((x) => x.path.startsWith('/.well-known/') && x.status === 200)).toBe(true);
-    const exchanged = seen.findIndex((x) => x.method === 'POST' && x.path === tokenPath && x.status === 200);
-    const firstAuthorized = seen.findIndex((x) => x.path === '/mcp' && x.authorized && x.status === 200);
-    expect(exchanged).toBeGreaterThan(0);
-    expect(firstAuthorized).toBeGreaterThan(exchanged);
+    // The consent page told the user that nobody reviewed this client.
+    expect(provider.log.consentPages).toHaveLength(1);
+    expect(provider.log.consentPages[0]).toContain('Registered by itself, not reviewed');
+    expect(provider.log.consentPages[0]).toContain(registered.client_id);
+    // The SDK's own way there: refused without a token, the resource's metadata named by the 401
+    // (RFC 9728), the authorization server's (RFC 8414), its registration, then the code's exchange.
+    const seen = provider.log.exchanges.map(
+      (x) => `${x.method} ${x.path} ${x.status}${x.authorized ? ' authorized' : ''}`,
+    );
+    const order = [
+      'POST /mcp 401',
+      'GET /.well-known/oauth-protected-resource/mcp 200',
+      'GET /.well-known/oauth-authorization-server 200',
+      'POST /api/open/oauth/register 201',
+      `POST ${tokenPath} 200`,
+      'POST /mcp 200 authorized',
+    ];
+    const at = order.map((step) => seen.indexOf(step));
+    expect(at, seen.join('\n')).not.toContain(-1);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
     expect(provider.log.tokens).toHaveLength(1);
     expect(provider.log.tokens[0]).toMatchObject({ token_type: 'Bearer', scope: 'workflows:run' });
     expect(provider.log.tokens[0]!.refresh_token).toBeTruthy();
@@ -218,9 +244,11 @@ describe.each(testDialects())('the MCP SDK client with OAuth against /mcp (%s)',
     expect(after.refresh_token).not.toBe(before.refresh_token); // rotated
     expect(provider.log.authorizations).toHaveLength(1); // no second trip through the browser
     // Refused with the old token, refreshed at the token endpoint, answered with the new one.
-    const seen = provider.log.exchanges.slice(from);
+    // (POSTs only: the transport's optional GET stream, a 405 here, may come at any time.)
+    const seen = provider.log.exchanges.slice(from).filter((x) => x.method === 'POST');
     expect(seen[0]).toEqual({ method: 'POST', path: '/mcp', status: 401, authorized: true });
-    expect(seen).toContainEqual({ method: 'POST', path: tokenPath, status: 200, authorized: true });
+    // A public client names itself in the form: no Authorization header at the token endpoint.
+    expect(seen).toContainEqual({ method: 'POST', path: tokenPath, status: 200, authorized: false });
     expect(seen.at(-1)).toEqual({ method: 'POST', path: '/mcp', status: 200, authorized: true });
   });
 

@@ -12,22 +12,31 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { createFixture, type Fixture } from './oauthFlow.ts';
+import { createUser } from '../../src/accounts/users.ts';
 import type { TestServer } from './server.ts';
 
 /** The client's redirect URI: a loopback one (RFC 8252 7.3), caught by the page before any network. */
 export const MCP_REDIRECT_URI = 'http://127.0.0.1:47600/callback';
 
+/** Who signs in on our pages. */
+export interface McpUser {
+  userId: number;
+  login: string;
+  password: string;
+}
+
+let users = 0;
 /**
- * The client's registration: today a user with an app they registered in the accounts service
- * (a pre-registered client). Once the service has dynamic registration, this is the one place to
- * change: the provider then answers `clientInformation()` with undefined and the SDK registers.
+ * A user of the service, and nothing else: the MCP client is no app they registered. It registers
+ * itself (RFC 7591) when the SDK finds `registration_endpoint` (the server runs with
+ * CLIENT_REGISTRATION=open), as MCP clients do.
  */
-export async function registerMcpClient(
-  server: TestServer,
-): Promise<{ user: Fixture; client: OAuthClientInformationMixed }> {
-  const user = await createFixture(server.ctx.db, MCP_REDIRECT_URI);
-  return { user, client: { client_id: user.clientId, client_secret: user.clientSecret } };
+export async function createMcpUser(server: TestServer): Promise<McpUser> {
+  users += 1;
+  const login = `mcpuser${users}x${Math.floor(Math.random() * 1e6)}`;
+  const password = 'correct horse battery';
+  const user = await createUser({ db: server.ctx.db }, { login, password, name: `MCP user ${users}` });
+  return { userId: user.id, login, password };
 }
 
 /** One HTTP exchange of the SDK: MCP requests and its OAuth requests alike. */
@@ -48,6 +57,8 @@ export interface ProviderLog {
   tokens: OAuthTokens[];
   /** Every request the SDK made through its transport, in order. */
   exchanges: Exchange[];
+  /** The text of each consent page the user was shown. */
+  consentPages: string[];
 }
 
 /**
@@ -55,19 +66,19 @@ export interface ProviderLog {
  * The code the redirect carries waits in `code` for `transport.finishAuth`.
  */
 export class ChromiumOAuthProvider implements OAuthClientProvider {
-  readonly log: ProviderLog = { authorizations: [], tokens: [], exchanges: [] };
+  readonly log: ProviderLog = { authorizations: [], tokens: [], exchanges: [], consentPages: [] };
   private info: OAuthClientInformationMixed | undefined;
   private saved: OAuthTokens | undefined;
   private verifier = '';
   private caught: Promise<string> | undefined;
 
   private readonly page: Page;
-  private readonly user: Fixture;
+  private readonly user: McpUser;
 
-  constructor(page: Page, user: Fixture, client: OAuthClientInformationMixed | undefined) {
+  /** Without client information: the SDK registers the client itself, and saves what it got. */
+  constructor(page: Page, user: McpUser) {
     this.page = page;
     this.user = user;
-    this.info = client;
   }
 
   get redirectUrl(): string {
@@ -80,6 +91,8 @@ export class ChromiumOAuthProvider implements OAuthClientProvider {
       redirect_uris: [MCP_REDIRECT_URI],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
+      // A public client, as a native MCP client is: no secret to keep, PKCE instead (RFC 8252 8.4).
+      token_endpoint_auth_method: 'none',
       scope: 'workflows:run',
     };
   }
@@ -139,6 +152,7 @@ export class ChromiumOAuthProvider implements OAuthClientProvider {
       }
       // A grant the user gave before is not asked again: the redirect came at once.
       if (!callback) {
+        this.log.consentPages.push(await page.innerText('body'));
         await page.click('#allow');
         await page.waitForURL((at) => at.href.startsWith(MCP_REDIRECT_URI));
       }

@@ -4,9 +4,9 @@ with a progress callback, and prints one JSON line for the test to assert on.
 
 Usage: python mcp_python_client.py MCP_URL TOOL_NAME ARGUMENTS_JSON, and either
 - MCP_ACCESS_TOKEN: a bearer token the test obtained, or
-- MCP_CLIENT_ID, MCP_CLIENT_SECRET, MCP_REDIRECT_URI: a registered client; the SDK's own OAuth
-  provider then discovers the server, prints `{"authorize": URL}` and reads the callback URL (the
-  user's answer, which the test gives as a browser would) from stdin.
+- MCP_REDIRECT_URI: the SDK's own OAuth provider then discovers the server, registers itself as a
+  public client (RFC 7591), prints `{"authorize": URL}` and reads the callback URL (the user's
+  answer, which the test gives as a browser would) from stdin.
 Secrets come by environment, not argument: a process's arguments are visible to every user.
 """
 
@@ -24,10 +24,10 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAu
 
 
 class MemoryStorage:
-    """The SDK's TokenStorage in memory, holding the pre-registered client."""
+    """The SDK's TokenStorage in memory: no client until the SDK registers one."""
 
-    def __init__(self, client: OAuthClientInformationFull) -> None:
-        self.client = client
+    def __init__(self) -> None:
+        self.client: OAuthClientInformationFull | None = None
         self.tokens: OAuthToken | None = None
 
     async def get_tokens(self) -> OAuthToken | None:
@@ -49,16 +49,10 @@ def oauth(url: str) -> tuple[OAuthClientProvider, MemoryStorage]:
         "redirect_uris": [redirect],
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
-        "token_endpoint_auth_method": "client_secret_basic",
+        "token_endpoint_auth_method": "none",
         "client_name": "Python MCP SDK tests",
     }
-    storage = MemoryStorage(
-        OAuthClientInformationFull(
-            client_id=os.environ["MCP_CLIENT_ID"],
-            client_secret=os.environ["MCP_CLIENT_SECRET"],
-            **metadata,
-        )
-    )
+    storage = MemoryStorage()
 
     async def redirect_handler(authorization_url: str) -> None:
         print(json.dumps({"authorize": authorization_url}), flush=True)
@@ -110,6 +104,7 @@ async def main(url: str, tool: str, arguments: dict) -> dict:
             "meta": result.meta,
             "progress": progress,
             "token_scope": storage.tokens.scope if storage and storage.tokens else None,
+            "client_id": storage.client.client_id if storage and storage.client else None,
         }
 
 
