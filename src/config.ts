@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { fairnessEnv, fairnessSettings } from './fairnessConfig.ts';
 import { priceEnv, priceTableOf } from './priceConfig.ts';
 import { parseAllowHosts } from './outbound/allowList.ts';
-import { blankToUndefined, booleanText, httpUrl, integer, KEK_HINT, parseKek, urlWithScheme } from './configValues.ts';
-import { hostList, hostNames } from './configValues.ts';
+import { allowHosts, blankToUndefined, booleanText, httpUrl, integer, KEK_HINT, parseKek } from './configValues.ts';
+import { hostList, hostNames, urlWithScheme } from './configValues.ts';
 
 /** Every bad environment variable, one line each; thrown by loadConfig. */
 export class ConfigError extends Error {
@@ -84,20 +84,7 @@ const envSchema = z.object({
   EVENT_STREAMS_PER_KEY: integer(20, 1, 1_000_000),
   EVENT_STREAMS_PER_USER: integer(50, 1, 1_000_000),
   WORKFLOW_MAX_NODES: integer(100, 1, 500),
-  WORKFLOW_HTTP_ALLOW_HOSTS: z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .superRefine((s, ctx) => {
-        const parsed = parseAllowHosts(s);
-        if ('problems' in parsed)
-          ctx.addIssue({
-            code: 'custom',
-            message: `${parsed.problems.join('; ')} (entries: host names, *.domains, IP addresses, CIDR ranges)`,
-          });
-      })
-      .optional(),
-  ),
+  WORKFLOW_HTTP_ALLOW_HOSTS: allowHosts(),
   WORKFLOW_HTTP_TIMEOUT_SECONDS: integer(30, 1, 600),
   WORKFLOW_HTTP_MAX_RESPONSE_BYTES: integer(1_048_576, 1024, 104_857_600),
   AGENT_MAX_ITERATIONS_CAP: integer(25, 1, 100),

@@ -2,6 +2,7 @@
 // range, booleans in words, URLs of given schemes, key-encryption keys. Each error names the rule
 // and, where it is safe, the value it got (never a key or a database URL).
 import { z } from 'zod';
+import { parseAllowHosts } from './outbound/allowList.ts';
 
 // Unset and empty variables both mean "use the default".
 export const blankToUndefined = (value: unknown) =>
@@ -90,6 +91,24 @@ export function hostNames() {
           ctx.addIssue({
             code: 'custom',
             message: `not host names: ${bad.join(', ')} (exact host names, comma-separated)`,
+          });
+      })
+      .optional(),
+  );
+}
+
+/** WORKFLOW_HTTP_ALLOW_HOSTS: the outbound guard's allow list, every entry checked at start. */
+export function allowHosts() {
+  return z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .superRefine((s, ctx) => {
+        const parsed = parseAllowHosts(s);
+        if ('problems' in parsed)
+          ctx.addIssue({
+            code: 'custom',
+            message: `${parsed.problems.join('; ')} (entries: host names, *.domains, IP addresses, CIDR ranges)`,
           });
       })
       .optional(),

@@ -27,17 +27,13 @@ export type Code = OAuth2Server.AuthorizationCode & { row: store.CodeRow };
 export type RefreshToken = OAuth2Server.RefreshToken & { row: store.RefreshTokenRow };
 /** A new pair for saveToken; `rotates`: the refresh token it replaces (RFC 9700 4.14.2). */
 export type NewPair = OAuth2Server.Token & { rotates?: number };
-/**
- * A pair with, when its scope has `openid`, the ID token that goes with it (OpenID Connect Core
- * 3.1.3.3), and the DPoP key its access token is bound to, if any (RFC 9449 5).
- */
+/** A pair with, when its scope has `openid`, the ID token that goes with it (OpenID Connect Core
+ * 3.1.3.3), and the DPoP key its access token is bound to, if any (RFC 9449 5). */
 export type PairWithIdToken = OAuth2Server.Token & { id_token?: string; dpopJkt?: string | null };
-/**
- * What a rotated refresh token presented within the grace window is answered with: its successor's
+/** What a rotated refresh token presented within the grace window is answered with: its successor's
  * pair (the same for every presentation); or its successor was itself rotated (`olderGeneration`:
- * when), so the token is an older generation; or there is nothing to answer with (revoked, or no
- * pair kept: rotated before migration 0025, or sealed with a key-encryption key since retired).
- */
+ * when), so the token is an older generation; or nothing (revoked, or no pair kept: rotated before
+ * migration 0025, or sealed with a key-encryption key since retired). */
 export type Replay = { pair: PairWithIdToken } | { olderGeneration: number } | 'gone';
 
 /**
@@ -67,11 +63,9 @@ interface SealedPair {
 
 /** When each process last cleared the sealed pairs past their window (chain.store.ts clearSealedPairs). */
 let lastSweep = 0;
-/**
- * How long past its window a sealed pair may wait for the sweep: long enough that no sweep clears
- * the pair of a rotation that was slow to commit before it records its commit (rotationSeenAt).
- * Only a presentation within the window (grants/refreshToken.ts step 4) ever opens one.
- */
+/** How long past its window a sealed pair may wait for the sweep: no sweep clears the pair of a
+ * rotation slow to commit before it records its commit (rotationSeenAt). Only a presentation within
+ * the window (grants/refreshToken.ts step 4) ever opens one. */
 const SWEEP_MARGIN_MS = 60_000;
 
 export class TokenModel {
@@ -112,7 +106,9 @@ export class TokenModel {
     if (!clientSecret) {
       const client = await authenticateClient(this.ctx, clientId, '');
       // Its stored client_id, which the code or token names (a metadata document's URL is not it).
-      return client ? { id: client.clientId, grants: this.grant?.publicClients ? [this.grant.type] : [] } : null;
+      return client
+        ? { id: client.clientId, grants: this.grant?.publicClients ? [this.grant.type] : [], isPublic: true }
+        : null;
     }
     const authenticated =
       row?.clientId === clientId

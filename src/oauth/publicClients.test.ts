@@ -99,7 +99,7 @@ describe.each(testDialects())('public clients (%s)', (dialect) => {
     expect(after.status).toBe(400);
   });
 
-  it('gets DPoP-bound access tokens with its client_id alone, at the code exchange and at each refresh', async () => {
+  it('gets DPoP-bound access and refresh tokens with its client_id alone, at the code exchange and at each refresh', async () => {
     const key = await dpopKey();
     const url = `${server.baseUrl}/api/open/oauth/token`;
     const withProof = async (fields: Record<string, string>) =>
@@ -127,7 +127,31 @@ describe.each(testDialects())('public clients (%s)', (dialect) => {
       client_id: clientId,
     });
     expect(next.status).toBe(200);
-    expect(((await next.json()) as { token_type: string }).token_type).toBe('DPoP');
+    const rotated = (await next.json()) as { token_type: string; refresh_token: string };
+    expect(rotated.token_type).toBe('DPoP');
+    // Its refresh token is bound to that key too (RFC 9449 5): refused without a proof of it, or
+    // with another key's, and still good afterwards with the right one (nothing was revoked).
+    const refresh = { grant_type: 'refresh_token', refresh_token: rotated.refresh_token, client_id: clientId };
+    const bare = await post('/api/open/oauth/token', refresh);
+    expect(bare.status).toBe(400);
+    expect(await bare.json()).toMatchObject({
+      error: 'invalid_grant',
+      error_description: expect.stringMatching(/DPoP key/),
+    });
+    const otherKey = await dpopKey();
+    const foreign = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        DPoP: await dpopProof(otherKey, { htm: 'POST', htu: url }),
+      },
+      body: new URLSearchParams(refresh),
+    });
+    expect(foreign.status).toBe(400);
+    expect(((await foreign.json()) as { error: string }).error).toBe('invalid_grant');
+    const good = await withProof(refresh);
+    expect(good.status).toBe(200);
+    expect(((await good.json()) as { token_type: string }).token_type).toBe('DPoP');
   });
 
   it('refuses a secret sent for it (invalid_client), and a code request without PKCE', async () => {

@@ -30,6 +30,13 @@ export class RefreshTokenGrant extends ModelGrant {
     if (!token) throw invalidGrant('Invalid grant: refresh token is invalid');
     if (token.client.id !== client.id) throw invalidGrant('Invalid grant: refresh token was issued to another client');
 
+    // 2b. A public client's refresh token is bound to the DPoP key its pair was issued for (RFC
+    //     9449 5): without a proof of that key it is refused before anything else happens, so a
+    //     stolen token is worth nothing and cannot end the chain. A confidential client's is bound
+    //     by the client's own authentication, as the RFC leaves it.
+    if (client.isPublic === true && token.row.dpopJkt !== null && this.model.dpopJkt !== token.row.dpopJkt)
+      throw invalidGrant('Invalid grant: refresh token is bound to another DPoP key');
+
     // 3. The token must stand: not revoked, nor its grant.
     if (token.row.revokedAt !== null || token.row.authorizationRevokedAt !== null)
       throw invalidGrant('Invalid grant: refresh token is invalid');
