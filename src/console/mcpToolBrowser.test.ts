@@ -44,7 +44,12 @@ describe('"Use from an AI assistant" in a real browser', () => {
         expect(await page.locator('code[data-copy="MCP URL"]').textContent()).toBe(mcpUrl);
         const config = await page.locator('code[data-copy="MCP client configuration"]').textContent();
         expect(config).not.toContain('\n');
-        expect(JSON.parse(config!)).toMatchObject({ mcpServers: { workflows: { url: mcpUrl } } });
+        // Registration is off here (the default): the client needs a token the user got.
+        expect(JSON.parse(config!)).toEqual({
+          mcpServers: {
+            workflows: { type: 'http', url: mcpUrl, headers: { Authorization: 'Bearer YOUR_OAUTH_ACCESS_TOKEN' } },
+          },
+        });
         expect(await page.locator('[data-field=mcp-tool]').textContent()).toContain(
           exposed ? 'is a tool of your MCP server' : 'is not a tool',
         );

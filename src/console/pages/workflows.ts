@@ -77,7 +77,12 @@ async function showWorkflow(
     callbacks: callbacks.data,
     budget: { user, action: `/workflows/${workflow.id}/budget`, budget, currency: tableCurrency(ctx.config) },
     totals,
-    mcp: { user, workflow, url: new URL(MCP_PATH, ctx.config.BASE_URL).toString() },
+    mcp: {
+      user,
+      workflow,
+      url: new URL(MCP_PATH, ctx.config.BASE_URL).toString(),
+      selfRegistration: ctx.config.CLIENT_REGISTRATION !== 'off',
+    },
   };
   sendPage(res, status, workflowPage({ ...model, flash: doneMessage(req) }));
 }
