@@ -6,12 +6,12 @@ import * as oauth from 'oauth4webapi';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
-import { createAccessToken } from '../accounts/accessTokens.ts';
+import { type ApiClient, type Schemas } from '../../client/src/index.ts';
 import { testDialects } from '../../test/support/db.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { dpopBoundRefresh, dpopKey, dpopProof, type DpopKey } from '../../test/support/dpopProof.ts';
 import { createFixture, discover, insecure, obtainTokens, type Fixture } from '../../test/support/oauthFlow.ts';
+import { createWorkflowTool, workflowsClientOf } from '../../test/support/workflowUsers.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 type WorkflowCreate = Schemas['WorkflowCreate'];
@@ -42,30 +42,9 @@ describe.each(testDialects())('MCP server at /mcp (%s)', (dialect) => {
   let bobs: string;
   const clients: Client[] = [];
 
-  /** An API key of the `workflows` permission for a fixture's user. */
-  async function apiOf(f: Fixture): Promise<ApiClient> {
-    const { token } = await createAccessToken(server.ctx, {
-      userId: f.userId,
-      namespace: f.login,
-      name: 'tests',
-      usageScenario: 'paid',
-      permissions: ['workflows'],
-    });
-    return createApiClient(server.baseUrl, { bearer: token });
-  }
+  const apiOf = (f: { userId: number; login: string }) => workflowsClientOf(server.ctx, server.baseUrl, f);
 
-  async function create(api: ApiClient, workflow: WorkflowCreate, tool: boolean): Promise<string> {
-    const { data, error } = await api.POST('/api/workflows', { body: workflow });
-    if (!data) throw new Error(`create failed: ${JSON.stringify(error)}`);
-    if (tool) {
-      const set = await api.PATCH('/api/workflows/{workflow_id}', {
-        params: { path: { workflow_id: data.data.id } },
-        body: { mcp_tool: true },
-      });
-      expect(set.data?.data.mcp_tool).toBe(true);
-    }
-    return data.data.id;
-  }
+  const create = createWorkflowTool;
 
   /** A token issued for this MCP server (RFC 8707 `resource`, as the MCP specification has clients send), unless `resource` says otherwise. */
   async function tokenOf(

@@ -6,8 +6,6 @@ import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
-import { createAccessToken } from '../accounts/accessTokens.ts';
 import { testDialects } from '../../test/support/db.ts';
 import {
   authorizeInBrowser,
@@ -20,6 +18,7 @@ import {
 } from '../../test/support/oauthFlow.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { findClientByClientId } from '../oauth/clients.ts';
+import { createWorkflowTool, workflowsClientOf } from '../../test/support/workflowUsers.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 const run = promisify(execFile);
@@ -64,27 +63,9 @@ describe.each(testDialects())('the Python MCP SDK client against /mcp (%s)', (di
   let token: string;
   const ids = { echo: '', hidden: '', bobs: '' };
 
-  async function apiOf(f: Fixture): Promise<ApiClient> {
-    const { token: key } = await createAccessToken(server.ctx, {
-      userId: f.userId,
-      namespace: f.login,
-      name: 'tests',
-      usageScenario: 'paid',
-      permissions: ['workflows'],
-    });
-    return createApiClient(server.baseUrl, { bearer: key });
-  }
+  const apiOf = (f: { userId: number; login: string }) => workflowsClientOf(server.ctx, server.baseUrl, f);
 
-  async function create(api: ApiClient, workflow: Schemas['WorkflowCreate'], tool: boolean): Promise<string> {
-    const { data, error } = await api.POST('/api/workflows', { body: workflow });
-    if (!data) throw new Error(`create failed: ${JSON.stringify(error)}`);
-    if (tool)
-      await api.PATCH('/api/workflows/{workflow_id}', {
-        params: { path: { workflow_id: data.data.id } },
-        body: { mcp_tool: true },
-      });
-    return data.data.id;
-  }
+  const create = createWorkflowTool;
 
   async function callFromPython(tool: string, args: Record<string, unknown>): Promise<PythonAnswer> {
     const { stdout } = await run(python, [script, `${server.baseUrl}/mcp`, tool, JSON.stringify(args)], {

@@ -7,8 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { createApiClient, type ApiClient, type Schemas } from '../../client/src/index.ts';
-import { createAccessToken } from '../accounts/accessTokens.ts';
+import { type ApiClient, type Schemas } from '../../client/src/index.ts';
 import { hashToken } from '../shared/crypto.ts';
 import { revocationLease } from '../shared/principalLease.ts';
 import { launchChromium } from '../../test/support/chromium.ts';
@@ -21,9 +20,10 @@ import {
   createMcpUser,
   type McpUser,
 } from '../../test/support/mcpOAuthClient.ts';
-import { createFixture, discover, type Fixture } from '../../test/support/oauthFlow.ts';
+import { createFixture, discover } from '../../test/support/oauthFlow.ts';
 import { seedGraph } from '../../test/support/seedWorkflow.ts';
 import { findClientByClientId } from '../oauth/clients.ts';
+import { createWorkflowTool, workflowsClientOf } from '../../test/support/workflowUsers.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
 type WorkflowCreate = Schemas['WorkflowCreate'];
@@ -45,29 +45,9 @@ describe.each(testDialects())('the MCP SDK client with OAuth against /mcp (%s)',
   let tokenPath: string;
   const ids = { echo: '', slow: '', hidden: '', bobs: '' };
 
-  async function apiOf(f: Pick<Fixture, 'userId' | 'login'>): Promise<ApiClient> {
-    const { token } = await createAccessToken(server.ctx, {
-      userId: f.userId,
-      namespace: f.login,
-      name: 'tests',
-      usageScenario: 'paid',
-      permissions: ['workflows'],
-    });
-    return createApiClient(server.baseUrl, { bearer: token });
-  }
+  const apiOf = (f: { userId: number; login: string }) => workflowsClientOf(server.ctx, server.baseUrl, f);
 
-  async function create(owner: ApiClient, workflow: WorkflowCreate, tool: boolean): Promise<string> {
-    const { data, error } = await owner.POST('/api/workflows', { body: workflow });
-    if (!data) throw new Error(`create failed: ${JSON.stringify(error)}`);
-    if (tool) {
-      const set = await owner.PATCH('/api/workflows/{workflow_id}', {
-        params: { path: { workflow_id: data.data.id } },
-        body: { mcp_tool: true },
-      });
-      expect(set.data?.data.mcp_tool).toBe(true);
-    }
-    return data.data.id;
-  }
+  const create = createWorkflowTool;
 
   /** The workflow's newest run, once it has ended (the API's Prefer: wait). */
   async function lastRunEnded(workflowId: string): Promise<Schemas['RunDetail']> {

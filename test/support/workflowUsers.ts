@@ -47,3 +47,37 @@ export async function createAndRun(
   if (!data) throw new Error(`run failed: ${JSON.stringify(error)}`);
   return data.data;
 }
+
+/** A client of an existing user's: an API key of the `workflows` permission in a namespace named after the login. */
+export async function workflowsClientOf(
+  ctx: AppContext,
+  baseUrl: string,
+  user: { userId: number; login: string },
+): Promise<ApiClient> {
+  const { token } = await createAccessToken(ctx, {
+    userId: user.userId,
+    namespace: user.login,
+    name: 'tests',
+    usageScenario: 'paid',
+    permissions: ['workflows'],
+  });
+  return createApiClient(baseUrl, { bearer: token });
+}
+
+/** Saves `workflow` as `client`'s, marked as an MCP tool when `tool` (updateWorkflow `mcp_tool`); its id. */
+export async function createWorkflowTool(
+  client: ApiClient,
+  workflow: Schemas['WorkflowCreate'],
+  tool: boolean,
+): Promise<string> {
+  const { data, error } = await client.POST('/api/workflows', { body: workflow });
+  if (!data) throw new Error(`create failed: ${JSON.stringify(error)}`);
+  if (tool) {
+    const set = await client.PATCH('/api/workflows/{workflow_id}', {
+      params: { path: { workflow_id: data.data.id } },
+      body: { mcp_tool: true },
+    });
+    if (set.data?.data.mcp_tool !== true) throw new Error(`marking it a tool failed: ${JSON.stringify(set.error)}`);
+  }
+  return data.data.id;
+}
