@@ -489,6 +489,10 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description Any string: one that names no self-registered client, however long, is answered 401
+                 *     like any other (RFC 7592 2.1), never 400.
+                 */
                 client_id: string;
             };
             cookie?: never;
@@ -6498,6 +6502,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description Any string: one that names no self-registered client, however long, is answered 401
+                 *     like any other (RFC 7592 2.1), never 400.
+                 */
                 client_id: string;
             };
             cookie?: never;
@@ -6523,6 +6531,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description Any string: one that names no self-registered client, however long, is answered 401
+                 *     like any other (RFC 7592 2.1), never 400.
+                 */
                 client_id: string;
             };
             cookie?: never;
@@ -6579,6 +6591,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description Any string: one that names no self-registered client, however long, is answered 401
+                 *     like any other (RFC 7592 2.1), never 400.
+                 */
                 client_id: string;
             };
             cookie?: never;

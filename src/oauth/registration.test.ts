@@ -163,7 +163,7 @@ describe.each(testDialects())('client registration (%s)', (dialect) => {
     expect((await fetch(a.registration_client_uri, { headers: auth(a.registration_access_token) })).status).toBe(401);
   });
 
-  it('does not manage a client registered in the console', async () => {
+  it('does not manage a client registered in the console, nor a client_id that names none', async () => {
     const f = await createFixture(open.ctx.db);
     const console = await createApp(open.ctx, {
       ownerUserId: f.userId,
@@ -176,6 +176,13 @@ describe.each(testDialects())('client registration (%s)', (dialect) => {
       headers: { authorization: 'Bearer rat_anything' },
     });
     expect(res.status).toBe(401);
+    // A client_id that cannot be one, however long, is a client that does not exist: 401 (RFC 7592 2.1).
+    const long = `${open.baseUrl}/api/open/oauth/register/${'0'.repeat(3000)}`;
+    for (const method of ['GET', 'DELETE']) {
+      const answer = await fetch(long, { method, headers: { authorization: 'Bearer rat_anything' } });
+      expect(answer.status, method).toBe(401);
+      expect(answer.headers.get('www-authenticate'), method).toContain('invalid_token');
+    }
   });
 
   it('marks a self-registered client on the consent page and in Settings -> Authorized apps, with its client id', async () => {
