@@ -2650,6 +2650,21 @@ export interface components {
         /** @example summarise */
         NodeId: string;
         /**
+         * @description Where the console's canvas draws the node (its top-left corner, in canvas units). Layout
+         *     only: the engine ignores it; it is stored and answered as it was sent, in the workflow and
+         *     in each of its versions. Optional: a node without it is placed by the canvas's auto-layout.
+         * @example {
+         *       "x": 240,
+         *       "y": 80
+         *     }
+         */
+        NodeLayout: {
+            /** @example 240 */
+            x: number;
+            /** @example 80 */
+            y: number;
+        };
+        /**
          * @example {
          *       "id": "input",
          *       "type": "text_input",
@@ -2665,6 +2680,7 @@ export interface components {
              * @enum {string}
              */
             type: "text_input";
+            ui?: components["schemas"]["NodeLayout"];
             config: {
                 /**
                  * @description Name of the run input that feeds the node.
@@ -2720,6 +2736,7 @@ export interface components {
              * @enum {string}
              */
             type: "llm_call";
+            ui?: components["schemas"]["NodeLayout"];
             config: {
                 /** @example echo */
                 model: string;
@@ -2877,6 +2894,7 @@ export interface components {
              * @enum {string}
              */
             type: "template";
+            ui?: components["schemas"]["NodeLayout"];
             config: {
                 /**
                  * @description A Liquid template over `inputs.<variable>` and `nodes.<id>.output` (upstream nodes).
@@ -2910,6 +2928,7 @@ export interface components {
              * @enum {string}
              */
             type: "approval";
+            ui?: components["schemas"]["NodeLayout"];
             config: {
                 /**
                  * @description What the reviewer is asked: a Liquid template, as `llm_call.prompt`.
@@ -2984,6 +3003,7 @@ export interface components {
              * @enum {string}
              */
             type: "condition";
+            ui?: components["schemas"]["NodeLayout"];
             config: {
                 /**
                  * @description A Liquid template.
@@ -3018,6 +3038,7 @@ export interface components {
              * @enum {string}
              */
             type: "text_output";
+            ui?: components["schemas"]["NodeLayout"];
             config: {
                 /**
                  * @description `plain` and `markdown`: the upstream outputs as text (a value that is not a string as
@@ -3074,6 +3095,7 @@ export interface components {
              * @enum {string}
              */
             type: "http_request";
+            ui?: components["schemas"]["NodeLayout"];
             config: {
                 /**
                  * @description Default `GET`.
@@ -3198,6 +3220,7 @@ export interface components {
              * @enum {string}
              */
             type: "switch";
+            ui?: components["schemas"]["NodeLayout"];
             config: {
                 /**
                  * @description A Liquid expression over `inputs` and upstream `nodes` (no braces); default: the upstream value.
@@ -3247,6 +3270,7 @@ export interface components {
              * @enum {string}
              */
             type: "coalesce";
+            ui?: components["schemas"]["NodeLayout"];
             /**
              * @description No settings yet.
              * @example {}
@@ -3283,6 +3307,7 @@ export interface components {
              * @enum {string}
              */
             type: "split";
+            ui?: components["schemas"]["NodeLayout"];
             config: {
                 /**
                  * @example tokens
@@ -3382,6 +3407,7 @@ export interface components {
              * @enum {string}
              */
             type: "map";
+            ui?: components["schemas"]["NodeLayout"];
             /** @description Exactly one of `body` and `workflow_id`. */
             config: {
                 /** @description The sub-graph run for each item: the rules of a workflow's graph, with at most 50 nodes; its `text_input` variables are `item_variable` and `index`. */
@@ -3460,6 +3486,7 @@ export interface components {
              * @enum {string}
              */
             type: "workflow";
+            ui?: components["schemas"]["NodeLayout"];
             config: {
                 /** @example wf_01JD6Z3V8Q4X2M7N5P9R0T1W */
                 workflow_id: string;
@@ -3546,6 +3573,7 @@ export interface components {
              * @enum {string}
              */
             type: "agent";
+            ui?: components["schemas"]["NodeLayout"];
             config: {
                 /** @example gpt-4o-mini */
                 model: string;
@@ -3877,6 +3905,7 @@ export interface components {
              * @example llm_call
              */
             type: string;
+            ui?: components["schemas"]["NodeLayout"];
             /**
              * @description The node's config; its fields depend on `type` (see the typed node schemas).
              * @example {

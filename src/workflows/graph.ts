@@ -63,6 +63,21 @@ function checkUnknownKeys(
   }
 }
 
+// NodeLayout's bound: a canvas position, kept as sent, that the engine never reads.
+const LAYOUT_BOUND = 1_000_000;
+
+/** A node's `ui`: `{x, y}`, two bounded numbers and nothing else (the canvas's position of it). */
+function checkLayout(ui: unknown, at: string, report: Report): void {
+  if (!isObject(ui)) return report(at, 'must be an object with x and y');
+  checkUnknownKeys(ui, ['x', 'y'], at, report);
+  for (const axis of ['x', 'y'] as const) {
+    const value = ui[axis];
+    if (value === undefined) report(`${at}/${axis}`, 'is required');
+    else if (typeof value !== 'number' || !Number.isFinite(value) || Math.abs(value) > LAYOUT_BOUND)
+      report(`${at}/${axis}`, `must be a number from -${LAYOUT_BOUND} to ${LAYOUT_BOUND}`);
+  }
+}
+
 function checkNodeId(value: unknown, at: string, report: Report): value is string {
   if (typeof value !== 'string') {
     report(at, 'must be a string');
@@ -117,7 +132,8 @@ function checkNodes(nodes: unknown[], limits: GraphLimits, report: Report): Node
       report(at, 'must be an object with id, type and config');
       return;
     }
-    checkUnknownKeys(node, ['id', 'type', 'config'], at, report);
+    checkUnknownKeys(node, ['id', 'type', 'ui', 'config'], at, report);
+    if (node.ui !== undefined) checkLayout(node.ui, `${at}/ui`, report);
 
     let id: string | undefined;
     if (node.id === undefined) report(`${at}/id`, 'is required');
