@@ -14,5 +14,5 @@ export default tseslint.config(
     },
   },
   // The console's scripts run in the browser (src/console/browser/, bundled by src/console/pages/scripts.ts).
-  { files: ['src/console/browser/**/*.ts'], languageOptions: { globals: globals.browser } },
+  { files: ['src/console/browser/**/*.{ts,tsx}'], languageOptions: { globals: globals.browser } },
 );

@@ -17,7 +17,9 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) return full === path.join(src, 'db', 'migrations') ? [] : sourceFiles(full);
-    return /\.[cm]?[jt]s$/.test(entry.name) && !/\.test\.[cm]?[jt]s$/.test(entry.name) && !entry.name.endsWith('.d.ts')
+    return /\.[cm]?[jt]sx?$/.test(entry.name) &&
+      !/\.test\.[cm]?[jt]sx?$/.test(entry.name) &&
+      !entry.name.endsWith('.d.ts')
       ? [full]
       : [];
   });

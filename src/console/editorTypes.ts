@@ -32,6 +32,13 @@ export interface NodeTypeSpec {
   caseList?: string | undefined;
   /** The contract's example node of this type, when it has one. */
   example?: unknown;
+  /** The canvas's handles, from the registry: edges out of it carry a `branch` (true/false). */
+  branches?: boolean | undefined;
+  /** It may go on past its failure (`on_error: continue`), its `error` edges then followed. */
+  routable?: boolean | undefined;
+  /** No edge may come into it (a run input), or go out of it (a result). */
+  noEdgeIn?: boolean | undefined;
+  noEdgeOut?: boolean | undefined;
 }
 
 export interface EditorSchemas {

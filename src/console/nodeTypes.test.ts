@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NODE_TYPES } from '../workflows/nodeConfig.ts';
+import { NODE_REGISTRY } from '../nodes/registry.ts';
 import { editorSchemas, editorSchemasOf } from './nodeTypes.ts';
 
 // The editor's palette and forms come from the contract: every type
@@ -15,6 +16,19 @@ describe('the editor node types, read from openapi.yaml', () => {
     expect(llm.config.required).toEqual(['model']);
     expect(Object.keys(llm.config.properties!)).toContain('retry');
     expect(edge.properties?.branch?.enum).toEqual(['true', 'false']);
+  });
+
+  it("carries the registry's edge capabilities, which the canvas draws as handles", () => {
+    const byType = new Map(editorSchemas().nodeTypes.map((t) => [t.type, t]));
+    for (const d of NODE_REGISTRY) {
+      const spec = byType.get(d.type)!;
+      expect(spec.branches ?? false, d.type).toBe(d.branches ?? false);
+      expect(spec.routable ?? false, d.type).toBe(d.routable ?? false);
+      expect(spec.noEdgeIn ?? false, d.type).toBe(d.noEdgeIn !== undefined);
+      expect(spec.noEdgeOut ?? false, d.type).toBe(d.noEdgeOut !== undefined);
+    }
+    expect(byType.get('condition')).toMatchObject({ branches: true });
+    expect(byType.get('text_input')).toMatchObject({ noEdgeIn: true });
   });
 
   it('picks up a type the contract adds, inlining its references (a recursive one is cut, not followed)', () => {

@@ -58,10 +58,21 @@ export function editorSchemas(): EditorSchemas {
   const types = Object.fromEntries(
     NODE_REGISTRY.map((definition) => [definition.type, `#/components/schemas/${definition.schema}`]),
   );
-  loaded ??= editorSchemasOf(
+  if (loaded) return loaded;
+  loaded = editorSchemasOf(
     parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as Spec,
     types,
     Object.fromEntries(NODE_REGISTRY.flatMap((d) => (d.caseList ? [[d.type, d.caseList]] : []))),
   );
+  // The registry's edge capabilities, which the canvas draws as handles (never read off type names).
+  for (const spec of loaded.nodeTypes) {
+    const d = NODE_REGISTRY.find((definition) => definition.type === spec.type);
+    Object.assign(spec, {
+      branches: d?.branches,
+      routable: d?.routable,
+      noEdgeIn: d?.noEdgeIn !== undefined || undefined,
+      noEdgeOut: d?.noEdgeOut !== undefined || undefined,
+    });
+  }
   return loaded;
 }

@@ -30,6 +30,16 @@ describe.each(testDialects())('the console scripts served (%s)', (dialect) => {
     }
   });
 
+  it("serves the canvas library's stylesheet (the one its package exports) as CSS cached for an hour", async () => {
+    const res = await fetch(`${server.baseUrl}/assets/canvas.css`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/css; charset=utf-8');
+    expect(res.headers.get('cache-control')).toBe('public, max-age=3600');
+    expect(await res.text()).toContain('.react-flow__handle');
+    const editor = await (await fetch(`${server.baseUrl}/assets/editor.js`)).text();
+    expect(editor).toContain('data-canvas');
+  });
+
   it('serves no other name under /assets/ (the editor fields are inside editor.js)', async () => {
     for (const path of ['/assets/editor-fields.js', '/assets/format.js', '/assets/nothing.js']) {
       const res = await fetch(`${server.baseUrl}${path}`);

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { Router } from 'express';
 import type { AppContext } from '../../context.ts';
 import type { SharedRateLimiter } from '../../http/sharedRateLimiter.ts';
@@ -36,6 +37,9 @@ export const platformPageErrors: ErrorSurface = { paths: platformPagePaths, dial
 /** The console's one stylesheet (src/console/assets/), read once at start. */
 const STYLESHEET = readFileSync(new URL('../assets/app.css', import.meta.url), 'utf8');
 
+/** The editor canvas library's stylesheet, the one its package exports, read once at start. */
+const CANVAS_STYLESHEET = readFileSync(createRequire(import.meta.url).resolve('@xyflow/react/dist/style.css'), 'utf8');
+
 /** `runStarts`: the per-user run quotas' count (USER_RUNS_PER_MINUTE), shared with the API's runs. */
 export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimiter): Router {
   const router = Router();
@@ -48,6 +52,9 @@ export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
 
   router.get('/assets/app.css', (_req, res) => {
     res.type('css').set('Cache-Control', 'public, max-age=3600').send(STYLESHEET);
+  });
+  router.get('/assets/canvas.css', (_req, res) => {
+    res.type('css').set('Cache-Control', 'public, max-age=3600').send(CANVAS_STYLESHEET);
   });
   router.get('/assets/:script', async (req, res, next) => {
     const script = (await scripts).get(req.params.script);

@@ -19,6 +19,10 @@ describe('the console scripts, bundled by esbuild', () => {
     // The shared formatters come along, not a copy: the module's own words are in the bundle.
     expect(scripts.get('console.js')).toContain('src/console/format.ts');
     expect(scripts.get('editor.js')).toContain('src/console/browser/editor/fields.ts');
+    // The canvas (TSX) and its library, bundled in: nothing fetched from elsewhere at run time.
+    expect(scripts.get('editor.js')).toContain('src/console/browser/canvas/Canvas.tsx');
+    expect(scripts.get('editor.js')).toContain('node_modules/@xyflow/react/');
+    expect(scripts.get('console.js')).not.toContain('@xyflow');
   });
 
   it('outside production carries an inline source map; in production it is minified and has none', async () => {
@@ -29,6 +33,8 @@ describe('the console scripts, bundled by esbuild', () => {
       expect(production.get(name), name).not.toContain('sourceMappingURL');
       expect(parsesAsClassicScript(production.get(name)!), name).not.toThrow();
       expect(production.get(name)!.length, name).toBeLessThan(development.get(name)!.length / 3);
+      // React's development checks are read off process.env.NODE_ENV, which esbuild sets: no `process` in a browser.
+      expect(production.get(name), name).not.toMatch(/process\.env/);
     }
   });
 

@@ -42,6 +42,7 @@ function showPreview(editor: Editor, answer: EditorPreview): void {
   }
   wirePicture(editor, box);
   wireEdges(editor, box);
+  root.dispatchEvent(new Event('editor-problems')); // the canvas marks them too
 }
 
 /** Asks for the preview of the form as it stands, and shows it. */
