@@ -18,14 +18,15 @@ const DIR = fileURLToPath(new URL('../screenshots/', import.meta.url));
 const MAX_DIFF_RATIO = 0.01;
 
 /** `undefined` when the page matches its reference; otherwise why not (a diff image is kept under artifacts/screenshots/). */
-export async function compareScreenshot(page: Page, name: string, mask: Locator[] = []): Promise<string | undefined> {
-  const shot = await page.screenshot({
-    fullPage: true,
-    animations: 'disabled',
-    caret: 'hide',
-    mask,
-    maskColor: '#888888',
-  });
+export async function compareScreenshot(
+  page: Page,
+  name: string,
+  mask: Locator[] = [],
+  /** One element's picture instead of the whole page's (a part others' changes around it leave alone). */
+  element?: Locator,
+): Promise<string | undefined> {
+  const options = { animations: 'disabled', caret: 'hide', mask, maskColor: '#888888' } as const;
+  const shot = element ? await element.screenshot(options) : await page.screenshot({ ...options, fullPage: true });
   const file = path.join(DIR, `${name}.png`);
   if (process.env.UPDATE_SCREENSHOTS === '1') {
     await mkdir(DIR, { recursive: true });
