@@ -81,24 +81,36 @@ export function Canvas({ editor, store }: { editor: Editor; store: CanvasStore }
   const flow = useFlow(editor, store);
   const view = useReactFlow();
   const box = useRef<HTMLDivElement>(null);
-  const centre = () => {
+  // A new node goes right of the selected one (what it will follow), lower while that place is
+  // taken; with none selected, at the view's centre. Then the view shows every node.
+  const place = () => {
+    const taken = (x: number, y: number) =>
+      flow.nodes.some((n) => Math.abs(n.position.x - x) < NODE_SIZE.x * 2 && Math.abs(n.position.y - y) < 80);
+    const anchor = flow.nodes.find((n) => n.id === editor.state.selected);
     const rect = box.current?.getBoundingClientRect();
-    if (!rect) return { x: 0, y: 0 };
-    const at = view.screenToFlowPosition({ x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 });
-    // Not on top of a node already there: a step down per node in the way.
-    const taken = (y: number) =>
-      editor.state.graph?.nodes.some(
-        (n) => n.ui && Math.abs(n.ui.x - (at.x - NODE_SIZE.x)) < 20 && Math.abs(n.ui.y - y) < 20,
-      );
-    let y = at.y - NODE_SIZE.y;
-    while (taken(y)) y += 90;
-    return { x: at.x - NODE_SIZE.x, y };
+    const centre = rect
+      ? view.screenToFlowPosition({ x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 })
+      : { x: 0, y: 0 };
+    const at = anchor
+      ? { x: anchor.position.x + NODE_SIZE.x * 2 + 60, y: anchor.position.y }
+      : { x: centre.x - NODE_SIZE.x, y: centre.y - NODE_SIZE.y };
+    while (taken(at.x, at.y)) at.y += 100;
+    return at;
   };
-  const keys = canvasKeys(editor, store, () => flow.picked.current);
+  // After the redraw the layout asks for (two frames: drawn, then measured).
+  const fit = () =>
+    requestAnimationFrame(() => requestAnimationFrame(() => void view.fitView({ maxZoom: 1, padding: 0.2 })));
+  const keys = canvasKeys(editor, store, () => flow.picked.current, fit);
   return (
     <>
       <div className="canvas-bar">
-        <Palette types={editor.schemas.nodeTypes} onAdd={(type) => addNodeAt(editor, type, centre())} />
+        <Palette
+          types={editor.schemas.nodeTypes}
+          onAdd={(type) => {
+            addNodeAt(editor, type, place());
+            fit();
+          }}
+        />
         <Toolbar editor={editor} store={store} keys={keys} />
       </div>
       <div

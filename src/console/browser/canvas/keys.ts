@@ -7,8 +7,8 @@ import { redo, undo } from './history.ts';
 import type { CanvasStore } from './store.ts';
 
 // The canvas's commands, by key (while the focus is in the canvas) and by the toolbar's buttons:
-// Delete (or Backspace) removes the selection, Ctrl/Cmd+C and +V copy and paste it, Ctrl/Cmd+Z
-// undoes, Ctrl+Shift+Z and Ctrl+Y redo.
+// Delete (or Backspace) removes the selection, Ctrl/Cmd+A selects every node, Ctrl/Cmd+C and +V
+// copy and paste the selection, Ctrl/Cmd+Z undoes, Ctrl+Shift+Z and Ctrl+Y redo.
 
 /** The selected nodes (by id) and edges (by their index in the graph). */
 export interface Selection {
@@ -28,6 +28,7 @@ export interface CanvasCommands {
   undo(): void;
   redo(): void;
   layout(): void;
+  selectAll(): void;
   onKeyDown(event: KeyboardEvent): void;
 }
 
@@ -37,7 +38,13 @@ const inField = (target: EventTarget) =>
 
 let clipboard: Copied | null = null;
 
-export function canvasKeys(editor: Editor, store: CanvasStore, selection: () => Selection): CanvasCommands {
+/** `fit`: shows every node (after an auto-layout, which may have moved them out of the view). */
+export function canvasKeys(
+  editor: Editor,
+  store: CanvasStore,
+  selection: () => Selection,
+  fit: () => void,
+): CanvasCommands {
   const commands: Omit<CanvasCommands, 'onKeyDown'> = {
     remove() {
       const { nodes, edges } = selection();
@@ -56,7 +63,15 @@ export function canvasKeys(editor: Editor, store: CanvasStore, selection: () => 
     },
     undo: () => void undo(editor),
     redo: () => void redo(editor),
-    layout: () => editor.state.graph && layoutAll(editor),
+    layout() {
+      if (!editor.state.graph) return;
+      layoutAll(editor);
+      fit();
+    },
+    selectAll() {
+      store.selectNext(editor.state.graph?.nodes.map((n) => n.id) ?? []);
+      store.bump();
+    },
   };
   const onKeyDown = (event: KeyboardEvent) => {
     if (inField(event.target) || !editor.state.graph) return;
@@ -68,6 +83,7 @@ export function canvasKeys(editor: Editor, store: CanvasStore, selection: () => 
     else if (mod && key === 'v') run = commands.paste;
     else if (mod && key === 'z') run = event.shiftKey ? commands.redo : commands.undo;
     else if (mod && key === 'y') run = commands.redo;
+    else if (mod && key === 'a') run = commands.selectAll;
     if (!run) return;
     event.preventDefault();
     run();

@@ -131,7 +131,7 @@ export function edgesPart(editor: Editor): HTMLElement {
     (editor.state.graph?.nodes.length ?? 0) > 1 ? connect(editor) : null,
     make('p', {
       className: 'hint',
-      text: 'With a mouse, you can also drag from one box of the preview to another, and click an edge there to remove it.',
+      text: 'On the canvas above, you can also drag from an output of a node to the input of another, and select an edge there and press Delete.',
     }),
   );
 }
