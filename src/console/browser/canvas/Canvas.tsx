@@ -12,7 +12,7 @@ import {
 import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { problemsOf, type Editor } from '../editor/model.ts';
 import { addNodeAt, connectHandle, moveNodes } from './edits.ts';
-import { flowEdges, flowNodes, type CanvasNode } from './flow.ts';
+import { flowEdges, flowNodes, placeNew, type CanvasNode } from './flow.ts';
 import { canvasKeys, selectionOf, type Selection } from './keys.ts';
 import { NodeBox } from './NodeBox.tsx';
 import { Palette } from './Palette.tsx';
@@ -25,7 +25,6 @@ import { Toolbar } from './Toolbar.tsx';
 // whenever the builder redraws (the store's version), keeping what is selected.
 
 const nodeTypes = { box: NodeBox };
-const NODE_SIZE = { x: 100, y: 30 };
 
 function useFlow(editor: Editor, store: CanvasStore) {
   const version = useSyncExternalStore(store.subscribe, store.version);
@@ -81,21 +80,12 @@ export function Canvas({ editor, store }: { editor: Editor; store: CanvasStore }
   const flow = useFlow(editor, store);
   const view = useReactFlow();
   const box = useRef<HTMLDivElement>(null);
-  // A new node goes right of the selected one (what it will follow), lower while that place is
-  // taken; with none selected, at the view's centre. Then the view shows every node.
   const place = () => {
-    const taken = (x: number, y: number) =>
-      flow.nodes.some((n) => Math.abs(n.position.x - x) < NODE_SIZE.x * 2 && Math.abs(n.position.y - y) < 80);
-    const anchor = flow.nodes.find((n) => n.id === editor.state.selected);
     const rect = box.current?.getBoundingClientRect();
     const centre = rect
       ? view.screenToFlowPosition({ x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 })
       : { x: 0, y: 0 };
-    const at = anchor
-      ? { x: anchor.position.x + NODE_SIZE.x * 2 + 60, y: anchor.position.y }
-      : { x: centre.x - NODE_SIZE.x, y: centre.y - NODE_SIZE.y };
-    while (taken(at.x, at.y)) at.y += 100;
-    return at;
+    return placeNew(flow.nodes, editor.state.selected, centre);
   };
   // After the redraw the layout asks for (two frames: drawn, then measured).
   const fit = () =>

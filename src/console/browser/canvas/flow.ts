@@ -134,3 +134,24 @@ export function flowEdges(graph: Graph, nodes: readonly CanvasNode[], run: Watch
     };
   });
 }
+
+const GAP = { x: 260, y: 100 };
+
+/**
+ * Where a node added from the palette goes: right of the selected node (what it will follow), lower
+ * while that place is taken; with none selected, at the view's centre.
+ */
+export function placeNew(
+  nodes: readonly CanvasNode[],
+  selected: string | null,
+  centre: { x: number; y: number },
+): { x: number; y: number } {
+  const taken = (x: number, y: number) =>
+    nodes.some((n) => Math.abs(n.position.x - x) < NODE_WIDTH && Math.abs(n.position.y - y) < 80);
+  const anchor = nodes.find((n) => n.id === selected);
+  const at = anchor
+    ? { x: anchor.position.x + GAP.x, y: anchor.position.y }
+    : { x: centre.x - NODE_WIDTH / 2, y: centre.y - 30 };
+  while (taken(at.x, at.y)) at.y += GAP.y;
+  return at;
+}
