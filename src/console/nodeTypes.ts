@@ -51,6 +51,21 @@ export function editorSchemasOf(
   return { nodeTypes, edge: inline(spec, { $ref: '#/components/schemas/WorkflowEdge' }) as FieldSchema };
 }
 
+/** A text no config holds: where a type's `templates` gives it back unchanged, the field is a template. */
+const PROBE = '\u0000template probe';
+
+/** The top-level string fields of `config` that the registry reads as templates. */
+function templateFieldsOf(definition: (typeof NODE_REGISTRY)[number], config: FieldSchema): string[] {
+  const strings = Object.entries(config.properties ?? {}).filter(([, p]) => p.type === 'string' && !p.enum);
+  const probe = Object.fromEntries(strings.map(([k]) => [k, PROBE]));
+  try {
+    const found = definition.templates?.(probe) ?? [];
+    return strings.map(([k]) => k).filter((k) => found.some((t) => t.pointer === `/${k}` && t.source === PROBE));
+  } catch {
+    return [];
+  }
+}
+
 let loaded: EditorSchemas | undefined;
 
 /** The registered node types, their schemas read from the contract once. */
@@ -58,10 +73,18 @@ export function editorSchemas(): EditorSchemas {
   const types = Object.fromEntries(
     NODE_REGISTRY.map((definition) => [definition.type, `#/components/schemas/${definition.schema}`]),
   );
-  loaded ??= editorSchemasOf(
+  if (loaded) return loaded;
+  loaded = editorSchemasOf(
     parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as Spec,
     types,
     Object.fromEntries(NODE_REGISTRY.flatMap((d) => (d.caseList ? [[d.type, d.caseList]] : []))),
   );
+  for (const spec of loaded.nodeTypes) {
+    const definition = NODE_REGISTRY.find((d) => d.type === spec.type);
+    if (!definition) continue;
+    spec.templateFields = templateFieldsOf(definition, spec.config);
+    // `calledModel` reads `config.model` (llm_call, agent): that field is the model's.
+    if (definition.calledModel?.({ model: PROBE }) === PROBE) spec.modelField = 'model';
+  }
   return loaded;
 }
