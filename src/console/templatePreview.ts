@@ -39,9 +39,9 @@ async function lastRunScope(
   if (!latest) return null;
   const run = await getRun(ctx, userId, workflowId, latest.id);
   const nodes: TemplateScope['nodes'] = {};
-  // A map's items log as `id[n]`; a template reads the node's own step.
+  // A map's items log as `id[n]`, a called workflow's nodes as `id.inner`: a template reads the node's own step.
   for (const step of run.logs ?? [])
-    if (!step.node_id.includes('[') && step.status === 'succeeded')
+    if (/^[A-Za-z0-9_-]+$/.test(step.node_id) && step.status === 'completed')
       nodes[step.node_id] = { output: 'output_value' in step ? step.output_value : step.output };
   return {
     scope: {
