@@ -98,6 +98,13 @@ describe('node forms that know the node types, in a real browser', () => {
     expect(await optionTexts('#cfg-method')).toEqual(
       expect.arrayContaining(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']),
     );
+    // A problem inside a JSON box (one header's value) is shown at the box, and cleared with it.
+    await clearAndType('#cfg-headers', '{"X-Key": "{{ secrets.KEY | upcase }}"}');
+    await expect.poll(() => page.getAttribute('#cfg-headers', 'aria-invalid')).toBe('true');
+    const described = (await page.getAttribute('#cfg-headers', 'aria-describedby'))!.split(' ');
+    expect(await page.locator(`[id="${described.at(-1)}"]`).textContent()).toContain('a secret is written');
+    await clearAndType('#cfg-headers', '{"X-Key": "{{ secrets.KEY }}"}');
+    await expect.poll(() => page.getAttribute('#cfg-headers', 'aria-invalid')).toBeNull();
     await select('input');
     expect(await optionTexts('#cfg-type')).toEqual(
       expect.arrayContaining(['string', 'number', 'integer', 'boolean', 'object', 'array']),
