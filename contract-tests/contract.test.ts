@@ -119,6 +119,7 @@ function exampleRequest(operationId: string): {
       body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }),
     },
     listWorkflows: { method: 'GET', path: '/api/workflows', headers: key },
+    listWorkflowModels: { method: 'GET', path: '/api/workflows/models', headers: key },
     createWorkflow: {
       method: 'POST',
       path: '/api/workflows',
@@ -810,6 +811,11 @@ describe(`contract of openapi.yaml against ${target.mock ? 'the Prism mock' : 't
 
     it('GET /api/workflows without an API key is 401', async () => {
       await expectConformant('listWorkflows', anonymous.GET('/api/workflows'), 401);
+    });
+    it('GET /api/workflows/models lists the served models; without credentials it is 401', async () => {
+      const { body } = await expectConformant('listWorkflowModels', withKey.GET('/api/workflows/models'), 200);
+      expect((body as { data: { id: string }[] }).data.map((m) => m.id)).toContain('echo');
+      await expectConformant('listWorkflowModels', anonymous.GET('/api/workflows/models'), 401);
     });
     // Prism checks only that a bearer token is there, so this is the live service's rule alone.
     it.skipIf(target.mock)(

@@ -580,6 +580,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workflows/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The models a workflow's nodes may name
+         * @description What an `llm_call` or `agent` node's `config.model` may name on this service: the built-in `echo`, the demo models when the operator turned them on, and each model the configured provider serves. When the provider serves any model name (`accepts_other_models`), a graph may also name a model that is not listed; otherwise saving a graph that names one is a 422. The same for every user.
+         */
+        get: operations["listWorkflowModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workflows/{workflow_id}": {
         parameters: {
             query?: never;
@@ -4020,6 +4040,29 @@ export interface components {
             data: components["schemas"]["Workflow"][];
             meta: components["schemas"]["PageMeta"];
         };
+        /** @description The models a workflow's `llm_call` and `agent` nodes may name. */
+        WorkflowModelList: {
+            data: components["schemas"]["WorkflowModel"][];
+            /** @description True when the configured provider serves any model name (its list is `*` or unset), so a node may also name a model not listed here. */
+            accepts_other_models: boolean;
+        };
+        WorkflowModel: {
+            /**
+             * @description What a node's `config.model` names.
+             * @example echo
+             */
+            id: string;
+            /**
+             * @description **Open** list: who serves it. `built_in` (echo), `demo` (the demo models), or `openai_compatible` (the configured provider).
+             * @example built_in
+             */
+            provider?: string;
+            /**
+             * @description What it is, in a sentence.
+             * @example Answers with its prompt: no provider, no cost.
+             */
+            description?: string;
+        };
         SecretPut: {
             /**
              * @description The secret. One line (it goes into URLs and headers); never returned.
@@ -6751,6 +6794,30 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["InvalidWorkflow"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWorkflowModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The models, built-in ones first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowModelList"];
+                };
+            };
+            401: components["responses"]["WorkflowReadUnauthorized"];
+            403: components["responses"]["WorkflowReadForbidden"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -39,12 +39,27 @@ export interface NodeTypeSpec {
   /** No edge may come into it (a run input), or go out of it (a result). */
   noEdgeIn?: boolean | undefined;
   noEdgeOut?: boolean | undefined;
+  /** The config fields that are Liquid templates (the registry's `templates`): offered what is in scope after `{{`. */
+  templateFields?: string[] | undefined;
+  /** The config field naming the model it calls (the registry's `calledModel`): a menu of the served models. */
+  modelField?: string | undefined;
+}
+
+/** A model the service serves to workflows (GET /api/workflows/models' item). */
+export interface ServedModel {
+  id: string;
+  provider?: string;
+  description?: string;
 }
 
 export interface EditorSchemas {
   nodeTypes: NodeTypeSpec[];
   /** WorkflowEdge: what an edge may carry besides its ends (`branch`). */
   edge: FieldSchema;
+  /** The models a node may name (the page adds them: they follow the service's configuration). */
+  models?: ServedModel[];
+  /** The provider serves any model name: a node may name one not listed. */
+  acceptsOtherModels?: boolean;
 }
 
 /** A problem of the graph as written, with where it points in words (`node "page", config.model`). */
@@ -59,4 +74,10 @@ export interface PlacedProblem {
 export interface EditorPreview {
   graph: string | null;
   problems: PlacedProblem[];
+  /** By node id, what its templates may read (`inputs.ticket`, `nodes.classify.output.category`, `run.id`). */
+  scopes?: Record<string, string[]>;
+  /** By template field's pointer, its text rendered with the last run's values, or why it could not be. */
+  rendered?: Record<string, { text?: string; error?: string }>;
+  /** Where the rendered values come from (`run_…`, started when), or null when there is no run yet. */
+  renderedFrom?: string | null;
 }

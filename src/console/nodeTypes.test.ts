@@ -31,6 +31,21 @@ describe('the editor node types, read from openapi.yaml', () => {
     expect(byType.get('text_input')).toMatchObject({ noEdgeIn: true });
   });
 
+  it("marks each type's template fields (the registry's templates) and its model field (calledModel)", () => {
+    const byType = new Map(editorSchemas().nodeTypes.map((t) => [t.type, t]));
+    expect(byType.get('llm_call')).toMatchObject({ templateFields: ['prompt'], modelField: 'model' });
+    expect(byType.get('agent')).toMatchObject({ templateFields: ['system_prompt', 'prompt'], modelField: 'model' });
+    expect(byType.get('template')?.templateFields).toEqual(['template']);
+    expect(byType.get('condition')?.templateFields).toEqual(['left', 'right']);
+    expect(byType.get('http_request')?.templateFields).toEqual(['url']);
+    expect(byType.get('approval')?.templateFields).toEqual(['message']);
+    expect(byType.get('split')?.templateFields).toEqual(['text']);
+    // A switch's value is an expression (no braces), a text_output has no template.
+    expect(byType.get('switch')?.templateFields).toEqual([]);
+    expect(byType.get('text_output')?.templateFields).toEqual([]);
+    expect(byType.get('template')?.modelField).toBeUndefined();
+  });
+
   it('picks up a type the contract adds, inlining its references (a recursive one is cut, not followed)', () => {
     const spec = {
       components: {

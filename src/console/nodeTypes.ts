@@ -51,6 +51,21 @@ export function editorSchemasOf(
   return { nodeTypes, edge: inline(spec, { $ref: '#/components/schemas/WorkflowEdge' }) as FieldSchema };
 }
 
+/** A text no config holds: where a type's `templates` gives it back unchanged, the field is a template. */
+const PROBE = '\u0000template probe';
+
+/** The top-level string fields of `config` that the registry reads as templates. */
+function templateFieldsOf(definition: (typeof NODE_REGISTRY)[number], config: FieldSchema): string[] {
+  const strings = Object.entries(config.properties ?? {}).filter(([, p]) => p.type === 'string' && !p.enum);
+  const probe = Object.fromEntries(strings.map(([k]) => [k, PROBE]));
+  try {
+    const found = definition.templates?.(probe) ?? [];
+    return strings.map(([k]) => k).filter((k) => found.some((t) => t.pointer === `/${k}` && t.source === PROBE));
+  } catch {
+    return [];
+  }
+}
+
 let loaded: EditorSchemas | undefined;
 
 /** The registered node types, their schemas read from the contract once. */
@@ -64,15 +79,20 @@ export function editorSchemas(): EditorSchemas {
     types,
     Object.fromEntries(NODE_REGISTRY.flatMap((d) => (d.caseList ? [[d.type, d.caseList]] : []))),
   );
-  // The registry's edge capabilities, which the canvas draws as handles (never read off type names).
+  // The registry's edge capabilities, which the canvas draws as handles (never read off type names),
+  // and the fields the forms treat apart: templates and the called model.
   for (const spec of loaded.nodeTypes) {
-    const d = NODE_REGISTRY.find((definition) => definition.type === spec.type);
+    const definition = NODE_REGISTRY.find((d) => d.type === spec.type);
+    if (!definition) continue;
     Object.assign(spec, {
-      branches: d?.branches,
-      routable: d?.routable,
-      noEdgeIn: d?.noEdgeIn !== undefined || undefined,
-      noEdgeOut: d?.noEdgeOut !== undefined || undefined,
+      branches: definition.branches,
+      routable: definition.routable,
+      noEdgeIn: definition.noEdgeIn !== undefined || undefined,
+      noEdgeOut: definition.noEdgeOut !== undefined || undefined,
     });
+    spec.templateFields = templateFieldsOf(definition, spec.config);
+    // `calledModel` reads `config.model` (llm_call, agent): that field is the model's.
+    if (definition.calledModel?.({ model: PROBE }) === PROBE) spec.modelField = 'model';
   }
   return loaded;
 }

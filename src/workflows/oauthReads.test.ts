@@ -110,6 +110,16 @@ describe.each(testDialects())('workflows API reads with an OAuth access token (%
     expect(byToken.status).toBeLessThan(500);
   });
 
+  it('lists the served models with the token, and refuses a token without workflows:read', async () => {
+    const models = await send('/api/workflows/models', `Bearer ${readToken}`);
+    expect(models.status).toBe(200);
+    expect((models.body.data as { id: string }[]).map((m) => m.id)).toContain('echo');
+    const profileOnly = (await tokenOf(alice, 'user_info')).access_token;
+    const narrow = await send('/api/workflows/models', `Bearer ${profileOnly}`);
+    expect(narrow).toMatchObject({ status: 403, body: { code: 'insufficient_scope' } });
+    expect(narrow.challenge).toMatch(/scope="workflows:read"/);
+  });
+
   it('writes and runs stay with API keys: the token is the wrong kind there', async () => {
     const cases: Array<[string, RequestInit]> = [
       ['/api/workflows', { method: 'POST', body: JSON.stringify({ name: 'x', ...seedGraph() }) }],

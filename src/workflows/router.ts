@@ -12,6 +12,7 @@ import type { Operations } from '../http/operations.ts';
 import { pageOf, paginationLinks, searchOf } from '../http/pagination.ts';
 import { validateWorkflowFields } from './graph.ts';
 import * as service from './service.ts';
+import { servedModels } from './models.ts';
 
 type JsonOf<
   Op extends keyof operations,
@@ -79,7 +80,13 @@ export function workflowOperations(ctx: AppContext, onDeleted: (workflowId: stri
     res.status(204).end();
   }
 
-  return { listWorkflows, createWorkflow, getWorkflow, updateWorkflow, deleteWorkflow };
+  /** The same list for every user: what the service's providers serve, read from config. */
+  function listWorkflowModels(req: Request, res: Response<JsonOf<'listWorkflowModels', 200>>) {
+    readerOf(req);
+    res.status(200).json(servedModels(ctx.config));
+  }
+
+  return { listWorkflows, listWorkflowModels, createWorkflow, getWorkflow, updateWorkflow, deleteWorkflow };
 }
 
 interface RequestValidationError {

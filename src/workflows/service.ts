@@ -10,7 +10,7 @@ import {
   type ProblemItem,
 } from '../shared/errors.ts';
 import { sortProblems, validateWorkflowGraph, type GraphLimits } from './graph.ts';
-import { DEMO_MODELS } from '../shared/demoModels.ts';
+import { servedModels } from './models.ts';
 import { newWorkflowId } from '../shared/ids.ts';
 import type { AppContext } from '../context.ts';
 import * as store from './store.ts';
@@ -41,13 +41,8 @@ export type WorkflowContext = Pick<AppContext, 'db' | 'config' | 'now'>;
  * or no list). Built in: `echo`, and the demo models when DEMO_MODELS is on.
  */
 export function graphLimits(config: WorkflowContext['config']): GraphLimits {
-  const list = config.MODEL_PROVIDER_MODELS;
-  const builtIn = ['echo', ...(config.DEMO_MODELS ? DEMO_MODELS : [])];
-  const models = !config.MODEL_PROVIDER_BASE_URL
-    ? builtIn
-    : list.length && !list.includes('*')
-      ? [...builtIn, ...list]
-      : undefined;
+  const served = servedModels(config);
+  const models = served.accepts_other_models ? undefined : served.data.map((m) => m.id);
   return {
     maxTokens: config.WORKFLOW_MAX_TOKENS_LIMIT,
     maxNodes: config.WORKFLOW_MAX_NODES,

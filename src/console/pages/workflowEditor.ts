@@ -2,7 +2,10 @@ import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../../context.ts';
 import { Problem } from '../../shared/errors.ts';
 import { createWorkflow, getWorkflow, updateWorkflow, type Workflow } from '../../workflows/service.ts';
+import { servedModels } from '../../workflows/models.ts';
+import { templateScopes } from '../../workflows/templateScope.ts';
 import { checkEditorForm, graphJson, type EditorForm } from '../workflowEditing.ts';
+import { renderedTemplates } from '../templatePreview.ts';
 import { editorPage, editorPreview } from '../views/workflowEditor.ts';
 import { notFoundPage, pageUser, refusedWith, sendPage } from './common.ts';
 
@@ -23,6 +26,16 @@ const STARTER = {
   ],
 } as Pick<Workflow, 'nodes' | 'edges'>;
 
+/** What each node's templates may read, for the graph as written (none while it is not JSON). */
+function scopesOf(graph: string): Record<string, string[]> {
+  try {
+    const { nodes, edges } = (JSON.parse(graph) ?? {}) as { nodes?: unknown; edges?: unknown };
+    return templateScopes(nodes, edges);
+  } catch {
+    return {};
+  }
+}
+
 /** The form as sent: text fields as written (the graph's whitespace is the user's). */
 function formOf(req: Request): EditorForm {
   const body = (req.body ?? {}) as Record<string, unknown>;
@@ -40,29 +53,53 @@ export function workflowEditorRouter(ctx: AppContext): Router {
 
   // The builder's live preview (/assets/editor.js, while typing): the picture and the problems of
   // the form as it stands, by the same rules as saving; nothing is saved. CSRF-checked as any POST.
-  router.post('/workflows/editor/preview', (req, res) => {
+  // With `?workflow=` (an edit), its template fields rendered with its last run's values too.
+  router.post('/workflows/editor/preview', async (req, res) => {
     const form = formOf(req);
     const checked = checkEditorForm(ctx, form);
-    res.set('Cache-Control', 'no-store').json(editorPreview(form.graph, 'problems' in checked ? checked.problems : []));
+    const workflowId = typeof req.query.workflow === 'string' ? req.query.workflow.slice(0, 64) : undefined;
+    const user = await pageUser(ctx, req);
+    res.set('Cache-Control', 'no-store').json({
+      ...editorPreview(form.graph, 'problems' in checked ? checked.problems : []),
+      scopes: scopesOf(form.graph),
+      ...(await renderedTemplates(ctx, user.id, workflowId, form.graph)),
+    });
   });
 
   router.get('/workflows/new', async (req, res) => {
     const user = await pageUser(ctx, req);
-    sendPage(res, 200, editorPage({ user, name: '', description: '', graph: graphJson(STARTER), problems: [] }));
+    sendPage(
+      res,
+      200,
+      editorPage({
+        models: servedModels(ctx.config),
+        user,
+        name: '',
+        description: '',
+        graph: graphJson(STARTER),
+        problems: [],
+      }),
+    );
   });
 
   router.post('/workflows/new', async (req, res) => {
     const user = await pageUser(ctx, req);
     const form = formOf(req);
     const checked = checkEditorForm(ctx, form);
-    if ('problems' in checked) return sendPage(res, 422, editorPage({ user, ...form, problems: checked.problems }));
+    if ('problems' in checked)
+      return sendPage(
+        res,
+        422,
+        editorPage({ models: servedModels(ctx.config), user, ...form, problems: checked.problems }),
+      );
     // The form checks what needs no store; the save adds the calls of other workflows (the user's,
     // no cycle, their inputs mapped), whose problems the editor lists as it lists the form's.
     const workflow = await createWorkflow(ctx, user.id, checked.body).catch((err: unknown) => {
       if (err instanceof Problem && err.status === 422 && err.errors) return err.errors;
       throw err;
     });
-    if (Array.isArray(workflow)) return sendPage(res, 422, editorPage({ user, ...form, problems: workflow }));
+    if (Array.isArray(workflow))
+      return sendPage(res, 422, editorPage({ models: servedModels(ctx.config), user, ...form, problems: workflow }));
     res.redirect(303, `/workflows/${workflow.id}`);
   });
 
@@ -72,7 +109,11 @@ export function workflowEditorRouter(ctx: AppContext): Router {
     if (!workflow) return sendPage(res, 404, notFoundPage(user, 'workflow'));
     const { name, description, version } = workflow;
     const graph = graphJson(workflow);
-    sendPage(res, 200, editorPage({ user, workflow, name, description, graph, version, problems: [] }));
+    sendPage(
+      res,
+      200,
+      editorPage({ models: servedModels(ctx.config), user, workflow, name, description, graph, version, problems: [] }),
+    );
   });
 
   router.post('/workflows/:id/edit', (req, res) => saveEdit(ctx, req, res));
@@ -92,6 +133,7 @@ async function saveEdit(ctx: AppContext, req: Request<{ id: string }>, res: Resp
       res,
       status,
       editorPage({
+        models: servedModels(ctx.config),
         user,
         workflow,
         ...form,

@@ -1,5 +1,6 @@
 import type { ProblemItem } from '../../shared/errors.ts';
 import type { Workflow } from '../../workflows/service.ts';
+import type { WorkflowModelList } from '../../workflows/models.ts';
 import { html, raw, type Html } from '../../html/html.ts';
 import type { EditorPreview } from '../editorTypes.ts';
 import { editorSchemas } from '../nodeTypes.ts';
@@ -27,6 +28,8 @@ export interface EditorModel {
   problems: ProblemItem[];
   /** Set when the save was refused because the workflow moved on to this version. */
   conflictVersion?: number | undefined;
+  /** The models a node may name (the `model` menu); none: the menu offers what the graph names. */
+  models?: WorkflowModelList | undefined;
 }
 
 type ParsedNode = { id?: unknown; type?: unknown };
@@ -84,9 +87,9 @@ export function problemPlace(pointer: string, graph: string): { label: string; n
  * palette and forms from: a data block (never run, so the CSP's script-src 'self' stands), its
  * `<`, `>` and `&` escaped so no text in the contract can close the element.
  */
-const editorSchemasScript = (): Html =>
+const editorSchemasScript = (models?: WorkflowModelList): Html =>
   raw(
-    `<script type="application/json" id="editor-schemas" data-editor-schemas>${JSON.stringify(editorSchemas()).replace(/[<>&]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}</script>`,
+    `<script type="application/json" id="editor-schemas" data-editor-schemas>${JSON.stringify({ ...editorSchemas(), models: models?.data, acceptsOtherModels: models?.accepts_other_models }).replace(/[<>&]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}</script>`,
   );
 
 const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
@@ -149,11 +152,11 @@ ${
 <form method="post" action="${action}" class="editor"><input type="hidden" name="csrf_token" value="${m.user.csrf}">${m.workflow ? html`<input type="hidden" name="version" value="${m.conflictVersion ?? m.version}">` : ''}
 <label for="name">Name</label><input type="text" id="name" name="name" value="${m.name}" required maxlength="200" data-previewed${invalidAttrs(formProblems, 'name')}>${fieldError(formProblems, 'name')}
 <label for="description">Description <small>(optional)</small></label><textarea id="description" name="description" rows="2" data-previewed${invalidAttrs(formProblems, 'description')}>${m.description}</textarea>${fieldError(formProblems, 'description')}
-<div id="builder" data-builder data-preview="/workflows/editor/preview"></div>
+<div id="builder" data-builder data-preview="/workflows/editor/preview${m.workflow ? html`?workflow=${m.workflow.id}` : ''}"></div>
 <section id="preview" aria-labelledby="preview-heading"><h2 id="preview-heading">Preview</h2><div id="preview-graph" data-preview-graph>${drawn ? graphSvg(drawn.nodes as Workflow['nodes'], drawn.edges as Workflow['edges'], { title: `The graph as written${marked.size ? ', nodes with problems marked failed' : ''}`, statuses: marked }) : html`<p><small>The graph is drawn once its JSON is well formed.</small></p>`}</div><div id="live-problems" aria-live="polite" data-live-problems></div></section>
 <h2>JSON</h2><label for="graph">Graph <small>(JSON: <code>nodes</code> and <code>edges</code>, as the API takes them; node types and their settings are in the <a href="/docs#tag/workflows">API reference</a>)</small></label>
 <textarea id="graph" name="graph" rows="22" spellcheck="false" class="code" data-graph-json${invalidAttrs(formProblems, 'graph')}>${m.graph}</textarea>${fieldError(formProblems, 'graph')}
 <button type="submit" class="primary" id="save-workflow">${m.workflow ? 'Save' : 'Create workflow'}</button>${m.workflow ? html` <a href="/workflows/${m.workflow.id}">Cancel</a>` : ''}</form>
-${editorSchemasScript()}<script src="/assets/editor.js" defer></script>`,
+${editorSchemasScript(m.models)}<script src="/assets/editor.js" defer></script>`,
   );
 }

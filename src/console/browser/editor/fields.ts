@@ -133,6 +133,12 @@ function control(
 /** Called with the changed property's path inside the config, and its new value. */
 export type OnChange = (path: string[], value: unknown) => void;
 
+/** What a node's form adds to its top-level fields, by key: a control of its own (the model menu), elements after one (a template's offers and preview). */
+export interface FieldExtras {
+  control?(key: string, id: string, value: unknown, set: Set): { control: Control; after: HTMLElement[] } | null;
+  decorate?(key: string, input: Control, id: string, pointer: string): HTMLElement[];
+}
+
 /**
  * The fields of `schema`'s properties for `value` (an object), in the contract's order. `pointer`:
  * the JSON pointer of `value` in the graph (`/nodes/2/config`), kept on each field as
@@ -145,6 +151,7 @@ export function fields(
   onChange: OnChange,
   idPrefix: string,
   path: string[] = [],
+  extras: FieldExtras = {},
 ): HTMLElement[] {
   const required = schema.required ?? [];
   return Object.entries(schema.properties ?? {}).map(([key, prop]) => {
@@ -168,9 +175,16 @@ export function fields(
       local.hidden = !message;
       local.textContent = message ?? '';
     };
-    const input = control(prop, id, current, isRequired, (v) => onChange(at, v), invalid);
+    const set: Set = (v) => onChange(at, v);
+    const own = path.length ? null : (extras.control?.(key, id, current, set) ?? null);
+    const input = own?.control ?? control(prop, id, current, isRequired, set, invalid);
+    const after = [
+      ...(own?.after ?? []),
+      ...(path.length ? [] : (extras.decorate?.(key, input, id, fieldPointer) ?? [])),
+    ];
     input.setAttribute('data-pointer', fieldPointer);
-    if (hint) input.setAttribute('aria-describedby', hint.id);
+    const described = [hint?.id, ...after.filter((e) => e.classList.contains('template-preview')).map((e) => e.id)];
+    if (described.some(Boolean)) input.setAttribute('aria-describedby', described.filter(Boolean).join(' '));
     if (isRequired) input.setAttribute('aria-required', 'true');
     return make(
       'div',
@@ -179,6 +193,7 @@ export function fields(
       hint,
       input,
       local,
+      ...after,
     );
   });
 }

@@ -1,4 +1,4 @@
-import type { EditorSchemas, NodeTypeSpec, PlacedProblem } from '../../editorTypes.ts';
+import type { EditorPreview, EditorSchemas, NodeTypeSpec, PlacedProblem } from '../../editorTypes.ts';
 
 // The editor's state, and the graph as the JSON text holds it. No DOM here.
 
@@ -37,6 +37,8 @@ export interface EditorState {
   /** The palette's chosen type. */
   adding: string | undefined;
   run: WatchedRun | null;
+  /** The last preview's answer for the template fields: what each node's templates may read, each one rendered. */
+  templates?: Pick<EditorPreview, 'scopes' | 'rendered' | 'renderedFrom'>;
 }
 
 /** The page's builder: its elements, the schemas it builds from, its state, and how it redraws. */

@@ -2,7 +2,9 @@ import type { FieldSchema } from '../../editorTypes.ts';
 import { make } from '../dom.ts';
 import { caseEditor } from './caseEditor.ts';
 import { labelOf, removeNode, renameNode, writeJson } from './changes.ts';
-import { fields, setAt } from './fields.ts';
+import { fields, setAt, type FieldExtras } from './fields.ts';
+import { modelControl } from './modelField.ts';
+import { previewBox, showRendered, templateCombobox } from './templateField.ts';
 import { nodeAt, type Editor, type GraphNode } from './model.ts';
 
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -76,6 +78,24 @@ function idField(editor: Editor, node: GraphNode, index: number, onRename: () =>
   ];
 }
 
+/** The model menu, and each template field's offers and live preview. */
+function extrasOf(editor: Editor, node: GraphNode): FieldExtras {
+  const spec = editor.typeSpec.get(node.type);
+  const { models, acceptsOtherModels } = editor.schemas;
+  return {
+    control: (key, id, value, set) =>
+      key === spec?.modelField && models ? modelControl(id, value, models, acceptsOtherModels ?? false, set) : null,
+    decorate: (key, input, id, pointer) => {
+      if (!spec?.templateFields?.includes(key) || input instanceof HTMLSelectElement) return [];
+      const offers = templateCombobox(input, id, () => editor.state.templates?.scopes?.[node.id] ?? []);
+      const box = previewBox(id, pointer);
+      const shown = editor.state.templates;
+      if (shown) showRendered(box, shown.rendered?.[pointer], shown.renderedFrom ?? null);
+      return [offers, box];
+    },
+  };
+}
+
 /** The config's fields, its case list (when its type has one) as a case editor. */
 function configFields(editor: Editor, node: GraphNode, schema: FieldSchema, index: number): HTMLElement[] {
   const onChange = (path: string[], value: unknown) => {
@@ -85,10 +105,11 @@ function configFields(editor: Editor, node: GraphNode, schema: FieldSchema, inde
   const pointer = `/nodes/${index}/config`;
   const list = editor.typeSpec.get(node.type)?.caseList;
   const listSchema = list ? schema.properties?.[list] : undefined;
-  if (!list || !listSchema) return fields(schema, node.config, pointer, onChange, 'cfg');
+  const extras = extrasOf(editor, node);
+  if (!list || !listSchema) return fields(schema, node.config, pointer, onChange, 'cfg', [], extras);
   const keys = Object.keys(schema.properties ?? {});
   const others = Object.fromEntries(Object.entries(schema.properties ?? {}).filter(([k]) => k !== list));
-  const rest = fields({ ...schema, properties: others }, node.config, pointer, onChange, 'cfg');
+  const rest = fields({ ...schema, properties: others }, node.config, pointer, onChange, 'cfg', [], extras);
   const cases = caseEditor(
     editor,
     node,

@@ -4,6 +4,7 @@ import { make } from '../dom.ts';
 import { nodeAt, problemsOf, type Editor } from './model.ts';
 import { wireEdges, wirePicture } from './picture.ts';
 import { markProblems } from './problems.ts';
+import { showRendered } from './templateField.ts';
 
 // The live preview: the picture and the problems follow as you type (POST
 // /workflows/editor/preview, by the save's own rules; nothing is saved). The last question asked
@@ -33,6 +34,13 @@ function showPreview(editor: Editor, answer: EditorPreview): void {
     box.innerHTML = answer.graph; // server-rendered, every text escaped
   else box.replaceChildren(make('p', {}, make('small', { text: 'The graph is drawn once its JSON is well formed.' })));
   document.querySelector('[data-live-problems]')?.replaceChildren(problemList(answer.problems));
+  state.templates = {
+    scopes: answer.scopes ?? {},
+    rendered: answer.rendered ?? {},
+    renderedFrom: answer.renderedFrom ?? null,
+  };
+  for (const box of root.querySelectorAll<HTMLElement>('[data-template-preview]'))
+    showRendered(box, answer.rendered?.[box.dataset.templatePreview ?? ''], answer.renderedFrom ?? null);
   if (state.graph) {
     for (const b of root.querySelectorAll<HTMLElement>('[data-node-button]')) {
       const node = nodeAt(state.graph, b.dataset.nodeButton ?? '');

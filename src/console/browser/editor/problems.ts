@@ -1,8 +1,10 @@
 import { make } from '../dom.ts';
 import { nodeAt, problemsOf, type Editor } from './model.ts';
+import { fieldFor } from './placement.ts';
 
-// The preview's problems at their fields: a field whose `data-pointer` is a problem's pointer is
-// marked invalid and described by the message under it; the selected node's problems that have
+// The preview's problems at their fields: the field whose `data-pointer` is a problem's pointer
+// (else the nearest one enclosing it: a key inside a JSON box) is marked invalid and described by
+// the message under it; the selected node's problems that have
 // no field of their own are listed at the end of its form.
 
 let problemIds = 0;
@@ -37,12 +39,14 @@ export function markProblems(editor: Editor): void {
   clearMarks(root);
   const selectedNode = state.graph && state.selected ? nodeAt(state.graph, state.selected) : undefined;
   const selected = state.graph && selectedNode ? problemsOf(state.graph, state.problems, selectedNode) : [];
-  const fields = [...root.querySelectorAll<HTMLElement>('[data-pointer]')];
+  const fields = [...root.querySelectorAll<HTMLElement>('[data-pointer]')].filter((e) => e.tagName !== 'FIELDSET');
+  const pointers = fields.map((e) => e.dataset.pointer ?? '');
   const leftover = [];
   for (const p of state.problems) {
-    const field = fields.find((e) => e.dataset.pointer === p.pointer);
+    const at = fieldFor(p.pointer, pointers);
+    const field = at === null ? undefined : fields[pointers.indexOf(at)];
     if (field?.hasAttribute('data-local-invalid')) continue;
-    if (!field || field.tagName === 'FIELDSET') {
+    if (!field) {
       if (selected.includes(p)) leftover.push(p);
       continue;
     }
