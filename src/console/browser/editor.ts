@@ -9,6 +9,7 @@ import type { EditorSchemas } from '../editorTypes.ts';
 import { render, renderLists } from './editor/builder.ts';
 import type { Editor } from './editor/model.ts';
 import { livePreview } from './editor/preview.ts';
+import { startRunPanel } from './editor/runPanel.ts';
 
 function startEditor(root: HTMLElement, schemasBlock: HTMLElement, jsonArea: HTMLTextAreaElement): void {
   const schemas = JSON.parse(schemasBlock.textContent ?? '') as EditorSchemas;
@@ -19,7 +20,15 @@ function startEditor(root: HTMLElement, schemasBlock: HTMLElement, jsonArea: HTM
     schemas,
     typeSpec: new Map(schemas.nodeTypes.map((t) => [t.type, t])),
     branchValues: (branch?.enum as string[] | undefined) ?? null,
-    state: { graph: null, selected: null, problems: [], from: null, to: null, adding: schemas.nodeTypes[0]?.type },
+    state: {
+      graph: null,
+      selected: null,
+      problems: [],
+      from: null,
+      to: null,
+      adding: schemas.nodeTypes[0]?.type,
+      run: null,
+    },
     render: () => render(editor),
     renderLists: () => renderLists(editor),
     schedulePreview: () => live.schedule(),
@@ -32,6 +41,7 @@ function startEditor(root: HTMLElement, schemasBlock: HTMLElement, jsonArea: HTM
   for (const field of document.querySelectorAll('[data-previewed]')) field.addEventListener('input', live.schedule);
   editor.render();
   void live.preview();
+  startRunPanel(editor);
 }
 
 const root = document.querySelector<HTMLElement>('[data-builder]');

@@ -18,6 +18,12 @@ export interface Graph {
   edges: GraphEdge[];
 }
 
+/** A run of this workflow watched from the editor: each node's last status and, for a switch, its chosen case. */
+export interface WatchedRun {
+  id: string;
+  nodes: Record<string, { status: string; case?: string }>;
+}
+
 export interface EditorState {
   /** The graph the JSON text holds; null while it does not read as one. */
   graph: Graph | null;
@@ -28,6 +34,7 @@ export interface EditorState {
   to: string | null;
   /** The palette's chosen type. */
   adding: string | undefined;
+  run: WatchedRun | null;
 }
 
 /** The page's builder: its elements, the schemas it builds from, its state, and how it redraws. */
