@@ -48,10 +48,12 @@ export function editorRunsRouter(ctx: AppContext, runStarts?: SharedRateLimiter)
     const userId = req.webSession!.uid!;
     try {
       const workflow = await getWorkflow(ctx, userId, req.params.id);
+      // A field not sent is an input not given (the service's 400 names it); an empty one is the empty text, as the API takes it.
+      const sent = (req.body ?? {}) as Record<string, unknown>;
       const values = Object.fromEntries(
-        inputVariables(workflow.nodes).map((v) => {
-          const sent = (req.body as Record<string, unknown> | undefined)?.[inputField(v)];
-          return [v, typeof sent === 'string' ? sent : ''];
+        inputVariables(workflow.nodes).flatMap((v) => {
+          const value = sent[inputField(v)];
+          return typeof value === 'string' ? [[v, value]] : [];
         }),
       );
       const inputs = runs.inputsFromText(workflow.nodes, values);
