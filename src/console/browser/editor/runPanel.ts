@@ -186,6 +186,8 @@ function startRunPart(editor: Editor, section: HTMLElement, base: string) {
     part.panel,
   );
   section.setAttribute('aria-labelledby', 'editor-run-heading');
+  // Drawn by script only: without it, runs start from the workflow's page (the Cancel link's).
+  section.hidden = false;
   part.afterBuilder();
   part.drawPanel(true);
 }
