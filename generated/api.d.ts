@@ -770,7 +770,7 @@ export interface paths {
          *     | `node.delta` | an `llm_call` receives a chunk of its answer (OpenAI-compatible providers stream) | `{"node_id", "text"}`: append the texts in order |
          *     | `node.retry` | an `llm_call`'s provider call (a 429 or 5xx, a timeout, a streamed answer that broke off) or an `http_request` with `retry` (a 408, 429 or 5xx, a timeout, a connection failure) failed and is tried again, sent as the retry is decided | `{"node_id", "attempt", "error", "delay_ms", "failed_at"}`: `attempt` is the one to come (2, 3, ...), `error` (`code`, `message`) why the last failed, `delay_ms` the wait before it, `failed_at` when the last failed (absent from events stored before it was added); discard the node's `node.delta` texts so far; the next attempt's come after it |
          *     | `node.progress` | a `map` starts its items, and each time about a tenth more of them have ended (the last included) | `{"node_id", "node_type", "total", "done", "failed"}`: its items, those completed and those failed (skipped or given the default included) |
-         *     | `node.finished` | a node ends, or is skipped | `{"node_id", "node_type", "status", "finished_at", "output", "usage", "cost", "error"}` and `output_value` when there is one, as in `RunStep` (`cost` null or absent when the node has none) (`output` whole up to 200000 characters; `finished_at` null for a node that never started) |
+         *     | `node.finished` | a node ends, or is skipped | `{"node_id", "node_type", "status", "finished_at", "output", "usage", "cost", "error"}` and `output_value` when there is one, as in `RunStep` (`cost` null or absent when the node has none; `case` on a completed `switch`: the case it chose) (`output` whole up to 200000 characters; `finished_at` null for a node that never started) |
          *     | `run.finished` | the run ended: completed, failed or cancelled | the `Run` (without logs) |
          *     | `run.reused` | a run started by retryRun begins, after its first `run.status`: the steps it took from the run it retries, each then with its `node.finished` (as the other run logged it, `reused_from` set) | `{"retry_of", "node_ids"}`: the run retried, and the nodes whose outputs were reused (not run again) |
          *     | `node.waiting` | an `approval` node waits for its answer (then `run.status` `waiting`; the stream stays open) | `{"node_id", "message", "answer_schema", "expires_at", "resume_url", "approval_url"}`: `resume_url` takes `POST` with the API key; `approval_url` is a single-use link for a person (a page with the message and a form), valid until `expires_at` |
@@ -4646,6 +4646,13 @@ export interface components {
              * @example run_01JD6Z4G8M2N4P6Q8R0S2T4V6W
              */
             reused_from?: string;
+            /**
+             * @description Present on a `switch` that completed: the case it chose (one of its case names, or
+             *     `default`), whose edges (`case`) the run followed. Absent for other node types and for
+             *     steps logged before this field existed.
+             * @example urgent
+             */
+            case?: string;
             usage: components["schemas"]["Usage"] | null;
             /**
              * @description What the node's model calls cost (`Cost`; every attempt's and agent iteration's tokens,

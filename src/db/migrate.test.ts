@@ -68,6 +68,7 @@ const ALL = [
   '0038_dynamic_client_registration',
   '0039_token_audience',
   '0040_client_metadata_documents',
+  '0041_step_chosen_case',
 ];
 
 describe.each(testDialects())('migrations on %s', (dialect) => {

@@ -38,6 +38,7 @@ import * as workflowMcpTools from './migrations/0037_workflow_mcp_tools.ts';
 import * as dynamicClientRegistration from './migrations/0038_dynamic_client_registration.ts';
 import * as tokenAudience from './migrations/0039_token_audience.ts';
 import * as clientMetadataDocuments from './migrations/0040_client_metadata_documents.ts';
+import * as stepChosenCase from './migrations/0041_step_chosen_case.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -90,6 +91,7 @@ function migrations(options: MigrateOptions): ReadonlyArray<readonly [name: stri
     ['0038_dynamic_client_registration', dynamicClientRegistration],
     ['0039_token_audience', tokenAudience],
     ['0040_client_metadata_documents', clientMetadataDocuments],
+    ['0041_step_chosen_case', stepChosenCase],
   ];
 }
 

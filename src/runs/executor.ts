@@ -236,6 +236,7 @@ async function runStep(run: RunState, node: WorkflowNode, before: Produced[]): P
       ...priced(run, node, step.usage),
       error: null,
       attempts: run.attempts.get(node.id) ?? null,
+      ...(out.route !== undefined ? { case: out.route } : {}),
     });
     run.scope.nodes[node.id] = { output: out.value };
     return out;

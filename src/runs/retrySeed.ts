@@ -57,6 +57,7 @@ export function reusedEvents(run: Pick<RunRow, 'retry_of'>, steps: readonly RunS
           cost: wire.cost ?? null,
           error: null,
           reused_from: step.reused_from,
+          ...(wire.case !== undefined ? { case: wire.case } : {}),
         },
       };
     }),

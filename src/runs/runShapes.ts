@@ -147,5 +147,6 @@ export function toRunStep(row: RunStepRow): RunStep {
     // The driver may answer a string (MySQL's, PostgreSQL's integer as number): a count either way.
     ...(row.attempts === null || row.attempts === undefined ? {} : { attempts: Number(row.attempts) }),
     ...(row.reused_from ? { reused_from: row.reused_from } : {}),
+    ...(row.chosen_case ? { case: row.chosen_case } : {}),
   };
 }

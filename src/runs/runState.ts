@@ -33,6 +33,8 @@ export interface StepReport {
   error: RunFailure | null;
   /** Calls to the model provider (1 plus retries); null for a node that made none. */
   attempts: number | null;
+  /** A switch's chosen case (or `default`), stored with its step; absent for other nodes. */
+  case?: string;
 }
 
 export interface ExecutionHooks extends Pick<StepHooks<StepReport>, 'onMapProgress'> {

@@ -44,6 +44,7 @@ export const STEP_COLUMNS = [
   'cost_nanos',
   'cost_input_nanos',
   'cost_currency',
+  'chosen_case',
 ] as const satisfies readonly (keyof NewStepRow)[];
 
 export const runInsert = prepared<{ [K in keyof NewRunRow]: NewRunRow[K] }>('run_insert', (db, param) =>

@@ -73,6 +73,7 @@ export class StepRecord {
       usage: report.usage,
       cost: report.cost ? costToWire(report.cost) : null,
       error: stepError(report.error),
+      ...(report.case !== undefined ? { case: report.case } : {}),
     });
     this.steps.end(report.nodeId, {
       status: report.status,
@@ -84,6 +85,7 @@ export class StepRecord {
       error: report.error ? JSON.stringify(stepError(report.error)) : null,
       attempts: report.attempts,
       ...costColumns(report.cost),
+      chosen_case: report.case ?? null,
     });
   }
 
@@ -98,6 +100,7 @@ export class StepRecord {
       usage: null,
       error: null,
       attempts: null,
+      chosen_case: null,
     });
   }
 

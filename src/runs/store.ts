@@ -126,6 +126,7 @@ export type StepEnd = Pick<
   | 'error'
   | 'attempts'
   | StepCostColumn
+  | 'chosen_case'
 >;
 
 export interface RunStepRow {
@@ -152,6 +153,8 @@ export interface RunStepRow {
   cost_nanos?: number | string | null;
   cost_input_nanos?: number | string | null;
   cost_currency?: string | null;
+  /** A switch's chosen case (RunStep.case); null or absent for other nodes and steps logged before it was kept. */
+  chosen_case?: string | null;
 }
 
 /** A step's input and output are logged whole up to this many characters (openapi.yaml RunStep; stepLog.ts cuts them). */

@@ -136,6 +136,58 @@ describe.each(testDialects())('switch nodes in runs on %s', (dialect) => {
     expect(statuses(other.logs)).toMatchObject({ refund: 'skipped', page: 'skipped', queue: 'completed' });
   });
 
+  const eventsOf = async (workflowId: string, runId: string) => {
+    const { data } = await alice.GET('/api/workflows/{workflow_id}/runs/{run_id}/event-log', {
+      params: { path: { workflow_id: workflowId, run_id: runId } },
+    });
+    return data!.data;
+  };
+  const finishedOf = (events: { event: string; data: Record<string, unknown> }[], nodeId: string) =>
+    events.filter((e) => e.event === 'node.finished' && e.data.node_id === nodeId).map((e) => e.data);
+
+  it('stores the chosen case on the switch step and its node.finished event, and a retry keeps it', async () => {
+    const workflowId = await create({
+      nodes: [
+        ...classifyAndRoute.nodes.slice(0, 3),
+        {
+          id: 'refund',
+          type: 'llm_call',
+          config: { model: 'llama-3', prompt: 'Refund {{ nodes.route.output.amount }}' },
+        },
+        ...classifyAndRoute.nodes.slice(4),
+      ],
+      edges: classifyAndRoute.edges,
+    });
+    fake.replies = [
+      { kind: 'completion', content: '{"category": "billing", "amount": 42}' },
+      { kind: 'error', status: 400, message: 'Refused.' },
+    ];
+    const failed = await run(workflowId, { ticket: 'Charged twice' });
+    expect(failed).toMatchObject({ status: 'failed', error: { node_id: 'refund' } });
+    const route = (logs: Schemas['RunStep'][]) => logs.find((s) => s.node_id === 'route');
+    expect(route(failed.logs)).toMatchObject({ status: 'completed', case: 'billing' });
+    // Only the switch says a case: no other step carries one.
+    expect(failed.logs.filter((s) => s.case !== undefined).map((s) => s.node_id)).toEqual(['route']);
+    expect(finishedOf(await eventsOf(workflowId, failed.id), 'route')).toMatchObject([{ case: 'billing' }]);
+    expect(finishedOf(await eventsOf(workflowId, failed.id), 'classify')[0]).not.toHaveProperty('case');
+
+    fake.replies = [{ kind: 'completion', content: 'Refunded' }];
+    const { data } = await alice.POST('/api/workflows/{workflow_id}/runs/{run_id}/retry', {
+      params: { path: { workflow_id: workflowId, run_id: failed.id }, header: { Prefer: 'wait=20' } },
+      body: {},
+    });
+    const retried = data!.data;
+    expect(retried).toMatchObject({ status: 'completed', output: { result: 'Refunded' } });
+    expect(route(retried.logs)).toMatchObject({ case: 'billing', reused_from: failed.id });
+    expect(finishedOf(await eventsOf(workflowId, retried.id), 'route')).toMatchObject([
+      { case: 'billing', reused_from: failed.id },
+    ]);
+
+    fake.replies = [{ kind: 'completion', content: '{"category": "other", "amount": 1}' }];
+    const other = await run(workflowId, { ticket: 'Hello' });
+    expect(route(other.logs)).toMatchObject({ case: 'default' });
+  });
+
   it('fails a matches pattern that backtracks without end with compute_limit, and the service goes on', async () => {
     const workflowId = await create({
       nodes: [

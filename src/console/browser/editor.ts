@@ -12,6 +12,7 @@ import { mountCanvas } from './canvas/mount.tsx';
 import { render, renderLists } from './editor/builder.ts';
 import type { Editor } from './editor/model.ts';
 import { livePreview } from './editor/preview.ts';
+import { startRunPanel } from './editor/runPanel.ts';
 
 function startEditor(root: HTMLElement, schemasBlock: HTMLElement, jsonArea: HTMLTextAreaElement): void {
   const schemas = JSON.parse(schemasBlock.textContent ?? '') as EditorSchemas;
@@ -56,6 +57,7 @@ function startEditor(root: HTMLElement, schemasBlock: HTMLElement, jsonArea: HTM
   for (const field of document.querySelectorAll('[data-previewed]')) field.addEventListener('input', live.schedule);
   editor.render();
   void live.preview();
+  startRunPanel(editor);
 }
 
 const root = document.querySelector<HTMLElement>('[data-builder]');

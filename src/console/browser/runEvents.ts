@@ -36,6 +36,8 @@ interface NodeFinished {
   cost?: { currency: string; total: number } | null;
   error?: { code: string; message: string } | null;
   output?: unknown;
+  /** A switch's chosen case. */
+  case?: string;
 }
 
 const badge = (status: string) => make('span', { className: `badge status-${status}` }, statusWords(status));
@@ -84,7 +86,10 @@ export function runEventHandlers(live: HTMLElement) {
     }
     if (data.status === 'skipped') return [small('Skipped: on a branch not taken.')];
     if (data.status === 'not_started') return [small('Not started: the run ended first.')];
-    if (data.output !== null && data.output !== undefined) return [outputText(data.output)];
+    // As the server draws it (views/runs.ts nodeRow): the case taken above the value passed on.
+    const taken =
+      data.case === undefined ? [] : [make('p', { 'data-field': 'case' }, 'Took case ', make('code', {}, data.case))];
+    if (data.output !== null && data.output !== undefined) return [...taken, outputText(data.output)];
     return [small('—')];
   };
 

@@ -24,6 +24,7 @@ import { workflowDeletionRouter } from './workflowDeletion.ts';
 import { workflowEditorRouter } from './workflowEditor.ts';
 import { workflowPagesRouter } from './workflows.ts';
 import { devicePagesRouter } from './device.ts';
+import { editorRunsRouter } from './editorRuns.ts';
 
 // Server-rendered platform pages: login/logout, the settings for applications, raw access
 // tokens and authorized apps, and the user's workflows and runs, one module per area. Every form
@@ -85,6 +86,7 @@ export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
     // A workflow's budget and an API key's (/settings/tokens/{id}/budget): both groups' session and CSRF checks have run.
     budgetPagesRouter(ctx),
     mcpToolPagesRouter(ctx),
+    editorRunsRouter(ctx, runStarts),
   );
 
   // The device flow's verification page (RFC 8628 3.3): signed-in users only.

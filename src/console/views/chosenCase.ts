@@ -1,8 +1,8 @@
 import type { GraphSnapshot } from '../../runs/service.ts';
 
-// Which case a node that picks among cases (a switch) took, as its run shows it. The engine keeps
-// the chosen case in the run's memory only (a resumed run chooses again), so the page reads it off
-// the nodes after it: the chosen case's edges lead to nodes that ran, every other case's edges to
+// Which case a node that picks among cases (a switch) took, for a step logged before the engine
+// stored it (RunStep.case, which the page shows when present). The page reads it off the nodes
+// after it: the chosen case's edges lead to nodes that ran, every other case's edges to
 // at least one node that was skipped. Said only when exactly one case fits (a case without edges,
 // or cases sharing all their targets, leave it unsaid rather than guessed).
 

@@ -113,7 +113,7 @@ ${run.error ? html`<div class="error" role="alert"><p><strong>${run.error.code}<
 ${runTimelineOf(model)}
 <h2>Nodes</h2>
 ${graphSvg(graph.nodes, graph.edges, { title: `${workflowName}, run ${run.id}: each node's status`, statuses, nodeHref: (id) => `#${nodeAnchor(id)}` })}
-<table class="steps"><thead><tr><th>Node</th><th>Status</th><th>Time</th><th>Usage</th><th>Output</th></tr></thead><tbody>${graph.nodes.map((n) => nodeRow(n, steps.get(n.id), run, graph.edges, chosenCase(n.id, graph.edges, statuses)))}</tbody></table>`;
+<table class="steps"><thead><tr><th>Node</th><th>Status</th><th>Time</th><th>Usage</th><th>Output</th></tr></thead><tbody>${graph.nodes.map((n) => nodeRow(n, steps.get(n.id), run, graph.edges, steps.get(n.id)?.case ?? chosenCase(n.id, graph.edges, statuses)))}</tbody></table>`;
 }
 
 export interface RunPageModel extends RunModel {

@@ -5,6 +5,7 @@ import { edgesPart } from './edges.ts';
 import { nodeAt, problemsOf, readGraph, type Editor } from './model.ts';
 import { nodeForm } from './nodeForm.ts';
 import { markProblems } from './problems.ts';
+import { runMark } from './runRequests.ts';
 
 // The builder drawn from the JSON text: the palette, the node list, the selected node's form and
 // the edges. Drawn anew on every change; the text stays the form's one field.
@@ -60,6 +61,7 @@ export function nodeList(editor: Editor): HTMLElement {
         n.id,
         make('small', { text: ` ${labelOf(editor, n.type)}` }),
         count ? make('small', { className: 'problem-count', text: ` · ${countOf(count, 'problem')}` }) : null,
+        runMark(state.run, n.id),
       );
       button.addEventListener('click', () => select(editor, n.id, false));
       return make('li', {}, button);
