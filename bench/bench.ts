@@ -10,6 +10,7 @@ import { load, type Service, type Stores } from './processes.ts';
 import type { RowExtra, RunRows } from './table.ts';
 import type { LoadResult, LoadSpec } from './types.ts';
 import { usageBetween } from './usage.ts';
+import { wrkLoad, type WrkSpec } from './wrk.ts';
 
 export interface Bench {
   options: Options;
@@ -36,6 +37,8 @@ export interface Bench {
    * the processes of a peer under this load, whose CPU (their trees') is counted as the peer's.
    */
   load(spec: LoadSpec, opts?: { peerPids?: number[] }): Promise<LoadResult>;
+  /** The same with wrk (bench/wrk.ts), the second generator; its CPU is the load generator's too. */
+  wrk(spec: WrkSpec, opts?: { peerPids?: number[] }): Promise<LoadResult>;
   probes: Probes;
   record(name: string, result: LoadResult | string, extra?: RowExtra): void;
   rows: RunRows;
@@ -51,6 +54,14 @@ const LOGIN = 'bench';
 /** PostgreSQL's statistics reach pg_stat_database within a second of a transaction (PGSTAT_MIN_INTERVAL). */
 const PG_STATS_SETTLE_MS = 1100;
 const PASSWORD = 'load-test-passphrase-1';
+
+/** Runs a load between two snapshots of the probes: its result says where the time went. */
+async function measured(probes: Probes, run: () => Promise<LoadResult>, peerPids: number[] = []): Promise<LoadResult> {
+  const before = await probes.snapshot(0, peerPids);
+  const result = await run();
+  const after = await probes.snapshot(PG_STATS_SETTLE_MS, peerPids);
+  return { ...result, usage: usageBetween(before, after, result.requests, probes.ticksPerSecond) };
+}
 
 export async function provision(
   options: Options,
@@ -80,13 +91,8 @@ export async function provision(
     stores,
     service,
     user: { login: LOGIN, app, clientAuth, key, browser, scope, bearer, chainCodes },
-    async load(spec, opts = {}) {
-      const peer = opts.peerPids ?? [];
-      const before = await probes.snapshot(0, peer);
-      const result = await load(spec);
-      const after = await probes.snapshot(PG_STATS_SETTLE_MS, peer);
-      return { ...result, usage: usageBetween(before, after, result.requests, probes.ticksPerSecond) };
-    },
+    load: (spec, opts = {}) => measured(probes, () => load(spec), opts.peerPids),
+    wrk: (spec, opts = {}) => measured(probes, () => wrkLoad(spec), opts.peerPids),
     probes,
     record: (name, result, extra) => rows.record(name, result, extra),
     rows,

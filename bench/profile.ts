@@ -100,6 +100,8 @@ const byPlace = new Map<string, number>();
 const byFunction = new Map<string, number>();
 /** Time under a frame of each place (inclusive, counted once per sample). */
 const inclusive = new Map<string, number>();
+/** Time under each function of our own source (inclusive, counted once per sample): where a request's time goes. */
+const ownInclusive = new Map<string, number>();
 for (const [id, t] of selfTime) {
   const node = byId.get(id)!;
   const place = where(node.callFrame.url);
@@ -108,10 +110,16 @@ for (const [id, t] of selfTime) {
   byFunction.set(fn, (byFunction.get(fn) ?? 0) + t);
   const seen = new Set<string>();
   for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
-    const p = where(byId.get(cur)!.callFrame.url);
+    const frame = byId.get(cur)!.callFrame;
+    const p = where(frame.url);
     if (!seen.has(p)) {
       seen.add(p);
       inclusive.set(p, (inclusive.get(p) ?? 0) + t);
+    }
+    const f = `${frame.functionName || '(anonymous)'} ${p}:${frame.lineNumber + 1}`;
+    if (p.startsWith('src/') && !seen.has(f)) {
+      seen.add(f);
+      ownInclusive.set(f, (ownInclusive.get(f) ?? 0) + t);
     }
   }
 }
@@ -125,3 +133,4 @@ console.log(`${(total / 1e6).toFixed(1)} s busy, ${(idle / 1e6).toFixed(1)} s id
 show('self time by place', byPlace);
 show('inclusive time by place', inclusive);
 show('self time by function', byFunction);
+show('inclusive time by function of src/', ownInclusive);

@@ -7,7 +7,8 @@
 //
 // --repeat N (3 unless told) runs the whole bench N times, each from scratch (fresh databases, service and peers),
 // and prints the median of each row (and the median of each run's ours ÷ peer): on a shared VM
-// single runs minutes apart differ by up to 2x.
+// single runs minutes apart differ by up to 2x. Then every run: each row's req/s, ratio and whether
+// it met its goal, under the load average as the run began (a goal holds when it holds in each run).
 //
 // --profile starts the service with --cpu-prof and leaves its .cpuprofile in DIR when it stops
 // (pair it with --only to profile one load). Never part of `npm test` or CI.
@@ -37,7 +38,7 @@ const oauthPeers: OAuthPeer[] = [oidcProvider, hydra];
 
 /** In table order; `ref` after 4 and 5 (it divides them by bare Express); 8 late (it leaves a core busy); tr last. */
 const groups: RowGroup[] = [
-  oauthRows(oauthPeers),
+  oauthRows(oauthPeers, [oidcProvider]),
   apiRows,
   runsRows,
   engineRows,
@@ -94,7 +95,9 @@ console.log(
 );
 const table = medianRows(runs);
 printTable(table);
-if (runs.length > 1) console.log('\nEach run (its ratio; the table above shows the median):\n');
+console.log(
+  `\nEach run (req/s, ratio, goal; the table above shows the median${runs.length > 1 ? ' of these' : ''}):\n`,
+);
 printEachRun(runs, loads);
 console.log('\nWhere the time went (the same runs as the rows above; bench/probes.ts says what each column counts):\n');
 printUsage(table);

@@ -48,20 +48,45 @@ export function printTable(table: Row[]): void {
 }
 
 /**
- * Each run's ratio of every row that has one, with the load average when the run began: a goal
- * holds when it holds in every run, so a run that misses is shown here, not hidden in the median.
+ * The goal a row's target states for its ratio ('≥ 1.2x', 'p50 ≤ 2x idle'...): whether `ratio`
+ * meets it, or undefined when the target states none for the ratio.
+ */
+export function meetsGoal(target: string | undefined, ratio: number | undefined): boolean | undefined {
+  const goal = target?.match(/([≥≤]) ?(\d+(?:\.\d+)?)x/);
+  if (!goal || ratio === undefined || !Number.isFinite(ratio)) return undefined;
+  return goal[1] === '≥' ? ratio >= Number(goal[2]) : ratio <= Number(goal[2]);
+}
+
+/**
+ * Every run, each row's req/s, its ratio and whether that met the row's goal, under the 1-minute
+ * load average as the run began; the last column says whether the goal held in every run. A goal
+ * holds when it holds in each run, so a run that misses is shown here, never hidden in a median.
  */
 export function printEachRun(runs: Row[][], loads: number[]): void {
-  if (runs.length < 2) return;
-  const named = runs[0]!.filter((r) => r.ratio !== undefined).map((r) => r.name);
-  if (named.length === 0) return;
-  const cell = (row: Row | undefined) =>
-    row === undefined || row.ratio === undefined
-      ? '-'
-      : `${fmt(row.ratio, 2)}x${typeof row.result !== 'string' && row.result.errors ? `, ${row.result.errors} errors` : ''}`;
+  const cell = (row: Row | undefined) => {
+    if (row === undefined) return '-';
+    if (typeof row.result === 'string') return row.result.length > 24 ? `${row.result.slice(0, 21)}...` : row.result;
+    const parts = [`${fmt(row.result.rps, 0)}/s`];
+    if (row.ratio !== undefined) parts.push(`${fmt(row.ratio, 2)}x`);
+    const met = meetsGoal(row.target, row.ratio);
+    if (met !== undefined) parts.push(met ? 'met' : 'MISSED');
+    if (row.result.errors) parts.push(`${row.result.errors} errors`);
+    return parts.join(', ');
+  };
+  const held = (name: string, target: string | undefined) => {
+    const each = runs.map((run) => run.find((r) => r.name === name)).map((r) => meetsGoal(target, r?.ratio));
+    if (!target || each.every((m) => m === undefined)) return '';
+    const met = each.filter((m) => m === true).length;
+    return `${met} of ${runs.length} runs${met === runs.length ? '' : ': NOT held'}`;
+  };
   printMarkdown(
-    ['load', ...runs.map((_, i) => `run ${i + 1} (load ${fmt(loads[i] ?? NaN, 2)})`)],
-    named.map((name) => [name, ...runs.map((run) => cell(run.find((r) => r.name === name)))]),
+    ['load', ...runs.map((_, i) => `run ${i + 1} (load ${fmt(loads[i] ?? NaN, 2)})`), 'target', 'goal met in'],
+    runs[0]!.map((first) => [
+      first.name,
+      ...runs.map((run) => cell(run.find((r) => r.name === first.name))),
+      first.target ?? '',
+      held(first.name, first.target),
+    ]),
   );
 }
 

@@ -6,30 +6,85 @@ import type { Bench, RowGroup } from '../bench.ts';
 import { exchange, mintCodes, REDIRECT_URI } from '../oauthFlow.ts';
 import { PKCE } from '../../test/support/oauthFlow.ts';
 import type { OAuthPeer, OAuthPeerInstance } from '../peers/types.ts';
-import type { LoadResult, LoadSpec } from '../types.ts';
+import type { LoadResult } from '../types.ts';
+import { wrkMissing } from '../wrk.ts';
 
-/** Each peer in turn, fresh, on the load `spec` builds from it; its row divides `ours` by it. */
+/** How a row's load is sent: by the bench's own generator (bench/load.ts) or by wrk (bench/wrk.ts). */
+type Generator = 'bench' | 'wrk';
+
+/** A row's name for a generator: wrk's rows say so (unique per row: --repeat matches rows by name). */
+const named = (name: string, generator: Generator) => (generator === 'wrk' ? `${name}, wrk` : name);
+
+/** Each peer in turn, fresh, on the load `measure` sends to it; its row divides `ours` by it. */
 async function peerRows(
   bench: Bench,
   peers: OAuthPeer[],
   ours: LoadResult,
   row: 'refresh' | 'userinfo',
-  spec: (p: OAuthPeerInstance) => LoadSpec,
+  generator: Generator,
+  measure: (p: OAuthPeerInstance) => Promise<LoadResult>,
 ): Promise<void> {
   for (const peer of peers) {
-    const name = `   peer: ${peer.name}, ${row}`; // unique per row: --repeat matches rows by name
+    const name = named(`   peer: ${peer.name}, ${row}`, generator);
     const started = await peer.start(bench.options.connections);
     if (typeof started === 'string') {
       bench.record(name, started, { target: peer.targets[row] });
       continue;
     }
     try {
-      const theirs = await bench.load(spec(started), { peerPids: started.pids });
+      const theirs = await measure(started);
       bench.record(name, theirs, { ratio: ours.rps / theirs.rps, target: peer.targets[row] });
     } finally {
       await started.stop();
     }
   }
+}
+
+/** `connections` fresh refresh tokens of the bench user, one per chain (each through the real code flow). */
+async function freshRefreshTokens(bench: Bench): Promise<string[]> {
+  const { baseUrl } = bench.service;
+  const { user, options } = bench;
+  const codes = await mintCodes(user.browser, user.app.client_id, user.scope, options.connections);
+  return Promise.all(codes.map(async (c) => (await exchange(baseUrl, user.clientAuth, c)).refresh_token));
+}
+
+/**
+ * Rows 1 and 3 again with wrk, for ours and for the peers that have wrk rows (oidc-provider: the
+ * goal a single generator could flatter), so a gain that one client alone shows is visible.
+ */
+async function wrkRows(bench: Bench, peers: OAuthPeer[], row: 'refresh' | 'userinfo'): Promise<void> {
+  const { baseUrl } = bench.service;
+  const { user, common } = bench;
+  const ourName = row === 'refresh' ? '1w. refresh grant (rotation), wrk' : '3w. GET userinfo, wrk';
+  const missing = wrkMissing();
+  if (missing) {
+    bench.record(ourName, missing);
+    return;
+  }
+  const ours =
+    row === 'refresh'
+      ? await bench.wrk({
+          kind: 'refresh',
+          ...common,
+          url: `${baseUrl}/api/open/oauth/token`,
+          authorization: user.clientAuth,
+          refreshTokens: await freshRefreshTokens(bench),
+        })
+      : await bench.wrk({
+          kind: 'fixed',
+          ...common,
+          url: `${baseUrl}/api/open/v1/userinfo`,
+          headers: { authorization: `Bearer ${user.bearer}` },
+        });
+  bench.record(ourName, ours);
+  await peerRows(bench, peers, ours, row, 'wrk', (p) =>
+    bench.wrk(
+      row === 'refresh'
+        ? { kind: 'refresh', ...common, ...p.refresh }
+        : { kind: 'fixed', ...common, url: p.userinfo.url, headers: p.userinfo.headers },
+      { peerPids: p.pids },
+    ),
+  );
 }
 
 /** A code exchanged with a DPoP proof: an access token bound to a new ES256 key, and that key. */
@@ -49,7 +104,8 @@ async function dpopBoundToken(bench: Bench) {
   return { accessToken: access_token, privateJwk: await exportJWK(privateKey), publicJwk };
 }
 
-export function oauthRows(peers: OAuthPeer[]): RowGroup {
+/** `peers`: the OAuth peers of rows 1 and 3; `wrkPeers`: those also measured with wrk. */
+export function oauthRows(peers: OAuthPeer[], wrkPeers: OAuthPeer[]): RowGroup {
   return {
     ids: ['1', '2', '3', '3d'],
     async run(bench) {
@@ -70,7 +126,10 @@ export function oauthRows(peers: OAuthPeer[]): RowGroup {
           refreshTokens,
         });
         bench.record('1. refresh grant (rotation)', ours);
-        await peerRows(bench, peers, ours, 'refresh', (p) => ({ kind: 'refresh', ...common, ...p.refresh }));
+        await peerRows(bench, peers, ours, 'refresh', 'bench', (p) =>
+          bench.load({ kind: 'refresh', ...common, ...p.refresh }, { peerPids: p.pids }),
+        );
+        await wrkRows(bench, wrkPeers, 'refresh');
       }
 
       // 2. Code exchange: codes minted beforehand (they live 300 s); enough for the duration at the
@@ -108,13 +167,13 @@ export function oauthRows(peers: OAuthPeer[]): RowGroup {
           headers: { authorization: `Bearer ${user.bearer}` },
         });
         bench.record('3. GET userinfo', ours);
-        await peerRows(bench, peers, ours, 'userinfo', (p) => ({
-          kind: 'fixed',
-          ...common,
-          url: p.userinfo.url,
-          method: 'GET',
-          headers: p.userinfo.headers,
-        }));
+        await peerRows(bench, peers, ours, 'userinfo', 'bench', (p) =>
+          bench.load(
+            { kind: 'fixed', ...common, url: p.userinfo.url, method: 'GET', headers: p.userinfo.headers },
+            { peerPids: p.pids },
+          ),
+        );
+        await wrkRows(bench, wrkPeers, 'userinfo');
       }
 
       // 3d. User info with a DPoP-bound token (RFC 9449): a proof checked, and recorded against

@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createSecretKey,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
 
 // Sealing of the service's own secrets at rest (signing_keys.private_jwk, app_secrets.value) with
 // a key-encryption key (KEK) from the environment: AES-256-GCM, a fresh 96-bit nonce per value,
@@ -44,14 +51,17 @@ export function createSealer(current: Buffer, previous: readonly Buffer[] = []):
     if (key.length !== KEK_BYTES) throw new SealingError(`a key-encryption key must be ${KEK_BYTES} bytes`);
   }
   const currentKeyId = kekId(current);
-  const keys = new Map<string, Buffer>();
-  for (const key of [current, ...previous]) keys.set(kekId(key), key);
+  // Each KEK as a KeyObject made once: given the Buffer, every cipher would wrap it in a new one (a
+  // refresh seals its successor's pair, so that was a measurable share of the token endpoint's CPU).
+  const keys = new Map<string, KeyObject>();
+  for (const key of [current, ...previous]) keys.set(kekId(key), createSecretKey(key));
+  const currentKey = keys.get(currentKeyId)!;
 
   return {
     currentKeyId,
     seal(plaintext, context) {
       const nonce = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', current, nonce);
+      const cipher = createCipheriv('aes-256-gcm', currentKey, nonce);
       cipher.setAAD(Buffer.from(context, 'utf8'));
       const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
       const parts = [currentKeyId, nonce, ciphertext, cipher.getAuthTag()].map((p) =>
