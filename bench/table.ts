@@ -1,7 +1,14 @@
 // The rows a bench run records and the table `npm run bench` prints (the median of --repeat runs).
 import type { LoadResult } from './types.ts';
 
-export type Row = { name: string; result: LoadResult | string; ratio?: number; target?: string };
+export type Row = {
+  name: string;
+  result: LoadResult | string;
+  ratio?: number;
+  target?: string;
+  /** A goal checked in each run (the engine rows): this run's figure, and whether it met the goal. */
+  goal?: { text: string; met: boolean };
+};
 export type RowExtra = Omit<Row, 'name' | 'result'>;
 
 export const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
@@ -18,7 +25,8 @@ export function medianRows(runs: Row[][]): Row[] {
       .filter((r): r is Row => r !== undefined && typeof r.result !== 'string');
     if (measured.length === 0) return first;
     const ratios = measured.map((r) => r.ratio).filter((x): x is number => x !== undefined);
-    const row: Row = { ...first, result: median(measured, (r) => (r.result as LoadResult).rps).result };
+    const middle = median(measured, (r) => (r.result as LoadResult).rps);
+    const row: Row = { ...first, result: middle.result, ...(middle.goal && { goal: middle.goal }) };
     if (ratios.length) row.ratio = median(ratios, (x) => x);
     return row;
   });
@@ -53,12 +61,14 @@ export function printTable(table: Row[]): void {
  */
 export function printEachRun(runs: Row[][], loads: number[]): void {
   if (runs.length < 2) return;
-  const named = runs[0]!.filter((r) => r.ratio !== undefined).map((r) => r.name);
+  const named = runs[0]!.filter((r) => r.ratio !== undefined || r.goal !== undefined).map((r) => r.name);
   if (named.length === 0) return;
-  const cell = (row: Row | undefined) =>
-    row === undefined || row.ratio === undefined
-      ? '-'
-      : `${fmt(row.ratio, 2)}x${typeof row.result !== 'string' && row.result.errors ? `, ${row.result.errors} errors` : ''}`;
+  const errors = (row: Row) =>
+    typeof row.result !== 'string' && row.result.errors ? `, ${row.result.errors} errors` : '';
+  const cell = (row: Row | undefined) => {
+    if (row?.goal) return `${row.goal.text}${errors(row)}${row.goal.met ? '' : ' (missed)'}`;
+    return row === undefined || row.ratio === undefined ? '-' : `${fmt(row.ratio, 2)}x${errors(row)}`;
+  };
   printMarkdown(
     ['load', ...runs.map((_, i) => `run ${i + 1} (load ${fmt(loads[i] ?? NaN, 2)})`)],
     named.map((name) => [name, ...runs.map((run) => cell(run.find((r) => r.name === name)))]),
