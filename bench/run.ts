@@ -30,6 +30,8 @@ import { oauthRows } from './rows/oauth.ts';
 import { referenceRows } from './rows/reference.ts';
 import { runsRows } from './rows/runs.ts';
 import { engineRows } from './rows/engine.ts';
+import { engineCostRows } from './rows/engineCost.ts';
+import { providerEnv, startFakeProvider } from './fakeProvider.ts';
 import { scaleRows } from './rows/scale.ts';
 import { tracingRows } from './rows/tracing.ts';
 import { medianRows, printEachRun, printTable, printUsage, RunRows, type Row } from './table.ts';
@@ -42,6 +44,7 @@ const groups: RowGroup[] = [
   apiRows,
   runsRows,
   engineRows,
+  engineCostRows,
   scaleRows,
   referenceRows,
   isolationRows,
@@ -57,7 +60,9 @@ async function runOnce(): Promise<Row[]> {
   console.error(`bench: ${connections} connections, ${durationSeconds} s per load, ${cpus().length} CPUs`);
   console.error('starting MariaDB, the queue PostgreSQL and the service…');
   const stores = await startStores();
-  const service = await startService(stores, { profileDir: options.profileDir });
+  // The engine rows' model provider (bench/fakeProvider.ts), routed to by the service's settings.
+  const provider = await startFakeProvider();
+  const service = await startService(stores, { profileDir: options.profileDir, env: providerEnv(provider) });
   console.error('provisioning through the admin CLI and the OAuth flow…');
   const probes = await Probes.open(stores, service.pid);
   onCleanup(() => probes.close());

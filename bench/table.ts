@@ -1,7 +1,14 @@
 // The rows a bench run records and the table `npm run bench` prints (the median of --repeat runs).
 import type { LoadResult } from './types.ts';
 
-export type Row = { name: string; result: LoadResult | string; ratio?: number; target?: string };
+export type Row = {
+  name: string;
+  result: LoadResult | string;
+  ratio?: number;
+  target?: string;
+  /** A goal checked in each run (the engine rows): this run's figure, and whether it met the goal. */
+  goal?: { text: string; met: boolean };
+};
 export type RowExtra = Omit<Row, 'name' | 'result'>;
 
 export const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
@@ -18,7 +25,8 @@ export function medianRows(runs: Row[][]): Row[] {
       .filter((r): r is Row => r !== undefined && typeof r.result !== 'string');
     if (measured.length === 0) return first;
     const ratios = measured.map((r) => r.ratio).filter((x): x is number => x !== undefined);
-    const row: Row = { ...first, result: median(measured, (r) => (r.result as LoadResult).rps).result };
+    const middle = median(measured, (r) => (r.result as LoadResult).rps);
+    const row: Row = { ...first, result: middle.result, ...(middle.goal && { goal: middle.goal }) };
     if (ratios.length) row.ratio = median(ratios, (x) => x);
     return row;
   });
@@ -63,19 +71,23 @@ export function meetsGoal(target: string | undefined, ratio: number | undefined)
  * holds when it holds in each run, so a run that misses is shown here, never hidden in a median.
  */
 export function printEachRun(runs: Row[][], loads: number[]): void {
+  const errors = (row: Row) =>
+    typeof row.result !== 'string' && row.result.errors ? `, ${row.result.errors} errors` : '';
   const cell = (row: Row | undefined) => {
     if (row === undefined) return '-';
+    if (row.goal) return `${row.goal.text}${errors(row)}${row.goal.met ? ', met' : ', MISSED'}`;
     if (typeof row.result === 'string') return row.result.length > 24 ? `${row.result.slice(0, 21)}...` : row.result;
     const parts = [`${fmt(row.result.rps, 0)}/s`];
     if (row.ratio !== undefined) parts.push(`${fmt(row.ratio, 2)}x`);
     const met = meetsGoal(row.target, row.ratio);
     if (met !== undefined) parts.push(met ? 'met' : 'MISSED');
-    if (row.result.errors) parts.push(`${row.result.errors} errors`);
-    return parts.join(', ');
+    return parts.join(', ') + errors(row);
   };
+  // A row's own goal (the engine rows) or the one its target states for its ratio.
+  const metIn = (row: Row | undefined, target: string | undefined) => row?.goal?.met ?? meetsGoal(target, row?.ratio);
   const held = (name: string, target: string | undefined) => {
-    const each = runs.map((run) => run.find((r) => r.name === name)).map((r) => meetsGoal(target, r?.ratio));
-    if (!target || each.every((m) => m === undefined)) return '';
+    const each = runs.map((run) => metIn(run.find((r) => r.name === name), target));
+    if (each.every((m) => m === undefined)) return '';
     const met = each.filter((m) => m === true).length;
     return `${met} of ${runs.length} runs${met === runs.length ? '' : ': NOT held'}`;
   };

@@ -78,3 +78,49 @@ describe('run queue announcements (NOTIFY)', () => {
     await vi.waitFor(() => expect(heard).toContainEqual({ channel: JOB_CHANNEL, payload: RUN_QUEUE }));
   });
 });
+
+describe('run queue workers (a wake per new job)', () => {
+  let testDb: TestDb;
+  let queue: RunQueue;
+  const held: Array<() => void> = [];
+
+  beforeAll(async () => {
+    testDb = await createTestDb('pg', { migrate: false });
+    queue = await startRunQueue({ url: testDb.url, logger: pino({ level: 'silent' }), runTimeoutSeconds: 60 });
+  });
+  afterAll(async () => {
+    for (const release of held) release();
+    await queue?.stop();
+    await testDb?.destroy();
+  });
+
+  it('never wakes twice a worker not yet back from the fetch it was woken for: the next job wakes another', async () => {
+    const started: string[] = [];
+    await queue.work(
+      async (runId) => {
+        started.push(runId);
+        await new Promise<void>((resolve) => held.push(resolve));
+      },
+      { concurrency: 2 },
+    );
+    await queue.enqueue('run_first');
+    await vi.waitFor(() => expect(started).toEqual(['run_first']));
+    const busy = queue.boss.getWipData().find((w) => w.name === RUN_QUEUE && w.count > 0)!.id;
+    const woken = vi.spyOn(queue.boss, 'notifyWorker');
+    try {
+      // Two jobs at once, one worker idle: woken for the first, it shows no job until its fetch
+      // returns; woken again for the second, it would take that one only after the first's whole
+      // run. The busy worker is woken instead, and takes it as soon as its own job ends.
+      await Promise.all([queue.enqueue('run_second'), queue.enqueue('run_third')]);
+      await vi.waitFor(() => expect(started).toHaveLength(2));
+      await vi.waitFor(() => expect(woken).toHaveBeenCalledTimes(2));
+      const ids = woken.mock.calls.map(([id]) => id);
+      expect(ids[0]).not.toBe(busy);
+      expect(ids[1]).toBe(busy);
+      held.shift()!(); // the first job ends: its worker fetches the third at once
+      await vi.waitFor(() => expect([...started].sort()).toEqual(['run_first', 'run_second', 'run_third']));
+    } finally {
+      woken.mockRestore();
+    }
+  });
+});

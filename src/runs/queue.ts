@@ -211,16 +211,31 @@ function channelFeed(db: QueueDb, logger: Logger, channel: string, what: { subje
   };
 }
 
-/** Wakes this process's run workers: one for one new job (the next idle one in turn, else a busy one), or all. */
+/**
+ * Wakes this process's run workers: one for one new job, or all. A worker woken and not yet back
+ * from its fetch still shows no job (pg-boss counts a worker's jobs once its fetch returns), yet it
+ * takes one job only: woken again it would fetch the next only after that job's whole run, while
+ * other workers idle and the job waits. So a job wakes an idle worker not woken since its last
+ * fetch, else a busy one not woken since (it fetches again as soon as it is done), else any.
+ */
 function workerWaker(boss: PgBoss) {
   let next = 0;
+  /** Date.now() when each worker was last woken (pg-boss's lastFetchedOn is Date.now() too). */
+  const wokenAt = new Map<string, number>();
+  const unwoken = (w: WipData) => {
+    const at = wokenAt.get(w.id);
+    return at === undefined || at < (w.lastFetchedOn ?? 0);
+  };
   return {
     one() {
       const workers = boss.getWipData().filter((w: WipData) => w.name === RUN_QUEUE && w.state === 'active');
       if (!workers.length) return;
-      const idle = workers.filter((w) => w.count === 0);
-      const pool = idle.length ? idle : workers;
-      boss.notifyWorker(pool[next++ % pool.length]!.id);
+      const free = workers.filter(unwoken);
+      const idle = free.filter((w) => w.count === 0);
+      const pool = idle.length ? idle : free.length ? free : workers;
+      const worker = pool[next++ % pool.length]!;
+      wokenAt.set(worker.id, Date.now());
+      boss.notifyWorker(worker.id);
     },
     /** After the listener (re)connects, notifications may have been missed: every worker fetches once. */
     all() {
