@@ -89,6 +89,12 @@ describe('the editor canvas in a real browser', () => {
     expect((await graph()).nodes[0]!.ui).toEqual(placed);
     const style = await nodeBox(first!.id).getAttribute('style');
     expect(style).toContain(`translate(${placed.x}px, ${placed.y}px)`);
+    // By keyboard: a focused node, selected with Enter, moves with the arrow keys, written the same way.
+    await nodeBox(first!.id).focus();
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(async () => (await graph()).nodes[0]!.ui!.x).toBeGreaterThan(placed.x);
+    expect((await graph()).nodes[0]!.ui!.y).toBe(placed.y);
   });
 
   it('adds from the searched palette by keyboard, at the view’s centre; a case handle drawn to a node writes that case', async () => {

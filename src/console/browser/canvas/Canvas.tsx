@@ -53,16 +53,26 @@ function useFlow(editor: Editor, store: CanvasStore) {
     setEdges(nextEdges);
     picked.current = selectionOf(next, nextEdges);
   }, [editor, store, version]);
-  const onNodesChange = useCallback((changes: NodeChange<CanvasNode>[]) => {
-    setNodes((current) => {
-      const next = applyNodeChanges(
-        changes.filter((c) => c.type !== 'remove'),
-        current,
+  const onNodesChange = useCallback(
+    (changes: NodeChange<CanvasNode>[]) => {
+      // A move that is not a drag in progress (arrow keys on a focused node, a drag's end) is written as `ui`.
+      const moved = new Map(
+        changes.flatMap((c) =>
+          c.type === 'position' && c.dragging === false && c.position ? [[c.id, c.position]] : [],
+        ),
       );
-      picked.current = { ...picked.current, nodes: new Set(next.filter((n) => n.selected).map((n) => n.id)) };
-      return next;
-    });
-  }, []);
+      if (moved.size) queueMicrotask(() => moveNodes(editor, moved));
+      setNodes((current) => {
+        const next = applyNodeChanges(
+          changes.filter((c) => c.type !== 'remove'),
+          current,
+        );
+        picked.current = { ...picked.current, nodes: new Set(next.filter((n) => n.selected).map((n) => n.id)) };
+        return next;
+      });
+    },
+    [editor],
+  );
   const onEdgesChange = useCallback((changes: EdgeChange[]) => {
     setEdges((current) => {
       const next = applyEdgeChanges(
