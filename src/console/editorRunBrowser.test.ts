@@ -10,7 +10,7 @@ import { createApiClient, type ApiClient, type Schemas } from '../../client/src/
 import { createAccessToken } from '../accounts/accessTokens.ts';
 import { createUser } from '../accounts/users.ts';
 import { axeViolations } from '../../test/support/axe.ts';
-import { launchChromium, logInPage } from '../../test/support/chromium.ts';
+import { launchChromium, logInPage, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
 import { replyGate, startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 import { approvalExample } from '../../test/support/approvals.ts';
@@ -136,6 +136,10 @@ describe('running a workflow from its editor, in a real browser', () => {
     expect(panel).toContain('Page on-call: urgent: the site is down');
     expect(panel).toContain('Paged.');
     expect(await axeViolations(page)).toEqual([]);
+    // The Run part and the panel fit a phone.
+    await page.setViewportSize({ width: SCREEN_WIDTHS.phone, height: 800 });
+    expect(await scrollsSideways(page)).toBe(false);
+    await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 800 });
     expect(errors).toEqual([]);
   });
 

@@ -58,6 +58,41 @@ describe.each(testDialects())('the editor’s run routes on %s', (dialect) => {
     expect(detail.logs!.some((s) => 'case' in s)).toBe(false);
   });
 
+  it('the run page says the stored case, and for a step logged before it was stored the derived one', async () => {
+    const routed = await createWorkflow(server.ctx, myId, {
+      name: 'Routed',
+      nodes: [
+        { id: 'in', type: 'text_input', config: { variable: 'ticket' } },
+        { id: 'route', type: 'switch', config: { cases: [{ name: 'big', operator: 'contains', value: 'big' }] } },
+        { id: 'yes', type: 'text_output', config: { format: 'plain' } },
+        { id: 'no', type: 'text_output', config: { format: 'plain' } },
+      ],
+      edges: [
+        { from: 'in', to: 'route' },
+        { from: 'route', to: 'yes', case: 'big' },
+        { from: 'route', to: 'no', case: 'default' },
+      ],
+    });
+    const started = await json(
+      await browser.post(`/workflows/${routed.id}/editor/run`, { csrf_token: csrf, input_ticket: 'a big one' }),
+    );
+    const runId = started.body.data.id;
+    let status = '';
+    for (let i = 0; i < 100 && status !== 'completed'; i++) {
+      const detail = (await json(await browser.fetch(`/workflows/${routed.id}/runs/${runId}/detail`))).body.data;
+      status = detail.status;
+      if (status === 'completed') expect(detail.logs).toContainEqual(expect.objectContaining({ case: 'big' }));
+      else await new Promise((r) => setTimeout(r, 100));
+    }
+    const taken = async () =>
+      /data-field="case">Took case <code>(\w+)<\/code>/.exec(
+        await (await browser.fetch(`/workflows/${routed.id}/runs/${runId}`)).text(),
+      )?.[1];
+    expect(await taken()).toBe('big');
+    await server.ctx.db('run_steps').where({ run_id: runId }).update({ chosen_case: null });
+    expect(await taken()).toBe('big');
+  });
+
   it('answers another user’s workflow or run, and an unknown one, with a 404 problem', async () => {
     const run = await json(
       await browser.post(`/workflows/${theirs}/editor/run`, { csrf_token: csrf, input_ticket: 'x' }),

@@ -96,6 +96,28 @@ describe.each(testDialects())('testing one node on %s', (dialect) => {
     expect(out.data!.data).toMatchObject({ status: 'completed', output: 'final words' });
   });
 
+  it('a switch tested alone says the case it chose in its step', async () => {
+    const created = await alice.POST('/api/workflows', {
+      body: {
+        name: 'routed',
+        nodes: [
+          { id: 'in', type: 'text_input', config: { variable: 'ticket' } },
+          { id: 'route', type: 'switch', config: { cases: [{ name: 'big', operator: 'contains', value: 'big' }] } },
+          { id: 'out', type: 'text_output', config: { format: 'plain' } },
+        ] as Node[],
+        edges: [
+          { from: 'in', to: 'route' },
+          { from: 'route', to: 'out', case: 'big' },
+        ],
+      },
+    });
+    const tested = await alice.POST('/api/workflows/{workflow_id}/nodes/{node_id}/test', {
+      params: { path: { workflow_id: created.data!.data.id, node_id: 'route' } },
+      body: { upstream: { in: 'a big one' } },
+    });
+    expect(tested.data!.data).toMatchObject({ status: 'completed', logs: [{ node_id: 'route', case: 'big' }] });
+  });
+
   it("a provider's refusal is the node's failure (200 with status failed and the error)", async () => {
     const { data } = await test('summarise', { upstream: { in: 'please fail' } });
     expect(data!.data.status).toBe('failed');

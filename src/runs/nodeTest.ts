@@ -90,6 +90,7 @@ function stepLog(now: () => number) {
           cost: report.cost ? costToWire(report.cost) : null,
           error: report.error ? report.error.toJSON() : null,
           ...(report.attempts ? { attempts: report.attempts } : {}),
+          ...(report.case !== undefined ? { case: report.case } : {}),
         });
       },
     },

@@ -151,6 +151,28 @@ describe.each(testDialects())('the runs store on %s', (dialect) => {
     expect(await stepsOf(id)).toEqual(['a completed', 'b skipped']);
   });
 
+  it("keeps a switch's chosen case: written at its step's end or with the step, and kept by a takeover", async () => {
+    const id = await stored('running', 1);
+    const chosen = { status: 'completed', finished_at: 1_500, output_preview: 'x', chosen_case: 'default' };
+    await store.appendSteps([step(id, 'slow'), { ...step(id, 'fast'), ...chosen }]);
+    await store.endStep(id, 'slow', {
+      status: 'completed',
+      finished_at: 1_600,
+      output_preview: 'out',
+      output_json: false,
+      truncated: false,
+      usage: null,
+      error: null,
+      chosen_case: 'urgent',
+    });
+    await store.takeOver(id, 1, 3_000, []);
+    const cases = await testDb.db('run_steps').where({ run_id: id }).orderBy('id').select('node_id', 'chosen_case');
+    expect(cases).toEqual([
+      { node_id: 'slow', chosen_case: 'urgent' },
+      { node_id: 'fast', chosen_case: 'default' },
+    ]);
+  });
+
   it('appends events numbered after the last one, reading it when unknown or taken', async () => {
     const id = await stored('running', 1);
     expect(await store.appendEvents(id, 0, [{ type: 'run.status', data: { status: 'running' } }], 1_000)).toBe(1);

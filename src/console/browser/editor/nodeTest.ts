@@ -15,7 +15,7 @@ interface TestResult {
   error: { code: string; message: string } | null;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   duration: number;
-  logs: { node_id: string; status: string }[];
+  logs: { node_id: string; status: string; case?: string }[];
 }
 
 /** A pinned field's text as the value it stands for. */
@@ -52,7 +52,13 @@ function resultPart(result: TestResult): HTMLElement {
       : null,
     result.output !== null ? pre(result.output) : null,
     make('p', { text: 'Steps:' }),
-    make('ul', {}, ...result.logs.map((s) => make('li', { text: `${s.node_id}: ${s.status}` }))),
+    make(
+      'ul',
+      {},
+      ...result.logs.map((s) =>
+        make('li', { text: `${s.node_id}: ${s.status}${s.case !== undefined ? `, case ${s.case}` : ''}` }),
+      ),
+    ),
   );
 }
 
