@@ -1,6 +1,6 @@
 // Running a workflow from its editor, in a real Chromium: the Run part starts a run of the saved
-// graph, each node's status (and a switch's chosen case) shows on the node list as the run's
-// events arrive, the side panel shows the selected node's input, output, attempts and tokens,
+// graph, each node's status (and a switch's chosen case) shows on the node list and on the canvas
+// as the run's events arrive, the side panel shows the selected node's input, output, attempts and tokens,
 // answers an approval, retries from the failed node and tests one node on pinned values; the run
 // page says a switch's case as soon as it finishes. Real server, store, queue and worker; a local
 // provider speaking OpenAI's wire format.
@@ -119,11 +119,15 @@ describe('running a workflow from its editor, in a real browser', () => {
     // The model's answer is held: the llm_call shows running, the switch its case, in words.
     await page.waitForSelector(`${mark('page')}[data-run-status=running]`);
     expect(await page.textContent(mark('route'))).toBe(' · completed, case urgent');
+    // The same statuses on the canvas, drawn from the same watched run.
+    await page.waitForSelector('[data-canvas-node=page] [data-run-status=running]');
+    expect(await page.textContent('[data-canvas-node=route] [data-run-status]')).toBe('completed · case urgent');
     expect(await page.evaluate(() => (window as unknown as { runEvents: number }).runEvents)).toBeGreaterThan(0);
     gate.release();
     await announced('The run completed.');
     expect(await page.textContent(mark('page'))).toBe(' · completed');
     expect(await page.textContent(mark('refund'))).toBe(' · skipped');
+    expect(await page.textContent('[data-canvas-node=page] [data-run-status]')).toBe('completed');
 
     await press('.node-list [data-node-button=route]');
     await page.waitForSelector('[data-panel-step=route] [data-step-facts]');
