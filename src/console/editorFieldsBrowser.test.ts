@@ -146,6 +146,26 @@ describe('node forms that know the node types, in a real browser', () => {
     expect(await axeViolations(page)).toEqual([]);
   });
 
+  it("completes a switch's value (an expression, no braces) from what is in scope", async () => {
+    await openNew();
+    const g = await graph();
+    g.nodes.push({ id: 'route', type: 'switch', config: { value: 'x', cases: [] } });
+    g.edges.push({ from: 'answer', to: 'route' });
+    await page.fill('#graph', JSON.stringify(g));
+    await page.waitForFunction(() => document.querySelector('[data-node-button="route"]'));
+    await select('route');
+    await expect
+      .poll(() => page.evaluate(() => document.querySelector('#live-problems')?.textContent ?? ''))
+      .toMatch(/problem/);
+    await clearAndType('#cfg-value', 'nodes.an');
+    await expect
+      .poll(() => page.locator('#cfg-value-offers [role=option]').allTextContents())
+      .toEqual(['nodes.answer.output']);
+    await page.keyboard.press('Enter');
+    expect(await page.inputValue('#cfg-value')).toBe('nodes.answer.output');
+    expect((await configOf('route')).value).toBe('nodes.answer.output');
+  });
+
   it('shows a template problem at its field as it is typed, exactly as the API says it, and clears it once fixed', async () => {
     await openNew();
     await select('answer');
