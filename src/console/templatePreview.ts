@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.ts';
+import { Problem } from '../shared/errors.ts';
 import { getRun, latestRuns } from '../runs/service.ts';
 import { evaluateExpression, renderTemplate, type TemplateScope } from '../workflows/templates.ts';
 import { editorSchemas } from './nodeTypes.ts';
@@ -79,7 +80,14 @@ export async function renderedTemplates(
     return {};
   }
   const texts = Array.isArray(nodes) ? templateTexts(nodes) : [];
-  const last = workflowId && texts.length ? await lastRunScope(ctx, userId, workflowId) : null;
+  // A run that went away in between (its workflow deleted and purged) is no run to render with.
+  const last =
+    workflowId && texts.length
+      ? await lastRunScope(ctx, userId, workflowId).catch((err: unknown) => {
+          if (err instanceof Problem) return null;
+          throw err;
+        })
+      : null;
   if (!last) return { rendered: {}, renderedFrom: null };
   const rendered: NonNullable<EditorPreview['rendered']> = {};
   for (const { pointer, source, expression } of texts) {
