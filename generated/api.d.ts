@@ -6823,6 +6823,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowModelList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["WorkflowReadUnauthorized"];
             403: components["responses"]["WorkflowReadForbidden"];
             429: components["responses"]["TooManyRequests"];

@@ -2,6 +2,7 @@ import type { ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../client/src/index.ts';
 import { axeViolations } from '../../test/support/axe.ts';
+import { SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
 import type { TestServer } from '../../test/support/server.ts';
 import { openDemoConsole, type DemoConsole } from '../../test/support/demoConsole.ts';
 import type { DemoSeed } from '../accounts/seed.ts';
@@ -143,7 +144,36 @@ describe('node forms that know the node types, in a real browser', () => {
     await page.keyboard.press('Escape');
     expect(await page.isHidden('#cfg-prompt-offers')).toBe(true);
     expect(await page.inputValue('#cfg-prompt')).toMatch(/\{\{ inp$/);
-    expect(await axeViolations(page)).toEqual([]);
+    // Open again (typing), at every width: axe clean, nothing scrolls sideways.
+    await page.keyboard.type('u');
+    await expect.poll(offersShown).toEqual(['inputs.text', 'nodes.input.output']);
+    for (const width of Object.values(SCREEN_WIDTHS)) {
+      await page.setViewportSize({ width, height: 900 });
+      expect(await scrollsSideways(page), `at ${width}px`).toBe(false);
+      expect(await axeViolations(page), `at ${width}px`).toEqual([]);
+      if (process.env.FM_SHOT) await page.screenshot({ path: `/tmp/fm-offers-${width}.png`, fullPage: true });
+    }
+    await page.setViewportSize({ width: SCREEN_WIDTHS.desktop, height: 900 });
+  });
+
+  it("completes a switch's value (an expression, no braces) from what is in scope", async () => {
+    await openNew();
+    const g = await graph();
+    g.nodes.push({ id: 'route', type: 'switch', config: { value: 'x', cases: [] } });
+    g.edges.push({ from: 'answer', to: 'route' });
+    await page.fill('#graph', JSON.stringify(g));
+    await page.waitForFunction(() => document.querySelector('[data-node-button="route"]'));
+    await select('route');
+    await expect
+      .poll(() => page.evaluate(() => document.querySelector('#live-problems')?.textContent ?? ''))
+      .toMatch(/problem/);
+    await clearAndType('#cfg-value', 'nodes.an');
+    await expect
+      .poll(() => page.locator('#cfg-value-offers [role=option]').allTextContents())
+      .toEqual(['nodes.answer.output']);
+    await page.keyboard.press('Enter');
+    expect(await page.inputValue('#cfg-value')).toBe('nodes.answer.output');
+    expect((await configOf('route')).value).toBe('nodes.answer.output');
   });
 
   it('shows a template problem at its field as it is typed, exactly as the API says it, and clears it once fixed', async () => {

@@ -41,6 +41,8 @@ export interface NodeTypeSpec {
   noEdgeOut?: boolean | undefined;
   /** The config fields that are Liquid templates (the registry's `templates`): offered what is in scope after `{{`. */
   templateFields?: string[] | undefined;
+  /** The config fields that are Liquid expressions, without braces (a switch's `value`): offered what is in scope as typed. */
+  expressionFields?: string[] | undefined;
   /** The config field naming the model it calls (the registry's `calledModel`): a menu of the served models. */
   modelField?: string | undefined;
 }

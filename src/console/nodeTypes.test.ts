@@ -42,6 +42,7 @@ describe('the editor node types, read from openapi.yaml', () => {
     expect(byType.get('split')?.templateFields).toEqual(['text']);
     // A switch's value is an expression (no braces), a text_output has no template.
     expect(byType.get('switch')?.templateFields).toEqual([]);
+    expect(byType.get('switch')?.expressionFields).toEqual(['value']);
     expect(byType.get('text_output')?.templateFields).toEqual([]);
     expect(byType.get('template')?.modelField).toBeUndefined();
   });

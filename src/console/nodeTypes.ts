@@ -54,16 +54,25 @@ export function editorSchemasOf(
 /** A text no config holds: where a type's `templates` gives it back unchanged, the field is a template. */
 const PROBE = '\u0000template probe';
 
-/** The top-level string fields of `config` that the registry reads as templates. */
-function templateFieldsOf(definition: (typeof NODE_REGISTRY)[number], config: FieldSchema): string[] {
+/**
+ * The top-level string fields of `config` that the registry reads as templates (given back as
+ * written) and as expressions (given back inside `{{ }}`: a switch's `value`).
+ */
+function templateFieldsOf(
+  definition: (typeof NODE_REGISTRY)[number],
+  config: FieldSchema,
+): { templates: string[]; expressions: string[] } {
   const strings = Object.entries(config.properties ?? {}).filter(([, p]) => p.type === 'string' && !p.enum);
   const probe = Object.fromEntries(strings.map(([k]) => [k, PROBE]));
+  let found: { source: string; pointer: string }[] = [];
   try {
-    const found = definition.templates?.(probe) ?? [];
-    return strings.map(([k]) => k).filter((k) => found.some((t) => t.pointer === `/${k}` && t.source === PROBE));
+    found = definition.templates?.(probe) ?? [];
   } catch {
-    return [];
+    // A type whose templates need more than strings offers no autocomplete.
   }
+  const keysWith = (source: string) =>
+    strings.map(([k]) => k).filter((k) => found.some((t) => t.pointer === `/${k}` && t.source === source));
+  return { templates: keysWith(PROBE), expressions: keysWith(`{{ ${PROBE} }}`) };
 }
 
 let loaded: EditorSchemas | undefined;
@@ -90,7 +99,9 @@ export function editorSchemas(): EditorSchemas {
       noEdgeIn: definition.noEdgeIn !== undefined || undefined,
       noEdgeOut: definition.noEdgeOut !== undefined || undefined,
     });
-    spec.templateFields = templateFieldsOf(definition, spec.config);
+    const { templates, expressions } = templateFieldsOf(definition, spec.config);
+    spec.templateFields = templates;
+    spec.expressionFields = expressions;
     // `calledModel` reads `config.model` (llm_call, agent): that field is the model's.
     if (definition.calledModel?.({ model: PROBE }) === PROBE) spec.modelField = 'model';
   }

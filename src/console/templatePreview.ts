@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.ts';
+import { Problem } from '../shared/errors.ts';
 import { getRun, latestRuns } from '../runs/service.ts';
-import { renderTemplate, type TemplateScope } from '../workflows/templates.ts';
+import { evaluateExpression, renderTemplate, type TemplateScope } from '../workflows/templates.ts';
 import { editorSchemas } from './nodeTypes.ts';
 import type { EditorPreview } from './editorTypes.ts';
 
@@ -15,18 +16,29 @@ const SHOWN_CHARS = 600;
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The graph's template fields (by the registry's `templates`, as the editor marks them) with their pointers. */
-function templateTexts(nodes: unknown[]): { pointer: string; source: string }[] {
-  const fieldsOf = new Map(editorSchemas().nodeTypes.map((t) => [t.type, t.templateFields ?? []]));
+/** The graph's template and expression fields (as the editor marks them, by the registry's `templates`), with their pointers. */
+function templateTexts(nodes: unknown[]): { pointer: string; source: string; expression: boolean }[] {
+  const specs = new Map(editorSchemas().nodeTypes.map((t) => [t.type, t]));
   return nodes.flatMap((node, i) => {
     if (!isObject(node) || !isObject(node.config) || typeof node.type !== 'string') return [];
     const config = node.config;
-    return (fieldsOf.get(node.type) ?? []).flatMap((key) =>
+    const spec = specs.get(node.type);
+    const keys = [
+      ...(spec?.templateFields ?? []).map((key) => ({ key, expression: false })),
+      ...(spec?.expressionFields ?? []).map((key) => ({ key, expression: true })),
+    ];
+    return keys.flatMap(({ key, expression }) =>
       typeof config[key] === 'string' && config[key] !== ''
-        ? [{ pointer: `/nodes/${i}/config/${key}`, source: config[key] }]
+        ? [{ pointer: `/nodes/${i}/config/${key}`, source: config[key], expression }]
         : [],
     );
   });
+}
+
+/** An expression's value as the preview shows it: text as it is, anything else as its JSON. */
+async function evaluated(source: string, scope: TemplateScope): Promise<string> {
+  const value = await evaluateExpression(source, scope);
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
 }
 
 /** The last run of the workflow as a template sees it, or null when it has none. */
@@ -68,12 +80,19 @@ export async function renderedTemplates(
     return {};
   }
   const texts = Array.isArray(nodes) ? templateTexts(nodes) : [];
-  const last = workflowId && texts.length ? await lastRunScope(ctx, userId, workflowId) : null;
+  // A run that went away in between (its workflow deleted and purged) is no run to render with.
+  const last =
+    workflowId && texts.length
+      ? await lastRunScope(ctx, userId, workflowId).catch((err: unknown) => {
+          if (err instanceof Problem) return null;
+          throw err;
+        })
+      : null;
   if (!last) return { rendered: {}, renderedFrom: null };
   const rendered: NonNullable<EditorPreview['rendered']> = {};
-  for (const { pointer, source } of texts) {
+  for (const { pointer, source, expression } of texts) {
     try {
-      const text = await renderTemplate(source, last.scope);
+      const text = expression ? await evaluated(source, last.scope) : await renderTemplate(source, last.scope);
       rendered[pointer] = { text: text.length > SHOWN_CHARS ? `${text.slice(0, SHOWN_CHARS)}…` : text };
     } catch (err) {
       rendered[pointer] = { error: (err as Error).message };

@@ -169,12 +169,21 @@ describe.each(testDialects())('the editor preview of template fields (%s)', (dia
   });
 
   it("renders each template field with the workflow's last run, by the engine a run uses", async () => {
-    const body = await preview(`?workflow=${own}`);
+    const route = { id: 'route', type: 'switch', config: { value: 'nodes.ask.output | size', cases: [] } };
+    const body = (await (
+      await browser.post(`/workflows/editor/preview?workflow=${own}`, {
+        csrf_token: csrf,
+        name: 'x',
+        graph: JSON.stringify({ ...graph, nodes: [...graph.nodes, route] }),
+      })
+    ).json()) as EditorPreview;
     expect(body.renderedFrom).toMatch(/^run run_\w+ of \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
     expect(body.rendered).toEqual({
       '/nodes/1/config/prompt': { text: 'Say: HELLO' },
       // The run's own `ask` answered its saved prompt (echo: the prompt itself).
       '/nodes/2/config/template': { text: 'Say: HELLO ()' },
+      // A switch's value is an expression: its value, as the run would evaluate it.
+      '/nodes/4/config/value': { text: '10' },
     });
   });
 

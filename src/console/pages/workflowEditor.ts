@@ -58,11 +58,14 @@ export function workflowEditorRouter(ctx: AppContext): Router {
     const form = formOf(req);
     const checked = checkEditorForm(ctx, form);
     const workflowId = typeof req.query.workflow === 'string' ? req.query.workflow.slice(0, 64) : undefined;
-    const user = await pageUser(ctx, req);
+    // The user is read only for an edit: a new workflow has no run to render with.
+    const userId = workflowId ? (await pageUser(ctx, req)).id : undefined;
     res.set('Cache-Control', 'no-store').json({
       ...editorPreview(form.graph, 'problems' in checked ? checked.problems : []),
       scopes: scopesOf(form.graph),
-      ...(await renderedTemplates(ctx, user.id, workflowId, form.graph)),
+      ...(userId === undefined
+        ? { rendered: {}, renderedFrom: null }
+        : await renderedTemplates(ctx, userId, workflowId, form.graph)),
     });
   });
 

@@ -86,8 +86,10 @@ function extrasOf(editor: Editor, node: GraphNode): FieldExtras {
     control: (key, id, value, set) =>
       key === spec?.modelField && models ? modelControl(id, value, models, acceptsOtherModels ?? false, set) : null,
     decorate: (key, input, id, pointer) => {
-      if (!spec?.templateFields?.includes(key) || input instanceof HTMLSelectElement) return [];
-      const offers = templateCombobox(input, id, () => editor.state.templates?.scopes?.[node.id] ?? []);
+      const expression = spec?.expressionFields?.includes(key) ?? false;
+      if ((!spec?.templateFields?.includes(key) && !expression) || input instanceof HTMLSelectElement) return [];
+      const scope = () => editor.state.templates?.scopes?.[node.id] ?? [];
+      const offers = templateCombobox(input, id, scope, expression);
       const box = previewBox(id, pointer);
       const shown = editor.state.templates;
       if (shown) showRendered(box, shown.rendered?.[pointer], shown.renderedFrom ?? null);

@@ -4,7 +4,7 @@ import { make } from '../dom.ts';
 import { nodeAt, problemsOf, type Editor } from './model.ts';
 import { wireEdges, wirePicture } from './picture.ts';
 import { markProblems } from './problems.ts';
-import { showRendered } from './templateField.ts';
+import { SCOPES_CHANGED, showRendered } from './templateField.ts';
 
 // The live preview: the picture and the problems follow as you type (POST
 // /workflows/editor/preview, by the save's own rules; nothing is saved). The last question asked
@@ -39,6 +39,7 @@ function showPreview(editor: Editor, answer: EditorPreview): void {
     rendered: answer.rendered ?? {},
     renderedFrom: answer.renderedFrom ?? null,
   };
+  document.activeElement?.dispatchEvent(new Event(SCOPES_CHANGED));
   for (const box of root.querySelectorAll<HTMLElement>('[data-template-preview]'))
     showRendered(box, answer.rendered?.[box.dataset.templatePreview ?? ''], answer.renderedFrom ?? null);
   if (state.graph) {

@@ -14,6 +14,24 @@ export function templateQuery(text: string, caret: number): { start: number; par
   return { start: caret - inside[2]!.length, partial: inside[2]! };
 }
 
+/** The path being typed at `caret` in an expression field (no braces): where it starts, and its text so far. */
+export function expressionQuery(text: string, caret: number): { start: number; partial: string } | null {
+  const partial = /[A-Za-z0-9_.\-[\]]*$/.exec(text.slice(0, caret))![0];
+  const start = caret - partial.length;
+  if (text.slice(0, start).includes('|')) return null; // past the path, among its filters
+  return { start, partial };
+}
+
+/** `path` written over the partial of an expression field, the caret after it. */
+export function acceptInExpression(
+  text: string,
+  start: number,
+  caret: number,
+  path: string,
+): { text: string; caret: number } {
+  return { text: text.slice(0, start) + path + text.slice(caret), caret: start + path.length };
+}
+
 /** The paths of `scope` that fit `partial`: those starting with it first, then those containing it. */
 export function offers(scope: readonly string[], partial: string): string[] {
   const p = partial.toLowerCase();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { acceptOffer, offers, templateQuery } from './suggest.ts';
+import { acceptInExpression, acceptOffer, expressionQuery, offers, templateQuery } from './suggest.ts';
 
 describe('templateQuery', () => {
   it('finds the path typed after an open {{', () => {
@@ -46,5 +46,16 @@ describe('acceptOffer', () => {
     const s = acceptOffer('{{ nod}}', 3, 6, 'nodes.a.output');
     expect(s.text).toBe('{{ nodes.a.output }}');
     expect(s.caret).toBe(s.text.length);
+  });
+});
+
+describe('an expression field (no braces)', () => {
+  it('completes the path at the caret, as typed', () => {
+    expect(expressionQuery('nodes.cl', 8)).toEqual({ start: 0, partial: 'nodes.cl' });
+    expect(expressionQuery('nodes.a.output | size', 21)).toBeNull();
+    expect(acceptInExpression('nodes.cl', 0, 8, 'nodes.classify.output')).toEqual({
+      text: 'nodes.classify.output',
+      caret: 21,
+    });
   });
 });

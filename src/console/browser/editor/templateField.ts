@@ -1,5 +1,5 @@
 import { make } from '../dom.ts';
-import { acceptOffer, offers, templateQuery } from './suggest.ts';
+import { acceptInExpression, acceptOffer, expressionQuery, offers, templateQuery } from './suggest.ts';
 
 // A template field's autocomplete and live preview. Typing `{{` lists what the node's templates
 // may read (the preview's `scopes`, by the save's own rules) as a listbox under the field: arrow
@@ -9,14 +9,23 @@ import { acceptOffer, offers, templateQuery } from './suggest.ts';
 
 type Field = HTMLInputElement | HTMLTextAreaElement;
 
+/** Sent to the focused field when a preview brings new scopes. */
+export const SCOPES_CHANGED = 'editor-scopes-changed';
+
 /** The rendered text of a template field, as the last preview answered it. */
 export interface RenderedTemplate {
   text?: string;
   error?: string;
 }
 
-/** Wires `input` (its id `id`) as a combobox over `scope()`; returns the listbox to place after it. */
-export function templateCombobox(input: Field, id: string, scope: () => string[]): HTMLElement {
+/**
+ * Wires `input` (its id `id`) as a combobox over `scope()`; returns the listbox to place after it.
+ * `expression`: the field is a Liquid expression without braces (a switch's value), so the path at
+ * the caret is completed as typed, with no `{{` to open it.
+ */
+export function templateCombobox(input: Field, id: string, scope: () => string[], expression = false): HTMLElement {
+  const queryAt = expression ? expressionQuery : templateQuery;
+  const write = expression ? acceptInExpression : acceptOffer;
   const list = make('ul', { role: 'listbox', id: `${id}-offers`, className: 'template-offers', hidden: true });
   list.setAttribute('aria-label', 'In scope here');
   // A one-line field is a combobox proper; a textarea stays a textbox that controls a list.
@@ -45,14 +54,14 @@ export function templateCombobox(input: Field, id: string, scope: () => string[]
   const accept = (path: string) => {
     if (!query) return;
     const caret = input.selectionStart ?? input.value.length;
-    const done = acceptOffer(input.value, query.start, caret, path);
+    const done = write(input.value, query.start, caret, path);
     input.value = done.text;
     input.setSelectionRange(done.caret, done.caret);
     close();
     input.dispatchEvent(new Event('input', { bubbles: true }));
   };
   const open = () => {
-    query = templateQuery(input.value, input.selectionStart ?? input.value.length);
+    query = queryAt(input.value, input.selectionStart ?? input.value.length);
     shown = query ? offers(scope(), query.partial) : [];
     if (!shown.length) return close();
     list.replaceChildren(
@@ -70,7 +79,17 @@ export function templateCombobox(input: Field, id: string, scope: () => string[]
     if (input instanceof HTMLInputElement) input.setAttribute('aria-expanded', 'true');
     highlight(0);
   };
-  input.addEventListener('input', open);
+  // Asked for by typing, it waits for the scope: a node just added or connected has its scope
+  // once the preview answers, maybe after the last keystroke.
+  let asked = false;
+  input.addEventListener('input', () => {
+    open();
+    asked = query !== null && !shown.length;
+  });
+  input.addEventListener(SCOPES_CHANGED, () => {
+    if (asked && document.activeElement === input) open();
+    asked = false;
+  });
   input.addEventListener('blur', close);
   input.addEventListener('keydown', (e: Event) => {
     const key = (e as KeyboardEvent).key;
