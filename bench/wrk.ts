@@ -32,7 +32,9 @@ export async function wrkLoad(spec: WrkSpec): Promise<LoadResult> {
   const dir = await mkdtemp(path.join(tmpdir(), 'oa-bench-wrk-'));
   try {
     const env: NodeJS.ProcessEnv = { ...process.env };
-    const args = ['--latency', '-d', `${spec.durationSeconds}s`, '-s', SCRIPT];
+    // wrk's own timeout (2 s) abandons a slow request and sends the chain's token again on a new
+    // connection, which a rotating server refuses: on a busy machine that broke chains that were fine.
+    const args = ['--latency', '--timeout', '30s', '-d', `${spec.durationSeconds}s`, '-s', SCRIPT];
     if (spec.kind === 'refresh') {
       if (spec.refreshTokens.length < spec.connections)
         throw new Error(`wrk refresh load: ${spec.refreshTokens.length} refresh tokens for ${spec.connections} chains`);
