@@ -7,7 +7,7 @@
 //   e2. 32 clients of text_input -> llm_call on a provider answering after 200 ms
 //       (bench/fakeProvider.ts) -> text_output on one process: runs/s. The concurrency bound is
 //       RUN_CONCURRENCY (32) ÷ 0.2 s = 160 runs/s; goal ≥ 128 (80% of it).
-//   e3. an agent making 10 tool calls (one per model answer, each a one-node workflow tool), 1
+//   e3. an agent making 10 tool calls (one per model answer, each a two-node workflow tool), 1
 //       client: latency and the rows one run stores.
 //   e4. a 10,000-item map (100 items each mapping 100), runs one after another: latency, the
 //       service's peak RSS growth over each run (goal < 150 MiB) and the rows one run stores.
