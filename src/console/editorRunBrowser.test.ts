@@ -130,8 +130,9 @@ describe('running a workflow from its editor, in a real browser', () => {
     expect(await page.textContent('[data-canvas-node=page] [data-run-status]')).toBe('completed');
 
     await press('.node-list [data-node-button=route]');
-    await page.waitForSelector('[data-panel-step=route] [data-step-facts]');
-    const facts = await page.textContent('[data-panel-step=route] [data-step-facts]');
+    // The panel says the status at once, then the step's facts once they are read.
+    await page.waitForSelector('[data-panel-step=route] dl[data-step-facts]');
+    const facts = await page.textContent('[data-panel-step=route] dl[data-step-facts]');
     expect(facts).toContain('Case takenurgent');
     await press('.node-list [data-node-button=page]');
     await page.waitForFunction(() => document.querySelector('[data-panel-step=page]')?.textContent?.includes('Paged.'));
