@@ -130,8 +130,11 @@ describe('running a workflow from its editor, in a real browser', () => {
     expect(await page.textContent('[data-canvas-node=page] [data-run-status]')).toBe('completed');
 
     await press('.node-list [data-node-button=route]');
-    // The panel says the status at once, then the step's facts once they are read.
-    await page.waitForSelector('[data-panel-step=route] dl[data-step-facts]');
+    // The panel says the status at once, then the step's facts once the run's last state is read
+    // (it may first show the step as read while the run went on).
+    await page.waitForFunction(() =>
+      document.querySelector('[data-panel-step=route] dl[data-step-facts]')?.textContent?.includes('Case taken'),
+    );
     const facts = await page.textContent('[data-panel-step=route] dl[data-step-facts]');
     expect(facts).toContain('Case takenurgent');
     await press('.node-list [data-node-button=page]');
