@@ -86,7 +86,12 @@ export function printEachRun(runs: Row[][], loads: number[]): void {
   // A row's own goal (the engine rows) or the one its target states for its ratio.
   const metIn = (row: Row | undefined, target: string | undefined) => row?.goal?.met ?? meetsGoal(target, row?.ratio);
   const held = (name: string, target: string | undefined) => {
-    const each = runs.map((run) => metIn(run.find((r) => r.name === name), target));
+    const each = runs.map((run) =>
+      metIn(
+        run.find((r) => r.name === name),
+        target,
+      ),
+    );
     if (each.every((m) => m === undefined)) return '';
     const met = each.filter((m) => m === true).length;
     return `${met} of ${runs.length} runs${met === runs.length ? '' : ': NOT held'}`;
