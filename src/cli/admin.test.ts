@@ -20,7 +20,9 @@ interface CliResult {
   stderr: string;
 }
 
-describe.each(testDialects())('admin CLI on %s', (dialect) => {
+// Each CLI call is a process starting Node and loading the service: seconds apiece on a loaded
+// machine, so a test making several outlived vitest's 30 s default there, whatever it checked.
+describe.each(testDialects())('admin CLI on %s', { timeout: 120_000 }, (dialect) => {
   let t: TestDb;
   beforeAll(async () => {
     t = await createTestDb(dialect);

@@ -1,4 +1,4 @@
-// The admin CLI's commands (src/cli/admin.ts parses the command line and runs one): each names
+// The admin CLI's commands (src/cli/main.ts parses the command line and runs one): each names
 // its options and calls the same services as the HTTP API. One module per group of commands.
 import type { Command } from './command.ts';
 import { appCommands } from './commands/apps.ts';
