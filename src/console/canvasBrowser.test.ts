@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../client/src/index.ts';
 import { axeViolations } from '../../test/support/axe.ts';
-import { screenshot, SCREEN_WIDTHS, scrollsSideways } from '../../test/support/chromium.ts';
+import { screenshot, SCREEN_WIDTHS, scrollsSideways, steadyCentre } from '../../test/support/chromium.ts';
 import type { TestServer } from '../../test/support/server.ts';
 import { openDemoConsole, type DemoConsole } from '../../test/support/demoConsole.ts';
 
@@ -33,20 +33,7 @@ describe('the editor canvas in a real browser', () => {
 
   const graph = async (): Promise<Graph> => JSON.parse(await page.inputValue('#graph')) as Graph;
   const nodeBox = (id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
-  /** The centre of what `selector` finds, once it stands still (a redraw may move it, the view may pan). */
-  const centreOf = async (selector: string) => {
-    const at = async () => {
-      const box = (await page.locator(selector).first().boundingBox())!;
-      return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
-    };
-    let last = await at();
-    for (;;) {
-      await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
-      const now = await at();
-      if (now.x === last.x && now.y === last.y) return now;
-      last = now;
-    }
-  };
+  const centreOf = (selector: string) => steadyCentre(page, selector);
   const showCanvas = () => page.locator('.canvas').scrollIntoViewIfNeeded();
   const drag = async (from: { x: number; y: number }, to: { x: number; y: number }) => {
     await page.mouse.move(from.x, from.y);

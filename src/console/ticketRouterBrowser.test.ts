@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient } from '../../client/src/index.ts';
 import { createAccessToken } from '../accounts/accessTokens.ts';
 import { createUser } from '../accounts/users.ts';
-import { launchChromium, logInPage, screenshot } from '../../test/support/chromium.ts';
+import { launchChromium, logInPage, screenshot, steadyCentre } from '../../test/support/chromium.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../test/support/fakeOpenAI.ts';
 import { startTestServer, type TestServer } from '../../test/support/server.ts';
 
@@ -68,19 +68,7 @@ describe('the ticket router, built on the canvas with mouse and keyboard', () =>
   // Every user action goes through these, counted. Finding where something is on the screen (a
   // bounding box) and scrolling it into view (a wheel's work, counted apart) are not actions.
   const count = { clicks: 0, keys: 0, scrolls: 0 };
-  const steady = async (selector: string): Promise<Point> => {
-    const at = async () => {
-      const box = (await page.locator(selector).first().boundingBox())!;
-      return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
-    };
-    let last = await at();
-    for (;;) {
-      await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
-      const now = await at();
-      if (now.x === last.x && now.y === last.y) return now;
-      last = now;
-    }
-  };
+  const steady = (selector: string): Promise<Point> => steadyCentre(page, selector);
   const inView = async (selector: string) => {
     const box = (await page.locator(selector).first().boundingBox())!;
     const height = page.viewportSize()!.height;
@@ -95,16 +83,21 @@ describe('the ticket router, built on the canvas with mouse and keyboard', () =>
     count.clicks++;
     await page.mouse.click(at.x, at.y);
   };
+  const graph = async (): Promise<Graph> => JSON.parse(await page.inputValue('#graph')) as Graph;
+  /** Draws an edge by dragging from a handle to another; it waits until the edge is written. */
   const drag = async (fromSelector: string, toSelector: string) => {
+    const edges = (await graph()).edges.length;
     await inView('.canvas');
     const from = await steady(fromSelector);
-    const to = await steady(toSelector);
     count.clicks++;
     await page.mouse.move(from.x, from.y);
     await page.mouse.down();
+    // The target is found once the drag has begun: a preview's answer may have redrawn the page since.
+    const to = await steady(toSelector);
     await page.mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 5 });
     await page.mouse.move(to.x, to.y, { steps: 5 });
     await page.mouse.up();
+    await expect.poll(async () => (await graph()).edges.length).toBe(edges + 1);
   };
   const press = async (key: string) => {
     count.keys++;
@@ -120,7 +113,6 @@ describe('the ticket router, built on the canvas with mouse and keyboard', () =>
     if (await page.inputValue(selector)) await press('ControlOrMeta+a');
     await type(text);
   };
-  const graph = async (): Promise<Graph> => JSON.parse(await page.inputValue('#graph')) as Graph;
   const node = (id: string) => `.react-flow__node[data-id="${id}"]`;
   const add = async (search: string) => {
     const before = (await graph()).nodes.length;

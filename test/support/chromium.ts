@@ -36,3 +36,18 @@ export async function logInPage(
   await page.click('button[type=submit]');
   await page.waitForURL((url) => url.pathname === returnTo);
 }
+
+/** The centre of what `selector` first finds, once it stands still (a redraw may move it, a view may pan). */
+export async function steadyCentre(page: Page, selector: string): Promise<{ x: number; y: number }> {
+  const at = async () => {
+    const box = (await page.locator(selector).first().boundingBox())!;
+    return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+  };
+  let last = await at();
+  for (;;) {
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+    const now = await at();
+    if (now.x === last.x && now.y === last.y) return now;
+    last = now;
+  }
+}

@@ -26,6 +26,17 @@ import { Toolbar } from './Toolbar.tsx';
 
 const nodeTypes = { box: NodeBox };
 
+/** `next`, each item that is drawn as its current one is (every field `next` sets is equal) being that one. */
+function kept<T extends { id: string }>(current: T[], next: T[]): T[] {
+  const drawn = new Map(current.map((item) => [item.id, item]));
+  const same = (old: T, item: T) =>
+    Object.keys(item).every((k) => JSON.stringify(old[k as keyof T]) === JSON.stringify(item[k as keyof T]));
+  return next.map((item) => {
+    const old = drawn.get(item.id);
+    return old && same(old, item) ? old : item;
+  });
+}
+
 function useFlow(editor: Editor, store: CanvasStore) {
   const version = useSyncExternalStore(store.subscribe, store.version);
   const [nodes, setNodes] = useState<CanvasNode[]>([]);
@@ -49,8 +60,10 @@ function useFlow(editor: Editor, store: CanvasStore) {
       : [];
     const nextEdges = graph ? flowEdges(graph, next, state.run) : [];
     for (const e of nextEdges) e.selected = !taken && picked.current.edges.has(e.id);
-    setNodes(next);
-    setEdges(nextEdges);
+    // A node or edge drawn as before keeps its object: the library then keeps what it measured of it
+    // (its handles), so a redraw that changed nothing of it (a preview's answer) cannot end a drag.
+    setNodes((current) => kept(current, next));
+    setEdges((current) => kept(current, nextEdges));
     picked.current = selectionOf(next, nextEdges);
   }, [editor, store, version]);
   const onNodesChange = useCallback(
