@@ -49,7 +49,16 @@ export function platformPagesRouter(ctx: AppContext, runStarts?: SharedRateLimit
   // Every page's script (console.js) and the workflow editor's (editor.js), built at start from
   // src/console/browser/; a build that fails is a bug, logged here and a 500 for the script.
   const scripts = consoleScripts(ctx.config.NODE_ENV === 'production');
-  scripts.catch((err: unknown) => ctx.logger.error({ err }, 'the console scripts did not build'));
+  // A terminal's Ctrl-C signals the whole process group, esbuild's service with it: a build cut
+  // short by the service's own stop is no bug. The check waits a moment, as the two signals'
+  // handlers may run in either order.
+  scripts.catch((err: unknown) => {
+    const report = () =>
+      ctx.stopping
+        ? ctx.logger.info('the console scripts were not built: the service stopped first')
+        : ctx.logger.error({ err }, 'the console scripts did not build');
+    setTimeout(report, 1000).unref();
+  });
 
   router.get('/assets/app.css', (_req, res) => {
     res.type('css').set('Cache-Control', 'public, max-age=3600').send(STYLESHEET);
