@@ -14,7 +14,7 @@ import { runWatcher } from './watchRun.ts';
 
 /** The run inputs' fields, one per text_input of the saved graph (`input_<variable>`, as the run form's). */
 function inputFields(editor: Editor): { part: HTMLElement; values: () => Record<string, string> } {
-  const inputs = inputsOf(savedGraph(editor.jsonArea));
+  const inputs = inputsOf(savedGraph(editor.jsonArea), editor.typeSpec);
   const areas = inputs.map(({ variable, type }) => {
     const id = `editor-input-${variable}`;
     const area = make('textarea', { id, rows: 2, 'data-run-input': variable });
@@ -28,7 +28,7 @@ function inputFields(editor: Editor): { part: HTMLElement; values: () => Record<
 /** The run inputs as values for a node test: typed ones read as JSON, text as it is. */
 function typedInputs(editor: Editor, fields: Record<string, string>): Record<string, unknown> {
   return Object.fromEntries(
-    inputsOf(savedGraph(editor.jsonArea)).map(({ variable, type }) => {
+    inputsOf(savedGraph(editor.jsonArea), editor.typeSpec).map(({ variable, type }) => {
       const text = fields[`input_${variable}`] ?? '';
       if (type === 'string') return [variable, text];
       try {

@@ -1,5 +1,6 @@
 import { make } from '../dom.ts';
 import { readGraph, type Graph, type WatchedRun } from './model.ts';
+import type { NodeTypeSpec } from '../../editorTypes.ts';
 
 // What the editor's run panel asks the service (src/console/pages/editorRuns.ts and the run
 // page's forms), and the small pieces its parts share. Every POST carries the editor form's CSRF
@@ -57,10 +58,13 @@ export function savedGraph(jsonArea: HTMLTextAreaElement): Graph | null {
   return 'graph' in read ? read.graph : null;
 }
 
-/** The saved graph's run inputs: each text_input's variable and declared type. */
-export function inputsOf(graph: Graph | null): { variable: string; type: string }[] {
+/** The saved graph's run inputs: the variable and declared type of each node no edge may enter (a run input, as the registry says). */
+export function inputsOf(
+  graph: Graph | null,
+  specs: ReadonlyMap<string, NodeTypeSpec>,
+): { variable: string; type: string }[] {
   return (graph?.nodes ?? []).flatMap((n) =>
-    n.type === 'text_input' && typeof n.config.variable === 'string'
+    specs.get(n.type)?.noEdgeIn && typeof n.config.variable === 'string'
       ? [{ variable: n.config.variable, type: typeof n.config.type === 'string' ? n.config.type : 'string' }]
       : [],
   );
